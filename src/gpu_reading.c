@@ -1,0 +1,40 @@
+/*
+ * gpu_reading.c -- one sample's GPU fields from a resmon_gpu_profiler.
+ */
+#include "gpu_reading.h"
+
+#include <math.h>
+
+static double valid_or_nan(int rc, double value)
+{
+    return rc == 0 && isfinite(value) && value >= 0.0 ? value : NAN;
+}
+
+void rm__gpu_read_sample(const resmon_gpu_profiler *gpu, resmon_sample *s)
+{
+    s->gpu_util = s->gpu_mem_mb = s->gpu_clock_mhz = s->gpu_power_w = NAN;
+    if (!gpu)
+        return;
+    /* Each output starts as NAN so a callback that returns 0 without
+     * writing its value cannot leak stack garbage into a sample. */
+    if (gpu->get_utilization) {
+        double percent = NAN;
+        int rc = gpu->get_utilization(gpu->ctx, &percent);
+        s->gpu_util = valid_or_nan(rc, percent);
+    }
+    if (gpu->get_memory_usage) {
+        resmon_gpu_memory mem = {NAN, NAN};
+        int rc = gpu->get_memory_usage(gpu->ctx, &mem);
+        s->gpu_mem_mb = valid_or_nan(rc, mem.gpu_memory_used_mb);
+    }
+    if (gpu->get_clock_info) {
+        resmon_gpu_clocks clocks = {NAN, NAN};
+        int rc = gpu->get_clock_info(gpu->ctx, &clocks);
+        s->gpu_clock_mhz = valid_or_nan(rc, clocks.gpu_clock_mhz);
+    }
+    if (gpu->get_power_info) {
+        resmon_gpu_power power = {NAN, NAN};
+        int rc = gpu->get_power_info(gpu->ctx, &power);
+        s->gpu_power_w = valid_or_nan(rc, power.power_draw_w);
+    }
+}

@@ -1,0 +1,14 @@
+/*
+ * gpu_reading.h -- asking a GPU profiler for one sample's GPU fields.
+ */
+#ifndef RESMON_GPU_READING_H
+#define RESMON_GPU_READING_H
+
+#include "resmon.h"
+
+/* Fills the four GPU fields of s from the profiler (NULL: all NAN).  A NULL
+ * callback, a failing one, or a value that is NaN, infinite or negative
+ * leaves that field NAN; nothing else is affected. */
+void rm__gpu_read_sample(const resmon_gpu_profiler *gpu, resmon_sample *s);
+
+#endif

@@ -1,0 +1,31 @@
+/*
+ * internal.h -- declarations shared between libresmon's source files.
+ *
+ * Public names carry the resmon_ prefix and live in include/resmon.h; names
+ * shared between files inside the library carry rm__; everything else is
+ * static.
+ */
+#ifndef RESMON_INTERNAL_H
+#define RESMON_INTERNAL_H
+
+#include "resmon.h"
+
+#include <stdint.h>
+#include <time.h>
+
+#define RM__BYTES_PER_MIB 1048576.0
+
+/* Seconds on CLOCK_MONOTONIC: the clock of every sample timestamp. */
+static inline double rm__now_sec(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static inline uint64_t rm__timespec_ns(const struct timespec *ts)
+{
+    return (uint64_t)ts->tv_sec * 1000000000u + (uint64_t)ts->tv_nsec;
+}
+
+#endif

@@ -1,0 +1,378 @@
+/*
+ * monitor.c -- resmon_monitor: the sampler thread and the window's lifecycle.
+ *
+ * One mutex guards what readers may see (kept samples, running summary,
+ * window state).  The sampler thread holds it only to publish a sample and to
+ * wait: it reads /proc and the GPU with the lock released, so readers never
+ * wait on a slow read.  It waits on a condition variable bound to
+ * CLOCK_MONOTONIC with an absolute deadline, so stop can wake it at once and
+ * the schedule (start + k * interval) never drifts.
+ */
+#include "gpu_reading.h"
+#include "internal.h"
+#include "probe.h"
+#include "sample_store.h"
+#include "summary.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+
+#define DEFAULT_INTERVAL_SEC 0.1
+#define INITIAL_SAMPLE_CAPACITY 1024
+/* The sampler's timer slack.  Linux lets a sleeping thread wake up to 50 us
+ * late by default to batch wake-ups; 1 us keeps a 1 kHz schedule on time at
+ * no measurable cost. */
+#define SAMPLER_TIMER_SLACK_NS 1000UL
+
+struct resmon_monitor {
+    resmon_options opts;
+    uint64_t interval_ns;
+
+    /* Guarded by lock. */
+    pthread_mutex_t lock;
+    pthread_cond_t wake;     /* stop -> sampler (bound to CLOCK_MONOTONIC) */
+    pthread_cond_t started;  /* sampler -> start: first sample taken or failed */
+    rm__sample_store store;
+    rm__summary_acc acc;
+    int window_open;
+    int stop_requested;
+    int first_sample_done;
+    int start_result;
+
+    /* Touched only by start/stop/free (the owner's thread) and, while it
+     * runs, the sampler thread (probe, previous reading). */
+    int thread_alive;
+    pthread_t thread;
+    rm__probe *probe;
+    uint64_t previous_ns;
+};
+
+resmon_monitor *resmon_monitor_new(const resmon_options *opts)
+{
+    resmon_options o;
+    if (opts)
+        o = *opts;
+    else
+        memset(&o, 0, sizeof o);
+    if (!isfinite(o.sample_interval_sec) || o.sample_interval_sec < 0 || o.pid < 0) {
+        errno = EINVAL;
+        return NULL;
+    }
+    double interval = o.sample_interval_sec == 0 ? DEFAULT_INTERVAL_SEC : o.sample_interval_sec;
+    if (interval < 1e-6 || interval > 1e6) { /* below 1 us or above 11 days: surely a unit mistake */
+        errno = EINVAL;
+        return NULL;
+    }
+    o.sample_interval_sec = interval;
+
+    resmon_monitor *m = calloc(1, sizeof *m);
+    if (!m) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    m->opts = o;
+    m->interval_ns = (uint64_t)llround(interval * 1e9);
+
+    pthread_condattr_t attr;
+    int rc = pthread_condattr_init(&attr);
+    if (rc == 0) {
+        pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+        rc = pthread_cond_init(&m->wake, &attr);
+        pthread_condattr_destroy(&attr);
+    }
+    if (rc == 0 && (rc = pthread_cond_init(&m->started, NULL)) != 0)
+        pthread_cond_destroy(&m->wake);
+    if (rc == 0 && (rc = pthread_mutex_init(&m->lock, NULL)) != 0) {
+        pthread_cond_destroy(&m->wake);
+        pthread_cond_destroy(&m->started);
+    }
+    if (rc != 0) {
+        free(m);
+        errno = rc;
+        return NULL;
+    }
+    rm__sample_store_init(&m->store, o.max_samples);
+    rm__summary_acc_reset(&m->acc);
+    return m;
+}
+
+/* The monitor whose sampler thread this is (NULL on every other thread), so
+ * that start/stop/free called from a sample callback can refuse instead of
+ * joining their own thread. */
+static _Thread_local const resmon_monitor *sampler_of_this_thread;
+
+static int called_from_sampler(const resmon_monitor *m)
+{
+    return sampler_of_this_thread == m;
+}
+
+/* Waits for a sampler thread that has ended (by stop, or by itself when the
+ * monitored process ended) and releases what its window used. */
+static void reap_sampler(resmon_monitor *m)
+{
+    if (m->thread_alive) {
+        pthread_join(m->thread, NULL);
+        m->thread_alive = 0;
+    }
+    rm__probe_close(m->probe);
+    m->probe = NULL;
+}
+
+void resmon_monitor_free(resmon_monitor *m)
+{
+    if (!m)
+        return;
+    if (called_from_sampler(m))
+        return; /* cannot free the monitor under its own thread; see resmon.h */
+    resmon_monitor_stop(m);
+    reap_sampler(m);
+    rm__sample_store_free(&m->store);
+    pthread_mutex_destroy(&m->lock);
+    pthread_cond_destroy(&m->wake);
+    pthread_cond_destroy(&m->started);
+    free(m);
+}
+
+/* ---- the sampler thread ------------------------------------------------- */
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return rm__timespec_ns(&ts);
+}
+
+/* Takes one sample.  first: the window's first (CPU baseline, peak reset). */
+static int take_sample(resmon_monitor *m, int first, resmon_sample *s, double *cpu_sec)
+{
+    uint64_t timestamp_ns = now_ns();
+    rm__probe_reading r;
+    int rc = first ? rm__probe_begin(m->probe, &r) : rm__probe_read(m->probe, &r);
+    if (rc < 0)
+        return rc;
+    s->timestamp = (double)timestamp_ns * 1e-9;
+    s->rss_mb = (double)r.rss_bytes / RM__BYTES_PER_MIB;
+    s->cpu_percent = 0.0;
+    if (!first && timestamp_ns > m->previous_ns)
+        s->cpu_percent = 100.0 * (double)r.cpu_ns / (double)(timestamp_ns - m->previous_ns);
+    *cpu_sec = (double)r.cpu_ns * 1e-9;
+    m->previous_ns = timestamp_ns;
+    rm__gpu_read_sample(m->opts.gpu_profiler, s);
+    return 0;
+}
+
+/* Keeps the sample and adds it to the summary (under the lock, by caller).
+ * When the store cannot grow, the sample is still counted in the summary. */
+static void record_locked(resmon_monitor *m, const resmon_sample *s, double cpu_sec)
+{
+    rm__sample_store_push(&m->store, s);
+    rm__summary_acc_add(&m->acc, s, cpu_sec);
+}
+
+static void publish(resmon_monitor *m, const resmon_sample *s, double cpu_sec)
+{
+    pthread_mutex_lock(&m->lock);
+    record_locked(m, s, cpu_sec);
+    pthread_mutex_unlock(&m->lock);
+    if (m->opts.on_sample)
+        m->opts.on_sample(s, m->opts.on_sample_user);
+}
+
+static struct timespec timespec_from_ns(uint64_t ns)
+{
+    struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000u), .tv_nsec = (long)(ns % 1000000000u)};
+    return ts;
+}
+
+static void *sampler_main(void *arg)
+{
+    resmon_monitor *m = arg;
+    sampler_of_this_thread = m;
+    prctl(PR_SET_TIMERSLACK, SAMPLER_TIMER_SLACK_NS, 0, 0, 0);
+
+    resmon_sample s;
+    double cpu_sec;
+    int rc = take_sample(m, 1, &s, &cpu_sec);
+    uint64_t window_start_ns = m->previous_ns;
+
+    pthread_mutex_lock(&m->lock);
+    if (rc == 0)
+        record_locked(m, &s, cpu_sec);
+    else
+        m->window_open = 0;
+    m->start_result = rc;
+    m->first_sample_done = 1;
+    pthread_cond_signal(&m->started);
+    pthread_mutex_unlock(&m->lock);
+    if (rc < 0)
+        return NULL;
+    if (m->opts.on_sample)
+        m->opts.on_sample(&s, m->opts.on_sample_user);
+
+    int target_ended = 0;
+    for (uint64_t slot = 1;; ) {
+        uint64_t deadline_ns = window_start_ns + slot * m->interval_ns;
+        struct timespec deadline = timespec_from_ns(deadline_ns);
+        pthread_mutex_lock(&m->lock);
+        while (!m->stop_requested &&
+               pthread_cond_timedwait(&m->wake, &m->lock, &deadline) != ETIMEDOUT)
+            ;
+        int stopping = m->stop_requested;
+        pthread_mutex_unlock(&m->lock);
+        if (stopping)
+            break;
+
+        if (take_sample(m, 0, &s, &cpu_sec) < 0) {
+            target_ended = 1;
+            break;
+        }
+        publish(m, &s, cpu_sec);
+
+        /* Next slot: the first one still ahead.  Slots that passed while this
+         * sample (or a slow callback) ran are counted, not made up in a burst. */
+        uint64_t elapsed_ns = now_ns() - window_start_ns;
+        uint64_t next_slot = elapsed_ns / m->interval_ns + 1;
+        if (next_slot > slot + 1) {
+            pthread_mutex_lock(&m->lock);
+            m->acc.skipped_slots += next_slot - slot - 1;
+            pthread_mutex_unlock(&m->lock);
+        } else {
+            next_slot = slot + 1;
+        }
+        slot = next_slot;
+    }
+
+    /* The window's last sample: taken at stop, however soon after start,
+     * so that every window has two edges and duration_sec is the real one.
+     * A target that has ended keeps the last sample taken while it lived. */
+    if (!target_ended && take_sample(m, 0, &s, &cpu_sec) == 0)
+        publish(m, &s, cpu_sec);
+    uint64_t peak_bytes;
+    resmon_hwm_scope scope;
+    int have_peak = rm__probe_peak_rss(m->probe, &peak_bytes, &scope) == 0;
+
+    pthread_mutex_lock(&m->lock);
+    if (have_peak) {
+        /* statm and VmHWM count slightly different pages; the exact peak is
+         * never reported below a sampled value. */
+        double hwm = (double)peak_bytes / RM__BYTES_PER_MIB;
+        m->acc.hwm_rss_mb = hwm > m->acc.peak_rss_mb ? hwm : m->acc.peak_rss_mb;
+        m->acc.hwm_scope = scope;
+    }
+    m->window_open = 0;
+    pthread_mutex_unlock(&m->lock);
+    return NULL;
+}
+
+/* ---- lifecycle ----------------------------------------------------------- */
+
+int resmon_monitor_start(resmon_monitor *m)
+{
+    if (!m)
+        return -EINVAL;
+    if (called_from_sampler(m))
+        return -EDEADLK;
+    pthread_mutex_lock(&m->lock);
+    int open = m->window_open;
+    pthread_mutex_unlock(&m->lock);
+    if (open)
+        return -EBUSY;
+    reap_sampler(m); /* a window the target's exit ended by itself */
+
+    int rc = rm__probe_open(&m->probe, m->opts.pid, m->opts.include_children);
+    if (rc < 0)
+        return rc;
+
+    pthread_mutex_lock(&m->lock);
+    rm__sample_store_clear(&m->store);
+    rm__sample_store_reserve(&m->store, INITIAL_SAMPLE_CAPACITY); /* else it grows as needed */
+    rm__summary_acc_reset(&m->acc);
+    m->stop_requested = 0;
+    m->first_sample_done = 0;
+    m->start_result = 0;
+    m->window_open = 1;
+    pthread_mutex_unlock(&m->lock);
+
+    /* Signals meant for the program (SIGINT, SIGCHLD, ...) must never be
+     * delivered to the sampler thread, so it starts with all blocked. */
+    sigset_t all, previous;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &previous);
+    rc = pthread_create(&m->thread, NULL, sampler_main, m);
+    pthread_sigmask(SIG_SETMASK, &previous, NULL);
+    if (rc != 0) {
+        pthread_mutex_lock(&m->lock);
+        m->window_open = 0;
+        pthread_mutex_unlock(&m->lock);
+        reap_sampler(m);
+        return rc == EAGAIN ? -EAGAIN : -rc;
+    }
+    m->thread_alive = 1;
+    pthread_setname_np(m->thread, "resmon-sampler");
+
+    pthread_mutex_lock(&m->lock);
+    while (!m->first_sample_done)
+        pthread_cond_wait(&m->started, &m->lock);
+    rc = m->start_result;
+    pthread_mutex_unlock(&m->lock);
+    if (rc < 0)
+        reap_sampler(m);
+    return rc;
+}
+
+int resmon_monitor_stop(resmon_monitor *m)
+{
+    if (!m)
+        return -EINVAL;
+    if (called_from_sampler(m))
+        return -EDEADLK;
+    if (!m->thread_alive)
+        return 0;
+    pthread_mutex_lock(&m->lock);
+    m->stop_requested = 1;
+    pthread_cond_signal(&m->wake);
+    pthread_mutex_unlock(&m->lock);
+    reap_sampler(m);
+    return 0;
+}
+
+int resmon_monitor_running(const resmon_monitor *m)
+{
+    if (!m)
+        return 0;
+    resmon_monitor *mutable_m = (resmon_monitor *)m; /* the lock is not part of its value */
+    pthread_mutex_lock(&mutable_m->lock);
+    int open = m->window_open;
+    pthread_mutex_unlock(&mutable_m->lock);
+    return open;
+}
+
+size_t resmon_monitor_samples(const resmon_monitor *m, resmon_sample *out, size_t cap)
+{
+    if (!m || (!out && cap))
+        return 0;
+    resmon_monitor *mutable_m = (resmon_monitor *)m;
+    pthread_mutex_lock(&mutable_m->lock);
+    size_t n = rm__sample_store_copy(&m->store, out, cap);
+    pthread_mutex_unlock(&mutable_m->lock);
+    return n;
+}
+
+resmon_summary resmon_monitor_summary(const resmon_monitor *m)
+{
+    rm__summary_acc empty;
+    if (!m) {
+        rm__summary_acc_reset(&empty);
+        return rm__summary_acc_result(&empty);
+    }
+    resmon_monitor *mutable_m = (resmon_monitor *)m;
+    pthread_mutex_lock(&mutable_m->lock);
+    resmon_summary s = rm__summary_acc_result(&m->acc);
+    pthread_mutex_unlock(&mutable_m->lock);
+    return s;
+}

@@ -1,0 +1,243 @@
+/*
+ * probe.c -- CPU time and resident memory of a process or process tree
+ * (see probe.h).
+ */
+#include "probe.h"
+#include "internal.h"
+#include "proc_tree.h"
+#include "procfs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct tracked_process {
+    pid_t pid;
+    int dir_fd;          /* /proc/PID, for status and clear_refs */
+    int statm_fd;        /* kept open, re-read with pread each sample */
+    clockid_t cpu_clock; /* the process's CPU clock: all its threads, in ns */
+    uint64_t last_cpu_ns;
+    unsigned seen_walk;  /* the walk that last found it (tree mode) */
+    int peak_reset_ok;
+} tracked_process;
+
+struct rm__probe {
+    int proc_fd;
+    pid_t root;
+    int include_children;
+    int peak_reset_refused;
+    unsigned walk;
+    uint64_t page_size;
+    rm__tree_walker walker;
+    tracked_process *procs; /* procs[0] is the root */
+    size_t count, cap;
+};
+
+static void untrack_at(rm__probe *p, size_t index)
+{
+    tracked_process *t = &p->procs[index];
+    if (t->statm_fd >= 0)
+        close(t->statm_fd);
+    if (t->dir_fd >= 0)
+        close(t->dir_fd);
+    p->procs[index] = p->procs[--p->count];
+}
+
+static int read_cpu_ns(const tracked_process *t, uint64_t *ns)
+{
+    struct timespec ts;
+    if (clock_gettime(t->cpu_clock, &ts) != 0)
+        return -ESRCH; /* the kernel answers EINVAL once the process is gone */
+    *ns = rm__timespec_ns(&ts);
+    return 0;
+}
+
+static int read_rss_pages(const tracked_process *t, uint64_t *pages)
+{
+    char text[128];
+    ssize_t n = rm__pread_file(t->statm_fd, text, sizeof text);
+    if (n < 0)
+        return (int)n;
+    return rm__parse_statm_resident(text, (size_t)n, pages);
+}
+
+/* Starts tracking pid.  Its CPU baseline is 0, so a process born between two
+ * samples counts all its CPU time in the interval it appeared in. */
+static int track(rm__probe *p, pid_t pid, tracked_process **out)
+{
+    if (p->count == p->cap) {
+        size_t new_cap = p->cap ? p->cap * 2 : 16;
+        tracked_process *grown = realloc(p->procs, new_cap * sizeof *grown);
+        if (!grown)
+            return -ENOMEM;
+        p->procs = grown;
+        p->cap = new_cap;
+    }
+    tracked_process t = {.pid = pid, .dir_fd = -1, .statm_fd = -1};
+    char path[32];
+    snprintf(path, sizeof path, "%d", (int)pid);
+    t.dir_fd = openat(p->proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (t.dir_fd < 0)
+        return errno == ENOENT ? -ESRCH : -errno;
+    t.statm_fd = openat(t.dir_fd, "statm", O_RDONLY | O_CLOEXEC);
+    int rc = t.statm_fd < 0 ? (errno == ENOENT ? -ESRCH : -errno) : 0;
+    if (rc == 0) {
+        if (pid == getpid())
+            t.cpu_clock = CLOCK_PROCESS_CPUTIME_ID; /* skips the kernel's pid lookup */
+        else if (clock_getcpuclockid(pid, &t.cpu_clock) != 0)
+            rc = -ESRCH;
+    }
+    uint64_t probe_value;
+    if (rc == 0)
+        rc = read_cpu_ns(&t, &probe_value);
+    if (rc == 0)
+        rc = read_rss_pages(&t, &probe_value);
+    if (rc < 0) {
+        if (t.statm_fd >= 0)
+            close(t.statm_fd);
+        close(t.dir_fd);
+        return rc;
+    }
+    p->procs[p->count] = t;
+    *out = &p->procs[p->count++];
+    return 0;
+}
+
+int rm__probe_open(rm__probe **out, pid_t pid, int include_children)
+{
+    rm__probe *p = calloc(1, sizeof *p);
+    if (!p)
+        return -ENOMEM;
+    p->root = pid ? pid : getpid();
+    p->include_children = include_children;
+    p->page_size = (uint64_t)sysconf(_SC_PAGESIZE);
+    p->proc_fd = open(rm__proc_root(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int rc = p->proc_fd < 0 ? -errno : 0;
+    if (rc == 0 && include_children)
+        rc = rm__tree_walker_init(&p->walker, p->proc_fd,
+                                  secure_getenv("RESMON_FORCE_PROC_SCAN") != NULL);
+    tracked_process *root;
+    if (rc == 0)
+        rc = track(p, p->root, &root);
+    if (rc < 0) {
+        p->include_children = include_children; /* so close frees the walker */
+        rm__probe_close(p);
+        return rc;
+    }
+    *out = p;
+    return 0;
+}
+
+void rm__probe_close(rm__probe *p)
+{
+    if (!p)
+        return;
+    while (p->count > 0)
+        untrack_at(p, p->count - 1);
+    free(p->procs);
+    if (p->include_children)
+        rm__tree_walker_free(&p->walker);
+    if (p->proc_fd >= 0)
+        close(p->proc_fd);
+    free(p);
+}
+
+static tracked_process *find_tracked(rm__probe *p, pid_t pid)
+{
+    for (size_t i = 0; i < p->count; i++)
+        if (p->procs[i].pid == pid)
+            return &p->procs[i];
+    return NULL;
+}
+
+/* Brings the tracked set up to date with the tree: new descendants are
+ * tracked, processes no longer in it are dropped.  A walk that runs out of
+ * memory keeps the old set: a sample of the known processes beats none. */
+static void refresh_tree(rm__probe *p)
+{
+    if (rm__tree_walk(&p->walker, p->root) < 0)
+        return;
+    p->walk++;
+    p->procs[0].seen_walk = p->walk;
+    for (size_t i = 0; i < p->walker.found_len; i++) {
+        pid_t pid = p->walker.found[i];
+        tracked_process *t = find_tracked(p, pid);
+        if (!t && track(p, pid, &t) < 0)
+            continue; /* gone already, or not ours to read */
+        t->seen_walk = p->walk;
+    }
+    for (size_t i = p->count; i-- > 1;)
+        if (p->procs[i].seen_walk != p->walk)
+            untrack_at(p, i);
+}
+
+static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
+{
+    if (p->include_children)
+        refresh_tree(p);
+    rm__probe_reading r = {0};
+    uint64_t rss_pages = 0;
+    for (size_t i = p->count; i-- > 0;) {
+        tracked_process *t = &p->procs[i];
+        uint64_t cpu_ns, pages;
+        int rc = read_cpu_ns(t, &cpu_ns);
+        if (rc == 0)
+            rc = read_rss_pages(t, &pages);
+        if (rc < 0) {
+            if (i == 0)
+                return -ESRCH; /* the root has ended: so has the target */
+            untrack_at(p, i); /* ended between the walk and now */
+            continue;
+        }
+        if (!baseline && cpu_ns > t->last_cpu_ns)
+            r.cpu_ns += cpu_ns - t->last_cpu_ns;
+        t->last_cpu_ns = cpu_ns;
+        rss_pages += pages;
+        r.process_count++;
+    }
+    r.rss_bytes = rss_pages * p->page_size;
+    *out = r;
+    return 0;
+}
+
+int rm__probe_begin(rm__probe *p, rm__probe_reading *out)
+{
+    int rc = read_all(p, out, 1);
+    if (rc < 0)
+        return rc;
+    p->peak_reset_refused = 0;
+    for (size_t i = 0; i < p->count; i++) {
+        p->procs[i].peak_reset_ok = rm__reset_peak_rss(p->procs[i].dir_fd) == 0;
+        if (!p->procs[i].peak_reset_ok)
+            p->peak_reset_refused = 1;
+    }
+    return 0;
+}
+
+int rm__probe_read(rm__probe *p, rm__probe_reading *out)
+{
+    return read_all(p, out, 0);
+}
+
+int rm__probe_peak_rss(rm__probe *p, uint64_t *bytes, resmon_hwm_scope *scope)
+{
+    uint64_t peak = 0;
+    int any = 0;
+    for (size_t i = 0; i < p->count; i++) {
+        uint64_t value;
+        if (rm__read_peak_rss(p->procs[i].dir_fd, &value) == 0) {
+            any = 1;
+            if (value > peak)
+                peak = value;
+        }
+    }
+    if (!any)
+        return -ESRCH;
+    *bytes = peak;
+    *scope = p->peak_reset_refused ? RESMON_HWM_LIFETIME : RESMON_HWM_WINDOW;
+    return 0;
+}

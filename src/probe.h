@@ -1,0 +1,48 @@
+/*
+ * probe.h -- reading the CPU time and resident memory of a monitored target.
+ *
+ * A target is one process (this one by default) or a process and all its
+ * descendants.  The probe keeps each process's /proc files open between
+ * samples, re-reads them with pread, and reads CPU time from the kernel's
+ * per-process CPU clock (nanoseconds, all threads), never from tick counts.
+ * Processes are tracked by pid while their open /proc files stay valid: when
+ * a process ends, its files fail with ESRCH and it is dropped, so a reused pid
+ * becomes a new process.
+ */
+#ifndef RESMON_PROBE_H
+#define RESMON_PROBE_H
+
+#include "resmon.h"
+
+#include <stdint.h>
+#include <sys/types.h>
+
+typedef struct rm__probe rm__probe;
+
+typedef struct rm__probe_reading {
+    uint64_t cpu_ns;        /* CPU time used since the previous reading (0 on
+                               the first); per-process deltas clamped at 0 */
+    uint64_t rss_bytes;     /* resident memory summed over live processes */
+    unsigned process_count; /* processes read */
+} rm__probe_reading;
+
+/* Opens a probe of pid (0: this process), with its descendants when
+ * include_children.  Returns 0, -ESRCH (no such process), -EACCES/-EPERM (not
+ * ours to read) or -ENOMEM. */
+int rm__probe_open(rm__probe **out, pid_t pid, int include_children);
+void rm__probe_close(rm__probe *p);
+
+/* Takes the window's first reading: records every process's CPU clock as
+ * the baseline and resets the kernel's peak-RSS marks.  Returns 0 or -ESRCH
+ * when the target has ended. */
+int rm__probe_begin(rm__probe *p, rm__probe_reading *out);
+
+/* Takes the next reading.  -ESRCH when the target has ended. */
+int rm__probe_read(rm__probe *p, rm__probe_reading *out);
+
+/* The largest peak-RSS mark among live processes, and how far to trust it
+ * (RESMON_HWM_LIFETIME when any reset was refused).  -ESRCH when none can be
+ * read. */
+int rm__probe_peak_rss(rm__probe *p, uint64_t *bytes, resmon_hwm_scope *scope);
+
+#endif

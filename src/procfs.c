@@ -1,0 +1,236 @@
+/*
+ * procfs.c -- reading and parsing Linux /proc files (see procfs.h).
+ */
+#include "procfs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+ssize_t rm__read_file_at(int dirfd, const char *path, char *buf, size_t cap)
+{
+    if (cap == 0)
+        return -EINVAL;
+    int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    size_t used = 0;
+    ssize_t result;
+    for (;;) {
+        if (used == cap - 1) {
+            result = (ssize_t)used; /* truncated: callers size buffers for what they parse */
+            break;
+        }
+        ssize_t n = read(fd, buf + used, cap - 1 - used);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            result = -errno;
+            break;
+        }
+        if (n == 0) {
+            result = (ssize_t)used;
+            break;
+        }
+        used += (size_t)n;
+    }
+    close(fd);
+    buf[result >= 0 ? (size_t)result : 0] = '\0';
+    return result;
+}
+
+ssize_t rm__pread_file(int fd, char *buf, size_t cap)
+{
+    if (cap == 0)
+        return -EINVAL;
+    for (;;) {
+        ssize_t n = pread(fd, buf, cap - 1, 0);
+        if (n >= 0) {
+            buf[n] = '\0';
+            return n;
+        }
+        if (errno != EINTR)
+            return -errno;
+    }
+}
+
+/* Parses one unsigned decimal starting at *pos (after skipping spaces),
+ * advancing *pos past it.  Rejects empty fields and overflow. */
+static int parse_u64(const char *buf, size_t len, size_t *pos, uint64_t *out)
+{
+    size_t i = *pos;
+    while (i < len && buf[i] == ' ')
+        i++;
+    if (i >= len || buf[i] < '0' || buf[i] > '9')
+        return -EINVAL;
+    uint64_t value = 0;
+    while (i < len && buf[i] >= '0' && buf[i] <= '9') {
+        uint64_t digit = (uint64_t)(buf[i] - '0');
+        if (value > (UINT64_MAX - digit) / 10)
+            return -EINVAL;
+        value = value * 10 + digit;
+        i++;
+    }
+    if (i < len && buf[i] != ' ' && buf[i] != '\n' && buf[i] != '\0')
+        return -EINVAL;
+    *pos = i;
+    *out = value;
+    return 0;
+}
+
+/* Skips one space-separated field of any content (some stat fields are
+ * negative, such as (18) priority). */
+static int skip_field(const char *buf, size_t len, size_t *pos)
+{
+    size_t i = *pos;
+    while (i < len && buf[i] == ' ')
+        i++;
+    size_t start = i;
+    while (i < len && buf[i] != ' ' && buf[i] != '\n')
+        i++;
+    if (i == start)
+        return -EINVAL;
+    *pos = i;
+    return 0;
+}
+
+int rm__parse_statm_resident(const char *buf, size_t len, uint64_t *resident_pages)
+{
+    size_t pos = 0;
+    uint64_t size_pages;
+    if (parse_u64(buf, len, &pos, &size_pages) < 0)
+        return -EINVAL;
+    return parse_u64(buf, len, &pos, resident_pages);
+}
+
+int rm__parse_stat(const char *buf, size_t len, rm__proc_stat *out)
+{
+    /* (2) comm is "(name)" where name may hold anything, so the fields
+     * resume after the last ')' in the text. */
+    const char *close_paren = NULL;
+    for (size_t i = len; i > 0; i--) {
+        if (buf[i - 1] == ')') {
+            close_paren = buf + i - 1;
+            break;
+        }
+    }
+    if (!close_paren || !memchr(buf, '(', (size_t)(close_paren - buf)))
+        return -EINVAL;
+    size_t pos = (size_t)(close_paren - buf) + 1;
+    if (pos + 2 > len || buf[pos] != ' ')
+        return -EINVAL;
+    rm__proc_stat st = {0};
+    st.state = buf[pos + 1]; /* (3) state */
+    if (st.state == ' ' || st.state == '\n' || st.state == '\0')
+        return -EINVAL;
+    pos += 2;
+    uint64_t value;
+    for (int field = 4; field <= 22; field++) {
+        int rc;
+        switch (field) {
+        case 4:  /* (4) ppid */
+        case 14: /* (14) utime */
+        case 15: /* (15) stime */
+        case 22: /* (22) starttime */
+            rc = parse_u64(buf, len, &pos, &value);
+            break;
+        default: /* fields resmon does not use; some may be negative */
+            rc = skip_field(buf, len, &pos);
+            value = 0;
+            break;
+        }
+        if (rc < 0)
+            return -EINVAL;
+        if (field == 4) {
+            if (value > INT32_MAX)
+                return -EINVAL;
+            st.ppid = (pid_t)value;
+        } else if (field == 14) {
+            st.utime = value;
+        } else if (field == 15) {
+            st.stime = value;
+        } else if (field == 22) {
+            st.starttime = value;
+        }
+    }
+    *out = st;
+    return 0;
+}
+
+int rm__parse_status_kb(const char *buf, size_t len, const char *key, uint64_t *kb)
+{
+    size_t key_len = strlen(key);
+    size_t line = 0;
+    while (line < len) {
+        const char *nl = memchr(buf + line, '\n', len - line);
+        size_t line_end = nl ? (size_t)(nl - buf) : len;
+        if (line_end - line > key_len && memcmp(buf + line, key, key_len) == 0 &&
+            buf[line + key_len] == ':') {
+            size_t pos = line + key_len + 1;
+            while (pos < line_end && (buf[pos] == ' ' || buf[pos] == '\t'))
+                pos++;
+            uint64_t value;
+            if (parse_u64(buf, line_end, &pos, &value) < 0)
+                return -EINVAL;
+            if (line_end - pos < 3 || memcmp(buf + pos, " kB", 3) != 0)
+                return -EINVAL;
+            *kb = value;
+            return 0;
+        }
+        line = line_end + 1;
+    }
+    return -ENOENT;
+}
+
+int rm__parse_pid_list(const char *buf, size_t len, int (*visit)(pid_t pid, void *user), void *user)
+{
+    size_t pos = 0;
+    for (;;) {
+        while (pos < len && (buf[pos] == ' ' || buf[pos] == '\n'))
+            pos++;
+        if (pos >= len || buf[pos] == '\0')
+            return 0;
+        uint64_t value;
+        if (parse_u64(buf, len, &pos, &value) < 0 || value == 0 || value > INT32_MAX)
+            return -EINVAL;
+        int rc = visit((pid_t)value, user);
+        if (rc != 0)
+            return rc;
+    }
+}
+
+int rm__reset_peak_rss(int dirfd)
+{
+    int fd = openat(dirfd, "clear_refs", O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    ssize_t n;
+    do {
+        n = write(fd, "5", 1);
+    } while (n < 0 && errno == EINTR);
+    int rc = n == 1 ? 0 : (n < 0 ? -errno : -EIO);
+    close(fd);
+    return rc;
+}
+
+int rm__read_peak_rss(int dirfd, uint64_t *bytes)
+{
+    char buf[4096]; /* status is ~1.5 KiB; VmHWM sits in its first third */
+    ssize_t n = rm__read_file_at(dirfd, "status", buf, sizeof buf);
+    if (n < 0)
+        return (int)n;
+    uint64_t kb;
+    int rc = rm__parse_status_kb(buf, (size_t)n, "VmHWM", &kb);
+    if (rc < 0)
+        return rc;
+    *bytes = kb * 1024u;
+    return 0;
+}
+
+const char *rm__proc_root(void)
+{
+    const char *root = secure_getenv("RESMON_PROC_ROOT");
+    return root && *root ? root : "/proc";
+}

@@ -1,0 +1,61 @@
+/*
+ * procfs.h -- the small interface between resmon and Linux's /proc.
+ *
+ * Everything resmon knows about /proc file formats lives behind these
+ * functions.  The parsers take a buffer and its length (never a NUL-terminated
+ * assumption), so tests feed them fixture text; the readers take a directory
+ * file descriptor, so tests can point them at a fixture tree instead of /proc.
+ * All return 0 or a byte count on success and a negative errno on failure;
+ * -ENOENT and -ESRCH both mean "the process is gone".
+ */
+#ifndef RESMON_PROCFS_H
+#define RESMON_PROCFS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Fields of /proc/PID/stat that resmon uses, numbered as in proc(5). */
+typedef struct rm__proc_stat {
+    char state;          /* (3) */
+    pid_t ppid;          /* (4) */
+    uint64_t utime;      /* (14) clock ticks */
+    uint64_t stime;      /* (15) clock ticks */
+    uint64_t starttime;  /* (22) clock ticks after boot: with pid, a process's identity */
+} rm__proc_stat;
+
+/* Reads a whole file into buf (at most cap - 1 bytes, then NUL-terminates),
+ * retrying EINTR and short reads.  Returns the length or a negative errno. */
+ssize_t rm__read_file_at(int dirfd, const char *path, char *buf, size_t cap);
+
+/* pread from offset 0 of an already open /proc file (the cheap way to re-read
+ * statm every sample).  Returns the length read or a negative errno. */
+ssize_t rm__pread_file(int fd, char *buf, size_t cap);
+
+/* statm: "size resident shared text lib data dt" in pages.  Gives resident. */
+int rm__parse_statm_resident(const char *buf, size_t len, uint64_t *resident_pages);
+
+/* stat: parses after the LAST ')' so that any comm (spaces, parentheses,
+ * newlines) is skipped safely.  -EINVAL on truncated or non-numeric text. */
+int rm__parse_stat(const char *buf, size_t len, rm__proc_stat *out);
+
+/* status: the value in kB of a "Key:   N kB" line (e.g. "VmHWM").  -ENOENT
+ * when the key is absent (kernel threads, zombies), -EINVAL when garbled. */
+int rm__parse_status_kb(const char *buf, size_t len, const char *key, uint64_t *kb);
+
+/* Parses a decimal pid list such as /proc/PID/task/TID/children ("12 34 ").
+ * Calls visit for each; stops early and returns its value if non-zero. */
+int rm__parse_pid_list(const char *buf, size_t len, int (*visit)(pid_t pid, void *user), void *user);
+
+/* Resets the kernel's peak-RSS mark of the process whose /proc directory is
+ * dirfd (writes "5" to clear_refs).  0, or a negative errno when refused. */
+int rm__reset_peak_rss(int dirfd);
+
+/* Reads VmHWM (peak RSS) in bytes from the status file under dirfd. */
+int rm__read_peak_rss(int dirfd, uint64_t *bytes);
+
+/* The directory of /proc that resmon reads: "/proc" unless the environment
+ * variable RESMON_PROC_ROOT names another (used by tests with fixture trees). */
+const char *rm__proc_root(void);
+
+#endif

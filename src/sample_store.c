@@ -1,0 +1,82 @@
+/*
+ * sample_store.c -- kept samples (see sample_store.h).
+ */
+#include "sample_store.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void rm__sample_store_init(rm__sample_store *store, size_t max_kept)
+{
+    memset(store, 0, sizeof *store);
+    store->max_kept = max_kept;
+}
+
+void rm__sample_store_free(rm__sample_store *store)
+{
+    free(store->ring);
+    memset(store, 0, sizeof *store);
+}
+
+void rm__sample_store_clear(rm__sample_store *store)
+{
+    store->oldest = 0;
+    store->count = 0;
+}
+
+/* Reallocates to new_capacity slots, unrolling the ring so oldest is 0. */
+static int resize(rm__sample_store *store, size_t new_capacity)
+{
+    if (new_capacity > SIZE_MAX / sizeof(resmon_sample))
+        return -ENOMEM;
+    resmon_sample *grown = malloc(new_capacity * sizeof *grown);
+    if (!grown)
+        return -ENOMEM;
+    rm__sample_store_copy(store, grown, store->count);
+    free(store->ring);
+    store->ring = grown;
+    store->capacity = new_capacity;
+    store->oldest = 0;
+    return 0;
+}
+
+int rm__sample_store_reserve(rm__sample_store *store, size_t n)
+{
+    if (store->max_kept && n > store->max_kept)
+        n = store->max_kept;
+    return n > store->capacity ? resize(store, n) : 0;
+}
+
+int rm__sample_store_push(rm__sample_store *store, const resmon_sample *s)
+{
+    if (store->max_kept && store->count == store->max_kept) {
+        store->ring[store->oldest] = *s; /* overwrite the oldest */
+        store->oldest = (store->oldest + 1) % store->capacity;
+        return 0;
+    }
+    if (store->count == store->capacity) {
+        size_t grown = store->capacity ? store->capacity * 2 : 1024;
+        if (store->max_kept && grown > store->max_kept)
+            grown = store->max_kept;
+        int rc = resize(store, grown);
+        if (rc < 0)
+            return rc;
+    }
+    store->ring[(store->oldest + store->count) % store->capacity] = *s;
+    store->count++;
+    return 0;
+}
+
+size_t rm__sample_store_copy(const rm__sample_store *store, resmon_sample *out, size_t cap)
+{
+    size_t n = store->count < cap ? store->count : cap;
+    size_t first_run = store->capacity - store->oldest;
+    if (first_run > n)
+        first_run = n;
+    if (n) {
+        memcpy(out, store->ring + store->oldest, first_run * sizeof *out);
+        memcpy(out + first_run, store->ring, (n - first_run) * sizeof *out);
+    }
+    return store->count;
+}

@@ -1,0 +1,83 @@
+/*
+ * summary.c -- the running summary of a window (see summary.h).
+ */
+#include "summary.h"
+
+#include <math.h>
+#include <string.h>
+
+void rm__summary_acc_reset(rm__summary_acc *acc)
+{
+    memset(acc, 0, sizeof *acc);
+    acc->hwm_rss_mb = NAN;
+    acc->hwm_scope = RESMON_HWM_UNKNOWN;
+}
+
+/* GPU fields are averaged over the samples that have them, as the seed does
+ * (it filters out None before taking the mean). */
+static void add_if_known(double value, double *sum, uint64_t *count)
+{
+    if (!isnan(value)) {
+        *sum += value;
+        (*count)++;
+    }
+}
+
+void rm__summary_acc_add(rm__summary_acc *acc, const resmon_sample *s, double cpu_time_sec)
+{
+    if (acc->count == 0) {
+        acc->first_timestamp = s->timestamp;
+        acc->first_rss_mb = s->rss_mb;
+        acc->peak_rss_mb = s->rss_mb;
+        acc->peak_cpu_percent = s->cpu_percent;
+    } else {
+        acc->sum_cpu_percent += s->cpu_percent; /* the first sample has no interval */
+        acc->cpu_time_sec += cpu_time_sec;
+    }
+    if (s->rss_mb > acc->peak_rss_mb)
+        acc->peak_rss_mb = s->rss_mb;
+    if (s->cpu_percent > acc->peak_cpu_percent)
+        acc->peak_cpu_percent = s->cpu_percent;
+    acc->sum_rss_mb += s->rss_mb;
+    acc->last_rss_mb = s->rss_mb;
+    acc->last_timestamp = s->timestamp;
+    acc->count++;
+
+    add_if_known(s->gpu_util, &acc->sum_gpu_util, &acc->gpu_util_count);
+    add_if_known(s->gpu_clock_mhz, &acc->sum_gpu_clock_mhz, &acc->gpu_clock_count);
+    add_if_known(s->gpu_power_w, &acc->sum_gpu_power_w, &acc->gpu_power_count);
+    if (!isnan(s->gpu_mem_mb)) {
+        if (acc->gpu_mem_count == 0 || s->gpu_mem_mb > acc->peak_gpu_mem_mb)
+            acc->peak_gpu_mem_mb = s->gpu_mem_mb;
+        acc->gpu_mem_count++;
+    }
+}
+
+static double mean_or_nan(double sum, uint64_t count)
+{
+    return count ? sum / (double)count : NAN;
+}
+
+resmon_summary rm__summary_acc_result(const rm__summary_acc *acc)
+{
+    resmon_summary s;
+    memset(&s, 0, sizeof s);
+    s.peak_gpu_mem_mb = acc->gpu_mem_count ? acc->peak_gpu_mem_mb : NAN;
+    s.mean_gpu_util = mean_or_nan(acc->sum_gpu_util, acc->gpu_util_count);
+    s.mean_gpu_clock_mhz = mean_or_nan(acc->sum_gpu_clock_mhz, acc->gpu_clock_count);
+    s.mean_gpu_power_w = mean_or_nan(acc->sum_gpu_power_w, acc->gpu_power_count);
+    s.hwm_rss_mb = acc->hwm_rss_mb;
+    s.hwm_scope = acc->hwm_scope;
+    s.skipped_slots = acc->skipped_slots;
+    if (acc->count == 0)
+        return s; /* the seed's zeroed summary */
+    s.num_samples = acc->count;
+    s.peak_rss_mb = acc->peak_rss_mb;
+    s.mean_rss_mb = acc->sum_rss_mb / (double)acc->count;
+    s.memory_growth_mb = acc->last_rss_mb - acc->first_rss_mb;
+    s.duration_sec = acc->count >= 2 ? acc->last_timestamp - acc->first_timestamp : 0.0;
+    s.mean_cpu_percent = acc->count >= 2 ? acc->sum_cpu_percent / (double)(acc->count - 1) : 0.0;
+    s.peak_cpu_percent = acc->peak_cpu_percent;
+    s.cpu_time_sec = acc->cpu_time_sec;
+    return s;
+}

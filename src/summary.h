@@ -1,0 +1,35 @@
+/*
+ * summary.h -- the running summary of a window, updated sample by sample.
+ *
+ * The seed computes its summary from the list of samples when asked; resmon
+ * keeps sums, counts and extremes as samples arrive, so a summary costs O(1)
+ * and still covers every sample of the window when old ones are no longer
+ * kept (resmon_options.max_samples).
+ */
+#ifndef RESMON_SUMMARY_H
+#define RESMON_SUMMARY_H
+
+#include "resmon.h"
+
+typedef struct rm__summary_acc {
+    uint64_t count;
+    double first_timestamp, last_timestamp;
+    double first_rss_mb, last_rss_mb, sum_rss_mb, peak_rss_mb;
+    double sum_cpu_percent, peak_cpu_percent;
+    double cpu_time_sec;
+    uint64_t gpu_util_count, gpu_mem_count, gpu_clock_count, gpu_power_count;
+    double sum_gpu_util, peak_gpu_mem_mb, sum_gpu_clock_mhz, sum_gpu_power_w;
+    double hwm_rss_mb;
+    resmon_hwm_scope hwm_scope;
+    uint64_t skipped_slots;
+} rm__summary_acc;
+
+void rm__summary_acc_reset(rm__summary_acc *acc);
+
+/* Adds a sample; cpu_time_sec is the CPU time measured since the previous one. */
+void rm__summary_acc_add(rm__summary_acc *acc, const resmon_sample *s, double cpu_time_sec);
+
+/* The summary of what was added so far (the seed's rules; see resmon.h). */
+resmon_summary rm__summary_acc_result(const rm__summary_acc *acc);
+
+#endif
