@@ -118,13 +118,12 @@ int rm__probe_open(rm__probe **out, pid_t pid, int include_children)
     p->proc_fd = open(rm__proc_root(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     int rc = p->proc_fd < 0 ? -errno : 0;
     if (rc == 0 && include_children)
-        rc = rm__tree_walker_init(&p->walker, p->proc_fd,
-                                  secure_getenv("RESMON_FORCE_PROC_SCAN") != NULL);
+        rm__tree_walker_init(&p->walker, p->proc_fd,
+                             secure_getenv("RESMON_FORCE_PROC_SCAN") ? RM__TREE_SCAN : RM__TREE_AUTO);
     tracked_process *root;
     if (rc == 0)
         rc = track(p, p->root, &root);
     if (rc < 0) {
-        p->include_children = include_children; /* so close frees the walker */
         rm__probe_close(p);
         return rc;
     }

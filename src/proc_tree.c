@@ -53,16 +53,19 @@ static pid_t pid_from_name(const char *name)
     return value > INT32_MAX ? 0 : (pid_t)value;
 }
 
-int rm__tree_walker_init(rm__tree_walker *w, int proc_fd, int force_scan)
+void rm__tree_walker_init(rm__tree_walker *w, int proc_fd, rm__tree_method method)
 {
     memset(w, 0, sizeof *w);
     w->proc_fd = proc_fd;
-    /* The children lists exist for every thread or for none, so checking our
-     * own main thread tells whether this kernel has them. */
-    char path[64];
-    snprintf(path, sizeof path, "%d/task/%d/children", (int)getpid(), (int)getpid());
-    w->use_children_files = !force_scan && faccessat(proc_fd, path, R_OK, 0) == 0;
-    return 0;
+    if (method == RM__TREE_AUTO) {
+        /* The children lists exist for every thread or for none, so checking
+         * our own main thread tells whether this kernel has them. */
+        char path[64];
+        snprintf(path, sizeof path, "%d/task/%d/children", (int)getpid(), (int)getpid());
+        w->use_children_files = faccessat(proc_fd, path, R_OK, 0) == 0;
+    } else {
+        w->use_children_files = method == RM__TREE_CHILDREN_FILES;
+    }
 }
 
 void rm__tree_walker_free(rm__tree_walker *w)

@@ -23,9 +23,15 @@ typedef struct rm__tree_walker {
     size_t scan_cap;
 } rm__tree_walker;
 
+typedef enum rm__tree_method {
+    RM__TREE_AUTO,          /* children lists where the kernel has them, else scan */
+    RM__TREE_SCAN,          /* always scan (RESMON_FORCE_PROC_SCAN, tests) */
+    RM__TREE_CHILDREN_FILES /* always the children lists (tests with fixtures) */
+} rm__tree_method;
+
 /* Prepares a walker over the proc directory proc_fd (borrowed; it must stay
- * open).  force_scan makes it ignore the children lists (for tests). */
-int rm__tree_walker_init(rm__tree_walker *w, int proc_fd, int force_scan);
+ * open). */
+void rm__tree_walker_init(rm__tree_walker *w, int proc_fd, rm__tree_method method);
 void rm__tree_walker_free(rm__tree_walker *w);
 
 /* Finds every descendant of root (not root itself) into w->found /

@@ -2,14 +2,16 @@
  * summary_json.c -- resmon_summary to and from JSON.
  *
  * Writing is done by hand (a fixed set of keys in a fixed order, numbers that
- * round-trip); reading uses json-c, a well-kept parser, in strict mode with a
- * depth limit and an explicit length, so no byte past len is ever read.
+ * round-trip); reading uses Jansson, a well-kept strict RFC 8259 parser, with
+ * an explicit length, so no byte past len is ever read.  (json-c was tried
+ * first: even in strict mode it accepts single quotes, "1." and raw control
+ * characters in strings.)
  */
 #include "json_number.h"
 #include "resmon.h"
 
 #include <errno.h>
-#include <json-c/json.h>
+#include <jansson.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -86,8 +88,6 @@ int resmon_summary_to_json(const resmon_summary *s, char *buf, size_t cap)
 
 /* ---- reading ------------------------------------------------------------ */
 
-#define MAX_JSON_DEPTH 64
-
 static int fail(char *err, size_t errcap, const char *fmt, ...)
 {
     if (err && errcap) {
@@ -99,64 +99,72 @@ static int fail(char *err, size_t errcap, const char *fmt, ...)
     return -EINVAL;
 }
 
+static const char *type_name(const json_t *value)
+{
+    switch (json_typeof(value)) {
+    case JSON_OBJECT: return "an object";
+    case JSON_ARRAY: return "an array";
+    case JSON_STRING: return "a string";
+    case JSON_INTEGER: return "an integer";
+    case JSON_REAL: return "a number";
+    case JSON_TRUE:
+    case JSON_FALSE: return "a boolean";
+    case JSON_NULL: return "null";
+    }
+    return "an unknown type";
+}
+
 typedef enum key_presence { OPTIONAL, REQUIRED } key_presence;
 
-/* Reads a finite number (integer or float) at key; null or absent leaves
- * NAN when optional. */
-static int read_number(struct json_object *root, const char *key, key_presence presence,
-                       double *out, char *err, size_t errcap)
+/* Reads a number (integer or float) at key; null or absent leaves NAN when
+ * optional.  Jansson already refuses NaN, Infinity and overflowing numbers. */
+static int read_number(const json_t *root, const char *key, key_presence presence, double *out,
+                       char *err, size_t errcap)
 {
-    struct json_object *value;
-    if (!json_object_object_get_ex(root, key, &value) || value == NULL) {
+    const json_t *value = json_object_get(root, key);
+    if (!value || json_is_null(value)) {
         if (presence == REQUIRED)
-            return fail(err, errcap, "missing required key \"%s\"", key);
+            return fail(err, errcap, value ? "key \"%s\": required, got null" : "missing required key \"%s\"", key);
         *out = NAN;
         return 0;
     }
-    enum json_type type = json_object_get_type(value);
-    if (type != json_type_double && type != json_type_int)
-        return fail(err, errcap, "key \"%s\": expected a number, got %s", key,
-                    json_type_to_name(type));
-    double number = json_object_get_double(value);
+    if (!json_is_number(value))
+        return fail(err, errcap, "key \"%s\": expected a number, got %s", key, type_name(value));
+    double number = json_number_value(value);
     if (!isfinite(number))
         return fail(err, errcap, "key \"%s\": number out of range", key);
     *out = number;
     return 0;
 }
 
-static int read_count(struct json_object *root, const char *key, uint64_t *out, char *err,
-                      size_t errcap)
+static int read_count(const json_t *root, const char *key, uint64_t *out, char *err, size_t errcap)
 {
-    struct json_object *value;
-    if (!json_object_object_get_ex(root, key, &value) || value == NULL)
+    const json_t *value = json_object_get(root, key);
+    if (!value)
         return fail(err, errcap, "missing required key \"%s\"", key);
-    enum json_type type = json_object_get_type(value);
-    if (type == json_type_int) {
-        errno = 0;
-        if (json_object_get_int64(value) < 0)
+    if (json_is_integer(value)) {
+        if (json_integer_value(value) < 0)
             return fail(err, errcap, "key \"%s\": expected a non-negative integer", key);
-        *out = json_object_get_uint64(value);
+        *out = (uint64_t)json_integer_value(value);
         return 0;
     }
-    if (type == json_type_double) {
-        double number = json_object_get_double(value);
-        if (!isfinite(number) || number < 0 || number != floor(number) || number >= 0x1p64)
+    if (json_is_real(value)) {
+        double number = json_real_value(value);
+        if (!isfinite(number) || number < 0 || number != floor(number) || number >= 0x1p63)
             return fail(err, errcap, "key \"%s\": expected a non-negative integer", key);
         *out = (uint64_t)number;
         return 0;
     }
-    return fail(err, errcap, "key \"%s\": expected an integer, got %s", key,
-                json_type_to_name(type));
+    return fail(err, errcap, "key \"%s\": expected an integer, got %s", key, type_name(value));
 }
 
-static int read_hwm_scope(struct json_object *root, resmon_hwm_scope *out, char *err,
-                          size_t errcap)
+static int read_hwm_scope(const json_t *root, resmon_hwm_scope *out, char *err, size_t errcap)
 {
-    struct json_object *value;
+    const json_t *value = json_object_get(root, "hwm_scope");
     *out = RESMON_HWM_UNKNOWN;
-    if (!json_object_object_get_ex(root, "hwm_scope", &value) || value == NULL)
+    if (!value || json_is_null(value))
         return 0;
-    const char *text = json_object_is_type(value, json_type_string) ? json_object_get_string(value) : "";
+    const char *text = json_is_string(value) ? json_string_value(value) : "";
     if (strcmp(text, "window") == 0)
         *out = RESMON_HWM_WINDOW;
     else if (strcmp(text, "lifetime") == 0)
@@ -166,8 +174,7 @@ static int read_hwm_scope(struct json_object *root, resmon_hwm_scope *out, char 
     return 0;
 }
 
-static int summary_from_object(struct json_object *root, resmon_summary *s, char *err,
-                               size_t errcap)
+static int summary_from_object(const json_t *root, resmon_summary *s, char *err, size_t errcap)
 {
     memset(s, 0, sizeof *s);
     int rc = 0;
@@ -201,39 +208,30 @@ int resmon_summary_from_json(const char *json, size_t len, resmon_summary *out, 
         err[0] = '\0';
     if (!out || (!json && len))
         return fail(err, errcap, "invalid argument");
-    if (len > INT_MAX)
-        return fail(err, errcap, "input too large (%zu bytes)", len);
 
-    struct json_tokener *tok = json_tokener_new_ex(MAX_JSON_DEPTH);
-    if (!tok) {
-        fail(err, errcap, "out of memory");
-        return -ENOMEM;
+    json_error_t jerr;
+    /* JSON_DECODE_ANY so that "null" or "[]" gets a message naming the type;
+     * JSON_DISABLE_EOF_CHECK so that jerr.position tells where the value
+     * ended and trailing text can be reported at its own offset.  Without
+     * JSON_ALLOW_NUL, NUL bytes and \u0000 are refused. */
+    json_t *root = json_loadb(json ? json : "", len, JSON_DECODE_ANY | JSON_DISABLE_EOF_CHECK, &jerr);
+    if (!root) {
+        if (strstr(jerr.text, "end of file") || strstr(jerr.text, "premature end of input"))
+            return fail(err, errcap, "malformed JSON: unexpected end of input at byte %zu", len);
+        return fail(err, errcap, "malformed JSON at byte %d: %s", jerr.position, jerr.text);
     }
-    json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
-    struct json_object *root = json_tokener_parse_ex(tok, json ? json : "", (int)len);
-    enum json_tokener_error jerr = json_tokener_get_error(tok);
-    size_t end = json_tokener_get_parse_end(tok);
-    json_tokener_free(tok);
-
-    int rc = 0;
-    if (jerr == json_tokener_continue) {
-        rc = fail(err, errcap, "malformed JSON: unexpected end of input at byte %zu", len);
-    } else if (jerr != json_tokener_success || !root) {
-        rc = fail(err, errcap, "malformed JSON at byte %zu: %s", end, json_tokener_error_desc(jerr));
-    } else {
-        size_t i = end;
-        while (i < len && is_json_space(json[i]))
-            i++;
-        if (i < len)
-            rc = fail(err, errcap, "trailing text at byte %zu", i);
-        else if (!json_object_is_type(root, json_type_object))
-            rc = fail(err, errcap, "expected a JSON object, got %s",
-                      json_type_to_name(json_object_get_type(root)));
-    }
+    size_t end = jerr.position > 0 ? (size_t)jerr.position : 0;
+    while (end < len && is_json_space(json[end]))
+        end++;
+    int rc;
     resmon_summary parsed;
-    if (rc == 0)
+    if (end < len)
+        rc = fail(err, errcap, "trailing text at byte %zu", end);
+    else if (!json_is_object(root))
+        rc = fail(err, errcap, "expected a JSON object, got %s", type_name(root));
+    else
         rc = summary_from_object(root, &parsed, err, errcap);
-    json_object_put(root);
+    json_decref(root);
     if (rc == 0)
         *out = parsed;
     return rc;

@@ -1,0 +1,320 @@
+/*
+ * test_json.c -- resmon_summary_to_json / _from_json: the seed's exact keys,
+ * exact round trips, what Python writes, and a table of inputs to reject
+ * (faults.md 15).
+ */
+#include "resmon.h"
+#include "test_util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+/* What the seed's to_dict() followed by json.dumps() writes (generated with
+ * CPython 3.11 from the seed's field rules). */
+static const char *python_minimal =
+    "{\"peak_rss_mb\": 512.25, \"mean_rss_mb\": 300.1, \"peak_gpu_mem_mb\": null, "
+    "\"mean_gpu_util\": null, \"memory_growth_mb\": -3.5, \"num_samples\": 42, \"duration_sec\": 4.2}";
+static const char *python_with_gpu =
+    "{\"peak_rss_mb\": 512.25, \"mean_rss_mb\": 300.1, \"peak_gpu_mem_mb\": 8123.0, "
+    "\"mean_gpu_util\": 87.5, \"memory_growth_mb\": 0.0, \"num_samples\": 1001, \"duration_sec\": "
+    "10.000123, \"mean_gpu_clock_mhz\": 1980.0, \"mean_gpu_power_w\": 612.3}";
+static const char *python_zeroed =
+    "{\"peak_rss_mb\": 0.0, \"mean_rss_mb\": 0.0, \"peak_gpu_mem_mb\": null, \"mean_gpu_util\": "
+    "null, \"memory_growth_mb\": 0.0, \"num_samples\": 0, \"duration_sec\": 0.0}";
+static const char *python_awkward_floats =
+    "{\"peak_rss_mb\": 0.1, \"mean_rss_mb\": 0.3333333333333333, \"peak_gpu_mem_mb\": null, "
+    "\"mean_gpu_util\": null, \"memory_growth_mb\": 1e-07, \"num_samples\": 7, \"duration_sec\": "
+    "123456789.123}";
+
+static resmon_summary parse_ok(const char *text)
+{
+    resmon_summary s;
+    char err[256];
+    int rc = resmon_summary_from_json(text, strlen(text), &s, err, sizeof err);
+    if (rc != 0) {
+        print_error("rejected %s: %s\n", text, err);
+        fail();
+    }
+    return s;
+}
+
+static void to_json_matches_python_byte_for_byte(void **state)
+{
+    (void)state;
+    const char *cases[] = {python_minimal, python_with_gpu, python_zeroed, python_awkward_floats};
+    for (size_t i = 0; i < 4; i++) {
+        resmon_summary s = parse_ok(cases[i]);
+        char out[1024];
+        int n = resmon_summary_to_json(&s, out, sizeof out);
+        assert_int_equal(n, (int)strlen(cases[i]));
+        assert_string_equal(out, cases[i]);
+    }
+}
+
+static void from_json_reads_python_values(void **state)
+{
+    (void)state;
+    resmon_summary s = parse_ok(python_with_gpu);
+    ASSERT_DOUBLE_EQ(s.peak_rss_mb, 512.25);
+    ASSERT_DOUBLE_EQ(s.mean_rss_mb, 300.1);
+    ASSERT_DOUBLE_EQ(s.peak_gpu_mem_mb, 8123);
+    ASSERT_DOUBLE_EQ(s.mean_gpu_util, 87.5);
+    assert_int_equal(s.num_samples, 1001);
+    ASSERT_DOUBLE_EQ(s.duration_sec, 10.000123);
+    ASSERT_DOUBLE_EQ(s.mean_gpu_clock_mhz, 1980);
+    ASSERT_DOUBLE_EQ(s.mean_gpu_power_w, 612.3);
+    ASSERT_NAN(s.hwm_rss_mb);
+    s = parse_ok(python_minimal);
+    ASSERT_NAN(s.peak_gpu_mem_mb);
+    ASSERT_NAN(s.mean_gpu_util);
+    ASSERT_NAN(s.mean_gpu_clock_mhz);
+}
+
+static void from_json_is_lenient_where_python_is(void **state)
+{
+    (void)state;
+    /* integers for floats, optional keys missing, any order, unknown keys,
+     * duplicate keys (the last wins, as in Python), surrounding space */
+    resmon_summary s = parse_ok(
+        "  \n{\"num_samples\": 3, \"extra\": {\"nested\": [1, 2, {\"x\": null}]}, \"duration_sec\": 2, "
+        "\"memory_growth_mb\": -1, \"mean_rss_mb\": 10, \"peak_rss_mb\": 1, \"peak_rss_mb\": 11}\t\r\n");
+    ASSERT_DOUBLE_EQ(s.peak_rss_mb, 11);
+    ASSERT_DOUBLE_EQ(s.duration_sec, 2);
+    ASSERT_NAN(s.peak_gpu_mem_mb);
+    assert_int_equal(s.num_samples, 3);
+    s = parse_ok("{\"peak_rss_mb\": 1, \"mean_rss_mb\": 1, \"memory_growth_mb\": 0, "
+                 "\"num_samples\": 5.0, \"duration_sec\": 1E2}");
+    assert_int_equal(s.num_samples, 5);
+    ASSERT_DOUBLE_EQ(s.duration_sec, 100);
+}
+
+static void doubles_round_trip_exactly(void **state)
+{
+    (void)state;
+    srand(12345);
+    for (int i = 0; i < 20000; i++) {
+        resmon_summary s;
+        memset(&s, 0, sizeof s);
+        uint64_t bits = ((uint64_t)rand() << 42) ^ ((uint64_t)rand() << 21) ^ (uint64_t)rand();
+        double v;
+        memcpy(&v, &bits, sizeof v);
+        if (!isfinite(v))
+            v = 1.0 / 3.0;
+        s.peak_rss_mb = v;
+        s.mean_rss_mb = (double)rand() / 7.0;
+        s.memory_growth_mb = -v / 3.0;
+        s.duration_sec = 1e-300 * rand();
+        s.peak_gpu_mem_mb = s.mean_gpu_util = s.mean_gpu_clock_mhz = NAN;
+        s.mean_gpu_power_w = 0.1 * i;
+        s.num_samples = bits >> 1; /* Jansson integers are int64_t */
+        s.hwm_rss_mb = v * 2;
+        s.hwm_scope = isfinite(v * 2) ? RESMON_HWM_WINDOW : RESMON_HWM_UNKNOWN;
+        char text[1024];
+        int n = resmon_summary_to_json(&s, text, sizeof text);
+        assert_true(n > 0 && n < (int)sizeof text);
+        resmon_summary back = parse_ok(text);
+        ASSERT_DOUBLE_EQ(back.peak_rss_mb, s.peak_rss_mb);
+        ASSERT_DOUBLE_EQ(back.mean_rss_mb, s.mean_rss_mb);
+        ASSERT_DOUBLE_EQ(back.memory_growth_mb, s.memory_growth_mb);
+        ASSERT_DOUBLE_EQ(back.duration_sec, s.duration_sec);
+        ASSERT_DOUBLE_EQ(back.mean_gpu_power_w, s.mean_gpu_power_w);
+        assert_true(back.num_samples == s.num_samples);
+        ASSERT_NAN(back.mean_gpu_clock_mhz);
+        if (s.hwm_scope == RESMON_HWM_WINDOW)
+            ASSERT_DOUBLE_EQ(back.hwm_rss_mb, s.hwm_rss_mb);
+    }
+}
+
+static void to_json_writes_hwm_only_when_known(void **state)
+{
+    (void)state;
+    resmon_summary s = parse_ok(python_minimal);
+    char text[1024];
+    resmon_summary_to_json(&s, text, sizeof text);
+    assert_null(strstr(text, "hwm"));
+    s.hwm_rss_mb = 640.5;
+    s.hwm_scope = RESMON_HWM_LIFETIME;
+    resmon_summary_to_json(&s, text, sizeof text);
+    assert_non_null(strstr(text, ", \"duration_sec\": 4.2, \"hwm_rss_mb\": 640.5, \"hwm_scope\": \"lifetime\"}"));
+    resmon_summary back = parse_ok(text);
+    assert_int_equal(back.hwm_scope, RESMON_HWM_LIFETIME);
+}
+
+static void to_json_has_snprintf_semantics(void **state)
+{
+    (void)state;
+    resmon_summary s = parse_ok(python_with_gpu);
+    int full = resmon_summary_to_json(&s, NULL, 0);
+    assert_int_equal(full, (int)strlen(python_with_gpu));
+    char small[16];
+    memset(small, 'x', sizeof small);
+    assert_int_equal(resmon_summary_to_json(&s, small, sizeof small), full);
+    assert_int_equal(strlen(small), sizeof small - 1);
+    assert_memory_equal(small, python_with_gpu, sizeof small - 1);
+    char one[1] = {'x'};
+    assert_int_equal(resmon_summary_to_json(&s, one, 1), full);
+    assert_int_equal(one[0], '\0');
+    assert_int_equal(resmon_summary_to_json(NULL, small, sizeof small), -EINVAL);
+    assert_int_equal(resmon_summary_to_json(&s, NULL, 5), -EINVAL);
+}
+
+#define BASE_KEYS "\"peak_rss_mb\": 1, \"mean_rss_mb\": 1, \"memory_growth_mb\": 0, \"duration_sec\": 1"
+
+struct rejection {
+    const char *text;
+    const char *message_part; /* the error must name the key or position */
+};
+
+static void from_json_rejects_bad_input(void **state)
+{
+    (void)state;
+    static const struct rejection cases[] = {
+        {"", "end of input"},
+        {"   ", "end of input"},
+        {"{", "end of input"},
+        {"{\"peak_rss_mb\": 1", "end of input"},
+        {"[]", "object"},
+        {"42 ", "object"},
+        {"null", "object"},
+        {"{\"peak_rss_mb\": 1,}", "byte"},
+        {"{'peak_rss_mb': 1}", "byte"},
+        {"{\"peak_rss_mb\": 01}", "byte"},
+        {"{\"peak_rss_mb\": .5}", "byte"},
+        {"{\"peak_rss_mb\": 1.}", "byte"},
+        {"{\"peak_rss_mb\": +1}", "byte"},
+        {"{\"peak_rss_mb\": 0x10}", "byte"},
+        {"{\"a\": \"\\x41\"}", "byte"},        /* invalid escape */
+        {"{\"a\": \"\\uD800\"}", ""},          /* lone surrogate: rejected or keyed-missing */
+        {"{\"a\": \"tab\there\"}", "byte"},    /* raw control character in a string */
+        {"{\"a\": tru}", "byte"},
+        {"{\"a\" 1}", "byte"},
+        {"{" BASE_KEYS "}", "\"num_samples\""},
+        {"{\"mean_rss_mb\": 1, \"memory_growth_mb\": 0, \"num_samples\": 1, \"duration_sec\": 1}", "\"peak_rss_mb\""},
+        {"{" BASE_KEYS ", \"num_samples\": -1}", "\"num_samples\""},
+        {"{" BASE_KEYS ", \"num_samples\": 2.5}", "\"num_samples\""},
+        {"{" BASE_KEYS ", \"num_samples\": \"3\"}", "\"num_samples\""},
+        {"{" BASE_KEYS ", \"num_samples\": true}", "\"num_samples\""},
+        {"{" BASE_KEYS ", \"num_samples\": null}", "\"num_samples\""},
+        {"{" BASE_KEYS ", \"num_samples\": 1e30}", "\"num_samples\""},
+        {"{\"peak_rss_mb\": \"1\", \"mean_rss_mb\": 1, \"memory_growth_mb\": 0, \"num_samples\": 1, \"duration_sec\": 1}", "\"peak_rss_mb\""},
+        {"{\"peak_rss_mb\": null, \"mean_rss_mb\": 1, \"memory_growth_mb\": 0, \"num_samples\": 1, \"duration_sec\": 1}", "\"peak_rss_mb\""},
+        {"{" BASE_KEYS ", \"num_samples\": 1, \"mean_gpu_util\": [1]}", "\"mean_gpu_util\""},
+        {"{" BASE_KEYS ", \"num_samples\": 1, \"mean_gpu_util\": NaN}", ""},
+        {"{" BASE_KEYS ", \"num_samples\": 1, \"mean_gpu_util\": Infinity}", ""},
+        {"{" BASE_KEYS ", \"num_samples\": 1, \"mean_gpu_util\": -Infinity}", ""},
+        {"{" BASE_KEYS ", \"num_samples\": 1, \"mean_gpu_util\": 1e999}", ""},
+        {"{" BASE_KEYS ", \"num_samples\": 1} x", "trailing text at byte"},
+        {"{" BASE_KEYS ", \"num_samples\": 1}{}", "trailing text at byte"},
+        {"{" BASE_KEYS ", \"num_samples\": 1, \"hwm_rss_mb\": 5}", "hwm"},
+        {"{" BASE_KEYS ", \"num_samples\": 1, \"hwm_rss_mb\": 5, \"hwm_scope\": \"forever\"}", "\"hwm_scope\""},
+        {"{\"peak_rss_mb\": 1, \"mean_rss_mb\": 1, \"memory_growth_mb\": 0, \"num_samples\": 1, \"duration_sec\": 1 /* c */}", "byte"},
+    };
+    int failures = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        resmon_summary s;
+        memset(&s, 0x5a, sizeof s);
+        resmon_summary untouched = s;
+        char err[256] = "";
+        int rc = resmon_summary_from_json(cases[i].text, strlen(cases[i].text), &s, err, sizeof err);
+        if (rc != -EINVAL || strstr(err, cases[i].message_part) == NULL || err[0] == '\0') {
+            print_error("case %zu <%s>: rc %d, message \"%s\", wanted -EINVAL naming \"%s\"\n", i,
+                        cases[i].text, rc, err, cases[i].message_part);
+            failures++;
+        }
+        assert_memory_equal(&s, &untouched, sizeof s); /* a failed parse leaves *out alone */
+    }
+    assert_int_equal(failures, 0);
+}
+
+static void from_json_rejects_deep_nesting(void **state)
+{
+    (void)state;
+    size_t depth = 100000;
+    char *text = malloc(2 * depth + 1);
+    memset(text, '[', depth);
+    memset(text + depth, ']', depth);
+    text[2 * depth] = '\0';
+    resmon_summary s;
+    char err[128];
+    assert_int_equal(resmon_summary_from_json(text, 2 * depth, &s, err, sizeof err), -EINVAL);
+    free(text);
+}
+
+static void from_json_honours_len(void **state)
+{
+    (void)state;
+    resmon_summary s;
+    char err[128];
+    /* Shorter than the text: the cut-off object is incomplete. */
+    size_t cut = strlen(python_minimal) - 1;
+    char *exact = malloc(cut); /* not NUL-terminated: ASan catches any overread */
+    memcpy(exact, python_minimal, cut);
+    assert_int_equal(resmon_summary_from_json(exact, cut, &s, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "end of input"));
+    free(exact);
+    /* Exactly the text, without a terminator: accepted. */
+    size_t len = strlen(python_minimal);
+    char *unterminated = malloc(len);
+    memcpy(unterminated, python_minimal, len);
+    assert_int_equal(resmon_summary_from_json(unterminated, len, &s, err, sizeof err), 0);
+    free(unterminated);
+    /* A NUL inside the given length is not the end of the input. */
+    char with_nul[512];
+    int n = snprintf(with_nul, sizeof with_nul, "%s", python_minimal);
+    with_nul[n] = '\0';
+    with_nul[n + 1] = '}';
+    assert_int_equal(resmon_summary_from_json(with_nul, (size_t)n + 2, &s, err, sizeof err), -EINVAL);
+    char nul_in_string[] = "{\"peak_rss_mb\": 1, \"mean_rss_mb\": 1, \"memory_growth_mb\": 0, \"num_samples\": 1, \"duration_sec\": 1, \"x\": \"a\0b\"}";
+    assert_int_equal(resmon_summary_from_json(nul_in_string, sizeof nul_in_string - 1, &s, err, sizeof err), -EINVAL);
+    /* Bad arguments */
+    assert_int_equal(resmon_summary_from_json(NULL, 5, &s, err, sizeof err), -EINVAL);
+    assert_int_equal(resmon_summary_from_json(python_minimal, strlen(python_minimal), NULL, err, sizeof err), -EINVAL);
+    /* err may be absent */
+    assert_int_equal(resmon_summary_from_json("x", 1, &s, NULL, 0), -EINVAL);
+}
+
+static void from_json_survives_random_bytes(void **state)
+{
+    (void)state;
+    srand(7);
+    for (int i = 0; i < 20000; i++) {
+        size_t len = (size_t)(rand() % 64);
+        unsigned char *bytes = malloc(len ? len : 1);
+        for (size_t k = 0; k < len; k++)
+            bytes[k] = (unsigned char)"{}[]\":,0123456789.eE-+ntrufalse\\u \x00\xff"[rand() % 40];
+        resmon_summary s;
+        char err[64];
+        int rc = resmon_summary_from_json((const char *)bytes, len, &s, err, sizeof err);
+        assert_true(rc == 0 || rc == -EINVAL);
+        free(bytes);
+    }
+}
+
+static void strerror_names_every_code(void **state)
+{
+    (void)state;
+    assert_string_equal(resmon_strerror(-EBUSY), "monitor is already running");
+    assert_string_equal(resmon_strerror(EINVAL), "invalid argument");
+    assert_string_equal(resmon_strerror(0), "success");
+    assert_string_equal(resmon_strerror(-123456), "unknown error");
+    assert_int_equal(resmon_version(), RESMON_VERSION_NUMBER);
+    assert_string_equal(resmon_version_string(), RESMON_VERSION_STRING);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(to_json_matches_python_byte_for_byte),
+        cmocka_unit_test(from_json_reads_python_values),
+        cmocka_unit_test(from_json_is_lenient_where_python_is),
+        cmocka_unit_test(doubles_round_trip_exactly),
+        cmocka_unit_test(to_json_writes_hwm_only_when_known),
+        cmocka_unit_test(to_json_has_snprintf_semantics),
+        cmocka_unit_test(from_json_rejects_bad_input),
+        cmocka_unit_test(from_json_rejects_deep_nesting),
+        cmocka_unit_test(from_json_honours_len),
+        cmocka_unit_test(from_json_survives_random_bytes),
+        cmocka_unit_test(strerror_names_every_code),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,281 @@
+/*
+ * test_procfs.c -- the /proc parsers and the tree walker, on fixture text and
+ * fixture trees (faults.md 1-3, 6, 8).
+ */
+#include "proc_tree.h"
+#include "procfs.h"
+#include "test_util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* A stat line with the given comm and otherwise plausible fields: ppid 1,
+ * utime 250, stime 50, starttime 12345. */
+static int make_stat(char *buf, size_t cap, int pid, const char *comm, int ppid)
+{
+    return snprintf(buf, cap,
+                    "%d (%s) S %d 1 1 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 1 0 12345 "
+                    "1000000 200 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n",
+                    pid, comm, ppid);
+}
+
+static void stat_parses_ordinary_line(void **state)
+{
+    (void)state;
+    char line[512];
+    int n = make_stat(line, sizeof line, 42, "bash", 7);
+    rm__proc_stat st;
+    assert_int_equal(rm__parse_stat(line, (size_t)n, &st), 0);
+    assert_int_equal(st.state, 'S');
+    assert_int_equal(st.ppid, 7);
+    assert_int_equal(st.utime, 250);
+    assert_int_equal(st.stime, 50);
+    assert_int_equal(st.starttime, 12345);
+}
+
+static void stat_survives_hostile_comm(void **state)
+{
+    (void)state;
+    const char *comms[] = {"Plex New Transc", "(sd-pam)", ") ", ")", "a) S 99 (b", "new\nline", "((", ""};
+    for (size_t i = 0; i < sizeof comms / sizeof *comms; i++) {
+        char line[512];
+        int n = make_stat(line, sizeof line, 42, comms[i], 7);
+        rm__proc_stat st;
+        assert_int_equal(rm__parse_stat(line, (size_t)n, &st), 0);
+        assert_int_equal(st.ppid, 7);
+        assert_int_equal(st.starttime, 12345);
+    }
+}
+
+static void stat_rejects_garbage(void **state)
+{
+    (void)state;
+    const char *bad[] = {
+        "",
+        "42",
+        "42 (x",
+        "42 (x)",
+        "42 (x) S",
+        "42 (x) S 7 1 1 0 -1 4194560 100 0 0 0 250",           /* truncated before starttime */
+        "42 (x) S abc 1 1 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 1 0 12345", /* non-numeric ppid */
+        "42 (x) S 7 1 1 0 -1 4194560 100 0 0 0 2x0 50 0 0 20 0 1 0 12345",   /* non-numeric utime */
+        "42 (x) S 7 1 1 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 1 0 99999999999999999999999",
+        "42 x) S 7 1 1 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 1 0 12345",     /* no '(' */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        rm__proc_stat st;
+        if (rm__parse_stat(bad[i], strlen(bad[i]), &st) != -EINVAL) {
+            print_error("accepted: \"%s\"\n", bad[i]);
+            fail();
+        }
+    }
+}
+
+static void stat_never_reads_past_len(void **state)
+{
+    (void)state;
+    char line[512];
+    int n = make_stat(line, sizeof line, 42, "x", 7);
+    /* Every prefix is either rejected or parsed; ASan checks no overread. */
+    for (int len = 0; len < n; len++) {
+        char *copy = malloc((size_t)len + 1);
+        memcpy(copy, line, (size_t)len);
+        rm__proc_stat st;
+        int rc = rm__parse_stat(copy, (size_t)len, &st);
+        assert_true(rc == 0 || rc == -EINVAL);
+        free(copy);
+    }
+}
+
+static void statm_gives_resident_pages(void **state)
+{
+    (void)state;
+    uint64_t pages = 0;
+    const char *text = "2712 1041 867 198 0 334 0\n";
+    assert_int_equal(rm__parse_statm_resident(text, strlen(text), &pages), 0);
+    assert_int_equal(pages, 1041);
+    assert_int_equal(rm__parse_statm_resident("2712", 4, &pages), -EINVAL);
+    assert_int_equal(rm__parse_statm_resident("2712 x", 6, &pages), -EINVAL);
+    assert_int_equal(rm__parse_statm_resident("", 0, &pages), -EINVAL);
+    /* A zombie's statm is all zeros: valid, zero resident. */
+    assert_int_equal(rm__parse_statm_resident("0 0 0 0 0 0 0\n", 14, &pages), 0);
+    assert_int_equal(pages, 0);
+}
+
+static void status_finds_vmhwm(void **state)
+{
+    (void)state;
+    const char *text = "Name:\tcat\nVmPeak:\t  5000 kB\nVmHWM:\t    1752 kB\nVmRSS:\t  1000 kB\n";
+    uint64_t kb = 0;
+    assert_int_equal(rm__parse_status_kb(text, strlen(text), "VmHWM", &kb), 0);
+    assert_int_equal(kb, 1752);
+    assert_int_equal(rm__parse_status_kb(text, strlen(text), "VmSwap", &kb), -ENOENT);
+    const char *garbled = "VmHWM:\t   abc kB\n";
+    assert_int_equal(rm__parse_status_kb(garbled, strlen(garbled), "VmHWM", &kb), -EINVAL);
+    const char *no_unit = "VmHWM:\t   12\n";
+    assert_int_equal(rm__parse_status_kb(no_unit, strlen(no_unit), "VmHWM", &kb), -EINVAL);
+    /* "VmHWMx" must not match "VmHWM". */
+    const char *prefix = "VmHWMx:\t 5 kB\n";
+    assert_int_equal(rm__parse_status_kb(prefix, strlen(prefix), "VmHWM", &kb), -ENOENT);
+}
+
+static int collect_pid(pid_t pid, void *user)
+{
+    pid_t *out = user;
+    while (*out)
+        out++;
+    *out = pid;
+    return 0;
+}
+
+static void pid_list_parses_children_file(void **state)
+{
+    (void)state;
+    pid_t got[8] = {0};
+    const char *text = "12 345 6789 ";
+    assert_int_equal(rm__parse_pid_list(text, strlen(text), collect_pid, got), 0);
+    assert_int_equal(got[0], 12);
+    assert_int_equal(got[1], 345);
+    assert_int_equal(got[2], 6789);
+    assert_int_equal(got[3], 0);
+    pid_t none[2] = {0};
+    assert_int_equal(rm__parse_pid_list("", 0, collect_pid, none), 0);
+    assert_int_equal(none[0], 0);
+    pid_t bad[4] = {0};
+    assert_int_equal(rm__parse_pid_list("12 x3", 5, collect_pid, bad), -EINVAL);
+    assert_int_equal(rm__parse_pid_list("0", 1, collect_pid, bad), -EINVAL);
+}
+
+/* ---- fixture /proc trees ------------------------------------------------- */
+
+static void write_file(int dir_fd, const char *path, const char *text)
+{
+    int fd = openat(dir_fd, path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+}
+
+static void add_process(int root_fd, int pid, const char *comm, int ppid)
+{
+    char path[64], line[512];
+    snprintf(path, sizeof path, "%d", pid);
+    mkdirat(root_fd, path, 0755);
+    snprintf(path, sizeof path, "%d/stat", pid);
+    make_stat(line, sizeof line, pid, comm, ppid);
+    write_file(root_fd, path, line);
+}
+
+static int has_pid(const rm__tree_walker *w, pid_t pid)
+{
+    for (size_t i = 0; i < w->found_len; i++)
+        if (w->found[i] == pid)
+            return 1;
+    return 0;
+}
+
+static void scan_finds_descendants_only(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/resmon-proc-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    int root_fd = open(dir, O_RDONLY | O_DIRECTORY);
+    assert_true(root_fd >= 0);
+    add_process(root_fd, 1, "init", 0);
+    add_process(root_fd, 100, "bench", 1);
+    add_process(root_fd, 101, "worker one", 100);
+    add_process(root_fd, 102, ")(", 101);      /* grandchild with a hostile name */
+    add_process(root_fd, 103, "sh", 100);
+    add_process(root_fd, 200, "unrelated", 1);
+    add_process(root_fd, 201, "child of unrelated", 200);
+    mkdirat(root_fd, "300", 0755);             /* vanished: directory without stat */
+    mkdirat(root_fd, "301", 0755);
+    write_file(root_fd, "301/stat", "301 (garbled");
+    mkdirat(root_fd, "self", 0755);            /* non-pid entries are ignored */
+
+    rm__tree_walker w;
+    rm__tree_walker_init(&w, root_fd, RM__TREE_SCAN);
+    assert_int_equal(rm__tree_walk(&w, 100), 0);
+    assert_int_equal(w.found_len, 3);
+    assert_true(has_pid(&w, 101) && has_pid(&w, 102) && has_pid(&w, 103));
+    assert_false(has_pid(&w, 200) || has_pid(&w, 201) || has_pid(&w, 100));
+
+    /* A reused walker gives the same answer (scratch memory reused). */
+    assert_int_equal(rm__tree_walk(&w, 100), 0);
+    assert_int_equal(w.found_len, 3);
+    /* A leaf has no descendants. */
+    assert_int_equal(rm__tree_walk(&w, 103), 0);
+    assert_int_equal(w.found_len, 0);
+    rm__tree_walker_free(&w);
+    close(root_fd);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void children_files_include_worker_threads(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/resmon-proc-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    int root_fd = open(dir, O_RDONLY | O_DIRECTORY);
+    /* 100 has a main thread (100) and a worker (105); the worker forked 106. */
+    const char *dirs[] = {"100", "100/task", "100/task/100", "100/task/105", "101", "101/task",
+                          "101/task/101", "106", "106/task", "106/task/106", "107"};
+    for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++)
+        mkdirat(root_fd, dirs[i], 0755);
+    write_file(root_fd, "100/task/100/children", "101 ");
+    write_file(root_fd, "100/task/105/children", "106 ");
+    write_file(root_fd, "101/task/101/children", "");
+    write_file(root_fd, "106/task/106/children", "107 ");
+    /* 107 has no task directory: it ended mid-walk.  It is still listed. */
+
+    rm__tree_walker w;
+    rm__tree_walker_init(&w, root_fd, RM__TREE_CHILDREN_FILES);
+    assert_int_equal(rm__tree_walk(&w, 100), 0);
+    assert_int_equal(w.found_len, 3);
+    assert_true(has_pid(&w, 101) && has_pid(&w, 106) && has_pid(&w, 107));
+    rm__tree_walker_free(&w);
+    close(root_fd);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void reads_real_proc_files(void **state)
+{
+    (void)state;
+    int self = open("/proc/self", O_RDONLY | O_DIRECTORY);
+    assert_true(self >= 0);
+    char buf[1024];
+    ssize_t n = rm__read_file_at(self, "stat", buf, sizeof buf);
+    assert_true(n > 0);
+    rm__proc_stat st;
+    assert_int_equal(rm__parse_stat(buf, (size_t)n, &st), 0);
+    assert_int_equal(st.ppid, getppid());
+    uint64_t peak = 0;
+    assert_int_equal(rm__read_peak_rss(self, &peak), 0);
+    assert_true(peak > 0);
+    assert_int_equal(rm__read_file_at(self, "no-such-file", buf, sizeof buf), -ENOENT);
+    close(self);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(stat_parses_ordinary_line),
+        cmocka_unit_test(stat_survives_hostile_comm),
+        cmocka_unit_test(stat_rejects_garbage),
+        cmocka_unit_test(stat_never_reads_past_len),
+        cmocka_unit_test(statm_gives_resident_pages),
+        cmocka_unit_test(status_finds_vmhwm),
+        cmocka_unit_test(pid_list_parses_children_file),
+        cmocka_unit_test(scan_finds_descendants_only),
+        cmocka_unit_test(children_files_include_worker_threads),
+        cmocka_unit_test(reads_real_proc_files),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,70 @@
+/*
+ * test_util.h -- helpers shared by resmon's cmocka tests.
+ */
+#ifndef RESMON_TEST_UTIL_H
+#define RESMON_TEST_UTIL_H
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+/* cmocka's float asserts work in single precision; these keep doubles. */
+#define ASSERT_BETWEEN(value, low, high)                                                  \
+    do {                                                                                  \
+        double v_ = (value), lo_ = (low), hi_ = (high);                                   \
+        if (!(v_ >= lo_ && v_ <= hi_)) {                                                  \
+            print_error("%s = %.9g, expected within [%.9g, %.9g]\n", #value, v_, lo_, hi_); \
+            fail();                                                                       \
+        }                                                                                 \
+    } while (0)
+
+#define ASSERT_DOUBLE_EQ(value, expected)                                       \
+    do {                                                                        \
+        double v_ = (value), e_ = (expected);                                   \
+        if (!(v_ == e_)) {                                                      \
+            print_error("%s = %.17g, expected %.17g\n", #value, v_, e_);        \
+            fail();                                                             \
+        }                                                                       \
+    } while (0)
+
+#define ASSERT_NAN(value)                                         \
+    do {                                                          \
+        double v_ = (value);                                      \
+        if (!isnan(v_)) {                                         \
+            print_error("%s = %.17g, expected NAN\n", #value, v_); \
+            fail();                                               \
+        }                                                         \
+    } while (0)
+
+static inline double test_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static inline void test_sleep(double seconds)
+{
+    struct timespec ts = {(time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9)};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+/* Burns CPU on the calling thread for about this long (wall time). */
+static inline void test_spin(double seconds)
+{
+    double end = test_now() + seconds;
+    volatile unsigned long sink = 0;
+    while (test_now() < end)
+        for (int i = 0; i < 1000; i++)
+            sink += (unsigned long)i;
+}
+
+#endif
