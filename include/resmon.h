@@ -152,8 +152,10 @@ typedef struct resmon_summary {
     double mean_gpu_power_w;   /* NAN when no sample had GPU power */
 
     /* Beyond the seed. */
-    double mean_cpu_percent;   /* mean over samples after the first; 0 if none */
-    double peak_cpu_percent;   /* largest per-sample CPU percent */
+    double mean_cpu_percent;   /* cpu_time_sec over duration_sec, x100; 0 if no duration */
+    double peak_cpu_percent;   /* largest per-sample CPU percent, leaving out samples
+                                  taken under half an interval after the previous one
+                                  (such as the stop's), whose CPU is mostly resmon's */
     double cpu_time_sec;       /* CPU seconds consumed between first and last
                                   sample, from the same clock as cpu_percent */
     /* Exact peak RSS from the kernel's high-water mark (VmHWM).  resmon resets

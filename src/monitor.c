@@ -147,8 +147,10 @@ static uint64_t now_ns(void)
     return rm__timespec_ns(&ts);
 }
 
-/* Takes one sample.  first: the window's first (CPU baseline, peak reset). */
-static int take_sample(resmon_monitor *m, int first, resmon_sample *s, double *cpu_sec)
+/* Takes one sample.  first: the window's first (CPU baseline, peak reset).
+ * *short_interval: taken less than half an interval after the previous. */
+static int take_sample(resmon_monitor *m, int first, resmon_sample *s, double *cpu_sec,
+                       int *short_interval)
 {
     uint64_t timestamp_ns = now_ns();
     rm__probe_reading r;
@@ -161,6 +163,7 @@ static int take_sample(resmon_monitor *m, int first, resmon_sample *s, double *c
     if (!first && timestamp_ns > m->previous_ns)
         s->cpu_percent = 100.0 * (double)r.cpu_ns / (double)(timestamp_ns - m->previous_ns);
     *cpu_sec = (double)r.cpu_ns * 1e-9;
+    *short_interval = !first && timestamp_ns - m->previous_ns < m->interval_ns / 2;
     m->previous_ns = timestamp_ns;
     rm__gpu_read_sample(m->opts.gpu_profiler, s);
     return 0;
@@ -168,16 +171,17 @@ static int take_sample(resmon_monitor *m, int first, resmon_sample *s, double *c
 
 /* Keeps the sample and adds it to the summary (under the lock, by caller).
  * When the store cannot grow, the sample is still counted in the summary. */
-static void record_locked(resmon_monitor *m, const resmon_sample *s, double cpu_sec)
+static void record_locked(resmon_monitor *m, const resmon_sample *s, double cpu_sec,
+                          int short_interval)
 {
     rm__sample_store_push(&m->store, s);
-    rm__summary_acc_add(&m->acc, s, cpu_sec);
+    rm__summary_acc_add(&m->acc, s, cpu_sec, short_interval);
 }
 
-static void publish(resmon_monitor *m, const resmon_sample *s, double cpu_sec)
+static void publish(resmon_monitor *m, const resmon_sample *s, double cpu_sec, int short_interval)
 {
     pthread_mutex_lock(&m->lock);
-    record_locked(m, s, cpu_sec);
+    record_locked(m, s, cpu_sec, short_interval);
     pthread_mutex_unlock(&m->lock);
     if (m->opts.on_sample)
         m->opts.on_sample(s, m->opts.on_sample_user);
@@ -197,12 +201,13 @@ static void *sampler_main(void *arg)
 
     resmon_sample s;
     double cpu_sec;
-    int rc = take_sample(m, 1, &s, &cpu_sec);
+    int short_interval;
+    int rc = take_sample(m, 1, &s, &cpu_sec, &short_interval);
     uint64_t window_start_ns = m->previous_ns;
 
     pthread_mutex_lock(&m->lock);
     if (rc == 0)
-        record_locked(m, &s, cpu_sec);
+        record_locked(m, &s, cpu_sec, 0);
     else
         m->window_open = 0;
     m->start_result = rc;
@@ -227,11 +232,11 @@ static void *sampler_main(void *arg)
         if (stopping)
             break;
 
-        if (take_sample(m, 0, &s, &cpu_sec) < 0) {
+        if (take_sample(m, 0, &s, &cpu_sec, &short_interval) < 0) {
             target_ended = 1;
             break;
         }
-        publish(m, &s, cpu_sec);
+        publish(m, &s, cpu_sec, short_interval);
 
         /* Next slot: the first one still ahead.  Slots that passed while this
          * sample (or a slow callback) ran are counted, not made up in a burst. */
@@ -250,8 +255,8 @@ static void *sampler_main(void *arg)
     /* The window's last sample: taken at stop, however soon after start,
      * so that every window has two edges and duration_sec is the real one.
      * A target that has ended keeps the last sample taken while it lived. */
-    if (!target_ended && take_sample(m, 0, &s, &cpu_sec) == 0)
-        publish(m, &s, cpu_sec);
+    if (!target_ended && take_sample(m, 0, &s, &cpu_sec, &short_interval) == 0)
+        publish(m, &s, cpu_sec, short_interval);
     uint64_t peak_bytes;
     resmon_hwm_scope scope;
     int have_peak = rm__probe_peak_rss(m->probe, &peak_bytes, &scope) == 0;

@@ -23,21 +23,21 @@ static void add_if_known(double value, double *sum, uint64_t *count)
     }
 }
 
-void rm__summary_acc_add(rm__summary_acc *acc, const resmon_sample *s, double cpu_time_sec)
+void rm__summary_acc_add(rm__summary_acc *acc, const resmon_sample *s, double cpu_time_sec,
+                         int short_interval)
 {
     if (acc->count == 0) {
         acc->first_timestamp = s->timestamp;
         acc->first_rss_mb = s->rss_mb;
         acc->peak_rss_mb = s->rss_mb;
-        acc->peak_cpu_percent = s->cpu_percent;
+        acc->peak_cpu_percent = 0;
     } else {
-        acc->sum_cpu_percent += s->cpu_percent; /* the first sample has no interval */
-        acc->cpu_time_sec += cpu_time_sec;
+        acc->cpu_time_sec += cpu_time_sec; /* the first sample has no interval */
+        if (!short_interval && s->cpu_percent > acc->peak_cpu_percent)
+            acc->peak_cpu_percent = s->cpu_percent;
     }
     if (s->rss_mb > acc->peak_rss_mb)
         acc->peak_rss_mb = s->rss_mb;
-    if (s->cpu_percent > acc->peak_cpu_percent)
-        acc->peak_cpu_percent = s->cpu_percent;
     acc->sum_rss_mb += s->rss_mb;
     acc->last_rss_mb = s->rss_mb;
     acc->last_timestamp = s->timestamp;
@@ -76,7 +76,9 @@ resmon_summary rm__summary_acc_result(const rm__summary_acc *acc)
     s.mean_rss_mb = acc->sum_rss_mb / (double)acc->count;
     s.memory_growth_mb = acc->last_rss_mb - acc->first_rss_mb;
     s.duration_sec = acc->count >= 2 ? acc->last_timestamp - acc->first_timestamp : 0.0;
-    s.mean_cpu_percent = acc->count >= 2 ? acc->sum_cpu_percent / (double)(acc->count - 1) : 0.0;
+    /* CPU time over wall time for the whole window: a mean of per-sample
+     * percentages would overweight short intervals such as the stop's. */
+    s.mean_cpu_percent = s.duration_sec > 0 ? 100.0 * acc->cpu_time_sec / s.duration_sec : 0.0;
     s.peak_cpu_percent = acc->peak_cpu_percent;
     s.cpu_time_sec = acc->cpu_time_sec;
     return s;

@@ -15,7 +15,7 @@ typedef struct rm__summary_acc {
     uint64_t count;
     double first_timestamp, last_timestamp;
     double first_rss_mb, last_rss_mb, sum_rss_mb, peak_rss_mb;
-    double sum_cpu_percent, peak_cpu_percent;
+    double peak_cpu_percent;
     double cpu_time_sec;
     uint64_t gpu_util_count, gpu_mem_count, gpu_clock_count, gpu_power_count;
     double sum_gpu_util, peak_gpu_mem_mb, sum_gpu_clock_mhz, sum_gpu_power_w;
@@ -26,8 +26,13 @@ typedef struct rm__summary_acc {
 
 void rm__summary_acc_reset(rm__summary_acc *acc);
 
-/* Adds a sample; cpu_time_sec is the CPU time measured since the previous one. */
-void rm__summary_acc_add(rm__summary_acc *acc, const resmon_sample *s, double cpu_time_sec);
+/* Adds a sample; cpu_time_sec is the CPU time measured since the previous
+ * one.  short_interval marks a sample taken much sooner after the previous
+ * one than the schedule says (the stop's sample, a late first slot): its
+ * CPU percent is over too short a time to stand as a peak, since the sampler
+ * itself is then most of what ran. */
+void rm__summary_acc_add(rm__summary_acc *acc, const resmon_sample *s, double cpu_time_sec,
+                         int short_interval);
 
 /* The summary of what was added so far (the seed's rules; see resmon.h). */
 resmon_summary rm__summary_acc_result(const rm__summary_acc *acc);

@@ -1,0 +1,590 @@
+/*
+ * test_monitor.c -- the monitor's rules from issue 2: edges, schedule, stop
+ * latency, CPU%, RSS, exact peak, GPU profiler handling, lifecycle, readers
+ * racing the sampler, streaming and the bounded store.
+ */
+#include "resmon.h"
+#include "test_util.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static resmon_monitor *new_monitor(double interval, const resmon_gpu_profiler *gpu)
+{
+    resmon_options opts = {.sample_interval_sec = interval, .gpu_profiler = gpu};
+    resmon_monitor *m = resmon_monitor_new(&opts);
+    assert_non_null(m);
+    return m;
+}
+
+static size_t copy_samples(resmon_monitor *m, resmon_sample **out)
+{
+    size_t n = resmon_monitor_samples(m, NULL, 0);
+    *out = calloc(n + 1, sizeof **out);
+    assert_int_equal(resmon_monitor_samples(m, *out, n), n);
+    return n;
+}
+
+static void new_rejects_bad_options(void **state)
+{
+    (void)state;
+    const double bad[] = {-1.0, -1e-9, NAN, INFINITY, -INFINITY, 1e-9, 1e9};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        resmon_options opts = {.sample_interval_sec = bad[i]};
+        errno = 0;
+        assert_null(resmon_monitor_new(&opts));
+        assert_int_equal(errno, EINVAL);
+    }
+    resmon_options negative_pid = {.pid = -3};
+    assert_null(resmon_monitor_new(&negative_pid));
+    assert_int_equal(errno, EINVAL);
+    resmon_monitor *defaults = resmon_monitor_new(NULL);
+    assert_non_null(defaults);
+    resmon_monitor_free(defaults);
+    resmon_monitor_free(NULL);
+}
+
+static void never_started_has_zeroed_summary(void **state)
+{
+    (void)state;
+    resmon_monitor *m = resmon_monitor_new(NULL);
+    assert_int_equal(resmon_monitor_running(m), 0);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    assert_int_equal(resmon_monitor_samples(m, NULL, 0), 0);
+    resmon_summary s = resmon_monitor_summary(m);
+    assert_int_equal(s.num_samples, 0);
+    ASSERT_DOUBLE_EQ(s.peak_rss_mb, 0);
+    ASSERT_DOUBLE_EQ(s.duration_sec, 0);
+    ASSERT_NAN(s.peak_gpu_mem_mb);
+    ASSERT_NAN(s.mean_gpu_util);
+    resmon_monitor_free(m);
+}
+
+static void every_window_has_two_edge_samples(void **state)
+{
+    (void)state;
+    resmon_monitor *m = new_monitor(10.0, NULL);
+    double before = test_now();
+    assert_int_equal(resmon_monitor_start(m), 0);
+    assert_int_equal(resmon_monitor_running(m), 1);
+    assert_int_equal(resmon_monitor_samples(m, NULL, 0), 1); /* taken before start returned */
+    assert_int_equal(resmon_monitor_start(m), -EBUSY);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    double after = test_now();
+    assert_int_equal(resmon_monitor_running(m), 0);
+    resmon_sample *samples;
+    assert_int_equal(copy_samples(m, &samples), 2);
+    ASSERT_DOUBLE_EQ(samples[0].cpu_percent, 0);
+    ASSERT_BETWEEN(samples[0].timestamp, before, after);
+    ASSERT_BETWEEN(samples[1].timestamp, samples[0].timestamp, after);
+    assert_true(samples[0].rss_mb > 0);
+    resmon_summary s = resmon_monitor_summary(m);
+    assert_int_equal(s.num_samples, 2);
+    ASSERT_DOUBLE_EQ(s.duration_sec, samples[1].timestamp - samples[0].timestamp);
+    assert_int_equal(resmon_monitor_stop(m), 0); /* second stop: no-op */
+    assert_int_equal(resmon_monitor_summary(m).num_samples, 2);
+    free(samples);
+    resmon_monitor_free(m);
+}
+
+static void stop_is_prompt_with_a_long_interval(void **state)
+{
+    (void)state;
+    resmon_monitor *m = new_monitor(10.0, NULL);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    test_sleep(0.02);
+    double t = test_now();
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    double stop_latency = test_now() - t;
+    ASSERT_BETWEEN(stop_latency, 0, 0.05); /* BENCHMARKS.md has the real figure */
+    resmon_monitor_free(m);
+}
+
+static void schedule_is_absolute_and_does_not_drift(void **state)
+{
+    (void)state;
+    const double interval = 0.01;
+    resmon_monitor *m = new_monitor(interval, NULL);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    test_sleep(2.0);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    resmon_sample *samples;
+    size_t n = copy_samples(m, &samples);
+    resmon_summary s = resmon_monitor_summary(m);
+    /* Slot k is due at t0 + k*interval.  Every slot up to the stop was either
+     * sampled or counted as skipped; then comes the stop's own sample. */
+    double t0 = samples[0].timestamp;
+    double expected = floor(s.duration_sec / interval) + 2;
+    ASSERT_BETWEEN((double)n + (double)s.skipped_slots, expected - 1, expected + 1);
+    ASSERT_BETWEEN((double)n, 0.97 * expected, expected + 1); /* a quiet machine skips few */
+    /* Never early, and no cumulative drift: a sample is near its slot. */
+    size_t late = 0;
+    for (size_t i = 1; i + 1 < n; i++) {
+        double slot_time = t0 + round((samples[i].timestamp - t0) / interval) * interval;
+        double lateness = samples[i].timestamp - slot_time;
+        ASSERT_BETWEEN(lateness, -1e-6, interval);
+        if (lateness > 0.002)
+            late++;
+    }
+    assert_true(late < n / 10);
+    free(samples);
+    resmon_monitor_free(m);
+}
+
+static atomic_int spinners_stop;
+
+static void *spinner(void *arg)
+{
+    (void)arg;
+    volatile unsigned long sink = 0;
+    while (!atomic_load(&spinners_stop))
+        sink++;
+    return NULL;
+}
+
+static double mean_cpu_with_spinners(int threads)
+{
+    resmon_monitor *m = new_monitor(0.05, NULL);
+    atomic_store(&spinners_stop, 0);
+    pthread_t tid[4];
+    for (int i = 0; i < threads; i++)
+        pthread_create(&tid[i], NULL, spinner, NULL);
+    test_sleep(0.05);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    test_sleep(0.6);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    atomic_store(&spinners_stop, 1);
+    for (int i = 0; i < threads; i++)
+        pthread_join(tid[i], NULL);
+    resmon_summary s = resmon_monitor_summary(m);
+    ASSERT_BETWEEN(s.peak_cpu_percent, s.mean_cpu_percent * 0.9, 100.0 * (threads + 1) * 1.3);
+    resmon_monitor_free(m);
+    return s.mean_cpu_percent;
+}
+
+static void cpu_percent_reads_100_per_busy_thread(void **state)
+{
+    (void)state;
+    ASSERT_BETWEEN(mean_cpu_with_spinners(0), 0, 15);
+    ASSERT_BETWEEN(mean_cpu_with_spinners(1), 75, 130);
+    if (sysconf(_SC_NPROCESSORS_ONLN) >= 2)
+        ASSERT_BETWEEN(mean_cpu_with_spinners(2), 150, 260);
+}
+
+static void rss_follows_touched_memory(void **state)
+{
+    (void)state;
+    resmon_monitor *m = new_monitor(0.02, NULL);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    size_t bytes = 200u << 20;
+    char *block = malloc(bytes);
+    assert_non_null(block);
+    memset(block, 7, bytes);
+    test_sleep(0.1);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    resmon_summary s = resmon_monitor_summary(m);
+    resmon_sample *samples;
+    size_t n = copy_samples(m, &samples);
+    ASSERT_BETWEEN(samples[n - 1].rss_mb - samples[0].rss_mb, 195, 215);
+    ASSERT_BETWEEN(s.memory_growth_mb, 195, 215);
+    ASSERT_BETWEEN(s.peak_rss_mb, samples[0].rss_mb + 195, samples[0].rss_mb + 215);
+    free(samples);
+    free(block);
+    resmon_monitor_free(m);
+}
+
+static void exact_peak_catches_a_spike_between_samples(void **state)
+{
+    (void)state;
+    resmon_monitor *m = new_monitor(1.0, NULL); /* no sample falls inside the spike */
+    assert_int_equal(resmon_monitor_start(m), 0);
+    double baseline = resmon_monitor_summary(m).peak_rss_mb;
+    test_sleep(0.03);
+    size_t bytes = 300u << 20;
+    char *spike = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(spike != MAP_FAILED);
+    memset(spike, 1, bytes);
+    test_sleep(0.02);
+    munmap(spike, bytes);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    resmon_summary s = resmon_monitor_summary(m);
+    assert_int_equal(s.num_samples, 2);
+    ASSERT_BETWEEN(s.peak_rss_mb, 0, baseline + 50); /* the samples missed it */
+    assert_true(s.hwm_scope == RESMON_HWM_WINDOW || s.hwm_scope == RESMON_HWM_LIFETIME);
+    ASSERT_BETWEEN(s.hwm_rss_mb, baseline + 295, baseline + 400);
+
+    /* The next window starts a fresh peak -- when the kernel allows resets. */
+    assert_int_equal(resmon_monitor_start(m), 0);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    s = resmon_monitor_summary(m);
+    if (s.hwm_scope == RESMON_HWM_WINDOW)
+        ASSERT_BETWEEN(s.hwm_rss_mb, s.peak_rss_mb, baseline + 50);
+    else
+        ASSERT_BETWEEN(s.hwm_rss_mb, baseline + 295, baseline + 400);
+    resmon_monitor_free(m);
+}
+
+/* ---- a fake GPU profiler ------------------------------------------------- */
+
+typedef struct fake_gpu {
+    double util, mem_used, clock, power;
+    int fail_all;        /* every callback returns -EIO */
+    int fail_every_other;
+    atomic_int calls;
+    atomic_int called_off_sampler; /* a call from a thread other than the sampler */
+    pthread_t main_thread;
+} fake_gpu;
+
+static int fake_should_fail(fake_gpu *f)
+{
+    int call = atomic_fetch_add(&f->calls, 1);
+    if (pthread_equal(pthread_self(), f->main_thread))
+        atomic_store(&f->called_off_sampler, 1);
+    return f->fail_all || (f->fail_every_other && (call / 4) % 2 == 1);
+}
+
+static int fake_util(void *ctx, double *percent)
+{
+    fake_gpu *f = ctx;
+    if (fake_should_fail(f))
+        return -EIO;
+    *percent = f->util;
+    return 0;
+}
+
+static int fake_memory(void *ctx, resmon_gpu_memory *out)
+{
+    fake_gpu *f = ctx;
+    if (fake_should_fail(f))
+        return -EIO;
+    out->gpu_memory_used_mb = f->mem_used;
+    out->gpu_memory_total_mb = 80000;
+    return 0;
+}
+
+static int fake_clock(void *ctx, resmon_gpu_clocks *out)
+{
+    fake_gpu *f = ctx;
+    if (fake_should_fail(f))
+        return -EIO;
+    out->gpu_clock_mhz = f->clock;
+    out->mem_clock_mhz = 2600;
+    return 0;
+}
+
+static int fake_power(void *ctx, resmon_gpu_power *out)
+{
+    fake_gpu *f = ctx;
+    if (fake_should_fail(f))
+        return -EIO;
+    out->power_draw_w = f->power;
+    out->power_limit_w = 700;
+    return 0;
+}
+
+static resmon_summary run_with_gpu(const resmon_gpu_profiler *gpu, resmon_sample **samples, size_t *n)
+{
+    resmon_monitor *m = new_monitor(0.005, gpu);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    test_sleep(0.1);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    resmon_summary s = resmon_monitor_summary(m);
+    *n = copy_samples(m, samples);
+    resmon_monitor_free(m);
+    return s;
+}
+
+static void gpu_fixed_values_reach_samples_and_summary(void **state)
+{
+    (void)state;
+    fake_gpu f = {.util = 42.5, .mem_used = 1234.5, .clock = 1980, .power = 312.25, .main_thread = pthread_self()};
+    resmon_gpu_profiler gpu = {&f, fake_util, fake_memory, fake_clock, fake_power};
+    resmon_sample *samples;
+    size_t n;
+    resmon_summary s = run_with_gpu(&gpu, &samples, &n);
+    assert_true(n >= 2);
+    for (size_t i = 0; i < n; i++) {
+        ASSERT_DOUBLE_EQ(samples[i].gpu_util, 42.5);
+        ASSERT_DOUBLE_EQ(samples[i].gpu_mem_mb, 1234.5);
+        ASSERT_DOUBLE_EQ(samples[i].gpu_clock_mhz, 1980);
+        ASSERT_DOUBLE_EQ(samples[i].gpu_power_w, 312.25);
+    }
+    ASSERT_DOUBLE_EQ(s.mean_gpu_util, 42.5);
+    ASSERT_DOUBLE_EQ(s.peak_gpu_mem_mb, 1234.5);
+    ASSERT_DOUBLE_EQ(s.mean_gpu_clock_mhz, 1980);
+    ASSERT_DOUBLE_EQ(s.mean_gpu_power_w, 312.25);
+    assert_int_equal(atomic_load(&f.called_off_sampler), 0); /* the sampler thread only */
+    assert_int_equal(atomic_load(&f.calls), 4 * (int)n);
+    free(samples);
+}
+
+static void failing_gpu_gives_nan_and_a_normal_run(void **state)
+{
+    (void)state;
+    fake_gpu f = {.fail_all = 1, .main_thread = pthread_self()};
+    resmon_gpu_profiler gpu = {&f, fake_util, fake_memory, fake_clock, fake_power};
+    resmon_sample *samples;
+    size_t n;
+    resmon_summary s = run_with_gpu(&gpu, &samples, &n);
+    assert_true(n >= 10);
+    for (size_t i = 0; i < n; i++) {
+        ASSERT_NAN(samples[i].gpu_util);
+        ASSERT_NAN(samples[i].gpu_mem_mb);
+        ASSERT_NAN(samples[i].gpu_clock_mhz);
+        ASSERT_NAN(samples[i].gpu_power_w);
+        assert_true(samples[i].rss_mb > 0);
+    }
+    ASSERT_NAN(s.mean_gpu_util);
+    ASSERT_NAN(s.peak_gpu_mem_mb);
+    ASSERT_NAN(s.mean_gpu_clock_mhz);
+    ASSERT_NAN(s.mean_gpu_power_w);
+    assert_true(s.peak_rss_mb > 0);
+    free(samples);
+}
+
+static void gpu_failures_cost_only_their_samples(void **state)
+{
+    (void)state;
+    fake_gpu f = {.util = 10, .mem_used = 500, .clock = 1000, .power = 100, .fail_every_other = 1,
+                  .main_thread = pthread_self()};
+    resmon_gpu_profiler gpu = {&f, fake_util, fake_memory, fake_clock, fake_power};
+    resmon_sample *samples;
+    size_t n;
+    resmon_summary s = run_with_gpu(&gpu, &samples, &n);
+    size_t with_gpu = 0;
+    for (size_t i = 0; i < n; i++)
+        with_gpu += !isnan(samples[i].gpu_util);
+    assert_true(with_gpu > 0 && with_gpu < n);
+    ASSERT_DOUBLE_EQ(s.mean_gpu_util, 10); /* averaged over the samples that have it */
+    ASSERT_DOUBLE_EQ(s.peak_gpu_mem_mb, 500);
+    free(samples);
+}
+
+static void null_gpu_callbacks_mean_unsupported(void **state)
+{
+    (void)state;
+    fake_gpu f = {.util = 77, .main_thread = pthread_self()};
+    resmon_gpu_profiler gpu = {.ctx = &f, .get_utilization = fake_util};
+    resmon_sample *samples;
+    size_t n;
+    resmon_summary s = run_with_gpu(&gpu, &samples, &n);
+    ASSERT_DOUBLE_EQ(samples[0].gpu_util, 77);
+    ASSERT_NAN(samples[0].gpu_mem_mb);
+    ASSERT_DOUBLE_EQ(s.mean_gpu_util, 77);
+    ASSERT_NAN(s.peak_gpu_mem_mb);
+    ASSERT_NAN(s.mean_gpu_clock_mhz);
+    ASSERT_NAN(s.mean_gpu_power_w);
+    free(samples);
+}
+
+static void invalid_gpu_values_become_nan(void **state)
+{
+    (void)state;
+    const double bad[] = {NAN, INFINITY, -INFINITY, -1.0, -1e-300};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        fake_gpu f = {.util = bad[i], .mem_used = bad[i], .clock = bad[i], .power = bad[i], .main_thread = pthread_self()};
+        resmon_gpu_profiler gpu = {&f, fake_util, fake_memory, fake_clock, fake_power};
+        resmon_sample *samples;
+        size_t n;
+        resmon_summary s = run_with_gpu(&gpu, &samples, &n);
+        ASSERT_NAN(samples[0].gpu_util);
+        ASSERT_NAN(samples[n - 1].gpu_power_w);
+        ASSERT_NAN(s.mean_gpu_util);
+        ASSERT_NAN(s.peak_gpu_mem_mb);
+        ASSERT_NAN(s.mean_gpu_clock_mhz);
+        ASSERT_NAN(s.mean_gpu_power_w);
+        free(samples);
+    }
+}
+
+/* ---- lifecycle ----------------------------------------------------------- */
+
+static void fifty_windows_each_start_afresh(void **state)
+{
+    (void)state;
+    resmon_monitor *m = new_monitor(0.001, NULL);
+    for (int cycle = 0; cycle < 50; cycle++) {
+        assert_int_equal(resmon_monitor_start(m), 0);
+        if (cycle % 5 == 0)
+            test_sleep(0.005);
+        assert_int_equal(resmon_monitor_stop(m), 0);
+        resmon_summary s = resmon_monitor_summary(m);
+        assert_true(s.num_samples >= 2);
+        assert_true(s.num_samples < 100); /* the previous window was cleared */
+        resmon_sample first;
+        resmon_monitor_samples(m, &first, 1);
+        ASSERT_DOUBLE_EQ(first.cpu_percent, 0);
+    }
+    resmon_monitor_free(m);
+}
+
+static void free_while_running_stops_first(void **state)
+{
+    (void)state;
+    resmon_monitor *m = new_monitor(0.001, NULL);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    test_sleep(0.01);
+    resmon_monitor_free(m); /* ASan/TSan builds check nothing leaks or races */
+}
+
+typedef struct reader_args {
+    resmon_monitor *monitor;
+    atomic_int *stop;
+    int inconsistencies;
+    int snapshots;
+} reader_args;
+
+static void *reader(void *arg)
+{
+    reader_args *a = arg;
+    resmon_sample *buf = malloc(4096 * sizeof *buf);
+    while (!atomic_load(a->stop)) {
+        size_t n = resmon_monitor_samples(a->monitor, buf, 4096);
+        if (n > 4096)
+            n = 4096;
+        for (size_t i = 1; i < n; i++)
+            if (!(buf[i].timestamp > buf[i - 1].timestamp))
+                a->inconsistencies++;
+        resmon_summary s = resmon_monitor_summary(a->monitor);
+        if (s.num_samples > 0 && !(s.mean_rss_mb <= s.peak_rss_mb && s.duration_sec >= 0))
+            a->inconsistencies++;
+        a->snapshots++;
+    }
+    free(buf);
+    return NULL;
+}
+
+static void readers_racing_the_sampler_see_consistent_snapshots(void **state)
+{
+    (void)state;
+    resmon_monitor *m = new_monitor(0.001, NULL);
+    atomic_int stop = 0;
+    reader_args args[4];
+    pthread_t tid[4];
+    for (int i = 0; i < 4; i++) {
+        args[i] = (reader_args){m, &stop, 0, 0};
+        pthread_create(&tid[i], NULL, reader, &args[i]);
+    }
+    for (int window = 0; window < 5; window++) {
+        assert_int_equal(resmon_monitor_start(m), 0);
+        test_sleep(0.06);
+        assert_int_equal(resmon_monitor_stop(m), 0);
+    }
+    atomic_store(&stop, 1);
+    for (int i = 0; i < 4; i++) {
+        pthread_join(tid[i], NULL);
+        assert_int_equal(args[i].inconsistencies, 0);
+        assert_true(args[i].snapshots > 0);
+    }
+    resmon_monitor_free(m);
+}
+
+typedef struct stream_state {
+    resmon_monitor *monitor;
+    atomic_int count;
+    atomic_int stop_result, start_result;
+    double last_timestamp;
+    double sleep_sec;
+} stream_state;
+
+static void on_sample(const resmon_sample *s, void *user)
+{
+    stream_state *st = user;
+    atomic_fetch_add(&st->count, 1);
+    st->last_timestamp = s->timestamp;
+    atomic_store(&st->stop_result, resmon_monitor_stop(st->monitor));
+    atomic_store(&st->start_result, resmon_monitor_start(st->monitor));
+    if (st->sleep_sec > 0)
+        test_sleep(st->sleep_sec);
+}
+
+static void callback_streams_every_sample_and_cannot_reenter(void **state)
+{
+    (void)state;
+    stream_state st = {0};
+    resmon_options opts = {.sample_interval_sec = 0.002, .on_sample = on_sample, .on_sample_user = &st};
+    st.monitor = resmon_monitor_new(&opts);
+    assert_int_equal(resmon_monitor_start(st.monitor), 0);
+    test_sleep(0.1);
+    assert_int_equal(resmon_monitor_stop(st.monitor), 0);
+    resmon_summary s = resmon_monitor_summary(st.monitor);
+    assert_int_equal(atomic_load(&st.count), (int)s.num_samples);
+    assert_int_equal(atomic_load(&st.stop_result), -EDEADLK);
+    assert_int_equal(atomic_load(&st.start_result), -EDEADLK);
+    resmon_sample last;
+    size_t n = resmon_monitor_samples(st.monitor, NULL, 0);
+    resmon_sample *all = calloc(n, sizeof *all);
+    resmon_monitor_samples(st.monitor, all, n);
+    last = all[n - 1];
+    ASSERT_DOUBLE_EQ(st.last_timestamp, last.timestamp);
+    free(all);
+    resmon_monitor_free(st.monitor);
+}
+
+static void slow_callback_skips_slots_instead_of_bursting(void **state)
+{
+    (void)state;
+    stream_state st = {.sleep_sec = 0.025};
+    resmon_options opts = {.sample_interval_sec = 0.01, .on_sample = on_sample, .on_sample_user = &st};
+    st.monitor = resmon_monitor_new(&opts);
+    assert_int_equal(resmon_monitor_start(st.monitor), 0);
+    test_sleep(0.3);
+    assert_int_equal(resmon_monitor_stop(st.monitor), 0);
+    resmon_sample *samples;
+    size_t n = copy_samples(st.monitor, &samples);
+    resmon_summary s = resmon_monitor_summary(st.monitor);
+    assert_true(s.skipped_slots >= 10);
+    for (size_t i = 1; i < n; i++) /* no burst: samples stay at least a callback apart */
+        ASSERT_BETWEEN(samples[i].timestamp - samples[i - 1].timestamp, 0.005, 1.0);
+    free(samples);
+    resmon_monitor_free(st.monitor);
+}
+
+static void bounded_store_keeps_recent_samples_and_whole_summary(void **state)
+{
+    (void)state;
+    resmon_options opts = {.sample_interval_sec = 0.001, .max_samples = 16};
+    resmon_monitor *m = resmon_monitor_new(&opts);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    test_sleep(0.15);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    resmon_summary s = resmon_monitor_summary(m);
+    resmon_sample kept[32];
+    assert_int_equal(resmon_monitor_samples(m, kept, 32), 16);
+    assert_true(s.num_samples > 50);
+    ASSERT_BETWEEN(s.duration_sec, 0.14, 1.0);
+    for (int i = 1; i < 16; i++)
+        assert_true(kept[i].timestamp > kept[i - 1].timestamp);
+    ASSERT_BETWEEN(kept[15].timestamp - kept[0].timestamp, 0, 0.1); /* only the last ones */
+    resmon_monitor_free(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(new_rejects_bad_options),
+        cmocka_unit_test(never_started_has_zeroed_summary),
+        cmocka_unit_test(every_window_has_two_edge_samples),
+        cmocka_unit_test(stop_is_prompt_with_a_long_interval),
+        cmocka_unit_test(schedule_is_absolute_and_does_not_drift),
+        cmocka_unit_test(cpu_percent_reads_100_per_busy_thread),
+        cmocka_unit_test(rss_follows_touched_memory),
+        cmocka_unit_test(exact_peak_catches_a_spike_between_samples),
+        cmocka_unit_test(gpu_fixed_values_reach_samples_and_summary),
+        cmocka_unit_test(failing_gpu_gives_nan_and_a_normal_run),
+        cmocka_unit_test(gpu_failures_cost_only_their_samples),
+        cmocka_unit_test(null_gpu_callbacks_mean_unsupported),
+        cmocka_unit_test(invalid_gpu_values_become_nan),
+        cmocka_unit_test(fifty_windows_each_start_afresh),
+        cmocka_unit_test(free_while_running_stops_first),
+        cmocka_unit_test(readers_racing_the_sampler_see_consistent_snapshots),
+        cmocka_unit_test(callback_streams_every_sample_and_cannot_reenter),
+        cmocka_unit_test(slow_callback_skips_slots_instead_of_bursting),
+        cmocka_unit_test(bounded_store_keeps_recent_samples_and_whole_summary),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
