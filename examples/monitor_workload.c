@@ -17,14 +17,16 @@
 #include <string.h>
 #include <time.h>
 
+/* Written by busy loops; volatile so the compiler keeps them. */
+static volatile unsigned long busy_sink;
+
 static void spin_for(double seconds)
 {
     struct timespec start, now;
     clock_gettime(CLOCK_MONOTONIC, &start);
-    volatile unsigned long sink = 0;
     do {
         for (int i = 0; i < 10000; i++)
-            sink += (unsigned long)i;
+            busy_sink += (unsigned long)i;
         clock_gettime(CLOCK_MONOTONIC, &now);
     } while ((double)(now.tv_sec - start.tv_sec) + (double)(now.tv_nsec - start.tv_nsec) * 1e-9 < seconds);
 }

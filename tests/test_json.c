@@ -276,12 +276,13 @@ static void from_json_honours_len(void **state)
 static void from_json_survives_random_bytes(void **state)
 {
     (void)state;
+    static const char alphabet[] = "{}[]\":,0123456789.eE-+ntrufalse\\u \x00\xff";
     srand(7);
     for (int i = 0; i < 20000; i++) {
         size_t len = (size_t)(rand() % 64);
         unsigned char *bytes = malloc(len ? len : 1);
         for (size_t k = 0; k < len; k++)
-            bytes[k] = (unsigned char)"{}[]\":,0123456789.eE-+ntrufalse\\u \x00\xff"[rand() % 40];
+            bytes[k] = (unsigned char)alphabet[rand() % (int)(sizeof alphabet - 1)];
         resmon_summary s;
         char err[64];
         int rc = resmon_summary_from_json((const char *)bytes, len, &s, err, sizeof err);

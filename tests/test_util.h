@@ -15,6 +15,17 @@
 
 #include <cmocka.h>
 
+/* Written by busy loops; volatile so the compiler keeps them. */
+static volatile unsigned long busy_sink;
+
+/* Sanitizers map shadow memory beside what a test touches (TSan about 3x
+ * more), so upper bounds on RSS widen under them; lower bounds do not. */
+#if defined(RESMON_TEST_SANITIZED)
+#define SANITIZER_MEMORY_FACTOR 5.0
+#else
+#define SANITIZER_MEMORY_FACTOR 1.0
+#endif
+
 /* cmocka's float asserts work in single precision; these keep doubles. */
 #define ASSERT_BETWEEN(value, low, high)                                                  \
     do {                                                                                  \
@@ -61,10 +72,17 @@ static inline void test_sleep(double seconds)
 static inline void test_spin(double seconds)
 {
     double end = test_now() + seconds;
-    volatile unsigned long sink = 0;
     while (test_now() < end)
         for (int i = 0; i < 1000; i++)
-            sink += (unsigned long)i;
+            busy_sink += (unsigned long)i;
+}
+
+/* Writes every byte, in a way the compiler may not optimise away, so the
+ * pages become resident. */
+static inline void test_touch(void *block, size_t bytes)
+{
+    memset(block, 7, bytes);
+    __asm__ volatile("" : : "r"(block) : "memory");
 }
 
 #endif
