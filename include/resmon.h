@@ -121,7 +121,12 @@ typedef struct resmon_sample {
     double timestamp;     /* seconds, CLOCK_MONOTONIC (the seed's perf_counter) */
     double cpu_percent;   /* CPU time over wall time since the previous sample,
                              x100; above 100 with several busy threads; 0 in
-                             the first sample of a window */
+                             the first sample of a window.  From the kernel's
+                             per-process CPU clock (ns), which brings a thread
+                             running on another CPU up to date only at each
+                             scheduler tick (1/CONFIG_HZ): at intervals of a few
+                             ticks single samples alternate by +-1 tick; sums
+                             and means (cpu_time_sec) are unaffected */
     double rss_mb;        /* resident set size, MiB */
     double gpu_util;      /* percent; NAN when unavailable */
     double gpu_mem_mb;    /* NAN when unavailable */

@@ -152,7 +152,7 @@ static int take_sample(resmon_monitor *m, int first, resmon_sample *s, double *c
     rm__probe_reading r;
     int rc = first ? rm__probe_begin(m->probe, &r) : rm__probe_read(m->probe, &r);
     if (rc < 0)
-        return rc;
+        return rc; /* gone: no reading */
     s->timestamp = (double)timestamp_ns * 1e-9;
     s->rss_mb = (double)r.rss_bytes / RM__BYTES_PER_MIB;
     s->cpu_percent = 0.0;
@@ -162,7 +162,7 @@ static int take_sample(resmon_monitor *m, int first, resmon_sample *s, double *c
     *short_interval = !first && timestamp_ns - m->previous_ns < m->interval_ns / 2;
     m->previous_ns = timestamp_ns;
     rm__gpu_read_sample(m->opts.gpu_profiler, s);
-    return 0;
+    return rc; /* 0, or RM__PROBE_ENDED: a valid last reading */
 }
 
 /* Keeps the sample and adds it to the summary (under the lock, by caller).
@@ -220,11 +220,11 @@ static void *sampler_main(void *arg)
     uint64_t window_start_ns = m->previous_ns;
 
     pthread_mutex_lock(&m->lock);
-    if (rc == 0)
+    if (rc >= 0)
         record_locked(m, &s, cpu_sec, 0);
     else
         m->window_open = 0;
-    m->start_result = rc;
+    m->start_result = rc < 0 ? rc : 0;
     m->first_sample_done = 1;
     pthread_cond_signal(&m->started);
     pthread_mutex_unlock(&m->lock);
@@ -233,16 +233,23 @@ static void *sampler_main(void *arg)
     if (m->opts.on_sample)
         m->opts.on_sample(&s, m->opts.on_sample_user);
 
-    int target_ended = 0;
-    for (uint64_t slot = 1;; ) {
+    /* A target that has exited (a zombie) or vanished ends the window: no
+     * process is left to sample. */
+    int target_ended = rc == RM__PROBE_ENDED;
+    for (uint64_t slot = 1; !target_ended;) {
         if (wait_for_slot(m, window_start_ns + slot * m->interval_ns))
             break;
 
-        if (take_sample(m, 0, &s, &cpu_sec, &short_interval) < 0) {
+        rc = take_sample(m, 0, &s, &cpu_sec, &short_interval);
+        if (rc < 0) {
             target_ended = 1;
             break;
         }
         publish(m, &s, cpu_sec, short_interval);
+        if (rc == RM__PROBE_ENDED) {
+            target_ended = 1;
+            break;
+        }
 
         /* Next slot: the first one still ahead.  Slots that passed while this
          * sample (or a slow callback) ran are counted, not made up in a burst. */
@@ -260,8 +267,8 @@ static void *sampler_main(void *arg)
 
     /* The window's last sample: taken at stop, however soon after start,
      * so that every window has two edges and duration_sec is the real one.
-     * A target that has ended keeps the last sample taken while it lived. */
-    if (!target_ended && take_sample(m, 0, &s, &cpu_sec, &short_interval) == 0)
+     * A target that ended by itself already has its last sample. */
+    if (!target_ended && take_sample(m, 0, &s, &cpu_sec, &short_interval) >= 0)
         publish(m, &s, cpu_sec, short_interval);
     uint64_t peak_bytes;
     resmon_hwm_scope scope;

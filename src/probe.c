@@ -56,13 +56,17 @@ static int read_cpu_ns(const tracked_process *t, uint64_t *ns)
     return 0;
 }
 
-static int read_rss_pages(const tracked_process *t, uint64_t *pages)
+/* Resident pages; *has_memory is 0 for a zombie (its memory is gone). */
+static int read_rss_pages(const tracked_process *t, uint64_t *pages, int *has_memory)
 {
     char text[128];
     ssize_t n = rm__pread_file(t->statm_fd, text, sizeof text);
     if (n < 0)
         return (int)n;
-    return rm__parse_statm_resident(text, (size_t)n, pages);
+    uint64_t size_pages;
+    int rc = rm__parse_statm(text, (size_t)n, &size_pages, pages);
+    *has_memory = size_pages != 0;
+    return rc;
 }
 
 /* Starts tracking pid.  Its CPU baseline is 0, so a process born between two
@@ -92,10 +96,11 @@ static int track(rm__probe *p, pid_t pid, tracked_process **out)
             rc = -ESRCH;
     }
     uint64_t probe_value;
+    int has_memory;
     if (rc == 0)
         rc = read_cpu_ns(&t, &probe_value);
     if (rc == 0)
-        rc = read_rss_pages(&t, &probe_value);
+        rc = read_rss_pages(&t, &probe_value, &has_memory);
     if (rc < 0) {
         if (t.statm_fd >= 0)
             close(t.statm_fd);
@@ -180,12 +185,16 @@ static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
         refresh_tree(p);
     rm__probe_reading r = {0};
     uint64_t rss_pages = 0;
+    int root_exited = 0;
     for (size_t i = p->count; i-- > 0;) {
         tracked_process *t = &p->procs[i];
         uint64_t cpu_ns, pages;
+        int has_memory = 1;
         int rc = read_cpu_ns(t, &cpu_ns);
         if (rc == 0)
-            rc = read_rss_pages(t, &pages);
+            rc = read_rss_pages(t, &pages, &has_memory);
+        if (i == 0 && rc == 0 && !has_memory)
+            root_exited = 1; /* a zombie: its last CPU time still counts */
         if (rc < 0) {
             if (i == 0)
                 return -ESRCH; /* the root has ended: so has the target */
@@ -200,13 +209,13 @@ static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
     }
     r.rss_bytes = rss_pages * p->page_size;
     *out = r;
-    return 0;
+    return root_exited ? RM__PROBE_ENDED : 0;
 }
 
 int rm__probe_begin(rm__probe *p, rm__probe_reading *out)
 {
     int rc = read_all(p, out, 1);
-    if (rc < 0)
+    if (rc != 0)
         return rc;
     p->peak_reset_refused = 0;
     for (size_t i = 0; i < p->count; i++) {

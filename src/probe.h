@@ -32,12 +32,18 @@ typedef struct rm__probe_reading {
 int rm__probe_open(rm__probe **out, pid_t pid, int include_children);
 void rm__probe_close(rm__probe *p);
 
+/* Returned with a valid reading when the target's root has exited but not
+ * yet been reaped (a zombie): the reading is its last, and the target has
+ * ended. */
+#define RM__PROBE_ENDED 1
+
 /* Takes the window's first reading: records every process's CPU clock as
- * the baseline and resets the kernel's peak-RSS marks.  Returns 0 or -ESRCH
- * when the target has ended. */
+ * the baseline and resets the kernel's peak-RSS marks.  Returns 0,
+ * RM__PROBE_ENDED, or -ESRCH when the target is gone. */
 int rm__probe_begin(rm__probe *p, rm__probe_reading *out);
 
-/* Takes the next reading.  -ESRCH when the target has ended. */
+/* Takes the next reading: 0, RM__PROBE_ENDED, or -ESRCH when the target is
+ * gone (its root reaped), with no reading. */
 int rm__probe_read(rm__probe *p, rm__probe_reading *out);
 
 /* The largest peak-RSS mark among live processes, and how far to trust it

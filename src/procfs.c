@@ -96,11 +96,10 @@ static int skip_field(const char *buf, size_t len, size_t *pos)
     return 0;
 }
 
-int rm__parse_statm_resident(const char *buf, size_t len, uint64_t *resident_pages)
+int rm__parse_statm(const char *buf, size_t len, uint64_t *size_pages, uint64_t *resident_pages)
 {
     size_t pos = 0;
-    uint64_t size_pages;
-    if (parse_u64(buf, len, &pos, &size_pages) < 0)
+    if (parse_u64(buf, len, &pos, size_pages) < 0)
         return -EINVAL;
     return parse_u64(buf, len, &pos, resident_pages);
 }

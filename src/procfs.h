@@ -32,8 +32,10 @@ ssize_t rm__read_file_at(int dirfd, const char *path, char *buf, size_t cap);
  * statm every sample).  Returns the length read or a negative errno. */
 ssize_t rm__pread_file(int fd, char *buf, size_t cap);
 
-/* statm: "size resident shared text lib data dt" in pages.  Gives resident. */
-int rm__parse_statm_resident(const char *buf, size_t len, uint64_t *resident_pages);
+/* statm: "size resident shared text lib data dt" in pages.  Gives size
+ * (0 only for a process without memory: a zombie or a kernel thread) and
+ * resident. */
+int rm__parse_statm(const char *buf, size_t len, uint64_t *size_pages, uint64_t *resident_pages);
 
 /* stat: parses after the LAST ')' so that any comm (spaces, parentheses,
  * newlines) is skipped safely.  -EINVAL on truncated or non-numeric text. */

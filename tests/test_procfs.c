@@ -93,15 +93,17 @@ static void stat_never_reads_past_len(void **state)
 static void statm_gives_resident_pages(void **state)
 {
     (void)state;
-    uint64_t pages = 0;
+    uint64_t size = 0, pages = 0;
     const char *text = "2712 1041 867 198 0 334 0\n";
-    assert_int_equal(rm__parse_statm_resident(text, strlen(text), &pages), 0);
+    assert_int_equal(rm__parse_statm(text, strlen(text), &size, &pages), 0);
+    assert_int_equal(size, 2712);
     assert_int_equal(pages, 1041);
-    assert_int_equal(rm__parse_statm_resident("2712", 4, &pages), -EINVAL);
-    assert_int_equal(rm__parse_statm_resident("2712 x", 6, &pages), -EINVAL);
-    assert_int_equal(rm__parse_statm_resident("", 0, &pages), -EINVAL);
+    assert_int_equal(rm__parse_statm("2712", 4, &size, &pages), -EINVAL);
+    assert_int_equal(rm__parse_statm("2712 x", 6, &size, &pages), -EINVAL);
+    assert_int_equal(rm__parse_statm("", 0, &size, &pages), -EINVAL);
     /* A zombie's statm is all zeros: valid, zero resident. */
-    assert_int_equal(rm__parse_statm_resident("0 0 0 0 0 0 0\n", 14, &pages), 0);
+    assert_int_equal(rm__parse_statm("0 0 0 0 0 0 0\n", 14, &size, &pages), 0);
+    assert_int_equal(size, 0);
     assert_int_equal(pages, 0);
 }
 

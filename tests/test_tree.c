@@ -155,7 +155,7 @@ static void target_that_exits_ends_the_window_with_its_samples(void **state)
     resmon_monitor_free(m);
 }
 
-static void zombie_target_still_gets_its_final_sample(void **state)
+static void zombie_target_ends_the_window_with_one_sample(void **state)
 {
     (void)state;
     pid_t target = fork();
@@ -165,10 +165,43 @@ static void zombie_target_still_gets_its_final_sample(void **state)
     resmon_options opts = {.sample_interval_sec = 0.01, .pid = target};
     resmon_monitor *m = resmon_monitor_new(&opts);
     assert_int_equal(resmon_monitor_start(m), 0);
+    double deadline = test_now() + 2;
+    while (resmon_monitor_running(m) && test_now() < deadline)
+        test_sleep(0.001);
+    assert_int_equal(resmon_monitor_running(m), 0); /* nothing left to sample */
     assert_int_equal(resmon_monitor_stop(m), 0);
     resmon_summary s = resmon_monitor_summary(m);
-    assert_int_equal(s.num_samples, 2);
+    assert_int_equal(s.num_samples, 1);
     ASSERT_DOUBLE_EQ(s.peak_rss_mb, 0);
+    waitpid(target, NULL, 0);
+    resmon_monitor_free(m);
+}
+
+static void target_becoming_a_zombie_gives_the_last_sample(void **state)
+{
+    (void)state;
+    pid_t target = fork();
+    if (target == 0) {
+        test_sleep(0.1);
+        _exit(0);
+    }
+    resmon_options opts = {.sample_interval_sec = 0.01, .pid = target};
+    resmon_monitor *m = resmon_monitor_new(&opts);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    siginfo_t info;
+    waitid(P_PID, (id_t)target, &info, WEXITED | WNOWAIT); /* exited, not reaped */
+    double deadline = test_now() + 2;
+    while (resmon_monitor_running(m) && test_now() < deadline)
+        test_sleep(0.001);
+    assert_int_equal(resmon_monitor_running(m), 0);
+    resmon_sample last;
+    size_t n = resmon_monitor_samples(m, NULL, 0);
+    resmon_sample *all = calloc(n, sizeof *all);
+    resmon_monitor_samples(m, all, n);
+    last = all[n - 1];
+    ASSERT_DOUBLE_EQ(last.rss_mb, 0); /* the zombie's: its memory is gone */
+    assert_true(all[n - 2].rss_mb > 0);
+    free(all);
     waitpid(target, NULL, 0);
     resmon_monitor_free(m);
 }
@@ -213,7 +246,8 @@ int main(void)
         cmocka_unit_test_setup(tree_cpu_counts_busy_children, use_children_lists),
         cmocka_unit_test_setup(tree_cpu_counts_busy_children, use_proc_scan),
         cmocka_unit_test(target_that_exits_ends_the_window_with_its_samples),
-        cmocka_unit_test(zombie_target_still_gets_its_final_sample),
+        cmocka_unit_test(zombie_target_ends_the_window_with_one_sample),
+        cmocka_unit_test(target_becoming_a_zombie_gives_the_last_sample),
         cmocka_unit_test(missing_process_is_refused_at_start),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,320 @@
+#!/usr/bin/env python3
+"""Tests of the resmon command, run on the real binary.
+
+Environment: RESMON (the command), WORKLOAD (tests/cli/workload.c),
+JSON_CHECK (tests/cli/json_check.c, the library's from_json).
+"""
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import xml.etree.ElementTree as ET
+
+RESMON = os.environ["RESMON"]
+WORKLOAD = os.environ["WORKLOAD"]
+JSON_CHECK = os.environ["JSON_CHECK"]
+SANITIZED = os.environ.get("RESMON_TEST_SANITIZED") == "1"
+
+
+def resmon(*args, timeout=60, **kw):
+    return subprocess.run([RESMON, *args], capture_output=True, text=True, timeout=timeout, **kw)
+
+
+class Tmp(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory(prefix="resmon-cli-")
+        self.addCleanup(self.dir.cleanup)
+
+    def path(self, name):
+        return os.path.join(self.dir.name, name)
+
+    def summary(self, name="s.json"):
+        with open(self.path(name)) as f:
+            return json.load(f)
+
+
+class ExitStatus(Tmp):
+    def test_status_passes_through(self):
+        for code in (0, 3, 77):
+            r = resmon("-q", "--", WORKLOAD, "exit", str(code))
+            self.assertEqual(r.returncode, code, r.stderr)
+
+    def test_killed_by_signal_is_128_plus_n(self):
+        r = resmon("-o", self.path("s.json"), "--", "sh", "-c", "kill -KILL $$")
+        self.assertEqual(r.returncode, 128 + 9, r.stderr)
+        s = self.summary()
+        self.assertEqual(s["exit_status"], 137)
+        self.assertEqual(s["signal"], 9)
+        self.assertIn("killed by signal 9", r.stderr)
+
+    def test_not_found_is_127(self):
+        r = resmon("-o", self.path("s.json"), "--", "resmon-no-such-command-xyz")
+        self.assertEqual(r.returncode, 127)
+        self.assertEqual(r.stderr.strip().count("\n"), 0)
+        self.assertIn("resmon-no-such-command-xyz: command not found", r.stderr)
+        self.assertFalse(os.path.exists(self.path("s.json")))  # nothing ran: no outputs
+
+    def test_not_executable_is_126(self):
+        script = self.path("script.sh")
+        with open(script, "w") as f:
+            f.write("#!/bin/sh\necho hi\n")
+        os.chmod(script, 0o644)
+        r = resmon("--", script)
+        self.assertEqual(r.returncode, 126)
+        self.assertIn("Permission denied", r.stderr)
+        r = resmon("--", self.dir.name)  # a directory
+        self.assertEqual(r.returncode, 126)
+
+
+class BadUsage(Tmp):
+    def assert_usage_error(self, *args, message):
+        marker = self.path("started")
+        r = resmon(*args, *(["--", "touch", marker] if "--pid" not in args else []))
+        self.assertEqual(r.returncode, 125, r.stderr)
+        lines = r.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, r.stderr)
+        self.assertTrue(lines[0].startswith("resmon: "), lines[0])
+        self.assertIn(message, lines[0])
+        self.assertFalse(os.path.exists(marker), "the command must not start")
+
+    def test_each_bad_input_is_one_line_and_125(self):
+        self.assert_usage_error("--bogus", message="unknown option '--bogus'")
+        self.assert_usage_error("-x", message="unknown option '-x'")
+        self.assert_usage_error("-i", "abc", message="invalid interval 'abc'")
+        self.assert_usage_error("-i", "0", message="invalid interval '0'")
+        self.assert_usage_error("-i", "-1", message="invalid interval '-1'")
+        self.assert_usage_error("-i", "nan", message="invalid interval 'nan'")
+        self.assert_usage_error("-o", self.path("missing/dir/s.json"), message="cannot write summary file")
+        self.assert_usage_error("-s", self.path("missing/s.csv"), message="cannot write samples file")
+        self.assert_usage_error("-s", self.path("s.txt"), message="must end in .csv or .jsonl")
+        self.assert_usage_error("--plot", self.path("missing/p.svg"), message="cannot write plot file")
+        self.assert_usage_error("--gpu", "quantum", message="unknown GPU selection")
+        self.assert_usage_error("--duration", "1", message="--duration works with --pid only")
+
+    def test_missing_command(self):
+        r = resmon()
+        self.assertEqual(r.returncode, 125)
+        self.assertIn("missing command", r.stderr)
+        r = resmon("-q", "--")
+        self.assertEqual(r.returncode, 125)
+
+    def test_bad_pid(self):
+        self.assert_usage_error("--pid", "0", message="invalid PID '0'")
+        self.assert_usage_error("--pid", "12x", message="invalid PID '12x'")
+        dead = subprocess.Popen(["true"])
+        dead.wait()
+        self.assert_usage_error("--pid", str(dead.pid), message="no such process")
+
+    def test_help_and_version(self):
+        r = resmon("--help")
+        self.assertEqual(r.returncode, 0)
+        self.assertIn("--interval", r.stdout)
+        self.assertEqual(r.stderr, "")
+        r = resmon("--version")
+        self.assertEqual(r.returncode, 0)
+        self.assertRegex(r.stdout, r"^resmon \d+\.\d+\.\d+\n$")
+
+
+class Streams(Tmp):
+    def test_stdout_and_stdin_belong_to_the_command(self):
+        r = resmon("--", "sh", "-c", "read line; echo got $line", input="hello\n")
+        self.assertEqual(r.returncode, 0)
+        self.assertEqual(r.stdout, "got hello\n")
+        self.assertIn("wall time", r.stderr)
+        self.assertIn("peak RSS", r.stderr)
+        q = resmon("-q", "--", "echo", "x")
+        self.assertEqual((q.stdout, q.stderr), ("x\n", ""))
+
+    def test_summary_to_stdout_after_the_command(self):
+        r = resmon("-q", "-o", "-", "--", "echo", "first")
+        lines = r.stdout.splitlines()
+        self.assertEqual(lines[0], "first")
+        self.assertEqual(json.loads(lines[1])["exit_status"], 0)
+
+
+class Signals(Tmp):
+    def run_and_signal(self, sig, *command):
+        p = subprocess.Popen([RESMON, "-i", "0.02", "-o", self.path("s.json"), "-s", self.path("s.csv"),
+                              "--", *command], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(0.5)
+        p.send_signal(sig)
+        out, err = p.communicate(timeout=30)
+        return p.returncode, err
+
+    def test_sigterm_is_forwarded_and_outputs_written(self):
+        code, err = self.run_and_signal(signal.SIGTERM, WORKLOAD, "sleep", "30")
+        self.assertEqual(code, 128 + signal.SIGTERM, err)
+        s = self.summary()
+        self.assertTrue(s["interrupted"])
+        self.assertEqual(s["exit_status"], 143)
+        self.assertGreaterEqual(s["num_samples"], 10)
+        with open(self.path("s.csv")) as f:
+            self.assertEqual(len(list(csv.DictReader(f))), s["num_samples"])
+
+    def test_sigint_and_sighup_are_forwarded(self):
+        for sig in (signal.SIGINT, signal.SIGHUP):
+            code, err = self.run_and_signal(sig, WORKLOAD, "sleep", "30")
+            self.assertEqual(code, 128 + sig, err)
+
+    def test_command_that_handles_the_signal_decides_the_status(self):
+        code, err = self.run_and_signal(signal.SIGTERM, WORKLOAD, "trap-term", "7")
+        self.assertEqual(code, 7, err)
+
+    def test_killed_resmon_leaves_every_flushed_row(self):
+        p = subprocess.Popen([RESMON, "-q", "-i", "0.01", "-s", self.path("s.jsonl"), "--", WORKLOAD, "sleep", "30"])
+        time.sleep(1.6)
+        p.kill()
+        p.wait()
+        with open(self.path("s.jsonl")) as f:
+            rows = [json.loads(line) for line in f]
+        self.assertGreaterEqual(len(rows), 80)  # at least the first second, flushed
+        subprocess.run(["pkill", "-f", f"{WORKLOAD} sleep 30"])
+
+
+class Tree(Tmp):
+    def peak(self, *args):
+        r = resmon("-i", "0.05", "-o", self.path("s.json"), *args)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return self.summary()
+
+    def test_two_children_of_100_mb(self):
+        script = f"{WORKLOAD} mem 100 1.2 & {WORKLOAD} mem 100 1.2 & wait"
+        tree = self.peak("--", "sh", "-c", script)
+        self.assertGreaterEqual(tree["peak_rss_mb"], 200)
+        self.assertGreaterEqual(tree["exact_peak_rss_mb"], 100)  # the largest single process
+        self.assertLess(tree["exact_peak_rss_mb"], 200)
+        self.assertTrue(tree["include_children"])
+        alone = self.peak("--no-children", "--", "sh", "-c", script)
+        self.assertLess(alone["peak_rss_mb"], 100)
+        self.assertFalse(alone["include_children"])
+
+    def test_child_forked_by_a_worker_thread(self):
+        s = self.peak("--", WORKLOAD, "thread-fork", "120", "1.0")
+        self.assertGreaterEqual(s["peak_rss_mb"], 120)
+
+    def test_exact_cpu_seconds_from_the_kernel(self):
+        s = self.peak("--", "sh", "-c", f"{WORKLOAD} spin 0.6 & {WORKLOAD} spin 0.6 & wait")
+        self.assertEqual(s["cpu_sec_source"], "wait4")
+        self.assertGreater(s["cpu_sec"], 1.0)
+        self.assertLess(s["cpu_sec"], 1.6 if not SANITIZED else 3.0)
+        self.assertGreater(s["mean_cpu_percent"], 100)
+
+    def test_process_that_exits_in_a_millisecond(self):
+        s = self.peak("--", "true")
+        self.assertGreaterEqual(s["num_samples"], 2)
+        self.assertGreaterEqual(s["duration_sec"], 0)
+        self.assertLess(s["wall_sec"], 1)
+        check = subprocess.run([JSON_CHECK, self.path("s.json")], capture_output=True, text=True)
+        self.assertEqual(check.returncode, 0, check.stdout)
+
+
+class Attach(Tmp):
+    def test_pid_with_duration(self):
+        target = subprocess.Popen([WORKLOAD, "sleep", "20"])
+        self.addCleanup(target.kill)
+        t = time.monotonic()
+        r = resmon("-i", "0.05", "--pid", str(target.pid), "--duration", "0.6", "-o", self.path("s.json"))
+        elapsed = time.monotonic() - t
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertLess(elapsed, 3)
+        s = self.summary()
+        self.assertEqual(s["pid"], target.pid)
+        self.assertIsNone(s["exit_status"])
+        self.assertGreaterEqual(s["num_samples"], 10)
+        self.assertIsNone(target.poll())  # resmon never touched it
+
+    def test_pid_until_the_process_ends(self):
+        target = subprocess.Popen([WORKLOAD, "mem", "50", "0.8"])
+        r = resmon("-i", "0.02", "--pid", str(target.pid), "-o", self.path("s.json"), timeout=30)
+        target.wait()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        s = self.summary()
+        self.assertGreaterEqual(s["peak_rss_mb"], 45)
+        self.assertFalse(s["interrupted"])
+
+    def test_pid_interrupted(self):
+        target = subprocess.Popen([WORKLOAD, "sleep", "20"])
+        self.addCleanup(target.kill)
+        p = subprocess.Popen([RESMON, "--pid", str(target.pid), "-o", self.path("s.json")], stderr=subprocess.PIPE)
+        time.sleep(0.4)
+        p.send_signal(signal.SIGINT)
+        p.communicate(timeout=10)
+        self.assertEqual(p.returncode, 0)
+        self.assertTrue(self.summary()["interrupted"])
+        self.assertIsNone(target.poll())  # not forwarded: resmon did not start it
+
+
+class Outputs(Tmp):
+    def run_full(self, samples_name):
+        r = resmon("-i", "0.02", "-o", self.path("s.json"), "-s", self.path(samples_name), "--plot",
+                   self.path("p.svg"), "--", WORKLOAD, "mem", "64", "0.4")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return self.summary()
+
+    def test_csv_samples_parse_back(self):
+        s = self.run_full("s.csv")
+        with open(self.path("s.csv")) as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual(len(rows), s["num_samples"])
+        self.assertEqual(list(rows[0].keys()), ["timestamp", "elapsed_sec", "cpu_percent", "rss_mb"])
+        self.assertEqual(float(rows[0]["elapsed_sec"]), 0.0)
+        self.assertEqual(float(rows[0]["cpu_percent"]), 0.0)
+        times = [float(r["timestamp"]) for r in rows]
+        self.assertEqual(times, sorted(times))
+        self.assertAlmostEqual(max(float(r["rss_mb"]) for r in rows), s["peak_rss_mb"], places=9)
+        self.assertAlmostEqual(times[-1] - times[0], s["duration_sec"], places=9)
+
+    def test_jsonl_samples_parse_back(self):
+        s = self.run_full("s.jsonl")
+        with open(self.path("s.jsonl")) as f:
+            rows = [json.loads(line) for line in f]
+        self.assertEqual(len(rows), s["num_samples"])
+        self.assertEqual(set(rows[0]), {"timestamp", "elapsed_sec", "cpu_percent", "rss_mb"})
+        self.assertGreaterEqual(max(r["rss_mb"] for r in rows), 64)
+
+    def test_summary_parses_with_the_library_and_has_the_run_keys(self):
+        s = self.run_full("s.csv")
+        seed_keys = ["peak_rss_mb", "mean_rss_mb", "peak_gpu_mem_mb", "mean_gpu_util", "memory_growth_mb",
+                     "num_samples", "duration_sec"]
+        self.assertEqual(list(s)[:7], seed_keys)
+        for key in ("command", "exit_status", "wall_sec", "cpu_sec", "exact_peak_rss_mb", "interval_sec",
+                    "start_time", "resmon_version"):
+            self.assertIn(key, s)
+        self.assertEqual(s["command"], [WORKLOAD, "mem", "64", "0.4"])
+        self.assertRegex(s["start_time"], r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+        self.assertGreaterEqual(s["exact_peak_rss_mb"], 64)
+        self.assertEqual(s["interval_sec"], 0.02)
+        check = subprocess.run([JSON_CHECK, self.path("s.json")], capture_output=True, text=True)
+        self.assertEqual(check.returncode, 0, check.stdout)
+        fields = dict(kv.split("=") for kv in check.stdout.split())
+        self.assertEqual(int(fields["num_samples"]), s["num_samples"])
+        self.assertEqual(float(fields["peak_rss_mb"]), s["peak_rss_mb"])
+        self.assertEqual(float(fields["hwm_rss_mb"]), s["exact_peak_rss_mb"])
+
+    def test_svg_is_well_formed_with_the_series(self):
+        self.run_full("s.csv")
+        root = ET.parse(self.path("p.svg")).getroot()
+        self.assertEqual(root.tag, "{http://www.w3.org/2000/svg}svg")
+        ids = {e.get("id") for e in root.iter() if e.get("id")}
+        self.assertTrue({"series-cpu", "series-rss", "exact-peak"} <= ids, ids)
+        texts = " ".join(e.text or "" for e in root.iter("{http://www.w3.org/2000/svg}text"))
+        for label in ("CPU (%)", "Memory (MiB)", "Elapsed time (s)", "RSS (tree)"):
+            self.assertIn(label, texts)
+        points = next(e for e in root.iter() if e.get("id") == "series-rss").get("points").split()
+        self.assertGreaterEqual(len(points), 10)
+
+    def test_awkward_command_line_is_escaped(self):
+        arg = 'quote " backslash \\ tab \t <svg> & newline \n end'
+        r = resmon("-q", "-o", self.path("s.json"), "--plot", self.path("p.svg"), "--", WORKLOAD, "exit", "0", arg)
+        self.assertEqual(r.returncode, 0)
+        self.assertEqual(self.summary()["command"][-1], arg)
+        ET.parse(self.path("p.svg"))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

@@ -1,0 +1,93 @@
+/*
+ * workload.c -- small programs for the resmon command's tests.
+ *
+ *   workload mem MB SECONDS          touch MB of memory, hold it SECONDS
+ *   workload spin SECONDS            burn one CPU
+ *   workload thread-fork MB SECONDS  a worker thread forks a child that holds MB
+ *   workload sleep SECONDS
+ *   workload exit CODE
+ *   workload trap-term CODE          wait for SIGTERM, then exit CODE
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static void sleep_sec(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+static void hold(size_t mb, double seconds)
+{
+    char *p = malloc(mb << 20);
+    if (!p)
+        exit(99);
+    memset(p, 5, mb << 20);
+    __asm__ volatile("" : : "r"(p) : "memory");
+    sleep_sec(seconds);
+}
+
+static size_t fork_mb;
+static double fork_seconds;
+
+static void *forker(void *arg)
+{
+    (void)arg;
+    pid_t pid = fork();
+    if (pid == 0) {
+        hold(fork_mb, fork_seconds);
+        _exit(0);
+    }
+    waitpid(pid, NULL, 0);
+    return NULL;
+}
+
+static volatile sig_atomic_t got_term;
+static void on_term(int sig)
+{
+    (void)sig;
+    got_term = 1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3)
+        return 2;
+    const char *mode = argv[1];
+    if (strcmp(mode, "mem") == 0 && argc == 4) {
+        hold((size_t)atol(argv[2]), atof(argv[3]));
+    } else if (strcmp(mode, "spin") == 0) {
+        struct timespec t0, t;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        static volatile unsigned long spins;
+        do {
+            spins++;
+            clock_gettime(CLOCK_MONOTONIC, &t);
+        } while ((double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) * 1e-9 < atof(argv[2]));
+    } else if (strcmp(mode, "thread-fork") == 0 && argc == 4) {
+        fork_mb = (size_t)atol(argv[2]);
+        fork_seconds = atof(argv[3]);
+        pthread_t tid;
+        pthread_create(&tid, NULL, forker, NULL);
+        pthread_join(tid, NULL);
+    } else if (strcmp(mode, "sleep") == 0) {
+        sleep_sec(atof(argv[2]));
+    } else if (strcmp(mode, "exit") == 0) {
+        return atoi(argv[2]);
+    } else if (strcmp(mode, "trap-term") == 0) {
+        signal(SIGTERM, on_term);
+        while (!got_term)
+            pause();
+        return atoi(argv[2]);
+    } else {
+        return 2;
+    }
+    return 0;
+}

@@ -1,0 +1,354 @@
+/*
+ * main.c -- the resmon command: run a command (or attach to a process), monitor
+ * its process tree with libresmon, and report.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t received_signal;
+static volatile pid_t forward_to;
+
+/* Forwards SIGINT/SIGTERM/SIGHUP sent to resmon by a process (kill) to the
+ * command.  A signal from the terminal (si_code SI_KERNEL) already reached
+ * the command, which shares resmon's foreground process group, so it is not
+ * sent twice. */
+static void on_signal(int sig, siginfo_t *info, void *context)
+{
+    (void)context;
+    received_signal = sig;
+    if (forward_to > 0 && info && info->si_code != SI_KERNEL)
+        kill(forward_to, sig);
+}
+
+static void install_signal_handlers(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_signal;
+    sa.sa_flags = SA_SIGINFO; /* no SA_RESTART: waits return EINTR and look again */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
+
+static double monotonic_sec(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double realtime_sec(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ---- outputs, opened before anything starts ------------------------------ */
+
+typedef struct outputs {
+    FILE *summary;       /* -o */
+    samples_file *samples;
+    FILE *plot;
+    chart_series *chart;
+    double first_timestamp;
+    int have_first;
+} outputs;
+
+static void on_sample(const resmon_sample *s, void *user)
+{
+    outputs *out = user;
+    if (!out->have_first) {
+        out->first_timestamp = s->timestamp;
+        out->have_first = 1;
+    }
+    double elapsed = s->timestamp - out->first_timestamp;
+    if (out->samples)
+        samples_file_write(out->samples, s, elapsed);
+    if (out->chart)
+        chart_series_add(out->chart, s, elapsed);
+}
+
+static FILE *open_output(const char *path, const char *what)
+{
+    if (strcmp(path, "-") == 0)
+        return stdout;
+    FILE *f = fopen(path, "w");
+    if (!f)
+        fprintf(stderr, "resmon: cannot write %s '%s': %s\n", what, path, strerror(errno));
+    return f;
+}
+
+static int open_outputs(const cli_options *o, outputs *out)
+{
+    memset(out, 0, sizeof *out);
+    char err[512];
+    if (o->summary_path && !(out->summary = open_output(o->summary_path, "summary file")))
+        return -1;
+    if (o->samples_path && !(out->samples = samples_file_open(o->samples_path, 0, err, sizeof err))) {
+        fprintf(stderr, "resmon: %s\n", err);
+        return -1;
+    }
+    if (o->plot_path) {
+        if (!(out->plot = open_output(o->plot_path, "plot file")))
+            return -1;
+        if (!(out->chart = chart_series_new())) {
+            fprintf(stderr, "resmon: out of memory\n");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Closes the outputs; when discard, removes the files resmon created (nothing
+ * ran, so they would only mislead). */
+static void discard_outputs(const cli_options *o, outputs *out)
+{
+    if (out->summary && out->summary != stdout)
+        fclose(out->summary);
+    samples_file_close(out->samples);
+    if (out->plot && out->plot != stdout)
+        fclose(out->plot);
+    chart_series_free(out->chart);
+    const char *paths[] = {o->summary_path, o->samples_path, o->plot_path};
+    for (int i = 0; i < 3; i++)
+        if (paths[i] && strcmp(paths[i], "-") != 0)
+            unlink(paths[i]);
+}
+
+static int close_output(FILE *f, const char *path)
+{
+    if (!f)
+        return 0;
+    int failed = ferror(f);
+    if (f == stdout)
+        failed |= fflush(f) != 0;
+    else
+        failed |= fclose(f) != 0;
+    if (failed)
+        fprintf(stderr, "resmon: error writing '%s': %s\n", path, strerror(errno ? errno : EIO));
+    return failed ? -1 : 0;
+}
+
+/* Writes every output for what was seen.  Returns 0 or -1 (reported). */
+static int finish_outputs(const cli_options *o, outputs *out, const run_result *r)
+{
+    int rc = 0;
+    if (out->samples && samples_file_close(out->samples) < 0) {
+        fprintf(stderr, "resmon: error writing samples file '%s'\n", o->samples_path);
+        rc = -1;
+    }
+    out->samples = NULL;
+    if (out->plot) {
+        char title[512];
+        if (o->pid)
+            snprintf(title, sizeof title, "resmon \xe2\x80\x94 process %d%s", (int)o->pid,
+                     o->include_children ? " and descendants" : "");
+        else {
+            int n = snprintf(title, sizeof title, "resmon \xe2\x80\x94");
+            for (int i = 0; i < o->argc && n < (int)sizeof title - 1; i++)
+                n += snprintf(title + n, sizeof title - (size_t)n, " %s", o->argv[i]);
+        }
+        chart_write_svg(out->chart, out->plot, title, r);
+        rc |= close_output(out->plot, o->plot_path);
+    }
+    chart_series_free(out->chart);
+    if (out->summary) {
+        summary_write_json(out->summary, o, r);
+        rc |= close_output(out->summary, o->summary_path);
+    }
+    if (!o->quiet)
+        summary_print_table(stderr, o, r);
+    return rc;
+}
+
+/* ---- running ------------------------------------------------------------- */
+
+static resmon_monitor *new_monitor(const cli_options *o, pid_t pid, outputs *out)
+{
+    resmon_options opts = {
+        .sample_interval_sec = o->interval_sec,
+        .pid = pid,
+        .include_children = o->include_children,
+        .max_samples = 1, /* every sample is streamed; the summary covers them all */
+        .on_sample = on_sample,
+        .on_sample_user = out,
+    };
+    return resmon_monitor_new(&opts);
+}
+
+static int attach(const cli_options *o, outputs *out, run_result *r)
+{
+    resmon_monitor *m = new_monitor(o, o->pid, out);
+    int rc = m ? resmon_monitor_start(m) : -errno;
+    if (rc < 0) {
+        fprintf(stderr, "resmon: cannot monitor process %d: %s\n", (int)o->pid,
+                rc == -ESRCH ? "no such process" : resmon_strerror(rc));
+        resmon_monitor_free(m);
+        return EXIT_USAGE;
+    }
+    r->start_wall_epoch = realtime_sec();
+    double start = monotonic_sec();
+    install_signal_handlers();
+    while (resmon_monitor_running(m) && !received_signal) {
+        double left = o->duration_sec > 0 ? o->duration_sec - (monotonic_sec() - start) : 0.05;
+        if (left <= 0)
+            break;
+        double nap = left < 0.02 ? left : 0.02;
+        struct timespec ts = {0, (long)(nap * 1e9)};
+        nanosleep(&ts, NULL);
+    }
+    resmon_monitor_stop(m);
+    r->wall_sec = monotonic_sec() - start;
+    r->interrupted = received_signal != 0;
+    r->summary = resmon_monitor_summary(m);
+    resmon_monitor_free(m);
+    return 0;
+}
+
+/* Child side of spawn: waits for the go byte (so the monitor's first sample
+ * precedes any work), then execs; on failure sends errno back. */
+static void exec_child(const cli_options *o, int go_read, int error_write)
+{
+    char go;
+    ssize_t n;
+    do {
+        n = read(go_read, &go, 1);
+    } while (n < 0 && errno == EINTR);
+    if (n != 1)
+        _exit(EXIT_USAGE); /* resmon died before saying go */
+    execvp(o->argv[0], o->argv);
+    int err = errno;
+    if (write(error_write, &err, sizeof err) < 0)
+        _exit(EXIT_CANNOT_EXECUTE);
+    _exit(err == ENOENT || err == ENOTDIR ? EXIT_NOT_FOUND : EXIT_CANNOT_EXECUTE);
+}
+
+static int run_command(const cli_options *o, outputs *out, run_result *r)
+{
+    int go[2], error_pipe[2];
+    if (pipe2(go, O_CLOEXEC) != 0 || pipe2(error_pipe, O_CLOEXEC) != 0) {
+        fprintf(stderr, "resmon: cannot create a pipe: %s\n", strerror(errno));
+        return EXIT_USAGE;
+    }
+    fflush(NULL);
+    pid_t child = fork();
+    if (child < 0) {
+        fprintf(stderr, "resmon: cannot fork: %s\n", strerror(errno));
+        return EXIT_USAGE;
+    }
+    if (child == 0) {
+        close(go[1]);
+        close(error_pipe[0]);
+        exec_child(o, go[0], error_pipe[1]);
+    }
+    close(go[0]);
+    close(error_pipe[1]);
+    forward_to = child;
+    install_signal_handlers();
+
+    resmon_monitor *m = new_monitor(o, child, out);
+    int rc = m ? resmon_monitor_start(m) : -errno;
+    if (rc < 0) {
+        fprintf(stderr, "resmon: cannot monitor the command: %s\n", resmon_strerror(rc));
+        kill(child, SIGKILL);
+        waitpid(child, NULL, 0);
+        resmon_monitor_free(m);
+        return EXIT_USAGE;
+    }
+    r->start_wall_epoch = realtime_sec();
+    double start = monotonic_sec();
+    if (write(go[1], "g", 1) != 1) {
+        /* cannot happen while the child lives; it exits 125 on EOF */
+    }
+    close(go[1]);
+
+    int exec_errno = 0;
+    ssize_t n;
+    do {
+        n = read(error_pipe[0], &exec_errno, sizeof exec_errno);
+    } while (n < 0 && errno == EINTR);
+    close(error_pipe[0]);
+    if (n == (ssize_t)sizeof exec_errno) {
+        resmon_monitor_stop(m);
+        resmon_monitor_free(m);
+        waitpid(child, NULL, 0);
+        fprintf(stderr, "resmon: %s: %s\n", o->argv[0],
+                exec_errno == ENOENT ? "command not found" : strerror(exec_errno));
+        return exec_errno == ENOENT || exec_errno == ENOTDIR ? EXIT_NOT_FOUND : EXIT_CANNOT_EXECUTE;
+    }
+
+    /* Wait for the exit without reaping, so the monitor's last sample still
+     * sees the command (a zombie) and any descendants it left. */
+    siginfo_t info;
+    while (waitid(P_PID, (id_t)child, &info, WEXITED | WNOWAIT) != 0 && errno == EINTR)
+        ;
+    r->wall_sec = monotonic_sec() - start;
+    resmon_monitor_stop(m);
+    r->summary = resmon_monitor_summary(m);
+    resmon_monitor_free(m);
+
+    int status = 0;
+    struct rusage usage;
+    while (wait4(child, &status, 0, &usage) < 0 && errno == EINTR)
+        ;
+    forward_to = 0;
+    r->have_exit = 1;
+    if (WIFSIGNALED(status)) {
+        r->term_signal = WTERMSIG(status);
+        r->exit_status = 128 + r->term_signal;
+    } else {
+        r->exit_status = WEXITSTATUS(status);
+    }
+    r->have_rusage = 1;
+    r->rusage_cpu_sec = (double)usage.ru_utime.tv_sec + (double)usage.ru_utime.tv_usec * 1e-6 +
+                        (double)usage.ru_stime.tv_sec + (double)usage.ru_stime.tv_usec * 1e-6;
+    r->rusage_maxrss_mb = (double)usage.ru_maxrss / 1024.0; /* KiB on Linux */
+    /* The kernel's peak of the largest process is the exact peak for this
+     * window: the command's life is the window. */
+    r->summary.hwm_rss_mb = r->rusage_maxrss_mb;
+    r->summary.hwm_scope = RESMON_HWM_WINDOW;
+    r->interrupted = received_signal != 0;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    cli_options o;
+    int rc = cli_parse(argc, argv, &o);
+    if (rc == -1)
+        return fclose(stdout) == 0 ? 0 : EXIT_USAGE;
+    if (rc != 0)
+        return rc;
+    if (o.pid && kill(o.pid, 0) != 0 && errno == ESRCH) {
+        fprintf(stderr, "resmon: cannot monitor process %d: no such process\n", (int)o.pid);
+        return EXIT_USAGE;
+    }
+    outputs out;
+    if (open_outputs(&o, &out) < 0) {
+        discard_outputs(&o, &out);
+        return EXIT_USAGE;
+    }
+    run_result r;
+    memset(&r, 0, sizeof r);
+    rc = o.pid ? attach(&o, &out, &r) : run_command(&o, &out, &r);
+    if (rc != 0) {
+        discard_outputs(&o, &out);
+        return rc;
+    }
+    if (finish_outputs(&o, &out, &r) < 0)
+        return o.pid ? EXIT_USAGE : (r.exit_status ? r.exit_status : EXIT_USAGE);
+    return o.pid ? 0 : r.exit_status;
+}

@@ -1,0 +1,147 @@
+/*
+ * options.c -- the resmon command line.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage_text[] =
+    "usage: resmon [OPTIONS] -- COMMAND [ARG...]   run COMMAND and monitor it and its descendants\n"
+    "       resmon [OPTIONS] --pid PID             monitor a running process tree until it exits,\n"
+    "                                              --duration ends, or Ctrl-C\n"
+    "\n"
+    "  -i, --interval SECONDS   sample interval (default 0.1)\n"
+    "  -o, --output FILE        summary as JSON (\"-\" for stdout)\n"
+    "  -s, --samples FILE       every sample, CSV or JSON Lines by extension (.csv, .jsonl)\n"
+    "      --plot FILE          a chart of the run (SVG)\n"
+    "      --gpu WHICH          auto (default) or none\n"
+    "      --no-children        the process alone, not its tree\n"
+    "      --duration SECONDS   stop after this long (with --pid)\n"
+    "  -q, --quiet              no human summary on stderr\n"
+    "      --version, --help\n"
+    "\n"
+    "The human summary goes to stderr; stdout and stdin belong to COMMAND.  resmon exits\n"
+    "with COMMAND's status (128+N if signal N killed it), or 125 for its own errors,\n"
+    "126 if COMMAND cannot be executed, 127 if it is not found.\n";
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fputs("resmon: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputs(" (see resmon --help)\n", stderr);
+    return EXIT_USAGE;
+}
+
+/* A positive, finite number of seconds, the whole argument. */
+static int parse_seconds(const char *text, double *out)
+{
+    char *end;
+    errno = 0;
+    double value = strtod(text, &end);
+    if (end == text || *end != '\0' || errno == ERANGE || !isfinite(value) || value <= 0)
+        return -EINVAL;
+    *out = value;
+    return 0;
+}
+
+static int has_extension(const char *path, const char *ext)
+{
+    size_t n = strlen(path), e = strlen(ext);
+    return n > e && strcmp(path + n - e, ext) == 0;
+}
+
+int cli_parse(int argc, char **argv, cli_options *o)
+{
+    enum { OPT_PLOT = 256, OPT_GPU, OPT_NO_CHILDREN, OPT_DURATION, OPT_PID, OPT_VERSION, OPT_HELP };
+    static const struct option longopts[] = {
+        {"interval", required_argument, NULL, 'i'},
+        {"output", required_argument, NULL, 'o'},
+        {"samples", required_argument, NULL, 's'},
+        {"plot", required_argument, NULL, OPT_PLOT},
+        {"gpu", required_argument, NULL, OPT_GPU},
+        {"no-children", no_argument, NULL, OPT_NO_CHILDREN},
+        {"duration", required_argument, NULL, OPT_DURATION},
+        {"pid", required_argument, NULL, OPT_PID},
+        {"quiet", no_argument, NULL, 'q'},
+        {"version", no_argument, NULL, OPT_VERSION},
+        {"help", no_argument, NULL, OPT_HELP},
+        {NULL, 0, NULL, 0},
+    };
+    memset(o, 0, sizeof *o);
+    o->interval_sec = 0.1;
+    o->gpu = "auto";
+    o->include_children = 1;
+    opterr = 0; /* our own messages: one line each */
+    int c;
+    /* "+": stop at the first non-option, which starts COMMAND. */
+    while ((c = getopt_long(argc, argv, "+:i:o:s:q", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'i':
+            if (parse_seconds(optarg, &o->interval_sec) < 0 || o->interval_sec < 1e-6)
+                return usage_error("invalid interval '%s': give a positive number of seconds (at least 0.000001)", optarg);
+            break;
+        case 'o':
+            o->summary_path = optarg;
+            break;
+        case 's':
+            if (!has_extension(optarg, ".csv") && !has_extension(optarg, ".jsonl"))
+                return usage_error("samples file '%s' must end in .csv or .jsonl", optarg);
+            o->samples_path = optarg;
+            break;
+        case OPT_PLOT:
+            o->plot_path = optarg;
+            break;
+        case OPT_GPU:
+            if (strcmp(optarg, "auto") != 0 && strcmp(optarg, "none") != 0)
+                return usage_error("unknown GPU selection '%s': use auto or none", optarg);
+            o->gpu = optarg;
+            break;
+        case OPT_NO_CHILDREN:
+            o->include_children = 0;
+            break;
+        case OPT_DURATION:
+            if (parse_seconds(optarg, &o->duration_sec) < 0)
+                return usage_error("invalid duration '%s': give a positive number of seconds", optarg);
+            break;
+        case OPT_PID: {
+            char *end;
+            errno = 0;
+            long pid = strtol(optarg, &end, 10);
+            if (end == optarg || *end != '\0' || errno || pid <= 0 || pid > 0x7fffffff)
+                return usage_error("invalid PID '%s'", optarg);
+            o->pid = (pid_t)pid;
+            break;
+        }
+        case 'q':
+            o->quiet = 1;
+            break;
+        case OPT_VERSION:
+            printf("resmon %s\n", resmon_version_string());
+            return -1;
+        case OPT_HELP:
+            fputs(usage_text, stdout);
+            return -1;
+        case ':':
+            return usage_error("option '%s' needs a value", argv[optind - 1]);
+        default:
+            if (optopt) {
+                char flag[3] = {'-', (char)optopt, '\0'};
+                return usage_error("unknown option '%s'", flag);
+            }
+            return usage_error("unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    o->argv = argv + optind;
+    o->argc = argc - optind;
+    if (o->pid && o->argc > 0)
+        return usage_error("give either --pid or a command, not both%s", "");
+    if (!o->pid && o->argc == 0)
+        return usage_error("missing command: resmon [OPTIONS] -- COMMAND [ARG...]%s", "");
+    if (o->duration_sec > 0 && !o->pid)
+        return usage_error("--duration works with --pid only%s", "");
+    return 0;
+}

@@ -1,0 +1,131 @@
+/*
+ * samples_file.c -- every sample, as CSV or JSON Lines, written as it is
+ * taken (on the sampler thread).
+ *
+ * Rows go into a buffer that is written with write(2) only at row boundaries
+ * -- when it is nearly full, and at least once a second -- so the file always
+ * ends with a whole row: a crash or a kill leaves every row up to the last
+ * write, never half a row.
+ */
+#include "cli.h"
+#include "json_number.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SAMPLES_BUFFER_BYTES 65536
+#define MAX_ROW_BYTES 512
+
+struct samples_file {
+    int fd;
+    int jsonl;
+    int with_gpu;
+    double last_write;
+    int write_errno;
+    size_t used;
+    char buffer[SAMPLES_BUFFER_BYTES];
+};
+
+static void write_buffer(samples_file *f)
+{
+    size_t done = 0;
+    while (done < f->used && !f->write_errno) {
+        ssize_t n = write(f->fd, f->buffer + done, f->used - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            f->write_errno = n < 0 ? errno : EIO; /* kept, reported at close */
+        else
+            done += (size_t)n;
+    }
+    f->used = 0;
+}
+
+static void append(samples_file *f, const char *text, size_t n)
+{
+    memcpy(f->buffer + f->used, text, n);
+    f->used += n;
+}
+
+samples_file *samples_file_open(const char *path, int with_gpu, char *err, size_t errcap)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        snprintf(err, errcap, "cannot write samples file '%s': %s", path, strerror(errno));
+        return NULL;
+    }
+    samples_file *f = calloc(1, sizeof *f);
+    if (!f) {
+        close(fd);
+        snprintf(err, errcap, "out of memory");
+        return NULL;
+    }
+    f->fd = fd;
+    size_t n = strlen(path);
+    f->jsonl = n > 6 && strcmp(path + n - 6, ".jsonl") == 0;
+    f->with_gpu = with_gpu;
+    f->last_write = -1;
+    if (!f->jsonl) {
+        const char *header = with_gpu ? "timestamp,elapsed_sec,cpu_percent,rss_mb,gpu_util,gpu_mem_mb,gpu_clock_mhz,gpu_power_w\n"
+                                       : "timestamp,elapsed_sec,cpu_percent,rss_mb\n";
+        append(f, header, strlen(header));
+        write_buffer(f);
+    }
+    return f;
+}
+
+/* CSV: an unknown value is an empty field; JSONL: null. */
+static void put_value(samples_file *f, const char *key, double value, int first)
+{
+    char number[32];
+    if (f->jsonl) {
+        char field[80];
+        rm__json_format_double(value, number);
+        int n = snprintf(field, sizeof field, "%s\"%s\": %s", first ? "" : ", ", key, number);
+        append(f, field, (size_t)n);
+        return;
+    }
+    if (!first)
+        append(f, ",", 1);
+    if (!isnan(value))
+        append(f, number, rm__json_format_double(value, number));
+}
+
+void samples_file_write(samples_file *f, const resmon_sample *s, double elapsed_sec)
+{
+    if (SAMPLES_BUFFER_BYTES - f->used < MAX_ROW_BYTES)
+        write_buffer(f);
+    if (f->jsonl)
+        append(f, "{", 1);
+    put_value(f, "timestamp", s->timestamp, 1);
+    put_value(f, "elapsed_sec", elapsed_sec, 0);
+    put_value(f, "cpu_percent", s->cpu_percent, 0);
+    put_value(f, "rss_mb", s->rss_mb, 0);
+    if (f->with_gpu) {
+        put_value(f, "gpu_util", s->gpu_util, 0);
+        put_value(f, "gpu_mem_mb", s->gpu_mem_mb, 0);
+        put_value(f, "gpu_clock_mhz", s->gpu_clock_mhz, 0);
+        put_value(f, "gpu_power_w", s->gpu_power_w, 0);
+    }
+    append(f, f->jsonl ? "}\n" : "\n", f->jsonl ? 2 : 1);
+    if (f->last_write < 0 || s->timestamp - f->last_write >= 1.0) {
+        write_buffer(f);
+        f->last_write = s->timestamp;
+    }
+}
+
+int samples_file_close(samples_file *f)
+{
+    if (!f)
+        return 0;
+    write_buffer(f);
+    int rc = f->write_errno ? -f->write_errno : 0;
+    if (close(f->fd) != 0 && rc == 0)
+        rc = -errno;
+    free(f);
+    return rc;
+}

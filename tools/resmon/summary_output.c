@@ -1,0 +1,135 @@
+/*
+ * summary_output.c -- the run's summary as JSON (-o) and as the human table
+ * on stderr.
+ */
+#include "cli.h"
+#include "json_number.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void json_write_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        switch (*c) {
+        case '"': fputs("\\\"", out); break;
+        case '\\': fputs("\\\\", out); break;
+        case '\n': fputs("\\n", out); break;
+        case '\r': fputs("\\r", out); break;
+        case '\t': fputs("\\t", out); break;
+        default:
+            if (*c < 0x20)
+                fprintf(out, "\\u%04x", *c);
+            else
+                fputc(*c, out); /* UTF-8 passes through; other bytes too (argv is bytes) */
+        }
+    }
+    fputc('"', out);
+}
+
+static void put_number(FILE *out, const char *key, double value)
+{
+    char number[32];
+    rm__json_format_double(value, number);
+    fprintf(out, ", \"%s\": %s", key, number);
+}
+
+static void format_iso8601(double epoch, char *buf, size_t cap)
+{
+    time_t seconds = (time_t)epoch;
+    struct tm utc;
+    gmtime_r(&seconds, &utc);
+    size_t n = strftime(buf, cap, "%Y-%m-%dT%H:%M:%S", &utc);
+    snprintf(buf + n, cap - n, ".%03dZ", (int)((epoch - (double)seconds) * 1000));
+}
+
+int summary_write_json(FILE *out, const cli_options *o, const run_result *r)
+{
+    /* The library writes the seed's keys (and the window's exact peak); the
+     * command's own keys follow in the same object. */
+    int len = resmon_summary_to_json(&r->summary, NULL, 0);
+    char *base = malloc((size_t)len + 1);
+    if (!base)
+        return -1;
+    resmon_summary_to_json(&r->summary, base, (size_t)len + 1);
+    base[len - 1] = '\0'; /* drop the closing brace */
+    fputs(base, out);
+    free(base);
+
+    put_number(out, "mean_cpu_percent", r->summary.mean_cpu_percent);
+    put_number(out, "peak_cpu_percent", r->summary.peak_cpu_percent);
+    put_number(out, "wall_sec", r->wall_sec);
+    /* Exact CPU seconds from the kernel when we reaped the command; else the
+     * sampled CPU clock total. */
+    put_number(out, "cpu_sec", r->have_rusage ? r->rusage_cpu_sec : r->summary.cpu_time_sec);
+    fprintf(out, ", \"cpu_sec_source\": \"%s\"", r->have_rusage ? "wait4" : "samples");
+    if (r->have_rusage)
+        put_number(out, "exact_peak_rss_mb", r->rusage_maxrss_mb);
+    put_number(out, "interval_sec", o->interval_sec);
+    fprintf(out, ", \"skipped_slots\": %llu", (unsigned long long)r->summary.skipped_slots);
+    char when[40];
+    format_iso8601(r->start_wall_epoch, when, sizeof when);
+    fprintf(out, ", \"start_time\": \"%s\"", when);
+    if (o->pid) {
+        fprintf(out, ", \"pid\": %d", (int)o->pid);
+    } else {
+        fputs(", \"command\": [", out);
+        for (int i = 0; i < o->argc; i++) {
+            if (i)
+                fputs(", ", out);
+            json_write_string(out, o->argv[i]);
+        }
+        fputc(']', out);
+    }
+    if (r->have_exit) {
+        fprintf(out, ", \"exit_status\": %d", r->exit_status);
+        if (r->term_signal)
+            fprintf(out, ", \"signal\": %d", r->term_signal);
+    } else {
+        fputs(", \"exit_status\": null", out);
+    }
+    fprintf(out, ", \"include_children\": %s", o->include_children ? "true" : "false");
+    fprintf(out, ", \"interrupted\": %s", r->interrupted ? "true" : "false");
+    fprintf(out, ", \"resmon_version\": \"%s\"}\n", resmon_version_string());
+    return ferror(out) ? -1 : 0;
+}
+
+void summary_print_table(FILE *out, const cli_options *o, const run_result *r)
+{
+    const resmon_summary *s = &r->summary;
+    if (o->pid)
+        fprintf(out, "resmon: process %d%s", (int)o->pid, o->include_children ? " and its descendants" : "");
+    else
+        fprintf(out, "resmon: %s", o->argv[0]);
+    if (r->have_exit && r->term_signal)
+        fprintf(out, " was killed by signal %d (exit status %d)\n", r->term_signal, r->exit_status);
+    else if (r->have_exit)
+        fprintf(out, " exited with status %d\n", r->exit_status);
+    else
+        fprintf(out, r->interrupted ? " (monitoring interrupted)\n" : "\n");
+    fprintf(out, "  %-16s %10.3f s\n", "wall time", r->wall_sec);
+    double cpu = r->have_rusage ? r->rusage_cpu_sec : s->cpu_time_sec;
+    fprintf(out, "  %-16s %10.3f s    mean %.0f %%, peak %.0f %%\n", "CPU time", cpu, s->mean_cpu_percent,
+            s->peak_cpu_percent);
+    fprintf(out, "  %-16s %10.1f MiB  sampled, all processes together\n", "peak RSS", s->peak_rss_mb);
+    if (r->have_rusage)
+        fprintf(out, "  %-16s %10.1f MiB  exact, largest single process (wait4)\n", "exact peak RSS",
+                r->rusage_maxrss_mb);
+    else if (!isnan(s->hwm_rss_mb))
+        fprintf(out, "  %-16s %10.1f MiB  exact, largest single process (%s)\n", "exact peak RSS", s->hwm_rss_mb,
+                s->hwm_scope == RESMON_HWM_WINDOW ? "VmHWM in window" : "VmHWM, process lifetime");
+    fprintf(out, "  %-16s %10.1f MiB\n", "mean RSS", s->mean_rss_mb);
+    if (!isnan(s->mean_gpu_util))
+        fprintf(out, "  %-16s %10.1f %%\n", "mean GPU util", s->mean_gpu_util);
+    if (!isnan(s->peak_gpu_mem_mb))
+        fprintf(out, "  %-16s %10.1f MiB\n", "peak GPU memory", s->peak_gpu_mem_mb);
+    if (!isnan(s->mean_gpu_power_w))
+        fprintf(out, "  %-16s %10.1f W\n", "mean GPU power", s->mean_gpu_power_w);
+    fprintf(out, "  %-16s %10llu      every %g s", "samples", (unsigned long long)s->num_samples, o->interval_sec);
+    if (s->skipped_slots)
+        fprintf(out, ", %llu slots skipped (sampler ran late)", (unsigned long long)s->skipped_slots);
+    fputc('\n', out);
+}
