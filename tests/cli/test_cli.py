@@ -187,10 +187,11 @@ class Tree(Tmp):
         tree = self.peak("--", "sh", "-c", script)
         self.assertGreaterEqual(tree["peak_rss_mb"], 200)
         self.assertGreaterEqual(tree["exact_peak_rss_mb"], 100)  # the largest single process
-        self.assertLess(tree["exact_peak_rss_mb"], 200)
+        if not SANITIZED:  # sanitizers add shadow memory to the workload's own RSS
+            self.assertLess(tree["exact_peak_rss_mb"], 200)
         self.assertTrue(tree["include_children"])
         alone = self.peak("--no-children", "--", "sh", "-c", script)
-        self.assertLess(alone["peak_rss_mb"], 100)
+        self.assertLess(alone["peak_rss_mb"], 100 if not SANITIZED else 400)
         self.assertFalse(alone["include_children"])
 
     def test_child_forked_by_a_worker_thread(self):
