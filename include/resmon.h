@@ -132,6 +132,8 @@ typedef struct resmon_sample {
     double gpu_mem_mb;    /* NAN when unavailable */
     double gpu_clock_mhz; /* NAN when unavailable */
     double gpu_power_w;   /* NAN when unavailable */
+    double gpu_proc_mem_mb; /* beyond the seed: GPU memory of the monitored
+                               process(es); NAN when unavailable */
 } resmon_sample;
 
 /* How much to trust resmon_summary.hwm_rss_mb. */
@@ -176,6 +178,15 @@ typedef struct resmon_summary {
     resmon_hwm_scope hwm_scope;
     uint64_t skipped_slots;    /* schedule slots missed because the sampler ran
                                   late; the schedule skips ahead, never bursts */
+    /* Energy of the window, joules; NAN when unknown.  GPU: from the
+     * profiler's energy counter when it has one (exact), else power
+     * integrated over the samples (trapezoids; misses what happens between
+     * samples).  CPU: the packages' RAPL counters (powercap energy_uj, wrap-
+     * safe), which are root-only on most systems: NAN then. */
+    double gpu_energy_j;
+    int gpu_energy_exact;      /* 1: counter; 0: integrated power */
+    double cpu_energy_j;
+    double peak_gpu_proc_mem_mb; /* GPU memory of the monitored processes; NAN if unknown */
 } resmon_summary;
 
 /* Serialises a summary as a JSON object with exactly the seed's to_dict()
@@ -222,7 +233,73 @@ typedef struct resmon_gpu_profiler {
     int (*get_memory_usage)(void *ctx, resmon_gpu_memory *out);
     int (*get_clock_info)(void *ctx, resmon_gpu_clocks *out);
     int (*get_power_info)(void *ctx, resmon_gpu_power *out);
+    /* Beyond the seed; NULL when not supported. */
+    /* A cumulative energy counter in joules (any origin, never decreasing
+     * within a window): with it the window's energy is exact; without it
+     * resmon integrates power over time. */
+    int (*get_energy)(void *ctx, double *joules);
+    /* GPU memory used by the given processes, MiB. */
+    int (*get_process_memory)(void *ctx, const pid_t *pids, size_t count, double *mb);
 } resmon_gpu_profiler;
+
+/* ---- GPU backends built into resmon --------------------------------------
+ *
+ * resmon finds NVIDIA GPUs through NVML, loaded with dlopen at run time
+ * (libnvidia-ml.so.1; the environment variable RESMON_NVML_LIBRARY names
+ * another path), AMD GPUs through amdgpu's sysfs files and Intel GPUs through
+ * i915/xe sysfs and hwmon files (under RESMON_SYSFS_ROOT, default /sys).
+ * Nothing vendor-specific is needed at build time.  Added in 0.2. */
+
+typedef struct resmon_gpu_info {
+    char backend[8];        /* "nvml", "amd" or "intel" */
+    unsigned index;         /* index within the backend */
+    char name[96];          /* product name as the driver reports it */
+    char id[96];            /* NVML: UUID; sysfs: PCI address */
+    double memory_total_mb; /* NAN when unknown */
+} resmon_gpu_info;
+
+/* The latest readings of one device, as the aggregate profiler took them. */
+typedef struct resmon_gpu_reading {
+    double util_percent, mem_used_mb, mem_total_mb, clock_mhz, mem_clock_mhz, power_w, power_limit_w;
+} resmon_gpu_reading;
+
+typedef struct resmon_gpu resmon_gpu; /* an open GPU profiler */
+
+/* Lists the GPUs every backend finds, up to cap, and stores how many exist in
+ * *count.  A missing driver or library is not an error: it finds nothing.
+ * Returns 0 or -ENOMEM. */
+RESMON_API int resmon_gpu_list(resmon_gpu_info *out, size_t cap, size_t *count);
+
+/* Opens a profiler.  spec:
+ *   "auto" or NULL  the first GPU any backend finds (NVML first; for NVIDIA,
+ *                   the first entry of CUDA_VISIBLE_DEVICES or
+ *                   NVIDIA_VISIBLE_DEVICES when set: an index or a UUID)
+ *   "all"           every GPU found, as one aggregate (memory and power
+ *                   summed, utilization and clocks averaged)
+ *   "nvml:N", "nvml:GPU-<uuid>", "nvml:<pci bus id>", "amd:N", "intel:N"
+ * Returns 0, or a negative errno with a sentence in err (library missing,
+ * driver/library mismatch, no permission, no such device): -ENOENT (no such
+ * device or library), -ENODEV (no GPU at all), -EACCES, -EIO, -EINVAL (bad
+ * spec).  Never prints.  Thread-safe. */
+RESMON_API int resmon_gpu_open(resmon_gpu **out, const char *spec, char *err, size_t errcap);
+
+/* Closes a profiler (NVML is shut down with its last user).  Accepts NULL.
+ * No monitor may still use its profiler. */
+RESMON_API void resmon_gpu_close(resmon_gpu *gpu);
+
+/* The callback table to put in resmon_options.gpu_profiler; valid until
+ * resmon_gpu_close. */
+RESMON_API const resmon_gpu_profiler *resmon_gpu_profiler_of(resmon_gpu *gpu);
+
+/* How many devices the profiler reads (1, or N for "all"), and each one's
+ * description. */
+RESMON_API size_t resmon_gpu_device_count(const resmon_gpu *gpu);
+RESMON_API int resmon_gpu_device_info(const resmon_gpu *gpu, size_t i, resmon_gpu_info *out);
+
+/* The readings of each device from the profiler's latest calls (per-device
+ * columns for "all").  Call it from the thread that calls the profiler -- a
+ * monitor's on_sample callback.  Returns how many devices; copies up to cap. */
+RESMON_API size_t resmon_gpu_last_readings(const resmon_gpu *gpu, resmon_gpu_reading *out, size_t cap);
 
 /* ------------------------------------------------------------------------ */
 /* The monitor (ResourceMonitor)                                             */

@@ -10,9 +10,11 @@ static double valid_or_nan(int rc, double value)
     return rc == 0 && isfinite(value) && value >= 0.0 ? value : NAN;
 }
 
-void rm__gpu_read_sample(const resmon_gpu_profiler *gpu, resmon_sample *s)
+void rm__gpu_read_sample(const resmon_gpu_profiler *gpu, const pid_t *pids, size_t pid_count, resmon_sample *s,
+                         double *energy_j)
 {
-    s->gpu_util = s->gpu_mem_mb = s->gpu_clock_mhz = s->gpu_power_w = NAN;
+    s->gpu_util = s->gpu_mem_mb = s->gpu_clock_mhz = s->gpu_power_w = s->gpu_proc_mem_mb = NAN;
+    *energy_j = NAN;
     if (!gpu)
         return;
     /* Each output starts as NAN so a callback that returns 0 without
@@ -36,5 +38,15 @@ void rm__gpu_read_sample(const resmon_gpu_profiler *gpu, resmon_sample *s)
         resmon_gpu_power power = {NAN, NAN};
         int rc = gpu->get_power_info(gpu->ctx, &power);
         s->gpu_power_w = valid_or_nan(rc, power.power_draw_w);
+    }
+    if (gpu->get_energy) {
+        double joules = NAN;
+        int rc = gpu->get_energy(gpu->ctx, &joules);
+        *energy_j = valid_or_nan(rc, joules);
+    }
+    if (gpu->get_process_memory && pid_count > 0) {
+        double mb = NAN;
+        int rc = gpu->get_process_memory(gpu->ctx, pids, pid_count, &mb);
+        s->gpu_proc_mem_mb = valid_or_nan(rc, mb);
     }
 }

@@ -11,6 +11,7 @@
 #include "resmon.h"
 
 #include <stdint.h>
+#include <string.h>
 #include <time.h>
 
 #define RM__BYTES_PER_MIB 1048576.0
@@ -26,6 +27,17 @@ static inline double rm__now_sec(void)
 static inline uint64_t rm__timespec_ns(const struct timespec *ts)
 {
     return (uint64_t)ts->tv_sec * 1000000000u + (uint64_t)ts->tv_nsec;
+}
+
+/* Copies at most len bytes of src (stopping at a NUL) into dst of cap bytes,
+ * truncating, always NUL-terminated. */
+static inline void rm__copy_string(char *dst, size_t cap, const char *src, size_t len)
+{
+    size_t n = strnlen(src, len);
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(dst, src, n);
+    dst[n] = '\0';
 }
 
 #endif

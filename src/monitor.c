@@ -13,6 +13,7 @@
 #include "gpu_reading.h"
 #include "internal.h"
 #include "probe.h"
+#include "rapl.h"
 #include "sample_store.h"
 #include "summary.h"
 
@@ -57,6 +58,8 @@ struct resmon_monitor {
     pthread_t thread;
     rm__probe *probe;
     uint64_t previous_ns;
+    rm__rapl rapl;
+    uint64_t rapl_read_ns;
 };
 
 resmon_monitor *resmon_monitor_new(const resmon_options *opts)
@@ -143,44 +146,65 @@ static uint64_t now_ns(void)
     return rm__timespec_ns(&ts);
 }
 
+/* A sample with what the summary needs beside it. */
+typedef struct taken_sample {
+    resmon_sample sample;
+    double cpu_sec;     /* CPU time since the previous sample */
+    int short_interval; /* taken under half an interval after the previous */
+    double energy_j;    /* the GPU energy counter; NAN without one */
+} taken_sample;
+
+/* CPU package energy: the RAPL counters are read with the first and last
+ * sample and at most once a second between (often enough to see every wrap,
+ * rarely enough to cost nothing per sample). */
+#define RAPL_READ_INTERVAL_NS 1000000000u
+
 /* Takes one sample.  first: the window's first (CPU baseline, peak reset).
- * *short_interval: taken less than half an interval after the previous. */
-static int take_sample(resmon_monitor *m, int first, resmon_sample *s, double *cpu_sec,
-                       int *short_interval)
+ * Returns 0, RM__PROBE_ENDED (a valid last sample) or -ESRCH (no sample). */
+static int take_sample(resmon_monitor *m, int first, taken_sample *t)
 {
     uint64_t timestamp_ns = now_ns();
     rm__probe_reading r;
     int rc = first ? rm__probe_begin(m->probe, &r) : rm__probe_read(m->probe, &r);
     if (rc < 0)
         return rc; /* gone: no reading */
+    resmon_sample *s = &t->sample;
     s->timestamp = (double)timestamp_ns * 1e-9;
     s->rss_mb = (double)r.rss_bytes / RM__BYTES_PER_MIB;
     s->cpu_percent = 0.0;
     if (!first && timestamp_ns > m->previous_ns)
         s->cpu_percent = 100.0 * (double)r.cpu_ns / (double)(timestamp_ns - m->previous_ns);
-    *cpu_sec = (double)r.cpu_ns * 1e-9;
-    *short_interval = !first && timestamp_ns - m->previous_ns < m->interval_ns / 2;
+    t->cpu_sec = (double)r.cpu_ns * 1e-9;
+    t->short_interval = !first && timestamp_ns - m->previous_ns < m->interval_ns / 2;
     m->previous_ns = timestamp_ns;
-    rm__gpu_read_sample(m->opts.gpu_profiler, s);
-    return rc; /* 0, or RM__PROBE_ENDED: a valid last reading */
+    const pid_t *pids = NULL;
+    size_t pid_count = 0;
+    if (m->opts.gpu_profiler && m->opts.gpu_profiler->get_process_memory)
+        rm__probe_pids(m->probe, &pids, &pid_count);
+    rm__gpu_read_sample(m->opts.gpu_profiler, pids, pid_count, s, &t->energy_j);
+    if (m->rapl.zone_count && (first || timestamp_ns - m->rapl_read_ns >= RAPL_READ_INTERVAL_NS)) {
+        rm__rapl_read(&m->rapl);
+        m->rapl_read_ns = timestamp_ns;
+    }
+    return rc;
 }
 
 /* Keeps the sample and adds it to the summary (under the lock, by caller).
  * When the store cannot grow, the sample is still counted in the summary. */
-static void record_locked(resmon_monitor *m, const resmon_sample *s, double cpu_sec,
-                          int short_interval)
+static void record_locked(resmon_monitor *m, const taken_sample *t)
 {
-    rm__sample_store_push(&m->store, s);
-    rm__summary_acc_add(&m->acc, s, cpu_sec, short_interval);
+    rm__sample_store_push(&m->store, &t->sample);
+    rm__summary_acc_add(&m->acc, &t->sample, t->cpu_sec, t->short_interval);
+    rm__summary_acc_add_energy(&m->acc, t->energy_j);
 }
 
-static void publish(resmon_monitor *m, const resmon_sample *s, double cpu_sec, int short_interval)
+static void publish(resmon_monitor *m, const taken_sample *t)
 {
     pthread_mutex_lock(&m->lock);
-    record_locked(m, s, cpu_sec, short_interval);
+    record_locked(m, t);
     pthread_mutex_unlock(&m->lock);
     if (m->opts.on_sample)
-        m->opts.on_sample(s, m->opts.on_sample_user);
+        m->opts.on_sample(&t->sample, m->opts.on_sample_user);
 }
 
 static struct timespec timespec_from_ns(uint64_t ns);
@@ -213,25 +237,27 @@ static void *sampler_main(void *arg)
     sampler_of_this_thread = m;
     prctl(PR_SET_TIMERSLACK, SAMPLER_TIMER_SLACK_NS, 0, 0, 0);
 
-    resmon_sample s;
-    double cpu_sec;
-    int short_interval;
-    int rc = take_sample(m, 1, &s, &cpu_sec, &short_interval);
+    rm__rapl_open(&m->rapl); /* no zones: CPU energy stays unknown */
+    m->rapl_read_ns = 0;
+    taken_sample t;
+    int rc = take_sample(m, 1, &t);
     uint64_t window_start_ns = m->previous_ns;
 
     pthread_mutex_lock(&m->lock);
     if (rc >= 0)
-        record_locked(m, &s, cpu_sec, 0);
+        record_locked(m, &t);
     else
         m->window_open = 0;
     m->start_result = rc < 0 ? rc : 0;
     m->first_sample_done = 1;
     pthread_cond_signal(&m->started);
     pthread_mutex_unlock(&m->lock);
-    if (rc < 0)
+    if (rc < 0) {
+        rm__rapl_close(&m->rapl);
         return NULL;
+    }
     if (m->opts.on_sample)
-        m->opts.on_sample(&s, m->opts.on_sample_user);
+        m->opts.on_sample(&t.sample, m->opts.on_sample_user);
 
     /* A target that has exited (a zombie) or vanished ends the window: no
      * process is left to sample. */
@@ -240,12 +266,12 @@ static void *sampler_main(void *arg)
         if (wait_for_slot(m, window_start_ns + slot * m->interval_ns))
             break;
 
-        rc = take_sample(m, 0, &s, &cpu_sec, &short_interval);
+        rc = take_sample(m, 0, &t);
         if (rc < 0) {
             target_ended = 1;
             break;
         }
-        publish(m, &s, cpu_sec, short_interval);
+        publish(m, &t);
         if (rc == RM__PROBE_ENDED) {
             target_ended = 1;
             break;
@@ -268,11 +294,13 @@ static void *sampler_main(void *arg)
     /* The window's last sample: taken at stop, however soon after start,
      * so that every window has two edges and duration_sec is the real one.
      * A target that ended by itself already has its last sample. */
-    if (!target_ended && take_sample(m, 0, &s, &cpu_sec, &short_interval) >= 0)
-        publish(m, &s, cpu_sec, short_interval);
+    if (!target_ended && take_sample(m, 0, &t) >= 0)
+        publish(m, &t);
     uint64_t peak_bytes;
     resmon_hwm_scope scope;
     int have_peak = rm__probe_peak_rss(m->probe, &peak_bytes, &scope) == 0;
+    if (m->rapl.zone_count)
+        rm__rapl_read(&m->rapl);
 
     pthread_mutex_lock(&m->lock);
     if (have_peak) {
@@ -282,8 +310,11 @@ static void *sampler_main(void *arg)
         m->acc.hwm_rss_mb = hwm > m->acc.peak_rss_mb ? hwm : m->acc.peak_rss_mb;
         m->acc.hwm_scope = scope;
     }
+    if (m->rapl.zone_count)
+        m->acc.cpu_energy_j = m->rapl.total_j;
     m->window_open = 0;
     pthread_mutex_unlock(&m->lock);
+    rm__rapl_close(&m->rapl);
     return NULL;
 }
 

@@ -35,6 +35,8 @@ struct rm__probe {
     rm__tree_walker walker;
     tracked_process *procs; /* procs[0] is the root */
     size_t count, cap;
+    pid_t *pid_list;        /* for rm__probe_pids */
+    size_t pid_list_cap;
 };
 
 static void untrack_at(rm__probe *p, size_t index)
@@ -143,6 +145,7 @@ void rm__probe_close(rm__probe *p)
     while (p->count > 0)
         untrack_at(p, p->count - 1);
     free(p->procs);
+    free(p->pid_list);
     if (p->include_children)
         rm__tree_walker_free(&p->walker);
     if (p->proc_fd >= 0)
@@ -248,4 +251,22 @@ int rm__probe_peak_rss(rm__probe *p, uint64_t *bytes, resmon_hwm_scope *scope)
     *bytes = peak;
     *scope = p->peak_reset_refused ? RESMON_HWM_LIFETIME : RESMON_HWM_WINDOW;
     return 0;
+}
+
+void rm__probe_pids(rm__probe *p, const pid_t **pids, size_t *count)
+{
+    if (p->pid_list_cap < p->count) {
+        pid_t *grown = realloc(p->pid_list, p->cap * sizeof *grown);
+        if (!grown) {
+            *pids = NULL;
+            *count = 0;
+            return;
+        }
+        p->pid_list = grown;
+        p->pid_list_cap = p->cap;
+    }
+    for (size_t i = 0; i < p->count; i++)
+        p->pid_list[i] = p->procs[i].pid;
+    *pids = p->pid_list;
+    *count = p->count;
 }

@@ -51,4 +51,7 @@ int rm__probe_read(rm__probe *p, rm__probe_reading *out);
  * read. */
 int rm__probe_peak_rss(rm__probe *p, uint64_t *bytes, resmon_hwm_scope *scope);
 
+/* The pids read by the latest reading (borrowed until the next one). */
+void rm__probe_pids(rm__probe *p, const pid_t **pids, size_t *count);
+
 #endif

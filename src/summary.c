@@ -11,6 +11,9 @@ void rm__summary_acc_reset(rm__summary_acc *acc)
     memset(acc, 0, sizeof *acc);
     acc->hwm_rss_mb = NAN;
     acc->hwm_scope = RESMON_HWM_UNKNOWN;
+    acc->previous_power_w = NAN;
+    acc->cpu_energy_j = NAN;
+    acc->peak_gpu_proc_mem_mb = NAN;
 }
 
 /* GPU fields are averaged over the samples that have them, as the seed does
@@ -46,11 +49,29 @@ void rm__summary_acc_add(rm__summary_acc *acc, const resmon_sample *s, double cp
     add_if_known(s->gpu_util, &acc->sum_gpu_util, &acc->gpu_util_count);
     add_if_known(s->gpu_clock_mhz, &acc->sum_gpu_clock_mhz, &acc->gpu_clock_count);
     add_if_known(s->gpu_power_w, &acc->sum_gpu_power_w, &acc->gpu_power_count);
+    if (!isnan(s->gpu_power_w) && !isnan(acc->previous_power_w) && s->timestamp > acc->previous_timestamp) {
+        acc->integrated_energy_j += (s->gpu_power_w + acc->previous_power_w) / 2 * (s->timestamp - acc->previous_timestamp);
+        acc->integrated_intervals++;
+    }
+    acc->previous_power_w = s->gpu_power_w;
+    acc->previous_timestamp = s->timestamp;
+    if (!isnan(s->gpu_proc_mem_mb) && !(s->gpu_proc_mem_mb <= acc->peak_gpu_proc_mem_mb))
+        acc->peak_gpu_proc_mem_mb = s->gpu_proc_mem_mb;
     if (!isnan(s->gpu_mem_mb)) {
         if (acc->gpu_mem_count == 0 || s->gpu_mem_mb > acc->peak_gpu_mem_mb)
             acc->peak_gpu_mem_mb = s->gpu_mem_mb;
         acc->gpu_mem_count++;
     }
+}
+
+void rm__summary_acc_add_energy(rm__summary_acc *acc, double energy_j)
+{
+    if (isnan(energy_j))
+        return;
+    if (acc->energy_count == 0)
+        acc->first_energy_j = energy_j;
+    acc->last_energy_j = energy_j;
+    acc->energy_count++;
 }
 
 static double mean_or_nan(double sum, uint64_t count)
@@ -69,6 +90,16 @@ resmon_summary rm__summary_acc_result(const rm__summary_acc *acc)
     s.hwm_rss_mb = acc->hwm_rss_mb;
     s.hwm_scope = acc->hwm_scope;
     s.skipped_slots = acc->skipped_slots;
+    s.cpu_energy_j = acc->cpu_energy_j;
+    s.peak_gpu_proc_mem_mb = acc->peak_gpu_proc_mem_mb;
+    if (acc->energy_count >= 2 && acc->last_energy_j >= acc->first_energy_j) {
+        s.gpu_energy_j = acc->last_energy_j - acc->first_energy_j;
+        s.gpu_energy_exact = 1;
+    } else if (acc->integrated_intervals > 0) {
+        s.gpu_energy_j = acc->integrated_energy_j;
+    } else {
+        s.gpu_energy_j = NAN;
+    }
     if (acc->count == 0)
         return s; /* the seed's zeroed summary */
     s.num_samples = acc->count;

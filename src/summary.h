@@ -22,6 +22,15 @@ typedef struct rm__summary_acc {
     double hwm_rss_mb;
     resmon_hwm_scope hwm_scope;
     uint64_t skipped_slots;
+    /* GPU energy: from the counter when it was read at two samples or more,
+     * else trapezoids of power between consecutive samples. */
+    double first_energy_j, last_energy_j;
+    uint64_t energy_count;
+    double integrated_energy_j;
+    uint64_t integrated_intervals;
+    double previous_power_w, previous_timestamp;
+    double cpu_energy_j;
+    double peak_gpu_proc_mem_mb;
 } rm__summary_acc;
 
 void rm__summary_acc_reset(rm__summary_acc *acc);
@@ -33,6 +42,10 @@ void rm__summary_acc_reset(rm__summary_acc *acc);
  * itself is then most of what ran. */
 void rm__summary_acc_add(rm__summary_acc *acc, const resmon_sample *s, double cpu_time_sec,
                          int short_interval);
+
+/* Adds the GPU energy counter's reading taken with the latest sample (NAN
+ * when the profiler has none or it failed). */
+void rm__summary_acc_add_energy(rm__summary_acc *acc, double energy_j);
 
 /* The summary of what was added so far (the seed's rules; see resmon.h). */
 resmon_summary rm__summary_acc_result(const rm__summary_acc *acc);

@@ -286,6 +286,22 @@ static int fake_power(void *ctx, resmon_gpu_power *out)
     return 0;
 }
 
+#define FAKE_PROFILER(f)                                                                   \
+    {                                                                                      \
+        .ctx = (f), .get_utilization = fake_util, .get_memory_usage = fake_memory,          \
+        .get_clock_info = fake_clock, .get_power_info = fake_power                          \
+    }
+
+static int fake_energy(void *ctx, double *joules)
+{
+    fake_gpu *f = ctx;
+    /* A counter that advances exactly with the fake's power draw. */
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    *joules = 5000.0 + f->power * ((double)ts.tv_sec + (double)ts.tv_nsec * 1e-9);
+    return 0;
+}
+
 static resmon_summary run_with_gpu(const resmon_gpu_profiler *gpu, resmon_sample **samples, size_t *n)
 {
     resmon_monitor *m = new_monitor(0.005, gpu);
@@ -302,7 +318,7 @@ static void gpu_fixed_values_reach_samples_and_summary(void **state)
 {
     (void)state;
     fake_gpu f = {.util = 42.5, .mem_used = 1234.5, .clock = 1980, .power = 312.25, .main_thread = pthread_self()};
-    resmon_gpu_profiler gpu = {&f, fake_util, fake_memory, fake_clock, fake_power};
+    resmon_gpu_profiler gpu = FAKE_PROFILER(&f);
     resmon_sample *samples;
     size_t n;
     resmon_summary s = run_with_gpu(&gpu, &samples, &n);
@@ -326,7 +342,7 @@ static void failing_gpu_gives_nan_and_a_normal_run(void **state)
 {
     (void)state;
     fake_gpu f = {.fail_all = 1, .main_thread = pthread_self()};
-    resmon_gpu_profiler gpu = {&f, fake_util, fake_memory, fake_clock, fake_power};
+    resmon_gpu_profiler gpu = FAKE_PROFILER(&f);
     resmon_sample *samples;
     size_t n;
     resmon_summary s = run_with_gpu(&gpu, &samples, &n);
@@ -351,7 +367,7 @@ static void gpu_failures_cost_only_their_samples(void **state)
     (void)state;
     fake_gpu f = {.util = 10, .mem_used = 500, .clock = 1000, .power = 100, .fail_every_other = 1,
                   .main_thread = pthread_self()};
-    resmon_gpu_profiler gpu = {&f, fake_util, fake_memory, fake_clock, fake_power};
+    resmon_gpu_profiler gpu = FAKE_PROFILER(&f);
     resmon_sample *samples;
     size_t n;
     resmon_summary s = run_with_gpu(&gpu, &samples, &n);
@@ -387,7 +403,7 @@ static void invalid_gpu_values_become_nan(void **state)
     const double bad[] = {NAN, INFINITY, -INFINITY, -1.0, -1e-300};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         fake_gpu f = {.util = bad[i], .mem_used = bad[i], .clock = bad[i], .power = bad[i], .main_thread = pthread_self()};
-        resmon_gpu_profiler gpu = {&f, fake_util, fake_memory, fake_clock, fake_power};
+        resmon_gpu_profiler gpu = FAKE_PROFILER(&f);
         resmon_sample *samples;
         size_t n;
         resmon_summary s = run_with_gpu(&gpu, &samples, &n);
@@ -399,6 +415,47 @@ static void invalid_gpu_values_become_nan(void **state)
         ASSERT_NAN(s.mean_gpu_power_w);
         free(samples);
     }
+}
+
+static void gpu_energy_is_integrated_without_a_counter(void **state)
+{
+    (void)state;
+    fake_gpu f = {.util = 1, .mem_used = 1, .clock = 1, .power = 250, .main_thread = pthread_self()};
+    resmon_gpu_profiler gpu = FAKE_PROFILER(&f);
+    resmon_sample *samples;
+    size_t n;
+    resmon_summary s = run_with_gpu(&gpu, &samples, &n);
+    assert_int_equal(s.gpu_energy_exact, 0);
+    ASSERT_BETWEEN(s.gpu_energy_j, 250 * s.duration_sec * 0.999, 250 * s.duration_sec * 1.001);
+    free(samples);
+}
+
+static void gpu_energy_comes_from_the_counter_when_there_is_one(void **state)
+{
+    (void)state;
+    fake_gpu f = {.util = 1, .mem_used = 1, .clock = 1, .power = 100, .main_thread = pthread_self()};
+    resmon_gpu_profiler gpu = FAKE_PROFILER(&f);
+    gpu.get_energy = fake_energy;
+    resmon_sample *samples;
+    size_t n;
+    resmon_summary s = run_with_gpu(&gpu, &samples, &n);
+    assert_int_equal(s.gpu_energy_exact, 1);
+    ASSERT_BETWEEN(s.gpu_energy_j, 100 * s.duration_sec * 0.95, 100 * s.duration_sec * 1.05);
+    free(samples);
+}
+
+static void no_gpu_means_unknown_energy(void **state)
+{
+    (void)state;
+    resmon_monitor *m = new_monitor(0.01, NULL);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    resmon_summary s = resmon_monitor_summary(m);
+    ASSERT_NAN(s.gpu_energy_j);
+    ASSERT_NAN(s.peak_gpu_proc_mem_mb);
+    /* CPU energy: known exactly when RAPL is readable here, else unknown. */
+    assert_true(isnan(s.cpu_energy_j) || s.cpu_energy_j >= 0);
+    resmon_monitor_free(m);
 }
 
 /* ---- lifecycle ----------------------------------------------------------- */
@@ -579,6 +636,9 @@ int main(void)
         cmocka_unit_test(gpu_failures_cost_only_their_samples),
         cmocka_unit_test(null_gpu_callbacks_mean_unsupported),
         cmocka_unit_test(invalid_gpu_values_become_nan),
+        cmocka_unit_test(gpu_energy_is_integrated_without_a_counter),
+        cmocka_unit_test(gpu_energy_comes_from_the_counter_when_there_is_one),
+        cmocka_unit_test(no_gpu_means_unknown_energy),
         cmocka_unit_test(fifty_windows_each_start_afresh),
         cmocka_unit_test(free_while_running_stops_first),
         cmocka_unit_test(readers_racing_the_sampler_see_consistent_snapshots),

@@ -10,7 +10,7 @@
 
 static resmon_sample sample(double t, double cpu, double rss)
 {
-    resmon_sample s = {t, cpu, rss, NAN, NAN, NAN, NAN};
+    resmon_sample s = {t, cpu, rss, NAN, NAN, NAN, NAN, NAN};
     return s;
 }
 

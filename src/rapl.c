@@ -1,0 +1,86 @@
+/*
+ * rapl.c -- CPU package energy from powercap RAPL (see rapl.h).
+ */
+#include "rapl.h"
+#include "procfs.h"
+#include "sysfs.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int read_counter(int fd, uint64_t *out)
+{
+    char text[32];
+    ssize_t n = rm__pread_file(fd, text, sizeof text);
+    if (n <= 0)
+        return -1;
+    char *end;
+    unsigned long long value = strtoull(text, &end, 10);
+    if (end == text)
+        return -1;
+    *out = value;
+    return 0;
+}
+
+int rm__rapl_open(rm__rapl *r)
+{
+    memset(r, 0, sizeof *r);
+    char dir_path[PATH_MAX];
+    snprintf(dir_path, sizeof dir_path, "%s/class/powercap", rm__sysfs_root());
+    DIR *dir = opendir(dir_path);
+    if (!dir)
+        return 0;
+    struct dirent *e;
+    while ((e = readdir(dir)) != NULL && r->zone_count < RM__RAPL_MAX_ZONES) {
+        /* Package zones only ("intel-rapl:0"); sub-zones ("intel-rapl:0:0",
+         * core/uncore/dram) are parts of a package and would count twice. */
+        const char *colon = strchr(e->d_name, ':');
+        if (strncmp(e->d_name, "intel-rapl:", 11) != 0 || !colon || strchr(colon + 1, ':'))
+            continue;
+        char rel[PATH_MAX];
+        uint64_t range;
+        if ((size_t)snprintf(rel, sizeof rel, "class/powercap/%s/max_energy_range_uj", e->d_name) >= sizeof rel ||
+            rm__sysfs_read_u64(rel, &range) < 0 || range == 0)
+            continue;
+        char path[PATH_MAX + 300];
+        if ((size_t)snprintf(path, sizeof path, "%s/%s/energy_uj", dir_path, e->d_name) >= sizeof path)
+            continue;
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue; /* EACCES: root-only, unavailable */
+        int i = r->zone_count;
+        if (read_counter(fd, &r->last_uj[i]) < 0) {
+            close(fd);
+            continue;
+        }
+        r->fd[i] = fd;
+        r->range_uj[i] = range;
+        r->zone_count++;
+    }
+    closedir(dir);
+    return r->zone_count;
+}
+
+void rm__rapl_read(rm__rapl *r)
+{
+    for (int i = 0; i < r->zone_count; i++) {
+        uint64_t now;
+        if (read_counter(r->fd[i], &now) < 0)
+            continue;
+        uint64_t delta = now >= r->last_uj[i] ? now - r->last_uj[i] : (r->range_uj[i] - r->last_uj[i]) + now;
+        r->total_j += (double)delta / 1e6;
+        r->last_uj[i] = now;
+    }
+}
+
+void rm__rapl_close(rm__rapl *r)
+{
+    for (int i = 0; i < r->zone_count; i++)
+        close(r->fd[i]);
+    r->zone_count = 0;
+}
