@@ -1,0 +1,472 @@
+/*
+ * test_gpu.c -- the GPU backends without a GPU: NVML through a fake
+ * libnvidia-ml.so.1 loaded by the real dlopen path, amdgpu and Intel through
+ * fixture sysfs trees (faults.md 14).
+ */
+#include "resmon.h"
+#include "test_util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char sysfs_root[64];
+
+/* ---- fixture sysfs ------------------------------------------------------ */
+
+static void put(const char *relative, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", sysfs_root, relative);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "mkdir -p \"$(dirname '%s')\"", path);
+    assert_int_equal(system(cmd), 0);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void link_driver(int card, const char *driver)
+{
+    char path[512], target[128];
+    snprintf(path, sizeof path, "%s/class/drm/card%d/device/driver", sysfs_root, card);
+    snprintf(target, sizeof target, "../../../../bus/pci/drivers/%s", driver);
+    assert_int_equal(symlink(target, path), 0);
+}
+
+/* card0: an Intel iGPU; card1: an AMD GPU with only power1_input (Polaris on
+ * 6.6+); card1-DP-1 and renderD128: not cards. */
+static void build_sysfs(void)
+{
+    snprintf(sysfs_root, sizeof sysfs_root, "/tmp/resmon-sysfs-XXXXXX");
+    assert_non_null(mkdtemp(sysfs_root));
+    put("class/drm/card0/device/vendor", "0x8086\n");
+    link_driver(0, "i915");
+    put("class/drm/card0/gt_act_freq_mhz", "0\n"); /* Arc: often 0 */
+    put("class/drm/card0/gt_cur_freq_mhz", "1100\n");
+    put("class/drm/card0/device/hwmon/hwmon3/energy1_input", "5000000\n");
+    put("class/drm/card1/device/vendor", "0x1002\n");
+    link_driver(1, "amdgpu");
+    put("class/drm/card1/device/uevent", "DRIVER=amdgpu\nPCI_SLOT_NAME=0000:03:00.0\n");
+    put("class/drm/card1/device/product_name", "Radeon RX 580\n");
+    put("class/drm/card1/device/gpu_busy_percent", "37\n");
+    put("class/drm/card1/device/mem_info_vram_used", "2147483648\n");
+    put("class/drm/card1/device/mem_info_vram_total", "8589934592\n");
+    put("class/drm/card1/device/pp_dpm_sclk", "0: 300Mhz\n1: 1340Mhz *\n2: 1366Mhz\n");
+    put("class/drm/card1/device/pp_dpm_mclk", "S: 40Mhz\n0: 300Mhz\n1: 2000Mhz *\n");
+    put("class/drm/card1/device/hwmon/hwmon2/power1_input", "45000000\n");
+    put("class/drm/card1/device/hwmon/hwmon2/power1_cap", "185000000\n");
+    put("class/drm/card1-DP-1/status", "connected\n");
+    put("class/drm/renderD128/dev", "226:128\n");
+    setenv("RESMON_SYSFS_ROOT", sysfs_root, 1);
+}
+
+static int setup_all(void **state)
+{
+    (void)state;
+    build_sysfs();
+    setenv("RESMON_NVML_LIBRARY", FAKE_NVML_PATH, 1);
+    return 0;
+}
+
+static int teardown_all(void **state)
+{
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", sysfs_root);
+    return system(cmd);
+}
+
+static resmon_gpu *open_ok(const char *spec)
+{
+    resmon_gpu *g = NULL;
+    char err[256] = "";
+    int rc = resmon_gpu_open(&g, spec, err, sizeof err);
+    if (rc != 0) {
+        print_error("resmon_gpu_open(%s) = %d: %s\n", spec, rc, err);
+        fail();
+    }
+    return g;
+}
+
+static int open_fails(const char *spec, const char *message_part)
+{
+    resmon_gpu *g = NULL;
+    char err[256] = "";
+    int rc = resmon_gpu_open(&g, spec, err, sizeof err);
+    if (rc >= 0 || !strstr(err, message_part)) {
+        print_error("resmon_gpu_open(%s) = %d \"%s\", wanted an error naming \"%s\"\n", spec, rc, err, message_part);
+        fail();
+    }
+    assert_null(g);
+    return rc;
+}
+
+/* ---- NVML ----------------------------------------------------------------- */
+
+static void nvml_reads_every_metric(void **state)
+{
+    (void)state;
+    setenv("FAKE_NVML", "devices=2", 1);
+    resmon_gpu *g = open_ok("nvml:0");
+    const resmon_gpu_profiler *p = resmon_gpu_profiler_of(g);
+    double util;
+    resmon_gpu_memory mem;
+    resmon_gpu_clocks clocks;
+    resmon_gpu_power power;
+    double joules;
+    assert_int_equal(p->get_utilization(p->ctx, &util), 0);
+    ASSERT_DOUBLE_EQ(util, 42);
+    assert_int_equal(p->get_memory_usage(p->ctx, &mem), 0);
+    ASSERT_DOUBLE_EQ(mem.gpu_memory_used_mb, 1000); /* _v2: without reserved memory */
+    ASSERT_DOUBLE_EQ(mem.gpu_memory_total_mb, 81559);
+    assert_int_equal(p->get_clock_info(p->ctx, &clocks), 0);
+    ASSERT_DOUBLE_EQ(clocks.gpu_clock_mhz, 1980);
+    ASSERT_DOUBLE_EQ(clocks.mem_clock_mhz, 2619);
+    assert_int_equal(p->get_power_info(p->ctx, &power), 0);
+    ASSERT_DOUBLE_EQ(power.power_draw_w, 312.5); /* mW -> W */
+    ASSERT_DOUBLE_EQ(power.power_limit_w, 700);
+    assert_int_equal(p->get_energy(p->ctx, &joules), 0);
+    assert_true(joules > 0);
+    resmon_gpu_info info;
+    assert_int_equal(resmon_gpu_device_info(g, 0, &info), 0);
+    assert_string_equal(info.backend, "nvml");
+    assert_string_equal(info.name, "Fake H200 #0");
+    assert_string_equal(info.id, "GPU-fake-0000");
+    resmon_gpu_close(g);
+}
+
+static void nvml_falls_back_to_v1_memory(void **state)
+{
+    (void)state;
+    setenv("FAKE_NVML", "mem_v2=0", 1);
+    resmon_gpu *g = open_ok("nvml:0");
+    const resmon_gpu_profiler *p = resmon_gpu_profiler_of(g);
+    resmon_gpu_memory mem;
+    assert_int_equal(p->get_memory_usage(p->ctx, &mem), 0);
+    ASSERT_DOUBLE_EQ(mem.gpu_memory_used_mb, 1512); /* v1 counts reserved memory */
+    resmon_gpu_close(g);
+}
+
+static void nvml_selects_by_index_uuid_and_pci(void **state)
+{
+    (void)state;
+    setenv("FAKE_NVML", "devices=3", 1);
+    const char *specs[] = {"nvml:1", "nvml:GPU-fake-0001", "nvml:00000000:11:00.0"};
+    for (int i = 0; i < 3; i++) {
+        resmon_gpu *g = open_ok(specs[i]);
+        resmon_gpu_info info;
+        resmon_gpu_device_info(g, 0, &info);
+        assert_int_equal(info.index, 1);
+        assert_string_equal(info.name, "Fake H200 #1");
+        resmon_gpu_close(g);
+    }
+    assert_int_equal(open_fails("nvml:7", "no NVIDIA GPU '7' (found 3)"), -ENOENT);
+    assert_int_equal(open_fails("nvml:GPU-nope", "no NVIDIA GPU 'GPU-nope'"), -ENOENT);
+    assert_int_equal(open_fails("nvml:bogus", "chosen by index, UUID"), -EINVAL);
+    assert_int_equal(open_fails("cuda:0", "unknown GPU 'cuda:0'"), -EINVAL);
+}
+
+static void nvml_failures_say_why(void **state)
+{
+    (void)state;
+    setenv("FAKE_NVML", "init=18", 1);
+    assert_int_equal(open_fails("nvml:0", "driver/library version mismatch"), -EIO);
+    setenv("FAKE_NVML", "init=9", 1);
+    assert_int_equal(open_fails("nvml:0", "driver not loaded"), -ENODEV);
+    setenv("FAKE_NVML", "init=4", 1);
+    assert_int_equal(open_fails("nvml:0", "no permission"), -EACCES);
+    setenv("FAKE_NVML", "devices=0", 1);
+    assert_int_equal(open_fails("nvml:0", "no NVIDIA GPU found"), -ENODEV);
+    setenv("RESMON_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
+    assert_int_equal(open_fails("nvml:0", "not found"), -ENOENT);
+    setenv("RESMON_NVML_LIBRARY", "libc.so.6", 1); /* loads, but is not NVML */
+    assert_int_equal(open_fails("nvml:0", "lacks the NVML functions"), -EIO);
+    setenv("RESMON_NVML_LIBRARY", FAKE_NVML_PATH, 1);
+    setenv("FAKE_NVML", "", 1);
+    resmon_gpu_close(open_ok("nvml:0")); /* and it recovers */
+}
+
+static resmon_summary monitor_with(resmon_gpu *g, double interval, double seconds, resmon_sample **samples,
+                                   size_t *n)
+{
+    resmon_options opts = {.sample_interval_sec = interval, .gpu_profiler = resmon_gpu_profiler_of(g)};
+    resmon_monitor *m = resmon_monitor_new(&opts);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    test_sleep(seconds);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    resmon_summary s = resmon_monitor_summary(m);
+    *n = resmon_monitor_samples(m, NULL, 0);
+    *samples = calloc(*n, sizeof **samples);
+    resmon_monitor_samples(m, *samples, *n);
+    resmon_monitor_free(m);
+    return s;
+}
+
+static void nvml_unsupported_metric_is_nan_only_for_itself(void **state)
+{
+    (void)state;
+    setenv("FAKE_NVML", "unsupported=util,energy", 1); /* utilization under MIG */
+    resmon_gpu *g = open_ok("nvml:0");
+    resmon_sample *samples;
+    size_t n;
+    resmon_summary s = monitor_with(g, 0.01, 0.05, &samples, &n);
+    ASSERT_NAN(samples[0].gpu_util);
+    ASSERT_DOUBLE_EQ(samples[0].gpu_mem_mb, 1000);
+    ASSERT_DOUBLE_EQ(samples[n - 1].gpu_power_w, 312.5);
+    ASSERT_NAN(s.mean_gpu_util);
+    ASSERT_DOUBLE_EQ(s.peak_gpu_mem_mb, 1000);
+    assert_int_equal(s.gpu_energy_exact, 0); /* no counter: power integrated */
+    ASSERT_BETWEEN(s.gpu_energy_j, 312.5 * s.duration_sec * 0.999, 312.5 * s.duration_sec * 1.001);
+    free(samples);
+    resmon_gpu_close(g);
+}
+
+static void nvml_energy_comes_from_the_counter(void **state)
+{
+    (void)state;
+    setenv("FAKE_NVML", "energy_step_j=10", 1);
+    resmon_gpu *g = open_ok("nvml:0");
+    resmon_sample *samples;
+    size_t n;
+    resmon_summary s = monitor_with(g, 0.01, 0.05, &samples, &n);
+    assert_int_equal(s.gpu_energy_exact, 1);
+    ASSERT_DOUBLE_EQ(s.gpu_energy_j, 10.0 * (double)(s.num_samples - 1));
+    free(samples);
+    resmon_gpu_close(g);
+}
+
+static void nvml_lost_gpu_turns_readings_nan_and_sampling_goes_on(void **state)
+{
+    (void)state;
+    setenv("FAKE_NVML", "lost_after=12", 1);
+    resmon_gpu *g = open_ok("nvml:0");
+    resmon_sample *samples;
+    size_t n;
+    resmon_summary s = monitor_with(g, 0.005, 0.15, &samples, &n);
+    assert_true(n >= 10);
+    assert_false(isnan(samples[0].gpu_util));
+    ASSERT_NAN(samples[n - 1].gpu_util);
+    ASSERT_NAN(samples[n - 1].gpu_mem_mb);
+    assert_true(samples[n - 1].rss_mb > 0); /* CPU and RSS carry on */
+    ASSERT_DOUBLE_EQ(s.mean_gpu_util, 42);  /* over the samples that had it */
+    free(samples);
+    resmon_gpu_close(g);
+}
+
+static void nvml_unknown_errors_mid_run_cost_only_readings(void **state)
+{
+    (void)state;
+    setenv("FAKE_NVML", "fail_after=20", 1);
+    resmon_gpu *g = open_ok("nvml:0");
+    resmon_sample *samples;
+    size_t n;
+    resmon_summary s = monitor_with(g, 0.005, 0.15, &samples, &n);
+    ASSERT_NAN(samples[n - 1].gpu_power_w);
+    assert_true(s.num_samples >= 10);
+    free(samples);
+    resmon_gpu_close(g);
+}
+
+static void nvml_process_memory_counts_only_monitored_pids(void **state)
+{
+    (void)state;
+    char config[128];
+    snprintf(config, sizeof config, "procs=%d:256,999999:4096", (int)getpid());
+    setenv("FAKE_NVML", config, 1);
+    resmon_gpu *g = open_ok("nvml:0");
+    resmon_sample *samples;
+    size_t n;
+    resmon_summary s = monitor_with(g, 0.01, 0.03, &samples, &n);
+    ASSERT_DOUBLE_EQ(samples[0].gpu_proc_mem_mb, 256);
+    ASSERT_DOUBLE_EQ(s.peak_gpu_proc_mem_mb, 256);
+    free(samples);
+    resmon_gpu_close(g);
+}
+
+static void all_gpus_aggregate_with_per_device_readings(void **state)
+{
+    (void)state;
+    setenv("FAKE_NVML", "devices=3", 1);
+    resmon_gpu *g = open_ok("all");
+    /* 3 NVIDIA + the AMD card + the Intel card of the fixture tree */
+    assert_int_equal(resmon_gpu_device_count(g), 5);
+    const resmon_gpu_profiler *p = resmon_gpu_profiler_of(g);
+    resmon_gpu_memory mem;
+    assert_int_equal(p->get_memory_usage(p->ctx, &mem), 0);
+    ASSERT_DOUBLE_EQ(mem.gpu_memory_used_mb, 1000 + 1100 + 1200 + 2048); /* summed; Intel has none */
+    double util;
+    assert_int_equal(p->get_utilization(p->ctx, &util), 0);
+    ASSERT_DOUBLE_EQ(util, (42 + 43 + 44 + 37) / 4.0); /* averaged over devices that have it */
+    resmon_gpu_reading readings[8];
+    assert_int_equal(resmon_gpu_last_readings(g, readings, 8), 5);
+    ASSERT_DOUBLE_EQ(readings[1].util_percent, 43);
+    ASSERT_DOUBLE_EQ(readings[3].util_percent, 37);
+    ASSERT_NAN(readings[4].util_percent);
+    double joules;
+    assert_int_equal(p->get_energy(p->ctx, &joules), -ENOTSUP); /* AMD has no counter: no partial sum */
+    resmon_gpu_close(g);
+}
+
+static void default_gpu_honours_cuda_visible_devices(void **state)
+{
+    (void)state;
+    setenv("FAKE_NVML", "devices=2", 1);
+    const char *values[] = {"1", "GPU-fake-0001,0", "1,0"};
+    for (int i = 0; i < 3; i++) {
+        setenv("CUDA_VISIBLE_DEVICES", values[i], 1);
+        resmon_gpu *g = open_ok("auto");
+        resmon_gpu_info info;
+        resmon_gpu_device_info(g, 0, &info);
+        assert_string_equal(info.name, "Fake H200 #1");
+        resmon_gpu_close(g);
+    }
+    setenv("CUDA_VISIBLE_DEVICES", "", 1); /* NVIDIA hidden: the AMD card is next */
+    resmon_gpu *g = open_ok("auto");
+    resmon_gpu_info info;
+    resmon_gpu_device_info(g, 0, &info);
+    assert_string_equal(info.backend, "amd");
+    resmon_gpu_close(g);
+    unsetenv("CUDA_VISIBLE_DEVICES");
+}
+
+static void listing_finds_every_backend(void **state)
+{
+    (void)state;
+    setenv("FAKE_NVML", "devices=2", 1);
+    resmon_gpu_info infos[8];
+    size_t count = 0;
+    assert_int_equal(resmon_gpu_list(infos, 8, &count), 0);
+    assert_int_equal(count, 4);
+    assert_string_equal(infos[0].backend, "nvml");
+    ASSERT_DOUBLE_EQ(infos[0].memory_total_mb, 81559);
+    assert_string_equal(infos[2].backend, "amd");
+    assert_string_equal(infos[2].name, "Radeon RX 580");
+    assert_string_equal(infos[2].id, "0000:03:00.0");
+    ASSERT_DOUBLE_EQ(infos[2].memory_total_mb, 8192);
+    assert_string_equal(infos[3].backend, "intel");
+    /* A short buffer still learns the count. */
+    assert_int_equal(resmon_gpu_list(infos, 1, &count), 0);
+    assert_int_equal(count, 4);
+    /* Without NVML: no error, just fewer GPUs. */
+    setenv("RESMON_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
+    assert_int_equal(resmon_gpu_list(infos, 8, &count), 0);
+    assert_int_equal(count, 2);
+    setenv("RESMON_NVML_LIBRARY", FAKE_NVML_PATH, 1);
+}
+
+/* ---- amdgpu and Intel sysfs ---------------------------------------------- */
+
+static void amd_finds_its_card_by_vendor_not_number(void **state)
+{
+    (void)state;
+    resmon_gpu *g = open_ok("amd:0"); /* card1: card0 is the Intel iGPU */
+    const resmon_gpu_profiler *p = resmon_gpu_profiler_of(g);
+    double util;
+    resmon_gpu_memory mem;
+    resmon_gpu_clocks clocks;
+    resmon_gpu_power power;
+    assert_int_equal(p->get_utilization(p->ctx, &util), 0);
+    ASSERT_DOUBLE_EQ(util, 37);
+    assert_int_equal(p->get_memory_usage(p->ctx, &mem), 0);
+    ASSERT_DOUBLE_EQ(mem.gpu_memory_used_mb, 2048);
+    ASSERT_DOUBLE_EQ(mem.gpu_memory_total_mb, 8192);
+    assert_int_equal(p->get_clock_info(p->ctx, &clocks), 0);
+    ASSERT_DOUBLE_EQ(clocks.gpu_clock_mhz, 1340);
+    ASSERT_DOUBLE_EQ(clocks.mem_clock_mhz, 2000);
+    assert_int_equal(p->get_power_info(p->ctx, &power), 0);
+    ASSERT_DOUBLE_EQ(power.power_draw_w, 45); /* power1_input: no power1_average here */
+    ASSERT_DOUBLE_EQ(power.power_limit_w, 185);
+    double joules;
+    assert_int_equal(p->get_energy(p->ctx, &joules), -ENOTSUP);
+    resmon_gpu_close(g);
+    assert_int_equal(open_fails("amd:1", "no AMD GPU 1 (found 1"), -ENOENT);
+    assert_int_equal(open_fails("amd:x", "by index"), -EINVAL);
+}
+
+static void amd_prefers_power1_average(void **state)
+{
+    (void)state;
+    put("class/drm/card1/device/hwmon/hwmon2/power1_average", "60000000\n");
+    resmon_gpu *g = open_ok("amd:0");
+    const resmon_gpu_profiler *p = resmon_gpu_profiler_of(g);
+    resmon_gpu_power power;
+    assert_int_equal(p->get_power_info(p->ctx, &power), 0);
+    ASSERT_DOUBLE_EQ(power.power_draw_w, 60);
+    resmon_gpu_close(g);
+    char path[512];
+    snprintf(path, sizeof path, "%s/class/drm/card1/device/hwmon/hwmon2/power1_average", sysfs_root);
+    unlink(path);
+}
+
+static void amd_unreadable_busy_file_costs_only_utilization(void **state)
+{
+    (void)state;
+    /* gpu_busy_percent answers EPERM during runtime suspend; root reads any
+     * file, so a directory in its place (EISDIR) stands in for the refusal. */
+    char path[512];
+    snprintf(path, sizeof path, "%s/class/drm/card1/device/gpu_busy_percent", sysfs_root);
+    unlink(path);
+    mkdir(path, 0755);
+    resmon_gpu *g = open_ok("amd:0");
+    resmon_sample *samples;
+    size_t n;
+    resmon_summary s = monitor_with(g, 0.01, 0.03, &samples, &n);
+    ASSERT_NAN(samples[0].gpu_util);
+    ASSERT_DOUBLE_EQ(samples[0].gpu_mem_mb, 2048);
+    ASSERT_DOUBLE_EQ(samples[0].gpu_clock_mhz, 1340);
+    ASSERT_NAN(s.mean_gpu_util);
+    assert_int_equal(s.gpu_energy_exact, 0);
+    free(samples);
+    resmon_gpu_close(g);
+    rmdir(path);
+    put("class/drm/card1/device/gpu_busy_percent", "37\n");
+}
+
+static void intel_clock_and_energy(void **state)
+{
+    (void)state;
+    resmon_gpu *g = open_ok("intel:0");
+    const resmon_gpu_profiler *p = resmon_gpu_profiler_of(g);
+    resmon_gpu_clocks clocks;
+    assert_int_equal(p->get_clock_info(p->ctx, &clocks), 0);
+    ASSERT_DOUBLE_EQ(clocks.gpu_clock_mhz, 1100); /* act is 0: the requested clock */
+    double joules;
+    assert_int_equal(p->get_energy(p->ctx, &joules), 0);
+    ASSERT_DOUBLE_EQ(joules, 5); /* uJ -> J */
+    double util;
+    assert_int_equal(p->get_utilization(p->ctx, &util), -ENOTSUP);
+    resmon_gpu_power power;
+    assert_true(p->get_power_info(p->ctx, &power) < 0); /* needs two energy readings */
+    put("class/drm/card0/device/hwmon/hwmon3/energy1_input", "7000000\n");
+    test_sleep(0.05);
+    assert_int_equal(p->get_power_info(p->ctx, &power), 0);
+    ASSERT_BETWEEN(power.power_draw_w, 2 / 0.5, 2 / 0.04); /* 2 J over about 50 ms */
+    resmon_gpu_close(g);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(nvml_reads_every_metric),
+        cmocka_unit_test(nvml_falls_back_to_v1_memory),
+        cmocka_unit_test(nvml_selects_by_index_uuid_and_pci),
+        cmocka_unit_test(nvml_failures_say_why),
+        cmocka_unit_test(nvml_unsupported_metric_is_nan_only_for_itself),
+        cmocka_unit_test(nvml_energy_comes_from_the_counter),
+        cmocka_unit_test(nvml_lost_gpu_turns_readings_nan_and_sampling_goes_on),
+        cmocka_unit_test(nvml_unknown_errors_mid_run_cost_only_readings),
+        cmocka_unit_test(nvml_process_memory_counts_only_monitored_pids),
+        cmocka_unit_test(all_gpus_aggregate_with_per_device_readings),
+        cmocka_unit_test(default_gpu_honours_cuda_visible_devices),
+        cmocka_unit_test(listing_finds_every_backend),
+        cmocka_unit_test(amd_finds_its_card_by_vendor_not_number),
+        cmocka_unit_test(amd_prefers_power1_average),
+        cmocka_unit_test(amd_unreadable_busy_file_costs_only_utilization),
+        cmocka_unit_test(intel_clock_and_energy),
+    };
+    return cmocka_run_group_tests(tests, setup_all, teardown_all);
+}
