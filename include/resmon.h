@@ -193,8 +193,9 @@ typedef struct resmon_summary {
  * keys in its order -- peak_rss_mb, mean_rss_mb, peak_gpu_mem_mb (number or
  * null), mean_gpu_util (number or null), memory_growth_mb, num_samples (an
  * integer), duration_sec, then mean_gpu_clock_mhz and mean_gpu_power_w only
- * when known -- followed by hwm_rss_mb and hwm_scope ("window" or "lifetime")
- * when known.  Doubles are written with 17 significant digits and round-trip
+ * when known -- followed, each only when known, by hwm_rss_mb and hwm_scope
+ * ("window" or "lifetime"), gpu_energy_j and gpu_energy_source ("counter" or
+ * "integrated"), cpu_energy_j and peak_gpu_proc_mem_mb.  Doubles are written with 17 significant digits and round-trip
  * exactly; non-finite values in required numeric fields are written as null.
  * snprintf semantics: returns the length the full text needs (excluding the
  * NUL) and writes at most cap bytes, always NUL-terminated when cap > 0.

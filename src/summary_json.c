@@ -80,6 +80,18 @@ int resmon_summary_to_json(const resmon_summary *s, char *buf, size_t cap)
         else
             put(&w, "\"lifetime\"", 10);
     }
+    if (isfinite(s->gpu_energy_j)) {
+        put_double(&w, "gpu_energy_j", s->gpu_energy_j);
+        put_key(&w, "gpu_energy_source");
+        if (s->gpu_energy_exact)
+            put(&w, "\"counter\"", 9);
+        else
+            put(&w, "\"integrated\"", 12);
+    }
+    if (isfinite(s->cpu_energy_j))
+        put_double(&w, "cpu_energy_j", s->cpu_energy_j);
+    if (isfinite(s->peak_gpu_proc_mem_mb))
+        put_double(&w, "peak_gpu_proc_mem_mb", s->peak_gpu_proc_mem_mb);
     put(&w, "}", 1);
     if (cap)
         buf[w.len < cap ? w.len : cap - 1] = '\0';
@@ -174,6 +186,20 @@ static int read_hwm_scope(const json_t *root, resmon_hwm_scope *out, char *err, 
     return 0;
 }
 
+static int read_energy_source(const json_t *root, int *exact, char *err, size_t errcap)
+{
+    const json_t *value = json_object_get(root, "gpu_energy_source");
+    *exact = 0;
+    if (!value || json_is_null(value))
+        return 0;
+    const char *text = json_is_string(value) ? json_string_value(value) : "";
+    if (strcmp(text, "counter") == 0)
+        *exact = 1;
+    else if (strcmp(text, "integrated") != 0)
+        return fail(err, errcap, "key \"gpu_energy_source\": expected \"counter\" or \"integrated\"");
+    return 0;
+}
+
 static int summary_from_object(const json_t *root, resmon_summary *s, char *err, size_t errcap)
 {
     memset(s, 0, sizeof *s);
@@ -191,6 +217,10 @@ static int summary_from_object(const json_t *root, resmon_summary *s, char *err,
     if (rc == 0) rc = read_hwm_scope(root, &s->hwm_scope, err, errcap);
     if (rc == 0 && isnan(s->hwm_rss_mb) != (s->hwm_scope == RESMON_HWM_UNKNOWN))
         rc = fail(err, errcap, "keys \"hwm_rss_mb\" and \"hwm_scope\" must appear together");
+    if (rc == 0) rc = read_number(root, "gpu_energy_j", OPTIONAL, &s->gpu_energy_j, err, errcap);
+    if (rc == 0) rc = read_energy_source(root, &s->gpu_energy_exact, err, errcap);
+    if (rc == 0) rc = read_number(root, "cpu_energy_j", OPTIONAL, &s->cpu_energy_j, err, errcap);
+    if (rc == 0) rc = read_number(root, "peak_gpu_proc_mem_mb", OPTIONAL, &s->peak_gpu_proc_mem_mb, err, errcap);
     /* Not part of the serialised form: recomputable only from samples. */
     s->mean_cpu_percent = s->peak_cpu_percent = s->cpu_time_sec = NAN;
     return rc;

@@ -140,6 +140,30 @@ static void to_json_writes_hwm_only_when_known(void **state)
     assert_int_equal(back.hwm_scope, RESMON_HWM_LIFETIME);
 }
 
+static void energy_and_process_memory_round_trip_when_known(void **state)
+{
+    (void)state;
+    resmon_summary s = parse_ok(python_with_gpu);
+    s.gpu_energy_j = 1234.5;
+    s.gpu_energy_exact = 1;
+    s.cpu_energy_j = 88.25;
+    s.peak_gpu_proc_mem_mb = 4096;
+    char text[1024];
+    resmon_summary_to_json(&s, text, sizeof text);
+    assert_non_null(strstr(text, "\"gpu_energy_j\": 1234.5, \"gpu_energy_source\": \"counter\", "
+                                 "\"cpu_energy_j\": 88.25, \"peak_gpu_proc_mem_mb\": 4096.0}"));
+    resmon_summary back = parse_ok(text);
+    ASSERT_DOUBLE_EQ(back.gpu_energy_j, 1234.5);
+    assert_int_equal(back.gpu_energy_exact, 1);
+    ASSERT_DOUBLE_EQ(back.cpu_energy_j, 88.25);
+    ASSERT_DOUBLE_EQ(back.peak_gpu_proc_mem_mb, 4096);
+    s = parse_ok(python_minimal);
+    ASSERT_NAN(s.gpu_energy_j);
+    ASSERT_NAN(s.cpu_energy_j);
+    resmon_summary_to_json(&s, text, sizeof text);
+    assert_null(strstr(text, "energy"));
+}
+
 static void to_json_has_snprintf_semantics(void **state)
 {
     (void)state;
@@ -207,6 +231,8 @@ static void from_json_rejects_bad_input(void **state)
         {"{" BASE_KEYS ", \"num_samples\": 1}{}", "trailing text at byte"},
         {"{" BASE_KEYS ", \"num_samples\": 1, \"hwm_rss_mb\": 5}", "hwm"},
         {"{" BASE_KEYS ", \"num_samples\": 1, \"hwm_rss_mb\": 5, \"hwm_scope\": \"forever\"}", "\"hwm_scope\""},
+        {"{" BASE_KEYS ", \"num_samples\": 1, \"gpu_energy_j\": 5, \"gpu_energy_source\": \"guess\"}", "\"gpu_energy_source\""},
+        {"{" BASE_KEYS ", \"num_samples\": 1, \"cpu_energy_j\": \"5\"}", "\"cpu_energy_j\""},
         {"{\"peak_rss_mb\": 1, \"mean_rss_mb\": 1, \"memory_growth_mb\": 0, \"num_samples\": 1, \"duration_sec\": 1 /* c */}", "byte"},
     };
     int failures = 0;
@@ -310,6 +336,7 @@ int main(void)
         cmocka_unit_test(from_json_is_lenient_where_python_is),
         cmocka_unit_test(doubles_round_trip_exactly),
         cmocka_unit_test(to_json_writes_hwm_only_when_known),
+        cmocka_unit_test(energy_and_process_memory_round_trip_when_known),
         cmocka_unit_test(to_json_has_snprintf_semantics),
         cmocka_unit_test(from_json_rejects_bad_input),
         cmocka_unit_test(from_json_rejects_deep_nesting),
