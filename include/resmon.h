@@ -218,8 +218,8 @@ RESMON_API int resmon_summary_from_json(const char *json, size_t len, resmon_sum
 /* GPU profilers (GPUProfilerProtocol)                                       */
 /* ------------------------------------------------------------------------ */
 
-/* A GPU profiler is a table of callbacks that the sampler thread -- and only
- * the sampler thread -- calls once per sample.  Each returns 0 on success or a
+/* A GPU profiler is a table of callbacks that the monitor's GPU thread -- and
+ * only that thread -- calls once per GPU interval (see gpu_interval_sec).  Each returns 0 on success or a
  * negative errno.  A NULL callback means "not supported".  A failing callback,
  * or a value that is NaN, infinite or negative, makes that field NAN in that
  * sample only; the other fields and the monitor carry on.  Field names follow
@@ -326,6 +326,12 @@ typedef struct resmon_options {
                                covers the whole window */
     resmon_sample_cb on_sample; /* optional streaming callback */
     void *on_sample_user;
+    double gpu_interval_sec; /* 0: the sample interval, but no faster than
+                                0.02 s.  The GPU is read on its own thread
+                                ("resmon-gpu") on this schedule; each sample
+                                carries the freshest reading, or NAN when it is
+                                older than 1.5 GPU intervals (a slow or hung
+                                call), so CPU/RSS sampling never waits for it */
 } resmon_options;
 
 typedef struct resmon_monitor resmon_monitor; /* opaque */

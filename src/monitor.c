@@ -10,7 +10,7 @@
  * more than the kernel's own (a condition variable added a mutex round trip
  * and several atomics per wake-up, measurable at 1 kHz).
  */
-#include "gpu_reading.h"
+#include "gpu_poller.h"
 #include "internal.h"
 #include "probe.h"
 #include "rapl.h"
@@ -30,6 +30,10 @@
 #include <unistd.h>
 
 #define DEFAULT_INTERVAL_SEC 0.1
+/* GPU readings default to the sample interval, but no faster than 50 Hz:
+ * NVML's own counters refresh every 1/6 s to 1 s, and its calls take a
+ * global driver lock that frequent polling turns into stutter elsewhere. */
+#define DEFAULT_MIN_GPU_INTERVAL_SEC 0.02
 #define INITIAL_SAMPLE_CAPACITY 1024
 /* The sampler's timer slack.  Linux lets a sleeping thread wake up to 50 us
  * late by default to batch wake-ups; 1 us keeps a 1 kHz schedule on time at
@@ -60,6 +64,8 @@ struct resmon_monitor {
     uint64_t previous_ns;
     rm__rapl rapl;
     uint64_t rapl_read_ns;
+    rm__gpu_poller *gpu; /* while a window with a GPU profiler runs */
+    uint64_t gpu_interval_ns;
 };
 
 resmon_monitor *resmon_monitor_new(const resmon_options *opts)
@@ -69,7 +75,8 @@ resmon_monitor *resmon_monitor_new(const resmon_options *opts)
         o = *opts;
     else
         memset(&o, 0, sizeof o);
-    if (!isfinite(o.sample_interval_sec) || o.sample_interval_sec < 0 || o.pid < 0) {
+    if (!isfinite(o.sample_interval_sec) || o.sample_interval_sec < 0 || o.pid < 0 ||
+        !isfinite(o.gpu_interval_sec) || o.gpu_interval_sec < 0 || (o.gpu_interval_sec > 0 && o.gpu_interval_sec < 1e-4)) {
         errno = EINVAL;
         return NULL;
     }
@@ -87,6 +94,10 @@ resmon_monitor *resmon_monitor_new(const resmon_options *opts)
     }
     m->opts = o;
     m->interval_ns = (uint64_t)llround(interval * 1e9);
+    double gpu_interval = o.gpu_interval_sec > 0 ? o.gpu_interval_sec : interval;
+    if (o.gpu_interval_sec <= 0 && gpu_interval < DEFAULT_MIN_GPU_INTERVAL_SEC)
+        gpu_interval = DEFAULT_MIN_GPU_INTERVAL_SEC;
+    m->gpu_interval_ns = (uint64_t)llround(gpu_interval * 1e9);
 
     int rc = pthread_cond_init(&m->started, NULL);
     if (rc == 0 && (rc = pthread_mutex_init(&m->lock, NULL)) != 0)
@@ -146,6 +157,17 @@ static uint64_t now_ns(void)
     return rm__timespec_ns(&ts);
 }
 
+/* How long a window's edges wait for a GPU reading: one GPU interval, at
+ * least 20 ms and at most 200 ms, so that stop stays prompt even when a GPU
+ * call hangs. */
+static uint64_t gpu_wait_ns(const resmon_monitor *m)
+{
+    uint64_t wait = m->gpu_interval_ns;
+    if (wait < 20000000u)
+        wait = 20000000u;
+    return wait > 200000000u ? 200000000u : wait;
+}
+
 /* A sample with what the summary needs beside it. */
 typedef struct taken_sample {
     resmon_sample sample;
@@ -177,11 +199,18 @@ static int take_sample(resmon_monitor *m, int first, taken_sample *t)
     t->cpu_sec = (double)r.cpu_ns * 1e-9;
     t->short_interval = !first && timestamp_ns - m->previous_ns < m->interval_ns / 2;
     m->previous_ns = timestamp_ns;
-    const pid_t *pids = NULL;
-    size_t pid_count = 0;
-    if (m->opts.gpu_profiler && m->opts.gpu_profiler->get_process_memory)
-        rm__probe_pids(m->probe, &pids, &pid_count);
-    rm__gpu_read_sample(m->opts.gpu_profiler, pids, pid_count, s, &t->energy_j);
+    if (m->gpu) {
+        if (m->opts.gpu_profiler->get_process_memory) {
+            const pid_t *pids;
+            size_t pid_count;
+            rm__probe_pids(m->probe, &pids, &pid_count);
+            rm__gpu_poller_set_pids(m->gpu, pids, pid_count);
+        }
+        rm__gpu_poller_latest(m->gpu, now_ns(), s, &t->energy_j);
+    } else {
+        s->gpu_util = s->gpu_mem_mb = s->gpu_clock_mhz = s->gpu_power_w = s->gpu_proc_mem_mb = NAN;
+        t->energy_j = NAN;
+    }
     if (m->rapl.zone_count && (first || timestamp_ns - m->rapl_read_ns >= RAPL_READ_INTERVAL_NS)) {
         rm__rapl_read(&m->rapl);
         m->rapl_read_ns = timestamp_ns;
@@ -239,6 +268,16 @@ static void *sampler_main(void *arg)
 
     rm__rapl_open(&m->rapl); /* no zones: CPU energy stays unknown */
     m->rapl_read_ns = 0;
+    m->gpu = NULL;
+    if (m->opts.gpu_profiler) {
+        const pid_t *pids;
+        size_t pid_count;
+        rm__probe_pids(m->probe, &pids, &pid_count);
+        if (rm__gpu_poller_start(&m->gpu, m->opts.gpu_profiler, m->gpu_interval_ns, pids, pid_count) == 0)
+            rm__gpu_poller_wait_first(m->gpu, gpu_wait_ns(m));
+        else
+            m->gpu = NULL; /* no thread: a window without GPU readings beats none */
+    }
     taken_sample t;
     int rc = take_sample(m, 1, &t);
     uint64_t window_start_ns = m->previous_ns;
@@ -254,6 +293,11 @@ static void *sampler_main(void *arg)
     pthread_mutex_unlock(&m->lock);
     if (rc < 0) {
         rm__rapl_close(&m->rapl);
+        if (m->gpu) {
+            rm__gpu_poller_finish(m->gpu, 0);
+            rm__gpu_poller_release(m->gpu);
+            m->gpu = NULL;
+        }
         return NULL;
     }
     if (m->opts.on_sample)
@@ -294,8 +338,12 @@ static void *sampler_main(void *arg)
     /* The window's last sample: taken at stop, however soon after start,
      * so that every window has two edges and duration_sec is the real one.
      * A target that ended by itself already has its last sample. */
+    if (m->gpu) /* a last GPU reading for the last sample, if the GPU answers in time */
+        rm__gpu_poller_finish(m->gpu, gpu_wait_ns(m));
     if (!target_ended && take_sample(m, 0, &t) >= 0)
         publish(m, &t);
+    rm__gpu_poller_release(m->gpu);
+    m->gpu = NULL;
     uint64_t peak_bytes;
     resmon_hwm_scope scope;
     int have_peak = rm__probe_peak_rss(m->probe, &peak_bytes, &scope) == 0;
