@@ -298,8 +298,8 @@ RESMON_API size_t resmon_gpu_device_count(const resmon_gpu *gpu);
 RESMON_API int resmon_gpu_device_info(const resmon_gpu *gpu, size_t i, resmon_gpu_info *out);
 
 /* The readings of each device from the profiler's latest calls (per-device
- * columns for "all").  Call it from the thread that calls the profiler -- a
- * monitor's on_sample callback.  Returns how many devices; copies up to cap. */
+ * columns for "all"); thread-safe, e.g. from a monitor's on_sample callback.
+ * Returns how many devices; copies up to cap. */
 RESMON_API size_t resmon_gpu_last_readings(const resmon_gpu *gpu, resmon_gpu_reading *out, size_t cap);
 
 /* ------------------------------------------------------------------------ */

@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,9 +33,19 @@ typedef struct gpu_device {
 
 struct resmon_gpu {
     resmon_gpu_profiler profiler;
+    pthread_mutex_t last_lock; /* guards devices[].last: written by the GPU
+                                  thread, read by resmon_gpu_last_readings */
     size_t count;
     gpu_device devices[];
 };
+
+/* Records one field of a device's latest readings. */
+static void remember(resmon_gpu *g, double *field, double value)
+{
+    pthread_mutex_lock(&g->last_lock);
+    *field = value;
+    pthread_mutex_unlock(&g->last_lock);
+}
 
 static void clear_reading(resmon_gpu_reading *r)
 {
@@ -58,7 +69,7 @@ static int gpu_utilization(void *ctx, double *percent)
         } else {
             value = NAN;
         }
-        d->last.util_percent = value;
+        remember(g, &d->last.util_percent, value);
     }
     if (!ok)
         return -ENOTSUP;
@@ -81,8 +92,8 @@ static int gpu_memory(void *ctx, resmon_gpu_memory *out)
         } else {
             m.gpu_memory_used_mb = m.gpu_memory_total_mb = NAN;
         }
-        d->last.mem_used_mb = m.gpu_memory_used_mb;
-        d->last.mem_total_mb = m.gpu_memory_total_mb;
+        remember(g, &d->last.mem_used_mb, m.gpu_memory_used_mb);
+        remember(g, &d->last.mem_total_mb, m.gpu_memory_total_mb);
     }
     if (!ok)
         return -ENOTSUP;
@@ -109,8 +120,8 @@ static int gpu_clocks(void *ctx, resmon_gpu_clocks *out)
         } else {
             c.gpu_clock_mhz = c.mem_clock_mhz = NAN;
         }
-        d->last.clock_mhz = c.gpu_clock_mhz;
-        d->last.mem_clock_mhz = c.mem_clock_mhz;
+        remember(g, &d->last.clock_mhz, c.gpu_clock_mhz);
+        remember(g, &d->last.mem_clock_mhz, c.mem_clock_mhz);
     }
     if (!ok)
         return -ENOTSUP;
@@ -134,8 +145,8 @@ static int gpu_power(void *ctx, resmon_gpu_power *out)
         } else {
             p.power_draw_w = p.power_limit_w = NAN;
         }
-        d->last.power_w = p.power_draw_w;
-        d->last.power_limit_w = p.power_limit_w;
+        remember(g, &d->last.power_w, p.power_draw_w);
+        remember(g, &d->last.power_limit_w, p.power_limit_w);
     }
     if (!ok)
         return -ENOTSUP;
@@ -203,6 +214,10 @@ static resmon_gpu *gpu_new(size_t count)
     resmon_gpu *g = calloc(1, sizeof *g + count * sizeof(gpu_device));
     if (!g)
         return NULL;
+    if (pthread_mutex_init(&g->last_lock, NULL) != 0) {
+        free(g);
+        return NULL;
+    }
     g->profiler = (resmon_gpu_profiler){
         .ctx = g,
         .get_utilization = gpu_utilization,
@@ -229,6 +244,7 @@ static int open_one(resmon_gpu **out, const rm__gpu_backend *backend, const char
         return -ENOMEM;
     int rc = open_device(&g->devices[0], backend, selector, err, errcap);
     if (rc < 0) {
+        pthread_mutex_destroy(&g->last_lock);
         free(g);
         return rc;
     }
@@ -271,6 +287,7 @@ static int open_all(resmon_gpu **out, char *err, size_t errcap)
         }
     }
     if (g->count == 0) {
+        pthread_mutex_destroy(&g->last_lock);
         free(g);
         snprintf(err, errcap, "no GPU found by any backend (nvml, amd, intel)");
         return -ENODEV;
@@ -310,6 +327,7 @@ void resmon_gpu_close(resmon_gpu *g)
         return;
     for (size_t i = 0; i < g->count; i++)
         g->devices[i].backend->close(g->devices[i].ctx);
+    pthread_mutex_destroy(&g->last_lock);
     free(g);
 }
 
@@ -335,7 +353,10 @@ size_t resmon_gpu_last_readings(const resmon_gpu *g, resmon_gpu_reading *out, si
 {
     if (!g)
         return 0;
+    resmon_gpu *mutable_g = (resmon_gpu *)g; /* the lock is not part of its value */
+    pthread_mutex_lock(&mutable_g->last_lock);
     for (size_t i = 0; i < g->count && i < cap; i++)
         out[i] = g->devices[i].last;
+    pthread_mutex_unlock(&mutable_g->last_lock);
     return g->count;
 }

@@ -19,6 +19,7 @@ RESMON = os.environ["RESMON"]
 WORKLOAD = os.environ["WORKLOAD"]
 JSON_CHECK = os.environ["JSON_CHECK"]
 SANITIZED = os.environ.get("RESMON_TEST_SANITIZED") == "1"
+FAKE_NVML_LIB = os.environ["FAKE_NVML_LIB"]
 
 
 def resmon(*args, timeout=60, **kw):
@@ -315,6 +316,60 @@ class Outputs(Tmp):
         self.assertEqual(r.returncode, 0)
         self.assertEqual(self.summary()["command"][-1], arg)
         ET.parse(self.path("p.svg"))
+
+
+class Gpu(Tmp):
+    def env(self, fake="devices=1"):
+        empty_sysfs = self.path("sysfs")
+        os.makedirs(empty_sysfs, exist_ok=True)
+        return dict(os.environ, RESMON_NVML_LIBRARY=FAKE_NVML_LIB, FAKE_NVML=fake, RESMON_SYSFS_ROOT=empty_sysfs)
+
+    def test_named_gpu_end_to_end(self):
+        r = resmon("-i", "0.02", "--gpu", "nvml:0", "-o", self.path("s.json"), "-s", self.path("s.csv"),
+                   "--plot", self.path("p.svg"), "--", WORKLOAD, "sleep", "0.3", env=self.env())
+        self.assertEqual(r.returncode, 0, r.stderr)
+        s = self.summary()
+        self.assertEqual(s["mean_gpu_util"], 42.0)
+        self.assertEqual(s["peak_gpu_mem_mb"], 1000.0)
+        self.assertEqual(s["mean_gpu_power_w"], 312.5)
+        self.assertEqual(s["gpu_energy_source"], "counter")
+        self.assertEqual([g["name"] for g in s["gpus"]], ["Fake H200 #0"])
+        with open(self.path("s.csv")) as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual(float(rows[0]["gpu_util"]), 42.0)
+        self.assertNotIn("gpu0_util", rows[0])
+        self.assertIn("mean GPU util", r.stderr)
+        ids = {e.get("id") for e in ET.parse(self.path("p.svg")).getroot().iter() if e.get("id")}
+        self.assertTrue({"series-gpu-util", "series-gpu-mem"} <= ids, ids)
+
+    def test_all_gpus_get_per_device_columns(self):
+        r = resmon("-q", "-i", "0.02", "--gpu", "all", "-s", self.path("s.jsonl"), "-o", self.path("s.json"),
+                   "--", WORKLOAD, "sleep", "0.2", env=self.env("devices=3"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(self.path("s.jsonl")) as f:
+            row = json.loads(f.readline())
+        self.assertEqual(row["gpu_mem_mb"], 1000.0 + 1100.0 + 1200.0)
+        self.assertEqual([row[f"gpu{i}_util"] for i in range(3)], [42.0, 43.0, 44.0])
+        self.assertEqual(len(self.summary()["gpus"]), 3)
+
+    def test_missing_named_gpu_is_a_usage_error(self):
+        marker = self.path("started")
+        r = resmon("--gpu", "nvml:5", "--", "touch", marker, env=self.env())
+        self.assertEqual(r.returncode, 125)
+        self.assertIn("resmon: --gpu nvml:5: no NVIDIA GPU '5'", r.stderr)
+        self.assertFalse(os.path.exists(marker))
+        r = resmon("--gpu", "nvml:0", "--", "true", env=dict(self.env(), FAKE_NVML="init=18"))
+        self.assertEqual(r.returncode, 125)
+        self.assertIn("driver/library version mismatch", r.stderr)
+
+    def test_auto_without_a_gpu_runs_without_gpu_columns(self):
+        env = dict(self.env(), RESMON_NVML_LIBRARY=self.path("no-such-libnvidia-ml.so.1"))
+        r = resmon("-q", "-s", self.path("s.csv"), "-o", self.path("s.json"), "--", "true", env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(self.path("s.csv")) as f:
+            self.assertEqual(f.readline().strip(), "timestamp,elapsed_sec,cpu_percent,rss_mb")
+        self.assertEqual(self.summary()["gpus"], [])
+        self.assertIsNone(self.summary()["mean_gpu_util"])
 
 
 if __name__ == "__main__":

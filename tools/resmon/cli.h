@@ -53,13 +53,17 @@ typedef struct run_result {
     double rusage_cpu_sec;     /* user + system of the command and all it reaped */
     double rusage_maxrss_mb;   /* largest single process's peak RSS */
     int interrupted;           /* resmon got SIGINT/SIGTERM/SIGHUP */
+    resmon_gpu *gpu;           /* the GPU profiler, NULL without */
 } run_result;
 
 /* ---- samples file: CSV or JSON Lines, written as samples arrive ---- */
 typedef struct samples_file samples_file;
-/* Opens path (format from its extension).  NULL with a message in err. */
-samples_file *samples_file_open(const char *path, int with_gpu, char *err, size_t errcap);
-void samples_file_write(samples_file *f, const resmon_sample *s, double elapsed_sec);
+/* Opens path (format from its extension).  gpu_devices: 0 no GPU columns;
+ * 1 the GPU columns; N > 1 also per-device columns gpuI_*.  NULL with a
+ * message in err. */
+samples_file *samples_file_open(const char *path, size_t gpu_devices, char *err, size_t errcap);
+void samples_file_write(samples_file *f, const resmon_sample *s, double elapsed_sec,
+                        const resmon_gpu_reading *devices, size_t device_count);
 /* Flushes, closes and frees; returns 0 or -errno if any write failed. */
 int samples_file_close(samples_file *f);
 

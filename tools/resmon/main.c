@@ -59,6 +59,7 @@ static double realtime_sec(void)
 /* ---- outputs, opened before anything starts ------------------------------ */
 
 typedef struct outputs {
+    resmon_gpu *gpu;     /* for per-device columns */
     FILE *summary;       /* -o */
     samples_file *samples;
     FILE *plot;
@@ -75,8 +76,11 @@ static void on_sample(const resmon_sample *s, void *user)
         out->have_first = 1;
     }
     double elapsed = s->timestamp - out->first_timestamp;
-    if (out->samples)
-        samples_file_write(out->samples, s, elapsed);
+    if (out->samples) {
+        resmon_gpu_reading devices[16];
+        size_t count = out->gpu && resmon_gpu_device_count(out->gpu) > 1 ? resmon_gpu_last_readings(out->gpu, devices, 16) : 0;
+        samples_file_write(out->samples, s, elapsed, devices, count < 16 ? count : 16);
+    }
     if (out->chart)
         chart_series_add(out->chart, s, elapsed);
 }
@@ -91,13 +95,15 @@ static FILE *open_output(const char *path, const char *what)
     return f;
 }
 
-static int open_outputs(const cli_options *o, outputs *out)
+static int open_outputs(const cli_options *o, resmon_gpu *gpu, outputs *out)
 {
     memset(out, 0, sizeof *out);
+    out->gpu = gpu;
     char err[512];
     if (o->summary_path && !(out->summary = open_output(o->summary_path, "summary file")))
         return -1;
-    if (o->samples_path && !(out->samples = samples_file_open(o->samples_path, 0, err, sizeof err))) {
+    if (o->samples_path &&
+        !(out->samples = samples_file_open(o->samples_path, resmon_gpu_device_count(gpu), err, sizeof err))) {
         fprintf(stderr, "resmon: %s\n", err);
         return -1;
     }
@@ -180,6 +186,7 @@ static resmon_monitor *new_monitor(const cli_options *o, pid_t pid, outputs *out
 {
     resmon_options opts = {
         .sample_interval_sec = o->interval_sec,
+        .gpu_profiler = resmon_gpu_profiler_of(out->gpu),
         .pid = pid,
         .include_children = o->include_children,
         .max_samples = 1, /* every sample is streamed; the summary covers them all */
@@ -336,19 +343,34 @@ int main(int argc, char **argv)
         fprintf(stderr, "resmon: cannot monitor process %d: no such process\n", (int)o.pid);
         return EXIT_USAGE;
     }
+    /* A GPU named on the command line must open; "auto" finds one or none. */
+    resmon_gpu *gpu = NULL;
+    if (strcmp(o.gpu, "none") != 0) {
+        char err[512];
+        rc = resmon_gpu_open(&gpu, o.gpu, err, sizeof err);
+        if (rc < 0 && strcmp(o.gpu, "auto") != 0) {
+            fprintf(stderr, "resmon: --gpu %s: %s\n", o.gpu, err);
+            return EXIT_USAGE;
+        }
+    }
     outputs out;
-    if (open_outputs(&o, &out) < 0) {
+    if (open_outputs(&o, gpu, &out) < 0) {
         discard_outputs(&o, &out);
+        resmon_gpu_close(gpu);
         return EXIT_USAGE;
     }
     run_result r;
     memset(&r, 0, sizeof r);
+    r.gpu = gpu;
     rc = o.pid ? attach(&o, &out, &r) : run_command(&o, &out, &r);
     if (rc != 0) {
         discard_outputs(&o, &out);
+        resmon_gpu_close(gpu);
         return rc;
     }
-    if (finish_outputs(&o, &out, &r) < 0)
+    rc = finish_outputs(&o, &out, &r);
+    resmon_gpu_close(gpu);
+    if (rc < 0)
         return o.pid ? EXIT_USAGE : (r.exit_status ? r.exit_status : EXIT_USAGE);
     return o.pid ? 0 : r.exit_status;
 }

@@ -18,7 +18,8 @@ static const char usage_text[] =
     "  -o, --output FILE        summary as JSON (\"-\" for stdout)\n"
     "  -s, --samples FILE       every sample, CSV or JSON Lines by extension (.csv, .jsonl)\n"
     "      --plot FILE          a chart of the run (SVG)\n"
-    "      --gpu WHICH          auto (default) or none\n"
+    "      --gpu WHICH          auto (default: the first GPU found), none, all, or a backend:device\n"
+    "                           such as nvml:0, nvml:GPU-<uuid>, amd:0, intel:0\n"
     "      --no-children        the process alone, not its tree\n"
     "      --duration SECONDS   stop after this long (with --pid)\n"
     "  -q, --quiet              no human summary on stderr\n"
@@ -96,8 +97,9 @@ int cli_parse(int argc, char **argv, cli_options *o)
             o->plot_path = optarg;
             break;
         case OPT_GPU:
-            if (strcmp(optarg, "auto") != 0 && strcmp(optarg, "none") != 0)
-                return usage_error("unknown GPU selection '%s': use auto or none", optarg);
+            if (strcmp(optarg, "auto") != 0 && strcmp(optarg, "none") != 0 && strcmp(optarg, "all") != 0 &&
+                !strchr(optarg, ':'))
+                return usage_error("unknown GPU selection '%s': use auto, none, all, or nvml:N, amd:N, intel:N", optarg);
             o->gpu = optarg;
             break;
         case OPT_NO_CHILDREN:

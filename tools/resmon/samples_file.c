@@ -18,12 +18,13 @@
 #include <unistd.h>
 
 #define SAMPLES_BUFFER_BYTES 65536
-#define MAX_ROW_BYTES 512
+#define MAX_DEVICE_COLUMNS 16 /* per-device columns: 4 x 16 values fit a row */
+#define MAX_ROW_BYTES 4096
 
 struct samples_file {
     int fd;
     int jsonl;
-    int with_gpu;
+    size_t gpu_devices;
     double last_write;
     int write_errno;
     size_t used;
@@ -51,7 +52,7 @@ static void append(samples_file *f, const char *text, size_t n)
     f->used += n;
 }
 
-samples_file *samples_file_open(const char *path, int with_gpu, char *err, size_t errcap)
+samples_file *samples_file_open(const char *path, size_t gpu_devices, char *err, size_t errcap)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     if (fd < 0) {
@@ -67,12 +68,22 @@ samples_file *samples_file_open(const char *path, int with_gpu, char *err, size_
     f->fd = fd;
     size_t n = strlen(path);
     f->jsonl = n > 6 && strcmp(path + n - 6, ".jsonl") == 0;
-    f->with_gpu = with_gpu;
+    f->gpu_devices = gpu_devices > MAX_DEVICE_COLUMNS ? MAX_DEVICE_COLUMNS : gpu_devices;
     f->last_write = -1;
     if (!f->jsonl) {
-        const char *header = with_gpu ? "timestamp,elapsed_sec,cpu_percent,rss_mb,gpu_util,gpu_mem_mb,gpu_clock_mhz,gpu_power_w\n"
-                                       : "timestamp,elapsed_sec,cpu_percent,rss_mb\n";
+        const char *header = "timestamp,elapsed_sec,cpu_percent,rss_mb";
         append(f, header, strlen(header));
+        if (gpu_devices) {
+            header = ",gpu_util,gpu_mem_mb,gpu_clock_mhz,gpu_power_w,gpu_proc_mem_mb";
+            append(f, header, strlen(header));
+        }
+        for (size_t i = 0; f->gpu_devices > 1 && i < f->gpu_devices; i++) {
+            char columns[160];
+            int written = snprintf(columns, sizeof columns, ",gpu%zu_util,gpu%zu_mem_mb,gpu%zu_clock_mhz,gpu%zu_power_w", i, i,
+                             i, i);
+            append(f, columns, (size_t)written);
+        }
+        append(f, "\n", 1);
         write_buffer(f);
     }
     return f;
@@ -95,7 +106,8 @@ static void put_value(samples_file *f, const char *key, double value, int first)
         append(f, number, rm__json_format_double(value, number));
 }
 
-void samples_file_write(samples_file *f, const resmon_sample *s, double elapsed_sec)
+void samples_file_write(samples_file *f, const resmon_sample *s, double elapsed_sec,
+                        const resmon_gpu_reading *devices, size_t device_count)
 {
     if (SAMPLES_BUFFER_BYTES - f->used < MAX_ROW_BYTES)
         write_buffer(f);
@@ -105,11 +117,26 @@ void samples_file_write(samples_file *f, const resmon_sample *s, double elapsed_
     put_value(f, "elapsed_sec", elapsed_sec, 0);
     put_value(f, "cpu_percent", s->cpu_percent, 0);
     put_value(f, "rss_mb", s->rss_mb, 0);
-    if (f->with_gpu) {
+    if (f->gpu_devices) {
         put_value(f, "gpu_util", s->gpu_util, 0);
         put_value(f, "gpu_mem_mb", s->gpu_mem_mb, 0);
         put_value(f, "gpu_clock_mhz", s->gpu_clock_mhz, 0);
         put_value(f, "gpu_power_w", s->gpu_power_w, 0);
+        put_value(f, "gpu_proc_mem_mb", s->gpu_proc_mem_mb, 0);
+    }
+    for (size_t i = 0; f->gpu_devices > 1 && i < f->gpu_devices; i++) {
+        resmon_gpu_reading r = {NAN, NAN, NAN, NAN, NAN, NAN, NAN};
+        if (i < device_count)
+            r = devices[i];
+        char key[32];
+        snprintf(key, sizeof key, "gpu%zu_util", i);
+        put_value(f, key, r.util_percent, 0);
+        snprintf(key, sizeof key, "gpu%zu_mem_mb", i);
+        put_value(f, key, r.mem_used_mb, 0);
+        snprintf(key, sizeof key, "gpu%zu_clock_mhz", i);
+        put_value(f, key, r.clock_mhz, 0);
+        snprintf(key, sizeof key, "gpu%zu_power_w", i);
+        put_value(f, key, r.power_w, 0);
     }
     append(f, f->jsonl ? "}\n" : "\n", f->jsonl ? 2 : 1);
     if (f->last_write < 0 || s->timestamp - f->last_write >= 1.0) {

@@ -92,6 +92,19 @@ int summary_write_json(FILE *out, const cli_options *o, const run_result *r)
         fputs(", \"exit_status\": null", out);
     }
     fprintf(out, ", \"include_children\": %s", o->include_children ? "true" : "false");
+    fputs(", \"gpus\": [", out);
+    for (size_t i = 0; i < resmon_gpu_device_count(r->gpu); i++) {
+        resmon_gpu_info info;
+        resmon_gpu_device_info(r->gpu, i, &info);
+        fprintf(out, "%s{\"backend\": \"%s\", \"index\": %u, \"name\": ", i ? ", " : "", info.backend, info.index);
+        json_write_string(out, info.name);
+        fputs(", \"id\": ", out);
+        json_write_string(out, info.id);
+        char number[32];
+        rm__json_format_double(info.memory_total_mb, number);
+        fprintf(out, ", \"memory_total_mb\": %s}", number);
+    }
+    fputc(']', out);
     fprintf(out, ", \"interrupted\": %s", r->interrupted ? "true" : "false");
     fprintf(out, ", \"resmon_version\": \"%s\"}\n", resmon_version_string());
     return ferror(out) ? -1 : 0;
@@ -128,6 +141,18 @@ void summary_print_table(FILE *out, const cli_options *o, const run_result *r)
         fprintf(out, "  %-16s %10.1f MiB\n", "peak GPU memory", s->peak_gpu_mem_mb);
     if (!isnan(s->mean_gpu_power_w))
         fprintf(out, "  %-16s %10.1f W\n", "mean GPU power", s->mean_gpu_power_w);
+    if (!isnan(s->gpu_energy_j))
+        fprintf(out, "  %-16s %10.1f J    %s\n", "GPU energy", s->gpu_energy_j,
+                s->gpu_energy_exact ? "from the energy counter" : "power integrated over samples");
+    if (!isnan(s->peak_gpu_proc_mem_mb))
+        fprintf(out, "  %-16s %10.1f MiB  GPU memory of the monitored processes\n", "peak proc GPU", s->peak_gpu_proc_mem_mb);
+    if (!isnan(s->cpu_energy_j))
+        fprintf(out, "  %-16s %10.1f J    CPU packages (RAPL)\n", "CPU energy", s->cpu_energy_j);
+    for (size_t i = 0; i < resmon_gpu_device_count(r->gpu); i++) {
+        resmon_gpu_info info;
+        resmon_gpu_device_info(r->gpu, i, &info);
+        fprintf(out, "  %-16s %s:%u %s\n", i ? "" : "GPU", info.backend, info.index, info.name);
+    }
     fprintf(out, "  %-16s %10llu      every %g s", "samples", (unsigned long long)s->num_samples, o->interval_sec);
     if (s->skipped_slots)
         fprintf(out, ", %llu slots skipped (sampler ran late)", (unsigned long long)s->skipped_slots);
