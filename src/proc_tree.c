@@ -13,6 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
+static void close_walked(rm__walked_process *e);
+
 static int grow_pids(pid_t **array, size_t *cap, size_t need)
 {
     if (need <= *cap)
@@ -71,8 +73,11 @@ void rm__tree_walker_init(rm__tree_walker *w, int proc_fd, rm__tree_method metho
 void rm__tree_walker_free(rm__tree_walker *w)
 {
     free(w->found);
-    free(w->scan_pid);
-    free(w->scan_ppid);
+    free(w->links);
+    free(w->previous_links);
+    for (size_t i = 0; i < w->walked_count; i++)
+        close_walked(&w->walked[i]);
+    free(w->walked);
     memset(w, 0, sizeof *w);
     w->proc_fd = -1;
 }
@@ -92,47 +97,175 @@ static int visit_child(pid_t pid, void *user)
     return 0;
 }
 
-/* Appends the children of every thread of pid (a child forked by a worker
- * thread is listed under that thread, not under the main one). */
-static int add_children_of(rm__tree_walker *w, pid_t pid)
+/* The kept-open files of a process the children walk visits, found by pid
+ * (the array stays small: the monitored tree). */
+static rm__walked_process *walked_entry(rm__tree_walker *w, pid_t pid)
 {
-    char path[64];
+    for (size_t i = 0; i < w->walked_count; i++)
+        if (w->walked[i].pid == pid)
+            return &w->walked[i];
+    if (w->walked_count == w->walked_cap) {
+        size_t cap = w->walked_cap ? w->walked_cap * 2 : 16;
+        rm__walked_process *grown = realloc(w->walked, cap * sizeof *grown);
+        if (!grown)
+            return NULL;
+        w->walked = grown;
+        w->walked_cap = cap;
+    }
+    char path[32];
     snprintf(path, sizeof path, "%d/task", (int)pid);
     int task_fd = openat(w->proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (task_fd < 0)
-        return 0; /* gone, or not ours to read */
-    DIR *tasks = fdopendir(task_fd);
-    if (!tasks) {
-        close(task_fd);
+        return NULL; /* gone, or not ours to read */
+    rm__walked_process *e = &w->walked[w->walked_count++];
+    memset(e, 0, sizeof *e);
+    e->pid = pid;
+    e->task_fd = task_fd;
+    return e;
+}
+
+static void close_walked(rm__walked_process *e)
+{
+    for (size_t i = 0; i < e->thread_count; i++)
+        close(e->children_fd[i]);
+    close(e->task_fd);
+}
+
+/* The children file of thread tid, kept open across walks for the first
+ * RM__CACHED_THREADS threads of a process.  Returns an fd, or -1.  *owned
+ * tells the caller to close it (an uncached thread). */
+static int children_fd(rm__walked_process *e, pid_t tid, const pid_t *old_tids, const int *old_fds,
+                       size_t old_count, int *owned)
+{
+    for (size_t i = 0; i < old_count; i++)
+        if (old_tids[i] == tid) {
+            *owned = 0;
+            return old_fds[i];
+        }
+    char path[32];
+    snprintf(path, sizeof path, "%d/children", (int)tid);
+    int fd = openat(e->task_fd, path, O_RDONLY | O_CLOEXEC);
+    *owned = 1;
+    return fd;
+}
+
+/* Appends the children of every thread of pid (a child forked by a worker
+ * thread is listed under that thread, not under the main one).  The task
+ * directory and the children files stay open between walks: a walk of a
+ * steady process is one lseek, one getdents and one pread per thread. */
+static int add_children_of(rm__tree_walker *w, pid_t pid)
+{
+    rm__walked_process *e = walked_entry(w, pid);
+    if (!e)
         return 0;
-    }
+    e->seen_walk = w->walk_number;
+    char dirents[16384];
+    if (lseek(e->task_fd, 0, SEEK_SET) < 0)
+        return 0;
+    ssize_t len = getdents64(e->task_fd, dirents, sizeof dirents);
+    if (len <= 0)
+        return 0; /* ended: it is forgotten after the walk */
+    /* The threads listed now replace the cached ones; a cached thread that
+     * is no longer listed has ended and its file is closed. */
+    pid_t old_tids[RM__CACHED_THREADS];
+    int old_fds[RM__CACHED_THREADS];
+    size_t old_count = e->thread_count;
+    memcpy(old_tids, e->tids, sizeof old_tids);
+    memcpy(old_fds, e->children_fd, sizeof old_fds);
+    int reused[RM__CACHED_THREADS] = {0};
+    e->thread_count = 0;
     struct children_visit visit = {w, 0};
-    struct dirent *entry;
-    while ((entry = readdir(tasks)) != NULL) {
-        pid_t tid = pid_from_name(entry->d_name);
-        if (!tid)
-            continue;
-        char list[4096];
-        snprintf(path, sizeof path, "%d/children", (int)tid);
-        ssize_t n = rm__read_file_at(task_fd, path, list, sizeof list);
-        if (n <= 0)
-            continue; /* thread ended mid-walk */
-        /* A garbled list (it cannot be, but the kernel calls it unreliable)
-         * yields the pids before the garbage. */
-        rm__parse_pid_list(list, (size_t)n, visit_child, &visit);
-        if (visit.error)
+    for (;;) {
+        for (ssize_t off = 0; off < len;) {
+            const struct dirent64 *d = (const struct dirent64 *)(dirents + off);
+            off += d->d_reclen;
+            pid_t tid = pid_from_name(d->d_name);
+            if (!tid)
+                continue;
+            int owned;
+            int fd = children_fd(e, tid, old_tids, old_fds, old_count, &owned);
+            if (fd < 0)
+                continue; /* thread ended mid-walk */
+            for (size_t i = 0; !owned && i < old_count; i++)
+                if (old_fds[i] == fd)
+                    reused[i] = 1;
+            char list[4096];
+            ssize_t n = rm__pread_file(fd, list, sizeof list);
+            if (n > 0) /* a garbled list yields the pids before the garbage */
+                rm__parse_pid_list(list, (size_t)n, visit_child, &visit);
+            if (e->thread_count < RM__CACHED_THREADS) {
+                e->tids[e->thread_count] = tid;
+                e->children_fd[e->thread_count++] = fd;
+            } else if (owned) {
+                close(fd);
+            } else { /* cached before, no room now: let it go */
+                for (size_t i = 0; i < old_count; i++)
+                    if (old_fds[i] == fd)
+                        reused[i] = 0;
+                close(fd);
+            }
+            if (visit.error)
+                break;
+        }
+        /* One getdents fills the buffer with every thread unless there are
+         * hundreds; only a full buffer needs another call. */
+        if (visit.error || (size_t)len < sizeof dirents - 512)
+            break;
+        len = getdents64(e->task_fd, dirents, sizeof dirents);
+        if (len <= 0)
             break;
     }
-    closedir(tasks);
+    for (size_t i = 0; i < old_count; i++)
+        if (!reused[i])
+            close(old_fds[i]);
     return visit.error;
 }
 
 static int walk_children_files(rm__tree_walker *w, pid_t root)
 {
+    w->walk_number++;
     int rc = add_children_of(w, root);
     for (size_t i = 0; rc == 0 && i < w->found_len; i++)
         rc = add_children_of(w, w->found[i]);
+    /* Forget the processes this walk did not reach: ended or reparented. */
+    for (size_t i = w->walked_count; i-- > 0;)
+        if (w->walked[i].seen_walk != w->walk_number) {
+            close_walked(&w->walked[i]);
+            w->walked[i] = w->walked[--w->walked_count];
+        }
     return rc;
+}
+
+static int compare_links(const void *a, const void *b)
+{
+    pid_t x = ((const rm__parent_link *)a)->pid, y = ((const rm__parent_link *)b)->pid;
+    return (x > y) - (x < y);
+}
+
+/* The parent of pid: from the previous walk when it was listed there (the
+ * previous links are sorted by pid), else from its stat file.  A process
+ * whose stat cannot be read (hidepid, another user's, garbled) gets parent
+ * -1, which links it to nothing, and is not read again while it lives. */
+static void parent_of(rm__tree_walker *w, pid_t pid, pid_t *ppid)
+{
+    size_t low = 0, high = w->previous_count;
+    while (low < high) {
+        size_t mid = low + (high - low) / 2;
+        if (w->previous_links[mid].pid < pid)
+            low = mid + 1;
+        else
+            high = mid;
+    }
+    if (low < w->previous_count && w->previous_links[low].pid == pid) {
+        *ppid = w->previous_links[low].ppid;
+        return;
+    }
+    char path[32], stat_text[1024];
+    snprintf(path, sizeof path, "%d/stat", (int)pid);
+    ssize_t n = rm__read_file_at(w->proc_fd, path, stat_text, sizeof stat_text);
+    w->stat_reads++;
+    rm__proc_stat st;
+    *ppid = n > 0 && rm__parse_stat(stat_text, (size_t)n, &st) == 0 ? st.ppid : -1;
 }
 
 static int walk_scan(rm__tree_walker *w, pid_t root)
@@ -145,46 +278,53 @@ static int walk_scan(rm__tree_walker *w, pid_t root)
         close(dup_fd);
         return -ENOMEM;
     }
-    size_t count = 0;
+    /* This walk's links go into the spare array; the previous walk's stay
+     * readable until the swap at the end. */
+    rm__parent_link *previous = w->links;
+    w->links = w->previous_links;
+    w->previous_links = previous;
+    w->previous_count = w->link_count;
+    w->link_count = 0;
     int rc = 0;
+    int sorted = 1; /* /proc lists pids in ascending order; a fixture may not */
     struct dirent *entry;
     while ((entry = readdir(proc)) != NULL) {
         pid_t pid = pid_from_name(entry->d_name);
-        if (!pid || pid == root)
+        if (!pid)
             continue;
-        char path[32], stat_text[1024];
-        snprintf(path, sizeof path, "%d/stat", (int)pid);
-        ssize_t n = rm__read_file_at(w->proc_fd, path, stat_text, sizeof stat_text);
-        rm__proc_stat st;
-        if (n <= 0 || rm__parse_stat(stat_text, (size_t)n, &st) < 0)
-            continue; /* vanished, hidden (hidepid) or garbled: skip */
-        if (count == w->scan_cap) {
-            size_t new_cap = w->scan_cap ? w->scan_cap * 2 : 256;
-            pid_t *pids = realloc(w->scan_pid, new_cap * sizeof *pids);
-            if (pids)
-                w->scan_pid = pids;
-            pid_t *ppids = pids ? realloc(w->scan_ppid, new_cap * sizeof *ppids) : NULL;
-            if (!ppids) {
+        pid_t ppid;
+        parent_of(w, pid, &ppid);
+        if (w->link_count && w->links[w->link_count - 1].pid > pid)
+            sorted = 0;
+        if (w->link_count == w->link_cap) {
+            size_t new_cap = w->link_cap ? w->link_cap * 2 : 256;
+            rm__parent_link *grown = realloc(w->links, new_cap * sizeof *grown);
+            rm__parent_link *grown_previous = grown ? realloc(w->previous_links, new_cap * sizeof *grown) : NULL;
+            if (grown)
+                w->links = grown;
+            if (!grown_previous) {
                 rc = -ENOMEM;
                 break;
             }
-            w->scan_ppid = ppids;
-            w->scan_cap = new_cap;
+            w->previous_links = grown_previous;
+            w->link_cap = new_cap;
         }
-        w->scan_pid[count] = pid;
-        w->scan_ppid[count] = st.ppid;
-        count++;
+        w->links[w->link_count++] = (rm__parent_link){pid, ppid};
     }
     closedir(proc);
-    if (rc < 0)
+    if (rc < 0) {
+        w->link_count = 0; /* next walk reads every stat afresh */
         return rc;
+    }
+    if (!sorted)
+        qsort(w->links, w->link_count, sizeof *w->links, compare_links);
     /* Breadth first from root over the parent links: each round adds the
      * children of the processes the previous round found. */
     size_t frontier_start = 0;
     pid_t parent = root;
     for (;;) {
-        for (size_t i = 0; i < count; i++)
-            if (w->scan_ppid[i] == parent && append_found(w, w->scan_pid[i]) < 0)
+        for (size_t i = 0; i < w->link_count; i++)
+            if (w->links[i].ppid == parent && w->links[i].pid != root && append_found(w, w->links[i].pid) < 0)
                 return -ENOMEM;
         if (frontier_start >= w->found_len)
             break;

@@ -14,13 +14,40 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+typedef struct rm__parent_link {
+    pid_t pid, ppid;
+} rm__parent_link;
+
+/* A process the children walk visits: its task directory and the children
+ * files of its first threads, kept open between walks. */
+#define RM__CACHED_THREADS 8
+typedef struct rm__walked_process {
+    pid_t pid;
+    int task_fd;
+    unsigned seen_walk;
+    size_t thread_count;
+    pid_t tids[RM__CACHED_THREADS];
+    int children_fd[RM__CACHED_THREADS];
+} rm__walked_process;
+
 typedef struct rm__tree_walker {
     int proc_fd;              /* the /proc directory (or a fixture tree) */
     int use_children_files;   /* 1: task/TID/children lists; 0: scan /proc */
     pid_t *found;             /* descendants of the last walk (owned) */
     size_t found_len, found_cap;
-    pid_t *scan_pid, *scan_ppid; /* scratch for the /proc scan (owned) */
-    size_t scan_cap;
+    /* The /proc scan's parent links, sorted by pid: this walk's and the
+     * previous one's.  A pid listed in both keeps its parent without its
+     * stat being read again, so a steady system costs one directory listing
+     * per walk plus one stat read per new process.  (A pid reused between
+     * two walks -- the pid space wrapping within one interval -- would keep
+     * a stale parent; stat would have to be read for every pid every walk
+     * to rule that out.) */
+    struct rm__parent_link *links, *previous_links;
+    size_t link_count, previous_count, link_cap;
+    unsigned long stat_reads; /* stat files read by scans (for tests, benchmarks) */
+    rm__walked_process *walked; /* children mode */
+    size_t walked_count, walked_cap;
+    unsigned walk_number;
 } rm__tree_walker;
 
 typedef enum rm__tree_method {

@@ -205,11 +205,24 @@ static void scan_finds_descendants_only(void **state)
     assert_true(has_pid(&w, 101) && has_pid(&w, 102) && has_pid(&w, 103));
     assert_false(has_pid(&w, 200) || has_pid(&w, 201) || has_pid(&w, 100));
 
-    /* A reused walker gives the same answer (scratch memory reused). */
+    /* A reused walker gives the same answer without reading any stat file
+     * again: known pids keep their parent links. */
+    unsigned long reads = w.stat_reads;
     assert_int_equal(rm__tree_walk(&w, 100), 0);
     assert_int_equal(w.found_len, 3);
+    assert_int_equal(w.stat_reads, reads);
+    /* A new process costs one stat read; one that ended is forgotten. */
+    add_process(root_fd, 150, "new child", 102);
+    char cmd_rm[128];
+    snprintf(cmd_rm, sizeof cmd_rm, "rm -rf %s/103", dir);
+    assert_int_equal(system(cmd_rm), 0);
+    assert_int_equal(rm__tree_walk(&w, 100), 0);
+    assert_int_equal(w.stat_reads, reads + 1);
+    assert_int_equal(w.found_len, 3);
+    assert_true(has_pid(&w, 101) && has_pid(&w, 102) && has_pid(&w, 150));
+    assert_false(has_pid(&w, 103));
     /* A leaf has no descendants. */
-    assert_int_equal(rm__tree_walk(&w, 103), 0);
+    assert_int_equal(rm__tree_walk(&w, 150), 0);
     assert_int_equal(w.found_len, 0);
     rm__tree_walker_free(&w);
     close(root_fd);
