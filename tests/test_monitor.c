@@ -473,7 +473,8 @@ static int slow_util(void *ctx, double *percent)
 static void hanging_gpu_call_does_not_stall_cpu_and_rss_sampling(void **state)
 {
     (void)state;
-    resmon_gpu_profiler gpu = {.get_utilization = slow_util};
+    /* Static: the profiler must outlive a call still in flight after free. */
+    static const resmon_gpu_profiler gpu = {.get_utilization = slow_util};
     resmon_options opts = {.sample_interval_sec = 0.01, .gpu_profiler = &gpu};
     resmon_monitor *m = resmon_monitor_new(&opts);
     double t0 = test_now();
@@ -503,7 +504,6 @@ static void hanging_gpu_call_does_not_stall_cpu_and_rss_sampling(void **state)
     assert_true(with_gpu > 0 && with_gpu < n);
     ASSERT_DOUBLE_EQ(s.mean_gpu_util, 50);
     free(samples);
-    test_sleep(0.35); /* the profiler must outlive a call still in flight */
 }
 
 static void no_gpu_means_unknown_energy(void **state)
