@@ -451,6 +451,47 @@ static void intel_clock_and_energy(void **state)
     resmon_gpu_close(g);
 }
 
+/* ---- CPU package energy (RAPL) ------------------------------------------- */
+
+static void rapl_energy_is_wrap_safe(void **state)
+{
+    (void)state;
+    put("class/powercap/intel-rapl:0/name", "package-0\n");
+    put("class/powercap/intel-rapl:0/max_energy_range_uj", "2000000\n");
+    put("class/powercap/intel-rapl:0/energy_uj", "1000000\n");
+    put("class/powercap/intel-rapl:0:0/name", "core\n"); /* a sub-zone: part of the package */
+    put("class/powercap/intel-rapl:0:0/max_energy_range_uj", "2000000\n");
+    put("class/powercap/intel-rapl:0:0/energy_uj", "999999\n");
+    resmon_options opts = {.sample_interval_sec = 5};
+    resmon_monitor *m = resmon_monitor_new(&opts);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    put("class/powercap/intel-rapl:0/energy_uj", "500000\n"); /* wrapped: 1.0 J + 0.5 J */
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    resmon_summary s = resmon_monitor_summary(m);
+    resmon_monitor_free(m);
+    ASSERT_BETWEEN(s.cpu_energy_j, 1.5 - 1e-9, 1.5 + 1e-9);
+    char cmd[160];
+    snprintf(cmd, sizeof cmd, "rm -rf %s/class/powercap", sysfs_root);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void slow_nvml_call_leaves_cpu_sampling_on_time(void **state)
+{
+    (void)state;
+    setenv("FAKE_NVML", "slow_ms=200", 1); /* every utilization call takes 200 ms */
+    resmon_gpu *g = open_ok("nvml:0");
+    resmon_sample *samples;
+    size_t n;
+    double t0 = test_now();
+    resmon_summary s = monitor_with(g, 0.01, 0.6, &samples, &n);
+    double elapsed = test_now() - t0;
+    resmon_gpu_close(g);
+    assert_true(n >= 50); /* ~60 CPU/RSS samples: not one per GPU call */
+    assert_true(s.skipped_slots <= 3);
+    ASSERT_BETWEEN(elapsed, 0.6, 1.2); /* start and stop waited at most 200 ms each */
+    free(samples);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -470,6 +511,8 @@ int main(void)
         cmocka_unit_test(amd_prefers_power1_average),
         cmocka_unit_test(amd_unreadable_busy_file_costs_only_utilization),
         cmocka_unit_test(intel_clock_and_energy),
+        cmocka_unit_test(rapl_energy_is_wrap_safe),
+        cmocka_unit_test(slow_nvml_call_leaves_cpu_sampling_on_time),
     };
     return cmocka_run_group_tests(tests, setup_all, teardown_all);
 }
