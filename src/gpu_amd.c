@@ -23,51 +23,45 @@
 #define MAX_CARDS 16
 
 static const char *const amd_drivers[] = {"amdgpu", NULL};
+static const rm__drm_vendor amd_vendor = {AMD_VENDOR_ID, amd_drivers, "AMD", "amd"};
 
 typedef struct amd_device {
     int card;
     char hwmon[128]; /* "" when the card has no hwmon */
 } amd_device;
 
+static void amd_describe(int card, unsigned index, resmon_gpu_info *info)
+{
+    rm__drm_describe(card, index, "amd", info);
+    char rel[96];
+    uint64_t bytes;
+    snprintf(rel, sizeof rel, "class/drm/card%d/device/mem_info_vram_total", card);
+    if (rm__sysfs_read_u64(rel, &bytes) == 0)
+        info->memory_total_mb = (double)bytes / 1048576.0;
+}
+
 static int amd_list(resmon_gpu_info *out, size_t cap, size_t *count)
 {
     int cards[MAX_CARDS];
     size_t n = rm__drm_find_cards(AMD_VENDOR_ID, amd_drivers, cards, MAX_CARDS);
-    for (size_t i = 0; i < n && i < cap && i < MAX_CARDS; i++) {
-        rm__drm_describe(cards[i], (unsigned)i, "amd", &out[i]);
-        char rel[96];
-        uint64_t bytes;
-        snprintf(rel, sizeof rel, "class/drm/card%d/device/mem_info_vram_total", cards[i]);
-        if (rm__sysfs_read_u64(rel, &bytes) == 0)
-            out[i].memory_total_mb = (double)bytes / 1048576.0;
-    }
+    for (size_t i = 0; i < n && i < cap && i < MAX_CARDS; i++)
+        amd_describe(cards[i], (unsigned)i, &out[i]);
     *count = n;
     return 0;
 }
 
 static int amd_open(const char *selector, void **ctx, resmon_gpu_info *info, char *err, size_t errcap)
 {
-    unsigned index;
-    if (rm__parse_index(selector, &index) < 0) {
-        snprintf(err, errcap, "AMD GPUs are chosen by index (amd:0), not '%s'", selector);
-        return -EINVAL;
-    }
-    resmon_gpu_info infos[MAX_CARDS];
-    size_t count;
-    amd_list(infos, MAX_CARDS, &count);
-    if (index >= count) {
-        snprintf(err, errcap, "no AMD GPU %u (found %zu with the amdgpu driver)", index, count);
-        return count ? -ENOENT : -ENODEV;
-    }
     amd_device *d = calloc(1, sizeof *d);
     if (!d)
         return -ENOMEM;
-    int cards[MAX_CARDS];
-    rm__drm_find_cards(AMD_VENDOR_ID, amd_drivers, cards, MAX_CARDS);
-    d->card = cards[index];
-    if (rm__drm_hwmon_dir(d->card, d->hwmon, sizeof d->hwmon) < 0)
-        d->hwmon[0] = '\0';
-    *info = infos[index];
+    unsigned index;
+    int rc = rm__drm_select(&amd_vendor, selector, &d->card, &index, d->hwmon, sizeof d->hwmon, err, errcap);
+    if (rc < 0) {
+        free(d);
+        return rc;
+    }
+    amd_describe(d->card, index, info);
     *ctx = d;
     return 0;
 }

@@ -49,4 +49,19 @@ int rm__drm_hwmon_dir(int card, char *out, size_t cap);
 /* Parses an index selector ("0", "12"). */
 int rm__parse_index(const char *selector, unsigned *index);
 
+/* A vendor's DRM cards, for the sysfs backends. */
+typedef struct rm__drm_vendor {
+    unsigned vendor_id;          /* PCI vendor id */
+    const char *const *drivers;  /* NULL-terminated driver names */
+    const char *label;           /* "AMD", "Intel": for messages */
+    const char *backend;         /* "amd", "intel": the spec prefix */
+} rm__drm_vendor;
+
+/* Chooses the vendor's card for an index selector ("amd:1" -> the second AMD
+ * card) and its hwmon directory ("" when none).  0, or a negative errno with
+ * a sentence in err: -EINVAL (not an index), -ENODEV (no such card at all),
+ * -ENOENT (fewer cards than that). */
+int rm__drm_select(const rm__drm_vendor *v, const char *selector, int *card, unsigned *index, char *hwmon,
+                   size_t hwmon_cap, char *err, size_t errcap);
+
 #endif

@@ -131,3 +131,22 @@ int rm__parse_index(const char *selector, unsigned *index)
     *index = (unsigned)value;
     return 0;
 }
+
+int rm__drm_select(const rm__drm_vendor *v, const char *selector, int *card, unsigned *index, char *hwmon,
+                   size_t hwmon_cap, char *err, size_t errcap)
+{
+    if (rm__parse_index(selector, index) < 0) {
+        snprintf(err, errcap, "%s GPUs are chosen by index (%s:0), not '%s'", v->label, v->backend, selector);
+        return -EINVAL;
+    }
+    int cards[64];
+    size_t count = rm__drm_find_cards(v->vendor_id, v->drivers, cards, 64);
+    if (*index >= count) {
+        snprintf(err, errcap, "no %s GPU %u (found %zu with the %s driver)", v->label, *index, count, v->drivers[0]);
+        return count ? -ENOENT : -ENODEV;
+    }
+    *card = cards[*index];
+    if (rm__drm_hwmon_dir(*card, hwmon, hwmon_cap) < 0)
+        hwmon[0] = '\0';
+    return 0;
+}

@@ -22,6 +22,7 @@
 #define MAX_CARDS 16
 
 static const char *const intel_drivers[] = {"i915", "xe", NULL};
+static const rm__drm_vendor intel_vendor = {INTEL_VENDOR_ID, intel_drivers, "Intel", "intel"};
 
 typedef struct intel_device {
     int card;
@@ -42,23 +43,15 @@ static int intel_list(resmon_gpu_info *out, size_t cap, size_t *count)
 
 static int intel_open(const char *selector, void **ctx, resmon_gpu_info *info, char *err, size_t errcap)
 {
-    unsigned index;
-    if (rm__parse_index(selector, &index) < 0) {
-        snprintf(err, errcap, "Intel GPUs are chosen by index (intel:0), not '%s'", selector);
-        return -EINVAL;
-    }
-    int cards[MAX_CARDS];
-    size_t count = rm__drm_find_cards(INTEL_VENDOR_ID, intel_drivers, cards, MAX_CARDS);
-    if (index >= count) {
-        snprintf(err, errcap, "no Intel GPU %u (found %zu with the i915 or xe driver)", index, count);
-        return count ? -ENOENT : -ENODEV;
-    }
     intel_device *d = calloc(1, sizeof *d);
     if (!d)
         return -ENOMEM;
-    d->card = cards[index];
-    if (rm__drm_hwmon_dir(d->card, d->hwmon, sizeof d->hwmon) < 0)
-        d->hwmon[0] = '\0';
+    unsigned index;
+    int rc = rm__drm_select(&intel_vendor, selector, &d->card, &index, d->hwmon, sizeof d->hwmon, err, errcap);
+    if (rc < 0) {
+        free(d);
+        return rc;
+    }
     d->last_energy_time = -1;
     d->last_power_w = NAN;
     rm__drm_describe(d->card, index, "intel", info);

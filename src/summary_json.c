@@ -170,34 +170,39 @@ static int read_count(const json_t *root, const char *key, uint64_t *out, char *
     return fail(err, errcap, "key \"%s\": expected an integer, got %s", key, type_name(value));
 }
 
-static int read_hwm_scope(const json_t *root, resmon_hwm_scope *out, char *err, size_t errcap)
+/* Reads an optional string key that must be one of choices; *out gets the
+ * matching value, or absent_value when the key is absent or null. */
+static int read_choice(const json_t *root, const char *key, const char *const *choices, const int *values,
+                       int absent_value, int *out, char *err, size_t errcap)
 {
-    const json_t *value = json_object_get(root, "hwm_scope");
-    *out = RESMON_HWM_UNKNOWN;
+    const json_t *value = json_object_get(root, key);
+    *out = absent_value;
     if (!value || json_is_null(value))
         return 0;
     const char *text = json_is_string(value) ? json_string_value(value) : "";
-    if (strcmp(text, "window") == 0)
-        *out = RESMON_HWM_WINDOW;
-    else if (strcmp(text, "lifetime") == 0)
-        *out = RESMON_HWM_LIFETIME;
-    else
-        return fail(err, errcap, "key \"hwm_scope\": expected \"window\" or \"lifetime\"");
-    return 0;
+    for (size_t i = 0; choices[i]; i++)
+        if (strcmp(text, choices[i]) == 0) {
+            *out = values[i];
+            return 0;
+        }
+    return fail(err, errcap, "key \"%s\": expected \"%s\" or \"%s\"", key, choices[0], choices[1]);
+}
+
+static int read_hwm_scope(const json_t *root, resmon_hwm_scope *out, char *err, size_t errcap)
+{
+    static const char *const choices[] = {"window", "lifetime", NULL};
+    static const int values[] = {RESMON_HWM_WINDOW, RESMON_HWM_LIFETIME};
+    int scope;
+    int rc = read_choice(root, "hwm_scope", choices, values, RESMON_HWM_UNKNOWN, &scope, err, errcap);
+    *out = (resmon_hwm_scope)scope;
+    return rc;
 }
 
 static int read_energy_source(const json_t *root, int *exact, char *err, size_t errcap)
 {
-    const json_t *value = json_object_get(root, "gpu_energy_source");
-    *exact = 0;
-    if (!value || json_is_null(value))
-        return 0;
-    const char *text = json_is_string(value) ? json_string_value(value) : "";
-    if (strcmp(text, "counter") == 0)
-        *exact = 1;
-    else if (strcmp(text, "integrated") != 0)
-        return fail(err, errcap, "key \"gpu_energy_source\": expected \"counter\" or \"integrated\"");
-    return 0;
+    static const char *const choices[] = {"counter", "integrated", NULL};
+    static const int values[] = {1, 0};
+    return read_choice(root, "gpu_energy_source", choices, values, 0, exact, err, errcap);
 }
 
 static int summary_from_object(const json_t *root, resmon_summary *s, char *err, size_t errcap)
