@@ -602,6 +602,30 @@ static void readers_racing_the_sampler_see_consistent_snapshots(void **state)
     resmon_monitor_free(m);
 }
 
+static void thousand_windows_with_racing_readers(void **state)
+{
+    (void)state;
+    resmon_monitor *m = new_monitor(0.0005, NULL);
+    atomic_int stop = 0;
+    reader_args args[2];
+    pthread_t tid[2];
+    for (int i = 0; i < 2; i++) {
+        args[i] = (reader_args){m, &stop, 0, 0};
+        pthread_create(&tid[i], NULL, reader, &args[i]);
+    }
+    for (int window = 0; window < 1000; window++) {
+        assert_int_equal(resmon_monitor_start(m), 0);
+        assert_int_equal(resmon_monitor_stop(m), 0);
+        assert_true(resmon_monitor_summary(m).num_samples >= 2);
+    }
+    atomic_store(&stop, 1);
+    for (int i = 0; i < 2; i++) {
+        pthread_join(tid[i], NULL);
+        assert_int_equal(args[i].inconsistencies, 0);
+    }
+    resmon_monitor_free(m);
+}
+
 typedef struct stream_state {
     resmon_monitor *monitor;
     atomic_int count;
@@ -705,6 +729,7 @@ int main(void)
         cmocka_unit_test(fifty_windows_each_start_afresh),
         cmocka_unit_test(free_while_running_stops_first),
         cmocka_unit_test(readers_racing_the_sampler_see_consistent_snapshots),
+        cmocka_unit_test(thousand_windows_with_racing_readers),
         cmocka_unit_test(callback_streams_every_sample_and_cannot_reenter),
         cmocka_unit_test(slow_callback_skips_slots_instead_of_bursting),
         cmocka_unit_test(bounded_store_keeps_recent_samples_and_whole_summary),
