@@ -252,6 +252,50 @@ static void from_json_rejects_bad_input(void **state)
     assert_int_equal(failures, 0);
 }
 
+/* Malformed values in the manner of JSONTestSuite's n_ (must-reject) cases,
+ * each placed as the value of an unknown key in an otherwise valid summary:
+ * only the parser itself can reject them there. */
+static void from_json_rejects_invalid_values_anywhere(void **state)
+{
+    (void)state;
+    static const char *const bad_values[] = {
+        "-00.0", "00", "-01", "1.", ".5", "+1", "1e", "1e+", "0x1F", "1_000", "Infinity", "-Infinity", "NaN",
+        "-", "[1,,2]", "[,1]", "[1,]", "[1 2]", "{\"a\" 1}", "{\"a\":1,}", "{,}", "{1:2}", "{\"a\":\"b\" 123}",
+        "'single'", "\"\\a\"", "\"\\x41\"", "\"\\u12\"", "\"\\uZZZZ\"", "\"\\\"", "\"unterminated",
+        "\"tab\there\"", "\"new\nline\"", "tru", "nul", "True", "None", "[", "]", "{", "}", "[1]]", "\"\\u0000\"",
+        "\"\xff\"", "\"\xc3\x28\"", "/* c */ 1", "1 // c",
+    };
+    for (size_t i = 0; i < sizeof bad_values / sizeof *bad_values; i++) {
+        char text[512];
+        int n = snprintf(text, sizeof text,
+                         "{\"peak_rss_mb\": 1, \"mean_rss_mb\": 1, \"memory_growth_mb\": 0, \"num_samples\": 1, "
+                         "\"duration_sec\": 1, \"extra\": %s}",
+                         bad_values[i]);
+        resmon_summary out;
+        char err[128];
+        if (resmon_summary_from_json(text, (size_t)n, &out, err, sizeof err) != -EINVAL) {
+            print_error("accepted a malformed value: %s\n", bad_values[i]);
+            fail();
+        }
+    }
+    /* and the valid neighbours of some of them are accepted */
+    static const char *const good_values[] = {"-0.0", "0", "1.5e+3", "[1, 2]", "{\"a\": [true, false, null]}",
+                                              "\"\\u00e9\\n\"", "\"\xc3\xa9\"", "1E-2"};
+    for (size_t i = 0; i < sizeof good_values / sizeof *good_values; i++) {
+        char text[512];
+        int n = snprintf(text, sizeof text,
+                         "{\"peak_rss_mb\": 1, \"mean_rss_mb\": 1, \"memory_growth_mb\": 0, \"num_samples\": 1, "
+                         "\"duration_sec\": 1, \"extra\": %s}",
+                         good_values[i]);
+        resmon_summary out;
+        char err[128];
+        if (resmon_summary_from_json(text, (size_t)n, &out, err, sizeof err) != 0) {
+            print_error("rejected a valid value %s: %s\n", good_values[i], err);
+            fail();
+        }
+    }
+}
+
 static void from_json_rejects_deep_nesting(void **state)
 {
     (void)state;
@@ -339,6 +383,7 @@ int main(void)
         cmocka_unit_test(energy_and_process_memory_round_trip_when_known),
         cmocka_unit_test(to_json_has_snprintf_semantics),
         cmocka_unit_test(from_json_rejects_bad_input),
+        cmocka_unit_test(from_json_rejects_invalid_values_anywhere),
         cmocka_unit_test(from_json_rejects_deep_nesting),
         cmocka_unit_test(from_json_honours_len),
         cmocka_unit_test(from_json_survives_random_bytes),
