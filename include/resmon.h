@@ -5,7 +5,9 @@
  * background thread that wakes on a fixed schedule (10 Hz by default) and
  * records a sample: CPU percent since the previous sample, resident memory,
  * and -- when the caller supplies a GPU profiler -- GPU utilization, memory,
- * clock and power.  The monitored window runs from resmon_monitor_start() to
+ * clock and power, which a second thread reads on its own schedule so that a
+ * slow GPU never delays a sample.  resmon can open NVIDIA (NVML, loaded at run
+ * time), AMD and Intel GPUs itself (resmon_gpu_open).  The monitored window runs from resmon_monitor_start() to
  * resmon_monitor_stop(); a summary of it (peaks, means, growth, duration) is
  * kept up to date as samples arrive, so asking for it costs nothing.
  *
@@ -21,7 +23,8 @@
  * (ResourceMonitor, ResourceSample, ResourceSummary, GPUProfilerProtocol) and
  * goes further: the exact in-window peak RSS from the kernel's high-water mark,
  * monitoring another process and its descendants, a bounded sample store for
- * long runs, and a per-sample callback for streaming.
+ * long runs, a per-sample callback for streaming, GPU and CPU energy, and the
+ * monitored processes' own GPU memory.
  *
  * Conventions
  *   - Functions that can fail return 0 (or a count) on success and a negative
