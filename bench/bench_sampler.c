@@ -308,7 +308,7 @@ static void bench_rates(double sample_work_ns)
     printf("\n### Side by side with a psutil monitor sampling the seed's way (same machine, same run)\n\n");
     printf("| rate | resmon achieved | psutil achieved | resmon sampling work | psutil sampling work | ratio | resmon thread CPU/sample | psutil thread CPU/sample | ratio | resmon lateness p99 | psutil gap excess median / p99 |\n");
     printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 3; i++) {
         peer_result p = run_peer(intervals[i], seconds[i]);
         rate_result r = results[i];
         if (!p.ok) {
@@ -521,8 +521,26 @@ static void bench_slowdown(void)
     }
 }
 
+/* --loop N: only N whole samples in a tight loop, for
+ * valgrind --tool=callgrind (instruction counts are reproducible where
+ * timings are not). */
+static int loop_only(long n)
+{
+    sample_path p;
+    rm__probe_open(&p.probe, 0, 0);
+    rm__sample_store_init(&p.store, 4096);
+    rm__summary_acc_reset(&p.acc);
+    for (long i = 0; i < n; i++)
+        call_whole_sample(&p);
+    rm__probe_close(p.probe);
+    rm__sample_store_free(&p.store);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 2 && strcmp(argv[1], "--loop") == 0)
+        return loop_only(atol(argv[2]));
     quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
     char host[256] = "";
     FILE *f = popen("sh -c '. /etc/os-release; printf \"%s, \" \"$PRETTY_NAME\"; uname -r | tr -d \"\\n\"; "

@@ -45,7 +45,7 @@ size_t rm__drm_find_cards(unsigned vendor_id, const char *const *drivers, int *c
     DIR *dir = opendir(path);
     if (!dir)
         return 0;
-    int found[64];
+    int found[64] = {0};
     size_t count = 0;
     struct dirent *e;
     while ((e = readdir(dir)) != NULL && count < 64) {

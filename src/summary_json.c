@@ -259,7 +259,7 @@ int resmon_summary_from_json(const char *json, size_t len, resmon_summary *out, 
     while (end < len && is_json_space(json[end]))
         end++;
     int rc;
-    resmon_summary parsed;
+    resmon_summary parsed = {0}; /* filled by summary_from_object before use */
     if (end < len)
         rc = fail(err, errcap, "trailing text at byte %zu", end);
     else if (!json_is_object(root))

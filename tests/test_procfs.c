@@ -101,6 +101,12 @@ static void statm_gives_resident_pages(void **state)
     assert_int_equal(rm__parse_statm("2712", 4, &size, &pages), -EINVAL);
     assert_int_equal(rm__parse_statm("2712 x", 6, &size, &pages), -EINVAL);
     assert_int_equal(rm__parse_statm("", 0, &size, &pages), -EINVAL);
+    /* The largest 64-bit value parses; one more overflows. */
+    const char *max = "1 18446744073709551615";
+    assert_int_equal(rm__parse_statm(max, strlen(max), &size, &pages), 0);
+    assert_true(pages == UINT64_MAX);
+    const char *over = "1 18446744073709551616";
+    assert_int_equal(rm__parse_statm(over, strlen(over), &size, &pages), -EINVAL);
     /* A zombie's statm is all zeros: valid, zero resident. */
     assert_int_equal(rm__parse_statm("0 0 0 0 0 0 0\n", 14, &size, &pages), 0);
     assert_int_equal(size, 0);

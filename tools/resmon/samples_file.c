@@ -102,8 +102,10 @@ static void put_value(samples_file *f, const char *key, double value, int first)
     }
     if (!first)
         append(f, ",", 1);
-    if (!isnan(value))
-        append(f, number, rm__json_format_double(value, number));
+    if (!isnan(value)) {
+        size_t n = rm__json_format_double(value, number);
+        append(f, number, n);
+    }
 }
 
 void samples_file_write(samples_file *f, const resmon_sample *s, double elapsed_sec,
