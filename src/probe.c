@@ -37,6 +37,9 @@ struct rm__probe {
     size_t count, cap;
     pid_t *pid_list;        /* for rm__probe_pids */
     size_t pid_list_cap;
+    long ticks_per_sec;     /* stat's clock ticks */
+    uint64_t previous_boottime_ns; /* CLOCK_BOOTTIME of the previous reading */
+    long online_cpus;       /* a tree cannot use more CPU than this */
 };
 
 static void untrack_at(rm__probe *p, size_t index)
@@ -71,8 +74,24 @@ static int read_rss_pages(const tracked_process *t, uint64_t *pages, int *has_me
     return rc;
 }
 
-/* Starts tracking pid.  Its CPU baseline is 0, so a process born between two
- * samples counts all its CPU time in the interval it appeared in. */
+/* Whether pid started after the previous reading.  Unknown (stat unreadable)
+ * counts as "before": never an absurd spike. */
+static int born_since_previous_reading(const rm__probe *p, int dir_fd)
+{
+    if (!p->previous_boottime_ns)
+        return 0;
+    char text[1024];
+    ssize_t n = rm__read_file_at(dir_fd, "stat", text, sizeof text);
+    rm__proc_stat st;
+    if (n <= 0 || rm__parse_stat(text, (size_t)n, &st) < 0)
+        return 0;
+    return rm__started_after(st.starttime, p->ticks_per_sec, p->previous_boottime_ns);
+}
+
+/* Starts tracking pid.  A process born since the previous reading counts all
+ * its CPU time in this interval (baseline 0); one that is older -- missed by
+ * an earlier walk, the kernel's children lists being best effort -- starts
+ * from its current CPU time, so its past never shows as a spike. */
 static int track(rm__probe *p, pid_t pid, tracked_process **out)
 {
     if (p->count == p->cap) {
@@ -109,6 +128,9 @@ static int track(rm__probe *p, pid_t pid, tracked_process **out)
         close(t.dir_fd);
         return rc;
     }
+    uint64_t cpu_now;
+    if (!born_since_previous_reading(p, t.dir_fd) && read_cpu_ns(&t, &cpu_now) == 0)
+        t.last_cpu_ns = cpu_now;
     p->procs[p->count] = t;
     *out = &p->procs[p->count++];
     return 0;
@@ -122,6 +144,8 @@ int rm__probe_open(rm__probe **out, pid_t pid, int include_children)
     p->root = pid ? pid : getpid();
     p->include_children = include_children;
     p->page_size = (uint64_t)sysconf(_SC_PAGESIZE);
+    p->ticks_per_sec = sysconf(_SC_CLK_TCK);
+    p->online_cpus = sysconf(_SC_NPROCESSORS_ONLN);
     p->proc_fd = open(rm__proc_root(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     int rc = p->proc_fd < 0 ? -errno : 0;
     if (rc == 0 && include_children)
@@ -184,6 +208,8 @@ static void refresh_tree(rm__probe *p)
 
 static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
 {
+    struct timespec boot;
+    clock_gettime(CLOCK_BOOTTIME, &boot);
     if (p->include_children)
         refresh_tree(p);
     rm__probe_reading r = {0};
@@ -211,6 +237,16 @@ static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
         r.process_count++;
     }
     r.rss_bytes = rss_pages * p->page_size;
+    /* No set of processes can use more CPU than the machine has: a reading
+     * above that (a process's past time landing in one interval) is cut to
+     * it rather than shown as an absurd percentage. */
+    uint64_t boot_ns = rm__timespec_ns(&boot);
+    if (!baseline && p->previous_boottime_ns && p->online_cpus > 0 && boot_ns > p->previous_boottime_ns) {
+        uint64_t most_ns = (uint64_t)p->online_cpus * (boot_ns - p->previous_boottime_ns);
+        if (r.cpu_ns > most_ns)
+            r.cpu_ns = most_ns;
+    }
+    p->previous_boottime_ns = boot_ns;
     *out = r;
     return root_exited ? RM__PROBE_ENDED : 0;
 }

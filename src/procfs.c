@@ -231,6 +231,15 @@ int rm__read_peak_rss(int dirfd, uint64_t *bytes)
     return 0;
 }
 
+int rm__started_after(uint64_t starttime_ticks, long ticks_per_sec, uint64_t boottime_ns)
+{
+    if (ticks_per_sec <= 0)
+        return 1;
+    uint64_t tick_ns = 1000000000u / (uint64_t)ticks_per_sec;
+    uint64_t started_ns = starttime_ticks * tick_ns;
+    return started_ns + tick_ns >= boottime_ns;
+}
+
 const char *rm__proc_root(void)
 {
     const char *root = secure_getenv("RESMON_PROC_ROOT");

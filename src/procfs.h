@@ -56,6 +56,14 @@ int rm__reset_peak_rss(int dirfd);
 /* Reads VmHWM (peak RSS) in bytes from the status file under dirfd. */
 int rm__read_peak_rss(int dirfd, uint64_t *bytes);
 
+/* Whether a process whose stat starttime is starttime_ticks (clock ticks
+ * after boot, ticks_per_sec of them a second) started after the moment
+ * boottime_ns (CLOCK_BOOTTIME, the clock starttime counts in), allowing one
+ * tick of rounding.  A process found in a tree that started before the
+ * previous sample was missed then, not born since: its past CPU time must not
+ * land in one interval. */
+int rm__started_after(uint64_t starttime_ticks, long ticks_per_sec, uint64_t boottime_ns);
+
 /* The directory of /proc that resmon reads: "/proc" unless the environment
  * variable RESMON_PROC_ROOT names another (used by tests with fixture trees). */
 const char *rm__proc_root(void);

@@ -130,6 +130,16 @@ static void status_finds_vmhwm(void **state)
     assert_int_equal(rm__parse_status_kb(prefix, strlen(prefix), "VmHWM", &kb), -ENOENT);
 }
 
+static void started_after_allows_one_tick(void **state)
+{
+    (void)state;
+    /* 100 ticks a second: tick 500 is 5 s after boot. */
+    assert_true(rm__started_after(500, 100, 4900000000u));  /* born after 4.9 s */
+    assert_true(rm__started_after(500, 100, 5005000000u));  /* within a tick: rounding */
+    assert_false(rm__started_after(500, 100, 5200000000u)); /* born before 5.2 s */
+    assert_true(rm__started_after(500, 0, 9000000000u));    /* unknown tick rate: assume new */
+}
+
 static int collect_pid(pid_t pid, void *user)
 {
     pid_t *out = user;
@@ -293,6 +303,7 @@ int main(void)
         cmocka_unit_test(stat_never_reads_past_len),
         cmocka_unit_test(statm_gives_resident_pages),
         cmocka_unit_test(status_finds_vmhwm),
+        cmocka_unit_test(started_after_allows_one_tick),
         cmocka_unit_test(pid_list_parses_children_file),
         cmocka_unit_test(scan_finds_descendants_only),
         cmocka_unit_test(children_files_include_worker_threads),
