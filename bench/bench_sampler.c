@@ -287,16 +287,39 @@ static void bench_rates(double sample_work_ns)
 {
     const double intervals[] = {0.1, 0.001, 0.0001};
     const double seconds[] = {quick ? 2.0 : 5.0, quick ? 1.0 : 3.0, quick ? 1.0 : 2.0};
-    printf("\n### The sampler thread at 10 Hz, 1 kHz and 10 kHz, next to an empty thread waking on the same schedule\n\n");
+    printf("\n### The sampler thread at 10 Hz, 1 kHz and 10 kHz, next to an empty thread waking on the same schedule (median of 3 runs)\n\n");
     printf("| rate | achieved | samples | skipped slots | sampler CPU/sample | empty thread CPU/wake | ratio (target <= 1.2) | lateness median | p99 | empty thread lateness median |\n");
     printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     rate_result results[3];
     for (int i = 0; i < 3; i++) {
-        rate_result r = results[i] = bench_rate(intervals[i], seconds[i]);
+        /* Three runs, the median of each figure: one run on a shared
+         * machine can be off by a third. */
+        enum { REPEATS = 3 };
+        rate_result runs[REPEATS];
+        double hz[REPEATS], sampler[REPEATS], empty[REPEATS], ratio[REPEATS], late50[REPEATS], late99[REPEATS],
+            empty50[REPEATS], skipped[REPEATS], samples[REPEATS];
+        for (int k = 0; k < REPEATS; k++) {
+            runs[k] = bench_rate(intervals[i], seconds[i] / (quick ? 1 : 2));
+            hz[k] = runs[k].hz;
+            sampler[k] = runs[k].sampler_us;
+            empty[k] = runs[k].empty_us;
+            ratio[k] = runs[k].sampler_us / runs[k].empty_us;
+            late50[k] = runs[k].late_median_us;
+            late99[k] = runs[k].late_p99_us;
+            empty50[k] = runs[k].empty_late_median_us;
+            skipped[k] = (double)runs[k].skipped;
+            samples[k] = (double)runs[k].samples;
+        }
+        rate_result r = {percentile(hz, REPEATS, 0.5), percentile(sampler, REPEATS, 0.5), percentile(empty, REPEATS, 0.5),
+                         percentile(late50, REPEATS, 0.5), percentile(late99, REPEATS, 0.5),
+                         percentile(empty50, REPEATS, 0.5), (uint64_t)percentile(samples, REPEATS, 0.5),
+                         (uint64_t)percentile(skipped, REPEATS, 0.5)};
+        double median_ratio = percentile(ratio, REPEATS, 0.5);
+        results[i] = r;
         printf("| %g Hz | %.1f Hz | %llu | %llu | %.2f us | %.2f us | %.2f: %s | %.0f us | %.0f us | %.0f us |\n",
                1 / intervals[i], r.hz, (unsigned long long)r.samples, (unsigned long long)r.skipped, r.sampler_us,
-               r.empty_us, r.sampler_us / r.empty_us, verdict(r.sampler_us <= 1.2 * r.empty_us), r.late_median_us,
-               r.late_p99_us, r.empty_late_median_us);
+               r.empty_us, median_ratio, verdict(median_ratio <= 1.2), r.late_median_us, r.late_p99_us,
+               r.empty_late_median_us);
     }
     printf("\nTargets at 1 kHz: median lateness <= 100 us: %s; p99 <= 200 us: %s.\n",
            verdict(results[1].late_median_us <= 100), verdict(results[1].late_p99_us <= 200));
@@ -308,6 +331,7 @@ static void bench_rates(double sample_work_ns)
     printf("\n### Side by side with a psutil monitor sampling the seed's way (same machine, same run)\n\n");
     printf("| rate | resmon achieved | psutil achieved | resmon sampling work | psutil sampling work | ratio | resmon thread CPU/sample | psutil thread CPU/sample | ratio | resmon lateness p99 | psutil gap excess median / p99 |\n");
     printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    double one_khz_work_ratio = NAN, one_khz_cpu_ratio = NAN;
     for (int i = 0; i < 3; i++) {
         peer_result p = run_peer(intervals[i], seconds[i]);
         rate_result r = results[i];
@@ -319,10 +343,13 @@ static void bench_rates(double sample_work_ns)
         printf("| %g Hz | %.1f Hz | %.1f Hz | %.2f us | %.1f us | %.0fx | %.2f us | %.1f us | %.1fx | %.0f us | %.0f / %.0f us |\n",
                1 / intervals[i], r.hz, p.hz, sample_work_ns / 1e3, p.work_us, work_ratio, r.sampler_us,
                p.thread_us, cpu_ratio, r.late_p99_us, p.excess_median_us, p.excess_p99_us);
-        if (i == 1)
-            printf("\nTargets at 1 kHz: sampling work >= 20x less than psutil: %s (%.0fx); whole thread CPU >= 6x less: %s (%.1fx).\n",
-                   verdict(work_ratio >= 20), work_ratio, verdict(cpu_ratio >= 6), cpu_ratio);
+        if (i == 1) {
+            one_khz_work_ratio = work_ratio;
+            one_khz_cpu_ratio = cpu_ratio;
+        }
     }
+    printf("\nTargets at 1 kHz: sampling work >= 20x less than psutil: %s (%.0fx); whole thread CPU >= 6x less: %s (%.1fx).\n",
+           verdict(one_khz_work_ratio >= 20), one_khz_work_ratio, verdict(one_khz_cpu_ratio >= 6), one_khz_cpu_ratio);
 }
 
 /* ---- 4. stop latency ------------------------------------------------------- */
