@@ -9,6 +9,7 @@
  * are unavailable here.
  */
 #include "gpu_backend.h"
+#include "internal.h"
 #include "sysfs.h"
 
 #include <errno.h>
@@ -106,13 +107,6 @@ static int intel_energy(void *ctx, double *joules)
     return 0;
 }
 
-static double monotonic_sec(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* Power as the energy counter's change since the previous call: the first
  * call has no interval, so it has no value yet. */
 static int intel_power(void *ctx, resmon_gpu_power *out)
@@ -122,7 +116,7 @@ static int intel_power(void *ctx, resmon_gpu_power *out)
     int rc = intel_energy(ctx, &joules);
     if (rc < 0)
         return rc;
-    double now = monotonic_sec();
+    double now = rm__now_sec();
     if (d->last_energy_time >= 0 && now > d->last_energy_time && joules >= d->last_energy_j)
         d->last_power_w = (joules - d->last_energy_j) / (now - d->last_energy_time);
     d->last_energy_j = joules;

@@ -34,13 +34,6 @@ struct rm__gpu_poller {
     size_t pid_count, pid_capacity;
 };
 
-static uint64_t monotonic_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return rm__timespec_ns(&ts);
-}
-
 static void release(rm__gpu_poller *p)
 {
     if (atomic_fetch_sub(&p->refs, 1) != 1)
@@ -57,7 +50,7 @@ static void *poller_main(void *arg)
     prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
     pid_t *pids = NULL;
     size_t pid_capacity = 0;
-    uint64_t start_ns = monotonic_ns();
+    uint64_t start_ns = rm__now_ns();
     for (uint64_t slot = 1;; slot++) {
         /* The pid list is copied so the GPU call runs without the lock. */
         size_t pid_count = 0;
@@ -79,7 +72,7 @@ static void *poller_main(void *arg)
         resmon_sample reading;
         double energy_j;
         rm__gpu_read_sample(p->gpu, pids, pid_count, &reading, &energy_j);
-        uint64_t taken_ns = monotonic_ns();
+        uint64_t taken_ns = rm__now_ns();
 
         pthread_mutex_lock(&p->lock);
         p->latest = reading;
@@ -143,7 +136,7 @@ int rm__gpu_poller_start(rm__gpu_poller **out, const resmon_gpu_profiler *gpu, u
 
 static struct timespec deadline_after(uint64_t timeout_ns)
 {
-    uint64_t ns = monotonic_ns() + timeout_ns;
+    uint64_t ns = rm__now_ns() + timeout_ns;
     struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
     return ts;
 }

@@ -16,17 +16,24 @@
 
 #define RM__BYTES_PER_MIB 1048576.0
 
-/* Seconds on CLOCK_MONOTONIC: the clock of every sample timestamp. */
-static inline double rm__now_sec(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static inline uint64_t rm__timespec_ns(const struct timespec *ts)
 {
     return (uint64_t)ts->tv_sec * 1000000000u + (uint64_t)ts->tv_nsec;
+}
+
+/* Nanoseconds on CLOCK_MONOTONIC: the clock of every sample timestamp and
+ * schedule. */
+static inline uint64_t rm__now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return rm__timespec_ns(&ts);
+}
+
+/* The same clock in seconds. */
+static inline double rm__now_sec(void)
+{
+    return (double)rm__now_ns() * 1e-9;
 }
 
 /* Copies at most len bytes of src (stopping at a NUL) into dst of cap bytes,

@@ -65,6 +65,7 @@ struct resmon_monitor {
     rm__rapl rapl;
     uint64_t rapl_read_ns;
     rm__gpu_poller *gpu; /* while a window with a GPU profiler runs */
+    unsigned gpu_pid_generation; /* the probe's pid set the GPU thread has */
     uint64_t gpu_interval_ns;
 };
 
@@ -150,13 +151,6 @@ void resmon_monitor_free(resmon_monitor *m)
 
 /* ---- the sampler thread ------------------------------------------------- */
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return rm__timespec_ns(&ts);
-}
-
 /* How long a window's edges wait for a GPU reading: one GPU interval, at
  * least 20 ms and at most 200 ms, so that stop stays prompt even when a GPU
  * call hangs. */
@@ -185,7 +179,7 @@ typedef struct taken_sample {
  * Returns 0, RM__PROBE_ENDED (a valid last sample) or -ESRCH (no sample). */
 static int take_sample(resmon_monitor *m, int first, taken_sample *t)
 {
-    uint64_t timestamp_ns = now_ns();
+    uint64_t timestamp_ns = rm__now_ns();
     rm__probe_reading r;
     int rc = first ? rm__probe_begin(m->probe, &r) : rm__probe_read(m->probe, &r);
     if (rc < 0)
@@ -200,13 +194,15 @@ static int take_sample(resmon_monitor *m, int first, taken_sample *t)
     t->short_interval = !first && timestamp_ns - m->previous_ns < m->interval_ns / 2;
     m->previous_ns = timestamp_ns;
     if (m->gpu) {
-        if (m->opts.gpu_profiler->get_process_memory) {
+        unsigned generation = rm__probe_generation(m->probe);
+        if (m->opts.gpu_profiler->get_process_memory && generation != m->gpu_pid_generation) {
             const pid_t *pids;
             size_t pid_count;
             rm__probe_pids(m->probe, &pids, &pid_count);
             rm__gpu_poller_set_pids(m->gpu, pids, pid_count);
+            m->gpu_pid_generation = generation;
         }
-        rm__gpu_poller_latest(m->gpu, now_ns(), s, &t->energy_j);
+        rm__gpu_poller_latest(m->gpu, rm__now_ns(), s, &t->energy_j);
     } else {
         s->gpu_util = s->gpu_mem_mb = s->gpu_clock_mhz = s->gpu_power_w = s->gpu_proc_mem_mb = NAN;
         t->energy_j = NAN;
@@ -273,6 +269,7 @@ static void *sampler_main(void *arg)
         const pid_t *pids;
         size_t pid_count;
         rm__probe_pids(m->probe, &pids, &pid_count);
+        m->gpu_pid_generation = rm__probe_generation(m->probe);
         if (rm__gpu_poller_start(&m->gpu, m->opts.gpu_profiler, m->gpu_interval_ns, pids, pid_count) == 0)
             rm__gpu_poller_wait_first(m->gpu, gpu_wait_ns(m));
         else
@@ -323,7 +320,7 @@ static void *sampler_main(void *arg)
 
         /* Next slot: the first one still ahead.  Slots that passed while this
          * sample (or a slow callback) ran are counted, not made up in a burst. */
-        uint64_t elapsed_ns = now_ns() - window_start_ns;
+        uint64_t elapsed_ns = rm__now_ns() - window_start_ns;
         uint64_t next_slot = elapsed_ns / m->interval_ns + 1;
         if (next_slot > slot + 1) {
             pthread_mutex_lock(&m->lock);

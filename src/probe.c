@@ -40,6 +40,7 @@ struct rm__probe {
     long ticks_per_sec;     /* stat's clock ticks */
     uint64_t previous_boottime_ns; /* CLOCK_BOOTTIME of the previous reading */
     long online_cpus;       /* a tree cannot use more CPU than this */
+    unsigned generation;    /* bumped when the tracked set changes */
 };
 
 static void untrack_at(rm__probe *p, size_t index)
@@ -50,6 +51,7 @@ static void untrack_at(rm__probe *p, size_t index)
     if (t->dir_fd >= 0)
         close(t->dir_fd);
     p->procs[index] = p->procs[--p->count];
+    p->generation++;
 }
 
 static int read_cpu_ns(const tracked_process *t, uint64_t *ns)
@@ -133,6 +135,7 @@ static int track(rm__probe *p, pid_t pid, tracked_process **out)
         t.last_cpu_ns = cpu_now;
     p->procs[p->count] = t;
     *out = &p->procs[p->count++];
+    p->generation++;
     return 0;
 }
 
@@ -305,4 +308,9 @@ void rm__probe_pids(rm__probe *p, const pid_t **pids, size_t *count)
         p->pid_list[i] = p->procs[i].pid;
     *pids = p->pid_list;
     *count = p->count;
+}
+
+unsigned rm__probe_generation(const rm__probe *p)
+{
+    return p->generation;
 }

@@ -54,4 +54,8 @@ int rm__probe_peak_rss(rm__probe *p, uint64_t *bytes, resmon_hwm_scope *scope);
 /* The pids read by the latest reading (borrowed until the next one). */
 void rm__probe_pids(rm__probe *p, const pid_t **pids, size_t *count);
 
+/* Changes whenever a process joins or leaves the tracked set, so callers can
+ * skip copying an unchanged pid list. */
+unsigned rm__probe_generation(const rm__probe *p);
+
 #endif

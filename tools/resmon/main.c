@@ -3,6 +3,7 @@
  * its process tree with libresmon, and report.
  */
 #include "cli.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -40,13 +41,6 @@ static void install_signal_handlers(void)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
-}
-
-static double monotonic_sec(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static double realtime_sec(void)
@@ -207,10 +201,10 @@ static int attach(const cli_options *o, outputs *out, run_result *r)
         return EXIT_USAGE;
     }
     r->start_wall_epoch = realtime_sec();
-    double start = monotonic_sec();
+    double start = rm__now_sec();
     install_signal_handlers();
     while (resmon_monitor_running(m) && !received_signal) {
-        double left = o->duration_sec > 0 ? o->duration_sec - (monotonic_sec() - start) : 0.05;
+        double left = o->duration_sec > 0 ? o->duration_sec - (rm__now_sec() - start) : 0.05;
         if (left <= 0)
             break;
         double nap = left < 0.02 ? left : 0.02;
@@ -218,7 +212,7 @@ static int attach(const cli_options *o, outputs *out, run_result *r)
         nanosleep(&ts, NULL);
     }
     resmon_monitor_stop(m);
-    r->wall_sec = monotonic_sec() - start;
+    r->wall_sec = rm__now_sec() - start;
     r->interrupted = received_signal != 0;
     r->summary = resmon_monitor_summary(m);
     resmon_monitor_free(m);
@@ -276,7 +270,7 @@ static int run_command(const cli_options *o, outputs *out, run_result *r)
         return EXIT_USAGE;
     }
     r->start_wall_epoch = realtime_sec();
-    double start = monotonic_sec();
+    double start = rm__now_sec();
     if (write(go[1], "g", 1) != 1) {
         /* cannot happen while the child lives; it exits 125 on EOF */
     }
@@ -302,7 +296,7 @@ static int run_command(const cli_options *o, outputs *out, run_result *r)
     siginfo_t info;
     while (waitid(P_PID, (id_t)child, &info, WEXITED | WNOWAIT) != 0 && errno == EINTR)
         ;
-    r->wall_sec = monotonic_sec() - start;
+    r->wall_sec = rm__now_sec() - start;
     resmon_monitor_stop(m);
     r->summary = resmon_monitor_summary(m);
     resmon_monitor_free(m);
