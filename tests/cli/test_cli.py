@@ -362,6 +362,15 @@ class Gpu(Tmp):
         self.assertEqual(r.returncode, 125)
         self.assertIn("driver/library version mismatch", r.stderr)
 
+    def test_list_gpus(self):
+        r = resmon("--list-gpus", env=self.env("devices=2"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.splitlines(), ["nvml:0\tFake H200 #0\tGPU-fake-0000\t81559 MiB",
+                                                 "nvml:1\tFake H200 #1\tGPU-fake-0001\t81559 MiB"])
+        none = resmon("--list-gpus", env=dict(self.env(), RESMON_NVML_LIBRARY=self.path("missing.so")))
+        self.assertEqual(none.returncode, 0)
+        self.assertIn("no GPU found", none.stdout)
+
     def test_auto_without_a_gpu_runs_without_gpu_columns(self):
         env = dict(self.env(), RESMON_NVML_LIBRARY=self.path("no-such-libnvidia-ml.so.1"))
         r = resmon("-q", "-s", self.path("s.csv"), "-o", self.path("s.json"), "--", "true", env=env)

@@ -23,11 +23,30 @@ static const char usage_text[] =
     "      --no-children        the process alone, not its tree\n"
     "      --duration SECONDS   stop after this long (with --pid)\n"
     "  -q, --quiet              no human summary on stderr\n"
+    "      --list-gpus          list the GPUs resmon finds, then exit\n"
     "      --version, --help\n"
     "\n"
     "The human summary goes to stderr; stdout and stdin belong to COMMAND.  resmon exits\n"
     "with COMMAND's status (128+N if signal N killed it), or 125 for its own errors,\n"
     "126 if COMMAND cannot be executed, 127 if it is not found.\n";
+
+/* --list-gpus: one line per GPU, as "--gpu" names it. */
+static void list_gpus(FILE *out)
+{
+    resmon_gpu_info infos[64];
+    size_t count = 0;
+    resmon_gpu_list(infos, 64, &count);
+    if (count == 0)
+        fputs("no GPU found (NVIDIA via NVML, AMD via amdgpu sysfs, Intel via i915/xe sysfs)\n", out);
+    for (size_t i = 0; i < count && i < 64; i++) {
+        fprintf(out, "%s:%u\t%s", infos[i].backend, infos[i].index, infos[i].name);
+        if (infos[i].id[0])
+            fprintf(out, "\t%s", infos[i].id);
+        if (infos[i].memory_total_mb == infos[i].memory_total_mb) /* not NAN */
+            fprintf(out, "\t%.0f MiB", infos[i].memory_total_mb);
+        fputc('\n', out);
+    }
+}
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -57,7 +76,7 @@ static int has_extension(const char *path, const char *ext)
 
 int cli_parse(int argc, char **argv, cli_options *o)
 {
-    enum { OPT_PLOT = 256, OPT_GPU, OPT_NO_CHILDREN, OPT_DURATION, OPT_PID, OPT_VERSION, OPT_HELP };
+    enum { OPT_PLOT = 256, OPT_GPU, OPT_NO_CHILDREN, OPT_DURATION, OPT_PID, OPT_VERSION, OPT_HELP, OPT_LIST_GPUS };
     static const struct option longopts[] = {
         {"interval", required_argument, NULL, 'i'},
         {"output", required_argument, NULL, 'o'},
@@ -70,6 +89,7 @@ int cli_parse(int argc, char **argv, cli_options *o)
         {"quiet", no_argument, NULL, 'q'},
         {"version", no_argument, NULL, OPT_VERSION},
         {"help", no_argument, NULL, OPT_HELP},
+        {"list-gpus", no_argument, NULL, OPT_LIST_GPUS},
         {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof *o);
@@ -126,6 +146,9 @@ int cli_parse(int argc, char **argv, cli_options *o)
             return -1;
         case OPT_HELP:
             fputs(usage_text, stdout);
+            return -1;
+        case OPT_LIST_GPUS:
+            list_gpus(stdout);
             return -1;
         case ':':
             return usage_error("option '%s' needs a value", argv[optind - 1]);
