@@ -182,7 +182,7 @@ void rm__gpu_poller_latest(rm__gpu_poller *p, uint64_t now_ns, resmon_sample *s,
     }
     pthread_mutex_unlock(&p->lock);
     if (!fresh) {
-        s->gpu_util = s->gpu_mem_mb = s->gpu_clock_mhz = s->gpu_power_w = s->gpu_proc_mem_mb = NAN;
+        rm__gpu_clear_sample(s);
         *energy_j = NAN;
     }
 }

@@ -10,10 +10,15 @@ static double valid_or_nan(int rc, double value)
     return rc == 0 && isfinite(value) && value >= 0.0 ? value : NAN;
 }
 
+void rm__gpu_clear_sample(resmon_sample *s)
+{
+    s->gpu_util = s->gpu_mem_mb = s->gpu_clock_mhz = s->gpu_power_w = s->gpu_proc_mem_mb = NAN;
+}
+
 void rm__gpu_read_sample(const resmon_gpu_profiler *gpu, const pid_t *pids, size_t pid_count, resmon_sample *s,
                          double *energy_j)
 {
-    s->gpu_util = s->gpu_mem_mb = s->gpu_clock_mhz = s->gpu_power_w = s->gpu_proc_mem_mb = NAN;
+    rm__gpu_clear_sample(s);
     *energy_j = NAN;
     if (!gpu)
         return;

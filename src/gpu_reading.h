@@ -14,4 +14,7 @@
 void rm__gpu_read_sample(const resmon_gpu_profiler *gpu, const pid_t *pids, size_t pid_count, resmon_sample *s,
                          double *energy_j);
 
+/* Marks every GPU field of s unknown (NAN). */
+void rm__gpu_clear_sample(resmon_sample *s);
+
 #endif

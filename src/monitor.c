@@ -11,6 +11,7 @@
  * and several atomics per wake-up, measurable at 1 kHz).
  */
 #include "gpu_poller.h"
+#include "gpu_reading.h"
 #include "internal.h"
 #include "probe.h"
 #include "rapl.h"
@@ -202,9 +203,9 @@ static int take_sample(resmon_monitor *m, int first, taken_sample *t)
             rm__gpu_poller_set_pids(m->gpu, pids, pid_count);
             m->gpu_pid_generation = generation;
         }
-        rm__gpu_poller_latest(m->gpu, rm__now_ns(), s, &t->energy_j);
+        rm__gpu_poller_latest(m->gpu, timestamp_ns, s, &t->energy_j);
     } else {
-        s->gpu_util = s->gpu_mem_mb = s->gpu_clock_mhz = s->gpu_power_w = s->gpu_proc_mem_mb = NAN;
+        rm__gpu_clear_sample(s);
         t->energy_j = NAN;
     }
     if (m->rapl.zone_count && (first || timestamp_ns - m->rapl_read_ns >= RAPL_READ_INTERVAL_NS)) {

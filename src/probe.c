@@ -118,20 +118,19 @@ static int track(rm__probe *p, pid_t pid, tracked_process **out)
         else if (clock_getcpuclockid(pid, &t.cpu_clock) != 0)
             rc = -ESRCH;
     }
-    uint64_t probe_value;
+    uint64_t cpu_now = 0, rss_pages;
     int has_memory;
     if (rc == 0)
-        rc = read_cpu_ns(&t, &probe_value);
+        rc = read_cpu_ns(&t, &cpu_now); /* both reads also prove the process readable */
     if (rc == 0)
-        rc = read_rss_pages(&t, &probe_value, &has_memory);
+        rc = read_rss_pages(&t, &rss_pages, &has_memory);
     if (rc < 0) {
         if (t.statm_fd >= 0)
             close(t.statm_fd);
         close(t.dir_fd);
         return rc;
     }
-    uint64_t cpu_now;
-    if (!born_since_previous_reading(p, t.dir_fd) && read_cpu_ns(&t, &cpu_now) == 0)
+    if (!born_since_previous_reading(p, t.dir_fd))
         t.last_cpu_ns = cpu_now;
     p->procs[p->count] = t;
     *out = &p->procs[p->count++];
