@@ -252,6 +252,18 @@ static void from_json_rejects_bad_input(void **state)
     assert_int_equal(failures, 0);
 }
 
+/* Parses a valid summary whose unknown key "extra" holds value. */
+static int parse_with_extra(const char *value, char *err, size_t errcap)
+{
+    char text[512];
+    int n = snprintf(text, sizeof text,
+                     "{\"peak_rss_mb\": 1, \"mean_rss_mb\": 1, \"memory_growth_mb\": 0, \"num_samples\": 1, "
+                     "\"duration_sec\": 1, \"extra\": %s}",
+                     value);
+    resmon_summary out;
+    return resmon_summary_from_json(text, (size_t)n, &out, err, errcap);
+}
+
 /* Malformed values in the manner of JSONTestSuite's n_ (must-reject) cases,
  * each placed as the value of an unknown key in an otherwise valid summary:
  * only the parser itself can reject them there. */
@@ -266,14 +278,8 @@ static void from_json_rejects_invalid_values_anywhere(void **state)
         "\"\xff\"", "\"\xc3\x28\"", "/* c */ 1", "1 // c",
     };
     for (size_t i = 0; i < sizeof bad_values / sizeof *bad_values; i++) {
-        char text[512];
-        int n = snprintf(text, sizeof text,
-                         "{\"peak_rss_mb\": 1, \"mean_rss_mb\": 1, \"memory_growth_mb\": 0, \"num_samples\": 1, "
-                         "\"duration_sec\": 1, \"extra\": %s}",
-                         bad_values[i]);
-        resmon_summary out;
         char err[128];
-        if (resmon_summary_from_json(text, (size_t)n, &out, err, sizeof err) != -EINVAL) {
+        if (parse_with_extra(bad_values[i], err, sizeof err) != -EINVAL) {
             print_error("accepted a malformed value: %s\n", bad_values[i]);
             fail();
         }
@@ -282,14 +288,8 @@ static void from_json_rejects_invalid_values_anywhere(void **state)
     static const char *const good_values[] = {"-0.0", "0", "1.5e+3", "[1, 2]", "{\"a\": [true, false, null]}",
                                               "\"\\u00e9\\n\"", "\"\xc3\xa9\"", "1E-2"};
     for (size_t i = 0; i < sizeof good_values / sizeof *good_values; i++) {
-        char text[512];
-        int n = snprintf(text, sizeof text,
-                         "{\"peak_rss_mb\": 1, \"mean_rss_mb\": 1, \"memory_growth_mb\": 0, \"num_samples\": 1, "
-                         "\"duration_sec\": 1, \"extra\": %s}",
-                         good_values[i]);
-        resmon_summary out;
         char err[128];
-        if (resmon_summary_from_json(text, (size_t)n, &out, err, sizeof err) != 0) {
+        if (parse_with_extra(good_values[i], err, sizeof err) != 0) {
             print_error("rejected a valid value %s: %s\n", good_values[i], err);
             fail();
         }
