@@ -204,6 +204,24 @@ static void *empty_waker_main(void *arg)
     return NULL;
 }
 
+static resmon_monitor *monitor_new(const resmon_options *opts)
+{
+    resmon_monitor *m = NULL;
+    int rc = resmon_monitor_new(&m, opts);
+    if (rc < 0) {
+        fprintf(stderr, "resmon_bench: %s\n", resmon_strerror(rc));
+        exit(1);
+    }
+    return m;
+}
+
+static resmon_summary summary_of(const resmon_monitor *m)
+{
+    resmon_summary s;
+    resmon_monitor_get_summary(m, &s, sizeof s);
+    return s;
+}
+
 typedef struct rate_result {
     double hz, sampler_us, empty_us, late_median_us, late_p99_us, empty_late_median_us;
     uint64_t samples, skipped;
@@ -212,8 +230,8 @@ typedef struct rate_result {
 static rate_result bench_rate(double interval, double seconds)
 {
     rate_result r = {0};
-    resmon_options opts = {.sample_interval_sec = interval};
-    resmon_monitor *m = resmon_monitor_new(&opts);
+    resmon_options opts = {.struct_size = sizeof(resmon_options), .sample_interval_sec = interval};
+    resmon_monitor *m = monitor_new(&opts);
     size_t cap = (size_t)(seconds / interval) + 16;
     empty_waker w = {.interval_ns = (uint64_t)llround(interval * 1e9), .lateness = calloc(cap, sizeof(double)),
                      .lateness_cap = cap};
@@ -222,19 +240,19 @@ static rate_result bench_rate(double interval, double seconds)
     resmon_monitor_start(m);
     clockid_t sampler_clock = thread_cpu_clock(find_thread("resmon-sampler"));
     uint64_t sampler_cpu0 = clock_ns(sampler_clock);
-    uint64_t n0 = resmon_monitor_summary(m).num_samples;
+    uint64_t n0 = summary_of(m).num_samples;
     struct timespec pause = {(time_t)seconds, (long)((seconds - floor(seconds)) * 1e9)};
     nanosleep(&pause, NULL);
     uint64_t sampler_cpu1 = clock_ns(sampler_clock);
-    uint64_t n1 = resmon_monitor_summary(m).num_samples;
+    uint64_t n1 = summary_of(m).num_samples;
     resmon_monitor_stop(m);
     atomic_store(&w.stop, 1);
     pthread_join(empty, NULL);
 
-    resmon_summary s = resmon_monitor_summary(m);
-    size_t n = resmon_monitor_samples(m, NULL, 0);
+    resmon_summary s = summary_of(m);
+    size_t n = (size_t)resmon_monitor_get_samples(m, NULL, 0, sizeof(resmon_sample));
     resmon_sample *samples = calloc(n, sizeof *samples);
-    resmon_monitor_samples(m, samples, n);
+    resmon_monitor_get_samples(m, samples, n, sizeof *samples);
     double *late = calloc(n, sizeof *late);
     size_t count = 0;
     for (size_t i = 1; i + 1 < n; i++) { /* scheduled samples only: not the edges */
@@ -358,8 +376,8 @@ static void bench_stop_latency(void)
 {
     enum { TRIALS = 20 };
     double latency[TRIALS];
-    resmon_options opts = {.sample_interval_sec = 10.0};
-    resmon_monitor *m = resmon_monitor_new(&opts);
+    resmon_options opts = {.struct_size = sizeof(resmon_options), .sample_interval_sec = 10.0};
+    resmon_monitor *m = monitor_new(&opts);
     for (int i = 0; i < TRIALS; i++) {
         resmon_monitor_start(m);
         struct timespec pause = {0, 20 * 1000000};
@@ -405,16 +423,16 @@ static void bench_tree(void)
         pid_t root = spawn_sleepers(sizes[i]);
         struct timespec settle = {0, 300 * 1000000};
         nanosleep(&settle, NULL);
-        resmon_options opts = {.sample_interval_sec = 0.01, .pid = root, .include_children = 1};
-        resmon_monitor *m = resmon_monitor_new(&opts);
+        resmon_options opts = {.struct_size = sizeof(resmon_options), .sample_interval_sec = 0.01, .pid = root, .include_children = 1};
+        resmon_monitor *m = monitor_new(&opts);
         resmon_monitor_start(m);
         clockid_t sampler_clock = thread_cpu_clock(find_thread("resmon-sampler"));
         struct timespec warm = {0, 100 * 1000000};
         nanosleep(&warm, NULL); /* the first samples open every process's files */
-        uint64_t cpu0 = clock_ns(sampler_clock), n0 = resmon_monitor_summary(m).num_samples;
+        uint64_t cpu0 = clock_ns(sampler_clock), n0 = summary_of(m).num_samples;
         struct timespec run = {quick ? 1 : 2, 0};
         nanosleep(&run, NULL);
-        uint64_t cpu1 = clock_ns(sampler_clock), n1 = resmon_monitor_summary(m).num_samples;
+        uint64_t cpu1 = clock_ns(sampler_clock), n1 = summary_of(m).num_samples;
         resmon_monitor_stop(m);
         resmon_monitor_free(m);
         kill(-root, SIGKILL);
@@ -525,8 +543,8 @@ static void bench_slowdown(void)
     double wall[3][RUNS];
     for (int run = 0; run < RUNS; run++) { /* interleaved, so drift hits all alike */
         for (int i = 0; i < 3; i++) {
-            resmon_options opts = {.sample_interval_sec = intervals[i]};
-            resmon_monitor *m = intervals[i] > 0 ? resmon_monitor_new(&opts) : NULL;
+            resmon_options opts = {.struct_size = sizeof(resmon_options), .sample_interval_sec = intervals[i]};
+            resmon_monitor *m = intervals[i] > 0 ? monitor_new(&opts) : NULL;
             if (m)
                 resmon_monitor_start(m);
             wall[i][run] = workload();

@@ -62,13 +62,15 @@ static int run_workload(size_t megabytes)
 int main(int argc, char **argv)
 {
     size_t megabytes = argc > 1 ? strtoul(argv[1], NULL, 10) : 256;
-    resmon_options opts = {.sample_interval_sec = 0.01};
-    resmon_monitor *mon = resmon_monitor_new(&opts);
-    if (!mon) {
-        fprintf(stderr, "monitor_workload: %s\n", resmon_strerror(-errno));
+    resmon_options opts = RESMON_OPTIONS_INIT;
+    opts.sample_interval_sec = 0.01;
+    resmon_monitor *mon;
+    int rc = resmon_monitor_new(&mon, &opts);
+    if (rc < 0) {
+        fprintf(stderr, "monitor_workload: %s\n", resmon_strerror(rc));
         return 1;
     }
-    int rc = resmon_monitor_start(mon);
+    rc = resmon_monitor_start(mon);
     if (rc == 0)
         rc = run_workload(megabytes);
     resmon_monitor_stop(mon);
@@ -77,7 +79,8 @@ int main(int argc, char **argv)
         resmon_monitor_free(mon);
         return 1;
     }
-    resmon_summary s = resmon_monitor_summary(mon);
+    resmon_summary s;
+    resmon_monitor_get_summary(mon, &s, sizeof s);
     printf("resmon %s: %llu samples over %.3f s\n", resmon_version_string(),
            (unsigned long long)s.num_samples, s.duration_sec);
     printf("  CPU        mean %6.1f %%   peak %6.1f %%   %.3f s CPU time\n", s.mean_cpu_percent,

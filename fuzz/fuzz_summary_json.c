@@ -24,7 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     resmon_summary s;
     char err[128];
-    int rc = resmon_summary_from_json((const char *)data, size, &s, err, sizeof err);
+    int rc = resmon_summary_from_json((const char *)data, size, &s, sizeof s, err, sizeof err);
     if (rc != 0) {
         if (rc != -EINVAL || err[0] == '\0')
             abort();
@@ -35,7 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (n < 0 || (size_t)n >= sizeof text)
         abort();
     resmon_summary back;
-    if (resmon_summary_from_json(text, (size_t)n, &back, err, sizeof err) != 0)
+    if (resmon_summary_from_json(text, (size_t)n, &back, sizeof back, err, sizeof err) != 0)
         abort();
     if (!same_double(back.peak_rss_mb, s.peak_rss_mb) || !same_double(back.mean_rss_mb, s.mean_rss_mb) ||
         !same_double(back.peak_gpu_mem_mb, s.peak_gpu_mem_mb) || back.num_samples != s.num_samples ||

@@ -11,10 +11,12 @@
  */
 #include "gpu_backend.h"
 #include "internal.h"
+#include "struct_size.h"
 
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +35,10 @@ typedef struct gpu_device {
 
 struct resmon_gpu {
     resmon_gpu_profiler profiler;
+    /* The caller's hold (until resmon_gpu_close) plus one per monitor using
+     * the profiler (its retain/release): the devices close, and NVML may be
+     * unloaded, only when nobody can call into them any more. */
+    atomic_int holders;
     pthread_mutex_t last_lock; /* guards devices[].last: written by the GPU
                                   thread, read by resmon_gpu_last_readings */
     size_t count;
@@ -192,21 +198,45 @@ static int gpu_process_memory(void *ctx, const pid_t *pids, size_t count, double
 
 /* ---- listing and opening ------------------------------------------------- */
 
-int resmon_gpu_list(resmon_gpu_info *out, size_t cap, size_t *count)
+int resmon_gpu_list(resmon_gpu_info *out, size_t cap, size_t stride, size_t *count)
 {
-    if (!count || (!out && cap))
+    if (!count || (!out && cap) || (cap && stride < RM__SIZE_THROUGH(resmon_gpu_info, memory_total_mb)))
         return -EINVAL;
     size_t total = 0;
     for (size_t b = 0; b < BACKEND_COUNT; b++) {
         resmon_gpu_info found[MAX_GPUS];
         size_t n = 0;
         backends[b]->list(found, MAX_GPUS, &n);
-        for (size_t i = 0; i < n && i < MAX_GPUS; i++, total++)
-            if (total < cap)
-                out[total] = found[i];
+        for (size_t i = 0; i < n && i < MAX_GPUS; i++, total++) {
+            if (total >= cap)
+                continue;
+            found[i].struct_size = rm__out_size(stride, sizeof found[i]);
+            rm__copy_struct_out((char *)out + total * stride, stride, &found[i], sizeof found[i]);
+        }
     }
     *count = total;
     return 0;
+}
+
+static void gpu_free(resmon_gpu *g)
+{
+    for (size_t i = 0; i < g->count; i++)
+        g->devices[i].backend->close(g->devices[i].ctx);
+    pthread_mutex_destroy(&g->last_lock);
+    free(g);
+}
+
+static void gpu_retain(void *ctx)
+{
+    resmon_gpu *g = ctx;
+    atomic_fetch_add(&g->holders, 1);
+}
+
+static void gpu_release(void *ctx)
+{
+    resmon_gpu *g = ctx;
+    if (atomic_fetch_sub(&g->holders, 1) == 1)
+        gpu_free(g);
 }
 
 static resmon_gpu *gpu_new(size_t count)
@@ -218,8 +248,12 @@ static resmon_gpu *gpu_new(size_t count)
         free(g);
         return NULL;
     }
+    atomic_init(&g->holders, 1);
     g->profiler = (resmon_gpu_profiler){
+        .struct_size = sizeof(resmon_gpu_profiler),
         .ctx = g,
+        .retain = gpu_retain,
+        .release = gpu_release,
         .get_utilization = gpu_utilization,
         .get_memory_usage = gpu_memory,
         .get_clock_info = gpu_clocks,
@@ -323,12 +357,8 @@ int resmon_gpu_open(resmon_gpu **out, const char *spec, char *err, size_t errcap
 
 void resmon_gpu_close(resmon_gpu *g)
 {
-    if (!g)
-        return;
-    for (size_t i = 0; i < g->count; i++)
-        g->devices[i].backend->close(g->devices[i].ctx);
-    pthread_mutex_destroy(&g->last_lock);
-    free(g);
+    if (g)
+        gpu_release(g); /* the caller's hold; monitors may still hold theirs */
 }
 
 const resmon_gpu_profiler *resmon_gpu_profiler_of(resmon_gpu *g)
@@ -341,22 +371,27 @@ size_t resmon_gpu_device_count(const resmon_gpu *g)
     return g ? g->count : 0;
 }
 
-int resmon_gpu_device_info(const resmon_gpu *g, size_t i, resmon_gpu_info *out)
+int resmon_gpu_device_info(const resmon_gpu *g, size_t i, resmon_gpu_info *out, size_t out_size)
 {
-    if (!g || i >= g->count || !out)
+    if (!g || i >= g->count || !out || out_size < RM__SIZE_THROUGH(resmon_gpu_info, memory_total_mb))
         return -EINVAL;
-    *out = g->devices[i].info;
+    resmon_gpu_info info = g->devices[i].info;
+    info.struct_size = rm__out_size(out_size, sizeof info);
+    rm__copy_struct_out(out, out_size, &info, sizeof info);
     return 0;
 }
 
-size_t resmon_gpu_last_readings(const resmon_gpu *g, resmon_gpu_reading *out, size_t cap)
+ssize_t resmon_gpu_last_readings(const resmon_gpu *g, resmon_gpu_reading *out, size_t cap, size_t stride)
 {
-    if (!g)
-        return 0;
+    if (!g || (!out && cap) || (cap && stride < RM__SIZE_THROUGH(resmon_gpu_reading, power_limit_w)))
+        return -EINVAL;
     resmon_gpu *mutable_g = (resmon_gpu *)g; /* the lock is not part of its value */
     pthread_mutex_lock(&mutable_g->last_lock);
-    for (size_t i = 0; i < g->count && i < cap; i++)
-        out[i] = g->devices[i].last;
+    for (size_t i = 0; i < g->count && i < cap; i++) {
+        resmon_gpu_reading r = g->devices[i].last;
+        r.struct_size = rm__out_size(stride, sizeof r);
+        rm__copy_struct_out((char *)out + i * stride, stride, &r, sizeof r);
+    }
     pthread_mutex_unlock(&mutable_g->last_lock);
-    return g->count;
+    return (ssize_t)g->count;
 }

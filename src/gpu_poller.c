@@ -1,116 +1,192 @@
 /*
- * gpu_poller.c -- the GPU thread (see gpu_poller.h).
+ * gpu_poller.c -- the GPU thread of a monitor (see gpu_poller.h).
+ *
+ * The thread and the monitor talk through fields guarded by one mutex, and a
+ * futex word the monitor bumps with every request (open a window, close it,
+ * quit) so that a sleeping thread wakes at once.  Each profiler callback runs
+ * through a gate that marks the call in flight and refuses new calls once the
+ * monitor is being freed; that is what lets resmon_monitor_free promise that
+ * no callback starts after it returns.
  */
 #include "gpu_poller.h"
+#include "futex.h"
 #include "gpu_reading.h"
 #include "internal.h"
 
 #include <errno.h>
-#include <linux/futex.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 struct rm__gpu_poller {
-    atomic_int refs;       /* the monitor's and the thread's */
-    atomic_int stop_word;  /* futex: 1 = take a last reading and end */
-    const resmon_gpu_profiler *gpu;
+    resmon_gpu_profiler table; /* the caller's, copied */
     uint64_t interval_ns;
+    atomic_int refs;           /* the monitor's, and the thread's while it runs */
+    atomic_int wake_word;      /* bumped by every request; the thread sleeps on it */
+    rm__gpu_gate gate;
     pthread_t thread;
 
-    pthread_mutex_t lock;  /* guards what follows */
-    pthread_cond_t changed; /* a reading arrived, or the thread ended */
+    pthread_mutex_t lock;      /* guards everything below */
+    pthread_cond_t changed;    /* a reading arrived, a call returned, the thread ended */
+    int thread_started, thread_done;
+    int quit;                  /* the monitor is being freed: no new calls */
+    int orphaned;              /* free gave up waiting: the thread releases the profiler */
+    int in_call;
+    unsigned window;           /* counts windows; readings carry the one they were taken for */
+    int window_open, ending, final_done;
     resmon_sample latest;
     double latest_energy_j;
     uint64_t latest_ns;
-    uint64_t reading_count;
-    int thread_done;
-    pid_t *pids;
-    size_t pid_count, pid_capacity;
+    uint64_t window_readings;
+    /* The monitored pids.  The monitor hands over a new list (next_pids);
+     * the thread swaps it for the list it used, which it leaves in retired
+     * for the monitor to free: the thread itself never allocates or frees. */
+    pid_t *next_pids, *thread_pids, *retired;
+    size_t next_count, thread_count;
+    int next_pending;
 };
 
-static void release(rm__gpu_poller *p)
+static void unref(rm__gpu_poller *p)
 {
     if (atomic_fetch_sub(&p->refs, 1) != 1)
         return;
     pthread_mutex_destroy(&p->lock);
     pthread_cond_destroy(&p->changed);
-    free(p->pids);
+    free(p->next_pids);
+    free(p->thread_pids);
+    free(p->retired);
     free(p);
+}
+
+static void request(rm__gpu_poller *p)
+{
+    atomic_fetch_add(&p->wake_word, 1);
+    rm__futex_wake(&p->wake_word);
+}
+
+static int gate_enter(rm__gpu_gate *gate)
+{
+    rm__gpu_poller *p = (rm__gpu_poller *)((char *)gate - offsetof(rm__gpu_poller, gate));
+    pthread_mutex_lock(&p->lock);
+    int allowed = !p->quit;
+    p->in_call = allowed;
+    pthread_mutex_unlock(&p->lock);
+    return allowed;
+}
+
+static void gate_leave(rm__gpu_gate *gate)
+{
+    rm__gpu_poller *p = (rm__gpu_poller *)((char *)gate - offsetof(rm__gpu_poller, gate));
+    pthread_mutex_lock(&p->lock);
+    p->in_call = 0;
+    if (p->quit)
+        pthread_cond_broadcast(&p->changed);
+    pthread_mutex_unlock(&p->lock);
+}
+
+static void release_profiler(rm__gpu_poller *p)
+{
+    if (p->table.release)
+        p->table.release(p->table.ctx);
+}
+
+/* Stores a reading taken for window (dropped when that window has closed). */
+static void publish(rm__gpu_poller *p, unsigned window, const resmon_sample *reading, double energy_j,
+                    uint64_t taken_ns)
+{
+    pthread_mutex_lock(&p->lock);
+    if (window == p->window && p->window_open) {
+        p->latest = *reading;
+        p->latest_energy_j = energy_j;
+        p->latest_ns = taken_ns;
+        p->window_readings++;
+        if (p->ending) { /* the reading the window's last sample waits for */
+            p->window_open = 0;
+            p->ending = 0;
+            p->final_done = 1;
+        }
+        pthread_cond_broadcast(&p->changed);
+    }
+    pthread_mutex_unlock(&p->lock);
 }
 
 static void *poller_main(void *arg)
 {
     rm__gpu_poller *p = arg;
-    prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
-    pid_t *pids = NULL;
-    size_t pid_capacity = 0;
-    uint64_t start_ns = rm__now_ns();
-    for (uint64_t slot = 1;; slot++) {
-        /* The pid list is copied so the GPU call runs without the lock. */
-        size_t pid_count = 0;
+    prctl(PR_SET_TIMERSLACK, RM__TIMER_SLACK_NS, 0, 0, 0);
+    unsigned schedule_window = 0;
+    uint64_t start_ns = 0, slot = 0;
+    for (;;) {
+        int seen = atomic_load(&p->wake_word);
         pthread_mutex_lock(&p->lock);
-        if (p->pid_count > pid_capacity) {
-            pid_t *grown = realloc(pids, p->pid_count * sizeof *grown);
-            if (grown) {
-                pids = grown;
-                pid_capacity = p->pid_count;
-            }
+        if (p->quit) {
+            pthread_mutex_unlock(&p->lock);
+            break;
         }
-        if (p->pid_count <= pid_capacity) {
-            pid_count = p->pid_count;
-            if (pid_count)
-                memcpy(pids, p->pids, pid_count * sizeof *pids);
+        int polling = p->window_open;
+        unsigned window = p->window;
+        if (p->next_pending && !p->retired) {
+            p->retired = p->thread_pids;
+            p->thread_pids = p->next_pids;
+            p->thread_count = p->next_count;
+            p->next_pids = NULL;
+            p->next_pending = 0;
         }
+        const pid_t *pids = p->thread_pids;
+        size_t pid_count = p->thread_count;
         pthread_mutex_unlock(&p->lock);
 
+        if (!polling) { /* between windows: sleep until the next request */
+            rm__futex_wait_until(&p->wake_word, seen, 0);
+            continue;
+        }
+        if (window != schedule_window) { /* a new window: its schedule starts now */
+            schedule_window = window;
+            start_ns = rm__now_ns();
+            slot = 0;
+        }
         resmon_sample reading;
         double energy_j;
-        rm__gpu_read_sample(p->gpu, pids, pid_count, &reading, &energy_j);
+        rm__gpu_read_sample(&p->table, pids, pid_count, &reading, &energy_j, &p->gate);
         uint64_t taken_ns = rm__now_ns();
+        publish(p, window, &reading, energy_j, taken_ns);
 
-        pthread_mutex_lock(&p->lock);
-        p->latest = reading;
-        p->latest_energy_j = energy_j;
-        p->latest_ns = taken_ns;
-        p->reading_count++;
-        pthread_cond_broadcast(&p->changed);
-        pthread_mutex_unlock(&p->lock);
-
-        if (atomic_load(&p->stop_word))
-            break; /* that was the last reading */
+        slot++;
         uint64_t due_ns = start_ns + slot * p->interval_ns;
-        if (due_ns < taken_ns) /* a slow call: skip to the next slot ahead */
-            slot = (taken_ns - start_ns) / p->interval_ns, due_ns = start_ns + (slot + 1) * p->interval_ns;
-        struct timespec due = {(time_t)(due_ns / 1000000000u), (long)(due_ns % 1000000000u)};
-        while (!atomic_load(&p->stop_word) &&
-               !(syscall(SYS_futex, &p->stop_word, FUTEX_WAIT_BITSET_PRIVATE, 0, &due, NULL,
-                         FUTEX_BITSET_MATCH_ANY) < 0 && errno == ETIMEDOUT))
+        if (due_ns < taken_ns) { /* a slow call: skip to the next slot ahead */
+            slot = (taken_ns - start_ns) / p->interval_ns + 1;
+            due_ns = start_ns + slot * p->interval_ns;
+        }
+        /* Any request since `seen` ends the sleep at once. */
+        while (atomic_load(&p->wake_word) == seen && !rm__futex_wait_until(&p->wake_word, seen, due_ns))
             ;
     }
-    free(pids);
     pthread_mutex_lock(&p->lock);
     p->thread_done = 1;
+    int orphaned = p->orphaned;
     pthread_cond_broadcast(&p->changed);
     pthread_mutex_unlock(&p->lock);
-    release(p);
+    if (orphaned) /* free has returned: the owner learns here that it may let go */
+        release_profiler(p);
+    unref(p);
     return NULL;
 }
 
-int rm__gpu_poller_start(rm__gpu_poller **out, const resmon_gpu_profiler *gpu, uint64_t interval_ns,
-                         const pid_t *pids, size_t pid_count)
+int rm__gpu_poller_new(rm__gpu_poller **out, const resmon_gpu_profiler *table, uint64_t interval_ns)
 {
     rm__gpu_poller *p = calloc(1, sizeof *p);
     if (!p)
         return -ENOMEM;
-    p->gpu = gpu;
+    p->table = *table;
     p->interval_ns = interval_ns;
-    atomic_init(&p->refs, 2);
+    p->gate.enter = gate_enter;
+    p->gate.leave = gate_leave;
+    atomic_init(&p->refs, 1);
+    atomic_init(&p->wake_word, 0);
     pthread_condattr_t attr;
     pthread_condattr_init(&attr);
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
@@ -118,60 +194,84 @@ int rm__gpu_poller_start(rm__gpu_poller **out, const resmon_gpu_profiler *gpu, u
     pthread_condattr_destroy(&attr);
     if (rc == 0 && (rc = pthread_mutex_init(&p->lock, NULL)) != 0)
         pthread_cond_destroy(&p->changed);
-    if (rc == 0)
-        rm__gpu_poller_set_pids(p, pids, pid_count);
-    if (rc == 0 && (rc = pthread_create(&p->thread, NULL, poller_main, p)) != 0) {
-        free(p->pids);
-        pthread_mutex_destroy(&p->lock);
-        pthread_cond_destroy(&p->changed);
-    }
     if (rc != 0) {
         free(p);
         return -rc;
     }
-    pthread_setname_np(p->thread, "resmon-gpu");
+    if (p->table.retain)
+        p->table.retain(p->table.ctx);
     *out = p;
     return 0;
 }
 
-static struct timespec deadline_after(uint64_t timeout_ns)
+int rm__gpu_poller_wants_pids(const rm__gpu_poller *p)
 {
-    uint64_t ns = rm__now_ns() + timeout_ns;
-    struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
-    return ts;
-}
-
-void rm__gpu_poller_wait_first(rm__gpu_poller *p, uint64_t timeout_ns)
-{
-    struct timespec deadline = deadline_after(timeout_ns);
-    pthread_mutex_lock(&p->lock);
-    while (p->reading_count == 0 && pthread_cond_timedwait(&p->changed, &p->lock, &deadline) != ETIMEDOUT)
-        ;
-    pthread_mutex_unlock(&p->lock);
+    return p->table.get_process_memory != NULL;
 }
 
 void rm__gpu_poller_set_pids(rm__gpu_poller *p, const pid_t *pids, size_t count)
 {
-    pthread_mutex_lock(&p->lock);
-    if (count > p->pid_capacity) {
-        pid_t *grown = realloc(p->pids, count * sizeof *grown);
-        if (!grown) {
-            pthread_mutex_unlock(&p->lock);
+    pid_t *copy = NULL;
+    if (count) {
+        copy = malloc(count * sizeof *copy);
+        if (!copy)
             return; /* keep the previous list */
-        }
-        p->pids = grown;
-        p->pid_capacity = count;
+        memcpy(copy, pids, count * sizeof *copy);
     }
-    if (count)
-        memcpy(p->pids, pids, count * sizeof *pids);
-    p->pid_count = count;
+    pthread_mutex_lock(&p->lock);
+    pid_t *unused = p->next_pids, *retired = p->retired;
+    p->next_pids = copy;
+    p->next_count = count;
+    p->next_pending = 1;
+    p->retired = NULL;
+    pthread_mutex_unlock(&p->lock);
+    free(unused);
+    free(retired);
+}
+
+int rm__gpu_poller_begin(rm__gpu_poller *p, const pid_t *pids, size_t pid_count)
+{
+    rm__gpu_poller_set_pids(p, pids, pid_count);
+    pthread_mutex_lock(&p->lock);
+    p->window++;
+    p->window_open = 1;
+    p->ending = 0;
+    p->final_done = 0;
+    p->window_readings = 0;
+    int start_thread = !p->thread_started;
+    p->thread_started = 1;
+    pthread_mutex_unlock(&p->lock);
+    if (start_thread) {
+        atomic_fetch_add(&p->refs, 1); /* the thread's */
+        int rc = pthread_create(&p->thread, NULL, poller_main, p);
+        if (rc != 0) {
+            atomic_fetch_sub(&p->refs, 1);
+            pthread_mutex_lock(&p->lock);
+            p->thread_started = 0;
+            p->window_open = 0;
+            pthread_mutex_unlock(&p->lock);
+            return -rc;
+        }
+        pthread_setname_np(p->thread, "resmon-gpu");
+    }
+    request(p);
+    return 0;
+}
+
+void rm__gpu_poller_wait_first(rm__gpu_poller *p, uint64_t timeout_ns)
+{
+    struct timespec deadline = rm__timespec_from_ns(rm__now_ns() + timeout_ns);
+    pthread_mutex_lock(&p->lock);
+    while (p->window_readings == 0 && p->window_open &&
+           pthread_cond_timedwait(&p->changed, &p->lock, &deadline) != ETIMEDOUT)
+        ;
     pthread_mutex_unlock(&p->lock);
 }
 
 void rm__gpu_poller_latest(rm__gpu_poller *p, uint64_t now_ns, resmon_sample *s, double *energy_j)
 {
     pthread_mutex_lock(&p->lock);
-    int fresh = p->reading_count > 0 && now_ns <= p->latest_ns + p->interval_ns + p->interval_ns / 2;
+    int fresh = p->window_readings > 0 && now_ns <= p->latest_ns + p->interval_ns + p->interval_ns / 2;
     if (fresh) {
         s->gpu_util = p->latest.gpu_util;
         s->gpu_mem_mb = p->latest.gpu_mem_mb;
@@ -180,31 +280,70 @@ void rm__gpu_poller_latest(rm__gpu_poller *p, uint64_t now_ns, resmon_sample *s,
         s->gpu_proc_mem_mb = p->latest.gpu_proc_mem_mb;
         *energy_j = p->latest_energy_j;
     }
+    pid_t *retired = p->retired; /* freed here, off the GPU thread */
+    p->retired = NULL;
     pthread_mutex_unlock(&p->lock);
+    free(retired);
     if (!fresh) {
         rm__gpu_clear_sample(s);
         *energy_j = NAN;
     }
 }
 
-void rm__gpu_poller_finish(rm__gpu_poller *p, uint64_t timeout_ns)
+void rm__gpu_poller_end(rm__gpu_poller *p, uint64_t timeout_ns)
 {
-    atomic_store(&p->stop_word, 1);
-    syscall(SYS_futex, &p->stop_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-    struct timespec deadline = deadline_after(timeout_ns);
     pthread_mutex_lock(&p->lock);
-    while (!p->thread_done && pthread_cond_timedwait(&p->changed, &p->lock, &deadline) != ETIMEDOUT)
-        ;
-    int done = p->thread_done;
+    int open = p->window_open;
+    if (open)
+        p->ending = 1;
     pthread_mutex_unlock(&p->lock);
-    if (done)
-        pthread_join(p->thread, NULL);
-    else
-        pthread_detach(p->thread); /* stuck in a GPU call: it frees its share when it returns */
+    if (!open)
+        return;
+    request(p);
+    struct timespec deadline = rm__timespec_from_ns(rm__now_ns() + timeout_ns);
+    pthread_mutex_lock(&p->lock);
+    while (!p->final_done && pthread_cond_timedwait(&p->changed, &p->lock, &deadline) != ETIMEDOUT)
+        ;
+    if (!p->final_done) { /* a slow call: its reading will be dropped */
+        p->window_open = 0;
+        p->ending = 0;
+    }
+    pthread_mutex_unlock(&p->lock);
 }
 
-void rm__gpu_poller_release(rm__gpu_poller *p)
+void rm__gpu_poller_free(rm__gpu_poller *p, uint64_t bounded_wait_ns)
 {
-    if (p)
-        release(p);
+    if (!p)
+        return;
+    pthread_mutex_lock(&p->lock);
+    p->quit = 1;
+    p->window_open = 0;
+    int started = p->thread_started;
+    pthread_mutex_unlock(&p->lock);
+    if (!started) {
+        release_profiler(p);
+        unref(p);
+        return;
+    }
+    request(p);
+    pthread_mutex_lock(&p->lock);
+    if (p->table.release) { /* the owner hears from release: the wait may end */
+        struct timespec deadline = rm__timespec_from_ns(rm__now_ns() + bounded_wait_ns);
+        while (!p->thread_done && pthread_cond_timedwait(&p->changed, &p->lock, &deadline) != ETIMEDOUT)
+            ;
+    } else { /* the owner frees its context when free returns: wait for the call */
+        while (!p->thread_done)
+            pthread_cond_wait(&p->changed, &p->lock);
+    }
+    int done = p->thread_done;
+    if (!done)
+        p->orphaned = 1; /* the thread releases the profiler when its call returns */
+    pthread_mutex_unlock(&p->lock);
+    if (done) {
+        pthread_join(p->thread, NULL);
+        release_profiler(p);
+    } else {
+        pthread_detach(p->thread);
+    }
+    unref(p);
 }

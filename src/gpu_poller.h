@@ -7,6 +7,18 @@
  * takes the freshest GPU reading; a reading older than 1.5 GPU intervals
  * (the GPU is late or hung) is not attached, and those fields are NAN.  CPU
  * and RSS sampling never waits for the GPU.
+ *
+ * One poller belongs to one monitor for the monitor's whole life, and so does
+ * its thread once started: windows open and close it, and between windows it
+ * sleeps.  So at most one profiler call per monitor is ever in flight, also
+ * when a call from the previous window still hangs as the next one opens.
+ * The poller holds the profiler (its copied table, retain/release) and
+ * decides when the last call has returned: see resmon.h, "Lifetime".
+ *
+ * The GPU thread never calls malloc or free itself: glibc would give it an
+ * arena of its own (64 MiB of address space, 128 MiB reserved while it
+ * aligns it), which a host program under `ulimit -v` feels.  Every buffer it
+ * uses is allocated and freed by the monitor's other threads.
  */
 #ifndef RESMON_GPU_POLLER_H
 #define RESMON_GPU_POLLER_H
@@ -17,28 +29,37 @@
 
 typedef struct rm__gpu_poller rm__gpu_poller;
 
-/* Starts the GPU thread; its first reading, for the processes pids, begins
- * at once. */
-int rm__gpu_poller_start(rm__gpu_poller **out, const resmon_gpu_profiler *gpu, uint64_t interval_ns,
-                         const pid_t *pids, size_t pid_count);
+/* Copies the profiler table (table_size bytes, validated by the caller) and
+ * calls its retain.  No thread yet.  0 or -ENOMEM (then nothing is retained). */
+int rm__gpu_poller_new(rm__gpu_poller **out, const resmon_gpu_profiler *table, uint64_t interval_ns);
 
-/* Waits up to timeout_ns for the first reading (so a window's first sample
- * has GPU values when the GPU answers promptly). */
+/* Opens a window: starts the thread if there is none yet and asks for a
+ * reading at once, for the processes pids.  0, or a negative errno when no
+ * thread can be created (the window then has no GPU readings). */
+int rm__gpu_poller_begin(rm__gpu_poller *p, const pid_t *pids, size_t pid_count);
+
+/* Waits up to timeout_ns for the window's first reading (so a window's first
+ * sample has GPU values when the GPU answers promptly). */
 void rm__gpu_poller_wait_first(rm__gpu_poller *p, uint64_t timeout_ns);
+
+/* Whether the profiler reads process GPU memory (so pids matter). */
+int rm__gpu_poller_wants_pids(const rm__gpu_poller *p);
 
 /* The processes whose GPU memory to read (copied). */
 void rm__gpu_poller_set_pids(rm__gpu_poller *p, const pid_t *pids, size_t count);
 
-/* Fills s's GPU fields and *energy_j from the freshest reading at now_ns, or
- * NAN when there is none or it is stale. */
+/* Fills s's GPU fields and *energy_j from the freshest reading of this window
+ * at now_ns, or NAN when there is none or it is stale. */
 void rm__gpu_poller_latest(rm__gpu_poller *p, uint64_t now_ns, resmon_sample *s, double *energy_j);
 
-/* Asks for a last reading and waits up to timeout_ns for it and for the
- * thread to end.  A thread stuck in a GPU call is left to finish on its own
- * (it frees its state when it returns); the latest reading stays readable. */
-void rm__gpu_poller_finish(rm__gpu_poller *p, uint64_t timeout_ns);
+/* Closes the window: asks for a last reading and waits up to timeout_ns for
+ * it; the thread then sleeps until the next window.  The latest reading stays
+ * readable. */
+void rm__gpu_poller_end(rm__gpu_poller *p, uint64_t timeout_ns);
 
-/* Drops the monitor's hold on the poller (after finish). */
-void rm__gpu_poller_release(rm__gpu_poller *p);
+/* Ends the thread and lets go of the profiler, as resmon.h's "Lifetime"
+ * describes: with a release hook, waits at most bounded_wait_ns for a call
+ * in flight; without one, as long as the call takes.  Accepts NULL. */
+void rm__gpu_poller_free(rm__gpu_poller *p, uint64_t bounded_wait_ns);
 
 #endif

@@ -11,8 +11,18 @@
  * processes, for the process GPU memory.  A NULL callback, a failing one, or
  * a value that is NaN, infinite or negative leaves that field NAN; nothing
  * else is affected. */
+typedef struct rm__gpu_gate rm__gpu_gate;
 void rm__gpu_read_sample(const resmon_gpu_profiler *gpu, const pid_t *pids, size_t pid_count, resmon_sample *s,
-                         double *energy_j);
+                         double *energy_j, rm__gpu_gate *gate);
+
+/* Asked before and after every profiler callback (NULL: always allowed).
+ * enter returns 0 to skip this and every later callback of the reading: the
+ * monitor is being freed and must not be called back (see resmon.h,
+ * "Lifetime"). */
+struct rm__gpu_gate {
+    int (*enter)(rm__gpu_gate *gate);
+    void (*leave)(rm__gpu_gate *gate);
+};
 
 /* Marks every GPU field of s unknown (NAN). */
 void rm__gpu_clear_sample(resmon_sample *s);

@@ -4,18 +4,18 @@
  * One mutex guards what readers may see (kept samples, running summary,
  * window state).  The sampler thread holds it only to publish a sample: it
  * reads /proc and the GPU with the lock released, so readers never wait on a
- * slow read.  Between samples it sleeps in futex(FUTEX_WAIT_BITSET) on the
- * stop word with an absolute CLOCK_MONOTONIC deadline: stop wakes it at once,
- * the schedule (start + k * interval) never drifts, and a wake-up costs no
- * more than the kernel's own (a condition variable added a mutex round trip
- * and several atomics per wake-up, measurable at 1 kHz).
+ * slow read.  Between samples it sleeps on the stop word until the next slot
+ * of the schedule (start + k * interval, which never drifts; see futex.h), so
+ * stop wakes it at once.
  */
+#include "futex.h"
 #include "gpu_poller.h"
 #include "gpu_reading.h"
 #include "internal.h"
 #include "probe.h"
 #include "rapl.h"
 #include "sample_store.h"
+#include "struct_size.h"
 #include "summary.h"
 
 #include <errno.h>
@@ -24,10 +24,8 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/futex.h>
 #include <stdatomic.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #define DEFAULT_INTERVAL_SEC 0.1
@@ -36,10 +34,12 @@
  * global driver lock that frequent polling turns into stutter elsewhere. */
 #define DEFAULT_MIN_GPU_INTERVAL_SEC 0.02
 #define INITIAL_SAMPLE_CAPACITY 1024
-/* The sampler's timer slack.  Linux lets a sleeping thread wake up to 50 us
- * late by default to batch wake-ups; 1 us keeps a 1 kHz schedule on time at
- * no measurable cost. */
-#define SAMPLER_TIMER_SLACK_NS 1000UL
+/* The longest a window's edges wait for a GPU reading, and resmon_monitor_free
+ * for a GPU call in flight when the profiler has a release hook. */
+#define MAX_GPU_WAIT_NS 200000000u
+/* 0.3, the first layout with struct_size: the smallest a caller may pass. */
+#define OPTIONS_MIN_SIZE RM__SIZE_THROUGH(resmon_options, gpu_interval_sec)
+#define PROFILER_MIN_SIZE RM__SIZE_THROUGH(resmon_gpu_profiler, release)
 
 struct resmon_monitor {
     resmon_options opts;
@@ -65,35 +65,55 @@ struct resmon_monitor {
     uint64_t previous_ns;
     rm__rapl rapl;
     uint64_t rapl_read_ns;
-    rm__gpu_poller *gpu; /* while a window with a GPU profiler runs */
+    rm__gpu_poller *gpu; /* with a GPU profiler: for the monitor's whole life */
+    int gpu_in_window;   /* the GPU thread reads for the open window */
     unsigned gpu_pid_generation; /* the probe's pid set the GPU thread has */
     uint64_t gpu_interval_ns;
 };
 
-resmon_monitor *resmon_monitor_new(const resmon_options *opts)
+/* Copies the caller's options (and the profiler table they name) in the
+ * library's own layout and checks them. */
+static int copy_options(resmon_options *o, resmon_gpu_profiler *profiler, const resmon_options *opts)
 {
+    memset(profiler, 0, sizeof *profiler);
+    if (!opts) {
+        memset(o, 0, sizeof *o);
+        o->struct_size = sizeof *o;
+        return 0;
+    }
+    int rc = rm__copy_struct_in(o, sizeof *o, opts, opts->struct_size, OPTIONS_MIN_SIZE);
+    if (rc == 0 && o->gpu_profiler) {
+        rc = rm__copy_struct_in(profiler, sizeof *profiler, o->gpu_profiler, o->gpu_profiler->struct_size,
+                                PROFILER_MIN_SIZE);
+        o->gpu_profiler = profiler;
+    }
+    if (rc < 0)
+        return rc;
+    o->struct_size = sizeof *o;
+    if (!isfinite(o->sample_interval_sec) || o->sample_interval_sec < 0 || o->pid < 0 ||
+        !isfinite(o->gpu_interval_sec) || o->gpu_interval_sec < 0 ||
+        (o->gpu_interval_sec > 0 && o->gpu_interval_sec < 1e-4))
+        return -EINVAL;
+    return 0;
+}
+
+int resmon_monitor_new(resmon_monitor **out, const resmon_options *opts)
+{
+    if (!out)
+        return -EINVAL;
     resmon_options o;
-    if (opts)
-        o = *opts;
-    else
-        memset(&o, 0, sizeof o);
-    if (!isfinite(o.sample_interval_sec) || o.sample_interval_sec < 0 || o.pid < 0 ||
-        !isfinite(o.gpu_interval_sec) || o.gpu_interval_sec < 0 || (o.gpu_interval_sec > 0 && o.gpu_interval_sec < 1e-4)) {
-        errno = EINVAL;
-        return NULL;
-    }
+    resmon_gpu_profiler profiler;
+    int rc = copy_options(&o, &profiler, opts);
+    if (rc < 0)
+        return rc;
     double interval = o.sample_interval_sec == 0 ? DEFAULT_INTERVAL_SEC : o.sample_interval_sec;
-    if (interval < 1e-6 || interval > 1e6) { /* below 1 us or above 11 days: surely a unit mistake */
-        errno = EINVAL;
-        return NULL;
-    }
+    if (interval < 1e-6 || interval > 1e6) /* below 1 us or above 11 days: surely a unit mistake */
+        return -EINVAL;
     o.sample_interval_sec = interval;
 
     resmon_monitor *m = calloc(1, sizeof *m);
-    if (!m) {
-        errno = ENOMEM;
-        return NULL;
-    }
+    if (!m)
+        return -ENOMEM;
     m->opts = o;
     m->interval_ns = (uint64_t)llround(interval * 1e9);
     double gpu_interval = o.gpu_interval_sec > 0 ? o.gpu_interval_sec : interval;
@@ -101,17 +121,24 @@ resmon_monitor *resmon_monitor_new(const resmon_options *opts)
         gpu_interval = DEFAULT_MIN_GPU_INTERVAL_SEC;
     m->gpu_interval_ns = (uint64_t)llround(gpu_interval * 1e9);
 
-    int rc = pthread_cond_init(&m->started, NULL);
+    rc = pthread_cond_init(&m->started, NULL);
     if (rc == 0 && (rc = pthread_mutex_init(&m->lock, NULL)) != 0)
         pthread_cond_destroy(&m->started);
     if (rc != 0) {
         free(m);
-        errno = rc;
-        return NULL;
+        return -rc;
     }
+    if (o.gpu_profiler && (rc = rm__gpu_poller_new(&m->gpu, &profiler, m->gpu_interval_ns)) < 0) {
+        pthread_mutex_destroy(&m->lock);
+        pthread_cond_destroy(&m->started);
+        free(m);
+        return rc;
+    }
+    m->opts.gpu_profiler = NULL; /* the poller holds the table; this copy is not kept */
     rm__sample_store_init(&m->store, o.max_samples);
     rm__summary_acc_reset(&m->acc);
-    return m;
+    *out = m;
+    return 0;
 }
 
 /* The monitor whose sampler thread this is (NULL on every other thread), so
@@ -144,6 +171,7 @@ void resmon_monitor_free(resmon_monitor *m)
         return; /* cannot free the monitor under its own thread; see resmon.h */
     resmon_monitor_stop(m);
     reap_sampler(m);
+    rm__gpu_poller_free(m->gpu, MAX_GPU_WAIT_NS);
     rm__sample_store_free(&m->store);
     pthread_mutex_destroy(&m->lock);
     pthread_cond_destroy(&m->started);
@@ -160,7 +188,7 @@ static uint64_t gpu_wait_ns(const resmon_monitor *m)
     uint64_t wait = m->gpu_interval_ns;
     if (wait < 20000000u)
         wait = 20000000u;
-    return wait > 200000000u ? 200000000u : wait;
+    return wait > MAX_GPU_WAIT_NS ? MAX_GPU_WAIT_NS : wait;
 }
 
 /* A sample with what the summary needs beside it. */
@@ -194,9 +222,9 @@ static int take_sample(resmon_monitor *m, int first, taken_sample *t)
     t->cpu_sec = (double)r.cpu_ns * 1e-9;
     t->short_interval = !first && timestamp_ns - m->previous_ns < m->interval_ns / 2;
     m->previous_ns = timestamp_ns;
-    if (m->gpu) {
+    if (m->gpu_in_window) {
         unsigned generation = rm__probe_generation(m->probe);
-        if (m->opts.gpu_profiler->get_process_memory && generation != m->gpu_pid_generation) {
+        if (rm__gpu_poller_wants_pids(m->gpu) && generation != m->gpu_pid_generation) {
             const pid_t *pids;
             size_t pid_count;
             rm__probe_pids(m->probe, &pids, &pid_count);
@@ -233,91 +261,66 @@ static void publish(resmon_monitor *m, const taken_sample *t)
         m->opts.on_sample(&t->sample, m->opts.on_sample_user);
 }
 
-static struct timespec timespec_from_ns(uint64_t ns);
-
 /* Sleeps until deadline_ns (CLOCK_MONOTONIC) or until stop sets the stop
  * word.  Returns 1 when stopping. */
 static int wait_for_slot(resmon_monitor *m, uint64_t deadline_ns)
 {
-    struct timespec deadline = timespec_from_ns(deadline_ns);
-    while (!atomic_load_explicit(&m->stop_word, memory_order_acquire)) {
-        /* FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC time (without
-         * FUTEX_CLOCK_REALTIME); it returns at once if the word is no longer 0. */
-        long rc = syscall(SYS_futex, &m->stop_word, FUTEX_WAIT_BITSET_PRIVATE, 0, &deadline, NULL,
-                          FUTEX_BITSET_MATCH_ANY);
-        if (rc < 0 && errno == ETIMEDOUT)
+    while (!atomic_load_explicit(&m->stop_word, memory_order_acquire))
+        if (rm__futex_wait_until(&m->stop_word, 0, deadline_ns))
             return 0;
-    }
     return 1;
 }
 
-static struct timespec timespec_from_ns(uint64_t ns)
+/* The window's first sample, with RAPL and the GPU thread set up first so it
+ * has their readings.  Tells start how it went.  Returns 0, RM__PROBE_ENDED
+ * (a valid sample, and the target has already ended) or a negative errno
+ * (no sample: the window never opened). */
+static int window_begin(resmon_monitor *m, taken_sample *t)
 {
-    struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000u), .tv_nsec = (long)(ns % 1000000000u)};
-    return ts;
-}
-
-static void *sampler_main(void *arg)
-{
-    resmon_monitor *m = arg;
-    sampler_of_this_thread = m;
-    prctl(PR_SET_TIMERSLACK, SAMPLER_TIMER_SLACK_NS, 0, 0, 0);
-
     rm__rapl_open(&m->rapl); /* no zones: CPU energy stays unknown */
     m->rapl_read_ns = 0;
-    m->gpu = NULL;
-    if (m->opts.gpu_profiler) {
+    m->gpu_in_window = 0;
+    if (m->gpu) {
         const pid_t *pids;
         size_t pid_count;
         rm__probe_pids(m->probe, &pids, &pid_count);
         m->gpu_pid_generation = rm__probe_generation(m->probe);
-        if (rm__gpu_poller_start(&m->gpu, m->opts.gpu_profiler, m->gpu_interval_ns, pids, pid_count) == 0)
+        /* No GPU thread: a window without GPU readings beats none. */
+        m->gpu_in_window = rm__gpu_poller_begin(m->gpu, pids, pid_count) == 0;
+        if (m->gpu_in_window)
             rm__gpu_poller_wait_first(m->gpu, gpu_wait_ns(m));
-        else
-            m->gpu = NULL; /* no thread: a window without GPU readings beats none */
     }
-    taken_sample t;
-    int rc = take_sample(m, 1, &t);
-    uint64_t window_start_ns = m->previous_ns;
+    int rc = take_sample(m, 1, t);
 
     pthread_mutex_lock(&m->lock);
     if (rc >= 0)
-        record_locked(m, &t);
+        record_locked(m, t);
     else
         m->window_open = 0;
     m->start_result = rc < 0 ? rc : 0;
     m->first_sample_done = 1;
     pthread_cond_signal(&m->started);
     pthread_mutex_unlock(&m->lock);
-    if (rc < 0) {
-        rm__rapl_close(&m->rapl);
-        if (m->gpu) {
-            rm__gpu_poller_finish(m->gpu, 0);
-            rm__gpu_poller_release(m->gpu);
-            m->gpu = NULL;
-        }
-        return NULL;
-    }
-    if (m->opts.on_sample)
-        m->opts.on_sample(&t.sample, m->opts.on_sample_user);
+    if (rc >= 0 && m->opts.on_sample)
+        m->opts.on_sample(&t->sample, m->opts.on_sample_user);
+    return rc;
+}
 
-    /* A target that has exited (a zombie) or vanished ends the window: no
-     * process is left to sample. */
-    int target_ended = rc == RM__PROBE_ENDED;
-    for (uint64_t slot = 1; !target_ended;) {
+/* Samples on schedule until stop, or until the target ends (a zombie or
+ * gone: no process is left to sample).  Returns 1 when the target ended, its
+ * last sample already taken. */
+static int window_loop(resmon_monitor *m, uint64_t window_start_ns)
+{
+    taken_sample t;
+    for (uint64_t slot = 1;;) {
         if (wait_for_slot(m, window_start_ns + slot * m->interval_ns))
-            break;
-
-        rc = take_sample(m, 0, &t);
-        if (rc < 0) {
-            target_ended = 1;
-            break;
-        }
+            return 0;
+        int rc = take_sample(m, 0, &t);
+        if (rc < 0)
+            return 1;
         publish(m, &t);
-        if (rc == RM__PROBE_ENDED) {
-            target_ended = 1;
-            break;
-        }
+        if (rc == RM__PROBE_ENDED)
+            return 1;
 
         /* Next slot: the first one still ahead.  Slots that passed while this
          * sample (or a slow callback) ran are counted, not made up in a burst. */
@@ -332,16 +335,20 @@ static void *sampler_main(void *arg)
         }
         slot = next_slot;
     }
+}
 
-    /* The window's last sample: taken at stop, however soon after start,
-     * so that every window has two edges and duration_sec is the real one.
-     * A target that ended by itself already has its last sample. */
-    if (m->gpu) /* a last GPU reading for the last sample, if the GPU answers in time */
-        rm__gpu_poller_finish(m->gpu, gpu_wait_ns(m));
+/* The window's last sample -- taken at stop, however soon after start, so
+ * that every window has two edges and duration_sec is the real one -- then
+ * the exact peak and the energy, and the GPU thread goes back to sleep.  A
+ * target that ended by itself already has its last sample. */
+static void window_end(resmon_monitor *m, int target_ended)
+{
+    taken_sample t;
+    if (m->gpu_in_window) /* a last GPU reading for the last sample, if the GPU answers in time */
+        rm__gpu_poller_end(m->gpu, gpu_wait_ns(m));
     if (!target_ended && take_sample(m, 0, &t) >= 0)
         publish(m, &t);
-    rm__gpu_poller_release(m->gpu);
-    m->gpu = NULL;
+    m->gpu_in_window = 0;
     uint64_t peak_bytes;
     resmon_hwm_scope scope;
     int have_peak = rm__probe_peak_rss(m->probe, &peak_bytes, &scope) == 0;
@@ -361,6 +368,25 @@ static void *sampler_main(void *arg)
     m->window_open = 0;
     pthread_mutex_unlock(&m->lock);
     rm__rapl_close(&m->rapl);
+}
+
+static void *sampler_main(void *arg)
+{
+    resmon_monitor *m = arg;
+    sampler_of_this_thread = m;
+    prctl(PR_SET_TIMERSLACK, RM__TIMER_SLACK_NS, 0, 0, 0);
+
+    taken_sample first;
+    int rc = window_begin(m, &first);
+    if (rc < 0) { /* the window never opened */
+        if (m->gpu_in_window)
+            rm__gpu_poller_end(m->gpu, 0);
+        m->gpu_in_window = 0;
+        rm__rapl_close(&m->rapl);
+        return NULL;
+    }
+    int target_ended = rc == RM__PROBE_ENDED || window_loop(m, m->previous_ns);
+    window_end(m, target_ended);
     return NULL;
 }
 
@@ -429,7 +455,7 @@ int resmon_monitor_stop(resmon_monitor *m)
     if (!m->thread_alive)
         return 0;
     atomic_store_explicit(&m->stop_word, 1, memory_order_release);
-    syscall(SYS_futex, &m->stop_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    rm__futex_wake(&m->stop_word);
     reap_sampler(m);
     return 0;
 }
@@ -445,27 +471,26 @@ int resmon_monitor_running(const resmon_monitor *m)
     return open;
 }
 
-size_t resmon_monitor_samples(const resmon_monitor *m, resmon_sample *out, size_t cap)
+ssize_t resmon_monitor_get_samples(const resmon_monitor *m, resmon_sample *out, size_t cap, size_t stride)
 {
-    if (!m || (!out && cap))
-        return 0;
-    resmon_monitor *mutable_m = (resmon_monitor *)m;
+    if (!m || (!out && cap) || (cap && stride < RM__SIZE_THROUGH(resmon_sample, gpu_proc_mem_mb)))
+        return -EINVAL;
+    resmon_monitor *mutable_m = (resmon_monitor *)m; /* the lock is not part of its value */
     pthread_mutex_lock(&mutable_m->lock);
-    size_t n = rm__sample_store_copy(&m->store, out, cap);
+    size_t n = rm__sample_store_copy_strided(&m->store, out, cap, stride);
     pthread_mutex_unlock(&mutable_m->lock);
-    return n;
+    return (ssize_t)n;
 }
 
-resmon_summary resmon_monitor_summary(const resmon_monitor *m)
+int resmon_monitor_get_summary(const resmon_monitor *m, resmon_summary *out, size_t out_size)
 {
-    rm__summary_acc empty;
-    if (!m) {
-        rm__summary_acc_reset(&empty);
-        return rm__summary_acc_result(&empty);
-    }
+    if (!m || !out || out_size < RM__SIZE_THROUGH(resmon_summary, peak_gpu_proc_mem_mb))
+        return -EINVAL;
     resmon_monitor *mutable_m = (resmon_monitor *)m;
     pthread_mutex_lock(&mutable_m->lock);
     resmon_summary s = rm__summary_acc_result(&m->acc);
     pthread_mutex_unlock(&mutable_m->lock);
-    return s;
+    s.struct_size = rm__out_size(out_size, sizeof s);
+    rm__copy_struct_out(out, out_size, &s, sizeof s);
+    return 0;
 }

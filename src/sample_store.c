@@ -80,3 +80,21 @@ size_t rm__sample_store_copy(const rm__sample_store *store, resmon_sample *out, 
     }
     return store->count;
 }
+
+size_t rm__sample_store_copy_strided(const rm__sample_store *store, void *out, size_t cap, size_t stride)
+{
+    if (stride == sizeof(resmon_sample))
+        return rm__sample_store_copy(store, out, cap);
+    /* A caller built against another resmon.h: each element gets the bytes
+     * both layouts share, and the rest of a larger element is zeroed. */
+    size_t n = store->count < cap ? store->count : cap;
+    size_t common = stride < sizeof(resmon_sample) ? stride : sizeof(resmon_sample);
+    unsigned char *dst = out;
+    for (size_t i = 0; i < n; i++, dst += stride) {
+        const resmon_sample *s = store->ring + (store->oldest + i) % store->capacity;
+        memcpy(dst, s, common);
+        if (stride > common)
+            memset(dst + common, 0, stride - common);
+    }
+    return store->count;
+}

@@ -36,4 +36,7 @@ int rm__sample_store_push(rm__sample_store *store, const resmon_sample *s);
 /* Copies min(count, cap) samples, oldest first; returns count. */
 size_t rm__sample_store_copy(const rm__sample_store *store, resmon_sample *out, size_t cap);
 
+/* The same with the caller's element size (see resmon.h, "Versioning"). */
+size_t rm__sample_store_copy_strided(const rm__sample_store *store, void *out, size_t cap, size_t stride);
+
 #endif

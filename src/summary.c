@@ -83,6 +83,7 @@ resmon_summary rm__summary_acc_result(const rm__summary_acc *acc)
 {
     resmon_summary s;
     memset(&s, 0, sizeof s);
+    s.struct_size = sizeof s;
     s.peak_gpu_mem_mb = acc->gpu_mem_count ? acc->peak_gpu_mem_mb : NAN;
     s.mean_gpu_util = mean_or_nan(acc->sum_gpu_util, acc->gpu_util_count);
     s.mean_gpu_clock_mhz = mean_or_nan(acc->sum_gpu_clock_mhz, acc->gpu_clock_count);
@@ -94,9 +95,10 @@ resmon_summary rm__summary_acc_result(const rm__summary_acc *acc)
     s.peak_gpu_proc_mem_mb = acc->peak_gpu_proc_mem_mb;
     if (acc->energy_count >= 2 && acc->last_energy_j >= acc->first_energy_j) {
         s.gpu_energy_j = acc->last_energy_j - acc->first_energy_j;
-        s.gpu_energy_exact = 1;
+        s.gpu_energy_source = RESMON_ENERGY_COUNTER;
     } else if (acc->integrated_intervals > 0) {
         s.gpu_energy_j = acc->integrated_energy_j;
+        s.gpu_energy_source = RESMON_ENERGY_INTEGRATED;
     } else {
         s.gpu_energy_j = NAN;
     }

@@ -8,6 +8,7 @@
  * characters in strings.)
  */
 #include "json_number.h"
+#include "struct_size.h"
 #include "resmon.h"
 
 #include <errno.h>
@@ -50,10 +51,16 @@ static void put_double(json_writer *w, const char *key, double value)
     put(w, number, n);
 }
 
-int resmon_summary_to_json(const resmon_summary *s, char *buf, size_t cap)
+int resmon_summary_to_json(const resmon_summary *caller_summary, char *buf, size_t cap)
 {
-    if (!s || (!buf && cap))
+    if (!caller_summary || (!buf && cap))
         return -EINVAL;
+    resmon_summary own; /* the caller's, in this library's layout */
+    int rc = rm__copy_struct_in(&own, sizeof own, caller_summary, caller_summary->struct_size,
+                                RM__SIZE_THROUGH(resmon_summary, peak_gpu_proc_mem_mb));
+    if (rc < 0)
+        return rc;
+    const resmon_summary *s = &own;
     json_writer w = {buf, cap, 0};
     put(&w, "{", 1);
     /* The seed's to_dict() keys, in its order. */
@@ -83,7 +90,7 @@ int resmon_summary_to_json(const resmon_summary *s, char *buf, size_t cap)
     if (isfinite(s->gpu_energy_j)) {
         put_double(&w, "gpu_energy_j", s->gpu_energy_j);
         put_key(&w, "gpu_energy_source");
-        if (s->gpu_energy_exact)
+        if (s->gpu_energy_source == RESMON_ENERGY_COUNTER)
             put(&w, "\"counter\"", 9);
         else
             put(&w, "\"integrated\"", 12);
@@ -198,16 +205,20 @@ static int read_hwm_scope(const json_t *root, resmon_hwm_scope *out, char *err, 
     return rc;
 }
 
-static int read_energy_source(const json_t *root, int *exact, char *err, size_t errcap)
+static int read_energy_source(const json_t *root, resmon_energy_source *out, char *err, size_t errcap)
 {
     static const char *const choices[] = {"counter", "integrated", NULL};
-    static const int values[] = {1, 0};
-    return read_choice(root, "gpu_energy_source", choices, values, 0, exact, err, errcap);
+    static const int values[] = {RESMON_ENERGY_COUNTER, RESMON_ENERGY_INTEGRATED};
+    int source;
+    int rc = read_choice(root, "gpu_energy_source", choices, values, RESMON_ENERGY_UNKNOWN, &source, err, errcap);
+    *out = (resmon_energy_source)source;
+    return rc;
 }
 
 static int summary_from_object(const json_t *root, resmon_summary *s, char *err, size_t errcap)
 {
     memset(s, 0, sizeof *s);
+    s->struct_size = sizeof *s;
     int rc = 0;
     if (rc == 0) rc = read_number(root, "peak_rss_mb", REQUIRED, &s->peak_rss_mb, err, errcap);
     if (rc == 0) rc = read_number(root, "mean_rss_mb", REQUIRED, &s->mean_rss_mb, err, errcap);
@@ -223,7 +234,7 @@ static int summary_from_object(const json_t *root, resmon_summary *s, char *err,
     if (rc == 0 && isnan(s->hwm_rss_mb) != (s->hwm_scope == RESMON_HWM_UNKNOWN))
         rc = fail(err, errcap, "keys \"hwm_rss_mb\" and \"hwm_scope\" must appear together");
     if (rc == 0) rc = read_number(root, "gpu_energy_j", OPTIONAL, &s->gpu_energy_j, err, errcap);
-    if (rc == 0) rc = read_energy_source(root, &s->gpu_energy_exact, err, errcap);
+    if (rc == 0) rc = read_energy_source(root, &s->gpu_energy_source, err, errcap);
     if (rc == 0) rc = read_number(root, "cpu_energy_j", OPTIONAL, &s->cpu_energy_j, err, errcap);
     if (rc == 0) rc = read_number(root, "peak_gpu_proc_mem_mb", OPTIONAL, &s->peak_gpu_proc_mem_mb, err, errcap);
     /* Not part of the serialised form: recomputable only from samples. */
@@ -236,12 +247,12 @@ static int is_json_space(char c)
     return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
-int resmon_summary_from_json(const char *json, size_t len, resmon_summary *out, char *err,
+int resmon_summary_from_json(const char *json, size_t len, resmon_summary *out, size_t out_size, char *err,
                              size_t errcap)
 {
     if (err && errcap)
         err[0] = '\0';
-    if (!out || (!json && len))
+    if (!out || (!json && len) || out_size < RM__SIZE_THROUGH(resmon_summary, peak_gpu_proc_mem_mb))
         return fail(err, errcap, "invalid argument");
 
     json_error_t jerr;
@@ -267,7 +278,9 @@ int resmon_summary_from_json(const char *json, size_t len, resmon_summary *out, 
     else
         rc = summary_from_object(root, &parsed, err, errcap);
     json_decref(root);
-    if (rc == 0)
-        *out = parsed;
+    if (rc == 0) {
+        parsed.struct_size = rm__out_size(out_size, sizeof parsed);
+        rm__copy_struct_out(out, out_size, &parsed, sizeof parsed);
+    }
     return rc;
 }

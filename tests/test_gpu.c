@@ -132,7 +132,7 @@ static void nvml_reads_every_metric(void **state)
     assert_int_equal(p->get_energy(p->ctx, &joules), 0);
     assert_true(joules > 0);
     resmon_gpu_info info;
-    assert_int_equal(resmon_gpu_device_info(g, 0, &info), 0);
+    assert_int_equal(resmon_gpu_device_info(g, 0, &info, sizeof info), 0);
     assert_string_equal(info.backend, "nvml");
     assert_string_equal(info.name, "Fake H200 #0");
     assert_string_equal(info.id, "GPU-fake-0000");
@@ -159,7 +159,7 @@ static void nvml_selects_by_index_uuid_and_pci(void **state)
     for (int i = 0; i < 3; i++) {
         resmon_gpu *g = open_ok(specs[i]);
         resmon_gpu_info info;
-        resmon_gpu_device_info(g, 0, &info);
+        resmon_gpu_device_info(g, 0, &info, sizeof info);
         assert_int_equal(info.index, 1);
         assert_string_equal(info.name, "Fake H200 #1");
         resmon_gpu_close(g);
@@ -193,15 +193,15 @@ static void nvml_failures_say_why(void **state)
 static resmon_summary monitor_with(resmon_gpu *g, double interval, double seconds, resmon_sample **samples,
                                    size_t *n)
 {
-    resmon_options opts = {.sample_interval_sec = interval, .gpu_profiler = resmon_gpu_profiler_of(g)};
-    resmon_monitor *m = resmon_monitor_new(&opts);
+    resmon_options opts = {.struct_size = sizeof(resmon_options), .sample_interval_sec = interval, .gpu_profiler = resmon_gpu_profiler_of(g)};
+    resmon_monitor *m = test_monitor_new(&opts);
     assert_int_equal(resmon_monitor_start(m), 0);
     test_sleep(seconds);
     assert_int_equal(resmon_monitor_stop(m), 0);
-    resmon_summary s = resmon_monitor_summary(m);
-    *n = resmon_monitor_samples(m, NULL, 0);
+    resmon_summary s = test_summary(m);
+    *n = test_samples(m, NULL, 0);
     *samples = calloc(*n, sizeof **samples);
-    resmon_monitor_samples(m, *samples, *n);
+    test_samples(m, *samples, *n);
     resmon_monitor_free(m);
     return s;
 }
@@ -219,7 +219,7 @@ static void nvml_unsupported_metric_is_nan_only_for_itself(void **state)
     ASSERT_DOUBLE_EQ(samples[n - 1].gpu_power_w, 312.5);
     ASSERT_NAN(s.mean_gpu_util);
     ASSERT_DOUBLE_EQ(s.peak_gpu_mem_mb, 1000);
-    assert_int_equal(s.gpu_energy_exact, 0); /* no counter: power integrated */
+    assert_int_equal(s.gpu_energy_source, RESMON_ENERGY_INTEGRATED); /* no counter: power integrated */
     ASSERT_BETWEEN(s.gpu_energy_j, 312.5 * s.duration_sec * 0.999, 312.5 * s.duration_sec * 1.001);
     free(samples);
     resmon_gpu_close(g);
@@ -234,7 +234,7 @@ static void nvml_energy_comes_from_the_counter(void **state)
     size_t n;
     resmon_summary s = monitor_with(g, 0.02, 0.1, &samples, &n);
     resmon_gpu_close(g);
-    assert_int_equal(s.gpu_energy_exact, 1);
+    assert_int_equal(s.gpu_energy_source, RESMON_ENERGY_COUNTER);
     /* The counter advances 10 J per GPU reading: the window's energy is the
      * difference between the readings attached to its first and last samples. */
     assert_true(s.gpu_energy_j >= 30);
@@ -305,7 +305,7 @@ static void all_gpus_aggregate_with_per_device_readings(void **state)
     assert_int_equal(p->get_utilization(p->ctx, &util), 0);
     ASSERT_DOUBLE_EQ(util, (42 + 43 + 44 + 37) / 4.0); /* averaged over devices that have it */
     resmon_gpu_reading readings[8];
-    assert_int_equal(resmon_gpu_last_readings(g, readings, 8), 5);
+    assert_int_equal(resmon_gpu_last_readings(g, readings, 8, sizeof *readings), 5);
     ASSERT_DOUBLE_EQ(readings[1].util_percent, 43);
     ASSERT_DOUBLE_EQ(readings[3].util_percent, 37);
     ASSERT_NAN(readings[4].util_percent);
@@ -323,14 +323,14 @@ static void default_gpu_honours_cuda_visible_devices(void **state)
         setenv("CUDA_VISIBLE_DEVICES", values[i], 1);
         resmon_gpu *g = open_ok("auto");
         resmon_gpu_info info;
-        resmon_gpu_device_info(g, 0, &info);
+        resmon_gpu_device_info(g, 0, &info, sizeof info);
         assert_string_equal(info.name, "Fake H200 #1");
         resmon_gpu_close(g);
     }
     setenv("CUDA_VISIBLE_DEVICES", "", 1); /* NVIDIA hidden: the AMD card is next */
     resmon_gpu *g = open_ok("auto");
     resmon_gpu_info info;
-    resmon_gpu_device_info(g, 0, &info);
+    resmon_gpu_device_info(g, 0, &info, sizeof info);
     assert_string_equal(info.backend, "amd");
     resmon_gpu_close(g);
     unsetenv("CUDA_VISIBLE_DEVICES");
@@ -342,7 +342,7 @@ static void listing_finds_every_backend(void **state)
     setenv("FAKE_NVML", "devices=2", 1);
     resmon_gpu_info infos[8];
     size_t count = 0;
-    assert_int_equal(resmon_gpu_list(infos, 8, &count), 0);
+    assert_int_equal(resmon_gpu_list(infos, 8, sizeof *infos, &count), 0);
     assert_int_equal(count, 4);
     assert_string_equal(infos[0].backend, "nvml");
     ASSERT_DOUBLE_EQ(infos[0].memory_total_mb, 81559);
@@ -352,11 +352,11 @@ static void listing_finds_every_backend(void **state)
     ASSERT_DOUBLE_EQ(infos[2].memory_total_mb, 8192);
     assert_string_equal(infos[3].backend, "intel");
     /* A short buffer still learns the count. */
-    assert_int_equal(resmon_gpu_list(infos, 1, &count), 0);
+    assert_int_equal(resmon_gpu_list(infos, 1, sizeof *infos, &count), 0);
     assert_int_equal(count, 4);
     /* Without NVML: no error, just fewer GPUs. */
     setenv("RESMON_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
-    assert_int_equal(resmon_gpu_list(infos, 8, &count), 0);
+    assert_int_equal(resmon_gpu_list(infos, 8, sizeof *infos, &count), 0);
     assert_int_equal(count, 2);
     setenv("RESMON_NVML_LIBRARY", FAKE_NVML_PATH, 1);
 }
@@ -422,7 +422,7 @@ static void amd_unreadable_busy_file_costs_only_utilization(void **state)
     ASSERT_DOUBLE_EQ(samples[0].gpu_mem_mb, 2048);
     ASSERT_DOUBLE_EQ(samples[0].gpu_clock_mhz, 1340);
     ASSERT_NAN(s.mean_gpu_util);
-    assert_int_equal(s.gpu_energy_exact, 0);
+    assert_int_equal(s.gpu_energy_source, RESMON_ENERGY_INTEGRATED);
     free(samples);
     resmon_gpu_close(g);
     rmdir(path);
@@ -462,12 +462,12 @@ static void rapl_energy_is_wrap_safe(void **state)
     put("class/powercap/intel-rapl:0:0/name", "core\n"); /* a sub-zone: part of the package */
     put("class/powercap/intel-rapl:0:0/max_energy_range_uj", "2000000\n");
     put("class/powercap/intel-rapl:0:0/energy_uj", "999999\n");
-    resmon_options opts = {.sample_interval_sec = 5};
-    resmon_monitor *m = resmon_monitor_new(&opts);
+    resmon_options opts = {.struct_size = sizeof(resmon_options), .sample_interval_sec = 5};
+    resmon_monitor *m = test_monitor_new(&opts);
     assert_int_equal(resmon_monitor_start(m), 0);
     put("class/powercap/intel-rapl:0/energy_uj", "500000\n"); /* wrapped: 1.0 J + 0.5 J */
     assert_int_equal(resmon_monitor_stop(m), 0);
-    resmon_summary s = resmon_monitor_summary(m);
+    resmon_summary s = test_summary(m);
     resmon_monitor_free(m);
     ASSERT_BETWEEN(s.cpu_energy_j, 1.5 - 1e-9, 1.5 + 1e-9);
     char cmd[160];

@@ -30,7 +30,7 @@ static resmon_summary parse_ok(const char *text)
 {
     resmon_summary s;
     char err[256];
-    int rc = resmon_summary_from_json(text, strlen(text), &s, err, sizeof err);
+    int rc = resmon_summary_from_json(text, strlen(text), &s, sizeof s, err, sizeof err);
     if (rc != 0) {
         print_error("rejected %s: %s\n", text, err);
         fail();
@@ -95,6 +95,7 @@ static void doubles_round_trip_exactly(void **state)
     for (int i = 0; i < 20000; i++) {
         resmon_summary s;
         memset(&s, 0, sizeof s);
+        s.struct_size = sizeof s;
         uint64_t bits = ((uint64_t)rand() << 42) ^ ((uint64_t)rand() << 21) ^ (uint64_t)rand();
         double v;
         memcpy(&v, &bits, sizeof v);
@@ -145,7 +146,7 @@ static void energy_and_process_memory_round_trip_when_known(void **state)
     (void)state;
     resmon_summary s = parse_ok(python_with_gpu);
     s.gpu_energy_j = 1234.5;
-    s.gpu_energy_exact = 1;
+    s.gpu_energy_source = RESMON_ENERGY_COUNTER;
     s.cpu_energy_j = 88.25;
     s.peak_gpu_proc_mem_mb = 4096;
     char text[1024];
@@ -154,7 +155,7 @@ static void energy_and_process_memory_round_trip_when_known(void **state)
                                  "\"cpu_energy_j\": 88.25, \"peak_gpu_proc_mem_mb\": 4096.0}"));
     resmon_summary back = parse_ok(text);
     ASSERT_DOUBLE_EQ(back.gpu_energy_j, 1234.5);
-    assert_int_equal(back.gpu_energy_exact, 1);
+    assert_int_equal(back.gpu_energy_source, RESMON_ENERGY_COUNTER);
     ASSERT_DOUBLE_EQ(back.cpu_energy_j, 88.25);
     ASSERT_DOUBLE_EQ(back.peak_gpu_proc_mem_mb, 4096);
     s = parse_ok(python_minimal);
@@ -241,7 +242,7 @@ static void from_json_rejects_bad_input(void **state)
         memset(&s, 0x5a, sizeof s);
         resmon_summary untouched = s;
         char err[256] = "";
-        int rc = resmon_summary_from_json(cases[i].text, strlen(cases[i].text), &s, err, sizeof err);
+        int rc = resmon_summary_from_json(cases[i].text, strlen(cases[i].text), &s, sizeof s, err, sizeof err);
         if (rc != -EINVAL || strstr(err, cases[i].message_part) == NULL || err[0] == '\0') {
             print_error("case %zu <%s>: rc %d, message \"%s\", wanted -EINVAL naming \"%s\"\n", i,
                         cases[i].text, rc, err, cases[i].message_part);
@@ -261,7 +262,7 @@ static int parse_with_extra(const char *value, char *err, size_t errcap)
                      "\"duration_sec\": 1, \"extra\": %s}",
                      value);
     resmon_summary out;
-    return resmon_summary_from_json(text, (size_t)n, &out, err, errcap);
+    return resmon_summary_from_json(text, (size_t)n, &out, sizeof out, err, errcap);
 }
 
 /* Malformed values in the manner of JSONTestSuite's n_ (must-reject) cases,
@@ -306,7 +307,7 @@ static void from_json_rejects_deep_nesting(void **state)
     text[2 * depth] = '\0';
     resmon_summary s;
     char err[128];
-    assert_int_equal(resmon_summary_from_json(text, 2 * depth, &s, err, sizeof err), -EINVAL);
+    assert_int_equal(resmon_summary_from_json(text, 2 * depth, &s, sizeof s, err, sizeof err), -EINVAL);
     free(text);
 }
 
@@ -319,28 +320,28 @@ static void from_json_honours_len(void **state)
     size_t cut = strlen(python_minimal) - 1;
     char *exact = malloc(cut); /* not NUL-terminated: ASan catches any overread */
     memcpy(exact, python_minimal, cut);
-    assert_int_equal(resmon_summary_from_json(exact, cut, &s, err, sizeof err), -EINVAL);
+    assert_int_equal(resmon_summary_from_json(exact, cut, &s, sizeof s, err, sizeof err), -EINVAL);
     assert_non_null(strstr(err, "end of input"));
     free(exact);
     /* Exactly the text, without a terminator: accepted. */
     size_t len = strlen(python_minimal);
     char *unterminated = malloc(len);
     memcpy(unterminated, python_minimal, len);
-    assert_int_equal(resmon_summary_from_json(unterminated, len, &s, err, sizeof err), 0);
+    assert_int_equal(resmon_summary_from_json(unterminated, len, &s, sizeof s, err, sizeof err), 0);
     free(unterminated);
     /* A NUL inside the given length is not the end of the input. */
     char with_nul[512];
     int n = snprintf(with_nul, sizeof with_nul, "%s", python_minimal);
     with_nul[n] = '\0';
     with_nul[n + 1] = '}';
-    assert_int_equal(resmon_summary_from_json(with_nul, (size_t)n + 2, &s, err, sizeof err), -EINVAL);
+    assert_int_equal(resmon_summary_from_json(with_nul, (size_t)n + 2, &s, sizeof s, err, sizeof err), -EINVAL);
     char nul_in_string[] = "{\"peak_rss_mb\": 1, \"mean_rss_mb\": 1, \"memory_growth_mb\": 0, \"num_samples\": 1, \"duration_sec\": 1, \"x\": \"a\0b\"}";
-    assert_int_equal(resmon_summary_from_json(nul_in_string, sizeof nul_in_string - 1, &s, err, sizeof err), -EINVAL);
+    assert_int_equal(resmon_summary_from_json(nul_in_string, sizeof nul_in_string - 1, &s, sizeof s, err, sizeof err), -EINVAL);
     /* Bad arguments */
-    assert_int_equal(resmon_summary_from_json(NULL, 5, &s, err, sizeof err), -EINVAL);
-    assert_int_equal(resmon_summary_from_json(python_minimal, strlen(python_minimal), NULL, err, sizeof err), -EINVAL);
+    assert_int_equal(resmon_summary_from_json(NULL, 5, &s, sizeof s, err, sizeof err), -EINVAL);
+    assert_int_equal(resmon_summary_from_json(python_minimal, strlen(python_minimal), NULL, sizeof(resmon_summary), err, sizeof err), -EINVAL);
     /* err may be absent */
-    assert_int_equal(resmon_summary_from_json("x", 1, &s, NULL, 0), -EINVAL);
+    assert_int_equal(resmon_summary_from_json("x", 1, &s, sizeof s, NULL, 0), -EINVAL);
 }
 
 static void from_json_survives_random_bytes(void **state)
@@ -355,7 +356,7 @@ static void from_json_survives_random_bytes(void **state)
             bytes[k] = (unsigned char)alphabet[rand() % (int)(sizeof alphabet - 1)];
         resmon_summary s;
         char err[64];
-        int rc = resmon_summary_from_json((const char *)bytes, len, &s, err, sizeof err);
+        int rc = resmon_summary_from_json((const char *)bytes, len, &s, sizeof s, err, sizeof err);
         assert_true(rc == 0 || rc == -EINVAL);
         free(bytes);
     }

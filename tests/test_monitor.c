@@ -15,17 +15,17 @@
 
 static resmon_monitor *new_monitor(double interval, const resmon_gpu_profiler *gpu)
 {
-    resmon_options opts = {.sample_interval_sec = interval, .gpu_profiler = gpu};
-    resmon_monitor *m = resmon_monitor_new(&opts);
+    resmon_options opts = {.struct_size = sizeof(resmon_options), .sample_interval_sec = interval, .gpu_profiler = gpu};
+    resmon_monitor *m = test_monitor_new(&opts);
     assert_non_null(m);
     return m;
 }
 
 static size_t copy_samples(resmon_monitor *m, resmon_sample **out)
 {
-    size_t n = resmon_monitor_samples(m, NULL, 0);
+    size_t n = test_samples(m, NULL, 0);
     *out = calloc(n + 1, sizeof **out);
-    assert_int_equal(resmon_monitor_samples(m, *out, n), n);
+    assert_int_equal(test_samples(m, *out, n), n);
     return n;
 }
 
@@ -33,16 +33,22 @@ static void new_rejects_bad_options(void **state)
 {
     (void)state;
     const double bad[] = {-1.0, -1e-9, NAN, INFINITY, -INFINITY, 1e-9, 1e9};
+    resmon_monitor *m = (resmon_monitor *)&m; /* must stay untouched on failure */
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        resmon_options opts = {.sample_interval_sec = bad[i]};
-        errno = 0;
-        assert_null(resmon_monitor_new(&opts));
-        assert_int_equal(errno, EINVAL);
+        resmon_options opts = RESMON_OPTIONS_INIT;
+        opts.sample_interval_sec = bad[i];
+        assert_int_equal(resmon_monitor_new(&m, &opts), -EINVAL);
     }
-    resmon_options negative_pid = {.pid = -3};
-    assert_null(resmon_monitor_new(&negative_pid));
-    assert_int_equal(errno, EINVAL);
-    resmon_monitor *defaults = resmon_monitor_new(NULL);
+    resmon_options negative_pid = RESMON_OPTIONS_INIT;
+    negative_pid.pid = -3;
+    assert_int_equal(resmon_monitor_new(&m, &negative_pid), -EINVAL);
+    resmon_options no_size = {.sample_interval_sec = 0.1}; /* struct_size forgotten */
+    assert_int_equal(resmon_monitor_new(&m, &no_size), -EINVAL);
+    assert_int_equal(resmon_monitor_new(NULL, NULL), -EINVAL);
+    assert_ptr_equal(m, (resmon_monitor *)&m);
+
+    resmon_monitor *defaults = NULL;
+    assert_int_equal(resmon_monitor_new(&defaults, NULL), 0);
     assert_non_null(defaults);
     resmon_monitor_free(defaults);
     resmon_monitor_free(NULL);
@@ -51,11 +57,11 @@ static void new_rejects_bad_options(void **state)
 static void never_started_has_zeroed_summary(void **state)
 {
     (void)state;
-    resmon_monitor *m = resmon_monitor_new(NULL);
+    resmon_monitor *m = test_monitor_new(NULL);
     assert_int_equal(resmon_monitor_running(m), 0);
     assert_int_equal(resmon_monitor_stop(m), 0);
-    assert_int_equal(resmon_monitor_samples(m, NULL, 0), 0);
-    resmon_summary s = resmon_monitor_summary(m);
+    assert_int_equal(test_samples(m, NULL, 0), 0);
+    resmon_summary s = test_summary(m);
     assert_int_equal(s.num_samples, 0);
     ASSERT_DOUBLE_EQ(s.peak_rss_mb, 0);
     ASSERT_DOUBLE_EQ(s.duration_sec, 0);
@@ -71,7 +77,7 @@ static void every_window_has_two_edge_samples(void **state)
     double before = test_now();
     assert_int_equal(resmon_monitor_start(m), 0);
     assert_int_equal(resmon_monitor_running(m), 1);
-    assert_int_equal(resmon_monitor_samples(m, NULL, 0), 1); /* taken before start returned */
+    assert_int_equal(test_samples(m, NULL, 0), 1); /* taken before start returned */
     assert_int_equal(resmon_monitor_start(m), -EBUSY);
     assert_int_equal(resmon_monitor_stop(m), 0);
     double after = test_now();
@@ -82,11 +88,11 @@ static void every_window_has_two_edge_samples(void **state)
     ASSERT_BETWEEN(samples[0].timestamp, before, after);
     ASSERT_BETWEEN(samples[1].timestamp, samples[0].timestamp, after);
     assert_true(samples[0].rss_mb > 0);
-    resmon_summary s = resmon_monitor_summary(m);
+    resmon_summary s = test_summary(m);
     assert_int_equal(s.num_samples, 2);
     ASSERT_DOUBLE_EQ(s.duration_sec, samples[1].timestamp - samples[0].timestamp);
     assert_int_equal(resmon_monitor_stop(m), 0); /* second stop: no-op */
-    assert_int_equal(resmon_monitor_summary(m).num_samples, 2);
+    assert_int_equal(test_summary(m).num_samples, 2);
     free(samples);
     resmon_monitor_free(m);
 }
@@ -114,7 +120,7 @@ static void schedule_is_absolute_and_does_not_drift(void **state)
     assert_int_equal(resmon_monitor_stop(m), 0);
     resmon_sample *samples;
     size_t n = copy_samples(m, &samples);
-    resmon_summary s = resmon_monitor_summary(m);
+    resmon_summary s = test_summary(m);
     /* Slot k is due at t0 + k*interval.  Every slot up to the stop was either
      * sampled or counted as skipped; then comes the stop's own sample. */
     double t0 = samples[0].timestamp;
@@ -171,7 +177,7 @@ static double mean_cpu_with_spinners(int threads)
     atomic_store(&spinners_stop, 1);
     for (int i = 0; i < threads; i++)
         pthread_join(tid[i], NULL);
-    resmon_summary s = resmon_monitor_summary(m);
+    resmon_summary s = test_summary(m);
     /* What the kernel says the process used, over (slightly more than) the
      * window: resmon's reading must match it. */
     double truth = 100 * used / wall;
@@ -204,7 +210,7 @@ static void rss_follows_touched_memory(void **state)
     test_touch(block, bytes);
     test_sleep(0.1);
     assert_int_equal(resmon_monitor_stop(m), 0);
-    resmon_summary s = resmon_monitor_summary(m);
+    resmon_summary s = test_summary(m);
     resmon_sample *samples;
     size_t n = copy_samples(m, &samples);
     ASSERT_BETWEEN(samples[n - 1].rss_mb - samples[0].rss_mb, 195, 215 * SANITIZER_MEMORY_FACTOR);
@@ -220,7 +226,7 @@ static void exact_peak_catches_a_spike_between_samples(void **state)
     (void)state;
     resmon_monitor *m = new_monitor(5.0, NULL); /* no sample falls inside the spike */
     assert_int_equal(resmon_monitor_start(m), 0);
-    double baseline = resmon_monitor_summary(m).peak_rss_mb;
+    double baseline = test_summary(m).peak_rss_mb;
     test_sleep(0.03);
     size_t bytes = 300u << 20;
     char *spike = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -229,7 +235,7 @@ static void exact_peak_catches_a_spike_between_samples(void **state)
     test_sleep(0.02);
     munmap(spike, bytes);
     assert_int_equal(resmon_monitor_stop(m), 0);
-    resmon_summary s = resmon_monitor_summary(m);
+    resmon_summary s = test_summary(m);
     assert_int_equal(s.num_samples, 2);
     ASSERT_BETWEEN(s.peak_rss_mb, 0, baseline + 50); /* the samples missed it */
     assert_true(s.hwm_scope == RESMON_HWM_WINDOW || s.hwm_scope == RESMON_HWM_LIFETIME);
@@ -238,7 +244,7 @@ static void exact_peak_catches_a_spike_between_samples(void **state)
     /* The next window starts a fresh peak -- when the kernel allows resets. */
     assert_int_equal(resmon_monitor_start(m), 0);
     assert_int_equal(resmon_monitor_stop(m), 0);
-    s = resmon_monitor_summary(m);
+    s = test_summary(m);
     if (s.hwm_scope == RESMON_HWM_WINDOW)
         ASSERT_BETWEEN(s.hwm_rss_mb, s.peak_rss_mb, baseline + 50);
     else
@@ -306,7 +312,7 @@ static int fake_power(void *ctx, resmon_gpu_power *out)
 
 #define FAKE_PROFILER(f)                                                                   \
     {                                                                                      \
-        .ctx = (f), .get_utilization = fake_util, .get_memory_usage = fake_memory,          \
+        .struct_size = sizeof(resmon_gpu_profiler), .ctx = (f), .get_utilization = fake_util, .get_memory_usage = fake_memory,          \
         .get_clock_info = fake_clock, .get_power_info = fake_power                          \
     }
 
@@ -326,7 +332,7 @@ static resmon_summary run_with_gpu(const resmon_gpu_profiler *gpu, resmon_sample
     assert_int_equal(resmon_monitor_start(m), 0);
     test_sleep(0.1);
     assert_int_equal(resmon_monitor_stop(m), 0);
-    resmon_summary s = resmon_monitor_summary(m);
+    resmon_summary s = test_summary(m);
     *n = copy_samples(m, samples);
     resmon_monitor_free(m);
     return s;
@@ -402,7 +408,7 @@ static void null_gpu_callbacks_mean_unsupported(void **state)
 {
     (void)state;
     fake_gpu f = {.util = 77, .main_thread = pthread_self()};
-    resmon_gpu_profiler gpu = {.ctx = &f, .get_utilization = fake_util};
+    resmon_gpu_profiler gpu = {.struct_size = sizeof(resmon_gpu_profiler), .ctx = &f, .get_utilization = fake_util};
     resmon_sample *samples;
     size_t n;
     resmon_summary s = run_with_gpu(&gpu, &samples, &n);
@@ -443,7 +449,7 @@ static void gpu_energy_is_integrated_without_a_counter(void **state)
     resmon_sample *samples;
     size_t n;
     resmon_summary s = run_with_gpu(&gpu, &samples, &n);
-    assert_int_equal(s.gpu_energy_exact, 0);
+    assert_int_equal(s.gpu_energy_source, RESMON_ENERGY_INTEGRATED);
     ASSERT_BETWEEN(s.gpu_energy_j, 250 * s.duration_sec * 0.999, 250 * s.duration_sec * 1.001);
     free(samples);
 }
@@ -457,7 +463,7 @@ static void gpu_energy_comes_from_the_counter_when_there_is_one(void **state)
     resmon_sample *samples;
     size_t n;
     resmon_summary s = run_with_gpu(&gpu, &samples, &n);
-    assert_int_equal(s.gpu_energy_exact, 1);
+    assert_int_equal(s.gpu_energy_source, RESMON_ENERGY_COUNTER);
     ASSERT_BETWEEN(s.gpu_energy_j, 100 * s.duration_sec * 0.95, 100 * s.duration_sec * 1.05);
     free(samples);
 }
@@ -474,9 +480,9 @@ static void hanging_gpu_call_does_not_stall_cpu_and_rss_sampling(void **state)
 {
     (void)state;
     /* Static: the profiler must outlive a call still in flight after free. */
-    static const resmon_gpu_profiler gpu = {.get_utilization = slow_util};
-    resmon_options opts = {.sample_interval_sec = 0.01, .gpu_profiler = &gpu};
-    resmon_monitor *m = resmon_monitor_new(&opts);
+    static const resmon_gpu_profiler gpu = {.struct_size = sizeof(resmon_gpu_profiler), .get_utilization = slow_util};
+    resmon_options opts = {.struct_size = sizeof(resmon_options), .sample_interval_sec = 0.01, .gpu_profiler = &gpu};
+    resmon_monitor *m = test_monitor_new(&opts);
     double t0 = test_now();
     assert_int_equal(resmon_monitor_start(m), 0);
     double start_latency = test_now() - t0;
@@ -484,7 +490,7 @@ static void hanging_gpu_call_does_not_stall_cpu_and_rss_sampling(void **state)
     t0 = test_now();
     assert_int_equal(resmon_monitor_stop(m), 0);
     double stop_latency = test_now() - t0;
-    resmon_summary s = resmon_monitor_summary(m);
+    resmon_summary s = test_summary(m);
     resmon_sample *samples;
     size_t n = copy_samples(m, &samples);
     resmon_monitor_free(m);
@@ -512,7 +518,7 @@ static void no_gpu_means_unknown_energy(void **state)
     resmon_monitor *m = new_monitor(0.01, NULL);
     assert_int_equal(resmon_monitor_start(m), 0);
     assert_int_equal(resmon_monitor_stop(m), 0);
-    resmon_summary s = resmon_monitor_summary(m);
+    resmon_summary s = test_summary(m);
     ASSERT_NAN(s.gpu_energy_j);
     ASSERT_NAN(s.peak_gpu_proc_mem_mb);
     /* CPU energy: known exactly when RAPL is readable here, else unknown. */
@@ -531,11 +537,11 @@ static void fifty_windows_each_start_afresh(void **state)
         if (cycle % 5 == 0)
             test_sleep(0.005);
         assert_int_equal(resmon_monitor_stop(m), 0);
-        resmon_summary s = resmon_monitor_summary(m);
+        resmon_summary s = test_summary(m);
         assert_true(s.num_samples >= 2);
         assert_true(s.num_samples < 100); /* the previous window was cleared */
         resmon_sample first;
-        resmon_monitor_samples(m, &first, 1);
+        test_samples(m, &first, 1);
         ASSERT_DOUBLE_EQ(first.cpu_percent, 0);
     }
     resmon_monitor_free(m);
@@ -562,13 +568,13 @@ static void *reader(void *arg)
     reader_args *a = arg;
     resmon_sample *buf = malloc(4096 * sizeof *buf);
     while (!atomic_load(a->stop)) {
-        size_t n = resmon_monitor_samples(a->monitor, buf, 4096);
+        size_t n = test_samples(a->monitor, buf, 4096);
         if (n > 4096)
             n = 4096;
         for (size_t i = 1; i < n; i++)
             if (!(buf[i].timestamp > buf[i - 1].timestamp))
                 a->inconsistencies++;
-        resmon_summary s = resmon_monitor_summary(a->monitor);
+        resmon_summary s = test_summary(a->monitor);
         if (s.num_samples > 0 && !(s.mean_rss_mb <= s.peak_rss_mb && s.duration_sec >= 0))
             a->inconsistencies++;
         a->snapshots++;
@@ -616,7 +622,7 @@ static void thousand_windows_with_racing_readers(void **state)
     for (int window = 0; window < 1000; window++) {
         assert_int_equal(resmon_monitor_start(m), 0);
         assert_int_equal(resmon_monitor_stop(m), 0);
-        assert_true(resmon_monitor_summary(m).num_samples >= 2);
+        assert_true(test_summary(m).num_samples >= 2);
     }
     atomic_store(&stop, 1);
     for (int i = 0; i < 2; i++) {
@@ -649,19 +655,19 @@ static void callback_streams_every_sample_and_cannot_reenter(void **state)
 {
     (void)state;
     stream_state st = {0};
-    resmon_options opts = {.sample_interval_sec = 0.002, .on_sample = on_sample, .on_sample_user = &st};
-    st.monitor = resmon_monitor_new(&opts);
+    resmon_options opts = {.struct_size = sizeof(resmon_options), .sample_interval_sec = 0.002, .on_sample = on_sample, .on_sample_user = &st};
+    st.monitor = test_monitor_new(&opts);
     assert_int_equal(resmon_monitor_start(st.monitor), 0);
     test_sleep(0.1);
     assert_int_equal(resmon_monitor_stop(st.monitor), 0);
-    resmon_summary s = resmon_monitor_summary(st.monitor);
+    resmon_summary s = test_summary(st.monitor);
     assert_int_equal(atomic_load(&st.count), (int)s.num_samples);
     assert_int_equal(atomic_load(&st.stop_result), -EDEADLK);
     assert_int_equal(atomic_load(&st.start_result), -EDEADLK);
     resmon_sample last;
-    size_t n = resmon_monitor_samples(st.monitor, NULL, 0);
+    size_t n = test_samples(st.monitor, NULL, 0);
     resmon_sample *all = calloc(n, sizeof *all);
-    resmon_monitor_samples(st.monitor, all, n);
+    test_samples(st.monitor, all, n);
     last = all[n - 1];
     ASSERT_DOUBLE_EQ(st.last_timestamp, last.timestamp);
     free(all);
@@ -672,14 +678,14 @@ static void slow_callback_skips_slots_instead_of_bursting(void **state)
 {
     (void)state;
     stream_state st = {.sleep_sec = 0.025};
-    resmon_options opts = {.sample_interval_sec = 0.01, .on_sample = on_sample, .on_sample_user = &st};
-    st.monitor = resmon_monitor_new(&opts);
+    resmon_options opts = {.struct_size = sizeof(resmon_options), .sample_interval_sec = 0.01, .on_sample = on_sample, .on_sample_user = &st};
+    st.monitor = test_monitor_new(&opts);
     assert_int_equal(resmon_monitor_start(st.monitor), 0);
     test_sleep(0.3);
     assert_int_equal(resmon_monitor_stop(st.monitor), 0);
     resmon_sample *samples;
     size_t n = copy_samples(st.monitor, &samples);
-    resmon_summary s = resmon_monitor_summary(st.monitor);
+    resmon_summary s = test_summary(st.monitor);
     assert_true(s.skipped_slots >= 10);
     for (size_t i = 1; i < n; i++) /* no burst: samples stay at least a callback apart */
         ASSERT_BETWEEN(samples[i].timestamp - samples[i - 1].timestamp, 0.005, 1.0);
@@ -690,14 +696,14 @@ static void slow_callback_skips_slots_instead_of_bursting(void **state)
 static void bounded_store_keeps_recent_samples_and_whole_summary(void **state)
 {
     (void)state;
-    resmon_options opts = {.sample_interval_sec = 0.001, .max_samples = 16};
-    resmon_monitor *m = resmon_monitor_new(&opts);
+    resmon_options opts = {.struct_size = sizeof(resmon_options), .sample_interval_sec = 0.001, .max_samples = 16};
+    resmon_monitor *m = test_monitor_new(&opts);
     assert_int_equal(resmon_monitor_start(m), 0);
     test_sleep(0.15);
     assert_int_equal(resmon_monitor_stop(m), 0);
-    resmon_summary s = resmon_monitor_summary(m);
+    resmon_summary s = test_summary(m);
     resmon_sample kept[32];
-    assert_int_equal(resmon_monitor_samples(m, kept, 32), 16);
+    assert_int_equal(test_samples(m, kept, 32), 16);
     assert_true(s.num_samples > 50);
     ASSERT_BETWEEN(s.duration_sec, 0.14, 1.0);
     for (int i = 1; i < 16; i++)

@@ -76,13 +76,13 @@ static void kill_family(pid_t pid)
 
 static resmon_summary monitor_for(pid_t pid, int include_children, double seconds)
 {
-    resmon_options opts = {.sample_interval_sec = 0.02, .pid = pid, .include_children = include_children};
-    resmon_monitor *m = resmon_monitor_new(&opts);
+    resmon_options opts = {.struct_size = sizeof(resmon_options), .sample_interval_sec = 0.02, .pid = pid, .include_children = include_children};
+    resmon_monitor *m = test_monitor_new(&opts);
     assert_non_null(m);
     assert_int_equal(resmon_monitor_start(m), 0);
     test_sleep(seconds);
     assert_int_equal(resmon_monitor_stop(m), 0);
-    resmon_summary s = resmon_monitor_summary(m);
+    resmon_summary s = test_summary(m);
     resmon_monitor_free(m);
     return s;
 }
@@ -135,8 +135,8 @@ static void target_that_exits_ends_the_window_with_its_samples(void **state)
         test_spin(0.15);
         _exit(0);
     }
-    resmon_options opts = {.sample_interval_sec = 0.01, .pid = target, .include_children = 1};
-    resmon_monitor *m = resmon_monitor_new(&opts);
+    resmon_options opts = {.struct_size = sizeof(resmon_options), .sample_interval_sec = 0.01, .pid = target, .include_children = 1};
+    resmon_monitor *m = test_monitor_new(&opts);
     assert_int_equal(resmon_monitor_start(m), 0);
     /* Reap it so that it vanishes entirely, as an attached target does. */
     waitpid(target, NULL, 0);
@@ -144,11 +144,11 @@ static void target_that_exits_ends_the_window_with_its_samples(void **state)
     while (resmon_monitor_running(m) && test_now() < deadline)
         test_sleep(0.005);
     assert_int_equal(resmon_monitor_running(m), 0); /* the window ended by itself */
-    resmon_summary s = resmon_monitor_summary(m);
+    resmon_summary s = test_summary(m);
     assert_true(s.num_samples >= 5);
     ASSERT_BETWEEN(s.mean_cpu_percent, 50, 130);
     assert_int_equal(resmon_monitor_stop(m), 0);
-    assert_int_equal(resmon_monitor_summary(m).num_samples, s.num_samples);
+    assert_int_equal(test_summary(m).num_samples, s.num_samples);
     /* Starting again on a target that is gone fails cleanly. */
     assert_int_equal(resmon_monitor_start(m), -ESRCH);
     assert_int_equal(resmon_monitor_running(m), 0);
@@ -162,15 +162,15 @@ static void zombie_target_ends_the_window_with_one_sample(void **state)
     if (target == 0)
         _exit(0);
     test_sleep(0.05); /* now a zombie: exited, not reaped */
-    resmon_options opts = {.sample_interval_sec = 0.01, .pid = target};
-    resmon_monitor *m = resmon_monitor_new(&opts);
+    resmon_options opts = {.struct_size = sizeof(resmon_options), .sample_interval_sec = 0.01, .pid = target};
+    resmon_monitor *m = test_monitor_new(&opts);
     assert_int_equal(resmon_monitor_start(m), 0);
     double deadline = test_now() + 2;
     while (resmon_monitor_running(m) && test_now() < deadline)
         test_sleep(0.001);
     assert_int_equal(resmon_monitor_running(m), 0); /* nothing left to sample */
     assert_int_equal(resmon_monitor_stop(m), 0);
-    resmon_summary s = resmon_monitor_summary(m);
+    resmon_summary s = test_summary(m);
     assert_int_equal(s.num_samples, 1);
     ASSERT_DOUBLE_EQ(s.peak_rss_mb, 0);
     waitpid(target, NULL, 0);
@@ -185,8 +185,8 @@ static void target_becoming_a_zombie_gives_the_last_sample(void **state)
         test_sleep(0.1);
         _exit(0);
     }
-    resmon_options opts = {.sample_interval_sec = 0.01, .pid = target};
-    resmon_monitor *m = resmon_monitor_new(&opts);
+    resmon_options opts = {.struct_size = sizeof(resmon_options), .sample_interval_sec = 0.01, .pid = target};
+    resmon_monitor *m = test_monitor_new(&opts);
     assert_int_equal(resmon_monitor_start(m), 0);
     siginfo_t info;
     waitid(P_PID, (id_t)target, &info, WEXITED | WNOWAIT); /* exited, not reaped */
@@ -195,9 +195,9 @@ static void target_becoming_a_zombie_gives_the_last_sample(void **state)
         test_sleep(0.001);
     assert_int_equal(resmon_monitor_running(m), 0);
     resmon_sample last;
-    size_t n = resmon_monitor_samples(m, NULL, 0);
+    size_t n = test_samples(m, NULL, 0);
     resmon_sample *all = calloc(n, sizeof *all);
-    resmon_monitor_samples(m, all, n);
+    test_samples(m, all, n);
     last = all[n - 1];
     ASSERT_DOUBLE_EQ(last.rss_mb, 0); /* the zombie's: its memory is gone */
     assert_true(all[n - 2].rss_mb > 0);
@@ -213,12 +213,12 @@ static void missing_process_is_refused_at_start(void **state)
     if (gone == 0)
         _exit(0);
     waitpid(gone, NULL, 0);
-    resmon_options opts = {.pid = gone};
-    resmon_monitor *m = resmon_monitor_new(&opts);
+    resmon_options opts = {.struct_size = sizeof(resmon_options), .pid = gone};
+    resmon_monitor *m = test_monitor_new(&opts);
     assert_non_null(m);
     assert_int_equal(resmon_monitor_start(m), -ESRCH);
     assert_int_equal(resmon_monitor_running(m), 0);
-    assert_int_equal(resmon_monitor_summary(m).num_samples, 0);
+    assert_int_equal(test_summary(m).num_samples, 0);
     resmon_monitor_free(m);
 }
 

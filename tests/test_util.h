@@ -15,6 +15,8 @@
 
 #include <cmocka.h>
 
+#include "resmon.h"
+
 /* Written by busy loops; volatile so the compiler keeps them. */
 static volatile unsigned long busy_sink;
 
@@ -83,6 +85,29 @@ static inline void test_touch(void *block, size_t bytes)
 {
     memset(block, 7, bytes);
     __asm__ volatile("" : : "r"(block) : "memory");
+}
+
+/* Shorthands for the public API's fill-through-pointer calls, for tests that
+ * are about what a monitor measures rather than about the calls themselves
+ * (test_monitor.c's API tests call the real functions). */
+static inline resmon_monitor *test_monitor_new(const resmon_options *opts)
+{
+    resmon_monitor *m = NULL;
+    return resmon_monitor_new(&m, opts) == 0 ? m : NULL;
+}
+
+static inline resmon_summary test_summary(const resmon_monitor *m)
+{
+    resmon_summary s;
+    assert_int_equal(resmon_monitor_get_summary(m, &s, sizeof s), 0);
+    return s;
+}
+
+static inline size_t test_samples(const resmon_monitor *m, resmon_sample *out, size_t cap)
+{
+    ssize_t n = resmon_monitor_get_samples(m, out, cap, sizeof *out);
+    assert_true(n >= 0);
+    return (size_t)n;
 }
 
 #endif

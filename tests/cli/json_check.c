@@ -20,7 +20,7 @@ int main(int argc, char **argv)
     fclose(f);
     resmon_summary s;
     char err[256];
-    if (resmon_summary_from_json(text, n, &s, err, sizeof err) != 0) {
+    if (resmon_summary_from_json(text, n, &s, sizeof s, err, sizeof err) != 0) {
         printf("error: %s\n", err);
         return 1;
     }

@@ -72,8 +72,12 @@ static void on_sample(const resmon_sample *s, void *user)
     double elapsed = s->timestamp - out->first_timestamp;
     if (out->samples) {
         resmon_gpu_reading devices[16];
-        size_t count = out->gpu && resmon_gpu_device_count(out->gpu) > 1 ? resmon_gpu_last_readings(out->gpu, devices, 16) : 0;
-        samples_file_write(out->samples, s, elapsed, devices, count < 16 ? count : 16);
+        ssize_t count = out->gpu && resmon_gpu_device_count(out->gpu) > 1
+                            ? resmon_gpu_last_readings(out->gpu, devices, 16, sizeof *devices)
+                            : 0;
+        if (count < 0)
+            count = 0;
+        samples_file_write(out->samples, s, elapsed, devices, count < 16 ? (size_t)count : 16);
     }
     if (out->chart)
         chart_series_add(out->chart, s, elapsed);
@@ -176,24 +180,25 @@ static int finish_outputs(const cli_options *o, outputs *out, const run_result *
 
 /* ---- running ------------------------------------------------------------- */
 
-static resmon_monitor *new_monitor(const cli_options *o, pid_t pid, outputs *out)
+static int new_monitor(resmon_monitor **m, const cli_options *o, pid_t pid, outputs *out)
 {
-    resmon_options opts = {
-        .sample_interval_sec = o->interval_sec,
-        .gpu_profiler = resmon_gpu_profiler_of(out->gpu),
-        .pid = pid,
-        .include_children = o->include_children,
-        .max_samples = 1, /* every sample is streamed; the summary covers them all */
-        .on_sample = on_sample,
-        .on_sample_user = out,
-    };
-    return resmon_monitor_new(&opts);
+    resmon_options opts = RESMON_OPTIONS_INIT;
+    opts.sample_interval_sec = o->interval_sec;
+    opts.gpu_profiler = resmon_gpu_profiler_of(out->gpu);
+    opts.pid = pid;
+    opts.include_children = o->include_children;
+    opts.max_samples = 1; /* every sample is streamed; the summary covers them all */
+    opts.on_sample = on_sample;
+    opts.on_sample_user = out;
+    return resmon_monitor_new(m, &opts);
 }
 
 static int attach(const cli_options *o, outputs *out, run_result *r)
 {
-    resmon_monitor *m = new_monitor(o, o->pid, out);
-    int rc = m ? resmon_monitor_start(m) : -errno;
+    resmon_monitor *m = NULL;
+    int rc = new_monitor(&m, o, o->pid, out);
+    if (rc == 0)
+        rc = resmon_monitor_start(m);
     if (rc < 0) {
         fprintf(stderr, "resmon: cannot monitor process %d: %s\n", (int)o->pid,
                 rc == -ESRCH ? "no such process" : resmon_strerror(rc));
@@ -214,7 +219,7 @@ static int attach(const cli_options *o, outputs *out, run_result *r)
     resmon_monitor_stop(m);
     r->wall_sec = rm__now_sec() - start;
     r->interrupted = received_signal != 0;
-    r->summary = resmon_monitor_summary(m);
+    resmon_monitor_get_summary(m, &r->summary, sizeof r->summary);
     resmon_monitor_free(m);
     return 0;
 }
@@ -260,8 +265,10 @@ static int run_command(const cli_options *o, outputs *out, run_result *r)
     forward_to = child;
     install_signal_handlers();
 
-    resmon_monitor *m = new_monitor(o, child, out);
-    int rc = m ? resmon_monitor_start(m) : -errno;
+    resmon_monitor *m = NULL;
+    int rc = new_monitor(&m, o, child, out);
+    if (rc == 0)
+        rc = resmon_monitor_start(m);
     if (rc < 0) {
         fprintf(stderr, "resmon: cannot monitor the command: %s\n", resmon_strerror(rc));
         kill(child, SIGKILL);
@@ -298,7 +305,7 @@ static int run_command(const cli_options *o, outputs *out, run_result *r)
         ;
     r->wall_sec = rm__now_sec() - start;
     resmon_monitor_stop(m);
-    r->summary = resmon_monitor_summary(m);
+    resmon_monitor_get_summary(m, &r->summary, sizeof r->summary);
     resmon_monitor_free(m);
 
     int status = 0;

@@ -35,7 +35,7 @@ static void list_gpus(FILE *out)
 {
     resmon_gpu_info infos[64];
     size_t count = 0;
-    resmon_gpu_list(infos, 64, &count);
+    resmon_gpu_list(infos, 64, sizeof *infos, &count);
     if (count == 0)
         fputs("no GPU found (NVIDIA via NVML, AMD via amdgpu sysfs, Intel via i915/xe sysfs)\n", out);
     for (size_t i = 0; i < count && i < 64; i++) {

@@ -127,7 +127,8 @@ void samples_file_write(samples_file *f, const resmon_sample *s, double elapsed_
         put_value(f, "gpu_proc_mem_mb", s->gpu_proc_mem_mb, 0);
     }
     for (size_t i = 0; f->gpu_devices > 1 && i < f->gpu_devices; i++) {
-        resmon_gpu_reading r = {NAN, NAN, NAN, NAN, NAN, NAN, NAN};
+        resmon_gpu_reading r = {.util_percent = NAN, .mem_used_mb = NAN, .mem_total_mb = NAN, .clock_mhz = NAN,
+                                .mem_clock_mhz = NAN, .power_w = NAN, .power_limit_w = NAN};
         if (i < device_count)
             r = devices[i];
         char key[32];

@@ -95,7 +95,7 @@ int summary_write_json(FILE *out, const cli_options *o, const run_result *r)
     fputs(", \"gpus\": [", out);
     for (size_t i = 0; i < resmon_gpu_device_count(r->gpu); i++) {
         resmon_gpu_info info;
-        resmon_gpu_device_info(r->gpu, i, &info);
+        resmon_gpu_device_info(r->gpu, i, &info, sizeof info);
         fprintf(out, "%s{\"backend\": \"%s\", \"index\": %u, \"name\": ", i ? ", " : "", info.backend, info.index);
         json_write_string(out, info.name);
         fputs(", \"id\": ", out);
@@ -143,14 +143,14 @@ void summary_print_table(FILE *out, const cli_options *o, const run_result *r)
         fprintf(out, "  %-16s %10.1f W\n", "mean GPU power", s->mean_gpu_power_w);
     if (!isnan(s->gpu_energy_j))
         fprintf(out, "  %-16s %10.1f J    %s\n", "GPU energy", s->gpu_energy_j,
-                s->gpu_energy_exact ? "from the energy counter" : "power integrated over samples");
+                s->gpu_energy_source == RESMON_ENERGY_COUNTER ? "from the energy counter" : "power integrated over samples");
     if (!isnan(s->peak_gpu_proc_mem_mb))
         fprintf(out, "  %-16s %10.1f MiB  GPU memory of the monitored processes\n", "peak proc GPU", s->peak_gpu_proc_mem_mb);
     if (!isnan(s->cpu_energy_j))
         fprintf(out, "  %-16s %10.1f J    CPU packages (RAPL)\n", "CPU energy", s->cpu_energy_j);
     for (size_t i = 0; i < resmon_gpu_device_count(r->gpu); i++) {
         resmon_gpu_info info;
-        resmon_gpu_device_info(r->gpu, i, &info);
+        resmon_gpu_device_info(r->gpu, i, &info, sizeof info);
         fprintf(out, "  %-16s %s:%u %s\n", i ? "" : "GPU", info.backend, info.index, info.name);
     }
     fprintf(out, "  %-16s %10llu      every %g s", "samples", (unsigned long long)s->num_samples, o->interval_sec);

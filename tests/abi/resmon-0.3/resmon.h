@@ -1,0 +1,474 @@
+/*
+ * resmon.h -- the whole public API of libresmon.
+ *
+ * resmon measures what a program costs while it runs.  A monitor owns one
+ * background thread that wakes on a fixed schedule (10 Hz by default) and
+ * records a sample: CPU percent since the previous sample, resident memory,
+ * and -- when the caller supplies a GPU profiler -- GPU utilization, memory,
+ * clock and power, which a second thread reads on its own schedule so that a
+ * slow GPU never delays a sample.  resmon can open NVIDIA (NVML, loaded at run
+ * time), AMD and Intel GPUs itself (resmon_gpu_open).  The monitored window runs from resmon_monitor_start() to
+ * resmon_monitor_stop(); a summary of it (peaks, means, growth, duration) is
+ * kept up to date as samples arrive, so asking for it costs nothing.
+ *
+ *     resmon_monitor *mon;
+ *     if (resmon_monitor_new(&mon, NULL) == 0) {          // 10 Hz, no GPU
+ *         resmon_monitor_start(mon);
+ *         run_benchmark();
+ *         resmon_monitor_stop(mon);
+ *         resmon_summary s;
+ *         resmon_monitor_get_summary(mon, &s, sizeof s);
+ *         printf("peak RSS %.1f MiB (exact %.1f)\n", s.peak_rss_mb, s.hwm_rss_mb);
+ *         resmon_monitor_free(mon);
+ *     }
+ *
+ * Beyond sampling, resmon gives the exact in-window peak RSS from the
+ * kernel's high-water mark, monitors another process and its descendants,
+ * keeps a bounded sample store for long runs, streams samples through a
+ * callback, and measures GPU and CPU energy and the monitored processes' own
+ * GPU memory.
+ *
+ * Conventions
+ *   - Functions that can fail return 0 (or a count) on success and a negative
+ *     errno on failure; resmon_strerror() turns one into words.  Constructors
+ *     take the address of the new object's pointer as their first argument
+ *     (resmon_monitor_new, resmon_gpu_open) and set it only on success.
+ *   - The library never prints, never exits and never aborts.
+ *   - A value that is unknown is NAN (what the Python seed calls None).
+ *   - Memory is in MiB (bytes / 1048576), time in seconds, power in watts.
+ *   - The caller owns what it passes in; whatever the library allocates has a
+ *     matching free function.
+ *
+ * Thread safety
+ *   One monitor may be read (resmon_monitor_samples, _summary, _running) from
+ *   any number of threads while it runs; start, stop and free must not race
+ *   with each other on the same monitor.  Different monitors are independent,
+ *   except for the exact peak RSS (see resmon_summary.hwm_rss_mb).
+ *
+ * Versioning and growth
+ *   RESMON_VERSION_* give the version compiled against, resmon_version() the
+ *   version linked at run time.  Within one major version the ABI is stable
+ *   from 1.0 on; 0.x releases may still break it between minors (see
+ *   CHANGELOG.md).
+ *
+ *   Structs grow only at their end, and the library never relies on the
+ *   caller's idea of a struct's size:
+ *   - A struct the caller hands in (resmon_options, resmon_gpu_profiler,
+ *     resmon_summary) begins with struct_size, which the caller sets to
+ *     sizeof the struct it was compiled with (RESMON_OPTIONS_INIT and
+ *     RESMON_GPU_PROFILER_INIT do it).  The library reads that many bytes and
+ *     treats fields beyond them as zero (as the Linux kernel does for
+ *     clone3/openat2): a program built against an older, smaller header keeps
+ *     working.  A struct larger than the library knows is accepted when every
+ *     byte the library does not know is zero, else refused with -E2BIG.
+ *   - A function that fills caller memory takes its size (out_size) or, for
+ *     arrays, the size of one element (stride), writes only that many bytes
+ *     per element, and fills struct_size with what it wrote.  Pass sizeof.
+ */
+#ifndef RESMON_H
+#define RESMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+/* C++ before C++20 has no designated initializers: the *_INIT macros use this. */
+template <typename T> static inline T resmon_cxx_init_()
+{
+    T value{};
+    value.struct_size = sizeof value;
+    return value;
+}
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Version and export markers                                               */
+/* ------------------------------------------------------------------------ */
+
+#define RESMON_VERSION_MAJOR 0
+#define RESMON_VERSION_MINOR 3
+#define RESMON_VERSION_PATCH 0
+#define RESMON_VERSION_NUMBER \
+    (RESMON_VERSION_MAJOR * 10000 + RESMON_VERSION_MINOR * 100 + RESMON_VERSION_PATCH)
+
+#define RESMON_STRINGIFY_(x) #x
+#define RESMON_STRINGIFY(x) RESMON_STRINGIFY_(x)
+#define RESMON_VERSION_STRING                     \
+    RESMON_STRINGIFY(RESMON_VERSION_MAJOR) "."    \
+    RESMON_STRINGIFY(RESMON_VERSION_MINOR) "."    \
+    RESMON_STRINGIFY(RESMON_VERSION_PATCH)
+
+/* The library is built with -fvisibility=hidden; only RESMON_API names are
+ * exported.  Define RESMON_STATIC_DEFINE when linking the static library into
+ * a shared object of your own if you do not want to re-export them. */
+#if defined(RESMON_BUILDING) && !defined(RESMON_STATIC_DEFINE)
+#define RESMON_API __attribute__((visibility("default")))
+#else
+#define RESMON_API
+#endif
+
+/* Version linked at run time, as RESMON_VERSION_NUMBER / _STRING. */
+RESMON_API unsigned resmon_version(void);
+RESMON_API const char *resmon_version_string(void);
+
+/* ------------------------------------------------------------------------ */
+/* Errors                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* Every error resmon returns is one of these negative errno values.  The one
+ * table generates both the codes and the messages of resmon_strerror(), so the
+ * two cannot drift apart. */
+#define RESMON_ERRNO_MAP(XX)                                                   \
+    XX(EINVAL, "invalid argument")                                             \
+    XX(ENOMEM, "out of memory")                                                \
+    XX(EBUSY, "monitor is already running")                                    \
+    XX(EDEADLK, "called from the monitor's own sampler thread")                \
+    XX(EAGAIN, "resource temporarily unavailable (could not create a thread)") \
+    XX(ESRCH, "no such process")                                               \
+    XX(ENOENT, "no such file or directory")                                    \
+    XX(EACCES, "permission denied")                                            \
+    XX(EPERM, "operation not permitted")                                       \
+    XX(ENOSPC, "buffer too small")                                             \
+    XX(EIO, "input/output error")                                              \
+    XX(ENOTSUP, "not supported")                                               \
+    XX(ENODEV, "no such device")                                               \
+    XX(ETIMEDOUT, "timed out")                                                 \
+    XX(E2BIG, "struct from a newer resmon.h sets fields this library lacks")
+
+/* A short English description of a negative errno (positive values are
+ * accepted too).  Never NULL; the string is static and thread-safe. */
+RESMON_API const char *resmon_strerror(int err);
+
+/* ------------------------------------------------------------------------ */
+/* Samples and summaries                                                     */
+/* ------------------------------------------------------------------------ */
+
+/* One measurement.  Arrays of samples are copied with the caller's stride
+ * (resmon_monitor_get_samples), so the struct carries no size of its own. */
+typedef struct resmon_sample {
+    double timestamp;     /* seconds, CLOCK_MONOTONIC */
+    double cpu_percent;   /* CPU time over wall time since the previous sample,
+                             x100; above 100 with several busy threads; 0 in
+                             the first sample of a window.  From the kernel's
+                             per-process CPU clock (ns), which brings a thread
+                             running on another CPU up to date only at each
+                             scheduler tick (1/CONFIG_HZ): at intervals of a few
+                             ticks single samples alternate by +-1 tick; sums
+                             and means (cpu_time_sec) are unaffected */
+    double rss_mb;        /* resident set size, MiB */
+    double gpu_util;      /* percent; NAN when unavailable */
+    double gpu_mem_mb;    /* NAN when unavailable */
+    double gpu_clock_mhz; /* NAN when unavailable */
+    double gpu_power_w;   /* NAN when unavailable */
+    double gpu_proc_mem_mb; /* GPU memory of the monitored process(es); NAN
+                               when unavailable */
+} resmon_sample;
+
+/* How much to trust resmon_summary.hwm_rss_mb. */
+typedef enum resmon_hwm_scope {
+    RESMON_HWM_UNKNOWN = 0,  /* not measured (hwm_rss_mb is NAN) */
+    RESMON_HWM_WINDOW = 1,   /* the exact peak within the monitored window */
+    RESMON_HWM_LIFETIME = 2  /* the kernel refused the reset: the peak over the
+                                process's whole life, which may predate the window */
+} resmon_hwm_scope;
+
+/* Where resmon_summary.gpu_energy_j comes from. */
+typedef enum resmon_energy_source {
+    RESMON_ENERGY_UNKNOWN = 0,   /* not measured (gpu_energy_j is NAN) */
+    RESMON_ENERGY_COUNTER = 1,   /* the GPU's cumulative energy counter: exact */
+    RESMON_ENERGY_INTEGRATED = 2 /* power integrated over the samples: misses
+                                    what happens between samples */
+} resmon_energy_source;
+
+/* The monitored window in aggregate.  NAN means unknown. */
+typedef struct resmon_summary {
+    size_t struct_size;        /* set by whoever fills it; see "Versioning" */
+    double peak_rss_mb;        /* largest sampled RSS */
+    double mean_rss_mb;        /* mean sampled RSS */
+    double peak_gpu_mem_mb;    /* NAN when no sample had GPU memory */
+    double mean_gpu_util;      /* NAN when no sample had GPU utilization */
+    double memory_growth_mb;   /* last sampled RSS minus first */
+    uint64_t num_samples;      /* every sample of the window, including any no
+                                  longer kept because of max_samples */
+    double duration_sec;       /* last timestamp minus first; 0 with < 2 samples */
+    double mean_gpu_clock_mhz; /* NAN when no sample had a GPU clock */
+    double mean_gpu_power_w;   /* NAN when no sample had GPU power */
+    double mean_cpu_percent;   /* cpu_time_sec over duration_sec, x100; 0 if no duration */
+    double peak_cpu_percent;   /* largest per-sample CPU percent, leaving out samples
+                                  taken under half an interval after the previous one
+                                  (such as the stop's), whose CPU is mostly resmon's */
+    double cpu_time_sec;       /* CPU seconds consumed between first and last
+                                  sample, from the same clock as cpu_percent */
+    /* Exact peak RSS from the kernel's high-water mark (VmHWM).  resmon resets
+     * the mark when a window starts (by writing 5 to /proc/PID/clear_refs) and
+     * reads it when the window stops, so a spike between two samples still
+     * shows here.  The mark is per process: two monitors of the same process
+     * whose windows overlap reset each other, so a window that started first
+     * sees only the peak since the later start (still exact for the later
+     * window).  Where the reset is refused, the value is the lifetime peak and
+     * hwm_scope says so.  When monitoring a tree, this is the largest single
+     * process's peak.  NAN when unknown. */
+    double hwm_rss_mb;
+    resmon_hwm_scope hwm_scope;
+    uint64_t skipped_slots;    /* schedule slots missed because the sampler ran
+                                  late; the schedule skips ahead, never bursts */
+    /* Energy of the window, joules; NAN when unknown.  GPU: from the
+     * profiler's energy counter when it has one, else power integrated over
+     * the samples (gpu_energy_source says which).  CPU: the packages' RAPL
+     * counters (powercap energy_uj, wrap-safe), which are root-only on most
+     * systems: NAN then. */
+    double gpu_energy_j;
+    resmon_energy_source gpu_energy_source;
+    double cpu_energy_j;
+    double peak_gpu_proc_mem_mb; /* GPU memory of the monitored processes; NAN if unknown */
+} resmon_summary;
+
+/* Serialises a summary (s->struct_size must be set, as every resmon function
+ * that fills one sets it) as one JSON object: peak_rss_mb, mean_rss_mb,
+ * peak_gpu_mem_mb (number or null), mean_gpu_util (number or null),
+ * memory_growth_mb, num_samples (an integer), duration_sec, then
+ * mean_gpu_clock_mhz and mean_gpu_power_w only when known -- followed, each
+ * only when known, by hwm_rss_mb and hwm_scope ("window" or "lifetime"),
+ * gpu_energy_j and gpu_energy_source ("counter" or "integrated"),
+ * cpu_energy_j and peak_gpu_proc_mem_mb.  (The first nine keys are exactly
+ * the calibrax ResourceSummary.to_dict() keys in its order; see README.)
+ * Doubles are written with 17 significant digits and round-trip exactly;
+ * non-finite values in required numeric fields are written as null.
+ * snprintf semantics: returns the length the full text needs (excluding the
+ * NUL) and writes at most cap bytes, always NUL-terminated when cap > 0.
+ * Returns -EINVAL when s is NULL, s->struct_size is invalid, or buf is NULL
+ * with cap > 0; -E2BIG as described under "Versioning". */
+RESMON_API int resmon_summary_to_json(const resmon_summary *s, char *buf, size_t cap);
+
+/* Parses what resmon_summary_to_json -- or Python's json.dumps of calibrax's
+ * to_dict() -- produces: integers where doubles are expected, null or missing
+ * optional keys, keys in any order, unknown keys ignored.  Reads at most len
+ * bytes (json need not be NUL-terminated) and fills out_size bytes of out
+ * (pass sizeof *out).  Rejects malformed JSON, a missing required key, a
+ * wrong type, a negative or fractional num_samples, non-finite numbers and
+ * trailing non-space text with -EINVAL and a message naming the key or byte
+ * offset in err (if errcap > 0; always NUL-terminated).  On failure *out is
+ * left unchanged.  Fields absent from JSON are NAN (or 0 for counts, the
+ * UNKNOWN value for enums). */
+RESMON_API int resmon_summary_from_json(const char *json, size_t len, resmon_summary *out, size_t out_size,
+                                        char *err, size_t errcap);
+
+/* ------------------------------------------------------------------------ */
+/* GPU profilers                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* A GPU profiler is a table of callbacks that the monitor's GPU thread -- and
+ * only that thread -- calls once per GPU interval (see gpu_interval_sec).
+ * Each returns 0 on success or a negative errno.  A NULL callback means "not
+ * supported".  A failing callback, or a value that is NaN, infinite or
+ * negative, makes that field NAN in that sample only; the other fields and
+ * the monitor carry on.
+ *
+ * Lifetime.  resmon_monitor_new copies the table and calls retain(ctx) once;
+ * the monitor calls release(ctx) exactly once, after the last callback it
+ * will ever make has returned.  After release, nothing of the profiler is
+ * touched again.  resmon_monitor_free therefore behaves in one of two ways:
+ *   - release set: free waits at most 200 ms for a GPU call in flight.  If
+ *     the call is still running then (a hung driver), free returns anyway; the
+ *     call finishes on the GPU thread, no other callback starts, and then
+ *     release(ctx) runs there.  The owner frees ctx in release, never before.
+ *     (This is what a garbage-collected binding needs: retain takes a
+ *     reference, release drops it.)
+ *   - release NULL: free waits until a call in flight returns, however long,
+ *     so that the caller may free ctx as soon as free returns.
+ * Either way no callback runs after resmon_monitor_free returns, other than
+ * the completion of a call already in flight and then release. */
+typedef struct resmon_gpu_memory { double gpu_memory_used_mb, gpu_memory_total_mb; } resmon_gpu_memory;
+typedef struct resmon_gpu_clocks { double gpu_clock_mhz, mem_clock_mhz; } resmon_gpu_clocks;
+typedef struct resmon_gpu_power { double power_draw_w, power_limit_w; } resmon_gpu_power;
+
+typedef struct resmon_gpu_profiler {
+    size_t struct_size; /* sizeof(resmon_gpu_profiler); see "Versioning" */
+    void *ctx;          /* passed back to every callback */
+    int (*get_utilization)(void *ctx, double *percent);
+    int (*get_memory_usage)(void *ctx, resmon_gpu_memory *out);
+    int (*get_clock_info)(void *ctx, resmon_gpu_clocks *out);
+    int (*get_power_info)(void *ctx, resmon_gpu_power *out);
+    /* A cumulative energy counter in joules (any origin, never decreasing
+     * within a window): with it the window's energy is exact; without it
+     * resmon integrates power over time. */
+    int (*get_energy)(void *ctx, double *joules);
+    /* GPU memory used by the given processes, MiB. */
+    int (*get_process_memory)(void *ctx, const pid_t *pids, size_t count, double *mb);
+    /* Lifetime hooks (see above); either may be NULL.  Called on any thread,
+     * never concurrently with another callback of the same monitor. */
+    void (*retain)(void *ctx);
+    void (*release)(void *ctx);
+} resmon_gpu_profiler;
+
+/* A profiler table with struct_size set and every callback NULL:
+ *     resmon_gpu_profiler p = RESMON_GPU_PROFILER_INIT;   (C and C++) */
+#ifndef __cplusplus
+#define RESMON_GPU_PROFILER_INIT {.struct_size = sizeof(resmon_gpu_profiler)}
+#else
+#define RESMON_GPU_PROFILER_INIT resmon_cxx_init_<resmon_gpu_profiler>()
+#endif
+
+/* ---- GPU backends built into resmon --------------------------------------
+ *
+ * resmon finds NVIDIA GPUs through NVML, loaded with dlopen at run time
+ * (libnvidia-ml.so.1; the environment variable RESMON_NVML_LIBRARY names
+ * another path), AMD GPUs through amdgpu's sysfs files and Intel GPUs through
+ * i915/xe sysfs and hwmon files (under RESMON_SYSFS_ROOT, default /sys).
+ * Nothing vendor-specific is needed at build time. */
+
+typedef struct resmon_gpu_info {
+    size_t struct_size;     /* bytes filled; see "Versioning" */
+    char backend[8];        /* "nvml", "amd" or "intel" */
+    unsigned index;         /* index within the backend */
+    char name[96];          /* product name as the driver reports it */
+    char id[96];            /* NVML: UUID; sysfs: PCI address */
+    double memory_total_mb; /* NAN when unknown */
+} resmon_gpu_info;
+
+/* The latest readings of one device, as the aggregate profiler took them. */
+typedef struct resmon_gpu_reading {
+    size_t struct_size; /* bytes filled; see "Versioning" */
+    double util_percent, mem_used_mb, mem_total_mb, clock_mhz, mem_clock_mhz, power_w, power_limit_w;
+} resmon_gpu_reading;
+
+typedef struct resmon_gpu resmon_gpu; /* an open GPU profiler */
+
+/* Lists the GPUs every backend finds: describes up to cap of them in out
+ * (stride: the size of one element, sizeof *out) and stores how many exist in
+ * *count.  A missing driver or library is not an error: it finds nothing.
+ * Returns 0, -EINVAL (count NULL, out NULL with cap > 0, stride too small) or
+ * -ENOMEM. */
+RESMON_API int resmon_gpu_list(resmon_gpu_info *out, size_t cap, size_t stride, size_t *count);
+
+/* Opens a profiler into *out.  spec:
+ *   "auto" or NULL  the first GPU any backend finds (NVML first; for NVIDIA,
+ *                   the first entry of CUDA_VISIBLE_DEVICES or
+ *                   NVIDIA_VISIBLE_DEVICES when set: an index or a UUID)
+ *   "all"           every GPU found, as one aggregate (memory and power
+ *                   summed, utilization and clocks averaged)
+ *   "nvml:N", "nvml:GPU-<uuid>", "nvml:<pci bus id>", "amd:N", "intel:N"
+ * Returns 0, or a negative errno with a sentence in err (library missing,
+ * driver/library mismatch, no permission, no such device): -ENOENT (no such
+ * device or library), -ENODEV (no GPU at all), -EACCES, -EIO, -EINVAL (bad
+ * spec).  RESMON_ERR_MAX bytes hold any message.  Never prints.  Thread-safe. */
+RESMON_API int resmon_gpu_open(resmon_gpu **out, const char *spec, char *err, size_t errcap);
+
+/* Room for any message resmon puts in an err buffer. */
+#define RESMON_ERR_MAX 512
+
+/* Drops the caller's hold on the profiler.  A monitor that still uses it
+ * keeps it open until that monitor releases it (see "Lifetime" above), so
+ * closing before freeing the monitor is safe; NVML is shut down with its last
+ * user.  Accepts NULL. */
+RESMON_API void resmon_gpu_close(resmon_gpu *gpu);
+
+/* The callback table to put in resmon_options.gpu_profiler (its retain and
+ * release keep the profiler open while a monitor uses it).  Valid until
+ * resmon_gpu_close. */
+RESMON_API const resmon_gpu_profiler *resmon_gpu_profiler_of(resmon_gpu *gpu);
+
+/* How many devices the profiler reads (1, or N for "all"), and each one's
+ * description (out_size: sizeof *out).  0, or -EINVAL. */
+RESMON_API size_t resmon_gpu_device_count(const resmon_gpu *gpu);
+RESMON_API int resmon_gpu_device_info(const resmon_gpu *gpu, size_t i, resmon_gpu_info *out, size_t out_size);
+
+/* The readings of each device from the profiler's latest calls (per-device
+ * columns for "all"); thread-safe, e.g. from a monitor's on_sample callback.
+ * Copies up to cap with the given stride (sizeof *out; out may be NULL when
+ * cap is 0) and returns how many devices there are, or -EINVAL. */
+RESMON_API ssize_t resmon_gpu_last_readings(const resmon_gpu *gpu, resmon_gpu_reading *out, size_t cap,
+                                            size_t stride);
+
+/* ------------------------------------------------------------------------ */
+/* The monitor                                                               */
+/* ------------------------------------------------------------------------ */
+
+/* Called on the sampler thread with each sample as soon as it is taken, in
+ * order, including the first and last of a window.  It must not call start,
+ * stop or free on the same monitor (they return -EDEADLK).  A slow callback
+ * delays the next sample; the schedule then skips ahead (skipped_slots). */
+typedef void (*resmon_sample_cb)(const resmon_sample *sample, void *user);
+
+typedef struct resmon_options {
+    size_t struct_size;                      /* sizeof(resmon_options); see "Versioning" */
+    double sample_interval_sec;              /* 0 means the default, 0.1 (10 Hz);
+                                                else 1e-6 to 1e6 */
+    const resmon_gpu_profiler *gpu_profiler; /* NULL: no GPU readings.  The
+                                                table is copied; see "Lifetime" */
+    pid_t pid;              /* 0: this process.  Else the process to monitor
+                               (its CPU clock and /proc/PID must be readable) */
+    int include_children;   /* with pid: nonzero adds every descendant alive at
+                               each sample (found afresh each sample) */
+    size_t max_samples;     /* 0: keep every sample.  Else keep only the most
+                               recent max_samples (a ring); the summary still
+                               covers the whole window */
+    resmon_sample_cb on_sample; /* optional streaming callback */
+    void *on_sample_user;
+    double gpu_interval_sec; /* 0: the sample interval, but no faster than
+                                0.02 s.  The GPU is read on its own thread
+                                ("resmon-gpu") on this schedule; each sample
+                                carries the freshest reading, or NAN when it is
+                                older than 1.5 GPU intervals (a slow or hung
+                                call), so CPU/RSS sampling never waits for it */
+} resmon_options;
+
+/* Options with struct_size set and every other field zero, which means the
+ * defaults:
+ *     resmon_options o = RESMON_OPTIONS_INIT;   (C and C++) */
+#ifndef __cplusplus
+#define RESMON_OPTIONS_INIT {.struct_size = sizeof(resmon_options)}
+#else
+#define RESMON_OPTIONS_INIT resmon_cxx_init_<resmon_options>()
+#endif
+
+typedef struct resmon_monitor resmon_monitor; /* opaque */
+
+/* Creates a stopped monitor in *out.  opts NULL means defaults; the options
+ * (and the GPU profiler table they name) are copied.  Returns 0, -EINVAL
+ * (struct_size missing or too small, interval out of range, NaN or infinite,
+ * negative pid), -E2BIG (see "Versioning") or -ENOMEM. */
+RESMON_API int resmon_monitor_new(resmon_monitor **out, const resmon_options *opts);
+
+/* Stops the monitor if it runs, then frees it.  Accepts NULL.  With a GPU
+ * profiler, see "Lifetime" above for what free waits for.  Freeing a monitor
+ * while another thread is still inside any resmon_monitor_* call on it is the
+ * caller's bug, as with free(3). */
+RESMON_API void resmon_monitor_free(resmon_monitor *m);
+
+/* Opens a window: clears the previous window's samples and summary, resets
+ * the exact-peak mark, starts the sampler thread and returns once the
+ * window's first sample is recorded.  Returns 0, -EBUSY if already running,
+ * -EDEADLK from the sampler thread, -ESRCH/-EACCES if the monitored process
+ * cannot be read, -EAGAIN/-ENOMEM if the thread cannot be created. */
+RESMON_API int resmon_monitor_start(resmon_monitor *m);
+
+/* Closes the window: wakes the sampler thread at once (it never sleeps out
+ * the interval), lets it take the window's final sample, joins it and reads
+ * the exact peak.  Returns 0, also when not running (a no-op), or -EDEADLK
+ * from the sampler thread. */
+RESMON_API int resmon_monitor_stop(resmon_monitor *m);
+
+/* 1 while a window is open, else 0.  Also 0 after a monitored process has
+ * exited and the sampler ended the window by itself. */
+RESMON_API int resmon_monitor_running(const resmon_monitor *m);
+
+/* Copies min(n, cap) of the kept samples, oldest first, into out -- stride
+ * bytes apart, each one's first stride bytes (pass sizeof *out; out may be
+ * NULL when cap is 0) -- and returns n, the number kept, or -EINVAL.  A
+ * consistent snapshot even while the monitor runs. */
+RESMON_API ssize_t resmon_monitor_get_samples(const resmon_monitor *m, resmon_sample *out, size_t cap,
+                                              size_t stride);
+
+/* Fills out (out_size: sizeof *out) with the current window's summary, a
+ * consistent snapshot taken in O(1): zeroed with GPU and peak fields NAN when
+ * no sample has been taken.  Returns 0 or -EINVAL. */
+RESMON_API int resmon_monitor_get_summary(const resmon_monitor *m, resmon_summary *out, size_t out_size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RESMON_H */

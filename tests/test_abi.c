@@ -1,0 +1,188 @@
+/*
+ * test_abi.c -- the public structs' layout, and the growth rules of resmon.h
+ * ("Versioning and growth") exercised with callers whose structs are larger
+ * than the library's (a program built against a newer header) or exactly the
+ * smallest the library accepts.
+ *
+ * The layout asserts make an accidental ABI change fail CI: a deliberate one
+ * updates them together with CHANGELOG.md and the version.
+ */
+#include "test_util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#if defined(__x86_64__) || defined(__aarch64__)
+_Static_assert(sizeof(resmon_sample) == 64, "resmon_sample layout changed");
+_Static_assert(offsetof(resmon_sample, gpu_proc_mem_mb) == 56, "resmon_sample layout changed");
+_Static_assert(sizeof(resmon_summary) == 160, "resmon_summary layout changed");
+_Static_assert(offsetof(resmon_summary, num_samples) == 48, "resmon_summary layout changed");
+_Static_assert(offsetof(resmon_summary, peak_gpu_proc_mem_mb) == 152, "resmon_summary layout changed");
+_Static_assert(sizeof(resmon_options) == 64, "resmon_options layout changed");
+_Static_assert(offsetof(resmon_options, gpu_interval_sec) == 56, "resmon_options layout changed");
+_Static_assert(sizeof(resmon_gpu_profiler) == 80, "resmon_gpu_profiler layout changed");
+_Static_assert(offsetof(resmon_gpu_profiler, release) == 72, "resmon_gpu_profiler layout changed");
+_Static_assert(sizeof(resmon_gpu_info) == 224, "resmon_gpu_info layout changed");
+_Static_assert(sizeof(resmon_gpu_reading) == 64, "resmon_gpu_reading layout changed");
+#endif
+_Static_assert(offsetof(resmon_options, struct_size) == 0, "struct_size must come first");
+_Static_assert(offsetof(resmon_gpu_profiler, struct_size) == 0, "struct_size must come first");
+_Static_assert(offsetof(resmon_summary, struct_size) == 0, "struct_size must come first");
+
+#define CANARY 0xA5
+
+/* Options as a newer header might have them: two fields more. */
+typedef struct newer_options {
+    resmon_options known;
+    double future_a;
+    void *future_b;
+} newer_options;
+
+static void newer_options_are_accepted_when_their_new_fields_are_zero(void **state)
+{
+    (void)state;
+    newer_options o;
+    memset(&o, 0, sizeof o);
+    o.known.struct_size = sizeof o;
+    o.known.sample_interval_sec = 0.01;
+    resmon_monitor *m = NULL;
+    assert_int_equal(resmon_monitor_new(&m, &o.known), 0);
+    resmon_monitor_free(m);
+
+    o.future_a = 1.0; /* a feature this library does not have: refused, not ignored */
+    m = NULL;
+    assert_int_equal(resmon_monitor_new(&m, &o.known), -E2BIG);
+    assert_null(m);
+    assert_string_not_equal(resmon_strerror(-E2BIG), "unknown error");
+}
+
+static void options_smaller_than_the_first_sized_layout_are_refused(void **state)
+{
+    (void)state;
+    resmon_options o = RESMON_OPTIONS_INIT;
+    resmon_monitor *m = NULL;
+    o.struct_size = offsetof(resmon_options, gpu_interval_sec); /* cut short */
+    assert_int_equal(resmon_monitor_new(&m, &o), -EINVAL);
+    o.struct_size = 0;
+    assert_int_equal(resmon_monitor_new(&m, &o), -EINVAL);
+    assert_null(m);
+}
+
+typedef struct newer_profiler {
+    resmon_gpu_profiler known;
+    int (*future_callback)(void *ctx);
+} newer_profiler;
+
+static int answer_util(void *ctx, double *percent)
+{
+    (void)ctx;
+    *percent = 42;
+    return 0;
+}
+
+static int future(void *ctx)
+{
+    (void)ctx;
+    return 0;
+}
+
+static void profiler_tables_follow_the_same_rule(void **state)
+{
+    (void)state;
+    newer_profiler p;
+    memset(&p, 0, sizeof p);
+    p.known.struct_size = sizeof p;
+    p.known.get_utilization = answer_util;
+    resmon_options o = RESMON_OPTIONS_INIT;
+    o.gpu_profiler = &p.known;
+    resmon_monitor *m = NULL;
+    assert_int_equal(resmon_monitor_new(&m, &o), 0);
+    resmon_monitor_free(m);
+
+    p.future_callback = future;
+    assert_int_equal(resmon_monitor_new(&m, &o), -E2BIG);
+    p.future_callback = NULL;
+    p.known.struct_size = 8; /* only struct_size: not a profiler table */
+    assert_int_equal(resmon_monitor_new(&m, &o), -EINVAL);
+}
+
+/* A sample as a newer header might have it, with a canary after it. */
+typedef struct newer_sample {
+    resmon_sample known;
+    double future;
+    unsigned char canary[8];
+} newer_sample;
+
+static void samples_are_copied_with_the_callers_stride(void **state)
+{
+    (void)state;
+    resmon_monitor *m = test_monitor_new(NULL);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    assert_int_equal(resmon_monitor_stop(m), 0); /* two samples: the edges */
+
+    newer_sample wide[3];
+    memset(wide, CANARY, sizeof wide);
+    assert_int_equal(resmon_monitor_get_samples(m, &wide[0].known, 3, sizeof *wide), 2);
+    resmon_sample exact[2];
+    assert_int_equal(resmon_monitor_get_samples(m, exact, 2, sizeof *exact), 2);
+    for (int i = 0; i < 2; i++) {
+        assert_memory_equal(&wide[i].known, &exact[i], sizeof exact[i]);
+        assert_true(wide[i].future == 0.0); /* what this library lacks reads as zero */
+        for (size_t b = 0; b < sizeof wide[i].canary; b++)
+            assert_int_equal(wide[i].canary[b], 0);
+    }
+    /* The element past the samples is never written. */
+    const unsigned char *third = (const unsigned char *)&wide[2];
+    for (size_t b = 0; b < sizeof wide[2]; b++)
+        assert_int_equal(third[b], CANARY);
+
+    assert_int_equal(resmon_monitor_get_samples(m, NULL, 0, 0), 2);
+    assert_int_equal(resmon_monitor_get_samples(m, exact, 2, sizeof(double)), -EINVAL);
+    assert_int_equal(resmon_monitor_get_samples(m, NULL, 2, sizeof *exact), -EINVAL);
+    resmon_monitor_free(m);
+}
+
+typedef struct newer_summary {
+    resmon_summary known;
+    double future;
+} newer_summary;
+
+static void summaries_are_filled_to_the_callers_size(void **state)
+{
+    (void)state;
+    resmon_monitor *m = test_monitor_new(NULL);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    newer_summary wide;
+    memset(&wide, CANARY, sizeof wide);
+    assert_int_equal(resmon_monitor_get_summary(m, &wide.known, sizeof wide), 0);
+    assert_int_equal(wide.known.struct_size, sizeof(resmon_summary)); /* what was filled */
+    assert_true(wide.future == 0.0);
+    assert_int_equal(wide.known.num_samples, 2);
+    assert_int_equal(resmon_monitor_get_summary(m, &wide.known, sizeof(double)), -EINVAL);
+
+    /* The library reads a newer caller's summary back (zero tail only). */
+    char a[1024], b[1024];
+    resmon_summary own = test_summary(m);
+    assert_true(resmon_summary_to_json(&own, a, sizeof a) > 0);
+    wide.known.struct_size = sizeof wide;
+    assert_true(resmon_summary_to_json(&wide.known, b, sizeof b) > 0);
+    assert_string_equal(a, b);
+    wide.future = 3.0;
+    assert_int_equal(resmon_summary_to_json(&wide.known, b, sizeof b), -E2BIG);
+    own.struct_size = 0; /* filled by hand and struct_size forgotten */
+    assert_int_equal(resmon_summary_to_json(&own, b, sizeof b), -EINVAL);
+    resmon_monitor_free(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(newer_options_are_accepted_when_their_new_fields_are_zero),
+        cmocka_unit_test(options_smaller_than_the_first_sized_layout_are_refused),
+        cmocka_unit_test(profiler_tables_follow_the_same_rule),
+        cmocka_unit_test(samples_are_copied_with_the_callers_stride),
+        cmocka_unit_test(summaries_are_filled_to_the_callers_size),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
