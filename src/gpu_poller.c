@@ -12,12 +12,14 @@
 #include "futex.h"
 #include "gpu_reading.h"
 #include "internal.h"
+#include "pages.h"
 
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -44,7 +46,8 @@ struct rm__gpu_poller {
     uint64_t window_readings;
     /* The monitored pids.  The monitor hands over a new list (next_pids);
      * the thread swaps it for the list it used, which it leaves in retired
-     * for the monitor to free: the thread itself never allocates or frees. */
+     * for the monitor to free: the thread itself never allocates or frees.  They
+     * come from pages.h, since set_pids runs on the sampler thread. */
     pid_t *next_pids, *thread_pids, *retired;
     size_t next_count, thread_count;
     int next_pending;
@@ -56,9 +59,9 @@ static void unref(rm__gpu_poller *p)
         return;
     pthread_mutex_destroy(&p->lock);
     pthread_cond_destroy(&p->changed);
-    free(p->next_pids);
-    free(p->thread_pids);
-    free(p->retired);
+    rm__pages_free(p->next_pids);
+    rm__pages_free(p->thread_pids);
+    rm__pages_free(p->retired);
     free(p);
 }
 
@@ -213,7 +216,7 @@ void rm__gpu_poller_set_pids(rm__gpu_poller *p, const pid_t *pids, size_t count)
 {
     pid_t *copy = NULL;
     if (count) {
-        copy = malloc(count * sizeof *copy);
+        copy = count <= SIZE_MAX / sizeof *copy ? rm__pages_alloc(count * sizeof *copy) : NULL;
         if (!copy)
             return; /* keep the previous list */
         memcpy(copy, pids, count * sizeof *copy);
@@ -225,35 +228,46 @@ void rm__gpu_poller_set_pids(rm__gpu_poller *p, const pid_t *pids, size_t count)
     p->next_pending = 1;
     p->retired = NULL;
     pthread_mutex_unlock(&p->lock);
-    free(unused);
-    free(retired);
+    rm__pages_free(unused);
+    rm__pages_free(retired);
+}
+
+int rm__gpu_poller_start_thread(rm__gpu_poller *p)
+{
+    pthread_mutex_lock(&p->lock);
+    int start_thread = !p->thread_started;
+    p->thread_started = 1;
+    pthread_mutex_unlock(&p->lock);
+    if (!start_thread)
+        return 0;
+    atomic_fetch_add(&p->refs, 1); /* the thread's */
+    int rc = pthread_create(&p->thread, NULL, poller_main, p);
+    if (rc != 0) {
+        atomic_fetch_sub(&p->refs, 1);
+        pthread_mutex_lock(&p->lock);
+        p->thread_started = 0;
+        pthread_mutex_unlock(&p->lock);
+        return -rc;
+    }
+    pthread_setname_np(p->thread, "resmon-gpu");
+    return 0;
 }
 
 int rm__gpu_poller_begin(rm__gpu_poller *p, const pid_t *pids, size_t pid_count)
 {
     rm__gpu_poller_set_pids(p, pids, pid_count);
     pthread_mutex_lock(&p->lock);
-    p->window++;
-    p->window_open = 1;
-    p->ending = 0;
-    p->final_done = 0;
-    p->window_readings = 0;
-    int start_thread = !p->thread_started;
-    p->thread_started = 1;
-    pthread_mutex_unlock(&p->lock);
-    if (start_thread) {
-        atomic_fetch_add(&p->refs, 1); /* the thread's */
-        int rc = pthread_create(&p->thread, NULL, poller_main, p);
-        if (rc != 0) {
-            atomic_fetch_sub(&p->refs, 1);
-            pthread_mutex_lock(&p->lock);
-            p->thread_started = 0;
-            p->window_open = 0;
-            pthread_mutex_unlock(&p->lock);
-            return -rc;
-        }
-        pthread_setname_np(p->thread, "resmon-gpu");
+    int started = p->thread_started;
+    if (started) {
+        p->window++;
+        p->window_open = 1;
+        p->ending = 0;
+        p->final_done = 0;
+        p->window_readings = 0;
     }
+    pthread_mutex_unlock(&p->lock);
+    if (!started)
+        return -EAGAIN;
     request(p);
     return 0;
 }
@@ -283,7 +297,7 @@ void rm__gpu_poller_latest(rm__gpu_poller *p, uint64_t now_ns, resmon_sample *s,
     pid_t *retired = p->retired; /* freed here, off the GPU thread */
     p->retired = NULL;
     pthread_mutex_unlock(&p->lock);
-    free(retired);
+    rm__pages_free(retired);
     if (!fresh) {
         rm__gpu_clear_sample(s);
         *energy_j = NAN;

@@ -15,10 +15,10 @@
  * The poller holds the profiler (its copied table, retain/release) and
  * decides when the last call has returned: see resmon.h, "Lifetime".
  *
- * The GPU thread never calls malloc or free itself: glibc would give it an
- * arena of its own (64 MiB of address space, 128 MiB reserved while it
- * aligns it), which a host program under `ulimit -v` feels.  Every buffer it
- * uses is allocated and freed by the monitor's other threads.
+ * The GPU thread never calls malloc or free itself (see pages.h): the
+ * buffers it uses come and go on the monitor's other threads.  A profiler
+ * that allocates (NVML does, a Python profiler does) still costs the thread
+ * an arena; README says how to bound that (MALLOC_ARENA_MAX).
  */
 #ifndef RESMON_GPU_POLLER_H
 #define RESMON_GPU_POLLER_H
@@ -33,9 +33,15 @@ typedef struct rm__gpu_poller rm__gpu_poller;
  * calls its retain.  No thread yet.  0 or -ENOMEM (then nothing is retained). */
 int rm__gpu_poller_new(rm__gpu_poller **out, const resmon_gpu_profiler *table, uint64_t interval_ns);
 
-/* Opens a window: starts the thread if there is none yet and asks for a
- * reading at once, for the processes pids.  0, or a negative errno when no
- * thread can be created (the window then has no GPU readings). */
+/* Starts the GPU thread if it has none yet, with the calling thread's signal
+ * mask.  Called from the owner's thread, not the sampler's: creating a thread
+ * allocates its TLS with malloc, which would cost the sampler an arena (see
+ * pages.h).  0 or a negative errno. */
+int rm__gpu_poller_start_thread(rm__gpu_poller *p);
+
+/* Opens a window and asks for a reading at once, for the processes pids.
+ * 0, or -EAGAIN when the thread could not be started (the window then has no
+ * GPU readings). */
 int rm__gpu_poller_begin(rm__gpu_poller *p, const pid_t *pids, size_t pid_count);
 
 /* Waits up to timeout_ns for the window's first reading (so a window's first

@@ -424,6 +424,8 @@ int resmon_monitor_start(resmon_monitor *m)
     sigset_t all, previous;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &previous);
+    if (m->gpu) /* failing: the window opens without GPU readings */
+        rm__gpu_poller_start_thread(m->gpu);
     rc = pthread_create(&m->thread, NULL, sampler_main, m);
     pthread_sigmask(SIG_SETMASK, &previous, NULL);
     if (rc != 0) {

@@ -156,6 +156,12 @@ int rm__probe_open(rm__probe **out, pid_t pid, int include_children)
     tracked_process *root;
     if (rc == 0)
         rc = track(p, p->root, &root);
+    /* Room for the pid list now, on the caller's thread: growing it on the
+     * sampler thread would cost that thread a malloc arena (see pages.h). */
+    if (rc == 0 && !(p->pid_list = malloc(p->cap * sizeof *p->pid_list)))
+        rc = -ENOMEM;
+    if (rc == 0)
+        p->pid_list_cap = p->cap;
     if (rc < 0) {
         rm__probe_close(p);
         return rc;

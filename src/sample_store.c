@@ -1,11 +1,22 @@
 /*
  * sample_store.c -- kept samples (see sample_store.h).
+ *
+ * The ring lives in pages of its own (mmap, grown with mremap) rather than on
+ * the malloc heap, because it grows on the sampler thread (see pages.h).
+ * Measured: a 1 kHz monitor keeping 1500 samples cost VmSize +72 MiB with
+ * malloc (an arena for the sampler thread), +8 MiB (its stack) with mmap.
  */
 #include "sample_store.h"
 
 #include <errno.h>
-#include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
+
+static size_t bytes_for(size_t capacity)
+{
+    return capacity * sizeof(resmon_sample);
+}
 
 void rm__sample_store_init(rm__sample_store *store, size_t max_kept)
 {
@@ -15,7 +26,8 @@ void rm__sample_store_init(rm__sample_store *store, size_t max_kept)
 
 void rm__sample_store_free(rm__sample_store *store)
 {
-    free(store->ring);
+    if (store->ring)
+        munmap(store->ring, bytes_for(store->capacity));
     memset(store, 0, sizeof *store);
 }
 
@@ -28,13 +40,21 @@ void rm__sample_store_clear(rm__sample_store *store)
 /* Reallocates to new_capacity slots, unrolling the ring so oldest is 0. */
 static int resize(rm__sample_store *store, size_t new_capacity)
 {
-    if (new_capacity > SIZE_MAX / sizeof(resmon_sample))
+    if (new_capacity == 0 || new_capacity > SIZE_MAX / sizeof(resmon_sample))
         return -ENOMEM;
-    resmon_sample *grown = malloc(new_capacity * sizeof *grown);
-    if (!grown)
-        return -ENOMEM;
-    rm__sample_store_copy(store, grown, store->count);
-    free(store->ring);
+    void *grown;
+    if (store->ring && store->oldest == 0) { /* in order already: the kernel moves the pages */
+        grown = mremap(store->ring, bytes_for(store->capacity), bytes_for(new_capacity), MREMAP_MAYMOVE);
+        if (grown == MAP_FAILED)
+            return -ENOMEM;
+    } else {
+        grown = mmap(NULL, bytes_for(new_capacity), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (grown == MAP_FAILED)
+            return -ENOMEM;
+        rm__sample_store_copy(store, grown, store->count);
+        if (store->ring)
+            munmap(store->ring, bytes_for(store->capacity));
+    }
     store->ring = grown;
     store->capacity = new_capacity;
     store->oldest = 0;

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -247,6 +248,63 @@ static void a_new_window_never_overlaps_a_hung_call(void **state)
     blocking_gpu_free(g);
 }
 
+static long vm_size_kib(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    assert_non_null(f);
+    char line[256];
+    long kib = -1;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "VmSize:", 7) == 0)
+            kib = strtol(line + 7, NULL, 10);
+    fclose(f);
+    return kib;
+}
+
+static int answer_util(void *ctx, double *percent)
+{
+    (void)ctx;
+    *percent = 1;
+    return 0;
+}
+
+static int answer_process_memory(void *ctx, const pid_t *pids, size_t count, double *mb)
+{
+    (void)ctx, (void)pids, (void)count;
+    *mb = 1;
+    return 0;
+}
+
+/* glibc gives every thread that calls malloc or free an arena of its own:
+ * 64 MiB of address space.  The sampler and GPU threads take none (pages.h),
+ * so a monitor costs its two threads' stacks (8 MiB each by default), also
+ * at 1 kHz with more samples than the store's first allocation holds.  (A
+ * profiler that allocates still costs the GPU thread an arena: README.) */
+static void background_threads_take_no_malloc_arena(void **state)
+{
+    (void)state;
+#ifdef RESMON_TEST_SANITIZED
+    skip(); /* the sanitizers replace malloc and reserve memory of their own */
+#endif
+    resmon_gpu_profiler p = RESMON_GPU_PROFILER_INIT;
+    p.get_utilization = answer_util;
+    p.get_process_memory = answer_process_memory;
+    resmon_options o = RESMON_OPTIONS_INIT;
+    o.sample_interval_sec = 0.001;
+    o.gpu_profiler = &p;
+    resmon_monitor *m = NULL;
+    assert_int_equal(resmon_monitor_new(&m, &o), 0);
+    long before = vm_size_kib();
+    assert_int_equal(resmon_monitor_start(m), 0);
+    while (test_summary(m).num_samples < 1500) /* past the first 1024-sample block */
+        test_sleep(0.05);
+    long grown_mib = (vm_size_kib() - before) / 1024;
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    resmon_monitor_free(m);
+    printf("VmSize grew %ld MiB with a monitor and a GPU profiler running\n", grown_mib);
+    assert_true(grown_mib < 40); /* two stacks: ~16 MiB; one arena more: 80+ */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -254,6 +312,7 @@ int main(void)
         cmocka_unit_test(free_with_release_is_bounded_and_releases_after_the_call),
         cmocka_unit_test(release_comes_once_when_nothing_hangs),
         cmocka_unit_test(a_new_window_never_overlaps_a_hung_call),
+        cmocka_unit_test(background_threads_take_no_malloc_arena),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
