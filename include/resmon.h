@@ -336,11 +336,11 @@ typedef struct resmon_gpu_reading {
 
 typedef struct resmon_gpu resmon_gpu; /* an open GPU profiler */
 
-/* Lists the GPUs every backend finds: describes up to cap of them in out
- * (stride: the size of one element, sizeof *out) and stores how many exist in
- * *count.  A missing driver or library is not an error: it finds nothing.
- * Returns 0, -EINVAL (count NULL, out NULL with cap > 0, stride too small) or
- * -ENOMEM. */
+/* Lists the GPUs every backend finds: describes the first min(cap, *count)
+ * in out (stride: the size of one element, sizeof *out; nothing beyond them is
+ * written; out may be NULL to learn the count only) and stores how many exist
+ * in *count.  A missing driver or library is not an error: it finds nothing.
+ * Returns 0, or -EINVAL (count NULL, stride too small). */
 RESMON_API int resmon_gpu_list(resmon_gpu_info *out, size_t cap, size_t stride, size_t *count);
 
 /* Opens a profiler into *out.  spec:
@@ -377,8 +377,9 @@ RESMON_API int resmon_gpu_device_info(const resmon_gpu *gpu, size_t i, resmon_gp
 
 /* The readings of each device from the profiler's latest calls (per-device
  * columns for "all"); thread-safe, e.g. from a monitor's on_sample callback.
- * Copies up to cap with the given stride (sizeof *out; out may be NULL when
- * cap is 0) and returns how many devices there are, or -EINVAL. */
+ * Copies up to cap with the given stride (sizeof *out; none when out is NULL)
+ * and returns how many devices there are, or -EINVAL (gpu NULL, stride too
+ * small). */
 RESMON_API ssize_t resmon_gpu_last_readings(const resmon_gpu *gpu, resmon_gpu_reading *out, size_t cap,
                                             size_t stride);
 

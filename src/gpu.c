@@ -2,12 +2,13 @@
  * gpu.c -- resmon_gpu: opening GPUs by spec and presenting one or several
  * devices as one resmon_gpu_profiler.
  *
- * One code path serves one device and many: each callback asks every device
- * and combines what succeeded -- memory and power summed, utilization and
- * clocks averaged, energy summed (only when every device has a counter, else
- * a sum would silently miss devices).  A device whose call fails contributes
- * nothing to that sample; when none succeeds the callback fails and the
- * sample's field is NAN.
+ * One code path serves one device and many: each poll reads every device
+ * once (one backend call, one lock to keep its latest values) and combines
+ * what they know -- memory and power summed, utilization and clocks averaged,
+ * energy summed only when every device has a counter (see
+ * rm__gpu_reading_sum).  A device that cannot read a metric contributes
+ * nothing to it; when no device knows a metric, that field is NAN.  The
+ * profiler's per-metric callbacks are built on this in gpu_reading.c.
  */
 #include "gpu_backend.h"
 #include "internal.h"
@@ -20,8 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define MAX_GPUS 64
 
 static const rm__gpu_backend *const backends[] = {&rm__gpu_nvml, &rm__gpu_amd, &rm__gpu_intel};
 #define BACKEND_COUNT (sizeof backends / sizeof *backends)
@@ -45,174 +44,73 @@ struct resmon_gpu {
     gpu_device devices[];
 };
 
-/* Records one field of a device's latest readings. */
-static void remember(resmon_gpu *g, double *field, double value)
+void rm__gpu_env_read(rm__gpu_env *env)
 {
-    pthread_mutex_lock(&g->last_lock);
-    *field = value;
-    pthread_mutex_unlock(&g->last_lock);
+    rm__sysfs_from_env(&env->sysfs);
+    const char *library = secure_getenv("RESMON_NVML_LIBRARY");
+    rm__copy_string(env->nvml_library, sizeof env->nvml_library, library ? library : "",
+                    library ? strlen(library) : 0);
 }
 
-static void clear_reading(resmon_gpu_reading *r)
+int rm__parse_index(const char *selector, unsigned *index)
 {
-    r->util_percent = r->mem_used_mb = r->mem_total_mb = r->clock_mhz = r->mem_clock_mhz = r->power_w =
-        r->power_limit_w = NAN;
-}
-
-/* ---- the profiler callbacks --------------------------------------------- */
-
-static int gpu_utilization(void *ctx, double *percent)
-{
-    resmon_gpu *g = ctx;
-    double sum = 0;
-    size_t ok = 0;
-    for (size_t i = 0; i < g->count; i++) {
-        gpu_device *d = &g->devices[i];
-        double value = NAN;
-        if (d->backend->utilization && d->backend->utilization(d->ctx, &value) == 0) {
-            sum += value;
-            ok++;
-        } else {
-            value = NAN;
-        }
-        remember(g, &d->last.util_percent, value);
-    }
-    if (!ok)
-        return -ENOTSUP;
-    *percent = sum / (double)ok;
+    char *end;
+    errno = 0;
+    unsigned long value = strtoul(selector, &end, 10);
+    if (!*selector || *end || errno || value > UINT_MAX || selector[0] == '-')
+        return -EINVAL;
+    *index = (unsigned)value;
     return 0;
 }
 
-static int gpu_memory(void *ctx, resmon_gpu_memory *out)
+void rm__gpu_read_devices(resmon_gpu *g, const pid_t *pids, size_t pid_count, rm__gpu_device_reading *out)
 {
-    resmon_gpu *g = ctx;
-    double used = 0, total = 0;
-    size_t ok = 0;
+    rm__gpu_reading_sum sum;
+    rm__gpu_reading_sum_init(&sum);
     for (size_t i = 0; i < g->count; i++) {
         gpu_device *d = &g->devices[i];
-        resmon_gpu_memory m = {NAN, NAN};
-        if (d->backend->memory && d->backend->memory(d->ctx, &m) == 0) {
-            used += m.gpu_memory_used_mb;
-            total += m.gpu_memory_total_mb;
-            ok++;
-        } else {
-            m.gpu_memory_used_mb = m.gpu_memory_total_mb = NAN;
-        }
-        remember(g, &d->last.mem_used_mb, m.gpu_memory_used_mb);
-        remember(g, &d->last.mem_total_mb, m.gpu_memory_total_mb);
+        rm__gpu_device_reading reading;
+        rm__gpu_reading_clear(&reading);
+        d->backend->read(d->ctx, pids, pid_count, &reading);
+        pthread_mutex_lock(&g->last_lock);
+        d->last = reading.gauges;
+        pthread_mutex_unlock(&g->last_lock);
+        rm__gpu_reading_sum_add(&sum, &reading);
     }
-    if (!ok)
-        return -ENOTSUP;
-    out->gpu_memory_used_mb = used;
-    out->gpu_memory_total_mb = total;
-    return 0;
-}
-
-static int gpu_clocks(void *ctx, resmon_gpu_clocks *out)
-{
-    resmon_gpu *g = ctx;
-    double graphics = 0, memory = 0;
-    size_t ok = 0, memory_ok = 0;
-    for (size_t i = 0; i < g->count; i++) {
-        gpu_device *d = &g->devices[i];
-        resmon_gpu_clocks c = {NAN, NAN};
-        if (d->backend->clocks && d->backend->clocks(d->ctx, &c) == 0) {
-            graphics += c.gpu_clock_mhz;
-            ok++;
-            if (!isnan(c.mem_clock_mhz)) {
-                memory += c.mem_clock_mhz;
-                memory_ok++;
-            }
-        } else {
-            c.gpu_clock_mhz = c.mem_clock_mhz = NAN;
-        }
-        remember(g, &d->last.clock_mhz, c.gpu_clock_mhz);
-        remember(g, &d->last.mem_clock_mhz, c.mem_clock_mhz);
-    }
-    if (!ok)
-        return -ENOTSUP;
-    out->gpu_clock_mhz = graphics / (double)ok;
-    out->mem_clock_mhz = memory_ok ? memory / (double)memory_ok : NAN;
-    return 0;
-}
-
-static int gpu_power(void *ctx, resmon_gpu_power *out)
-{
-    resmon_gpu *g = ctx;
-    double draw = 0, limit = 0;
-    size_t ok = 0;
-    for (size_t i = 0; i < g->count; i++) {
-        gpu_device *d = &g->devices[i];
-        resmon_gpu_power p = {NAN, NAN};
-        if (d->backend->power && d->backend->power(d->ctx, &p) == 0) {
-            draw += p.power_draw_w;
-            limit += p.power_limit_w; /* NAN if any limit is unknown: a partial sum would mislead */
-            ok++;
-        } else {
-            p.power_draw_w = p.power_limit_w = NAN;
-        }
-        remember(g, &d->last.power_w, p.power_draw_w);
-        remember(g, &d->last.power_limit_w, p.power_limit_w);
-    }
-    if (!ok)
-        return -ENOTSUP;
-    out->power_draw_w = draw;
-    out->power_limit_w = limit;
-    return 0;
-}
-
-static int gpu_energy(void *ctx, double *joules)
-{
-    resmon_gpu *g = ctx;
-    double sum = 0;
-    for (size_t i = 0; i < g->count; i++) {
-        gpu_device *d = &g->devices[i];
-        double value;
-        int rc = d->backend->energy ? d->backend->energy(d->ctx, &value) : -ENOTSUP;
-        if (rc < 0)
-            return rc;
-        sum += value;
-    }
-    *joules = sum;
-    return 0;
-}
-
-static int gpu_process_memory(void *ctx, const pid_t *pids, size_t count, double *mb)
-{
-    resmon_gpu *g = ctx;
-    double sum = 0;
-    size_t ok = 0;
-    for (size_t i = 0; i < g->count; i++) {
-        gpu_device *d = &g->devices[i];
-        double value;
-        if (d->backend->process_memory && d->backend->process_memory(d->ctx, pids, count, &value) == 0) {
-            sum += value;
-            ok++;
-        }
-    }
-    if (!ok)
-        return -ENOTSUP;
-    *mb = sum;
-    return 0;
+    rm__gpu_reading_sum_result(&sum, out);
 }
 
 /* ---- listing and opening ------------------------------------------------- */
 
 int resmon_gpu_list(resmon_gpu_info *out, size_t cap, size_t stride, size_t *count)
 {
-    if (!count || (!out && cap) || (cap && stride < RM__SIZE_THROUGH(resmon_gpu_info, memory_total_mb)))
+    if (!count || (out && cap && stride < RM__SIZE_THROUGH(resmon_gpu_info, memory_total_mb)))
         return -EINVAL;
+    if (!out)
+        cap = 0; /* the count only */
+    rm__gpu_env env;
+    rm__gpu_env_read(&env);
+    /* Each backend describes its devices straight into what is left of out,
+     * so every entry counted within cap is written, and none beyond it. */
     size_t total = 0;
     for (size_t b = 0; b < BACKEND_COUNT; b++) {
-        resmon_gpu_info found[MAX_GPUS];
-        size_t n = 0;
-        backends[b]->list(found, MAX_GPUS, &n);
-        for (size_t i = 0; i < n && i < MAX_GPUS; i++, total++) {
-            if (total >= cap)
-                continue;
-            found[i].struct_size = rm__out_size(stride, sizeof found[i]);
-            rm__copy_struct_out((char *)out + total * stride, stride, &found[i], sizeof found[i]);
+        size_t room = total < cap ? cap - total : 0, n = 0;
+        if (room == 0 || stride == sizeof *out) {
+            backends[b]->list(&env, room ? (resmon_gpu_info *)((char *)out + total * stride) : NULL, room, &n);
+        } else { /* a caller built against another resmon.h: describe, then copy with its stride */
+            resmon_gpu_info *bounce = calloc(room, sizeof *bounce);
+            if (!bounce)
+                return -ENOMEM;
+            backends[b]->list(&env, bounce, room, &n);
+            for (size_t i = 0; i < n && i < room; i++) {
+                bounce[i].struct_size = rm__out_size(stride, sizeof bounce[i]);
+                rm__copy_struct_out((char *)out + (total + i) * stride, stride, &bounce[i], sizeof bounce[i]);
+            }
+            free(bounce);
         }
+        for (size_t i = 0; stride == sizeof *out && i < n && i < room; i++)
+            ((resmon_gpu_info *)((char *)out + total * stride))[i].struct_size = sizeof *out;
+        total += n;
     }
     *count = total;
     return 0;
@@ -249,34 +147,29 @@ static resmon_gpu *gpu_new(size_t count)
         return NULL;
     }
     atomic_init(&g->holders, 1);
-    g->profiler = (resmon_gpu_profiler){
-        .struct_size = sizeof(resmon_gpu_profiler),
-        .ctx = g,
-        .retain = gpu_retain,
-        .release = gpu_release,
-        .get_utilization = gpu_utilization,
-        .get_memory_usage = gpu_memory,
-        .get_clock_info = gpu_clocks,
-        .get_power_info = gpu_power,
-        .get_energy = gpu_energy,
-        .get_process_memory = gpu_process_memory,
-    };
+    g->profiler = rm__gpu_profiler_for(g);
+    g->profiler.retain = gpu_retain;
+    g->profiler.release = gpu_release;
     return g;
 }
 
-static int open_device(gpu_device *d, const rm__gpu_backend *backend, const char *selector, char *err, size_t errcap)
+static int open_device(const rm__gpu_env *env, gpu_device *d, const rm__gpu_backend *backend, const char *selector,
+                       char *err, size_t errcap)
 {
+    rm__gpu_device_reading unknown;
+    rm__gpu_reading_clear(&unknown);
     d->backend = backend;
-    clear_reading(&d->last);
-    return backend->open(selector, &d->ctx, &d->info, err, errcap);
+    d->last = unknown.gauges;
+    return backend->open(env, selector, &d->ctx, &d->info, err, errcap);
 }
 
-static int open_one(resmon_gpu **out, const rm__gpu_backend *backend, const char *selector, char *err, size_t errcap)
+static int open_one(const rm__gpu_env *env, resmon_gpu **out, const rm__gpu_backend *backend, const char *selector,
+                    char *err, size_t errcap)
 {
     resmon_gpu *g = gpu_new(1);
     if (!g)
         return -ENOMEM;
-    int rc = open_device(&g->devices[0], backend, selector, err, errcap);
+    int rc = open_device(env, &g->devices[0], backend, selector, err, errcap);
     if (rc < 0) {
         pthread_mutex_destroy(&g->last_lock);
         free(g);
@@ -289,12 +182,12 @@ static int open_one(resmon_gpu **out, const rm__gpu_backend *backend, const char
 
 /* "auto": NVIDIA first (the default device honours CUDA_VISIBLE_DEVICES),
  * then AMD, then Intel. */
-static int open_default(resmon_gpu **out, char *err, size_t errcap)
+static int open_default(const rm__gpu_env *env, resmon_gpu **out, char *err, size_t errcap)
 {
-    char reasons[3][256];
+    char reasons[BACKEND_COUNT][256];
     for (size_t b = 0; b < BACKEND_COUNT; b++) {
         reasons[b][0] = '\0';
-        int rc = open_one(out, backends[b], b == 0 ? "default" : "0", reasons[b], sizeof reasons[b]);
+        int rc = open_one(env, out, backends[b], b == 0 ? "default" : "0", reasons[b], sizeof reasons[b]);
         if (rc == 0)
             return 0;
         if (rc == -ENOMEM)
@@ -304,19 +197,18 @@ static int open_default(resmon_gpu **out, char *err, size_t errcap)
     return -ENODEV;
 }
 
-static int open_all(resmon_gpu **out, char *err, size_t errcap)
+static int open_all(const rm__gpu_env *env, resmon_gpu **out, char *err, size_t errcap)
 {
-    resmon_gpu *g = gpu_new(MAX_GPUS);
+    resmon_gpu *g = gpu_new(RM__GPU_MAX_DEVICES);
     if (!g)
         return -ENOMEM;
     for (size_t b = 0; b < BACKEND_COUNT; b++) {
-        resmon_gpu_info found[MAX_GPUS];
         size_t n = 0;
-        backends[b]->list(found, MAX_GPUS, &n);
-        for (size_t i = 0; i < n && g->count < MAX_GPUS; i++) {
+        backends[b]->list(env, NULL, 0, &n);
+        for (size_t i = 0; i < n && g->count < RM__GPU_MAX_DEVICES; i++) {
             char selector[24], reason[256];
             snprintf(selector, sizeof selector, "%zu", i);
-            if (open_device(&g->devices[g->count], backends[b], selector, reason, sizeof reason) == 0)
+            if (open_device(env, &g->devices[g->count], backends[b], selector, reason, sizeof reason) == 0)
                 g->count++; /* a listed device we may not open is left out */
         }
     }
@@ -341,15 +233,17 @@ int resmon_gpu_open(resmon_gpu **out, const char *spec, char *err, size_t errcap
     if (!out)
         return -EINVAL;
     *out = NULL;
+    rm__gpu_env env;
+    rm__gpu_env_read(&env);
     if (!spec || strcmp(spec, "auto") == 0)
-        return open_default(out, err, errcap);
+        return open_default(&env, out, err, errcap);
     if (strcmp(spec, "all") == 0)
-        return open_all(out, err, errcap);
+        return open_all(&env, out, err, errcap);
     const char *colon = strchr(spec, ':');
     for (size_t b = 0; colon && b < BACKEND_COUNT; b++) {
         size_t len = strlen(backends[b]->name);
         if ((size_t)(colon - spec) == len && strncmp(spec, backends[b]->name, len) == 0)
-            return open_one(out, backends[b], colon + 1, err, errcap);
+            return open_one(&env, out, backends[b], colon + 1, err, errcap);
     }
     snprintf(err, errcap, "unknown GPU '%s': use auto, all, nvml:N, nvml:GPU-<uuid>, amd:N or intel:N", spec);
     return -EINVAL;
@@ -383,8 +277,10 @@ int resmon_gpu_device_info(const resmon_gpu *g, size_t i, resmon_gpu_info *out, 
 
 ssize_t resmon_gpu_last_readings(const resmon_gpu *g, resmon_gpu_reading *out, size_t cap, size_t stride)
 {
-    if (!g || (!out && cap) || (cap && stride < RM__SIZE_THROUGH(resmon_gpu_reading, power_limit_w)))
+    if (!g || (out && cap && stride < RM__SIZE_THROUGH(resmon_gpu_reading, power_limit_w)))
         return -EINVAL;
+    if (!out)
+        cap = 0; /* the count only */
     resmon_gpu *mutable_g = (resmon_gpu *)g; /* the lock is not part of its value */
     pthread_mutex_lock(&mutable_g->last_lock);
     for (size_t i = 0; i < g->count && i < cap; i++) {

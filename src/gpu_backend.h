@@ -2,52 +2,72 @@
  * gpu_backend.h -- what each GPU backend (NVML, amdgpu sysfs, Intel sysfs)
  * provides to gpu.c, which turns devices into resmon_gpu profilers.
  *
- * A backend reads one metric per call, as the seed's protocol asks: a metric
- * the hardware lacks returns -ENOTSUP and becomes NAN for that metric only.
- * Missing operations are NULL.
+ * A backend reads a device whole: one call per poll fills every metric the
+ * device knows into one rm__gpu_device_reading (see gpu_reading.h), leaving
+ * NAN where the hardware lacks a metric or its read failed -- one missing
+ * metric never costs the others.
  */
 #ifndef RESMON_GPU_BACKEND_H
 #define RESMON_GPU_BACKEND_H
 
+#include "gpu_reading.h"
 #include "resmon.h"
+#include "sysfs.h"
 
+#include <limits.h>
 #include <stddef.h>
+
+/* The most GPUs resmon handles: devices one profiler ("all") opens, and DRM
+ * cards one sysfs backend considers (the kernel numbers DRM primary nodes
+ * below 64).  The one limit on a GPU count anywhere in resmon. */
+#define RM__GPU_MAX_DEVICES 64
+
+/* What the environment says about finding GPUs, read once when a profiler or
+ * a list opens -- never on the GPU thread, where getenv would race with a
+ * host program's setenv. */
+typedef struct rm__gpu_env {
+    rm__sysfs sysfs;              /* RESMON_SYSFS_ROOT */
+    char nvml_library[PATH_MAX];  /* RESMON_NVML_LIBRARY; "" for the driver's own */
+} rm__gpu_env;
+
+void rm__gpu_env_read(rm__gpu_env *env);
 
 typedef struct rm__gpu_backend {
     const char *name; /* "nvml", "amd", "intel": the spec prefix */
-    /* Lists devices: fills up to cap infos and sets *count.  A missing
-     * driver or library gives 0 devices and returns 0. */
-    int (*list)(resmon_gpu_info *out, size_t cap, size_t *count);
+    /* Lists devices: describes the first min(cap, count) in out and sets
+     * *count to how many there are.  A missing driver or library gives 0
+     * devices; out may be NULL when cap is 0. */
+    void (*list)(const rm__gpu_env *env, resmon_gpu_info *out, size_t cap, size_t *count);
     /* Opens a device by selector (an index; NVML also a UUID or PCI bus
      * id).  0, or a negative errno with a sentence in err. */
-    int (*open)(const char *selector, void **ctx, resmon_gpu_info *info, char *err, size_t errcap);
+    int (*open)(const rm__gpu_env *env, const char *selector, void **ctx, resmon_gpu_info *info, char *err,
+                size_t errcap);
     void (*close)(void *ctx);
-    int (*utilization)(void *ctx, double *percent);
-    int (*memory)(void *ctx, resmon_gpu_memory *out);
-    int (*clocks)(void *ctx, resmon_gpu_clocks *out);
-    int (*power)(void *ctx, resmon_gpu_power *out);
-    int (*energy)(void *ctx, double *joules);
-    int (*process_memory)(void *ctx, const pid_t *pids, size_t count, double *mb);
+    /* Fills what the device knows into out, which arrives all NAN.  pids (may
+     * be empty) are the monitored processes, for proc_mem_mb. */
+    void (*read)(void *ctx, const pid_t *pids, size_t pid_count, rm__gpu_device_reading *out);
 } rm__gpu_backend;
 
 extern const rm__gpu_backend rm__gpu_nvml;
 extern const rm__gpu_backend rm__gpu_amd;
 extern const rm__gpu_backend rm__gpu_intel;
 
-/* Finds DRM cards (/sys/class/drm/cardN, never by name alone) whose PCI
- * vendor id and driver match, in card-number order.  Fills up to cap card
- * numbers and returns how many match. */
-size_t rm__drm_find_cards(unsigned vendor_id, const char *const *drivers, int *cards, size_t cap);
+/* Reads every device of one of resmon's own profilers once, each device's
+ * latest values kept for resmon_gpu_last_readings, and combines them into
+ * out (see rm__gpu_reading_sum). */
+void rm__gpu_read_devices(resmon_gpu *g, const pid_t *pids, size_t pid_count, rm__gpu_device_reading *out);
+
+/* Parses an index selector ("0", "12"): the "N" of "nvml:N", "amd:N". */
+int rm__parse_index(const char *selector, unsigned *index);
+
+/* Finds DRM cards (class/drm/cardN, never by name alone) whose PCI vendor id
+ * and driver match, in card-number order: fills cards with at most
+ * RM__GPU_MAX_DEVICES card numbers and returns how many. */
+size_t rm__drm_find_cards(const rm__sysfs *fs, unsigned vendor_id, const char *const *drivers,
+                          int cards[RM__GPU_MAX_DEVICES]);
 
 /* Fills name/id/index of a DRM card's resmon_gpu_info. */
-void rm__drm_describe(int card, unsigned index, const char *backend, resmon_gpu_info *info);
-
-/* The first hwmon directory of a card ("class/drm/cardN/device/hwmon/hwmonM"),
- * relative to the sysfs root; -ENOENT when it has none. */
-int rm__drm_hwmon_dir(int card, char *out, size_t cap);
-
-/* Parses an index selector ("0", "12"). */
-int rm__parse_index(const char *selector, unsigned *index);
+void rm__drm_describe(const rm__sysfs *fs, int card, unsigned index, const char *backend, resmon_gpu_info *info);
 
 /* A vendor's DRM cards, for the sysfs backends. */
 typedef struct rm__drm_vendor {
@@ -58,10 +78,15 @@ typedef struct rm__drm_vendor {
 } rm__drm_vendor;
 
 /* Chooses the vendor's card for an index selector ("amd:1" -> the second AMD
- * card) and its hwmon directory ("" when none).  0, or a negative errno with
- * a sentence in err: -EINVAL (not an index), -ENODEV (no such card at all),
- * -ENOENT (fewer cards than that). */
-int rm__drm_select(const rm__drm_vendor *v, const char *selector, int *card, unsigned *index, char *hwmon,
-                   size_t hwmon_cap, char *err, size_t errcap);
+ * card).  0, or a negative errno with a sentence in err: -EINVAL (not an
+ * index), -ENODEV (no such card at all), -ENOENT (fewer cards than that). */
+int rm__drm_select(const rm__sysfs *fs, const rm__drm_vendor *v, const char *selector, int *card, unsigned *index,
+                   char *err, size_t errcap);
+
+/* The card's hwmon directory ("class/drm/cardN/device/hwmon/hwmonM",
+ * relative to the sysfs root): the one whose "name" is one of the vendor's
+ * drivers (a card can carry other hwmon devices), else the lowest-numbered;
+ * -ENOENT when it has none. */
+int rm__drm_hwmon_dir(const rm__sysfs *fs, const rm__drm_vendor *v, int card, char *out, size_t cap);
 
 #endif

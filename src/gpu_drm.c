@@ -13,21 +13,23 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-static int compare_int(const void *a, const void *b)
-{
-    return (*(const int *)a > *(const int *)b) - (*(const int *)a < *(const int *)b);
-}
+/* Card numbers considered: far above any real one (the kernel numbers
+ * primary nodes below 64), small enough for a bitmap on the stack. */
+#define DRM_CARD_NUMBER_LIMIT 4096
 
 /* The driver's name: the last component of the device/driver symlink. */
-static int card_driver(int card, char *out, size_t cap)
+static int card_driver(const rm__sysfs *fs, int card, char *out, size_t cap)
 {
-    char path[PATH_MAX], target[PATH_MAX];
-    snprintf(path, sizeof path, "%s/class/drm/card%d/device/driver", rm__sysfs_root(), card);
+    char rel[96], path[PATH_MAX], target[PATH_MAX];
+    snprintf(rel, sizeof rel, "class/drm/card%d/device/driver", card);
+    if (rm__sysfs_path(fs, rel, path, sizeof path) < 0)
+        return -ENAMETOOLONG;
     ssize_t n = readlink(path, target, sizeof target - 1);
     if (n < 0)
         return -errno;
@@ -38,60 +40,67 @@ static int card_driver(int card, char *out, size_t cap)
     return 0;
 }
 
-size_t rm__drm_find_cards(unsigned vendor_id, const char *const *drivers, int *cards, size_t cap)
+static bool card_matches(const rm__sysfs *fs, int card, unsigned vendor_id, const char *const *drivers)
+{
+    char rel[64], driver[64];
+    uint64_t vendor;
+    snprintf(rel, sizeof rel, "class/drm/card%d/device/vendor", card);
+    if (rm__sysfs_read_u64(fs, rel, &vendor) < 0 || vendor != vendor_id)
+        return false;
+    if (card_driver(fs, card, driver, sizeof driver) < 0)
+        return false;
+    for (const char *const *d = drivers; *d; d++)
+        if (strcmp(driver, *d) == 0)
+            return true;
+    return false;
+}
+
+size_t rm__drm_find_cards(const rm__sysfs *fs, unsigned vendor_id, const char *const *drivers,
+                          int cards[RM__GPU_MAX_DEVICES])
 {
     char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/class/drm", rm__sysfs_root());
+    if (rm__sysfs_path(fs, "class/drm", path, sizeof path) < 0)
+        return 0;
     DIR *dir = opendir(path);
     if (!dir)
         return 0;
-    int found[64] = {0};
-    size_t count = 0;
+    /* readdir's order is arbitrary: mark matching numbers, then walk them in
+     * order, so "amd:0" is always the lowest-numbered AMD card. */
+    bool matching[DRM_CARD_NUMBER_LIMIT] = {false};
     struct dirent *e;
-    while ((e = readdir(dir)) != NULL && count < 64) {
+    while ((e = readdir(dir)) != NULL) {
         /* "cardN" only: "card0-DP-1" and "renderD128" are not cards. */
         if (strncmp(e->d_name, "card", 4) != 0 || !e->d_name[4])
             continue;
         char *end;
         long card = strtol(e->d_name + 4, &end, 10);
-        if (*end != '\0' || card < 0 || card > 4096)
-            continue;
-        char rel[64];
-        uint64_t vendor;
-        snprintf(rel, sizeof rel, "class/drm/card%ld/device/vendor", card);
-        if (rm__sysfs_read_u64(rel, &vendor) < 0 || vendor != vendor_id)
-            continue;
-        char driver[64];
-        if (card_driver((int)card, driver, sizeof driver) < 0)
-            continue;
-        for (const char *const *d = drivers; *d; d++)
-            if (strcmp(driver, *d) == 0) {
-                found[count++] = (int)card;
-                break;
-            }
+        if (*end == '\0' && card >= 0 && card < DRM_CARD_NUMBER_LIMIT &&
+            card_matches(fs, (int)card, vendor_id, drivers))
+            matching[card] = true;
     }
     closedir(dir);
-    qsort(found, count, sizeof *found, compare_int);
-    for (size_t i = 0; i < count && i < cap; i++)
-        cards[i] = found[i];
+    size_t count = 0;
+    for (int card = 0; card < DRM_CARD_NUMBER_LIMIT && count < RM__GPU_MAX_DEVICES; card++)
+        if (matching[card])
+            cards[count++] = card;
     return count;
 }
 
-void rm__drm_describe(int card, unsigned index, const char *backend, resmon_gpu_info *info)
+void rm__drm_describe(const rm__sysfs *fs, int card, unsigned index, const char *backend, resmon_gpu_info *info)
 {
     memset(info, 0, sizeof *info);
     snprintf(info->backend, sizeof info->backend, "%s", backend);
     info->index = index;
     char rel[96], text[256];
     snprintf(rel, sizeof rel, "class/drm/card%d/device/product_name", card);
-    if (rm__sysfs_read(rel, text, sizeof text) > 0)
+    if (rm__sysfs_read(fs, rel, text, sizeof text) > 0)
         rm__copy_string(info->name, sizeof info->name, text, sizeof text);
     else
         snprintf(info->name, sizeof info->name, "%s GPU (card%d)", strcmp(backend, "amd") == 0 ? "AMD" : "Intel", card);
     /* The PCI address, from uevent's PCI_SLOT_NAME. */
     snprintf(rel, sizeof rel, "class/drm/card%d/device/uevent", card);
     snprintf(info->id, sizeof info->id, "card%d", card);
-    if (rm__sysfs_read(rel, text, sizeof text) > 0) {
+    if (rm__sysfs_read(fs, rel, text, sizeof text) > 0) {
         const char *slot = strstr(text, "PCI_SLOT_NAME=");
         if (slot) {
             slot += strlen("PCI_SLOT_NAME=");
@@ -101,52 +110,61 @@ void rm__drm_describe(int card, unsigned index, const char *backend, resmon_gpu_
     info->memory_total_mb = NAN;
 }
 
-int rm__drm_hwmon_dir(int card, char *out, size_t cap)
+static bool is_vendor_driver(const rm__drm_vendor *v, const char *name)
 {
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/class/drm/card%d/device/hwmon", rm__sysfs_root(), card);
+    for (const char *const *d = v->drivers; *d; d++)
+        if (strcmp(name, *d) == 0)
+            return true;
+    return false;
+}
+
+int rm__drm_hwmon_dir(const rm__sysfs *fs, const rm__drm_vendor *v, int card, char *out, size_t cap)
+{
+    char rel[96], path[PATH_MAX];
+    snprintf(rel, sizeof rel, "class/drm/card%d/device/hwmon", card);
+    if (rm__sysfs_path(fs, rel, path, sizeof path) < 0)
+        return -ENOENT;
     DIR *dir = opendir(path);
     if (!dir)
         return -ENOENT;
+    long lowest = -1, named = -1;
     struct dirent *e;
-    int rc = -ENOENT;
     while ((e = readdir(dir)) != NULL) {
-        if (strncmp(e->d_name, "hwmon", 5) == 0) {
-            snprintf(out, cap, "class/drm/card%d/device/hwmon/%s", card, e->d_name);
-            rc = 0;
-            break;
-        }
+        char *end;
+        if (strncmp(e->d_name, "hwmon", 5) != 0)
+            continue;
+        long number = strtol(e->d_name + 5, &end, 10);
+        if (end == e->d_name + 5 || *end || number < 0)
+            continue;
+        char name_rel[160], name[64];
+        snprintf(name_rel, sizeof name_rel, "%s/hwmon%ld/name", rel, number);
+        if ((named < 0 || number < named) && rm__sysfs_read(fs, name_rel, name, sizeof name) > 0 &&
+            is_vendor_driver(v, name))
+            named = number;
+        if (lowest < 0 || number < lowest)
+            lowest = number;
     }
     closedir(dir);
-    return rc;
-}
-
-int rm__parse_index(const char *selector, unsigned *index)
-{
-    char *end;
-    errno = 0;
-    unsigned long value = strtoul(selector, &end, 10);
-    if (!*selector || *end || errno || value > 1024 || selector[0] == '-')
-        return -EINVAL;
-    *index = (unsigned)value;
+    long chosen = named >= 0 ? named : lowest;
+    if (chosen < 0)
+        return -ENOENT;
+    snprintf(out, cap, "%s/hwmon%ld", rel, chosen);
     return 0;
 }
 
-int rm__drm_select(const rm__drm_vendor *v, const char *selector, int *card, unsigned *index, char *hwmon,
-                   size_t hwmon_cap, char *err, size_t errcap)
+int rm__drm_select(const rm__sysfs *fs, const rm__drm_vendor *v, const char *selector, int *card, unsigned *index,
+                   char *err, size_t errcap)
 {
     if (rm__parse_index(selector, index) < 0) {
         snprintf(err, errcap, "%s GPUs are chosen by index (%s:0), not '%s'", v->label, v->backend, selector);
         return -EINVAL;
     }
-    int cards[64];
-    size_t count = rm__drm_find_cards(v->vendor_id, v->drivers, cards, 64);
+    int cards[RM__GPU_MAX_DEVICES];
+    size_t count = rm__drm_find_cards(fs, v->vendor_id, v->drivers, cards);
     if (*index >= count) {
         snprintf(err, errcap, "no %s GPU %u (found %zu with the %s driver)", v->label, *index, count, v->drivers[0]);
         return count ? -ENOENT : -ENODEV;
     }
     *card = cards[*index];
-    if (rm__drm_hwmon_dir(*card, hwmon, hwmon_cap) < 0)
-        hwmon[0] = '\0';
     return 0;
 }

@@ -20,42 +20,45 @@
 #include <time.h>
 
 #define INTEL_VENDOR_ID 0x8086
-#define MAX_CARDS 16
 
 static const char *const intel_drivers[] = {"i915", "xe", NULL};
 static const rm__drm_vendor intel_vendor = {INTEL_VENDOR_ID, intel_drivers, "Intel", "intel"};
 
 typedef struct intel_device {
+    rm__sysfs fs;
     int card;
-    char hwmon[128];
+    char hwmon[160]; /* "" when the card has no hwmon */
     double last_energy_j, last_energy_time; /* for power from energy */
     double last_power_w;
 } intel_device;
 
-static int intel_list(resmon_gpu_info *out, size_t cap, size_t *count)
+static void intel_list(const rm__gpu_env *env, resmon_gpu_info *out, size_t cap, size_t *count)
 {
-    int cards[MAX_CARDS];
-    size_t n = rm__drm_find_cards(INTEL_VENDOR_ID, intel_drivers, cards, MAX_CARDS);
-    for (size_t i = 0; i < n && i < cap && i < MAX_CARDS; i++)
-        rm__drm_describe(cards[i], (unsigned)i, "intel", &out[i]);
+    int cards[RM__GPU_MAX_DEVICES];
+    size_t n = rm__drm_find_cards(&env->sysfs, INTEL_VENDOR_ID, intel_drivers, cards);
+    for (size_t i = 0; i < n && i < cap; i++)
+        rm__drm_describe(&env->sysfs, cards[i], (unsigned)i, "intel", &out[i]);
     *count = n;
-    return 0;
 }
 
-static int intel_open(const char *selector, void **ctx, resmon_gpu_info *info, char *err, size_t errcap)
+static int intel_open(const rm__gpu_env *env, const char *selector, void **ctx, resmon_gpu_info *info, char *err,
+                      size_t errcap)
 {
     intel_device *d = calloc(1, sizeof *d);
     if (!d)
         return -ENOMEM;
+    d->fs = env->sysfs;
     unsigned index;
-    int rc = rm__drm_select(&intel_vendor, selector, &d->card, &index, d->hwmon, sizeof d->hwmon, err, errcap);
+    int rc = rm__drm_select(&d->fs, &intel_vendor, selector, &d->card, &index, err, errcap);
     if (rc < 0) {
         free(d);
         return rc;
     }
+    if (rm__drm_hwmon_dir(&d->fs, &intel_vendor, d->card, d->hwmon, sizeof d->hwmon) < 0)
+        d->hwmon[0] = '\0';
     d->last_energy_time = -1;
     d->last_power_w = NAN;
-    rm__drm_describe(d->card, index, "intel", info);
+    rm__drm_describe(&d->fs, d->card, index, "intel", info);
     *ctx = d;
     return 0;
 }
@@ -70,62 +73,58 @@ static int read_mhz(const intel_device *d, const char *file, double *mhz)
     char rel[160];
     uint64_t value;
     snprintf(rel, sizeof rel, "class/drm/card%d/%s", d->card, file);
-    int rc = rm__sysfs_read_u64(rel, &value);
+    int rc = rm__sysfs_read_u64(&d->fs, rel, &value);
     if (rc == 0)
         *mhz = (double)value;
     return rc;
 }
 
-static int intel_clocks(void *ctx, resmon_gpu_clocks *out)
+static void read_clock(const intel_device *d, double *field)
 {
-    const intel_device *d = ctx;
     double mhz = 0;
     /* Actual frequency first; 0 (Arc) or missing means use the requested one. */
     if ((read_mhz(d, "gt_act_freq_mhz", &mhz) == 0 && mhz > 0) ||
         read_mhz(d, "gt_cur_freq_mhz", &mhz) == 0 ||
         (read_mhz(d, "device/tile0/gt0/freq0/act_freq", &mhz) == 0 && mhz > 0) ||
-        read_mhz(d, "device/tile0/gt0/freq0/cur_freq", &mhz) == 0) {
-        out->gpu_clock_mhz = mhz;
-        out->mem_clock_mhz = NAN;
-        return 0;
-    }
-    return -ENOTSUP;
+        read_mhz(d, "device/tile0/gt0/freq0/cur_freq", &mhz) == 0)
+        *field = mhz;
 }
 
-static int intel_energy(void *ctx, double *joules)
+static int read_energy(const intel_device *d, double *joules)
 {
-    const intel_device *d = ctx;
     if (!d->hwmon[0])
         return -ENOTSUP;
     char rel[192];
     uint64_t microjoules;
     snprintf(rel, sizeof rel, "%s/energy1_input", d->hwmon);
-    int rc = rm__sysfs_read_u64(rel, &microjoules);
-    if (rc < 0)
-        return rc == -ENOENT ? -ENOTSUP : rc;
-    *joules = (double)microjoules / 1e6;
-    return 0;
+    int rc = rm__sysfs_read_u64(&d->fs, rel, &microjoules);
+    if (rc == 0)
+        *joules = (double)microjoules / 1e6;
+    return rc;
 }
 
-/* Power as the energy counter's change since the previous call: the first
- * call has no interval, so it has no value yet. */
-static int intel_power(void *ctx, resmon_gpu_power *out)
+/* Power as the energy counter's change since the previous reading: the
+ * first reading has no interval, so it has no power yet. */
+static void power_from_energy(intel_device *d, double joules, double *field)
 {
-    intel_device *d = ctx;
-    double joules;
-    int rc = intel_energy(ctx, &joules);
-    if (rc < 0)
-        return rc;
     double now = rm__now_sec();
     if (d->last_energy_time >= 0 && now > d->last_energy_time && joules >= d->last_energy_j)
         d->last_power_w = (joules - d->last_energy_j) / (now - d->last_energy_time);
     d->last_energy_j = joules;
     d->last_energy_time = now;
-    if (isnan(d->last_power_w))
-        return -EAGAIN;
-    out->power_draw_w = d->last_power_w;
-    out->power_limit_w = NAN;
-    return 0;
+    *field = d->last_power_w;
+}
+
+static void intel_read(void *ctx, const pid_t *pids, size_t pid_count, rm__gpu_device_reading *out)
+{
+    (void)pids, (void)pid_count; /* no per-process memory in sysfs */
+    intel_device *d = ctx;
+    read_clock(d, &out->gauges.clock_mhz);
+    double joules;
+    if (read_energy(d, &joules) == 0) {
+        out->energy_j = joules;
+        power_from_energy(d, joules, &out->gauges.power_w);
+    }
 }
 
 const rm__gpu_backend rm__gpu_intel = {
@@ -133,7 +132,5 @@ const rm__gpu_backend rm__gpu_intel = {
     .list = intel_list,
     .open = intel_open,
     .close = intel_close,
-    .clocks = intel_clocks,
-    .power = intel_power,
-    .energy = intel_energy,
+    .read = intel_read,
 };

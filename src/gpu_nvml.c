@@ -4,7 +4,8 @@
  * No NVIDIA header or library is needed to build resmon: the few NVML types
  * used are declared here (layouts from NVML's public header, x86-64), and
  * libnvidia-ml.so.1 is opened with dlopen when a profiler is first opened
- * (RESMON_NVML_LIBRARY names another path).  The library is initialised once
+ * (RESMON_NVML_LIBRARY, read by gpu.c when the profiler or list opens, names
+ * another path).  The library is initialised once
  * per process for all resmon profilers and shut down with the last one.
  *
  * Newest versioned symbols are preferred, with fallbacks: nvmlInit_v2,
@@ -105,17 +106,17 @@ static void unload_locked(void)
     nvml.handle = NULL;
 }
 
-/* Loads and initialises NVML for one more user.  Called with nvml.lock held. */
-static int acquire_locked(char *err, size_t errcap)
+/* Loads and initialises NVML for one more user: the library at custom, or
+ * the driver's own when custom is "".  Called with nvml.lock held. */
+static int acquire_locked(const char *custom, char *err, size_t errcap)
 {
     if (nvml.users > 0) {
         nvml.users++;
         return 0;
     }
-    const char *custom = secure_getenv("RESMON_NVML_LIBRARY");
-    const char *tried = custom && *custom ? custom : "libnvidia-ml.so.1";
+    const char *tried = *custom ? custom : "libnvidia-ml.so.1";
     nvml.handle = dlopen(tried, RTLD_NOW | RTLD_LOCAL);
-    if (!nvml.handle && !(custom && *custom)) /* the unversioned name is usually only a dev symlink */
+    if (!nvml.handle && !*custom) /* the unversioned name is usually only a dev symlink */
         nvml.handle = dlopen("libnvidia-ml.so", RTLD_NOW | RTLD_LOCAL);
     if (!nvml.handle) {
         snprintf(err, errcap, "NVIDIA library %s not found: is the NVIDIA driver installed? (%s)", tried, dlerror());
@@ -207,17 +208,17 @@ static void describe(nvmlDevice_t handle, unsigned index, resmon_gpu_info *info)
     info->memory_total_mb = NAN;
     nvmlMemory_t mem;
     if (nvml.memory_v1 && nvml.memory_v1(handle, &mem) == NVML_SUCCESS)
-        info->memory_total_mb = (double)mem.total / 1048576.0;
+        info->memory_total_mb = (double)mem.total / RM__BYTES_PER_MIB;
 }
 
-static int nvml_list(resmon_gpu_info *out, size_t cap, size_t *count)
+static void nvml_list(const rm__gpu_env *env, resmon_gpu_info *out, size_t cap, size_t *count)
 {
     char err[256];
     *count = 0;
     pthread_mutex_lock(&nvml.lock);
-    if (acquire_locked(err, sizeof err) < 0) {
+    if (acquire_locked(env->nvml_library, err, sizeof err) < 0) {
         pthread_mutex_unlock(&nvml.lock);
-        return 0; /* no library or driver: no NVIDIA GPUs */
+        return; /* no library or driver: no NVIDIA GPUs */
     }
     unsigned n = 0;
     if (nvml.count(&n) != NVML_SUCCESS)
@@ -237,7 +238,6 @@ static int nvml_list(resmon_gpu_info *out, size_t cap, size_t *count)
     *count = n;
     release_locked();
     pthread_mutex_unlock(&nvml.lock);
-    return 0;
 }
 
 /* The NVIDIA GPU that CUDA_VISIBLE_DEVICES (else NVIDIA_VISIBLE_DEVICES)
@@ -261,7 +261,43 @@ static const char *visible_first(char *buf, size_t cap)
     return "0";
 }
 
-static int nvml_open(const char *selector, void **ctx, resmon_gpu_info *info, char *err, size_t errcap)
+/* Finds the device a selector names; 0, or a negative errno with a sentence
+ * in err.  Called with nvml.lock held and the library acquired. */
+static int find_device_locked(const char *selector, nvmlDevice_t *handle, unsigned *index, char *err, size_t errcap)
+{
+    unsigned count = 0;
+    nvml.count(&count);
+    nvmlReturn_t nrc;
+    if (rm__parse_index(selector, index) == 0) {
+        nrc = *index < count ? nvml.by_index(*index, handle) : NVML_ERROR_NOT_FOUND;
+    } else if (strncmp(selector, "GPU-", 4) == 0 || strncmp(selector, "MIG-", 4) == 0) {
+        nrc = nvml.by_uuid ? nvml.by_uuid(selector, handle) : NVML_ERROR_FUNCTION_NOT_FOUND;
+    } else if (strchr(selector, ':')) {
+        nrc = nvml.by_pci ? nvml.by_pci(selector, handle) : NVML_ERROR_FUNCTION_NOT_FOUND;
+    } else {
+        snprintf(err, errcap, "NVIDIA GPUs are chosen by index, UUID (GPU-...) or PCI bus id, not '%s'", selector);
+        return -EINVAL;
+    }
+    if (nrc != NVML_SUCCESS) {
+        if (count == 0)
+            return snprintf(err, errcap, "no NVIDIA GPU found"), -ENODEV;
+        if (nrc == NVML_ERROR_NO_PERMISSION)
+            return snprintf(err, errcap, "no permission to use NVIDIA GPU %s", selector), -EACCES;
+        snprintf(err, errcap, "no NVIDIA GPU '%s' (found %u): %s", selector, count, nvml_error(nrc));
+        return -ENOENT;
+    }
+    for (unsigned i = 0; i < count; i++) { /* its index, for the description */
+        nvmlDevice_t h;
+        if (nvml.by_index(i, &h) == NVML_SUCCESS && h == *handle) {
+            *index = i;
+            break;
+        }
+    }
+    return 0;
+}
+
+static int nvml_open(const rm__gpu_env *env, const char *selector, void **ctx, resmon_gpu_info *info, char *err,
+                     size_t errcap)
 {
     char visible[128];
     if (strcmp(selector, "default") == 0) {
@@ -275,51 +311,22 @@ static int nvml_open(const char *selector, void **ctx, resmon_gpu_info *info, ch
     if (!d)
         return -ENOMEM;
     pthread_mutex_lock(&nvml.lock);
-    int rc = acquire_locked(err, errcap);
-    if (rc < 0) {
-        pthread_mutex_unlock(&nvml.lock);
-        free(d);
-        return rc;
-    }
-    unsigned count = 0, index = 0;
-    nvml.count(&count);
-    nvmlReturn_t nrc;
-    if (rm__parse_index(selector, &index) == 0) {
-        nrc = index < count ? nvml.by_index(index, &d->handle) : NVML_ERROR_NOT_FOUND;
-    } else if (strncmp(selector, "GPU-", 4) == 0 || strncmp(selector, "MIG-", 4) == 0) {
-        nrc = nvml.by_uuid ? nvml.by_uuid(selector, &d->handle) : NVML_ERROR_FUNCTION_NOT_FOUND;
-    } else if (strchr(selector, ':')) {
-        nrc = nvml.by_pci ? nvml.by_pci(selector, &d->handle) : NVML_ERROR_FUNCTION_NOT_FOUND;
-    } else {
-        snprintf(err, errcap, "NVIDIA GPUs are chosen by index, UUID (GPU-...) or PCI bus id, not '%s'", selector);
-        nrc = -1;
-        rc = -EINVAL;
-    }
-    if (rc == 0 && nrc != NVML_SUCCESS) {
-        if (count == 0)
-            snprintf(err, errcap, "no NVIDIA GPU found"), rc = -ENODEV;
-        else if (nrc == NVML_ERROR_NO_PERMISSION)
-            snprintf(err, errcap, "no permission to use NVIDIA GPU %s", selector), rc = -EACCES;
-        else
-            snprintf(err, errcap, "no NVIDIA GPU '%s' (found %u): %s", selector, count, nvml_error(nrc)), rc = -ENOENT;
-    }
+    int rc = acquire_locked(env->nvml_library, err, errcap);
+    if (rc < 0)
+        goto out;
+    unsigned index = 0;
+    rc = find_device_locked(selector, &d->handle, &index, err, errcap);
     if (rc < 0) {
         release_locked();
-        pthread_mutex_unlock(&nvml.lock);
-        free(d);
-        return rc;
-    }
-    for (unsigned i = 0; i < count; i++) { /* its index, for the description */
-        nvmlDevice_t h;
-        if (nvml.by_index(i, &h) == NVML_SUCCESS && h == d->handle) {
-            index = i;
-            break;
-        }
+        goto out;
     }
     describe(d->handle, index, info);
-    pthread_mutex_unlock(&nvml.lock);
     *ctx = d;
-    return 0;
+    d = NULL;
+out:
+    pthread_mutex_unlock(&nvml.lock);
+    free(d);
+    return rc;
 }
 
 static void nvml_close(void *ctx)
@@ -334,7 +341,8 @@ static void nvml_close(void *ctx)
     pthread_mutex_unlock(&nvml.lock);
 }
 
-/* Every reading goes through here: a lost device is not called again. */
+/* Every call into a device goes through here: after GPU_IS_LOST the device
+ * is not called again. */
 static int check(nvml_device *d, nvmlReturn_t rc)
 {
     if (rc == NVML_ERROR_GPU_IS_LOST)
@@ -342,102 +350,72 @@ static int check(nvml_device *d, nvmlReturn_t rc)
     return errno_of(rc);
 }
 
-#define RETURN_IF_LOST(d)            \
-    do {                             \
-        if (atomic_load(&(d)->lost)) \
-            return -ENODEV;          \
-    } while (0)
-
-static int nvml_utilization(void *ctx, double *percent)
+static int usable(nvml_device *d, const void *function)
 {
-    nvml_device *d = ctx;
-    RETURN_IF_LOST(d);
-    if (!nvml.utilization)
-        return -ENOTSUP;
-    nvmlUtilization_t u;
-    int rc = check(d, nvml.utilization(d->handle, &u));
-    if (rc == 0)
-        *percent = u.gpu;
-    return rc;
+    return function && !atomic_load(&d->lost);
 }
 
-static int nvml_memory(void *ctx, resmon_gpu_memory *out)
+static void read_utilization(nvml_device *d, resmon_gpu_reading *out)
 {
-    nvml_device *d = ctx;
-    RETURN_IF_LOST(d);
-    if (nvml.memory_v2 && !atomic_load(&d->memory_v1)) {
+    nvmlUtilization_t u;
+    if (usable(d, nvml.utilization) && check(d, nvml.utilization(d->handle, &u)) == 0)
+        out->util_percent = u.gpu;
+}
+
+static void read_memory(nvml_device *d, resmon_gpu_reading *out)
+{
+    if (usable(d, nvml.memory_v2) && !atomic_load(&d->memory_v1)) {
         /* v2's used excludes reserved memory and matches nvidia-smi. */
         nvmlMemory_v2_t mem = {.version = NVML_MEMORY_V2_VERSION};
         nvmlReturn_t nrc = nvml.memory_v2(d->handle, &mem);
         if (nrc == NVML_SUCCESS) {
-            out->gpu_memory_used_mb = (double)mem.used / 1048576.0;
-            out->gpu_memory_total_mb = (double)mem.total / 1048576.0;
-            return 0;
+            out->mem_used_mb = (double)mem.used / RM__BYTES_PER_MIB;
+            out->mem_total_mb = (double)mem.total / RM__BYTES_PER_MIB;
+            return;
         }
-        if (nrc != NVML_ERROR_FUNCTION_NOT_FOUND && nrc != NVML_ERROR_NOT_SUPPORTED)
-            return check(d, nrc);
+        if (nrc != NVML_ERROR_FUNCTION_NOT_FOUND && nrc != NVML_ERROR_NOT_SUPPORTED) {
+            check(d, nrc);
+            return;
+        }
         atomic_store(&d->memory_v1, 1); /* an older driver: v1 from now on */
     }
-    if (!nvml.memory_v1)
-        return -ENOTSUP;
     nvmlMemory_t mem;
-    int rc = check(d, nvml.memory_v1(d->handle, &mem));
-    if (rc == 0) {
-        out->gpu_memory_used_mb = (double)mem.used / 1048576.0;
-        out->gpu_memory_total_mb = (double)mem.total / 1048576.0;
+    if (usable(d, nvml.memory_v1) && check(d, nvml.memory_v1(d->handle, &mem)) == 0) {
+        out->mem_used_mb = (double)mem.used / RM__BYTES_PER_MIB;
+        out->mem_total_mb = (double)mem.total / RM__BYTES_PER_MIB;
     }
-    return rc;
 }
 
-static int nvml_clocks(void *ctx, resmon_gpu_clocks *out)
+static void read_clocks(nvml_device *d, resmon_gpu_reading *out)
 {
-    nvml_device *d = ctx;
-    RETURN_IF_LOST(d);
-    if (!nvml.clock)
-        return -ENOTSUP;
-    unsigned graphics, memory;
-    int rc = check(d, nvml.clock(d->handle, NVML_CLOCK_GRAPHICS, &graphics));
-    if (rc < 0)
-        return rc;
-    out->gpu_clock_mhz = graphics;
-    out->mem_clock_mhz = check(d, nvml.clock(d->handle, NVML_CLOCK_MEM, &memory)) == 0 ? (double)memory : NAN;
-    return 0;
+    unsigned mhz;
+    if (usable(d, nvml.clock) && check(d, nvml.clock(d->handle, NVML_CLOCK_GRAPHICS, &mhz)) == 0)
+        out->clock_mhz = mhz;
+    if (usable(d, nvml.clock) && check(d, nvml.clock(d->handle, NVML_CLOCK_MEM, &mhz)) == 0)
+        out->mem_clock_mhz = mhz;
 }
 
-static int nvml_power(void *ctx, resmon_gpu_power *out)
+static void read_power(nvml_device *d, resmon_gpu_reading *out)
 {
-    nvml_device *d = ctx;
-    RETURN_IF_LOST(d);
-    if (!nvml.power)
-        return -ENOTSUP;
-    unsigned milliwatts, limit;
-    int rc = check(d, nvml.power(d->handle, &milliwatts));
-    if (rc < 0)
-        return rc;
-    out->power_draw_w = milliwatts / 1000.0;
-    out->power_limit_w = nvml.power_limit && check(d, nvml.power_limit(d->handle, &limit)) == 0 ? limit / 1000.0 : NAN;
-    return 0;
+    unsigned milliwatts;
+    if (usable(d, nvml.power) && check(d, nvml.power(d->handle, &milliwatts)) == 0)
+        out->power_w = milliwatts / 1000.0;
+    if (usable(d, nvml.power_limit) && check(d, nvml.power_limit(d->handle, &milliwatts)) == 0)
+        out->power_limit_w = milliwatts / 1000.0;
 }
 
-static int nvml_energy(void *ctx, double *joules)
+static void read_energy(nvml_device *d, double *joules)
 {
-    nvml_device *d = ctx;
-    RETURN_IF_LOST(d);
-    if (!nvml.energy)
-        return -ENOTSUP;
     unsigned long long millijoules;
-    int rc = check(d, nvml.energy(d->handle, &millijoules));
-    if (rc == 0)
+    if (usable(d, nvml.energy) && check(d, nvml.energy(d->handle, &millijoules)) == 0)
         *joules = (double)millijoules / 1000.0;
-    return rc;
 }
 
-static int nvml_process_memory(void *ctx, const pid_t *pids, size_t pid_count, double *mb)
+/* The GPU memory of the given processes, MiB; NAN when unknown. */
+static double process_memory(nvml_device *d, const pid_t *pids, size_t pid_count)
 {
-    nvml_device *d = ctx;
-    RETURN_IF_LOST(d);
-    if (!nvml.processes)
-        return -ENOTSUP;
+    if (!usable(d, nvml.processes))
+        return NAN;
     /* The list can grow between calls: ask, then allocate with room to spare. */
     for (int attempt = 0; attempt < 3; attempt++) {
         unsigned count = d->process_capacity;
@@ -446,14 +424,13 @@ static int nvml_process_memory(void *ctx, const pid_t *pids, size_t pid_count, d
             unsigned capacity = count + count / 2 + 8;
             unsigned char *grown = realloc(d->process_buffer, (size_t)capacity * nvml.process_stride);
             if (!grown)
-                return -ENOMEM;
+                return NAN;
             d->process_buffer = grown;
             d->process_capacity = capacity;
             continue;
         }
-        int rc = check(d, nrc);
-        if (rc < 0)
-            return rc;
+        if (check(d, nrc) < 0)
+            return NAN;
         double total = 0;
         for (unsigned i = 0; i < count; i++) {
             const unsigned char *entry = d->process_buffer + (size_t)i * nvml.process_stride;
@@ -465,14 +442,25 @@ static int nvml_process_memory(void *ctx, const pid_t *pids, size_t pid_count, d
                 continue;
             for (size_t k = 0; k < pid_count; k++)
                 if ((unsigned)pids[k] == pid) {
-                    total += (double)used / 1048576.0;
+                    total += (double)used / RM__BYTES_PER_MIB;
                     break;
                 }
         }
-        *mb = total;
-        return 0;
+        return total;
     }
-    return -EAGAIN;
+    return NAN; /* the list kept outgrowing the buffer */
+}
+
+static void nvml_read(void *ctx, const pid_t *pids, size_t pid_count, rm__gpu_device_reading *out)
+{
+    nvml_device *d = ctx;
+    read_utilization(d, &out->gauges);
+    read_memory(d, &out->gauges);
+    read_clocks(d, &out->gauges);
+    read_power(d, &out->gauges);
+    read_energy(d, &out->energy_j);
+    if (pid_count)
+        out->proc_mem_mb = process_memory(d, pids, pid_count);
 }
 
 const rm__gpu_backend rm__gpu_nvml = {
@@ -480,10 +468,5 @@ const rm__gpu_backend rm__gpu_nvml = {
     .list = nvml_list,
     .open = nvml_open,
     .close = nvml_close,
-    .utilization = nvml_utilization,
-    .memory = nvml_memory,
-    .clocks = nvml_clocks,
-    .power = nvml_power,
-    .energy = nvml_energy,
-    .process_memory = nvml_process_memory,
+    .read = nvml_read,
 };

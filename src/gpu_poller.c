@@ -15,7 +15,6 @@
 #include "pages.h"
 
 #include <errno.h>
-#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -40,8 +39,7 @@ struct rm__gpu_poller {
     int in_call;
     unsigned window;           /* counts windows; readings carry the one they were taken for */
     int window_open, ending, final_done;
-    resmon_sample latest;
-    double latest_energy_j;
+    rm__gpu_device_reading latest;
     uint64_t latest_ns;
     uint64_t window_readings;
     /* The monitored pids.  The monitor hands over a new list (next_pids);
@@ -98,13 +96,11 @@ static void release_profiler(rm__gpu_poller *p)
 }
 
 /* Stores a reading taken for window (dropped when that window has closed). */
-static void publish(rm__gpu_poller *p, unsigned window, const resmon_sample *reading, double energy_j,
-                    uint64_t taken_ns)
+static void publish(rm__gpu_poller *p, unsigned window, const rm__gpu_device_reading *reading, uint64_t taken_ns)
 {
     pthread_mutex_lock(&p->lock);
     if (window == p->window && p->window_open) {
         p->latest = *reading;
-        p->latest_energy_j = energy_j;
         p->latest_ns = taken_ns;
         p->window_readings++;
         if (p->ending) { /* the reading the window's last sample waits for */
@@ -152,11 +148,10 @@ static void *poller_main(void *arg)
             start_ns = rm__now_ns();
             slot = 0;
         }
-        resmon_sample reading;
-        double energy_j;
-        rm__gpu_read_sample(&p->table, pids, pid_count, &reading, &energy_j, &p->gate);
+        rm__gpu_device_reading reading;
+        rm__gpu_read(&p->table, pids, pid_count, &reading, &p->gate);
         uint64_t taken_ns = rm__now_ns();
-        publish(p, window, &reading, energy_j, taken_ns);
+        publish(p, window, &reading, taken_ns);
 
         slot++;
         uint64_t due_ns = start_ns + slot * p->interval_ns;
@@ -284,24 +279,18 @@ void rm__gpu_poller_wait_first(rm__gpu_poller *p, uint64_t timeout_ns)
 
 void rm__gpu_poller_latest(rm__gpu_poller *p, uint64_t now_ns, resmon_sample *s, double *energy_j)
 {
+    rm__gpu_device_reading reading;
     pthread_mutex_lock(&p->lock);
     int fresh = p->window_readings > 0 && now_ns <= p->latest_ns + p->interval_ns + p->interval_ns / 2;
-    if (fresh) {
-        s->gpu_util = p->latest.gpu_util;
-        s->gpu_mem_mb = p->latest.gpu_mem_mb;
-        s->gpu_clock_mhz = p->latest.gpu_clock_mhz;
-        s->gpu_power_w = p->latest.gpu_power_w;
-        s->gpu_proc_mem_mb = p->latest.gpu_proc_mem_mb;
-        *energy_j = p->latest_energy_j;
-    }
+    if (fresh)
+        reading = p->latest;
     pid_t *retired = p->retired; /* freed here, off the GPU thread */
     p->retired = NULL;
     pthread_mutex_unlock(&p->lock);
     rm__pages_free(retired);
-    if (!fresh) {
-        rm__gpu_clear_sample(s);
-        *energy_j = NAN;
-    }
+    if (!fresh)
+        rm__gpu_reading_clear(&reading);
+    rm__gpu_reading_to_sample(&reading, s, energy_j);
 }
 
 void rm__gpu_poller_end(rm__gpu_poller *p, uint64_t timeout_ns)

@@ -1,28 +1,76 @@
 /*
- * gpu_reading.h -- asking a GPU profiler for one sample's GPU fields.
+ * gpu_reading.h -- one GPU reading: every metric of a device (or of several
+ * combined) taken at one moment, and the seam between it and the seed's
+ * per-metric resmon_gpu_profiler callbacks.
+ *
+ * Inside resmon a GPU is read whole: a backend fills one
+ * rm__gpu_device_reading per device per poll (nvtop's refresh_dynamic_info
+ * model), gpu.c combines the devices of a profiler into one, the GPU thread
+ * keeps the latest one and each sample takes its fields from it.  A caller's
+ * own profiler answers metric by metric; rm__gpu_read asks it and fills the
+ * same struct, so everything after that point has one shape.
+ *
+ * Adding a GPU metric: a field here (and in resmon_gpu_reading when it is a
+ * per-device gauge), how devices combine in gpu_reading.c, the backends that
+ * know it, and the sample/summary field it feeds.
  */
 #ifndef RESMON_GPU_READING_H
 #define RESMON_GPU_READING_H
 
 #include "resmon.h"
 
-/* Fills the GPU fields of s from the profiler (NULL: all NAN), and *energy_j
- * from its energy counter (NAN without one).  pids are the monitored
- * processes, for the process GPU memory.  A NULL callback, a failing one, or
- * a value that is NaN, infinite or negative leaves that field NAN; nothing
- * else is affected. */
-typedef struct rm__gpu_gate rm__gpu_gate;
-void rm__gpu_read_sample(const resmon_gpu_profiler *gpu, const pid_t *pids, size_t pid_count, resmon_sample *s,
-                         double *energy_j, rm__gpu_gate *gate);
+/* Every field is a double, NAN when unknown. */
+typedef struct rm__gpu_device_reading {
+    resmon_gpu_reading gauges; /* instantaneous values, as resmon_gpu_last_readings reports them */
+    double energy_j;           /* a cumulative energy counter (any origin) */
+    double proc_mem_mb;        /* GPU memory of the monitored processes; read only when pids are given */
+} rm__gpu_device_reading;
 
-/* Asked before and after every profiler callback (NULL: always allowed).
- * enter returns 0 to skip this and every later callback of the reading: the
- * monitor is being freed and must not be called back (see resmon.h,
- * "Lifetime"). */
+/* Marks every field unknown. */
+void rm__gpu_reading_clear(rm__gpu_device_reading *r);
+
+/* Combining the readings of several devices into one: memory, power, energy
+ * and process memory summed, utilization and clocks averaged over the devices
+ * that know them.  Energy is known only when every device has a counter (a
+ * sum that silently misses devices would mislead); a total or limit only when
+ * every device that reported usage or power also reported it. */
+typedef struct rm__gpu_reading_sum {
+    size_t devices;
+    rm__gpu_device_reading total;  /* running sums, field by field */
+    rm__gpu_device_reading known;  /* how many devices knew each field */
+    rm__gpu_device_reading missing; /* nonzero: a device lacked a field it had to have */
+} rm__gpu_reading_sum;
+
+void rm__gpu_reading_sum_init(rm__gpu_reading_sum *sum);
+void rm__gpu_reading_sum_add(rm__gpu_reading_sum *sum, const rm__gpu_device_reading *r);
+void rm__gpu_reading_sum_result(const rm__gpu_reading_sum *sum, rm__gpu_device_reading *out);
+
+/* Asked before and after every profiler call (NULL: always allowed).  enter
+ * returns 0 to skip this and every later call of the reading: the monitor is
+ * being freed and must not call back (see resmon.h, "Lifetime"). */
+typedef struct rm__gpu_gate rm__gpu_gate;
 struct rm__gpu_gate {
     int (*enter)(rm__gpu_gate *gate);
     void (*leave)(rm__gpu_gate *gate);
 };
+
+/* Reads every metric of a profiler once.  resmon's own profilers (from
+ * resmon_gpu_open) are read device by device in one pass (one call through
+ * the gate); a caller's profiler through its callbacks (each through the
+ * gate).  pids are the monitored processes, for the process GPU memory
+ * (none: that field stays NAN).  A NULL profiler, a NULL or failing callback
+ * leaves its fields NAN. */
+void rm__gpu_read(const resmon_gpu_profiler *gpu, const pid_t *pids, size_t pid_count, rm__gpu_device_reading *out,
+                  rm__gpu_gate *gate);
+
+/* The callback table of one of resmon's own profilers: each callback reads
+ * every device once and answers its metric (-ENOTSUP when no device knows
+ * it).  ctx is the resmon_gpu. */
+resmon_gpu_profiler rm__gpu_profiler_for(resmon_gpu *g);
+
+/* Fills the GPU fields of s and *energy_j from a reading.  A value that is
+ * NaN, infinite or negative leaves its field NAN. */
+void rm__gpu_reading_to_sample(const rm__gpu_device_reading *r, resmon_sample *s, double *energy_j);
 
 /* Marks every GPU field of s unknown (NAN). */
 void rm__gpu_clear_sample(resmon_sample *s);

@@ -63,6 +63,7 @@ struct resmon_monitor {
     pthread_t thread;
     rm__probe *probe;
     uint64_t previous_ns;
+    rm__sysfs sysfs; /* read once by resmon_monitor_new: RAPL opens on the sampler thread */
     rm__rapl rapl;
     uint64_t rapl_read_ns;
     rm__gpu_poller *gpu; /* with a GPU profiler: for the monitor's whole life */
@@ -115,6 +116,7 @@ int resmon_monitor_new(resmon_monitor **out, const resmon_options *opts)
     if (!m)
         return -ENOMEM;
     m->opts = o;
+    rm__sysfs_from_env(&m->sysfs);
     m->interval_ns = (uint64_t)llround(interval * 1e9);
     double gpu_interval = o.gpu_interval_sec > 0 ? o.gpu_interval_sec : interval;
     if (o.gpu_interval_sec <= 0 && gpu_interval < DEFAULT_MIN_GPU_INTERVAL_SEC)
@@ -277,7 +279,7 @@ static int wait_for_slot(resmon_monitor *m, uint64_t deadline_ns)
  * (no sample: the window never opened). */
 static int window_begin(resmon_monitor *m, taken_sample *t)
 {
-    rm__rapl_open(&m->rapl); /* no zones: CPU energy stays unknown */
+    rm__rapl_open(&m->rapl, &m->sysfs); /* no zones: CPU energy stays unknown */
     m->rapl_read_ns = 0;
     m->gpu_in_window = 0;
     if (m->gpu) {

@@ -27,11 +27,12 @@ static int read_counter(int fd, uint64_t *out)
     return 0;
 }
 
-int rm__rapl_open(rm__rapl *r)
+int rm__rapl_open(rm__rapl *r, const rm__sysfs *fs)
 {
     memset(r, 0, sizeof *r);
     char dir_path[PATH_MAX];
-    snprintf(dir_path, sizeof dir_path, "%s/class/powercap", rm__sysfs_root());
+    if (rm__sysfs_path(fs, "class/powercap", dir_path, sizeof dir_path) < 0)
+        return 0;
     DIR *dir = opendir(dir_path);
     if (!dir)
         return 0;
@@ -45,7 +46,7 @@ int rm__rapl_open(rm__rapl *r)
         char rel[PATH_MAX];
         uint64_t range;
         if ((size_t)snprintf(rel, sizeof rel, "class/powercap/%s/max_energy_range_uj", e->d_name) >= sizeof rel ||
-            rm__sysfs_read_u64(rel, &range) < 0 || range == 0)
+            rm__sysfs_read_u64(fs, rel, &range) < 0 || range == 0)
             continue;
         char path[PATH_MAX + 300];
         if ((size_t)snprintf(path, sizeof path, "%s/%s/energy_uj", dir_path, e->d_name) >= sizeof path)

@@ -10,6 +10,8 @@
 #ifndef RESMON_RAPL_H
 #define RESMON_RAPL_H
 
+#include "sysfs.h"
+
 #include <stdint.h>
 
 #define RM__RAPL_MAX_ZONES 8
@@ -22,9 +24,9 @@ typedef struct rm__rapl {
     double total_j;
 } rm__rapl;
 
-/* Opens every readable package zone and takes the first reading.  Returns
- * the number of zones (0: unavailable). */
-int rm__rapl_open(rm__rapl *r);
+/* Opens every readable package zone under fs and takes the first reading.
+ * Returns the number of zones (0: unavailable). */
+int rm__rapl_open(rm__rapl *r, const rm__sysfs *fs);
 
 /* Adds the energy since the previous reading (wrap-safe). */
 void rm__rapl_read(rm__rapl *r);

@@ -1,7 +1,8 @@
 /*
- * sysfs.c -- small sysfs reads under RESMON_SYSFS_ROOT (see sysfs.h).
+ * sysfs.c -- small sysfs reads under a root read once (see sysfs.h).
  */
 #include "sysfs.h"
+#include "internal.h"
 #include "procfs.h"
 
 #include <errno.h>
@@ -10,27 +11,36 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *rm__sysfs_root(void)
+void rm__sysfs_from_env(rm__sysfs *fs)
 {
     const char *root = secure_getenv("RESMON_SYSFS_ROOT");
-    return root && *root ? root : "/sys";
+    if (!root || !*root)
+        root = "/sys";
+    rm__copy_string(fs->root, sizeof fs->root, root, strlen(root));
 }
 
-ssize_t rm__sysfs_read(const char *relative, char *buf, size_t cap)
+int rm__sysfs_path(const rm__sysfs *fs, const char *relative, char *path, size_t cap)
 {
-    char path[1024];
-    if ((size_t)snprintf(path, sizeof path, "%s/%s", rm__sysfs_root(), relative) >= sizeof path)
-        return -ENAMETOOLONG;
+    int n = snprintf(path, cap, "%s/%s", fs->root, relative);
+    return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
+}
+
+ssize_t rm__sysfs_read(const rm__sysfs *fs, const char *relative, char *buf, size_t cap)
+{
+    char path[PATH_MAX];
+    int rc = rm__sysfs_path(fs, relative, path, sizeof path);
+    if (rc < 0)
+        return rc;
     ssize_t n = rm__read_file_at(AT_FDCWD, path, buf, cap);
     while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
         buf[--n] = '\0';
     return n;
 }
 
-int rm__sysfs_read_u64(const char *relative, uint64_t *out)
+int rm__sysfs_read_u64(const rm__sysfs *fs, const char *relative, uint64_t *out)
 {
     char text[64];
-    ssize_t n = rm__sysfs_read(relative, text, sizeof text);
+    ssize_t n = rm__sysfs_read(fs, relative, text, sizeof text);
     if (n < 0)
         return (int)n;
     if (n == 0 || text[0] == '-')

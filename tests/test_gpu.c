@@ -1,13 +1,14 @@
 /*
  * test_gpu.c -- the GPU backends without a GPU: NVML through a fake
  * libnvidia-ml.so.1 loaded by the real dlopen path, amdgpu and Intel through
- * fixture sysfs trees (faults.md 14).
+ * fixture sysfs trees (the GPU section of /work/shared/docs/faults.md).
  */
 #include "resmon.h"
 #include "test_util.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -16,25 +17,58 @@ static char sysfs_root[64];
 
 /* ---- fixture sysfs ------------------------------------------------------ */
 
-static void put(const char *relative, const char *text)
+/* mkdir -p of the directory that holds path. */
+static void make_parents(const char *path)
+{
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s", path);
+    for (char *slash = strchr(dir + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+        *slash = '\0';
+        if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+            fail_msg("mkdir %s: %s", dir, strerror(errno));
+        *slash = '/';
+    }
+}
+
+static void put_under(const char *root, const char *relative, const char *text)
 {
     char path[512];
-    snprintf(path, sizeof path, "%s/%s", sysfs_root, relative);
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "mkdir -p \"$(dirname '%s')\"", path);
-    assert_int_equal(system(cmd), 0);
+    snprintf(path, sizeof path, "%s/%s", root, relative);
+    make_parents(path);
     FILE *f = fopen(path, "w");
     assert_non_null(f);
     fputs(text, f);
     fclose(f);
 }
 
-static void link_driver(int card, const char *driver)
+static void put(const char *relative, const char *text)
+{
+    put_under(sysfs_root, relative, text);
+}
+
+static void link_driver_under(const char *root, int card, const char *driver)
 {
     char path[512], target[128];
-    snprintf(path, sizeof path, "%s/class/drm/card%d/device/driver", sysfs_root, card);
+    snprintf(path, sizeof path, "%s/class/drm/card%d/device/driver", root, card);
     snprintf(target, sizeof target, "../../../../bus/pci/drivers/%s", driver);
     assert_int_equal(symlink(target, path), 0);
+}
+
+static void link_driver(int card, const char *driver)
+{
+    link_driver_under(sysfs_root, card, driver);
+}
+
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)st, (void)type, (void)ftw;
+    return remove(path);
+}
+
+/* rm -rf, without a shell. */
+static int remove_tree(const char *path)
+{
+    return nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 /* card0: an Intel iGPU; card1: an AMD GPU with only power1_input (Polaris on
@@ -61,23 +95,31 @@ static void build_sysfs(void)
     put("class/drm/card1/device/hwmon/hwmon2/power1_cap", "185000000\n");
     put("class/drm/card1-DP-1/status", "connected\n");
     put("class/drm/renderD128/dev", "226:128\n");
-    setenv("RESMON_SYSFS_ROOT", sysfs_root, 1);
 }
 
 static int setup_all(void **state)
 {
     (void)state;
     build_sysfs();
+    return 0;
+}
+
+/* Every test starts from the fixture tree and the fake NVML, whatever the
+ * previous one (perhaps failing half-way) left in the environment. */
+static int fresh_environment(void **state)
+{
+    (void)state;
+    setenv("RESMON_SYSFS_ROOT", sysfs_root, 1);
     setenv("RESMON_NVML_LIBRARY", FAKE_NVML_PATH, 1);
+    unsetenv("FAKE_NVML");
+    unsetenv("CUDA_VISIBLE_DEVICES");
     return 0;
 }
 
 static int teardown_all(void **state)
 {
     (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", sysfs_root);
-    return system(cmd);
+    return remove_tree(sysfs_root);
 }
 
 static resmon_gpu *open_ok(const char *spec)
@@ -361,6 +403,131 @@ static void listing_finds_every_backend(void **state)
     setenv("RESMON_NVML_LIBRARY", FAKE_NVML_PATH, 1);
 }
 
+/* A machine with 40 AMD cards (card10..card49), in a sysfs tree of its own:
+ * more than any per-backend buffer resmon once had (16). */
+#define MANY_CARDS 40
+
+static void build_many_cards(char *root, size_t cap)
+{
+    snprintf(root, cap, "/tmp/resmon-cards-XXXXXX");
+    assert_non_null(mkdtemp(root));
+    for (int i = 0; i < MANY_CARDS; i++) {
+        char rel[128], text[64];
+        int card = 10 + i;
+        snprintf(rel, sizeof rel, "class/drm/card%d/device/vendor", card);
+        put_under(root, rel, "0x1002\n");
+        link_driver_under(root, card, "amdgpu");
+        snprintf(rel, sizeof rel, "class/drm/card%d/device/product_name", card);
+        snprintf(text, sizeof text, "Radeon %d\n", card);
+        put_under(root, rel, text);
+        snprintf(rel, sizeof rel, "class/drm/card%d/device/mem_info_vram_used", card);
+        put_under(root, rel, "1048576\n"); /* 1 MiB each */
+    }
+}
+
+static void listing_describes_every_card_and_writes_nothing_beyond_cap(void **state)
+{
+    (void)state;
+    char root[64];
+    build_many_cards(root, sizeof root);
+    setenv("RESMON_SYSFS_ROOT", root, 1);
+    setenv("RESMON_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
+    resmon_gpu_info infos[64];
+    memset(infos, 0xA5, sizeof infos);
+    size_t count = 0;
+    assert_int_equal(resmon_gpu_list(infos, 64, sizeof *infos, &count), 0);
+    assert_int_equal(count, MANY_CARDS); /* what exists */
+    for (size_t i = 0; i < count; i++) { /* every reported entry is described */
+        char name[32];
+        snprintf(name, sizeof name, "Radeon %zu", 10 + i);
+        assert_string_equal(infos[i].backend, "amd");
+        assert_int_equal(infos[i].index, i);
+        assert_string_equal(infos[i].name, name);
+    }
+    unsigned char untouched[sizeof(resmon_gpu_info)];
+    memset(untouched, 0xA5, sizeof untouched);
+    for (size_t i = count; i < 64; i++)
+        assert_memory_equal(&infos[i], untouched, sizeof untouched);
+    /* A short buffer: the count of what exists, nothing written past cap. */
+    memset(infos, 0xA5, sizeof infos);
+    assert_int_equal(resmon_gpu_list(infos, 10, sizeof *infos, &count), 0);
+    assert_int_equal(count, MANY_CARDS);
+    assert_string_equal(infos[9].name, "Radeon 19");
+    assert_memory_equal(&infos[10], untouched, sizeof untouched);
+    /* "all" opens every one of them and sums their memory. */
+    resmon_gpu *g = open_ok("all");
+    assert_int_equal(resmon_gpu_device_count(g), MANY_CARDS);
+    resmon_gpu_memory mem;
+    const resmon_gpu_profiler *p = resmon_gpu_profiler_of(g);
+    assert_int_equal(p->get_memory_usage(p->ctx, &mem), 0);
+    ASSERT_DOUBLE_EQ(mem.gpu_memory_used_mb, MANY_CARDS);
+    resmon_gpu_close(g);
+    setenv("RESMON_SYSFS_ROOT", sysfs_root, 1);
+    setenv("RESMON_NVML_LIBRARY", FAKE_NVML_PATH, 1);
+    assert_int_equal(remove_tree(root), 0);
+}
+
+static void null_buffers_get_counts_not_writes(void **state)
+{
+    (void)state;
+    setenv("FAKE_NVML", "devices=2", 1);
+    resmon_gpu *g = open_ok("all");
+    const resmon_gpu_profiler *p = resmon_gpu_profiler_of(g);
+    double util;
+    assert_int_equal(p->get_utilization(p->ctx, &util), 0);
+    assert_int_equal(resmon_gpu_last_readings(g, NULL, 4, sizeof(resmon_gpu_reading)), 4); /* 2 NVIDIA, AMD, Intel */
+    resmon_gpu_reading one;
+    assert_int_equal(resmon_gpu_last_readings(g, &one, 1, sizeof one), 4);
+    ASSERT_DOUBLE_EQ(one.util_percent, 42);
+    assert_int_equal(resmon_gpu_last_readings(NULL, &one, 1, sizeof one), -EINVAL);
+    resmon_gpu_info info;
+    assert_int_equal(resmon_gpu_device_info(g, 0, NULL, sizeof info), -EINVAL);
+    assert_int_equal(resmon_gpu_device_info(g, 4, &info, sizeof info), -EINVAL);
+    assert_int_equal(resmon_gpu_device_info(NULL, 0, &info, sizeof info), -EINVAL);
+    assert_int_equal(resmon_gpu_device_count(NULL), 0);
+    assert_null(resmon_gpu_profiler_of(NULL));
+    resmon_gpu_close(g);
+    size_t count = 0;
+    assert_int_equal(resmon_gpu_list(NULL, 0, sizeof(resmon_gpu_info), &count), 0);
+    assert_int_equal(count, 4);
+    assert_int_equal(resmon_gpu_list(NULL, 4, sizeof(resmon_gpu_info), &count), 0); /* no buffer: the count only */
+    assert_int_equal(count, 4);
+    assert_int_equal(resmon_gpu_list(&info, 1, sizeof info, NULL), -EINVAL);
+    assert_int_equal(resmon_gpu_open(NULL, "auto", NULL, 0), -EINVAL);
+    resmon_gpu_close(NULL);
+}
+
+/* The environment is read when a profiler or monitor opens, on the caller's
+ * thread: changing it later (a host program's setenv, racing with the GPU
+ * or sampler thread) changes nothing for what is already open. */
+static void environment_is_read_once_when_opening(void **state)
+{
+    (void)state;
+    resmon_gpu *g = open_ok("amd:0");
+    put("class/powercap/intel-rapl:0/name", "package-0\n");
+    put("class/powercap/intel-rapl:0/max_energy_range_uj", "2000000\n");
+    put("class/powercap/intel-rapl:0/energy_uj", "1000000\n");
+    resmon_options opts = {.struct_size = sizeof(resmon_options), .sample_interval_sec = 5, .gpu_profiler = resmon_gpu_profiler_of(g)};
+    resmon_monitor *m = test_monitor_new(&opts);
+    setenv("RESMON_SYSFS_ROOT", "/nonexistent", 1);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    put("class/powercap/intel-rapl:0/energy_uj", "1250000\n");
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    resmon_summary s = test_summary(m);
+    resmon_monitor_free(m);
+    ASSERT_DOUBLE_EQ(s.peak_gpu_mem_mb, 2048);     /* the GPU thread read the fixture */
+    ASSERT_BETWEEN(s.cpu_energy_j, 0.25 - 1e-9, 0.25 + 1e-9); /* and so did RAPL */
+    const resmon_gpu_profiler *p = resmon_gpu_profiler_of(g);
+    double util;
+    assert_int_equal(p->get_utilization(p->ctx, &util), 0);
+    ASSERT_DOUBLE_EQ(util, 37);
+    resmon_gpu_close(g);
+    setenv("RESMON_SYSFS_ROOT", sysfs_root, 1);
+    char powercap[160];
+    snprintf(powercap, sizeof powercap, "%s/class/powercap", sysfs_root);
+    assert_int_equal(remove_tree(powercap), 0);
+}
+
 /* ---- amdgpu and Intel sysfs ---------------------------------------------- */
 
 static void amd_finds_its_card_by_vendor_not_number(void **state)
@@ -434,21 +601,24 @@ static void intel_clock_and_energy(void **state)
     (void)state;
     resmon_gpu *g = open_ok("intel:0");
     const resmon_gpu_profiler *p = resmon_gpu_profiler_of(g);
+    /* Every callback takes a whole reading; power is the energy counter's
+     * change between two readings, so the first has none. */
+    resmon_gpu_power power;
+    assert_int_equal(p->get_power_info(p->ctx, &power), -ENOTSUP);
+    put("class/drm/card0/device/hwmon/hwmon3/energy1_input", "7000000\n");
+    test_sleep(0.05);
+    assert_int_equal(p->get_power_info(p->ctx, &power), 0);
+    ASSERT_BETWEEN(power.power_draw_w, 2 / 0.5, 2 / 0.04); /* 2 J over about 50 ms */
     resmon_gpu_clocks clocks;
     assert_int_equal(p->get_clock_info(p->ctx, &clocks), 0);
     ASSERT_DOUBLE_EQ(clocks.gpu_clock_mhz, 1100); /* act is 0: the requested clock */
     double joules;
     assert_int_equal(p->get_energy(p->ctx, &joules), 0);
-    ASSERT_DOUBLE_EQ(joules, 5); /* uJ -> J */
+    ASSERT_DOUBLE_EQ(joules, 7); /* uJ -> J */
     double util;
     assert_int_equal(p->get_utilization(p->ctx, &util), -ENOTSUP);
-    resmon_gpu_power power;
-    assert_true(p->get_power_info(p->ctx, &power) < 0); /* needs two energy readings */
-    put("class/drm/card0/device/hwmon/hwmon3/energy1_input", "7000000\n");
-    test_sleep(0.05);
-    assert_int_equal(p->get_power_info(p->ctx, &power), 0);
-    ASSERT_BETWEEN(power.power_draw_w, 2 / 0.5, 2 / 0.04); /* 2 J over about 50 ms */
     resmon_gpu_close(g);
+    put("class/drm/card0/device/hwmon/hwmon3/energy1_input", "5000000\n");
 }
 
 /* ---- CPU package energy (RAPL) ------------------------------------------- */
@@ -470,9 +640,9 @@ static void rapl_energy_is_wrap_safe(void **state)
     resmon_summary s = test_summary(m);
     resmon_monitor_free(m);
     ASSERT_BETWEEN(s.cpu_energy_j, 1.5 - 1e-9, 1.5 + 1e-9);
-    char cmd[160];
-    snprintf(cmd, sizeof cmd, "rm -rf %s/class/powercap", sysfs_root);
-    assert_int_equal(system(cmd), 0);
+    char powercap[160];
+    snprintf(powercap, sizeof powercap, "%s/class/powercap", sysfs_root);
+    assert_int_equal(remove_tree(powercap), 0);
 }
 
 static void slow_nvml_call_leaves_cpu_sampling_on_time(void **state)
@@ -495,24 +665,27 @@ static void slow_nvml_call_leaves_cpu_sampling_on_time(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(nvml_reads_every_metric),
-        cmocka_unit_test(nvml_falls_back_to_v1_memory),
-        cmocka_unit_test(nvml_selects_by_index_uuid_and_pci),
-        cmocka_unit_test(nvml_failures_say_why),
-        cmocka_unit_test(nvml_unsupported_metric_is_nan_only_for_itself),
-        cmocka_unit_test(nvml_energy_comes_from_the_counter),
-        cmocka_unit_test(nvml_lost_gpu_turns_readings_nan_and_sampling_goes_on),
-        cmocka_unit_test(nvml_unknown_errors_mid_run_cost_only_readings),
-        cmocka_unit_test(nvml_process_memory_counts_only_monitored_pids),
-        cmocka_unit_test(all_gpus_aggregate_with_per_device_readings),
-        cmocka_unit_test(default_gpu_honours_cuda_visible_devices),
-        cmocka_unit_test(listing_finds_every_backend),
-        cmocka_unit_test(amd_finds_its_card_by_vendor_not_number),
-        cmocka_unit_test(amd_prefers_power1_average),
-        cmocka_unit_test(amd_unreadable_busy_file_costs_only_utilization),
-        cmocka_unit_test(intel_clock_and_energy),
-        cmocka_unit_test(rapl_energy_is_wrap_safe),
-        cmocka_unit_test(slow_nvml_call_leaves_cpu_sampling_on_time),
+        cmocka_unit_test_setup(nvml_reads_every_metric, fresh_environment),
+        cmocka_unit_test_setup(nvml_falls_back_to_v1_memory, fresh_environment),
+        cmocka_unit_test_setup(nvml_selects_by_index_uuid_and_pci, fresh_environment),
+        cmocka_unit_test_setup(nvml_failures_say_why, fresh_environment),
+        cmocka_unit_test_setup(nvml_unsupported_metric_is_nan_only_for_itself, fresh_environment),
+        cmocka_unit_test_setup(nvml_energy_comes_from_the_counter, fresh_environment),
+        cmocka_unit_test_setup(nvml_lost_gpu_turns_readings_nan_and_sampling_goes_on, fresh_environment),
+        cmocka_unit_test_setup(nvml_unknown_errors_mid_run_cost_only_readings, fresh_environment),
+        cmocka_unit_test_setup(nvml_process_memory_counts_only_monitored_pids, fresh_environment),
+        cmocka_unit_test_setup(all_gpus_aggregate_with_per_device_readings, fresh_environment),
+        cmocka_unit_test_setup(default_gpu_honours_cuda_visible_devices, fresh_environment),
+        cmocka_unit_test_setup(listing_finds_every_backend, fresh_environment),
+        cmocka_unit_test_setup(listing_describes_every_card_and_writes_nothing_beyond_cap, fresh_environment),
+        cmocka_unit_test_setup(null_buffers_get_counts_not_writes, fresh_environment),
+        cmocka_unit_test_setup(environment_is_read_once_when_opening, fresh_environment),
+        cmocka_unit_test_setup(amd_finds_its_card_by_vendor_not_number, fresh_environment),
+        cmocka_unit_test_setup(amd_prefers_power1_average, fresh_environment),
+        cmocka_unit_test_setup(amd_unreadable_busy_file_costs_only_utilization, fresh_environment),
+        cmocka_unit_test_setup(intel_clock_and_energy, fresh_environment),
+        cmocka_unit_test_setup(rapl_energy_is_wrap_safe, fresh_environment),
+        cmocka_unit_test_setup(slow_nvml_call_leaves_cpu_sampling_on_time, fresh_environment),
     };
     return cmocka_run_group_tests(tests, setup_all, teardown_all);
 }
