@@ -27,6 +27,9 @@
 
 #define FAKE_API __attribute__((visibility("default")))
 
+/* NVML reports bytes; resmon and these tests speak MiB. */
+#define BYTES_PER_MIB 1048576.0
+
 typedef struct { unsigned gpu, memory; } nvmlUtilization_t;
 typedef struct { unsigned long long total, free, used; } nvmlMemory_t;
 typedef struct { unsigned version; unsigned long long total, reserved, free, used; } nvmlMemory_v2_t;
@@ -207,8 +210,8 @@ FAKE_API int nvmlDeviceGetUtilizationRates(struct nvmlDevice_st *d, nvmlUtilizat
 
 static void fill_memory(struct nvmlDevice_st *d, unsigned long long *total, unsigned long long *used)
 {
-    *total = (unsigned long long)(fake.mem_total_mb * 1048576.0);
-    *used = (unsigned long long)((fake.mem_used_mb + 100.0 * d->index) * 1048576.0);
+    *total = (unsigned long long)(fake.mem_total_mb * BYTES_PER_MIB);
+    *used = (unsigned long long)((fake.mem_used_mb + 100.0 * d->index) * BYTES_PER_MIB);
 }
 
 FAKE_API int nvmlDeviceGetMemoryInfo(struct nvmlDevice_st *d, nvmlMemory_t *m)
@@ -284,7 +287,7 @@ FAKE_API int nvmlDeviceGetComputeRunningProcesses_v3(struct nvmlDevice_st *d, un
         return 7; /* INSUFFICIENT_SIZE */
     }
     for (int i = 0; i < fake.proc_count; i++)
-        infos[i] = (nvmlProcessInfo_t){fake.proc_pid[i], (unsigned long long)(fake.proc_mb[i] * 1048576.0), 0, 0};
+        infos[i] = (nvmlProcessInfo_t){fake.proc_pid[i], (unsigned long long)(fake.proc_mb[i] * BYTES_PER_MIB), 0, 0};
     *count = (unsigned)fake.proc_count;
     return 0;
 }
