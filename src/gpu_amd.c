@@ -25,11 +25,8 @@
 static const char *const amd_drivers[] = {"amdgpu", NULL};
 static const rm__drm_vendor amd_vendor = {AMD_VENDOR_ID, amd_drivers, "AMD", "amd"};
 
-typedef struct amd_device {
-    rm__sysfs fs;
-    int card;
-    char hwmon[160]; /* "" when the card has no hwmon */
-} amd_device;
+/* An open AMD GPU is its DRM card: amdgpu keeps no other state. */
+typedef rm__drm_card amd_device;
 
 static void amd_describe(const rm__sysfs *fs, int card, unsigned index, resmon_gpu_info *info)
 {
@@ -56,16 +53,12 @@ static int amd_open(const rm__gpu_env *env, const char *selector, void **ctx, re
     amd_device *d = calloc(1, sizeof *d);
     if (!d)
         return -ENOMEM;
-    d->fs = env->sysfs;
-    unsigned index;
-    int rc = rm__drm_select(&d->fs, &amd_vendor, selector, &d->card, &index, err, errcap);
+    int rc = rm__drm_open_card(env, &amd_vendor, selector, d, err, errcap);
     if (rc < 0) {
         free(d);
         return rc;
     }
-    if (rm__drm_hwmon_dir(&d->fs, &amd_vendor, d->card, d->hwmon, sizeof d->hwmon) < 0)
-        d->hwmon[0] = '\0';
-    amd_describe(&d->fs, d->card, index, info);
+    amd_describe(&d->fs, d->card, d->index, info);
     *ctx = d;
     return 0;
 }

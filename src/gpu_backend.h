@@ -77,16 +77,19 @@ typedef struct rm__drm_vendor {
     const char *backend;         /* "amd", "intel": the spec prefix */
 } rm__drm_vendor;
 
-/* Chooses the vendor's card for an index selector ("amd:1" -> the second AMD
- * card).  0, or a negative errno with a sentence in err: -EINVAL (not an
- * index), -ENODEV (no such card at all), -ENOENT (fewer cards than that). */
-int rm__drm_select(const rm__sysfs *fs, const rm__drm_vendor *v, const char *selector, int *card, unsigned *index,
-                   char *err, size_t errcap);
+/* A DRM card a sysfs backend has opened. */
+typedef struct rm__drm_card {
+    rm__sysfs fs;    /* the sysfs root read when it opened */
+    int card;        /* N of class/drm/cardN */
+    unsigned index;  /* among the vendor's cards: the N of "amd:N" */
+    char hwmon[160]; /* its hwmon directory, relative to the root; "" when none */
+} rm__drm_card;
 
-/* The card's hwmon directory ("class/drm/cardN/device/hwmon/hwmonM",
- * relative to the sysfs root): the one whose "name" is one of the vendor's
- * drivers (a card can carry other hwmon devices), else the lowest-numbered;
- * -ENOENT when it has none. */
-int rm__drm_hwmon_dir(const rm__sysfs *fs, const rm__drm_vendor *v, int card, char *out, size_t cap);
+/* Opens the vendor's card for an index selector ("amd:1" -> the second AMD
+ * card): its number, index and hwmon directory.  0, or a negative errno with
+ * a sentence in err: -EINVAL (not an index), -ENODEV (no such card at all),
+ * -ENOENT (fewer cards than that). */
+int rm__drm_open_card(const rm__gpu_env *env, const rm__drm_vendor *v, const char *selector, rm__drm_card *out,
+                      char *err, size_t errcap);
 
 #endif

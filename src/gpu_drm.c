@@ -118,15 +118,19 @@ static bool is_vendor_driver(const rm__drm_vendor *v, const char *name)
     return false;
 }
 
-int rm__drm_hwmon_dir(const rm__sysfs *fs, const rm__drm_vendor *v, int card, char *out, size_t cap)
+/* The card's hwmon directory ("class/drm/cardN/device/hwmon/hwmonM"): the
+ * one whose "name" is one of the vendor's drivers (a card can carry other
+ * hwmon devices), else the lowest-numbered; "" when it has none. */
+static void find_hwmon(const rm__drm_vendor *v, rm__drm_card *c)
 {
     char rel[96], path[PATH_MAX];
-    snprintf(rel, sizeof rel, "class/drm/card%d/device/hwmon", card);
-    if (rm__sysfs_path(fs, rel, path, sizeof path) < 0)
-        return -ENOENT;
+    c->hwmon[0] = '\0';
+    snprintf(rel, sizeof rel, "class/drm/card%d/device/hwmon", c->card);
+    if (rm__sysfs_path(&c->fs, rel, path, sizeof path) < 0)
+        return;
     DIR *dir = opendir(path);
     if (!dir)
-        return -ENOENT;
+        return;
     long lowest = -1, named = -1;
     struct dirent *e;
     while ((e = readdir(dir)) != NULL) {
@@ -138,7 +142,7 @@ int rm__drm_hwmon_dir(const rm__sysfs *fs, const rm__drm_vendor *v, int card, ch
             continue;
         char name_rel[160], name[64];
         snprintf(name_rel, sizeof name_rel, "%s/hwmon%ld/name", rel, number);
-        if ((named < 0 || number < named) && rm__sysfs_read(fs, name_rel, name, sizeof name) > 0 &&
+        if ((named < 0 || number < named) && rm__sysfs_read(&c->fs, name_rel, name, sizeof name) > 0 &&
             is_vendor_driver(v, name))
             named = number;
         if (lowest < 0 || number < lowest)
@@ -146,25 +150,26 @@ int rm__drm_hwmon_dir(const rm__sysfs *fs, const rm__drm_vendor *v, int card, ch
     }
     closedir(dir);
     long chosen = named >= 0 ? named : lowest;
-    if (chosen < 0)
-        return -ENOENT;
-    snprintf(out, cap, "%s/hwmon%ld", rel, chosen);
-    return 0;
+    if (chosen >= 0)
+        snprintf(c->hwmon, sizeof c->hwmon, "%s/hwmon%ld", rel, chosen);
 }
 
-int rm__drm_select(const rm__sysfs *fs, const rm__drm_vendor *v, const char *selector, int *card, unsigned *index,
-                   char *err, size_t errcap)
+int rm__drm_open_card(const rm__gpu_env *env, const rm__drm_vendor *v, const char *selector, rm__drm_card *out,
+                      char *err, size_t errcap)
 {
-    if (rm__parse_index(selector, index) < 0) {
+    out->fs = env->sysfs;
+    if (rm__parse_index(selector, &out->index) < 0) {
         snprintf(err, errcap, "%s GPUs are chosen by index (%s:0), not '%s'", v->label, v->backend, selector);
         return -EINVAL;
     }
     int cards[RM__GPU_MAX_DEVICES];
-    size_t count = rm__drm_find_cards(fs, v->vendor_id, v->drivers, cards);
-    if (*index >= count) {
-        snprintf(err, errcap, "no %s GPU %u (found %zu with the %s driver)", v->label, *index, count, v->drivers[0]);
+    size_t count = rm__drm_find_cards(&out->fs, v->vendor_id, v->drivers, cards);
+    if (out->index >= count) {
+        snprintf(err, errcap, "no %s GPU %u (found %zu with the %s driver)", v->label, out->index, count,
+                 v->drivers[0]);
         return count ? -ENOENT : -ENODEV;
     }
-    *card = cards[*index];
+    out->card = cards[out->index];
+    find_hwmon(v, out);
     return 0;
 }

@@ -1,12 +1,18 @@
 /*
  * gpu_intel.c -- Intel GPUs through i915 and xe sysfs and hwmon files.
  *
- * Clocks: i915 cardN/gt_act_freq_mhz (actual; often 0 on Arc, then
- * gt_cur_freq_mhz, the requested one); xe device/tile0/gt0/freq0/act_freq,
- * else cur_freq.  Energy: hwmon energy1_input in uJ, a 64-bit counter; power
- * is its change over time between two readings.  Intel exposes no busy
- * percentage or VRAM use in sysfs (exact figures need the perf PMU): those
- * are unavailable here.
+ * Clocks: the actual frequency, i915 cardN/gt_act_freq_mhz or xe
+ * device/tile0/gt0/freq0/act_freq.  0 there means the GT is idle (in RC6),
+ * which is what the clock is: the requested frequency (gt_cur_freq_mhz,
+ * cur_freq) is used only where no actual one exists, never in place of a 0,
+ * which would inflate the mean clock of a mostly idle GPU.
+ *
+ * Energy: hwmon energyN_input in uJ, a 64-bit counter, from the hwmon named
+ * after the driver ("i915", "xe"; i915 also registers per-tile "i915_gtN"
+ * ones, which count part of it); energy1_input, or energy2_input (package)
+ * where xe exposes only that (DG2, PVC).  Power is the counter's change
+ * between two readings.  Intel exposes no busy percentage or VRAM use in
+ * sysfs (exact figures need the perf PMU): those are unavailable here.
  */
 #include "gpu_backend.h"
 #include "internal.h"
@@ -25,9 +31,7 @@ static const char *const intel_drivers[] = {"i915", "xe", NULL};
 static const rm__drm_vendor intel_vendor = {INTEL_VENDOR_ID, intel_drivers, "Intel", "intel"};
 
 typedef struct intel_device {
-    rm__sysfs fs;
-    int card;
-    char hwmon[160]; /* "" when the card has no hwmon */
+    rm__drm_card drm;
     double last_energy_j, last_energy_time; /* for power from energy */
     double last_power_w;
 } intel_device;
@@ -47,18 +51,14 @@ static int intel_open(const rm__gpu_env *env, const char *selector, void **ctx, 
     intel_device *d = calloc(1, sizeof *d);
     if (!d)
         return -ENOMEM;
-    d->fs = env->sysfs;
-    unsigned index;
-    int rc = rm__drm_select(&d->fs, &intel_vendor, selector, &d->card, &index, err, errcap);
+    int rc = rm__drm_open_card(env, &intel_vendor, selector, &d->drm, err, errcap);
     if (rc < 0) {
         free(d);
         return rc;
     }
-    if (rm__drm_hwmon_dir(&d->fs, &intel_vendor, d->card, d->hwmon, sizeof d->hwmon) < 0)
-        d->hwmon[0] = '\0';
     d->last_energy_time = -1;
     d->last_power_w = NAN;
-    rm__drm_describe(&d->fs, d->card, index, "intel", info);
+    rm__drm_describe(&d->drm.fs, d->drm.card, d->drm.index, "intel", info);
     *ctx = d;
     return 0;
 }
@@ -72,8 +72,8 @@ static int read_mhz(const intel_device *d, const char *file, double *mhz)
 {
     char rel[160];
     uint64_t value;
-    snprintf(rel, sizeof rel, "class/drm/card%d/%s", d->card, file);
-    int rc = rm__sysfs_read_u64(&d->fs, rel, &value);
+    snprintf(rel, sizeof rel, "class/drm/card%d/%s", d->drm.card, file);
+    int rc = rm__sysfs_read_u64(&d->drm.fs, rel, &value);
     if (rc == 0)
         *mhz = (double)value;
     return rc;
@@ -81,23 +81,27 @@ static int read_mhz(const intel_device *d, const char *file, double *mhz)
 
 static void read_clock(const intel_device *d, double *field)
 {
-    double mhz = 0;
-    /* Actual frequency first; 0 (Arc) or missing means use the requested one. */
-    if ((read_mhz(d, "gt_act_freq_mhz", &mhz) == 0 && mhz > 0) ||
-        read_mhz(d, "gt_cur_freq_mhz", &mhz) == 0 ||
-        (read_mhz(d, "device/tile0/gt0/freq0/act_freq", &mhz) == 0 && mhz > 0) ||
-        read_mhz(d, "device/tile0/gt0/freq0/cur_freq", &mhz) == 0)
-        *field = mhz;
+    static const char *const files[] = {
+        "gt_act_freq_mhz", "device/tile0/gt0/freq0/act_freq", /* actual: i915, xe */
+        "gt_cur_freq_mhz", "device/tile0/gt0/freq0/cur_freq", /* requested: only without an actual one */
+    };
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++)
+        if (read_mhz(d, files[i], field) == 0)
+            return;
 }
 
 static int read_energy(const intel_device *d, double *joules)
 {
-    if (!d->hwmon[0])
+    if (!d->drm.hwmon[0])
         return -ENOTSUP;
     char rel[192];
     uint64_t microjoules;
-    snprintf(rel, sizeof rel, "%s/energy1_input", d->hwmon);
-    int rc = rm__sysfs_read_u64(&d->fs, rel, &microjoules);
+    snprintf(rel, sizeof rel, "%s/energy1_input", d->drm.hwmon);
+    int rc = rm__sysfs_read_u64(&d->drm.fs, rel, &microjoules);
+    if (rc == -ENOENT) { /* xe on DG2 and PVC: the package counter only */
+        snprintf(rel, sizeof rel, "%s/energy2_input", d->drm.hwmon);
+        rc = rm__sysfs_read_u64(&d->drm.fs, rel, &microjoules);
+    }
     if (rc == 0)
         *joules = (double)microjoules / 1e6;
     return rc;

@@ -159,57 +159,53 @@ static void read_callbacks(const resmon_gpu_profiler *gpu, const pid_t *pids, si
 
 /* ---- resmon's own profilers, as per-metric callbacks ---------------------- */
 
-static int known_or_unsupported(double value, double *out)
+/* Reads every device once and answers one metric: *value from field, and
+ * *beside (when not NULL) from the field reported with it; -ENOTSUP when no
+ * device knows the metric. */
+static int answer(void *ctx, const pid_t *pids, size_t pid_count, size_t field, double *value, size_t beside_field,
+                  double *beside)
 {
-    if (isnan(value))
+    rm__gpu_device_reading r;
+    rm__gpu_read_devices(ctx, pids, pid_count, &r);
+    if (isnan(value_of(&r, field)))
         return -ENOTSUP;
-    *out = value;
+    *value = value_of(&r, field);
+    if (beside)
+        *beside = value_of(&r, beside_field);
     return 0;
 }
 
 static int own_utilization(void *ctx, double *percent)
 {
-    rm__gpu_device_reading r;
-    rm__gpu_read_devices(ctx, NULL, 0, &r);
-    return known_or_unsupported(r.gauges.util_percent, percent);
+    return answer(ctx, NULL, 0, FIELD(gauges.util_percent), percent, 0, NULL);
 }
 
 static int own_memory(void *ctx, resmon_gpu_memory *out)
 {
-    rm__gpu_device_reading r;
-    rm__gpu_read_devices(ctx, NULL, 0, &r);
-    out->gpu_memory_total_mb = r.gauges.mem_total_mb;
-    return known_or_unsupported(r.gauges.mem_used_mb, &out->gpu_memory_used_mb);
+    return answer(ctx, NULL, 0, FIELD(gauges.mem_used_mb), &out->gpu_memory_used_mb, FIELD(gauges.mem_total_mb),
+                  &out->gpu_memory_total_mb);
 }
 
 static int own_clocks(void *ctx, resmon_gpu_clocks *out)
 {
-    rm__gpu_device_reading r;
-    rm__gpu_read_devices(ctx, NULL, 0, &r);
-    out->mem_clock_mhz = r.gauges.mem_clock_mhz;
-    return known_or_unsupported(r.gauges.clock_mhz, &out->gpu_clock_mhz);
+    return answer(ctx, NULL, 0, FIELD(gauges.clock_mhz), &out->gpu_clock_mhz, FIELD(gauges.mem_clock_mhz),
+                  &out->mem_clock_mhz);
 }
 
 static int own_power(void *ctx, resmon_gpu_power *out)
 {
-    rm__gpu_device_reading r;
-    rm__gpu_read_devices(ctx, NULL, 0, &r);
-    out->power_limit_w = r.gauges.power_limit_w;
-    return known_or_unsupported(r.gauges.power_w, &out->power_draw_w);
+    return answer(ctx, NULL, 0, FIELD(gauges.power_w), &out->power_draw_w, FIELD(gauges.power_limit_w),
+                  &out->power_limit_w);
 }
 
 static int own_energy(void *ctx, double *joules)
 {
-    rm__gpu_device_reading r;
-    rm__gpu_read_devices(ctx, NULL, 0, &r);
-    return known_or_unsupported(r.energy_j, joules);
+    return answer(ctx, NULL, 0, FIELD(energy_j), joules, 0, NULL);
 }
 
 static int own_process_memory(void *ctx, const pid_t *pids, size_t count, double *mb)
 {
-    rm__gpu_device_reading r;
-    rm__gpu_read_devices(ctx, pids, count, &r);
-    return known_or_unsupported(r.proc_mem_mb, mb);
+    return answer(ctx, pids, count, FIELD(proc_mem_mb), mb, 0, NULL);
 }
 
 resmon_gpu_profiler rm__gpu_profiler_for(resmon_gpu *g)

@@ -71,16 +71,21 @@ static int remove_tree(const char *path)
     return nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-/* card0: an Intel iGPU; card1: an AMD GPU with only power1_input (Polaris on
- * 6.6+); card1-DP-1 and renderD128: not cards. */
+/* card0: an Intel GPU on i915, idle (act 0), with the device-level hwmon
+ * ("i915") beside a per-tile one ("i915_gt0", lower-numbered, counting part
+ * of it); card1: an AMD GPU with only power1_input (Polaris on 6.6+);
+ * card1-DP-1 and renderD128: not cards. */
 static void build_sysfs(void)
 {
     snprintf(sysfs_root, sizeof sysfs_root, "/tmp/resmon-sysfs-XXXXXX");
     assert_non_null(mkdtemp(sysfs_root));
     put("class/drm/card0/device/vendor", "0x8086\n");
     link_driver(0, "i915");
-    put("class/drm/card0/gt_act_freq_mhz", "0\n"); /* Arc: often 0 */
+    put("class/drm/card0/gt_act_freq_mhz", "0\n"); /* idle: in RC6 */
     put("class/drm/card0/gt_cur_freq_mhz", "1100\n");
+    put("class/drm/card0/device/hwmon/hwmon2/name", "i915_gt0\n");
+    put("class/drm/card0/device/hwmon/hwmon2/energy1_input", "2000000\n");
+    put("class/drm/card0/device/hwmon/hwmon3/name", "i915\n");
     put("class/drm/card0/device/hwmon/hwmon3/energy1_input", "5000000\n");
     put("class/drm/card1/device/vendor", "0x1002\n");
     link_driver(1, "amdgpu");
@@ -611,14 +616,44 @@ static void intel_clock_and_energy(void **state)
     ASSERT_BETWEEN(power.power_draw_w, 2 / 0.5, 2 / 0.04); /* 2 J over about 50 ms */
     resmon_gpu_clocks clocks;
     assert_int_equal(p->get_clock_info(p->ctx, &clocks), 0);
-    ASSERT_DOUBLE_EQ(clocks.gpu_clock_mhz, 1100); /* act is 0: the requested clock */
+    ASSERT_DOUBLE_EQ(clocks.gpu_clock_mhz, 0); /* idle, not the requested 1100 */
     double joules;
     assert_int_equal(p->get_energy(p->ctx, &joules), 0);
-    ASSERT_DOUBLE_EQ(joules, 7); /* uJ -> J */
+    ASSERT_DOUBLE_EQ(joules, 7); /* uJ -> J, from the hwmon named "i915" */
     double util;
     assert_int_equal(p->get_utilization(p->ctx, &util), -ENOTSUP);
     resmon_gpu_close(g);
     put("class/drm/card0/device/hwmon/hwmon3/energy1_input", "5000000\n");
+}
+
+/* xe on DG2 (Arc A-series): energy only as energy2_input (package), the
+ * clock under tile0/gt0/freq0, act_freq 0 while idle. */
+static void intel_xe_energy2_and_idle_clock(void **state)
+{
+    (void)state;
+    char root[64];
+    snprintf(root, sizeof root, "/tmp/resmon-xe-XXXXXX");
+    assert_non_null(mkdtemp(root));
+    put_under(root, "class/drm/card0/device/vendor", "0x8086\n");
+    link_driver_under(root, 0, "xe");
+    put_under(root, "class/drm/card0/device/tile0/gt0/freq0/act_freq", "0\n");
+    put_under(root, "class/drm/card0/device/tile0/gt0/freq0/cur_freq", "1500\n");
+    put_under(root, "class/drm/card0/device/hwmon/hwmon4/name", "xe\n");
+    put_under(root, "class/drm/card0/device/hwmon/hwmon4/energy2_input", "3000000\n");
+    setenv("RESMON_SYSFS_ROOT", root, 1);
+    resmon_gpu *g = open_ok("intel:0");
+    const resmon_gpu_profiler *p = resmon_gpu_profiler_of(g);
+    double joules;
+    assert_int_equal(p->get_energy(p->ctx, &joules), 0);
+    ASSERT_DOUBLE_EQ(joules, 3);
+    resmon_gpu_clocks clocks;
+    assert_int_equal(p->get_clock_info(p->ctx, &clocks), 0);
+    ASSERT_DOUBLE_EQ(clocks.gpu_clock_mhz, 0);
+    put_under(root, "class/drm/card0/device/tile0/gt0/freq0/act_freq", "2050\n");
+    assert_int_equal(p->get_clock_info(p->ctx, &clocks), 0);
+    ASSERT_DOUBLE_EQ(clocks.gpu_clock_mhz, 2050);
+    resmon_gpu_close(g);
+    assert_int_equal(remove_tree(root), 0);
 }
 
 /* ---- CPU package energy (RAPL) ------------------------------------------- */
@@ -684,6 +719,7 @@ int main(void)
         cmocka_unit_test_setup(amd_prefers_power1_average, fresh_environment),
         cmocka_unit_test_setup(amd_unreadable_busy_file_costs_only_utilization, fresh_environment),
         cmocka_unit_test_setup(intel_clock_and_energy, fresh_environment),
+        cmocka_unit_test_setup(intel_xe_energy2_and_idle_clock, fresh_environment),
         cmocka_unit_test_setup(rapl_energy_is_wrap_safe, fresh_environment),
         cmocka_unit_test_setup(slow_nvml_call_leaves_cpu_sampling_on_time, fresh_environment),
     };
