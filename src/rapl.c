@@ -27,6 +27,22 @@ static int read_counter(int fd, uint64_t *out)
     return 0;
 }
 
+/* A top-level zone ("intel-rapl:N") named "package-N".  Sub-zones
+ * ("intel-rapl:0:0": core, uncore, dram) are parts of a package, and on
+ * Intel client CPUs (Skylake on) one top-level zone is "psys", the whole
+ * platform, packages included: either would count energy twice. */
+static int is_package_zone(const rm__sysfs *fs, const char *zone)
+{
+    const char *colon = strchr(zone, ':');
+    if (strncmp(zone, "intel-rapl:", 11) != 0 || !colon || strchr(colon + 1, ':'))
+        return 0;
+    char rel[PATH_MAX], name[64];
+    if ((size_t)snprintf(rel, sizeof rel, "class/powercap/%s/name", zone) >= sizeof rel ||
+        rm__sysfs_read(fs, rel, name, sizeof name) < 0)
+        return 0;
+    return strncmp(name, "package-", 8) == 0;
+}
+
 int rm__rapl_open(rm__rapl *r, const rm__sysfs *fs)
 {
     memset(r, 0, sizeof *r);
@@ -38,10 +54,7 @@ int rm__rapl_open(rm__rapl *r, const rm__sysfs *fs)
         return 0;
     struct dirent *e;
     while ((e = readdir(dir)) != NULL && r->zone_count < RM__RAPL_MAX_ZONES) {
-        /* Package zones only ("intel-rapl:0"); sub-zones ("intel-rapl:0:0",
-         * core/uncore/dram) are parts of a package and would count twice. */
-        const char *colon = strchr(e->d_name, ':');
-        if (strncmp(e->d_name, "intel-rapl:", 11) != 0 || !colon || strchr(colon + 1, ':'))
+        if (!is_package_zone(fs, e->d_name))
             continue;
         char rel[PATH_MAX];
         uint64_t range;

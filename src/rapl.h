@@ -1,9 +1,10 @@
 /*
  * rapl.h -- CPU package energy from the powercap RAPL counters.
  *
- * Each package zone (class/powercap/intel-rapl:N, also on AMD Zen) has an
- * energy_uj counter that wraps at max_energy_range_uj.  The counter is root-
- * only on most systems since CVE-2020-8694: EACCES simply means unavailable.
+ * Each package zone (class/powercap/intel-rapl:N named "package-N", also on
+ * AMD Zen; never "psys", the whole platform) has an energy_uj counter that
+ * wraps at max_energy_range_uj.  The counter is root-only on most systems
+ * since CVE-2020-8694: EACCES simply means unavailable.
  * Reading it often enough to see every wrap (the range is minutes at full
  * power) and adding up the differences gives the window's energy.
  */

@@ -658,7 +658,7 @@ static void intel_xe_energy2_and_idle_clock(void **state)
 
 /* ---- CPU package energy (RAPL) ------------------------------------------- */
 
-static void rapl_energy_is_wrap_safe(void **state)
+static void rapl_counts_packages_only_and_is_wrap_safe(void **state)
 {
     (void)state;
     put("class/powercap/intel-rapl:0/name", "package-0\n");
@@ -667,10 +667,16 @@ static void rapl_energy_is_wrap_safe(void **state)
     put("class/powercap/intel-rapl:0:0/name", "core\n"); /* a sub-zone: part of the package */
     put("class/powercap/intel-rapl:0:0/max_energy_range_uj", "2000000\n");
     put("class/powercap/intel-rapl:0:0/energy_uj", "999999\n");
+    /* Skylake and later: a top-level zone for the whole platform, which
+     * already contains the package. */
+    put("class/powercap/intel-rapl:1/name", "psys\n");
+    put("class/powercap/intel-rapl:1/max_energy_range_uj", "2000000\n");
+    put("class/powercap/intel-rapl:1/energy_uj", "100000\n");
     resmon_options opts = {.struct_size = sizeof(resmon_options), .sample_interval_sec = 5};
     resmon_monitor *m = test_monitor_new(&opts);
     assert_int_equal(resmon_monitor_start(m), 0);
     put("class/powercap/intel-rapl:0/energy_uj", "500000\n"); /* wrapped: 1.0 J + 0.5 J */
+    put("class/powercap/intel-rapl:1/energy_uj", "1900000\n"); /* psys: 1.8 J, not counted */
     assert_int_equal(resmon_monitor_stop(m), 0);
     resmon_summary s = test_summary(m);
     resmon_monitor_free(m);
@@ -720,7 +726,7 @@ int main(void)
         cmocka_unit_test_setup(amd_unreadable_busy_file_costs_only_utilization, fresh_environment),
         cmocka_unit_test_setup(intel_clock_and_energy, fresh_environment),
         cmocka_unit_test_setup(intel_xe_energy2_and_idle_clock, fresh_environment),
-        cmocka_unit_test_setup(rapl_energy_is_wrap_safe, fresh_environment),
+        cmocka_unit_test_setup(rapl_counts_packages_only_and_is_wrap_safe, fresh_environment),
         cmocka_unit_test_setup(slow_nvml_call_leaves_cpu_sampling_on_time, fresh_environment),
     };
     return cmocka_run_group_tests(tests, setup_all, teardown_all);
