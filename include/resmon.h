@@ -317,7 +317,10 @@ typedef struct resmon_gpu_profiler {
  * (libnvidia-ml.so.1; the environment variable RESMON_NVML_LIBRARY names
  * another path), AMD GPUs through amdgpu's sysfs files and Intel GPUs through
  * i915/xe sysfs and hwmon files (under RESMON_SYSFS_ROOT, default /sys).
- * Nothing vendor-specific is needed at build time. */
+ * These variables are read when resmon_gpu_list or resmon_gpu_open is
+ * called (RESMON_SYSFS_ROOT also by resmon_monitor_new, for RAPL), never
+ * later on resmon's own threads.  Nothing vendor-specific is needed at build
+ * time. */
 
 typedef struct resmon_gpu_info {
     size_t struct_size;     /* bytes filled; see "Versioning" */
