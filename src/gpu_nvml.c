@@ -184,18 +184,6 @@ static void release_locked(void)
     }
 }
 
-static int errno_of(nvmlReturn_t rc)
-{
-    switch (rc) {
-    case NVML_SUCCESS: return 0;
-    case NVML_ERROR_NOT_SUPPORTED: return -ENOTSUP;
-    case NVML_ERROR_NO_PERMISSION: return -EACCES;
-    case NVML_ERROR_NOT_FOUND: return -ENOENT;
-    case NVML_ERROR_GPU_IS_LOST: return -ENODEV;
-    default: return -EIO;
-    }
-}
-
 static void describe(nvmlDevice_t handle, unsigned index, resmon_gpu_info *info)
 {
     memset(info, 0, sizeof *info);
@@ -342,29 +330,29 @@ static void nvml_close(void *ctx)
 }
 
 /* Every call into a device goes through here: after GPU_IS_LOST the device
- * is not called again. */
-static int check(nvml_device *d, nvmlReturn_t rc)
+ * is not called again.  Any failure leaves that metric unknown. */
+static int succeeded(nvml_device *d, nvmlReturn_t rc)
 {
     if (rc == NVML_ERROR_GPU_IS_LOST)
         atomic_store(&d->lost, 1);
-    return errno_of(rc);
+    return rc == NVML_SUCCESS;
 }
 
-static int usable(nvml_device *d, const void *function)
+static int lost(nvml_device *d)
 {
-    return function && !atomic_load(&d->lost);
+    return atomic_load(&d->lost);
 }
 
 static void read_utilization(nvml_device *d, resmon_gpu_reading *out)
 {
     nvmlUtilization_t u;
-    if (usable(d, nvml.utilization) && check(d, nvml.utilization(d->handle, &u)) == 0)
+    if (nvml.utilization && !lost(d) && succeeded(d, nvml.utilization(d->handle, &u)))
         out->util_percent = u.gpu;
 }
 
 static void read_memory(nvml_device *d, resmon_gpu_reading *out)
 {
-    if (usable(d, nvml.memory_v2) && !atomic_load(&d->memory_v1)) {
+    if (nvml.memory_v2 && !lost(d) && !atomic_load(&d->memory_v1)) {
         /* v2's used excludes reserved memory and matches nvidia-smi. */
         nvmlMemory_v2_t mem = {.version = NVML_MEMORY_V2_VERSION};
         nvmlReturn_t nrc = nvml.memory_v2(d->handle, &mem);
@@ -374,13 +362,13 @@ static void read_memory(nvml_device *d, resmon_gpu_reading *out)
             return;
         }
         if (nrc != NVML_ERROR_FUNCTION_NOT_FOUND && nrc != NVML_ERROR_NOT_SUPPORTED) {
-            check(d, nrc);
+            succeeded(d, nrc); /* notes a lost GPU */
             return;
         }
         atomic_store(&d->memory_v1, 1); /* an older driver: v1 from now on */
     }
     nvmlMemory_t mem;
-    if (usable(d, nvml.memory_v1) && check(d, nvml.memory_v1(d->handle, &mem)) == 0) {
+    if (nvml.memory_v1 && !lost(d) && succeeded(d, nvml.memory_v1(d->handle, &mem))) {
         out->mem_used_mb = (double)mem.used / RM__BYTES_PER_MIB;
         out->mem_total_mb = (double)mem.total / RM__BYTES_PER_MIB;
     }
@@ -389,32 +377,32 @@ static void read_memory(nvml_device *d, resmon_gpu_reading *out)
 static void read_clocks(nvml_device *d, resmon_gpu_reading *out)
 {
     unsigned mhz;
-    if (usable(d, nvml.clock) && check(d, nvml.clock(d->handle, NVML_CLOCK_GRAPHICS, &mhz)) == 0)
+    if (nvml.clock && !lost(d) && succeeded(d, nvml.clock(d->handle, NVML_CLOCK_GRAPHICS, &mhz)))
         out->clock_mhz = mhz;
-    if (usable(d, nvml.clock) && check(d, nvml.clock(d->handle, NVML_CLOCK_MEM, &mhz)) == 0)
+    if (nvml.clock && !lost(d) && succeeded(d, nvml.clock(d->handle, NVML_CLOCK_MEM, &mhz)))
         out->mem_clock_mhz = mhz;
 }
 
 static void read_power(nvml_device *d, resmon_gpu_reading *out)
 {
     unsigned milliwatts;
-    if (usable(d, nvml.power) && check(d, nvml.power(d->handle, &milliwatts)) == 0)
+    if (nvml.power && !lost(d) && succeeded(d, nvml.power(d->handle, &milliwatts)))
         out->power_w = milliwatts / 1000.0;
-    if (usable(d, nvml.power_limit) && check(d, nvml.power_limit(d->handle, &milliwatts)) == 0)
+    if (nvml.power_limit && !lost(d) && succeeded(d, nvml.power_limit(d->handle, &milliwatts)))
         out->power_limit_w = milliwatts / 1000.0;
 }
 
 static void read_energy(nvml_device *d, double *joules)
 {
     unsigned long long millijoules;
-    if (usable(d, nvml.energy) && check(d, nvml.energy(d->handle, &millijoules)) == 0)
+    if (nvml.energy && !lost(d) && succeeded(d, nvml.energy(d->handle, &millijoules)))
         *joules = (double)millijoules / 1000.0;
 }
 
 /* The GPU memory of the given processes, MiB; NAN when unknown. */
 static double process_memory(nvml_device *d, const pid_t *pids, size_t pid_count)
 {
-    if (!usable(d, nvml.processes))
+    if (!nvml.processes || lost(d))
         return NAN;
     /* The list can grow between calls: ask, then allocate with room to spare. */
     for (int attempt = 0; attempt < 3; attempt++) {
@@ -429,7 +417,7 @@ static double process_memory(nvml_device *d, const pid_t *pids, size_t pid_count
             d->process_capacity = capacity;
             continue;
         }
-        if (check(d, nrc) < 0)
+        if (!succeeded(d, nrc))
             return NAN;
         double total = 0;
         for (unsigned i = 0; i < count; i++) {
