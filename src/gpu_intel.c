@@ -13,6 +13,11 @@
  * where xe exposes only that (DG2, PVC).  Power is the counter's change
  * between two readings.  Intel exposes no busy percentage or VRAM use in
  * sysfs (exact figures need the perf PMU): those are unavailable here.
+ *
+ * Reading i915/xe hwmon files can wake a runtime-suspended discrete GPU, so
+ * polling at 10 Hz may keep an idle laptop dGPU from suspending.  Not yet
+ * measured on hardware; a longer gpu_interval_sec (--gpu-interval) polls it
+ * less often.
  */
 #include "gpu_backend.h"
 #include "internal.h"
