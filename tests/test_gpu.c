@@ -348,6 +348,14 @@ static void all_gpus_aggregate_with_per_device_readings(void **state)
     resmon_gpu_memory mem;
     assert_int_equal(p->get_memory_usage(p->ctx, &mem), 0);
     ASSERT_DOUBLE_EQ(mem.gpu_memory_used_mb, 1000 + 1100 + 1200 + 2048); /* summed; Intel has none */
+    ASSERT_DOUBLE_EQ(mem.gpu_memory_total_mb, 3 * 81559 + 8192); /* over the same devices */
+    resmon_gpu_power power;
+    assert_int_equal(p->get_power_info(p->ctx, &power), 0);
+    /* Each callback reads every device: by now Intel has power (from its
+     * energy counter, unchanged: 0 W) but no limit, and a sum of limits that
+     * misses a device drawing power would mislead. */
+    ASSERT_DOUBLE_EQ(power.power_draw_w, 3 * 312.5 + 45);
+    ASSERT_NAN(power.power_limit_w);
     double util;
     assert_int_equal(p->get_utilization(p->ctx, &util), 0);
     ASSERT_DOUBLE_EQ(util, (42 + 43 + 44 + 37) / 4.0); /* averaged over devices that have it */
