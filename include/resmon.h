@@ -230,7 +230,10 @@ typedef struct resmon_summary {
  * peak_gpu_mem_mb (number or null), mean_gpu_util (number or null),
  * memory_growth_mb, num_samples (an integer), duration_sec, then
  * mean_gpu_clock_mhz and mean_gpu_power_w only when known -- followed, each
- * only when known, by hwm_rss_mb and hwm_scope ("window" or "lifetime"),
+ * only when known, by mean_cpu_percent, peak_cpu_percent, cpu_time_sec and
+ * skipped_slots (an integer, written with cpu_time_sec: a summary resmon
+ * measured has both, one read from calibrax's JSON has neither), hwm_rss_mb
+ * and hwm_scope ("window" or "lifetime"),
  * gpu_energy_j and gpu_energy_source ("counter" or "integrated"),
  * cpu_energy_j and peak_gpu_proc_mem_mb.  (The first nine keys are exactly
  * the calibrax ResourceSummary.to_dict() keys in its order; see README.)
@@ -238,6 +241,9 @@ typedef struct resmon_summary {
  * non-finite values in required numeric fields are written as null.
  * snprintf semantics: returns the length the full text needs (excluding the
  * NUL) and writes at most cap bytes, always NUL-terminated when cap > 0.
+ * The text is always one JSON object on one line: it starts with '{' and ends
+ * with '}', with no whitespace around it, so a caller may add keys of its own
+ * by writing the text up to its last byte, then ", ", its keys and "}".
  * Returns -EINVAL when s is NULL, s->struct_size is invalid, or buf is NULL
  * with cap > 0; -E2BIG as described under "Versioning". */
 RESMON_API int resmon_summary_to_json(const resmon_summary *s, char *buf, size_t cap);
@@ -251,7 +257,8 @@ RESMON_API int resmon_summary_to_json(const resmon_summary *s, char *buf, size_t
  * trailing non-space text with -EINVAL and a message naming the key or byte
  * offset in err (if errcap > 0; always NUL-terminated).  On failure *out is
  * left unchanged.  Fields absent from JSON are NAN (or 0 for counts, the
- * UNKNOWN value for enums). */
+ * UNKNOWN value for enums), so a summary written by resmon_summary_to_json
+ * reads back field for field. */
 RESMON_API int resmon_summary_from_json(const char *json, size_t len, resmon_summary *out, size_t out_size,
                                         char *err, size_t errcap);
 

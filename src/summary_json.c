@@ -78,7 +78,18 @@ int resmon_summary_to_json(const resmon_summary *caller_summary, char *buf, size
         put_double(&w, "mean_gpu_clock_mhz", s->mean_gpu_clock_mhz);
     if (!isnan(s->mean_gpu_power_w))
         put_double(&w, "mean_gpu_power_w", s->mean_gpu_power_w);
-    /* Beyond the seed, only when known. */
+    /* Beyond the seed, only when known: first the CPU figures of a measured
+     * window (a seed summary has none, and then no skipped_slots either). */
+    if (isfinite(s->mean_cpu_percent))
+        put_double(&w, "mean_cpu_percent", s->mean_cpu_percent);
+    if (isfinite(s->peak_cpu_percent))
+        put_double(&w, "peak_cpu_percent", s->peak_cpu_percent);
+    if (isfinite(s->cpu_time_sec)) {
+        put_double(&w, "cpu_time_sec", s->cpu_time_sec);
+        put_key(&w, "skipped_slots");
+        count_len = snprintf(count, sizeof count, "%llu", (unsigned long long)s->skipped_slots);
+        put(&w, count, (size_t)count_len);
+    }
     if (isfinite(s->hwm_rss_mb) && s->hwm_scope != RESMON_HWM_UNKNOWN) {
         put_double(&w, "hwm_rss_mb", s->hwm_rss_mb);
         put_key(&w, "hwm_scope");
@@ -229,6 +240,11 @@ static int summary_from_object(const json_t *root, resmon_summary *s, char *err,
     if (rc == 0) rc = read_number(root, "duration_sec", REQUIRED, &s->duration_sec, err, errcap);
     if (rc == 0) rc = read_number(root, "mean_gpu_clock_mhz", OPTIONAL, &s->mean_gpu_clock_mhz, err, errcap);
     if (rc == 0) rc = read_number(root, "mean_gpu_power_w", OPTIONAL, &s->mean_gpu_power_w, err, errcap);
+    if (rc == 0) rc = read_number(root, "mean_cpu_percent", OPTIONAL, &s->mean_cpu_percent, err, errcap);
+    if (rc == 0) rc = read_number(root, "peak_cpu_percent", OPTIONAL, &s->peak_cpu_percent, err, errcap);
+    if (rc == 0) rc = read_number(root, "cpu_time_sec", OPTIONAL, &s->cpu_time_sec, err, errcap);
+    if (rc == 0 && json_object_get(root, "skipped_slots"))
+        rc = read_count(root, "skipped_slots", &s->skipped_slots, err, errcap);
     if (rc == 0) rc = read_number(root, "hwm_rss_mb", OPTIONAL, &s->hwm_rss_mb, err, errcap);
     if (rc == 0) rc = read_hwm_scope(root, &s->hwm_scope, err, errcap);
     if (rc == 0 && isnan(s->hwm_rss_mb) != (s->hwm_scope == RESMON_HWM_UNKNOWN))
@@ -237,8 +253,6 @@ static int summary_from_object(const json_t *root, resmon_summary *s, char *err,
     if (rc == 0) rc = read_energy_source(root, &s->gpu_energy_source, err, errcap);
     if (rc == 0) rc = read_number(root, "cpu_energy_j", OPTIONAL, &s->cpu_energy_j, err, errcap);
     if (rc == 0) rc = read_number(root, "peak_gpu_proc_mem_mb", OPTIONAL, &s->peak_gpu_proc_mem_mb, err, errcap);
-    /* Not part of the serialised form: recomputable only from samples. */
-    s->mean_cpu_percent = s->peak_cpu_percent = s->cpu_time_sec = NAN;
     return rc;
 }
 

@@ -165,6 +165,35 @@ static void energy_and_process_memory_round_trip_when_known(void **state)
     assert_null(strstr(text, "energy"));
 }
 
+/* A measured window's CPU figures come after the seed's keys, in one order,
+ * and read back; a seed summary (no CPU) writes none of them. */
+static void cpu_keys_round_trip_after_the_seed_keys(void **state)
+{
+    (void)state;
+    resmon_summary s = parse_ok(python_minimal);
+    ASSERT_NAN(s.mean_cpu_percent);
+    ASSERT_NAN(s.cpu_time_sec);
+    assert_int_equal(s.skipped_slots, 0);
+    s.mean_cpu_percent = 93.5;
+    s.peak_cpu_percent = 200.25;
+    s.cpu_time_sec = 3.927;
+    s.skipped_slots = 12;
+    s.hwm_rss_mb = 640.5;
+    s.hwm_scope = RESMON_HWM_WINDOW;
+    char text[1024];
+    resmon_summary_to_json(&s, text, sizeof text);
+    assert_string_equal(text, "{\"peak_rss_mb\": 512.25, \"mean_rss_mb\": 300.1, \"peak_gpu_mem_mb\": null, "
+                              "\"mean_gpu_util\": null, \"memory_growth_mb\": -3.5, \"num_samples\": 42, "
+                              "\"duration_sec\": 4.2, \"mean_cpu_percent\": 93.5, \"peak_cpu_percent\": 200.25, "
+                              "\"cpu_time_sec\": 3.927, \"skipped_slots\": 12, \"hwm_rss_mb\": 640.5, "
+                              "\"hwm_scope\": \"window\"}");
+    resmon_summary back = parse_ok(text);
+    ASSERT_DOUBLE_EQ(back.mean_cpu_percent, 93.5);
+    ASSERT_DOUBLE_EQ(back.peak_cpu_percent, 200.25);
+    ASSERT_DOUBLE_EQ(back.cpu_time_sec, 3.927);
+    assert_int_equal(back.skipped_slots, 12);
+}
+
 static void to_json_has_snprintf_semantics(void **state)
 {
     (void)state;
@@ -382,6 +411,7 @@ int main(void)
         cmocka_unit_test(doubles_round_trip_exactly),
         cmocka_unit_test(to_json_writes_hwm_only_when_known),
         cmocka_unit_test(energy_and_process_memory_round_trip_when_known),
+        cmocka_unit_test(cpu_keys_round_trip_after_the_seed_keys),
         cmocka_unit_test(to_json_has_snprintf_semantics),
         cmocka_unit_test(from_json_rejects_bad_input),
         cmocka_unit_test(from_json_rejects_invalid_values_anywhere),

@@ -59,8 +59,6 @@ int summary_write_json(FILE *out, const cli_options *o, const run_result *r)
     fputs(base, out);
     free(base);
 
-    put_number(out, "mean_cpu_percent", r->summary.mean_cpu_percent);
-    put_number(out, "peak_cpu_percent", r->summary.peak_cpu_percent);
     put_number(out, "wall_sec", r->wall_sec);
     /* Exact CPU seconds from the kernel when we reaped the command; else the
      * sampled CPU clock total. */
@@ -69,7 +67,6 @@ int summary_write_json(FILE *out, const cli_options *o, const run_result *r)
     if (r->have_rusage)
         put_number(out, "exact_peak_rss_mb", r->rusage_maxrss_mb);
     put_number(out, "interval_sec", o->interval_sec);
-    fprintf(out, ", \"skipped_slots\": %llu", (unsigned long long)r->summary.skipped_slots);
     char when[40];
     format_iso8601(r->start_wall_epoch, when, sizeof when);
     fprintf(out, ", \"start_time\": \"%s\"", when);
