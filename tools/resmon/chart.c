@@ -131,21 +131,6 @@ static double nice_step(double range, int target)
     return nice * magnitude;
 }
 
-static void xml_text(FILE *out, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '&': fputs("&amp;", out); break;
-        case '<': fputs("&lt;", out); break;
-        case '>': fputs("&gt;", out); break;
-        case '"': fputs("&quot;", out); break;
-        default:
-            if ((unsigned char)*s >= 0x20 || *s == '\t')
-                fputc(*s, out);
-        }
-    }
-}
-
 typedef struct axis {
     double max, step;
 } axis;
@@ -178,7 +163,7 @@ static void draw_panel_frame(FILE *out, int top, axis y, axis x, const char *y_l
     }
     fprintf(out, "<text transform=\"translate(%d,%d) rotate(-90)\" text-anchor=\"middle\" class=\"label\">",
             LEFT - 56, top + PANEL_H / 2);
-    xml_text(out, y_label);
+    xml_write_text(out, y_label);
     fputs("</text>\n</g>\n", out);
 }
 
@@ -226,7 +211,7 @@ static void draw_legend(FILE *out, int top, const char *const *names, const char
         fprintf(out, "<line x1=\"%d\" x2=\"%d\" y1=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"3\"/>\n", x, x + 16,
                 top + 14, top + 14, colors[i]);
         fprintf(out, "<text x=\"%d\" y=\"%d\" class=\"legend\">", x + 21, top + 18);
-        xml_text(out, names[i]);
+        xml_write_text(out, names[i]);
         fputs("</text>\n", out);
         x -= 10;
     }
@@ -261,14 +246,14 @@ int chart_write_svg(const chart_series *series, FILE *out, const char *title, co
     char shown[96];
     size_t len = strlen(title);
     if (len < sizeof shown) {
-        xml_text(out, title);
+        xml_write_text(out, title);
     } else { /* a long command line: cut on a character boundary, mark the cut */
         size_t cut = sizeof shown - 4;
         while (cut > 0 && ((unsigned char)title[cut] & 0xC0) == 0x80)
             cut--;
         memcpy(shown, title, cut);
         memcpy(shown + cut, "\xe2\x80\xa6", 4); /* ellipsis */
-        xml_text(out, shown);
+        xml_write_text(out, shown);
     }
     fprintf(out, "</text>\n<text x=\"%d\" y=\"52\" class=\"subtitle\">wall %.2f s \xc2\xb7 mean CPU %.0f %% \xc2\xb7 "
                  "peak RSS %.1f MiB sampled",

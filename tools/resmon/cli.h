@@ -56,16 +56,20 @@ typedef struct run_result {
     resmon_gpu *gpu;           /* the GPU profiler, NULL without */
 } run_result;
 
+/* Per-device GPU columns are written for at most this many devices. */
+#define RESMON_CLI_MAX_DEVICE_COLUMNS 16
+
 /* ---- samples file: CSV or JSON Lines, written as samples arrive ---- */
 typedef struct samples_file samples_file;
-/* Opens path (format from its extension).  gpu_devices: 0 no GPU columns;
- * 1 the GPU columns; N > 1 also per-device columns gpuI_*.  NULL with a
- * message in err. */
-samples_file *samples_file_open(const char *path, size_t gpu_devices, char *err, size_t errcap);
+/* Writes rows to fd (which stays the caller's); the format comes from path's
+ * extension.  gpu_devices: 0 no GPU columns; 1 the GPU columns; N > 1 also
+ * per-device columns gpuI_*.  NULL when out of memory. */
+samples_file *samples_file_open(int fd, const char *path, size_t gpu_devices);
 void samples_file_write(samples_file *f, const resmon_sample *s, double elapsed_sec,
                         const resmon_gpu_reading *devices, size_t device_count);
-/* Flushes, closes and frees; returns 0 or -errno if any write failed. */
-int samples_file_close(samples_file *f);
+/* Writes what is buffered and frees f; returns 0, or -errno of the first
+ * failed write (the file then ends with the last whole row written). */
+int samples_file_free(samples_file *f);
 
 /* ---- chart: a thinned series of the whole run, and its SVG ---- */
 typedef struct chart_series chart_series;
@@ -79,7 +83,71 @@ int chart_write_svg(const chart_series *c, FILE *out, const char *title, const r
 int summary_write_json(FILE *out, const cli_options *o, const run_result *r);
 void summary_print_table(FILE *out, const cli_options *o, const run_result *r);
 
-/* Writes s as a JSON string literal (quotes and escapes included). */
-void json_write_string(FILE *out, const char *s);
+/* ---- text from outside (argv, GPU names), which may not be UTF-8 ---- */
+/* Writes text as a JSON string literal (quotes included): escapes what JSON
+ * requires and writes each byte that is not valid UTF-8 as \ufffd. */
+void json_write_string(FILE *out, const char *text);
+/* Writes text as XML character data: escapes markup, replaces invalid UTF-8
+ * with U+FFFD and drops the control characters XML 1.0 forbids. */
+void xml_write_text(FILE *out, const char *text);
+/* Writes text for a message on a terminal: control characters and bytes
+ * that are not valid UTF-8 appear as \xNN. */
+void print_printable(FILE *out, const char *text);
+
+/* ---- one output file (output_file.c) ---- */
+typedef struct output_file {
+    const char *path;  /* as given; "-" is stdout */
+    const char *what;  /* "summary file", for messages */
+    FILE *stream;      /* NULL when not open */
+    char *temp_path;   /* resmon's temporary file until renamed; NULL when in place */
+    char *final_path;  /* what the rename replaces (symbolic links resolved) */
+} output_file;
+/* Occupies closed descriptors 0, 1 and 2 with /dev/null, so no file resmon
+ * opens later takes their place.  Call before opening anything. */
+void standard_fds_occupy(void);
+/* Opens path for writing, close-on-exec, leaving an existing file untouched
+ * (see output_file.c).  Returns 0, or prints one line and returns -1. */
+int output_file_open(output_file *f, const char *path, const char *what);
+/* Gives a temporary file its final name now (the samples file, once the
+ * command runs).  Returns 0, or prints one line and returns -1. */
+int output_file_publish_early(output_file *f);
+/* Flushes, closes and renames into place.  Returns 0, or prints one line
+ * naming the error, removes the temporary file and returns -1. */
+int output_file_publish(output_file *f);
+/* Closes and removes resmon's temporary file; the path given is untouched. */
+void output_file_discard(output_file *f);
+
+/* Refuses outputs that name one file (options[i] names paths[i] in the
+ * message; NULL paths are skipped).  Returns 0, or prints one line and
+ * returns EXIT_USAGE. */
+int output_paths_check_distinct(const char *const *paths, const char *const *options, size_t count);
+
+/* ---- the command's outputs as a set (outputs.c) ---- */
+typedef struct outputs {
+    resmon_gpu *gpu; /* for per-device columns */
+    output_file summary, samples_output, plot;
+    samples_file *samples;
+    chart_series *chart;
+    double first_timestamp;
+    int have_first;
+} outputs;
+/* Checks and opens every output named in o.  Returns 0, or prints one line
+ * and returns -1 (then call outputs_discard). */
+int outputs_open(const cli_options *o, resmon_gpu *gpu, outputs *out);
+/* The monitor's on_sample callback (user: the outputs). */
+void outputs_on_sample(const resmon_sample *s, void *user);
+/* The command runs: the samples file takes its name.  0 or -1 (printed). */
+int outputs_command_started(outputs *out);
+/* Nothing ran: closes everything and leaves every path as it was. */
+void outputs_discard(outputs *out);
+/* Writes every output for what was seen, and the table unless quiet.
+ * Returns 0, or -1 when an output could not be written (each printed). */
+int outputs_finish(const cli_options *o, outputs *out, const run_result *r);
+
+/* ---- exec failures (exec_failure.c) ---- */
+/* Prints one line saying why execvp(file) failed with exec_errno ("bad
+ * interpreter" when a "#!" line names a missing file) and returns the exit
+ * status: EXIT_NOT_FOUND or EXIT_CANNOT_EXECUTE. */
+int exec_failure_report(const char *file, int exec_errno);
 
 #endif

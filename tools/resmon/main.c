@@ -3,7 +3,6 @@
  * its process tree with libresmon, and report.
  */
 #include "cli.h"
-#include "internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -43,139 +42,22 @@ static void install_signal_handlers(void)
     sigaction(SIGHUP, &sa, NULL);
 }
 
-static double realtime_sec(void)
+static double clock_sec(clockid_t clock)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
+    clock_gettime(clock, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* ---- outputs, opened before anything starts ------------------------------ */
-
-typedef struct outputs {
-    resmon_gpu *gpu;     /* for per-device columns */
-    FILE *summary;       /* -o */
-    samples_file *samples;
-    FILE *plot;
-    chart_series *chart;
-    double first_timestamp;
-    int have_first;
-} outputs;
-
-static void on_sample(const resmon_sample *s, void *user)
+static double realtime_sec(void)
 {
-    outputs *out = user;
-    if (!out->have_first) {
-        out->first_timestamp = s->timestamp;
-        out->have_first = 1;
-    }
-    double elapsed = s->timestamp - out->first_timestamp;
-    if (out->samples) {
-        resmon_gpu_reading devices[16];
-        ssize_t count = out->gpu && resmon_gpu_device_count(out->gpu) > 1
-                            ? resmon_gpu_last_readings(out->gpu, devices, 16, sizeof *devices)
-                            : 0;
-        if (count < 0)
-            count = 0;
-        samples_file_write(out->samples, s, elapsed, devices, count < 16 ? (size_t)count : 16);
-    }
-    if (out->chart)
-        chart_series_add(out->chart, s, elapsed);
+    return clock_sec(CLOCK_REALTIME);
 }
 
-static FILE *open_output(const char *path, const char *what)
+/* The clock of the library's sample timestamps. */
+static double monotonic_sec(void)
 {
-    if (strcmp(path, "-") == 0)
-        return stdout;
-    FILE *f = fopen(path, "w");
-    if (!f)
-        fprintf(stderr, "resmon: cannot write %s '%s': %s\n", what, path, strerror(errno));
-    return f;
-}
-
-static int open_outputs(const cli_options *o, resmon_gpu *gpu, outputs *out)
-{
-    memset(out, 0, sizeof *out);
-    out->gpu = gpu;
-    char err[512];
-    if (o->summary_path && !(out->summary = open_output(o->summary_path, "summary file")))
-        return -1;
-    if (o->samples_path &&
-        !(out->samples = samples_file_open(o->samples_path, resmon_gpu_device_count(gpu), err, sizeof err))) {
-        fprintf(stderr, "resmon: %s\n", err);
-        return -1;
-    }
-    if (o->plot_path) {
-        if (!(out->plot = open_output(o->plot_path, "plot file")))
-            return -1;
-        if (!(out->chart = chart_series_new())) {
-            fprintf(stderr, "resmon: out of memory\n");
-            return -1;
-        }
-    }
-    return 0;
-}
-
-/* Closes the outputs; when discard, removes the files resmon created (nothing
- * ran, so they would only mislead). */
-static void discard_outputs(const cli_options *o, outputs *out)
-{
-    if (out->summary && out->summary != stdout)
-        fclose(out->summary);
-    samples_file_close(out->samples);
-    if (out->plot && out->plot != stdout)
-        fclose(out->plot);
-    chart_series_free(out->chart);
-    const char *paths[] = {o->summary_path, o->samples_path, o->plot_path};
-    for (int i = 0; i < 3; i++)
-        if (paths[i] && strcmp(paths[i], "-") != 0)
-            unlink(paths[i]);
-}
-
-static int close_output(FILE *f, const char *path)
-{
-    if (!f)
-        return 0;
-    int failed = ferror(f);
-    if (f == stdout)
-        failed |= fflush(f) != 0;
-    else
-        failed |= fclose(f) != 0;
-    if (failed)
-        fprintf(stderr, "resmon: error writing '%s': %s\n", path, strerror(errno ? errno : EIO));
-    return failed ? -1 : 0;
-}
-
-/* Writes every output for what was seen.  Returns 0 or -1 (reported). */
-static int finish_outputs(const cli_options *o, outputs *out, const run_result *r)
-{
-    int rc = 0;
-    if (out->samples && samples_file_close(out->samples) < 0) {
-        fprintf(stderr, "resmon: error writing samples file '%s'\n", o->samples_path);
-        rc = -1;
-    }
-    out->samples = NULL;
-    if (out->plot) {
-        char title[512];
-        if (o->pid)
-            snprintf(title, sizeof title, "resmon \xe2\x80\x94 process %d%s", (int)o->pid,
-                     o->include_children ? " and descendants" : "");
-        else {
-            int n = snprintf(title, sizeof title, "resmon \xe2\x80\x94");
-            for (int i = 0; i < o->argc && n < (int)sizeof title - 1; i++)
-                n += snprintf(title + n, sizeof title - (size_t)n, " %s", o->argv[i]);
-        }
-        chart_write_svg(out->chart, out->plot, title, r);
-        rc |= close_output(out->plot, o->plot_path);
-    }
-    chart_series_free(out->chart);
-    if (out->summary) {
-        summary_write_json(out->summary, o, r);
-        rc |= close_output(out->summary, o->summary_path);
-    }
-    if (!o->quiet)
-        summary_print_table(stderr, o, r);
-    return rc;
+    return clock_sec(CLOCK_MONOTONIC);
 }
 
 /* ---- running ------------------------------------------------------------- */
@@ -188,7 +70,7 @@ static int new_monitor(resmon_monitor **m, const cli_options *o, pid_t pid, outp
     opts.pid = pid;
     opts.include_children = o->include_children;
     opts.max_samples = 1; /* every sample is streamed; the summary covers them all */
-    opts.on_sample = on_sample;
+    opts.on_sample = outputs_on_sample;
     opts.on_sample_user = out;
     return resmon_monitor_new(m, &opts);
 }
@@ -206,10 +88,11 @@ static int attach(const cli_options *o, outputs *out, run_result *r)
         return EXIT_USAGE;
     }
     r->start_wall_epoch = realtime_sec();
-    double start = rm__now_sec();
+    double start = monotonic_sec();
+    outputs_command_started(out);
     install_signal_handlers();
     while (resmon_monitor_running(m) && !received_signal) {
-        double left = o->duration_sec > 0 ? o->duration_sec - (rm__now_sec() - start) : 0.05;
+        double left = o->duration_sec > 0 ? o->duration_sec - (monotonic_sec() - start) : 0.05;
         if (left <= 0)
             break;
         double nap = left < 0.02 ? left : 0.02;
@@ -217,7 +100,7 @@ static int attach(const cli_options *o, outputs *out, run_result *r)
         nanosleep(&ts, NULL);
     }
     resmon_monitor_stop(m);
-    r->wall_sec = rm__now_sec() - start;
+    r->wall_sec = monotonic_sec() - start;
     r->interrupted = received_signal != 0;
     resmon_monitor_get_summary(m, &r->summary, sizeof r->summary);
     resmon_monitor_free(m);
@@ -277,7 +160,7 @@ static int run_command(const cli_options *o, outputs *out, run_result *r)
         return EXIT_USAGE;
     }
     r->start_wall_epoch = realtime_sec();
-    double start = rm__now_sec();
+    double start = monotonic_sec();
     if (write(go[1], "g", 1) != 1) {
         /* cannot happen while the child lives; it exits 125 on EOF */
     }
@@ -293,17 +176,16 @@ static int run_command(const cli_options *o, outputs *out, run_result *r)
         resmon_monitor_stop(m);
         resmon_monitor_free(m);
         waitpid(child, NULL, 0);
-        fprintf(stderr, "resmon: %s: %s\n", o->argv[0],
-                exec_errno == ENOENT ? "command not found" : strerror(exec_errno));
-        return exec_errno == ENOENT || exec_errno == ENOTDIR ? EXIT_NOT_FOUND : EXIT_CANNOT_EXECUTE;
+        return exec_failure_report(o->argv[0], exec_errno);
     }
+    outputs_command_started(out);
 
     /* Wait for the exit without reaping, so the monitor's last sample still
      * sees the command (a zombie) and any descendants it left. */
     siginfo_t info;
     while (waitid(P_PID, (id_t)child, &info, WEXITED | WNOWAIT) != 0 && errno == EINTR)
         ;
-    r->wall_sec = rm__now_sec() - start;
+    r->wall_sec = monotonic_sec() - start;
     resmon_monitor_stop(m);
     resmon_monitor_get_summary(m, &r->summary, sizeof r->summary);
     resmon_monitor_free(m);
@@ -334,6 +216,7 @@ static int run_command(const cli_options *o, outputs *out, run_result *r)
 
 int main(int argc, char **argv)
 {
+    standard_fds_occupy();
     cli_options o;
     int rc = cli_parse(argc, argv, &o);
     if (rc == -1)
@@ -355,8 +238,8 @@ int main(int argc, char **argv)
         }
     }
     outputs out;
-    if (open_outputs(&o, gpu, &out) < 0) {
-        discard_outputs(&o, &out);
+    if (outputs_open(&o, gpu, &out) < 0) {
+        outputs_discard(&out);
         resmon_gpu_close(gpu);
         return EXIT_USAGE;
     }
@@ -365,11 +248,11 @@ int main(int argc, char **argv)
     r.gpu = gpu;
     rc = o.pid ? attach(&o, &out, &r) : run_command(&o, &out, &r);
     if (rc != 0) {
-        discard_outputs(&o, &out);
+        outputs_discard(&out);
         resmon_gpu_close(gpu);
         return rc;
     }
-    rc = finish_outputs(&o, &out, &r);
+    rc = outputs_finish(&o, &out, &r);
     resmon_gpu_close(gpu);
     if (rc < 0)
         return o.pid ? EXIT_USAGE : (r.exit_status ? r.exit_status : EXIT_USAGE);

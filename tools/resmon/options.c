@@ -8,14 +8,15 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const char usage_text[] =
     "usage: resmon [OPTIONS] -- COMMAND [ARG...]   run COMMAND and monitor it and its descendants\n"
     "       resmon [OPTIONS] --pid PID             monitor a running process tree until it exits,\n"
     "                                              --duration ends, or Ctrl-C\n"
     "\n"
-    "  -i, --interval SECONDS   sample interval (default 0.1)\n"
-    "  -o, --output FILE        summary as JSON (\"-\" for stdout)\n"
+    "  -i, --interval SECONDS   sample interval, 0.000001 to 1000000 (default 0.1)\n"
+    "  -o, --output FILE        summary as JSON (\"-\" for stdout: one line, after COMMAND's output)\n"
     "  -s, --samples FILE       every sample, CSV or JSON Lines by extension (.csv, .jsonl)\n"
     "      --plot FILE          a chart of the run (SVG)\n"
     "      --gpu WHICH          auto (default: the first GPU found), none, all, or a backend:device\n"
@@ -28,7 +29,15 @@ static const char usage_text[] =
     "\n"
     "The human summary goes to stderr; stdout and stdin belong to COMMAND.  resmon exits\n"
     "with COMMAND's status (128+N if signal N killed it), or 125 for its own errors,\n"
-    "126 if COMMAND cannot be executed, 127 if it is not found.\n";
+    "126 if COMMAND cannot be executed, 127 if it (or its #! interpreter) is not found.\n"
+    "An output that cannot be written is reported on stderr and makes the status 125\n"
+    "when COMMAND itself succeeded, as timeout(1) does.\n"
+    "\n"
+    "Files: -o and --plot are written to a temporary file beside FILE and renamed over\n"
+    "it at the end, so a failed run leaves an existing FILE as it was; -s FILE takes\n"
+    "its name once COMMAND runs.  A device or FIFO is written in place; on a FIFO with\n"
+    "no reader resmon says so and waits for one.  Two outputs naming one file are\n"
+    "refused.\n";
 
 /* --list-gpus: one line per GPU, as "--gpu" names it. */
 static void list_gpus(FILE *out)
@@ -48,12 +57,39 @@ static void list_gpus(FILE *out)
     }
 }
 
+/* Prints "resmon: " fmt " (see resmon --help)", with arg (from the command
+ * line, so anything) in place of fmt's one %s, shown printable. */
 static int usage_error(const char *fmt, const char *arg)
 {
+    const char *slot = strstr(fmt, "%s");
     fputs("resmon: ", stderr);
-    fprintf(stderr, fmt, arg);
+    fwrite(fmt, 1, slot ? (size_t)(slot - fmt) : strlen(fmt), stderr);
+    if (slot) {
+        print_printable(stderr, arg);
+        fputs(slot + 2, stderr);
+    }
     fputs(" (see resmon --help)\n", stderr);
     return EXIT_USAGE;
+}
+
+/* getopt_long found an option it does not take: say which, in the user's
+ * spelling ("--quiet=yes" is an option that takes no value, not an unknown
+ * one). */
+static int unknown_option_error(const char *word, int short_option, const struct option *longopts)
+{
+    if (short_option == 0 && strncmp(word, "--", 2) != 0)
+        return usage_error("unknown option '%s'", word);
+    if (short_option == 0) {
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)strcspn(word, "="), word);
+        size_t length = strlen(name + 2);
+        for (const struct option *opt = longopts; opt->name && word[2 + length] == '='; opt++)
+            if (length && strncmp(opt->name, name + 2, length) == 0 && opt->has_arg == no_argument)
+                return usage_error("option '%s' takes no value", name);
+        return usage_error("unknown option '%s'", name);
+    }
+    char flag[3] = {'-', (char)short_option, '\0'};
+    return usage_error("unknown option '%s'", flag);
 }
 
 /* A positive, finite number of seconds, the whole argument. */
@@ -72,6 +108,26 @@ static int has_extension(const char *path, const char *ext)
 {
     size_t n = strlen(path), e = strlen(ext);
     return n > e && strcmp(path + n - e, ext) == 0;
+}
+
+/* The test seams RESMON_PROC_ROOT and RESMON_SYSFS_ROOT name directories
+ * that stand for /proc and /sys.  A wrong one would surface as a puzzling
+ * error deep in a run; say what is wrong with it before anything starts. */
+static int check_root_variable(const char *variable)
+{
+    const char *root = getenv(variable);
+    struct stat st;
+    if (!root)
+        return 0;
+    int err = stat(root, &st) != 0 ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+    if (err) {
+        fprintf(stderr, "resmon: %s='", variable);
+        print_printable(stderr, root);
+        fprintf(stderr, "': %s (it must name a directory that stands for %s)\n",
+                strerror(err), strcmp(variable, "RESMON_PROC_ROOT") == 0 ? "/proc" : "/sys");
+        return EXIT_USAGE;
+    }
+    return 0;
 }
 
 int cli_parse(int argc, char **argv, cli_options *o)
@@ -97,13 +153,15 @@ int cli_parse(int argc, char **argv, cli_options *o)
     o->gpu = "auto";
     o->include_children = 1;
     opterr = 0; /* our own messages: one line each */
-    int c;
+    int c, word_index = optind;
     /* "+": stop at the first non-option, which starts COMMAND. */
-    while ((c = getopt_long(argc, argv, "+:i:o:s:q", longopts, NULL)) != -1) {
+    for (; (c = getopt_long(argc, argv, "+:i:o:s:q", longopts, NULL)) != -1; word_index = optind) {
         switch (c) {
         case 'i':
-            if (parse_seconds(optarg, &o->interval_sec) < 0 || o->interval_sec < 1e-6)
-                return usage_error("invalid interval '%s': give a positive number of seconds (at least 0.000001)", optarg);
+            /* The library's range: below 1 us or above 11 days is surely a unit mistake. */
+            if (parse_seconds(optarg, &o->interval_sec) < 0 || o->interval_sec < 1e-6 || o->interval_sec > 1e6)
+                return usage_error("invalid interval '%s': give a number of seconds from 0.000001 to 1000000",
+                                   optarg);
             break;
         case 'o':
             o->summary_path = optarg;
@@ -152,12 +210,12 @@ int cli_parse(int argc, char **argv, cli_options *o)
             return -1;
         case ':':
             return usage_error("option '%s' needs a value", argv[optind - 1]);
-        default:
-            if (optopt) {
-                char flag[3] = {'-', (char)optopt, '\0'};
-                return usage_error("unknown option '%s'", flag);
-            }
-            return usage_error("unknown option '%s'", argv[optind - 1]);
+        default: {
+            /* The word in error ends before optind when getopt moved past it;
+             * a short option inside a group ("-xq") leaves optind where it was. */
+            const char *word = optind > word_index ? argv[optind - 1] : "";
+            return unknown_option_error(word, strncmp(word, "--", 2) == 0 ? 0 : optopt, longopts);
+        }
         }
     }
     o->argv = argv + optind;
@@ -168,5 +226,7 @@ int cli_parse(int argc, char **argv, cli_options *o)
         return usage_error("missing command: resmon [OPTIONS] -- COMMAND [ARG...]%s", "");
     if (o->duration_sec > 0 && !o->pid)
         return usage_error("--duration works with --pid only%s", "");
+    if (check_root_variable("RESMON_PROC_ROOT") || check_root_variable("RESMON_SYSFS_ROOT"))
+        return EXIT_USAGE;
     return 0;
 }

@@ -5,7 +5,9 @@
  * Rows go into a buffer that is written with write(2) only at row boundaries
  * -- when it is nearly full, and at least once a second -- so the file always
  * ends with a whole row: a crash or a kill leaves every row up to the last
- * write, never half a row.
+ * write, never half a row.  A write that fails part way (a full disk, a file
+ * size limit) is cut back to the last whole row it wrote, and no row is
+ * written after it; the error is reported when the file is closed.
  */
 #include "cli.h"
 #include "json_number.h"
@@ -18,8 +20,7 @@
 #include <unistd.h>
 
 #define SAMPLES_BUFFER_BYTES 65536
-#define MAX_DEVICE_COLUMNS 16 /* per-device columns: 4 x 16 values fit a row */
-#define MAX_ROW_BYTES 4096
+#define MAX_ROW_BYTES 4096 /* per-device columns: 4 x 16 values fit a row */
 
 struct samples_file {
     int fd;
@@ -27,9 +28,23 @@ struct samples_file {
     size_t gpu_devices;
     double last_write;
     int write_errno;
+    off_t whole_rows_bytes; /* what the file holds, all of it whole rows */
     size_t used;
     char buffer[SAMPLES_BUFFER_BYTES];
 };
+
+/* After a write that stopped after `written` bytes of the buffer, cuts the
+ * file back to the end of the last whole row among them.  (Only a regular
+ * file can be cut; a pipe or device keeps what it took.) */
+static void keep_whole_rows(samples_file *f, size_t written)
+{
+    while (written > 0 && f->buffer[written - 1] != '\n')
+        written--;
+    f->whole_rows_bytes += (off_t)written;
+    if (ftruncate(f->fd, f->whole_rows_bytes) != 0) {
+        /* not a regular file */
+    }
+}
 
 static void write_buffer(samples_file *f)
 {
@@ -38,11 +53,15 @@ static void write_buffer(samples_file *f)
         ssize_t n = write(f->fd, f->buffer + done, f->used - done);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n <= 0)
+        if (n <= 0) {
             f->write_errno = n < 0 ? errno : EIO; /* kept, reported at close */
-        else
+            keep_whole_rows(f, done);
+        } else {
             done += (size_t)n;
+        }
     }
+    if (!f->write_errno)
+        f->whole_rows_bytes += (off_t)done;
     f->used = 0;
 }
 
@@ -52,23 +71,15 @@ static void append(samples_file *f, const char *text, size_t n)
     f->used += n;
 }
 
-samples_file *samples_file_open(const char *path, size_t gpu_devices, char *err, size_t errcap)
+samples_file *samples_file_open(int fd, const char *path, size_t gpu_devices)
 {
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-    if (fd < 0) {
-        snprintf(err, errcap, "cannot write samples file '%s': %s", path, strerror(errno));
-        return NULL;
-    }
     samples_file *f = calloc(1, sizeof *f);
-    if (!f) {
-        close(fd);
-        snprintf(err, errcap, "out of memory");
+    if (!f)
         return NULL;
-    }
     f->fd = fd;
     size_t n = strlen(path);
     f->jsonl = n > 6 && strcmp(path + n - 6, ".jsonl") == 0;
-    f->gpu_devices = gpu_devices > MAX_DEVICE_COLUMNS ? MAX_DEVICE_COLUMNS : gpu_devices;
+    f->gpu_devices = gpu_devices > RESMON_CLI_MAX_DEVICE_COLUMNS ? RESMON_CLI_MAX_DEVICE_COLUMNS : gpu_devices;
     f->last_write = -1;
     if (!f->jsonl) {
         const char *header = "timestamp,elapsed_sec,cpu_percent,rss_mb";
@@ -148,14 +159,12 @@ void samples_file_write(samples_file *f, const resmon_sample *s, double elapsed_
     }
 }
 
-int samples_file_close(samples_file *f)
+int samples_file_free(samples_file *f)
 {
     if (!f)
         return 0;
     write_buffer(f);
     int rc = f->write_errno ? -f->write_errno : 0;
-    if (close(f->fd) != 0 && rc == 0)
-        rc = -errno;
     free(f);
     return rc;
 }

@@ -10,26 +10,6 @@
 #include <string.h>
 #include <time.h>
 
-void json_write_string(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-        switch (*c) {
-        case '"': fputs("\\\"", out); break;
-        case '\\': fputs("\\\\", out); break;
-        case '\n': fputs("\\n", out); break;
-        case '\r': fputs("\\r", out); break;
-        case '\t': fputs("\\t", out); break;
-        default:
-            if (*c < 0x20)
-                fprintf(out, "\\u%04x", *c);
-            else
-                fputc(*c, out); /* UTF-8 passes through; other bytes too (argv is bytes) */
-        }
-    }
-    fputc('"', out);
-}
-
 static void put_number(FILE *out, const char *key, double value)
 {
     char number[32];
@@ -48,15 +28,15 @@ static void format_iso8601(double epoch, char *buf, size_t cap)
 
 int summary_write_json(FILE *out, const cli_options *o, const run_result *r)
 {
-    /* The library writes the seed's keys (and the window's exact peak); the
-     * command's own keys follow in the same object. */
+    /* The library writes the seed's keys (and the window's CPU figures and
+     * exact peak) as one object; the command's own keys follow in it.  The
+     * header promises the text runs from '{' to '}'. */
     int len = resmon_summary_to_json(&r->summary, NULL, 0);
-    char *base = malloc((size_t)len + 1);
+    char *base = len >= 2 ? malloc((size_t)len + 1) : NULL;
     if (!base)
         return -1;
     resmon_summary_to_json(&r->summary, base, (size_t)len + 1);
-    base[len - 1] = '\0'; /* drop the closing brace */
-    fputs(base, out);
+    fwrite(base, 1, (size_t)len - 1, out); /* all but the closing brace */
     free(base);
 
     put_number(out, "wall_sec", r->wall_sec);

@@ -1,5 +1,9 @@
 /*
  * json_number.h -- writing doubles as JSON numbers that read back exactly.
+ *
+ * Shared by the library and the resmon command: each compiles its own copy
+ * of json_number.c, so the command needs nothing from the library beyond
+ * its public API.
  */
 #ifndef RESMON_JSON_NUMBER_H
 #define RESMON_JSON_NUMBER_H

@@ -1,0 +1,198 @@
+/*
+ * output_file.c -- one output file of the command, written so that a failed
+ * or interrupted run never damages what was there before.
+ *
+ * A regular file (or a path that does not exist yet) is written to a
+ * temporary file in the same directory and renamed over the path only when
+ * the output is complete: until then the old file stays exactly as it was,
+ * and if anything fails only the temporary file -- which resmon created --
+ * is removed.  A symbolic link is followed, so the file it points to is
+ * replaced and the link stays.  Anything else (a device such as /dev/null,
+ * a FIFO) is written in place and never removed.  "-" is stdout.  Every
+ * descriptor is close-on-exec, so the command inherits none of them.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void standard_fds_occupy(void)
+{
+    /* With fd 0, 1 or 2 closed, the next open() would take its number: the
+     * summary would become the command's stdout.  /dev/null holds the place. */
+    for (int fd = 0; fd <= 2; fd++)
+        if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+            int null_fd = open("/dev/null", O_RDWR); /* the lowest free number: fd itself */
+            if (null_fd > 2)
+                close(null_fd); /* cannot happen: fd was free */
+        }
+}
+
+static int fail(output_file *f, const char *reason)
+{
+    fprintf(stderr, "resmon: cannot write %s '", f->what);
+    print_printable(stderr, f->path);
+    fprintf(stderr, "': %s\n", reason);
+    return -1;
+}
+
+/* A FIFO without a reader would block open() with no word of why: try
+ * without blocking first, and say what resmon waits for before it does. */
+static int open_in_place(output_file *f, int is_fifo)
+{
+    int flags = O_WRONLY | O_CLOEXEC | O_NOCTTY;
+    int fd = open(f->path, flags | (is_fifo ? O_NONBLOCK : 0));
+    if (fd < 0 && is_fifo && errno == ENXIO) {
+        fprintf(stderr, "resmon: waiting for a reader on FIFO '");
+        print_printable(stderr, f->path);
+        fprintf(stderr, "' (%s)\n", f->what);
+        fd = open(f->path, flags);
+    } else if (fd >= 0 && is_fifo) {
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK); /* later writes wait for the reader */
+    }
+    return fd;
+}
+
+static mode_t creation_mode(void)
+{
+    mode_t mask = umask(0); /* the only way to read it; set back at once */
+    umask(mask);
+    return 0666 & ~mask;
+}
+
+/* Creates the temporary file beside final_path, with the mode (and, where
+ * allowed, the owner) the replaced file had. */
+static int open_temporary(output_file *f, const struct stat *existing)
+{
+    const char *slash = strrchr(f->final_path, '/');
+    size_t dir_len = slash ? (size_t)(slash - f->final_path) + 1 : 0;
+    const char *base = f->final_path + dir_len;
+    size_t cap = strlen(f->final_path) + 32;
+    if (!(f->temp_path = malloc(cap)))
+        return -ENOMEM;
+    snprintf(f->temp_path, cap, "%.*s.%s.resmon-XXXXXX", (int)dir_len, f->final_path, base);
+    int fd = mkostemp(f->temp_path, O_CLOEXEC);
+    if (fd < 0) {
+        int err = errno;
+        free(f->temp_path);
+        f->temp_path = NULL;
+        return -err;
+    }
+    if (existing) {
+        if (fchown(fd, existing->st_uid, existing->st_gid) != 0) {
+            /* not root: the new file is the caller's, as any editor's is */
+        }
+        fchmod(fd, existing->st_mode & 07777);
+    } else {
+        fchmod(fd, creation_mode());
+    }
+    return fd;
+}
+
+int output_file_open(output_file *f, const char *path, const char *what)
+{
+    memset(f, 0, sizeof *f);
+    f->path = path;
+    f->what = what;
+    if (strcmp(path, "-") == 0) {
+        f->stream = stdout;
+        return 0;
+    }
+    struct stat st;
+    int exists = stat(path, &st) == 0;
+    int fd;
+    if (exists && S_ISDIR(st.st_mode))
+        return fail(f, strerror(EISDIR));
+    if (exists && !S_ISREG(st.st_mode)) {
+        fd = open_in_place(f, S_ISFIFO(st.st_mode));
+    } else if (!exists && errno == ENOENT && lstat(path, &st) == 0) {
+        /* a dangling symbolic link: create its target in place */
+        fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0666);
+    } else {
+        if (exists && access(path, W_OK) != 0)
+            return fail(f, strerror(errno)); /* a read-only file stays read-only */
+        char resolved[PATH_MAX];
+        f->final_path = strdup(exists && realpath(path, resolved) ? resolved : path);
+        if (!f->final_path)
+            return fail(f, strerror(ENOMEM));
+        fd = open_temporary(f, exists ? &st : NULL);
+        if (fd < 0) {
+            free(f->final_path);
+            f->final_path = NULL;
+            return fail(f, strerror(-fd));
+        }
+    }
+    if (fd < 0)
+        return fail(f, strerror(errno));
+    if (!(f->stream = fdopen(fd, "w"))) {
+        int err = errno;
+        output_file_discard(f);
+        close(fd);
+        return fail(f, strerror(err));
+    }
+    return 0;
+}
+
+/* Flushes the stream; 0 or the errno of the first failed write. */
+static int flush_error(FILE *stream)
+{
+    errno = 0;
+    if (fflush(stream) != 0 || ferror(stream))
+        return errno ? errno : EIO;
+    return 0;
+}
+
+int output_file_publish(output_file *f)
+{
+    if (!f->stream)
+        return 0;
+    int err = flush_error(f->stream);
+    if (f->stream == stdout) {
+        f->stream = NULL;
+        return err ? fail(f, strerror(err)) : 0;
+    }
+    if (!err && f->temp_path && fsync(fileno(f->stream)) != 0)
+        err = errno; /* the data must be on disk before the name points at it */
+    if (fclose(f->stream) != 0 && !err)
+        err = errno;
+    f->stream = NULL;
+    if (!err && f->temp_path && rename(f->temp_path, f->final_path) != 0)
+        err = errno;
+    if (err) {
+        output_file_discard(f);
+        return fail(f, strerror(err));
+    }
+    free(f->temp_path);
+    free(f->final_path);
+    f->temp_path = f->final_path = NULL;
+    return 0;
+}
+
+int output_file_publish_early(output_file *f)
+{
+    if (!f->temp_path)
+        return 0;
+    if (rename(f->temp_path, f->final_path) != 0)
+        return fail(f, strerror(errno));
+    free(f->temp_path);
+    free(f->final_path);
+    f->temp_path = f->final_path = NULL;
+    return 0;
+}
+
+void output_file_discard(output_file *f)
+{
+    if (f->stream && f->stream != stdout)
+        fclose(f->stream);
+    f->stream = NULL;
+    if (f->temp_path)
+        unlink(f->temp_path); /* resmon's own temporary file, never the path given */
+    free(f->temp_path);
+    free(f->final_path);
+    f->temp_path = f->final_path = NULL;
+}

@@ -1,0 +1,70 @@
+/*
+ * output_paths.c -- refusing two outputs that name one file.
+ *
+ * "-o run.csv -s run.csv" would interleave two formats in one file, so the
+ * outputs are compared before anything starts.  Two paths are one file when
+ * they stat to the same device and inode (hard links, symbolic links, "./"
+ * spellings of an existing file) or, for a file not created yet, when the
+ * real path of the directory plus the name is the same ("new.json" and
+ * "./new.json").  "-" (stdout) counts as one file too.
+ */
+#include "cli.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+typedef struct output_identity {
+    int exists;
+    dev_t device;
+    ino_t inode;
+    char name[PATH_MAX + NAME_MAX + 2]; /* real directory + "/" + name; "-" for stdout */
+} output_identity;
+
+static void identify(const char *path, output_identity *id)
+{
+    memset(id, 0, sizeof *id);
+    struct stat st;
+    if (strcmp(path, "-") != 0 && stat(path, &st) == 0) {
+        id->exists = 1;
+        id->device = st.st_dev;
+        id->inode = st.st_ino;
+    }
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    char dir[PATH_MAX], real_dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + 1 : 1, slash ? path : ".");
+    if (strcmp(path, "-") == 0 || !realpath(dir, real_dir))
+        snprintf(id->name, sizeof id->name, "%s", path); /* compared as written */
+    else
+        snprintf(id->name, sizeof id->name, "%s/%s", real_dir, base);
+}
+
+static int same_file(const output_identity *a, const output_identity *b)
+{
+    if (a->exists && b->exists)
+        return a->device == b->device && a->inode == b->inode;
+    return strcmp(a->name, b->name) == 0;
+}
+
+int output_paths_check_distinct(const char *const *paths, const char *const *options, size_t count)
+{
+    output_identity ids[8];
+    for (size_t i = 0; i < count && i < 8; i++) {
+        if (!paths[i])
+            continue;
+        identify(paths[i], &ids[i]);
+        for (size_t j = 0; j < i; j++) {
+            if (!paths[j] || !same_file(&ids[i], &ids[j]))
+                continue;
+            fprintf(stderr, "resmon: %s '", options[j]);
+            print_printable(stderr, paths[j]);
+            fprintf(stderr, "' and %s '", options[i]);
+            print_printable(stderr, paths[i]);
+            fprintf(stderr, "' name the same file: give each output its own (see resmon --help)\n");
+            return EXIT_USAGE;
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,141 @@
+/*
+ * outputs.c -- the command's outputs as a set: opened (and checked) before
+ * the command starts, fed each sample as it is taken, written when the run
+ * ends -- or discarded, leaving every path as it was, when nothing ran.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int outputs_open(const cli_options *o, resmon_gpu *gpu, outputs *out)
+{
+    memset(out, 0, sizeof *out);
+    out->gpu = gpu;
+    const char *const paths[] = {o->summary_path, o->samples_path, o->plot_path};
+    const char *const options[] = {"-o", "-s", "--plot"};
+    if (output_paths_check_distinct(paths, options, 3) != 0)
+        return -1;
+    if (o->summary_path && output_file_open(&out->summary, o->summary_path, "summary file") < 0)
+        return -1;
+    if (o->samples_path) {
+        if (output_file_open(&out->samples_output, o->samples_path, "samples file") < 0)
+            return -1;
+        out->samples = samples_file_open(fileno(out->samples_output.stream), o->samples_path,
+                                         resmon_gpu_device_count(gpu));
+        if (!out->samples) {
+            fprintf(stderr, "resmon: out of memory\n");
+            return -1;
+        }
+    }
+    if (o->plot_path) {
+        if (output_file_open(&out->plot, o->plot_path, "plot file") < 0)
+            return -1;
+        if (!(out->chart = chart_series_new())) {
+            fprintf(stderr, "resmon: out of memory\n");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void outputs_on_sample(const resmon_sample *s, void *user)
+{
+    outputs *out = user;
+    if (!out->have_first) {
+        out->first_timestamp = s->timestamp;
+        out->have_first = 1;
+    }
+    double elapsed = s->timestamp - out->first_timestamp;
+    if (out->samples) {
+        resmon_gpu_reading devices[RESMON_CLI_MAX_DEVICE_COLUMNS];
+        ssize_t count = out->gpu && resmon_gpu_device_count(out->gpu) > 1
+                            ? resmon_gpu_last_readings(out->gpu, devices, RESMON_CLI_MAX_DEVICE_COLUMNS, sizeof *devices)
+                            : 0;
+        if (count < 0)
+            count = 0;
+        samples_file_write(out->samples, s, elapsed, devices,
+                           (size_t)count < RESMON_CLI_MAX_DEVICE_COLUMNS ? (size_t)count : RESMON_CLI_MAX_DEVICE_COLUMNS);
+    }
+    if (out->chart)
+        chart_series_add(out->chart, s, elapsed);
+}
+
+int outputs_command_started(outputs *out)
+{
+    /* The samples file is read while the run goes on (tail -f), so it takes
+     * its name as soon as the command runs, not at the end. */
+    return output_file_publish_early(&out->samples_output);
+}
+
+void outputs_discard(outputs *out)
+{
+    samples_file_free(out->samples);
+    out->samples = NULL;
+    output_file_discard(&out->summary);
+    output_file_discard(&out->samples_output);
+    output_file_discard(&out->plot);
+    chart_series_free(out->chart);
+    out->chart = NULL;
+}
+
+static void chart_title(const cli_options *o, char *title, size_t cap)
+{
+    if (o->pid) {
+        snprintf(title, cap, "resmon \xe2\x80\x94 process %d%s", (int)o->pid,
+                 o->include_children ? " and descendants" : "");
+        return;
+    }
+    int n = snprintf(title, cap, "resmon \xe2\x80\x94");
+    for (int i = 0; i < o->argc && n < (int)cap - 1; i++)
+        n += snprintf(title + n, cap - (size_t)n, " %s", o->argv[i]);
+}
+
+/* "-o -": the JSON is one line that ends with a newline.  stdout is shared
+ * with the command, whose output may not end with one; where stdout is a
+ * regular file resmon can look, and starts the JSON on a line of its own. */
+static void start_on_own_line(FILE *stdout_stream)
+{
+    struct stat st;
+    char last;
+    fflush(stdout_stream);
+    int fd = fileno(stdout_stream);
+    off_t end = lseek(fd, 0, SEEK_CUR);
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && end > 0 && pread(fd, &last, 1, end - 1) == 1 && last != '\n')
+        fputc('\n', stdout_stream);
+}
+
+int outputs_finish(const cli_options *o, outputs *out, const run_result *r)
+{
+    int rc = 0;
+    if (out->samples) {
+        int err = samples_file_free(out->samples);
+        out->samples = NULL;
+        if (err < 0) {
+            fprintf(stderr, "resmon: error writing samples file '");
+            print_printable(stderr, o->samples_path);
+            fprintf(stderr, "': %s (the file ends with the last whole row written)\n", strerror(-err));
+            rc = -1;
+        }
+        rc |= output_file_publish(&out->samples_output);
+    }
+    if (out->plot.stream) {
+        char title[512];
+        chart_title(o, title, sizeof title);
+        chart_write_svg(out->chart, out->plot.stream, title, r);
+        rc |= output_file_publish(&out->plot);
+    }
+    chart_series_free(out->chart);
+    out->chart = NULL;
+    if (out->summary.stream) {
+        if (out->summary.stream == stdout)
+            start_on_own_line(stdout);
+        summary_write_json(out->summary.stream, o, r);
+        rc |= output_file_publish(&out->summary);
+    }
+    if (!o->quiet)
+        summary_print_table(stderr, o, r);
+    return rc;
+}

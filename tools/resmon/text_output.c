@@ -1,0 +1,126 @@
+/*
+ * text_output.c -- writing text that came from outside (the command line, a
+ * GPU's name from sysfs or NVML) so that every output stays valid.
+ *
+ * Such text is bytes, not necessarily UTF-8.  JSON and XML must be UTF-8,
+ * and XML 1.0 forbids most control characters even as references, so each
+ * writer decodes the text and replaces what it cannot carry: an invalid
+ * byte becomes U+FFFD (the replacement character), as Python's
+ * errors="replace" does.  Messages on stderr show such bytes as \xNN, so a
+ * terminal never receives a raw control byte from resmon.
+ */
+#include "cli.h"
+
+#include <stdint.h>
+
+/* The length of the well-formed UTF-8 sequence at s (1 to 4), or 0 when the
+ * byte at s does not start one: a stray continuation byte, an overlong form,
+ * a surrogate, or a code point above U+10FFFF (RFC 3629). */
+static size_t utf8_sequence_length(const unsigned char *s, uint32_t *code_point)
+{
+    if (s[0] < 0x80) {
+        *code_point = s[0];
+        return 1;
+    }
+    size_t length;
+    uint32_t cp, min;
+    if ((s[0] & 0xE0) == 0xC0) {
+        length = 2, cp = s[0] & 0x1F, min = 0x80;
+    } else if ((s[0] & 0xF0) == 0xE0) {
+        length = 3, cp = s[0] & 0x0F, min = 0x800;
+    } else if ((s[0] & 0xF8) == 0xF0) {
+        length = 4, cp = s[0] & 0x07, min = 0x10000;
+    } else {
+        return 0;
+    }
+    for (size_t i = 1; i < length; i++) {
+        if ((s[i] & 0xC0) != 0x80) /* also stops at the terminating NUL */
+            return 0;
+        cp = (cp << 6) | (s[i] & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    *code_point = cp;
+    return length;
+}
+
+static const char replacement_character[] = "\xef\xbf\xbd"; /* U+FFFD */
+
+void json_write_string(FILE *out, const char *text)
+{
+    fputc('"', out);
+    const unsigned char *s = (const unsigned char *)text;
+    while (*s) {
+        uint32_t cp;
+        size_t length = utf8_sequence_length(s, &cp);
+        if (length == 0) {
+            fputs("\\ufffd", out);
+            s++;
+            continue;
+        }
+        switch (cp) {
+        case '"': fputs("\\\"", out); break;
+        case '\\': fputs("\\\\", out); break;
+        case '\n': fputs("\\n", out); break;
+        case '\r': fputs("\\r", out); break;
+        case '\t': fputs("\\t", out); break;
+        default:
+            if (cp < 0x20 || cp == 0x7F)
+                fprintf(out, "\\u%04x", (unsigned)cp);
+            else
+                fwrite(s, 1, length, out);
+        }
+        s += length;
+    }
+    fputc('"', out);
+}
+
+/* XML 1.0's Char production, less the line breaks a chart title cannot
+ * show: tab and the characters from U+0020 on, without U+FFFE and U+FFFF. */
+static int xml_allows(uint32_t cp)
+{
+    return cp == '\t' || (cp >= 0x20 && cp != 0xFFFE && cp != 0xFFFF);
+}
+
+void xml_write_text(FILE *out, const char *text)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    while (*s) {
+        uint32_t cp;
+        size_t length = utf8_sequence_length(s, &cp);
+        if (length == 0) {
+            fputs(replacement_character, out);
+            s++;
+            continue;
+        }
+        switch (cp) {
+        case '&': fputs("&amp;", out); break;
+        case '<': fputs("&lt;", out); break;
+        case '>': fputs("&gt;", out); break;
+        case '"': fputs("&quot;", out); break;
+        default:
+            if (xml_allows(cp))
+                fwrite(s, 1, length, out);
+            else if (cp >= 0x20)
+                fputs(replacement_character, out); /* U+FFFE, U+FFFF */
+            /* control characters are dropped */
+        }
+        s += length;
+    }
+}
+
+void print_printable(FILE *out, const char *text)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    while (*s) {
+        uint32_t cp;
+        size_t length = utf8_sequence_length(s, &cp);
+        if (length == 0 || cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp < 0xA0)) {
+            fprintf(out, "\\x%02x", *s); /* invalid, or a C0/C1 control character */
+            s++;
+            continue;
+        }
+        fwrite(s, 1, length, out);
+        s += length;
+    }
+}
