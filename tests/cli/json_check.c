@@ -24,8 +24,9 @@ int main(int argc, char **argv)
         printf("error: %s\n", err);
         return 1;
     }
-    printf("num_samples=%llu peak_rss_mb=%.17g mean_rss_mb=%.17g duration_sec=%.17g hwm_rss_mb=%.17g hwm_scope=%d\n",
+    printf("num_samples=%llu peak_rss_mb=%.17g mean_rss_mb=%.17g duration_sec=%.17g hwm_rss_mb=%.17g hwm_scope=%d "
+           "cpu_time_sec=%.17g mean_cpu_percent=%.17g skipped_slots=%llu\n",
            (unsigned long long)s.num_samples, s.peak_rss_mb, s.mean_rss_mb, s.duration_sec, s.hwm_rss_mb,
-           (int)s.hwm_scope);
+           (int)s.hwm_scope, s.cpu_time_sec, s.mean_cpu_percent, (unsigned long long)s.skipped_slots);
     return 0;
 }

@@ -7,7 +7,10 @@ JSON_CHECK (tests/cli/json_check.c, the library's from_json).
 import csv
 import json
 import os
+import resource
+import select
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -204,13 +207,23 @@ class Tree(Tmp):
         self.assertEqual(s["cpu_sec_source"], "wait4")
         self.assertGreater(s["cpu_sec"], 1.0)
         self.assertLess(s["cpu_sec"], 1.6 if not SANITIZED else 3.0)
-        self.assertGreater(s["mean_cpu_percent"], 100)
+        # The sampled series sees the same two spinners (a mean above 100 %
+        # would need two idle cores, which a shared machine does not promise).
+        self.assertGreater(s["cpu_time_sec"], 0.75 * s["cpu_sec"])
+        self.assertGreater(s["mean_cpu_percent"], 0)
 
     def test_process_that_exits_in_a_millisecond(self):
         s = self.peak("--", "true")
         self.assertGreaterEqual(s["num_samples"], 2)
         self.assertGreaterEqual(s["duration_sec"], 0)
         self.assertLess(s["wall_sec"], 1)
+        with open(self.path("s.json")) as f:
+            pairs = json.load(f, object_pairs_hook=lambda kv: kv)
+        keys = [k for k, _ in pairs]
+        self.assertEqual(len(keys), len(set(keys)), keys)  # the library's keys and the command's, each once
+        self.assertLess(keys.index("skipped_slots"), keys.index("wall_sec"))
+        for key in ("mean_cpu_percent", "peak_cpu_percent", "cpu_time_sec"):
+            self.assertIn(key, s)
         check = subprocess.run([JSON_CHECK, self.path("s.json")], capture_output=True, text=True)
         self.assertEqual(check.returncode, 0, check.stdout)
 
@@ -291,12 +304,22 @@ class Outputs(Tmp):
         self.assertRegex(s["start_time"], r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
         self.assertGreaterEqual(s["exact_peak_rss_mb"], 64)
         self.assertEqual(s["interval_sec"], 0.02)
+        with open(self.path("s.json")) as f:
+            pairs = json.load(f, object_pairs_hook=lambda kv: kv)
+        keys = [k for k, _ in pairs]
+        self.assertEqual(len(keys), len(set(keys)), keys)  # the library's keys and the command's, each once
+        self.assertLess(keys.index("skipped_slots"), keys.index("wall_sec"))
+        for key in ("mean_cpu_percent", "peak_cpu_percent", "cpu_time_sec"):
+            self.assertIn(key, s)
         check = subprocess.run([JSON_CHECK, self.path("s.json")], capture_output=True, text=True)
         self.assertEqual(check.returncode, 0, check.stdout)
         fields = dict(kv.split("=") for kv in check.stdout.split())
         self.assertEqual(int(fields["num_samples"]), s["num_samples"])
         self.assertEqual(float(fields["peak_rss_mb"]), s["peak_rss_mb"])
         self.assertEqual(float(fields["hwm_rss_mb"]), s["exact_peak_rss_mb"])
+        self.assertEqual(float(fields["cpu_time_sec"]), s["cpu_time_sec"])
+        self.assertEqual(float(fields["mean_cpu_percent"]), s["mean_cpu_percent"])
+        self.assertEqual(int(fields["skipped_slots"]), s["skipped_slots"])
 
     def test_svg_is_well_formed_with_the_series(self):
         self.run_full("s.csv")
@@ -379,6 +402,261 @@ class Gpu(Tmp):
             self.assertEqual(f.readline().strip(), "timestamp,elapsed_sec,cpu_percent,rss_mb")
         self.assertEqual(self.summary()["gpus"], [])
         self.assertIsNone(self.summary()["mean_gpu_util"])
+
+
+class FilesAreNeverDamaged(Tmp):
+    """A failed or interrupted run leaves every path as it was (issue 8, items 2 and 5)."""
+
+    def write(self, name, text, mode=0o644):
+        with open(self.path(name), "w") as f:
+            f.write(text)
+        os.chmod(self.path(name), mode)
+
+    def read(self, name):
+        with open(self.path(name)) as f:
+            return f.read()
+
+    def assert_no_temporary_files(self):
+        self.assertEqual([n for n in os.listdir(self.dir.name) if ".resmon-" in n], [])
+
+    def test_failed_start_keeps_existing_outputs(self):
+        self.write("precious.json", "precious\n")
+        os.mkdir(self.path("somedir.csv"))
+        r = resmon("-q", "-o", self.path("precious.json"), "-s", self.path("somedir.csv"), "--", "true")
+        self.assertEqual(r.returncode, 125, r.stderr)
+        self.assertIn("Is a directory", r.stderr)
+        self.assertEqual(self.read("precious.json"), "precious\n")
+        for name in ("s.json", "s.csv", "p.svg"):
+            self.write(name, "old " + name)
+        r = resmon("-q", "-o", self.path("s.json"), "-s", self.path("s.csv"), "--plot", self.path("p.svg"),
+                   "--", "resmon-no-such-command-xyz")
+        self.assertEqual(r.returncode, 127)
+        for name in ("s.json", "s.csv", "p.svg"):
+            self.assertEqual(self.read(name), "old " + name)
+        self.assert_no_temporary_files()
+
+    def test_symbolic_link_and_device_are_never_removed(self):
+        self.write("target.json", "target\n")
+        os.symlink("target.json", self.path("link.json"))
+        r = resmon("-q", "-o", self.path("link.json"), "--", "resmon-no-such-command-xyz")
+        self.assertEqual(r.returncode, 127)
+        self.assertTrue(os.path.islink(self.path("link.json")))
+        self.assertEqual(self.read("target.json"), "target\n")
+        r = resmon("-q", "-o", self.path("link.json"), "--", "true")  # replaces the target, keeps the link
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(os.path.islink(self.path("link.json")))
+        self.assertEqual(json.loads(self.read("target.json"))["exit_status"], 0)
+        r = resmon("-q", "-o", "/dev/null", "--", "resmon-no-such-command-xyz")
+        self.assertEqual(r.returncode, 127)
+        self.assertTrue(stat.S_ISCHR(os.stat("/dev/null").st_mode))
+        self.assert_no_temporary_files()
+
+    def test_read_only_file_is_refused_and_kept(self):
+        self.write("r.json", "data\n", mode=0o444)
+        as_user = {}
+        if os.getuid() == 0:  # root may write anything: check as nobody, as the report did
+            os.chmod(self.dir.name, 0o777)
+            as_user = {"preexec_fn": lambda: os.setuid(65534)}
+        r = resmon("-q", "-o", self.path("r.json"), "--", "true", **as_user)
+        self.assertEqual(r.returncode, 125, r.stderr)
+        self.assertIn("Permission denied", r.stderr)
+        self.assertEqual(self.read("r.json"), "data\n")
+
+    def test_replaced_file_keeps_its_mode(self):
+        self.write("s.json", "old\n", mode=0o640)
+        r = resmon("-q", "-o", self.path("s.json"), "--", "true")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(stat.S_IMODE(os.stat(self.path("s.json")).st_mode), 0o640)
+        self.assertEqual(self.summary()["exit_status"], 0)
+        old_umask = os.umask(0o027)
+        try:
+            r = resmon("-q", "-o", self.path("new.json"), "--", "true")
+        finally:
+            os.umask(old_umask)
+        self.assertEqual(stat.S_IMODE(os.stat(self.path("new.json")).st_mode), 0o640)
+
+    def test_killed_run_leaves_the_old_summary(self):
+        self.write("s.json", "old summary\n")
+        p = subprocess.Popen([RESMON, "-q", "-o", self.path("s.json"), "--plot", self.path("p.svg"), "--",
+                              "sh", "-c", f"echo $$; exec {WORKLOAD} sleep 30"], stdout=subprocess.PIPE, text=True)
+        command_pid = int(p.stdout.readline())  # the command runs (and is about to exec the workload)
+        self.addCleanup(os.kill, command_pid, signal.SIGKILL)
+        p.stdout.close()
+        p.kill()
+        p.wait()
+        self.assertEqual(self.read("s.json"), "old summary\n")
+        self.assertFalse(os.path.exists(self.path("p.svg")))
+
+    def test_samples_file_cut_to_whole_rows_when_the_disk_is_full(self):
+        limit = 8192  # RLIMIT_FSIZE stands for a full disk: no mount needed
+
+        def small_files():
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+        for name in ("s.csv", "s.jsonl"):
+            r = resmon("-q", "-i", "0.002", "-s", self.path(name), "--", WORKLOAD, "sleep", "1.3",
+                       preexec_fn=small_files)
+            self.assertEqual(r.returncode, 125, r.stderr)  # the command succeeded; an output did not
+            self.assertIn(f"error writing samples file '{self.path(name)}': File too large", r.stderr)
+            with open(self.path(name), "rb") as f:
+                data = f.read()
+            self.assertLessEqual(len(data), limit)
+            self.assertTrue(data.endswith(b"\n"), data[-80:])
+            lines = data.decode().splitlines()
+            self.assertGreater(len(lines), 10)
+            if name.endswith(".csv"):
+                self.assertTrue(all(len(line.split(",")) == 4 for line in lines), lines[-1])
+            else:
+                self.assertTrue(all(len(json.loads(line)) == 4 for line in lines))
+
+
+class OutputChecks(Tmp):
+    def test_two_outputs_naming_one_file_are_refused(self):
+        with open(self.path("existing.json"), "w") as f:
+            f.write("kept\n")
+        os.link(self.path("existing.json"), self.path("hard.json"))
+        os.symlink("existing.json", self.path("soft.svg"))
+        sub = self.path("sub")
+        os.mkdir(sub)
+        cases = [
+            ("-o", self.path("same.csv"), "-s", self.path("same.csv")),
+            ("-o", self.path("x.svg"), "--plot", self.path("x.svg")),
+            ("-o", "-", "--plot", "-"),
+            ("-o", self.path("hard.json"), "--plot", self.path("existing.json")),
+            ("-o", self.path("existing.json"), "--plot", self.path("soft.svg")),
+            ("-o", self.path("new.json"), "--plot", os.path.join(sub, "..", "new.json")),
+        ]
+        for args in cases:
+            marker = self.path("started")
+            r = resmon("-q", *args, "--", "touch", marker)
+            self.assertEqual(r.returncode, 125, (args, r.stderr))
+            self.assertIn("name the same file", r.stderr)
+            self.assertFalse(os.path.exists(marker))
+        r = resmon("-q", "-o", "new.json", "--plot", "./new.json", "--", "true", cwd=self.dir.name)
+        self.assertEqual(r.returncode, 125, r.stderr)
+        with open(self.path("existing.json")) as f:
+            self.assertEqual(f.read(), "kept\n")
+        self.assertFalse(os.path.exists(self.path("new.json")))
+
+    def test_command_inherits_no_output_descriptor(self):
+        r = resmon("-q", "-o", self.path("s.json"), "--plot", self.path("p.svg"), "-s", self.path("s.csv"), "--",
+                   sys.executable, "-c", "import os; print(sorted(int(fd) for fd in os.listdir('/proc/self/fd')))")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(json.loads(r.stdout), [0, 1, 2, 3])  # 3: listdir's own
+
+    def test_closed_stdout_does_not_become_the_summary(self):
+        r = subprocess.run(["sh", "-c", 'exec "$0" "$@" >&-', RESMON, "-q", "-o", self.path("c.json"), "--",
+                            "sh", "-c", "echo out"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(self.summary("c.json")["exit_status"], 0)  # JSON only, no "out" in it
+
+    def test_failed_output_write_is_reported_and_turns_success_into_125(self):
+        r = resmon("-q", "-o", "/dev/full", "--", "true")
+        self.assertEqual(r.returncode, 125)
+        self.assertIn("cannot write summary file '/dev/full': No space left on device", r.stderr)
+        r = resmon("-q", "--plot", "/dev/full", "--", "sh", "-c", "exit 3")
+        self.assertEqual(r.returncode, 3)  # the command's failure is the one to keep
+        self.assertIn("No space left on device", r.stderr)
+        os.symlink("/dev/full", self.path("full.csv"))
+        r = resmon("-q", "-s", self.path("full.csv"), "--", "true")
+        self.assertEqual(r.returncode, 125)
+        self.assertIn("error writing samples file", r.stderr)
+        self.assertIn("No space left on device", r.stderr)
+        self.assertTrue(os.path.islink(self.path("full.csv")))
+
+    def test_fifo_without_reader_says_what_it_waits_for(self):
+        fifo = self.path("rows.csv")
+        os.mkfifo(fifo)
+        p = subprocess.Popen([RESMON, "-q", "-s", fifo, "--", "echo", "hi"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        self.addCleanup(p.kill)
+        ready, _, _ = select.select([p.stderr], [], [], 30)  # printed before resmon blocks on the FIFO
+        self.assertTrue(ready, "resmon waits on the FIFO without saying so")
+        line = p.stderr.readline()
+        self.assertIn(f"waiting for a reader on FIFO '{fifo}'", line)
+        with open(fifo) as f:
+            rows = list(csv.DictReader(f))
+        out, err = p.communicate(timeout=30)
+        self.assertEqual(p.returncode, 0, err)
+        self.assertEqual(out, "hi\n")
+        self.assertGreaterEqual(len(rows), 2)
+        self.assertTrue(os.path.exists(fifo) and stat.S_ISFIFO(os.stat(fifo).st_mode))
+
+    def test_summary_on_stdout_is_the_last_line(self):
+        with open(self.path("out.txt"), "w+") as out:  # a command output without a final newline
+            r = subprocess.run([RESMON, "-q", "-o", "-", "--", "printf", "abc"], stdout=out, timeout=60)
+            self.assertEqual(r.returncode, 0)
+            out.seek(0)
+            text = out.read()
+        self.assertTrue(text.startswith("abc\n") and text.endswith("}\n"), text)
+        self.assertEqual(json.loads(text.splitlines()[-1])["command"], ["printf", "abc"])
+        r = resmon("-q", "-o", "-", "--", "echo", "first")
+        self.assertEqual(r.stdout.splitlines()[0], "first")
+        self.assertEqual(json.loads(r.stdout.splitlines()[-1])["exit_status"], 0)
+
+
+class InvalidText(Tmp):
+    def test_invalid_utf8_in_the_command_line_gives_valid_outputs(self):
+        arg = b"bad\xff\xfe\xc0\x80\xed\xa0\x80 ctl\x01\x1b end"
+        r = subprocess.run([RESMON.encode(), b"-q", b"-o", self.path("w.json").encode(), b"--plot",
+                            self.path("w.svg").encode(), b"-s", self.path("w.jsonl").encode(), b"--",
+                            WORKLOAD.encode(), b"exit", b"0", arg], capture_output=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(self.path("w.json"), "rb") as f:
+            summary = json.loads(f.read().decode("utf-8"))  # strict: raises on invalid UTF-8
+        self.assertEqual(summary["command"][-1], "bad" + "\ufffd" * 7 + " ctl\x01\x1b end")
+        with open(self.path("w.svg"), "rb") as f:
+            svg = f.read()
+        svg.decode("utf-8")
+        root = ET.fromstring(svg)
+        title = next(e.text for e in root.iter("{http://www.w3.org/2000/svg}text") if e.get("class") == "title")
+        self.assertIn("bad\ufffd", title)
+        self.assertNotIn("\x1b", title)
+        with open(self.path("w.jsonl"), "rb") as f:
+            for line in f:
+                json.loads(line.decode("utf-8"))
+
+    def test_messages_carry_no_control_bytes(self):
+        for args in (["--quiet=yes"], ["--no-children=1"], ["--list-gpus=x"], ["--help=1"], ["-\x01"],
+                     ["-i", "1\x1b[2J"], ["--samples", "\x07.txt"], ["--bogus\x1b=1"]):
+            r = resmon(*args, "--", "true")
+            self.assertEqual(r.returncode, 125, (args, r.stderr))
+            self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+            self.assertFalse(any(ord(c) < 0x20 for c in r.stderr.rstrip("\n")), repr(r.stderr))
+        r = resmon("--quiet=yes", "--", "true")
+        self.assertIn("option '--quiet' takes no value", r.stderr)
+        r = resmon("-qx", "--", "true")
+        self.assertIn("unknown option '-x'", r.stderr)
+
+
+class StatedLimits(Tmp):
+    def test_interval_out_of_range_is_refused_before_the_command_starts(self):
+        marker = self.path("started")
+        for value in ("1e9", "1000001", "1e-7"):
+            r = resmon("-i", value, "--", "touch", marker)
+            self.assertEqual(r.returncode, 125)
+            self.assertIn("from 0.000001 to 1000000", r.stderr)
+            self.assertFalse(os.path.exists(marker))
+        self.assertIn("0.000001 to 1000000", resmon("--help").stdout)
+
+    def test_missing_interpreter_is_named(self):
+        script = self.path("script")
+        with open(script, "w") as f:
+            f.write("#!/nonexistent/interp -x\necho hi\n")
+        os.chmod(script, 0o755)
+        r = resmon("-q", "--", script)
+        self.assertEqual(r.returncode, 127)  # ENOENT, as timeout(1) returns it
+        self.assertIn(f"{script}: /nonexistent/interp: bad interpreter: No such file or directory", r.stderr)
+        r = resmon("-q", "--", os.path.basename(script), env={**os.environ, "PATH": self.dir.name})
+        self.assertIn("bad interpreter", r.stderr)
+
+    def test_proc_root_that_is_not_a_directory_is_named(self):
+        with open(self.path("file"), "w") as f:
+            f.write("x")
+        r = resmon("-q", "--", "true", env={**os.environ, "RESMON_PROC_ROOT": self.path("file")})
+        self.assertEqual(r.returncode, 125)
+        self.assertIn(f"RESMON_PROC_ROOT='{self.path('file')}': Not a directory", r.stderr)
 
 
 if __name__ == "__main__":
