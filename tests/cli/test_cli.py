@@ -629,6 +629,27 @@ class InvalidText(Tmp):
         r = resmon("-qx", "--", "true")
         self.assertIn("unknown option '-x'", r.stderr)
 
+    def test_gpu_name_that_is_not_utf8_gives_valid_outputs(self):
+        sysfs = self.path("sysfs")
+        device = os.path.join(sysfs, "class/drm/card0/device")
+        os.makedirs(device)
+        os.makedirs(os.path.join(sysfs, "bus/pci/drivers/amdgpu"))
+        os.symlink("../../../../bus/pci/drivers/amdgpu", os.path.join(device, "driver"))
+        for name, content in (("vendor", b"0x1002\n"), ("product_name", b"Radeon \xff\x1b[31m X\n"),
+                              ("gpu_busy_percent", b"37\n")):
+            with open(os.path.join(device, name), "wb") as f:
+                f.write(content)
+        env = dict(os.environ, RESMON_SYSFS_ROOT=sysfs, RESMON_NVML_LIBRARY=self.path("no-nvml.so"))
+        r = subprocess.run([RESMON, "-q", "--gpu", "amd:0", "-o", self.path("s.json"), "--plot", self.path("p.svg"),
+                            "--", "true"], capture_output=True, env=env, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(self.path("s.json"), "rb") as f:
+            gpus = json.loads(f.read().decode("utf-8"))["gpus"]
+        self.assertEqual(gpus[0]["name"], "Radeon \ufffd\x1b[31m X")
+        r = subprocess.run([RESMON, "--list-gpus"], capture_output=True, env=env, timeout=60)
+        self.assertIn(b"amd:0\tRadeon \\xff\\x1b[31m X", r.stdout)
+        self.assertNotIn(b"\x1b", r.stdout)
+
 
 class StatedLimits(Tmp):
     def test_interval_out_of_range_is_refused_before_the_command_starts(self):

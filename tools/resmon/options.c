@@ -48,9 +48,12 @@ static void list_gpus(FILE *out)
     if (count == 0)
         fputs("no GPU found (NVIDIA via NVML, AMD via amdgpu sysfs, Intel via i915/xe sysfs)\n", out);
     for (size_t i = 0; i < count && i < 64; i++) {
-        fprintf(out, "%s:%u\t%s", infos[i].backend, infos[i].index, infos[i].name);
-        if (infos[i].id[0])
-            fprintf(out, "\t%s", infos[i].id);
+        fprintf(out, "%s:%u\t", infos[i].backend, infos[i].index);
+        print_printable(out, infos[i].name); /* from sysfs or the driver: any bytes */
+        if (infos[i].id[0]) {
+            fputc('\t', out);
+            print_printable(out, infos[i].id);
+        }
         if (infos[i].memory_total_mb == infos[i].memory_total_mb) /* not NAN */
             fprintf(out, "\t%.0f MiB", infos[i].memory_total_mb);
         fputc('\n', out);

@@ -122,9 +122,12 @@ int output_file_open(output_file *f, const char *path, const char *what)
             return fail(f, strerror(ENOMEM));
         fd = open_temporary(f, exists ? &st : NULL);
         if (fd < 0) {
+            char reason[160];
+            snprintf(reason, sizeof reason, "%s%s", -fd == ENOENT || -fd == ENOTDIR ? "" :
+                     "cannot create a temporary file beside it: ", strerror(-fd));
             free(f->final_path);
             f->final_path = NULL;
-            return fail(f, strerror(-fd));
+            return fail(f, reason);
         }
     }
     if (fd < 0)

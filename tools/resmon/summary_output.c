@@ -92,8 +92,10 @@ void summary_print_table(FILE *out, const cli_options *o, const run_result *r)
     const resmon_summary *s = &r->summary;
     if (o->pid)
         fprintf(out, "resmon: process %d%s", (int)o->pid, o->include_children ? " and its descendants" : "");
-    else
-        fprintf(out, "resmon: %s", o->argv[0]);
+    else {
+        fputs("resmon: ", out);
+        print_printable(out, o->argv[0]);
+    }
     if (r->have_exit && r->term_signal)
         fprintf(out, " was killed by signal %d (exit status %d)\n", r->term_signal, r->exit_status);
     else if (r->have_exit)
@@ -128,7 +130,9 @@ void summary_print_table(FILE *out, const cli_options *o, const run_result *r)
     for (size_t i = 0; i < resmon_gpu_device_count(r->gpu); i++) {
         resmon_gpu_info info;
         resmon_gpu_device_info(r->gpu, i, &info, sizeof info);
-        fprintf(out, "  %-16s %s:%u %s\n", i ? "" : "GPU", info.backend, info.index, info.name);
+        fprintf(out, "  %-16s %s:%u ", i ? "" : "GPU", info.backend, info.index);
+        print_printable(out, info.name);
+        fputc('\n', out);
     }
     fprintf(out, "  %-16s %10llu      every %g s", "samples", (unsigned long long)s->num_samples, o->interval_sec);
     if (s->skipped_slots)
