@@ -217,13 +217,6 @@ class Tree(Tmp):
         self.assertGreaterEqual(s["num_samples"], 2)
         self.assertGreaterEqual(s["duration_sec"], 0)
         self.assertLess(s["wall_sec"], 1)
-        with open(self.path("s.json")) as f:
-            pairs = json.load(f, object_pairs_hook=lambda kv: kv)
-        keys = [k for k, _ in pairs]
-        self.assertEqual(len(keys), len(set(keys)), keys)  # the library's keys and the command's, each once
-        self.assertLess(keys.index("skipped_slots"), keys.index("wall_sec"))
-        for key in ("mean_cpu_percent", "peak_cpu_percent", "cpu_time_sec"):
-            self.assertIn(key, s)
         check = subprocess.run([JSON_CHECK, self.path("s.json")], capture_output=True, text=True)
         self.assertEqual(check.returncode, 0, check.stdout)
 

@@ -141,6 +141,14 @@ int output_file_open(output_file *f, const char *path, const char *what)
     return 0;
 }
 
+/* The temporary file has its final name (or is gone): nothing to rename. */
+static void forget_temporary(output_file *f)
+{
+    free(f->temp_path);
+    free(f->final_path);
+    f->temp_path = f->final_path = NULL;
+}
+
 /* Flushes the stream; 0 or the errno of the first failed write. */
 static int flush_error(FILE *stream)
 {
@@ -170,9 +178,7 @@ int output_file_publish(output_file *f)
         output_file_discard(f);
         return fail(f, strerror(err));
     }
-    free(f->temp_path);
-    free(f->final_path);
-    f->temp_path = f->final_path = NULL;
+    forget_temporary(f);
     return 0;
 }
 
@@ -182,9 +188,7 @@ int output_file_publish_early(output_file *f)
         return 0;
     if (rename(f->temp_path, f->final_path) != 0)
         return fail(f, strerror(errno));
-    free(f->temp_path);
-    free(f->final_path);
-    f->temp_path = f->final_path = NULL;
+    forget_temporary(f);
     return 0;
 }
 
@@ -195,7 +199,5 @@ void output_file_discard(output_file *f)
     f->stream = NULL;
     if (f->temp_path)
         unlink(f->temp_path); /* resmon's own temporary file, never the path given */
-    free(f->temp_path);
-    free(f->final_path);
-    f->temp_path = f->final_path = NULL;
+    forget_temporary(f);
 }
