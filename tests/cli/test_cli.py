@@ -480,6 +480,23 @@ class FilesAreNeverDamaged(Tmp):
         self.assertEqual(self.read("s.json"), "old summary\n")
         self.assertFalse(os.path.exists(self.path("p.svg")))
 
+    def test_summary_that_does_not_fit_leaves_the_old_one(self):
+        self.write("s.json", "old summary\n")
+        self.write("p.svg", "old chart\n")
+
+        def tiny_files():  # smaller than any summary or chart: a full disk, without a mount
+            resource.setrlimit(resource.RLIMIT_FSIZE, (200, 200))
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+        r = resmon("-q", "-o", self.path("s.json"), "--plot", self.path("p.svg"), "--", "true",
+                   preexec_fn=tiny_files)
+        self.assertEqual(r.returncode, 125, r.stderr)
+        self.assertIn(f"cannot write summary file '{self.path('s.json')}': File too large", r.stderr)
+        self.assertIn(f"cannot write plot file '{self.path('p.svg')}': File too large", r.stderr)
+        self.assertEqual(self.read("s.json"), "old summary\n")
+        self.assertEqual(self.read("p.svg"), "old chart\n")
+        self.assert_no_temporary_files()
+
     def test_samples_file_cut_to_whole_rows_when_the_disk_is_full(self):
         limit = 8192  # RLIMIT_FSIZE stands for a full disk: no mount needed
 
