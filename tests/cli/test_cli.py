@@ -593,6 +593,29 @@ class OutputChecks(Tmp):
         self.assertGreaterEqual(len(rows), 2)
         self.assertTrue(os.path.exists(fifo) and stat.S_ISFIFO(os.stat(fifo).st_mode))
 
+    def test_reader_that_goes_away_is_reported_not_fatal(self):
+        fifo = self.path("rows.csv")
+        os.mkfifo(fifo)
+        # The command ends when the test closes its stdin, after the reader left.
+        p = subprocess.Popen([RESMON, "-q", "-s", fifo, "--", "sh", "-c", "read line; true"], stdin=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        self.addCleanup(p.kill)
+        with open(fifo) as f:
+            f.readline()  # the header: resmon is writing; then the reader leaves
+        p.stdin.close()
+        err = p.stderr.read()
+        p.wait(timeout=30)
+        self.assertEqual(p.returncode, 125, err)  # not killed by SIGPIPE: the run ends and says why
+        self.assertIn("Broken pipe", err)
+        p = subprocess.Popen([RESMON, "-q", "-o", "-", "--", "sh", "-c", "read line; true"], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        p.stdout.close()  # nobody reads the summary on stdout
+        p.stdin.close()
+        err = p.stderr.read()
+        p.wait(timeout=30)
+        self.assertEqual(p.returncode, 125, err)
+        self.assertIn("cannot write summary file '-': Broken pipe", err)
+
     def test_summary_on_stdout_is_the_last_line(self):
         with open(self.path("out.txt"), "w+") as out:  # a command output without a final newline
             r = subprocess.run([RESMON, "-q", "-o", "-", "--", "printf", "abc"], stdout=out, timeout=60)

@@ -13,6 +13,7 @@
 
 #include "resmon.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -105,6 +106,13 @@ typedef struct output_file {
 /* Occupies closed descriptors 0, 1 and 2 with /dev/null, so no file resmon
  * opens later takes their place.  Call before opening anything. */
 void standard_fds_occupy(void);
+/* An output whose reader went away (a FIFO, a pipe on stdout) must fail
+ * with EPIPE and be reported, not kill resmon -- and with it the command's
+ * exit status.  SIGPIPE is blocked on the writing thread only, around its
+ * writes (a disposition or mask set for the whole process would be
+ * inherited by the command); release takes any SIGPIPE the writes raised. */
+void sigpipe_hold(sigset_t *saved);
+void sigpipe_release(const sigset_t *saved);
 /* Opens path for writing, close-on-exec, leaving an existing file untouched
  * (see output_file.c).  Returns 0, or prints one line and returns -1. */
 int output_file_open(output_file *f, const char *path, const char *what);

@@ -16,6 +16,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -31,6 +33,28 @@ void standard_fds_occupy(void)
             if (null_fd > 2)
                 close(null_fd); /* cannot happen: fd was free */
         }
+}
+
+void sigpipe_hold(sigset_t *saved)
+{
+    sigset_t pipe_only;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_only, saved);
+}
+
+void sigpipe_release(const sigset_t *saved)
+{
+    /* A write to a pipe without a reader left SIGPIPE pending on this
+     * thread: take it, so unblocking does not deliver it after all. */
+    sigset_t pipe_only;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    struct timespec no_wait = {0, 0};
+    if (!sigismember(saved, SIGPIPE))
+        while (sigtimedwait(&pipe_only, NULL, &no_wait) == SIGPIPE)
+            ;
+    pthread_sigmask(SIG_SETMASK, saved, NULL);
 }
 
 static int fail(output_file *f, const char *reason)

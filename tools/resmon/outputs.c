@@ -109,6 +109,8 @@ static void start_on_own_line(FILE *stdout_stream)
 
 int outputs_finish(const cli_options *o, outputs *out, const run_result *r)
 {
+    sigset_t saved;
+    sigpipe_hold(&saved);
     int rc = 0;
     if (out->samples) {
         int err = samples_file_free(out->samples);
@@ -137,5 +139,6 @@ int outputs_finish(const cli_options *o, outputs *out, const run_result *r)
     }
     if (!o->quiet)
         summary_print_table(stderr, o, r);
+    sigpipe_release(&saved);
     return rc;
 }
