@@ -468,6 +468,13 @@ class FilesAreNeverDamaged(Tmp):
             os.umask(old_umask)
         self.assertEqual(stat.S_IMODE(os.stat(self.path("new.json")).st_mode), 0o640)
 
+    def test_name_of_the_longest_length_is_written(self):
+        name = "s" * 250 + ".json"  # NAME_MAX is 255: the temporary name must not be longer
+        r = resmon("-q", "-o", self.path(name), "--", "true")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(self.summary(name)["exit_status"], 0)
+        self.assert_no_temporary_files()
+
     def test_killed_run_leaves_the_old_summary(self):
         self.write("s.json", "old summary\n")
         p = subprocess.Popen([RESMON, "-q", "-o", self.path("s.json"), "--plot", self.path("p.svg"), "--",

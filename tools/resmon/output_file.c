@@ -99,7 +99,9 @@ static int open_temporary(output_file *f, const struct stat *existing)
     size_t cap = strlen(f->final_path) + 32;
     if (!(f->temp_path = malloc(cap)))
         return -ENOMEM;
-    snprintf(f->temp_path, cap, "%.*s.%s.resmon-XXXXXX", (int)dir_len, f->final_path, base);
+    /* The name is cut so that a target near NAME_MAX still gets a temporary
+     * file (".", ".resmon-XXXXXX": 15 bytes more). */
+    snprintf(f->temp_path, cap, "%.*s.%.200s.resmon-XXXXXX", (int)dir_len, f->final_path, base);
     int fd = mkostemp(f->temp_path, O_CLOEXEC);
     if (fd < 0) {
         int err = errno;
