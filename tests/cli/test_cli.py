@@ -600,6 +600,23 @@ class OutputChecks(Tmp):
         self.assertGreaterEqual(len(rows), 2)
         self.assertTrue(os.path.exists(fifo) and stat.S_ISFIFO(os.stat(fifo).st_mode))
 
+    def test_giving_up_on_a_fifo_leaves_no_temporary_file(self):
+        fifo = self.path("rows.csv")
+        os.mkfifo(fifo)
+        with open(self.path("s.json"), "w") as f:
+            f.write("old\n")
+        p = subprocess.Popen([RESMON, "-q", "-o", self.path("s.json"), "-s", fifo, "--", "true"],
+                             stderr=subprocess.PIPE, text=True)
+        self.addCleanup(p.kill)
+        ready, _, _ = select.select([p.stderr], [], [], 30)
+        self.assertTrue(ready)
+        self.assertIn("waiting for a reader on FIFO", p.stderr.readline())
+        p.send_signal(signal.SIGINT)  # the user gives up waiting
+        p.wait(timeout=30)
+        self.assertEqual(sorted(os.listdir(self.dir.name)), ["rows.csv", "s.json"])
+        with open(self.path("s.json")) as f:
+            self.assertEqual(f.read(), "old\n")
+
     def test_reader_that_goes_away_is_reported_not_fatal(self):
         fifo = self.path("rows.csv")
         os.mkfifo(fifo)

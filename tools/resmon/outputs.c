@@ -10,6 +10,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Whether path is written where it is (stdout, a device, a FIFO), with no
+ * temporary file. */
+static int written_in_place(const char *path)
+{
+    struct stat st;
+    return strcmp(path, "-") == 0 || (stat(path, &st) == 0 && !S_ISREG(st.st_mode));
+}
+
 int outputs_open(const cli_options *o, resmon_gpu *gpu, outputs *out)
 {
     memset(out, 0, sizeof *out);
@@ -18,25 +26,24 @@ int outputs_open(const cli_options *o, resmon_gpu *gpu, outputs *out)
     const char *const options[] = {"-o", "-s", "--plot"};
     if (output_paths_check_distinct(paths, options, 3) != 0)
         return -1;
-    if (o->summary_path && output_file_open(&out->summary, o->summary_path, "summary file") < 0)
+    output_file *files[] = {&out->summary, &out->samples_output, &out->plot};
+    const char *const what[] = {"summary file", "samples file", "plot file"};
+    /* In-place outputs first: opening a FIFO may wait for its reader, and a
+     * user who gives up (Ctrl-C) then leaves no temporary file behind. */
+    for (int in_place = 1; in_place >= 0; in_place--)
+        for (size_t i = 0; i < 3; i++)
+            if (paths[i] && written_in_place(paths[i]) == in_place &&
+                output_file_open(files[i], paths[i], what[i]) < 0)
+                return -1;
+    if (o->samples_path &&
+        !(out->samples = samples_file_open(fileno(out->samples_output.stream), o->samples_path,
+                                           resmon_gpu_device_count(gpu)))) {
+        fprintf(stderr, "resmon: out of memory\n");
         return -1;
-    if (o->samples_path) {
-        if (output_file_open(&out->samples_output, o->samples_path, "samples file") < 0)
-            return -1;
-        out->samples = samples_file_open(fileno(out->samples_output.stream), o->samples_path,
-                                         resmon_gpu_device_count(gpu));
-        if (!out->samples) {
-            fprintf(stderr, "resmon: out of memory\n");
-            return -1;
-        }
     }
-    if (o->plot_path) {
-        if (output_file_open(&out->plot, o->plot_path, "plot file") < 0)
-            return -1;
-        if (!(out->chart = chart_series_new())) {
-            fprintf(stderr, "resmon: out of memory\n");
-            return -1;
-        }
+    if (o->plot_path && !(out->chart = chart_series_new())) {
+        fprintf(stderr, "resmon: out of memory\n");
+        return -1;
     }
     return 0;
 }
