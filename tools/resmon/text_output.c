@@ -46,32 +46,45 @@ static size_t utf8_sequence_length(const unsigned char *s, uint32_t *code_point)
 
 static const char replacement_character[] = "\xef\xbf\xbd"; /* U+FFFD */
 
+/* Writes one character of the text: the bytes of a well-formed sequence and
+ * its code point, or (length 0) the one byte that starts no sequence. */
+typedef void character_writer(FILE *out, const unsigned char *bytes, size_t length, uint32_t code_point);
+
+static void write_each_character(FILE *out, const char *text, character_writer *write_character)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    while (*s) {
+        uint32_t code_point = 0;
+        size_t length = utf8_sequence_length(s, &code_point);
+        write_character(out, s, length, code_point);
+        s += length ? length : 1;
+    }
+}
+
+static void json_character(FILE *out, const unsigned char *bytes, size_t length, uint32_t cp)
+{
+    if (length == 0) {
+        fputs("\\ufffd", out);
+        return;
+    }
+    switch (cp) {
+    case '"': fputs("\\\"", out); break;
+    case '\\': fputs("\\\\", out); break;
+    case '\n': fputs("\\n", out); break;
+    case '\r': fputs("\\r", out); break;
+    case '\t': fputs("\\t", out); break;
+    default:
+        if (cp < 0x20 || cp == 0x7F)
+            fprintf(out, "\\u%04x", (unsigned)cp);
+        else
+            fwrite(bytes, 1, length, out);
+    }
+}
+
 void json_write_string(FILE *out, const char *text)
 {
     fputc('"', out);
-    const unsigned char *s = (const unsigned char *)text;
-    while (*s) {
-        uint32_t cp;
-        size_t length = utf8_sequence_length(s, &cp);
-        if (length == 0) {
-            fputs("\\ufffd", out);
-            s++;
-            continue;
-        }
-        switch (cp) {
-        case '"': fputs("\\\"", out); break;
-        case '\\': fputs("\\\\", out); break;
-        case '\n': fputs("\\n", out); break;
-        case '\r': fputs("\\r", out); break;
-        case '\t': fputs("\\t", out); break;
-        default:
-            if (cp < 0x20 || cp == 0x7F)
-                fprintf(out, "\\u%04x", (unsigned)cp);
-            else
-                fwrite(s, 1, length, out);
-        }
-        s += length;
-    }
+    write_each_character(out, text, json_character);
     fputc('"', out);
 }
 
@@ -82,45 +95,43 @@ static int xml_allows(uint32_t cp)
     return cp == '\t' || (cp >= 0x20 && cp != 0xFFFE && cp != 0xFFFF);
 }
 
+static void xml_character(FILE *out, const unsigned char *bytes, size_t length, uint32_t cp)
+{
+    if (length == 0) {
+        fputs(replacement_character, out);
+        return;
+    }
+    switch (cp) {
+    case '&': fputs("&amp;", out); break;
+    case '<': fputs("&lt;", out); break;
+    case '>': fputs("&gt;", out); break;
+    case '"': fputs("&quot;", out); break;
+    default:
+        if (xml_allows(cp))
+            fwrite(bytes, 1, length, out);
+        else if (cp >= 0x20)
+            fputs(replacement_character, out); /* U+FFFE, U+FFFF */
+        /* control characters are dropped */
+    }
+}
+
 void xml_write_text(FILE *out, const char *text)
 {
-    const unsigned char *s = (const unsigned char *)text;
-    while (*s) {
-        uint32_t cp;
-        size_t length = utf8_sequence_length(s, &cp);
-        if (length == 0) {
-            fputs(replacement_character, out);
-            s++;
-            continue;
-        }
-        switch (cp) {
-        case '&': fputs("&amp;", out); break;
-        case '<': fputs("&lt;", out); break;
-        case '>': fputs("&gt;", out); break;
-        case '"': fputs("&quot;", out); break;
-        default:
-            if (xml_allows(cp))
-                fwrite(s, 1, length, out);
-            else if (cp >= 0x20)
-                fputs(replacement_character, out); /* U+FFFE, U+FFFF */
-            /* control characters are dropped */
-        }
-        s += length;
+    write_each_character(out, text, xml_character);
+}
+
+/* Invalid bytes and C0/C1 control characters as \xNN, one per byte. */
+static void printable_character(FILE *out, const unsigned char *bytes, size_t length, uint32_t cp)
+{
+    if (length == 0 || cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp < 0xA0)) {
+        for (size_t i = 0; i < (length ? length : 1); i++)
+            fprintf(out, "\\x%02x", bytes[i]);
+        return;
     }
+    fwrite(bytes, 1, length, out);
 }
 
 void print_printable(FILE *out, const char *text)
 {
-    const unsigned char *s = (const unsigned char *)text;
-    while (*s) {
-        uint32_t cp;
-        size_t length = utf8_sequence_length(s, &cp);
-        if (length == 0 || cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp < 0xA0)) {
-            fprintf(out, "\\x%02x", *s); /* invalid, or a C0/C1 control character */
-            s++;
-            continue;
-        }
-        fwrite(s, 1, length, out);
-        s += length;
-    }
+    write_each_character(out, text, printable_character);
 }
