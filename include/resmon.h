@@ -354,16 +354,34 @@ typedef struct resmon_gpu resmon_gpu; /* an open GPU profiler */
 RESMON_API int resmon_gpu_list(resmon_gpu_info *out, size_t cap, size_t stride, size_t *count);
 
 /* Opens a profiler into *out.  spec:
- *   "auto" or NULL  the first GPU any backend finds (NVML first; for NVIDIA,
- *                   the first entry of CUDA_VISIBLE_DEVICES or
- *                   NVIDIA_VISIBLE_DEVICES when set: an index or a UUID)
- *   "all"           every GPU found, as one aggregate (memory and power
- *                   summed, utilization and clocks averaged)
- *   "nvml:N", "nvml:GPU-<uuid>", "nvml:<pci bus id>", "amd:N", "intel:N"
+ *   "auto" or NULL  with CUDA_VISIBLE_DEVICES set (a CUDA job): every NVIDIA
+ *                   GPU it shows CUDA, as one aggregate; when it hides them
+ *                   all ("", "-1", "NoDevFiles"), the first AMD or Intel GPU,
+ *                   and resmon_gpu_selection says that CUDA does not use it.
+ *                   Without it: the first GPU found (NVML, then AMD, Intel).
+ *   "all"           every GPU the job can see, as one aggregate: the NVIDIA
+ *                   GPUs CUDA_VISIBLE_DEVICES shows (every one when unset),
+ *                   every AMD and Intel GPU
+ *   "nvml:N", "nvml:GPU-<uuid>" (or a unique prefix), "nvml:MIG-<uuid>",
+ *   "nvml:<pci bus id>", "amd:N", "intel:N": that device; nvml:N is NVML's
+ *                   index, which need not be CUDA's
+ * CUDA_VISIBLE_DEVICES is resolved as the CUDA runtime does: indices, GPU-
+ * UUIDs or unique prefixes of them, MIG-<uuid>, MIG-GPU-<uuid>/<gi>/<ci>,
+ * up to the first entry that names no device.  A CUDA index follows
+ * CUDA_DEVICE_ORDER=PCI_BUS_ID exactly; CUDA's default order (fastest first,
+ * ties by PCI bus id) is reproduced only where every GPU is the same model,
+ * and "auto"/"all" fail with -EINVAL on a mixed node: prefer UUIDs there.
+ * NVIDIA_VISIBLE_DEVICES (the container runtime's) is not read: inside a
+ * container NVML sees only the injected GPUs already.
+ * Aggregates: memory and power summed, utilization and clocks averaged;
+ * a device that has a metric but cannot read it at a poll (asleep, failing,
+ * lost) makes that metric NAN for the aggregate, never a sum or mean over the
+ * others (resmon_gpu_last_readings shows each device).
  * Returns 0, or a negative errno with a sentence in err (library missing,
  * driver/library mismatch, no permission, no such device): -ENOENT (no such
  * device or library), -ENODEV (no GPU at all), -EACCES, -EIO, -EINVAL (bad
- * spec).  RESMON_ERR_MAX bytes hold any message.  Never prints.  Thread-safe. */
+ * spec, or a CUDA order resmon cannot reproduce).  RESMON_ERR_MAX bytes hold
+ * any message.  Never prints.  Thread-safe. */
 RESMON_API int resmon_gpu_open(resmon_gpu **out, const char *spec, char *err, size_t errcap);
 
 /* Room for any message resmon puts in an err buffer. */
@@ -379,6 +397,11 @@ RESMON_API void resmon_gpu_close(resmon_gpu *gpu);
  * release keep the profiler open while a monitor uses it).  Valid until
  * resmon_gpu_close. */
 RESMON_API const resmon_gpu_profiler *resmon_gpu_profiler_of(resmon_gpu *gpu);
+
+/* What "auto" or "all" picked and why, in one sentence (for a person: the
+ * command prints it and puts it in its JSON); "" for a device spec.  Valid
+ * until resmon_gpu_close. */
+RESMON_API const char *resmon_gpu_selection(const resmon_gpu *gpu);
 
 /* How many devices the profiler reads (1, or N for "all"), and each one's
  * description (out_size: sizeof *out).  0, or -EINVAL. */

@@ -9,6 +9,13 @@
  * rm__gpu_reading_sum).  A device that cannot read a metric contributes
  * nothing to it; when no device knows a metric, that field is NAN.  The
  * profiler's per-metric callbacks are built on this in gpu_reading.c.
+ *
+ * Which devices: a CUDA job (CUDA_VISIBLE_DEVICES set) uses the NVIDIA GPUs
+ * that variable shows CUDA, so "auto" reads all of them and "all" reads them
+ * rather than every NVIDIA GPU of the node (other jobs' included).  Without
+ * it "auto" reads the first GPU found.  Every profiler says what it picked
+ * and why (resmon_gpu_selection), in particular when "auto" falls back to an
+ * AMD or Intel GPU that a CUDA job does not use.
  */
 #include "gpu_backend.h"
 #include "internal.h"
@@ -40,6 +47,7 @@ struct resmon_gpu {
     atomic_int holders;
     pthread_mutex_t last_lock; /* guards devices[].last: written by the GPU
                                   thread, read by resmon_gpu_last_readings */
+    char selection[RESMON_ERR_MAX]; /* what "auto"/"all" picked and why */
     size_t count;
     gpu_device devices[];
 };
@@ -50,6 +58,12 @@ void rm__gpu_env_read(rm__gpu_env *env)
     const char *library = secure_getenv("RESMON_NVML_LIBRARY");
     rm__copy_string(env->nvml_library, sizeof env->nvml_library, library ? library : "",
                     library ? strlen(library) : 0);
+    const char *visible = getenv("CUDA_VISIBLE_DEVICES");
+    env->cuda_visible_set = visible != NULL;
+    rm__copy_string(env->cuda_visible, sizeof env->cuda_visible, visible ? visible : "",
+                    visible ? strlen(visible) : 0);
+    const char *order = getenv("CUDA_DEVICE_ORDER");
+    env->cuda_order_pci_bus = order && strcmp(order, "PCI_BUS_ID") == 0;
 }
 
 int rm__parse_index(const char *selector, unsigned *index)
@@ -180,44 +194,151 @@ static int open_one(const rm__gpu_env *env, resmon_gpu **out, const rm__gpu_back
     return 0;
 }
 
-/* "auto": NVIDIA first (the default device honours CUDA_VISIBLE_DEVICES),
- * then AMD, then Intel. */
-static int open_default(const rm__gpu_env *env, resmon_gpu **out, char *err, size_t errcap)
+/* Opens one more device of g (which has room); a device that will not open
+ * is left out. */
+static int add_device(const rm__gpu_env *env, resmon_gpu *g, const rm__gpu_backend *backend, const char *selector,
+                      char *err, size_t errcap)
 {
-    char reasons[BACKEND_COUNT][256];
-    for (size_t b = 0; b < BACKEND_COUNT; b++) {
-        reasons[b][0] = '\0';
-        int rc = open_one(env, out, backends[b], b == 0 ? "default" : "0", reasons[b], sizeof reasons[b]);
-        if (rc == 0)
-            return 0;
-        if (rc == -ENOMEM)
-            return rc;
-    }
-    snprintf(err, errcap, "no GPU found (NVIDIA: %s; AMD: %s; Intel: %s)", reasons[0], reasons[1], reasons[2]);
-    return -ENODEV;
+    int rc = open_device(env, &g->devices[g->count], backend, selector, err, errcap);
+    if (rc == 0)
+        g->count++;
+    return rc;
 }
 
+/* Every device a backend lists; how many opened. */
+static size_t add_every_device(const rm__gpu_env *env, resmon_gpu *g, const rm__gpu_backend *backend)
+{
+    size_t n = 0, before = g->count;
+    backend->list(env, NULL, 0, &n);
+    for (size_t i = 0; i < n && g->count < RM__GPU_MAX_DEVICES; i++) {
+        char selector[24], reason[256];
+        snprintf(selector, sizeof selector, "%zu", i);
+        add_device(env, g, backend, selector, reason, sizeof reason);
+    }
+    return g->count - before;
+}
+
+/* The NVIDIA devices a CUDA job sees; how many opened. */
+static size_t add_cuda_devices(const rm__gpu_env *env, resmon_gpu *g, const rm__cuda_devices *cuda)
+{
+    size_t before = g->count;
+    for (size_t i = 0; i < cuda->count && g->count < RM__GPU_MAX_DEVICES; i++) {
+        char reason[256];
+        add_device(env, g, &rm__gpu_nvml, cuda->uuids[i], reason, sizeof reason);
+    }
+    return g->count - before;
+}
+
+static void gpu_discard(resmon_gpu *g)
+{
+    for (size_t i = 0; i < g->count; i++)
+        g->devices[i].backend->close(g->devices[i].ctx);
+    pthread_mutex_destroy(&g->last_lock);
+    free(g);
+}
+
+/* Resolves CUDA_VISIBLE_DEVICES when set: 1 with cuda filled, 0 when unset
+ * or NVML is missing (why says so), or -EINVAL/-ENOMEM with err. */
+static int cuda_job_devices(const rm__gpu_env *env, rm__cuda_devices *cuda, char *why, size_t whycap, char *err,
+                            size_t errcap)
+{
+    if (!env->cuda_visible_set)
+        return 0;
+    int rc = rm__nvml_cuda_devices(env, cuda, why, whycap);
+    if (rc == -EINVAL || rc == -ENOMEM) {
+        snprintf(err, errcap, "%s", why);
+        return rc;
+    }
+    if (rc == 0 && cuda->count == 0)
+        snprintf(why, whycap, "CUDA_VISIBLE_DEVICES='%s' hides every NVIDIA GPU from CUDA", env->cuda_visible);
+    return rc == 0 && cuda->count > 0;
+}
+
+/* "auto": the NVIDIA GPUs a CUDA job sees, else the first GPU found (NVIDIA,
+ * then AMD, then Intel). */
+static int open_default(const rm__gpu_env *env, resmon_gpu **out, char *err, size_t errcap)
+{
+    rm__cuda_devices *cuda = calloc(1, sizeof *cuda);
+    resmon_gpu *g = gpu_new(RM__GPU_MAX_DEVICES);
+    if (!cuda || !g) {
+        free(cuda);
+        free(g);
+        return -ENOMEM;
+    }
+    char reasons[BACKEND_COUNT][256] = {""};
+    int rc = cuda_job_devices(env, cuda, reasons[0], sizeof reasons[0], err, errcap);
+    if (rc < 0)
+        goto fail;
+    if (rc > 0 && add_cuda_devices(env, g, cuda) > 0) {
+        snprintf(g->selection, sizeof g->selection, "auto: the %zu NVIDIA GPU(s) that CUDA_VISIBLE_DEVICES='%s' "
+                 "shows a CUDA job", g->count, env->cuda_visible);
+        goto done;
+    }
+    if (rc > 0)
+        snprintf(reasons[0], sizeof reasons[0], "the GPUs CUDA_VISIBLE_DEVICES='%s' names do not open",
+                 env->cuda_visible);
+    for (size_t b = env->cuda_visible_set ? 1 : 0; b < BACKEND_COUNT; b++) {
+        if (add_device(env, g, backends[b], "0", reasons[b], sizeof reasons[b]) != 0)
+            continue;
+        const resmon_gpu_info *info = &g->devices[0].info;
+        if (env->cuda_visible_set) /* a CUDA job: this GPU is not one it uses */
+            snprintf(g->selection, sizeof g->selection, "auto: %s:0 (%s), which is not a GPU CUDA uses: %s",
+                     info->backend, info->name, reasons[0]);
+        else if (b == 0)
+            snprintf(g->selection, sizeof g->selection, "auto: %s:0 (%s), the first NVIDIA GPU; CUDA_VISIBLE_DEVICES "
+                     "is unset, so a CUDA job may use any of them (--gpu all reads every one)", info->backend,
+                     info->name);
+        else
+            snprintf(g->selection, sizeof g->selection, "auto: %s:0 (%s), the first GPU found (no NVIDIA GPU: %s)",
+                     info->backend, info->name, reasons[0]);
+        goto done;
+    }
+    snprintf(err, errcap, "no GPU found (NVIDIA: %s; AMD: %s; Intel: %s)", reasons[0], reasons[1], reasons[2]);
+    rc = -ENODEV;
+fail:
+    free(cuda);
+    gpu_discard(g);
+    return rc;
+done:
+    free(cuda);
+    *out = g;
+    return 0;
+}
+
+/* "all": every GPU the job can see -- the NVIDIA ones CUDA_VISIBLE_DEVICES
+ * shows CUDA when it is set, else every NVIDIA GPU -- and every AMD and Intel
+ * GPU. */
 static int open_all(const rm__gpu_env *env, resmon_gpu **out, char *err, size_t errcap)
 {
+    rm__cuda_devices *cuda = calloc(1, sizeof *cuda);
     resmon_gpu *g = gpu_new(RM__GPU_MAX_DEVICES);
-    if (!g)
-        return -ENOMEM;
-    for (size_t b = 0; b < BACKEND_COUNT; b++) {
-        size_t n = 0;
-        backends[b]->list(env, NULL, 0, &n);
-        for (size_t i = 0; i < n && g->count < RM__GPU_MAX_DEVICES; i++) {
-            char selector[24], reason[256];
-            snprintf(selector, sizeof selector, "%zu", i);
-            if (open_device(env, &g->devices[g->count], backends[b], selector, reason, sizeof reason) == 0)
-                g->count++; /* a listed device we may not open is left out */
-        }
-    }
-    if (g->count == 0) {
-        pthread_mutex_destroy(&g->last_lock);
+    if (!cuda || !g) {
+        free(cuda);
         free(g);
+        return -ENOMEM;
+    }
+    char why[256] = "";
+    int rc = cuda_job_devices(env, cuda, why, sizeof why, err, errcap);
+    if (rc < 0) {
+        free(cuda);
+        gpu_discard(g);
+        return rc;
+    }
+    size_t nvidia = rc > 0 ? add_cuda_devices(env, g, cuda) : env->cuda_visible_set ? 0 : add_every_device(env, g, &rm__gpu_nvml);
+    free(cuda);
+    size_t amd = add_every_device(env, g, &rm__gpu_amd);
+    size_t intel = add_every_device(env, g, &rm__gpu_intel);
+    if (g->count == 0) {
+        gpu_discard(g);
         snprintf(err, errcap, "no GPU found by any backend (nvml, amd, intel)");
         return -ENODEV;
     }
+    if (env->cuda_visible_set)
+        snprintf(g->selection, sizeof g->selection, "all: %zu NVIDIA GPU(s), those CUDA_VISIBLE_DEVICES='%s' shows "
+                 "a CUDA job; %zu AMD; %zu Intel", nvidia, env->cuda_visible, amd, intel);
+    else
+        snprintf(g->selection, sizeof g->selection, "all: %zu NVIDIA GPU(s), every one on the node "
+                 "(CUDA_VISIBLE_DEVICES is unset); %zu AMD; %zu Intel", nvidia, amd, intel);
     *out = g;
     return 0;
 }
@@ -258,6 +379,11 @@ void resmon_gpu_close(resmon_gpu *g)
 const resmon_gpu_profiler *resmon_gpu_profiler_of(resmon_gpu *g)
 {
     return g ? &g->profiler : NULL;
+}
+
+const char *resmon_gpu_selection(const resmon_gpu *g)
+{
+    return g ? g->selection : "";
 }
 
 size_t resmon_gpu_device_count(const resmon_gpu *g)

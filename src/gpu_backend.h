@@ -28,6 +28,9 @@
 typedef struct rm__gpu_env {
     rm__sysfs sysfs;              /* RESMON_SYSFS_ROOT */
     char nvml_library[PATH_MAX];  /* RESMON_NVML_LIBRARY; "" for the driver's own */
+    int cuda_visible_set;         /* CUDA_VISIBLE_DEVICES is set (perhaps to "") */
+    char cuda_visible[1024];      /* its value */
+    int cuda_order_pci_bus;       /* CUDA_DEVICE_ORDER=PCI_BUS_ID */
 } rm__gpu_env;
 
 void rm__gpu_env_read(rm__gpu_env *env);
@@ -49,6 +52,23 @@ typedef struct rm__gpu_backend {
 } rm__gpu_backend;
 
 extern const rm__gpu_backend rm__gpu_nvml;
+
+/* The NVIDIA devices a CUDA process started in this environment would see,
+ * in CUDA's order, as NVML UUIDs (GPU-... or MIG-...). */
+typedef struct rm__cuda_devices {
+    size_t count;
+    char uuids[RM__GPU_MAX_DEVICES][96];
+} rm__cuda_devices;
+
+/* Resolves CUDA_VISIBLE_DEVICES (env->cuda_visible; set) as the CUDA runtime
+ * does: a comma-separated list of CUDA indices, GPU-<uuid> or a unique prefix
+ * of one, MIG-<uuid>, or MIG-GPU-<uuid>/<gi>/<ci>; the first entry that names
+ * no device ends the list ("", "-1" and "NoDevFiles" hide every GPU).  0 with
+ * out filled (count 0: CUDA sees no NVIDIA GPU), or a negative errno with a
+ * sentence in err: no NVML (-ENOENT, -ENODEV, -EACCES, -EIO), or -EINVAL when
+ * an index cannot be resolved without the CUDA runtime (CUDA's default
+ * FASTEST_FIRST order on a node with different GPU models). */
+int rm__nvml_cuda_devices(const rm__gpu_env *env, rm__cuda_devices *out, char *err, size_t errcap);
 extern const rm__gpu_backend rm__gpu_amd;
 extern const rm__gpu_backend rm__gpu_intel;
 

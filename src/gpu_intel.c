@@ -113,8 +113,9 @@ static int read_energy(const intel_device *d, double *joules)
 }
 
 /* Power as the energy counter's change since the previous reading: the
- * first reading has no interval, so it has no power yet. */
-static void power_from_energy(intel_device *d, double joules, double *field)
+ * first reading has no interval, so its power is unavailable (not absent:
+ * an aggregate must not sum the other GPUs' power without this one). */
+static void power_from_energy(intel_device *d, double joules, double *field, rm__gpu_device_reading *r)
 {
     double now = rm__now_sec();
     if (d->last_energy_time >= 0 && now > d->last_energy_time && joules >= d->last_energy_j)
@@ -122,6 +123,8 @@ static void power_from_energy(intel_device *d, double joules, double *field)
     d->last_energy_j = joules;
     d->last_energy_time = now;
     *field = d->last_power_w;
+    if (isnan(*field))
+        rm__gpu_reading_unavailable(r, field);
 }
 
 static void intel_read(void *ctx, const pid_t *pids, size_t pid_count, rm__gpu_device_reading *out)
@@ -132,7 +135,7 @@ static void intel_read(void *ctx, const pid_t *pids, size_t pid_count, rm__gpu_d
     double joules;
     if (read_energy(d, &joules) == 0) {
         out->energy_j = joules;
-        power_from_energy(d, joules, &out->gauges.power_w);
+        power_from_energy(d, joules, &out->gauges.power_w, out);
     }
 }
 

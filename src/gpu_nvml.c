@@ -13,8 +13,19 @@
  * (a different struct, whose version word must be sizeof | 2 << 24: plain 2
  * gets FUNCTION_NOT_FOUND), and the running-process queries _v3, _v2, v1.
  * A metric the device does not support (NOT_SUPPORTED, e.g. utilization
- * under MIG) is unavailable; GPU_IS_LOST marks the device lost and every
+ * under MIG) is absent; any other failure makes it unavailable for that
+ * reading (see gpu_reading.h); GPU_IS_LOST marks the device lost and every
  * later reading unavailable, without another call into the driver.
+ *
+ * Opening touches only the device asked for: nvmlDeviceGetHandleByIndex
+ * initialises the GPU it returns (nvml.h), so walking every index to find one
+ * lets a faulty or foreign GPU stall or fail opening a healthy one.  Only
+ * listing, a UUID prefix and a CUDA index (which needs every device's PCI bus
+ * id) walk them all.
+ *
+ * NVIDIA_VISIBLE_DEVICES is not read: it is the container runtime's
+ * variable, and inside a container NVML already sees only the injected GPUs,
+ * numbered from 0 (CDI even sets it to "void" while injecting GPUs).
  */
 #include "gpu_backend.h"
 #include "internal.h"
@@ -36,6 +47,11 @@ typedef struct {
     unsigned int version;
     unsigned long long total, reserved, free, used;
 } nvmlMemory_v2_t;
+typedef struct { /* nvmlPciInfo_t as _v3 fills it */
+    char bus_id_legacy[16];
+    unsigned domain, bus, device, pci_device_id, pci_subsystem_id;
+    char bus_id[32];
+} nvmlPciInfo_t;
 
 enum {
     NVML_SUCCESS = 0,
@@ -73,16 +89,32 @@ static struct {
     nvmlReturn_t (*power)(nvmlDevice_t, unsigned *);
     nvmlReturn_t (*power_limit)(nvmlDevice_t, unsigned *);
     nvmlReturn_t (*energy)(nvmlDevice_t, unsigned long long *);
+    nvmlReturn_t (*index_of)(nvmlDevice_t, unsigned *);
+    nvmlReturn_t (*pci_info)(nvmlDevice_t, nvmlPciInfo_t *);
+    nvmlReturn_t (*is_mig)(nvmlDevice_t, unsigned *);
+    nvmlReturn_t (*mig_parent)(nvmlDevice_t, nvmlDevice_t *);
+    nvmlReturn_t (*mig_count)(nvmlDevice_t, unsigned *);
+    nvmlReturn_t (*mig_by_index)(nvmlDevice_t, unsigned, nvmlDevice_t *);
+    nvmlReturn_t (*gpu_instance_id)(nvmlDevice_t, unsigned *);
+    nvmlReturn_t (*compute_instance_id)(nvmlDevice_t, unsigned *);
+    /* Running processes: CUDA compute ones, and MPS clients (which the
+     * compute list does not show). */
     nvmlReturn_t (*processes)(nvmlDevice_t, unsigned *, void *);
-    size_t process_stride; /* bytes per process entry of `processes` */
+    nvmlReturn_t (*mps_processes)(nvmlDevice_t, unsigned *, void *);
+    size_t process_stride; /* bytes per process entry of both */
 } nvml = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* One running-process list of a device, kept between readings. */
+typedef struct process_list {
+    unsigned char *entries;
+    unsigned capacity, count;
+} process_list;
 
 typedef struct nvml_device {
     nvmlDevice_t handle;
     atomic_int lost;       /* GPU_IS_LOST seen: no more calls */
     atomic_int memory_v1;  /* the _v2 memory call is missing or refused */
-    unsigned char *process_buffer;
-    unsigned process_capacity;
+    process_list compute, mps;
 } nvml_device;
 
 static void *symbol(const char *newest, const char *older)
@@ -138,17 +170,30 @@ static int acquire_locked(const char *custom, char *err, size_t errcap)
     nvml.power = symbol("nvmlDeviceGetPowerUsage", NULL);
     nvml.power_limit = symbol("nvmlDeviceGetEnforcedPowerLimit", NULL);
     nvml.energy = symbol("nvmlDeviceGetTotalEnergyConsumption", NULL);
-    nvml.processes = symbol("nvmlDeviceGetComputeRunningProcesses_v3", NULL);
+    nvml.index_of = symbol("nvmlDeviceGetIndex", NULL);
+    nvml.pci_info = symbol("nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2");
+    nvml.is_mig = symbol("nvmlDeviceIsMigDeviceHandle", NULL);
+    nvml.mig_parent = symbol("nvmlDeviceGetDeviceHandleFromMigDeviceHandle", NULL);
+    nvml.mig_count = symbol("nvmlDeviceGetMaxMigDeviceCount", NULL);
+    nvml.mig_by_index = symbol("nvmlDeviceGetMigDeviceHandleByIndex", NULL);
+    nvml.gpu_instance_id = symbol("nvmlDeviceGetGpuInstanceId", NULL);
+    nvml.compute_instance_id = symbol("nvmlDeviceGetComputeInstanceId", NULL);
+    /* _v3, else _v2 (both 24-byte entries), else v1 (16 bytes); the MPS
+     * query follows the version the compute query has. */
     nvml.process_stride = 24;
-    if (nvml.processes) {
+    if ((nvml.processes = symbol("nvmlDeviceGetComputeRunningProcesses_v3", NULL)) != NULL) {
+        nvml.mps_processes = symbol("nvmlDeviceGetMPSComputeRunningProcesses_v3", NULL);
         /* Drivers 535.43-535.86 wrote 32-byte entries from _v3 without a
          * version bump; they are the ones with ConfComputeMemSizeInfo but
          * not RunningProcessDetailList (nvitop's test). */
         if (dlsym(nvml.handle, "nvmlDeviceGetConfComputeMemSizeInfo") &&
             !dlsym(nvml.handle, "nvmlDeviceGetRunningProcessDetailList"))
             nvml.process_stride = 32;
-    } else if ((nvml.processes = symbol("nvmlDeviceGetComputeRunningProcesses_v2", NULL)) == NULL) {
+    } else if ((nvml.processes = symbol("nvmlDeviceGetComputeRunningProcesses_v2", NULL)) != NULL) {
+        nvml.mps_processes = symbol("nvmlDeviceGetMPSComputeRunningProcesses_v2", NULL);
+    } else {
         nvml.processes = symbol("nvmlDeviceGetComputeRunningProcesses", NULL);
+        nvml.mps_processes = symbol("nvmlDeviceGetMPSComputeRunningProcesses", NULL);
         nvml.process_stride = 16;
     }
     if (!nvml.init || !nvml.shutdown || !nvml.count || !nvml.by_index) {
@@ -184,6 +229,21 @@ static void release_locked(void)
     }
 }
 
+/* Total memory in MiB: from _v2 where it answers, else v1; NAN when neither
+ * does or the total is 0 (unified-memory parts such as GB10 have no memory
+ * of their own: v1 answers NOT_SUPPORTED, _v2 may say 0). */
+static double memory_total_mb(nvmlDevice_t handle)
+{
+    nvmlMemory_v2_t v2 = {.version = NVML_MEMORY_V2_VERSION};
+    nvmlMemory_t v1;
+    unsigned long long total = 0;
+    if (nvml.memory_v2 && nvml.memory_v2(handle, &v2) == NVML_SUCCESS)
+        total = v2.total;
+    else if (nvml.memory_v1 && nvml.memory_v1(handle, &v1) == NVML_SUCCESS)
+        total = v1.total;
+    return total ? (double)total / RM__BYTES_PER_MIB : NAN;
+}
+
 static void describe(nvmlDevice_t handle, unsigned index, resmon_gpu_info *info)
 {
     memset(info, 0, sizeof *info);
@@ -193,10 +253,7 @@ static void describe(nvmlDevice_t handle, unsigned index, resmon_gpu_info *info)
         snprintf(info->name, sizeof info->name, "NVIDIA GPU %u", index);
     if (!nvml.uuid || nvml.uuid(handle, info->id, sizeof info->id) != NVML_SUCCESS)
         info->id[0] = '\0';
-    info->memory_total_mb = NAN;
-    nvmlMemory_t mem;
-    if (nvml.memory_v1 && nvml.memory_v1(handle, &mem) == NVML_SUCCESS)
-        info->memory_total_mb = (double)mem.total / RM__BYTES_PER_MIB;
+    info->memory_total_mb = memory_total_mb(handle);
 }
 
 static void nvml_list(const rm__gpu_env *env, resmon_gpu_info *out, size_t cap, size_t *count)
@@ -228,25 +285,48 @@ static void nvml_list(const rm__gpu_env *env, resmon_gpu_info *out, size_t cap, 
     pthread_mutex_unlock(&nvml.lock);
 }
 
-/* The NVIDIA GPU that CUDA_VISIBLE_DEVICES (else NVIDIA_VISIBLE_DEVICES)
- * puts first, as a selector: "0" when unset.  NULL when the variable hides
- * every NVIDIA GPU. */
-static const char *visible_first(char *buf, size_t cap)
+/* The NVML index of a device handle; a MIG instance's is its parent GPU's.
+ * Asks only about this device. */
+static unsigned index_of_locked(nvmlDevice_t handle, unsigned fallback)
 {
-    const char *vars[] = {"CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES"};
-    for (int i = 0; i < 2; i++) {
-        const char *value = getenv(vars[i]);
-        if (!value)
-            continue;
-        size_t len = strcspn(value, ",");
-        rm__copy_string(buf, cap, value, len);
-        if (strcmp(buf, "all") == 0)
-            return "0";
-        if (len == 0 || strcmp(buf, "none") == 0 || strcmp(buf, "void") == 0 || buf[0] == '-')
-            return NULL;
-        return buf;
+    unsigned is_mig = 0, index;
+    nvmlDevice_t parent;
+    if (nvml.is_mig && nvml.mig_parent && nvml.is_mig(handle, &is_mig) == NVML_SUCCESS && is_mig &&
+        nvml.mig_parent(handle, &parent) == NVML_SUCCESS)
+        handle = parent;
+    if (nvml.index_of && nvml.index_of(handle, &index) == NVML_SUCCESS)
+        return index;
+    return fallback;
+}
+
+/* The one GPU whose UUID begins with prefix (CUDA accepts a unique prefix
+ * such as GPU-8932f937).  Walks every device: used only when no UUID equals
+ * the prefix.  NVML_ERROR_NOT_FOUND when none or several match. */
+static nvmlReturn_t by_uuid_prefix_locked(const char *prefix, nvmlDevice_t *handle)
+{
+    unsigned count = 0, matches = 0;
+    if (nvml.count(&count) != NVML_SUCCESS || !nvml.uuid)
+        return NVML_ERROR_NOT_FOUND;
+    for (unsigned i = 0; i < count; i++) {
+        nvmlDevice_t h;
+        char uuid[96];
+        if (nvml.by_index(i, &h) == NVML_SUCCESS && nvml.uuid(h, uuid, sizeof uuid) == NVML_SUCCESS &&
+            strncmp(uuid, prefix, strlen(prefix)) == 0) {
+            *handle = h;
+            matches++;
+        }
     }
-    return "0";
+    return matches == 1 ? NVML_SUCCESS : NVML_ERROR_NOT_FOUND;
+}
+
+static nvmlReturn_t by_uuid_locked(const char *uuid, nvmlDevice_t *handle)
+{
+    if (!nvml.by_uuid)
+        return NVML_ERROR_FUNCTION_NOT_FOUND;
+    nvmlReturn_t nrc = nvml.by_uuid(uuid, handle);
+    if (nrc != NVML_SUCCESS && strncmp(uuid, "GPU-", 4) == 0)
+        nrc = by_uuid_prefix_locked(uuid, handle);
+    return nrc;
 }
 
 /* Finds the device a selector names; 0, or a negative errno with a sentence
@@ -256,10 +336,11 @@ static int find_device_locked(const char *selector, nvmlDevice_t *handle, unsign
     unsigned count = 0;
     nvml.count(&count);
     nvmlReturn_t nrc;
-    if (rm__parse_index(selector, index) == 0) {
+    int by_index = rm__parse_index(selector, index) == 0;
+    if (by_index) {
         nrc = *index < count ? nvml.by_index(*index, handle) : NVML_ERROR_NOT_FOUND;
     } else if (strncmp(selector, "GPU-", 4) == 0 || strncmp(selector, "MIG-", 4) == 0) {
-        nrc = nvml.by_uuid ? nvml.by_uuid(selector, handle) : NVML_ERROR_FUNCTION_NOT_FOUND;
+        nrc = by_uuid_locked(selector, handle);
     } else if (strchr(selector, ':')) {
         nrc = nvml.by_pci ? nvml.by_pci(selector, handle) : NVML_ERROR_FUNCTION_NOT_FOUND;
     } else {
@@ -274,27 +355,14 @@ static int find_device_locked(const char *selector, nvmlDevice_t *handle, unsign
         snprintf(err, errcap, "no NVIDIA GPU '%s' (found %u): %s", selector, count, nvml_error(nrc));
         return -ENOENT;
     }
-    for (unsigned i = 0; i < count; i++) { /* its index, for the description */
-        nvmlDevice_t h;
-        if (nvml.by_index(i, &h) == NVML_SUCCESS && h == *handle) {
-            *index = i;
-            break;
-        }
-    }
+    if (!by_index)
+        *index = index_of_locked(*handle, 0);
     return 0;
 }
 
 static int nvml_open(const rm__gpu_env *env, const char *selector, void **ctx, resmon_gpu_info *info, char *err,
                      size_t errcap)
 {
-    char visible[128];
-    if (strcmp(selector, "default") == 0) {
-        selector = visible_first(visible, sizeof visible);
-        if (!selector) {
-            snprintf(err, errcap, "CUDA_VISIBLE_DEVICES/NVIDIA_VISIBLE_DEVICES hide every NVIDIA GPU");
-            return -ENODEV;
-        }
-    }
     nvml_device *d = calloc(1, sizeof *d);
     if (!d)
         return -ENOMEM;
@@ -317,12 +385,157 @@ out:
     return rc;
 }
 
+/* ---- CUDA_VISIBLE_DEVICES, resolved as the CUDA runtime resolves it ------- */
+
+/* CUDA's device order: PCI bus order under CUDA_DEVICE_ORDER=PCI_BUS_ID.  The
+ * default, FASTEST_FIRST, ranks devices by an unpublished speed estimate and
+ * breaks ties by PCI bus id, so on a node whose GPUs are all one model (one
+ * PCI device id) it is PCI bus order too; on a mixed node it cannot be reproduced without the CUDA
+ * runtime, and an index there is refused (-EINVAL) rather than guessed. */
+typedef struct cuda_order {
+    unsigned count;
+    unsigned nvml_index[RM__GPU_MAX_DEVICES]; /* CUDA index -> NVML index */
+} cuda_order;
+
+static int compare_pci(const nvmlPciInfo_t *a, const nvmlPciInfo_t *b)
+{
+    if (a->domain != b->domain)
+        return a->domain < b->domain ? -1 : 1;
+    if (a->bus != b->bus)
+        return a->bus < b->bus ? -1 : 1;
+    return a->device < b->device ? -1 : a->device > b->device;
+}
+
+static int cuda_order_locked(const rm__gpu_env *env, cuda_order *order, char *err, size_t errcap)
+{
+    nvmlPciInfo_t pci[RM__GPU_MAX_DEVICES];
+    int mixed = 0;
+    order->count = 0;
+    unsigned count = 0;
+    if (nvml.count(&count) != NVML_SUCCESS)
+        count = 0;
+    for (unsigned i = 0; i < count && i < RM__GPU_MAX_DEVICES; i++) {
+        nvmlDevice_t h;
+        if (nvml.by_index(i, &h) != NVML_SUCCESS || !nvml.pci_info || nvml.pci_info(h, &pci[i]) != NVML_SUCCESS) {
+            snprintf(err, errcap, "cannot read the PCI bus id of NVIDIA GPU %u, which CUDA's device order needs", i);
+            return -EIO;
+        }
+        /* One model, one PCI device id: then fastest-first is PCI order. */
+        mixed |= pci[i].pci_device_id != pci[0].pci_device_id;
+        /* Insertion sort by PCI bus id: a handful of devices. */
+        unsigned at = order->count;
+        while (at > 0 && compare_pci(&pci[order->nvml_index[at - 1]], &pci[i]) > 0) {
+            order->nvml_index[at] = order->nvml_index[at - 1];
+            at--;
+        }
+        order->nvml_index[at] = i;
+        order->count++;
+    }
+    if (mixed && !env->cuda_order_pci_bus) {
+        snprintf(err, errcap, "CUDA_VISIBLE_DEVICES='%s' names GPUs by CUDA index, and CUDA's default "
+                              "fastest-first order on this node of different GPU models cannot be reproduced "
+                              "without the CUDA runtime: use GPU UUIDs, or set CUDA_DEVICE_ORDER=PCI_BUS_ID",
+                 env->cuda_visible);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+/* The MIG instance <gi>/<ci> of the GPU named by uuid, from the old form
+ * MIG-GPU-<uuid>/<gi>/<ci>. */
+static nvmlReturn_t by_old_mig_form_locked(const char *entry, nvmlDevice_t *handle)
+{
+    char gpu_uuid[96];
+    unsigned gi, ci;
+    const char *slash = strchr(entry, '/');
+    if (!slash || (size_t)(slash - entry - 4) >= sizeof gpu_uuid || sscanf(slash, "/%u/%u", &gi, &ci) != 2)
+        return NVML_ERROR_NOT_FOUND;
+    rm__copy_string(gpu_uuid, sizeof gpu_uuid, entry + 4, (size_t)(slash - entry - 4));
+    nvmlDevice_t parent;
+    unsigned slots = 0;
+    if (by_uuid_locked(gpu_uuid, &parent) != NVML_SUCCESS || !nvml.mig_count || !nvml.mig_by_index ||
+        !nvml.gpu_instance_id || !nvml.compute_instance_id || nvml.mig_count(parent, &slots) != NVML_SUCCESS)
+        return NVML_ERROR_NOT_FOUND;
+    for (unsigned i = 0; i < slots; i++) {
+        nvmlDevice_t mig;
+        unsigned g, c;
+        if (nvml.mig_by_index(parent, i, &mig) == NVML_SUCCESS && nvml.gpu_instance_id(mig, &g) == NVML_SUCCESS &&
+            nvml.compute_instance_id(mig, &c) == NVML_SUCCESS && g == gi && c == ci) {
+            *handle = mig;
+            return NVML_SUCCESS;
+        }
+    }
+    return NVML_ERROR_NOT_FOUND;
+}
+
+/* One entry of the list; NVML_ERROR_NOT_FOUND ends the list, as in CUDA. */
+static nvmlReturn_t cuda_entry_locked(const rm__gpu_env *env, const char *entry, cuda_order *order, int *have_order,
+                                      nvmlDevice_t *handle, int *order_rc, char *err, size_t errcap)
+{
+    unsigned index;
+    if (rm__parse_index(entry, &index) == 0) {
+        if (!*have_order) {
+            if ((*order_rc = cuda_order_locked(env, order, err, errcap)) < 0)
+                return NVML_ERROR_NOT_FOUND;
+            *have_order = 1;
+        }
+        return index < order->count ? nvml.by_index(order->nvml_index[index], handle) : NVML_ERROR_NOT_FOUND;
+    }
+    if (strncmp(entry, "MIG-GPU-", 8) == 0)
+        return by_old_mig_form_locked(entry, handle);
+    if (strncmp(entry, "GPU-", 4) == 0 || strncmp(entry, "MIG-", 4) == 0)
+        return by_uuid_locked(entry, handle);
+    return NVML_ERROR_NOT_FOUND; /* "", "-1", "NoDevFiles", anything else */
+}
+
+int rm__nvml_cuda_devices(const rm__gpu_env *env, rm__cuda_devices *out, char *err, size_t errcap)
+{
+    out->count = 0;
+    pthread_mutex_lock(&nvml.lock);
+    int rc = acquire_locked(env->nvml_library, err, errcap);
+    if (rc < 0) {
+        pthread_mutex_unlock(&nvml.lock);
+        return rc;
+    }
+    cuda_order order;
+    int have_order = 0;
+    const char *p = env->cuda_visible;
+    for (;;) {
+        char entry[128];
+        size_t len = strcspn(p, ",");
+        while (len && (*p == ' ' || *p == '\t'))
+            p++, len--;
+        while (len && (p[len - 1] == ' ' || p[len - 1] == '\t'))
+            len--;
+        rm__copy_string(entry, sizeof entry, p, len);
+        nvmlDevice_t handle;
+        char uuid[96];
+        if (out->count == RM__GPU_MAX_DEVICES ||
+            cuda_entry_locked(env, entry, &order, &have_order, &handle, &rc, err, errcap) != NVML_SUCCESS ||
+            !nvml.uuid || nvml.uuid(handle, uuid, sizeof uuid) != NVML_SUCCESS)
+            break; /* CUDA sees the devices before an invalid entry */
+        int again = 0;
+        for (size_t i = 0; i < out->count; i++)
+            again |= strcmp(out->uuids[i], uuid) == 0;
+        if (!again)
+            snprintf(out->uuids[out->count++], sizeof out->uuids[0], "%s", uuid);
+        p += strcspn(p, ",");
+        if (*p != ',')
+            break;
+        p++;
+    }
+    release_locked();
+    pthread_mutex_unlock(&nvml.lock);
+    return rc < 0 ? rc : 0;
+}
+
 static void nvml_close(void *ctx)
 {
     nvml_device *d = ctx;
     if (!d)
         return;
-    free(d->process_buffer);
+    free(d->compute.entries);
+    free(d->mps.entries);
     free(d);
     pthread_mutex_lock(&nvml.lock);
     release_locked();
@@ -330,12 +543,20 @@ static void nvml_close(void *ctx)
 }
 
 /* Every call into a device goes through here: after GPU_IS_LOST the device
- * is not called again.  Any failure leaves that metric unknown. */
-static int succeeded(nvml_device *d, nvmlReturn_t rc)
+ * is not called again.  A call that fails for any reason but "this device
+ * has no such metric" makes the given fields unavailable for this reading. */
+static int succeeded(nvml_device *d, nvmlReturn_t rc, rm__gpu_device_reading *r, double *field, double *other)
 {
+    if (rc == NVML_SUCCESS)
+        return 1;
     if (rc == NVML_ERROR_GPU_IS_LOST)
         atomic_store(&d->lost, 1);
-    return rc == NVML_SUCCESS;
+    if (rc != NVML_ERROR_NOT_SUPPORTED && rc != NVML_ERROR_FUNCTION_NOT_FOUND) {
+        rm__gpu_reading_unavailable(r, field);
+        if (other)
+            rm__gpu_reading_unavailable(r, other);
+    }
+    return 0;
 }
 
 static int lost(nvml_device *d)
@@ -343,112 +564,185 @@ static int lost(nvml_device *d)
     return atomic_load(&d->lost);
 }
 
-static void read_utilization(nvml_device *d, resmon_gpu_reading *out)
+static void read_utilization(nvml_device *d, rm__gpu_device_reading *r)
 {
     nvmlUtilization_t u;
-    if (nvml.utilization && !lost(d) && succeeded(d, nvml.utilization(d->handle, &u)))
-        out->util_percent = u.gpu;
+    double *field = &r->gauges.util_percent;
+    if (nvml.utilization && !lost(d) && succeeded(d, nvml.utilization(d->handle, &u), r, field, NULL))
+        *field = u.gpu;
 }
 
-static void read_memory(nvml_device *d, resmon_gpu_reading *out)
+/* Used and total MiB, both NAN when the total is 0: a unified-memory GPU
+ * (GB10) has no memory of its own, and "0 MiB used" of it would be a lie. */
+static void store_memory(rm__gpu_device_reading *r, unsigned long long used, unsigned long long total)
 {
+    if (total == 0)
+        return;
+    r->gauges.mem_used_mb = (double)used / RM__BYTES_PER_MIB;
+    r->gauges.mem_total_mb = (double)total / RM__BYTES_PER_MIB;
+}
+
+static void read_memory(nvml_device *d, rm__gpu_device_reading *r)
+{
+    double *used = &r->gauges.mem_used_mb, *total = &r->gauges.mem_total_mb;
     if (nvml.memory_v2 && !lost(d) && !atomic_load(&d->memory_v1)) {
         /* v2's used excludes reserved memory and matches nvidia-smi. */
         nvmlMemory_v2_t mem = {.version = NVML_MEMORY_V2_VERSION};
         nvmlReturn_t nrc = nvml.memory_v2(d->handle, &mem);
         if (nrc == NVML_SUCCESS) {
-            out->mem_used_mb = (double)mem.used / RM__BYTES_PER_MIB;
-            out->mem_total_mb = (double)mem.total / RM__BYTES_PER_MIB;
+            store_memory(r, mem.used, mem.total);
             return;
         }
         if (nrc != NVML_ERROR_FUNCTION_NOT_FOUND && nrc != NVML_ERROR_NOT_SUPPORTED) {
-            succeeded(d, nrc); /* notes a lost GPU */
+            succeeded(d, nrc, r, used, total);
             return;
         }
         atomic_store(&d->memory_v1, 1); /* an older driver: v1 from now on */
     }
     nvmlMemory_t mem;
-    if (nvml.memory_v1 && !lost(d) && succeeded(d, nvml.memory_v1(d->handle, &mem))) {
-        out->mem_used_mb = (double)mem.used / RM__BYTES_PER_MIB;
-        out->mem_total_mb = (double)mem.total / RM__BYTES_PER_MIB;
-    }
+    if (nvml.memory_v1 && !lost(d) && succeeded(d, nvml.memory_v1(d->handle, &mem), r, used, total))
+        store_memory(r, mem.used, mem.total);
 }
 
-static void read_clocks(nvml_device *d, resmon_gpu_reading *out)
+static void read_clocks(nvml_device *d, rm__gpu_device_reading *r)
 {
     unsigned mhz;
-    if (nvml.clock && !lost(d) && succeeded(d, nvml.clock(d->handle, NVML_CLOCK_GRAPHICS, &mhz)))
-        out->clock_mhz = mhz;
-    if (nvml.clock && !lost(d) && succeeded(d, nvml.clock(d->handle, NVML_CLOCK_MEM, &mhz)))
-        out->mem_clock_mhz = mhz;
+    resmon_gpu_reading *g = &r->gauges;
+    if (nvml.clock && !lost(d) && succeeded(d, nvml.clock(d->handle, NVML_CLOCK_GRAPHICS, &mhz), r, &g->clock_mhz, NULL))
+        g->clock_mhz = mhz;
+    if (nvml.clock && !lost(d) && succeeded(d, nvml.clock(d->handle, NVML_CLOCK_MEM, &mhz), r, &g->mem_clock_mhz, NULL))
+        g->mem_clock_mhz = mhz;
 }
 
-static void read_power(nvml_device *d, resmon_gpu_reading *out)
+static void read_power(nvml_device *d, rm__gpu_device_reading *r)
 {
     unsigned milliwatts;
-    if (nvml.power && !lost(d) && succeeded(d, nvml.power(d->handle, &milliwatts)))
-        out->power_w = milliwatts / 1000.0;
-    if (nvml.power_limit && !lost(d) && succeeded(d, nvml.power_limit(d->handle, &milliwatts)))
-        out->power_limit_w = milliwatts / 1000.0;
+    resmon_gpu_reading *g = &r->gauges;
+    if (nvml.power && !lost(d) && succeeded(d, nvml.power(d->handle, &milliwatts), r, &g->power_w, NULL))
+        g->power_w = milliwatts / 1000.0;
+    if (nvml.power_limit && !lost(d) && succeeded(d, nvml.power_limit(d->handle, &milliwatts), r, &g->power_limit_w, NULL))
+        g->power_limit_w = milliwatts / 1000.0;
 }
 
-static void read_energy(nvml_device *d, double *joules)
+static void read_energy(nvml_device *d, rm__gpu_device_reading *r)
 {
     unsigned long long millijoules;
-    if (nvml.energy && !lost(d) && succeeded(d, nvml.energy(d->handle, &millijoules)))
-        *joules = (double)millijoules / 1000.0;
+    if (nvml.energy && !lost(d) && succeeded(d, nvml.energy(d->handle, &millijoules), r, &r->energy_j, NULL))
+        r->energy_j = (double)millijoules / 1000.0;
 }
 
-/* The GPU memory of the given processes, MiB; NAN when unknown. */
-static double process_memory(nvml_device *d, const pid_t *pids, size_t pid_count)
+/* Fetches one running-process list into list; the NVML code, or
+ * NVML_ERROR_INSUFFICIENT_SIZE when it kept outgrowing the buffer. */
+static nvmlReturn_t fetch_processes(nvml_device *d, nvmlReturn_t (*query)(nvmlDevice_t, unsigned *, void *),
+                                    process_list *list)
 {
-    if (!nvml.processes || lost(d))
-        return NAN;
+    list->count = 0;
     /* The list can grow between calls: ask, then allocate with room to spare. */
     for (int attempt = 0; attempt < 3; attempt++) {
-        unsigned count = d->process_capacity;
-        nvmlReturn_t nrc = nvml.processes(d->handle, &count, count ? d->process_buffer : NULL);
-        if (nrc == NVML_ERROR_INSUFFICIENT_SIZE || (nrc == NVML_SUCCESS && count > d->process_capacity)) {
+        unsigned count = list->capacity;
+        nvmlReturn_t nrc = query(d->handle, &count, count ? list->entries : NULL);
+        if (nrc == NVML_ERROR_INSUFFICIENT_SIZE || (nrc == NVML_SUCCESS && count > list->capacity)) {
             unsigned capacity = count + count / 2 + 8;
-            unsigned char *grown = realloc(d->process_buffer, (size_t)capacity * nvml.process_stride);
+            unsigned char *grown = realloc(list->entries, (size_t)capacity * nvml.process_stride);
             if (!grown)
-                return NAN;
-            d->process_buffer = grown;
-            d->process_capacity = capacity;
+                return NVML_ERROR_INSUFFICIENT_SIZE;
+            list->entries = grown;
+            list->capacity = capacity;
             continue;
         }
-        if (!succeeded(d, nrc))
-            return NAN;
-        double total = 0;
-        for (unsigned i = 0; i < count; i++) {
-            const unsigned char *entry = d->process_buffer + (size_t)i * nvml.process_stride;
+        if (nrc == NVML_SUCCESS)
+            list->count = count;
+        return nrc;
+    }
+    return NVML_ERROR_INSUFFICIENT_SIZE;
+}
+
+static void process_entry(const process_list *list, unsigned i, unsigned *pid, unsigned long long *used)
+{
+    const unsigned char *entry = list->entries + (size_t)i * nvml.process_stride;
+    memcpy(pid, entry, sizeof *pid);          /* pid @0 */
+    memcpy(used, entry + 8, sizeof *used);    /* usedGpuMemory @8 */
+}
+
+static int monitored(unsigned pid, const pid_t *pids, size_t pid_count)
+{
+    for (size_t k = 0; k < pid_count; k++)
+        if ((unsigned)pids[k] == pid)
+            return 1;
+    return 0;
+}
+
+/* Whether pid appears before entry `before` of list `upto` in the lists. */
+static int counted_before(const process_list *const lists[], size_t upto, unsigned before, unsigned pid)
+{
+    for (size_t l = 0; l <= upto; l++)
+        for (unsigned i = 0; i < (l == upto ? before : lists[l]->count); i++) {
+            unsigned other;
+            unsigned long long used;
+            process_entry(lists[l], i, &other, &used);
+            if (other == pid)
+                return 1;
+        }
+    return 0;
+}
+
+/* The GPU memory of the monitored processes that run on this device, CUDA
+ * and MPS clients alike.  NAN when none of them is listed (their memory is
+ * not known to be 0: NVML may list them under other PIDs, see README), and
+ * unavailable when a query fails or NVML cannot say one process's memory
+ * (usedGpuMemory NOT_AVAILABLE, e.g. under Windows WDDM or without
+ * permission): a sum without it would understate. */
+static void read_process_memory(nvml_device *d, const pid_t *pids, size_t pid_count, rm__gpu_device_reading *r)
+{
+    if (!nvml.processes || lost(d))
+        return;
+    nvmlReturn_t nrc = fetch_processes(d, nvml.processes, &d->compute);
+    if (nrc == NVML_SUCCESS && nvml.mps_processes && !lost(d)) {
+        nrc = fetch_processes(d, nvml.mps_processes, &d->mps);
+        if (nrc == NVML_ERROR_NOT_SUPPORTED || nrc == NVML_ERROR_FUNCTION_NOT_FOUND)
+            nrc = NVML_SUCCESS; /* no MPS here: the compute list is all */
+    }
+    if (nrc != NVML_SUCCESS) {
+        succeeded(d, nrc, r, &r->proc_mem_mb, NULL);
+        return;
+    }
+    const process_list *const lists[] = {&d->compute, &d->mps};
+    double total = 0;
+    size_t found = 0;
+    for (size_t l = 0; l < 2; l++)
+        for (unsigned i = 0; i < lists[l]->count; i++) {
             unsigned pid;
             unsigned long long used;
-            memcpy(&pid, entry, sizeof pid);         /* pid @0 */
-            memcpy(&used, entry + 8, sizeof used);   /* usedGpuMemory @8 */
-            if (used == NVML_VALUE_NOT_AVAILABLE_ULL)
+            process_entry(lists[l], i, &pid, &used);
+            if (!monitored(pid, pids, pid_count) || counted_before(lists, l, i, pid))
                 continue;
-            for (size_t k = 0; k < pid_count; k++)
-                if ((unsigned)pids[k] == pid) {
-                    total += (double)used / RM__BYTES_PER_MIB;
-                    break;
-                }
+            if (used == NVML_VALUE_NOT_AVAILABLE_ULL) {
+                rm__gpu_reading_unavailable(r, &r->proc_mem_mb);
+                return;
+            }
+            total += (double)used / RM__BYTES_PER_MIB;
+            found++;
         }
-        return total;
-    }
-    return NAN; /* the list kept outgrowing the buffer */
+    if (found)
+        r->proc_mem_mb = total;
 }
 
 static void nvml_read(void *ctx, const pid_t *pids, size_t pid_count, rm__gpu_device_reading *out)
 {
     nvml_device *d = ctx;
-    read_utilization(d, &out->gauges);
-    read_memory(d, &out->gauges);
-    read_clocks(d, &out->gauges);
-    read_power(d, &out->gauges);
-    read_energy(d, &out->energy_j);
+    if (lost(d)) { /* fallen off the bus: every metric it had is gone */
+        rm__gpu_reading_all_unavailable(out);
+        return;
+    }
+    read_utilization(d, out);
+    read_memory(d, out);
+    read_clocks(d, out);
+    read_power(d, out);
+    read_energy(d, out);
     if (pid_count)
-        out->proc_mem_mb = process_memory(d, pids, pid_count);
+        read_process_memory(d, pids, pid_count, out);
+    if (lost(d))
+        rm__gpu_reading_all_unavailable(out);
 }
 
 const rm__gpu_backend rm__gpu_nvml = {

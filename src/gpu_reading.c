@@ -37,9 +37,11 @@ static const struct rule {
 };
 #define RULE_COUNT (sizeof rules / sizeof *rules)
 
-/* Every field but the public gauges' struct_size (which is not a metric). */
-_Static_assert(RULE_COUNT * sizeof(double) + sizeof(size_t) == sizeof(rm__gpu_device_reading),
+/* Every field but the public gauges' struct_size (which is not a metric) and
+ * the unavailable bits (one per rule). */
+_Static_assert(RULE_COUNT * sizeof(double) + sizeof(size_t) == offsetof(rm__gpu_device_reading, unavailable),
                "every field of a GPU reading needs a rule saying how devices combine");
+_Static_assert(RULE_COUNT <= sizeof(unsigned) * 8, "one unavailable bit per rule");
 
 static double *field_of(rm__gpu_device_reading *r, size_t offset)
 {
@@ -56,6 +58,23 @@ void rm__gpu_reading_clear(rm__gpu_device_reading *r)
     r->gauges.struct_size = sizeof r->gauges;
     for (size_t i = 0; i < RULE_COUNT; i++)
         *field_of(r, rules[i].field) = NAN;
+    r->unavailable = 0;
+}
+
+void rm__gpu_reading_unavailable(rm__gpu_device_reading *r, const double *field)
+{
+    size_t offset = (size_t)((const char *)field - (const char *)r);
+    for (size_t i = 0; i < RULE_COUNT; i++)
+        if (rules[i].field == offset) {
+            *field_of(r, offset) = NAN;
+            r->unavailable |= 1u << i;
+        }
+}
+
+void rm__gpu_reading_all_unavailable(rm__gpu_device_reading *r)
+{
+    for (size_t i = 0; i < RULE_COUNT; i++)
+        rm__gpu_reading_unavailable(r, field_of(r, rules[i].field));
 }
 
 void rm__gpu_reading_sum_init(rm__gpu_reading_sum *sum)
@@ -66,6 +85,7 @@ void rm__gpu_reading_sum_init(rm__gpu_reading_sum *sum)
 void rm__gpu_reading_sum_add(rm__gpu_reading_sum *sum, const rm__gpu_device_reading *r)
 {
     sum->devices++;
+    sum->unavailable |= r->unavailable;
     for (size_t i = 0; i < RULE_COUNT; i++) {
         const struct rule *rule = &rules[i];
         double value = value_of(r, rule->field);
@@ -88,7 +108,7 @@ void rm__gpu_reading_sum_result(const rm__gpu_reading_sum *sum, rm__gpu_device_r
         double known = value_of(&sum->known, rule->field);
         double missing = value_of(&sum->missing, rule->field);
         double result = NAN;
-        if (known > 0) {
+        if (known > 0 && !(sum->unavailable & (1u << i))) {
             switch (rule->how) {
             case MEAN: result = total / known; break;
             case SUM: result = total; break;

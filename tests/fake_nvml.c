@@ -12,11 +12,34 @@
  *   slow_ms=N            nvmlDeviceGetUtilizationRates sleeps N ms
  *   util=P mem_used_mb=M mem_total_mb=T clock=C memclock=C power_w=W limit_w=W
  *   energy_step_j=J      the energy counter advances J per call (default 10)
- *   procs=PID:MB,...     running compute processes on every device
+ *   procs=PID:MB,...     running compute processes on every device; MB "na"
+ *                        is NVML_VALUE_NOT_AVAILABLE (nvitop maps it to None)
+ *   mps=PID:MB,...       MPS clients (nvmlDeviceGetMPSComputeRunningProcesses),
+ *                        which the compute list does not show
+ *   procs_slow_us=N      every compute-process query sleeps N us (4500 was
+ *                        measured per call on a real GPU)
  *   mem_v2=0             nvmlDeviceGetMemoryInfo_v2 answers FUNCTION_NOT_FOUND
+ *   unified=1            a unified-memory part (GB10): v1 memory NOT_SUPPORTED,
+ *                        _v2 total 0
+ *   models=A,B,...       device i is "Fake <model i> #i" (default H200)
+ *   bus=B0,B1,...        device i sits on PCI bus Bi (hex; default 0x10+i): NVML
+ *                        order need not be PCI order
+ *   broken=K             device K answers UNKNOWN to nvmlDeviceGetHandleByIndex
+ *                        (a faulty or foreign GPU; opening others must not ask)
+ *   mig=P                device P is in MIG mode with instances gi 1/ci 0 and
+ *                        gi 2/ci 0; utilization is NOT_SUPPORTED on it and them
  *
  * Device i reports util+i and mem_used_mb+100*i, so tests can tell devices
- * apart.  The v2 memory call checks its version word as the real one does.
+ * apart; its UUID is GPU-<i>932f937-..., so "GPU-1932" is a unique prefix and
+ * "GPU-" is not.  fake_nvml_touched() says which devices
+ * nvmlDeviceGetHandleByIndex was asked for since nvmlInit (NVML initialises
+ * each one it returns).  The v2 memory call checks its version word as the
+ * real one does.
+ *
+ * Built twice: as a current driver (exports RunningProcessDetailList, 24-byte
+ * process entries), and with FAKE_NVML_535_43 as drivers 535.43-535.86, which
+ * wrote 32-byte entries from the _v3 process queries and are recognised by
+ * exporting ConfComputeMemSizeInfo without RunningProcessDetailList.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -33,22 +56,41 @@
 typedef struct { unsigned gpu, memory; } nvmlUtilization_t;
 typedef struct { unsigned long long total, free, used; } nvmlMemory_t;
 typedef struct { unsigned version; unsigned long long total, reserved, free, used; } nvmlMemory_v2_t;
-typedef struct { unsigned pid; unsigned long long used; unsigned gi, ci; } nvmlProcessInfo_t;
+typedef struct {
+    char bus_id_legacy[16];
+    unsigned domain, bus, device, pci_device_id, pci_subsystem_id;
+    char bus_id[32];
+} nvmlPciInfo_t;
+
+#ifdef FAKE_NVML_535_43
+#define PROCESS_STRIDE 32 /* what those drivers wrote */
+#else
+#define PROCESS_STRIDE 24 /* nvmlProcessInfo_t v2/v3 */
+#endif
+#define NOT_AVAILABLE 0xFFFFFFFFFFFFFFFFULL
+
+typedef struct {
+    unsigned pid[16];
+    unsigned long long bytes[16];
+    int count;
+} process_table;
 
 static struct {
-    int devices, init, lost_after, fail_after, slow_ms, mem_v2;
+    int devices, init, lost_after, fail_after, slow_ms, mem_v2, unified, broken, mig, procs_slow_us;
     char unsupported[128];
     double util, mem_used_mb, mem_total_mb, clock, memclock, power_w, limit_w, energy_step_j;
-    unsigned proc_pid[16];
-    double proc_mb[16];
-    int proc_count;
+    process_table compute, mps;
+    char models[8][32];
+    unsigned bus[8];
+    unsigned touched;
     long calls;
     double energy_j;
 } fake;
 
 /* Exported only to make the handle type opaque to resmon. */
-struct nvmlDevice_st { int index; };
+struct nvmlDevice_st { int index; int mig; unsigned gi, ci; };
 static struct nvmlDevice_st device_table[8];
+static struct nvmlDevice_st mig_table[2];
 
 static double value_of(const char *config, const char *key, double fallback)
 {
@@ -58,6 +100,51 @@ static double value_of(const char *config, const char *key, double fallback)
         if (p == config || p[-1] == ';')
             return atof(p + strlen(pattern));
     return fallback;
+}
+
+static void parse_processes(const char *config, const char *key, process_table *t)
+{
+    const char *p = strstr(config, key);
+    if (!p || (p != config && p[-1] != ';'))
+        return;
+    p += strlen(key);
+    while (*p && *p != ';' && t->count < 16) {
+        unsigned pid;
+        int used = 0;
+        if (sscanf(p, "%u:%n", &pid, &used) != 1 || !used)
+            break;
+        p += used;
+        if (strncmp(p, "na", 2) == 0) {
+            t->bytes[t->count] = NOT_AVAILABLE;
+            p += 2;
+        } else {
+            double mb;
+            if (sscanf(p, "%lf%n", &mb, &used) != 1)
+                break;
+            t->bytes[t->count] = (unsigned long long)(mb * BYTES_PER_MIB);
+            p += used;
+        }
+        t->pid[t->count++] = pid;
+        if (*p == ',')
+            p++;
+    }
+}
+
+/* A comma-separated list value, item i; "" when absent. */
+static void list_item(const char *config, const char *key, int i, char *out, size_t cap)
+{
+    out[0] = '\0';
+    const char *p = strstr(config, key);
+    if (!p || (p != config && p[-1] != ';'))
+        return;
+    p += strlen(key);
+    for (int k = 0; k < i; k++) {
+        p += strcspn(p, ",;");
+        if (*p != ',')
+            return;
+        p++;
+    }
+    snprintf(out, cap, "%.*s", (int)strcspn(p, ",;"), p);
 }
 
 static void configure(void)
@@ -86,24 +173,39 @@ static void configure(void)
     const char *u = strstr(config, "unsupported=");
     if (u)
         snprintf(fake.unsupported, sizeof fake.unsupported, "%.*s", (int)strcspn(u + 12, ";"), u + 12);
-    const char *procs = strstr(config, "procs=");
-    if (procs) {
-        procs += 6;
-        while (*procs && *procs != ';' && fake.proc_count < 16) {
-            unsigned pid;
-            double mb;
-            int used;
-            if (sscanf(procs, "%u:%lf%n", &pid, &mb, &used) != 2)
-                break;
-            fake.proc_pid[fake.proc_count] = pid;
-            fake.proc_mb[fake.proc_count++] = mb;
-            procs += used;
-            if (*procs == ',')
-                procs++;
-        }
+    fake.unified = (int)value_of(config, "unified", 0);
+    fake.broken = (int)value_of(config, "broken", -1);
+    fake.mig = (int)value_of(config, "mig", -1);
+    fake.procs_slow_us = (int)value_of(config, "procs_slow_us", 0);
+    parse_processes(config, "procs=", &fake.compute);
+    parse_processes(config, "mps=", &fake.mps);
+    for (int i = 0; i < 8; i++) {
+        char item[32];
+        list_item(config, "models=", i, item, sizeof item);
+        snprintf(fake.models[i], sizeof fake.models[i], "%s", item[0] ? item : "H200");
+        list_item(config, "bus=", i, item, sizeof item);
+        fake.bus[i] = item[0] ? (unsigned)strtoul(item, NULL, 16) : 0x10u + (unsigned)i;
+        device_table[i] = (struct nvmlDevice_st){i, 0, 0, 0};
     }
-    for (int i = 0; i < 8; i++)
-        device_table[i].index = i;
+    for (unsigned k = 0; k < 2; k++)
+        mig_table[k] = (struct nvmlDevice_st){fake.mig, 1, k + 1, 0};
+}
+
+static void uuid_of(const struct nvmlDevice_st *d, char *out, size_t cap)
+{
+    if (d->mig)
+        snprintf(out, cap, "MIG-%x1b2c3d4-0000-4000-8000-00000000000%u", d->index, d->gi);
+    else
+        snprintf(out, cap, "GPU-%x932f937-d72c-4106-c12f-20bd9faed9f6", d->index);
+}
+
+/* Which devices nvmlDeviceGetHandleByIndex was asked for since nvmlInit. */
+FAKE_API unsigned fake_nvml_touched(void) { return fake.touched; }
+
+static void sleep_us(long us)
+{
+    struct timespec ts = {us / 1000000, (us % 1000000) * 1000L};
+    nanosleep(&ts, NULL);
 }
 
 /* Every device call: counts, then applies scripted failures. */
@@ -148,6 +250,9 @@ FAKE_API int nvmlDeviceGetHandleByIndex_v2(unsigned index, struct nvmlDevice_st 
 {
     if (index >= (unsigned)fake.devices)
         return 2; /* INVALID_ARGUMENT */
+    fake.touched |= 1u << index;
+    if ((int)index == fake.broken)
+        return 999; /* UNKNOWN: a GPU that will not initialise */
     *device = &device_table[index];
     return 0;
 }
@@ -160,20 +265,28 @@ FAKE_API int nvmlDeviceGetHandleByUUID(const char *uuid, struct nvmlDevice_st **
 {
     for (int i = 0; i < fake.devices; i++) {
         char mine[64];
-        snprintf(mine, sizeof mine, "GPU-fake-%04d", i);
+        uuid_of(&device_table[i], mine, sizeof mine);
         if (strcmp(uuid, mine) == 0) {
             *device = &device_table[i];
             return 0;
         }
     }
-    return 6; /* NOT_FOUND */
+    for (int k = 0; fake.mig >= 0 && fake.mig < fake.devices && k < 2; k++) {
+        char mine[64];
+        uuid_of(&mig_table[k], mine, sizeof mine);
+        if (strcmp(uuid, mine) == 0) {
+            *device = &mig_table[k];
+            return 0;
+        }
+    }
+    return 6; /* NOT_FOUND: NVML matches whole UUIDs only */
 }
 
 FAKE_API int nvmlDeviceGetHandleByPciBusId_v2(const char *bus, struct nvmlDevice_st **device)
 {
     for (int i = 0; i < fake.devices; i++) {
         char mine[64];
-        snprintf(mine, sizeof mine, "00000000:%02X:00.0", 0x10 + i);
+        snprintf(mine, sizeof mine, "00000000:%02X:00.0", fake.bus[i]);
         if (strcasecmp(bus, mine) == 0) {
             *device = &device_table[i];
             return 0;
@@ -184,23 +297,87 @@ FAKE_API int nvmlDeviceGetHandleByPciBusId_v2(const char *bus, struct nvmlDevice
 
 FAKE_API int nvmlDeviceGetName(struct nvmlDevice_st *d, char *name, unsigned len)
 {
-    snprintf(name, len, "Fake H200 #%d", d->index);
+    if (d->mig)
+        snprintf(name, len, "Fake %s #%d MIG 1g.18gb", fake.models[d->index], d->index);
+    else
+        snprintf(name, len, "Fake %s #%d", fake.models[d->index], d->index);
     return 0;
 }
 
 FAKE_API int nvmlDeviceGetUUID(struct nvmlDevice_st *d, char *uuid, unsigned len)
 {
-    snprintf(uuid, len, "GPU-fake-%04d", d->index);
+    uuid_of(d, uuid, len);
+    return 0;
+}
+
+FAKE_API int nvmlDeviceGetIndex(struct nvmlDevice_st *d, unsigned *index)
+{
+    if (d->mig)
+        return 2; /* INVALID_ARGUMENT: a MIG handle has no index of its own */
+    *index = (unsigned)d->index;
+    return 0;
+}
+
+FAKE_API int nvmlDeviceGetPciInfo_v3(struct nvmlDevice_st *d, nvmlPciInfo_t *pci)
+{
+    memset(pci, 0, sizeof *pci);
+    pci->bus = fake.bus[d->index];
+    pci->pci_device_id = 0x10DE0000u | (unsigned)(strlen(fake.models[d->index]) * 31u + (unsigned char)fake.models[d->index][0]);
+    snprintf(pci->bus_id, sizeof pci->bus_id, "00000000:%02X:00.0", pci->bus);
+    return 0;
+}
+
+FAKE_API int nvmlDeviceIsMigDeviceHandle(struct nvmlDevice_st *d, unsigned *is_mig)
+{
+    *is_mig = (unsigned)d->mig;
+    return 0;
+}
+
+FAKE_API int nvmlDeviceGetDeviceHandleFromMigDeviceHandle(struct nvmlDevice_st *d, struct nvmlDevice_st **parent)
+{
+    if (!d->mig)
+        return 2;
+    *parent = &device_table[d->index];
+    return 0;
+}
+
+FAKE_API int nvmlDeviceGetMaxMigDeviceCount(struct nvmlDevice_st *d, unsigned *count)
+{
+    *count = d->index == fake.mig && !d->mig ? 7 : 0;
+    return 0;
+}
+
+FAKE_API int nvmlDeviceGetMigDeviceHandleByIndex(struct nvmlDevice_st *d, unsigned i, struct nvmlDevice_st **mig)
+{
+    if (d->index != fake.mig || d->mig || i >= 2)
+        return 6; /* NOT_FOUND: an empty slot */
+    *mig = &mig_table[i];
+    return 0;
+}
+
+FAKE_API int nvmlDeviceGetGpuInstanceId(struct nvmlDevice_st *d, unsigned *id)
+{
+    if (!d->mig)
+        return 2;
+    *id = d->gi;
+    return 0;
+}
+
+FAKE_API int nvmlDeviceGetComputeInstanceId(struct nvmlDevice_st *d, unsigned *id)
+{
+    if (!d->mig)
+        return 2;
+    *id = d->ci;
     return 0;
 }
 
 FAKE_API int nvmlDeviceGetUtilizationRates(struct nvmlDevice_st *d, nvmlUtilization_t *u)
 {
-    if (fake.slow_ms > 0) {
-        struct timespec ts = {fake.slow_ms / 1000, (fake.slow_ms % 1000) * 1000000L};
-        nanosleep(&ts, NULL);
-    }
+    if (fake.slow_ms > 0)
+        sleep_us(fake.slow_ms * 1000L);
     int rc = device_call("util");
+    if (rc == 0 && d->index == fake.mig)
+        rc = 3; /* NOT_SUPPORTED under MIG */
     if (rc == 0) {
         u->gpu = (unsigned)fake.util + (unsigned)d->index;
         u->memory = 10;
@@ -210,13 +387,16 @@ FAKE_API int nvmlDeviceGetUtilizationRates(struct nvmlDevice_st *d, nvmlUtilizat
 
 static void fill_memory(struct nvmlDevice_st *d, unsigned long long *total, unsigned long long *used)
 {
-    *total = (unsigned long long)(fake.mem_total_mb * BYTES_PER_MIB);
-    *used = (unsigned long long)((fake.mem_used_mb + 100.0 * d->index) * BYTES_PER_MIB);
+    double share = d->mig ? 8 : 1;
+    *total = fake.unified ? 0 : (unsigned long long)(fake.mem_total_mb / share * BYTES_PER_MIB);
+    *used = fake.unified ? 0 : (unsigned long long)((fake.mem_used_mb + 100.0 * d->index) / share * BYTES_PER_MIB);
 }
 
 FAKE_API int nvmlDeviceGetMemoryInfo(struct nvmlDevice_st *d, nvmlMemory_t *m)
 {
     int rc = device_call("mem");
+    if (rc == 0 && fake.unified)
+        return 3; /* NOT_SUPPORTED: GB10 */
     if (rc == 0) {
         fill_memory(d, &m->total, &m->used);
         m->used += 512ull << 20; /* v1's used includes reserved memory */
@@ -232,8 +412,8 @@ FAKE_API int nvmlDeviceGetMemoryInfo_v2(struct nvmlDevice_st *d, nvmlMemory_v2_t
     int rc = device_call("mem");
     if (rc == 0) {
         fill_memory(d, &m->total, &m->used);
-        m->reserved = 512ull << 20;
-        m->free = m->total - m->used - m->reserved;
+        m->reserved = fake.unified ? 0 : 512ull << 20;
+        m->free = fake.unified ? 0 : m->total - m->used - m->reserved;
     }
     return rc;
 }
@@ -276,18 +456,62 @@ FAKE_API int nvmlDeviceGetTotalEnergyConsumption(struct nvmlDevice_st *d, unsign
     return rc;
 }
 
-FAKE_API int nvmlDeviceGetComputeRunningProcesses_v3(struct nvmlDevice_st *d, unsigned *count, nvmlProcessInfo_t *infos)
+/* Writes a process table the way the driver does: count first, then
+ * INSUFFICIENT_SIZE when it does not fit, entries PROCESS_STRIDE apart. */
+static int list_processes(const process_table *t, unsigned *count, unsigned char *infos)
+{
+    if (*count < (unsigned)t->count) {
+        *count = (unsigned)t->count;
+        return 7; /* INSUFFICIENT_SIZE */
+    }
+    if (t->count) /* what a wrong stride would read */
+        memset(infos, 0xA5, (size_t)t->count * PROCESS_STRIDE);
+    for (int i = 0; i < t->count; i++) {
+        unsigned char *entry = infos + (size_t)i * PROCESS_STRIDE;
+        unsigned zero = 0;
+        memcpy(entry, &t->pid[i], sizeof t->pid[i]);
+        memcpy(entry + 8, &t->bytes[i], sizeof t->bytes[i]);
+        memcpy(entry + 16, &zero, sizeof zero); /* gpuInstanceId */
+        memcpy(entry + 20, &zero, sizeof zero); /* computeInstanceId */
+    }
+    *count = (unsigned)t->count;
+    return 0;
+}
+
+FAKE_API int nvmlDeviceGetComputeRunningProcesses_v3(struct nvmlDevice_st *d, unsigned *count, unsigned char *infos)
+{
+    (void)d;
+    if (fake.procs_slow_us > 0)
+        sleep_us(fake.procs_slow_us);
+    int rc = device_call("procs");
+    return rc ? rc : list_processes(&fake.compute, count, infos);
+}
+
+FAKE_API int nvmlDeviceGetMPSComputeRunningProcesses_v3(struct nvmlDevice_st *d, unsigned *count, unsigned char *infos)
 {
     (void)d;
     int rc = device_call("procs");
-    if (rc != 0)
-        return rc;
-    if (*count < (unsigned)fake.proc_count) {
-        *count = (unsigned)fake.proc_count;
-        return 7; /* INSUFFICIENT_SIZE */
-    }
-    for (int i = 0; i < fake.proc_count; i++)
-        infos[i] = (nvmlProcessInfo_t){fake.proc_pid[i], (unsigned long long)(fake.proc_mb[i] * BYTES_PER_MIB), 0, 0};
-    *count = (unsigned)fake.proc_count;
-    return 0;
+    return rc ? rc : list_processes(&fake.mps, count, infos);
 }
+
+#ifdef FAKE_NVML_535_43
+/* Present in 535.43-535.86 (and later); its presence with the next one's
+ * absence is how a caller recognises the 32-byte entries. */
+FAKE_API int nvmlDeviceGetConfComputeMemSizeInfo(struct nvmlDevice_st *d, void *info)
+{
+    (void)d, (void)info;
+    return 3;
+}
+#else
+/* Added in 535.104.05, when the 24-byte entries came back. */
+FAKE_API int nvmlDeviceGetRunningProcessDetailList(struct nvmlDevice_st *d, void *list)
+{
+    (void)d, (void)list;
+    return 3;
+}
+FAKE_API int nvmlDeviceGetConfComputeMemSizeInfo(struct nvmlDevice_st *d, void *info)
+{
+    (void)d, (void)info;
+    return 3;
+}
+#endif

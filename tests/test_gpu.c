@@ -6,6 +6,7 @@
 #include "resmon.h"
 #include "test_util.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -94,6 +95,9 @@ static void build_sysfs(void)
     put("class/drm/card1/device/gpu_busy_percent", "37\n");
     put("class/drm/card1/device/mem_info_vram_used", "2147483648\n");
     put("class/drm/card1/device/mem_info_vram_total", "8589934592\n");
+    put("class/drm/card1/device/mem_info_vram_vendor", "samsung\n"); /* a discrete card's own VRAM */
+    put("class/drm/card1/device/mem_info_gtt_used", "33554432\n");
+    put("class/drm/card1/device/mem_info_gtt_total", "8589934592\n");
     put("class/drm/card1/device/pp_dpm_sclk", "0: 300Mhz\n1: 1340Mhz *\n2: 1366Mhz\n");
     put("class/drm/card1/device/pp_dpm_mclk", "S: 40Mhz\n0: 300Mhz\n1: 2000Mhz *\n");
     put("class/drm/card1/device/hwmon/hwmon2/power1_input", "45000000\n");
@@ -118,6 +122,8 @@ static int fresh_environment(void **state)
     setenv("RESMON_NVML_LIBRARY", FAKE_NVML_PATH, 1);
     unsetenv("FAKE_NVML");
     unsetenv("CUDA_VISIBLE_DEVICES");
+    unsetenv("CUDA_DEVICE_ORDER");
+    unsetenv("NVIDIA_VISIBLE_DEVICES");
     return 0;
 }
 
@@ -182,7 +188,7 @@ static void nvml_reads_every_metric(void **state)
     assert_int_equal(resmon_gpu_device_info(g, 0, &info, sizeof info), 0);
     assert_string_equal(info.backend, "nvml");
     assert_string_equal(info.name, "Fake H200 #0");
-    assert_string_equal(info.id, "GPU-fake-0000");
+    assert_string_equal(info.id, "GPU-0932f937-d72c-4106-c12f-20bd9faed9f6");
     resmon_gpu_close(g);
 }
 
@@ -202,8 +208,9 @@ static void nvml_selects_by_index_uuid_and_pci(void **state)
 {
     (void)state;
     setenv("FAKE_NVML", "devices=3", 1);
-    const char *specs[] = {"nvml:1", "nvml:GPU-fake-0001", "nvml:00000000:11:00.0"};
-    for (int i = 0; i < 3; i++) {
+    const char *specs[] = {"nvml:1", "nvml:GPU-1932f937-d72c-4106-c12f-20bd9faed9f6", "nvml:GPU-1932f9",
+                           "nvml:00000000:11:00.0"};
+    for (int i = 0; i < 4; i++) {
         resmon_gpu *g = open_ok(specs[i]);
         resmon_gpu_info info;
         resmon_gpu_device_info(g, 0, &info, sizeof info);
@@ -213,6 +220,7 @@ static void nvml_selects_by_index_uuid_and_pci(void **state)
     }
     assert_int_equal(open_fails("nvml:7", "no NVIDIA GPU '7' (found 3)"), -ENOENT);
     assert_int_equal(open_fails("nvml:GPU-nope", "no NVIDIA GPU 'GPU-nope'"), -ENOENT);
+    assert_int_equal(open_fails("nvml:GPU-", "no NVIDIA GPU 'GPU-'"), -ENOENT); /* a prefix of all three */
     assert_int_equal(open_fails("nvml:bogus", "chosen by index, UUID"), -EINVAL);
     assert_int_equal(open_fails("cuda:0", "unknown GPU 'cuda:0'"), -EINVAL);
 }
@@ -373,22 +381,288 @@ static void default_gpu_honours_cuda_visible_devices(void **state)
 {
     (void)state;
     setenv("FAKE_NVML", "devices=2", 1);
-    const char *values[] = {"1", "GPU-fake-0001,0", "1,0"};
+    const char *values[] = {"1", "GPU-1932f937-d72c-4106-c12f-20bd9faed9f6,0", "1,0"};
     for (int i = 0; i < 3; i++) {
         setenv("CUDA_VISIBLE_DEVICES", values[i], 1);
         resmon_gpu *g = open_ok("auto");
         resmon_gpu_info info;
         resmon_gpu_device_info(g, 0, &info, sizeof info);
-        assert_string_equal(info.name, "Fake H200 #1");
+        assert_string_equal(info.name, "Fake H200 #1"); /* CUDA's device 0 comes first */
+        assert_int_equal(resmon_gpu_device_count(g), i == 0 ? 1 : 2); /* every GPU the job sees */
+        assert_non_null(strstr(resmon_gpu_selection(g), "CUDA_VISIBLE_DEVICES"));
         resmon_gpu_close(g);
     }
-    setenv("CUDA_VISIBLE_DEVICES", "", 1); /* NVIDIA hidden: the AMD card is next */
+    unsetenv("CUDA_VISIBLE_DEVICES");
+    resmon_gpu *g = open_ok("auto"); /* not a CUDA job: the first GPU, and it says so */
+    assert_int_equal(resmon_gpu_device_count(g), 1);
+    assert_non_null(strstr(resmon_gpu_selection(g), "CUDA_VISIBLE_DEVICES is unset"));
+    resmon_gpu_close(g);
+}
+
+/* "", "-1" and "NoDevFiles" hide every NVIDIA GPU from CUDA: "auto" may still
+ * measure another GPU, but must say that CUDA does not use it. */
+static void cuda_hidden_gpus_are_said_not_silently_replaced(void **state)
+{
+    (void)state;
+    setenv("FAKE_NVML", "devices=2", 1);
+    const char *values[] = {"", "-1", "NoDevFiles"};
+    for (int i = 0; i < 3; i++) {
+        setenv("CUDA_VISIBLE_DEVICES", values[i], 1);
+        resmon_gpu *g = open_ok("auto");
+        resmon_gpu_info info;
+        resmon_gpu_device_info(g, 0, &info, sizeof info);
+        assert_string_equal(info.backend, "amd");
+        const char *why = resmon_gpu_selection(g);
+        if (!strstr(why, "not a GPU CUDA uses") || !strstr(why, "hides every NVIDIA GPU")) {
+            print_error("selection for CUDA_VISIBLE_DEVICES='%s': %s\n", values[i], why);
+            fail();
+        }
+        resmon_gpu_close(g);
+    }
+    assert_string_equal(resmon_gpu_selection(NULL), "");
+}
+
+/* Inside a container NVML sees only the injected GPUs, from 0: CDI sets
+ * NVIDIA_VISIBLE_DEVICES=void while injecting them, Docker --gpus device=2
+ * leaves NVIDIA_VISIBLE_DEVICES=2 with one GPU inside.  Neither is a selector. */
+static void nvidia_visible_devices_is_the_runtimes_not_a_selector(void **state)
+{
+    (void)state;
+    setenv("FAKE_NVML", "devices=1", 1); /* the one GPU the runtime injected */
+    const char *values[] = {"void", "2", "none"};
+    for (int i = 0; i < 3; i++) {
+        setenv("NVIDIA_VISIBLE_DEVICES", values[i], 1);
+        resmon_gpu *g = open_ok("auto");
+        resmon_gpu_info info;
+        resmon_gpu_device_info(g, 0, &info, sizeof info);
+        assert_string_equal(info.backend, "nvml");
+        assert_int_equal(info.index, 0);
+        resmon_gpu_close(g);
+    }
+}
+
+/* CUDA numbers devices fastest first, ties broken by PCI bus id; NVML's order
+ * need not be either.  Here NVML's devices 0, 1, 2 sit on buses 0x30, 0x10,
+ * 0x20, so CUDA's device 0 is NVML's 1 and CUDA's 1 is NVML's 2. */
+static void cuda_indices_follow_cudas_order(void **state)
+{
+    (void)state;
+    setenv("FAKE_NVML", "devices=3;bus=30,10,20", 1);
+    setenv("CUDA_VISIBLE_DEVICES", "1", 1);
+    const char *orders[] = {NULL, "PCI_BUS_ID"}; /* one model: both orders are PCI order */
+    for (int i = 0; i < 2; i++) {
+        if (orders[i])
+            setenv("CUDA_DEVICE_ORDER", orders[i], 1);
+        resmon_gpu *g = open_ok("auto");
+        resmon_gpu_info info;
+        resmon_gpu_device_info(g, 0, &info, sizeof info);
+        assert_int_equal(info.index, 2);
+        resmon_gpu_close(g);
+    }
+    /* Mixed models: fastest-first cannot be reproduced without CUDA; said, not guessed. */
+    setenv("FAKE_NVML", "devices=3;bus=30,10,20;models=H200,L4,H200", 1);
+    unsetenv("CUDA_DEVICE_ORDER");
+    assert_int_equal(open_fails("auto", "CUDA_DEVICE_ORDER=PCI_BUS_ID"), -EINVAL);
+    assert_int_equal(open_fails("all", "use GPU UUIDs"), -EINVAL);
+    setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1);
+    setenv("CUDA_VISIBLE_DEVICES", "0", 1);
     resmon_gpu *g = open_ok("auto");
     resmon_gpu_info info;
     resmon_gpu_device_info(g, 0, &info, sizeof info);
-    assert_string_equal(info.backend, "amd");
+    assert_string_equal(info.name, "Fake L4 #1");
+    resmon_gpu_close(g);
+    /* UUIDs need no order. */
+    unsetenv("CUDA_DEVICE_ORDER");
+    setenv("CUDA_VISIBLE_DEVICES", "GPU-2932f937-d72c-4106-c12f-20bd9faed9f6", 1);
+    g = open_ok("auto");
+    resmon_gpu_device_info(g, 0, &info, sizeof info);
+    assert_int_equal(info.index, 2);
+    resmon_gpu_close(g);
+}
+
+/* CUDA accepts a unique UUID prefix and both MIG forms, and stops at the
+ * first entry that names no device. */
+static void cuda_uuid_prefixes_and_mig_forms(void **state)
+{
+    (void)state;
+    setenv("FAKE_NVML", "devices=3;mig=1", 1);
+    static const struct {
+        const char *value, *first_name;
+        size_t devices;
+    } cases[] = {
+        {"GPU-2932f937", "Fake H200 #2", 1},
+        {"GPU-2932f937,NoDevFiles,0", "Fake H200 #2", 1}, /* the list ends at the invalid entry */
+        {"GPU-2932f937,GPU-,0", "Fake H200 #2", 1},       /* an ambiguous prefix is invalid */
+        {"MIG-GPU-1932f937-d72c-4106-c12f-20bd9faed9f6/2/0", "Fake H200 #1 MIG 1g.18gb", 1},
+        {"MIG-11b2c3d4-0000-4000-8000-000000000001", "Fake H200 #1 MIG 1g.18gb", 1},
+        {"0,2", "Fake H200 #0", 2},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        setenv("CUDA_VISIBLE_DEVICES", cases[i].value, 1);
+        resmon_gpu *g = open_ok("auto");
+        resmon_gpu_info info;
+        resmon_gpu_device_info(g, 0, &info, sizeof info);
+        if (strcmp(info.name, cases[i].first_name) != 0 || resmon_gpu_device_count(g) != cases[i].devices) {
+            print_error("CUDA_VISIBLE_DEVICES=%s: %zu device(s), first %s\n", cases[i].value,
+                        resmon_gpu_device_count(g), info.name);
+            fail();
+        }
+        resmon_gpu_close(g);
+    }
+}
+
+/* A MIG instance opened by UUID: its GPU's index, no utilization (NVML says
+ * NOT_SUPPORTED under MIG), everything else still read. */
+static void mig_instance_by_uuid_records_its_gpu(void **state)
+{
+    (void)state;
+    setenv("FAKE_NVML", "devices=3;mig=2", 1);
+    resmon_gpu *g = open_ok("nvml:MIG-21b2c3d4-0000-4000-8000-000000000002");
+    resmon_gpu_info info;
+    resmon_gpu_device_info(g, 0, &info, sizeof info);
+    assert_int_equal(info.index, 2);
+    const resmon_gpu_profiler *p = resmon_gpu_profiler_of(g);
+    double util;
+    resmon_gpu_memory mem;
+    assert_int_equal(p->get_utilization(p->ctx, &util), -ENOTSUP);
+    assert_int_equal(p->get_memory_usage(p->ctx, &mem), 0);
+    ASSERT_DOUBLE_EQ(mem.gpu_memory_used_mb, 1200 / 8.0);
+    resmon_gpu_close(g);
+}
+
+/* "all" is every GPU the job can see: with CUDA_VISIBLE_DEVICES, its NVIDIA
+ * GPUs, not every one on the node (other jobs' among them). */
+static void all_reads_the_gpus_the_job_sees(void **state)
+{
+    (void)state;
+    setenv("FAKE_NVML", "devices=4", 1);
+    setenv("CUDA_VISIBLE_DEVICES", "3,2", 1);
+    resmon_gpu *g = open_ok("all");
+    assert_int_equal(resmon_gpu_device_count(g), 4); /* 2 NVIDIA + the AMD and Intel cards */
+    resmon_gpu_info info;
+    resmon_gpu_device_info(g, 0, &info, sizeof info);
+    assert_int_equal(info.index, 3);
+    resmon_gpu_device_info(g, 1, &info, sizeof info);
+    assert_int_equal(info.index, 2);
+    assert_non_null(strstr(resmon_gpu_selection(g), "all: 2 NVIDIA"));
     resmon_gpu_close(g);
     unsetenv("CUDA_VISIBLE_DEVICES");
+    g = open_ok("all");
+    assert_int_equal(resmon_gpu_device_count(g), 6);
+    resmon_gpu_close(g);
+}
+
+static unsigned fake_touched(void)
+{
+    void *lib = dlopen(FAKE_NVML_PATH, RTLD_NOW | RTLD_NOLOAD);
+    assert_non_null(lib);
+    unsigned (*touched)(void) = (unsigned (*)(void))dlsym(lib, "fake_nvml_touched");
+    assert_non_null(touched);
+    unsigned mask = touched();
+    dlclose(lib);
+    return mask;
+}
+
+/* nvmlDeviceGetHandleByIndex initialises the GPU it returns: opening one GPU
+ * must not ask for the others, one of which here will not initialise. */
+static void opening_asks_only_for_the_device_named(void **state)
+{
+    (void)state;
+    setenv("FAKE_NVML", "devices=3;broken=0", 1);
+    resmon_gpu *g = open_ok("nvml:GPU-1932f937-d72c-4106-c12f-20bd9faed9f6");
+    resmon_gpu_info info;
+    resmon_gpu_device_info(g, 0, &info, sizeof info);
+    assert_int_equal(info.index, 1); /* from nvmlDeviceGetIndex */
+    assert_int_equal(fake_touched(), 0);
+    resmon_gpu *g2 = open_ok("nvml:2");
+    assert_int_equal(fake_touched(), 1u << 2);
+    resmon_gpu_close(g2);
+    resmon_gpu_close(g);
+}
+
+/* GB10 (DGX Spark) has no memory of its own: v1 memory NOT_SUPPORTED, _v2
+ * total 0.  "0 MiB used of 0" is not a reading. */
+static void unified_memory_gpu_has_no_memory_figures(void **state)
+{
+    (void)state;
+    setenv("FAKE_NVML", "unified=1", 1);
+    resmon_gpu *g = open_ok("nvml:0");
+    resmon_gpu_info info;
+    resmon_gpu_device_info(g, 0, &info, sizeof info);
+    ASSERT_NAN(info.memory_total_mb);
+    const resmon_gpu_profiler *p = resmon_gpu_profiler_of(g);
+    resmon_gpu_memory mem;
+    assert_int_equal(p->get_memory_usage(p->ctx, &mem), -ENOTSUP);
+    double util;
+    assert_int_equal(p->get_utilization(p->ctx, &util), 0); /* the rest is read */
+    resmon_gpu_close(g);
+}
+
+static int process_memory(const char *fake, const char *library, double *mb)
+{
+    setenv("FAKE_NVML", fake, 1);
+    setenv("RESMON_NVML_LIBRARY", library, 1);
+    resmon_gpu *g = open_ok("nvml:0");
+    const resmon_gpu_profiler *p = resmon_gpu_profiler_of(g);
+    pid_t self = getpid();
+    int rc = p->get_process_memory(p->ctx, &self, 1, mb);
+    resmon_gpu_close(g);
+    setenv("RESMON_NVML_LIBRARY", FAKE_NVML_PATH, 1);
+    return rc;
+}
+
+/* The monitored processes' GPU memory: 0 only when NVML says so. */
+static void process_memory_is_unknown_unless_listed(void **state)
+{
+    (void)state;
+    char fake[160];
+    double mb;
+    int self = (int)getpid();
+    /* Not listed (another namespace's PIDs, or not on this GPU): unknown. */
+    assert_int_equal(process_memory("procs=999999:4096", FAKE_NVML_PATH, &mb), -ENOTSUP);
+    /* Listed, but NVML cannot say its memory: unknown, not 0. */
+    snprintf(fake, sizeof fake, "procs=999999:4096,%d:na", self);
+    assert_int_equal(process_memory(fake, FAKE_NVML_PATH, &mb), -ENOTSUP);
+    /* An MPS client is on the MPS list only. */
+    snprintf(fake, sizeof fake, "procs=999999:4096;mps=%d:128", self);
+    assert_int_equal(process_memory(fake, FAKE_NVML_PATH, &mb), 0);
+    ASSERT_DOUBLE_EQ(mb, 128);
+    /* Drivers 535.43-535.86: 32-byte entries from _v3. */
+    snprintf(fake, sizeof fake, "procs=999999:4096,%d:256", self);
+    assert_int_equal(process_memory(fake, FAKE_NVML_535_43_PATH, &mb), 0);
+    ASSERT_DOUBLE_EQ(mb, 256);
+}
+
+/* An aggregate is never a mean or sum over the devices that happened to
+ * answer: a device that has a metric and fails to give it makes it unknown. */
+static void aggregate_is_unknown_when_a_device_drops_out(void **state)
+{
+    (void)state;
+    setenv("FAKE_NVML", "devices=2", 1);
+    resmon_gpu *g = open_ok("all");
+    const resmon_gpu_profiler *p = resmon_gpu_profiler_of(g);
+    resmon_gpu_power power;
+    /* Intel's first reading has no power yet (it comes from its energy counter). */
+    assert_int_equal(p->get_power_info(p->ctx, &power), -ENOTSUP);
+    assert_int_equal(p->get_power_info(p->ctx, &power), 0);
+    ASSERT_DOUBLE_EQ(power.power_draw_w, 2 * 312.5 + 45);
+    double util;
+    assert_int_equal(p->get_utilization(p->ctx, &util), 0);
+    ASSERT_DOUBLE_EQ(util, (42 + 43 + 37) / 3.0);
+    /* The AMD GPU refuses gpu_busy_percent (EPERM in runtime suspend; a
+     * directory stands in for the refusal, since root reads any file). */
+    char path[512];
+    snprintf(path, sizeof path, "%s/class/drm/card1/device/gpu_busy_percent", sysfs_root);
+    unlink(path);
+    mkdir(path, 0755);
+    assert_int_equal(p->get_utilization(p->ctx, &util), -ENOTSUP);
+    resmon_gpu_reading readings[4];
+    assert_int_equal(resmon_gpu_last_readings(g, readings, 4, sizeof *readings), 4);
+    ASSERT_DOUBLE_EQ(readings[0].util_percent, 42); /* each device still shows its own */
+    ASSERT_NAN(readings[2].util_percent);
+    rmdir(path);
+    put("class/drm/card1/device/gpu_busy_percent", "37\n");
+    resmon_gpu_close(g);
 }
 
 static void listing_finds_every_backend(void **state)
@@ -609,6 +883,54 @@ static void amd_unreadable_busy_file_costs_only_utilization(void **state)
     put("class/drm/card1/device/gpu_busy_percent", "37\n");
 }
 
+/* APUs: memory lives mostly in GTT (nvtop reports VRAM + GTT), recognised by
+ * having no VRAM vendor; Raven's gpu_busy_percent is stuck at 100. */
+static void amd_apu_memory_is_vram_plus_gtt(void **state)
+{
+    (void)state;
+    char root[64];
+    snprintf(root, sizeof root, "/tmp/resmon-apu-XXXXXX");
+    assert_non_null(mkdtemp(root));
+    static const char *const ids[] = {"0x15dd\n", "0x15bf\n"}; /* Raven, Phoenix */
+    for (int card = 0; card < 2; card++) {
+        char rel[128];
+#define APU_FILE(file, text)                                                        \
+        snprintf(rel, sizeof rel, "class/drm/card%d/device/" file, card);          \
+        put_under(root, rel, text)
+        APU_FILE("vendor", "0x1002\n");
+        APU_FILE("device", ids[card]);
+        APU_FILE("gpu_busy_percent", card == 0 ? "100\n" : "12\n");
+        APU_FILE("mem_info_vram_used", "268435456\n");   /* 256 MiB of a 512 MiB carve-out */
+        APU_FILE("mem_info_vram_total", "536870912\n");
+        APU_FILE("mem_info_gtt_used", "1073741824\n");   /* 1 GiB */
+        APU_FILE("mem_info_gtt_total", "8589934592\n");  /* 8 GiB */
+#undef APU_FILE
+        link_driver_under(root, card, "amdgpu");
+    }
+    setenv("RESMON_SYSFS_ROOT", root, 1);
+    setenv("RESMON_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
+    for (int i = 0; i < 2; i++) {
+        resmon_gpu *g = open_ok(i == 0 ? "amd:0" : "amd:1");
+        resmon_gpu_info info;
+        resmon_gpu_device_info(g, 0, &info, sizeof info);
+        ASSERT_DOUBLE_EQ(info.memory_total_mb, 512 + 8192);
+        const resmon_gpu_profiler *p = resmon_gpu_profiler_of(g);
+        resmon_gpu_memory mem;
+        assert_int_equal(p->get_memory_usage(p->ctx, &mem), 0);
+        ASSERT_DOUBLE_EQ(mem.gpu_memory_used_mb, 256 + 1024);
+        ASSERT_DOUBLE_EQ(mem.gpu_memory_total_mb, 512 + 8192);
+        double util = -1;
+        if (i == 0) {
+            assert_int_equal(p->get_utilization(p->ctx, &util), -ENOTSUP); /* Raven: not a reading */
+        } else {
+            assert_int_equal(p->get_utilization(p->ctx, &util), 0);
+            ASSERT_DOUBLE_EQ(util, 12);
+        }
+        resmon_gpu_close(g);
+    }
+    assert_int_equal(remove_tree(root), 0);
+}
+
 static void intel_clock_and_energy(void **state)
 {
     (void)state;
@@ -725,6 +1047,16 @@ int main(void)
         cmocka_unit_test_setup(nvml_process_memory_counts_only_monitored_pids, fresh_environment),
         cmocka_unit_test_setup(all_gpus_aggregate_with_per_device_readings, fresh_environment),
         cmocka_unit_test_setup(default_gpu_honours_cuda_visible_devices, fresh_environment),
+        cmocka_unit_test_setup(cuda_hidden_gpus_are_said_not_silently_replaced, fresh_environment),
+        cmocka_unit_test_setup(nvidia_visible_devices_is_the_runtimes_not_a_selector, fresh_environment),
+        cmocka_unit_test_setup(cuda_indices_follow_cudas_order, fresh_environment),
+        cmocka_unit_test_setup(cuda_uuid_prefixes_and_mig_forms, fresh_environment),
+        cmocka_unit_test_setup(mig_instance_by_uuid_records_its_gpu, fresh_environment),
+        cmocka_unit_test_setup(all_reads_the_gpus_the_job_sees, fresh_environment),
+        cmocka_unit_test_setup(opening_asks_only_for_the_device_named, fresh_environment),
+        cmocka_unit_test_setup(unified_memory_gpu_has_no_memory_figures, fresh_environment),
+        cmocka_unit_test_setup(process_memory_is_unknown_unless_listed, fresh_environment),
+        cmocka_unit_test_setup(aggregate_is_unknown_when_a_device_drops_out, fresh_environment),
         cmocka_unit_test_setup(listing_finds_every_backend, fresh_environment),
         cmocka_unit_test_setup(listing_describes_every_card_and_writes_nothing_beyond_cap, fresh_environment),
         cmocka_unit_test_setup(null_buffers_get_counts_not_writes, fresh_environment),
@@ -732,6 +1064,7 @@ int main(void)
         cmocka_unit_test_setup(amd_finds_its_card_by_vendor_not_number, fresh_environment),
         cmocka_unit_test_setup(amd_prefers_power1_average, fresh_environment),
         cmocka_unit_test_setup(amd_unreadable_busy_file_costs_only_utilization, fresh_environment),
+        cmocka_unit_test_setup(amd_apu_memory_is_vram_plus_gtt, fresh_environment),
         cmocka_unit_test_setup(intel_clock_and_energy, fresh_environment),
         cmocka_unit_test_setup(intel_xe_energy2_and_idle_clock, fresh_environment),
         cmocka_unit_test_setup(rapl_counts_packages_only_and_is_wrap_safe, fresh_environment),

@@ -381,8 +381,9 @@ class Gpu(Tmp):
     def test_list_gpus(self):
         r = resmon("--list-gpus", env=self.env("devices=2"))
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertEqual(r.stdout.splitlines(), ["nvml:0\tFake H200 #0\tGPU-fake-0000\t81559 MiB",
-                                                 "nvml:1\tFake H200 #1\tGPU-fake-0001\t81559 MiB"])
+        self.assertEqual(r.stdout.splitlines(),
+                         ["nvml:0\tFake H200 #0\tGPU-0932f937-d72c-4106-c12f-20bd9faed9f6\t81559 MiB",
+                          "nvml:1\tFake H200 #1\tGPU-1932f937-d72c-4106-c12f-20bd9faed9f6\t81559 MiB"])
         none = resmon("--list-gpus", env=dict(self.env(), RESMON_NVML_LIBRARY=self.path("missing.so")))
         self.assertEqual(none.returncode, 0)
         self.assertIn("no GPU found", none.stdout)
