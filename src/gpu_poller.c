@@ -25,7 +25,9 @@
 
 struct rm__gpu_poller {
     resmon_gpu_profiler table; /* the caller's, copied */
-    uint64_t interval_ns;
+    uint64_t base_interval_ns; /* asked for, or the default */
+    int adaptive;              /* the default: stretch to the read time */
+    atomic_uint_fast64_t interval_ns; /* in force: base, or 2x the slowest recent reading */
     atomic_int refs;           /* the monitor's, and the thread's while it runs */
     atomic_int wake_word;      /* bumped by every request; the thread sleeps on it */
     rm__gpu_gate gate;
@@ -113,6 +115,34 @@ static void publish(rm__gpu_poller *p, unsigned window, const rm__gpu_device_rea
     pthread_mutex_unlock(&p->lock);
 }
 
+/* The default GPU interval follows what a reading costs: at least twice the
+ * slowest recent reading (which decays by 1/8 per reading), so a profiler
+ * whose reading takes 36 ms (8 GPUs, 4.5 ms per NVML process query) is read
+ * every ~72 ms and each reading stays fresh until the next arrives, instead
+ * of going stale before it (fresh means within 1.5 intervals).  It also keeps
+ * the GPU thread, and the driver lock NVML calls take, idle at least half the
+ * time.  An interval the caller chose is kept as it is.  When the interval
+ * changes the schedule restarts at the start of the reading just taken, so
+ * readings stay one interval apart. */
+static uint64_t adapt_interval(rm__gpu_poller *p, uint64_t asked_ns, uint64_t taken_ns, uint64_t *start_ns,
+                               uint64_t *slot)
+{
+    uint64_t current = atomic_load(&p->interval_ns);
+    if (!p->adaptive)
+        return current;
+    uint64_t wanted = 2 * (taken_ns - asked_ns);
+    uint64_t decayed = current - current / 8;
+    uint64_t next = wanted > decayed ? wanted : decayed;
+    if (next < p->base_interval_ns)
+        next = p->base_interval_ns;
+    if (next != current) {
+        atomic_store(&p->interval_ns, next);
+        *start_ns = asked_ns;
+        *slot = 0;
+    }
+    return next;
+}
+
 static void *poller_main(void *arg)
 {
     rm__gpu_poller *p = arg;
@@ -149,15 +179,17 @@ static void *poller_main(void *arg)
             slot = 0;
         }
         rm__gpu_device_reading reading;
+        uint64_t asked_ns = rm__now_ns();
         rm__gpu_read(&p->table, pids, pid_count, &reading, &p->gate);
         uint64_t taken_ns = rm__now_ns();
+        uint64_t interval_ns = adapt_interval(p, asked_ns, taken_ns, &start_ns, &slot);
         publish(p, window, &reading, taken_ns);
 
         slot++;
-        uint64_t due_ns = start_ns + slot * p->interval_ns;
+        uint64_t due_ns = start_ns + slot * interval_ns;
         if (due_ns < taken_ns) { /* a slow call: skip to the next slot ahead */
-            slot = (taken_ns - start_ns) / p->interval_ns + 1;
-            due_ns = start_ns + slot * p->interval_ns;
+            slot = (taken_ns - start_ns) / interval_ns + 1;
+            due_ns = start_ns + slot * interval_ns;
         }
         /* Any request since `seen` ends the sleep at once. */
         while (atomic_load(&p->wake_word) == seen && !rm__futex_wait_until(&p->wake_word, seen, due_ns))
@@ -174,13 +206,15 @@ static void *poller_main(void *arg)
     return NULL;
 }
 
-int rm__gpu_poller_new(rm__gpu_poller **out, const resmon_gpu_profiler *table, uint64_t interval_ns)
+int rm__gpu_poller_new(rm__gpu_poller **out, const resmon_gpu_profiler *table, uint64_t interval_ns, int adaptive)
 {
     rm__gpu_poller *p = calloc(1, sizeof *p);
     if (!p)
         return -ENOMEM;
     p->table = *table;
-    p->interval_ns = interval_ns;
+    p->base_interval_ns = interval_ns;
+    p->adaptive = adaptive;
+    atomic_init(&p->interval_ns, interval_ns);
     p->gate.enter = gate_enter;
     p->gate.leave = gate_leave;
     atomic_init(&p->refs, 1);
@@ -281,7 +315,8 @@ void rm__gpu_poller_latest(rm__gpu_poller *p, uint64_t now_ns, resmon_sample *s,
 {
     rm__gpu_device_reading reading;
     pthread_mutex_lock(&p->lock);
-    int fresh = p->window_readings > 0 && now_ns <= p->latest_ns + p->interval_ns + p->interval_ns / 2;
+    uint64_t interval_ns = atomic_load(&p->interval_ns);
+    int fresh = p->window_readings > 0 && now_ns <= p->latest_ns + interval_ns + interval_ns / 2;
     if (fresh)
         reading = p->latest;
     pid_t *retired = p->retired; /* freed here, off the GPU thread */

@@ -30,8 +30,11 @@
 typedef struct rm__gpu_poller rm__gpu_poller;
 
 /* Copies the profiler table (table_size bytes, validated by the caller) and
- * calls its retain.  No thread yet.  0 or -ENOMEM (then nothing is retained). */
-int rm__gpu_poller_new(rm__gpu_poller **out, const resmon_gpu_profiler *table, uint64_t interval_ns);
+ * calls its retain.  No thread yet.  With adaptive (the caller left the GPU
+ * interval at its default), interval_ns is a floor: the thread stretches the
+ * interval to twice the slowest recent reading (see adapt_interval).  0 or
+ * -ENOMEM (then nothing is retained). */
+int rm__gpu_poller_new(rm__gpu_poller **out, const resmon_gpu_profiler *table, uint64_t interval_ns, int adaptive);
 
 /* Starts the GPU thread if it has none yet, with the calling thread's signal
  * mask.  Called from the owner's thread, not the sampler's: creating a thread

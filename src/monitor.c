@@ -130,7 +130,7 @@ int resmon_monitor_new(resmon_monitor **out, const resmon_options *opts)
         free(m);
         return -rc;
     }
-    if (o.gpu_profiler && (rc = rm__gpu_poller_new(&m->gpu, &profiler, m->gpu_interval_ns)) < 0) {
+    if (o.gpu_profiler && (rc = rm__gpu_poller_new(&m->gpu, &profiler, m->gpu_interval_ns, o.gpu_interval_sec <= 0)) < 0) {
         pthread_mutex_destroy(&m->lock);
         pthread_cond_destroy(&m->started);
         free(m);

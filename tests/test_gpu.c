@@ -665,6 +665,29 @@ static void aggregate_is_unknown_when_a_device_drops_out(void **state)
     resmon_gpu_close(g);
 }
 
+/* A reading of 8 GPUs at 4.5 ms per NVML process query (as measured on real
+ * hardware) takes ~40 ms, longer than the 20 ms default GPU interval allows
+ * before a reading goes stale (30 ms): the default interval follows the
+ * measured read time, so samples keep their GPU values. */
+static void slow_eight_gpu_profiler_still_yields_readings(void **state)
+{
+    (void)state;
+    setenv("FAKE_NVML", "devices=8;procs_slow_us=4500", 1);
+    resmon_gpu *g = open_ok("all");
+    resmon_sample *samples;
+    size_t n;
+    monitor_with(g, 0.01, 0.8, &samples, &n);
+    resmon_gpu_close(g);
+    size_t stale = 0;
+    for (size_t i = 1; i < n; i++)
+        stale += isnan(samples[i].gpu_mem_mb);
+    if (n < 40 || stale > n / 10) { /* before: a quarter of them */
+        print_error("%zu of %zu samples without a GPU reading\n", stale, n);
+        fail();
+    }
+    free(samples);
+}
+
 static void listing_finds_every_backend(void **state)
 {
     (void)state;
@@ -1057,6 +1080,7 @@ int main(void)
         cmocka_unit_test_setup(unified_memory_gpu_has_no_memory_figures, fresh_environment),
         cmocka_unit_test_setup(process_memory_is_unknown_unless_listed, fresh_environment),
         cmocka_unit_test_setup(aggregate_is_unknown_when_a_device_drops_out, fresh_environment),
+        cmocka_unit_test_setup(slow_eight_gpu_profiler_still_yields_readings, fresh_environment),
         cmocka_unit_test_setup(listing_finds_every_backend, fresh_environment),
         cmocka_unit_test_setup(listing_describes_every_card_and_writes_nothing_beyond_cap, fresh_environment),
         cmocka_unit_test_setup(null_buffers_get_counts_not_writes, fresh_environment),
