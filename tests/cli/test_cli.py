@@ -388,6 +388,19 @@ class Gpu(Tmp):
         self.assertEqual(none.returncode, 0)
         self.assertIn("no GPU found", none.stdout)
 
+    def test_auto_says_what_it_picked_and_why(self):
+        env = dict(self.env("devices=3"), CUDA_VISIBLE_DEVICES="2,0")
+        r = resmon("-o", self.path("s.json"), "--", "true", env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        why = "the 2 NVIDIA GPU(s) that CUDA_VISIBLE_DEVICES='2,0' shows a CUDA job"
+        self.assertIn("resmon: GPU auto: " + why, r.stderr)
+        s = self.summary()
+        self.assertIn(why, s["gpu_selection"])
+        self.assertEqual([g["index"] for g in s["gpus"]], [2, 0])
+        hidden = resmon("-q", "-o", self.path("s.json"), "--", "true", env=dict(env, CUDA_VISIBLE_DEVICES="-1"))
+        self.assertEqual(hidden.returncode, 0, hidden.stderr)
+        self.assertEqual(self.summary()["gpus"], [])  # no other GPU in the empty sysfs tree
+
     def test_auto_without_a_gpu_runs_without_gpu_columns(self):
         env = dict(self.env(), RESMON_NVML_LIBRARY=self.path("no-such-libnvidia-ml.so.1"))
         r = resmon("-q", "-s", self.path("s.csv"), "-o", self.path("s.json"), "--", "true", env=env)

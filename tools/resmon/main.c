@@ -236,6 +236,10 @@ int main(int argc, char **argv)
             fprintf(stderr, "resmon: --gpu %s: %s\n", o.gpu, err);
             return EXIT_USAGE;
         }
+        if (rc < 0 && rc != -ENODEV) /* a GPU is there, but which one a CUDA job uses is unclear */
+            fprintf(stderr, "resmon: no GPU measured: %s\n", err);
+        else if (rc == 0 && *resmon_gpu_selection(gpu) && !o.quiet) /* what "auto"/"all" picked, and why */
+            fprintf(stderr, "resmon: GPU %s\n", resmon_gpu_selection(gpu));
     }
     outputs out;
     if (outputs_open(&o, gpu, &out) < 0) {

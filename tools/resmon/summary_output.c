@@ -82,6 +82,10 @@ int summary_write_json(FILE *out, const cli_options *o, const run_result *r)
         fprintf(out, ", \"memory_total_mb\": %s}", number);
     }
     fputc(']', out);
+    if (r->gpu) { /* what "auto"/"all" picked and why; "" for a named device */
+        fputs(", \"gpu_selection\": ", out);
+        json_write_string(out, resmon_gpu_selection(r->gpu));
+    }
     fprintf(out, ", \"interrupted\": %s", r->interrupted ? "true" : "false");
     fprintf(out, ", \"resmon_version\": \"%s\"}\n", resmon_version_string());
     return ferror(out) ? -1 : 0;
