@@ -250,7 +250,7 @@ static int cuda_job_devices(const rm__gpu_env *env, rm__cuda_devices *cuda, char
         return rc;
     }
     if (rc == 0 && cuda->count == 0)
-        snprintf(why, whycap, "CUDA_VISIBLE_DEVICES='%s' hides every NVIDIA GPU from CUDA", env->cuda_visible);
+        snprintf(why, whycap, "CUDA_VISIBLE_DEVICES='%.64s' hides every NVIDIA GPU from CUDA", env->cuda_visible);
     return rc == 0 && cuda->count > 0;
 }
 
@@ -270,12 +270,12 @@ static int open_default(const rm__gpu_env *env, resmon_gpu **out, char *err, siz
     if (rc < 0)
         goto fail;
     if (rc > 0 && add_cuda_devices(env, g, cuda) > 0) {
-        snprintf(g->selection, sizeof g->selection, "auto: the %zu NVIDIA GPU(s) that CUDA_VISIBLE_DEVICES='%s' "
+        snprintf(g->selection, sizeof g->selection, "auto: the %zu NVIDIA GPU(s) that CUDA_VISIBLE_DEVICES='%.64s' "
                  "shows a CUDA job", g->count, env->cuda_visible);
         goto done;
     }
     if (rc > 0)
-        snprintf(reasons[0], sizeof reasons[0], "the GPUs CUDA_VISIBLE_DEVICES='%s' names do not open",
+        snprintf(reasons[0], sizeof reasons[0], "the GPUs CUDA_VISIBLE_DEVICES='%.64s' names do not open",
                  env->cuda_visible);
     for (size_t b = env->cuda_visible_set ? 1 : 0; b < BACKEND_COUNT; b++) {
         if (add_device(env, g, backends[b], "0", reasons[b], sizeof reasons[b]) != 0)
@@ -334,7 +334,7 @@ static int open_all(const rm__gpu_env *env, resmon_gpu **out, char *err, size_t 
         return -ENODEV;
     }
     if (env->cuda_visible_set)
-        snprintf(g->selection, sizeof g->selection, "all: %zu NVIDIA GPU(s), those CUDA_VISIBLE_DEVICES='%s' shows "
+        snprintf(g->selection, sizeof g->selection, "all: %zu NVIDIA GPU(s), those CUDA_VISIBLE_DEVICES='%.64s' shows "
                  "a CUDA job; %zu AMD; %zu Intel", nvidia, env->cuda_visible, amd, intel);
     else
         snprintf(g->selection, sizeof g->selection, "all: %zu NVIDIA GPU(s), every one on the node "
