@@ -189,7 +189,10 @@ typedef struct resmon_summary {
     double mean_rss_mb;        /* mean sampled RSS */
     double peak_gpu_mem_mb;    /* NAN when no sample had GPU memory */
     double mean_gpu_util;      /* NAN when no sample had GPU utilization */
-    double memory_growth_mb;   /* last sampled RSS minus first */
+    double memory_growth_mb;   /* last sampled RSS minus first.  A last sample
+                                  taken after the monitored pid exited (a
+                                  zombie, whose RSS reads 0) carries that
+                                  process's last live RSS instead */
     uint64_t num_samples;      /* every sample of the window, including any no
                                   longer kept because of max_samples */
     double duration_sec;       /* last timestamp minus first; 0 with < 2 samples */
@@ -207,8 +210,8 @@ typedef struct resmon_summary {
      * shows here.  The mark is per process: two monitors of the same process
      * whose windows overlap reset each other, so a window that started first
      * sees only the peak since the later start (still exact for the later
-     * window).  Where the reset is refused, the value is the lifetime peak and
-     * hwm_scope says so.  When monitoring a tree, this is the largest single
+     * window).  Where the reset is refused, or keep_peak_mark asks for no
+     * reset, the value is the lifetime peak and hwm_scope says so.  When monitoring a tree, this is the largest single
      * process's peak.  NAN when unknown. */
     double hwm_rss_mb;
     resmon_hwm_scope hwm_scope;
@@ -451,6 +454,17 @@ typedef struct resmon_options {
                                 when it is older than 1.5 GPU intervals (a
                                 slow or hung call), so CPU/RSS sampling never
                                 waits for it.  A nonzero value is kept as is */
+    int keep_peak_mark;     /* 0: start resets each monitored process's kernel
+                               peak-RSS mark (clear_refs), so hwm_rss_mb is the
+                               window's peak.  Nonzero: never write to a
+                               monitored process -- use it for a process you
+                               did not start, whose own getrusage().ru_maxrss
+                               (or a /usr/bin/time around it) the reset would
+                               falsify.  Each sample then also reads every
+                               process's VmHWM (one more /proc read per
+                               process), and hwm_rss_mb is the largest lifetime
+                               peak seen, hwm_scope RESMON_HWM_LIFETIME, known
+                               even after the process exited.  Added in 0.3 */
 } resmon_options;
 
 /* Options with struct_size set and every other field zero, which means the

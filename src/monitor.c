@@ -410,6 +410,8 @@ int resmon_monitor_start(resmon_monitor *m)
     int rc = rm__probe_open(&m->probe, m->opts.pid, m->opts.include_children);
     if (rc < 0)
         return rc;
+    if (m->opts.keep_peak_mark)
+        rm__probe_keep_peak_marks(m->probe);
 
     pthread_mutex_lock(&m->lock);
     rm__sample_store_clear(&m->store);

@@ -21,6 +21,7 @@ typedef struct tracked_process {
     int statm_fd;        /* kept open, re-read with pread each sample */
     clockid_t cpu_clock; /* the process's CPU clock: all its threads, in ns */
     uint64_t last_cpu_ns;
+    uint64_t last_rss_pages; /* the latest reading while it had memory */
     unsigned seen_walk;  /* the walk that last found it (tree mode) */
     int peak_reset_ok;
 } tracked_process;
@@ -30,6 +31,8 @@ struct rm__probe {
     pid_t root;
     int include_children;
     int peak_reset_refused;
+    int keep_peak_marks;     /* never reset: follow each lifetime peak instead */
+    uint64_t lifetime_peak_bytes; /* largest mark read so far (keep_peak_marks) */
     unsigned walk;
     uint64_t page_size;
     rm__tree_walker walker;
@@ -170,6 +173,11 @@ int rm__probe_open(rm__probe **out, pid_t pid, int include_children)
     return 0;
 }
 
+void rm__probe_keep_peak_marks(rm__probe *p)
+{
+    p->keep_peak_marks = 1;
+}
+
 void rm__probe_close(rm__probe *p)
 {
     if (!p)
@@ -214,6 +222,15 @@ static void refresh_tree(rm__probe *p)
             untrack_at(p, i);
 }
 
+/* Keeps the largest peak-RSS mark seen, so the lifetime peak survives the
+ * process's exit (a zombie, or a process already reaped, has no mark). */
+static void follow_peak_mark(rm__probe *p, const tracked_process *t)
+{
+    uint64_t bytes;
+    if (rm__read_peak_rss(t->dir_fd, &bytes) == 0 && bytes > p->lifetime_peak_bytes)
+        p->lifetime_peak_bytes = bytes;
+}
+
 static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
 {
     struct timespec boot;
@@ -230,8 +247,16 @@ static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
         int rc = read_cpu_ns(t, &cpu_ns);
         if (rc == 0)
             rc = read_rss_pages(t, &pages, &has_memory);
-        if (i == 0 && rc == 0 && !has_memory)
-            root_exited = 1; /* a zombie: its last CPU time still counts */
+        if (i == 0 && rc == 0 && !has_memory) {
+            /* A zombie: its last CPU time still counts, and the memory it
+             * held until it exited stands in for the 0 a zombie reads, so
+             * that the window ends on what the process used, not on its
+             * release (memory_growth_mb, means). */
+            root_exited = 1;
+            pages = t->last_rss_pages;
+        } else if (rc == 0) {
+            t->last_rss_pages = pages;
+        }
         if (rc < 0) {
             if (i == 0)
                 return -ESRCH; /* the root has ended: so has the target */
@@ -243,6 +268,8 @@ static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
         t->last_cpu_ns = cpu_ns;
         rss_pages += pages;
         r.process_count++;
+        if (p->keep_peak_marks && has_memory)
+            follow_peak_mark(p, t);
     }
     r.rss_bytes = rss_pages * p->page_size;
     /* No set of processes can use more CPU than the machine has: a reading
@@ -265,6 +292,8 @@ int rm__probe_begin(rm__probe *p, rm__probe_reading *out)
     if (rc != 0)
         return rc;
     p->peak_reset_refused = 0;
+    if (p->keep_peak_marks)
+        return 0;
     for (size_t i = 0; i < p->count; i++) {
         p->procs[i].peak_reset_ok = rm__reset_peak_rss(p->procs[i].dir_fd) == 0;
         if (!p->procs[i].peak_reset_ok)
@@ -280,8 +309,8 @@ int rm__probe_read(rm__probe *p, rm__probe_reading *out)
 
 int rm__probe_peak_rss(rm__probe *p, uint64_t *bytes, resmon_hwm_scope *scope)
 {
-    uint64_t peak = 0;
-    int any = 0;
+    uint64_t peak = p->lifetime_peak_bytes;
+    int any = p->lifetime_peak_bytes > 0;
     for (size_t i = 0; i < p->count; i++) {
         uint64_t value;
         if (rm__read_peak_rss(p->procs[i].dir_fd, &value) == 0) {
@@ -293,7 +322,7 @@ int rm__probe_peak_rss(rm__probe *p, uint64_t *bytes, resmon_hwm_scope *scope)
     if (!any)
         return -ESRCH;
     *bytes = peak;
-    *scope = p->peak_reset_refused ? RESMON_HWM_LIFETIME : RESMON_HWM_WINDOW;
+    *scope = p->peak_reset_refused || p->keep_peak_marks ? RESMON_HWM_LIFETIME : RESMON_HWM_WINDOW;
     return 0;
 }
 

@@ -32,9 +32,16 @@ typedef struct rm__probe_reading {
 int rm__probe_open(rm__probe **out, pid_t pid, int include_children);
 void rm__probe_close(rm__probe *p);
 
+/* Call before the first reading: the kernel's peak-RSS marks are never reset
+ * (they may belong to a program that reads its own ru_maxrss); instead each
+ * reading reads every process's mark, and rm__probe_peak_rss gives the
+ * largest ever seen with RESMON_HWM_LIFETIME -- also after the target ended. */
+void rm__probe_keep_peak_marks(rm__probe *p);
+
 /* Returned with a valid reading when the target's root has exited but not
  * yet been reaped (a zombie): the reading is its last, and the target has
- * ended. */
+ * ended.  The root's RSS in it is the last read while it was alive (a zombie
+ * reads 0), so a window never ends on the release of the memory. */
 #define RM__PROBE_ENDED 1
 
 /* Takes the window's first reading: records every process's CPU clock as

@@ -18,7 +18,8 @@ _Static_assert(offsetof(resmon_sample, gpu_proc_mem_mb) == 56, "resmon_sample la
 _Static_assert(sizeof(resmon_summary) == 160, "resmon_summary layout changed");
 _Static_assert(offsetof(resmon_summary, num_samples) == 48, "resmon_summary layout changed");
 _Static_assert(offsetof(resmon_summary, peak_gpu_proc_mem_mb) == 152, "resmon_summary layout changed");
-_Static_assert(sizeof(resmon_options) == 64, "resmon_options layout changed");
+_Static_assert(sizeof(resmon_options) == 72, "resmon_options layout changed");
+_Static_assert(offsetof(resmon_options, keep_peak_mark) == 64, "resmon_options layout changed");
 _Static_assert(offsetof(resmon_options, gpu_interval_sec) == 56, "resmon_options layout changed");
 _Static_assert(sizeof(resmon_gpu_profiler) == 80, "resmon_gpu_profiler layout changed");
 _Static_assert(offsetof(resmon_gpu_profiler, release) == 72, "resmon_gpu_profiler layout changed");

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -177,32 +178,130 @@ static void zombie_target_ends_the_window_with_one_sample(void **state)
     resmon_monitor_free(m);
 }
 
-static void target_becoming_a_zombie_gives_the_last_sample(void **state)
+/* A child that touches `megabytes`, frees `release_megabytes` of them again
+ * (so its peak-RSS mark stays above its RSS), writes one byte to *ready and
+ * exits when a byte arrives on *go (or go's writer closes). */
+typedef struct held_memory_child {
+    pid_t pid;
+    int ready; /* read end */
+    int go;    /* write end */
+} held_memory_child;
+
+static held_memory_child spawn_memory_holder(size_t megabytes, size_t release_megabytes)
+{
+    int ready[2], go[2];
+    assert_int_equal(pipe(ready), 0);
+    assert_int_equal(pipe(go), 0);
+    held_memory_child c = {.pid = fork()};
+    assert_true(c.pid >= 0);
+    if (c.pid == 0) {
+        close(go[1]); /* else its own copy keeps go open: no EOF */
+        close(ready[0]);
+        char *held = malloc(megabytes << 20);
+        char *released = malloc(release_megabytes << 20);
+        if (!held || (release_megabytes && !released))
+            _exit(1);
+        test_touch(held, megabytes << 20);
+        if (release_megabytes) {
+            test_touch(released, release_megabytes << 20);
+            free(released); /* large: returned to the kernel at once (mmap) */
+        }
+        char byte = 'r';
+        if (write(ready[1], &byte, 1) != 1 || read(go[0], &byte, 1) < 0)
+            _exit(1);
+        _exit(held[0] == 7 ? 0 : 1);
+    }
+    close(ready[1]);
+    close(go[0]);
+    c.ready = ready[0];
+    c.go = go[1];
+    char byte;
+    assert_int_equal(read(c.ready, &byte, 1), 1);
+    return c;
+}
+
+/* Lets the child exit and waits until it is a zombie (exited, not reaped). */
+static void let_exit_unreaped(held_memory_child *c)
+{
+    close(c->go);
+    siginfo_t info;
+    assert_int_equal(waitid(P_PID, (id_t)c->pid, &info, WEXITED | WNOWAIT), 0);
+}
+
+static void reap(held_memory_child *c)
+{
+    waitpid(c->pid, NULL, 0);
+    close(c->ready);
+}
+
+static double peak_mark_mb(pid_t pid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    double kb = -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "VmHWM: %lf kB", &kb) == 1)
+            break;
+    fclose(f);
+    return kb / 1024.0;
+}
+
+/* The window's last sample is taken of a zombie, whose statm reads 0: it must
+ * carry the memory the process held to its end, not its release. */
+static void target_becoming_a_zombie_ends_on_its_last_live_memory(void **state)
 {
     (void)state;
-    pid_t target = fork();
-    if (target == 0) {
-        test_sleep(0.1);
-        _exit(0);
-    }
-    resmon_options opts = {.struct_size = sizeof(resmon_options), .sample_interval_sec = 0.01, .pid = target};
+    held_memory_child c = spawn_memory_holder(60, 0);
+    resmon_options opts = {.struct_size = sizeof(resmon_options), .sample_interval_sec = 0.01, .pid = c.pid};
     resmon_monitor *m = test_monitor_new(&opts);
     assert_int_equal(resmon_monitor_start(m), 0);
-    siginfo_t info;
-    waitid(P_PID, (id_t)target, &info, WEXITED | WNOWAIT); /* exited, not reaped */
-    double deadline = test_now() + 2;
-    while (resmon_monitor_running(m) && test_now() < deadline)
-        test_sleep(0.001);
-    assert_int_equal(resmon_monitor_running(m), 0);
-    resmon_sample last;
+    let_exit_unreaped(&c);
+    assert_int_equal(resmon_monitor_stop(m), 0); /* its last sample reads the zombie */
     size_t n = test_samples(m, NULL, 0);
+    assert_true(n >= 2);
     resmon_sample *all = calloc(n, sizeof *all);
     test_samples(m, all, n);
-    last = all[n - 1];
-    ASSERT_DOUBLE_EQ(last.rss_mb, 0); /* the zombie's: its memory is gone */
-    assert_true(all[n - 2].rss_mb > 0);
+    assert_true(all[n - 1].rss_mb >= 60);
+    ASSERT_DOUBLE_EQ(all[n - 1].rss_mb, all[n - 2].rss_mb); /* nothing read in between */
+    resmon_summary s = test_summary(m);
+    assert_true(s.memory_growth_mb >= 0);
     free(all);
-    waitpid(target, NULL, 0);
+    reap(&c);
+    resmon_monitor_free(m);
+}
+
+/* keep_peak_mark: the target's own peak-RSS mark is left alone, and the
+ * lifetime peak is known after the target exited. */
+static void keep_peak_mark_leaves_the_mark_and_reports_the_lifetime_peak(void **state)
+{
+    (void)state;
+    held_memory_child c = spawn_memory_holder(10, 80);
+    assert_true(peak_mark_mb(c.pid) >= 90);
+    resmon_options opts = {.struct_size = sizeof(resmon_options), .sample_interval_sec = 0.01, .pid = c.pid,
+                           .keep_peak_mark = 1};
+    resmon_monitor *m = test_monitor_new(&opts);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    assert_true(peak_mark_mb(c.pid) >= 90); /* not reset */
+    let_exit_unreaped(&c);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    resmon_summary s = test_summary(m);
+    assert_true(s.hwm_rss_mb >= 90);
+    assert_int_equal(s.hwm_scope, RESMON_HWM_LIFETIME);
+    assert_true(s.peak_rss_mb < 90 * SANITIZER_MEMORY_FACTOR);
+    reap(&c);
+    resmon_monitor_free(m);
+
+    /* The default still resets the mark: the window's own peak. */
+    c = spawn_memory_holder(10, 80);
+    resmon_options reset = {.struct_size = sizeof(resmon_options), .sample_interval_sec = 0.01, .pid = c.pid};
+    m = test_monitor_new(&reset);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    assert_true(peak_mark_mb(c.pid) < 90);
+    let_exit_unreaped(&c);
+    resmon_monitor_stop(m);
+    reap(&c);
     resmon_monitor_free(m);
 }
 
@@ -247,7 +346,8 @@ int main(void)
         cmocka_unit_test_setup(tree_cpu_counts_busy_children, use_proc_scan),
         cmocka_unit_test(target_that_exits_ends_the_window_with_its_samples),
         cmocka_unit_test(zombie_target_ends_the_window_with_one_sample),
-        cmocka_unit_test(target_becoming_a_zombie_gives_the_last_sample),
+        cmocka_unit_test(target_becoming_a_zombie_ends_on_its_last_live_memory),
+        cmocka_unit_test(keep_peak_mark_leaves_the_mark_and_reports_the_lifetime_peak),
         cmocka_unit_test(missing_process_is_refused_at_start),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
