@@ -33,6 +33,8 @@ typedef struct cli_options {
     int include_children;
     double duration_sec;      /* --duration with --pid; 0 = until it ends */
     int quiet;
+    int wait_orphans;         /* --wait-orphans: wait for adopted descendants */
+    int reset_peak;           /* --reset-peak: reset the --pid target's peak mark */
     pid_t pid;                /* --pid; 0 = run argv */
     char **argv;              /* the command, NULL-terminated */
     int argc;
@@ -53,7 +55,8 @@ typedef struct run_result {
     int have_rusage;
     double rusage_cpu_sec;     /* user + system of the command and all it reaped */
     double rusage_maxrss_mb;   /* largest single process's peak RSS */
-    int interrupted;           /* resmon got SIGINT/SIGTERM/SIGHUP */
+    int interrupted;           /* resmon got SIGINT/SIGTERM/SIGHUP/SIGQUIT */
+    int orphans_left;          /* adopted descendants still running at the end */
     resmon_gpu *gpu;           /* the GPU profiler, NULL without */
 } run_result;
 
@@ -157,5 +160,51 @@ int outputs_finish(const cli_options *o, outputs *out, const run_result *r);
  * interpreter" when a "#!" line names a missing file) and returns the exit
  * status: EXIT_NOT_FOUND or EXIT_CANNOT_EXECUTE. */
 int exec_failure_report(const char *file, int exec_errno);
+
+/* ---- running the target: child.c, attach.c, signals.c, terminal.c ---- */
+/* Runs o->argv, streaming samples to out, fills r, and returns 0 -- also
+ * when the command failed, its status is in r -- or, having printed one
+ * line, EXIT_USAGE, EXIT_CANNOT_EXECUTE or EXIT_NOT_FOUND when nothing ran.
+ * r->have_exit is 0 when the kernel gave no exit status. */
+int run_command(const cli_options *o, outputs *out, run_result *r);
+/* Whether pid can be monitored: 0, or prints one line and returns
+ * EXIT_USAGE (no such process, a kernel thread, already exited). */
+int attach_check_target(pid_t pid);
+/* Monitors o->pid until it exits, --duration passes, or a signal; returns 0
+ * or EXIT_USAGE (printed) when the target cannot be monitored. */
+int attach_process(const cli_options *o, outputs *out, run_result *r);
+
+/* main.c: the monitor options of every run (the pid is the caller's), and
+ * the clocks: the realtime one for start_time, the library's (monotonic)
+ * for durations. */
+resmon_options cli_monitor_options(const cli_options *o, outputs *out);
+double cli_realtime_sec(void);
+double cli_monotonic_sec(void);
+
+/* Call once before starting anything: SIGCHLD to its default (an ignored
+ * SIGCHLD loses the exit status), the forwarded signals (SIGINT, SIGTERM,
+ * SIGHUP, SIGQUIT) unblocked and caught unless ignored at start. */
+void signals_prepare(void);
+/* Where a caught signal goes: the process group and the pid (0: nowhere). */
+void signals_forward_to(pid_t pid, pid_t group);
+/* The last forwarded signal resmon received, or 0. */
+int signals_received(void);
+/* Blocks the forwarded signals, storing the previous mask (for ppoll). */
+void signals_block_forwarded(sigset_t *previous);
+/* In the forked child before exec: the signal mask resmon was started with. */
+void signals_restore_for_exec(void);
+
+/* The controlling terminal lent to the command's process group while resmon
+ * holds the foreground (see terminal.c). */
+typedef struct terminal_lease {
+    int fd;               /* /dev/tty while lent, else -1 */
+    pid_t command_group;
+} terminal_lease;
+void terminal_lend(terminal_lease *t, pid_t command_group);
+int terminal_lent(const terminal_lease *t);
+/* The command stopped (Ctrl-Z): take the terminal back, stop resmon, and on
+ * continue give it back and continue the command's group. */
+void terminal_command_stopped(terminal_lease *t);
+void terminal_take_back(terminal_lease *t);
 
 #endif

@@ -24,6 +24,13 @@ static const char usage_text[] =
     "                           such as nvml:0, nvml:GPU-<uuid>, amd:0, intel:0\n"
     "      --no-children        the process alone, not its tree\n"
     "      --duration SECONDS   stop after this long (with --pid)\n"
+    "      --wait-orphans       when COMMAND exits, also wait for the processes it started that\n"
+    "                           still run (resmon adopts them as child subreaper); by default\n"
+    "                           resmon stops at COMMAND's exit, says how many still run, and\n"
+    "                           leaves them running\n"
+    "      --reset-peak         with --pid: reset the target's kernel peak-RSS mark, for a peak\n"
+    "                           of the monitored window only; by default the target is left\n"
+    "                           untouched and the exact peak is its lifetime peak\n"
     "  -q, --quiet              no human summary on stderr\n"
     "      --list-gpus          list the GPUs resmon finds, then exit\n"
     "      --version, --help\n"
@@ -31,6 +38,9 @@ static const char usage_text[] =
     "The human summary goes to stderr; stdout and stdin belong to COMMAND.  resmon exits\n"
     "with COMMAND's status (128+N if signal N killed it), or 125 for its own errors,\n"
     "126 if COMMAND cannot be executed, 127 if it (or its #! interpreter) is not found.\n"
+    "COMMAND runs in a process group of its own (given the terminal when resmon has it):\n"
+    "SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to resmon reach the whole group, and COMMAND\n"
+    "itself if it left the group.\n"
     "An output that cannot be written is reported on stderr and makes the status 125\n"
     "when COMMAND itself succeeded, as timeout(1) does.\n"
     "\n"
@@ -108,6 +118,26 @@ static int parse_seconds(const char *text, double *out)
     return 0;
 }
 
+/* Decimal digits only: no sign, no space on either side (strtol alone
+ * accepts leading spaces and '+'). */
+static int parse_pid(const char *text, pid_t *out)
+{
+    long pid = 0;
+    if (!*text)
+        return -EINVAL;
+    for (const char *c = text; *c; c++) {
+        if (*c < '0' || *c > '9')
+            return -EINVAL;
+        pid = pid * 10 + (*c - '0');
+        if (pid > 0x7fffffff)
+            return -EINVAL;
+    }
+    if (pid == 0)
+        return -EINVAL;
+    *out = (pid_t)pid;
+    return 0;
+}
+
 static int has_extension(const char *path, const char *ext)
 {
     size_t n = strlen(path), e = strlen(ext);
@@ -136,7 +166,8 @@ static int check_root_variable(const char *variable)
 
 int cli_parse(int argc, char **argv, cli_options *o)
 {
-    enum { OPT_PLOT = 256, OPT_GPU, OPT_NO_CHILDREN, OPT_DURATION, OPT_PID, OPT_VERSION, OPT_HELP, OPT_LIST_GPUS };
+    enum { OPT_PLOT = 256, OPT_GPU, OPT_NO_CHILDREN, OPT_DURATION, OPT_PID, OPT_VERSION, OPT_HELP, OPT_LIST_GPUS,
+           OPT_WAIT_ORPHANS, OPT_RESET_PEAK };
     static const struct option longopts[] = {
         {"interval", required_argument, NULL, 'i'},
         {"output", required_argument, NULL, 'o'},
@@ -150,6 +181,8 @@ int cli_parse(int argc, char **argv, cli_options *o)
         {"version", no_argument, NULL, OPT_VERSION},
         {"help", no_argument, NULL, OPT_HELP},
         {"list-gpus", no_argument, NULL, OPT_LIST_GPUS},
+        {"wait-orphans", no_argument, NULL, OPT_WAIT_ORPHANS},
+        {"reset-peak", no_argument, NULL, OPT_RESET_PEAK},
         {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof *o);
@@ -191,15 +224,16 @@ int cli_parse(int argc, char **argv, cli_options *o)
             if (parse_seconds(optarg, &o->duration_sec) < 0)
                 return usage_error("invalid duration '%s': give a positive number of seconds", optarg);
             break;
-        case OPT_PID: {
-            char *end;
-            errno = 0;
-            long pid = strtol(optarg, &end, 10);
-            if (end == optarg || *end != '\0' || errno || pid <= 0 || pid > 0x7fffffff)
-                return usage_error("invalid PID '%s'", optarg);
-            o->pid = (pid_t)pid;
+        case OPT_PID:
+            if (parse_pid(optarg, &o->pid) < 0)
+                return usage_error("invalid PID '%s': give a process id in decimal digits only", optarg);
             break;
-        }
+        case OPT_WAIT_ORPHANS:
+            o->wait_orphans = 1;
+            break;
+        case OPT_RESET_PEAK:
+            o->reset_peak = 1;
+            break;
         case 'q':
             o->quiet = 1;
             break;
@@ -232,5 +266,9 @@ int cli_parse(int argc, char **argv, cli_options *o)
         return usage_error("--duration works with --pid only%s", "");
     if (check_root_variable("RESMON_PROC_ROOT") || check_root_variable("RESMON_SYSFS_ROOT"))
         return EXIT_USAGE;
+    if (o->reset_peak && !o->pid)
+        return usage_error("--reset-peak works with --pid only%s", "");
+    if (o->wait_orphans && o->pid)
+        return usage_error("--wait-orphans works with a command only%s", "");
     return 0;
 }

@@ -107,9 +107,16 @@ void summary_print_table(FILE *out, const cli_options *o, const run_result *r)
     else
         fprintf(out, r->interrupted ? " (monitoring interrupted)\n" : "\n");
     fprintf(out, "  %-16s %10.3f s\n", "wall time", r->wall_sec);
-    double cpu = r->have_rusage ? r->rusage_cpu_sec : s->cpu_time_sec;
-    fprintf(out, "  %-16s %10.3f s    mean %.0f %%, peak %.0f %%\n", "CPU time", cpu, s->mean_cpu_percent,
-            s->peak_cpu_percent);
+    /* One CPU truth per line: the kernel's seconds (wait4) with their own
+     * mean over the wall time, or the sampled seconds with the sampled mean;
+     * the peak is always a sample's, and says so. */
+    if (r->have_rusage)
+        fprintf(out, "  %-16s %10.3f s    kernel (wait4); mean %.0f %% of wall, sampled peak %.0f %%\n", "CPU time",
+                r->rusage_cpu_sec, r->wall_sec > 0 ? 100.0 * r->rusage_cpu_sec / r->wall_sec : 0.0,
+                s->peak_cpu_percent);
+    else
+        fprintf(out, "  %-16s %10.3f s    sampled; mean %.0f %%, peak %.0f %%\n", "CPU time", s->cpu_time_sec,
+                s->mean_cpu_percent, s->peak_cpu_percent);
     fprintf(out, "  %-16s %10.1f MiB  sampled, all processes together\n", "peak RSS", s->peak_rss_mb);
     if (r->have_rusage)
         fprintf(out, "  %-16s %10.1f MiB  exact, largest single process (wait4)\n", "exact peak RSS",

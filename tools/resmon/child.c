@@ -1,0 +1,303 @@
+/*
+ * child.c -- running the command: fork and exec in a process group of its
+ * own, with resmon as the child subreaper of everything it starts; waiting
+ * for its exit while reaping every orphan its tree leaves; and the kernel's
+ * exact accounting (wait4) of all of it.
+ *
+ * As a subreaper (PR_SET_CHILD_SUBREAPER), resmon adopts any descendant
+ * whose parent exits, instead of init.  Those orphans stay resmon's to reap:
+ * their CPU time and peak RSS, which the kernel hands over only to whoever
+ * reaps them, join the command's wait4 figures, and no zombie piles up --
+ * also when resmon is PID 1 of a container.  When the command exits while
+ * adopted descendants still run, resmon says how many and, by default,
+ * leaves them running; --wait-orphans waits for them (reaping each, so
+ * their CPU counts) before the outputs are written.
+ */
+#include "cli.h"
+#include "internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static double seconds_of(struct timeval tv)
+{
+    return (double)tv.tv_sec + (double)tv.tv_usec * 1e-6;
+}
+
+/* Adds what the kernel accounted for one reaped process (and all it reaped). */
+static void add_usage(run_result *r, const struct rusage *usage)
+{
+    r->rusage_cpu_sec += seconds_of(usage->ru_utime) + seconds_of(usage->ru_stime);
+    double maxrss_mb = (double)usage->ru_maxrss / 1024.0; /* KiB on Linux */
+    if (maxrss_mb > r->rusage_maxrss_mb)
+        r->rusage_maxrss_mb = maxrss_mb;
+}
+
+/* Reaps an adopted orphan that has exited, adding its accounting, or
+ * consumes a stop report of one (only asked for while the terminal is
+ * lent).  Returns 1 when a process was reaped. */
+static int reap_adopted(pid_t pid, int options, run_result *r)
+{
+    int status;
+    struct rusage usage;
+    pid_t got;
+    while ((got = wait4(pid, &status, options | WUNTRACED, &usage)) < 0 && errno == EINTR)
+        ;
+    if (got <= 0 || WIFSTOPPED(status))
+        return 0;
+    add_usage(r, &usage);
+    return 1;
+}
+
+/* Reaps every adopted orphan that has already exited. */
+static void reap_exited_orphans(run_result *r)
+{
+    while (reap_adopted(-1, WNOHANG, r))
+        ;
+}
+
+/* How many children resmon has (after the command was reaped: the adopted
+ * descendants still running).  Children belong to the thread that adopted
+ * them, so every thread's list is read.  -1 when /proc cannot say. */
+static int count_children(void)
+{
+    DIR *tasks = opendir("/proc/self/task");
+    if (!tasks)
+        return -1;
+    int count = 0;
+    struct dirent *e;
+    while ((e = readdir(tasks)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[300];
+        snprintf(path, sizeof path, "/proc/self/task/%s/children", e->d_name);
+        FILE *f = fopen(path, "re");
+        if (!f) {
+            count = -1;
+            break;
+        }
+        int pid;
+        while (fscanf(f, "%d", &pid) == 1)
+            count++;
+        fclose(f);
+    }
+    closedir(tasks);
+    return count;
+}
+
+/* Waits until the command has exited, without reaping it (so the monitor's
+ * last sample still sees it, a zombie, and what it left), reaping adopted
+ * orphans meanwhile.  While the terminal is lent, a stop of the command
+ * (Ctrl-Z) stops resmon too.  Returns 0 or a negative errno. */
+static int wait_for_exit(pid_t child, terminal_lease *tty, run_result *r)
+{
+    for (;;) {
+        siginfo_t info;
+        memset(&info, 0, sizeof info);
+        int stops = terminal_lent(tty) ? WSTOPPED : 0;
+        if (waitid(P_ALL, 0, &info, WEXITED | WNOWAIT | stops) != 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        if (info.si_pid != child) {
+            reap_adopted(info.si_pid, WNOHANG, r);
+        } else if (info.si_code == CLD_STOPPED) {
+            while (waitid(P_PID, (id_t)child, &info, WSTOPPED | WNOHANG) != 0 && errno == EINTR)
+                ; /* the stop is consumed; the exit stays to be reaped */
+            terminal_command_stopped(tty);
+        } else {
+            return 0;
+        }
+    }
+}
+
+/* --wait-orphans: reaps adopted descendants until none is left or resmon is
+ * told to stop (the signal has been forwarded to the command's group). */
+static void wait_for_orphans(run_result *r)
+{
+    for (;;) {
+        int status;
+        struct rusage usage;
+        if (signals_received())
+            return;
+        pid_t got = wait4(-1, &status, 0, &usage);
+        if (got > 0) {
+            add_usage(r, &usage);
+        } else if (errno != EINTR) {
+            return; /* ECHILD: none left */
+        }
+    }
+}
+
+/* Child side of the fork: joins its own process group, waits for the go
+ * byte (so that the monitor's first sample and the terminal hand-over
+ * precede any work), then execs; on failure sends errno back. */
+static void exec_child(const cli_options *o, int go_read, int error_write)
+{
+    setpgid(0, 0);
+    signals_restore_for_exec();
+    char go;
+    ssize_t n;
+    do {
+        n = read(go_read, &go, 1);
+    } while (n < 0 && errno == EINTR);
+    if (n != 1)
+        _exit(EXIT_USAGE); /* resmon died before saying go */
+    execvp(o->argv[0], o->argv);
+    int err = errno;
+    if (write(error_write, &err, sizeof err) < 0)
+        _exit(EXIT_CANNOT_EXECUTE);
+    _exit(err == ENOENT || err == ENOTDIR ? EXIT_NOT_FOUND : EXIT_CANNOT_EXECUTE);
+}
+
+/* Reaps the command and records its status and accounting.  Returns 0, or
+ * -errno when the kernel has no status to give (the status is then unknown,
+ * never made up). */
+static int reap_command(pid_t child, const cli_options *o, run_result *r)
+{
+    int status = 0;
+    struct rusage usage;
+    pid_t got;
+    while ((got = wait4(child, &status, 0, &usage)) < 0 && errno == EINTR)
+        ;
+    if (got != child)
+        return got < 0 ? -errno : -ECHILD;
+    r->have_exit = 1;
+    if (WIFSIGNALED(status)) {
+        r->term_signal = WTERMSIG(status);
+        r->exit_status = 128 + r->term_signal;
+    } else {
+        r->exit_status = WEXITSTATUS(status);
+    }
+    /* wait4 accounts the command and everything it reaped: with
+     * --no-children that is not "the process alone", so it is left out. */
+    if (o->include_children) {
+        r->have_rusage = 1;
+        add_usage(r, &usage);
+    }
+    return 0;
+}
+
+/* After the command's exit: reaps the orphans that are done, waits for the
+ * rest with --wait-orphans, and says how many are left running. */
+static void settle_orphans(const cli_options *o, pid_t group, run_result *r)
+{
+    reap_exited_orphans(r);
+    int left = count_children();
+    if (left > 0 && o->wait_orphans) {
+        signals_forward_to(0, group); /* they may still be in the command's group */
+        wait_for_orphans(r);
+        signals_forward_to(0, 0);
+        left = count_children();
+    }
+    r->orphans_left = left > 0 ? left : 0;
+    if (left > 0)
+        fprintf(stderr, "resmon: %d process%s started by the command still run%s\n", left, left == 1 ? "" : "es",
+                getpid() == 1 ? " and end with resmon (PID 1 of this namespace)"
+                              : "; not measured further (--wait-orphans waits for them)");
+}
+
+int run_command(const cli_options *o, resmon_options monitor_opts, run_result *r)
+{
+    signals_prepare();
+    /* Fails only before Linux 3.4: then orphans go to init, as before. */
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    int go[2], error_pipe[2];
+    if (pipe2(go, O_CLOEXEC) != 0 || pipe2(error_pipe, O_CLOEXEC) != 0) {
+        fprintf(stderr, "resmon: cannot create a pipe: %s\n", strerror(errno));
+        return EXIT_USAGE;
+    }
+    fflush(NULL);
+    pid_t child = fork();
+    if (child < 0) {
+        fprintf(stderr, "resmon: cannot fork: %s\n", strerror(errno));
+        return EXIT_USAGE;
+    }
+    if (child == 0) {
+        close(go[1]);
+        close(error_pipe[0]);
+        exec_child(o, go[0], error_pipe[1]);
+    }
+    close(go[0]);
+    close(error_pipe[1]);
+    setpgid(child, child); /* both sides set it: no race with the go byte */
+    terminal_lease tty;
+    terminal_lend(&tty, child);
+    signals_forward_to(child, child);
+
+    monitor_opts.pid = child;
+    /* With --no-children the exact peak is the command's own mark (exec
+     * starts a fresh one), not wait4's, which includes what it reaped. */
+    monitor_opts.keep_peak_mark = !o->include_children;
+    resmon_monitor *m = NULL;
+    int rc = resmon_monitor_new(&m, &monitor_opts);
+    if (rc == 0)
+        rc = resmon_monitor_start(m);
+    if (rc < 0) {
+        fprintf(stderr, "resmon: cannot monitor the command: %s\n", resmon_strerror(rc));
+        signals_forward_to(0, 0);
+        kill(child, SIGKILL);
+        waitpid(child, NULL, 0);
+        terminal_take_back(&tty);
+        resmon_monitor_free(m);
+        return EXIT_USAGE;
+    }
+    r->start_wall_epoch = cli_realtime_sec();
+    double start = rm__now_sec();
+    if (write(go[1], "g", 1) != 1) {
+        /* cannot happen while the child lives; it exits 125 on EOF */
+    }
+    close(go[1]);
+
+    int exec_errno = 0;
+    ssize_t n;
+    do {
+        n = read(error_pipe[0], &exec_errno, sizeof exec_errno);
+    } while (n < 0 && errno == EINTR);
+    close(error_pipe[0]);
+    if (n == (ssize_t)sizeof exec_errno) {
+        resmon_monitor_stop(m);
+        resmon_monitor_free(m);
+        signals_forward_to(0, 0);
+        waitpid(child, NULL, 0);
+        terminal_take_back(&tty);
+        fprintf(stderr, "resmon: %s: %s\n", o->argv[0],
+                exec_errno == ENOENT ? "command not found" : strerror(exec_errno));
+        return exec_errno == ENOENT || exec_errno == ENOTDIR ? EXIT_NOT_FOUND : EXIT_CANNOT_EXECUTE;
+    }
+
+    rc = wait_for_exit(child, &tty, r);
+    r->wall_sec = rm__now_sec() - start;
+    resmon_monitor_stop(m);
+    resmon_monitor_get_summary(m, &r->summary, sizeof r->summary);
+    resmon_monitor_free(m);
+    signals_forward_to(0, 0); /* before the reap: its pid may be reused after */
+    if (rc == 0)
+        rc = reap_command(child, o, r);
+    terminal_take_back(&tty);
+    if (rc < 0) {
+        fprintf(stderr, "resmon: cannot read the command's exit status: %s\n", strerror(-rc));
+        r->interrupted = signals_received() != 0;
+        return 0; /* the outputs are still written, with the status unknown */
+    }
+    settle_orphans(o, child, r);
+    if (o->wait_orphans)
+        r->wall_sec = rm__now_sec() - start;
+    if (r->have_rusage) {
+        /* The kernel's peak of the largest process is the exact peak for
+         * this window: the command's life is the window. */
+        r->summary.hwm_rss_mb = r->rusage_maxrss_mb;
+        r->summary.hwm_scope = RESMON_HWM_WINDOW;
+    }
+    r->interrupted = signals_received() != 0;
+    return 0;
+}

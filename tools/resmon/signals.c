@@ -1,0 +1,98 @@
+/*
+ * signals.c -- what resmon does with the signals it receives, and the signal
+ * state it hands to the command.
+ *
+ * resmon may be started with signals ignored or blocked by whoever launched
+ * it (a Python launcher ignoring SIGCHLD, a shell blocking signals around a
+ * fork).  An ignored SIGCHLD makes the kernel reap the command behind
+ * resmon's back, so wait4 fails with ECHILD and the exit status is lost:
+ * SIGCHLD is always set back to its default.  The signals resmon forwards
+ * are unblocked in resmon itself, while the command gets the mask resmon was
+ * started with, as any program exec'd by its launcher would.  A forwarded
+ * signal that was ignored at start stays ignored for both (nohup, or a
+ * non-interactive shell's background job, chose that for the command).
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+
+static const int forwarded_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+#define FORWARDED_COUNT (sizeof forwarded_signals / sizeof forwarded_signals[0])
+
+static volatile sig_atomic_t received_signal;
+static volatile pid_t forward_pid;   /* the command */
+static volatile pid_t forward_group; /* its process group */
+static sigset_t mask_at_start;
+
+/* Sends the signal to the command's whole process group (its descendants,
+ * as timeout(1) does) and to the command itself, which may have left the
+ * group (setpgid).  A signal from the terminal is forwarded too: it reaches
+ * resmon only when resmon, not the command, is in the terminal's foreground
+ * group (for instance after a shell's `fg`), so the command never gets it
+ * twice from the terminal. */
+static void on_signal(int sig)
+{
+    int saved_errno = errno;
+    received_signal = sig;
+    if (forward_group > 0)
+        kill(-forward_group, sig);
+    if (forward_pid > 0)
+        kill(forward_pid, sig);
+    errno = saved_errno;
+}
+
+void signals_prepare(void)
+{
+    sigprocmask(SIG_SETMASK, NULL, &mask_at_start);
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(SIGCHLD, &dfl, NULL);
+
+    sigset_t ours;
+    sigemptyset(&ours);
+    sigaddset(&ours, SIGCHLD);
+    for (size_t i = 0; i < FORWARDED_COUNT; i++)
+        sigaddset(&ours, forwarded_signals[i]);
+    sigprocmask(SIG_UNBLOCK, &ours, NULL);
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sa.sa_flags = 0; /* no SA_RESTART: waits return EINTR and look again */
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < FORWARDED_COUNT; i++) {
+        struct sigaction previous;
+        sigaction(forwarded_signals[i], NULL, &previous);
+        if (previous.sa_handler != SIG_IGN)
+            sigaction(forwarded_signals[i], &sa, NULL);
+    }
+}
+
+void signals_forward_to(pid_t pid, pid_t group)
+{
+    forward_pid = pid;
+    forward_group = group;
+}
+
+int signals_received(void)
+{
+    return received_signal;
+}
+
+void signals_block_forwarded(sigset_t *previous)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    for (size_t i = 0; i < FORWARDED_COUNT; i++)
+        sigaddset(&set, forwarded_signals[i]);
+    sigprocmask(SIG_BLOCK, &set, previous);
+}
+
+void signals_restore_for_exec(void)
+{
+    sigprocmask(SIG_SETMASK, &mask_at_start, NULL);
+}
