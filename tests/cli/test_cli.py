@@ -257,6 +257,236 @@ class Attach(Tmp):
         self.assertIsNone(target.poll())  # not forwarded: resmon did not start it
 
 
+def proc_state(pid):
+    """The state letter of pid ('Z' for a zombie), or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+
+
+def peak_mark_mb(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return None
+
+
+class ProcessStart(Tmp):
+    def test_started_with_sigchld_ignored_keeps_the_exit_status(self):
+        # Some launchers exec with SIGCHLD ignored; the kernel would then reap
+        # the command itself and wait4 would fail with ECHILD.
+        launcher = ("import os, signal, sys; signal.signal(signal.SIGCHLD, signal.SIG_IGN); "
+                    "os.execv(sys.argv[1], sys.argv[1:])")
+        r = subprocess.run([sys.executable, "-c", launcher, RESMON, "-o", self.path("s.json"), "--",
+                            "sh", "-c", "cat /proc/self/status; exit 3"],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 3, r.stderr)
+        s = self.summary()
+        self.assertEqual(s["exit_status"], 3)
+        self.assertEqual(s["cpu_sec_source"], "wait4")
+        self.assertLess(s["cpu_sec"], 5)
+        self.assertIn("exited with status 3", r.stderr)
+        ignored = int(next(l for l in r.stdout.splitlines() if l.startswith("SigIgn:")).split()[1], 16)
+        self.assertFalse(ignored & (1 << (signal.SIGCHLD - 1)), "the command inherited an ignored SIGCHLD")
+
+    def test_command_runs_in_its_own_process_group(self):
+        r = resmon("-q", "--", "sh", "-c", "cat /proc/self/stat")
+        fields = r.stdout.rsplit(")", 1)[1].split()
+        pid_of_cat, pgid = int(r.stdout.split()[0]), int(fields[2])
+        self.assertNotEqual(pgid, os.getpgid(0))
+        self.assertNotEqual(pgid, pid_of_cat)  # the group is the shell's, the command itself
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+
+class SignalsReachTheTree(Tmp):
+    def test_sigterm_reaches_every_process_of_the_command(self):
+        # timeout(1)'s rule: the whole process group, not the direct child only.
+        p = subprocess.Popen([RESMON, "-q", "--", "sh", "-c", f"{WORKLOAD} sleep 31 & echo $!; wait"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        grandchild = int(p.stdout.readline())
+        p.send_signal(signal.SIGTERM)
+        p.communicate(timeout=30)
+        self.assertEqual(p.returncode, 128 + signal.SIGTERM)
+        deadline = time.monotonic() + 10
+        while proc_state(grandchild) not in (None, "Z") and time.monotonic() < deadline:
+            time.sleep(0.01)
+        self.assertIn(proc_state(grandchild), (None, "Z"), "the grandchild survived the forwarded SIGTERM")
+
+
+class Terminal(Tmp):
+    """resmon as the foreground job of a pseudo-terminal, as in an interactive shell."""
+
+    def start_in_pty(self, *command):
+        import fcntl
+        import pty
+        import termios
+        master, slave = pty.openpty()
+
+        def take_terminal():
+            fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+        p = subprocess.Popen([RESMON, "-q", "--", *command], stdin=slave, stdout=slave, stderr=slave,
+                             start_new_session=True, preexec_fn=take_terminal)
+        os.close(slave)
+        self.addCleanup(os.close, master)
+        self.addCleanup(lambda: p.poll() is None and p.kill())
+        return p, master
+
+    def read_until(self, master, text, timeout=20):
+        seen = b""
+        deadline = time.monotonic() + timeout
+        import select
+        while text not in seen and time.monotonic() < deadline:
+            if select.select([master], [], [], 0.5)[0]:
+                seen += os.read(master, 4096)
+        self.assertIn(text, seen)
+
+    # Python as the command: it leaves resmon's process group (setpgid), then
+    # says it is ready and waits for Ctrl-C.
+    LEAVER = ("import os, signal, time; os.setpgid(0, 0); print('ready', flush=True); "
+              "time.sleep(60); os._exit(3)")
+
+    def test_ctrl_c_reaches_a_command_that_left_resmons_group(self):
+        p, master = self.start_in_pty(sys.executable, "-c", self.LEAVER)
+        self.read_until(master, b"ready")
+        os.write(master, b"\x03")
+        self.assertEqual(p.wait(timeout=20), 128 + signal.SIGINT)
+
+    def test_ctrl_z_stops_the_job_and_continue_resumes_it(self):
+        p, master = self.start_in_pty(sys.executable, "-c", self.LEAVER)
+        self.read_until(master, b"ready")
+        os.write(master, b"\x1a")
+        _, status = os.waitpid(p.pid, os.WUNTRACED)  # resmon stops with its command, as a shell job
+        self.assertTrue(os.WIFSTOPPED(status))
+        os.kill(p.pid, signal.SIGCONT)  # what a shell's fg does
+        os.write(master, b"\x03")
+        self.assertEqual(p.wait(timeout=20), 128 + signal.SIGINT)
+
+
+class Orphans(Tmp):
+    def test_orphan_cpu_reaches_the_exact_figures(self):
+        # The orphan's own CPU seconds (from the kernel, as it exits) through a pipe
+        # that the command reads to its end: the orphan finishes before the command.
+        orphan = ("import os, time; end = time.monotonic() + 0.5\n"
+                  "while time.monotonic() < end: pass\n"
+                  "t = os.times(); print(t.user + t.system, flush=True)")
+        script = f"( {sys.executable} -c '{orphan}' & ) | cat > {self.path('orphan_cpu')}"
+        r = resmon("-o", self.path("s.json"), "--", "sh", "-c", script)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(self.path("orphan_cpu")) as f:
+            orphan_cpu = float(f.read())
+        self.assertGreater(orphan_cpu, 0.05)
+        self.assertGreaterEqual(self.summary()["cpu_sec"], orphan_cpu)
+        self.assertNotIn("still run", r.stderr)
+
+    def test_running_orphans_are_reported_and_left_running(self):
+        r = resmon("-o", self.path("s.json"), "--", "sh", "-c", f"{WORKLOAD} sleep 30 >/dev/null 2>&1 & echo $!")
+        orphan = int(r.stdout)
+        self.addCleanup(lambda: proc_state(orphan) and os.kill(orphan, signal.SIGKILL))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("1 process started by the command still run", r.stderr)
+        self.assertIn(proc_state(orphan), ("S", "R"))  # not killed, not waited for
+
+    def test_wait_orphans_waits_and_counts_them(self):
+        t = time.monotonic()
+        r = resmon("--wait-orphans", "-o", self.path("s.json"), "--", "sh", "-c", f"{WORKLOAD} spin 0.4 &")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertGreaterEqual(time.monotonic() - t, 0.4)
+        s = self.summary()
+        self.assertGreaterEqual(s["wall_sec"], 0.4)
+        self.assertGreater(s["cpu_sec"], 0.1)  # the spinning orphan, reaped by resmon
+        self.assertNotIn("still run", r.stderr)
+
+    def test_as_pid_1_every_orphan_is_reaped(self):
+        script = "for i in $(seq 300); do (sleep .01 &); done; sleep 1; ps -eo stat= | grep -c Z"
+        r = subprocess.run(["unshare", "-pf", "--mount-proc", RESMON, "-q", "--", "sh", "-c", script],
+                           capture_output=True, text=True, timeout=60)
+        if r.returncode not in (0, 1) or not r.stdout.strip():
+            self.skipTest(f"no pid namespace here: {r.stderr.strip()}")
+        self.assertEqual(r.stdout.strip(), "0")
+
+
+class AttachEdges(Tmp):
+    def test_kernel_thread_is_refused(self):
+        r = resmon("--pid", "2", "-o", self.path("s.json"))
+        self.assertEqual(r.returncode, 125, r.stderr)
+        self.assertIn("kernel thread", r.stderr)
+        self.assertEqual(r.stderr.strip().count("\n"), 0)
+
+    def test_zombie_is_refused(self):
+        z = subprocess.Popen(["true"])
+        os.waitid(os.P_PID, z.pid, os.WEXITED | os.WNOWAIT)  # exited, not reaped
+        r = resmon("--pid", str(z.pid))
+        z.wait()
+        self.assertEqual(r.returncode, 125, r.stderr)
+        self.assertIn("already exited", r.stderr)
+
+    def test_pid_must_be_plain_digits(self):
+        target = subprocess.Popen([WORKLOAD, "sleep", "20"])
+        self.addCleanup(target.kill)
+        for spelling in (f" {target.pid}", f"{target.pid} ", f"+{target.pid}", ""):
+            r = resmon("--pid", spelling, "--duration", "0.1")
+            self.assertEqual(r.returncode, 125, spelling)
+            self.assertIn("invalid PID", r.stderr)
+
+    def test_target_exit_ends_the_run_at_once(self):
+        target = subprocess.Popen([WORKLOAD, "sleep", "1"])
+        t = time.monotonic()
+        r = resmon("-i", "1000", "--pid", str(target.pid), "-o", self.path("s.json"))
+        elapsed = time.monotonic() - t
+        target.wait()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertLess(elapsed, 4)  # not the next slot, 1000 s away
+        self.assertLess(self.summary()["wall_sec"], 4)
+
+    def test_attach_leaves_the_peak_mark_and_reports_the_lifetime_peak(self):
+        holder = ("import sys, time; b = bytearray(80 << 20); del b; print('ready', flush=True); "
+                  "sys.stdin.read()")
+        target = subprocess.Popen([sys.executable, "-c", holder], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.addCleanup(target.kill)
+        target.stdout.readline()
+        before = peak_mark_mb(target.pid)
+        self.assertGreater(before, 80)
+        r = resmon("-i", "0.02", "--pid", str(target.pid), "--duration", "0.3", "-o", self.path("s.json"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertGreaterEqual(peak_mark_mb(target.pid), before)  # not reset
+        s = self.summary()
+        self.assertGreaterEqual(s["hwm_rss_mb"], before)
+        self.assertEqual(s["hwm_scope"], "lifetime")
+        r = resmon("-i", "0.02", "--pid", str(target.pid), "--duration", "0.3", "--reset-peak")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertLess(peak_mark_mb(target.pid), before)  # asked for
+
+
+class HonestFigures(Tmp):
+    def test_no_children_leaves_out_the_descendants_wait4_figures(self):
+        r = resmon("-i", "0.05", "--no-children", "-o", self.path("s.json"), "--",
+                   "sh", "-c", f"{WORKLOAD} mem 100 0.6")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        s = self.summary()
+        self.assertNotIn("exact_peak_rss_mb", s)  # wait4's would be the child's 100 MB
+        self.assertEqual(s["cpu_sec_source"], "samples")
+        self.assertLess(s["hwm_rss_mb"], 100 if not SANITIZED else 400)  # the shell's own peak
+
+    def test_last_sample_is_not_the_zombies(self):
+        r = resmon("-i", "0.02", "-o", self.path("s.json"), "--", WORKLOAD, "mem", "100", "0.5")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        s = self.summary()
+        self.assertGreaterEqual(s["memory_growth_mb"], 0)
+
+    def test_table_cpu_line_names_its_source_and_mean(self):
+        r = resmon("-o", self.path("s.json"), "--", "sh", "-c", f"{WORKLOAD} spin 0.6 & {WORKLOAD} spin 0.6 & wait")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        s = self.summary()
+        line = next(l for l in r.stderr.splitlines() if "CPU time" in l)
+        self.assertIn("kernel (wait4)", line)
+        mean = float(line.split("mean")[1].split("%")[0])
+        self.assertAlmostEqual(mean, 100 * s["cpu_sec"] / s["wall_sec"], delta=1)
+
+
 class Outputs(Tmp):
     def run_full(self, samples_name):
         r = resmon("-i", "0.02", "-o", self.path("s.json"), "-s", self.path(samples_name), "--plot",
