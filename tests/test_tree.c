@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -178,8 +179,8 @@ static void zombie_target_ends_the_window_with_one_sample(void **state)
     resmon_monitor_free(m);
 }
 
-/* A child that touches `megabytes`, frees `release_megabytes` of them again
- * (so its peak-RSS mark stays above its RSS), writes one byte to *ready and
+/* A child that touches `megabytes` it keeps and `release_megabytes` it
+ * unmaps again (so its peak-RSS mark stays above its RSS), writes one byte to *ready and
  * exits when a byte arrives on *go (or go's writer closes). */
 typedef struct held_memory_child {
     pid_t pid;
@@ -198,13 +199,18 @@ static held_memory_child spawn_memory_holder(size_t megabytes, size_t release_me
         close(go[1]); /* else its own copy keeps go open: no EOF */
         close(ready[0]);
         char *held = malloc(megabytes << 20);
-        char *released = malloc(release_megabytes << 20);
-        if (!held || (release_megabytes && !released))
+        if (!held)
             _exit(1);
         test_touch(held, megabytes << 20);
         if (release_megabytes) {
-            test_touch(released, release_megabytes << 20);
-            free(released); /* large: returned to the kernel at once (mmap) */
+            /* mmap, not malloc: munmap returns the pages at once, also under
+             * ASan, whose free keeps them in quarantine. */
+            size_t bytes = release_megabytes << 20;
+            char *released = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (released == MAP_FAILED)
+                _exit(1);
+            test_touch(released, bytes);
+            munmap(released, bytes);
         }
         char byte = 'r';
         if (write(ready[1], &byte, 1) != 1 || read(go[0], &byte, 1) < 0)

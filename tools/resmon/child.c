@@ -138,6 +138,14 @@ static void wait_for_orphans(run_result *r)
     }
 }
 
+/* Reaps a command that never ran (exec failed, or the monitor did not
+ * start): its status is resmon's own, so only EINTR needs care. */
+static void reap_unstarted(pid_t child)
+{
+    while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
+        ;
+}
+
 /* Child side of the fork: joins its own process group, waits for the go
  * byte (so that the monitor's first sample and the terminal hand-over
  * precede any work), then execs; on failure sends errno back. */
@@ -246,7 +254,7 @@ int run_command(const cli_options *o, resmon_options monitor_opts, run_result *r
         fprintf(stderr, "resmon: cannot monitor the command: %s\n", resmon_strerror(rc));
         signals_forward_to(0, 0);
         kill(child, SIGKILL);
-        waitpid(child, NULL, 0);
+        reap_unstarted(child);
         terminal_take_back(&tty);
         resmon_monitor_free(m);
         return EXIT_USAGE;
@@ -268,7 +276,7 @@ int run_command(const cli_options *o, resmon_options monitor_opts, run_result *r
         resmon_monitor_stop(m);
         resmon_monitor_free(m);
         signals_forward_to(0, 0);
-        waitpid(child, NULL, 0);
+        reap_unstarted(child);
         terminal_take_back(&tty);
         fprintf(stderr, "resmon: %s: %s\n", o->argv[0],
                 exec_errno == ENOENT ? "command not found" : strerror(exec_errno));
