@@ -328,8 +328,13 @@ class Terminal(Tmp):
         def take_terminal():
             fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
-        p = subprocess.Popen([RESMON, "-q", "--", *command], stdin=slave, stdout=slave, stderr=slave,
-                             start_new_session=True, preexec_fn=take_terminal)
+        try:
+            p = subprocess.Popen([RESMON, "-q", "--", *command], stdin=slave, stdout=slave, stderr=slave,
+                                 start_new_session=True, preexec_fn=take_terminal)
+        except (OSError, subprocess.SubprocessError) as e:
+            os.close(master)
+            os.close(slave)
+            self.skipTest(f"cannot give a pseudo-terminal a session here: {e}")
         os.close(slave)
         self.addCleanup(os.close, master)
         self.addCleanup(lambda: p.poll() is None and p.kill())
