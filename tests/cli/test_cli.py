@@ -393,6 +393,7 @@ class Orphans(Tmp):
         self.addCleanup(lambda: proc_state(orphan) and os.kill(orphan, signal.SIGKILL))
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("1 process started by the command still run", r.stderr)
+        self.assertEqual(self.summary()["orphans_left"], 1)
         self.assertIn(proc_state(orphan), ("S", "R"))  # not killed, not waited for
 
     def test_wait_orphans_waits_and_counts_them(self):
@@ -403,6 +404,7 @@ class Orphans(Tmp):
         s = self.summary()
         self.assertGreaterEqual(s["wall_sec"], 0.4)
         self.assertGreater(s["cpu_sec"], 0.1)  # the spinning orphan, reaped by resmon
+        self.assertEqual(s["orphans_left"], 0)
         self.assertNotIn("still run", r.stderr)
 
     def test_as_pid_1_every_orphan_is_reaped(self):

@@ -87,6 +87,8 @@ int summary_write_json(FILE *out, const cli_options *o, const run_result *r)
         json_write_string(out, resmon_gpu_selection(r->gpu));
     }
     fprintf(out, ", \"interrupted\": %s", r->interrupted ? "true" : "false");
+    if (!o->pid) /* adopted descendants still running when resmon stopped */
+        fprintf(out, ", \"orphans_left\": %d", r->orphans_left);
     fprintf(out, ", \"resmon_version\": \"%s\"}\n", resmon_version_string());
     return ferror(out) ? -1 : 0;
 }
