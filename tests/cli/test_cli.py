@@ -316,6 +316,20 @@ class SignalsReachTheTree(Tmp):
         self.assertIn(proc_state(grandchild), (None, "Z"), "the grandchild survived the forwarded SIGTERM")
 
 
+    def test_sigterm_reaches_a_command_that_left_its_group(self):
+        # The command joins resmon's own group: the signal to its old group
+        # reaches nobody, so resmon must also signal the command's pid.
+        leaver = ("import os, sys, time; os.setpgid(0, os.getpgid(os.getppid())); "
+                  "print('ready', flush=True); time.sleep(60)")
+        p = subprocess.Popen([RESMON, "-q", "--", sys.executable, "-c", leaver], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, start_new_session=True)
+        self.addCleanup(lambda: p.poll() is None and p.kill())
+        self.assertEqual(p.stdout.readline(), "ready\n")
+        p.send_signal(signal.SIGTERM)
+        p.communicate(timeout=20)
+        self.assertEqual(p.returncode, 128 + signal.SIGTERM)
+
+
 class Terminal(Tmp):
     """resmon as the foreground job of a pseudo-terminal, as in an interactive shell."""
 

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <unistd.h>
 
 static const int forwarded_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 #define FORWARDED_COUNT (sizeof forwarded_signals / sizeof forwarded_signals[0])
@@ -27,19 +28,21 @@ static volatile pid_t forward_group; /* its process group */
 static sigset_t mask_at_start;
 
 /* Sends the signal to the command's whole process group (its descendants,
- * as timeout(1) does) and to the command itself, which may have left the
- * group (setpgid).  A signal from the terminal is forwarded too: it reaches
- * resmon only when resmon, not the command, is in the terminal's foreground
- * group (for instance after a shell's `fg`), so the command never gets it
- * twice from the terminal. */
+ * as timeout(1) does) and to the command itself when it has left the group
+ * (setpgid) -- only then, since a second SIGINT means "force quit" to some
+ * programs.  A signal from the terminal is forwarded too: it reaches resmon
+ * only when resmon, not the command, is in the terminal's foreground group
+ * (for instance after a shell's `fg`), so the command never gets it twice
+ * from the terminal. */
 static void on_signal(int sig)
 {
     int saved_errno = errno;
     received_signal = sig;
-    if (forward_group > 0)
-        kill(-forward_group, sig);
-    if (forward_pid > 0)
-        kill(forward_pid, sig);
+    pid_t group = forward_group, pid = forward_pid;
+    if (group > 0)
+        kill(-group, sig);
+    if (pid > 0 && (group <= 0 || getpgid(pid) != group))
+        kill(pid, sig);
     errno = saved_errno;
 }
 
