@@ -392,13 +392,17 @@ class Orphans(Tmp):
         orphan = ("import os, time; end = time.monotonic() + 0.5\n"
                   "while time.monotonic() < end: pass\n"
                   "t = os.times(); print(t.user + t.system, flush=True)")
-        script = f"( {sys.executable} -c '{orphan}' & ) | cat > {self.path('orphan_cpu')}"
+        # The command ends only once its orphan is gone, that is reaped by
+        # resmon (kill -0 still finds a zombie).
+        script = (f"( {sys.executable} -c '{orphan}' & echo $! > {self.path('orphan_pid')} ) "
+                  f"| cat > {self.path('orphan_cpu')}; orphan=$(cat {self.path('orphan_pid')}); "
+                  "while kill -0 $orphan 2>/dev/null; do sleep 0.01; done")
         r = resmon("-o", self.path("s.json"), "--", "sh", "-c", script)
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(self.path("orphan_cpu")) as f:
             orphan_cpu = float(f.read())
         self.assertGreater(orphan_cpu, 0.05)
-        self.assertGreaterEqual(self.summary()["cpu_sec"], orphan_cpu)
+        self.assertGreaterEqual(self.summary()["cpu_sec"], orphan_cpu, r.stderr)
         self.assertNotIn("still run", r.stderr)
 
     def test_running_orphans_are_reported_and_left_running(self):

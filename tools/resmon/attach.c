@@ -10,43 +10,67 @@
  * the exact peak reported is the target's lifetime peak.
  */
 #include "cli.h"
-#include "internal.h"
-#include "procfs.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-/* Why pid cannot be monitored, or NULL when it can. */
+/* Reads a small /proc file of pid into buf (NUL-terminated).  Returns the
+ * length, or -errno. */
+static ssize_t read_proc_file(pid_t pid, const char *name, char *buf, size_t cap)
+{
+    const char *root = getenv("RESMON_PROC_ROOT"); /* the library's test seam, checked by cli_parse */
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%d/%s", root && *root ? root : "/proc", (int)pid, name);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    ssize_t n;
+    do {
+        n = read(fd, buf, cap - 1);
+    } while (n < 0 && errno == EINTR);
+    int err = errno;
+    close(fd);
+    if (n < 0)
+        return -err;
+    buf[n] = '\0';
+    return n;
+}
+
+/* Why pid cannot be monitored, or NULL when it can.  stat's state (the
+ * field after the last ')', as comm may hold any byte) says a zombie;
+ * statm's size 0 with a live state says a kernel thread (no memory map). */
 static const char *unmonitorable(pid_t pid)
 {
-    char path[32];
-    snprintf(path, sizeof path, "%d", (int)pid);
-    int proc = open(rm__proc_root(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    int dir = proc < 0 ? -1 : openat(proc, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (proc >= 0)
-        close(proc);
-    if (dir < 0)
-        return errno == ENOENT ? "no such process" : strerror(errno);
-    const char *why = NULL;
     char text[1024];
-    rm__proc_stat st;
-    uint64_t size_pages, resident_pages;
-    ssize_t n = rm__read_file_at(dir, "stat", text, sizeof text);
-    if (n > 0 && rm__parse_stat(text, (size_t)n, &st) == 0 && (st.state == 'Z' || st.state == 'X')) {
-        why = "it has already exited (a zombie its parent has not reaped): nothing is left to measure";
-    } else {
-        n = rm__read_file_at(dir, "statm", text, sizeof text);
-        if (n > 0 && rm__parse_statm(text, (size_t)n, &size_pages, &resident_pages) == 0 && size_pages == 0)
-            why = "it is a kernel thread, which has no memory of its own to measure";
-    }
-    close(dir);
-    return why;
+    ssize_t n = read_proc_file(pid, "stat", text, sizeof text);
+    if (n < 0)
+        return n == -ENOENT || n == -ESRCH ? "no such process" : strerror((int)-n);
+    const char *end_of_comm = strrchr(text, ')');
+    char state = end_of_comm && end_of_comm[1] == ' ' ? end_of_comm[2] : '?';
+    if (state == 'Z' || state == 'X')
+        return "it has already exited (a zombie its parent has not reaped): nothing is left to measure";
+    unsigned long size_pages;
+    if (read_proc_file(pid, "statm", text, sizeof text) > 0 && sscanf(text, "%lu", &size_pages) == 1 &&
+        size_pages == 0)
+        return "it is a kernel thread, which has no memory of its own to measure";
+    return NULL;
+}
+
+int attach_check_target(pid_t pid)
+{
+    const char *why = unmonitorable(pid);
+    if (!why)
+        return 0;
+    fprintf(stderr, "resmon: cannot monitor process %d: %s\n", (int)pid, why);
+    return EXIT_USAGE;
 }
 
 /* A descriptor that becomes readable when pid exits; -1 where the kernel has
@@ -72,7 +96,7 @@ static void wait_for_end(const cli_options *o, resmon_monitor *m, double start)
     while (!signals_received() && resmon_monitor_running(m)) {
         double left = -1; /* forever */
         if (o->duration_sec > 0) {
-            left = o->duration_sec - (rm__now_sec() - start);
+            left = o->duration_sec - (cli_monotonic_sec() - start);
             if (left <= 0)
                 break;
         }
@@ -90,14 +114,10 @@ static void wait_for_end(const cli_options *o, resmon_monitor *m, double start)
         close(pidfd);
 }
 
-int attach_process(const cli_options *o, resmon_options monitor_opts, run_result *r)
+int attach_process(const cli_options *o, outputs *out, run_result *r)
 {
-    const char *why = unmonitorable(o->pid);
-    if (why) {
-        fprintf(stderr, "resmon: cannot monitor process %d: %s\n", (int)o->pid, why);
-        return EXIT_USAGE;
-    }
     signals_prepare(); /* nothing is forwarded: resmon did not start the target */
+    resmon_options monitor_opts = cli_monitor_options(o, out);
     monitor_opts.pid = o->pid;
     monitor_opts.keep_peak_mark = !o->reset_peak;
     resmon_monitor *m = NULL;
@@ -111,10 +131,11 @@ int attach_process(const cli_options *o, resmon_options monitor_opts, run_result
         return EXIT_USAGE;
     }
     r->start_wall_epoch = cli_realtime_sec();
-    double start = rm__now_sec();
+    double start = cli_monotonic_sec();
+    outputs_command_started(out);
     wait_for_end(o, m, start);
     resmon_monitor_stop(m);
-    r->wall_sec = rm__now_sec() - start;
+    r->wall_sec = cli_monotonic_sec() - start;
     r->interrupted = signals_received() != 0;
     resmon_monitor_get_summary(m, &r->summary, sizeof r->summary);
     resmon_monitor_free(m);

@@ -14,7 +14,6 @@
  * their CPU counts) before the outputs are written.
  */
 #include "cli.h"
-#include "internal.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -214,7 +213,7 @@ static void settle_orphans(const cli_options *o, pid_t group, run_result *r)
                               : "; not measured further (--wait-orphans waits for them)");
 }
 
-int run_command(const cli_options *o, resmon_options monitor_opts, run_result *r)
+int run_command(const cli_options *o, outputs *out, run_result *r)
 {
     signals_prepare();
     /* Fails only before Linux 3.4: then orphans go to init, as before. */
@@ -242,6 +241,7 @@ int run_command(const cli_options *o, resmon_options monitor_opts, run_result *r
     terminal_lend(&tty, child);
     signals_forward_to(child, child);
 
+    resmon_options monitor_opts = cli_monitor_options(o, out);
     monitor_opts.pid = child;
     /* With --no-children the exact peak is the command's own mark (exec
      * starts a fresh one), not wait4's, which includes what it reaped. */
@@ -260,7 +260,7 @@ int run_command(const cli_options *o, resmon_options monitor_opts, run_result *r
         return EXIT_USAGE;
     }
     r->start_wall_epoch = cli_realtime_sec();
-    double start = rm__now_sec();
+    double start = cli_monotonic_sec();
     if (write(go[1], "g", 1) != 1) {
         /* cannot happen while the child lives; it exits 125 on EOF */
     }
@@ -278,13 +278,12 @@ int run_command(const cli_options *o, resmon_options monitor_opts, run_result *r
         signals_forward_to(0, 0);
         reap_unstarted(child);
         terminal_take_back(&tty);
-        fprintf(stderr, "resmon: %s: %s\n", o->argv[0],
-                exec_errno == ENOENT ? "command not found" : strerror(exec_errno));
-        return exec_errno == ENOENT || exec_errno == ENOTDIR ? EXIT_NOT_FOUND : EXIT_CANNOT_EXECUTE;
+        return exec_failure_report(o->argv[0], exec_errno);
     }
+    outputs_command_started(out);
 
     rc = wait_for_exit(child, &tty, r);
-    r->wall_sec = rm__now_sec() - start;
+    r->wall_sec = cli_monotonic_sec() - start;
     resmon_monitor_stop(m);
     resmon_monitor_get_summary(m, &r->summary, sizeof r->summary);
     resmon_monitor_free(m);
@@ -299,7 +298,7 @@ int run_command(const cli_options *o, resmon_options monitor_opts, run_result *r
     }
     settle_orphans(o, child, r);
     if (o->wait_orphans)
-        r->wall_sec = rm__now_sec() - start;
+        r->wall_sec = cli_monotonic_sec() - start;
     if (r->have_rusage) {
         /* The kernel's peak of the largest process is the exact peak for
          * this window: the command's life is the window. */
