@@ -213,21 +213,21 @@ static void settle_orphans(const cli_options *o, pid_t group, run_result *r)
                               : "; not measured further (--wait-orphans waits for them)");
 }
 
-int run_command(const cli_options *o, outputs *out, run_result *r)
+/* Forks the command in a process group of its own, held before exec until
+ * a byte arrives on *go_write; exec's errno comes back on *error_read.
+ * Returns the pid, or prints one line and returns -1. */
+static pid_t spawn_held(const cli_options *o, int *go_write, int *error_read)
 {
-    signals_prepare();
-    /* Fails only before Linux 3.4: then orphans go to init, as before. */
-    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     int go[2], error_pipe[2];
     if (pipe2(go, O_CLOEXEC) != 0 || pipe2(error_pipe, O_CLOEXEC) != 0) {
         fprintf(stderr, "resmon: cannot create a pipe: %s\n", strerror(errno));
-        return EXIT_USAGE;
+        return -1;
     }
     fflush(NULL);
     pid_t child = fork();
     if (child < 0) {
         fprintf(stderr, "resmon: cannot fork: %s\n", strerror(errno));
-        return EXIT_USAGE;
+        return -1;
     }
     if (child == 0) {
         close(go[1]);
@@ -237,6 +237,20 @@ int run_command(const cli_options *o, outputs *out, run_result *r)
     close(go[0]);
     close(error_pipe[1]);
     setpgid(child, child); /* both sides set it: no race with the go byte */
+    *go_write = go[1];
+    *error_read = error_pipe[0];
+    return child;
+}
+
+int run_command(const cli_options *o, outputs *out, run_result *r)
+{
+    signals_prepare();
+    /* Fails only before Linux 3.4: then orphans go to init, as before. */
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    int go_write, error_read;
+    pid_t child = spawn_held(o, &go_write, &error_read);
+    if (child < 0)
+        return EXIT_USAGE;
     terminal_lease tty;
     terminal_lend(&tty, child);
     signals_forward_to(child, child);
@@ -253,6 +267,8 @@ int run_command(const cli_options *o, outputs *out, run_result *r)
     if (rc < 0) {
         fprintf(stderr, "resmon: cannot monitor the command: %s\n", resmon_strerror(rc));
         signals_forward_to(0, 0);
+        close(go_write);
+        close(error_read);
         kill(child, SIGKILL);
         reap_unstarted(child);
         terminal_take_back(&tty);
@@ -261,17 +277,17 @@ int run_command(const cli_options *o, outputs *out, run_result *r)
     }
     r->start_wall_epoch = cli_realtime_sec();
     double start = cli_monotonic_sec();
-    if (write(go[1], "g", 1) != 1) {
+    if (write(go_write, "g", 1) != 1) {
         /* cannot happen while the child lives; it exits 125 on EOF */
     }
-    close(go[1]);
+    close(go_write);
 
     int exec_errno = 0;
     ssize_t n;
     do {
-        n = read(error_pipe[0], &exec_errno, sizeof exec_errno);
+        n = read(error_read, &exec_errno, sizeof exec_errno);
     } while (n < 0 && errno == EINTR);
-    close(error_pipe[0]);
+    close(error_read);
     if (n == (ssize_t)sizeof exec_errno) {
         resmon_monitor_stop(m);
         resmon_monitor_free(m);
