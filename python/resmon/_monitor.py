@@ -1,0 +1,159 @@
+"""ResourceMonitor: calibrax's context manager over a libresmon monitor."""
+
+from __future__ import annotations
+
+import math
+import numbers
+import os
+from dataclasses import dataclass
+from types import TracebackType
+
+from . import _resmon
+from ._protocol import GPUProfilerProtocol
+from ._records import ResourceSample, ResourceSummary
+
+# The library's accepted range (resmon_options.sample_interval_sec).
+_MIN_INTERVAL_SEC = 1e-6
+_MAX_INTERVAL_SEC = 1e6
+
+
+class ResourceMonitor:
+    """Background resource sampling (10 Hz by default) via context manager.
+
+    Usage::
+
+        with ResourceMonitor() as mon:
+            ...  # run benchmark
+        summary = mon.summary
+
+    The sampler is libresmon's C thread: it takes no GIL, so monitoring costs
+    a pure-Python workload nothing per sample unless a Python ``gpu_profiler``
+    is given (then only the GPU thread takes the GIL, once per call).  Each
+    ``with`` opens a new window: samples and summary start afresh.  The
+    sampler stops when the ``with`` block ends, also by an exception such as
+    KeyboardInterrupt, and when the monitor is dropped.
+
+    Args:
+        sample_interval_sec: Seconds between samples, 1e-6 to 1e6.
+        gpu_profiler: Optional profiler satisfying GPUProfilerProtocol.
+        pid: resmon only: monitor this process instead of the calling one.
+        include_children: resmon only: add every descendant of the monitored
+            process alive at each sample.
+        max_samples: resmon only: keep only the most recent samples (the
+            summary still covers the whole window); None keeps all.
+        gpu: resmon only: a built-in GPU backend instead of a Python profiler:
+            "auto", "all", "nvml:0", "nvml:GPU-<uuid>", "amd:0", "intel:0"
+            (see list_gpus()).
+
+    Raises:
+        ValueError: A bad interval, pid, max_samples or GPU spec, or both
+            gpu_profiler and gpu.
+        OSError: The library failed (errno and resmon's message), e.g. the
+            GPU named by ``gpu`` cannot be opened.
+    """
+
+    def __init__(
+        self,
+        sample_interval_sec: float = 0.1,
+        gpu_profiler: GPUProfilerProtocol | None = None,
+        *,
+        pid: int | None = None,
+        include_children: bool = False,
+        max_samples: int | None = None,
+        gpu: str | None = None,
+    ) -> None:
+        self._interval = _checked_interval(sample_interval_sec)
+        self._gpu_profiler = gpu_profiler
+        if gpu is not None and not isinstance(gpu, str):
+            raise ValueError(f"gpu must be a string such as 'auto' or 'nvml:0', got {gpu!r}")
+        if gpu == "none":
+            gpu = None
+        if gpu_profiler is not None and gpu is not None:
+            raise ValueError("give either gpu_profiler or gpu, not both")
+        if pid is not None and (isinstance(pid, bool) or not isinstance(pid, int) or pid <= 0):
+            raise ValueError(f"pid must be a positive integer, got {pid!r}")
+        if include_children and pid is None:
+            pid = os.getpid()
+        if max_samples is not None and (
+                isinstance(max_samples, bool) or not isinstance(max_samples, int) or max_samples <= 0):
+            raise ValueError(f"max_samples must be a positive integer or None, got {max_samples!r}")
+        self._monitor = _resmon.Monitor(self._interval, gpu_profiler, gpu, pid or 0, bool(include_children),
+                                        max_samples or 0)
+
+    def __enter__(self) -> ResourceMonitor:
+        """Start background sampling; the first sample is taken before this returns."""
+        self._monitor.start()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        """Stop background sampling; the last sample is taken before this returns."""
+        self._monitor.stop()
+
+    @property
+    def running(self) -> bool:
+        """True while a window is open (False after a monitored process exited)."""
+        return self._monitor.running
+
+    @property
+    def samples(self) -> list[ResourceSample]:
+        """Return a new list of the kept samples, oldest first."""
+        return [_sample(*fields) for fields in self._monitor.samples()]
+
+    @property
+    def summary(self) -> ResourceSummary:
+        """Aggregated metrics of the current (or last) window, or a zeroed
+        summary if no sample has been taken."""
+        return ResourceSummary(**self._monitor.summary())
+
+    def __repr__(self) -> str:
+        state = "running" if self.running else "stopped"
+        return f"<resmon.ResourceMonitor {state} every {self._interval} s>"
+
+
+def _sample(timestamp: float, cpu_percent: float, rss_mb: float, gpu_util: float | None,
+            gpu_mem_mb: float | None, gpu_clock_mhz: float | None, gpu_power_w: float | None,
+            gpu_proc_mem_mb: float | None) -> ResourceSample:
+    return ResourceSample(timestamp=timestamp, cpu_percent=cpu_percent, rss_mb=rss_mb, gpu_util=gpu_util,
+                          gpu_mem_mb=gpu_mem_mb, gpu_clock_mhz=gpu_clock_mhz, gpu_power_w=gpu_power_w,
+                          gpu_proc_mem_mb=gpu_proc_mem_mb)
+
+
+def _checked_interval(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"sample_interval_sec must be a number of seconds, got {value!r}")
+    interval = float(value)
+    if not math.isfinite(interval):
+        raise ValueError(f"sample_interval_sec must be finite, got {interval}")
+    if interval <= 0:
+        raise ValueError(f"sample_interval_sec must be positive, got {interval}")
+    if not _MIN_INTERVAL_SEC <= interval <= _MAX_INTERVAL_SEC:
+        raise ValueError(
+            f"sample_interval_sec must be between {_MIN_INTERVAL_SEC} and {_MAX_INTERVAL_SEC}, got {interval}")
+    return interval
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GPUInfo:
+    """A GPU one of resmon's built-in backends found.
+
+    Attributes:
+        backend: "nvml", "amd" or "intel".
+        index: Index within the backend.
+        name: Product name as the driver reports it.
+        id: NVML: the UUID; sysfs backends: the PCI address.
+        memory_total_mb: Total memory in MiB (None if unknown).
+        spec: What ResourceMonitor(gpu=...) takes to open this GPU.
+    """
+
+    backend: str
+    index: int
+    name: str
+    id: str
+    memory_total_mb: float | None
+    spec: str
+
+
+def list_gpus() -> list[GPUInfo]:
+    """List the GPUs resmon's NVML, AMD and Intel backends find (none is not an error)."""
+    return [GPUInfo(spec=f"{info['backend']}:{info['index']}", **info) for info in _resmon.list_gpus()]

@@ -1,0 +1,191 @@
+"""The records a monitor produces: ResourceSample and ResourceSummary.
+
+They are calibrax's (``calibrax.profiling.resources``) field for field, in
+its order, frozen and keyword-only; ``None`` is what the C library calls NAN
+(unknown).  resmon's additional measurements are additional optional fields
+that default to ``None``, so code that builds these records the calibrax way
+keeps working.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResourceSample:
+    """Single resource measurement at a point in time.
+
+    Attributes:
+        timestamp: Time of measurement, seconds on the clock of
+            ``time.perf_counter()`` (CLOCK_MONOTONIC on Linux).
+        cpu_percent: CPU time over wall time since the previous sample, x100
+            (above 100 with several busy threads; 0 in a window's first sample).
+        rss_mb: Resident set size in MiB.
+        gpu_util: GPU utilization percentage (None if no GPU or no reading).
+        gpu_mem_mb: GPU memory used in MiB (None if no GPU or no reading).
+        gpu_clock_mhz: GPU SM clock in MHz (None if unavailable).
+        gpu_power_w: GPU power draw in watts (None if unavailable).
+        gpu_proc_mem_mb: resmon only: GPU memory of the monitored process(es)
+            in MiB (None if unavailable).
+    """
+
+    timestamp: float
+    cpu_percent: float
+    rss_mb: float
+    gpu_util: float | None
+    gpu_mem_mb: float | None
+    gpu_clock_mhz: float | None = None
+    gpu_power_w: float | None = None
+    gpu_proc_mem_mb: float | None = None
+
+
+_SEED_REQUIRED = ("peak_rss_mb", "mean_rss_mb", "peak_gpu_mem_mb", "mean_gpu_util",
+                  "memory_growth_mb", "num_samples", "duration_sec")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResourceSummary:
+    """Aggregated resource usage over a monitoring period.
+
+    The first nine fields are calibrax's.  The rest are resmon's and default
+    to None (unknown), so ``ResourceSummary(**calibrax_fields)`` works.
+
+    Attributes:
+        peak_rss_mb: Maximum sampled RSS, MiB.
+        mean_rss_mb: Average RSS across all samples.
+        peak_gpu_mem_mb: Maximum GPU memory (None if no GPU).
+        mean_gpu_util: Average GPU utilization (None if no GPU).
+        memory_growth_mb: Last RSS minus first RSS (positive = growth).
+        num_samples: Total samples of the window (including any no longer
+            kept because of max_samples).
+        duration_sec: Time span of monitoring (0 with fewer than 2 samples).
+        mean_gpu_clock_mhz: Average GPU SM clock in MHz (None if unavailable).
+        mean_gpu_power_w: Average GPU power draw in watts (None if unavailable).
+        mean_cpu_percent: CPU seconds over the window's duration, x100.
+        peak_cpu_percent: Largest per-sample CPU percent.
+        cpu_time_sec: CPU seconds consumed between the first and last sample.
+        hwm_rss_mb: Exact peak RSS from the kernel's high-water mark.
+        hwm_scope: "window" (exact for the window) or "lifetime" (the kernel
+            refused the reset, so the peak may predate the window).
+        skipped_slots: Schedule slots the sampler missed by running late.
+        gpu_energy_j: GPU energy of the window, joules.
+        gpu_energy_source: "counter" (the GPU's energy counter: exact) or
+            "integrated" (power integrated over the samples).
+        cpu_energy_j: CPU package energy from RAPL, joules (usually root only).
+        peak_gpu_proc_mem_mb: Peak GPU memory of the monitored processes.
+    """
+
+    peak_rss_mb: float
+    mean_rss_mb: float
+    peak_gpu_mem_mb: float | None
+    mean_gpu_util: float | None
+    memory_growth_mb: float
+    num_samples: int
+    duration_sec: float
+    mean_gpu_clock_mhz: float | None = None
+    mean_gpu_power_w: float | None = None
+    mean_cpu_percent: float | None = None
+    peak_cpu_percent: float | None = None
+    cpu_time_sec: float | None = None
+    hwm_rss_mb: float | None = None
+    hwm_scope: str | None = None
+    skipped_slots: int | None = None
+    gpu_energy_j: float | None = None
+    gpu_energy_source: str | None = None
+    cpu_energy_j: float | None = None
+    peak_gpu_proc_mem_mb: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Serialize to a JSON-compatible dictionary.
+
+        calibrax's keys in calibrax's order (its optional GPU fields only when
+        not None; numbers converted to Python primitives, so NumPy and JAX
+        scalars are safe), then resmon's extras, each only when known, in the
+        order of ``resmon_summary_to_json``: ``json.dumps`` of the result is
+        byte for byte the C library's JSON.  (CPU means, cpu_time_sec and
+        skipped_slots are not part of that JSON.)
+
+        Returns:
+            Dictionary representation of the summary.
+        """
+        d: dict[str, Any] = {
+            "peak_rss_mb": float(self.peak_rss_mb),
+            "mean_rss_mb": float(self.mean_rss_mb),
+            "peak_gpu_mem_mb": _optional_float(self.peak_gpu_mem_mb),
+            "mean_gpu_util": _optional_float(self.mean_gpu_util),
+            "memory_growth_mb": float(self.memory_growth_mb),
+            "num_samples": int(self.num_samples),
+            "duration_sec": float(self.duration_sec),
+        }
+        if self.mean_gpu_clock_mhz is not None:
+            d["mean_gpu_clock_mhz"] = float(self.mean_gpu_clock_mhz)
+        if self.mean_gpu_power_w is not None:
+            d["mean_gpu_power_w"] = float(self.mean_gpu_power_w)
+        if _known(self.hwm_rss_mb) and self.hwm_scope is not None:
+            d["hwm_rss_mb"] = float(self.hwm_rss_mb)
+            d["hwm_scope"] = "window" if self.hwm_scope == "window" else "lifetime"
+        if _known(self.gpu_energy_j):
+            d["gpu_energy_j"] = float(self.gpu_energy_j)
+            d["gpu_energy_source"] = "counter" if self.gpu_energy_source == "counter" else "integrated"
+        if _known(self.cpu_energy_j):
+            d["cpu_energy_j"] = float(self.cpu_energy_j)
+        if _known(self.peak_gpu_proc_mem_mb):
+            d["peak_gpu_proc_mem_mb"] = float(self.peak_gpu_proc_mem_mb)
+        return d
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ResourceSummary:
+        """Deserialize from a dictionary such as ``to_dict`` writes.
+
+        Keys this class does not know are ignored; optional keys may be
+        missing or None.
+
+        Args:
+            data: Dictionary with resource summary fields.
+
+        Returns:
+            Reconstructed ResourceSummary instance.
+
+        Raises:
+            ValueError: A required key is missing, or a value has the wrong type.
+        """
+        missing = [key for key in _SEED_REQUIRED if key not in data]
+        if missing:
+            raise ValueError(f"ResourceSummary.from_dict: missing required key(s) {', '.join(missing)}")
+        known = {f.name for f in fields(cls)}
+        values = {key: value for key, value in data.items() if key in known}
+        for key, value in values.items():
+            _check_field(key, value)
+        return cls(**values)
+
+
+_TEXT_FIELDS = {"hwm_scope": ("window", "lifetime"), "gpu_energy_source": ("counter", "integrated")}
+_COUNT_FIELDS = ("num_samples", "skipped_slots")
+_NULLABLE_REQUIRED = ("peak_gpu_mem_mb", "mean_gpu_util")
+
+
+def _check_field(key: str, value: Any) -> None:
+    if value is None:
+        if key in _SEED_REQUIRED and key not in _NULLABLE_REQUIRED:
+            raise ValueError(f"ResourceSummary.from_dict: {key} is required, got None")
+        return
+    if key in _TEXT_FIELDS:
+        if value not in _TEXT_FIELDS[key]:
+            raise ValueError(f"ResourceSummary.from_dict: {key} must be one of {_TEXT_FIELDS[key]}, got {value!r}")
+    elif key in _COUNT_FIELDS:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"ResourceSummary.from_dict: {key} must be a non-negative integer, got {value!r}")
+    elif isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"ResourceSummary.from_dict: {key} must be a number, got {value!r}")
+
+
+def _optional_float(value: float | None) -> float | None:
+    return float(value) if value is not None else None
+
+
+def _known(value: float | None) -> bool:
+    return value is not None and math.isfinite(value)

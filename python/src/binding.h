@@ -1,0 +1,38 @@
+/*
+ * binding.h -- what the parts of the resmon._resmon extension share.
+ *
+ * The extension is a thin layer over libresmon, which is compiled into it
+ * (see python/setup.py): module.c holds the module and its functions,
+ * monitor_object.c the Monitor type, python_profiler.c the adapter that lets
+ * the library's GPU thread call a Python GPUProfilerProtocol object.
+ * The dataclasses, validation and the calibrax-compatible API live in
+ * python/resmon/__init__.py.
+ */
+#ifndef RESMON_PY_BINDING_H
+#define RESMON_PY_BINDING_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "resmon.h"
+
+/* Sets the Python exception for a negative errno from the library and
+ * returns NULL: ValueError for -EINVAL, MemoryError for -ENOMEM, otherwise
+ * OSError(errno, message), which Python turns into the matching subclass
+ * (ProcessLookupError for ESRCH, ...).  detail, when not NULL, is the
+ * library's own sentence (resmon_gpu_open's err); else resmon_strerror. */
+PyObject *rmpy_raise(int rc, const char *detail);
+
+/* Fills table with callbacks that call profiler's get_utilization,
+ * get_memory_usage, get_clock_info and get_power_info on the monitor's GPU
+ * thread, holding the GIL only for each call, and retain/release hooks that
+ * own a reference to profiler for as long as the monitor can call it. */
+void rmpy_python_profiler_table(resmon_gpu_profiler *table, PyObject *profiler);
+
+/* The low-level monitor type, resmon._resmon.Monitor. */
+extern PyTypeObject rmpy_monitor_type;
+
+/* Converts a summary to the dict of ResourceSummary's fields (None for NAN). */
+PyObject *rmpy_summary_to_dict(const resmon_summary *s);
+
+#endif

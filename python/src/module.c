@@ -1,0 +1,286 @@
+/*
+ * module.c -- the resmon._resmon extension module: errors, summaries in and
+ * out of C, the GPU list, and module set-up.
+ */
+#include "binding.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+PyObject *rmpy_raise(int rc, const char *detail)
+{
+    int err = rc < 0 ? -rc : rc;
+    const char *message = detail && *detail ? detail : resmon_strerror(rc);
+    if (err == ENOMEM)
+        return PyErr_NoMemory();
+    if (err == EINVAL) {
+        PyErr_SetString(PyExc_ValueError, message);
+        return NULL;
+    }
+    PyObject *args = Py_BuildValue("(is)", err, message);
+    if (args) {
+        PyErr_SetObject(PyExc_OSError, args); /* OSError(errno, text) picks the subclass */
+        Py_DECREF(args);
+    }
+    return NULL;
+}
+
+/* ---- summaries ---------------------------------------------------------- */
+
+static const char *hwm_scope_name(resmon_hwm_scope scope)
+{
+    switch (scope) {
+    case RESMON_HWM_WINDOW: return "window";
+    case RESMON_HWM_LIFETIME: return "lifetime";
+    case RESMON_HWM_UNKNOWN: break;
+    }
+    return NULL;
+}
+
+static const char *energy_source_name(resmon_energy_source source)
+{
+    switch (source) {
+    case RESMON_ENERGY_COUNTER: return "counter";
+    case RESMON_ENERGY_INTEGRATED: return "integrated";
+    case RESMON_ENERGY_UNKNOWN: break;
+    }
+    return NULL;
+}
+
+/* Adds key: value to dict and drops the caller's reference to value. */
+static int put_item(PyObject *dict, const char *key, PyObject *value)
+{
+    if (!value)
+        return -1;
+    int rc = PyDict_SetItemString(dict, key, value);
+    Py_DECREF(value);
+    return rc;
+}
+
+static int put_number(PyObject *dict, const char *key, double value)
+{
+    if (isnan(value))
+        return PyDict_SetItemString(dict, key, Py_None);
+    return put_item(dict, key, PyFloat_FromDouble(value));
+}
+
+static int put_name(PyObject *dict, const char *key, const char *name)
+{
+    if (!name)
+        return PyDict_SetItemString(dict, key, Py_None);
+    return put_item(dict, key, PyUnicode_FromString(name));
+}
+
+PyObject *rmpy_summary_to_dict(const resmon_summary *s)
+{
+    PyObject *d = PyDict_New();
+    if (!d)
+        return NULL;
+    int failed = put_number(d, "peak_rss_mb", s->peak_rss_mb) || put_number(d, "mean_rss_mb", s->mean_rss_mb) ||
+                 put_number(d, "peak_gpu_mem_mb", s->peak_gpu_mem_mb) ||
+                 put_number(d, "mean_gpu_util", s->mean_gpu_util) ||
+                 put_number(d, "memory_growth_mb", s->memory_growth_mb) ||
+                 put_item(d, "num_samples", PyLong_FromUnsignedLongLong(s->num_samples)) ||
+                 put_number(d, "duration_sec", s->duration_sec) ||
+                 put_number(d, "mean_gpu_clock_mhz", s->mean_gpu_clock_mhz) ||
+                 put_number(d, "mean_gpu_power_w", s->mean_gpu_power_w) ||
+                 put_number(d, "mean_cpu_percent", s->mean_cpu_percent) ||
+                 put_number(d, "peak_cpu_percent", s->peak_cpu_percent) ||
+                 put_number(d, "cpu_time_sec", s->cpu_time_sec) || put_number(d, "hwm_rss_mb", s->hwm_rss_mb) ||
+                 put_name(d, "hwm_scope", hwm_scope_name(s->hwm_scope)) ||
+                 put_item(d, "skipped_slots", PyLong_FromUnsignedLongLong(s->skipped_slots)) ||
+                 put_number(d, "gpu_energy_j", s->gpu_energy_j) ||
+                 put_name(d, "gpu_energy_source", energy_source_name(s->gpu_energy_source)) ||
+                 put_number(d, "cpu_energy_j", s->cpu_energy_j) ||
+                 put_number(d, "peak_gpu_proc_mem_mb", s->peak_gpu_proc_mem_mb);
+    if (failed)
+        Py_CLEAR(d);
+    return d;
+}
+
+/* mapping[key] as a double: None or absent is NAN. */
+static int get_number(PyObject *mapping, const char *key, double *out)
+{
+    PyObject *value = PyMapping_GetItemString(mapping, key);
+    if (!value) {
+        if (!PyErr_ExceptionMatches(PyExc_KeyError))
+            return -1;
+        PyErr_Clear();
+        *out = NAN;
+        return 0;
+    }
+    *out = value == Py_None ? NAN : PyFloat_AsDouble(value);
+    Py_DECREF(value);
+    return *out == -1.0 && PyErr_Occurred() ? -1 : 0;
+}
+
+static int get_count(PyObject *mapping, const char *key, uint64_t *out)
+{
+    PyObject *value = PyMapping_GetItemString(mapping, key);
+    if (!value) {
+        if (!PyErr_ExceptionMatches(PyExc_KeyError))
+            return -1;
+        PyErr_Clear();
+        *out = 0;
+        return 0;
+    }
+    *out = value == Py_None ? 0 : PyLong_AsUnsignedLongLong(value);
+    Py_DECREF(value);
+    return *out == (uint64_t)-1 && PyErr_Occurred() ? -1 : 0;
+}
+
+/* mapping[key] as the index of its name in names (0 when None or absent). */
+static int get_choice(PyObject *mapping, const char *key, const char *const names[], int *out)
+{
+    *out = 0;
+    PyObject *value = PyMapping_GetItemString(mapping, key);
+    if (!value) {
+        if (!PyErr_ExceptionMatches(PyExc_KeyError))
+            return -1;
+        PyErr_Clear();
+        return 0;
+    }
+    int rc = 0;
+    if (value != Py_None) {
+        const char *text = PyUnicode_Check(value) ? PyUnicode_AsUTF8(value) : NULL;
+        for (int i = 1; text && names[i]; i++)
+            if (strcmp(text, names[i]) == 0)
+                *out = i;
+        if (*out == 0) {
+            PyErr_Format(PyExc_ValueError, "%s: unknown value %R", key, value);
+            rc = -1;
+        }
+    }
+    Py_DECREF(value);
+    return rc;
+}
+
+static PyObject *summary_to_json(PyObject *module, PyObject *fields)
+{
+    (void)module;
+    static const char *const hwm_scopes[] = {"", "window", "lifetime", NULL};
+    static const char *const energy_sources[] = {"", "counter", "integrated", NULL};
+    resmon_summary s;
+    memset(&s, 0, sizeof s);
+    s.struct_size = sizeof s;
+    int hwm_scope, energy_source;
+    if (get_number(fields, "peak_rss_mb", &s.peak_rss_mb) || get_number(fields, "mean_rss_mb", &s.mean_rss_mb) ||
+        get_number(fields, "peak_gpu_mem_mb", &s.peak_gpu_mem_mb) ||
+        get_number(fields, "mean_gpu_util", &s.mean_gpu_util) ||
+        get_number(fields, "memory_growth_mb", &s.memory_growth_mb) ||
+        get_count(fields, "num_samples", &s.num_samples) || get_number(fields, "duration_sec", &s.duration_sec) ||
+        get_number(fields, "mean_gpu_clock_mhz", &s.mean_gpu_clock_mhz) ||
+        get_number(fields, "mean_gpu_power_w", &s.mean_gpu_power_w) ||
+        get_number(fields, "mean_cpu_percent", &s.mean_cpu_percent) ||
+        get_number(fields, "peak_cpu_percent", &s.peak_cpu_percent) ||
+        get_number(fields, "cpu_time_sec", &s.cpu_time_sec) || get_number(fields, "hwm_rss_mb", &s.hwm_rss_mb) ||
+        get_choice(fields, "hwm_scope", hwm_scopes, &hwm_scope) ||
+        get_count(fields, "skipped_slots", &s.skipped_slots) ||
+        get_number(fields, "gpu_energy_j", &s.gpu_energy_j) ||
+        get_choice(fields, "gpu_energy_source", energy_sources, &energy_source) ||
+        get_number(fields, "cpu_energy_j", &s.cpu_energy_j) ||
+        get_number(fields, "peak_gpu_proc_mem_mb", &s.peak_gpu_proc_mem_mb))
+        return NULL;
+    s.hwm_scope = (resmon_hwm_scope)hwm_scope;
+    s.gpu_energy_source = (resmon_energy_source)energy_source;
+    char small[1024];
+    int len = resmon_summary_to_json(&s, small, sizeof small);
+    if (len < 0)
+        return rmpy_raise(len, NULL);
+    if ((size_t)len < sizeof small)
+        return PyUnicode_FromStringAndSize(small, len);
+    char *big = PyMem_Malloc((size_t)len + 1);
+    if (!big)
+        return PyErr_NoMemory();
+    resmon_summary_to_json(&s, big, (size_t)len + 1);
+    PyObject *text = PyUnicode_FromStringAndSize(big, len);
+    PyMem_Free(big);
+    return text;
+}
+
+/* ---- GPUs ----------------------------------------------------------------- */
+
+static PyObject *gpu_info_dict(const resmon_gpu_info *info)
+{
+    PyObject *total = isnan(info->memory_total_mb) ? Py_NewRef(Py_None) : PyFloat_FromDouble(info->memory_total_mb);
+    return Py_BuildValue("{s:s,s:I,s:s,s:s,s:N}", "backend", info->backend, "index", info->index, "name",
+                         info->name, "id", info->id, "memory_total_mb", total);
+}
+
+static PyObject *list_gpus(PyObject *module, PyObject *unused)
+{
+    (void)module;
+    (void)unused;
+    size_t count = 0;
+    resmon_gpu_info *infos = NULL;
+    int rc;
+    /* The count can change between two calls (hot-plug): repeat until it fits. */
+    for (size_t capacity = 0;; capacity = count) {
+        Py_BEGIN_ALLOW_THREADS
+        rc = resmon_gpu_list(infos, capacity, sizeof *infos, &count);
+        Py_END_ALLOW_THREADS
+        if (rc < 0 || count <= capacity)
+            break;
+        PyMem_Free(infos);
+        infos = PyMem_Calloc(count, sizeof *infos);
+        if (!infos)
+            return PyErr_NoMemory();
+    }
+    if (rc < 0) {
+        PyMem_Free(infos);
+        return rmpy_raise(rc, NULL);
+    }
+    PyObject *list = PyList_New((Py_ssize_t)count);
+    for (size_t i = 0; list && i < count; i++) {
+        PyObject *item = gpu_info_dict(&infos[i]);
+        if (!item)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, (Py_ssize_t)i, item);
+    }
+    PyMem_Free(infos);
+    return list;
+}
+
+static PyObject *strerror_text(PyObject *module, PyObject *arg)
+{
+    (void)module;
+    int err = PyLong_AsLong(arg) & 0x7fffffff;
+    if (PyErr_Occurred())
+        return NULL;
+    return PyUnicode_FromString(resmon_strerror(err));
+}
+
+/* ---- the module ------------------------------------------------------------ */
+
+static PyMethodDef module_functions[] = {
+    {"summary_to_json", summary_to_json, METH_O,
+     "summary_to_json(fields) -> str: resmon_summary_to_json of a mapping of ResourceSummary fields."},
+    {"list_gpus", list_gpus, METH_NOARGS, "list_gpus() -> list of dict: every GPU resmon's backends find."},
+    {"strerror", strerror_text, METH_O, "strerror(errno) -> str: resmon's words for an errno."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_definition = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "resmon._resmon",
+    .m_doc = "libresmon, compiled in: the C side of the resmon package.",
+    .m_size = -1,
+    .m_methods = module_functions,
+};
+
+PyMODINIT_FUNC PyInit__resmon(void)
+{
+    if (PyType_Ready(&rmpy_monitor_type) < 0)
+        return NULL;
+    PyObject *module = PyModule_Create(&module_definition);
+    if (!module)
+        return NULL;
+    if (PyModule_AddObjectRef(module, "Monitor", (PyObject *)&rmpy_monitor_type) < 0 ||
+        PyModule_AddStringConstant(module, "library_version", resmon_version_string()) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
+}

@@ -1,0 +1,289 @@
+/*
+ * monitor_object.c -- resmon._resmon.Monitor, one resmon_monitor.
+ *
+ * The sampler is the library's own C thread: it never takes the GIL, so a
+ * monitor without a Python GPU profiler costs Python code nothing per sample.
+ * Every call that may wait (start waits for the first sample, stop joins the
+ * sampler, free may wait for a GPU call) releases the GIL, which a Python GPU
+ * profiler on the GPU thread may need meanwhile.  Because the GIL is released
+ * there, a per-object mutex keeps two Python threads from running start, stop
+ * or free on the same monitor at once, as the library requires.
+ *
+ * fork: the child of a process whose monitor has a window open inherits the
+ * monitor's memory but none of its threads, and possibly locks those threads
+ * held.  Such a monitor is orphaned in the child: stop is a no-op there,
+ * reading it raises RuntimeError, and it is never freed (a small leak that
+ * cannot deadlock).  A monitor with no open window works in the child.
+ */
+#include "binding.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <unistd.h>
+
+typedef struct {
+    PyObject_HEAD
+    resmon_monitor *monitor;
+    pthread_mutex_t lifecycle_lock; /* serialises start, stop and free */
+    pid_t window_pid;               /* process that opened the window; 0 when closed */
+} monitor_object;
+
+/* The window was opened by another process: this is a forked child. */
+static int orphaned(const monitor_object *self)
+{
+    return self->window_pid != 0 && self->window_pid != getpid();
+}
+
+static PyObject *raise_orphaned(const monitor_object *self)
+{
+    PyErr_Format(PyExc_RuntimeError,
+                 "this monitor was sampling in process %d when it forked; its sampler does not exist in this "
+                 "child process -- create a new ResourceMonitor here",
+                 (int)self->window_pid);
+    return NULL;
+}
+
+/* Opens the built-in GPU backend named by spec and hands it to opts; the
+ * monitor keeps it open, so the caller closes its own hold right after
+ * resmon_monitor_new. */
+static int open_builtin_gpu(const char *spec, resmon_gpu **gpu, resmon_options *opts)
+{
+    char err[RESMON_ERR_MAX];
+    int rc;
+    Py_BEGIN_ALLOW_THREADS /* NVML's initialisation can take a while */
+    rc = resmon_gpu_open(gpu, spec, err, sizeof err);
+    Py_END_ALLOW_THREADS
+    if (rc < 0) {
+        rmpy_raise(rc, err);
+        return -1;
+    }
+    opts->gpu_profiler = resmon_gpu_profiler_of(*gpu);
+    return 0;
+}
+
+static int monitor_init(monitor_object *self, PyObject *args, PyObject *kwargs)
+{
+    static char *keywords[] = {"interval", "profiler", "gpu", "pid", "include_children", "max_samples", NULL};
+    double interval;
+    PyObject *profiler = Py_None;
+    const char *gpu_spec = NULL;
+    int pid = 0, include_children = 0;
+    Py_ssize_t max_samples = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "d|Ozipn", keywords, &interval, &profiler, &gpu_spec, &pid,
+                                     &include_children, &max_samples))
+        return -1;
+    if (self->monitor) {
+        PyErr_SetString(PyExc_RuntimeError, "Monitor is already initialised");
+        return -1;
+    }
+    if (profiler != Py_None && gpu_spec) {
+        PyErr_SetString(PyExc_ValueError, "give either a Python GPU profiler or a built-in GPU, not both");
+        return -1;
+    }
+    if (max_samples < 0) {
+        PyErr_SetString(PyExc_ValueError, "max_samples must not be negative");
+        return -1;
+    }
+    resmon_options opts = RESMON_OPTIONS_INIT;
+    opts.sample_interval_sec = interval;
+    opts.pid = (pid_t)pid;
+    opts.include_children = include_children;
+    opts.max_samples = (size_t)max_samples;
+    resmon_gpu_profiler python_profiler;
+    resmon_gpu *gpu = NULL;
+    if (profiler != Py_None) {
+        rmpy_python_profiler_table(&python_profiler, profiler);
+        opts.gpu_profiler = &python_profiler;
+    } else if (gpu_spec && open_builtin_gpu(gpu_spec, &gpu, &opts) < 0) {
+        return -1;
+    }
+    int rc = resmon_monitor_new(&self->monitor, &opts);
+    resmon_gpu_close(gpu); /* the monitor holds its own reference */
+    if (rc < 0) {
+        rmpy_raise(rc, NULL);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *monitor_new_object(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    (void)args;
+    (void)kwargs;
+    monitor_object *self = (monitor_object *)type->tp_alloc(type, 0);
+    if (self)
+        pthread_mutex_init(&self->lifecycle_lock, NULL);
+    return (PyObject *)self;
+}
+
+static void monitor_dealloc(monitor_object *self)
+{
+    if (self->monitor && !orphaned(self)) {
+        resmon_monitor *monitor = self->monitor;
+        /* Without the GIL: free may wait (at most 200 ms) for the GPU thread,
+         * which may be waiting for the GIL to finish a Python profiler call. */
+        Py_BEGIN_ALLOW_THREADS
+        resmon_monitor_free(monitor);
+        Py_END_ALLOW_THREADS
+        pthread_mutex_destroy(&self->lifecycle_lock);
+    }
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int check_initialised(const monitor_object *self)
+{
+    if (self->monitor)
+        return 0;
+    PyErr_SetString(PyExc_RuntimeError, "Monitor.__init__ was not called");
+    return -1;
+}
+
+static PyObject *monitor_start(monitor_object *self, PyObject *unused)
+{
+    (void)unused;
+    if (check_initialised(self) < 0)
+        return NULL;
+    if (orphaned(self))
+        return raise_orphaned(self);
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    pthread_mutex_lock(&self->lifecycle_lock);
+    rc = resmon_monitor_start(self->monitor);
+    if (rc == 0)
+        self->window_pid = getpid();
+    pthread_mutex_unlock(&self->lifecycle_lock);
+    Py_END_ALLOW_THREADS
+    if (rc < 0)
+        return rmpy_raise(rc, NULL);
+    Py_RETURN_NONE;
+}
+
+static PyObject *monitor_stop(monitor_object *self, PyObject *unused)
+{
+    (void)unused;
+    if (check_initialised(self) < 0)
+        return NULL;
+    if (orphaned(self))
+        Py_RETURN_NONE; /* nothing samples in this process; see the top of this file */
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    pthread_mutex_lock(&self->lifecycle_lock);
+    rc = resmon_monitor_stop(self->monitor);
+    if (rc == 0)
+        self->window_pid = 0;
+    pthread_mutex_unlock(&self->lifecycle_lock);
+    Py_END_ALLOW_THREADS
+    if (rc < 0)
+        return rmpy_raise(rc, NULL);
+    Py_RETURN_NONE;
+}
+
+static PyObject *optional_number(double value)
+{
+    if (isnan(value))
+        Py_RETURN_NONE;
+    return PyFloat_FromDouble(value);
+}
+
+static PyObject *sample_tuple(const resmon_sample *s)
+{
+    return Py_BuildValue("(dddNNNNN)", s->timestamp, s->cpu_percent, s->rss_mb, optional_number(s->gpu_util),
+                         optional_number(s->gpu_mem_mb), optional_number(s->gpu_clock_mhz),
+                         optional_number(s->gpu_power_w), optional_number(s->gpu_proc_mem_mb));
+}
+
+/* The kept samples as tuples in resmon_sample's field order.  The count can
+ * grow between sizing the buffer and copying into it: copy again until the
+ * buffer held them all. */
+static PyObject *monitor_samples(monitor_object *self, PyObject *unused)
+{
+    (void)unused;
+    if (check_initialised(self) < 0)
+        return NULL;
+    if (orphaned(self))
+        return raise_orphaned(self);
+    resmon_sample *buffer = NULL;
+    size_t capacity = 0;
+    ssize_t count;
+    for (;;) {
+        count = resmon_monitor_get_samples(self->monitor, buffer, capacity, sizeof *buffer);
+        if (count < 0 || (size_t)count <= capacity)
+            break;
+        capacity = (size_t)count + (size_t)count / 4 + 16;
+        resmon_sample *grown = PyMem_Realloc(buffer, capacity * sizeof *buffer);
+        if (!grown) {
+            PyMem_Free(buffer);
+            return PyErr_NoMemory();
+        }
+        buffer = grown;
+    }
+    if (count < 0) {
+        PyMem_Free(buffer);
+        return rmpy_raise((int)count, NULL);
+    }
+    PyObject *list = PyList_New(count);
+    for (ssize_t i = 0; list && i < count; i++) {
+        PyObject *item = sample_tuple(&buffer[i]);
+        if (!item)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, i, item);
+    }
+    PyMem_Free(buffer);
+    return list;
+}
+
+static PyObject *monitor_summary(monitor_object *self, PyObject *unused)
+{
+    (void)unused;
+    if (check_initialised(self) < 0)
+        return NULL;
+    if (orphaned(self))
+        return raise_orphaned(self);
+    resmon_summary s;
+    int rc = resmon_monitor_get_summary(self->monitor, &s, sizeof s);
+    if (rc < 0)
+        return rmpy_raise(rc, NULL);
+    return rmpy_summary_to_dict(&s);
+}
+
+static PyObject *monitor_running(monitor_object *self, void *closure)
+{
+    (void)closure;
+    if (check_initialised(self) < 0)
+        return NULL;
+    return PyBool_FromLong(!orphaned(self) && resmon_monitor_running(self->monitor));
+}
+
+static PyMethodDef monitor_methods[] = {
+    {"start", (PyCFunction)monitor_start, METH_NOARGS,
+     "Open a window: clear the previous one, start the sampler, return after the first sample."},
+    {"stop", (PyCFunction)monitor_stop, METH_NOARGS,
+     "Close the window: take the last sample and join the sampler (a no-op when not running)."},
+    {"samples", (PyCFunction)monitor_samples, METH_NOARGS,
+     "The kept samples, oldest first, as tuples (timestamp, cpu_percent, rss_mb, gpu_util, gpu_mem_mb, "
+     "gpu_clock_mhz, gpu_power_w, gpu_proc_mem_mb)."},
+    {"summary", (PyCFunction)monitor_summary, METH_NOARGS,
+     "The window's summary as a dict of ResourceSummary's fields."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef monitor_getset[] = {
+    {"running", (getter)monitor_running, NULL, "True while a window is open.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+PyTypeObject rmpy_monitor_type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "resmon._resmon.Monitor",
+    .tp_doc = "Monitor(interval, profiler=None, gpu=None, pid=0, include_children=False, max_samples=0)\n\n"
+              "One libresmon monitor; resmon.ResourceMonitor is the API to use.",
+    .tp_basicsize = sizeof(monitor_object),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = monitor_new_object,
+    .tp_init = (initproc)monitor_init,
+    .tp_dealloc = (destructor)monitor_dealloc,
+    .tp_methods = monitor_methods,
+    .tp_getset = monitor_getset,
+};
