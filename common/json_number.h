@@ -10,10 +10,11 @@
 
 #include <stddef.h>
 
-/* Writes the shortest decimal text (of 15, 16 or 17 significant digits) that
- * strtod reads back as exactly value, with ".0" added to whole numbers so a
- * reader sees a float as Python's json.dumps writes one; "null" for NaN and
- * infinities, which JSON cannot hold.  buf must hold at least 32 bytes.
+/* Writes the shortest decimal text that strtod reads back as exactly value,
+ * byte for byte as Python's repr(float) and json.dumps write it (fixed
+ * notation from 1e-4 to below 1e16, ".0" on whole numbers, else "1e+16",
+ * "1.5e-07"); "null" for NaN and infinities, which JSON cannot hold.  buf must
+ * hold at least 32 bytes.
  * Returns the length written. */
 size_t rm__json_format_double(double value, char *buf);
 

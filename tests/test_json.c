@@ -25,6 +25,12 @@ static const char *python_awkward_floats =
     "{\"peak_rss_mb\": 0.1, \"mean_rss_mb\": 0.3333333333333333, \"peak_gpu_mem_mb\": null, "
     "\"mean_gpu_util\": null, \"memory_growth_mb\": 1e-07, \"num_samples\": 7, \"duration_sec\": "
     "123456789.123}";
+/* Where printf's %g and Python's repr pick different notations, and a
+ * subnormal whose shortest text has one digit. */
+static const char *python_large_and_tiny =
+    "{\"peak_rss_mb\": 1000000000000000.0, \"mean_rss_mb\": 1234567890123456.8, \"peak_gpu_mem_mb\": 1e+16, "
+    "\"mean_gpu_util\": 5e-324, \"memory_growth_mb\": -1.2345678901234568e+16, \"num_samples\": 2, "
+    "\"duration_sec\": 0.0001}";
 
 static resmon_summary parse_ok(const char *text)
 {
@@ -41,8 +47,9 @@ static resmon_summary parse_ok(const char *text)
 static void to_json_matches_python_byte_for_byte(void **state)
 {
     (void)state;
-    const char *cases[] = {python_minimal, python_with_gpu, python_zeroed, python_awkward_floats};
-    for (size_t i = 0; i < 4; i++) {
+    const char *cases[] = {python_minimal, python_with_gpu, python_zeroed, python_awkward_floats,
+                           python_large_and_tiny};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         resmon_summary s = parse_ok(cases[i]);
         char out[1024];
         int n = resmon_summary_to_json(&s, out, sizeof out);
