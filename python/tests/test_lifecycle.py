@@ -1,0 +1,254 @@
+"""Monitors under the ways Python programs end, fork, thread and fail."""
+
+import errno
+import gc
+import os
+import signal
+import threading
+import time
+import tracemalloc
+import weakref
+
+import pytest
+
+from helpers import count_named
+from resmon import ResourceMonitor, list_gpus
+from test_gpu_profiler import Profiler
+
+
+def resident_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1048576
+
+
+def test_keyboard_interrupt_inside_with_stops_the_sampler():
+    before = count_named("resmon-sampler")
+    mon = ResourceMonitor(sample_interval_sec=0.005)
+    with pytest.raises(KeyboardInterrupt):
+        with mon:
+            assert count_named("resmon-sampler") == before + 1
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(10)  # interrupted
+    assert not mon.running
+    assert count_named("resmon-sampler") == before
+    taken = mon.summary.num_samples
+    time.sleep(0.05)
+    assert mon.summary.num_samples == taken >= 2
+
+
+def wait_child(pid: int, timeout: float = 20.0) -> int:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        time.sleep(0.01)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    pytest.fail("the forked child deadlocked")
+
+
+def child_work(mon: ResourceMonitor) -> int:
+    """What a forked child does with the parent's running monitor: leave its
+    `with`, fail to read it, and monitor itself afresh."""
+    mon.__exit__(None, None, None)  # nothing samples here: a no-op
+    try:
+        mon.summary
+        return 2
+    except RuntimeError:
+        pass
+    with ResourceMonitor(sample_interval_sec=0.001, gpu_profiler=Profiler()) as own:
+        time.sleep(0.02)
+    return 0 if own.summary.num_samples >= 2 and own.summary.mean_gpu_util == 40.0 else 3
+
+
+def test_fork_with_a_running_monitor_does_not_deadlock_the_child():
+    idle = ResourceMonitor(sample_interval_sec=0.001)  # no window open: usable in the child
+    with ResourceMonitor(sample_interval_sec=0.001, gpu_profiler=Profiler()) as mon:
+        for attempt in range(15):
+            time.sleep(0.003 * attempt)  # fork at different points of the sampler's cycle
+            pid = os.fork()
+            if pid == 0:
+                code = 4
+                try:
+                    code = child_work(mon)
+                    with idle:
+                        time.sleep(0.005)
+                    code = code or (0 if idle.summary.num_samples >= 2 else 5)
+                finally:
+                    os._exit(code)
+            assert wait_child(pid) == 0, f"attempt {attempt}"
+        assert mon.running  # the parent's monitor is untouched
+    assert mon.summary.num_samples > 10
+
+
+def test_many_monitors_in_many_threads():
+    threads, failures = 8, []
+    barrier = threading.Barrier(threads)
+
+    def work(index):
+        try:
+            barrier.wait()
+            for round_ in range(10):
+                profiler = Profiler() if (index + round_) % 2 else None
+                with ResourceMonitor(sample_interval_sec=0.001, gpu_profiler=profiler) as mon:
+                    sum(i * i for i in range(20_000))
+                summary = mon.summary
+                assert summary.num_samples >= 2 and len(mon.samples) == summary.num_samples
+                assert (summary.mean_gpu_util == 40.0) == (profiler is not None)
+        except BaseException as e:  # reported below, on the test's thread
+            failures.append(e)
+
+    workers = [threading.Thread(target=work, args=(i,)) for i in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(60)
+    assert not failures, failures
+    assert not any(w.is_alive() for w in workers)
+
+
+def test_one_monitor_started_and_stopped_from_many_threads():
+    mon = ResourceMonitor(sample_interval_sec=0.001)
+    errors = []
+
+    def toggle():
+        for _ in range(50):
+            try:
+                mon._monitor.start()
+            except OSError as e:
+                if e.errno != errno.EBUSY:
+                    errors.append(e)
+            mon._monitor.stop()
+
+    workers = [threading.Thread(target=toggle) for _ in range(4)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(60)
+    assert not errors
+    assert not mon.running
+
+
+BAD_INTERVALS = [0, 0.0, -0.1, float("nan"), float("inf"), -float("inf"), 1e-7, 1e7, "0.1", None, True]
+
+
+@pytest.mark.parametrize("interval", BAD_INTERVALS, ids=repr)
+def test_bad_interval_raises_value_error(interval):
+    with pytest.raises(ValueError, match="sample_interval_sec"):
+        ResourceMonitor(sample_interval_sec=interval)
+
+
+@pytest.mark.parametrize("kwargs", [dict(pid=0), dict(pid=-3), dict(pid="1"), dict(max_samples=0),
+                                    dict(max_samples=-1), dict(gpu=3), dict(gpu="auto", gpu_profiler=Profiler())])
+def test_bad_options_raise_value_error(kwargs):
+    with pytest.raises(ValueError):
+        ResourceMonitor(**kwargs)
+
+
+def test_os_errors_carry_errno_and_resmon_message():
+    mon = ResourceMonitor(pid=2 ** 22 + 12345)  # above pid_max's ceiling: never a process
+    with pytest.raises(OSError) as caught:
+        mon.__enter__()
+    assert caught.value.errno == errno.ESRCH and isinstance(caught.value, ProcessLookupError)
+    assert caught.value.strerror == "no such process"
+
+
+def test_starting_twice_is_ebusy():
+    with ResourceMonitor(sample_interval_sec=0.01) as mon:
+        with pytest.raises(OSError) as caught:
+            mon.__enter__()
+        assert caught.value.errno == errno.EBUSY
+    assert not mon.running
+
+
+def test_no_gpu_is_an_os_error_naming_the_problem(tmp_path, monkeypatch):
+    monkeypatch.setenv("RESMON_SYSFS_ROOT", str(tmp_path))  # no DRM cards at all
+    monkeypatch.setenv("RESMON_NVML_LIBRARY", str(tmp_path / "no-libnvidia-ml.so.1"))
+    assert list_gpus() == []
+    with pytest.raises(OSError) as caught:
+        ResourceMonitor(gpu="amd:0")
+    assert caught.value.errno in (errno.ENOENT, errno.ENODEV)
+    assert caught.value.strerror
+    with pytest.raises(ValueError):
+        ResourceMonitor(gpu="no-such-backend:0")
+
+
+def test_monitoring_another_process_tree_matches_the_kernel():
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # busy until the parent closes the pipe
+        os.close(write_end)
+        os.set_blocking(read_end, False)
+        try:
+            while True:
+                try:
+                    if os.read(read_end, 1) == b"":
+                        break
+                except BlockingIOError:
+                    pass
+        finally:
+            os._exit(0)
+    os.close(read_end)
+    try:
+        with ResourceMonitor(sample_interval_sec=0.01, pid=pid, include_children=True) as mon:
+            time.sleep(0.4)
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        kernel_cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+    finally:
+        os.close(write_end)
+        os.waitpid(pid, 0)
+    summary = mon.summary
+    # The window saw most of the child's life (busy from its start) and never more than all of it.
+    assert 0.2 * summary.duration_sec < summary.cpu_time_sec <= kernel_cpu + 0.05
+    assert summary.peak_rss_mb > 0
+
+
+def test_thousands_of_monitors_leak_nothing():
+    profilers = weakref.WeakSet()
+
+    def churn(count):
+        for i in range(count):
+            profiler = None
+            if i % 2:
+                profiler = Profiler()
+                profilers.add(profiler)
+            mon = ResourceMonitor(sample_interval_sec=0.001, gpu_profiler=profiler, max_samples=16)
+            with mon:
+                pass
+            assert mon.summary.num_samples >= 2 and mon.samples
+            del mon, profiler
+
+    churn(300)  # allocator and interpreter warm-up
+    gc.collect()
+    threads_before = len(os.listdir("/proc/self/task"))
+    rss_before = resident_mb()
+    tracemalloc.start()
+    traced_before = tracemalloc.get_traced_memory()[0]
+    churn(3000)
+    gc.collect()
+    traced_growth = tracemalloc.get_traced_memory()[0] - traced_before
+    tracemalloc.stop()
+    rss_growth = resident_mb() - rss_before
+    deadline = time.monotonic() + 5
+    while len(profilers) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(profilers) == 0  # every profiler's reference was released
+    assert len(os.listdir("/proc/self/task")) == threads_before
+    # A monitor's sample store alone is 64 KiB: a leak of 3000 would be ~190 MiB.
+    assert traced_growth < 256 * 1024, traced_growth
+    assert rss_growth < 8, rss_growth
+
+
+def test_max_samples_keeps_memory_flat_at_1khz():
+    with ResourceMonitor(sample_interval_sec=0.001, max_samples=500) as mon:
+        time.sleep(0.8)
+        rss_early = resident_mb()
+        time.sleep(2.0)
+        rss_late = resident_mb()
+        assert len(mon.samples) == 500
+    summary = mon.summary
+    assert summary.num_samples > 1000  # the summary covers the whole window
+    assert len(mon.samples) == 500
+    assert rss_late - rss_early < 1.0
