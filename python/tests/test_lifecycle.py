@@ -238,7 +238,8 @@ def test_thousands_of_monitors_leak_nothing():
     assert len(os.listdir("/proc/self/task")) == threads_before
     # A monitor's sample store alone is 64 KiB: a leak of 3000 would be ~190 MiB.
     assert traced_growth < 256 * 1024, traced_growth
-    assert rss_growth < 8, rss_growth
+    if "ASAN_OPTIONS" not in os.environ:  # ASan's quarantine holds freed memory back on purpose
+        assert rss_growth < 8, rss_growth
 
 
 def test_max_samples_keeps_memory_flat_at_1khz():
