@@ -28,7 +28,7 @@ class build_ext_with_library(build_ext):
     def build_extensions(self):
         for extension in self.extensions:
             extension.sources += library_sources()
-            extension.include_dirs += [str(ROOT / "include"), str(ROOT / "src")]
+            extension.include_dirs += [str(ROOT / "include"), str(ROOT / "src"), str(ROOT / "common")]
             extension.depends += [str(ROOT / "include" / "resmon.h")]
         super().build_extensions()
 

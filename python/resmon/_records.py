@@ -106,8 +106,8 @@ class ResourceSummary:
         not None; numbers converted to Python primitives, so NumPy and JAX
         scalars are safe), then resmon's extras, each only when known, in the
         order of ``resmon_summary_to_json``: ``json.dumps`` of the result is
-        byte for byte the C library's JSON.  (CPU means, cpu_time_sec and
-        skipped_slots are not part of that JSON.)
+        byte for byte the C library's JSON.  (skipped_slots is written with
+        cpu_time_sec, the figures of a measured window.)
 
         Returns:
             Dictionary representation of the summary.
@@ -125,6 +125,13 @@ class ResourceSummary:
             d["mean_gpu_clock_mhz"] = float(self.mean_gpu_clock_mhz)
         if self.mean_gpu_power_w is not None:
             d["mean_gpu_power_w"] = float(self.mean_gpu_power_w)
+        if _known(self.mean_cpu_percent):
+            d["mean_cpu_percent"] = float(self.mean_cpu_percent)
+        if _known(self.peak_cpu_percent):
+            d["peak_cpu_percent"] = float(self.peak_cpu_percent)
+        if _known(self.cpu_time_sec):
+            d["cpu_time_sec"] = float(self.cpu_time_sec)
+            d["skipped_slots"] = int(self.skipped_slots or 0)
         if _known(self.hwm_rss_mb) and self.hwm_scope is not None:
             d["hwm_rss_mb"] = float(self.hwm_rss_mb)
             d["hwm_scope"] = "window" if self.hwm_scope == "window" else "lifetime"

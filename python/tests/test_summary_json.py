@@ -56,7 +56,9 @@ def test_random_summaries_match() -> None:
             peak_rss_mb=random_double(rng), mean_rss_mb=random_double(rng), peak_gpu_mem_mb=maybe(),
             mean_gpu_util=maybe(), memory_growth_mb=random_double(rng) * rng.choice((1, -1)),
             num_samples=rng.randrange(0, 2**63), duration_sec=random_double(rng),
-            mean_gpu_clock_mhz=maybe(), mean_gpu_power_w=maybe(), hwm_rss_mb=maybe(),
+            mean_gpu_clock_mhz=maybe(), mean_gpu_power_w=maybe(), mean_cpu_percent=maybe(),
+            peak_cpu_percent=maybe(), cpu_time_sec=maybe(), skipped_slots=rng.choice((None, 0, 7)),
+            hwm_rss_mb=maybe(),
             hwm_scope=rng.choice(("window", "lifetime")), gpu_energy_j=maybe(),
             gpu_energy_source=rng.choice(("counter", "integrated")), cpu_energy_j=maybe(),
             peak_gpu_proc_mem_mb=maybe())
@@ -93,7 +95,7 @@ def test_seed_keys_first_extras_only_when_known() -> None:
     assert list(summary.to_dict()) == SEED_KEYS
     assert summary.to_dict() == {**seed_fields}
     richer = ResourceSummary(**seed_fields, mean_gpu_power_w=90.0, cpu_energy_j=12.5, mean_cpu_percent=99.0)
-    assert list(richer.to_dict()) == SEED_KEYS + ["mean_gpu_power_w", "cpu_energy_j"]
+    assert list(richer.to_dict()) == SEED_KEYS + ["mean_gpu_power_w", "mean_cpu_percent", "cpu_energy_j"]
 
 
 def test_from_dict_round_trip() -> None:
