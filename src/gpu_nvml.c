@@ -117,12 +117,18 @@ typedef struct nvml_device {
     process_list compute, mps;
 } nvml_device;
 
-static void *symbol(const char *newest, const char *older)
+/* Stores NVML's function `newest` (or else `older`, or else NULL) into the
+ * function pointer at fn_slot.  ISO C has no conversion from dlsym's void *
+ * to a function pointer; POSIX guarantees the two have the same
+ * representation, so the bytes are copied instead of cast, which stays
+ * correct under -Wpedantic.  Returns whether it was found. */
+static int load_symbol(void *fn_slot, const char *newest, const char *older)
 {
     void *fn = dlsym(nvml.handle, newest);
     if (!fn && older)
         fn = dlsym(nvml.handle, older);
-    return fn;
+    memcpy(fn_slot, &fn, sizeof fn);
+    return fn != NULL;
 }
 
 static const char *nvml_error(nvmlReturn_t rc)
@@ -154,46 +160,46 @@ static int acquire_locked(const char *custom, char *err, size_t errcap)
         snprintf(err, errcap, "NVIDIA library %s not found: is the NVIDIA driver installed? (%s)", tried, dlerror());
         return -ENOENT;
     }
-    nvml.init = symbol("nvmlInit_v2", "nvmlInit");
-    nvml.shutdown = symbol("nvmlShutdown", NULL);
-    nvml.error_string = symbol("nvmlErrorString", NULL);
-    nvml.count = symbol("nvmlDeviceGetCount_v2", "nvmlDeviceGetCount");
-    nvml.by_index = symbol("nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex");
-    nvml.by_uuid = symbol("nvmlDeviceGetHandleByUUID", NULL);
-    nvml.by_pci = symbol("nvmlDeviceGetHandleByPciBusId_v2", "nvmlDeviceGetHandleByPciBusId");
-    nvml.name = symbol("nvmlDeviceGetName", NULL);
-    nvml.uuid = symbol("nvmlDeviceGetUUID", NULL);
-    nvml.utilization = symbol("nvmlDeviceGetUtilizationRates", NULL);
-    nvml.memory_v1 = symbol("nvmlDeviceGetMemoryInfo", NULL);
-    nvml.memory_v2 = symbol("nvmlDeviceGetMemoryInfo_v2", NULL);
-    nvml.clock = symbol("nvmlDeviceGetClockInfo", NULL);
-    nvml.power = symbol("nvmlDeviceGetPowerUsage", NULL);
-    nvml.power_limit = symbol("nvmlDeviceGetEnforcedPowerLimit", NULL);
-    nvml.energy = symbol("nvmlDeviceGetTotalEnergyConsumption", NULL);
-    nvml.index_of = symbol("nvmlDeviceGetIndex", NULL);
-    nvml.pci_info = symbol("nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2");
-    nvml.is_mig = symbol("nvmlDeviceIsMigDeviceHandle", NULL);
-    nvml.mig_parent = symbol("nvmlDeviceGetDeviceHandleFromMigDeviceHandle", NULL);
-    nvml.mig_count = symbol("nvmlDeviceGetMaxMigDeviceCount", NULL);
-    nvml.mig_by_index = symbol("nvmlDeviceGetMigDeviceHandleByIndex", NULL);
-    nvml.gpu_instance_id = symbol("nvmlDeviceGetGpuInstanceId", NULL);
-    nvml.compute_instance_id = symbol("nvmlDeviceGetComputeInstanceId", NULL);
+    load_symbol(&nvml.init, "nvmlInit_v2", "nvmlInit");
+    load_symbol(&nvml.shutdown, "nvmlShutdown", NULL);
+    load_symbol(&nvml.error_string, "nvmlErrorString", NULL);
+    load_symbol(&nvml.count, "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount");
+    load_symbol(&nvml.by_index, "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex");
+    load_symbol(&nvml.by_uuid, "nvmlDeviceGetHandleByUUID", NULL);
+    load_symbol(&nvml.by_pci, "nvmlDeviceGetHandleByPciBusId_v2", "nvmlDeviceGetHandleByPciBusId");
+    load_symbol(&nvml.name, "nvmlDeviceGetName", NULL);
+    load_symbol(&nvml.uuid, "nvmlDeviceGetUUID", NULL);
+    load_symbol(&nvml.utilization, "nvmlDeviceGetUtilizationRates", NULL);
+    load_symbol(&nvml.memory_v1, "nvmlDeviceGetMemoryInfo", NULL);
+    load_symbol(&nvml.memory_v2, "nvmlDeviceGetMemoryInfo_v2", NULL);
+    load_symbol(&nvml.clock, "nvmlDeviceGetClockInfo", NULL);
+    load_symbol(&nvml.power, "nvmlDeviceGetPowerUsage", NULL);
+    load_symbol(&nvml.power_limit, "nvmlDeviceGetEnforcedPowerLimit", NULL);
+    load_symbol(&nvml.energy, "nvmlDeviceGetTotalEnergyConsumption", NULL);
+    load_symbol(&nvml.index_of, "nvmlDeviceGetIndex", NULL);
+    load_symbol(&nvml.pci_info, "nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2");
+    load_symbol(&nvml.is_mig, "nvmlDeviceIsMigDeviceHandle", NULL);
+    load_symbol(&nvml.mig_parent, "nvmlDeviceGetDeviceHandleFromMigDeviceHandle", NULL);
+    load_symbol(&nvml.mig_count, "nvmlDeviceGetMaxMigDeviceCount", NULL);
+    load_symbol(&nvml.mig_by_index, "nvmlDeviceGetMigDeviceHandleByIndex", NULL);
+    load_symbol(&nvml.gpu_instance_id, "nvmlDeviceGetGpuInstanceId", NULL);
+    load_symbol(&nvml.compute_instance_id, "nvmlDeviceGetComputeInstanceId", NULL);
     /* _v3, else _v2 (both 24-byte entries), else v1 (16 bytes); the MPS
      * query follows the version the compute query has. */
     nvml.process_stride = 24;
-    if ((nvml.processes = symbol("nvmlDeviceGetComputeRunningProcesses_v3", NULL)) != NULL) {
-        nvml.mps_processes = symbol("nvmlDeviceGetMPSComputeRunningProcesses_v3", NULL);
+    if (load_symbol(&nvml.processes, "nvmlDeviceGetComputeRunningProcesses_v3", NULL)) {
+        load_symbol(&nvml.mps_processes, "nvmlDeviceGetMPSComputeRunningProcesses_v3", NULL);
         /* Drivers 535.43-535.86 wrote 32-byte entries from _v3 without a
          * version bump; they are the ones with ConfComputeMemSizeInfo but
          * not RunningProcessDetailList (nvitop's test). */
         if (dlsym(nvml.handle, "nvmlDeviceGetConfComputeMemSizeInfo") &&
             !dlsym(nvml.handle, "nvmlDeviceGetRunningProcessDetailList"))
             nvml.process_stride = 32;
-    } else if ((nvml.processes = symbol("nvmlDeviceGetComputeRunningProcesses_v2", NULL)) != NULL) {
-        nvml.mps_processes = symbol("nvmlDeviceGetMPSComputeRunningProcesses_v2", NULL);
+    } else if (load_symbol(&nvml.processes, "nvmlDeviceGetComputeRunningProcesses_v2", NULL)) {
+        load_symbol(&nvml.mps_processes, "nvmlDeviceGetMPSComputeRunningProcesses_v2", NULL);
     } else {
-        nvml.processes = symbol("nvmlDeviceGetComputeRunningProcesses", NULL);
-        nvml.mps_processes = symbol("nvmlDeviceGetMPSComputeRunningProcesses", NULL);
+        load_symbol(&nvml.processes, "nvmlDeviceGetComputeRunningProcesses", NULL);
+        load_symbol(&nvml.mps_processes, "nvmlDeviceGetMPSComputeRunningProcesses", NULL);
         nvml.process_stride = 16;
     }
     if (!nvml.init || !nvml.shutdown || !nvml.count || !nvml.by_index) {

@@ -145,7 +145,8 @@ void samples_file_write(samples_file *f, const resmon_sample *s, double elapsed_
                                 .mem_clock_mhz = NAN, .power_w = NAN, .power_limit_w = NAN};
         if (i < device_count)
             r = devices[i];
-        char key[48];
+        /* "gpu" + any size_t + the longest suffix, so no key is ever cut. */
+        char key[sizeof "gpu" + sizeof "18446744073709551615" + sizeof "_clock_mhz"];
         snprintf(key, sizeof key, "gpu%zu_util", i);
         put_value(f, key, r.util_percent, 0);
         snprintf(key, sizeof key, "gpu%zu_mem_mb", i);
