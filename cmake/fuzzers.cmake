@@ -1,0 +1,25 @@
+# libFuzzer targets.  The fuzzer can only steer by the coverage of code built
+# with -fsanitize=fuzzer-no-link, so the library sources the harness reaches
+# are compiled a second time with that instrumentation (and the sanitizers of
+# RESMON_SANITIZE, which apply to every target), separately from the normal
+# libraries.  Jansson comes from the system uninstrumented: its internals stay
+# invisible to the fuzzer (see BENCHMARKS.md, "Fuzzing").
+if(NOT CMAKE_C_COMPILER_ID MATCHES "Clang")
+  message(FATAL_ERROR "resmon: RESMON_BUILD_FUZZERS needs clang (libFuzzer), not ${CMAKE_C_COMPILER_ID}")
+endif()
+
+add_library(resmon_fuzz_objects OBJECT
+  src/json_number.c src/summary_json.c)
+target_include_directories(resmon_fuzz_objects PRIVATE include src)
+target_compile_definitions(resmon_fuzz_objects PRIVATE RESMON_BUILDING RESMON_STATIC_DEFINE _GNU_SOURCE)
+target_compile_options(resmon_fuzz_objects PRIVATE -fsanitize=fuzzer-no-link)
+target_link_libraries(resmon_fuzz_objects PRIVATE PkgConfig::jansson)
+resmon_target_warnings(resmon_fuzz_objects)
+
+add_executable(fuzz_summary_json fuzz/fuzz_summary_json.c $<TARGET_OBJECTS:resmon_fuzz_objects>)
+target_include_directories(fuzz_summary_json PRIVATE include)
+target_compile_definitions(fuzz_summary_json PRIVATE RESMON_STATIC_DEFINE)
+target_compile_options(fuzz_summary_json PRIVATE -fsanitize=fuzzer)
+target_link_options(fuzz_summary_json PRIVATE -fsanitize=fuzzer)
+target_link_libraries(fuzz_summary_json PRIVATE PkgConfig::jansson m)
+resmon_target_warnings(fuzz_summary_json)
