@@ -9,6 +9,9 @@ src=$2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cmake --install "$build" --prefix "$work/prefix" >/dev/null
+for page in share/man/man1/resmon.1 share/bash-completion/completions/resmon; do
+    [ -f "$work/prefix/$page" ] || { echo "consumer: the install lacks $page" >&2; exit 1; }
+done
 libdir=$(dirname "$(dirname "$(find "$work/prefix" -name resmon.pc)")")
 export LD_LIBRARY_PATH="$libdir"
 

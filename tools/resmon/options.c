@@ -33,7 +33,8 @@ static const char usage_text[] =
     "                           untouched and the exact peak is its lifetime peak\n"
     "  -q, --quiet              no human summary on stderr\n"
     "      --list-gpus          list the GPUs resmon finds, then exit\n"
-    "      --version, --help\n"
+    "      --version            print the version and exit\n"
+    "  -h, --help               this help (the manual: man resmon)\n"
     "\n"
     "The human summary goes to stderr; stdout and stdin belong to COMMAND.  resmon exits\n"
     "with COMMAND's status (128+N if signal N killed it), or 125 for its own errors,\n"
@@ -192,7 +193,7 @@ int cli_parse(int argc, char **argv, cli_options *o)
     opterr = 0; /* our own messages: one line each */
     int c, word_index = optind;
     /* "+": stop at the first non-option, which starts COMMAND. */
-    for (; (c = getopt_long(argc, argv, "+:i:o:s:q", longopts, NULL)) != -1; word_index = optind) {
+    for (; (c = getopt_long(argc, argv, "+:i:o:s:qh", longopts, NULL)) != -1; word_index = optind) {
         switch (c) {
         case 'i':
             /* The library's range: below 1 us or above 11 days is surely a unit mistake. */
@@ -240,6 +241,7 @@ int cli_parse(int argc, char **argv, cli_options *o)
         case OPT_VERSION:
             printf("resmon %s\n", resmon_version_string());
             return -1;
+        case 'h':
         case OPT_HELP:
             fputs(usage_text, stdout);
             return -1;

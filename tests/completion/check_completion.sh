@@ -1,0 +1,67 @@
+#!/bin/bash
+# Drives tools/resmon/completion.bash the way bash does (COMP_WORDS, then the
+# completion function) and checks what it offers.
+#   Usage: check_completion.sh COMPLETION_FILE RESMON_BINARY
+# Exits 77 (CTest: skipped) when bash-completion itself is not installed.
+set -u
+completion=$1
+resmon=$2
+framework=/usr/share/bash-completion/bash_completion
+[ -r "$framework" ] || { echo "bash-completion not installed: $framework"; exit 77; }
+# shellcheck source=/dev/null
+source "$framework"
+# shellcheck source=/dev/null
+source "$completion"
+complete -p resmon >/dev/null || { echo "completion: 'complete -p resmon' is not set"; exit 1; }
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work" || exit 1
+touch run.csv run.jsonl run.json chart.svg notes.txt
+
+failures=0
+offered() { # words of the command line (the last is the one being completed)
+    COMP_WORDS=("$@")
+    COMP_CWORD=$(($# - 1))
+    COMP_LINE="$*"
+    COMP_POINT=${#COMP_LINE}
+    COMPREPLY=()
+    # compopt complains outside a real completion; what it would set does not
+    # change the words offered.
+    _resmon "$resmon" "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD - 1]}" 2>/dev/null
+    [ ${#COMPREPLY[@]} -eq 0 ] || printf '%s\n' "${COMPREPLY[@]}" | sort | tr '\n' ' '
+}
+expect() { # description, expected (sorted, space-separated), words...
+    local what=$1 want=$2
+    shift 2
+    local got
+    got=$(offered "$@")
+    if [ "$got" != "$want" ]; then
+        echo "completion: $what: offered '$got', expected '$want'"
+        failures=$((failures + 1))
+    fi
+}
+expect_has() { # description, one word that must be offered, words...
+    local what=$1 want=$2
+    shift 2
+    case " $(offered "$@") " in
+        *" $want "*) ;;
+        *) echo "completion: $what: '$want' not offered"; failures=$((failures + 1)) ;;
+    esac
+}
+
+expect "a long option" "--no-children " "$resmon" --no-ch
+expect "options starting --d" "--duration " "$resmon" -q --d
+expect "the samples file" "run.csv run.jsonl " "$resmon" -s run
+expect "the summary file" "run.json " "$resmon" --output run
+expect "the chart" "chart.svg " "$resmon" --plot ch
+expect "a GPU selection" "all auto " "$resmon" --gpu a
+expect "an interval is a number" "" "$resmon" -i ""
+expect_has "the command after --" echo "$resmon" -q -- ech
+expect_has "the command after options and their values" echo "$resmon" -i 0.5 -o out.json ech
+expect_has "the command's own files after --" notes.txt "$resmon" -- cat no
+expect "a command's options are its own, not resmon's" "" "$resmon" -- ls --no-ch
+expect_has "--pid offers running processes" "$$" "$resmon" --pid "$$"
+
+[ "$failures" -eq 0 ] || exit 1
+echo "completion: all cases offered what they should"

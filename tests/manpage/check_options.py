@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""Keeps doc/resmon.1 in step with `resmon --help`.
+
+Every option --help names must be in the man page's OPTIONS section and every
+option documented there must be in --help, with the same short form; `-h`
+prints exactly what `--help` prints; and groff formats the page without a
+warning.  Usage: check_options.py RESMON_BINARY MAN_PAGE
+"""
+import re
+import shutil
+import subprocess
+import sys
+
+
+def help_options(text):
+    """{long name: short letter or None} for every --option the help names."""
+    options = {name: None for name in re.findall(r"(?<![\w-])--([a-z][a-z-]*)", text)}
+    for short, name in re.findall(r"(?<![\w-])-([a-zA-Z]), --([a-z][a-z-]*)", text):
+        options[name] = short
+    return options
+
+
+def man_options(roff):
+    """{long name: short letter or None} from the tags (.TP lines) of OPTIONS."""
+    section = re.search(r"^\.SH OPTIONS\n(.*?)^\.SH ", roff, re.S | re.M)
+    if not section:
+        sys.exit("man page: no OPTIONS section")
+    lines = section.group(1).splitlines()
+    tags = [lines[i + 1].replace("\\-", "-") for i, line in enumerate(lines[:-1]) if line == ".TP"]
+    options = {}
+    for tag in tags:
+        longs = re.findall(r"(?<![\w-])--([a-z][a-z-]*)", tag)
+        short = re.search(r"(?<![\w-])-([a-zA-Z])\b", tag)
+        for name in longs:
+            options[name] = short.group(1) if short else None
+    return options
+
+
+def main():
+    binary, man_page = sys.argv[1], sys.argv[2]
+    long_help = subprocess.run([binary, "--help"], capture_output=True, text=True, check=True).stdout
+    short_help = subprocess.run([binary, "-h"], capture_output=True, text=True)
+    problems = []
+    if short_help.returncode != 0 or short_help.stdout != long_help:
+        problems.append(f"'resmon -h' (status {short_help.returncode}) does not print what --help prints")
+
+    in_help = help_options(long_help)
+    with open(man_page, encoding="utf-8") as f:
+        in_man = man_options(f.read())
+    for name in sorted(in_help.keys() - in_man.keys()):
+        problems.append(f"--{name} is in --help but not in the man page's OPTIONS")
+    for name in sorted(in_man.keys() - in_help.keys()):
+        problems.append(f"--{name} is in the man page but not in --help")
+    for name in sorted(in_help.keys() & in_man.keys()):
+        if in_help[name] != in_man[name]:
+            problems.append(f"--{name}: short form -{in_help[name]} in --help, -{in_man[name]} in the man page")
+
+    if shutil.which("groff"):
+        lint = subprocess.run(["groff", "-man", "-ww", "-z", man_page], capture_output=True, text=True)
+        if lint.returncode != 0 or lint.stderr:
+            problems.append("groff warns about the man page:\n" + lint.stderr)
+
+    for problem in problems:
+        print("manpage:", problem, file=sys.stderr)
+    if problems:
+        return 1
+    print(f"manpage: {len(in_help)} options, the same in --help and {man_page}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,64 @@
+# bash completion for resmon (installed as share/bash-completion/completions/resmon).
+# Options before "--" complete as resmon's own; after "--" (or the first word
+# that is not an option) the words belong to COMMAND and complete as its own.
+_resmon()
+{
+    local cur prev words cword
+    _init_completion || return
+
+    # resmon stops reading options at "--" or at the first other word that is
+    # not an option or an option's value (getopt's "+" mode).
+    local i
+    for ((i = 1; i < cword; i++)); do
+        case ${words[i]} in
+            --)
+                _command_offset $((i + 1))
+                return
+                ;;
+            -i | --interval | -o | --output | -s | --samples | --plot | --gpu | --duration | --pid)
+                ((i++))
+                ;;
+            -*) ;;
+            *)
+                _command_offset $i
+                return
+                ;;
+        esac
+    done
+
+    case $prev in
+        -i | --interval | --duration)
+            return # a number of seconds: nothing to offer
+            ;;
+        -o | --output)
+            _filedir json
+            return
+            ;;
+        -s | --samples)
+            _filedir '@(csv|jsonl)'
+            return
+            ;;
+        --plot)
+            _filedir svg
+            return
+            ;;
+        --gpu)
+            local gpus
+            gpus=$("$1" --list-gpus 2>/dev/null | cut -f1 | grep ':')
+            COMPREPLY=($(compgen -W "auto none all $gpus" -- "$cur"))
+            return
+            ;;
+        --pid)
+            _pids
+            return
+            ;;
+    esac
+
+    if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W '--interval --output --samples --plot --gpu --no-children
+            --duration --pid --quiet --list-gpus --version --help -i -o -s -q -h --' -- "$cur"))
+        return
+    fi
+    _command_offset $cword
+} &&
+    complete -F _resmon resmon
