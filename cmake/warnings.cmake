@@ -4,6 +4,6 @@
 # someone asks for it: CMake's CMAKE_COMPILE_WARNING_AS_ERROR=ON (scripts/test
 # sets it); a user's newer compiler with a new warning must not break a build.
 function(resmon_target_warnings target)
-  target_compile_options(${target} PRIVATE
-    -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow
+    $<$<COMPILE_LANGUAGE:C>:-Wstrict-prototypes -Wmissing-prototypes>)
 endfunction()
