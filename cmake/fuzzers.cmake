@@ -2,8 +2,14 @@
 # with -fsanitize=fuzzer-no-link, so the library sources the harness reaches
 # are compiled a second time with that instrumentation (and the sanitizers of
 # RESMON_SANITIZE, which apply to every target), separately from the normal
-# libraries.  Jansson comes from the system uninstrumented: its internals stay
-# invisible to the fuzzer (see BENCHMARKS.md, "Fuzzing").
+# libraries.  Jansson, which does the parsing, comes from the system
+# uninstrumented, so its internals stay invisible to the fuzzer -- unless
+# RESMON_FUZZ_JANSSON_SOURCE_DIR names a Jansson source tree (Debian has no
+# deb-src configured offline; a release tarball or git checkout of the
+# installed version will do), which is then built instrumented and linked
+# instead (see BENCHMARKS.md, "Fuzzing").
+set(RESMON_FUZZ_JANSSON_SOURCE_DIR "" CACHE PATH
+    "A Jansson source tree to build instrumented into the fuzzer (empty: the system's Jansson)")
 if(NOT CMAKE_C_COMPILER_ID MATCHES "Clang")
   message(FATAL_ERROR "resmon: RESMON_BUILD_FUZZERS needs clang (libFuzzer), not ${CMAKE_C_COMPILER_ID}")
 endif()
@@ -13,7 +19,18 @@ add_library(resmon_fuzz_objects OBJECT
 target_include_directories(resmon_fuzz_objects PRIVATE include src)
 target_compile_definitions(resmon_fuzz_objects PRIVATE RESMON_BUILDING RESMON_STATIC_DEFINE _GNU_SOURCE)
 target_compile_options(resmon_fuzz_objects PRIVATE -fsanitize=fuzzer-no-link)
-target_link_libraries(resmon_fuzz_objects PRIVATE PkgConfig::jansson)
+if(RESMON_FUZZ_JANSSON_SOURCE_DIR)
+  set(JANSSON_BUILD_DOCS OFF CACHE BOOL "" FORCE)
+  set(JANSSON_EXAMPLES OFF CACHE BOOL "" FORCE)
+  set(JANSSON_WITHOUT_TESTS ON CACHE BOOL "" FORCE)
+  set(JANSSON_INSTALL OFF CACHE BOOL "" FORCE)
+  add_subdirectory(${RESMON_FUZZ_JANSSON_SOURCE_DIR} jansson EXCLUDE_FROM_ALL)
+  target_compile_options(jansson PRIVATE -fsanitize=fuzzer-no-link)
+  set(_resmon_fuzz_jansson jansson)
+else()
+  set(_resmon_fuzz_jansson PkgConfig::jansson)
+endif()
+target_link_libraries(resmon_fuzz_objects PRIVATE ${_resmon_fuzz_jansson})
 resmon_target_warnings(resmon_fuzz_objects)
 
 add_executable(fuzz_summary_json fuzz/fuzz_summary_json.c $<TARGET_OBJECTS:resmon_fuzz_objects>)
@@ -21,5 +38,5 @@ target_include_directories(fuzz_summary_json PRIVATE include)
 target_compile_definitions(fuzz_summary_json PRIVATE RESMON_STATIC_DEFINE)
 target_compile_options(fuzz_summary_json PRIVATE -fsanitize=fuzzer)
 target_link_options(fuzz_summary_json PRIVATE -fsanitize=fuzzer)
-target_link_libraries(fuzz_summary_json PRIVATE PkgConfig::jansson m)
+target_link_libraries(fuzz_summary_json PRIVATE ${_resmon_fuzz_jansson} m)
 resmon_target_warnings(fuzz_summary_json)
