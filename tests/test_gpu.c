@@ -556,8 +556,11 @@ static unsigned fake_touched(void)
 {
     void *lib = dlopen(FAKE_NVML_PATH, RTLD_NOW | RTLD_NOLOAD);
     assert_non_null(lib);
-    unsigned (*touched)(void) = (unsigned (*)(void))dlsym(lib, "fake_nvml_touched");
-    assert_non_null(touched);
+    /* Copied, not cast: ISO C has no void * to function pointer conversion. */
+    void *symbol = dlsym(lib, "fake_nvml_touched");
+    assert_non_null(symbol);
+    unsigned (*touched)(void);
+    memcpy(&touched, &symbol, sizeof touched);
     unsigned mask = touched();
     dlclose(lib);
     return mask;
