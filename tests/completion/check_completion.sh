@@ -5,7 +5,7 @@
 # Exits 77 (CTest: skipped) when bash-completion itself is not installed.
 set -u
 completion=$1
-resmon=$2
+resmon=$(readlink -f "$2")
 framework=/usr/share/bash-completion/bash_completion
 [ -r "$framework" ] || { echo "bash-completion not installed: $framework"; exit 77; }
 # shellcheck source=/dev/null
@@ -62,6 +62,11 @@ expect_has "the command after options and their values" echo "$resmon" -i 0.5 -o
 expect_has "the command's own files after --" notes.txt "$resmon" -- cat no
 expect "a command's options are its own, not resmon's" "" "$resmon" -- ls --no-ch
 expect_has "--pid offers running processes" "$$" "$resmon" --pid "$$"
+
+# Every long option --help names is offered (a new option needs its completion).
+for option in $("$resmon" --help | grep -o -- '--[a-z][a-z-]*' | sort -u); do
+    expect_has "$option from --help" "$option" "$resmon" "$option"
+done
 
 [ "$failures" -eq 0 ] || exit 1
 echo "completion: all cases offered what they should"

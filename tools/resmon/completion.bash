@@ -56,7 +56,8 @@ _resmon()
 
     if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W '--interval --output --samples --plot --gpu --no-children
-            --duration --pid --quiet --list-gpus --version --help -i -o -s -q -h --' -- "$cur"))
+            --duration --wait-orphans --reset-peak --pid --quiet --list-gpus --version --help
+            -i -o -s -q -h --' -- "$cur"))
         return
     fi
     _command_offset $cword
