@@ -388,7 +388,7 @@ RESMON_API int resmon_gpu_list(resmon_gpu_info *out, size_t cap, size_t stride, 
 RESMON_API int resmon_gpu_open(resmon_gpu **out, const char *spec, char *err, size_t errcap);
 
 /* Room for any message resmon puts in an err buffer. */
-#define RESMON_ERR_MAX 512
+#define RESMON_ERR_MAX 1024
 
 /* Drops the caller's hold on the profiler.  A monitor that still uses it
  * keeps it open until that monitor releases it (see "Lifetime" above), so

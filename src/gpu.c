@@ -266,6 +266,8 @@ static int open_default(const rm__gpu_env *env, resmon_gpu **out, char *err, siz
         return -ENOMEM;
     }
     char reasons[BACKEND_COUNT][256] = {""};
+    /* The longest message below: every reason whole, plus its own words. */
+    _Static_assert(BACKEND_COUNT * 256 + 128 <= RESMON_ERR_MAX, "RESMON_ERR_MAX must hold every reason");
     int rc = cuda_job_devices(env, cuda, reasons[0], sizeof reasons[0], err, errcap);
     if (rc < 0)
         goto fail;

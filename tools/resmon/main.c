@@ -55,7 +55,7 @@ int main(int argc, char **argv)
     /* A GPU named on the command line must open; "auto" finds one or none. */
     resmon_gpu *gpu = NULL;
     if (strcmp(o.gpu, "none") != 0) {
-        char err[512];
+        char err[RESMON_ERR_MAX];
         rc = resmon_gpu_open(&gpu, o.gpu, err, sizeof err);
         if (rc < 0 && strcmp(o.gpu, "auto") != 0) {
             fprintf(stderr, "resmon: --gpu %s: %s\n", o.gpu, err);
