@@ -135,6 +135,8 @@ int rm__parse_stat(const char *buf, size_t len, rm__proc_stat *out)
         case 4:  /* (4) ppid */
         case 14: /* (14) utime */
         case 15: /* (15) stime */
+        case 16: /* (16) cutime */
+        case 17: /* (17) cstime */
         case 22: /* (22) starttime */
             rc = parse_u64(buf, len, &pos, &value);
             break;
@@ -145,16 +147,18 @@ int rm__parse_stat(const char *buf, size_t len, rm__proc_stat *out)
         }
         if (rc < 0)
             return -EINVAL;
-        if (field == 4) {
+        switch (field) {
+        case 4:
             if (value > INT32_MAX)
                 return -EINVAL;
             st.ppid = (pid_t)value;
-        } else if (field == 14) {
-            st.utime = value;
-        } else if (field == 15) {
-            st.stime = value;
-        } else if (field == 22) {
-            st.starttime = value;
+            break;
+        case 14: st.utime = value; break;
+        case 15: st.stime = value; break;
+        case 16: st.cutime = value; break;
+        case 17: st.cstime = value; break;
+        case 22: st.starttime = value; break;
+        default: break;
         }
     }
     *out = st;

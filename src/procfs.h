@@ -21,6 +21,8 @@ typedef struct rm__proc_stat {
     pid_t ppid;          /* (4) */
     uint64_t utime;      /* (14) clock ticks */
     uint64_t stime;      /* (15) clock ticks */
+    uint64_t cutime;     /* (16) clock ticks: user time of reaped children, */
+    uint64_t cstime;     /* (17) and system time, each with their own cutime/cstime */
     uint64_t starttime;  /* (22) clock ticks after boot: with pid, a process's identity */
 } rm__proc_stat;
 

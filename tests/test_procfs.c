@@ -36,6 +36,23 @@ static void stat_parses_ordinary_line(void **state)
     assert_int_equal(st.starttime, 12345);
 }
 
+/* Fields 16-17 carry the CPU of reaped children (the tree's CPU stays
+ * continuous through them). */
+static void stat_gives_children_cpu(void **state)
+{
+    (void)state;
+    const char *line = "42 (x) S 7 1 1 0 -1 4194560 100 0 0 0 250 50 1234 567 20 0 1 0 12345 "
+                       "1000000 200 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n";
+    rm__proc_stat st;
+    assert_int_equal(rm__parse_stat(line, strlen(line), &st), 0);
+    assert_int_equal(st.cutime, 1234);
+    assert_int_equal(st.cstime, 567);
+    assert_int_equal(st.starttime, 12345);
+    /* A non-numeric cutime is refused, not read as no children. */
+    const char *bad = "42 (x) S 7 1 1 0 -1 4194560 100 0 0 0 250 50 x 567 20 0 1 0 12345\n";
+    assert_int_equal(rm__parse_stat(bad, strlen(bad), &st), -EINVAL);
+}
+
 static void stat_survives_hostile_comm(void **state)
 {
     (void)state;
@@ -298,6 +315,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(stat_parses_ordinary_line),
+        cmocka_unit_test(stat_gives_children_cpu),
         cmocka_unit_test(stat_survives_hostile_comm),
         cmocka_unit_test(stat_rejects_garbage),
         cmocka_unit_test(stat_never_reads_past_len),
