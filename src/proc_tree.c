@@ -78,6 +78,7 @@ void rm__tree_walker_free(rm__tree_walker *w)
     for (size_t i = 0; i < w->walked_count; i++)
         close_walked(&w->walked[i]);
     free(w->walked);
+    free(w->children_text);
     memset(w, 0, sizeof *w);
     w->proc_fd = -1;
 }
@@ -149,6 +150,37 @@ static int children_fd(rm__walked_process *e, pid_t tid, const pid_t *old_tids, 
     return fd;
 }
 
+/* Reads a children file from its start to its end into w->children_text,
+ * growing the buffer as needed: a thread with a thousand children lists
+ * more than a page, and a single read stops at one.  Returns the length
+ * (NUL-terminated), or a negative errno; -ENOMEM keeps what was read. */
+static ssize_t read_children_file(rm__tree_walker *w, int fd)
+{
+    size_t used = 0;
+    for (;;) {
+        if (w->children_text_cap - used < 2) {
+            size_t cap = w->children_text_cap ? w->children_text_cap * 2 : 4096;
+            char *grown = realloc(w->children_text, cap);
+            if (!grown)
+                break;
+            w->children_text = grown;
+            w->children_text_cap = cap;
+        }
+        ssize_t n = pread(fd, w->children_text + used, w->children_text_cap - 1 - used, (off_t)used);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return used ? (ssize_t)used : -errno;
+        if (n == 0)
+            break;
+        used += (size_t)n;
+    }
+    if (!w->children_text)
+        return -ENOMEM;
+    w->children_text[used] = '\0';
+    return (ssize_t)used;
+}
+
 /* Appends the children of every thread of pid (a child forked by a worker
  * thread is listed under that thread, not under the main one).  The task
  * directory and the children files stay open between walks: a walk of a
@@ -189,10 +221,9 @@ static int add_children_of(rm__tree_walker *w, pid_t pid)
             for (size_t i = 0; !owned && i < old_count; i++)
                 if (old_fds[i] == fd)
                     reused[i] = 1;
-            char list[4096];
-            ssize_t n = rm__pread_file(fd, list, sizeof list);
+            ssize_t n = read_children_file(w, fd);
             if (n > 0) /* a garbled list yields the pids before the garbage */
-                rm__parse_pid_list(list, (size_t)n, visit_child, &visit);
+                rm__parse_pid_list(w->children_text, (size_t)n, visit_child, &visit);
             if (e->thread_count < RM__CACHED_THREADS) {
                 e->tids[e->thread_count] = tid;
                 e->children_fd[e->thread_count++] = fd;

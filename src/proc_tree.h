@@ -47,6 +47,8 @@ typedef struct rm__tree_walker {
     unsigned long stat_reads; /* stat files read by scans (for tests, benchmarks) */
     rm__walked_process *walked; /* children mode */
     size_t walked_count, walked_cap;
+    char *children_text;      /* one children file, read whole (reused) */
+    size_t children_text_cap;
     unsigned walk_number;
 } rm__tree_walker;
 

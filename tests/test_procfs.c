@@ -293,6 +293,41 @@ static void children_files_include_worker_threads(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* A children list longer than any single read (1200 pids, ~6 KiB) is read to
+ * its end: every child is found. */
+static void children_file_longer_than_a_page_is_read_whole(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/resmon-proc-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    int root_fd = open(dir, O_RDONLY | O_DIRECTORY);
+    const char *dirs[] = {"100", "100/task", "100/task/100"};
+    for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++)
+        mkdirat(root_fd, dirs[i], 0755);
+    enum { CHILDREN = 1200, FIRST_CHILD = 10000 };
+    size_t cap = CHILDREN * 8 + 1, used = 0;
+    char *list = malloc(cap);
+    assert_non_null(list);
+    for (int i = 0; i < CHILDREN; i++)
+        used += (size_t)snprintf(list + used, cap - used, "%d ", FIRST_CHILD + i);
+    assert_true(used > 4096);
+    write_file(root_fd, "100/task/100/children", list);
+    free(list);
+
+    rm__tree_walker w;
+    rm__tree_walker_init(&w, root_fd, RM__TREE_CHILDREN_FILES);
+    for (int walk = 0; walk < 2; walk++) { /* the second re-reads the kept-open file */
+        assert_int_equal(rm__tree_walk(&w, 100), 0);
+        assert_int_equal(w.found_len, CHILDREN);
+        assert_true(has_pid(&w, FIRST_CHILD) && has_pid(&w, FIRST_CHILD + CHILDREN - 1));
+    }
+    rm__tree_walker_free(&w);
+    close(root_fd);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 static void reads_real_proc_files(void **state)
 {
     (void)state;
@@ -325,6 +360,7 @@ int main(void)
         cmocka_unit_test(pid_list_parses_children_file),
         cmocka_unit_test(scan_finds_descendants_only),
         cmocka_unit_test(children_files_include_worker_threads),
+        cmocka_unit_test(children_file_longer_than_a_page_is_read_whole),
         cmocka_unit_test(reads_real_proc_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
