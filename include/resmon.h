@@ -156,7 +156,10 @@ typedef struct resmon_sample {
                              running on another CPU up to date only at each
                              scheduler tick (1/CONFIG_HZ): at intervals of a few
                              ticks single samples alternate by +-1 tick; sums
-                             and means (cpu_time_sec) are unaffected */
+                             and means (cpu_time_sec) are unaffected.  A
+                             sample shows at most online CPUs x its interval;
+                             any excess is carried into the next sample, and
+                             the window's last sample takes what remains */
     double rss_mb;        /* resident set size, MiB */
     double gpu_util;      /* percent; NAN when unavailable */
     double gpu_mem_mb;    /* NAN when unavailable */
@@ -203,7 +206,17 @@ typedef struct resmon_summary {
                                   taken under half an interval after the previous one
                                   (such as the stop's), whose CPU is mostly resmon's */
     double cpu_time_sec;       /* CPU seconds consumed between first and last
-                                  sample, from the same clock as cpu_percent */
+                                  sample, from the same clock as cpu_percent.
+                                  With include_children, descendants too short-
+                                  lived for any sample count through their
+                                  parents' cutime/cstime (whole clock ticks),
+                                  each CPU second once.  Unknowable: the CPU a
+                                  monitored pid used after the last sample that
+                                  saw it alive, when another process reaps it
+                                  first -- except when this process reaps it and
+                                  include_children is set (then it comes from
+                                  RUSAGE_CHILDREN, assuming no other child was
+                                  reaped in that interval) */
     /* Exact peak RSS from the kernel's high-water mark (VmHWM).  resmon resets
      * the mark when a window starts (by writing 5 to /proc/PID/clear_refs) and
      * reads it when the window stops, so a spike between two samples still
@@ -211,8 +224,13 @@ typedef struct resmon_summary {
      * whose windows overlap reset each other, so a window that started first
      * sees only the peak since the later start (still exact for the later
      * window).  Where the reset is refused, or keep_peak_mark asks for no
-     * reset, the value is the lifetime peak and hwm_scope says so.  When monitoring a tree, this is the largest single
-     * process's peak.  NAN when unknown. */
+     * reset, the value is the lifetime peak and hwm_scope says so.  When
+     * monitoring a tree, this is the largest single process's peak.  Per
+     * process, the larger of the kernel's mark and its largest sampled RSS,
+     * so never below what a sample saw.  A monitored pid that ends before
+     * stop keeps the mark last read during the window (at each sample, at
+     * most every 10 ms): a spike after that read is not known; descendants
+     * that end before stop keep their largest sampled RSS.  NAN when unknown. */
     double hwm_rss_mb;
     resmon_hwm_scope hwm_scope;
     uint64_t skipped_slots;    /* schedule slots missed because the sampler ran

@@ -348,6 +348,8 @@ static void window_end(resmon_monitor *m, int target_ended)
     taken_sample t;
     if (m->gpu_in_window) /* a last GPU reading for the last sample, if the GPU answers in time */
         rm__gpu_poller_end(m->gpu, gpu_wait_ns(m));
+    if (!target_ended)
+        rm__probe_end_window(m->probe); /* the stop's sample carries no CPU forward */
     if (!target_ended && take_sample(m, 0, &t) >= 0)
         publish(m, &t);
     m->gpu_in_window = 0;

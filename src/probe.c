@@ -12,19 +12,54 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
 typedef struct tracked_process {
     pid_t pid;
+    pid_t ppid;          /* tree mode: its parent at the latest reading */
     int dir_fd;          /* /proc/PID, for status and clear_refs */
     int statm_fd;        /* kept open, re-read with pread each sample */
+    int stat_fd;         /* tree mode: for cutime/cstime and the parent */
     clockid_t cpu_clock; /* the process's CPU clock: all its threads, in ns */
-    uint64_t last_cpu_ns;
-    uint64_t last_rss_pages; /* the latest reading while it had memory */
+    int is_self;         /* this very process: it cannot end before stop */
+    uint64_t last_cpu_ns;  /* its CPU clock at the latest reading */
+    uint64_t children_ns;  /* tree mode: cutime + cstime at the latest stat
+                              read, the CPU of the children it has reaped */
+    uint64_t stat_read_ns; /* when (CLOCK_BOOTTIME) stat was last read */
+    uint64_t stat_cpu_ns;  /* its CPU clock then */
+    uint64_t rss_pages;      /* the latest reading while it had memory */
+    uint64_t peak_rss_bytes; /* the largest RSS sampled */
+    uint64_t hwm_bytes;      /* the latest VmHWM read during the window (0: none) */
+    uint64_t hwm_read_ns;    /* when (CLOCK_BOOTTIME) */
     unsigned seen_walk;  /* the walk that last found it (tree mode) */
     int peak_reset_ok;
+    int ending;          /* this reading found it ENDED_REAPED or ENDED_LEFT_TREE */
 } tracked_process;
+
+/* Why a process stops being tracked. */
+enum { STILL_TRACKED = 0, ENDED_REAPED, ENDED_LEFT_TREE };
+
+/* What one reading of one process gives. */
+typedef struct process_reading {
+    uint64_t cpu_ns, children_ns, rss_pages, starttime;
+    pid_t ppid;
+    int has_memory; /* 0 for a zombie: its memory is gone */
+} process_reading;
+
+/* The monitored root's VmHWM (a status read, several times the cost of the
+ * sample itself) is read at most this often, so that its exact peak survives
+ * the root's exit without slowing a fast schedule. */
+#define PEAK_REFRESH_NS 10000000u
+
+/* A tree process's stat (cutime, cstime) is re-read at most this often, and
+ * only when its CPU clock moved: a process reaps a child only by running.  A
+ * reap seen late is counted late, never lost -- cutime only grows, and a
+ * process that ends with an old reading leaves the difference in its
+ * parent's increase -- so a fast schedule does not pay a stat read per busy
+ * process per sample. */
+#define CHILDREN_CPU_REFRESH_NS 10000000u
 
 struct rm__probe {
     int proc_fd;
@@ -41,16 +76,40 @@ struct rm__probe {
     pid_t *pid_list;        /* for rm__probe_pids */
     size_t pid_list_cap;
     long ticks_per_sec;     /* stat's clock ticks */
+    uint64_t tick_ns;
     uint64_t previous_boottime_ns; /* CLOCK_BOOTTIME of the previous reading */
     long online_cpus;       /* a tree cannot use more CPU than this */
     unsigned generation;    /* bumped when the tracked set changes */
+    /* The window's CPU as the kernel accounts it, and how much of it the
+     * readings have handed out: the difference is carried to the next
+     * reading (a reading never shows more than the machine could run). */
+    int64_t counted_ns;
+    uint64_t reported_ns;
+    int last_reading;       /* rm__probe_end_window: hand out everything */
+    int root_gone;          /* the root was reaped: its final reading is given */
+    uint64_t ended_peak_bytes; /* the largest peak of processes no longer tracked */
+    int ended_peak_known;
+    /* When the root is our own child, the CPU it used after the latest
+     * reading reaches our RUSAGE_CHILDREN when we reap it. */
+    int root_is_our_child;
+    uint64_t our_children_ns; /* RUSAGE_CHILDREN at the latest reading */
 };
+
+/* In a tree, a process's stat is read too: its cutime/cstime carry the CPU
+ * of the children it reaped, however short-lived.  (statm stays the source
+ * of RSS: stat's rss field is the kernel's approximate per-CPU count.) */
+static int reads_stat(const rm__probe *p)
+{
+    return p->include_children;
+}
 
 static void untrack_at(rm__probe *p, size_t index)
 {
     tracked_process *t = &p->procs[index];
     if (t->statm_fd >= 0)
         close(t->statm_fd);
+    if (t->stat_fd >= 0)
+        close(t->stat_fd);
     if (t->dir_fd >= 0)
         close(t->dir_fd);
     p->procs[index] = p->procs[--p->count];
@@ -66,37 +125,51 @@ static int read_cpu_ns(const tracked_process *t, uint64_t *ns)
     return 0;
 }
 
-/* Resident pages; *has_memory is 0 for a zombie (its memory is gone). */
-static int read_rss_pages(const tracked_process *t, uint64_t *pages, int *has_memory)
+/* One process's CPU clock and resident memory (statm). */
+static int read_process(const tracked_process *t, process_reading *out)
 {
+    int rc = read_cpu_ns(t, &out->cpu_ns);
+    if (rc < 0)
+        return rc;
     char text[128];
     ssize_t n = rm__pread_file(t->statm_fd, text, sizeof text);
     if (n < 0)
         return (int)n;
     uint64_t size_pages;
-    int rc = rm__parse_statm(text, (size_t)n, &size_pages, pages);
-    *has_memory = size_pages != 0;
+    rc = rm__parse_statm(text, (size_t)n, &size_pages, &out->rss_pages);
+    out->has_memory = size_pages != 0;
     return rc;
 }
 
-/* Whether pid started after the previous reading.  Unknown (stat unreadable)
- * counts as "before": never an absurd spike. */
-static int born_since_previous_reading(const rm__probe *p, int dir_fd)
+/* What a tree process's stat adds: the CPU of the children it reaped, its
+ * parent, its start time. */
+static int read_stat_fields(const tracked_process *t, uint64_t tick_ns, process_reading *out)
 {
-    if (!p->previous_boottime_ns)
-        return 0;
     char text[1024];
-    ssize_t n = rm__read_file_at(dir_fd, "stat", text, sizeof text);
+    ssize_t n = rm__pread_file(t->stat_fd, text, sizeof text);
+    if (n < 0)
+        return (int)n;
     rm__proc_stat st;
-    if (n <= 0 || rm__parse_stat(text, (size_t)n, &st) < 0)
-        return 0;
-    return rm__started_after(st.starttime, p->ticks_per_sec, p->previous_boottime_ns);
+    int rc = rm__parse_stat(text, (size_t)n, &st);
+    if (rc < 0)
+        return rc;
+    out->children_ns = (st.cutime + st.cstime) * tick_ns;
+    out->ppid = st.ppid;
+    out->starttime = st.starttime;
+    return 0;
+}
+
+static int open_in(int dir_fd, const char *name, int *fd)
+{
+    *fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC);
+    return *fd >= 0 ? 0 : errno == ENOENT ? -ESRCH : -errno;
 }
 
 /* Starts tracking pid.  A process born since the previous reading counts all
- * its CPU time in this interval (baseline 0); one that is older -- missed by
- * an earlier walk, the kernel's children lists being best effort -- starts
- * from its current CPU time, so its past never shows as a spike. */
+ * its CPU time (and its reaped children's) in this interval (baseline 0); one
+ * that is older -- missed by an earlier walk, the kernel's children lists
+ * being best effort -- starts from its current CPU time, so its past never
+ * shows as a spike. */
 static int track(rm__probe *p, pid_t pid, tracked_process **out)
 {
     if (p->count == p->cap) {
@@ -107,34 +180,43 @@ static int track(rm__probe *p, pid_t pid, tracked_process **out)
         p->procs = grown;
         p->cap = new_cap;
     }
-    tracked_process t = {.pid = pid, .dir_fd = -1, .statm_fd = -1};
+    tracked_process t = {.pid = pid, .dir_fd = -1, .statm_fd = -1, .stat_fd = -1, .is_self = pid == getpid()};
     char path[32];
     snprintf(path, sizeof path, "%d", (int)pid);
     t.dir_fd = openat(p->proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (t.dir_fd < 0)
         return errno == ENOENT ? -ESRCH : -errno;
-    t.statm_fd = openat(t.dir_fd, "statm", O_RDONLY | O_CLOEXEC);
-    int rc = t.statm_fd < 0 ? (errno == ENOENT ? -ESRCH : -errno) : 0;
+    int rc = open_in(t.dir_fd, "statm", &t.statm_fd);
+    if (rc == 0 && reads_stat(p))
+        rc = open_in(t.dir_fd, "stat", &t.stat_fd);
     if (rc == 0) {
-        if (pid == getpid())
+        if (t.is_self)
             t.cpu_clock = CLOCK_PROCESS_CPUTIME_ID; /* skips the kernel's pid lookup */
         else if (clock_getcpuclockid(pid, &t.cpu_clock) != 0)
             rc = -ESRCH;
     }
-    uint64_t cpu_now = 0, rss_pages;
-    int has_memory;
+    process_reading now = {0};
     if (rc == 0)
-        rc = read_cpu_ns(&t, &cpu_now); /* both reads also prove the process readable */
-    if (rc == 0)
-        rc = read_rss_pages(&t, &rss_pages, &has_memory);
+        rc = read_process(&t, &now); /* both reads also prove the process readable */
+    if (rc == 0 && reads_stat(p))
+        rc = read_stat_fields(&t, p->tick_ns, &now);
     if (rc < 0) {
         if (t.statm_fd >= 0)
             close(t.statm_fd);
+        if (t.stat_fd >= 0)
+            close(t.stat_fd);
         close(t.dir_fd);
         return rc;
     }
-    if (!born_since_previous_reading(p, t.dir_fd))
-        t.last_cpu_ns = cpu_now;
+    t.ppid = now.ppid;
+    /* Unknown birth (statm only: the root, tracked before any reading)
+     * counts as "before": never an absurd spike. */
+    int born_since = reads_stat(p) && p->previous_boottime_ns &&
+                     rm__started_after(now.starttime, p->ticks_per_sec, p->previous_boottime_ns);
+    if (!born_since) {
+        t.last_cpu_ns = now.cpu_ns;
+        t.children_ns = now.children_ns;
+    }
     p->procs[p->count] = t;
     *out = &p->procs[p->count++];
     p->generation++;
@@ -150,6 +232,7 @@ int rm__probe_open(rm__probe **out, pid_t pid, int include_children)
     p->include_children = include_children;
     p->page_size = (uint64_t)sysconf(_SC_PAGESIZE);
     p->ticks_per_sec = sysconf(_SC_CLK_TCK);
+    p->tick_ns = p->ticks_per_sec > 0 ? 1000000000u / (uint64_t)p->ticks_per_sec : 0;
     p->online_cpus = sysconf(_SC_NPROCESSORS_ONLN);
     p->proc_fd = open(rm__proc_root(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     int rc = p->proc_fd < 0 ? -errno : 0;
@@ -169,6 +252,7 @@ int rm__probe_open(rm__probe **out, pid_t pid, int include_children)
         rm__probe_close(p);
         return rc;
     }
+    p->root_is_our_child = reads_stat(p) && root->ppid == getpid();
     *out = p;
     return 0;
 }
@@ -201,6 +285,63 @@ static tracked_process *find_tracked(rm__probe *p, pid_t pid)
     return NULL;
 }
 
+/* The CPU a process's parent will show in its cutime/cstime once it reaps
+ * it: all the process ever used, its reaped children's included. */
+static uint64_t lifetime_cpu_ns(const tracked_process *t)
+{
+    return t->last_cpu_ns + t->children_ns;
+}
+
+/* The largest peak-RSS figure known for a process: the kernel's mark as
+ * last read, and never below what a sample saw. */
+static uint64_t known_peak(const tracked_process *t)
+{
+    return t->hwm_bytes > t->peak_rss_bytes ? t->hwm_bytes : t->peak_rss_bytes;
+}
+
+/* Settles the accounts of a process that has ended (reaped) or left the
+ * tree, before it is forgotten.  Its CPU up to the latest reading was counted
+ * while it was tracked; once reaped, all of its CPU lands in its parent's
+ * cutime, so when that parent is tracked its increase is reduced by what was
+ * already counted (and, for a process older than the window, by its past).
+ * Its peak is kept for the window's exact peak. */
+static void settle_ended(rm__probe *p, const tracked_process *t, int reaped)
+{
+    if (reaped && find_tracked(p, t->ppid))
+        p->counted_ns -= (int64_t)lifetime_cpu_ns(t);
+    if (known_peak(t) > p->ended_peak_bytes)
+        p->ended_peak_bytes = known_peak(t);
+    if (t->hwm_bytes)
+        p->ended_peak_known = 1;
+}
+
+/* Settles every process this reading found ended, then forgets them.  All
+ * are settled before any is forgotten: a parent that ended in the same
+ * interval as its child still takes the child's credit. */
+static void forget_ended(rm__probe *p)
+{
+    for (size_t i = 1; i < p->count; i++)
+        if (p->procs[i].ending)
+            settle_ended(p, &p->procs[i], p->procs[i].ending == ENDED_REAPED);
+    for (size_t i = p->count; i-- > 1;)
+        if (p->procs[i].ending)
+            untrack_at(p, i);
+}
+
+/* Whether a process the walk did not list is still in the tree: alive, with
+ * a parent that is.  The kernel's children lists are best effort, and a
+ * process dropped while alive would have its CPU counted twice when its
+ * parent reaps it. */
+static int still_in_tree(rm__probe *p, const tracked_process *t, int *alive)
+{
+    process_reading now = {0};
+    *alive = read_process(t, &now) == 0 && read_stat_fields(t, p->tick_ns, &now) == 0;
+    if (!*alive)
+        return 0;
+    const tracked_process *parent = find_tracked(p, now.ppid);
+    return parent && parent->seen_walk == p->walk;
+}
+
 /* Brings the tracked set up to date with the tree: new descendants are
  * tracked, processes no longer in it are dropped.  A walk that runs out of
  * memory keeps the old set: a sample of the known processes beats none. */
@@ -217,9 +358,79 @@ static void refresh_tree(rm__probe *p)
             continue; /* gone already, or not ours to read */
         t->seen_walk = p->walk;
     }
-    for (size_t i = p->count; i-- > 1;)
-        if (p->procs[i].seen_walk != p->walk)
-            untrack_at(p, i);
+    for (size_t i = 1; i < p->count; i++) {
+        tracked_process *t = &p->procs[i];
+        int alive;
+        if (t->seen_walk == p->walk)
+            continue;
+        if (still_in_tree(p, t, &alive))
+            t->seen_walk = p->walk;
+        else
+            t->ending = alive ? ENDED_LEFT_TREE : ENDED_REAPED;
+    }
+    forget_ended(p);
+}
+
+/* The kernel's peak-RSS mark of the root, read during the window so that it
+ * survives the root's exit (a reaped process has no status to read).  This
+ * process's own mark needs no such care: it cannot end before stop. */
+static void refresh_root_peak(rm__probe *p, uint64_t boot_ns)
+{
+    tracked_process *root = &p->procs[0];
+    if (root->is_self || boot_ns - root->hwm_read_ns < PEAK_REFRESH_NS)
+        return;
+    uint64_t bytes;
+    if (rm__read_peak_rss(root->dir_fd, &bytes) == 0) {
+        root->hwm_bytes = bytes;
+        root->hwm_read_ns = boot_ns;
+    }
+}
+
+static uint64_t our_children_cpu_ns(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_CHILDREN, &ru) != 0)
+        return 0;
+    return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000u +
+           (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000u;
+}
+
+/* The root was reaped after the latest reading.  What it used since then is
+ * known only when we reaped it ourselves: it is the increase of our
+ * RUSAGE_CHILDREN beyond what was counted (assuming no other child of ours
+ * was reaped in that interval, and never more than the machine could run). */
+static void count_root_tail(rm__probe *p, uint64_t boot_ns)
+{
+    if (!p->root_is_our_child)
+        return;
+    uint64_t now = our_children_cpu_ns();
+    uint64_t seen = p->our_children_ns + lifetime_cpu_ns(&p->procs[0]);
+    if (now <= seen)
+        return;
+    uint64_t tail = now - seen;
+    uint64_t most = (uint64_t)(p->online_cpus > 0 ? p->online_cpus : 1) * (boot_ns - p->previous_boottime_ns);
+    p->counted_ns += (int64_t)(tail < most ? tail : most);
+}
+
+/* The CPU a reading hands out: all counted and not yet handed out, but no
+ * more than every online CPU busy for the whole interval.  The excess -- a
+ * thread's time brought up to date late, a reaped child's whole life landing
+ * in its parent's cutime -- is carried to the next reading, never dropped,
+ * and the window's last reading hands out everything: sums stay exact. */
+static uint64_t cpu_to_hand_out(rm__probe *p, uint64_t boot_ns, int everything)
+{
+    int64_t pending = p->counted_ns - (int64_t)p->reported_ns;
+    if (pending <= 0)
+        return 0; /* a credit awaiting its parent's cutime increase */
+    uint64_t give = (uint64_t)pending;
+    if (!everything && p->online_cpus > 0) {
+        uint64_t elapsed = boot_ns > p->previous_boottime_ns ? boot_ns - p->previous_boottime_ns : 0;
+        uint64_t most = (uint64_t)p->online_cpus * elapsed;
+        if (give > most)
+            give = most;
+    }
+    p->reported_ns += give;
+    return give;
 }
 
 /* Keeps the largest peak-RSS mark seen, so the lifetime peak survives the
@@ -233,8 +444,11 @@ static void follow_peak_mark(rm__probe *p, const tracked_process *t)
 
 static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
 {
+    if (p->root_gone)
+        return -ESRCH; /* its final reading was given */
     struct timespec boot;
     clock_gettime(CLOCK_BOOTTIME, &boot);
+    uint64_t boot_ns = rm__timespec_ns(&boot);
     if (p->include_children)
         refresh_tree(p);
     rm__probe_reading r = {0};
@@ -242,52 +456,73 @@ static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
     int root_exited = 0;
     for (size_t i = p->count; i-- > 0;) {
         tracked_process *t = &p->procs[i];
-        uint64_t cpu_ns, pages;
-        int has_memory = 1;
-        int rc = read_cpu_ns(t, &cpu_ns);
-        if (rc == 0)
-            rc = read_rss_pages(t, &pages, &has_memory);
-        if (i == 0 && rc == 0 && !has_memory) {
+        process_reading now = {.children_ns = t->children_ns, .ppid = t->ppid};
+        int gone = read_process(t, &now) < 0;
+        if (!gone && reads_stat(p)) {
+            int ran = now.cpu_ns != t->stat_cpu_ns;
+            int due = p->last_reading || !now.has_memory || boot_ns - t->stat_read_ns >= CHILDREN_CPU_REFRESH_NS;
+            if (baseline || (ran && due)) {
+                gone = read_stat_fields(t, p->tick_ns, &now) < 0;
+                t->stat_read_ns = boot_ns;
+                t->stat_cpu_ns = now.cpu_ns;
+            }
+        }
+        if (gone) {
+            t->ending = ENDED_REAPED; /* since the walk */
+            continue;
+        }
+        if (i == 0 && !now.has_memory) {
             /* A zombie: its last CPU time still counts, and the memory it
              * held until it exited stands in for the 0 a zombie reads, so
              * that the window ends on what the process used, not on its
              * release (memory_growth_mb, means). */
             root_exited = 1;
-            pages = t->last_rss_pages;
-        } else if (rc == 0) {
-            t->last_rss_pages = pages;
+            now.rss_pages = t->rss_pages;
         }
-        if (rc < 0) {
-            if (i == 0)
-                return -ESRCH; /* the root has ended: so has the target */
-            untrack_at(p, i); /* ended between the walk and now */
-            continue;
-        }
-        if (!baseline && cpu_ns > t->last_cpu_ns)
-            r.cpu_ns += cpu_ns - t->last_cpu_ns;
-        t->last_cpu_ns = cpu_ns;
-        rss_pages += pages;
+        if (!baseline && now.cpu_ns > t->last_cpu_ns)
+            p->counted_ns += (int64_t)(now.cpu_ns - t->last_cpu_ns);
+        if (!baseline && now.children_ns > t->children_ns)
+            p->counted_ns += (int64_t)(now.children_ns - t->children_ns);
+        t->last_cpu_ns = now.cpu_ns;
+        t->children_ns = now.children_ns;
+        t->ppid = now.ppid;
+        t->rss_pages = now.rss_pages;
+        uint64_t rss_bytes = now.rss_pages * p->page_size;
+        if (rss_bytes > t->peak_rss_bytes)
+            t->peak_rss_bytes = rss_bytes;
+        rss_pages += now.rss_pages;
         r.process_count++;
-        if (p->keep_peak_marks && has_memory)
+        if (p->keep_peak_marks && now.has_memory)
             follow_peak_mark(p, t);
     }
-    r.rss_bytes = rss_pages * p->page_size;
-    /* No set of processes can use more CPU than the machine has: a reading
-     * above that (a process's past time landing in one interval) is cut to
-     * it rather than shown as an absurd percentage. */
-    uint64_t boot_ns = rm__timespec_ns(&boot);
-    if (!baseline && p->previous_boottime_ns && p->online_cpus > 0 && boot_ns > p->previous_boottime_ns) {
-        uint64_t most_ns = (uint64_t)p->online_cpus * (boot_ns - p->previous_boottime_ns);
-        if (r.cpu_ns > most_ns)
-            r.cpu_ns = most_ns;
+    int root_reaped = p->procs[0].ending == ENDED_REAPED;
+    if (root_reaped && !p->previous_boottime_ns)
+        return -ESRCH; /* gone before the first reading: nothing to give */
+    forget_ended(p);
+    if (root_reaped) {
+        count_root_tail(p, boot_ns);
+        /* Its last values seen stand in for it in this final reading. */
+        rss_pages += p->procs[0].rss_pages;
+        p->root_gone = 1;
+    } else {
+        if (!baseline)
+            refresh_root_peak(p, boot_ns);
+        if (p->root_is_our_child)
+            p->our_children_ns = our_children_cpu_ns();
     }
+    r.rss_bytes = rss_pages * p->page_size;
+    int ended = root_exited || root_reaped;
+    r.cpu_ns = baseline ? 0 : cpu_to_hand_out(p, boot_ns, ended || p->last_reading);
     p->previous_boottime_ns = boot_ns;
     *out = r;
-    return root_exited ? RM__PROBE_ENDED : 0;
+    return ended ? RM__PROBE_ENDED : 0;
 }
 
 int rm__probe_begin(rm__probe *p, rm__probe_reading *out)
 {
+    p->counted_ns = 0;
+    p->reported_ns = 0;
+    p->last_reading = 0;
     int rc = read_all(p, out, 1);
     if (rc != 0)
         return rc;
@@ -295,10 +530,13 @@ int rm__probe_begin(rm__probe *p, rm__probe_reading *out)
     if (p->keep_peak_marks)
         return 0;
     for (size_t i = 0; i < p->count; i++) {
+        p->procs[i].hwm_bytes = 0; /* read before the reset: not this window's */
+        p->procs[i].hwm_read_ns = 0;
         p->procs[i].peak_reset_ok = rm__reset_peak_rss(p->procs[i].dir_fd) == 0;
         if (!p->procs[i].peak_reset_ok)
             p->peak_reset_refused = 1;
     }
+    refresh_root_peak(p, p->previous_boottime_ns); /* known even if it ends before the next reading */
     return 0;
 }
 
@@ -307,16 +545,25 @@ int rm__probe_read(rm__probe *p, rm__probe_reading *out)
     return read_all(p, out, 0);
 }
 
+void rm__probe_end_window(rm__probe *p)
+{
+    p->last_reading = 1;
+}
+
 int rm__probe_peak_rss(rm__probe *p, uint64_t *bytes, resmon_hwm_scope *scope)
 {
-    uint64_t peak = p->lifetime_peak_bytes;
-    int any = p->lifetime_peak_bytes > 0;
+    uint64_t peak = p->ended_peak_bytes > p->lifetime_peak_bytes ? p->ended_peak_bytes : p->lifetime_peak_bytes;
+    int any = p->ended_peak_known || p->lifetime_peak_bytes > 0;
     for (size_t i = 0; i < p->count; i++) {
+        tracked_process *t = &p->procs[i];
         uint64_t value;
-        if (rm__read_peak_rss(p->procs[i].dir_fd, &value) == 0) {
+        int reaped_root = i == 0 && p->root_gone;
+        if (!reaped_root && rm__read_peak_rss(t->dir_fd, &value) == 0 && value > t->hwm_bytes)
+            t->hwm_bytes = value; /* a zombie has no mark: its last read stands */
+        if (t->hwm_bytes) {
             any = 1;
-            if (value > peak)
-                peak = value;
+            if (known_peak(t) > peak)
+                peak = known_peak(t);
         }
     }
     if (!any)

@@ -8,6 +8,13 @@
  * Processes are tracked by pid while their open /proc files stay valid: when
  * a process ends, its files fail with ESRCH and it is dropped, so a reused pid
  * becomes a new process.
+ *
+ * A tree's CPU also counts what its processes' reaped children used, from
+ * each one's cutime/cstime in stat (read when its CPU clock moved -- only a
+ * running process reaps -- at most every 10 ms).  A child tracked until it ended was counted while
+ * alive; when it is reaped, its parent's increase is reduced by what was
+ * counted, so every CPU second is counted once, however short-lived the
+ * process that used it.
  */
 #ifndef RESMON_PROBE_H
 #define RESMON_PROBE_H
@@ -21,8 +28,12 @@ typedef struct rm__probe rm__probe;
 
 typedef struct rm__probe_reading {
     uint64_t cpu_ns;        /* CPU time used since the previous reading (0 on
-                               the first); per-process deltas clamped at 0 */
-    uint64_t rss_bytes;     /* resident memory summed over live processes */
+                               the first), the tree's including the children
+                               its processes reaped (their cutime/cstime), each
+                               CPU second once; at most online CPUs x interval,
+                               the rest carried to the next reading */
+    uint64_t rss_bytes;     /* resident memory summed over live processes (and,
+                               in a reaped root's final reading, its last) */
     unsigned process_count; /* processes read */
 } rm__probe_reading;
 
@@ -38,10 +49,11 @@ void rm__probe_close(rm__probe *p);
  * largest ever seen with RESMON_HWM_LIFETIME -- also after the target ended. */
 void rm__probe_keep_peak_marks(rm__probe *p);
 
-/* Returned with a valid reading when the target's root has exited but not
- * yet been reaped (a zombie): the reading is its last, and the target has
- * ended.  The root's RSS in it is the last read while it was alive (a zombie
- * reads 0), so a window never ends on the release of the memory. */
+/* Returned with a valid reading when the target's root has exited: a zombie
+ * not yet reaped, or reaped since the previous reading.  The reading is the
+ * target's last, with all CPU still carried; the root's RSS in it is the
+ * last read while it was alive (a zombie reads 0), so a window never ends on
+ * the release of the memory. */
 #define RM__PROBE_ENDED 1
 
 /* Takes the window's first reading: records every process's CPU clock as
@@ -49,13 +61,21 @@ void rm__probe_keep_peak_marks(rm__probe *p);
  * RM__PROBE_ENDED, or -ESRCH when the target is gone. */
 int rm__probe_begin(rm__probe *p, rm__probe_reading *out);
 
-/* Takes the next reading: 0, RM__PROBE_ENDED, or -ESRCH when the target is
- * gone (its root reaped), with no reading. */
+/* Takes the next reading: 0, or RM__PROBE_ENDED with the target's final
+ * reading -- its root a zombie, or reaped since the previous reading (then
+ * the root's last values seen stand in for it) -- or -ESRCH, with no
+ * reading, once the final reading was given. */
 int rm__probe_read(rm__probe *p, rm__probe_reading *out);
 
-/* The largest peak-RSS mark among live processes, and how far to trust it
- * (RESMON_HWM_LIFETIME when any reset was refused).  -ESRCH when none can be
- * read. */
+/* Makes the next reading the window's last: it hands out all the CPU carried
+ * from earlier readings, however short its interval. */
+void rm__probe_end_window(rm__probe *p);
+
+/* The largest per-process peak RSS: for each process the larger of the
+ * kernel's mark (VmHWM, read now for live processes; for a root that ended,
+ * the last read during the window) and its largest sampled RSS; processes
+ * that ended keep theirs.  With how far to trust it (RESMON_HWM_LIFETIME when
+ * any reset was refused).  -ESRCH when no kernel mark was ever read. */
 int rm__probe_peak_rss(rm__probe *p, uint64_t *bytes, resmon_hwm_scope *scope);
 
 /* The pids read by the latest reading (borrowed until the next one). */

@@ -5,15 +5,19 @@
  * Runs each tree test with the kernel's children lists (where it has them)
  * and with the /proc scan.
  */
+#include "probe.h"
 #include "resmon.h"
 #include "test_util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -327,6 +331,387 @@ static void missing_process_is_refused_at_start(void **state)
     resmon_monitor_free(m);
 }
 
+/* ---- CPU and processes the kernel accounts for, each once ---------------- */
+
+static double clock_sec(clockid_t clock)
+{
+    struct timespec ts;
+    clock_gettime(clock, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Uses this much CPU on the calling thread (CPU time, not wall time: on a
+ * busy machine it takes longer, never less). */
+static void burn_cpu(double seconds)
+{
+    double end = clock_sec(CLOCK_THREAD_CPUTIME_ID) + seconds;
+    while (clock_sec(CLOCK_THREAD_CPUTIME_ID) < end)
+        for (int i = 0; i < 1000; i++)
+            busy_sink += (unsigned long)i;
+}
+
+static double rusage_sec(int who)
+{
+    struct rusage ru;
+    getrusage(who, &ru);
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+}
+
+static void write_all(int fd, const void *data, size_t len)
+{
+    const char *c = data;
+    while (len > 0) {
+        ssize_t n = write(fd, c, len);
+        if (n <= 0)
+            _exit(3);
+        c += n;
+        len -= (size_t)n;
+    }
+}
+
+static void read_all(int fd, void *data, size_t len)
+{
+    char *c = data;
+    while (len > 0) {
+        ssize_t n = read(fd, c, len);
+        assert_true(n > 0);
+        c += n;
+        len -= (size_t)n;
+    }
+}
+
+/* The clock-tick granularity of cutime/cstime: each of the two is cut to
+ * whole ticks. */
+static double two_ticks_sec(void)
+{
+    return 2.0 / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* The CPU seconds of a monitored parent that runs `children` children one
+ * after another, each burning `child_cpu_sec` (with a grandchild that burns
+ * grandchild_cpu_sec, when that is not 0) and reaped at once, against the parent's own
+ * accounting of the work (RUSAGE_SELF + RUSAGE_CHILDREN, as wait4 gives it). */
+static void monitor_family_work(int children, double child_cpu_sec, double grandchild_cpu_sec, double interval,
+                                double *series_sec, double *kernel_sec)
+{
+    int go[2], result[2];
+    assert_int_equal(pipe(go), 0);
+    assert_int_equal(pipe(result), 0);
+    pid_t target = fork();
+    assert_true(target >= 0);
+    if (target == 0) {
+        char byte;
+        if (read(go[0], &byte, 1) != 1)
+            _exit(2);
+        double before = rusage_sec(RUSAGE_SELF) + rusage_sec(RUSAGE_CHILDREN);
+        for (int i = 0; i < children; i++) {
+            pid_t child = fork();
+            if (child == 0) {
+                pid_t grandchild = grandchild_cpu_sec > 0 ? fork() : -1;
+                if (grandchild == 0) {
+                    burn_cpu(grandchild_cpu_sec);
+                    _exit(0);
+                }
+                burn_cpu(child_cpu_sec);
+                if (grandchild > 0)
+                    waitpid(grandchild, NULL, 0);
+                _exit(0);
+            }
+            waitpid(child, NULL, 0);
+        }
+        double used = rusage_sec(RUSAGE_SELF) + rusage_sec(RUSAGE_CHILDREN) - before;
+        write_all(result[1], &used, sizeof used);
+        for (;;)
+            pause(); /* stays alive: the window ends while it is running */
+    }
+    resmon_options opts = {.struct_size = sizeof(resmon_options), .sample_interval_sec = interval, .pid = target, .include_children = 1};
+    resmon_monitor *m = test_monitor_new(&opts);
+    assert_non_null(m);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    assert_int_equal(write(go[1], "g", 1), 1);
+    read_all(result[0], kernel_sec, sizeof *kernel_sec);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    resmon_summary s = test_summary(m);
+    resmon_monitor_free(m);
+    kill(target, SIGKILL);
+    waitpid(target, NULL, 0);
+    close(go[0]), close(go[1]), close(result[0]), close(result[1]);
+    *series_sec = s.cpu_time_sec;
+}
+
+/* 200 children far shorter than the sample interval: no sample ever sees one
+ * alive, so their CPU reaches the series only through the parent's cutime. */
+static void tree_cpu_counts_children_reaped_between_samples(void **state)
+{
+    (void)state;
+    double series, kernel;
+    monitor_family_work(200, 0.005, 0, 0.1, &series, &kernel);
+    assert_true(kernel >= 200 * 0.005);
+    /* The window also holds the moments around the work (the parent blocked
+     * on its pipe): only a little CPU more than the work, never less. */
+    ASSERT_BETWEEN(series, kernel * 0.97 - two_ticks_sec(), kernel * 1.03 + two_ticks_sec());
+}
+
+/* Children and grandchildren that samples do see alive, then reaped: what
+ * was counted while they lived is not counted again when their CPU lands in
+ * their parent's cutime -- nor when child and grandchild end in the same
+ * interval. */
+static void tree_cpu_counts_tracked_children_once(void **state)
+{
+    (void)state;
+    double series, kernel;
+    monitor_family_work(30, 0.005, 0.03, 0.003, &series, &kernel);
+    assert_true(kernel >= 30 * (0.005 + 0.03));
+    ASSERT_BETWEEN(series, kernel * 0.97 - two_ticks_sec(), kernel * 1.03 + two_ticks_sec());
+}
+
+static void *spin_until_told(void *arg)
+{
+    const atomic_int *stop = arg;
+    while (!atomic_load(stop))
+        for (int i = 0; i < 1000; i++)
+            busy_sink += (unsigned long)i;
+    return NULL;
+}
+
+/* As many spinning threads as CPUs, sampled every 5 ms: each sample's CPU
+ * meets the machine's limit, and the part a sample cannot show (a thread's
+ * time brought up to date at the next tick) is carried, not dropped.  The
+ * window's CPU lies between the process's CPU clock read just inside start
+ * and stop and read just outside them. */
+static void busy_machine_loses_no_cpu(void **state)
+{
+    (void)state;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    assert_true(cpus > 0 && cpus < 512);
+    atomic_int stop = 0;
+    pthread_t threads[512];
+    for (long i = 0; i < cpus; i++)
+        assert_int_equal(pthread_create(&threads[i], NULL, spin_until_told, &stop), 0);
+    resmon_options opts = {.struct_size = sizeof(resmon_options), .sample_interval_sec = 0.005};
+    resmon_monitor *m = test_monitor_new(&opts);
+    assert_non_null(m);
+    test_sleep(0.05); /* the spinners are running */
+    double outside_before = clock_sec(CLOCK_PROCESS_CPUTIME_ID);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    double inside_before = clock_sec(CLOCK_PROCESS_CPUTIME_ID);
+    test_sleep(1.0);
+    double inside_after = clock_sec(CLOCK_PROCESS_CPUTIME_ID);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    double outside_after = clock_sec(CLOCK_PROCESS_CPUTIME_ID);
+    atomic_store(&stop, 1);
+    for (long i = 0; i < cpus; i++)
+        pthread_join(threads[i], NULL);
+    resmon_summary s = test_summary(m);
+    resmon_monitor_free(m);
+    /* The clock of a thread running elsewhere lags by up to a tick; the
+     * bounds allow that, once per CPU, at each edge. */
+    double lag = (double)cpus / (double)sysconf(_SC_CLK_TCK) * 0.4;
+    ASSERT_BETWEEN(s.cpu_time_sec, inside_after - inside_before - lag, outside_after - outside_before + lag);
+}
+
+/* Readings taken back to back (microseconds apart) while every CPU spins:
+ * nearly every reading has more CPU than the machine could run in its
+ * interval (clocks of threads on other CPUs catch up a tick at a time).
+ * What a reading cannot show is carried to the next, and the last hands out
+ * the rest: the readings add up to the process's own CPU clock. */
+static void probe_readings_add_up_to_the_cpu_clock(void **state)
+{
+    (void)state;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    assert_true(cpus > 0 && cpus < 512);
+    atomic_int stop = 0;
+    pthread_t threads[512];
+    for (long i = 0; i < cpus; i++)
+        assert_int_equal(pthread_create(&threads[i], NULL, spin_until_told, &stop), 0);
+    test_sleep(0.05);
+    rm__probe *probe;
+    assert_int_equal(rm__probe_open(&probe, 0, 0), 0);
+    rm__probe_reading r;
+    double before = clock_sec(CLOCK_PROCESS_CPUTIME_ID);
+    assert_int_equal(rm__probe_begin(probe, &r), 0);
+    double after_begin = clock_sec(CLOCK_PROCESS_CPUTIME_ID);
+    uint64_t sum_ns = 0;
+    double end = test_now() + 0.3;
+    while (test_now() < end) {
+        assert_int_equal(rm__probe_read(probe, &r), 0);
+        sum_ns += r.cpu_ns;
+    }
+    double before_last = clock_sec(CLOCK_PROCESS_CPUTIME_ID);
+    rm__probe_end_window(probe);
+    assert_int_equal(rm__probe_read(probe, &r), 0);
+    sum_ns += r.cpu_ns;
+    double after = clock_sec(CLOCK_PROCESS_CPUTIME_ID);
+    rm__probe_close(probe);
+    atomic_store(&stop, 1);
+    for (long i = 0; i < cpus; i++)
+        pthread_join(threads[i], NULL);
+    double lag = (double)cpus / (double)sysconf(_SC_CLK_TCK);
+    ASSERT_BETWEEN((double)sum_ns * 1e-9, before_last - after_begin - lag, after - before + lag);
+}
+
+/* A descendant that held the tree's largest process peak and ended before
+ * the window's end: the exact peak keeps it (its largest sampled RSS), never
+ * falling to the peaks of the processes still alive. */
+static void probe_peak_keeps_a_descendant_that_ended(void **state)
+{
+    (void)state;
+    const size_t child_mb = 100;
+    int go[2], report[2];
+    assert_int_equal(pipe(go), 0);
+    assert_int_equal(pipe(report), 0);
+    pid_t target = fork();
+    assert_true(target >= 0);
+    if (target == 0) {
+        pid_t child = fork();
+        if (child == 0) {
+            char *block = malloc(child_mb << 20);
+            if (!block)
+                _exit(2);
+            test_touch(block, child_mb << 20);
+            write_all(report[1], "t", 1);
+            char byte;
+            ssize_t ignored = read(go[0], &byte, 1);
+            (void)ignored;
+            _exit(0);
+        }
+        waitpid(child, NULL, 0);
+        write_all(report[1], "r", 1);
+        for (;;)
+            pause();
+    }
+    char byte;
+    read_all(report[0], &byte, 1); /* the child holds its memory */
+    rm__probe *probe;
+    assert_int_equal(rm__probe_open(&probe, target, 1), 0);
+    rm__probe_reading r;
+    assert_int_equal(rm__probe_begin(probe, &r), 0);
+    assert_true(r.rss_bytes >= (uint64_t)child_mb << 20);
+    assert_int_equal(write(go[1], "g", 1), 1);
+    read_all(report[0], &byte, 1); /* the child was reaped */
+    assert_int_equal(rm__probe_read(probe, &r), 0);
+    assert_true(r.rss_bytes < (uint64_t)child_mb << 20);
+    uint64_t peak;
+    resmon_hwm_scope scope;
+    assert_int_equal(rm__probe_peak_rss(probe, &peak, &scope), 0);
+    rm__probe_close(probe);
+    kill(target, SIGKILL);
+    waitpid(target, NULL, 0);
+    close(go[0]), close(go[1]), close(report[0]), close(report[1]);
+    assert_true(peak >= (uint64_t)child_mb << 20);
+}
+
+/* One process with 1200 children (its children list runs over a page): the
+ * tree's RSS is every child's, as the test reads each from statm itself. */
+static void tree_tracks_every_child_of_a_large_family(void **state)
+{
+    (void)state;
+    enum { CHILDREN = 1200 };
+    int hold[2], report[2];
+    assert_int_equal(pipe(hold), 0);
+    assert_int_equal(pipe(report), 0);
+    pid_t target = fork();
+    assert_true(target >= 0);
+    if (target == 0) {
+        close(hold[1]);
+        pid_t pids[CHILDREN];
+        for (int i = 0; i < CHILDREN; i++) {
+            pids[i] = fork();
+            if (pids[i] == 0) {
+                char byte;
+                ssize_t ignored = read(hold[0], &byte, 1); /* until the test closes the pipe */
+                (void)ignored;
+                _exit(0);
+            }
+            if (pids[i] < 0)
+                _exit(2);
+        }
+        write_all(report[1], pids, sizeof pids);
+        for (int i = 0; i < CHILDREN; i++)
+            waitpid(pids[i], NULL, 0);
+        for (;;)
+            pause();
+    }
+    close(hold[0]);
+    pid_t pids[CHILDREN];
+    read_all(report[0], pids, sizeof pids);
+    /* Every child is blocked on the pipe now: the tree is steady. */
+    resmon_summary s = monitor_for(target, 1, 0.3);
+    double expected_mb = 0;
+    pid_t all[CHILDREN + 1];
+    memcpy(all, pids, sizeof pids);
+    all[CHILDREN] = target;
+    long page = sysconf(_SC_PAGESIZE);
+    for (int i = 0; i <= CHILDREN; i++) {
+        char path[64], text[128];
+        snprintf(path, sizeof path, "/proc/%d/statm", (int)all[i]);
+        FILE *f = fopen(path, "r");
+        assert_non_null(f);
+        unsigned long size, resident;
+        assert_non_null(fgets(text, sizeof text, f));
+        fclose(f);
+        assert_int_equal(sscanf(text, "%lu %lu", &size, &resident), 2);
+        expected_mb += (double)resident * (double)page / 1048576.0;
+    }
+    close(hold[1]); /* the children end, the target reaps them */
+    close(report[0]), close(report[1]);
+    kill(target, SIGKILL);
+    waitpid(target, NULL, 0);
+    ASSERT_BETWEEN(s.peak_rss_mb, expected_mb * 0.97, expected_mb * 1.03);
+}
+
+/* fork -> start -> wait4 -> stop, the child's whole run shorter than one
+ * interval: the window still has the child's CPU (as wait4 accounts it) and
+ * an exact peak no smaller than the memory it held. */
+static void target_reaped_before_stop_keeps_its_cpu_and_peak(void **state)
+{
+    (void)state;
+    const size_t held_mb = 64;
+    int go[2], ready[2];
+    assert_int_equal(pipe(go), 0);
+    assert_int_equal(pipe(ready), 0);
+    pid_t target = fork();
+    assert_true(target >= 0);
+    if (target == 0) {
+        char *block = malloc(held_mb << 20);
+        if (!block)
+            _exit(2);
+        test_touch(block, held_mb << 20);
+        char byte;
+        write_all(ready[1], "r", 1);
+        if (read(go[0], &byte, 1) != 1)
+            _exit(2);
+        double at_go = clock_sec(CLOCK_PROCESS_CPUTIME_ID);
+        write_all(ready[1], &at_go, sizeof at_go);
+        burn_cpu(0.1);
+        _exit(0);
+    }
+    char byte;
+    read_all(ready[0], &byte, 1);
+    resmon_options opts = {.struct_size = sizeof(resmon_options), .sample_interval_sec = 2.0, .pid = target, .include_children = 1};
+    resmon_monitor *m = test_monitor_new(&opts);
+    assert_non_null(m);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    assert_int_equal(write(go[1], "g", 1), 1);
+    double cpu_at_go;
+    read_all(ready[0], &cpu_at_go, sizeof cpu_at_go);
+    struct rusage ru;
+    int status;
+    assert_int_equal(wait4(target, &status, 0, &ru), target);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    resmon_summary s = test_summary(m);
+    resmon_monitor_free(m);
+    close(go[0]), close(go[1]), close(ready[0]), close(ready[1]);
+    double total = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                   (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+    double in_window = total - cpu_at_go;
+    ASSERT_BETWEEN(in_window, 0.1, 10);
+    ASSERT_BETWEEN(s.cpu_time_sec, in_window * 0.95 - two_ticks_sec(), in_window * 1.05 + two_ticks_sec());
+    ASSERT_BETWEEN(s.hwm_rss_mb, (double)held_mb, (double)held_mb * 1.5 * SANITIZER_MEMORY_FACTOR);
+    assert_true(s.hwm_rss_mb >= s.peak_rss_mb);
+}
+
 static int use_children_lists(void **state)
 {
     (void)state;
@@ -355,6 +740,15 @@ int main(void)
         cmocka_unit_test(target_becoming_a_zombie_ends_on_its_last_live_memory),
         cmocka_unit_test(keep_peak_mark_leaves_the_mark_and_reports_the_lifetime_peak),
         cmocka_unit_test(missing_process_is_refused_at_start),
+        cmocka_unit_test_setup(tree_cpu_counts_children_reaped_between_samples, use_children_lists),
+        cmocka_unit_test_setup(tree_cpu_counts_children_reaped_between_samples, use_proc_scan),
+        cmocka_unit_test_setup(tree_cpu_counts_tracked_children_once, use_children_lists),
+        cmocka_unit_test_setup(tree_cpu_counts_tracked_children_once, use_proc_scan),
+        cmocka_unit_test(busy_machine_loses_no_cpu),
+        cmocka_unit_test(probe_readings_add_up_to_the_cpu_clock),
+        cmocka_unit_test_setup(tree_tracks_every_child_of_a_large_family, use_children_lists),
+        cmocka_unit_test(target_reaped_before_stop_keeps_its_cpu_and_peak),
+        cmocka_unit_test_setup(probe_peak_keeps_a_descendant_that_ended, use_children_lists),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
