@@ -5,6 +5,7 @@
 #include "probe.h"
 #include "internal.h"
 #include "proc_tree.h"
+#include "fileio.h"
 #include "procfs.h"
 
 #include <errno.h>

@@ -2,6 +2,7 @@
  * proc_tree.c -- finding the descendants of a process (see proc_tree.h).
  */
 #include "proc_tree.h"
+#include "fileio.h"
 #include "procfs.h"
 
 #include <dirent.h>

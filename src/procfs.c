@@ -2,59 +2,13 @@
  * procfs.c -- reading and parsing Linux /proc files (see procfs.h).
  */
 #include "procfs.h"
+#include "fileio.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-ssize_t rm__read_file_at(int dirfd, const char *path, char *buf, size_t cap)
-{
-    if (cap == 0)
-        return -EINVAL;
-    int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    size_t used = 0;
-    ssize_t result;
-    for (;;) {
-        if (used == cap - 1) {
-            result = (ssize_t)used; /* truncated: callers size buffers for what they parse */
-            break;
-        }
-        ssize_t n = read(fd, buf + used, cap - 1 - used);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            result = -errno;
-            break;
-        }
-        if (n == 0) {
-            result = (ssize_t)used;
-            break;
-        }
-        used += (size_t)n;
-    }
-    close(fd);
-    buf[result >= 0 ? (size_t)result : 0] = '\0';
-    return result;
-}
-
-ssize_t rm__pread_file(int fd, char *buf, size_t cap)
-{
-    if (cap == 0)
-        return -EINVAL;
-    for (;;) {
-        ssize_t n = pread(fd, buf, cap - 1, 0);
-        if (n >= 0) {
-            buf[n] = '\0';
-            return n;
-        }
-        if (errno != EINTR)
-            return -errno;
-    }
-}
 
 /* Parses one unsigned decimal starting at *pos (after skipping spaces),
  * advancing *pos past it.  Rejects empty fields and overflow. */

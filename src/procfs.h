@@ -26,14 +26,6 @@ typedef struct rm__proc_stat {
     uint64_t starttime;  /* (22) clock ticks after boot: with pid, a process's identity */
 } rm__proc_stat;
 
-/* Reads a whole file into buf (at most cap - 1 bytes, then NUL-terminates),
- * retrying EINTR and short reads.  Returns the length or a negative errno. */
-ssize_t rm__read_file_at(int dirfd, const char *path, char *buf, size_t cap);
-
-/* pread from offset 0 of an already open /proc file (the cheap way to re-read
- * statm every sample).  Returns the length read or a negative errno. */
-ssize_t rm__pread_file(int fd, char *buf, size_t cap);
-
 /* statm: "size resident shared text lib data dt" in pages.  Gives size
  * (0 only for a process without memory: a zombie or a kernel thread) and
  * resident. */

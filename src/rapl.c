@@ -2,7 +2,7 @@
  * rapl.c -- CPU package energy from powercap RAPL (see rapl.h).
  */
 #include "rapl.h"
-#include "procfs.h"
+#include "fileio.h"
 #include "sysfs.h"
 
 #include <dirent.h>

@@ -2,8 +2,8 @@
  * sysfs.c -- small sysfs reads under a root read once (see sysfs.h).
  */
 #include "sysfs.h"
+#include "fileio.h"
 #include "internal.h"
-#include "procfs.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -3,6 +3,7 @@
  * fixture trees (faults.md 1-3, 6, 8).
  */
 #include "proc_tree.h"
+#include "fileio.h"
 #include "procfs.h"
 #include "test_util.h"
 

@@ -1,0 +1,27 @@
+/*
+ * fileio.h -- reading small kernel files whole: /proc, sysfs, powercap.
+ *
+ * Kernel pseudo-files are read in one go into a caller's buffer; a read may
+ * return fewer bytes than asked, or fail with EINTR, and both are retried
+ * here so that every reader of /proc and /sys gets the same behaviour.  Both
+ * functions return the length read or a negative errno, never print, and
+ * always NUL-terminate buf (a cap of 0 is -EINVAL).
+ */
+#ifndef RESMON_FILEIO_H
+#define RESMON_FILEIO_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Reads a whole file into buf (at most cap - 1 bytes, then NUL-terminates),
+ * retrying EINTR and short reads.  path is relative to dirfd (or absolute,
+ * or relative to the working directory with AT_FDCWD).  Returns the length
+ * or a negative errno. */
+ssize_t rm__read_file_at(int dirfd, const char *path, char *buf, size_t cap);
+
+/* pread from offset 0 of an already open file (the cheap way to re-read
+ * /proc/PID/statm every sample).  Returns the length read or a negative
+ * errno. */
+ssize_t rm__pread_file(int fd, char *buf, size_t cap);
+
+#endif
