@@ -141,7 +141,7 @@ static double bench_tight_loop(void)
     double pread_cost = per_call_ns(call_pread_statm, &statm, iterations);
     close(statm);
     sample_path p;
-    rm__probe_open(&p.probe, 0, 0);
+    rm__probe_open(&p.probe, 0, 0, NULL);
     rm__sample_store_init(&p.store, 4096);
     rm__summary_acc_reset(&p.acc);
     double sample_cost = per_call_ns(call_whole_sample, &p, iterations);
@@ -572,7 +572,7 @@ static void bench_slowdown(void)
 static int loop_only(long n)
 {
     sample_path p;
-    rm__probe_open(&p.probe, 0, 0);
+    rm__probe_open(&p.probe, 0, 0, NULL);
     rm__sample_store_init(&p.store, 4096);
     rm__summary_acc_reset(&p.acc);
     for (long i = 0; i < n; i++)

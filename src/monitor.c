@@ -13,6 +13,7 @@
 #include "gpu_reading.h"
 #include "internal.h"
 #include "probe.h"
+#include "procfs.h"
 #include "rapl.h"
 #include "sample_store.h"
 #include "struct_size.h"
@@ -44,6 +45,7 @@
 struct resmon_monitor {
     resmon_options opts;
     uint64_t interval_ns;
+    char *proc_root; /* RESMON_PROC_ROOT as it was at creation */
 
     /* Guarded by lock. */
     pthread_mutex_t lock;
@@ -115,6 +117,10 @@ int resmon_monitor_new(resmon_monitor **out, const resmon_options *opts)
     resmon_monitor *m = calloc(1, sizeof *m);
     if (!m)
         return -ENOMEM;
+    if (!(m->proc_root = strdup(rm__proc_root()))) {
+        free(m);
+        return -ENOMEM;
+    }
     m->opts = o;
     rm__sysfs_from_env(&m->sysfs);
     m->interval_ns = (uint64_t)llround(interval * 1e9);
@@ -127,12 +133,14 @@ int resmon_monitor_new(resmon_monitor **out, const resmon_options *opts)
     if (rc == 0 && (rc = pthread_mutex_init(&m->lock, NULL)) != 0)
         pthread_cond_destroy(&m->started);
     if (rc != 0) {
+        free(m->proc_root);
         free(m);
         return -rc;
     }
     if (o.gpu_profiler && (rc = rm__gpu_poller_new(&m->gpu, &profiler, m->gpu_interval_ns, o.gpu_interval_sec <= 0)) < 0) {
         pthread_mutex_destroy(&m->lock);
         pthread_cond_destroy(&m->started);
+        free(m->proc_root);
         free(m);
         return rc;
     }
@@ -177,6 +185,7 @@ void resmon_monitor_free(resmon_monitor *m)
     rm__sample_store_free(&m->store);
     pthread_mutex_destroy(&m->lock);
     pthread_cond_destroy(&m->started);
+    free(m->proc_root);
     free(m);
 }
 
@@ -409,7 +418,7 @@ int resmon_monitor_start(resmon_monitor *m)
         return -EBUSY;
     reap_sampler(m); /* a window the target's exit ended by itself */
 
-    int rc = rm__probe_open(&m->probe, m->opts.pid, m->opts.include_children);
+    int rc = rm__probe_open(&m->probe, m->opts.pid, m->opts.include_children, m->proc_root);
     if (rc < 0)
         return rc;
     if (m->opts.keep_peak_mark)

@@ -224,7 +224,7 @@ static int track(rm__probe *p, pid_t pid, tracked_process **out)
     return 0;
 }
 
-int rm__probe_open(rm__probe **out, pid_t pid, int include_children)
+int rm__probe_open(rm__probe **out, pid_t pid, int include_children, const char *proc_root)
 {
     rm__probe *p = calloc(1, sizeof *p);
     if (!p)
@@ -235,7 +235,7 @@ int rm__probe_open(rm__probe **out, pid_t pid, int include_children)
     p->ticks_per_sec = sysconf(_SC_CLK_TCK);
     p->tick_ns = p->ticks_per_sec > 0 ? 1000000000u / (uint64_t)p->ticks_per_sec : 0;
     p->online_cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    p->proc_fd = open(rm__proc_root(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    p->proc_fd = open(proc_root ? proc_root : "/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     int rc = p->proc_fd < 0 ? -errno : 0;
     if (rc == 0 && include_children)
         rm__tree_walker_init(&p->walker, p->proc_fd,

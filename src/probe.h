@@ -38,9 +38,11 @@ typedef struct rm__probe_reading {
 } rm__probe_reading;
 
 /* Opens a probe of pid (0: this process), with its descendants when
- * include_children.  Returns 0, -ESRCH (no such process), -EACCES/-EPERM (not
- * ours to read) or -ENOMEM. */
-int rm__probe_open(rm__probe **out, pid_t pid, int include_children);
+ * include_children, reading the /proc tree at proc_root (NULL: "/proc"; the
+ * caller reads RESMON_PROC_ROOT once, see rm__proc_root).  Returns 0, -ESRCH
+ * (no such process), -EACCES/-EPERM (not ours to read), -ENOTDIR (proc_root
+ * is not a directory) or -ENOMEM. */
+int rm__probe_open(rm__probe **out, pid_t pid, int include_children, const char *proc_root);
 void rm__probe_close(rm__probe *p);
 
 /* Call before the first reading: the kernel's peak-RSS marks are never reset

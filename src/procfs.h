@@ -59,7 +59,10 @@ int rm__read_peak_rss(int dirfd, uint64_t *bytes);
 int rm__started_after(uint64_t starttime_ticks, long ticks_per_sec, uint64_t boottime_ns);
 
 /* The directory of /proc that resmon reads: "/proc" unless the environment
- * variable RESMON_PROC_ROOT names another (used by tests with fixture trees). */
+ * variable RESMON_PROC_ROOT names another (used by tests with fixture trees).
+ * Reads the environment: call it once, where a monitor is created on the
+ * caller's thread, and pass the result on, never from a background thread
+ * (getenv races with a host program's setenv). */
 const char *rm__proc_root(void);
 
 #endif
