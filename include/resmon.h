@@ -119,7 +119,11 @@ RESMON_API const char *resmon_version_string(void);
 
 /* Every error resmon returns is one of these negative errno values.  The one
  * table generates both the codes and the messages of resmon_strerror(), so the
- * two cannot drift apart. */
+ * two cannot drift apart.  Errors of the system calls resmon makes (opening
+ * /proc and /sys files, creating threads) are passed through unchanged, so the
+ * table also names the ones those calls can give (EMFILE, ENOTDIR, ...); a
+ * test reads the library's sources and fails when an errno resmon can return
+ * has no words here. */
 #define RESMON_ERRNO_MAP(XX)                                                   \
     XX(EINVAL, "invalid argument")                                             \
     XX(ENOMEM, "out of memory")                                                \
@@ -135,7 +139,13 @@ RESMON_API const char *resmon_version_string(void);
     XX(ENOTSUP, "not supported")                                               \
     XX(ENODEV, "no such device")                                               \
     XX(ETIMEDOUT, "timed out")                                                 \
-    XX(E2BIG, "struct from a newer resmon.h sets fields this library lacks")
+    XX(ENOTDIR, "not a directory")                                             \
+    XX(EISDIR, "is a directory")                                               \
+    XX(EMFILE, "too many open files in this process")                          \
+    XX(ENFILE, "too many open files in the system")                            \
+    XX(ELOOP, "too many levels of symbolic links")                             \
+    XX(ENAMETOOLONG, "file name too long")                                     \
+    XX(E2BIG, "input too large, or a struct from a newer resmon.h sets fields this library lacks")
 
 /* A short English description of a negative errno (positive values are
  * accepted too).  Never NULL; the string is static and thread-safe. */
@@ -497,9 +507,12 @@ typedef struct resmon_options {
 typedef struct resmon_monitor resmon_monitor; /* opaque */
 
 /* Creates a stopped monitor in *out.  opts NULL means defaults; the options
- * (and the GPU profiler table they name) are copied.  Returns 0, -EINVAL
- * (struct_size missing or too small, interval out of range, NaN or infinite,
- * negative pid), -E2BIG (see "Versioning") or -ENOMEM. */
+ * (and the GPU profiler table they name) are copied.  The environment
+ * variable RESMON_PROC_ROOT (a directory to read instead of /proc, for tests
+ * with fixture trees) is read here and only here, never on the monitor's
+ * threads.  Returns 0, -EINVAL (struct_size missing or too small, interval
+ * out of range, NaN or infinite, negative pid), -E2BIG (see "Versioning") or
+ * -ENOMEM. */
 RESMON_API int resmon_monitor_new(resmon_monitor **out, const resmon_options *opts);
 
 /* Stops the monitor if it runs, then frees it.  Accepts NULL.  With a GPU
@@ -512,7 +525,9 @@ RESMON_API void resmon_monitor_free(resmon_monitor *m);
  * the exact-peak mark, starts the sampler thread and returns once the
  * window's first sample is recorded.  Returns 0, -EBUSY if already running,
  * -EDEADLK from the sampler thread, -ESRCH/-EACCES if the monitored process
- * cannot be read, -EAGAIN/-ENOMEM if the thread cannot be created. */
+ * cannot be read, -ENOTDIR/-ENOENT if RESMON_PROC_ROOT is not a directory,
+ * -EMFILE/-ENFILE without a free file descriptor, -EAGAIN/-ENOMEM if the
+ * thread cannot be created. */
 RESMON_API int resmon_monitor_start(resmon_monitor *m);
 
 /* Closes the window: wakes the sampler thread at once (it never sleeps out
