@@ -254,6 +254,16 @@ typedef struct resmon_summary {
     resmon_energy_source gpu_energy_source;
     double cpu_energy_j;
     double peak_gpu_proc_mem_mb; /* GPU memory of the monitored processes; NAN if unknown */
+    /* Why hwm_rss_mb is not the window's exact peak: 0 when it is, when the
+     * window has not ended yet, or when keep_peak_mark asked for the lifetime
+     * peak; else the negative errno of what failed --
+     * reading VmHWM when hwm_rss_mb is NAN (-EMFILE: the process had no free
+     * file descriptor at stop; -ESRCH: the process was gone), or resetting
+     * the mark when hwm_scope is RESMON_HWM_LIFETIME (-EACCES, -EPERM).
+     * resmon_strerror() says it in words.  Not part of the JSON form.  Added
+     * after 0.3.0: a caller built against 0.3 passes a smaller struct_size
+     * and is neither given nor asked for it. */
+    int hwm_error;
 } resmon_summary;
 
 /* Serialises a summary (s->struct_size must be set, as every resmon function

@@ -364,18 +364,20 @@ static void window_end(resmon_monitor *m, int target_ended)
     m->gpu_in_window = 0;
     uint64_t peak_bytes;
     resmon_hwm_scope scope;
-    int have_peak = rm__probe_peak_rss(m->probe, &peak_bytes, &scope) == 0;
+    int reset_error = 0;
+    int peak_rc = rm__probe_peak_rss(m->probe, &peak_bytes, &scope, &reset_error);
     if (m->rapl.zone_count)
         rm__rapl_read(&m->rapl);
 
     pthread_mutex_lock(&m->lock);
-    if (have_peak) {
+    if (peak_rc == 0) {
         /* statm and VmHWM count slightly different pages; the exact peak is
          * never reported below a sampled value. */
         double hwm = (double)peak_bytes / RM__BYTES_PER_MIB;
         m->acc.hwm_rss_mb = hwm > m->acc.peak_rss_mb ? hwm : m->acc.peak_rss_mb;
         m->acc.hwm_scope = scope;
     }
+    m->acc.hwm_error = peak_rc < 0 ? peak_rc : reset_error;
     if (m->rapl.zone_count)
         m->acc.cpu_energy_j = m->rapl.total_j;
     m->window_open = 0;

@@ -66,7 +66,7 @@ struct rm__probe {
     int proc_fd;
     pid_t root;
     int include_children;
-    int peak_reset_refused;
+    int peak_reset_error;  /* 0, or the first refused reset's negative errno */
     int keep_peak_marks;     /* never reset: follow each lifetime peak instead */
     uint64_t lifetime_peak_bytes; /* largest mark read so far (keep_peak_marks) */
     unsigned walk;
@@ -527,15 +527,16 @@ int rm__probe_begin(rm__probe *p, rm__probe_reading *out)
     int rc = read_all(p, out, 1);
     if (rc != 0)
         return rc;
-    p->peak_reset_refused = 0;
+    p->peak_reset_error = 0;
     if (p->keep_peak_marks)
         return 0;
     for (size_t i = 0; i < p->count; i++) {
         p->procs[i].hwm_bytes = 0; /* read before the reset: not this window's */
         p->procs[i].hwm_read_ns = 0;
-        p->procs[i].peak_reset_ok = rm__reset_peak_rss(p->procs[i].dir_fd) == 0;
-        if (!p->procs[i].peak_reset_ok)
-            p->peak_reset_refused = 1;
+        int reset = rm__reset_peak_rss(p->procs[i].dir_fd);
+        p->procs[i].peak_reset_ok = reset == 0;
+        if (reset < 0 && p->peak_reset_error == 0)
+            p->peak_reset_error = reset;
     }
     refresh_root_peak(p, p->previous_boottime_ns); /* known even if it ends before the next reading */
     return 0;
@@ -551,16 +552,19 @@ void rm__probe_end_window(rm__probe *p)
     p->last_reading = 1;
 }
 
-int rm__probe_peak_rss(rm__probe *p, uint64_t *bytes, resmon_hwm_scope *scope)
+int rm__probe_peak_rss(rm__probe *p, uint64_t *bytes, resmon_hwm_scope *scope, int *reset_error)
 {
     uint64_t peak = p->ended_peak_bytes > p->lifetime_peak_bytes ? p->ended_peak_bytes : p->lifetime_peak_bytes;
-    int any = p->ended_peak_known || p->lifetime_peak_bytes > 0;
+    int any = p->ended_peak_known || p->lifetime_peak_bytes > 0, read_error = -ESRCH;
     for (size_t i = 0; i < p->count; i++) {
         tracked_process *t = &p->procs[i];
         uint64_t value;
         int reaped_root = i == 0 && p->root_gone;
-        if (!reaped_root && rm__read_peak_rss(t->dir_fd, &value) == 0 && value > t->hwm_bytes)
+        int rc = reaped_root ? -ESRCH : rm__read_peak_rss(t->dir_fd, &value);
+        if (rc == 0 && value > t->hwm_bytes)
             t->hwm_bytes = value; /* a zombie has no mark: its last read stands */
+        else if (rc < 0 && i == 0 && !reaped_root)
+            read_error = rc; /* the root's reason, e.g. -EMFILE: no descriptor left */
         if (t->hwm_bytes) {
             any = 1;
             if (known_peak(t) > peak)
@@ -568,9 +572,10 @@ int rm__probe_peak_rss(rm__probe *p, uint64_t *bytes, resmon_hwm_scope *scope)
         }
     }
     if (!any)
-        return -ESRCH;
+        return read_error;
     *bytes = peak;
-    *scope = p->peak_reset_refused || p->keep_peak_marks ? RESMON_HWM_LIFETIME : RESMON_HWM_WINDOW;
+    *scope = p->peak_reset_error || p->keep_peak_marks ? RESMON_HWM_LIFETIME : RESMON_HWM_WINDOW;
+    *reset_error = p->peak_reset_error;
     return 0;
 }
 

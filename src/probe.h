@@ -77,8 +77,10 @@ void rm__probe_end_window(rm__probe *p);
  * kernel's mark (VmHWM, read now for live processes; for a root that ended,
  * the last read during the window) and its largest sampled RSS; processes
  * that ended keep theirs.  With how far to trust it (RESMON_HWM_LIFETIME when
- * any reset was refused).  -ESRCH when no kernel mark was ever read. */
-int rm__probe_peak_rss(rm__probe *p, uint64_t *bytes, resmon_hwm_scope *scope);
+ * any reset was refused, with the refusal's negative errno in *reset_error;
+ * else 0 there).  When no kernel mark was ever read, returns why (the root's
+ * error, e.g. -EMFILE; -ESRCH when it is gone). */
+int rm__probe_peak_rss(rm__probe *p, uint64_t *bytes, resmon_hwm_scope *scope, int *reset_error);
 
 /* The pids read by the latest reading (borrowed until the next one). */
 void rm__probe_pids(rm__probe *p, const pid_t **pids, size_t *count);

@@ -90,6 +90,7 @@ resmon_summary rm__summary_acc_result(const rm__summary_acc *acc)
     s.mean_gpu_power_w = mean_or_nan(acc->sum_gpu_power_w, acc->gpu_power_count);
     s.hwm_rss_mb = acc->hwm_rss_mb;
     s.hwm_scope = acc->hwm_scope;
+    s.hwm_error = acc->hwm_error;
     s.skipped_slots = acc->skipped_slots;
     s.cpu_energy_j = acc->cpu_energy_j;
     s.peak_gpu_proc_mem_mb = acc->peak_gpu_proc_mem_mb;

@@ -21,6 +21,7 @@ typedef struct rm__summary_acc {
     double sum_gpu_util, peak_gpu_mem_mb, sum_gpu_clock_mhz, sum_gpu_power_w;
     double hwm_rss_mb;
     resmon_hwm_scope hwm_scope;
+    int hwm_error;
     uint64_t skipped_slots;
     /* GPU energy: from the counter when it was read at two samples or more,
      * else trapezoids of power between consecutive samples. */

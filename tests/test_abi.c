@@ -15,9 +15,10 @@
 #if defined(__x86_64__) || defined(__aarch64__)
 _Static_assert(sizeof(resmon_sample) == 64, "resmon_sample layout changed");
 _Static_assert(offsetof(resmon_sample, gpu_proc_mem_mb) == 56, "resmon_sample layout changed");
-_Static_assert(sizeof(resmon_summary) == 160, "resmon_summary layout changed");
+_Static_assert(sizeof(resmon_summary) == 168, "resmon_summary layout changed");
 _Static_assert(offsetof(resmon_summary, num_samples) == 48, "resmon_summary layout changed");
 _Static_assert(offsetof(resmon_summary, peak_gpu_proc_mem_mb) == 152, "resmon_summary layout changed");
+_Static_assert(offsetof(resmon_summary, hwm_error) == 160, "resmon_summary layout changed");
 _Static_assert(sizeof(resmon_options) == 72, "resmon_options layout changed");
 _Static_assert(offsetof(resmon_options, keep_peak_mark) == 64, "resmon_options layout changed");
 _Static_assert(offsetof(resmon_options, gpu_interval_sec) == 56, "resmon_options layout changed");
@@ -176,6 +177,34 @@ static void summaries_are_filled_to_the_callers_size(void **state)
     resmon_monitor_free(m);
 }
 
+/* A caller built against 0.3, whose summary ends at peak_gpu_proc_mem_mb,
+ * gets exactly its own bytes: hwm_error, appended after 0.3, is neither
+ * written into its memory nor expected from it. */
+static void a_0_3_summary_stops_before_hwm_error(void **state)
+{
+    (void)state;
+    const size_t size_0_3 = offsetof(resmon_summary, peak_gpu_proc_mem_mb) + sizeof(double);
+    resmon_monitor *m = test_monitor_new(NULL);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    resmon_summary old;
+    memset(&old, CANARY, sizeof old);
+    assert_int_equal(resmon_monitor_get_summary(m, &old, size_0_3), 0);
+    assert_int_equal(old.struct_size, size_0_3);
+    assert_int_equal(old.num_samples, 2);
+    const unsigned char *tail = (const unsigned char *)&old + size_0_3;
+    for (size_t b = 0; b < sizeof old - size_0_3; b++)
+        assert_int_equal(tail[b], CANARY);
+
+    /* Its summary serialises as the library's own does. */
+    char a[1024], b[1024];
+    resmon_summary own = test_summary(m);
+    assert_true(resmon_summary_to_json(&own, a, sizeof a) > 0);
+    assert_true(resmon_summary_to_json(&old, b, sizeof b) > 0);
+    assert_string_equal(a, b);
+    resmon_monitor_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -184,6 +213,7 @@ int main(void)
         cmocka_unit_test(profiler_tables_follow_the_same_rule),
         cmocka_unit_test(samples_are_copied_with_the_callers_stride),
         cmocka_unit_test(summaries_are_filled_to_the_callers_size),
+        cmocka_unit_test(a_0_3_summary_stops_before_hwm_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

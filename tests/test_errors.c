@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #ifndef RESMON_SOURCE_DIR
@@ -195,6 +196,84 @@ static void a_proc_root_that_is_a_file_is_not_a_directory(void **state)
     assert_string_equal(resmon_strerror(rc), "not a directory");
 }
 
+/* Lowers the descriptor limit and fills every free slot with /dev/null
+ * except free_count; returns how many it opened (into fds) so that
+ * release_descriptors can undo it. */
+static size_t leave_free_descriptors(int free_count, int *fds, size_t cap, struct rlimit *saved)
+{
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, saved), 0);
+    int highest = 2;
+    DIR *dir = opendir("/proc/self/fd");
+    assert_non_null(dir);
+    struct dirent *e;
+    while ((e = readdir(dir)))
+        if (atoi(e->d_name) > highest)
+            highest = atoi(e->d_name);
+    closedir(dir);
+    struct rlimit lowered = *saved;
+    lowered.rlim_cur = (rlim_t)highest + 1 + 16;
+    assert_true(lowered.rlim_cur <= saved->rlim_cur && lowered.rlim_cur < cap);
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &lowered), 0);
+    size_t count = 0;
+    int fd;
+    while ((fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0)
+        fds[count++] = fd;
+    assert_int_equal(errno, EMFILE);
+    for (int i = 0; i < free_count; i++)
+        close(fds[--count]);
+    return count;
+}
+
+static void release_descriptors(int *fds, size_t count, const struct rlimit *saved)
+{
+    while (count > 0)
+        close(fds[--count]);
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, saved), 0);
+}
+
+/* Three free descriptors are what start needs (the /proc directory, the
+ * process's directory and its statm), none is left to reset or read the
+ * kernel's high-water mark: the window still runs, and the summary says why
+ * its exact peak is unknown. */
+static void an_exact_peak_that_cannot_be_read_says_why(void **state)
+{
+    (void)state;
+    resmon_monitor *m = test_monitor_new(NULL);
+    assert_non_null(m);
+    int fds[512];
+    struct rlimit saved;
+    size_t held = leave_free_descriptors(3, fds, sizeof fds / sizeof fds[0], &saved);
+    int start_rc = resmon_monitor_start(m);
+    int stop_rc = resmon_monitor_stop(m);
+    release_descriptors(fds, held, &saved);
+    resmon_summary s = test_summary(m);
+    resmon_monitor_free(m);
+    assert_int_equal(start_rc, 0);
+    assert_int_equal(stop_rc, 0);
+    assert_true(s.num_samples >= 2);
+    ASSERT_NAN(s.hwm_rss_mb);
+    assert_int_equal(s.hwm_error, -EMFILE);
+    assert_string_equal(resmon_strerror(s.hwm_error), "too many open files in this process");
+}
+
+/* With descriptors to spare the same window has its exact peak, and
+ * hwm_error is 0 exactly when the mark covers the window. */
+static void an_exact_peak_that_was_read_has_no_error(void **state)
+{
+    (void)state;
+    resmon_monitor *m = test_monitor_new(NULL);
+    assert_non_null(m);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    resmon_summary s = test_summary(m);
+    resmon_monitor_free(m);
+    assert_true(isfinite(s.hwm_rss_mb));
+    if (s.hwm_scope == RESMON_HWM_WINDOW)
+        assert_int_equal(s.hwm_error, 0);
+    else
+        assert_true(s.hwm_error < 0 && strcmp(resmon_strerror(s.hwm_error), "unknown error") != 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -202,6 +281,8 @@ int main(void)
         cmocka_unit_test(the_scan_catches_a_code_without_words),
         cmocka_unit_test(errors_of_system_calls_have_words),
         cmocka_unit_test(a_proc_root_that_is_a_file_is_not_a_directory),
+        cmocka_unit_test(an_exact_peak_that_cannot_be_read_says_why),
+        cmocka_unit_test(an_exact_peak_that_was_read_has_no_error),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
