@@ -9,6 +9,7 @@
  */
 #include "json_number.h"
 
+#include <errno.h>
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -87,4 +88,145 @@ size_t rm__json_format_double(double value, char *buf)
     }
     buf[len] = '\0';
     return len;
+}
+
+int rm__json_parse_u64(const char *text, size_t len, uint64_t *out)
+{
+    if (len == 0)
+        return -EINVAL;
+    uint64_t value = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (text[i] < '0' || text[i] > '9')
+            return -EINVAL;
+        uint64_t digit = (uint64_t)(text[i] - '0');
+        if (value > (UINT64_MAX - digit) / 10)
+            return -ERANGE;
+        value = value * 10 + digit;
+    }
+    *out = value;
+    return 0;
+}
+
+/* ---- finding a value's text in a validated document ----------------------
+ * These walk a document that Jansson has already accepted, so they need not
+ * diagnose bad syntax; they only stay within len whatever the bytes are. */
+
+static size_t skip_space(const char *json, size_t len, size_t pos)
+{
+    while (pos < len && (json[pos] == ' ' || json[pos] == '\t' || json[pos] == '\n' || json[pos] == '\r'))
+        pos++;
+    return pos;
+}
+
+/* pos is at a string's opening quote; returns the offset after its closing
+ * quote. */
+static size_t skip_string(const char *json, size_t len, size_t pos)
+{
+    for (pos++; pos < len && json[pos] != '"'; pos++)
+        if (json[pos] == '\\')
+            pos++;
+    return pos < len ? pos + 1 : len;
+}
+
+static size_t skip_value(const char *json, size_t len, size_t pos)
+{
+    if (pos < len && json[pos] == '"')
+        return skip_string(json, len, pos);
+    if (pos < len && (json[pos] == '{' || json[pos] == '[')) {
+        size_t depth = 0;
+        while (pos < len) {
+            char c = json[pos];
+            if (c == '"') {
+                pos = skip_string(json, len, pos);
+                continue;
+            }
+            pos++;
+            if (c == '{' || c == '[')
+                depth++;
+            else if ((c == '}' || c == ']') && --depth == 0)
+                break;
+        }
+        return pos;
+    }
+    while (pos < len && !strchr(",}] \t\n\r", json[pos]))
+        pos++;
+    return pos;
+}
+
+static int hex_value(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* Whether the string literal json[begin..end) (between its quotes) decodes
+ * to key, which is plain ASCII without escapes. */
+static int string_equals(const char *json, size_t begin, size_t end, const char *key)
+{
+    static const char escaped[] = "\"\\/bfnrt", decoded[] = "\"\\/\b\f\n\r\t";
+    size_t k = 0;
+    for (size_t i = begin; i < end; k++) {
+        char c = json[i++];
+        if (c == '\\' && i < end) {
+            const char *simple = strchr(escaped, json[i]);
+            if (json[i] == 'u') {
+                int code = 0;
+                for (int d = 1; d <= 4; d++) {
+                    int h = i + (size_t)d < end ? hex_value(json[i + (size_t)d]) : -1;
+                    if (h < 0)
+                        return 0;
+                    code = code * 16 + h;
+                }
+                if (code == 0 || code > 0x7f)
+                    return 0; /* cannot match an ASCII key */
+                c = (char)code;
+                i += 5;
+            } else if (simple && json[i] != '\0') {
+                c = decoded[simple - escaped];
+                i++;
+            } else {
+                return 0;
+            }
+        }
+        if (key[k] != c)
+            return 0;
+    }
+    return key[k] == '\0';
+}
+
+int rm__json_find_top_level_value(const char *json, size_t len, const char *key, size_t *start, size_t *end)
+{
+    int found = 0;
+    size_t pos = skip_space(json, len, 0);
+    if (pos >= len || json[pos] != '{')
+        return -ENOENT;
+    pos++;
+    for (;;) {
+        pos = skip_space(json, len, pos);
+        if (pos >= len || json[pos] != '"')
+            break; /* "}" (or a document that is not what was promised) */
+        size_t key_begin = pos + 1;
+        pos = skip_string(json, len, pos);
+        size_t key_end = pos - 1;
+        pos = skip_space(json, len, pos);
+        if (pos >= len || json[pos] != ':')
+            break;
+        size_t value_begin = skip_space(json, len, pos + 1);
+        pos = skip_value(json, len, value_begin);
+        if (string_equals(json, key_begin, key_end, key)) {
+            *start = value_begin;
+            *end = pos;
+            found = 1;
+        }
+        pos = skip_space(json, len, pos);
+        if (pos >= len || json[pos] != ',')
+            break;
+        pos++;
+    }
+    return found ? 0 : -ENOENT;
 }

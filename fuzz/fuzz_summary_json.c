@@ -1,8 +1,9 @@
 /*
  * fuzz_summary_json.c -- libFuzzer target for resmon_summary_from_json.
  *
- * Every input must be accepted or rejected with -EINVAL, never crash or read
- * past the given length; whatever is accepted must survive a round trip
+ * Every input must be accepted or rejected with -EINVAL (-E2BIG when longer
+ * than RESMON_SUMMARY_JSON_MAX_BYTES), never crash or read past the given
+ * length; whatever is accepted must survive a round trip
  * through resmon_summary_to_json unchanged.
  */
 #include "resmon.h"
@@ -26,7 +27,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char err[128];
     int rc = resmon_summary_from_json((const char *)data, size, &s, sizeof s, err, sizeof err);
     if (rc != 0) {
-        if (rc != -EINVAL || err[0] == '\0')
+        int expected = size > RESMON_SUMMARY_JSON_MAX_BYTES ? -E2BIG : -EINVAL;
+        if (rc != expected || err[0] == '\0')
             abort();
         return 0;
     }

@@ -40,10 +40,12 @@
  *     matching free function.
  *
  * Thread safety
- *   One monitor may be read (resmon_monitor_samples, _summary, _running) from
- *   any number of threads while it runs; start, stop and free must not race
- *   with each other on the same monitor.  Different monitors are independent,
- *   except for the exact peak RSS (see resmon_summary.hwm_rss_mb).
+ *   One monitor may be read (resmon_monitor_get_samples, _get_summary,
+ *   _running) from any number of threads while it runs; start, stop and free
+ *   must not race with each other on the same monitor, and free must not race
+ *   with anything: a thread still inside a reader when another frees the
+ *   monitor is the caller's bug.  Different monitors are independent, except
+ *   for the exact peak RSS (see resmon_summary.hwm_rss_mb).
  *
  * Versioning and growth
  *   RESMON_VERSION_* give the version compiled against, resmon_version() the
@@ -289,17 +291,29 @@ typedef struct resmon_summary {
  * with cap > 0; -E2BIG as described under "Versioning". */
 RESMON_API int resmon_summary_to_json(const resmon_summary *s, char *buf, size_t cap);
 
+/* The longest input resmon_summary_from_json reads: 1 MiB.  A summary is a
+ * few hundred bytes (the command's, with its command line, a few KiB). */
+#define RESMON_SUMMARY_JSON_MAX_BYTES (1 << 20)
+
 /* Parses what resmon_summary_to_json -- or Python's json.dumps of calibrax's
  * to_dict() -- produces: integers where doubles are expected, null or missing
- * optional keys, keys in any order, unknown keys ignored.  Reads at most len
+ * optional keys, keys in any order, unknown keys ignored, and every
+ * num_samples to_json writes (0 to 2^64-1, read exactly).  Reads at most len
  * bytes (json need not be NUL-terminated) and fills out_size bytes of out
- * (pass sizeof *out).  Rejects malformed JSON, a missing required key, a
- * wrong type, a negative or fractional num_samples, non-finite numbers and
- * trailing non-space text with -EINVAL and a message naming the key or byte
- * offset in err (if errcap > 0; always NUL-terminated).  On failure *out is
- * left unchanged.  Fields absent from JSON are NAN (or 0 for counts, the
- * UNKNOWN value for enums), so a summary written by resmon_summary_to_json
- * reads back field for field. */
+ * (pass sizeof *out).  Rejects malformed JSON, a document that is not an
+ * object (at its first byte, before parsing), a missing required key, a wrong
+ * type, a negative or fractional num_samples, non-finite numbers and trailing
+ * non-space text with -EINVAL, and an input longer than
+ * RESMON_SUMMARY_JSON_MAX_BYTES with -E2BIG, without reading it; either with
+ * a message naming the key, byte offset or limit in err (if errcap > 0;
+ * always NUL-terminated).  What one call allocates is bounded by the input it
+ * accepts: at most about 50 MiB for the longest input (1 MiB of empty arrays,
+ * the worst case measured, takes 46 MiB; a summary takes a few KiB), all
+ * freed before it returns.  Nesting deeper than 2048 is malformed.  On
+ * failure *out is left unchanged.  Fields absent from JSON are NAN (or 0 for
+ * counts, the UNKNOWN value for enums, 0 for hwm_error), so a summary written
+ * by resmon_summary_to_json reads back field for field (but hwm_error, which
+ * is not part of the JSON form).  Thread-safe. */
 RESMON_API int resmon_summary_from_json(const char *json, size_t len, resmon_summary *out, size_t out_size,
                                         char *err, size_t errcap);
 
@@ -553,7 +567,11 @@ RESMON_API int resmon_monitor_running(const resmon_monitor *m);
 /* Copies min(n, cap) of the kept samples, oldest first, into out -- stride
  * bytes apart, each one's first stride bytes (pass sizeof *out; out may be
  * NULL when cap is 0) -- and returns n, the number kept, or -EINVAL.  A
- * consistent snapshot even while the monitor runs. */
+ * consistent snapshot even while the monitor runs.  Like every reader it
+ * must return before another thread calls resmon_monitor_free on the same
+ * monitor: freeing a monitor that another thread is still reading is the
+ * caller's bug (as with free() and any other use of the memory), which resmon
+ * cannot detect. */
 RESMON_API ssize_t resmon_monitor_get_samples(const resmon_monitor *m, resmon_sample *out, size_t cap,
                                               size_t stride);
 

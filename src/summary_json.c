@@ -118,15 +118,28 @@ int resmon_summary_to_json(const resmon_summary *caller_summary, char *buf, size
 
 /* ---- reading ------------------------------------------------------------ */
 
+static void describe(char *err, size_t errcap, const char *fmt, va_list ap)
+{
+    if (err && errcap)
+        vsnprintf(err, errcap, fmt, ap);
+}
+
 static int fail(char *err, size_t errcap, const char *fmt, ...)
 {
-    if (err && errcap) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errcap, fmt, ap);
-        va_end(ap);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    describe(err, errcap, fmt, ap);
+    va_end(ap);
     return -EINVAL;
+}
+
+static int fail_too_large(char *err, size_t errcap, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    describe(err, errcap, fmt, ap);
+    va_end(ap);
+    return -E2BIG;
 }
 
 static const char *type_name(const json_t *value)
@@ -167,25 +180,37 @@ static int read_number(const json_t *root, const char *key, key_presence presenc
     return 0;
 }
 
-static int read_count(const json_t *root, const char *key, uint64_t *out, char *err, size_t errcap)
+/* Reads a count that may be as large as a uint64_t.  Jansson's integers stop
+ * at INT64_MAX, so the document is parsed with every number as a double,
+ * which holds any count below 2^53 exactly; a larger one is read again from
+ * its own digits in the text (rm__json_find_top_level_value), so what
+ * resmon_summary_to_json writes -- up to 2^64-1 -- reads back unchanged. */
+static int read_count(const json_t *root, const char *json, size_t len, const char *key, uint64_t *out,
+                      char *err, size_t errcap)
 {
     const json_t *value = json_object_get(root, key);
     if (!value)
         return fail(err, errcap, "missing required key \"%s\"", key);
-    if (json_is_integer(value)) {
-        if (json_integer_value(value) < 0)
-            return fail(err, errcap, "key \"%s\": expected a non-negative integer", key);
-        *out = (uint64_t)json_integer_value(value);
-        return 0;
-    }
-    if (json_is_real(value)) {
-        double number = json_real_value(value);
-        if (!isfinite(number) || number < 0 || number != floor(number) || number >= 0x1p63)
-            return fail(err, errcap, "key \"%s\": expected a non-negative integer", key);
+    if (!json_is_number(value))
+        return fail(err, errcap, "key \"%s\": expected an integer, got %s", key, type_name(value));
+    double number = json_number_value(value);
+    if (!isfinite(number) || number < 0 || number != floor(number))
+        return fail(err, errcap, "key \"%s\": expected a non-negative integer", key);
+    if (number < 0x1p53) {
         *out = (uint64_t)number;
         return 0;
     }
-    return fail(err, errcap, "key \"%s\": expected an integer, got %s", key, type_name(value));
+    size_t start, end;
+    if (rm__json_find_top_level_value(json, len, key, &start, &end) < 0)
+        return fail(err, errcap, "key \"%s\": cannot find the number's text", key);
+    int rc = rm__json_parse_u64(json + start, end - start, out);
+    if (rc == -EINVAL && number < 0x1p64) { /* "1e19", "9007199254740993.0": as exact as that double */
+        *out = (uint64_t)number;
+        rc = 0;
+    }
+    if (rc < 0)
+        return fail(err, errcap, "key \"%s\": integer out of range (at most 18446744073709551615)", key);
+    return 0;
 }
 
 /* Reads an optional string key that must be one of choices; *out gets the
@@ -226,7 +251,8 @@ static int read_energy_source(const json_t *root, resmon_energy_source *out, cha
     return rc;
 }
 
-static int summary_from_object(const json_t *root, resmon_summary *s, char *err, size_t errcap)
+static int summary_from_object(const json_t *root, const char *json, size_t len, resmon_summary *s, char *err,
+                               size_t errcap)
 {
     memset(s, 0, sizeof *s);
     s->struct_size = sizeof *s;
@@ -236,7 +262,7 @@ static int summary_from_object(const json_t *root, resmon_summary *s, char *err,
     if (rc == 0) rc = read_number(root, "peak_gpu_mem_mb", OPTIONAL, &s->peak_gpu_mem_mb, err, errcap);
     if (rc == 0) rc = read_number(root, "mean_gpu_util", OPTIONAL, &s->mean_gpu_util, err, errcap);
     if (rc == 0) rc = read_number(root, "memory_growth_mb", REQUIRED, &s->memory_growth_mb, err, errcap);
-    if (rc == 0) rc = read_count(root, "num_samples", &s->num_samples, err, errcap);
+    if (rc == 0) rc = read_count(root, json, len, "num_samples", &s->num_samples, err, errcap);
     if (rc == 0) rc = read_number(root, "duration_sec", REQUIRED, &s->duration_sec, err, errcap);
     if (rc == 0) rc = read_number(root, "mean_gpu_clock_mhz", OPTIONAL, &s->mean_gpu_clock_mhz, err, errcap);
     if (rc == 0) rc = read_number(root, "mean_gpu_power_w", OPTIONAL, &s->mean_gpu_power_w, err, errcap);
@@ -244,7 +270,7 @@ static int summary_from_object(const json_t *root, resmon_summary *s, char *err,
     if (rc == 0) rc = read_number(root, "peak_cpu_percent", OPTIONAL, &s->peak_cpu_percent, err, errcap);
     if (rc == 0) rc = read_number(root, "cpu_time_sec", OPTIONAL, &s->cpu_time_sec, err, errcap);
     if (rc == 0 && json_object_get(root, "skipped_slots"))
-        rc = read_count(root, "skipped_slots", &s->skipped_slots, err, errcap);
+        rc = read_count(root, json, len, "skipped_slots", &s->skipped_slots, err, errcap);
     if (rc == 0) rc = read_number(root, "hwm_rss_mb", OPTIONAL, &s->hwm_rss_mb, err, errcap);
     if (rc == 0) rc = read_hwm_scope(root, &s->hwm_scope, err, errcap);
     if (rc == 0 && isnan(s->hwm_rss_mb) != (s->hwm_scope == RESMON_HWM_UNKNOWN))
@@ -268,13 +294,31 @@ int resmon_summary_from_json(const char *json, size_t len, resmon_summary *out, 
         err[0] = '\0';
     if (!out || (!json && len) || out_size < RM__SIZE_THROUGH(resmon_summary, peak_gpu_proc_mem_mb))
         return fail(err, errcap, "invalid argument");
+    /* What one call allocates grows with the input (Jansson builds the whole
+     * tree: tens of bytes per value); a summary is a few hundred bytes. */
+    if (len > RESMON_SUMMARY_JSON_MAX_BYTES)
+        return fail_too_large(err, errcap, "input of %zu bytes is over the limit of %d bytes", len,
+                              RESMON_SUMMARY_JSON_MAX_BYTES);
+    /* Anything but an object is refused before a tree is built for it. */
+    size_t first = 0;
+    while (first < len && is_json_space(json[first]))
+        first++;
+    if (first < len && json[first] != '{') {
+        unsigned char c = (unsigned char)json[first];
+        if (c >= 0x20 && c < 0x7f)
+            return fail(err, errcap, "expected a JSON object, found '%c' at byte %zu", c, first);
+        return fail(err, errcap, "expected a JSON object, found byte 0x%02x at byte %zu", c, first);
+    }
 
     json_error_t jerr;
-    /* JSON_DECODE_ANY so that "null" or "[]" gets a message naming the type;
-     * JSON_DISABLE_EOF_CHECK so that jerr.position tells where the value
-     * ended and trailing text can be reported at its own offset.  Without
+    /* JSON_DECODE_ANY so that a top-level value that is not an object gets
+     * the message above; JSON_DISABLE_EOF_CHECK so that jerr.position tells
+     * where the value ended and trailing text can be reported at its own
+     * offset; JSON_DECODE_INT_AS_REAL so that an integer beyond int64 is a
+     * number, not a syntax error (read_count reads counts exactly).  Without
      * JSON_ALLOW_NUL, NUL bytes and \u0000 are refused. */
-    json_t *root = json_loadb(json ? json : "", len, JSON_DECODE_ANY | JSON_DISABLE_EOF_CHECK, &jerr);
+    json_t *root = json_loadb(json ? json : "", len,
+                              JSON_DECODE_ANY | JSON_DISABLE_EOF_CHECK | JSON_DECODE_INT_AS_REAL, &jerr);
     if (!root) {
         if (strstr(jerr.text, "end of file") || strstr(jerr.text, "premature end of input"))
             return fail(err, errcap, "malformed JSON: unexpected end of input at byte %zu", len);
@@ -290,7 +334,7 @@ int resmon_summary_from_json(const char *json, size_t len, resmon_summary *out, 
     else if (!json_is_object(root))
         rc = fail(err, errcap, "expected a JSON object, got %s", type_name(root));
     else
-        rc = summary_from_object(root, &parsed, err, errcap);
+        rc = summary_from_object(root, json, len, &parsed, err, errcap);
     json_decref(root);
     if (rc == 0) {
         parsed.struct_size = rm__out_size(out_size, sizeof parsed);
