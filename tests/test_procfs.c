@@ -247,9 +247,9 @@ static void scan_finds_descendants_only(void **state)
     assert_int_equal(w.stat_reads, reads);
     /* A new process costs one stat read; one that ended is forgotten. */
     add_process(root_fd, 150, "new child", 102);
-    char cmd_rm[128];
-    snprintf(cmd_rm, sizeof cmd_rm, "rm -rf %s/103", dir);
-    assert_int_equal(system(cmd_rm), 0);
+    char ended[64];
+    snprintf(ended, sizeof ended, "%s/103", dir);
+    assert_int_equal(test_remove_tree(ended), 0);
     assert_int_equal(rm__tree_walk(&w, 100), 0);
     assert_int_equal(w.stat_reads, reads + 1);
     assert_int_equal(w.found_len, 3);
@@ -260,9 +260,7 @@ static void scan_finds_descendants_only(void **state)
     assert_int_equal(w.found_len, 0);
     rm__tree_walker_free(&w);
     close(root_fd);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(test_remove_tree(dir), 0);
 }
 
 static void children_files_include_worker_threads(void **state)
@@ -289,9 +287,7 @@ static void children_files_include_worker_threads(void **state)
     assert_true(has_pid(&w, 101) && has_pid(&w, 106) && has_pid(&w, 107));
     rm__tree_walker_free(&w);
     close(root_fd);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(test_remove_tree(dir), 0);
 }
 
 /* A children list longer than any single read (1200 pids, ~6 KiB) is read to

@@ -21,6 +21,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* Forks the leader of a new process group, so that kill_family can end the
+ * leader and every descendant at once.  Returns as fork does. */
+static pid_t fork_family(void)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    setpgid(pid, pid); /* in parent and child alike: whichever runs first */
+    return pid;
+}
+
 /* Touches megabytes of memory, then sleeps until killed. */
 static void hold_memory_forever(size_t megabytes)
 {
@@ -35,8 +45,7 @@ static void hold_memory_forever(size_t megabytes)
  * holds 10 MiB itself. */
 static pid_t spawn_family(int children, size_t megabytes)
 {
-    pid_t pid = fork();
-    assert_true(pid >= 0);
+    pid_t pid = fork_family();
     if (pid == 0) {
         for (int i = 0; i < children; i++)
             if (fork() == 0)
@@ -58,8 +67,7 @@ static void *fork_from_thread(void *arg)
 /* A target whose only child is forked by a worker thread, not by main. */
 static pid_t spawn_thread_forker(size_t megabytes)
 {
-    pid_t pid = fork();
-    assert_true(pid >= 0);
+    pid_t pid = fork_family();
     if (pid == 0) {
         pthread_t tid;
         pthread_create(&tid, NULL, fork_from_thread, (void *)(uintptr_t)megabytes);
@@ -71,12 +79,8 @@ static pid_t spawn_thread_forker(size_t megabytes)
 
 static void kill_family(pid_t pid)
 {
-    /* The children are in our process group: end them with the target. */
-    char cmd[64];
-    snprintf(cmd, sizeof cmd, "pkill -KILL -P %d 2>/dev/null", (int)pid);
-    if (system(cmd) < 0)
-        fail();
-    kill(pid, SIGKILL);
+    /* A family is its own process group, led by the target (fork_family). */
+    killpg(pid, SIGKILL);
     waitpid(pid, NULL, 0);
 }
 
@@ -118,7 +122,7 @@ static void tree_includes_child_forked_by_worker_thread(void **state)
 static void tree_cpu_counts_busy_children(void **state)
 {
     (void)state;
-    pid_t target = fork();
+    pid_t target = fork_family();
     if (target == 0) {
         if (fork() == 0)
             test_spin(30); /* killed long before */

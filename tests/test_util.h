@@ -4,6 +4,8 @@
 #ifndef RESMON_TEST_UTIL_H
 #define RESMON_TEST_UTIL_H
 
+#include <errno.h>
+#include <ftw.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,7 +13,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -108,6 +112,69 @@ static inline size_t test_samples(const resmon_monitor *m, resmon_sample *out, s
     ssize_t n = resmon_monitor_get_samples(m, out, cap, sizeof *out);
     assert_true(n >= 0);
     return (size_t)n;
+}
+
+/* ---- fixture trees (a fake /proc or /sys under a temporary directory) ---- */
+
+/* Creates directory path and any missing parents (mode 0755), as mkdir -p
+ * does.  0, or a negative errno. */
+static inline int test_mkdir_p(const char *path)
+{
+    char partial[4096];
+    size_t len = strlen(path);
+    if (len == 0 || len >= sizeof partial)
+        return -ENAMETOOLONG;
+    memcpy(partial, path, len + 1);
+    for (size_t i = 1; i <= len; i++) {
+        if (partial[i] != '/' && partial[i] != '\0')
+            continue;
+        char saved = partial[i];
+        partial[i] = '\0';
+        if (mkdir(partial, 0755) != 0 && errno != EEXIST)
+            return -errno;
+        partial[i] = saved;
+    }
+    return 0;
+}
+
+/* Writes text to path, creating the directories above it first.  0, or a
+ * negative errno. */
+static inline int test_write_file(const char *path, const char *text)
+{
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    if (slash && slash != path) {
+        size_t n = (size_t)(slash - path);
+        if (n >= sizeof dir)
+            return -ENAMETOOLONG;
+        memcpy(dir, path, n);
+        dir[n] = '\0';
+        int rc = test_mkdir_p(dir);
+        if (rc < 0)
+            return rc;
+    }
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -errno;
+    int failed = fputs(text, f) < 0;
+    failed |= fclose(f) != 0;
+    return failed ? -EIO : 0;
+}
+
+static inline int test_remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)st;
+    (void)type;
+    (void)ftw;
+    return remove(path) == 0 ? 0 : -errno;
+}
+
+/* Removes path and everything under it, as rm -rf does, without following
+ * symbolic links (a fixture's links to drivers are removed, not their
+ * targets).  0, or a negative errno. */
+static inline int test_remove_tree(const char *path)
+{
+    return nftw(path, test_remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 #endif
