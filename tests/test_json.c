@@ -1,7 +1,9 @@
 /*
  * test_json.c -- resmon_summary_to_json / _from_json: the seed's exact keys,
- * exact round trips, what Python writes, and a table of inputs to reject
- * (faults.md 15).
+ * exact round trips (doubles, and counts up to 2^64-1), what Python writes,
+ * and the inputs a parser must survive: deep nesting, huge numbers, duplicate
+ * keys, NUL bytes, invalid escapes, input not NUL-terminated or shorter than
+ * its text, JSONTestSuite's must-reject (n_) cases, oversized input.
  */
 #include "resmon.h"
 #include "test_util.h"

@@ -1,7 +1,8 @@
 /*
- * test_monitor.c -- the monitor's rules from issue 2: edges, schedule, stop
- * latency, CPU%, RSS, exact peak, GPU profiler handling, lifecycle, readers
- * racing the sampler, streaming and the bounded store.
+ * test_monitor.c -- the monitor's rules as include/resmon.h states them:
+ * edges, schedule, stop latency, CPU%, RSS, exact peak, GPU profiler
+ * handling, lifecycle, readers racing the sampler, streaming and the bounded
+ * store.
  */
 #include "resmon.h"
 #include "test_util.h"

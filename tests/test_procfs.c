@@ -1,6 +1,9 @@
 /*
  * test_procfs.c -- the /proc parsers and the tree walker, on fixture text and
- * fixture trees (faults.md 1-3, 6, 8).
+ * fixture trees: a comm holding spaces, parentheses or a newline (stat is
+ * parsed after the last ')'), truncated and non-numeric lines, a process
+ * that ended mid-walk, and children lists that are per thread (a child forked
+ * by a worker thread is listed under that thread's task directory).
  */
 #include "proc_tree.h"
 #include "fileio.h"

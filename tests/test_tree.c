@@ -1,7 +1,8 @@
 /*
- * test_tree.c -- monitoring another process and its descendants (faults.md
- * 4, 5, 7, 8, 9): children and grandchildren found each sample, a child
- * forked by a worker thread, a target that exits, one that never existed.
+ * test_tree.c -- monitoring another process and its descendants: children
+ * and grandchildren found each sample, a child forked by a worker thread
+ * (listed only in that thread's children file), a target that exits during
+ * the window, a zombie target, and one that never existed.
  * Runs each tree test with the kernel's children lists (where it has them)
  * and with the /proc scan.
  */
