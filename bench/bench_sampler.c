@@ -9,6 +9,7 @@
  * sampler's cost and an empty thread's cost are measured the same way, in the
  * same run, side by side.
  */
+#include "internal.h"
 #include "probe.h"
 #include "sample_store.h"
 #include "summary.h"
@@ -126,7 +127,7 @@ static void call_whole_sample(void *arg)
     resmon_sample s;
     s.timestamp = (double)clock_ns(CLOCK_MONOTONIC) * 1e-9;
     rm__probe_read(p->probe, &r);
-    s.rss_mb = (double)r.rss_bytes / 1048576.0;
+    s.rss_mb = (double)r.rss_bytes / RM__BYTES_PER_MIB;
     s.cpu_percent = (double)r.cpu_ns;
     s.gpu_util = s.gpu_mem_mb = s.gpu_clock_mhz = s.gpu_power_w = NAN;
     rm__sample_store_push(&p->store, &s);
