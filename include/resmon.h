@@ -147,7 +147,8 @@ RESMON_API const char *resmon_version_string(void);
     XX(ENFILE, "too many open files in the system")                            \
     XX(ELOOP, "too many levels of symbolic links")                             \
     XX(ENAMETOOLONG, "file name too long")                                     \
-    XX(E2BIG, "input too large, or a struct from a newer resmon.h sets fields this library lacks")
+    XX(E2BIG, "input too large, or a struct from a newer resmon.h sets fields this library lacks") \
+    XX(ERANGE, "value out of range")
 
 /* A short English description of a negative errno (positive values are
  * accepted too).  Never NULL; the string is static and thread-safe. */
