@@ -118,28 +118,15 @@ int resmon_summary_to_json(const resmon_summary *caller_summary, char *buf, size
 
 /* ---- reading ------------------------------------------------------------ */
 
-static void describe(char *err, size_t errcap, const char *fmt, va_list ap)
-{
-    if (err && errcap)
-        vsnprintf(err, errcap, fmt, ap);
-}
-
 static int fail(char *err, size_t errcap, const char *fmt, ...)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    describe(err, errcap, fmt, ap);
-    va_end(ap);
+    if (err && errcap) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errcap, fmt, ap);
+        va_end(ap);
+    }
     return -EINVAL;
-}
-
-static int fail_too_large(char *err, size_t errcap, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    describe(err, errcap, fmt, ap);
-    va_end(ap);
-    return -E2BIG;
 }
 
 static const char *type_name(const json_t *value)
@@ -296,9 +283,10 @@ int resmon_summary_from_json(const char *json, size_t len, resmon_summary *out, 
         return fail(err, errcap, "invalid argument");
     /* What one call allocates grows with the input (Jansson builds the whole
      * tree: tens of bytes per value); a summary is a few hundred bytes. */
-    if (len > RESMON_SUMMARY_JSON_MAX_BYTES)
-        return fail_too_large(err, errcap, "input of %zu bytes is over the limit of %d bytes", len,
-                              RESMON_SUMMARY_JSON_MAX_BYTES);
+    if (len > RESMON_SUMMARY_JSON_MAX_BYTES) {
+        fail(err, errcap, "input of %zu bytes is over the limit of %d bytes", len, RESMON_SUMMARY_JSON_MAX_BYTES);
+        return -E2BIG;
+    }
     /* Anything but an object is refused before a tree is built for it. */
     size_t first = 0;
     while (first < len && is_json_space(json[first]))
@@ -311,14 +299,12 @@ int resmon_summary_from_json(const char *json, size_t len, resmon_summary *out, 
     }
 
     json_error_t jerr;
-    /* JSON_DECODE_ANY so that a top-level value that is not an object gets
-     * the message above; JSON_DISABLE_EOF_CHECK so that jerr.position tells
-     * where the value ended and trailing text can be reported at its own
-     * offset; JSON_DECODE_INT_AS_REAL so that an integer beyond int64 is a
-     * number, not a syntax error (read_count reads counts exactly).  Without
+    /* JSON_DISABLE_EOF_CHECK so that jerr.position tells where the value
+     * ended and trailing text can be reported at its own offset;
+     * JSON_DECODE_INT_AS_REAL so that an integer beyond int64 is a number,
+     * not a syntax error (read_count reads counts exactly).  Without
      * JSON_ALLOW_NUL, NUL bytes and \u0000 are refused. */
-    json_t *root = json_loadb(json ? json : "", len,
-                              JSON_DECODE_ANY | JSON_DISABLE_EOF_CHECK | JSON_DECODE_INT_AS_REAL, &jerr);
+    json_t *root = json_loadb(json ? json : "", len, JSON_DISABLE_EOF_CHECK | JSON_DECODE_INT_AS_REAL, &jerr);
     if (!root) {
         if (strstr(jerr.text, "end of file") || strstr(jerr.text, "premature end of input"))
             return fail(err, errcap, "malformed JSON: unexpected end of input at byte %zu", len);
