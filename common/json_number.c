@@ -193,7 +193,7 @@ static int string_equals(const char *json, size_t begin, size_t end, const char 
                 return 0;
             }
         }
-        if (key[k] != c)
+        if (key[k] == '\0' || key[k] != c)
             return 0;
     }
     return key[k] == '\0';

@@ -456,7 +456,7 @@ static void large_counts_are_read_from_the_key_the_parser_kept(void **state)
     assert_int_equal(rc, 0);
     assert_true(n == 9007199254740993ull);
     n = parse_count("\"num_samples\": 9007199254740993, \"y\": [{\"num_samples\": 1}], "
-                    "\"num\\u005fsamples\": 18446744073709551615",
+                    "\"num\\u005fsamples\": 18446744073709551615, \"num_sample\": 3, \"num_samples_\": 4",
                     &rc, err, sizeof err);
     assert_int_equal(rc, 0);
     assert_true(n == UINT64_MAX);
