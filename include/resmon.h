@@ -581,6 +581,64 @@ RESMON_API ssize_t resmon_monitor_get_samples(const resmon_monitor *m, resmon_sa
  * no sample has been taken.  Returns 0 or -EINVAL. */
 RESMON_API int resmon_monitor_get_summary(const resmon_monitor *m, resmon_summary *out, size_t out_size);
 
+/* ------------------------------------------------------------------------ */
+/* Prometheus and OpenMetrics exposition                                     */
+/* ------------------------------------------------------------------------ */
+
+/* Renders a monitor's state as metrics a Prometheus server (or anything that
+ * reads its formats) can scrape, so a program that embeds resmon can serve
+ * its own /metrics from its own HTTP server.  The library does no HTTP.
+ * Added after 0.3.0.
+ *
+ * Metric names carry base units (bytes, seconds, joules, watts, hertz,
+ * ratios of 1): resmon_cpu_seconds_total, resmon_resident_memory_bytes (last
+ * sample), resmon_resident_memory_max_bytes (the window's sampled peak so
+ * far), resmon_samples_total, and when known the exact peak, GPU and energy
+ * series (README.md, "Prometheus", lists them all).  A field that is NAN is
+ * left out, never written as NaN or 0. */
+typedef enum resmon_exposition_format {
+    RESMON_EXPOSITION_PROMETHEUS = 0, /* text format 0.0.4: "text/plain; version=0.0.4" */
+    RESMON_EXPOSITION_OPENMETRICS = 1 /* OpenMetrics 1.0.0: # UNIT, counters' families
+                                         without _total, and a final "# EOF" */
+} resmon_exposition_format;
+
+/* A label added to every series.  The value may hold any UTF-8 text; it is
+ * escaped as the format requires (backslash, double quote, newline).  A
+ * name-value pair, complete as it is: like resmon_gpu_memory it will not grow,
+ * so it carries no struct_size. */
+typedef struct resmon_label {
+    const char *name;
+    const char *value;
+} resmon_label;
+
+/* 1 when name is a valid label name ([a-zA-Z_][a-zA-Z0-9_]*, not starting
+ * with the reserved "__"), else 0. */
+RESMON_API int resmon_label_name_valid(const char *name);
+
+/* Renders summary (summary->struct_size must be set, as every resmon
+ * function that fills one sets it) and, when last is not NULL, the latest
+ * sample (last_size: sizeof *last, as a stride is; ignored when last is
+ * NULL), each series carrying the labels in order.  snprintf semantics:
+ * returns the length the full text needs (excluding the NUL) and writes at
+ * most cap bytes, always NUL-terminated when cap > 0.  Returns -EINVAL when
+ * summary is NULL or its struct_size invalid, last_size is too small, buf is
+ * NULL with cap > 0, labels is NULL with label_count > 0, a label name is
+ * invalid or appears twice, a value is NULL, or the format is unknown; -E2BIG
+ * as described under "Versioning".  Thread-safe; reads only what it is
+ * given. */
+RESMON_API int resmon_exposition_render(const resmon_summary *summary, const resmon_sample *last,
+                                        size_t last_size, resmon_exposition_format format,
+                                        const resmon_label *labels, size_t label_count, char *buf,
+                                        size_t cap);
+
+/* The same for a monitor's current state: a consistent snapshot of its
+ * summary and latest kept sample (resmon_monitor_get_summary and
+ * resmon_monitor_get_samples), so the sampler never waits for the caller.
+ * Safe from any thread while the monitor runs (see Thread safety). */
+RESMON_API int resmon_monitor_exposition(const resmon_monitor *m, resmon_exposition_format format,
+                                         const resmon_label *labels, size_t label_count, char *buf,
+                                         size_t cap);
+
 #ifdef __cplusplus
 }
 #endif

@@ -58,4 +58,8 @@ static inline void rm__copy_string(char *dst, size_t cap, const char *src, size_
     dst[n] = '\0';
 }
 
+/* The summary and the latest kept sample under one lock, so the two agree
+ * (monitor.c).  Returns 1 when *last was filled, 0 when no sample is kept. */
+int rm__monitor_snapshot(const resmon_monitor *m, resmon_summary *summary, resmon_sample *last);
+
 #endif

@@ -513,3 +513,13 @@ int resmon_monitor_get_summary(const resmon_monitor *m, resmon_summary *out, siz
     rm__copy_struct_out(out, out_size, &s, sizeof s);
     return 0;
 }
+
+int rm__monitor_snapshot(const resmon_monitor *m, resmon_summary *summary, resmon_sample *last)
+{
+    resmon_monitor *mutable_m = (resmon_monitor *)m;
+    pthread_mutex_lock(&mutable_m->lock);
+    *summary = rm__summary_acc_result(&m->acc);
+    int have_last = rm__sample_store_latest(&m->store, last);
+    pthread_mutex_unlock(&mutable_m->lock);
+    return have_last;
+}

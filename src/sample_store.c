@@ -118,3 +118,12 @@ size_t rm__sample_store_copy_strided(const rm__sample_store *store, void *out, s
     }
     return store->count;
 }
+
+int rm__sample_store_latest(const rm__sample_store *store, resmon_sample *out)
+{
+    if (store->count == 0)
+        return 0;
+    /* The newest sits just before where the next push goes. */
+    *out = store->ring[(store->oldest + store->count - 1) % store->capacity];
+    return 1;
+}

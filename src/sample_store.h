@@ -39,4 +39,7 @@ size_t rm__sample_store_copy(const rm__sample_store *store, resmon_sample *out, 
 /* The same with the caller's element size (see resmon.h, "Versioning"). */
 size_t rm__sample_store_copy_strided(const rm__sample_store *store, void *out, size_t cap, size_t stride);
 
+/* Copies the most recent sample into *out; returns 1, or 0 when none is kept. */
+int rm__sample_store_latest(const rm__sample_store *store, resmon_sample *out);
+
 #endif
