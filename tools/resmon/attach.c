@@ -121,13 +121,13 @@ int attach_process(const cli_options *o, outputs *out, run_result *r)
     monitor_opts.pid = o->pid;
     monitor_opts.keep_peak_mark = !o->reset_peak;
     resmon_monitor *m = NULL;
-    int rc = resmon_monitor_new(&m, &monitor_opts);
+    int rc = outputs_monitor_new(out, &monitor_opts, &m);
     if (rc == 0)
         rc = resmon_monitor_start(m);
     if (rc < 0) {
         fprintf(stderr, "resmon: cannot monitor process %d: %s\n", (int)o->pid,
                 rc == -ESRCH ? "no such process" : resmon_strerror(rc));
-        resmon_monitor_free(m);
+        outputs_monitor_free(out, m);
         return EXIT_USAGE;
     }
     r->start_wall_epoch = cli_realtime_sec();
@@ -138,6 +138,6 @@ int attach_process(const cli_options *o, outputs *out, run_result *r)
     r->wall_sec = cli_monotonic_sec() - start;
     r->interrupted = signals_received() != 0;
     resmon_monitor_get_summary(m, &r->summary, sizeof r->summary);
-    resmon_monitor_free(m);
+    outputs_monitor_free(out, m);
     return 0;
 }

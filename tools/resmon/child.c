@@ -261,7 +261,7 @@ int run_command(const cli_options *o, outputs *out, run_result *r)
      * starts a fresh one), not wait4's, which includes what it reaped. */
     monitor_opts.keep_peak_mark = !o->include_children;
     resmon_monitor *m = NULL;
-    int rc = resmon_monitor_new(&m, &monitor_opts);
+    int rc = outputs_monitor_new(out, &monitor_opts, &m);
     if (rc == 0)
         rc = resmon_monitor_start(m);
     if (rc < 0) {
@@ -272,7 +272,7 @@ int run_command(const cli_options *o, outputs *out, run_result *r)
         kill(child, SIGKILL);
         reap_unstarted(child);
         terminal_take_back(&tty);
-        resmon_monitor_free(m);
+        outputs_monitor_free(out, m);
         return EXIT_USAGE;
     }
     r->start_wall_epoch = cli_realtime_sec();
@@ -290,7 +290,7 @@ int run_command(const cli_options *o, outputs *out, run_result *r)
     close(error_read);
     if (n == (ssize_t)sizeof exec_errno) {
         resmon_monitor_stop(m);
-        resmon_monitor_free(m);
+        outputs_monitor_free(out, m);
         signals_forward_to(0, 0);
         reap_unstarted(child);
         terminal_take_back(&tty);
@@ -302,7 +302,7 @@ int run_command(const cli_options *o, outputs *out, run_result *r)
     r->wall_sec = cli_monotonic_sec() - start;
     resmon_monitor_stop(m);
     resmon_monitor_get_summary(m, &r->summary, sizeof r->summary);
-    resmon_monitor_free(m);
+    outputs_monitor_free(out, m);
     signals_forward_to(0, 0); /* before the reap: its pid may be reused after */
     if (rc == 0)
         rc = reap_command(child, o, r);

@@ -11,6 +11,7 @@
 #ifndef RESMON_CLI_H
 #define RESMON_CLI_H
 
+#include "exporters.h"
 #include "resmon.h"
 
 #include <signal.h>
@@ -36,6 +37,7 @@ typedef struct cli_options {
     int wait_orphans;         /* --wait-orphans: wait for adopted descendants */
     int reset_peak;           /* --reset-peak: reset the --pid target's peak mark */
     pid_t pid;                /* --pid; 0 = run argv */
+    exporter_options exporters; /* --serve, --push, --textfile, --label */
     char **argv;              /* the command, NULL-terminated */
     int argc;
 } cli_options;
@@ -139,12 +141,19 @@ typedef struct outputs {
     output_file summary, samples_output, plot;
     samples_file *samples;
     chart_series *chart;
+    exporters *exporters; /* --serve, --push, --textfile */
     double first_timestamp;
     int have_first;
 } outputs;
 /* Checks and opens every output named in o.  Returns 0, or prints one line
  * and returns -1 (then call outputs_discard). */
 int outputs_open(const cli_options *o, resmon_gpu *gpu, outputs *out);
+/* A monitor with the given options whose state the Prometheus exporters
+ * render while it lives (0 or a negative errno, as resmon_monitor_new), and
+ * its end: the exporters keep its final state, then it is freed (accepts
+ * NULL). */
+int outputs_monitor_new(outputs *out, const resmon_options *opts, resmon_monitor **m);
+void outputs_monitor_free(outputs *out, resmon_monitor *m);
 /* The monitor's on_sample callback (user: the outputs). */
 void outputs_on_sample(const resmon_sample *s, void *user);
 /* The command runs: the samples file takes its name.  0 or -1 (printed). */

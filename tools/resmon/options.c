@@ -184,12 +184,15 @@ int cli_parse(int argc, char **argv, cli_options *o)
         {"list-gpus", no_argument, NULL, OPT_LIST_GPUS},
         {"wait-orphans", no_argument, NULL, OPT_WAIT_ORPHANS},
         {"reset-peak", no_argument, NULL, OPT_RESET_PEAK},
+        EXPORTER_LONG_OPTIONS,
         {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof *o);
     o->interval_sec = 0.1;
     o->gpu = "auto";
     o->include_children = 1;
+    exporter_options_init(&o->exporters);
+    char err[512];
     opterr = 0; /* our own messages: one line each */
     int c, word_index = optind;
     /* "+": stop at the first non-option, which starts COMMAND. */
@@ -244,6 +247,7 @@ int cli_parse(int argc, char **argv, cli_options *o)
         case 'h':
         case OPT_HELP:
             fputs(usage_text, stdout);
+            fputs(exporter_usage_text, stdout);
             return -1;
         case OPT_LIST_GPUS:
             list_gpus(stdout);
@@ -251,6 +255,11 @@ int cli_parse(int argc, char **argv, cli_options *o)
         case ':':
             return usage_error("option '%s' needs a value", argv[optind - 1]);
         default: {
+            if (c >= EXPORTER_OPT_FIRST && c <= EXPORTER_OPT_LAST) {
+                if (exporter_parse_option(&o->exporters, c, optarg, err, sizeof err) < 0)
+                    return usage_error("%s", err);
+                break;
+            }
             /* The word in error ends before optind when getopt moved past it;
              * a short option inside a group ("-xq") leaves optind where it was. */
             const char *word = optind > word_index ? argv[optind - 1] : "";
@@ -272,5 +281,7 @@ int cli_parse(int argc, char **argv, cli_options *o)
         return usage_error("--reset-peak works with --pid only%s", "");
     if (o->wait_orphans && o->pid)
         return usage_error("--wait-orphans works with a command only%s", "");
+    if (exporter_options_check(&o->exporters, err, sizeof err) < 0)
+        return usage_error("%s", err);
     return 0;
 }

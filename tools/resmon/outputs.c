@@ -45,7 +45,23 @@ int outputs_open(const cli_options *o, resmon_gpu *gpu, outputs *out)
         fprintf(stderr, "resmon: out of memory\n");
         return -1;
     }
-    return 0;
+    int none;
+    out->exporters = exporters_start(&o->exporters, o->interval_sec, o->pid ? NULL : o->argv[0], o->pid, &none);
+    return out->exporters || none ? 0 : -1;
+}
+
+int outputs_monitor_new(outputs *out, const resmon_options *opts, resmon_monitor **m)
+{
+    int rc = resmon_monitor_new(m, opts);
+    if (rc == 0)
+        exporters_attach(out->exporters, *m);
+    return rc;
+}
+
+void outputs_monitor_free(outputs *out, resmon_monitor *m)
+{
+    exporters_detach(out->exporters, m); /* they keep its final state */
+    resmon_monitor_free(m);
 }
 
 void outputs_on_sample(const resmon_sample *s, void *user)
@@ -86,6 +102,8 @@ void outputs_discard(outputs *out)
     output_file_discard(&out->plot);
     chart_series_free(out->chart);
     out->chart = NULL;
+    exporters_discard(out->exporters);
+    out->exporters = NULL;
 }
 
 static void chart_title(const cli_options *o, char *title, size_t cap)
@@ -147,5 +165,7 @@ int outputs_finish(const cli_options *o, outputs *out, const run_result *r)
     if (!o->quiet)
         summary_print_table(stderr, o, r);
     sigpipe_release(&saved);
+    exporters_finish(out->exporters, &r->summary); /* after the files: it may linger */
+    out->exporters = NULL;
     return rc;
 }

@@ -1,0 +1,182 @@
+/*
+ * push.c -- --push: PUT the exposition to a Prometheus Pushgateway (libcurl).
+ *
+ * A batch job ends before a scraper comes by, so it pushes: the gateway keeps
+ * the last push per group (job plus the user's labels) for Prometheus to
+ * scrape.  PUT replaces the whole group, so a metric that became unknown does
+ * not linger from an earlier push.  Every grouping value is sent base64url
+ * encoded ("name@base64/..."), the gateway's one encoding that carries any
+ * value, '/' and the empty string included.
+ *
+ * A push never changes the command's exit status and never waits longer than
+ * the timeout: a dead or slow gateway is one line on stderr.
+ */
+#include "exporters.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if RESMON_HAVE_CURL
+#include <curl/curl.h>
+
+struct pusher {
+    CURL *curl;
+    char *url;
+    struct curl_slist *headers;
+    char reply[160]; /* the start of the gateway's answer, for the error line */
+    size_t reply_len;
+};
+
+/* base64url of value, or "=" for the empty value as the gateway asks. */
+static size_t base64url(const char *value, char *out)
+{
+    static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    const unsigned char *in = (const unsigned char *)value;
+    size_t n = strlen(value), o = 0;
+    if (n == 0) {
+        out[o++] = '=';
+    }
+    for (size_t i = 0; i < n; i += 3) {
+        unsigned v = (unsigned)in[i] << 16 | (i + 1 < n ? (unsigned)in[i + 1] << 8 : 0) | (i + 2 < n ? in[i + 2] : 0);
+        out[o++] = alphabet[v >> 18 & 63];
+        out[o++] = alphabet[v >> 12 & 63];
+        out[o++] = i + 1 < n ? alphabet[v >> 6 & 63] : '=';
+        out[o++] = i + 2 < n ? alphabet[v & 63] : '=';
+    }
+    out[o] = '\0';
+    return o;
+}
+
+/* Appends "/name@base64/<value>" to url at *len (room checked by the caller). */
+static void append_group(char *url, size_t *len, const char *name, const char *value)
+{
+    *len += (size_t)sprintf(url + *len, "/%s@base64/", name);
+    *len += base64url(value, url + *len);
+}
+
+static char *group_url(const char *base, const char *job, const resmon_label *grouping, size_t count)
+{
+    size_t base_len = strlen(base);
+    while (base_len && base[base_len - 1] == '/')
+        base_len--;
+    size_t room = base_len + sizeof "/metrics" + strlen(job) * 2 + 32;
+    for (size_t i = 0; i < count; i++)
+        room += strlen(grouping[i].name) + strlen(grouping[i].value) * 2 + 16;
+    char *url = malloc(room);
+    if (!url)
+        return NULL;
+    memcpy(url, base, base_len);
+    size_t len = base_len;
+    len += (size_t)sprintf(url + len, "/metrics");
+    append_group(url, &len, "job", job);
+    for (size_t i = 0; i < count; i++)
+        append_group(url, &len, grouping[i].name, grouping[i].value);
+    return url;
+}
+
+static size_t keep_reply(char *data, size_t size, size_t n, void *user)
+{
+    pusher *p = user;
+    size_t total = size * n, room = sizeof p->reply - 1 - p->reply_len;
+    size_t take = total < room ? total : room;
+    memcpy(p->reply + p->reply_len, data, take);
+    p->reply_len += take;
+    p->reply[p->reply_len] = '\0';
+    return total; /* read the rest too, so the connection ends cleanly */
+}
+
+pusher *pusher_new(const char *base_url, const char *job, const resmon_label *grouping, size_t grouping_count,
+                   double timeout_sec, char *err, size_t errcap)
+{
+    /* Called before any thread of resmon's starts, as curl_global_init wants. */
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        snprintf(err, errcap, "--push: cannot initialise libcurl");
+        return NULL;
+    }
+    pusher *p = calloc(1, sizeof *p);
+    if (!p || !(p->curl = curl_easy_init()) || !(p->url = group_url(base_url, job, grouping, grouping_count)) ||
+        !(p->headers = curl_slist_append(NULL, "Content-Type: text/plain; version=0.0.4; charset=utf-8"))) {
+        snprintf(err, errcap, "--push: out of memory");
+        pusher_free(p);
+        return NULL;
+    }
+    long timeout_ms = (long)(timeout_sec * 1000.0);
+    CURL *c = p->curl;
+    curl_easy_setopt(c, CURLOPT_URL, p->url);
+    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "PUT");
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, p->headers);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L); /* pushes run on the exporter thread */
+    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, keep_reply);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, p);
+    curl_easy_setopt(c, CURLOPT_USERAGENT, "resmon/" RESMON_VERSION_STRING);
+    /* The URL is the user's; a typo should fail here, not at the first push. */
+    CURLU *parsed = curl_url();
+    CURLUcode bad = parsed ? curl_url_set(parsed, CURLUPART_URL, p->url, 0) : CURLUE_OUT_OF_MEMORY;
+    curl_url_cleanup(parsed);
+    if (bad) {
+        snprintf(err, errcap, "--push: invalid URL '%s': %s", base_url, curl_url_strerror(bad));
+        pusher_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+int pusher_push(pusher *p, const char *text, size_t len)
+{
+    p->reply_len = 0;
+    p->reply[0] = '\0';
+    curl_easy_setopt(p->curl, CURLOPT_POSTFIELDS, text);
+    curl_easy_setopt(p->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    CURLcode rc = curl_easy_perform(p->curl);
+    long status = 0;
+    curl_easy_getinfo(p->curl, CURLINFO_RESPONSE_CODE, &status);
+    if (rc == CURLE_OK && status >= 200 && status < 300)
+        return 0;
+    if (rc != CURLE_OK) {
+        fprintf(stderr, "resmon: push to %s failed: %s\n", p->url, curl_easy_strerror(rc));
+    } else {
+        p->reply[strcspn(p->reply, "\n")] = '\0';
+        fprintf(stderr, "resmon: push to %s failed: HTTP %ld%s%s\n", p->url, status, p->reply[0] ? ": " : "",
+                p->reply);
+    }
+    return -1;
+}
+
+void pusher_free(pusher *p)
+{
+    if (!p)
+        return;
+    curl_slist_free_all(p->headers);
+    if (p->curl)
+        curl_easy_cleanup(p->curl);
+    free(p->url);
+    free(p);
+    curl_global_cleanup();
+}
+
+#else /* built without libcurl */
+
+pusher *pusher_new(const char *base_url, const char *job, const resmon_label *grouping, size_t grouping_count,
+                   double timeout_sec, char *err, size_t errcap)
+{
+    (void)base_url, (void)job, (void)grouping, (void)grouping_count, (void)timeout_sec;
+    snprintf(err, errcap, "--push is unavailable: resmon was built without libcurl");
+    return NULL;
+}
+
+int pusher_push(pusher *p, const char *text, size_t len)
+{
+    (void)p, (void)text, (void)len;
+    return -1;
+}
+
+void pusher_free(pusher *p)
+{
+    (void)p;
+}
+
+#endif
