@@ -13,6 +13,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -354,6 +355,15 @@ exporters *exporters_start(const exporter_options *o, double sample_interval_sec
     ex->label_count = 1 + o->label_count;
     ex->textfile_period_sec = sample_interval_sec > 1 ? sample_interval_sec : 1;
 
+    /* The threads started here (libmicrohttpd's, the schedule's, libcurl's
+     * resolver) block the signals resmon forwards, so they reach the main
+     * thread and cut its waits (and the linger) short. */
+    sigset_t forwarded, previous;
+    sigemptyset(&forwarded);
+    sigaddset(&forwarded, SIGINT);
+    sigaddset(&forwarded, SIGTERM);
+    sigaddset(&forwarded, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &forwarded, &previous);
     int rc = 0;
     if (o->textfile_path && (rc = textfile_check(o->textfile_path)) < 0)
         snprintf(err, sizeof err, "cannot write textfile '%s': %s", o->textfile_path, strerror(-rc));
@@ -365,6 +375,7 @@ exporters *exporters_start(const exporter_options *o, double sample_interval_sec
         rc = -1;
     else if ((rc = start_schedule(ex)) < 0)
         snprintf(err, sizeof err, "cannot start the exporter thread: %s", strerror(-rc));
+    pthread_sigmask(SIG_SETMASK, &previous, NULL);
     if (rc < 0) {
         fprintf(stderr, "resmon: %s\n", err);
         free_exporters(ex);

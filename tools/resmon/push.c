@@ -95,7 +95,12 @@ pusher *pusher_new(const char *base_url, const char *job, const resmon_label *gr
         return NULL;
     }
     pusher *p = calloc(1, sizeof *p);
-    if (!p || !(p->curl = curl_easy_init()) || !(p->url = group_url(base_url, job, grouping, grouping_count)) ||
+    if (!p) {
+        curl_global_cleanup();
+        snprintf(err, errcap, "--push: out of memory");
+        return NULL;
+    }
+    if (!(p->curl = curl_easy_init()) || !(p->url = group_url(base_url, job, grouping, grouping_count)) ||
         !(p->headers = curl_slist_append(NULL, "Content-Type: text/plain; version=0.0.4; charset=utf-8"))) {
         snprintf(err, errcap, "--push: out of memory");
         pusher_free(p);
