@@ -401,6 +401,25 @@ class Options(Tmp):
         r = subprocess.run([RESMON, "--label", "a=1", "--label", "a=2", "--", "true"], capture_output=True, text=True)
         self.assertEqual(r.returncode, 125)
 
+    def test_serve_needs_an_explicit_host(self):
+        for address in (":9464", "9464", "127.0.0.1:", "127.0.0.1:notaport"):
+            r = subprocess.run([RESMON, "--serve", address, "--", "true"], capture_output=True, text=True, timeout=30)
+            self.assertEqual(r.returncode, 125, (address, r.stderr))
+            self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+
+    def test_with_pid_the_command_label_is_the_process_name(self):
+        target = subprocess.Popen([WORKLOAD, "trap-term", "0"])
+        self.addCleanup(target.wait)
+        self.addCleanup(target.terminate)
+        prom = self.path("pid.prom")
+        r = subprocess.run([RESMON, "-q", "--pid", str(target.pid), "--duration", "0.3", "--textfile", prom],
+                           capture_output=True, text=True, timeout=30)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(prom) as f:
+            text = f.read()
+        comm = os.path.basename(WORKLOAD)[:15]  # the kernel keeps 15 bytes of the name
+        self.assertIn(f'resmon_samples_total{{command="{comm}"}} ', text)
+
     def test_help_documents_the_options(self):
         r = subprocess.run([RESMON, "--help"], capture_output=True, text=True, timeout=30)
         for option in ("--serve HOST:PORT", "--serve-linger", "--push URL", "--push-interval", "--push-timeout",
