@@ -209,6 +209,11 @@ class Scrape(Tmp):
         [(_, peak)] = servers.query(f"resmon_resident_memory_max_bytes{selector}")
         [(_, samples)] = servers.query(f"resmon_samples_total{selector}")
         self.assertEqual(labels["command"], os.path.basename(sys.executable))
+        # Prometheus asks for OpenMetrics first, so this is resmon's
+        # OpenMetrics that it parsed without complaint.
+        targets = json.loads(http_get(f"http://127.0.0.1:{servers.prometheus_port}/api/v1/targets")[2])
+        [target] = [t for t in targets["data"]["activeTargets"] if t["labels"]["job"] == "resmon"]
+        self.assertEqual((target["health"], target["lastError"]), ("up", ""))
         self.assertEqual(run.finish(), 0)
         s = run.summary
         # CPU: the kernel's own accounting (wait4) of the whole run; the

@@ -10,7 +10,6 @@
 #include "exporters.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -90,39 +89,39 @@ static int parse_label(exporter_options *o, char *arg, char *err, size_t errcap)
 
 int exporter_parse_option(exporter_options *o, int opt, char *arg, char *err, size_t errcap)
 {
-    switch (opt - EXPORTER_OPT_FIRST) {
-    case 0:
+    switch ((enum exporter_option)opt) {
+    case EXPORTER_OPT_SERVE:
         o->serve_address = arg;
         return 0;
-    case 1:
+    case EXPORTER_OPT_SERVE_LINGER:
         if (parse_seconds(arg, &o->serve_linger_sec, 1) == 0)
             return 0;
         snprintf(err, errcap, "invalid --serve-linger '%s': give a number of seconds", arg);
         return -1;
-    case 2:
+    case EXPORTER_OPT_PUSH:
         o->push_url = arg;
         return 0;
-    case 3:
+    case EXPORTER_OPT_PUSH_INTERVAL:
         if (parse_seconds(arg, &o->push_interval_sec, 0) == 0)
             return 0;
         snprintf(err, errcap, "invalid --push-interval '%s': give a positive number of seconds", arg);
         return -1;
-    case 4:
+    case EXPORTER_OPT_PUSH_JOB:
         if (arg[0] == '\0') {
             snprintf(err, errcap, "--push-job: give a job name");
             return -1;
         }
         o->push_job = arg;
         return 0;
-    case 5:
+    case EXPORTER_OPT_PUSH_TIMEOUT:
         if (parse_seconds(arg, &o->push_timeout_sec, 0) == 0 && o->push_timeout_sec >= 0.001)
             return 0;
         snprintf(err, errcap, "invalid --push-timeout '%s': give a positive number of seconds", arg);
         return -1;
-    case 6:
+    case EXPORTER_OPT_TEXTFILE:
         o->textfile_path = arg;
         return 0;
-    case 7:
+    case EXPORTER_OPT_LABEL:
         return parse_label(o, arg, err, errcap);
     }
     snprintf(err, errcap, "unknown option");

@@ -33,19 +33,29 @@ typedef struct exporter_options {
 
 /* ---- command line (options.c calls these) ---- */
 
-/* getopt_long entries of the exporter options; their values start at
- * EXPORTER_OPT_FIRST, above every other option's. */
-enum { EXPORTER_OPT_FIRST = 1024 };
-#define EXPORTER_LONG_OPTIONS                                        \
-    {"serve", required_argument, NULL, EXPORTER_OPT_FIRST + 0},        \
-    {"serve-linger", required_argument, NULL, EXPORTER_OPT_FIRST + 1}, \
-    {"push", required_argument, NULL, EXPORTER_OPT_FIRST + 2},         \
-    {"push-interval", required_argument, NULL, EXPORTER_OPT_FIRST + 3},\
-    {"push-job", required_argument, NULL, EXPORTER_OPT_FIRST + 4},     \
-    {"push-timeout", required_argument, NULL, EXPORTER_OPT_FIRST + 5}, \
-    {"textfile", required_argument, NULL, EXPORTER_OPT_FIRST + 6},     \
-    {"label", required_argument, NULL, EXPORTER_OPT_FIRST + 7}
-#define EXPORTER_OPT_LAST (EXPORTER_OPT_FIRST + 7)
+/* getopt_long entries of the exporter options; their values lie above every
+ * other option's. */
+enum exporter_option {
+    EXPORTER_OPT_SERVE = 1024,
+    EXPORTER_OPT_SERVE_LINGER,
+    EXPORTER_OPT_PUSH,
+    EXPORTER_OPT_PUSH_INTERVAL,
+    EXPORTER_OPT_PUSH_JOB,
+    EXPORTER_OPT_PUSH_TIMEOUT,
+    EXPORTER_OPT_TEXTFILE,
+    EXPORTER_OPT_LABEL,
+    EXPORTER_OPT_FIRST = EXPORTER_OPT_SERVE,
+    EXPORTER_OPT_LAST = EXPORTER_OPT_LABEL
+};
+#define EXPORTER_LONG_OPTIONS                                              \
+    {"serve", required_argument, NULL, EXPORTER_OPT_SERVE},                \
+    {"serve-linger", required_argument, NULL, EXPORTER_OPT_SERVE_LINGER},  \
+    {"push", required_argument, NULL, EXPORTER_OPT_PUSH},                  \
+    {"push-interval", required_argument, NULL, EXPORTER_OPT_PUSH_INTERVAL},\
+    {"push-job", required_argument, NULL, EXPORTER_OPT_PUSH_JOB},          \
+    {"push-timeout", required_argument, NULL, EXPORTER_OPT_PUSH_TIMEOUT},  \
+    {"textfile", required_argument, NULL, EXPORTER_OPT_TEXTFILE},          \
+    {"label", required_argument, NULL, EXPORTER_OPT_LABEL}
 
 /* The --help section of these options. */
 extern const char exporter_usage_text[];
