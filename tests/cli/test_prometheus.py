@@ -8,7 +8,8 @@ runs its command under its own `run` label, so series of different tests
 never mix.  The monitored command waits on its stdin, so a test decides when
 it ends (a pipe, not a sleep).
 
-Environment: RESMON (the command), WORKLOAD (tests/cli/workload.c).
+Environment: RESMON (the command), WORKLOAD (tests/cli/workload.c),
+FAKE_NVML_LIB (tests/fake_nvml.c).
 """
 import http.client
 import json
@@ -29,6 +30,7 @@ import uuid
 RESMON = os.environ["RESMON"]
 WORKLOAD = os.environ["WORKLOAD"]
 SANITIZED = os.environ.get("RESMON_TEST_SANITIZED") == "1"
+FAKE_NVML_LIB = os.environ.get("FAKE_NVML_LIB")  # tests/fake_nvml.c, loaded as NVML
 HAVE_SERVERS = all(shutil.which(p) for p in ("prometheus", "promtool", "prometheus-pushgateway"))
 SKIP_REASON = "Debian packages prometheus and prometheus-pushgateway are not installed (scripts/deps installs them)"
 DEADLINE = 60.0  # seconds for a server to come up or a scrape to arrive
@@ -468,6 +470,27 @@ class Options(Tmp):
                       f'{run.summary["num_samples"]}\n', text)
         self.assertEqual(os.listdir(self.dir.name).count("resmon.prom"), 1)
         self.assertEqual([n for n in os.listdir(self.dir.name) if n.endswith(".tmp")], [])
+
+    @unittest.skipUnless(HAVE_SERVERS and FAKE_NVML_LIB, SKIP_REASON + " or FAKE_NVML_LIB is not set")
+    def test_gpu_series_in_base_units(self):
+        sysfs = self.path("sysfs")  # no AMD or Intel cards
+        os.makedirs(sysfs)
+        env = dict(os.environ, RESMON_NVML_LIBRARY=FAKE_NVML_LIB, FAKE_NVML="devices=1", RESMON_SYSFS_ROOT=sysfs)
+        prom = self.path("gpu.prom")
+        r = subprocess.run([RESMON, "-q", "-i", "0.02", "--gpu", "nvml:0", "--textfile", prom, "-o", self.path("s.json"),
+                            "--", WORKLOAD, "sleep", "0.3"], capture_output=True, text=True, timeout=60, env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(self.path("s.json")) as f:
+            s = json.load(f)
+        with open(prom) as f:
+            text = f.read()
+        self.assertEqual(promtool_check(text), (0, ""))
+        values = {l.split("{")[0]: float(l.rsplit(" ", 1)[1]) for l in text.splitlines() if not l.startswith("#")}
+        self.assertEqual(values["resmon_gpu_utilization_ratio"], s["mean_gpu_util"] / 100)  # the fake is constant
+        self.assertEqual(values["resmon_gpu_memory_used_max_bytes"], s["peak_gpu_mem_mb"] * 1048576)
+        self.assertEqual(values["resmon_gpu_power_watts"], s["mean_gpu_power_w"])
+        self.assertEqual(values["resmon_gpu_clock_hertz"], s["mean_gpu_clock_mhz"] * 1e6)
+        self.assertEqual(values["resmon_gpu_energy_joules_total"], s["gpu_energy_j"])
 
     def test_unwritable_textfile_is_125(self):
         r = subprocess.run([RESMON, "--textfile", "/nonexistent-dir/x.prom", "--", "true"],
