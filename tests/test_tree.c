@@ -532,7 +532,7 @@ static void probe_readings_add_up_to_the_cpu_clock(void **state)
         assert_int_equal(pthread_create(&threads[i], NULL, spin_until_told, &stop), 0);
     test_sleep(0.05);
     rm__probe *probe;
-    assert_int_equal(rm__probe_open(&probe, 0, 0), 0);
+    assert_int_equal(rm__probe_open(&probe, 0, 0, NULL), 0);
     rm__probe_reading r;
     double before = clock_sec(CLOCK_PROCESS_CPUTIME_ID);
     assert_int_equal(rm__probe_begin(probe, &r), 0);
@@ -589,7 +589,7 @@ static void probe_peak_keeps_a_descendant_that_ended(void **state)
     char byte;
     read_all(report[0], &byte, 1); /* the child holds its memory */
     rm__probe *probe;
-    assert_int_equal(rm__probe_open(&probe, target, 1), 0);
+    assert_int_equal(rm__probe_open(&probe, target, 1, NULL), 0);
     rm__probe_reading r;
     assert_int_equal(rm__probe_begin(probe, &r), 0);
     assert_true(r.rss_bytes >= (uint64_t)child_mb << 20);
@@ -599,7 +599,8 @@ static void probe_peak_keeps_a_descendant_that_ended(void **state)
     assert_true(r.rss_bytes < (uint64_t)child_mb << 20);
     uint64_t peak;
     resmon_hwm_scope scope;
-    assert_int_equal(rm__probe_peak_rss(probe, &peak, &scope), 0);
+    int reset_error;
+    assert_int_equal(rm__probe_peak_rss(probe, &peak, &scope, &reset_error), 0);
     rm__probe_close(probe);
     kill(target, SIGKILL);
     waitpid(target, NULL, 0);

@@ -15,7 +15,8 @@ _resmon()
                 _command_offset $((i + 1))
                 return
                 ;;
-            -i | --interval | -o | --output | -s | --samples | --plot | --gpu | --duration | --pid)
+            -i | --interval | -o | --output | -s | --samples | --plot | --gpu | --duration | --pid | \
+                --serve | --serve-linger | --push | --push-interval | --push-job | --push-timeout | --textfile | --label)
                 ((i++))
                 ;;
             -*) ;;
@@ -27,8 +28,15 @@ _resmon()
     done
 
     case $prev in
-        -i | --interval | --duration)
+        -i | --interval | --duration | --serve-linger | --push-interval | --push-timeout)
             return # a number of seconds: nothing to offer
+            ;;
+        --serve | --push | --push-job | --label)
+            return # an address, a URL, a name or KEY=VALUE: nothing to offer
+            ;;
+        --textfile)
+            _filedir prom
+            return
             ;;
         -o | --output)
             _filedir json
@@ -56,7 +64,9 @@ _resmon()
 
     if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W '--interval --output --samples --plot --gpu --no-children
-            --duration --wait-orphans --reset-peak --pid --quiet --list-gpus --version --help
+            --duration --wait-orphans --reset-peak --pid --serve --serve-linger --push
+            --push-interval --push-job --push-timeout --textfile --label --quiet --list-gpus
+            --version --help
             -i -o -s -q -h --' -- "$cur"))
         return
     fi

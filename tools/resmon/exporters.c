@@ -20,14 +20,14 @@
 
 const char exporter_usage_text[] =
     "\n"
-    "Prometheus export (every series carries command=\"<COMMAND's basename>\" and the --labels):\n"
+    "Prometheus export (every series carries command=\"<COMMAND's basename>\" and every --label):\n"
     "      --serve HOST:PORT    serve GET /metrics while COMMAND runs (OpenMetrics when the scraper\n"
     "                           asks for it, else text 0.0.4).  No authentication: anyone who can\n"
     "                           reach HOST:PORT reads the metrics; bind beyond 127.0.0.1 only on a\n"
     "                           trusted network\n"
     "      --serve-linger SECONDS  keep serving the final values this long after COMMAND ends\n"
     "      --push URL           PUT the metrics to a Pushgateway at URL at the end of the run,\n"
-    "                           grouped by job and the --labels; a failed push is reported on\n"
+    "                           grouped by job and every --label; a failed push is reported on\n"
     "                           stderr and never changes the exit status\n"
     "      --push-interval SECONDS  also push every SECONDS while COMMAND runs\n"
     "      --push-job NAME      the job the push is grouped under (default resmon)\n"
