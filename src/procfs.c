@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -83,15 +84,21 @@ int rm__parse_stat(const char *buf, size_t len, rm__proc_stat *out)
         return -EINVAL;
     pos += 2;
     uint64_t value;
-    for (int field = 4; field <= 22; field++) {
+    for (int field = 4; field <= 23; field++) {
         int rc;
         switch (field) {
         case 4:  /* (4) ppid */
+        case 10: /* (10) minflt */
+        case 11: /* (11) cminflt */
+        case 12: /* (12) majflt */
+        case 13: /* (13) cmajflt */
         case 14: /* (14) utime */
         case 15: /* (15) stime */
         case 16: /* (16) cutime */
         case 17: /* (17) cstime */
+        case 20: /* (20) num_threads */
         case 22: /* (22) starttime */
+        case 23: /* (23) vsize */
             rc = parse_u64(buf, len, &pos, &value);
             break;
         default: /* fields resmon does not use; some may be negative */
@@ -107,11 +114,17 @@ int rm__parse_stat(const char *buf, size_t len, rm__proc_stat *out)
                 return -EINVAL;
             st.ppid = (pid_t)value;
             break;
+        case 10: st.minflt = value; break;
+        case 11: st.cminflt = value; break;
+        case 12: st.majflt = value; break;
+        case 13: st.cmajflt = value; break;
         case 14: st.utime = value; break;
         case 15: st.stime = value; break;
         case 16: st.cutime = value; break;
         case 17: st.cstime = value; break;
+        case 20: st.num_threads = value; break;
         case 22: st.starttime = value; break;
+        case 23: st.vsize = value; break;
         default: break;
         }
     }
@@ -119,29 +132,108 @@ int rm__parse_stat(const char *buf, size_t len, rm__proc_stat *out)
     return 0;
 }
 
-int rm__parse_status_kb(const char *buf, size_t len, const char *key, uint64_t *kb)
+/* Finds the line "key:" and returns the position just past the blanks that
+ * follow the colon, and the line's end.  -ENOENT when no line has the key. */
+static int find_keyed_line(const char *buf, size_t len, const char *key, size_t *value_pos, size_t *line_end)
 {
     size_t key_len = strlen(key);
     size_t line = 0;
     while (line < len) {
         const char *nl = memchr(buf + line, '\n', len - line);
-        size_t line_end = nl ? (size_t)(nl - buf) : len;
-        if (line_end - line > key_len && memcmp(buf + line, key, key_len) == 0 &&
-            buf[line + key_len] == ':') {
+        size_t end = nl ? (size_t)(nl - buf) : len;
+        if (end - line > key_len && memcmp(buf + line, key, key_len) == 0 && buf[line + key_len] == ':') {
             size_t pos = line + key_len + 1;
-            while (pos < line_end && (buf[pos] == ' ' || buf[pos] == '\t'))
+            while (pos < end && (buf[pos] == ' ' || buf[pos] == '\t'))
                 pos++;
-            uint64_t value;
-            if (parse_u64(buf, line_end, &pos, &value) < 0)
-                return -EINVAL;
-            if (line_end - pos < 3 || memcmp(buf + pos, " kB", 3) != 0)
-                return -EINVAL;
-            *kb = value;
+            *value_pos = pos;
+            *line_end = end;
             return 0;
         }
-        line = line_end + 1;
+        line = end + 1;
     }
     return -ENOENT;
+}
+
+int rm__parse_status_kb(const char *buf, size_t len, const char *key, uint64_t *kb)
+{
+    size_t pos, line_end;
+    int rc = find_keyed_line(buf, len, key, &pos, &line_end);
+    if (rc < 0)
+        return rc;
+    uint64_t value;
+    if (parse_u64(buf, line_end, &pos, &value) < 0)
+        return -EINVAL;
+    if (line_end - pos < 3 || memcmp(buf + pos, " kB", 3) != 0)
+        return -EINVAL;
+    *kb = value;
+    return 0;
+}
+
+int rm__parse_status_u64(const char *buf, size_t len, const char *key, uint64_t *value)
+{
+    size_t pos, line_end;
+    int rc = find_keyed_line(buf, len, key, &pos, &line_end);
+    if (rc < 0)
+        return rc;
+    uint64_t parsed;
+    if (parse_u64(buf, line_end, &pos, &parsed) < 0 || pos != line_end)
+        return -EINVAL;
+    *value = parsed;
+    return 0;
+}
+
+int rm__parse_io(const char *buf, size_t len, rm__proc_io *out)
+{
+    static const struct {
+        const char *key;
+        size_t offset;
+    } fields[] = {
+        {"rchar", offsetof(rm__proc_io, rchar)},           {"wchar", offsetof(rm__proc_io, wchar)},
+        {"syscr", offsetof(rm__proc_io, syscr)},           {"syscw", offsetof(rm__proc_io, syscw)},
+        {"read_bytes", offsetof(rm__proc_io, read_bytes)}, {"write_bytes", offsetof(rm__proc_io, write_bytes)},
+    };
+    rm__proc_io io;
+    for (size_t i = 0; i < sizeof fields / sizeof *fields; i++) {
+        uint64_t value;
+        if (rm__parse_status_u64(buf, len, fields[i].key, &value) < 0)
+            return -EINVAL;
+        memcpy((char *)&io + fields[i].offset, &value, sizeof value);
+    }
+    *out = io;
+    return 0;
+}
+
+int rm__parse_net_dev(const char *buf, size_t len, rm__net_totals *out)
+{
+    rm__net_totals sum = {0};
+    size_t line = 0;
+    for (int header_lines = 2; header_lines > 0 && line < len; header_lines--) {
+        const char *nl = memchr(buf + line, '\n', len - line);
+        if (!nl)
+            return -EINVAL;
+        line = (size_t)(nl - buf) + 1;
+    }
+    while (line < len && buf[line] != '\0') {
+        const char *nl = memchr(buf + line, '\n', len - line);
+        size_t end = nl ? (size_t)(nl - buf) : len;
+        const char *colon = memchr(buf + line, ':', end - line);
+        if (!colon)
+            return -EINVAL;
+        /* "name: rx bytes packets errs drop fifo frame compressed multicast,
+         *  then tx bytes packets ..." */
+        size_t pos = (size_t)(colon - buf) + 1;
+        uint64_t values[10];
+        for (size_t i = 0; i < 10; i++)
+            if (parse_u64(buf, end, &pos, &values[i]) < 0)
+                return -EINVAL;
+        sum.rx_bytes += values[0];
+        sum.rx_packets += values[1];
+        sum.tx_bytes += values[8];
+        sum.tx_packets += values[9];
+        line = end + 1;
+    }
+    *out = sum;
+    return 0;
 }
 
 int rm__parse_pid_list(const char *buf, size_t len, int (*visit)(pid_t pid, void *user), void *user)

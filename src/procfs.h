@@ -19,12 +19,33 @@
 typedef struct rm__proc_stat {
     char state;          /* (3) */
     pid_t ppid;          /* (4) */
+    uint64_t minflt;     /* (10) minor faults */
+    uint64_t cminflt;    /* (11) minor faults of reaped children */
+    uint64_t majflt;     /* (12) major faults */
+    uint64_t cmajflt;    /* (13) major faults of reaped children */
     uint64_t utime;      /* (14) clock ticks */
     uint64_t stime;      /* (15) clock ticks */
     uint64_t cutime;     /* (16) clock ticks: user time of reaped children, */
     uint64_t cstime;     /* (17) and system time, each with their own cutime/cstime */
+    uint64_t num_threads; /* (20) */
     uint64_t starttime;  /* (22) clock ticks after boot: with pid, a process's identity */
+    uint64_t vsize;      /* (23) virtual memory, bytes (statm's size in bytes) */
 } rm__proc_stat;
+
+/* /proc/PID/io: the I/O of every thread of the process, live or ended, and
+ * of the children it has reaped (the kernel folds them in on reap). */
+typedef struct rm__proc_io {
+    uint64_t rchar, wchar;             /* bytes passed to read/write-like calls */
+    uint64_t syscr, syscw;             /* those calls */
+    uint64_t read_bytes, write_bytes;  /* bytes the storage layer fetched or
+                                          was sent (page cache misses, dirtied
+                                          pages written back) */
+} rm__proc_io;
+
+/* /proc/PID/net/dev: the network namespace's interfaces, summed. */
+typedef struct rm__net_totals {
+    uint64_t rx_bytes, rx_packets, tx_bytes, tx_packets;
+} rm__net_totals;
 
 /* statm: "size resident shared text lib data dt" in pages.  Gives size
  * (0 only for a process without memory: a zombie or a kernel thread) and
@@ -38,6 +59,18 @@ int rm__parse_stat(const char *buf, size_t len, rm__proc_stat *out);
 /* status: the value in kB of a "Key:   N kB" line (e.g. "VmHWM").  -ENOENT
  * when the key is absent (kernel threads, zombies), -EINVAL when garbled. */
 int rm__parse_status_kb(const char *buf, size_t len, const char *key, uint64_t *kb);
+
+/* The unsigned value of a "Key:  N" line (status, io) with no unit.  -ENOENT
+ * when the key is absent, -EINVAL when garbled. */
+int rm__parse_status_u64(const char *buf, size_t len, const char *key, uint64_t *value);
+
+/* io: every field of rm__proc_io; -EINVAL when one is missing or garbled. */
+int rm__parse_io(const char *buf, size_t len, rm__proc_io *out);
+
+/* net/dev: sums the counters of every interface listed (loopback included:
+ * the file is the namespace's, not the process's).  -EINVAL on a line that
+ * is not "name: 16 numbers". */
+int rm__parse_net_dev(const char *buf, size_t len, rm__net_totals *out);
 
 /* Parses a decimal pid list such as /proc/PID/task/TID/children ("12 34 ").
  * Calls visit for each; stops early and returns its value if non-zero. */

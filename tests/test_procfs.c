@@ -151,6 +151,110 @@ static void status_finds_vmhwm(void **state)
     assert_int_equal(rm__parse_status_kb(prefix, strlen(prefix), "VmHWM", &kb), -ENOENT);
 }
 
+static void stat_gives_faults_threads_and_vsize(void **state)
+{
+    (void)state;
+    /* A real line (a python3 with 4 threads): faults (10)-(13), cutime and
+     * cstime (16)-(17), num_threads (20), vsize (23). */
+    const char *line = "4242 (python3) S 4200 4242 4200 34816 4242 4194304 9138 2711 12 3 120 31 45 17 "
+                       "20 0 4 0 987654 1059061760 26880 18446744073709551615 1 1 0 0 0 0 0 16781312 "
+                       "134234626 0 0 0 17 1 0 0 0 0 0\n";
+    rm__proc_stat st;
+    assert_int_equal(rm__parse_stat(line, strlen(line), &st), 0);
+    assert_int_equal(st.minflt, 9138);
+    assert_int_equal(st.cminflt, 2711);
+    assert_int_equal(st.majflt, 12);
+    assert_int_equal(st.cmajflt, 3);
+    assert_int_equal(st.utime, 120);
+    assert_int_equal(st.stime, 31);
+    assert_int_equal(st.cutime, 45);
+    assert_int_equal(st.cstime, 17);
+    assert_int_equal(st.num_threads, 4);
+    assert_int_equal(st.starttime, 987654);
+    assert_true(st.vsize == 1059061760u);
+    /* Cut before vsize: an error, not a zero. */
+    const char *cut = "4242 (python3) S 4200 4242 4200 34816 4242 4194304 9138 2711 12 3 120 31 45 17 20 0 4 0 987654";
+    assert_int_equal(rm__parse_stat(cut, strlen(cut), &st), -EINVAL);
+}
+
+static void io_parses_every_counter(void **state)
+{
+    (void)state;
+    const char *text = "rchar: 323934931\nwchar: 323929600\nsyscr: 632687\nsyscw: 632675\n"
+                       "read_bytes: 4096\nwrite_bytes: 323932160\ncancelled_write_bytes: 0\n";
+    rm__proc_io io;
+    assert_int_equal(rm__parse_io(text, strlen(text), &io), 0);
+    assert_true(io.rchar == 323934931u && io.wchar == 323929600u);
+    assert_true(io.syscr == 632687u && io.syscw == 632675u);
+    assert_true(io.read_bytes == 4096u && io.write_bytes == 323932160u);
+    /* A missing line (a kernel without task I/O accounting has no
+     * read_bytes) or a garbled number is an error, never a zero. */
+    const char *missing = "rchar: 1\nwchar: 2\nsyscr: 3\nsyscw: 4\n";
+    assert_int_equal(rm__parse_io(missing, strlen(missing), &io), -EINVAL);
+    const char *garbled = "rchar: 1\nwchar: 2x\nsyscr: 3\nsyscw: 4\nread_bytes: 5\nwrite_bytes: 6\n";
+    assert_int_equal(rm__parse_io(garbled, strlen(garbled), &io), -EINVAL);
+    /* Every prefix is either rejected or parsed; ASan checks no overread. */
+    for (size_t len = 0; len < strlen(text); len++) {
+        char *copy = malloc(len + 1);
+        memcpy(copy, text, len);
+        int rc = rm__parse_io(copy, len, &io);
+        assert_true(rc == 0 || rc == -EINVAL);
+        free(copy);
+    }
+}
+
+static void status_gives_context_switches(void **state)
+{
+    (void)state;
+    const char *text = "Name:\tcat\nThreads:\t3\nvoluntary_ctxt_switches:\t150\n"
+                       "nonvoluntary_ctxt_switches:\t7\n";
+    uint64_t value = 0;
+    assert_int_equal(rm__parse_status_u64(text, strlen(text), "voluntary_ctxt_switches", &value), 0);
+    assert_int_equal(value, 150);
+    assert_int_equal(rm__parse_status_u64(text, strlen(text), "nonvoluntary_ctxt_switches", &value), 0);
+    assert_int_equal(value, 7);
+    assert_int_equal(rm__parse_status_u64(text, strlen(text), "Threads", &value), 0);
+    assert_int_equal(value, 3);
+    /* A value with a unit is not a plain count. */
+    const char *with_unit = "VmRSS:\t 100 kB\n";
+    assert_int_equal(rm__parse_status_u64(with_unit, strlen(with_unit), "VmRSS", &value), -EINVAL);
+    assert_int_equal(rm__parse_status_u64(text, strlen(text), "ctxt_switches", &value), -ENOENT);
+}
+
+static void smaps_rollup_gives_pss_and_swap(void **state)
+{
+    (void)state;
+    const char *text = "55d4a0e3e000-7ffd2c5f7000 ---p 00000000 00:00 0                          [rollup]\n"
+                       "Rss:              204800 kB\nPss:               51200 kB\nPss_Anon:          51200 kB\n"
+                       "Shared_Clean:          0 kB\nSwap:               1024 kB\nSwapPss:             256 kB\n";
+    uint64_t kb = 0;
+    assert_int_equal(rm__parse_status_kb(text, strlen(text), "Pss", &kb), 0);
+    assert_int_equal(kb, 51200);
+    assert_int_equal(rm__parse_status_kb(text, strlen(text), "Swap", &kb), 0);
+    assert_int_equal(kb, 1024);
+}
+
+static void net_dev_sums_every_interface(void **state)
+{
+    (void)state;
+    const char *text =
+        "Inter-|   Receive                                                |  Transmit\n"
+        " face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed\n"
+        "    lo: 1000      10    0    0    0     0          0         0     1000      10    0    0    0     0       0          0\n"
+        "  eth0: 5000000   4000    1    2    0     0          0        30   700000    3000    0    0    0     0       0          0\n";
+    rm__net_totals net;
+    assert_int_equal(rm__parse_net_dev(text, strlen(text), &net), 0);
+    assert_true(net.rx_bytes == 5001000u && net.rx_packets == 4010u);
+    assert_true(net.tx_bytes == 701000u && net.tx_packets == 3010u);
+    /* A namespace with no interface at all is zero, not an error. */
+    const char *headers_only = "Inter-| Receive | Transmit\n face |bytes packets|bytes packets\n";
+    assert_int_equal(rm__parse_net_dev(headers_only, strlen(headers_only), &net), 0);
+    assert_true(net.rx_bytes == 0 && net.tx_packets == 0);
+    const char *cut = "h1\nh2\n  eth0: 5000 40 0 0\n";
+    assert_int_equal(rm__parse_net_dev(cut, strlen(cut), &net), -EINVAL);
+    assert_int_equal(rm__parse_net_dev("h1 only", 7, &net), -EINVAL);
+}
+
 static void started_after_allows_one_tick(void **state)
 {
     (void)state;
@@ -356,6 +460,11 @@ int main(void)
         cmocka_unit_test(stat_never_reads_past_len),
         cmocka_unit_test(statm_gives_resident_pages),
         cmocka_unit_test(status_finds_vmhwm),
+        cmocka_unit_test(stat_gives_faults_threads_and_vsize),
+        cmocka_unit_test(io_parses_every_counter),
+        cmocka_unit_test(status_gives_context_switches),
+        cmocka_unit_test(smaps_rollup_gives_pss_and_swap),
+        cmocka_unit_test(net_dev_sums_every_interface),
         cmocka_unit_test(started_after_allows_one_tick),
         cmocka_unit_test(pid_list_parses_children_file),
         cmocka_unit_test(scan_finds_descendants_only),
