@@ -180,6 +180,36 @@ typedef struct resmon_sample {
     double gpu_power_w;   /* NAN when unavailable */
     double gpu_proc_mem_mb; /* GPU memory of the monitored process(es); NAN
                                when unavailable */
+    /* Added after 0.3.0: the metric groups of resmon_options.metrics, summed over
+     * the monitored processes; NAN when the group is off or the kernel
+     * refused the read.  Counters (I/O, CPU split, faults, switches, network)
+     * are cumulative since the window's first sample, which reads 0. */
+    double vmem_mb;       /* MEMORY_DETAIL: virtual memory (statm size) */
+    double pss_mb;        /* MEMORY_DETAIL: proportional set size -- a page
+                             shared by n processes counts 1/n in each, so a
+                             tree's sum is its real footprint (smaps_rollup,
+                             read on its own slower schedule: see
+                             memory_detail_interval_sec) */
+    double swap_mb;       /* MEMORY_DETAIL: swapped out (smaps_rollup) */
+    double io_rchar;      /* IO: bytes read through read-like calls (page
+                             cache hits included) */
+    double io_wchar;      /* IO: bytes written through write-like calls */
+    double io_read_bytes; /* IO: bytes fetched from storage */
+    double io_write_bytes;/* IO: bytes sent to storage (dirtied pages) */
+    double io_syscr;      /* IO: read-like calls */
+    double io_syscw;      /* IO: write-like calls */
+    double nprocs;        /* COUNTS: processes read in this sample */
+    double nthreads;      /* COUNTS: their threads */
+    double cpu_user_sec;  /* CPU_SPLIT: user-mode CPU seconds (clock ticks) */
+    double cpu_sys_sec;   /* CPU_SPLIT: kernel-mode CPU seconds */
+    double minor_faults;  /* FAULTS */
+    double major_faults;  /* FAULTS: faults that read from storage */
+    double voluntary_switches;   /* FAULTS: context switches while waiting */
+    double involuntary_switches; /* FAULTS: context switches by preemption */
+    double net_rx_bytes;  /* NETWORK: the monitored root's network namespace, */
+    double net_tx_bytes;  /* every interface (loopback included) and every */
+    double net_rx_packets;/* process in it, not only the monitored ones (as */
+    double net_tx_packets;/* prmon reports it) */
 } resmon_sample;
 
 /* How much to trust resmon_summary.hwm_rss_mb. */
@@ -267,6 +297,15 @@ typedef struct resmon_summary {
      * after 0.3.0: a caller built against 0.3 passes a smaller struct_size
      * and is neither given nor asked for it. */
     int hwm_error;
+    /* Added after 0.3.0, from the samples' metric groups; NAN when no sample had
+     * the value.  Peaks are the largest sampled; totals the window's, as the
+     * last sample has them. */
+    double peak_vmem_mb, peak_pss_mb, peak_swap_mb;
+    double io_rchar, io_wchar, io_read_bytes, io_write_bytes, io_syscr, io_syscw;
+    double peak_nprocs, peak_nthreads;
+    double cpu_user_sec, cpu_sys_sec;
+    double minor_faults, major_faults, voluntary_switches, involuntary_switches;
+    double net_rx_bytes, net_tx_bytes, net_rx_packets, net_tx_packets;
 } resmon_summary;
 
 /* Serialises a summary (s->struct_size must be set, as every resmon function
@@ -279,7 +318,12 @@ typedef struct resmon_summary {
  * measured has both, one read from calibrax's JSON has neither), hwm_rss_mb
  * and hwm_scope ("window" or "lifetime"),
  * gpu_energy_j and gpu_energy_source ("counter" or "integrated"),
- * cpu_energy_j and peak_gpu_proc_mem_mb.  (The first nine keys are exactly
+ * cpu_energy_j and peak_gpu_proc_mem_mb, then (after 0.3.0) each metric-group field
+ * under its own name: peak_vmem_mb, peak_pss_mb, peak_swap_mb, io_rchar,
+ * io_wchar, io_read_bytes, io_write_bytes, io_syscr, io_syscw, peak_nprocs,
+ * peak_nthreads, cpu_user_sec, cpu_sys_sec, minor_faults, major_faults,
+ * voluntary_switches, involuntary_switches, net_rx_bytes, net_tx_bytes,
+ * net_rx_packets, net_tx_packets.  (The first nine keys are exactly
  * the calibrax ResourceSummary.to_dict() keys in its order; see README.)
  * Doubles are written with 17 significant digits and round-trip exactly;
  * non-finite values in required numeric fields are written as null.
@@ -482,6 +526,17 @@ RESMON_API ssize_t resmon_gpu_last_readings(const resmon_gpu *gpu, resmon_gpu_re
  * delays the next sample; the schedule then skips ahead (skipped_slots). */
 typedef void (*resmon_sample_cb)(const resmon_sample *sample, void *user);
 
+/* Metric groups beyond CPU and RSS (resmon_options.metrics), each a few
+ * /proc reads per process per sample; see BENCHMARKS.md for their cost. */
+#define RESMON_METRIC_IO            0x01u /* /proc/PID/io */
+#define RESMON_METRIC_MEMORY_DETAIL 0x02u /* vmem (stat), PSS and swap (smaps_rollup) */
+#define RESMON_METRIC_COUNTS        0x04u /* processes and threads (stat) */
+#define RESMON_METRIC_CPU_SPLIT     0x08u /* user and system seconds (stat) */
+#define RESMON_METRIC_FAULTS        0x10u /* faults (stat); context switches
+                                             (every thread's status) */
+#define RESMON_METRIC_NETWORK       0x20u /* /proc/PID/net/dev, once per sample */
+#define RESMON_METRIC_ALL           0x3fu
+
 typedef struct resmon_options {
     size_t struct_size;                      /* sizeof(resmon_options); see "Versioning" */
     double sample_interval_sec;              /* 0 means the default, 0.1 (10 Hz);
@@ -518,6 +573,25 @@ typedef struct resmon_options {
                                process), and hwm_rss_mb is the largest lifetime
                                peak seen, hwm_scope RESMON_HWM_LIFETIME, known
                                even after the process exited.  Added in 0.3 */
+    /* Added after 0.3.0.  RESMON_METRIC_* bits: the groups each sample reads (0:
+     * none, so a sample costs what it did in 0.3).  Other bits: -EINVAL.
+     *
+     * In a tree (include_children), counters stay continuous when a child is
+     * reaped: the kernel then adds the child's whole I/O, faults and CPU to
+     * its parent's, and resmon subtracts what it already counted of the
+     * child.  A child's context switches are not added to its parent's, so
+     * those of a child's last interval are lost.  Without include_children,
+     * CPU split and faults are the process's own, but its I/O includes the
+     * children it reaped (the kernel keeps no separate account of them).
+     * The counters of a process found in a tree after it started count from
+     * when it was found. */
+    unsigned metrics;
+    /* PSS and swap (RESMON_METRIC_MEMORY_DETAIL) are read at most this often
+     * per process, seconds: smaps_rollup walks the page tables, about 1 us
+     * per MiB resident (a 1 GiB process costs ~0.2-1 ms, see BENCHMARKS.md),
+     * so it never runs at every sample of a fast schedule.  Samples between
+     * carry each process's latest reading.  0 means 0.5; else >= 1e-6. */
+    double memory_detail_interval_sec;
 } resmon_options;
 
 /* Options with struct_size set and every other field zero, which means the

@@ -95,7 +95,9 @@ static int copy_options(resmon_options *o, resmon_gpu_profiler *profiler, const 
     o->struct_size = sizeof *o;
     if (!isfinite(o->sample_interval_sec) || o->sample_interval_sec < 0 || o->pid < 0 ||
         !isfinite(o->gpu_interval_sec) || o->gpu_interval_sec < 0 ||
-        (o->gpu_interval_sec > 0 && o->gpu_interval_sec < 1e-4))
+        (o->gpu_interval_sec > 0 && o->gpu_interval_sec < 1e-4) || (o->metrics & ~RESMON_METRIC_ALL) ||
+        !isfinite(o->memory_detail_interval_sec) || o->memory_detail_interval_sec < 0 ||
+        (o->memory_detail_interval_sec > 0 && o->memory_detail_interval_sec < 1e-6))
         return -EINVAL;
     return 0;
 }
@@ -231,6 +233,7 @@ static int take_sample(resmon_monitor *m, int first, taken_sample *t)
     if (!first && timestamp_ns > m->previous_ns)
         s->cpu_percent = 100.0 * (double)r.cpu_ns / (double)(timestamp_ns - m->previous_ns);
     t->cpu_sec = (double)r.cpu_ns * 1e-9;
+    rm__probe_fill_metrics(m->probe, s);
     t->short_interval = !first && timestamp_ns - m->previous_ns < m->interval_ns / 2;
     m->previous_ns = timestamp_ns;
     if (m->gpu_in_window) {
@@ -425,6 +428,7 @@ int resmon_monitor_start(resmon_monitor *m)
         return rc;
     if (m->opts.keep_peak_mark)
         rm__probe_keep_peak_marks(m->probe);
+    rm__probe_collect(m->probe, m->opts.metrics, m->opts.memory_detail_interval_sec);
 
     pthread_mutex_lock(&m->lock);
     rm__sample_store_clear(&m->store);

@@ -4,6 +4,7 @@
  */
 #include "probe.h"
 #include "internal.h"
+#include "metrics.h"
 #include "proc_tree.h"
 #include "fileio.h"
 #include "procfs.h"
@@ -36,6 +37,7 @@ typedef struct tracked_process {
     uint64_t hwm_read_ns;    /* when (CLOCK_BOOTTIME) */
     unsigned seen_walk;  /* the walk that last found it (tree mode) */
     int peak_reset_ok;
+    rm__process_metrics metrics;
     int ending;          /* this reading found it ENDED_REAPED or ENDED_LEFT_TREE */
 } tracked_process;
 
@@ -81,6 +83,7 @@ struct rm__probe {
     uint64_t previous_boottime_ns; /* CLOCK_BOOTTIME of the previous reading */
     long online_cpus;       /* a tree cannot use more CPU than this */
     unsigned generation;    /* bumped when the tracked set changes */
+    rm__metrics metrics;    /* the groups beyond CPU and RSS (none by default) */
     /* The window's CPU as the kernel accounts it, and how much of it the
      * readings have handed out: the difference is carried to the next
      * reading (a reading never shows more than the machine could run). */
@@ -109,6 +112,7 @@ static void untrack_at(rm__probe *p, size_t index)
     tracked_process *t = &p->procs[index];
     if (t->statm_fd >= 0)
         close(t->statm_fd);
+    rm__process_metrics_close(&t->metrics);
     if (t->stat_fd >= 0)
         close(t->stat_fd);
     if (t->dir_fd >= 0)
@@ -214,6 +218,7 @@ static int track(rm__probe *p, pid_t pid, tracked_process **out)
      * counts as "before": never an absurd spike. */
     int born_since = reads_stat(p) && p->previous_boottime_ns &&
                      rm__started_after(now.starttime, p->ticks_per_sec, p->previous_boottime_ns);
+    rm__process_metrics_init(&t.metrics, born_since);
     if (!born_since) {
         t.last_cpu_ns = now.cpu_ns;
         t.children_ns = now.children_ns;
@@ -235,6 +240,7 @@ int rm__probe_open(rm__probe **out, pid_t pid, int include_children, const char 
     p->ticks_per_sec = sysconf(_SC_CLK_TCK);
     p->tick_ns = p->ticks_per_sec > 0 ? 1000000000u / (uint64_t)p->ticks_per_sec : 0;
     p->online_cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    rm__metrics_init(&p->metrics, 0, 0, include_children, p->ticks_per_sec);
     p->proc_fd = open(proc_root ? proc_root : "/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     int rc = p->proc_fd < 0 ? -errno : 0;
     if (rc == 0 && include_children)
@@ -258,6 +264,18 @@ int rm__probe_open(rm__probe **out, pid_t pid, int include_children, const char 
     return 0;
 }
 
+void rm__probe_collect(rm__probe *p, unsigned groups, double memory_detail_interval_sec)
+{
+    rm__metrics_free(&p->metrics);
+    rm__metrics_init(&p->metrics, groups, memory_detail_interval_sec, p->include_children, p->ticks_per_sec);
+    rm__metrics_open_network(&p->metrics, p->proc_fd, p->root);
+}
+
+void rm__probe_fill_metrics(const rm__probe *p, resmon_sample *s)
+{
+    rm__metrics_fill_sample(&p->metrics, s);
+}
+
 void rm__probe_keep_peak_marks(rm__probe *p)
 {
     p->keep_peak_marks = 1;
@@ -271,6 +289,7 @@ void rm__probe_close(rm__probe *p)
         untrack_at(p, p->count - 1);
     free(p->procs);
     free(p->pid_list);
+    rm__metrics_free(&p->metrics);
     if (p->include_children)
         rm__tree_walker_free(&p->walker);
     if (p->proc_fd >= 0)
@@ -308,8 +327,10 @@ static uint64_t known_peak(const tracked_process *t)
  * Its peak is kept for the window's exact peak. */
 static void settle_ended(rm__probe *p, const tracked_process *t, int reaped)
 {
-    if (reaped && find_tracked(p, t->ppid))
+    if (reaped && find_tracked(p, t->ppid)) {
         p->counted_ns -= (int64_t)lifetime_cpu_ns(t);
+        rm__metrics_settle_reaped(&p->metrics, &t->metrics);
+    }
     if (known_peak(t) > p->ended_peak_bytes)
         p->ended_peak_bytes = known_peak(t);
     if (t->hwm_bytes)
@@ -452,6 +473,7 @@ static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
     uint64_t boot_ns = rm__timespec_ns(&boot);
     if (p->include_children)
         refresh_tree(p);
+    rm__metrics_start_reading(&p->metrics, baseline);
     rm__probe_reading r = {0};
     uint64_t rss_pages = 0;
     int root_exited = 0;
@@ -493,6 +515,7 @@ static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
             t->peak_rss_bytes = rss_bytes;
         rss_pages += now.rss_pages;
         r.process_count++;
+        rm__metrics_read_process(&p->metrics, &t->metrics, t->dir_fd, boot_ns, baseline);
         if (p->keep_peak_marks && now.has_memory)
             follow_peak_mark(p, t);
     }
@@ -504,6 +527,7 @@ static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
         count_root_tail(p, boot_ns);
         /* Its last values seen stand in for it in this final reading. */
         rss_pages += p->procs[0].rss_pages;
+        rm__metrics_add_last_seen(&p->metrics, &p->procs[0].metrics);
         p->root_gone = 1;
     } else {
         if (!baseline)
@@ -511,6 +535,7 @@ static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
         if (p->root_is_our_child)
             p->our_children_ns = our_children_cpu_ns();
     }
+    rm__metrics_finish_reading(&p->metrics, baseline);
     r.rss_bytes = rss_pages * p->page_size;
     int ended = root_exited || root_reaped;
     r.cpu_ns = baseline ? 0 : cpu_to_hand_out(p, boot_ns, ended || p->last_reading);

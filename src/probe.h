@@ -51,6 +51,14 @@ void rm__probe_close(rm__probe *p);
  * largest ever seen with RESMON_HWM_LIFETIME -- also after the target ended. */
 void rm__probe_keep_peak_marks(rm__probe *p);
 
+/* Call before the first reading: each reading also reads the metric groups
+ * (RESMON_METRIC_* bits; see resmon_options.metrics), and rm__probe_fill_metrics
+ * gives them. */
+void rm__probe_collect(rm__probe *p, unsigned groups, double memory_detail_interval_sec);
+
+/* Writes the latest reading's metric groups into s (NAN where unknown). */
+void rm__probe_fill_metrics(const rm__probe *p, resmon_sample *s);
+
 /* Returned with a valid reading when the target's root has exited: a zombie
  * not yet reaped, or reaped since the previous reading.  The reading is the
  * target's last, with all CPU still carried; the root's RSS in it is the

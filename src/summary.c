@@ -2,6 +2,7 @@
  * summary.c -- the running summary of a window (see summary.h).
  */
 #include "summary.h"
+#include "metric_fields.h"
 
 #include <math.h>
 #include <string.h>
@@ -14,6 +15,21 @@ void rm__summary_acc_reset(rm__summary_acc *acc)
     acc->previous_power_w = NAN;
     acc->cpu_energy_j = NAN;
     acc->peak_gpu_proc_mem_mb = NAN;
+    for (size_t i = 0; i < rm__metric_field_count; i++)
+        *rm__summary_metric(&acc->metrics, &rm__metric_fields[i]) = NAN;
+}
+
+/* Peaks keep the largest known value, totals the latest (a sample that
+ * could not read a total leaves the previous one standing). */
+static void add_metric_fields(resmon_summary *metrics, const resmon_sample *s)
+{
+    for (size_t i = 0; i < rm__metric_field_count; i++) {
+        const rm__metric_field *f = &rm__metric_fields[i];
+        double value = rm__sample_metric(s, f);
+        double *kept = rm__summary_metric(metrics, f);
+        if (!isnan(value) && (f->fold == RM__FOLD_LAST || !(value <= *kept)))
+            *kept = value;
+    }
 }
 
 /* GPU fields are averaged over the samples that have them, as the seed does
@@ -57,6 +73,7 @@ void rm__summary_acc_add(rm__summary_acc *acc, const resmon_sample *s, double cp
     acc->previous_timestamp = s->timestamp;
     if (!isnan(s->gpu_proc_mem_mb) && !(s->gpu_proc_mem_mb <= acc->peak_gpu_proc_mem_mb))
         acc->peak_gpu_proc_mem_mb = s->gpu_proc_mem_mb;
+    add_metric_fields(&acc->metrics, s);
     if (!isnan(s->gpu_mem_mb)) {
         if (acc->gpu_mem_count == 0 || s->gpu_mem_mb > acc->peak_gpu_mem_mb)
             acc->peak_gpu_mem_mb = s->gpu_mem_mb;
@@ -94,6 +111,8 @@ resmon_summary rm__summary_acc_result(const rm__summary_acc *acc)
     s.skipped_slots = acc->skipped_slots;
     s.cpu_energy_j = acc->cpu_energy_j;
     s.peak_gpu_proc_mem_mb = acc->peak_gpu_proc_mem_mb;
+    for (size_t i = 0; i < rm__metric_field_count; i++)
+        *rm__summary_metric(&s, &rm__metric_fields[i]) = rm__summary_metric_value(&acc->metrics, &rm__metric_fields[i]);
     if (acc->energy_count >= 2 && acc->last_energy_j >= acc->first_energy_j) {
         s.gpu_energy_j = acc->last_energy_j - acc->first_energy_j;
         s.gpu_energy_source = RESMON_ENERGY_COUNTER;

@@ -32,6 +32,7 @@ typedef struct rm__summary_acc {
     double previous_power_w, previous_timestamp;
     double cpu_energy_j;
     double peak_gpu_proc_mem_mb;
+    resmon_summary metrics; /* only its metric-group fields (metric_fields.h) */
 } rm__summary_acc;
 
 void rm__summary_acc_reset(rm__summary_acc *acc);

@@ -8,6 +8,7 @@
  * characters in strings.)
  */
 #include "json_number.h"
+#include "metric_fields.h"
 #include "struct_size.h"
 #include "resmon.h"
 
@@ -110,6 +111,11 @@ int resmon_summary_to_json(const resmon_summary *caller_summary, char *buf, size
         put_double(&w, "cpu_energy_j", s->cpu_energy_j);
     if (isfinite(s->peak_gpu_proc_mem_mb))
         put_double(&w, "peak_gpu_proc_mem_mb", s->peak_gpu_proc_mem_mb);
+    for (size_t i = 0; i < rm__metric_field_count; i++) {
+        double value = rm__summary_metric_value(s, &rm__metric_fields[i]);
+        if (isfinite(value))
+            put_double(&w, rm__metric_fields[i].summary_key, value);
+    }
     put(&w, "}", 1);
     if (cap)
         buf[w.len < cap ? w.len : cap - 1] = '\0';
@@ -266,6 +272,9 @@ static int summary_from_object(const json_t *root, const char *json, size_t len,
     if (rc == 0) rc = read_energy_source(root, &s->gpu_energy_source, err, errcap);
     if (rc == 0) rc = read_number(root, "cpu_energy_j", OPTIONAL, &s->cpu_energy_j, err, errcap);
     if (rc == 0) rc = read_number(root, "peak_gpu_proc_mem_mb", OPTIONAL, &s->peak_gpu_proc_mem_mb, err, errcap);
+    for (size_t i = 0; rc == 0 && i < rm__metric_field_count; i++)
+        rc = read_number(root, rm__metric_fields[i].summary_key, OPTIONAL, rm__summary_metric(s, &rm__metric_fields[i]),
+                         err, errcap);
     return rc;
 }
 

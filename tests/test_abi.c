@@ -13,13 +13,19 @@
 #include <stdlib.h>
 
 #if defined(__x86_64__) || defined(__aarch64__)
-_Static_assert(sizeof(resmon_sample) == 64, "resmon_sample layout changed");
+_Static_assert(sizeof(resmon_sample) == 232, "resmon_sample layout changed");
+_Static_assert(offsetof(resmon_sample, vmem_mb) == 64, "metric fields are appended after the 0.3.0 layout");
+_Static_assert(offsetof(resmon_sample, net_tx_packets) == 224, "resmon_sample layout changed");
 _Static_assert(offsetof(resmon_sample, gpu_proc_mem_mb) == 56, "resmon_sample layout changed");
-_Static_assert(sizeof(resmon_summary) == 168, "resmon_summary layout changed");
+_Static_assert(sizeof(resmon_summary) == 336, "resmon_summary layout changed");
 _Static_assert(offsetof(resmon_summary, num_samples) == 48, "resmon_summary layout changed");
 _Static_assert(offsetof(resmon_summary, peak_gpu_proc_mem_mb) == 152, "resmon_summary layout changed");
 _Static_assert(offsetof(resmon_summary, hwm_error) == 160, "resmon_summary layout changed");
-_Static_assert(sizeof(resmon_options) == 72, "resmon_options layout changed");
+_Static_assert(offsetof(resmon_summary, peak_vmem_mb) == 168, "metric fields are appended after hwm_error");
+_Static_assert(offsetof(resmon_summary, net_tx_packets) == 328, "resmon_summary layout changed");
+_Static_assert(sizeof(resmon_options) == 80, "resmon_options layout changed");
+_Static_assert(offsetof(resmon_options, metrics) == 68, "resmon_options layout changed");
+_Static_assert(offsetof(resmon_options, memory_detail_interval_sec) == 72, "resmon_options layout changed");
 _Static_assert(offsetof(resmon_options, keep_peak_mark) == 64, "resmon_options layout changed");
 _Static_assert(offsetof(resmon_options, gpu_interval_sec) == 56, "resmon_options layout changed");
 _Static_assert(sizeof(resmon_gpu_profiler) == 80, "resmon_gpu_profiler layout changed");

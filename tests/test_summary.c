@@ -3,6 +3,7 @@
  * sample store's ring.
  */
 #include "sample_store.h"
+#include "metric_fields.h"
 #include "summary.h"
 #include "test_util.h"
 
@@ -10,7 +11,10 @@
 
 static resmon_sample sample(double t, double cpu, double rss)
 {
-    resmon_sample s = {t, cpu, rss, NAN, NAN, NAN, NAN, NAN};
+    resmon_sample s = {.timestamp = t, .cpu_percent = cpu, .rss_mb = rss, .gpu_util = NAN, .gpu_mem_mb = NAN,
+                       .gpu_clock_mhz = NAN, .gpu_power_w = NAN, .gpu_proc_mem_mb = NAN};
+    for (size_t i = 0; i < rm__metric_field_count; i++)
+        *rm__sample_metric_slot(&s, &rm__metric_fields[i]) = NAN; /* groups off */
     return s;
 }
 
@@ -31,6 +35,32 @@ static void empty_summary_is_zeroed_with_gpu_nan(void **state)
     ASSERT_NAN(s.mean_gpu_power_w);
     ASSERT_NAN(s.hwm_rss_mb);
     assert_int_equal(s.hwm_scope, RESMON_HWM_UNKNOWN);
+    ASSERT_NAN(s.peak_pss_mb);
+    ASSERT_NAN(s.io_wchar);
+}
+
+/* Levels keep their peak, totals the last known value; a sample that could
+ * not read a group (NAN) changes neither. */
+static void metric_groups_fold_into_peaks_and_totals(void **state)
+{
+    (void)state;
+    rm__summary_acc acc;
+    rm__summary_acc_reset(&acc);
+    const double pss[] = {10, 250, NAN, 40};
+    const double wchar[] = {0, 4096, 8192, NAN};
+    const double nprocs[] = {1, 5, 3, 2};
+    for (int i = 0; i < 4; i++) {
+        resmon_sample s = sample(i, 0, 1);
+        s.pss_mb = pss[i];
+        s.io_wchar = wchar[i];
+        s.nprocs = nprocs[i];
+        rm__summary_acc_add(&acc, &s, 0, 0);
+    }
+    resmon_summary s = rm__summary_acc_result(&acc);
+    ASSERT_DOUBLE_EQ(s.peak_pss_mb, 250);
+    ASSERT_DOUBLE_EQ(s.io_wchar, 8192);
+    ASSERT_DOUBLE_EQ(s.peak_nprocs, 5);
+    ASSERT_NAN(s.net_rx_bytes); /* never sampled */
 }
 
 static void one_sample_has_zero_duration(void **state)
@@ -144,6 +174,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(empty_summary_is_zeroed_with_gpu_nan),
+        cmocka_unit_test(metric_groups_fold_into_peaks_and_totals),
         cmocka_unit_test(one_sample_has_zero_duration),
         cmocka_unit_test(cpu_and_rss_follow_the_seed),
         cmocka_unit_test(gpu_means_skip_missing_values),

@@ -1,0 +1,290 @@
+/*
+ * metrics.c -- the optional metric groups of a monitored target (see
+ * metrics.h).
+ */
+#include "metrics.h"
+#include "fileio.h"
+#include "internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#define DEFAULT_DETAIL_INTERVAL_SEC 0.5
+#define STAT_GROUPS (RESMON_METRIC_COUNTS | RESMON_METRIC_CPU_SPLIT | RESMON_METRIC_FAULTS | RESMON_METRIC_MEMORY_DETAIL)
+
+/* Which group each counter belongs to, and whether the kernel adds a reaped
+ * child's count to its parent's (only then is a settled child subtracted). */
+static const struct {
+    unsigned group;
+    int folds_into_parent;
+} counter_info[RM__COUNTER_COUNT] = {
+    [RM__IO_RCHAR] = {RESMON_METRIC_IO, 1},
+    [RM__IO_WCHAR] = {RESMON_METRIC_IO, 1},
+    [RM__IO_READ_BYTES] = {RESMON_METRIC_IO, 1},
+    [RM__IO_WRITE_BYTES] = {RESMON_METRIC_IO, 1},
+    [RM__IO_SYSCR] = {RESMON_METRIC_IO, 1},
+    [RM__IO_SYSCW] = {RESMON_METRIC_IO, 1},
+    [RM__USER_TICKS] = {RESMON_METRIC_CPU_SPLIT, 1},
+    [RM__SYSTEM_TICKS] = {RESMON_METRIC_CPU_SPLIT, 1},
+    [RM__MINOR_FAULTS] = {RESMON_METRIC_FAULTS, 1},
+    [RM__MAJOR_FAULTS] = {RESMON_METRIC_FAULTS, 1},
+    [RM__VOLUNTARY_SWITCHES] = {RESMON_METRIC_FAULTS, 0},
+    [RM__INVOLUNTARY_SWITCHES] = {RESMON_METRIC_FAULTS, 0},
+};
+
+void rm__metrics_init(rm__metrics *m, unsigned groups, double detail_interval_sec, int tree, long ticks_per_sec)
+{
+    memset(m, 0, sizeof *m);
+    m->groups = groups & RESMON_METRIC_ALL;
+    m->tree = tree;
+    m->detail_interval_ns = (uint64_t)llround((detail_interval_sec > 0 ? detail_interval_sec
+                                                                      : DEFAULT_DETAIL_INTERVAL_SEC) * 1e9);
+    m->tick_ns = ticks_per_sec > 0 ? 1000000000u / (uint64_t)ticks_per_sec : 0;
+    m->net_fd = -1;
+}
+
+void rm__metrics_open_network(rm__metrics *m, int proc_fd, pid_t root)
+{
+    if (!(m->groups & RESMON_METRIC_NETWORK))
+        return;
+    char path[48];
+    snprintf(path, sizeof path, "%d/net/dev", (int)root);
+    m->net_fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
+}
+
+void rm__metrics_free(rm__metrics *m)
+{
+    if (m->net_fd >= 0)
+        close(m->net_fd);
+    m->net_fd = -1;
+}
+
+void rm__process_metrics_init(rm__process_metrics *pm, int count_from_zero)
+{
+    memset(pm, 0, sizeof *pm);
+    pm->stat_fd = pm->io_fd = pm->smaps_fd = -1;
+    pm->count_from_zero = count_from_zero;
+}
+
+void rm__process_metrics_close(rm__process_metrics *pm)
+{
+    int *fds[] = {&pm->stat_fd, &pm->io_fd, &pm->smaps_fd};
+    for (size_t i = 0; i < sizeof fds / sizeof *fds; i++) {
+        if (*fds[i] >= 0)
+            close(*fds[i]);
+        *fds[i] = -1;
+    }
+}
+
+void rm__metrics_start_reading(rm__metrics *m, int baseline)
+{
+    if (baseline)
+        for (size_t c = 0; c < RM__COUNTER_COUNT; c++) {
+            m->counted[c] = 0;
+            m->reported[c] = 0;
+        }
+    m->failed_groups = 0;
+    m->vmem_bytes = m->threads = m->pss_kb = m->swap_kb = 0;
+    m->processes = 0;
+}
+
+/* pread of a file kept open (opened at first use).  -ESRCH when the process
+ * is gone, another negative errno when refused. */
+static ssize_t read_kept_open(int dir_fd, int *fd, const char *name, char *buf, size_t cap)
+{
+    if (*fd < 0) {
+        *fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC);
+        if (*fd < 0)
+            return errno == ENOENT ? -ESRCH : -errno;
+    }
+    return rm__pread_file(*fd, buf, cap);
+}
+
+/* Context switches are counted per thread (status shows the main thread's
+ * only): the sum over the threads alive now.  A thread's last switches
+ * before it ended are lost (the kernel keeps them only for getrusage). */
+static int read_context_switches(int dir_fd, uint64_t *voluntary, uint64_t *involuntary)
+{
+    int task_fd = openat(dir_fd, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (task_fd < 0)
+        return errno == ENOENT ? -ESRCH : -errno;
+    DIR *dir = fdopendir(task_fd);
+    if (!dir) {
+        close(task_fd);
+        return -ENOMEM;
+    }
+    uint64_t v = 0, iv = 0;
+    int threads = 0;
+    struct dirent *entry;
+    while ((entry = readdir(dir))) {
+        if (entry->d_name[0] < '0' || entry->d_name[0] > '9')
+            continue;
+        char path[300], text[4096];
+        snprintf(path, sizeof path, "%s/status", entry->d_name);
+        ssize_t n = rm__read_file_at(dirfd(dir), path, text, sizeof text);
+        uint64_t tv, tiv;
+        if (n > 0 && rm__parse_status_u64(text, (size_t)n, "voluntary_ctxt_switches", &tv) == 0 &&
+            rm__parse_status_u64(text, (size_t)n, "nonvoluntary_ctxt_switches", &tiv) == 0) {
+            v += tv;
+            iv += tiv;
+            threads++;
+        }
+    }
+    closedir(dir);
+    if (threads == 0)
+        return -ESRCH;
+    *voluntary = v;
+    *involuntary = iv;
+    return 0;
+}
+
+/* Fills now[] with the lifetime counters of the groups read; marks each
+ * group read in *read_groups.  Returns -ESRCH when the process is gone. */
+static int read_counters(rm__metrics *m, rm__process_metrics *pm, int dir_fd, uint64_t boot_ns, int baseline,
+                         uint64_t *now, unsigned *read_groups)
+{
+    char text[4096];
+    if (m->groups & STAT_GROUPS) {
+        ssize_t n = read_kept_open(dir_fd, &pm->stat_fd, "stat", text, sizeof text);
+        rm__proc_stat st;
+        if (n < 0 || rm__parse_stat(text, (size_t)n, &st) < 0)
+            return n == -ESRCH ? -ESRCH : -EIO;
+        now[RM__USER_TICKS] = st.utime + (m->tree ? st.cutime : 0);
+        now[RM__SYSTEM_TICKS] = st.stime + (m->tree ? st.cstime : 0);
+        now[RM__MINOR_FAULTS] = st.minflt + (m->tree ? st.cminflt : 0);
+        now[RM__MAJOR_FAULTS] = st.majflt + (m->tree ? st.cmajflt : 0);
+        if (st.state != 'Z' && st.vsize) { /* a zombie keeps what it had alive */
+            pm->vmem_bytes = st.vsize;
+            pm->threads = st.num_threads;
+        }
+        *read_groups |= m->groups & (RESMON_METRIC_CPU_SPLIT | RESMON_METRIC_COUNTS);
+        if (m->groups & RESMON_METRIC_FAULTS &&
+            read_context_switches(dir_fd, &now[RM__VOLUNTARY_SWITCHES], &now[RM__INVOLUNTARY_SWITCHES]) == 0)
+            *read_groups |= RESMON_METRIC_FAULTS;
+        if (m->groups & RESMON_METRIC_MEMORY_DETAIL && st.state != 'Z' &&
+            (baseline || !pm->smaps_known || boot_ns - pm->smaps_read_ns >= m->detail_interval_ns)) {
+            n = read_kept_open(dir_fd, &pm->smaps_fd, "smaps_rollup", text, sizeof text);
+            if (n >= 0 && rm__parse_status_kb(text, (size_t)n, "Pss", &pm->pss_kb) == 0 &&
+                rm__parse_status_kb(text, (size_t)n, "Swap", &pm->swap_kb) == 0) {
+                pm->smaps_known = 1;
+                pm->smaps_read_ns = boot_ns;
+            }
+        }
+        if (pm->smaps_known)
+            *read_groups |= m->groups & RESMON_METRIC_MEMORY_DETAIL;
+    }
+    if (m->groups & RESMON_METRIC_IO) {
+        ssize_t n = read_kept_open(dir_fd, &pm->io_fd, "io", text, sizeof text);
+        rm__proc_io io;
+        if (n >= 0 && rm__parse_io(text, (size_t)n, &io) == 0) {
+            now[RM__IO_RCHAR] = io.rchar;
+            now[RM__IO_WCHAR] = io.wchar;
+            now[RM__IO_READ_BYTES] = io.read_bytes;
+            now[RM__IO_WRITE_BYTES] = io.write_bytes;
+            now[RM__IO_SYSCR] = io.syscr;
+            now[RM__IO_SYSCW] = io.syscw;
+            *read_groups |= RESMON_METRIC_IO;
+        }
+    }
+    return 0;
+}
+
+void rm__metrics_read_process(rm__metrics *m, rm__process_metrics *pm, int dir_fd, uint64_t boot_ns, int baseline)
+{
+    if (!m->groups)
+        return;
+    uint64_t now[RM__COUNTER_COUNT] = {0};
+    unsigned read_groups = 0;
+    if (read_counters(m, pm, dir_fd, boot_ns, baseline, now, &read_groups) == -ESRCH)
+        return; /* ended since the probe's read: the next reading drops it */
+    m->failed_groups |= m->groups & ~read_groups & ~RESMON_METRIC_NETWORK;
+    for (size_t c = 0; c < RM__COUNTER_COUNT; c++) {
+        if (!(read_groups & counter_info[c].group))
+            continue;
+        uint64_t from = pm->primed ? pm->last[c] : (pm->count_from_zero && !baseline ? 0 : now[c]);
+        if (now[c] > from)
+            m->counted[c] += (int64_t)(now[c] - from);
+        pm->last[c] = now[c]; /* a sum over threads may shrink: count from here */
+    }
+    pm->primed = 1;
+    rm__metrics_add_last_seen(m, pm);
+}
+
+void rm__metrics_add_last_seen(rm__metrics *m, const rm__process_metrics *pm)
+{
+    if (!pm->primed)
+        return;
+    m->processes++;
+    m->vmem_bytes += pm->vmem_bytes;
+    m->threads += pm->threads;
+    m->pss_kb += pm->pss_kb;
+    m->swap_kb += pm->swap_kb;
+}
+
+void rm__metrics_settle_reaped(rm__metrics *m, const rm__process_metrics *pm)
+{
+    if (!pm->primed)
+        return;
+    for (size_t c = 0; c < RM__COUNTER_COUNT; c++)
+        if (m->groups & counter_info[c].group && counter_info[c].folds_into_parent)
+            m->counted[c] -= (int64_t)pm->last[c];
+}
+
+void rm__metrics_finish_reading(rm__metrics *m, int baseline)
+{
+    for (size_t c = 0; c < RM__COUNTER_COUNT; c++)
+        if (m->counted[c] > 0 && (uint64_t)m->counted[c] > m->reported[c])
+            m->reported[c] = (uint64_t)m->counted[c];
+    m->net_known = 0;
+    if (m->net_fd >= 0) {
+        char text[16384]; /* ~130 bytes per interface */
+        ssize_t n = rm__pread_file(m->net_fd, text, sizeof text);
+        m->net_known = n > 0 && rm__parse_net_dev(text, (size_t)n, &m->net_now) == 0;
+        if (m->net_known && baseline)
+            m->net_start = m->net_now;
+    }
+}
+
+/* A counter that only grows, measured from the window's start: an
+ * interface that disappeared (its counts gone from the sum) shows 0 more,
+ * never a negative amount. */
+static double since(uint64_t now, uint64_t start)
+{
+    return now > start ? (double)(now - start) : 0.0;
+}
+
+void rm__metrics_fill_sample(const rm__metrics *m, resmon_sample *s)
+{
+    unsigned known = m->groups & ~m->failed_groups;
+    if (m->processes == 0)
+        known &= RESMON_METRIC_NETWORK;
+    double tick_sec = (double)m->tick_ns * 1e-9;
+    int io = !!(known & RESMON_METRIC_IO), memory = !!(known & RESMON_METRIC_MEMORY_DETAIL);
+    int counts = !!(known & RESMON_METRIC_COUNTS), split = !!(known & RESMON_METRIC_CPU_SPLIT);
+    int faults = !!(known & RESMON_METRIC_FAULTS), net = (known & RESMON_METRIC_NETWORK) && m->net_known;
+    s->vmem_mb = memory ? (double)m->vmem_bytes / RM__BYTES_PER_MIB : NAN;
+    s->pss_mb = memory ? (double)m->pss_kb / 1024.0 : NAN;
+    s->swap_mb = memory ? (double)m->swap_kb / 1024.0 : NAN;
+    s->io_rchar = io ? (double)m->reported[RM__IO_RCHAR] : NAN;
+    s->io_wchar = io ? (double)m->reported[RM__IO_WCHAR] : NAN;
+    s->io_read_bytes = io ? (double)m->reported[RM__IO_READ_BYTES] : NAN;
+    s->io_write_bytes = io ? (double)m->reported[RM__IO_WRITE_BYTES] : NAN;
+    s->io_syscr = io ? (double)m->reported[RM__IO_SYSCR] : NAN;
+    s->io_syscw = io ? (double)m->reported[RM__IO_SYSCW] : NAN;
+    s->nprocs = counts ? (double)m->processes : NAN;
+    s->nthreads = counts ? (double)m->threads : NAN;
+    s->cpu_user_sec = split ? (double)m->reported[RM__USER_TICKS] * tick_sec : NAN;
+    s->cpu_sys_sec = split ? (double)m->reported[RM__SYSTEM_TICKS] * tick_sec : NAN;
+    s->minor_faults = faults ? (double)m->reported[RM__MINOR_FAULTS] : NAN;
+    s->major_faults = faults ? (double)m->reported[RM__MAJOR_FAULTS] : NAN;
+    s->voluntary_switches = faults ? (double)m->reported[RM__VOLUNTARY_SWITCHES] : NAN;
+    s->involuntary_switches = faults ? (double)m->reported[RM__INVOLUNTARY_SWITCHES] : NAN;
+    s->net_rx_bytes = net ? since(m->net_now.rx_bytes, m->net_start.rx_bytes) : NAN;
+    s->net_tx_bytes = net ? since(m->net_now.tx_bytes, m->net_start.tx_bytes) : NAN;
+    s->net_rx_packets = net ? since(m->net_now.rx_packets, m->net_start.rx_packets) : NAN;
+    s->net_tx_packets = net ? since(m->net_now.tx_packets, m->net_start.tx_packets) : NAN;
+}

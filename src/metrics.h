@@ -1,0 +1,98 @@
+/*
+ * metrics.h -- the optional metric groups of a monitored target
+ * (resmon_options.metrics): I/O, memory beyond RSS, process and thread
+ * counts, the user/system split, faults and context switches, network.
+ *
+ * The probe owns one rm__metrics and one rm__process_metrics per tracked
+ * process, and calls these functions from its reading: start, each live
+ * process, settle for each process that was reaped, finish.  Counters are
+ * kept as the kernel's lifetime values per process; the window's totals grow
+ * by each process's increase, so a process that ends loses nothing counted.
+ * When a reaped process's parent is tracked, the kernel adds the child's
+ * whole count to the parent's (io, cutime, cminflt): settling subtracts what
+ * the child showed, so the parent's jump adds only the child's last
+ * interval, never the child twice.
+ */
+#ifndef RESMON_METRICS_H
+#define RESMON_METRICS_H
+
+#include "procfs.h"
+#include "resmon.h"
+
+#include <stdint.h>
+#include <sys/types.h>
+
+typedef enum rm__counter {
+    RM__IO_RCHAR,
+    RM__IO_WCHAR,
+    RM__IO_READ_BYTES,
+    RM__IO_WRITE_BYTES,
+    RM__IO_SYSCR,
+    RM__IO_SYSCW,
+    RM__USER_TICKS,
+    RM__SYSTEM_TICKS,
+    RM__MINOR_FAULTS,
+    RM__MAJOR_FAULTS,
+    RM__VOLUNTARY_SWITCHES,
+    RM__INVOLUNTARY_SWITCHES,
+    RM__COUNTER_COUNT
+} rm__counter;
+
+typedef struct rm__process_metrics {
+    int stat_fd, io_fd, smaps_fd; /* opened at the first reading; -1 before */
+    int primed;                   /* last[] holds a reading */
+    int count_from_zero;          /* born since the previous reading: its whole
+                                     count belongs to the window */
+    uint64_t last[RM__COUNTER_COUNT]; /* lifetime values at the latest reading */
+    uint64_t vmem_bytes, threads; /* at the latest reading while alive */
+    uint64_t pss_kb, swap_kb;     /* at the latest smaps_rollup read */
+    int smaps_known;
+    uint64_t smaps_read_ns;       /* CLOCK_BOOTTIME of that read */
+} rm__process_metrics;
+
+typedef struct rm__metrics {
+    unsigned groups;              /* RESMON_METRIC_* */
+    int tree;                     /* children are tracked: count what they reaped */
+    uint64_t detail_interval_ns;  /* smaps_rollup at most this often per process */
+    uint64_t tick_ns;             /* stat's clock tick */
+    /* The window's counts: increases added, settled children subtracted, so
+     * a total may dip below what was reported until the parent's increase
+     * arrives; a sample shows the largest so far (reported). */
+    int64_t counted[RM__COUNTER_COUNT];
+    uint64_t reported[RM__COUNTER_COUNT];
+    unsigned failed_groups;       /* groups some process refused this reading */
+    uint64_t vmem_bytes, threads, pss_kb, swap_kb; /* this reading's sums */
+    unsigned processes;
+    int net_fd;                   /* the root's net/dev; -1 without */
+    rm__net_totals net_start, net_now;
+    int net_known;                /* net_now is this reading's */
+} rm__metrics;
+
+/* Prepares m for groups (0: nothing is ever read).  detail_interval_sec as
+ * resmon_options.memory_detail_interval_sec (0: the default). */
+void rm__metrics_init(rm__metrics *m, unsigned groups, double detail_interval_sec, int tree, long ticks_per_sec);
+
+/* Opens the network namespace's counters of root under proc_fd (with
+ * RESMON_METRIC_NETWORK).  Failing leaves the network unknown. */
+void rm__metrics_open_network(rm__metrics *m, int proc_fd, pid_t root);
+void rm__metrics_free(rm__metrics *m);
+
+void rm__process_metrics_init(rm__process_metrics *pm, int count_from_zero);
+void rm__process_metrics_close(rm__process_metrics *pm);
+
+/* One reading: start, then read each live process (dir_fd: its /proc
+ * directory; baseline: the window's first reading, which counts nothing),
+ * settle each reaped one whose parent is tracked, then finish. */
+void rm__metrics_start_reading(rm__metrics *m, int baseline);
+void rm__metrics_read_process(rm__metrics *m, rm__process_metrics *pm, int dir_fd, uint64_t boot_ns, int baseline);
+/* A process reaped since the previous reading that still stands for the
+ * target in its last reading (the root): its latest levels are counted. */
+void rm__metrics_add_last_seen(rm__metrics *m, const rm__process_metrics *pm);
+void rm__metrics_settle_reaped(rm__metrics *m, const rm__process_metrics *pm);
+void rm__metrics_finish_reading(rm__metrics *m, int baseline);
+
+/* Writes the latest reading into the sample's metric fields (NAN for groups
+ * that are off or were refused). */
+void rm__metrics_fill_sample(const rm__metrics *m, resmon_sample *s);
+
+#endif
