@@ -1,0 +1,438 @@
+/*
+ * test_metrics.c -- the metric groups (resmon_options.metrics) against what
+ * the kernel itself counts: I/O of a writer that fsyncs a known amount, the
+ * same across children that are reaped while monitored, PSS of forked
+ * children sharing one buffer, the counts of a known tree, faults, context
+ * switches, the CPU split and loopback traffic.  Workloads are driven
+ * through pipes, never sleeps.
+ */
+#include "resmon.h"
+#include "test_util.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/vfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define TMPFS_MAGIC_NUMBER 0x01021994
+
+/* A child that waits for "go", runs work(), says "done" and waits to be
+ * killed.  The pipe bytes are its only other I/O: 1 byte read, 1 written. */
+typedef struct worker {
+    pid_t pid;
+    int go_fd, done_fd;
+} worker;
+
+static worker start_worker(void (*work)(void *), void *arg)
+{
+    int go[2], done[2];
+    assert_int_equal(pipe(go), 0);
+    assert_int_equal(pipe(done), 0);
+    worker w = {.pid = fork()};
+    assert_true(w.pid >= 0);
+    if (w.pid == 0) {
+        setpgid(0, 0); /* its own group: end_worker ends its descendants too */
+        close(go[1]);
+        close(done[0]);
+        char byte;
+        if (read(go[0], &byte, 1) != 1)
+            _exit(1);
+        work(arg);
+        if (write(done[1], "d", 1) != 1)
+            _exit(1);
+        for (;;)
+            pause();
+    }
+    close(go[0]);
+    close(done[1]);
+    w.go_fd = go[1];
+    w.done_fd = done[0];
+    return w;
+}
+
+static void run_worker(const worker *w)
+{
+    assert_int_equal(write(w->go_fd, "g", 1), 1);
+    char byte;
+    assert_int_equal(read(w->done_fd, &byte, 1), 1);
+}
+
+static void end_worker(worker *w)
+{
+    kill(-w->pid, SIGKILL);
+    waitpid(w->pid, NULL, 0);
+    close(w->go_fd);
+    close(w->done_fd);
+}
+
+/* Monitors w (and its descendants) with the given groups while it works;
+ * returns the summary. */
+static resmon_summary monitor_worker(worker *w, unsigned groups, double interval_sec)
+{
+    resmon_options o = RESMON_OPTIONS_INIT;
+    o.pid = w->pid;
+    o.include_children = 1;
+    o.metrics = groups;
+    o.sample_interval_sec = interval_sec;
+    resmon_monitor *m;
+    assert_int_equal(resmon_monitor_new(&m, &o), 0);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    run_worker(w);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    resmon_summary s;
+    assert_int_equal(resmon_monitor_get_summary(m, &s, sizeof s), 0);
+    resmon_monitor_free(m);
+    return s;
+}
+
+/* ---- I/O ------------------------------------------------------------------ */
+
+#define WRITE_CHUNK 65536
+#define WRITE_TOTAL (8 * 1024 * 1024)
+
+static char io_path[64];
+
+static void write_and_fsync(size_t bytes)
+{
+    static char chunk[WRITE_CHUNK];
+    memset(chunk, 'x', sizeof chunk);
+    int fd = open(io_path, O_WRONLY | O_CREAT | O_APPEND, 0600);
+    if (fd < 0)
+        _exit(2);
+    for (size_t done = 0; done < bytes; done += sizeof chunk)
+        if (write(fd, chunk, sizeof chunk) != (ssize_t)sizeof chunk)
+            _exit(2);
+    if (fsync(fd) != 0)
+        _exit(2);
+    close(fd);
+}
+
+static void write_known_amount(void *arg)
+{
+    (void)arg;
+    write_and_fsync(WRITE_TOTAL);
+}
+
+/* Each of 12 children writes a share and is reaped before the next starts:
+ * the kernel then adds each one's I/O to its parent's, which must not be
+ * counted a second time. */
+static void write_through_reaped_children(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 12; i++) {
+        pid_t child = fork();
+        if (child == 0) {
+            write_and_fsync(WRITE_TOTAL / 16);
+            _exit(0);
+        }
+        if (child < 0 || waitpid(child, NULL, 0) != child)
+            _exit(3);
+    }
+}
+
+static int on_tmpfs(const char *path)
+{
+    struct statfs fs;
+    return statfs(path, &fs) == 0 && fs.f_type == TMPFS_MAGIC_NUMBER;
+}
+
+static void io_counts_what_a_writer_wrote(void **state)
+{
+    (void)state;
+    snprintf(io_path, sizeof io_path, "resmon-io-%d", (int)getpid()); /* the build tree: a disk, not tmpfs */
+    worker w = start_worker(write_known_amount, NULL);
+    resmon_summary s = monitor_worker(&w, RESMON_METRIC_IO, 0.01);
+    end_worker(&w);
+    ASSERT_DOUBLE_EQ(s.io_wchar, WRITE_TOTAL + 1.0); /* + the "done" byte */
+    ASSERT_DOUBLE_EQ(s.io_rchar, 1.0);               /* the "go" byte */
+    ASSERT_DOUBLE_EQ(s.io_syscw, WRITE_TOTAL / WRITE_CHUNK + 1.0);
+    if (on_tmpfs("."))
+        print_message("write_bytes not checked: the build tree is on tmpfs, which never writes back\n");
+    else
+        ASSERT_BETWEEN(s.io_write_bytes, WRITE_TOTAL, 4.0 * WRITE_TOTAL);
+    ASSERT_NAN(s.peak_pss_mb); /* groups not asked for stay unknown */
+    ASSERT_NAN(s.cpu_user_sec);
+    unlink(io_path);
+}
+
+static void io_of_reaped_children_is_counted_once(void **state)
+{
+    (void)state;
+    snprintf(io_path, sizeof io_path, "resmon-io-%d", (int)getpid());
+    /* A 2 ms schedule tracks some children and misses others; either way
+     * each byte counts once. */
+    worker w = start_worker(write_through_reaped_children, NULL);
+    resmon_summary s = monitor_worker(&w, RESMON_METRIC_IO, 0.002);
+    end_worker(&w);
+    ASSERT_DOUBLE_EQ(s.io_wchar, 12.0 * (WRITE_TOTAL / 16) + 1.0);
+    unlink(io_path);
+}
+
+/* ---- memory --------------------------------------------------------------- */
+
+#define SHARED_MB 200
+#define SHARING_CHILDREN 4
+
+/* 200 MiB touched once, then 4 forked children that share its pages: each
+ * of the 5 processes shows 200 MiB resident, together 200 MiB of PSS. */
+static void share_buffer_with_children(void *arg)
+{
+    int *ready_fd = arg;
+    size_t bytes = (size_t)SHARED_MB << 20;
+    char *buffer = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (buffer == MAP_FAILED)
+        _exit(4);
+    memset(buffer, 1, bytes);
+    for (int i = 0; i < SHARING_CHILDREN; i++) {
+        pid_t child = fork();
+        if (child == 0) {
+            if (write(*ready_fd, "r", 1) != 1)
+                _exit(4);
+            for (;;)
+                pause();
+        }
+    }
+}
+
+static void pss_splits_pages_shared_by_forked_children(void **state)
+{
+    (void)state;
+    int ready[2];
+    assert_int_equal(pipe(ready), 0);
+    worker w = start_worker(share_buffer_with_children, &ready[1]);
+    close(ready[1]);
+    run_worker(&w);
+    for (int i = 0; i < SHARING_CHILDREN; i++) {
+        char byte;
+        assert_int_equal(read(ready[0], &byte, 1), 1);
+    }
+    close(ready[0]);
+    resmon_options o = RESMON_OPTIONS_INIT;
+    o.pid = w.pid;
+    o.include_children = 1;
+    o.metrics = RESMON_METRIC_MEMORY_DETAIL | RESMON_METRIC_COUNTS;
+    resmon_monitor *m;
+    assert_int_equal(resmon_monitor_new(&m, &o), 0);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    resmon_summary s;
+    assert_int_equal(resmon_monitor_get_summary(m, &s, sizeof s), 0);
+    resmon_monitor_free(m);
+    end_worker(&w);
+    ASSERT_DOUBLE_EQ(s.peak_nprocs, 1.0 + SHARING_CHILDREN);
+    ASSERT_BETWEEN(s.peak_rss_mb, (1.0 + SHARING_CHILDREN) * SHARED_MB, (1.0 + SHARING_CHILDREN) * (SHARED_MB + 60));
+    ASSERT_BETWEEN(s.peak_pss_mb, SHARED_MB, SHARED_MB + 60);
+    ASSERT_BETWEEN(s.peak_vmem_mb, SHARED_MB * (1.0 + SHARING_CHILDREN), 1e7);
+    ASSERT_BETWEEN(s.peak_swap_mb, 0, SHARED_MB);
+}
+
+/* ---- counts, faults, switches, CPU ------------------------------------------ */
+
+static void *wait_forever(void *arg)
+{
+    (void)arg;
+    for (;;)
+        pause();
+    return NULL;
+}
+
+static void start_threads(int count)
+{
+    for (int i = 0; i < count; i++) {
+        pthread_t thread;
+        if (pthread_create(&thread, NULL, wait_forever, NULL) != 0)
+            _exit(5);
+    }
+}
+
+/* The worker (1 + 2 threads) forks 3 children of 1 + 1 thread each: 4
+ * processes, 3 + 3 * 2 = 9 threads. */
+static void build_known_tree(void *arg)
+{
+    int *ready_fd = arg;
+    for (int i = 0; i < 3; i++) {
+        pid_t child = fork();
+        if (child == 0) {
+            start_threads(1);
+            if (write(*ready_fd, "r", 1) != 1)
+                _exit(5);
+            for (;;)
+                pause();
+        }
+    }
+    start_threads(2);
+}
+
+static void counts_match_a_known_tree(void **state)
+{
+    (void)state;
+    int ready[2];
+    assert_int_equal(pipe(ready), 0);
+    worker w = start_worker(build_known_tree, &ready[1]);
+    close(ready[1]);
+    run_worker(&w);
+    for (int i = 0; i < 3; i++) {
+        char byte;
+        assert_int_equal(read(ready[0], &byte, 1), 1);
+    }
+    close(ready[0]);
+    resmon_options o = RESMON_OPTIONS_INIT;
+    o.pid = w.pid;
+    o.include_children = 1;
+    o.metrics = RESMON_METRIC_COUNTS;
+    resmon_monitor *m;
+    assert_int_equal(resmon_monitor_new(&m, &o), 0);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    resmon_sample samples[4];
+    ssize_t n = resmon_monitor_get_samples(m, samples, 4, sizeof *samples);
+    assert_true(n >= 2);
+    for (ssize_t i = 0; i < n; i++) {
+        ASSERT_DOUBLE_EQ(samples[i].nprocs, 4);
+        ASSERT_DOUBLE_EQ(samples[i].nthreads, 9);
+    }
+    resmon_monitor_free(m);
+    end_worker(&w);
+}
+
+#define TOUCHED_MB 64
+
+static void touch_memory_and_switch(void *arg)
+{
+    (void)arg;
+    size_t bytes = (size_t)TOUCHED_MB << 20;
+    char *buffer = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (buffer == MAP_FAILED || madvise(buffer, bytes, MADV_NOHUGEPAGE) != 0)
+        _exit(6);
+    for (size_t i = 0; i < bytes; i += 4096)
+        buffer[i] = 1;
+    /* 200 short sleeps: each one leaves the CPU voluntarily, whatever the
+     * machine's load. */
+    for (int i = 0; i < 200; i++) {
+        struct timespec microsecond = {0, 1000};
+        nanosleep(&microsecond, NULL);
+    }
+    /* Then 0.2 s of user-mode CPU, by its own CPU clock (the machine may be
+     * busy). */
+    struct timespec start, now;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &start);
+    do {
+        for (int i = 0; i < 10000; i++)
+            busy_sink++;
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
+    } while ((double)(now.tv_sec - start.tv_sec) + (double)(now.tv_nsec - start.tv_nsec) * 1e-9 < 0.2);
+}
+
+static void faults_switches_and_cpu_split(void **state)
+{
+    (void)state;
+    worker w = start_worker(touch_memory_and_switch, NULL);
+    resmon_summary s = monitor_worker(&w, RESMON_METRIC_FAULTS | RESMON_METRIC_CPU_SPLIT, 0.05);
+    end_worker(&w);
+    ASSERT_BETWEEN(s.minor_faults, (TOUCHED_MB << 20) / 4096.0, 1e7);
+    ASSERT_BETWEEN(s.voluntary_switches, 200, 1e6);
+    ASSERT_BETWEEN(s.involuntary_switches, 0, 1e6);
+    /* Ticks against the CPU clock: within two ticks a sample. */
+    double tick = 1.0 / (double)sysconf(_SC_CLK_TCK);
+    ASSERT_BETWEEN(s.cpu_user_sec, 0.15, s.cpu_time_sec + 2 * tick * (double)s.num_samples);
+    ASSERT_BETWEEN(s.cpu_user_sec + s.cpu_sys_sec, s.cpu_time_sec - 2 * tick * (double)s.num_samples,
+                   s.cpu_time_sec + 2 * tick * (double)s.num_samples);
+}
+
+/* ---- network --------------------------------------------------------------- */
+
+#define DATAGRAM_BYTES 1000
+#define DATAGRAMS 100
+
+static void send_over_loopback(void *arg)
+{
+    (void)arg;
+    int receiver = socket(AF_INET, SOCK_DGRAM, 0), sender = socket(AF_INET, SOCK_DGRAM, 0);
+    struct sockaddr_in address = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t length = sizeof address;
+    if (receiver < 0 || sender < 0 || bind(receiver, (struct sockaddr *)&address, sizeof address) ||
+        getsockname(receiver, (struct sockaddr *)&address, &length))
+        _exit(7);
+    static char datagram[DATAGRAM_BYTES];
+    for (int i = 0; i < DATAGRAMS; i++) {
+        if (sendto(sender, datagram, sizeof datagram, 0, (struct sockaddr *)&address, sizeof address) != DATAGRAM_BYTES ||
+            recv(receiver, datagram, sizeof datagram, 0) != DATAGRAM_BYTES)
+            _exit(7);
+    }
+}
+
+static void network_counts_the_namespace_traffic(void **state)
+{
+    (void)state;
+    worker w = start_worker(send_over_loopback, NULL);
+    resmon_summary s = monitor_worker(&w, RESMON_METRIC_NETWORK, 0.05);
+    end_worker(&w);
+    /* Loopback counts each datagram once sent and once received, with its
+     * headers; others in the namespace may add more, never less. */
+    ASSERT_BETWEEN(s.net_tx_bytes, DATAGRAMS * DATAGRAM_BYTES, 1e12);
+    ASSERT_BETWEEN(s.net_rx_bytes, DATAGRAMS * DATAGRAM_BYTES, 1e12);
+    ASSERT_BETWEEN(s.net_tx_packets, DATAGRAMS, 1e12);
+    ASSERT_BETWEEN(s.net_rx_packets, DATAGRAMS, 1e12);
+}
+
+/* ---- options ------------------------------------------------------------- */
+
+static void groups_are_off_by_default_and_checked(void **state)
+{
+    (void)state;
+    resmon_monitor *m;
+    assert_int_equal(resmon_monitor_new(&m, NULL), 0);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    resmon_sample sample;
+    assert_true(resmon_monitor_get_samples(m, &sample, 1, sizeof sample) >= 1);
+    ASSERT_NAN(sample.io_wchar);
+    ASSERT_NAN(sample.pss_mb);
+    ASSERT_NAN(sample.nprocs);
+    ASSERT_NAN(sample.net_rx_bytes);
+    resmon_monitor_free(m);
+
+    resmon_options o = RESMON_OPTIONS_INIT;
+    o.metrics = RESMON_METRIC_ALL + 1;
+    assert_int_equal(resmon_monitor_new(&m, &o), -EINVAL);
+    o.metrics = RESMON_METRIC_ALL;
+    o.memory_detail_interval_sec = -1;
+    assert_int_equal(resmon_monitor_new(&m, &o), -EINVAL);
+    o.memory_detail_interval_sec = NAN;
+    assert_int_equal(resmon_monitor_new(&m, &o), -EINVAL);
+
+    /* Self-monitoring with every group: the window's first sample reads 0
+     * for every counter. */
+    o.memory_detail_interval_sec = 0;
+    assert_int_equal(resmon_monitor_new(&m, &o), 0);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    assert_true(resmon_monitor_get_samples(m, &sample, 1, sizeof sample) >= 1);
+    ASSERT_DOUBLE_EQ(sample.io_rchar, 0);
+    ASSERT_DOUBLE_EQ(sample.minor_faults, 0);
+    ASSERT_DOUBLE_EQ(sample.nprocs, 1);
+    ASSERT_BETWEEN(sample.pss_mb, 0.1, 1e6);
+    ASSERT_BETWEEN(sample.nthreads, 1, 1e6);
+    resmon_monitor_free(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(io_counts_what_a_writer_wrote),
+        cmocka_unit_test(io_of_reaped_children_is_counted_once),
+        cmocka_unit_test(pss_splits_pages_shared_by_forked_children),
+        cmocka_unit_test(counts_match_a_known_tree),
+        cmocka_unit_test(faults_switches_and_cpu_split),
+        cmocka_unit_test(network_counts_the_namespace_traffic),
+        cmocka_unit_test(groups_are_off_by_default_and_checked),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
