@@ -174,6 +174,37 @@ static void energy_and_process_memory_round_trip_when_known(void **state)
     assert_null(strstr(text, "energy"));
 }
 
+/* The metric-group keys follow every other library key, each only when
+ * known, and read back; a summary without them writes none. */
+static void metric_group_keys_round_trip_when_known(void **state)
+{
+    (void)state;
+    resmon_summary s = parse_ok(python_minimal);
+    ASSERT_NAN(s.peak_pss_mb);
+    ASSERT_NAN(s.io_wchar);
+    ASSERT_NAN(s.net_tx_packets);
+    char text[2048];
+    resmon_summary_to_json(&s, text, sizeof text);
+    assert_null(strstr(text, "pss"));
+    assert_null(strstr(text, "io_"));
+    s.cpu_energy_j = 88.25;
+    s.peak_pss_mb = 210.5;
+    s.io_wchar = 8388609;
+    s.peak_nthreads = 9;
+    s.cpu_sys_sec = 0.25;
+    s.net_tx_packets = 100;
+    resmon_summary_to_json(&s, text, sizeof text);
+    assert_non_null(strstr(text, "\"cpu_energy_j\": 88.25, \"peak_pss_mb\": 210.5, \"io_wchar\": 8388609.0, "
+                                 "\"peak_nthreads\": 9.0, \"cpu_sys_sec\": 0.25, \"net_tx_packets\": 100.0}"));
+    resmon_summary back = parse_ok(text);
+    ASSERT_DOUBLE_EQ(back.peak_pss_mb, 210.5);
+    ASSERT_DOUBLE_EQ(back.io_wchar, 8388609);
+    ASSERT_DOUBLE_EQ(back.peak_nthreads, 9);
+    ASSERT_DOUBLE_EQ(back.cpu_sys_sec, 0.25);
+    ASSERT_DOUBLE_EQ(back.net_tx_packets, 100);
+    ASSERT_NAN(back.io_rchar);
+}
+
 /* A measured window's CPU figures come after the seed's keys, in one order,
  * and read back; a seed summary (no CPU) writes none of them. */
 static void cpu_keys_round_trip_after_the_seed_keys(void **state)
@@ -539,6 +570,7 @@ int main(void)
         cmocka_unit_test(to_json_writes_hwm_only_when_known),
         cmocka_unit_test(energy_and_process_memory_round_trip_when_known),
         cmocka_unit_test(cpu_keys_round_trip_after_the_seed_keys),
+        cmocka_unit_test(metric_group_keys_round_trip_when_known),
         cmocka_unit_test(to_json_has_snprintf_semantics),
         cmocka_unit_test(from_json_rejects_bad_input),
         cmocka_unit_test(from_json_rejects_invalid_values_anywhere),

@@ -977,6 +977,39 @@ class InvalidText(Tmp):
         self.assertNotIn(b"\x1b", r.stdout)
 
 
+class MetricGroups(Tmp):
+    """Every metric group by default: summary keys, sample columns, table lines."""
+
+    def test_io_counts_and_columns_of_a_known_writer(self):
+        # The command's tree writes 3000000 bytes through head (a child of sh,
+        # reaped by sh: its I/O reaches sh's counters once).
+        target = self.path("written")
+        r = resmon("-o", self.path("s.json"), "-s", self.path("s.csv"), "-i", "0.005", "--",
+                   "sh", "-c", f"head -c 3000000 /dev/zero > {target}")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        s = self.summary()
+        self.assertGreaterEqual(s["io_wchar"], 3000000)
+        self.assertLess(s["io_wchar"], 3000000 + 65536)
+        for key in ("peak_pss_mb", "peak_swap_mb", "peak_vmem_mb", "io_rchar", "io_read_bytes",
+                    "io_write_bytes", "peak_nprocs", "peak_nthreads", "net_rx_bytes", "net_tx_bytes",
+                    "cpu_user_sec", "cpu_sys_sec", "minor_faults", "voluntary_switches"):
+            self.assertIn(key, s)
+        self.assertGreaterEqual(s["peak_nprocs"], 1)
+        self.assertGreater(s["peak_pss_mb"], 0)
+        with open(self.path("s.csv")) as f:
+            rows = list(csv.DictReader(f))
+        for column in ("vmem_mb", "pss_mb", "swap_mb", "rchar", "wchar", "read_bytes", "write_bytes",
+                       "nprocs", "nthreads", "rx_bytes", "tx_bytes"):
+            self.assertIn(column, rows[0])
+        self.assertEqual(float(rows[0]["wchar"]), 0.0)  # counters start at the window
+        self.assertEqual(float(rows[-1]["wchar"]), s["io_wchar"])
+        self.assertIn("peak PSS", r.stderr)
+        self.assertIn("I/O", r.stderr)
+        # The summary's new keys read back through the library.
+        check = subprocess.run([JSON_CHECK, self.path("s.json")], capture_output=True, text=True)
+        self.assertEqual(check.returncode, 0, check.stderr)
+
+
 class StatedLimits(Tmp):
     def test_interval_out_of_range_is_refused_before_the_command_starts(self):
         marker = self.path("started")

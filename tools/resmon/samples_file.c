@@ -15,12 +15,42 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #define SAMPLES_BUFFER_BYTES 65536
 #define MAX_ROW_BYTES 4096 /* per-device columns: 4 x 16 values fit a row */
+
+/* The metric-group columns, after CPU and RSS (and before any GPU's). */
+static const struct {
+    const char *name;
+    size_t offset; /* a double in resmon_sample */
+} metric_columns[] = {
+    {"vmem_mb", offsetof(resmon_sample, vmem_mb)},
+    {"pss_mb", offsetof(resmon_sample, pss_mb)},
+    {"swap_mb", offsetof(resmon_sample, swap_mb)},
+    {"rchar", offsetof(resmon_sample, io_rchar)},
+    {"wchar", offsetof(resmon_sample, io_wchar)},
+    {"read_bytes", offsetof(resmon_sample, io_read_bytes)},
+    {"write_bytes", offsetof(resmon_sample, io_write_bytes)},
+    {"syscr", offsetof(resmon_sample, io_syscr)},
+    {"syscw", offsetof(resmon_sample, io_syscw)},
+    {"nprocs", offsetof(resmon_sample, nprocs)},
+    {"nthreads", offsetof(resmon_sample, nthreads)},
+    {"user_sec", offsetof(resmon_sample, cpu_user_sec)},
+    {"sys_sec", offsetof(resmon_sample, cpu_sys_sec)},
+    {"minflt", offsetof(resmon_sample, minor_faults)},
+    {"majflt", offsetof(resmon_sample, major_faults)},
+    {"vol_ctxsw", offsetof(resmon_sample, voluntary_switches)},
+    {"invol_ctxsw", offsetof(resmon_sample, involuntary_switches)},
+    {"rx_bytes", offsetof(resmon_sample, net_rx_bytes)},
+    {"tx_bytes", offsetof(resmon_sample, net_tx_bytes)},
+    {"rx_packets", offsetof(resmon_sample, net_rx_packets)},
+    {"tx_packets", offsetof(resmon_sample, net_tx_packets)},
+};
+#define METRIC_COLUMN_COUNT (sizeof metric_columns / sizeof *metric_columns)
 
 struct samples_file {
     int fd;
@@ -87,6 +117,10 @@ samples_file *samples_file_open(int fd, const char *path, size_t gpu_devices)
     if (!f->jsonl) {
         const char *header = "timestamp,elapsed_sec,cpu_percent,rss_mb";
         append(f, header, strlen(header));
+        for (size_t i = 0; i < METRIC_COLUMN_COUNT; i++) {
+            append(f, ",", 1);
+            append(f, metric_columns[i].name, strlen(metric_columns[i].name));
+        }
         if (gpu_devices) {
             header = ",gpu_util,gpu_mem_mb,gpu_clock_mhz,gpu_power_w,gpu_proc_mem_mb";
             append(f, header, strlen(header));
@@ -133,6 +167,11 @@ void samples_file_write(samples_file *f, const resmon_sample *s, double elapsed_
     put_value(f, "elapsed_sec", elapsed_sec, 0);
     put_value(f, "cpu_percent", s->cpu_percent, 0);
     put_value(f, "rss_mb", s->rss_mb, 0);
+    for (size_t i = 0; i < METRIC_COLUMN_COUNT; i++) {
+        double value;
+        memcpy(&value, (const char *)s + metric_columns[i].offset, sizeof value);
+        put_value(f, metric_columns[i].name, value, 0);
+    }
     if (f->gpu_devices) {
         put_value(f, "gpu_util", s->gpu_util, 0);
         put_value(f, "gpu_mem_mb", s->gpu_mem_mb, 0);

@@ -17,6 +17,51 @@ static void put_number(FILE *out, const char *key, double value)
     fprintf(out, ", \"%s\": %s", key, number);
 }
 
+/* Bytes in the unit that keeps 3-4 significant digits readable. */
+static void format_bytes(double bytes, char *buf, size_t cap)
+{
+    static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    size_t unit = 0;
+    while (bytes >= 1024 && unit + 1 < sizeof units / sizeof *units) {
+        bytes /= 1024;
+        unit++;
+    }
+    snprintf(buf, cap, unit ? "%.1f %s" : "%.0f %s", bytes, units[unit]);
+}
+
+/* The metric groups' lines of the table, each only when known. */
+static void print_metric_groups(FILE *out, const resmon_summary *s)
+{
+    if (!isnan(s->peak_pss_mb))
+        fprintf(out, "  %-16s %10.1f MiB  proportional: shared pages split between their users; swap %.1f MiB, "
+                     "virtual %.1f MiB\n",
+                "peak PSS", s->peak_pss_mb, s->peak_swap_mb, s->peak_vmem_mb);
+    if (!isnan(s->io_rchar)) {
+        char read[32], written[32], storage_read[32], storage_written[32];
+        format_bytes(s->io_rchar, read, sizeof read);
+        format_bytes(s->io_wchar, written, sizeof written);
+        format_bytes(s->io_read_bytes, storage_read, sizeof storage_read);
+        format_bytes(s->io_write_bytes, storage_written, sizeof storage_written);
+        fprintf(out, "  %-16s read %s, written %s (calls); storage read %s, written %s\n", "I/O", read, written,
+                storage_read, storage_written);
+    }
+    if (!isnan(s->peak_nprocs))
+        fprintf(out, "  %-16s %10.0f      processes at most, %.0f threads\n", "processes", s->peak_nprocs,
+                s->peak_nthreads);
+    if (!isnan(s->cpu_user_sec))
+        fprintf(out, "  %-16s %10.2f s    user, %.2f s system (clock ticks)\n", "CPU split", s->cpu_user_sec,
+                s->cpu_sys_sec);
+    if (!isnan(s->minor_faults))
+        fprintf(out, "  %-16s %10.0f      minor, %.0f major; context switches %.0f voluntary, %.0f involuntary\n",
+                "page faults", s->minor_faults, s->major_faults, s->voluntary_switches, s->involuntary_switches);
+    if (!isnan(s->net_rx_bytes)) {
+        char received[32], sent[32];
+        format_bytes(s->net_rx_bytes, received, sizeof received);
+        format_bytes(s->net_tx_bytes, sent, sizeof sent);
+        fprintf(out, "  %-16s received %s, sent %s (the whole network namespace)\n", "network", received, sent);
+    }
+}
+
 static void format_iso8601(double epoch, char *buf, size_t cap)
 {
     time_t seconds = (time_t)epoch;
@@ -127,6 +172,7 @@ void summary_print_table(FILE *out, const cli_options *o, const run_result *r)
         fprintf(out, "  %-16s %10.1f MiB  exact, largest single process (%s)\n", "exact peak RSS", s->hwm_rss_mb,
                 s->hwm_scope == RESMON_HWM_WINDOW ? "VmHWM in window" : "VmHWM, process lifetime");
     fprintf(out, "  %-16s %10.1f MiB\n", "mean RSS", s->mean_rss_mb);
+    print_metric_groups(out, s);
     if (!isnan(s->mean_gpu_util))
         fprintf(out, "  %-16s %10.1f %%\n", "mean GPU util", s->mean_gpu_util);
     if (!isnan(s->peak_gpu_mem_mb))
