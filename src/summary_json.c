@@ -112,8 +112,11 @@ int resmon_summary_to_json(const resmon_summary *caller_summary, char *buf, size
     if (isfinite(s->peak_gpu_proc_mem_mb))
         put_double(&w, "peak_gpu_proc_mem_mb", s->peak_gpu_proc_mem_mb);
     for (size_t i = 0; i < rm__metric_field_count; i++) {
+        /* A summary from an older resmon.h ends before these fields: the
+         * zeros it was extended with are not measurements. */
+        int in_callers_struct = rm__metric_fields[i].summary_offset + sizeof(double) <= caller_summary->struct_size;
         double value = rm__summary_metric_value(s, &rm__metric_fields[i]);
-        if (isfinite(value))
+        if (in_callers_struct && isfinite(value))
             put_double(&w, rm__metric_fields[i].summary_key, value);
     }
     put(&w, "}", 1);

@@ -451,7 +451,7 @@ static void counts_round_trip_up_to_uint64_max(void **state)
         s.peak_gpu_mem_mb = s.mean_gpu_util = s.mean_gpu_clock_mhz = s.mean_gpu_power_w = NAN;
         s.hwm_rss_mb = s.gpu_energy_j = s.cpu_energy_j = s.peak_gpu_proc_mem_mb = NAN;
         s.num_samples = counts[i];
-        char text[512], err[128] = "";
+        char text[2048], err[128] = ""; /* room for the metric-group keys, zero (known) here */
         int n = resmon_summary_to_json(&s, text, sizeof text);
         assert_true(n > 0 && (size_t)n < sizeof text);
         resmon_summary back;
