@@ -48,7 +48,7 @@ static int open_temporary(const char *path, char **out_name)
 
 int textfile_check(const char *path)
 {
-    char *name;
+    char *name = NULL;
     int fd = open_temporary(path, &name);
     if (fd < 0)
         return fd;
@@ -60,7 +60,7 @@ int textfile_check(const char *path)
 
 int textfile_write(const char *path, const char *text, size_t len)
 {
-    char *name;
+    char *name = NULL;
     int fd = open_temporary(path, &name);
     if (fd < 0)
         return fd;
