@@ -82,6 +82,8 @@ void rm__process_metrics_close(rm__process_metrics *pm)
 
 void rm__metrics_start_reading(rm__metrics *m, int baseline)
 {
+    if (!m->groups)
+        return; /* the default: a sample costs what it did before the groups */
     if (baseline)
         for (size_t c = 0; c < RM__COUNTER_COUNT; c++) {
             m->counted[c] = 0;
@@ -196,6 +198,8 @@ static int read_counters(rm__metrics *m, rm__process_metrics *pm, int dir_fd, ui
 void rm__metrics_read_process(rm__metrics *m, rm__process_metrics *pm, int dir_fd, uint64_t boot_ns, int baseline)
 {
     if (!m->groups)
+        return; /* the default: a sample costs what it did before the groups */
+    if (!m->groups)
         return;
     uint64_t now[RM__COUNTER_COUNT] = {0};
     unsigned read_groups = 0;
@@ -216,6 +220,8 @@ void rm__metrics_read_process(rm__metrics *m, rm__process_metrics *pm, int dir_f
 
 void rm__metrics_add_last_seen(rm__metrics *m, const rm__process_metrics *pm)
 {
+    if (!m->groups)
+        return; /* the default: a sample costs what it did before the groups */
     if (!pm->primed)
         return;
     m->processes++;
@@ -227,6 +233,8 @@ void rm__metrics_add_last_seen(rm__metrics *m, const rm__process_metrics *pm)
 
 void rm__metrics_settle_reaped(rm__metrics *m, const rm__process_metrics *pm)
 {
+    if (!m->groups)
+        return; /* the default: a sample costs what it did before the groups */
     if (!pm->primed)
         return;
     for (size_t c = 0; c < RM__COUNTER_COUNT; c++)
@@ -236,6 +244,8 @@ void rm__metrics_settle_reaped(rm__metrics *m, const rm__process_metrics *pm)
 
 void rm__metrics_finish_reading(rm__metrics *m, int baseline)
 {
+    if (!m->groups)
+        return; /* the default: a sample costs what it did before the groups */
     for (size_t c = 0; c < RM__COUNTER_COUNT; c++)
         if (m->counted[c] > 0 && (uint64_t)m->counted[c] > m->reported[c])
             m->reported[c] = (uint64_t)m->counted[c];

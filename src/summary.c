@@ -73,7 +73,8 @@ void rm__summary_acc_add(rm__summary_acc *acc, const resmon_sample *s, double cp
     acc->previous_timestamp = s->timestamp;
     if (!isnan(s->gpu_proc_mem_mb) && !(s->gpu_proc_mem_mb <= acc->peak_gpu_proc_mem_mb))
         acc->peak_gpu_proc_mem_mb = s->gpu_proc_mem_mb;
-    add_metric_fields(&acc->metrics, s);
+    if (acc->metrics_on)
+        add_metric_fields(&acc->metrics, s);
     if (!isnan(s->gpu_mem_mb)) {
         if (acc->gpu_mem_count == 0 || s->gpu_mem_mb > acc->peak_gpu_mem_mb)
             acc->peak_gpu_mem_mb = s->gpu_mem_mb;

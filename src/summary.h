@@ -33,6 +33,7 @@ typedef struct rm__summary_acc {
     double cpu_energy_j;
     double peak_gpu_proc_mem_mb;
     resmon_summary metrics; /* only its metric-group fields (metric_fields.h) */
+    int metrics_on;         /* some metric group is on: fold the fields (else they stay NAN) */
 } rm__summary_acc;
 
 void rm__summary_acc_reset(rm__summary_acc *acc);

@@ -46,6 +46,7 @@ static void metric_groups_fold_into_peaks_and_totals(void **state)
     (void)state;
     rm__summary_acc acc;
     rm__summary_acc_reset(&acc);
+    acc.metrics_on = 1; /* as the monitor sets it when resmon_options.metrics has a group */
     const double pss[] = {10, 250, NAN, 40};
     const double wchar[] = {0, 4096, 8192, NAN};
     const double nprocs[] = {1, 5, 3, 2};
