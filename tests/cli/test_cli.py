@@ -29,6 +29,15 @@ def resmon(*args, timeout=60, **kw):
     return subprocess.run([RESMON, *args], capture_output=True, text=True, timeout=timeout, **kw)
 
 
+
+# The samples file's columns without a GPU: the base four, then the metric
+# groups the command collects by default (issue 11 B), in the command's order.
+BASE_COLUMNS = ["timestamp", "elapsed_sec", "cpu_percent", "rss_mb"]
+METRIC_COLUMNS = ["vmem_mb", "pss_mb", "swap_mb", "rchar", "wchar", "read_bytes", "write_bytes", "syscr",
+                  "syscw", "nprocs", "nthreads", "user_sec", "sys_sec", "minflt", "majflt", "vol_ctxsw",
+                  "invol_ctxsw", "rx_bytes", "tx_bytes", "rx_packets", "tx_packets"]
+SAMPLE_COLUMNS = BASE_COLUMNS + METRIC_COLUMNS
+
 class Tmp(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.TemporaryDirectory(prefix="resmon-cli-")
@@ -524,7 +533,7 @@ class Outputs(Tmp):
         with open(self.path("s.csv")) as f:
             rows = list(csv.DictReader(f))
         self.assertEqual(len(rows), s["num_samples"])
-        self.assertEqual(list(rows[0].keys()), ["timestamp", "elapsed_sec", "cpu_percent", "rss_mb"])
+        self.assertEqual(list(rows[0].keys()), SAMPLE_COLUMNS)
         self.assertEqual(float(rows[0]["elapsed_sec"]), 0.0)
         self.assertEqual(float(rows[0]["cpu_percent"]), 0.0)
         times = [float(r["timestamp"]) for r in rows]
@@ -537,7 +546,7 @@ class Outputs(Tmp):
         with open(self.path("s.jsonl")) as f:
             rows = [json.loads(line) for line in f]
         self.assertEqual(len(rows), s["num_samples"])
-        self.assertEqual(set(rows[0]), {"timestamp", "elapsed_sec", "cpu_percent", "rss_mb"})
+        self.assertEqual(set(rows[0]), set(SAMPLE_COLUMNS))
         self.assertGreaterEqual(max(r["rss_mb"] for r in rows), 64)
 
     def test_summary_parses_with_the_library_and_has_the_run_keys(self):
@@ -661,7 +670,7 @@ class Gpu(Tmp):
         r = resmon("-q", "-s", self.path("s.csv"), "-o", self.path("s.json"), "--", "true", env=env)
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(self.path("s.csv")) as f:
-            self.assertEqual(f.readline().strip(), "timestamp,elapsed_sec,cpu_percent,rss_mb")
+            self.assertEqual(f.readline().strip(), ",".join(SAMPLE_COLUMNS))
         self.assertEqual(self.summary()["gpus"], [])
         self.assertIsNone(self.summary()["mean_gpu_util"])
 
@@ -792,9 +801,9 @@ class FilesAreNeverDamaged(Tmp):
             lines = data.decode().splitlines()
             self.assertGreater(len(lines), 10)
             if name.endswith(".csv"):
-                self.assertTrue(all(len(line.split(",")) == 4 for line in lines), lines[-1])
+                self.assertTrue(all(len(line.split(",")) == len(SAMPLE_COLUMNS) for line in lines), lines[-1])
             else:
-                self.assertTrue(all(len(json.loads(line)) == 4 for line in lines))
+                self.assertTrue(all(len(json.loads(line)) == len(SAMPLE_COLUMNS) for line in lines))
 
 
 class OutputChecks(Tmp):
