@@ -24,6 +24,14 @@ typedef enum metric_type { METRIC_GAUGE, METRIC_COUNTER } metric_type;
  * (NULL when no sample was taken).  NAN leaves the series out. */
 typedef double (*metric_value)(const resmon_summary *s, const resmon_sample *last);
 
+/* A metric-group field of the summary (resmon_options.metrics), times a scale
+ * to its base unit.  A summary from an older resmon.h ends before these
+ * fields; its zero-extended copies are not measurements and are left out. */
+typedef struct summary_field {
+    size_t offset; /* 0: the metric has a metric_value instead */
+    double scale;
+} summary_field;
+
 typedef struct metric {
     /* The family name.  For a counter the series adds "_total" (and so does
      * the family in text 0.0.4, which has no separate family name). */
@@ -33,7 +41,13 @@ typedef struct metric {
     const char *help; /* fixed text: no backslash, quote or newline to escape */
     metric_value value;
     int integer;      /* written without a fraction (counts) */
+    summary_field field; /* when value is NULL */
 } metric;
+
+#define FROM_FUNCTION(function, integer) function, integer, {0, 0}
+#define FROM_SUMMARY(summary_field_name, to_base_unit) \
+    NULL, 0, {offsetof(resmon_summary, summary_field_name), (to_base_unit)}
+#define COUNT_FROM_SUMMARY(summary_field_name) NULL, 1, {offsetof(resmon_summary, summary_field_name), 1.0}
 
 #define LAST(field) (last ? last->field : NAN)
 
@@ -56,24 +70,61 @@ static double gpu_joules(const resmon_summary *s, const resmon_sample *last) { (
 static double cpu_joules(const resmon_summary *s, const resmon_sample *last) { (void)last; return s->cpu_energy_j; }
 
 static const metric metrics[] = {
-    {"resmon_cpu_seconds", METRIC_COUNTER, "seconds", "CPU time of the monitored processes in the window.", cpu_seconds, 0},
-    {"resmon_cpu_utilization_ratio", METRIC_GAUGE, "ratio", "CPU time over wall time at the latest sample (1 = one core busy).", cpu_ratio, 0},
-    {"resmon_resident_memory_bytes", METRIC_GAUGE, "bytes", "Resident memory at the latest sample.", rss_bytes, 0},
-    {"resmon_resident_memory_max_bytes", METRIC_GAUGE, "bytes", "Largest sampled resident memory in the window so far.", rss_max_bytes, 0},
-    {"resmon_resident_memory_mean_bytes", METRIC_GAUGE, "bytes", "Mean sampled resident memory in the window so far.", rss_mean_bytes, 0},
-    {"resmon_resident_memory_exact_max_bytes", METRIC_GAUGE, "bytes", "Exact peak resident memory from the kernel's high-water mark (largest single process).", rss_exact_max_bytes, 0},
-    {"resmon_samples", METRIC_COUNTER, NULL, "Samples taken in the window.", samples, 1},
-    {"resmon_skipped_slots", METRIC_COUNTER, NULL, "Schedule slots missed because the sampler ran late.", skipped_slots, 1},
-    {"resmon_window_duration_seconds", METRIC_GAUGE, "seconds", "Time from the window's first sample to its latest.", duration, 0},
-    {"resmon_gpu_utilization_ratio", METRIC_GAUGE, "ratio", "GPU utilization at the latest sample.", gpu_ratio, 0},
-    {"resmon_gpu_memory_used_bytes", METRIC_GAUGE, "bytes", "GPU memory in use at the latest sample.", gpu_mem_bytes, 0},
-    {"resmon_gpu_memory_used_max_bytes", METRIC_GAUGE, "bytes", "Largest sampled GPU memory in use in the window so far.", gpu_mem_max_bytes, 0},
-    {"resmon_gpu_process_memory_bytes", METRIC_GAUGE, "bytes", "GPU memory of the monitored processes at the latest sample.", gpu_proc_mem_bytes, 0},
-    {"resmon_gpu_clock_hertz", METRIC_GAUGE, "hertz", "GPU clock at the latest sample.", gpu_hertz, 0},
-    {"resmon_gpu_power_watts", METRIC_GAUGE, "watts", "GPU power draw at the latest sample.", gpu_watts, 0},
-    {"resmon_gpu_energy_joules", METRIC_COUNTER, "joules", "GPU energy in the window.", gpu_joules, 0},
-    {"resmon_cpu_energy_joules", METRIC_COUNTER, "joules", "CPU package energy (RAPL) in the window.", cpu_joules, 0},
+    {"resmon_cpu_seconds", METRIC_COUNTER, "seconds", "CPU time of the monitored processes in the window.", FROM_FUNCTION(cpu_seconds, 0)},
+    {"resmon_cpu_utilization_ratio", METRIC_GAUGE, "ratio", "CPU time over wall time at the latest sample (1 = one core busy).", FROM_FUNCTION(cpu_ratio, 0)},
+    {"resmon_resident_memory_bytes", METRIC_GAUGE, "bytes", "Resident memory at the latest sample.", FROM_FUNCTION(rss_bytes, 0)},
+    {"resmon_resident_memory_max_bytes", METRIC_GAUGE, "bytes", "Largest sampled resident memory in the window so far.", FROM_FUNCTION(rss_max_bytes, 0)},
+    {"resmon_resident_memory_mean_bytes", METRIC_GAUGE, "bytes", "Mean sampled resident memory in the window so far.", FROM_FUNCTION(rss_mean_bytes, 0)},
+    {"resmon_resident_memory_exact_max_bytes", METRIC_GAUGE, "bytes", "Exact peak resident memory from the kernel's high-water mark (largest single process).", FROM_FUNCTION(rss_exact_max_bytes, 0)},
+    {"resmon_samples", METRIC_COUNTER, NULL, "Samples taken in the window.", FROM_FUNCTION(samples, 1)},
+    {"resmon_skipped_slots", METRIC_COUNTER, NULL, "Schedule slots missed because the sampler ran late.", FROM_FUNCTION(skipped_slots, 1)},
+    {"resmon_window_duration_seconds", METRIC_GAUGE, "seconds", "Time from the window's first sample to its latest.", FROM_FUNCTION(duration, 0)},
+    {"resmon_gpu_utilization_ratio", METRIC_GAUGE, "ratio", "GPU utilization at the latest sample.", FROM_FUNCTION(gpu_ratio, 0)},
+    {"resmon_gpu_memory_used_bytes", METRIC_GAUGE, "bytes", "GPU memory in use at the latest sample.", FROM_FUNCTION(gpu_mem_bytes, 0)},
+    {"resmon_gpu_memory_used_max_bytes", METRIC_GAUGE, "bytes", "Largest sampled GPU memory in use in the window so far.", FROM_FUNCTION(gpu_mem_max_bytes, 0)},
+    {"resmon_gpu_process_memory_bytes", METRIC_GAUGE, "bytes", "GPU memory of the monitored processes at the latest sample.", FROM_FUNCTION(gpu_proc_mem_bytes, 0)},
+    {"resmon_gpu_clock_hertz", METRIC_GAUGE, "hertz", "GPU clock at the latest sample.", FROM_FUNCTION(gpu_hertz, 0)},
+    {"resmon_gpu_power_watts", METRIC_GAUGE, "watts", "GPU power draw at the latest sample.", FROM_FUNCTION(gpu_watts, 0)},
+    {"resmon_gpu_energy_joules", METRIC_COUNTER, "joules", "GPU energy in the window.", FROM_FUNCTION(gpu_joules, 0)},
+    {"resmon_cpu_energy_joules", METRIC_COUNTER, "joules", "CPU package energy (RAPL) in the window.", FROM_FUNCTION(cpu_joules, 0)},
+    /* The metric groups (resmon_options.metrics); sums over the monitored
+     * processes, totals counted from the window's start. */
+    {"resmon_cpu_user_seconds", METRIC_COUNTER, "seconds", "CPU time in user mode in the window.", FROM_SUMMARY(cpu_user_sec, 1.0)},
+    {"resmon_cpu_system_seconds", METRIC_COUNTER, "seconds", "CPU time in kernel mode in the window.", FROM_SUMMARY(cpu_sys_sec, 1.0)},
+    {"resmon_virtual_memory_max_bytes", METRIC_GAUGE, "bytes", "Largest sampled virtual memory size in the window so far.", FROM_SUMMARY(peak_vmem_mb, RM__BYTES_PER_MIB)},
+    {"resmon_proportional_memory_max_bytes", METRIC_GAUGE, "bytes", "Largest sampled proportional set size (PSS: shared pages split among their users) in the window so far.", FROM_SUMMARY(peak_pss_mb, RM__BYTES_PER_MIB)},
+    {"resmon_swap_memory_max_bytes", METRIC_GAUGE, "bytes", "Largest sampled swapped-out memory in the window so far.", FROM_SUMMARY(peak_swap_mb, RM__BYTES_PER_MIB)},
+    {"resmon_processes_max", METRIC_GAUGE, NULL, "Largest sampled number of monitored processes in the window so far.", COUNT_FROM_SUMMARY(peak_nprocs)},
+    {"resmon_threads_max", METRIC_GAUGE, NULL, "Largest sampled number of threads of the monitored processes in the window so far.", COUNT_FROM_SUMMARY(peak_nthreads)},
+    {"resmon_io_read_bytes", METRIC_COUNTER, "bytes", "Bytes read through read-like system calls, page cache hits included (rchar).", FROM_SUMMARY(io_rchar, 1.0)},
+    {"resmon_io_write_bytes", METRIC_COUNTER, "bytes", "Bytes written through write-like system calls, page cache included (wchar).", FROM_SUMMARY(io_wchar, 1.0)},
+    {"resmon_io_storage_read_bytes", METRIC_COUNTER, "bytes", "Bytes fetched from the storage layer (read_bytes).", FROM_SUMMARY(io_read_bytes, 1.0)},
+    {"resmon_io_storage_write_bytes", METRIC_COUNTER, "bytes", "Bytes sent to the storage layer (write_bytes).", FROM_SUMMARY(io_write_bytes, 1.0)},
+    {"resmon_io_read_syscalls", METRIC_COUNTER, NULL, "Read-like system calls (syscr).", COUNT_FROM_SUMMARY(io_syscr)},
+    {"resmon_io_write_syscalls", METRIC_COUNTER, NULL, "Write-like system calls (syscw).", COUNT_FROM_SUMMARY(io_syscw)},
+    {"resmon_minor_page_faults", METRIC_COUNTER, NULL, "Page faults served without I/O.", COUNT_FROM_SUMMARY(minor_faults)},
+    {"resmon_major_page_faults", METRIC_COUNTER, NULL, "Page faults that needed I/O.", COUNT_FROM_SUMMARY(major_faults)},
+    {"resmon_voluntary_context_switches", METRIC_COUNTER, NULL, "Context switches because a thread waited.", COUNT_FROM_SUMMARY(voluntary_switches)},
+    {"resmon_involuntary_context_switches", METRIC_COUNTER, NULL, "Context switches because a thread was preempted.", COUNT_FROM_SUMMARY(involuntary_switches)},
+    {"resmon_network_receive_bytes", METRIC_COUNTER, "bytes", "Bytes received by every interface of the monitored process's network namespace, not by the process alone.", FROM_SUMMARY(net_rx_bytes, 1.0)},
+    {"resmon_network_transmit_bytes", METRIC_COUNTER, "bytes", "Bytes sent by every interface of the monitored process's network namespace, not by the process alone.", FROM_SUMMARY(net_tx_bytes, 1.0)},
+    {"resmon_network_receive_packets", METRIC_COUNTER, NULL, "Packets received by every interface of the monitored process's network namespace, not by the process alone.", COUNT_FROM_SUMMARY(net_rx_packets)},
+    {"resmon_network_transmit_packets", METRIC_COUNTER, NULL, "Packets sent by every interface of the monitored process's network namespace, not by the process alone.", COUNT_FROM_SUMMARY(net_tx_packets)},
 };
+
+/* A metric's value, NAN when unknown -- including a summary field that the
+ * caller's resmon_summary (callers_size bytes) does not have. */
+static double metric_value_of(const metric *mt, const resmon_summary *s, const resmon_sample *last,
+                              size_t callers_size)
+{
+    if (mt->value)
+        return mt->value(s, last);
+    if (mt->field.offset + sizeof(double) > callers_size)
+        return NAN;
+    double value;
+    memcpy(&value, (const char *)s + mt->field.offset, sizeof value);
+    return value * mt->field.scale;
+}
 
 /* Appends with snprintf semantics: counts everything, writes what fits. */
 typedef struct writer {
@@ -215,7 +266,7 @@ int resmon_exposition_render(const resmon_summary *summary, const resmon_sample 
         return rc;
     writer w = {buf, cap, 0};
     for (size_t i = 0; i < sizeof metrics / sizeof metrics[0]; i++) {
-        double value = metrics[i].value(&own_summary, last ? &own_last : NULL);
+        double value = metric_value_of(&metrics[i], &own_summary, last ? &own_last : NULL, summary->struct_size);
         if (isfinite(value))
             put_metric(&w, &metrics[i], value, format, labels, label_count);
     }

@@ -28,6 +28,14 @@ static resmon_summary cpu_only_summary(void)
     s.cpu_energy_j = NAN;
     s.peak_gpu_proc_mem_mb = NAN;
     s.skipped_slots = 3;
+    /* no metric group asked for */
+    double *groups[] = {&s.peak_vmem_mb, &s.peak_pss_mb, &s.peak_swap_mb, &s.io_rchar, &s.io_wchar,
+                        &s.io_read_bytes, &s.io_write_bytes, &s.io_syscr, &s.io_syscw, &s.peak_nprocs,
+                        &s.peak_nthreads, &s.cpu_user_sec, &s.cpu_sys_sec, &s.minor_faults, &s.major_faults,
+                        &s.voluntary_switches, &s.involuntary_switches, &s.net_rx_bytes, &s.net_tx_bytes,
+                        &s.net_rx_packets, &s.net_tx_packets};
+    for (size_t i = 0; i < sizeof groups / sizeof *groups; i++)
+        *groups[i] = NAN;
     return s;
 }
 
@@ -134,6 +142,94 @@ static void gpu_and_energy_in_base_units(void **state)
     ASSERT_CONTAINS(text, "# TYPE resmon_gpu_energy_joules_total counter\nresmon_gpu_energy_joules_total 12.5\n");
     ASSERT_CONTAINS(text, "\nresmon_cpu_energy_joules_total 3.0\n");
     ASSERT_CONTAINS(text, "\nresmon_resident_memory_exact_max_bytes 3145728.0\n");
+    free(text);
+}
+
+static resmon_summary summary_with_metric_groups(void)
+{
+    resmon_summary s = cpu_only_summary();
+    s.peak_vmem_mb = 100;
+    s.peak_pss_mb = 1.5;
+    s.peak_swap_mb = 0;
+    s.io_rchar = 4096;
+    s.io_wchar = 8192;
+    s.io_read_bytes = 0;
+    s.io_write_bytes = 12288;
+    s.io_syscr = 3;
+    s.io_syscw = 5;
+    s.peak_nprocs = 4;
+    s.peak_nthreads = 9;
+    s.cpu_user_sec = 1.25;
+    s.cpu_sys_sec = 0.25;
+    s.minor_faults = 1000;
+    s.major_faults = 2;
+    s.voluntary_switches = 70;
+    s.involuntary_switches = 11;
+    s.net_rx_bytes = 1e10; /* past 2^32: a long-lived namespace */
+    s.net_tx_bytes = 2000;
+    s.net_rx_packets = 30;
+    s.net_tx_packets = 40;
+    return s;
+}
+
+static void metric_groups_in_base_units_with_prometheus_names(void **state)
+{
+    (void)state;
+    resmon_summary s = summary_with_metric_groups();
+    char *text = render(&s, NULL, RESMON_EXPOSITION_PROMETHEUS, NULL, 0);
+    ASSERT_CONTAINS(text, "# TYPE resmon_cpu_user_seconds_total counter\nresmon_cpu_user_seconds_total 1.25\n");
+    ASSERT_CONTAINS(text, "\nresmon_cpu_system_seconds_total 0.25\n");
+    ASSERT_CONTAINS(text, "# TYPE resmon_virtual_memory_max_bytes gauge\nresmon_virtual_memory_max_bytes 104857600.0\n");
+    ASSERT_CONTAINS(text, "\nresmon_proportional_memory_max_bytes 1572864.0\n");
+    ASSERT_CONTAINS(text, "\nresmon_swap_memory_max_bytes 0.0\n"); /* known zero is a value */
+    ASSERT_CONTAINS(text, "# TYPE resmon_processes_max gauge\nresmon_processes_max 4\n");
+    ASSERT_CONTAINS(text, "\nresmon_threads_max 9\n");
+    ASSERT_CONTAINS(text, "# TYPE resmon_io_read_bytes_total counter\nresmon_io_read_bytes_total 4096.0\n");
+    ASSERT_CONTAINS(text, "\nresmon_io_write_bytes_total 8192.0\n");
+    ASSERT_CONTAINS(text, "\nresmon_io_storage_read_bytes_total 0.0\n");
+    ASSERT_CONTAINS(text, "\nresmon_io_storage_write_bytes_total 12288.0\n");
+    ASSERT_CONTAINS(text, "\nresmon_io_read_syscalls_total 3\n");
+    ASSERT_CONTAINS(text, "\nresmon_io_write_syscalls_total 5\n");
+    ASSERT_CONTAINS(text, "\nresmon_minor_page_faults_total 1000\n");
+    ASSERT_CONTAINS(text, "\nresmon_major_page_faults_total 2\n");
+    ASSERT_CONTAINS(text, "\nresmon_voluntary_context_switches_total 70\n");
+    ASSERT_CONTAINS(text, "\nresmon_involuntary_context_switches_total 11\n");
+    ASSERT_CONTAINS(text, "\nresmon_network_receive_bytes_total 10000000000.0\n");
+    ASSERT_CONTAINS(text, "\nresmon_network_transmit_bytes_total 2000.0\n");
+    ASSERT_CONTAINS(text, "\nresmon_network_receive_packets_total 30\n");
+    ASSERT_CONTAINS(text, "\nresmon_network_transmit_packets_total 40\n");
+    ASSERT_CONTAINS(text, "# HELP resmon_network_receive_bytes_total Bytes received by every interface of the "
+                          "monitored process's network namespace");
+    free(text);
+
+    text = render(&s, NULL, RESMON_EXPOSITION_OPENMETRICS, NULL, 0);
+    ASSERT_CONTAINS(text, "# TYPE resmon_io_read_bytes counter\n# UNIT resmon_io_read_bytes bytes\n");
+    ASSERT_CONTAINS(text, "# TYPE resmon_processes_max gauge\n# HELP resmon_processes_max ");
+    free(text);
+
+    /* A group not asked for (NAN) leaves its series out, the others stay. */
+    s.peak_pss_mb = NAN;
+    s.net_rx_bytes = NAN;
+    text = render(&s, NULL, RESMON_EXPOSITION_PROMETHEUS, NULL, 0);
+    ASSERT_LACKS(text, "proportional");
+    ASSERT_LACKS(text, "network_receive_bytes");
+    ASSERT_CONTAINS(text, "\nresmon_network_transmit_bytes_total 2000.0\n");
+    ASSERT_LACKS(text, "NaN");
+    free(text);
+}
+
+/* A caller built against the 0.3 resmon.h has no metric-group fields: the
+ * zeros they are extended with are not measurements. */
+static void an_older_summary_has_no_metric_group_series(void **state)
+{
+    (void)state;
+    resmon_summary s = summary_with_metric_groups();
+    s.struct_size = offsetof(resmon_summary, hwm_error) + sizeof s.hwm_error;
+    char *text = render(&s, NULL, RESMON_EXPOSITION_PROMETHEUS, NULL, 0);
+    ASSERT_CONTAINS(text, "\nresmon_cpu_seconds_total 1.5\n");
+    ASSERT_LACKS(text, "io_");
+    ASSERT_LACKS(text, "resmon_processes_max");
+    ASSERT_LACKS(text, "user_seconds");
     free(text);
 }
 
@@ -292,7 +388,8 @@ static void a_monitor_renders_its_latest_sample_and_summary(void **state)
 {
     (void)state;
     /* A ring of 3 wraps several times, so "latest" must follow the ring. */
-    resmon_options opts = {.struct_size = sizeof(resmon_options), .sample_interval_sec = 0.002, .max_samples = 3};
+    resmon_options opts = {.struct_size = sizeof(resmon_options), .sample_interval_sec = 0.002, .max_samples = 3,
+                           .metrics = RESMON_METRIC_IO | RESMON_METRIC_COUNTS | RESMON_METRIC_CPU_SPLIT};
     resmon_monitor *m = test_monitor_new(&opts);
     assert_non_null(m);
     assert_int_equal(resmon_monitor_start(m), 0);
@@ -315,6 +412,11 @@ static void a_monitor_renders_its_latest_sample_and_summary(void **state)
     ASSERT_DOUBLE_EQ(series_value(text, "resmon_resident_memory_max_bytes"), s.peak_rss_mb * 1048576.0);
     ASSERT_DOUBLE_EQ(series_value(text, "resmon_cpu_seconds_total"), s.cpu_time_sec);
     ASSERT_DOUBLE_EQ(series_value(text, "resmon_samples_total"), (double)s.num_samples);
+    ASSERT_DOUBLE_EQ(series_value(text, "resmon_io_read_bytes_total"), s.io_rchar);
+    ASSERT_DOUBLE_EQ(series_value(text, "resmon_cpu_user_seconds_total"), s.cpu_user_sec);
+    ASSERT_DOUBLE_EQ(series_value(text, "resmon_threads_max"), s.peak_nthreads);
+    assert_true(s.peak_nthreads >= 2); /* this thread and the sampler's */
+    ASSERT_LACKS(text, "proportional"); /* a group not asked for */
     assert_int_equal(resmon_monitor_exposition(NULL, 0, NULL, 0, text, sizeof text), -EINVAL);
     resmon_monitor_free(m);
 }
@@ -325,6 +427,8 @@ int main(void)
         cmocka_unit_test(prometheus_text_has_help_type_and_base_units),
         cmocka_unit_test(unknown_fields_are_left_out),
         cmocka_unit_test(gpu_and_energy_in_base_units),
+        cmocka_unit_test(metric_groups_in_base_units_with_prometheus_names),
+        cmocka_unit_test(an_older_summary_has_no_metric_group_series),
         cmocka_unit_test(openmetrics_has_units_families_and_eof),
         cmocka_unit_test(label_values_are_escaped),
         cmocka_unit_test(invalid_labels_are_refused),

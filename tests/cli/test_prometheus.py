@@ -324,6 +324,14 @@ class Endpoint(Tmp):
         # the exact peak from wait4, known only after the end
         exact = [l for l in text.splitlines() if l.startswith("resmon_resident_memory_exact_max_bytes{")]
         self.assertEqual(float(exact[0].rsplit(" ", 1)[1]), s["exact_peak_rss_mb"] * 1048576)
+        # the metric groups the command collects by default, in base units
+        def series(name):
+            [line] = [l for l in text.splitlines() if l.startswith(name + "{")]
+            return float(line.rsplit(" ", 1)[1])
+        self.assertEqual(series("resmon_io_write_bytes_total"), s["io_wchar"])
+        self.assertEqual(series("resmon_processes_max"), s["peak_nprocs"])
+        self.assertAlmostEqual(series("resmon_cpu_user_seconds_total"), s["cpu_user_sec"], places=9)
+        self.assertAlmostEqual(series("resmon_proportional_memory_max_bytes"), s["peak_pss_mb"] * 1048576, places=3)
         run.proc.send_signal(signal.SIGINT)  # cuts the linger short
         self.assertEqual(run.proc.wait(timeout=10), 0)
 
