@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import numbers
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from types import TracebackType
 
@@ -44,9 +45,14 @@ class ResourceMonitor:
         gpu: resmon only: a built-in GPU backend instead of a Python profiler:
             "auto", "all", "nvml:0", "nvml:GPU-<uuid>", "amd:0", "intel:0"
             (see list_gpus()).
+        metrics: resmon only: metric groups to read at each sample besides
+            CPU and RSS, filling the summary's optional fields: "all", or an
+            iterable of "io", "memory_detail" (vmem, PSS, swap), "counts",
+            "cpu_split", "faults", "network".  Each costs a few /proc reads
+            per process per sample; None reads none.
 
     Raises:
-        ValueError: A bad interval, pid, max_samples or GPU spec, or both
+        ValueError: A bad interval, pid, max_samples, metric group or GPU spec, or both
             gpu_profiler and gpu.
         OSError: The library failed (errno and resmon's message), e.g. the
             GPU named by ``gpu`` cannot be opened.
@@ -61,6 +67,7 @@ class ResourceMonitor:
         include_children: bool = False,
         max_samples: int | None = None,
         gpu: str | None = None,
+        metrics: str | Iterable[str] | None = None,
     ) -> None:
         self._interval = _checked_interval(sample_interval_sec)
         self._gpu_profiler = gpu_profiler
@@ -78,7 +85,7 @@ class ResourceMonitor:
                 isinstance(max_samples, bool) or not isinstance(max_samples, int) or max_samples <= 0):
             raise ValueError(f"max_samples must be a positive integer or None, got {max_samples!r}")
         self._monitor = _resmon.Monitor(self._interval, gpu_profiler, gpu, pid or 0, bool(include_children),
-                                        max_samples or 0)
+                                        max_samples or 0, _metric_bits(metrics))
 
     def __enter__(self) -> ResourceMonitor:
         """Start background sampling; the first sample is taken before this returns."""
@@ -117,6 +124,27 @@ def _sample(timestamp: float, cpu_percent: float, rss_mb: float, gpu_util: float
     return ResourceSample(timestamp=timestamp, cpu_percent=cpu_percent, rss_mb=rss_mb, gpu_util=gpu_util,
                           gpu_mem_mb=gpu_mem_mb, gpu_clock_mhz=gpu_clock_mhz, gpu_power_w=gpu_power_w,
                           gpu_proc_mem_mb=gpu_proc_mem_mb)
+
+
+def _metric_bits(metrics: str | Iterable[str] | None) -> int:
+    if metrics is None:
+        return 0
+    groups = _resmon.METRIC_GROUPS
+    if metrics == "all":
+        return sum(groups.values())
+    if isinstance(metrics, str):  # one name, not its letters
+        metrics = (metrics,)
+    try:
+        names = list(metrics)
+    except TypeError:
+        raise ValueError(f"metrics must be 'all' or an iterable of {sorted(groups)}, got {metrics!r}") from None
+    unknown = [name for name in names if not isinstance(name, str) or name not in groups]
+    if unknown:
+        raise ValueError(f"unknown metric group(s) {unknown!r}: choose from {sorted(groups)} or 'all'")
+    bits = 0
+    for name in names:
+        bits |= groups[name]
+    return bits
 
 
 def _checked_interval(value: object) -> float:

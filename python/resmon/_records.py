@@ -77,6 +77,25 @@ class ResourceSummary:
             "integrated" (power integrated over the samples).
         cpu_energy_j: CPU package energy from RAPL, joules (usually root only).
         peak_gpu_proc_mem_mb: Peak GPU memory of the monitored processes.
+
+    The rest come from the metric groups (``ResourceMonitor(metrics=...)``),
+    summed over the monitored processes; None when the group was off.
+    Totals count from the window's start.
+
+        peak_vmem_mb, peak_pss_mb, peak_swap_mb: Largest sampled virtual
+            memory, proportional set size and swap, MiB ("memory_detail").
+        io_rchar, io_wchar: Bytes through read/write system calls, page cache
+            included; io_read_bytes, io_write_bytes: bytes from and to
+            storage; io_syscr, io_syscw: read and write system calls ("io").
+        peak_nprocs, peak_nthreads: Largest sampled process and thread
+            counts ("counts").
+        cpu_user_sec, cpu_sys_sec: CPU seconds in user and kernel mode
+            ("cpu_split").
+        minor_faults, major_faults, voluntary_switches, involuntary_switches:
+            Page faults and context switches ("faults").
+        net_rx_bytes, net_tx_bytes, net_rx_packets, net_tx_packets: Traffic
+            of the monitored process's whole network namespace, not of the
+            process alone ("network").
     """
 
     peak_rss_mb: float
@@ -98,6 +117,28 @@ class ResourceSummary:
     gpu_energy_source: str | None = None
     cpu_energy_j: float | None = None
     peak_gpu_proc_mem_mb: float | None = None
+    # The metric groups, in src/metric_fields.c's order (the JSON's).
+    peak_vmem_mb: float | None = None
+    peak_pss_mb: float | None = None
+    peak_swap_mb: float | None = None
+    io_rchar: float | None = None
+    io_wchar: float | None = None
+    io_read_bytes: float | None = None
+    io_write_bytes: float | None = None
+    io_syscr: float | None = None
+    io_syscw: float | None = None
+    peak_nprocs: float | None = None
+    peak_nthreads: float | None = None
+    cpu_user_sec: float | None = None
+    cpu_sys_sec: float | None = None
+    minor_faults: float | None = None
+    major_faults: float | None = None
+    voluntary_switches: float | None = None
+    involuntary_switches: float | None = None
+    net_rx_bytes: float | None = None
+    net_tx_bytes: float | None = None
+    net_rx_packets: float | None = None
+    net_tx_packets: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Serialize to a JSON-compatible dictionary.
@@ -142,6 +183,10 @@ class ResourceSummary:
             d["cpu_energy_j"] = float(self.cpu_energy_j)
         if _known(self.peak_gpu_proc_mem_mb):
             d["peak_gpu_proc_mem_mb"] = float(self.peak_gpu_proc_mem_mb)
+        for key in METRIC_GROUP_KEYS:
+            value = getattr(self, key)
+            if _known(value):
+                d[key] = float(value)
         return d
 
     @classmethod
@@ -169,6 +214,10 @@ class ResourceSummary:
             _check_field(key, value)
         return cls(**values)
 
+
+# The metric-group fields: every field after peak_gpu_proc_mem_mb.
+METRIC_GROUP_KEYS = tuple(f.name for f in fields(ResourceSummary))[
+    [f.name for f in fields(ResourceSummary)].index("peak_gpu_proc_mem_mb") + 1:]
 
 _TEXT_FIELDS = {"hwm_scope": ("window", "lifetime"), "gpu_energy_source": ("counter", "integrated")}
 _COUNT_FIELDS = ("num_samples", "skipped_slots")

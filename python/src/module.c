@@ -3,6 +3,7 @@
  * out of C, the GPU list, and module set-up.
  */
 #include "binding.h"
+#include "metric_fields.h"
 
 #include <errno.h>
 #include <math.h>
@@ -94,6 +95,9 @@ PyObject *rmpy_summary_to_dict(const resmon_summary *s)
                  put_name(d, "gpu_energy_source", energy_source_name(s->gpu_energy_source)) ||
                  put_number(d, "cpu_energy_j", s->cpu_energy_j) ||
                  put_number(d, "peak_gpu_proc_mem_mb", s->peak_gpu_proc_mem_mb);
+    for (size_t i = 0; !failed && i < rm__metric_field_count; i++)
+        failed = put_number(d, rm__metric_fields[i].summary_key,
+                            rm__summary_metric_value(s, &rm__metric_fields[i]));
     if (failed)
         Py_CLEAR(d);
     return d;
@@ -182,6 +186,9 @@ static PyObject *summary_to_json(PyObject *module, PyObject *fields)
         get_number(fields, "cpu_energy_j", &s.cpu_energy_j) ||
         get_number(fields, "peak_gpu_proc_mem_mb", &s.peak_gpu_proc_mem_mb))
         return NULL;
+    for (size_t i = 0; i < rm__metric_field_count; i++)
+        if (get_number(fields, rm__metric_fields[i].summary_key, rm__summary_metric(&s, &rm__metric_fields[i])))
+            return NULL;
     s.hwm_scope = (resmon_hwm_scope)hwm_scope;
     s.gpu_energy_source = (resmon_energy_source)energy_source;
     char small[1024];
@@ -270,6 +277,31 @@ static struct PyModuleDef module_definition = {
     .m_methods = module_functions,
 };
 
+/* METRIC_GROUPS: {name: RESMON_METRIC_* bit}, the names ResourceMonitor's
+ * metrics= takes, so the bits are spelled only in resmon.h. */
+static int add_metric_groups(PyObject *module)
+{
+    static const struct {
+        const char *name;
+        unsigned bit;
+    } groups[] = {
+        {"io", RESMON_METRIC_IO},         {"memory_detail", RESMON_METRIC_MEMORY_DETAIL},
+        {"counts", RESMON_METRIC_COUNTS}, {"cpu_split", RESMON_METRIC_CPU_SPLIT},
+        {"faults", RESMON_METRIC_FAULTS}, {"network", RESMON_METRIC_NETWORK},
+    };
+    PyObject *d = PyDict_New();
+    if (!d)
+        return -1;
+    for (size_t i = 0; i < sizeof groups / sizeof *groups; i++)
+        if (put_item(d, groups[i].name, PyLong_FromUnsignedLong(groups[i].bit)) < 0) {
+            Py_DECREF(d);
+            return -1;
+        }
+    int rc = PyModule_AddObjectRef(module, "METRIC_GROUPS", d);
+    Py_DECREF(d);
+    return rc;
+}
+
 PyMODINIT_FUNC PyInit__resmon(void)
 {
     if (PyType_Ready(&rmpy_monitor_type) < 0)
@@ -278,7 +310,8 @@ PyMODINIT_FUNC PyInit__resmon(void)
     if (!module)
         return NULL;
     if (PyModule_AddObjectRef(module, "Monitor", (PyObject *)&rmpy_monitor_type) < 0 ||
-        PyModule_AddStringConstant(module, "library_version", resmon_version_string()) < 0) {
+        PyModule_AddStringConstant(module, "library_version", resmon_version_string()) < 0 ||
+        add_metric_groups(module) < 0) {
         Py_DECREF(module);
         return NULL;
     }

@@ -64,14 +64,16 @@ static int open_builtin_gpu(const char *spec, resmon_gpu **gpu, resmon_options *
 
 static int monitor_init(monitor_object *self, PyObject *args, PyObject *kwargs)
 {
-    static char *keywords[] = {"interval", "profiler", "gpu", "pid", "include_children", "max_samples", NULL};
+    static char *keywords[] = {"interval", "profiler", "gpu", "pid", "include_children", "max_samples", "metrics",
+                               NULL};
     double interval;
     PyObject *profiler = Py_None;
     const char *gpu_spec = NULL;
     int pid = 0, include_children = 0;
     Py_ssize_t max_samples = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "d|Ozipn", keywords, &interval, &profiler, &gpu_spec, &pid,
-                                     &include_children, &max_samples))
+    unsigned int metrics = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "d|OzipnI", keywords, &interval, &profiler, &gpu_spec, &pid,
+                                     &include_children, &max_samples, &metrics))
         return -1;
     if (self->monitor) {
         PyErr_SetString(PyExc_RuntimeError, "Monitor is already initialised");
@@ -90,6 +92,7 @@ static int monitor_init(monitor_object *self, PyObject *args, PyObject *kwargs)
     opts.pid = (pid_t)pid;
     opts.include_children = include_children;
     opts.max_samples = (size_t)max_samples;
+    opts.metrics = metrics; /* bits beyond RESMON_METRIC_ALL: resmon_monitor_new says -EINVAL */
     resmon_gpu_profiler python_profiler;
     resmon_gpu *gpu = NULL;
     if (profiler != Py_None) {

@@ -142,10 +142,27 @@ def test_bad_interval_raises_value_error(interval):
 
 
 @pytest.mark.parametrize("kwargs", [dict(pid=0), dict(pid=-3), dict(pid="1"), dict(max_samples=0),
-                                    dict(max_samples=-1), dict(gpu=3), dict(gpu="auto", gpu_profiler=Profiler())])
+                                    dict(max_samples=-1), dict(gpu=3), dict(gpu="auto", gpu_profiler=Profiler()),
+                                    dict(metrics="everything"), dict(metrics=["io", "pss"]), dict(metrics=3),
+                                    dict(metrics=[["io"]])])
 def test_bad_options_raise_value_error(kwargs):
     with pytest.raises(ValueError):
         ResourceMonitor(**kwargs)
+
+
+def test_only_the_metric_groups_asked_for_are_read():
+    with ResourceMonitor(sample_interval_sec=0.01, metrics={"counts", "cpu_split"}) as mon:
+        sum(i * i for i in range(100_000))
+    s = mon.summary
+    assert s.peak_nprocs == 1 and s.peak_nthreads >= 2
+    assert s.cpu_user_sec is not None and s.cpu_sys_sec is not None
+    assert s.io_rchar is None and s.peak_pss_mb is None and s.net_rx_bytes is None and s.minor_faults is None
+    with ResourceMonitor(sample_interval_sec=0.01, metrics="io") as mon:  # one name, not its letters
+        pass
+    assert mon.summary.io_rchar is not None and mon.summary.peak_nprocs is None
+    with ResourceMonitor(sample_interval_sec=0.01) as mon:
+        pass
+    assert all(getattr(mon.summary, key) is None for key in ("io_rchar", "peak_pss_mb", "cpu_user_sec"))
 
 
 def test_os_errors_carry_errno_and_resmon_message():

@@ -12,6 +12,7 @@ from dataclasses import fields
 import pytest
 
 from resmon import ResourceMonitor, ResourceSummary, _resmon
+from resmon._records import METRIC_GROUP_KEYS
 
 SEED_KEYS = ["peak_rss_mb", "mean_rss_mb", "peak_gpu_mem_mb", "mean_gpu_util", "memory_growth_mb",
              "num_samples", "duration_sec"]
@@ -61,8 +62,32 @@ def test_random_summaries_match() -> None:
             hwm_rss_mb=maybe(),
             hwm_scope=rng.choice(("window", "lifetime")), gpu_energy_j=maybe(),
             gpu_energy_source=rng.choice(("counter", "integrated")), cpu_energy_j=maybe(),
-            peak_gpu_proc_mem_mb=maybe())
+            peak_gpu_proc_mem_mb=maybe(), **{key: maybe() for key in METRIC_GROUP_KEYS})
         assert python_json(summary) == c_json(summary), summary
+
+
+def test_metric_group_keys_are_the_c_librarys() -> None:
+    """The C library's own key list (src/metric_fields.c), in its order."""
+    with ResourceMonitor(sample_interval_sec=0.01, metrics="all") as mon:
+        pass
+    c_keys = list(mon._monitor.summary())  # the binding's dict follows the C list
+    assert tuple(c_keys[c_keys.index("peak_gpu_proc_mem_mb") + 1:]) == METRIC_GROUP_KEYS
+
+
+def test_a_window_with_every_metric_group_matches(tmp_path) -> None:
+    written = 3 * 65536
+    with ResourceMonitor(sample_interval_sec=0.01, metrics="all") as mon:
+        with open(tmp_path / "out", "wb") as f:
+            f.write(b"x" * written)
+    summary = mon.summary
+    for key in METRIC_GROUP_KEYS:
+        assert getattr(summary, key) is not None, key
+    assert summary.io_wchar >= written  # the kernel's wchar counts this write
+    assert summary.peak_nprocs == 1 and summary.peak_nthreads >= 2  # this thread and the sampler
+    assert summary.peak_pss_mb > 0 and summary.peak_vmem_mb >= summary.peak_rss_mb
+    text = python_json(summary)
+    assert text == c_json(summary)
+    assert ResourceSummary.from_dict(json.loads(text)).to_dict() == summary.to_dict()
 
 
 def test_a_real_window_matches() -> None:
