@@ -106,6 +106,20 @@ static ssize_t read_kept_open(int dir_fd, int *fd, const char *name, char *buf, 
     return rm__pread_file(*fd, buf, cap);
 }
 
+/* smaps_rollup is bound to the address space it was opened on: once the
+ * process execs, a kept descriptor reads only an error, never the new
+ * image's memory.  Such a read is retried once on a fresh descriptor. */
+static ssize_t read_smaps_rollup(int dir_fd, int *fd, char *buf, size_t cap)
+{
+    ssize_t n = read_kept_open(dir_fd, fd, "smaps_rollup", buf, cap);
+    if (n < 0 && *fd >= 0) {
+        close(*fd);
+        *fd = -1;
+        n = read_kept_open(dir_fd, fd, "smaps_rollup", buf, cap);
+    }
+    return n;
+}
+
 /* Context switches are counted per thread (status shows the main thread's
  * only): the sum over the threads alive now.  A thread's last switches
  * before it ended are lost (the kernel keeps them only for getrusage). */
@@ -169,7 +183,7 @@ static int read_counters(rm__metrics *m, rm__process_metrics *pm, int dir_fd, ui
             *read_groups |= RESMON_METRIC_FAULTS;
         if (m->groups & RESMON_METRIC_MEMORY_DETAIL && st.state != 'Z' &&
             (baseline || !pm->smaps_known || boot_ns - pm->smaps_read_ns >= m->detail_interval_ns)) {
-            n = read_kept_open(dir_fd, &pm->smaps_fd, "smaps_rollup", text, sizeof text);
+            n = read_smaps_rollup(dir_fd, &pm->smaps_fd, text, sizeof text);
             if (n >= 0 && rm__parse_status_kb(text, (size_t)n, "Pss", &pm->pss_kb) == 0 &&
                 rm__parse_status_kb(text, (size_t)n, "Swap", &pm->swap_kb) == 0) {
                 pm->smaps_known = 1;

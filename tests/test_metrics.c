@@ -233,6 +233,75 @@ static void pss_splits_pages_shared_by_forked_children(void **state)
     ASSERT_BETWEEN(s.peak_swap_mb, 0, SHARED_MB);
 }
 
+#define EXEC_HOLD_MB 64
+
+/* The image a child execs in pss_follows_the_image_after_exec: touches
+ * EXEC_HOLD_MB, says so on ready_fd, waits to be killed. */
+static int hold_memory_after_exec(int ready_fd)
+{
+    size_t bytes = (size_t)EXEC_HOLD_MB << 20;
+    char *buffer = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (buffer == MAP_FAILED)
+        return 4;
+    memset(buffer, 1, bytes);
+    if (write(ready_fd, "r", 1) != 1)
+        return 4;
+    for (;;)
+        pause();
+}
+
+/* The command starts monitoring its child before the exec: smaps_rollup
+ * opened then belongs to the old image (it read the pre-exec 1 MiB for the
+ * whole run). */
+static void pss_follows_the_image_after_exec(void **state)
+{
+    (void)state;
+    int go[2], ready[2];
+    assert_int_equal(pipe(go), 0);
+    assert_int_equal(pipe(ready), 0);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        close(go[1]);
+        close(ready[0]);
+        char byte, fd_text[16];
+        if (read(go[0], &byte, 1) != 1)
+            _exit(1);
+        snprintf(fd_text, sizeof fd_text, "%d", ready[1]);
+        execl("/proc/self/exe", "test_metrics", "--hold-memory", fd_text, (char *)NULL);
+        _exit(127);
+    }
+    close(go[0]);
+    close(ready[1]);
+    resmon_options o = RESMON_OPTIONS_INIT;
+    o.pid = child;
+    o.metrics = RESMON_METRIC_MEMORY_DETAIL;
+    o.sample_interval_sec = 0.005;
+    o.memory_detail_interval_sec = 0.005;
+    resmon_monitor *m;
+    assert_int_equal(resmon_monitor_new(&m, &o), 0);
+    assert_int_equal(resmon_monitor_start(m), 0); /* the first sample: before the exec */
+    assert_int_equal(write(go[1], "g", 1), 1);
+    char byte;
+    assert_int_equal(read(ready[0], &byte, 1), 1);
+    resmon_summary s;
+    assert_int_equal(resmon_monitor_get_summary(m, &s, sizeof s), 0);
+    uint64_t after_exec = s.num_samples + 3; /* each a detail read: the interval is the sampler's */
+    while (s.num_samples < after_exec) {
+        struct timespec nap = {0, 2000000};
+        nanosleep(&nap, NULL); /* waiting for a count, not for a time */
+        assert_int_equal(resmon_monitor_get_summary(m, &s, sizeof s), 0);
+    }
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    assert_int_equal(resmon_monitor_get_summary(m, &s, sizeof s), 0);
+    resmon_monitor_free(m);
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    close(go[1]);
+    close(ready[0]);
+    ASSERT_BETWEEN(s.peak_pss_mb, EXEC_HOLD_MB, s.peak_rss_mb);
+}
+
 /* ---- counts, faults, switches, CPU ------------------------------------------ */
 
 static void *wait_forever(void *arg)
@@ -423,12 +492,15 @@ static void groups_are_off_by_default_and_checked(void **state)
     resmon_monitor_free(m);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc == 3 && strcmp(argv[1], "--hold-memory") == 0)
+        return hold_memory_after_exec(atoi(argv[2]));
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(io_counts_what_a_writer_wrote),
         cmocka_unit_test(io_of_reaped_children_is_counted_once),
         cmocka_unit_test(pss_splits_pages_shared_by_forked_children),
+        cmocka_unit_test(pss_follows_the_image_after_exec),
         cmocka_unit_test(counts_match_a_known_tree),
         cmocka_unit_test(faults_switches_and_cpu_split),
         cmocka_unit_test(network_counts_the_namespace_traffic),
