@@ -590,6 +590,30 @@ class Outputs(Tmp):
         points = next(e for e in root.iter() if e.get("id") == "series-rss").get("points").split()
         self.assertGreaterEqual(len(points), 10)
 
+    def test_svg_has_pss_beside_rss_and_cumulative_io(self):
+        # long enough for PSS's own 0.5 s schedule to read it with the memory held
+        r = resmon("-q", "-i", "0.02", "-o", self.path("s.json"), "--plot", self.path("p.svg"), "--",
+                   WORKLOAD, "mem", "64", "1.2")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        root = ET.parse(self.path("p.svg")).getroot()
+
+        def heights(series_id):  # SVG y of each point (smaller is higher)
+            line = next(e for e in root.iter() if e.get("id") == series_id)
+            return [float(p.split(",")[1]) for p in line.get("points").split()]
+
+        texts = " ".join(e.text or "" for e in root.iter("{http://www.w3.org/2000/svg}text"))
+        for label in ("PSS (shared split)", "I/O so far (MiB)", "read (calls)", "written (calls)"):
+            self.assertIn(label, texts)
+        # One process holding 64 MiB of its own: its PSS reaches its RSS (the
+        # same panel and scale, so the same height within a few pixels) --
+        # also after the exec that follows resmon's fork.
+        self.assertAlmostEqual(min(heights("series-pss")), min(heights("series-rss")), delta=8)
+        # the I/O totals only grow
+        for series_id in ("series-io-read", "series-io-written"):
+            ys = heights(series_id)
+            self.assertEqual(ys, sorted(ys, reverse=True), series_id)
+        self.assertGreater(float(root.get("height")), 700)  # three panels
+
     def test_awkward_command_line_is_escaped(self):
         arg = 'quote " backslash \\ tab \t <svg> & newline \n end'
         r = resmon("-q", "-o", self.path("s.json"), "--plot", self.path("p.svg"), "--", WORKLOAD, "exit", "0", arg)

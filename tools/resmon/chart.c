@@ -1,12 +1,15 @@
 /*
  * chart.c -- a chart of the run as SVG: CPU (and GPU utilization) in the top
- * panel, memory (RSS, and GPU memory) in the bottom one, over elapsed time.
+ * panel, memory (RSS, PSS when known, and GPU memory) in the middle one, and,
+ * when the I/O group was read, the bytes read and written so far in a third,
+ * over elapsed time.
  *
  * The series is thinned evenly as the run grows so memory stays constant on
  * day-long runs: at most CHART_MAX_POINTS points, each covering `stride`
  * samples; when full, neighbours merge pairwise and the stride doubles.  A
  * point keeps the mean of CPU and GPU utilization (a rate: its mean is what
- * was used) and the maximum of memory (a level: a chart must not hide a peak).
+ * was used) and the maximum of memory (a level: a chart must not hide a peak)
+ * and of the I/O totals (they only grow, so the maximum is the latest).
  */
 #include "cli.h"
 
@@ -16,9 +19,11 @@
 #include <string.h>
 
 #define CHART_MAX_POINTS 2048
+#define BYTES_PER_MIB 1048576.0
 
 typedef struct chart_point {
     double t, cpu, rss, gpu_util, gpu_mem;
+    double pss, io_read, io_written; /* NAN when not read; I/O in MiB */
 } chart_point;
 
 struct chart_series {
@@ -28,7 +33,7 @@ struct chart_series {
     chart_point pending;    /* the point being filled */
     size_t pending_samples;
     size_t gpu_util_samples, gpu_mem_samples; /* in pending */
-    int any_gpu_util, any_gpu_mem;
+    int any_gpu_util, any_gpu_mem, any_pss, any_io;
 };
 
 chart_series *chart_series_new(void)
@@ -67,8 +72,14 @@ static void halve(chart_series *c)
     size_t out = 0;
     for (size_t i = 0; i + 1 < c->count; i += 2) {
         chart_point a = c->points[i], b = c->points[i + 1];
-        c->points[out++] = (chart_point){a.t, (a.cpu + b.cpu) / 2, max_known(a.rss, b.rss),
-                                         mean_known(a.gpu_util, b.gpu_util), max_known(a.gpu_mem, b.gpu_mem)};
+        c->points[out++] = (chart_point){a.t,
+                                         (a.cpu + b.cpu) / 2,
+                                         max_known(a.rss, b.rss),
+                                         mean_known(a.gpu_util, b.gpu_util),
+                                         max_known(a.gpu_mem, b.gpu_mem),
+                                         max_known(a.pss, b.pss),
+                                         max_known(a.io_read, b.io_read),
+                                         max_known(a.io_written, b.io_written)};
     }
     if (c->count % 2)
         c->points[out++] = c->points[c->count - 1];
@@ -95,9 +106,14 @@ void chart_series_add(chart_series *c, const resmon_sample *s, double elapsed_se
 {
     chart_point *p = &c->pending;
     if (c->pending_samples == 0)
-        *p = (chart_point){elapsed_sec, 0, s->rss_mb, 0, 0};
+        *p = (chart_point){elapsed_sec, 0, s->rss_mb, 0, 0, NAN, NAN, NAN};
     p->cpu += s->cpu_percent;
     p->rss = s->rss_mb > p->rss ? s->rss_mb : p->rss;
+    p->pss = max_known(p->pss, s->pss_mb);
+    p->io_read = max_known(p->io_read, s->io_rchar / BYTES_PER_MIB);
+    p->io_written = max_known(p->io_written, s->io_wchar / BYTES_PER_MIB);
+    c->any_pss |= !isnan(s->pss_mb);
+    c->any_io |= !isnan(s->io_rchar) || !isnan(s->io_wchar);
     if (!isnan(s->gpu_util)) {
         p->gpu_util += s->gpu_util;
         c->gpu_util_samples++;
@@ -114,12 +130,15 @@ void chart_series_add(chart_series *c, const resmon_sample *s, double elapsed_se
 
 /* ---- drawing ------------------------------------------------------------ */
 
-enum { WIDTH = 960, HEIGHT = 560, LEFT = 84, RIGHT = 28, TOP = 78, PANEL_GAP = 58, BOTTOM = 58 };
+enum { WIDTH = 960, PANEL_H = 183, LEFT = 84, RIGHT = 28, TOP = 78, PANEL_GAP = 58, BOTTOM = 58 };
 #define PLOT_W (WIDTH - LEFT - RIGHT)
-#define PANEL_H ((HEIGHT - TOP - BOTTOM - PANEL_GAP) / 2)
+#define PANEL_TOP(index) (TOP + (index) * (PANEL_H + PANEL_GAP))
+#define CHART_HEIGHT(panels) (PANEL_TOP(panels) - PANEL_GAP + BOTTOM)
 
 static const char *const CPU_COLOR = "#2563eb", *const GPU_UTIL_COLOR = "#d97706", *const RSS_COLOR = "#059669",
-                         *const GPU_MEM_COLOR = "#9333ea", *const PEAK_COLOR = "#dc2626";
+                         *const GPU_MEM_COLOR = "#9333ea", *const PEAK_COLOR = "#dc2626",
+                         *const PSS_COLOR = "#c2410c", *const IO_READ_COLOR = "#0891b2",
+                         *const IO_WRITTEN_COLOR = "#be185d";
 
 /* A round step giving about `target` intervals over range: 1, 2, 2.5 or 5 x 10^k. */
 static double nice_step(double range, int target)
@@ -172,6 +191,9 @@ static double field_cpu(const chart_point *p) { return p->cpu; }
 static double field_rss(const chart_point *p) { return p->rss; }
 static double field_gpu_util(const chart_point *p) { return p->gpu_util; }
 static double field_gpu_mem(const chart_point *p) { return p->gpu_mem; }
+static double field_pss(const chart_point *p) { return p->pss; }
+static double field_io_read(const chart_point *p) { return p->io_read; }
+static double field_io_written(const chart_point *p) { return p->io_written; }
 
 static void draw_series(FILE *out, const chart_series *c, point_field field, const char *id, const char *color,
                         int top, axis y, axis x, int filled)
@@ -217,31 +239,17 @@ static void draw_legend(FILE *out, int top, const char *const *names, const char
     }
 }
 
-int chart_write_svg(const chart_series *series, FILE *out, const char *title, const run_result *r)
+/* The largest value of one field over the points, NAN-aware. */
+static double field_max(const chart_series *c, point_field field)
 {
-    chart_series c = *series; /* flush the partial point without changing the caller's */
-    flush_pending(&c);
-    double t_max = 0, cpu_max = 0, mem_max = 0;
-    for (size_t i = 0; i < c.count; i++) {
-        const chart_point *p = &c.points[i];
-        t_max = p->t > t_max ? p->t : t_max;
-        cpu_max = p->cpu > cpu_max ? p->cpu : cpu_max;
-        cpu_max = max_known(cpu_max, p->gpu_util);
-        mem_max = max_known(max_known(mem_max, p->rss), p->gpu_mem);
-    }
-    double exact_peak = r->have_rusage ? r->rusage_maxrss_mb : r->summary.hwm_rss_mb;
-    mem_max = max_known(mem_max, exact_peak);
-    axis x = make_axis(t_max, 1e-3), cpu = make_axis(cpu_max, 100), mem = make_axis(mem_max, 1);
-    int top1 = TOP, top2 = TOP + PANEL_H + PANEL_GAP;
+    double top = NAN;
+    for (size_t i = 0; i < c->count; i++)
+        top = max_known(top, field(&c->points[i]));
+    return top;
+}
 
-    fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                 "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-                 "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n",
-            WIDTH, HEIGHT, WIDTH, HEIGHT);
-    fputs("<style>.tick{font-size:11px;fill:#475569}.label{font-size:13px;fill:#1e293b}"
-          ".legend{font-size:12px;fill:#1e293b}.title{font-size:17px;font-weight:bold;fill:#0f172a}"
-          ".subtitle{font-size:12px;fill:#475569}</style>\n", out);
-    fprintf(out, "<rect width=\"%d\" height=\"%d\" fill=\"#f8fafc\"/>\n", WIDTH, HEIGHT);
+static void draw_title(FILE *out, const char *title, const run_result *r, double exact_peak)
+{
     fprintf(out, "<text x=\"%d\" y=\"30\" class=\"title\">", LEFT);
     char shown[96];
     size_t len = strlen(title);
@@ -264,35 +272,89 @@ int chart_write_svg(const chart_series *series, FILE *out, const char *title, co
             r->summary.duration_sec > 0 && r->summary.num_samples > 1
                 ? round(r->summary.duration_sec / (double)(r->summary.num_samples - 1) * 1e4) / 1e4
                 : 0.0);
+}
 
-    draw_panel_frame(out, top1, cpu, x, c.any_gpu_util ? "CPU and GPU utilization (%)" : "CPU (%)", 0);
-    draw_series(out, &c, field_cpu, "series-cpu", CPU_COLOR, top1, cpu, x, 0);
-    if (c.any_gpu_util)
-        draw_series(out, &c, field_gpu_util, "series-gpu-util", GPU_UTIL_COLOR, top1, cpu, x, 0);
-    const char *top_names[] = {"CPU %", "GPU util %"}, *top_colors[] = {CPU_COLOR, GPU_UTIL_COLOR};
-    draw_legend(out, top1, top_names, top_colors, c.any_gpu_util ? 2 : 1);
+static void draw_cpu_panel(FILE *out, const chart_series *c, int top, axis x)
+{
+    axis cpu = make_axis(max_known(field_max(c, field_cpu), field_max(c, field_gpu_util)), 100);
+    draw_panel_frame(out, top, cpu, x, c->any_gpu_util ? "CPU and GPU utilization (%)" : "CPU (%)", 0);
+    draw_series(out, c, field_cpu, "series-cpu", CPU_COLOR, top, cpu, x, 0);
+    if (c->any_gpu_util)
+        draw_series(out, c, field_gpu_util, "series-gpu-util", GPU_UTIL_COLOR, top, cpu, x, 0);
+    const char *names[] = {"CPU %", "GPU util %"}, *colors[] = {CPU_COLOR, GPU_UTIL_COLOR};
+    draw_legend(out, top, names, colors, c->any_gpu_util ? 2 : 1);
+}
 
-    draw_panel_frame(out, top2, mem, x, "Memory (MiB)", 1);
-    draw_series(out, &c, field_rss, "series-rss", RSS_COLOR, top2, mem, x, 1);
-    if (c.any_gpu_mem)
-        draw_series(out, &c, field_gpu_mem, "series-gpu-mem", GPU_MEM_COLOR, top2, mem, x, 0);
-    const char *names[3] = {"RSS (tree)"}, *colors[3] = {RSS_COLOR};
+/* RSS counts a page shared by N processes N times; PSS once (1/N each), so
+ * the two lines apart show how much of a tree's RSS is shared. */
+static void draw_memory_panel(FILE *out, const chart_series *c, int top, axis x, double exact_peak,
+                              int show_x_labels)
+{
+    double mem_max = max_known(max_known(field_max(c, field_rss), field_max(c, field_gpu_mem)), exact_peak);
+    axis mem = make_axis(max_known(mem_max, field_max(c, field_pss)), 1);
+    draw_panel_frame(out, top, mem, x, "Memory (MiB)", show_x_labels);
+    draw_series(out, c, field_rss, "series-rss", RSS_COLOR, top, mem, x, 1);
+    const char *names[4] = {"RSS (tree)"}, *colors[4] = {RSS_COLOR};
     int n = 1;
-    if (c.any_gpu_mem) {
+    if (c->any_pss) {
+        draw_series(out, c, field_pss, "series-pss", PSS_COLOR, top, mem, x, 0);
+        names[n] = "PSS (shared split)";
+        colors[n++] = PSS_COLOR;
+    }
+    if (c->any_gpu_mem) {
+        draw_series(out, c, field_gpu_mem, "series-gpu-mem", GPU_MEM_COLOR, top, mem, x, 0);
         names[n] = "GPU memory";
         colors[n++] = GPU_MEM_COLOR;
     }
     if (!isnan(exact_peak)) {
-        double py = top2 + PANEL_H - exact_peak / mem.max * PANEL_H;
+        double py = top + PANEL_H - exact_peak / mem.max * PANEL_H;
         fprintf(out, "<line id=\"exact-peak\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
                      "stroke-width=\"1.2\" stroke-dasharray=\"6 4\"/>\n",
                 LEFT, LEFT + PLOT_W, py, py, PEAK_COLOR);
         names[n] = "exact peak (largest process)";
         colors[n++] = PEAK_COLOR;
     }
-    draw_legend(out, top2, names, colors, n);
+    draw_legend(out, top, names, colors, n);
+}
+
+/* Bytes through read and write system calls (rchar, wchar), page cache
+ * included: what the program asked for, so a stall shows as a flat line. */
+static void draw_io_panel(FILE *out, const chart_series *c, int top, axis x)
+{
+    axis io = make_axis(max_known(field_max(c, field_io_read), field_max(c, field_io_written)), 1);
+    draw_panel_frame(out, top, io, x, "I/O so far (MiB)", 1);
+    draw_series(out, c, field_io_read, "series-io-read", IO_READ_COLOR, top, io, x, 0);
+    draw_series(out, c, field_io_written, "series-io-written", IO_WRITTEN_COLOR, top, io, x, 0);
+    const char *names[] = {"read (calls)", "written (calls)"}, *colors[] = {IO_READ_COLOR, IO_WRITTEN_COLOR};
+    draw_legend(out, top, names, colors, 2);
+}
+
+int chart_write_svg(const chart_series *series, FILE *out, const char *title, const run_result *r)
+{
+    chart_series c = *series; /* flush the partial point without changing the caller's */
+    flush_pending(&c);
+    double t_max = 0;
+    for (size_t i = 0; i < c.count; i++)
+        t_max = c.points[i].t > t_max ? c.points[i].t : t_max;
+    double exact_peak = r->have_rusage ? r->rusage_maxrss_mb : r->summary.hwm_rss_mb;
+    axis x = make_axis(t_max, 1e-3);
+    int panels = c.any_io ? 3 : 2, height = CHART_HEIGHT(panels);
+
+    fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                 "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+                 "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n",
+            WIDTH, height, WIDTH, height);
+    fputs("<style>.tick{font-size:11px;fill:#475569}.label{font-size:13px;fill:#1e293b}"
+          ".legend{font-size:12px;fill:#1e293b}.title{font-size:17px;font-weight:bold;fill:#0f172a}"
+          ".subtitle{font-size:12px;fill:#475569}</style>\n", out);
+    fprintf(out, "<rect width=\"%d\" height=\"%d\" fill=\"#f8fafc\"/>\n", WIDTH, height);
+    draw_title(out, title, r, exact_peak);
+    draw_cpu_panel(out, &c, PANEL_TOP(0), x);
+    draw_memory_panel(out, &c, PANEL_TOP(1), x, exact_peak, !c.any_io);
+    if (c.any_io)
+        draw_io_panel(out, &c, PANEL_TOP(2), x);
     fprintf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" class=\"label\">Elapsed time (s)</text>\n",
-            LEFT + PLOT_W / 2, HEIGHT - 14);
+            LEFT + PLOT_W / 2, height - 14);
     fputs("</svg>\n", out);
     return ferror(out) ? -EIO : 0;
 }
