@@ -160,8 +160,18 @@ static int read_context_switches(int dir_fd, uint64_t *voluntary, uint64_t *invo
 
 /* Fills now[] with the lifetime counters of the groups read; marks each
  * group read in *read_groups.  Returns -ESRCH when the process is gone. */
-static int read_counters(rm__metrics *m, rm__process_metrics *pm, int dir_fd, uint64_t boot_ns, int baseline,
-                         uint64_t *now, unsigned *read_groups)
+/* PSS is read again before its interval when RSS has moved by more than a
+ * quarter and 1 MiB since the last read: an exec, a large allocation or a
+ * release would otherwise show up to an interval late, or never in a short
+ * window (the command's first reading sees its child before exec). */
+static int rss_moved(const rm__process_metrics *pm, uint64_t rss_pages)
+{
+    uint64_t then = pm->smaps_rss_pages, slack = then / 4 + 256;
+    return rss_pages > then + slack || rss_pages + slack < then;
+}
+
+static int read_counters(rm__metrics *m, rm__process_metrics *pm, int dir_fd, uint64_t rss_pages, uint64_t boot_ns,
+                         int baseline, uint64_t *now, unsigned *read_groups)
 {
     char text[4096];
     if (m->groups & STAT_GROUPS) {
@@ -182,12 +192,14 @@ static int read_counters(rm__metrics *m, rm__process_metrics *pm, int dir_fd, ui
             read_context_switches(dir_fd, &now[RM__VOLUNTARY_SWITCHES], &now[RM__INVOLUNTARY_SWITCHES]) == 0)
             *read_groups |= RESMON_METRIC_FAULTS;
         if (m->groups & RESMON_METRIC_MEMORY_DETAIL && st.state != 'Z' &&
-            (baseline || !pm->smaps_known || boot_ns - pm->smaps_read_ns >= m->detail_interval_ns)) {
+            (baseline || m->final_reading || !pm->smaps_known || rss_moved(pm, rss_pages) ||
+             boot_ns - pm->smaps_read_ns >= m->detail_interval_ns)) {
             n = read_smaps_rollup(dir_fd, &pm->smaps_fd, text, sizeof text);
             if (n >= 0 && rm__parse_status_kb(text, (size_t)n, "Pss", &pm->pss_kb) == 0 &&
                 rm__parse_status_kb(text, (size_t)n, "Swap", &pm->swap_kb) == 0) {
                 pm->smaps_known = 1;
                 pm->smaps_read_ns = boot_ns;
+                pm->smaps_rss_pages = rss_pages;
             }
         }
         if (pm->smaps_known)
@@ -209,15 +221,14 @@ static int read_counters(rm__metrics *m, rm__process_metrics *pm, int dir_fd, ui
     return 0;
 }
 
-void rm__metrics_read_process(rm__metrics *m, rm__process_metrics *pm, int dir_fd, uint64_t boot_ns, int baseline)
+void rm__metrics_read_process(rm__metrics *m, rm__process_metrics *pm, int dir_fd, uint64_t rss_pages, uint64_t boot_ns,
+                              int baseline)
 {
     if (!m->groups)
         return; /* the default: a sample costs what it did before the groups */
-    if (!m->groups)
-        return;
     uint64_t now[RM__COUNTER_COUNT] = {0};
     unsigned read_groups = 0;
-    if (read_counters(m, pm, dir_fd, boot_ns, baseline, now, &read_groups) == -ESRCH)
+    if (read_counters(m, pm, dir_fd, rss_pages, boot_ns, baseline, now, &read_groups) == -ESRCH)
         return; /* ended since the probe's read: the next reading drops it */
     m->failed_groups |= m->groups & ~read_groups & ~RESMON_METRIC_NETWORK;
     for (size_t c = 0; c < RM__COUNTER_COUNT; c++) {

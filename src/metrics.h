@@ -48,12 +48,16 @@ typedef struct rm__process_metrics {
     uint64_t pss_kb, swap_kb;     /* at the latest smaps_rollup read */
     int smaps_known;
     uint64_t smaps_read_ns;       /* CLOCK_BOOTTIME of that read */
+    uint64_t smaps_rss_pages;     /* the process's RSS at that read */
 } rm__process_metrics;
 
 typedef struct rm__metrics {
     unsigned groups;              /* RESMON_METRIC_* */
     int tree;                     /* children are tracked: count what they reaped */
     uint64_t detail_interval_ns;  /* smaps_rollup at most this often per process */
+    int final_reading;            /* the window's last reading: read smaps_rollup anyway, so a
+                                     window shorter than the interval (and a command that
+                                     exec'd after the first reading) ends on a real PSS */
     uint64_t tick_ns;             /* stat's clock tick */
     /* The window's counts: increases added, settled children subtracted, so
      * a total may dip below what was reported until the parent's increase
@@ -81,10 +85,12 @@ void rm__process_metrics_init(rm__process_metrics *pm, int count_from_zero);
 void rm__process_metrics_close(rm__process_metrics *pm);
 
 /* One reading: start, then read each live process (dir_fd: its /proc
- * directory; baseline: the window's first reading, which counts nothing),
- * settle each reaped one whose parent is tracked, then finish. */
+ * directory; rss_pages: its resident pages now; baseline: the window's
+ * first reading, which counts nothing), settle each reaped one whose parent
+ * is tracked, then finish. */
 void rm__metrics_start_reading(rm__metrics *m, int baseline);
-void rm__metrics_read_process(rm__metrics *m, rm__process_metrics *pm, int dir_fd, uint64_t boot_ns, int baseline);
+void rm__metrics_read_process(rm__metrics *m, rm__process_metrics *pm, int dir_fd, uint64_t rss_pages, uint64_t boot_ns,
+                              int baseline);
 /* A process reaped since the previous reading that still stands for the
  * target in its last reading (the root): its latest levels are counted. */
 void rm__metrics_add_last_seen(rm__metrics *m, const rm__process_metrics *pm);

@@ -473,6 +473,7 @@ static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
     uint64_t boot_ns = rm__timespec_ns(&boot);
     if (p->include_children)
         refresh_tree(p);
+    p->metrics.final_reading = p->last_reading;
     rm__metrics_start_reading(&p->metrics, baseline);
     rm__probe_reading r = {0};
     uint64_t rss_pages = 0;
@@ -515,7 +516,7 @@ static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
             t->peak_rss_bytes = rss_bytes;
         rss_pages += now.rss_pages;
         r.process_count++;
-        rm__metrics_read_process(&p->metrics, &t->metrics, t->dir_fd, boot_ns, baseline);
+        rm__metrics_read_process(&p->metrics, &t->metrics, t->dir_fd, now.rss_pages, boot_ns, baseline);
         if (p->keep_peak_marks && now.has_memory)
             follow_peak_mark(p, t);
     }

@@ -1013,6 +1013,16 @@ class InvalidText(Tmp):
 class MetricGroups(Tmp):
     """Every metric group by default: summary keys, sample columns, table lines."""
 
+    def test_pss_of_a_short_run_is_the_commands_not_its_forks(self):
+        # The first reading sees the child before exec (~1 MiB); PSS is read on
+        # a 0.5 s schedule, so a 0.3 s run used to end on that first value.
+        # A reading follows the RSS when it moves, and the last reads it anyway.
+        r = resmon("-q", "-o", self.path("s.json"), "--", WORKLOAD, "mem", "64", "0.3")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        s = self.summary()
+        self.assertGreaterEqual(s["peak_pss_mb"], 60, s)
+        self.assertLessEqual(s["peak_pss_mb"], s["peak_rss_mb"] + 1, s)
+
     def test_io_counts_and_columns_of_a_known_writer(self):
         # The command's tree writes 3000000 bytes through head (a child of sh,
         # reaped by sh: its I/O reaches sh's counters once).
