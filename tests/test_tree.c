@@ -32,49 +32,63 @@ static pid_t fork_family(void)
     return pid;
 }
 
-/* Touches megabytes of memory, then sleeps until killed. */
-static void hold_memory_forever(size_t megabytes)
+/* Touches megabytes of memory, reports ready, then sleeps until killed. */
+static void hold_memory_forever(size_t megabytes, const test_ready *ready)
 {
     char *block = malloc(megabytes << 20);
     if (block)
         test_touch(block, megabytes << 20);
+    test_ready_signal(ready);
     for (;;)
         pause();
 }
 
 /* A target that forks `children` processes each holding `megabytes`, and
- * holds 10 MiB itself. */
+ * holds 10 MiB itself; returns once all of them hold their memory. */
 static pid_t spawn_family(int children, size_t megabytes)
 {
+    test_ready ready = test_ready_open();
     pid_t pid = fork_family();
     if (pid == 0) {
         for (int i = 0; i < children; i++)
             if (fork() == 0)
-                hold_memory_forever(megabytes);
-        hold_memory_forever(10);
+                hold_memory_forever(megabytes, &ready);
+        hold_memory_forever(10, &ready);
     }
+    test_ready_wait(&ready, children + 1, NULL);
+    test_ready_close(&ready);
     return pid;
 }
 
+typedef struct thread_forker_args {
+    size_t megabytes;
+    test_ready ready;
+} thread_forker_args;
+
 static void *fork_from_thread(void *arg)
 {
+    thread_forker_args *a = arg;
     if (fork() == 0)
-        hold_memory_forever((size_t)(uintptr_t)arg);
+        hold_memory_forever(a->megabytes, &a->ready);
     for (;;)
         pause();
     return NULL;
 }
 
-/* A target whose only child is forked by a worker thread, not by main. */
+/* A target whose only child is forked by a worker thread, not by main;
+ * returns once the child holds its memory. */
 static pid_t spawn_thread_forker(size_t megabytes)
 {
+    thread_forker_args args = {megabytes, test_ready_open()};
     pid_t pid = fork_family();
     if (pid == 0) {
         pthread_t tid;
-        pthread_create(&tid, NULL, fork_from_thread, (void *)(uintptr_t)megabytes);
+        pthread_create(&tid, NULL, fork_from_thread, &args);
         for (;;)
             pause();
     }
+    test_ready_wait(&args.ready, 1, NULL);
+    test_ready_close(&args.ready);
     return pid;
 }
 
@@ -102,7 +116,6 @@ static void tree_counts_children_and_grandchildren(void **state)
 {
     (void)state;
     pid_t target = spawn_family(2, 100);
-    test_sleep(0.5); /* let the children touch their memory */
     resmon_summary tree = monitor_for(target, 1, 0.2);
     resmon_summary alone = monitor_for(target, 0, 0.2);
     kill_family(target);
@@ -114,50 +127,145 @@ static void tree_includes_child_forked_by_worker_thread(void **state)
 {
     (void)state;
     pid_t target = spawn_thread_forker(120);
-    test_sleep(0.5);
     resmon_summary tree = monitor_for(target, 1, 0.2);
     kill_family(target);
     ASSERT_BETWEEN(tree.peak_rss_mb, 120, 160 * SANITIZER_MEMORY_FACTOR);
 }
 
+/* A monitored window around a fixed amount of work: it lasts until `spinner`
+ * has used `cpu_seconds` more CPU time, however busy the machine.  Also
+ * returns what the kernel accounted to `accounted` over a bracket around
+ * the window, and the bracket's wall time. */
+typedef struct cpu_window {
+    resmon_summary summary;
+    double kernel_sec, bracket_sec;
+} cpu_window;
+
+static double kernel_cpu_sec(const pid_t *pids, int count)
+{
+    double sum = 0;
+    for (int i = 0; i < count; i++)
+        sum += test_cpu_sec_of(pids[i]);
+    return sum;
+}
+
+static cpu_window monitor_while_spinning(pid_t target, int include_children, pid_t spinner,
+                                         double cpu_seconds, const pid_t *accounted, int accounted_count)
+{
+    resmon_options opts = {.struct_size = sizeof(resmon_options), .sample_interval_sec = 0.02, .pid = target, .include_children = include_children};
+    resmon_monitor *m = test_monitor_new(&opts);
+    assert_non_null(m);
+    double kernel0 = kernel_cpu_sec(accounted, accounted_count), wall0 = test_now();
+    assert_int_equal(resmon_monitor_start(m), 0);
+    double work_done = test_cpu_sec_of(spinner) + cpu_seconds;
+    double safety_net = test_now() + 60; /* a spinner that never runs fails below, not here */
+    while (test_cpu_sec_of(spinner) < work_done && test_now() < safety_net)
+        test_sleep(0.005);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    cpu_window w = {test_summary(m), kernel_cpu_sec(accounted, accounted_count) - kernel0,
+                    test_now() - wall0};
+    resmon_monitor_free(m);
+    return w;
+}
+
 static void tree_cpu_counts_busy_children(void **state)
 {
     (void)state;
+    test_ready ready = test_ready_open();
     pid_t target = fork_family();
     if (target == 0) {
-        if (fork() == 0)
-            test_spin(30); /* killed long before */
+        if (fork() == 0) {
+            test_ready_signal(&ready);
+            test_spin(600); /* killed long before */
+        }
         for (;;)
             pause();
     }
-    test_sleep(0.1);
-    resmon_summary tree = monitor_for(target, 1, 0.5);
-    resmon_summary alone = monitor_for(target, 0, 0.3);
+    pid_t spinner;
+    test_ready_wait(&ready, 1, &spinner);
+    test_ready_close(&ready);
+    const pid_t both[] = {target, spinner};
+    cpu_window tree = monitor_while_spinning(target, 1, spinner, 0.3, both, 2);
+    cpu_window alone = monitor_while_spinning(target, 0, spinner, 0.3, &target, 1);
     kill_family(target);
-    ASSERT_BETWEEN(tree.mean_cpu_percent, 70, 130);
-    ASSERT_BETWEEN(alone.mean_cpu_percent, 0, 10);
+    /* The tree's reading is the spinner's CPU time (at least 0.3 s); the
+     * target's own is next to nothing -- a reading that left the child out, or
+     * counted it alone, fails one of these. */
+    ASSERT_CPU_MATCHES_KERNEL(tree.summary.cpu_time_sec, tree.summary.duration_sec, tree.kernel_sec,
+                              tree.bracket_sec, 1);
+    ASSERT_BETWEEN(tree.summary.cpu_time_sec, 0.25, 60);
+    ASSERT_CPU_MATCHES_KERNEL(alone.summary.cpu_time_sec, alone.summary.duration_sec, alone.kernel_sec,
+                              alone.bracket_sec, 1);
+    ASSERT_BETWEEN(tree.summary.mean_cpu_percent, 0.999 * 100 * tree.summary.cpu_time_sec / tree.summary.duration_sec,
+                   1.001 * 100 * tree.summary.cpu_time_sec / tree.summary.duration_sec);
+}
+
+/* Waits until the monitor has a sample taken after `time` (CLOCK_MONOTONIC). */
+static void wait_for_sample_after(resmon_monitor *m, double time)
+{
+    double safety_net = test_now() + 60;
+    for (;;) {
+        size_t n = test_samples(m, NULL, 0);
+        resmon_sample *all = calloc(n + 1, sizeof *all);
+        n = test_samples(m, all, n);
+        double last = n > 0 ? all[n - 1].timestamp : 0;
+        free(all);
+        if (last > time)
+            return;
+        if (test_now() > safety_net) {
+            print_error("no sample after %.3f: the sampler stalled\n", time);
+            fail();
+        }
+        test_sleep(0.002);
+    }
 }
 
 static void target_that_exits_ends_the_window_with_its_samples(void **state)
 {
     (void)state;
+    /* The target burns a fixed 0.15 CPU seconds once told to, reports done,
+     * and exits when the test closes its end of `go`. */
+    int go[2];
+    assert_int_equal(pipe(go), 0);
+    test_ready done = test_ready_open();
     pid_t target = fork();
     if (target == 0) {
-        test_spin(0.15);
+        close(go[1]);
+        char byte;
+        if (read(go[0], &byte, 1) != 1)
+            _exit(97);
+        test_spin_cpu(0.15);
+        test_ready_signal(&done);
+        while (read(go[0], &byte, 1) != 0)
+            ;
         _exit(0);
     }
+    close(go[0]);
     resmon_options opts = {.struct_size = sizeof(resmon_options), .sample_interval_sec = 0.01, .pid = target, .include_children = 1};
     resmon_monitor *m = test_monitor_new(&opts);
     assert_int_equal(resmon_monitor_start(m), 0);
+    assert_int_equal(write(go[1], "g", 1), 1);
+    test_ready_wait(&done, 1, NULL);
+    test_ready_close(&done);
+    wait_for_sample_after(m, test_now()); /* a sample has seen all the work */
+    close(go[1]);
     /* Reap it so that it vanishes entirely, as an attached target does. */
-    waitpid(target, NULL, 0);
-    double deadline = test_now() + 2;
+    struct rusage usage;
+    assert_int_equal(wait4(target, NULL, 0, &usage), target);
+    double kernel_sec = (double)usage.ru_utime.tv_sec + (double)usage.ru_utime.tv_usec * 1e-6 +
+                        (double)usage.ru_stime.tv_sec + (double)usage.ru_stime.tv_usec * 1e-6;
+    double deadline = test_now() + test_scaled(2);
     while (resmon_monitor_running(m) && test_now() < deadline)
         test_sleep(0.005);
     assert_int_equal(resmon_monitor_running(m), 0); /* the window ended by itself */
     resmon_summary s = test_summary(m);
-    assert_true(s.num_samples >= 5);
-    ASSERT_BETWEEN(s.mean_cpu_percent, 50, 130);
+    assert_true(s.num_samples >= 3);
+    ASSERT_BETWEEN(s.duration_sec, 0.15, 60);
+    /* All the target's work fell inside the window: the reading is what the
+     * kernel accounted to it, neither lost with it nor made huge by it. */
+    ASSERT_CPU_MATCHES_KERNEL(s.cpu_time_sec, s.duration_sec, kernel_sec, s.duration_sec, 1);
+    ASSERT_BETWEEN(s.mean_cpu_percent, 0.999 * 100 * s.cpu_time_sec / s.duration_sec,
+                   1.001 * 100 * s.cpu_time_sec / s.duration_sec);
     assert_int_equal(resmon_monitor_stop(m), 0);
     assert_int_equal(test_summary(m).num_samples, s.num_samples);
     /* Starting again on a target that is gone fails cleanly. */
@@ -172,11 +280,12 @@ static void zombie_target_ends_the_window_with_one_sample(void **state)
     pid_t target = fork();
     if (target == 0)
         _exit(0);
-    test_sleep(0.05); /* now a zombie: exited, not reaped */
+    siginfo_t info;
+    assert_int_equal(waitid(P_PID, (id_t)target, &info, WEXITED | WNOWAIT), 0); /* a zombie now */
     resmon_options opts = {.struct_size = sizeof(resmon_options), .sample_interval_sec = 0.01, .pid = target};
     resmon_monitor *m = test_monitor_new(&opts);
     assert_int_equal(resmon_monitor_start(m), 0);
-    double deadline = test_now() + 2;
+    double deadline = test_now() + test_scaled(2);
     while (resmon_monitor_running(m) && test_now() < deadline)
         test_sleep(0.001);
     assert_int_equal(resmon_monitor_running(m), 0); /* nothing left to sample */

@@ -5,6 +5,7 @@
 #define RESMON_TEST_UTIL_H
 
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <math.h>
 #include <setjmp.h>
@@ -12,8 +13,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -176,5 +179,125 @@ static inline int test_remove_tree(const char *path)
 {
     return nftw(path, test_remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
+
+/* ---- time bounds on a busy machine ---------------------------------------
+ * Most tests synchronise with their workloads and compare CPU figures with the
+ * kernel's own accounting, so they need no allowance for load.  A bound whose
+ * point is time itself (stop latency, schedule lateness) is multiplied by
+ * RESMON_TEST_TIME_FACTOR (default 1; scripts/test-busy sets 10), as libuv
+ * does with UV_TEST_TIMEOUT_MULTIPLIER.  The strict figures live in bench/. */
+static inline double test_time_factor(void)
+{
+    const char *text = getenv("RESMON_TEST_TIME_FACTOR");
+    if (!text || !*text)
+        return 1.0;
+    char *end;
+    double factor = strtod(text, &end);
+    if (*end != '\0' || !(factor >= 1.0 && factor <= 1000.0)) {
+        print_error("RESMON_TEST_TIME_FACTOR='%s': expected a number from 1 to 1000\n", text);
+        fail();
+    }
+    return factor;
+}
+
+static inline double test_scaled(double seconds)
+{
+    return seconds * test_time_factor();
+}
+
+/* ---- workloads that say when they are ready --------------------------------
+ * A child process writes its pid to a pipe once it is ready (its memory
+ * touched, its work done); the parent blocks until every child has, instead of
+ * sleeping and hoping.  The parent closes its write end after forking, so a
+ * child that dies first gives end-of-file, not a hang. */
+typedef struct test_ready {
+    int read_fd, write_fd;
+} test_ready;
+
+static inline test_ready test_ready_open(void)
+{
+    int fds[2];
+    assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
+    return (test_ready){fds[0], fds[1]};
+}
+
+/* Called in the child: reports this process ready. */
+static inline void test_ready_signal(const test_ready *ready)
+{
+    pid_t self = getpid();
+    if (write(ready->write_fd, &self, sizeof self) != (ssize_t)sizeof self)
+        _exit(98);
+}
+
+/* Called in the parent after the forks: waits for `count` children and
+ * stores their pids (when `pids` is not NULL). */
+static inline void test_ready_wait(test_ready *ready, int count, pid_t *pids)
+{
+    if (ready->write_fd >= 0) {
+        close(ready->write_fd);
+        ready->write_fd = -1;
+    }
+    for (int i = 0; i < count; i++) {
+        pid_t pid;
+        ssize_t got;
+        while ((got = read(ready->read_fd, &pid, sizeof pid)) < 0 && errno == EINTR)
+            ;
+        if (got != (ssize_t)sizeof pid) {
+            print_error("only %d of %d workload processes became ready\n", i, count);
+            fail();
+        }
+        if (pids)
+            pids[i] = pid;
+    }
+}
+
+static inline void test_ready_close(test_ready *ready)
+{
+    close(ready->read_fd);
+    if (ready->write_fd >= 0)
+        close(ready->write_fd);
+}
+
+/* ---- the kernel's CPU accounting ----------------------------------------- */
+
+static inline double test_clock_sec(clockid_t clock)
+{
+    struct timespec ts;
+    assert_int_equal(clock_gettime(clock, &ts), 0);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* CPU seconds the kernel has accounted to another (live) process. */
+static inline double test_cpu_sec_of(pid_t pid)
+{
+    clockid_t clock;
+    assert_int_equal(clock_getcpuclockid(pid, &clock), 0);
+    return test_clock_sec(clock);
+}
+
+/* Burns CPU until this process has used `cpu_seconds` more: a fixed amount of
+ * work, however busy the machine. */
+static inline void test_spin_cpu(double cpu_seconds)
+{
+    double end = test_clock_sec(CLOCK_PROCESS_CPUTIME_ID) + cpu_seconds;
+    while (test_clock_sec(CLOCK_PROCESS_CPUTIME_ID) < end)
+        for (int i = 0; i < 1000; i++)
+            busy_sink += (unsigned long)i;
+}
+
+/* Checks CPU seconds that resmon read for a window against the kernel's
+ * accounting over a bracket around it (read before start, after stop).  The
+ * bracket is longer than the window by (bracket_wall - window_wall), in which
+ * at most `busy_threads` threads ran; and the kernel brings a thread running
+ * on another CPU up to date only at each scheduler tick (at most 10 ms, at
+ * both ends).  Within those allowances the reading must match. */
+#define ASSERT_CPU_MATCHES_KERNEL(reading_sec, window_wall, kernel_sec, bracket_wall, busy_threads) \
+    do {                                                                                        \
+        double threads_ = (double)(busy_threads);                                               \
+        double tick_slack_ = 0.02 * (threads_ + 1);                                             \
+        double outside_ = threads_ * ((bracket_wall) - (window_wall));                          \
+        ASSERT_BETWEEN(reading_sec, (kernel_sec) - outside_ - tick_slack_,                      \
+                       (kernel_sec) + tick_slack_);                                             \
+    } while (0)
 
 #endif
