@@ -7,6 +7,10 @@
  *   workload sleep SECONDS
  *   workload exit CODE
  *   workload trap-term CODE          wait for SIGTERM, then exit CODE
+ *
+ * With WORKLOAD_READY_FD=N in the environment, it writes one byte to fd N
+ * once it is ready (memory touched, handler installed, about to sleep), so
+ * that a test synchronises with it instead of sleeping and hoping.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -16,6 +20,13 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+static void report_ready(void)
+{
+    const char *fd = getenv("WORKLOAD_READY_FD");
+    if (fd && write(atoi(fd), "r", 1) != 1)
+        exit(98);
+}
 
 static void sleep_sec(double s)
 {
@@ -31,6 +42,7 @@ static void hold(size_t mb, double seconds)
         exit(99);
     memset(p, 5, mb << 20);
     __asm__ volatile("" : : "r"(p) : "memory");
+    report_ready();
     sleep_sec(seconds);
 }
 
@@ -73,6 +85,7 @@ int main(int argc, char **argv)
             spins++;
             clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
         } while ((double)(t.tv_sec - t0.tv_sec) + (double)(t.tv_nsec - t0.tv_nsec) * 1e-9 < atof(argv[2]));
+        report_ready();
     } else if (strcmp(mode, "thread-fork") == 0 && argc == 4) {
         fork_mb = (size_t)atol(argv[2]);
         fork_seconds = atof(argv[3]);
@@ -80,11 +93,13 @@ int main(int argc, char **argv)
         pthread_create(&tid, NULL, forker, NULL);
         pthread_join(tid, NULL);
     } else if (strcmp(mode, "sleep") == 0) {
+        report_ready();
         sleep_sec(atof(argv[2]));
     } else if (strcmp(mode, "exit") == 0) {
         return atoi(argv[2]);
     } else if (strcmp(mode, "trap-term") == 0) {
         signal(SIGTERM, on_term);
+        report_ready();
         while (!got_term)
             pause();
         return atoi(argv[2]);
