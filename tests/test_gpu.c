@@ -1053,9 +1053,11 @@ static void slow_nvml_call_leaves_cpu_sampling_on_time(void **state)
     resmon_summary s = monitor_with(g, 0.01, 0.6, &samples, &n);
     double elapsed = test_now() - t0;
     resmon_gpu_close(g);
-    assert_true(n >= 50); /* ~60 CPU/RSS samples: not one per GPU call */
-    assert_true(s.skipped_slots <= 3);
-    ASSERT_BETWEEN(elapsed, 0.6, 1.2); /* start and stop waited at most 200 ms each */
+    /* ~60 CPU/RSS samples, not one per GPU call (4); a busy machine skips
+     * more slots, in proportion to RESMON_TEST_TIME_FACTOR. */
+    ASSERT_BETWEEN((double)n, fmax(20, 60 - 10 * test_time_factor()), 1000);
+    ASSERT_BETWEEN((double)s.skipped_slots, 0, 3 * test_time_factor());
+    ASSERT_BETWEEN(elapsed, 0.6, 0.6 + test_scaled(0.6)); /* start and stop waited at most 200 ms each */
     free(samples);
 }
 
