@@ -130,9 +130,10 @@ static void schedule_is_absolute_and_does_not_drift(void **state)
      * machine by the slots that pass between the stop and the sampler thread
      * getting a CPU to take the last sample (scaled). */
     ASSERT_BETWEEN((double)n + (double)s.skipped_slots, expected - test_time_factor(), expected + 1);
-    /* A quiet machine skips few slots (3 %); a busy one more, in proportion
-     * to RESMON_TEST_TIME_FACTOR. */
-    double skippable = fmin(0.03 * test_time_factor(), 0.5);
+    /* A quiet machine skips few slots (3 %).  On a busy one (a factor above
+     * 1) the sampler thread may wait long for a CPU: up to 90 %; the exact
+     * accounting above and 'never early' below stay strict. */
+    double skippable = test_time_factor() > 1 ? 0.9 : 0.03;
     ASSERT_BETWEEN((double)n, (1 - skippable) * expected, expected + 1);
     /* Never early: a sample taken before its slot would fall in the slot of
      * the sample before it (the sampler moves on to the first slot ahead).
@@ -164,7 +165,7 @@ static void *spinner(void *arg)
 }
 
 /* Returns the monitor's mean CPU% over a window in which `threads` threads
- * spin 0.3 CPU seconds each (a fixed amount of work, however busy the
+ * spin 0.2 CPU seconds each (a fixed amount of work, however busy the
  * machine), after checking it against the CPU time the kernel accounted to
  * the process over a bracket around the window. */
 static double mean_cpu_with_spinners(int threads)
@@ -179,7 +180,7 @@ static double mean_cpu_with_spinners(int threads)
     if (threads == 0) {
         test_sleep(0.3);
     } else {
-        double work_done = cpu0 + 0.3 * threads, safety_net = test_now() + 60;
+        double work_done = cpu0 + 0.2 * threads, safety_net = test_now() + 60;
         while (test_clock_sec(CLOCK_PROCESS_CPUTIME_ID) < work_done && test_now() < safety_net)
             test_sleep(0.01);
     }
@@ -190,7 +191,7 @@ static double mean_cpu_with_spinners(int threads)
         pthread_join(tid[i], NULL);
     resmon_summary s = test_summary(m);
     /* A reading of one thread only, of the wrong unit or of wall time fails
-     * here: with spinners the kernel's figure is at least 0.3 s each. */
+     * here: with spinners the kernel's figure is at least 0.2 s each. */
     ASSERT_CPU_MATCHES_KERNEL(s.cpu_time_sec, s.duration_sec, used, bracket, threads + 1 /* sampler */);
     ASSERT_BETWEEN(s.mean_cpu_percent, 0.999 * 100 * s.cpu_time_sec / s.duration_sec,
                    1.001 * 100 * s.cpu_time_sec / s.duration_sec);
