@@ -62,7 +62,10 @@
  *     treats fields beyond them as zero (as the Linux kernel does for
  *     clone3/openat2): a program built against an older, smaller header keeps
  *     working.  A struct larger than the library knows is accepted when every
- *     byte the library does not know is zero, else refused with -E2BIG.
+ *     byte the library does not know is zero, else refused with -E2BIG (also
+ *     a struct_size above 4096, which no resmon.h will have).  These structs
+ *     grow in whole 8-byte units and never end in padding, so the bytes a
+ *     caller's struct_size covers are always fields it could set.
  *   - A function that fills caller memory takes its size (out_size) or, for
  *     arrays, the size of one element (stride), writes only that many bytes
  *     per element, and fills struct_size with what it wrote.  Pass sizeof.

@@ -45,6 +45,10 @@ struct resmon_gpu {
      * the profiler (its retain/release): the devices close, and NVML may be
      * unloaded, only when nobody can call into them any more. */
     atomic_int holders;
+    /* One reading of the devices at a time: several monitors may share this
+     * profiler, each with its own GPU thread, and the backends keep per-device
+     * state between calls (NVML's process lists, Intel's energy for power). */
+    pthread_mutex_t read_lock;
     pthread_mutex_t last_lock; /* guards devices[].last: written by the GPU
                                   thread, read by resmon_gpu_last_readings */
     char selection[RESMON_ERR_MAX]; /* what "auto"/"all" picked and why */
@@ -81,6 +85,7 @@ void rm__gpu_read_devices(resmon_gpu *g, const pid_t *pids, size_t pid_count, rm
 {
     rm__gpu_reading_sum sum;
     rm__gpu_reading_sum_init(&sum);
+    pthread_mutex_lock(&g->read_lock);
     for (size_t i = 0; i < g->count; i++) {
         gpu_device *d = &g->devices[i];
         rm__gpu_device_reading reading;
@@ -91,6 +96,7 @@ void rm__gpu_read_devices(resmon_gpu *g, const pid_t *pids, size_t pid_count, rm
         pthread_mutex_unlock(&g->last_lock);
         rm__gpu_reading_sum_add(&sum, &reading);
     }
+    pthread_mutex_unlock(&g->read_lock);
     rm__gpu_reading_sum_result(&sum, out);
 }
 
@@ -112,6 +118,8 @@ int resmon_gpu_list(resmon_gpu_info *out, size_t cap, size_t stride, size_t *cou
         if (room == 0 || stride == sizeof *out) {
             backends[b]->list(&env, room ? (resmon_gpu_info *)((char *)out + total * stride) : NULL, room, &n);
         } else { /* a caller built against another resmon.h: describe, then copy with its stride */
+            if (room > RM__GPU_MAX_DEVICES) /* no backend lists more; a huge cap allocates nothing */
+                room = RM__GPU_MAX_DEVICES;
             resmon_gpu_info *bounce = calloc(room, sizeof *bounce);
             if (!bounce)
                 return -ENOMEM;
@@ -134,6 +142,7 @@ static void gpu_free(resmon_gpu *g)
 {
     for (size_t i = 0; i < g->count; i++)
         g->devices[i].backend->close(g->devices[i].ctx);
+    pthread_mutex_destroy(&g->read_lock);
     pthread_mutex_destroy(&g->last_lock);
     free(g);
 }
@@ -157,6 +166,11 @@ static resmon_gpu *gpu_new(size_t count)
     if (!g)
         return NULL;
     if (pthread_mutex_init(&g->last_lock, NULL) != 0) {
+        free(g);
+        return NULL;
+    }
+    if (pthread_mutex_init(&g->read_lock, NULL) != 0) {
+        pthread_mutex_destroy(&g->last_lock);
         free(g);
         return NULL;
     }
@@ -185,8 +199,7 @@ static int open_one(const rm__gpu_env *env, resmon_gpu **out, const rm__gpu_back
         return -ENOMEM;
     int rc = open_device(env, &g->devices[0], backend, selector, err, errcap);
     if (rc < 0) {
-        pthread_mutex_destroy(&g->last_lock);
-        free(g);
+        gpu_free(g); /* no device open yet: count is 0 */
         return rc;
     }
     g->count = 1;
@@ -227,14 +240,6 @@ static size_t add_cuda_devices(const rm__gpu_env *env, resmon_gpu *g, const rm__
         add_device(env, g, &rm__gpu_nvml, cuda->uuids[i], reason, sizeof reason);
     }
     return g->count - before;
-}
-
-static void gpu_discard(resmon_gpu *g)
-{
-    for (size_t i = 0; i < g->count; i++)
-        g->devices[i].backend->close(g->devices[i].ctx);
-    pthread_mutex_destroy(&g->last_lock);
-    free(g);
 }
 
 /* Resolves CUDA_VISIBLE_DEVICES when set: 1 with cuda filled, 0 when unset
@@ -299,7 +304,7 @@ static int open_default(const rm__gpu_env *env, resmon_gpu **out, char *err, siz
     rc = -ENODEV;
 fail:
     free(cuda);
-    gpu_discard(g);
+    gpu_free(g);
     return rc;
 done:
     free(cuda);
@@ -323,7 +328,7 @@ static int open_all(const rm__gpu_env *env, resmon_gpu **out, char *err, size_t 
     int rc = cuda_job_devices(env, cuda, why, sizeof why, err, errcap);
     if (rc < 0) {
         free(cuda);
-        gpu_discard(g);
+        gpu_free(g);
         return rc;
     }
     size_t nvidia = rc > 0 ? add_cuda_devices(env, g, cuda) : env->cuda_visible_set ? 0 : add_every_device(env, g, &rm__gpu_nvml);
@@ -331,7 +336,7 @@ static int open_all(const rm__gpu_env *env, resmon_gpu **out, char *err, size_t 
     size_t amd = add_every_device(env, g, &rm__gpu_amd);
     size_t intel = add_every_device(env, g, &rm__gpu_intel);
     if (g->count == 0) {
-        gpu_discard(g);
+        gpu_free(g);
         snprintf(err, errcap, "no GPU found by any backend (nvml, amd, intel)");
         return -ENODEV;
     }

@@ -10,6 +10,8 @@ int rm__copy_struct_in(void *dst, size_t dst_size, const void *src, size_t src_s
 {
     if (!src || src_size < min_size)
         return -EINVAL;
+    if (src_size > RM__STRUCT_SIZE_MAX)
+        return -E2BIG; /* not a struct any resmon.h will have: refuse before reading it */
     if (src_size > dst_size) {
         const unsigned char *tail = (const unsigned char *)src + dst_size;
         for (size_t i = 0; i < src_size - dst_size; i++)

@@ -15,6 +15,11 @@
  * its last 0.3 field.  Sizes below it are not a resmon struct. */
 #define RM__SIZE_THROUGH(type, last_field) (offsetof(type, last_field) + sizeof(((type *)0)->last_field))
 
+/* The largest struct_size accepted, as clone3 caps its struct at a page: a
+ * larger one is garbage (an unset struct_size), and scanning it would read
+ * memory the caller never meant to hand over. */
+#define RM__STRUCT_SIZE_MAX 4096
+
 /* Copies a caller's struct of src_size bytes into the library's dst of
  * dst_size bytes: a smaller one is zero-extended (its newer fields then mean
  * "default"), a larger one is accepted only when every byte the library does

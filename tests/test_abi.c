@@ -8,6 +8,7 @@
  * updates them together with CHANGELOG.md and the version.
  */
 #include "test_util.h"
+#include "struct_size.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -33,6 +34,15 @@ _Static_assert(offsetof(resmon_gpu_profiler, release) == 72, "resmon_gpu_profile
 _Static_assert(sizeof(resmon_gpu_info) == 224, "resmon_gpu_info layout changed");
 _Static_assert(sizeof(resmon_gpu_reading) == 64, "resmon_gpu_reading layout changed");
 #endif
+/* Structs the caller hands in end without padding: a caller's struct_size
+ * then never covers bytes it could not set (which the library would read as
+ * a newer field of garbage). */
+_Static_assert(sizeof(resmon_options) == RM__SIZE_THROUGH(resmon_options, memory_detail_interval_sec),
+               "resmon_options must not end in padding: grow it in 8-byte units");
+_Static_assert(sizeof(resmon_gpu_profiler) == RM__SIZE_THROUGH(resmon_gpu_profiler, release),
+               "resmon_gpu_profiler must not end in padding: grow it in 8-byte units");
+_Static_assert(sizeof(resmon_summary) == RM__SIZE_THROUGH(resmon_summary, net_tx_packets),
+               "resmon_summary must not end in padding: grow it in 8-byte units");
 _Static_assert(offsetof(resmon_options, struct_size) == 0, "struct_size must come first");
 _Static_assert(offsetof(resmon_gpu_profiler, struct_size) == 0, "struct_size must come first");
 _Static_assert(offsetof(resmon_summary, struct_size) == 0, "struct_size must come first");
@@ -62,6 +72,16 @@ static void newer_options_are_accepted_when_their_new_fields_are_zero(void **sta
     assert_int_equal(resmon_monitor_new(&m, &o.known), -E2BIG);
     assert_null(m);
     assert_string_not_equal(resmon_strerror(-E2BIG), "unknown error");
+}
+
+static void a_garbage_struct_size_is_refused_before_it_is_read(void **state)
+{
+    (void)state;
+    resmon_options o = RESMON_OPTIONS_INIT;
+    o.struct_size = (size_t)1 << 40; /* an uninitialised field: never scanned */
+    resmon_monitor *m = NULL;
+    assert_int_equal(resmon_monitor_new(&m, &o), -E2BIG);
+    assert_null(m);
 }
 
 static void options_smaller_than_the_first_sized_layout_are_refused(void **state)
@@ -216,6 +236,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(newer_options_are_accepted_when_their_new_fields_are_zero),
         cmocka_unit_test(options_smaller_than_the_first_sized_layout_are_refused),
+        cmocka_unit_test(a_garbage_struct_size_is_refused_before_it_is_read),
         cmocka_unit_test(profiler_tables_follow_the_same_rule),
         cmocka_unit_test(samples_are_copied_with_the_callers_stride),
         cmocka_unit_test(summaries_are_filled_to_the_callers_size),

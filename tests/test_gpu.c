@@ -345,6 +345,38 @@ static void nvml_process_memory_counts_only_monitored_pids(void **state)
     free(samples);
 }
 
+/* Several monitors may share one resmon_gpu (its retain/release count them),
+ * each reading it on its own GPU thread; the backends keep per-device state
+ * between calls (NVML's process list buffers), so readings must not overlap.
+ * Under TSan an overlap is a reported race; everywhere, both monitors must
+ * see the process memory, and closing the GPU first must be safe. */
+static void two_monitors_share_one_gpu(void **state)
+{
+    (void)state;
+    char config[128];
+    snprintf(config, sizeof config, "procs=%d:256,999999:4096", (int)getpid());
+    setenv("FAKE_NVML", config, 1);
+    resmon_gpu *g = open_ok("nvml:0");
+    resmon_options opts = RESMON_OPTIONS_INIT;
+    opts.sample_interval_sec = 0.002;
+    opts.gpu_interval_sec = 0.002;
+    opts.gpu_profiler = resmon_gpu_profiler_of(g);
+    resmon_monitor *a = test_monitor_new(&opts), *b = test_monitor_new(&opts);
+    resmon_gpu_close(g); /* the monitors hold it now */
+    assert_int_equal(resmon_monitor_start(a), 0);
+    assert_int_equal(resmon_monitor_start(b), 0);
+    double deadline = test_now() + test_scaled(5);
+    while ((isnan(test_summary(a).peak_gpu_proc_mem_mb) || isnan(test_summary(b).peak_gpu_proc_mem_mb) ||
+            test_summary(a).num_samples < 50) && test_now() < deadline)
+        test_sleep(0.01);
+    assert_int_equal(resmon_monitor_stop(a), 0);
+    assert_int_equal(resmon_monitor_stop(b), 0);
+    ASSERT_DOUBLE_EQ(test_summary(a).peak_gpu_proc_mem_mb, 256);
+    ASSERT_DOUBLE_EQ(test_summary(b).peak_gpu_proc_mem_mb, 256);
+    resmon_monitor_free(a);
+    resmon_monitor_free(b);
+}
+
 static void all_gpus_aggregate_with_per_device_readings(void **state)
 {
     (void)state;
@@ -1076,6 +1108,7 @@ int main(void)
         cmocka_unit_test_setup(nvml_lost_gpu_turns_readings_nan_and_sampling_goes_on, fresh_environment),
         cmocka_unit_test_setup(nvml_unknown_errors_mid_run_cost_only_readings, fresh_environment),
         cmocka_unit_test_setup(nvml_process_memory_counts_only_monitored_pids, fresh_environment),
+        cmocka_unit_test_setup(two_monitors_share_one_gpu, fresh_environment),
         cmocka_unit_test_setup(all_gpus_aggregate_with_per_device_readings, fresh_environment),
         cmocka_unit_test_setup(default_gpu_honours_cuda_visible_devices, fresh_environment),
         cmocka_unit_test_setup(cuda_hidden_gpus_are_said_not_silently_replaced, fresh_environment),

@@ -195,7 +195,9 @@ static double mean_cpu_with_spinners(int threads)
     ASSERT_CPU_MATCHES_KERNEL(s.cpu_time_sec, s.duration_sec, used, bracket, threads + 1 /* sampler */);
     ASSERT_BETWEEN(s.mean_cpu_percent, 0.999 * 100 * s.cpu_time_sec / s.duration_sec,
                    1.001 * 100 * s.cpu_time_sec / s.duration_sec);
-    ASSERT_BETWEEN(s.peak_cpu_percent, s.mean_cpu_percent * 0.9, 100.0 * (threads + 1) * 1.3);
+    /* An idle window's CPU is mostly the sampler's own, much of it in the
+     * stop's short interval, which the peak leaves out: no lower bound then. */
+    ASSERT_BETWEEN(s.peak_cpu_percent, threads ? s.mean_cpu_percent * 0.9 : 0.0, 100.0 * (threads + 1) * 1.3);
     resmon_monitor_free(m);
     return s.mean_cpu_percent;
 }
