@@ -410,7 +410,10 @@ static void faults_switches_and_cpu_split(void **state)
     ASSERT_BETWEEN(s.involuntary_switches, 0, 1e6);
     /* Ticks against the CPU clock: within two ticks a sample. */
     double tick = 1.0 / (double)sysconf(_SC_CLK_TCK);
-    ASSERT_BETWEEN(s.cpu_user_sec, 0.15, s.cpu_time_sec + 2 * tick * (double)s.num_samples);
+    /* The kernel splits CPU into user and system by sampling at ticks, so a
+     * 0.2 s spin is split only statistically (0.14 s user seen on a busy
+     * machine): the split must be mostly user, and add up exactly. */
+    ASSERT_BETWEEN(s.cpu_user_sec, 0.1, s.cpu_time_sec + 2 * tick * (double)s.num_samples);
     ASSERT_BETWEEN(s.cpu_user_sec + s.cpu_sys_sec, s.cpu_time_sec - 2 * tick * (double)s.num_samples,
                    s.cpu_time_sec + 2 * tick * (double)s.num_samples);
 }
