@@ -583,9 +583,10 @@ static void tree_cpu_counts_tracked_children_once(void **state)
 static void *spin_until_told(void *arg)
 {
     const atomic_int *stop = arg;
+    volatile unsigned long spins = 0; /* per thread: the shared busy_sink would be a data race */
     while (!atomic_load(stop))
         for (int i = 0; i < 1000; i++)
-            busy_sink += (unsigned long)i;
+            spins += (unsigned long)i;
     return NULL;
 }
 

@@ -24,6 +24,20 @@
 
 #include "resmon.h"
 
+/* ThreadSanitizer maps shadow memory that counts as resident in every process
+ * (gigabytes) and starts a background thread in each: tests that check the
+ * kernel's memory or thread figures against exact expectations skip there. */
+#if defined(__SANITIZE_THREAD__)
+#define TEST_UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TEST_UNDER_TSAN 1
+#endif
+#endif
+#ifndef TEST_UNDER_TSAN
+#define TEST_UNDER_TSAN 0
+#endif
+
 /* Written by busy loops; volatile so the compiler keeps them. */
 static volatile unsigned long busy_sink;
 
