@@ -107,9 +107,9 @@ static int reads_stat(const rm__probe *p)
     return p->include_children;
 }
 
-static void untrack_at(rm__probe *p, size_t index)
+/* Closes what a tracked process holds (its slot is reused by the caller). */
+static void release_tracked(tracked_process *t)
 {
-    tracked_process *t = &p->procs[index];
     if (t->statm_fd >= 0)
         close(t->statm_fd);
     rm__process_metrics_close(&t->metrics);
@@ -117,6 +117,11 @@ static void untrack_at(rm__probe *p, size_t index)
         close(t->stat_fd);
     if (t->dir_fd >= 0)
         close(t->dir_fd);
+}
+
+static void untrack_at(rm__probe *p, size_t index)
+{
+    release_tracked(&p->procs[index]);
     p->procs[index] = p->procs[--p->count];
     p->generation++;
 }
@@ -345,9 +350,18 @@ static void forget_ended(rm__probe *p)
     for (size_t i = 1; i < p->count; i++)
         if (p->procs[i].ending)
             settle_ended(p, &p->procs[i], p->procs[i].ending == ENDED_REAPED);
-    for (size_t i = p->count; i-- > 1;)
-        if (p->procs[i].ending)
-            untrack_at(p, i);
+    /* One stable pass: the set keeps parents before children, which the
+     * reading relies on (see read_all). */
+    size_t kept = 1;
+    for (size_t i = 1; i < p->count; i++) {
+        if (p->procs[i].ending) {
+            release_tracked(&p->procs[i]);
+            p->generation++;
+        } else {
+            p->procs[kept++] = p->procs[i];
+        }
+    }
+    p->count = kept;
 }
 
 /* Whether a process the walk did not list is still in the tree: alive, with
@@ -357,7 +371,11 @@ static void forget_ended(rm__probe *p)
 static int still_in_tree(rm__probe *p, const tracked_process *t, int *alive)
 {
     process_reading now = {0};
-    *alive = read_process(t, &now) == 0 && read_stat_fields(t, p->tick_ns, &now) == 0;
+    /* Through the descriptors kept open on it, a process already reaped still
+     * reads (statm as zeros, like a zombie), but the kernel shows its parent
+     * as 0 once it is released: reaped, so its parent's counters now hold it
+     * (a reaped child taken for one that left the tree was counted twice). */
+    *alive = read_process(t, &now) == 0 && read_stat_fields(t, p->tick_ns, &now) == 0 && now.ppid != 0;
     if (!*alive)
         return 0;
     const tracked_process *parent = find_tracked(p, now.ppid);
@@ -478,7 +496,13 @@ static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
     rm__probe_reading r = {0};
     uint64_t rss_pages = 0;
     int root_exited = 0;
-    for (size_t i = p->count; i-- > 0;) {
+    /* Parents before children (a process is tracked after its parent): a
+     * child that exits and is reaped between the two reads is then either
+     * read before its parent's counters hold it, or found gone and settled
+     * next reading -- never counted in both at once.  Children first counted
+     * a child's I/O and CPU twice when its parent reaped it mid-reading, and
+     * the monotonic totals kept the double. */
+    for (size_t i = 0; i < p->count; i++) {
         tracked_process *t = &p->procs[i];
         process_reading now = {.children_ns = t->children_ns, .ppid = t->ppid};
         int gone = read_process(t, &now) < 0;
