@@ -144,7 +144,7 @@ static double bench_tight_loop(void)
     sample_path p;
     rm__probe_open(&p.probe, 0, 0, NULL);
     rm__sample_store_init(&p.store, 4096);
-    rm__summary_acc_reset(&p.acc);
+    rm__summary_acc_reset(&p.acc, 0);
     double sample_cost = per_call_ns(call_whole_sample, &p, iterations);
     /* The same sample with cold caches, as a 10 Hz sampler meets it: 32 MiB
      * are streamed through the cache before each one. */
@@ -575,7 +575,7 @@ static int loop_only(long n)
     sample_path p;
     rm__probe_open(&p.probe, 0, 0, NULL);
     rm__sample_store_init(&p.store, 4096);
-    rm__summary_acc_reset(&p.acc);
+    rm__summary_acc_reset(&p.acc, 0);
     for (long i = 0; i < n; i++)
         call_whole_sample(&p);
     rm__probe_close(p.probe);

@@ -148,8 +148,7 @@ int resmon_monitor_new(resmon_monitor **out, const resmon_options *opts)
     }
     m->opts.gpu_profiler = NULL; /* the poller holds the table; this copy is not kept */
     rm__sample_store_init(&m->store, o.max_samples);
-    rm__summary_acc_reset(&m->acc);
-    m->acc.metrics_on = m->opts.metrics != 0;
+    rm__summary_acc_reset(&m->acc, m->opts.metrics != 0);
     *out = m;
     return 0;
 }
@@ -434,8 +433,7 @@ int resmon_monitor_start(resmon_monitor *m)
     pthread_mutex_lock(&m->lock);
     rm__sample_store_clear(&m->store);
     rm__sample_store_reserve(&m->store, INITIAL_SAMPLE_CAPACITY); /* else it grows as needed */
-    rm__summary_acc_reset(&m->acc);
-    m->acc.metrics_on = m->opts.metrics != 0;
+    rm__summary_acc_reset(&m->acc, m->opts.metrics != 0);
     atomic_store(&m->stop_word, 0);
     m->first_sample_done = 0;
     m->start_result = 0;

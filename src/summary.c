@@ -7,7 +7,7 @@
 #include <math.h>
 #include <string.h>
 
-void rm__summary_acc_reset(rm__summary_acc *acc)
+void rm__summary_acc_reset(rm__summary_acc *acc, int metrics_on)
 {
     memset(acc, 0, sizeof *acc);
     acc->hwm_rss_mb = NAN;
@@ -17,6 +17,7 @@ void rm__summary_acc_reset(rm__summary_acc *acc)
     acc->peak_gpu_proc_mem_mb = NAN;
     for (size_t i = 0; i < rm__metric_field_count; i++)
         *rm__summary_metric(&acc->metrics, &rm__metric_fields[i]) = NAN;
+    acc->metrics_on = metrics_on;
 }
 
 /* Peaks keep the largest known value, totals the latest (a sample that

@@ -36,7 +36,9 @@ typedef struct rm__summary_acc {
     int metrics_on;         /* some metric group is on: fold the fields (else they stay NAN) */
 } rm__summary_acc;
 
-void rm__summary_acc_reset(rm__summary_acc *acc);
+/* Starts an empty summary.  metrics_on: some metric group is on, so the
+ * samples' metric-group fields are folded (else they stay NAN, at no cost). */
+void rm__summary_acc_reset(rm__summary_acc *acc, int metrics_on);
 
 /* Adds a sample; cpu_time_sec is the CPU time measured since the previous
  * one.  short_interval marks a sample taken much sooner after the previous

@@ -22,7 +22,7 @@ static void empty_summary_is_zeroed_with_gpu_nan(void **state)
 {
     (void)state;
     rm__summary_acc acc;
-    rm__summary_acc_reset(&acc);
+    rm__summary_acc_reset(&acc, 0);
     resmon_summary s = rm__summary_acc_result(&acc);
     assert_int_equal(s.num_samples, 0);
     ASSERT_DOUBLE_EQ(s.peak_rss_mb, 0);
@@ -45,8 +45,7 @@ static void metric_groups_fold_into_peaks_and_totals(void **state)
 {
     (void)state;
     rm__summary_acc acc;
-    rm__summary_acc_reset(&acc);
-    acc.metrics_on = 1; /* as the monitor sets it when resmon_options.metrics has a group */
+    rm__summary_acc_reset(&acc, 1); /* as the monitor does when resmon_options.metrics has a group */
     const double pss[] = {10, 250, NAN, 40};
     const double wchar[] = {0, 4096, 8192, NAN};
     const double nprocs[] = {1, 5, 3, 2};
@@ -68,7 +67,7 @@ static void one_sample_has_zero_duration(void **state)
 {
     (void)state;
     rm__summary_acc acc;
-    rm__summary_acc_reset(&acc);
+    rm__summary_acc_reset(&acc, 0);
     resmon_sample s0 = sample(5.0, 0, 12.5);
     rm__summary_acc_add(&acc, &s0, 0, 0);
     resmon_summary s = rm__summary_acc_result(&acc);
@@ -83,7 +82,7 @@ static void cpu_and_rss_follow_the_seed(void **state)
 {
     (void)state;
     rm__summary_acc acc;
-    rm__summary_acc_reset(&acc);
+    rm__summary_acc_reset(&acc, 0);
     resmon_sample in[] = {sample(10.0, 0, 100), sample(10.1, 50, 300), sample(10.2, 150, 200),
                           sample(10.3, 100, 80)};
     for (size_t i = 0; i < 4; i++)
@@ -104,7 +103,7 @@ static void gpu_means_skip_missing_values(void **state)
 {
     (void)state;
     rm__summary_acc acc;
-    rm__summary_acc_reset(&acc);
+    rm__summary_acc_reset(&acc, 0);
     resmon_sample a = sample(0, 0, 1), b = sample(1, 0, 1), c = sample(2, 0, 1);
     a.gpu_util = 20; a.gpu_mem_mb = 1000; a.gpu_clock_mhz = 1500;
     b.gpu_util = 40; b.gpu_mem_mb = 3000; b.gpu_power_w = 250;
@@ -123,7 +122,7 @@ static void gpu_peak_of_zero_is_zero_not_nan(void **state)
 {
     (void)state;
     rm__summary_acc acc;
-    rm__summary_acc_reset(&acc);
+    rm__summary_acc_reset(&acc, 0);
     resmon_sample a = sample(0, 0, 1);
     a.gpu_mem_mb = 0;
     rm__summary_acc_add(&acc, &a, 0, 0);
