@@ -243,6 +243,23 @@ class Signals(Tmp):
             code, err = self.run_and_signal(sig, WORKLOAD, "sleep", "30")
             self.assertEqual(code, 128 + sig, err)
 
+    def test_table_counts_in_the_singular_when_one(self):
+        r = resmon("--", "true")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(r.stderr, r"processes +1 +process at most, 1 thread\n")
+
+    def test_signals_ignored_at_start_are_named_once(self):
+        def as_background_job():  # what a non-interactive shell does for `resmon ... &`
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGQUIT, signal.SIG_IGN)
+        r = subprocess.run([RESMON, "--", "true"], capture_output=True, text=True, timeout=30,
+                           preexec_fn=as_background_job)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = [line for line in r.stderr.splitlines() if "ignored when resmon started" in line]
+        self.assertEqual(lines, ["resmon: SIGINT, SIGQUIT ignored when resmon started (a background job?): "
+                                 "not forwarded to the command"], r.stderr)
+        self.assertNotIn("ignored", resmon("--", "true").stderr)
+
     def test_command_that_handles_the_signal_decides_the_status(self):
         code, err = self.run_and_signal(signal.SIGTERM, WORKLOAD, "trap-term", "7")
         self.assertEqual(code, 7, err)
@@ -771,6 +788,21 @@ class Gpu(Tmp):
         hidden = resmon("-q", "-o", self.path("s.json"), "--", "true", env=dict(env, CUDA_VISIBLE_DEVICES="-1"))
         self.assertEqual(hidden.returncode, 0, hidden.stderr)
         self.assertEqual(self.summary()["gpus"], [])  # no other GPU in the empty sysfs tree
+
+    def test_auto_that_picks_nothing_says_what_it_looked_for(self):
+        env = dict(self.env("devices=2"), CUDA_VISIBLE_DEVICES="GPU-00000000-dead-beef-0000-000000000000")
+        r = resmon("-o", self.path("s.json"), "--", "true", env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(self.summary()["gpus"], [])
+        lines = [line for line in r.stderr.splitlines() if line.startswith("resmon: no GPU measured: ")]
+        self.assertEqual(len(lines), 1, r.stderr)
+        self.assertIn("CUDA_VISIBLE_DEVICES='GPU-00000000-dead-beef-0000-000000000000'", lines[0])
+        quiet = resmon("-q", "--", "true", env=env)
+        self.assertNotIn("no GPU measured", quiet.stderr)
+        # Without CUDA_VISIBLE_DEVICES, a machine with no GPU is not worth a line.
+        plain = dict(self.env(), RESMON_NVML_LIBRARY=self.path("no-such-libnvidia-ml.so.1"))
+        plain.pop("CUDA_VISIBLE_DEVICES", None)
+        self.assertNotIn("GPU", resmon("--", "true", env=plain).stderr.replace("peak GPU", ""))
 
     def test_auto_without_a_gpu_runs_without_gpu_columns(self):
         env = dict(self.env(), RESMON_NVML_LIBRARY=self.path("no-such-libnvidia-ml.so.1"))

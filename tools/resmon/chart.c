@@ -268,7 +268,8 @@ static void draw_title(FILE *out, const char *title, const run_result *r, double
             LEFT, r->wall_sec, r->summary.mean_cpu_percent, r->summary.peak_rss_mb);
     if (!isnan(exact_peak))
         fprintf(out, ", %.1f MiB exact", exact_peak);
-    fprintf(out, " \xc2\xb7 %llu samples every %g s</text>\n", (unsigned long long)r->summary.num_samples,
+    fprintf(out, " \xc2\xb7 %llu sample%s every %g s</text>\n", (unsigned long long)r->summary.num_samples,
+            r->summary.num_samples == 1 ? "" : "s",
             r->summary.duration_sec > 0 && r->summary.num_samples > 1
                 ? round(r->summary.duration_sec / (double)(r->summary.num_samples - 1) * 1e4) / 1e4
                 : 0.0);

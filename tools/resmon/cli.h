@@ -200,6 +200,10 @@ void signals_forward_to(pid_t pid, pid_t group);
 int signals_received(void);
 /* Blocks the forwarded signals, storing the previous mask (for ppoll). */
 void signals_block_forwarded(sigset_t *previous);
+/* Which forwarded signals were ignored when resmon started (a non-interactive
+ * shell's background job ignores SIGINT and SIGQUIT): their names, comma
+ * separated, into names; returns how many. */
+int signals_ignored_at_start(char *names, size_t cap);
 /* In the forked child before exec: the signal mask resmon was started with. */
 void signals_restore_for_exec(void);
 

@@ -64,6 +64,10 @@ int main(int argc, char **argv)
         }
         if (rc < 0 && rc != -ENODEV) /* a GPU is there, but which one a CUDA job uses is unclear */
             fprintf(stderr, "resmon: no GPU measured: %s\n", err);
+        else if (rc == -ENODEV && getenv("CUDA_VISIBLE_DEVICES") && !o.quiet)
+            /* A CUDA job expects a GPU, and none was picked: say what was looked for.  (On a
+             * machine without GPUs and without CUDA_VISIBLE_DEVICES, "auto" stays quiet.) */
+            fprintf(stderr, "resmon: no GPU measured: %s\n", err);
         else if (rc == 0 && *resmon_gpu_selection(gpu) && !o.quiet) /* what "auto"/"all" picked, and why */
             fprintf(stderr, "resmon: GPU %s\n", resmon_gpu_selection(gpu));
     }
@@ -73,6 +77,11 @@ int main(int argc, char **argv)
         resmon_gpu_close(gpu);
         return EXIT_USAGE;
     }
+    char ignored[64];
+    int ignored_count = signals_ignored_at_start(ignored, sizeof ignored);
+    if (ignored_count && !o.quiet) /* else kill -INT would seem to do nothing, with no word why */
+        fprintf(stderr, "resmon: %s ignored when resmon started (a background job?): %s\n", ignored,
+                o.pid ? "resmon does not stop on it" : "not forwarded to the command");
     run_result r;
     memset(&r, 0, sizeof r);
     r.gpu = gpu;

@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -98,4 +99,25 @@ void signals_block_forwarded(sigset_t *previous)
 void signals_restore_for_exec(void)
 {
     sigprocmask(SIG_SETMASK, &mask_at_start, NULL);
+}
+
+int signals_ignored_at_start(char *names, size_t cap)
+{
+    int count = 0;
+    size_t used = 0;
+    if (cap)
+        names[0] = '\0';
+    for (size_t i = 0; i < FORWARDED_COUNT; i++) {
+        struct sigaction current;
+        /* signals_prepare leaves an ignored one ignored and catches the rest,
+         * so SIG_IGN now means ignored at start. */
+        if (sigaction(forwarded_signals[i], NULL, &current) != 0 || current.sa_handler != SIG_IGN)
+            continue;
+        const char *name = sigabbrev_np(forwarded_signals[i]);
+        int n = snprintf(names + used, cap > used ? cap - used : 0, "%sSIG%s", count ? ", " : "", name ? name : "?");
+        if (n > 0)
+            used += (size_t)n;
+        count++;
+    }
+    return count;
 }

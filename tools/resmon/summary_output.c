@@ -46,8 +46,8 @@ static void print_metric_groups(FILE *out, const resmon_summary *s)
                 storage_read, storage_written);
     }
     if (!isnan(s->peak_nprocs))
-        fprintf(out, "  %-16s %10.0f      processes at most, %.0f threads\n", "processes", s->peak_nprocs,
-                s->peak_nthreads);
+        fprintf(out, "  %-16s %10.0f      process%s at most, %.0f thread%s\n", "processes", s->peak_nprocs,
+                s->peak_nprocs == 1 ? "" : "es", s->peak_nthreads, s->peak_nthreads == 1 ? "" : "s");
     if (!isnan(s->cpu_user_sec))
         fprintf(out, "  %-16s %10.2f s    user, %.2f s system (clock ticks)\n", "CPU split", s->cpu_user_sec,
                 s->cpu_sys_sec);
@@ -195,6 +195,7 @@ void summary_print_table(FILE *out, const cli_options *o, const run_result *r)
     }
     fprintf(out, "  %-16s %10llu      every %g s", "samples", (unsigned long long)s->num_samples, o->interval_sec);
     if (s->skipped_slots)
-        fprintf(out, ", %llu slots skipped (sampler ran late)", (unsigned long long)s->skipped_slots);
+        fprintf(out, ", %llu slot%s skipped (sampler ran late)", (unsigned long long)s->skipped_slots,
+                s->skipped_slots == 1 ? "" : "s");
     fputc('\n', out);
 }
