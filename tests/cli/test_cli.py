@@ -1167,6 +1167,36 @@ class MetricGroups(Tmp):
         check = subprocess.run([JSON_CHECK, self.path("s.json")], capture_output=True, text=True)
         self.assertEqual(check.returncode, 0, check.stderr)
 
+    def test_metrics_option_reads_only_the_named_groups(self):
+        io_keys = ("io_rchar", "io_wchar", "io_read_bytes", "io_write_bytes")
+        other_keys = ("peak_pss_mb", "peak_vmem_mb", "peak_nprocs", "cpu_user_sec", "minor_faults", "net_rx_bytes")
+        r = resmon("-o", self.path("s.json"), "-s", self.path("s.csv"), "--metrics", "io,cpu-split", "--",
+                   "sh", "-c", "head -c 100000 /dev/zero > /dev/null")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        s = self.summary()
+        for key in io_keys + ("cpu_user_sec", "cpu_sys_sec"):
+            self.assertIn(key, s)
+        for key in ("peak_pss_mb", "peak_vmem_mb", "peak_nprocs", "minor_faults", "net_rx_bytes"):
+            self.assertNotIn(key, s)
+        self.assertIn("I/O", r.stderr)
+        self.assertNotIn("peak PSS", r.stderr)
+        with open(self.path("s.csv")) as f:
+            rows = list(csv.DictReader(f))
+        self.assertIn("pss_mb", rows[0])  # the columns stay; a group not read is empty
+        self.assertEqual({row["pss_mb"] for row in rows}, {""})
+        r = resmon("-o", self.path("s.json"), "--metrics", "none", "--", "true")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        s = self.summary()
+        for key in io_keys + other_keys:
+            self.assertNotIn(key, s)
+        self.assertIn("peak_rss_mb", s)
+        for bad, word in (("io,bogus", "unknown metric group 'bogus'"), ("io,", "empty metric group"),
+                          ("", "empty metric group")):
+            r = resmon("--metrics", bad, "--", "true")
+            self.assertEqual(r.returncode, 125, bad)
+            self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+            self.assertIn(word, r.stderr)
+
 
 class StatedLimits(Tmp):
     def test_interval_out_of_range_is_refused_before_the_command_starts(self):

@@ -56,6 +56,8 @@ expect "the samples file" "run.csv run.jsonl " "$resmon" -s run
 expect "the summary file" "run.json " "$resmon" --output run
 expect "the chart" "chart.svg " "$resmon" --plot ch
 expect "a GPU selection" "all auto " "$resmon" --gpu a
+expect "a metric group" "counts cpu-split " "$resmon" --metrics c
+expect "a metric group after a comma" "io,faults " "$resmon" --metrics io,f
 expect "an interval is a number" "" "$resmon" -i ""
 expect_has "the command after --" echo "$resmon" -q -- ech
 expect_has "the command after options and their values" echo "$resmon" -i 0.5 -o out.json ech

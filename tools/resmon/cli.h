@@ -36,6 +36,7 @@ typedef struct cli_options {
     int quiet;
     int wait_orphans;         /* --wait-orphans: wait for adopted descendants */
     int reset_peak;           /* --reset-peak: reset the --pid target's peak mark */
+    unsigned metrics;         /* --metrics: RESMON_METRIC_* groups (default all) */
     pid_t pid;                /* --pid; 0 = run argv */
     exporter_options exporters; /* --serve, --push, --textfile, --label */
     char **argv;              /* the command, NULL-terminated */

@@ -15,7 +15,7 @@ _resmon()
                 _command_offset $((i + 1))
                 return
                 ;;
-            -i | --interval | -o | --output | -s | --samples | --plot | --gpu | --duration | --pid | \
+            -i | --interval | -o | --output | -s | --samples | --plot | --gpu | --duration | --pid | --metrics | \
                 --serve | --serve-linger | --push | --push-interval | --push-job | --push-timeout | --textfile | --label)
                 ((i++))
                 ;;
@@ -60,11 +60,18 @@ _resmon()
             _pids
             return
             ;;
+        --metrics)
+            # A comma-separated list: complete the word after the last comma.
+            local done_part=""
+            [[ $cur == *,* ]] && done_part=${cur%,*},
+            COMPREPLY=($(compgen -P "$done_part" -W "io memory counts cpu-split faults network all none" -- "${cur##*,}"))
+            return
+            ;;
     esac
 
     if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W '--interval --output --samples --plot --gpu --no-children
-            --duration --wait-orphans --reset-peak --pid --serve --serve-linger --push
+            --duration --wait-orphans --reset-peak --metrics --pid --serve --serve-linger --push
             --push-interval --push-job --push-timeout --textfile --label --quiet --list-gpus
             --version --help
             -i -o -s -q -h --' -- "$cur"))

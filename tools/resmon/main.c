@@ -35,7 +35,7 @@ resmon_options cli_monitor_options(const cli_options *o, outputs *out)
     opts.sample_interval_sec = o->interval_sec;
     opts.gpu_profiler = resmon_gpu_profiler_of(out->gpu);
     opts.include_children = o->include_children;
-    opts.metrics = RESMON_METRIC_ALL; /* the command reads every group; PSS at most every 0.5 s */
+    opts.metrics = o->metrics; /* --metrics: every group by default; PSS at most every 0.5 s */
     opts.max_samples = 1; /* every sample is streamed; the summary covers them all */
     opts.on_sample = outputs_on_sample;
     opts.on_sample_user = out;

@@ -31,6 +31,10 @@ static const char usage_text[] =
     "      --reset-peak         with --pid: reset the target's kernel peak-RSS mark, for a peak\n"
     "                           of the monitored window only; by default the target is left\n"
     "                           untouched and the exact peak is its lifetime peak\n"
+    "      --metrics GROUPS     the metric groups to read, comma separated: io, memory (vmem,\n"
+    "                           PSS, swap), counts (processes, threads), cpu-split (user and\n"
+    "                           system), faults (and context switches), network; or all\n"
+    "                           (default) or none (CPU and RSS only, the cheapest)\n"
     "  -q, --quiet              no human summary on stderr\n"
     "      --list-gpus          list the GPUs resmon finds, then exit\n"
     "      --version            print the version and exit\n"
@@ -139,6 +143,51 @@ static int parse_pid(const char *text, pid_t *out)
     return 0;
 }
 
+/* --metrics: the groups' names as the command spells them (with the Python
+ * binding's spellings too, so one list works in both). */
+static const struct {
+    const char *name;
+    unsigned bits;
+} metric_group_names[] = {
+    {"io", RESMON_METRIC_IO},
+    {"memory", RESMON_METRIC_MEMORY_DETAIL},
+    {"memory-detail", RESMON_METRIC_MEMORY_DETAIL},
+    {"memory_detail", RESMON_METRIC_MEMORY_DETAIL},
+    {"counts", RESMON_METRIC_COUNTS},
+    {"cpu-split", RESMON_METRIC_CPU_SPLIT},
+    {"cpu_split", RESMON_METRIC_CPU_SPLIT},
+    {"faults", RESMON_METRIC_FAULTS},
+    {"network", RESMON_METRIC_NETWORK},
+    {"all", RESMON_METRIC_ALL},
+    {"none", 0},
+};
+
+/* A comma-separated list of group names; returns 0, or -EINVAL with the
+ * first unknown (or empty) name copied into bad. */
+static int parse_metric_groups(const char *text, unsigned *out, char *bad, size_t badcap)
+{
+    unsigned groups = 0;
+    const char *word = text;
+    for (;;) {
+        size_t length = strcspn(word, ",");
+        size_t i = 0;
+        for (; i < sizeof metric_group_names / sizeof *metric_group_names; i++)
+            if (length && strlen(metric_group_names[i].name) == length &&
+                strncmp(metric_group_names[i].name, word, length) == 0)
+                break;
+        if (i == sizeof metric_group_names / sizeof *metric_group_names) {
+            snprintf(bad, badcap, "%.*s", (int)length, word);
+            return -EINVAL;
+        }
+        groups |= metric_group_names[i].bits;
+        if (word[length] == '\0')
+            break;
+        word += length + 1;
+    }
+    *out = groups;
+    return 0;
+}
+
 static int has_extension(const char *path, const char *ext)
 {
     size_t n = strlen(path), e = strlen(ext);
@@ -168,7 +217,7 @@ static int check_root_variable(const char *variable)
 int cli_parse(int argc, char **argv, cli_options *o)
 {
     enum { OPT_PLOT = 256, OPT_GPU, OPT_NO_CHILDREN, OPT_DURATION, OPT_PID, OPT_VERSION, OPT_HELP, OPT_LIST_GPUS,
-           OPT_WAIT_ORPHANS, OPT_RESET_PEAK };
+           OPT_WAIT_ORPHANS, OPT_RESET_PEAK, OPT_METRICS };
     static const struct option longopts[] = {
         {"interval", required_argument, NULL, 'i'},
         {"output", required_argument, NULL, 'o'},
@@ -184,6 +233,7 @@ int cli_parse(int argc, char **argv, cli_options *o)
         {"list-gpus", no_argument, NULL, OPT_LIST_GPUS},
         {"wait-orphans", no_argument, NULL, OPT_WAIT_ORPHANS},
         {"reset-peak", no_argument, NULL, OPT_RESET_PEAK},
+        {"metrics", required_argument, NULL, OPT_METRICS},
         EXPORTER_LONG_OPTIONS,
         {NULL, 0, NULL, 0},
     };
@@ -191,6 +241,7 @@ int cli_parse(int argc, char **argv, cli_options *o)
     o->interval_sec = 0.1;
     o->gpu = "auto";
     o->include_children = 1;
+    o->metrics = RESMON_METRIC_ALL;
     exporter_options_init(&o->exporters);
     char err[512];
     opterr = 0; /* our own messages: one line each */
@@ -237,6 +288,13 @@ int cli_parse(int argc, char **argv, cli_options *o)
             break;
         case OPT_RESET_PEAK:
             o->reset_peak = 1;
+            break;
+        case OPT_METRICS:
+            if (parse_metric_groups(optarg, &o->metrics, err, sizeof err) < 0)
+                return usage_error(*err ? "unknown metric group '%s': use io, memory, counts, cpu-split, faults, "
+                                          "network, all or none, comma separated"
+                                        : "empty metric group in '--metrics %s'",
+                                   *err ? err : optarg);
             break;
         case 'q':
             o->quiet = 1;
