@@ -290,14 +290,14 @@ static void draw_panel_frame(const canvas *cv, int top, int height, axis y, cons
     for (double v = 0; v <= y.max + y.step / 2; v += y.step) {
         double py = top + height - v / y.max * height;
         fprintf(out, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#e2e8f0\"/>\n", LEFT, LEFT + PLOT_W, py, py);
-        fprintf(out, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" class=\"tick y-tick\">%g</text>\n", LEFT - 8,
+        fprintf(out, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" class=\"tick y-tick\">%.10g</text>\n", LEFT - 8,
                 py + 4, v);
     }
     for (double v = 0; v <= cv->x.max * (1 + 1e-9); v += cv->x.step) {
         double px = px_of(cv, v);
         fprintf(out, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"#f1f5f9\"/>\n", px, px, top, top + height);
         if (show_x_labels)
-            fprintf(out, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" class=\"tick x-tick\">%g</text>\n", px,
+            fprintf(out, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" class=\"tick x-tick\">%.10g</text>\n", px,
                     top + height + 18, v);
     }
     fprintf(out, "<text transform=\"translate(%d,%d) rotate(-90)\" text-anchor=\"middle\" class=\"label\">",
@@ -312,8 +312,9 @@ static void draw_end_tick(const canvas *cv, int bottom)
     double last_round = floor(cv->x.max / cv->x.step + 1e-9) * cv->x.step;
     if (cv->x.max - last_round < cv->x.step * 0.4)
         return; /* the last round tick is there already */
-    fprintf(cv->out, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" class=\"tick x-end\">%.3g</text>\n",
-            LEFT + PLOT_W, bottom + 18, cv->x.max);
+    int decimals = (int)fmax(1, 1 - floor(log10(cv->x.step))); /* a digit finer than the ticks */
+    fprintf(cv->out, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" class=\"tick x-end\">%.*f</text>\n",
+            LEFT + PLOT_W, bottom + 18, decimals, cv->x.max);
 }
 
 typedef double (*point_field)(const chart_point *p);
