@@ -247,6 +247,16 @@ class PlotCommand(Tmp):
                  if b.get("class") == "phase-band"]
         self.assertEqual(names, ["load", "compute", "write, back"])
 
+    def test_phases_beyond_the_bound_are_counted_not_kept(self):
+        columns = ("timestamp", "elapsed_sec", "cpu_percent", "rss_mb", "phase")
+        rows = [(i / 100, i / 100, 10, 5, f"step {i}") for i in range(100)]
+        self.run_ok("plot", samples(self.path("many.csv"), rows, columns), "-o", self.path("o.svg"))
+        root = self.svg("o.svg")
+        bands = [e for e in root.iter(SVG + "rect") if e.get("class") == "phase-band"]
+        self.assertEqual(len(bands), 64)  # CHART_MAX_PHASES
+        self.assertEqual(float(bands[-1].get("data-end")), 0.99)  # the last kept one runs to the end
+        self.assertIn("+36 more phases", [e.text for e in root.iter(SVG + "text")])
+
     def test_no_nprocs_column_no_process_series(self):
         path = samples(self.path("a.csv"), [(1, 0, 0, 5), (1.1, 0.1, 40, 8)])
         self.run_ok("plot", path, "-o", self.path("o.svg"), "--cpus", "4")
