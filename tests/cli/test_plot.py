@@ -151,6 +151,12 @@ class LiveChart(Tmp):
         self.assertGreaterEqual(most, 3)  # sh and its two workloads
         scale = y_scale(panel(root, "nprocs"))
         self.assertAlmostEqual(min(y for _, y in points(series)), scale(most), delta=0.6)
+        # without the counts group, no strip (and no I/O panel without io)
+        self.run_ok("-q", "--metrics", "memory", "--plot", self.path("p.svg"), "--", WORKLOAD, "sleep", "0.1")
+        root = self.svg()
+        self.assertIsNone(by_id(root, "panel-nprocs"))
+        self.assertIsNone(by_id(root, "panel-io"))
+        self.assertIsNotNone(by_id(root, "series-pss"))
 
     def test_png_name_writes_png(self):
         if not shutil.which("rsvg-convert"):
