@@ -17,7 +17,7 @@ complete -p resmon >/dev/null || { echo "completion: 'complete -p resmon' is not
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work" || exit 1
-touch run.csv run.jsonl run.json chart.svg notes.txt
+touch run.csv run.jsonl run.json chart.svg chart.png notes.txt
 
 failures=0
 offered() { # words of the command line (the last is the one being completed)
@@ -54,7 +54,13 @@ expect "a long option" "--no-children " "$resmon" --no-ch
 expect "options starting --d" "--duration " "$resmon" -q --d
 expect "the samples file" "run.csv run.jsonl " "$resmon" -s run
 expect "the summary file" "run.json " "$resmon" --output run
-expect "the chart" "chart.svg " "$resmon" --plot ch
+expect "the chart" "chart.png chart.svg " "$resmon" --plot ch
+expect_has "the plot subcommand" plot "$resmon" plo
+expect "plot: the runs are samples files" "run.csv run.jsonl " "$resmon" plot run
+expect "plot: more runs after one" "run.csv run.jsonl " "$resmon" plot run.csv -l base run
+expect "plot: the chart" "chart.png chart.svg " "$resmon" plot run.csv -o ch
+expect "plot: options starting --t" "--title " "$resmon" plot --t
+expect "plot: a label is a name" "" "$resmon" plot --label ""
 expect "a GPU selection" "all auto " "$resmon" --gpu a
 expect "a metric group" "counts cpu-split " "$resmon" --metrics c
 expect "a metric group after a comma" "io,faults " "$resmon" --metrics io,f
@@ -68,6 +74,10 @@ expect_has "--pid offers running processes" "$$" "$resmon" --pid "$$"
 # Every long option --help names is offered (a new option needs its completion).
 for option in $("$resmon" --help | grep -o -- '--[a-z][a-z-]*' | sort -u); do
     expect_has "$option from --help" "$option" "$resmon" "$option"
+done
+
+for option in $("$resmon" plot --help | grep -o -- '--[a-z][a-z-]*' | sort -u); do
+    expect_has "plot $option from resmon plot --help" "$option" "$resmon" plot "$option"
 done
 
 [ "$failures" -eq 0 ] || exit 1

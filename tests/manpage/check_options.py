@@ -3,8 +3,9 @@
 
 Every option --help names must be in the man page's OPTIONS section and every
 option documented there must be in --help, with the same short form; `-h`
-prints exactly what `--help` prints; and groff formats the page without a
-warning.  Usage: check_options.py RESMON_BINARY MAN_PAGE
+prints exactly what `--help` prints; the same for each subcommand (`resmon
+plot --help` and the PLOT OPTIONS section); and groff formats the page
+without a warning.  Usage: check_options.py RESMON_BINARY MAN_PAGE
 """
 import re
 import shutil
@@ -20,11 +21,11 @@ def help_options(text):
     return options
 
 
-def man_options(roff):
-    """{long name: short letter or None} from the tags (.TP lines) of OPTIONS."""
-    section = re.search(r"^\.SH OPTIONS\n(.*?)^\.SH ", roff, re.S | re.M)
+def man_options(roff, name="OPTIONS"):
+    """{long name: short letter or None} from the tags (.TP lines) of a section."""
+    section = re.search(r"^\.SH " + name + r"\n(.*?)^\.SH ", roff, re.S | re.M)
     if not section:
-        sys.exit("man page: no OPTIONS section")
+        sys.exit(f"man page: no {name} section")
     lines = section.group(1).splitlines()
     tags = [lines[i + 1].replace("\\-", "-") for i, line in enumerate(lines[:-1]) if line == ".TP"]
     options = {}
@@ -36,24 +37,35 @@ def man_options(roff):
     return options
 
 
+# Subcommands: (the words before --help, the man page section of their options).
+COMMANDS = [((), "OPTIONS"), (("plot",), "PLOT OPTIONS")]
+
+
+def check_command(binary, words, section, roff, problems):
+    name = " ".join(("resmon",) + words)
+    long_help = subprocess.run([binary, *words, "--help"], capture_output=True, text=True, check=True).stdout
+    short_help = subprocess.run([binary, *words, "-h"], capture_output=True, text=True)
+    if short_help.returncode != 0 or short_help.stdout != long_help:
+        problems.append(f"'{name} -h' (status {short_help.returncode}) does not print what --help prints")
+    in_help = help_options(long_help)
+    in_man = man_options(roff, section)
+    for option in sorted(in_help.keys() - in_man.keys()):
+        problems.append(f"{name}: --{option} is in --help but not in the man page's {section}")
+    for option in sorted(in_man.keys() - in_help.keys()):
+        problems.append(f"{name}: --{option} is in the man page's {section} but not in --help")
+    for option in sorted(in_help.keys() & in_man.keys()):
+        if in_help[option] != in_man[option]:
+            problems.append(f"{name} --{option}: short form -{in_help[option]} in --help, "
+                            f"-{in_man[option]} in the man page")
+    return len(in_help)
+
+
 def main():
     binary, man_page = sys.argv[1], sys.argv[2]
-    long_help = subprocess.run([binary, "--help"], capture_output=True, text=True, check=True).stdout
-    short_help = subprocess.run([binary, "-h"], capture_output=True, text=True)
     problems = []
-    if short_help.returncode != 0 or short_help.stdout != long_help:
-        problems.append(f"'resmon -h' (status {short_help.returncode}) does not print what --help prints")
-
-    in_help = help_options(long_help)
     with open(man_page, encoding="utf-8") as f:
-        in_man = man_options(f.read())
-    for name in sorted(in_help.keys() - in_man.keys()):
-        problems.append(f"--{name} is in --help but not in the man page's OPTIONS")
-    for name in sorted(in_man.keys() - in_help.keys()):
-        problems.append(f"--{name} is in the man page but not in --help")
-    for name in sorted(in_help.keys() & in_man.keys()):
-        if in_help[name] != in_man[name]:
-            problems.append(f"--{name}: short form -{in_help[name]} in --help, -{in_man[name]} in the man page")
+        roff = f.read()
+    counts = [check_command(binary, words, section, roff, problems) for words, section in COMMANDS]
 
     if shutil.which("groff"):
         lint = subprocess.run(["groff", "-man", "-ww", "-z", man_page], capture_output=True, text=True)
@@ -64,7 +76,7 @@ def main():
         print("manpage:", problem, file=sys.stderr)
     if problems:
         return 1
-    print(f"manpage: {len(in_help)} options, the same in --help and {man_page}")
+    print(f"manpage: {' + '.join(map(str, counts))} options, the same in --help and {man_page}")
     return 0
 
 

@@ -78,13 +78,68 @@ void samples_file_write(samples_file *f, const resmon_sample *s, double elapsed_
  * failed write (the file then ends with the last whole row written). */
 int samples_file_free(samples_file *f);
 
-/* ---- chart: a thinned series of the whole run, and its SVG ---- */
+/* ---- chart: a thinned series of a run, and one renderer (chart.c) ---- */
 typedef struct chart_series chart_series;
 chart_series *chart_series_new(void);
 void chart_series_add(chart_series *c, const resmon_sample *s, double elapsed_sec);
+/* A phase named name starts at elapsed_sec (the previous one ends there);
+ * the same name again goes on with it.  "" is time outside any named phase
+ * (not drawn).  A name is kept to CHART_PHASE_NAME_MAX - 1 bytes; after
+ * CHART_MAX_PHASES phases, later ones are counted, not kept, and the last
+ * kept band runs on to the end ("+N more phases" under the strip). */
+#define CHART_MAX_PHASES 64
+#define CHART_PHASE_NAME_MAX 64
+void chart_series_phase(chart_series *c, const char *name, double elapsed_sec);
+/* Flushes the partly filled point: call once all samples are added. */
+void chart_series_finish(chart_series *c);
+size_t chart_series_samples(const chart_series *c);
 void chart_series_free(chart_series *c);
-/* Writes the chart as SVG.  Returns 0 or -errno. */
+/* CPUs in resmon's affinity mask (what a command it starts may use), or 0. */
+int chart_cpus_available(void);
+
+typedef struct chart_run {
+    const chart_series *series; /* finished (chart_series_finish) */
+    const char *label;          /* the legend's name; NULL with a subtitle */
+    double end_sec;             /* where the run ends on the time axis */
+} chart_run;
+typedef struct chart_info {
+    const char *title;
+    const char *subtitle;          /* NULL: a line per run (label and figures) */
+    int cpus;                      /* a capacity line at cpus x 100 %; 0: none */
+    const char *cpus_source;       /* where cpus came from, for its label */
+    double exact_peak_process_mb;  /* NAN: not drawn */
+    const char *exact_peak_process_source; /* "wait4", "VmHWM" */
+    double exact_peak_tree_mb;     /* the whole tree's exact peak (a cgroup's memory.peak); NAN: not drawn */
+    const char *exact_peak_tree_source;
+} chart_info;
+/* Draws runs (one, or several overlaid with a colour each) as SVG; the time
+ * axis ends at the latest end_sec.  Returns 0 or -errno. */
+int chart_render_svg(FILE *out, const chart_info *info, const chart_run *runs, size_t count);
+/* The live run's chart, from what the run produced.  Returns 0 or -errno. */
 int chart_write_svg(const chart_series *c, FILE *out, const char *title, const run_result *r);
+
+/* ---- chart as PNG: the SVG through rsvg-convert (chart_png.c) ---- */
+/* Whether a chart written to path is PNG (a .png name, any case), SVG, or
+ * refused; for PNG finds rsvg-convert on PATH into converter (else ""), and
+ * refuses the name when it is missing.  Returns 0, or prints one line naming
+ * option and path and returns -1. */
+int chart_output_check(const char *path, const char *option, char *converter, size_t cap);
+/* A stream to render the SVG into, for chart_png_finish; NULL (errno) on failure. */
+FILE *chart_png_begin(void);
+/* Converts what svg holds to PNG on out_fd and closes svg.  Returns 0, or
+ * fills why with one line's worth and returns -1. */
+int chart_png_finish(FILE *svg, const char *converter, int out_fd, char *why, size_t cap);
+
+/* ---- saved samples files, read back (samples_read.c) ---- */
+/* Feeds every row of a samples file written by -s (CSV or JSON Lines, by
+ * extension; columns found by name, unknown ones ignored) to c, and its
+ * phase column, if any, to chart_series_phase; *end_sec is the last
+ * elapsed_sec.  Returns 0, or fills why (without the path) and returns -1. */
+int samples_read(const char *path, chart_series *c, double *end_sec, char *why, size_t cap);
+
+/* ---- resmon plot (plot_command.c) ---- */
+/* argv[0] is "plot".  Returns the exit status. */
+int plot_main(int argc, char **argv);
 
 /* ---- the summary: JSON file and the human table ---- */
 int summary_write_json(FILE *out, const cli_options *o, const run_result *r);
@@ -143,6 +198,7 @@ typedef struct outputs {
     samples_file *samples;
     chart_series *chart;
     exporters *exporters; /* --serve, --push, --textfile */
+    char plot_converter[4096]; /* rsvg-convert for a .png chart, else "" */
     double first_timestamp;
     int have_first;
 } outputs;

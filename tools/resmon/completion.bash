@@ -1,10 +1,34 @@
 # bash completion for resmon (installed as share/bash-completion/completions/resmon).
 # Options before "--" complete as resmon's own; after "--" (or the first word
 # that is not an option) the words belong to COMMAND and complete as its own.
+# resmon plot [OPTIONS] RUN... -o FILE: saved samples files and a chart.
+_resmon_plot()
+{
+    case $prev in
+        -o | --output)
+            _filedir '@(svg|png)'
+            return
+            ;;
+        -l | --label | --title | --cpus)
+            return # a name, a title or a number: nothing to offer
+            ;;
+    esac
+    if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W '--output --label --title --cpus --help -o -l -h' -- "$cur"))
+        return
+    fi
+    _filedir '@(csv|jsonl)'
+}
+
 _resmon()
 {
     local cur prev words cword
     _init_completion || return
+
+    if ((cword > 1)) && [[ ${words[1]} == plot ]]; then
+        _resmon_plot
+        return
+    fi
 
     # resmon stops reading options at "--" or at the first other word that is
     # not an option or an option's value (getopt's "+" mode).
@@ -47,7 +71,7 @@ _resmon()
             return
             ;;
         --plot)
-            _filedir svg
+            _filedir '@(svg|png)'
             return
             ;;
         --gpu)
@@ -78,5 +102,6 @@ _resmon()
         return
     fi
     _command_offset $cword
+    ((cword == 1)) && [[ plot == "$cur"* ]] && COMPREPLY+=(plot) # the subcommand, beside the commands
 } &&
     complete -F _resmon resmon

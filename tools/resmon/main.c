@@ -45,6 +45,8 @@ resmon_options cli_monitor_options(const cli_options *o, outputs *out)
 int main(int argc, char **argv)
 {
     standard_fds_occupy();
+    if (argc > 1 && strcmp(argv[1], "plot") == 0) /* a program named plot runs as "resmon -- plot" */
+        return plot_main(argc - 1, argv + 1);
     cli_options o;
     int rc = cli_parse(argc, argv, &o);
     if (rc == -1)

@@ -26,6 +26,8 @@ int outputs_open(const cli_options *o, resmon_gpu *gpu, outputs *out)
     const char *const options[] = {"-o", "-s", "--plot"};
     if (output_paths_check_distinct(paths, options, 3) != 0)
         return -1;
+    if (o->plot_path && chart_output_check(o->plot_path, "--plot", out->plot_converter, sizeof out->plot_converter) < 0)
+        return -1; /* a .png without rsvg-convert: before anything is created */
     output_file *files[] = {&out->summary, &out->samples_output, &out->plot};
     const char *const what[] = {"summary file", "samples file", "plot file"};
     /* In-place outputs first: opening a FIFO may wait for its reader, and a
@@ -132,6 +134,33 @@ static void start_on_own_line(FILE *stdout_stream)
         fputc('\n', stdout_stream);
 }
 
+/* The chart, as SVG or (through rsvg-convert) PNG.  0, or -1 (printed). */
+static int write_plot(const cli_options *o, outputs *out, const run_result *r)
+{
+    char title[512];
+    chart_title(o, title, sizeof title);
+    if (!out->plot_converter[0]) {
+        chart_write_svg(out->chart, out->plot.stream, title, r);
+        return output_file_publish(&out->plot);
+    }
+    char why[512] = "cannot render the chart: out of memory";
+    FILE *svg = chart_png_begin();
+    int converted = 0;
+    if (svg && chart_write_svg(out->chart, svg, title, r) == 0 && fflush(out->plot.stream) == 0)
+        converted = chart_png_finish(svg, out->plot_converter, fileno(out->plot.stream), why, sizeof why) == 0;
+    else if (svg)
+        fclose(svg);
+    if (converted)
+        return output_file_publish(&out->plot);
+    fputs("resmon: cannot write plot file '", stderr);
+    print_printable(stderr, o->plot_path);
+    fputs("': ", stderr);
+    print_printable(stderr, why);
+    fputc('\n', stderr);
+    output_file_discard(&out->plot);
+    return -1;
+}
+
 int outputs_finish(const cli_options *o, outputs *out, const run_result *r)
 {
     sigset_t saved;
@@ -148,12 +177,8 @@ int outputs_finish(const cli_options *o, outputs *out, const run_result *r)
         }
         rc |= output_file_publish(&out->samples_output);
     }
-    if (out->plot.stream) {
-        char title[512];
-        chart_title(o, title, sizeof title);
-        chart_write_svg(out->chart, out->plot.stream, title, r);
-        rc |= output_file_publish(&out->plot);
-    }
+    if (out->plot.stream)
+        rc |= write_plot(o, out, r);
     chart_series_free(out->chart);
     out->chart = NULL;
     if (out->summary.stream) {

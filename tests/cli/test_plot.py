@@ -1,0 +1,329 @@
+#!/usr/bin/env python3
+"""Tests of the chart (--plot) and of `resmon plot`, on the real binary: the
+SVG is parsed and its geometry read back through the axes' own tick labels.
+
+Environment: RESMON (the command), WORKLOAD (tests/cli/workload.c).
+"""
+import csv
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+import xml.etree.ElementTree as ET
+
+RESMON = os.environ["RESMON"]
+WORKLOAD = os.environ["WORKLOAD"]
+SVG = "{http://www.w3.org/2000/svg}"
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+# The workload's "mem" mode holds its memory to the end on purpose: not a
+# leak for LeakSanitizer to fail a sanitized build's run on.
+WORKLOAD_ENV = dict(os.environ, ASAN_OPTIONS="detect_leaks=0")
+
+
+def resmon(*args, timeout=60, **kw):
+    return subprocess.run([RESMON, *args], capture_output=True, text=True, timeout=timeout, **kw)
+
+
+def by_id(root, element_id):
+    return next((e for e in root.iter() if e.get("id") == element_id), None)
+
+
+def panel(root, name):
+    found = by_id(root, f"panel-{name}")
+    if found is None:
+        raise AssertionError(f"no panel-{name}")
+    return found
+
+
+def y_scale(group):
+    """value -> SVG y, from a panel's y tick labels (text y is the line's + 4)."""
+    ticks = [(float(t.text), float(t.get("y")) - 4) for t in group.iter(SVG + "text")
+             if "y-tick" in (t.get("class") or "")]
+    (v0, y0), (v1, y1) = ticks[0], ticks[-1]
+    return lambda v: y0 + (v - v0) * (y1 - y0) / (v1 - v0)
+
+
+def x_ticks(root):
+    """(seconds, SVG x) of the time axis's round tick labels."""
+    return [(float(t.text), float(t.get("x"))) for t in root.iter(SVG + "text")
+            if "tick" in (t.get("class") or "").split() and t.get("text-anchor") == "middle"
+            and "x-end" not in t.get("class")]
+
+
+def x_value(root):
+    """SVG x -> seconds."""
+    (v0, x0), (v1, x1) = x_ticks(root)[:2]
+    return lambda x: v0 + (x - x0) * (v1 - v0) / (x1 - x0)
+
+
+def x_axis(root):
+    """(seconds at the plot area's right edge, tick step)."""
+    (v0, _), (v1, _) = x_ticks(root)[:2]
+    area = next(e for e in root.iter(SVG + "rect") if e.get("stroke") == "#cbd5e1")  # a panel's frame
+    return x_value(root)(float(area.get("x")) + float(area.get("width"))), v1 - v0
+
+
+def points(element):
+    return [tuple(map(float, p.split(","))) for p in element.get("points").split()]
+
+
+class Tmp(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory(prefix="resmon-plot-")
+        self.addCleanup(self.dir.cleanup)
+
+    def path(self, name):
+        return os.path.join(self.dir.name, name)
+
+    def write(self, name, text):
+        with open(self.path(name), "w") as f:
+            f.write(text)
+        return self.path(name)
+
+    def run_ok(self, *args, **kw):
+        r = resmon(*args, **kw)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return r
+
+    def svg(self, name="p.svg"):
+        return ET.parse(self.path(name)).getroot()
+
+
+class LiveChart(Tmp):
+    def test_time_axis_ends_at_the_runs_end(self):
+        # issue 22: a 0.65 s run had its axis run to 0.8 s, a 9.8 s one to 12 s
+        for seconds in ("0.65", "1.3"):
+            self.run_ok("-q", "-i", "0.02", "-o", self.path("s.json"), "--plot", self.path("p.svg"), "--",
+                        WORKLOAD, "sleep", seconds)
+            with open(self.path("s.json")) as f:
+                wall = json.load(f)["wall_sec"]
+            end, step = x_axis(self.svg())
+            self.assertLess(abs(end - wall), max(0.01 * wall, step / 50), (seconds, end, wall, step))
+
+    def capacity_line(self, root):
+        line = by_id(root, "cpu-capacity")
+        self.assertIsNotNone(line, "no capacity line")
+        y = float(line.get("y1"))
+        return y, y_scale(panel(root, "cpu")), by_id(root, "cpu-capacity-label").text
+
+    def test_cpu_capacity_line_is_at_the_cpus_of_the_affinity_mask(self):
+        def pin_to_first_cpu():
+            os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+
+        self.run_ok("-q", "-i", "0.02", "--plot", self.path("p.svg"), "--", WORKLOAD, "spin", "0.3",
+                    preexec_fn=pin_to_first_cpu)
+        y, scale, label = self.capacity_line(self.svg())
+        self.assertAlmostEqual(y, scale(100), delta=0.6)
+        self.assertIn("= 1 CPU (resmon's affinity mask)", label)
+        cpus = len(os.sched_getaffinity(0))
+        if cpus > 4:
+            self.skipTest(f"{cpus} CPUs: the capacity line is off a one-thread workload's scale")
+        self.run_ok("-q", "-i", "0.02", "--plot", self.path("p.svg"), "--", WORKLOAD, "spin", "0.3")
+        y, scale, label = self.capacity_line(self.svg())
+        self.assertAlmostEqual(y, scale(cpus * 100), delta=0.6)
+        self.assertIn(f"capacity {cpus * 100} % = {cpus} CPU", label)
+
+    def test_exact_peak_names_its_scope(self):
+        # two 40 MiB processes at once: the tree's sampled RSS is above the
+        # largest single process's exact peak, and the chart says whose it is
+        self.run_ok("-q", "-i", "0.02", "--plot", self.path("p.svg"), "--", "sh", "-c",
+                    f"{WORKLOAD} mem 40 0.5 & {WORKLOAD} mem 40 0.5 & wait", env=WORKLOAD_ENV)
+        root = self.svg()
+        label = by_id(root, "exact-peak-label").text
+        self.assertIn("largest single process, exact", label)
+        self.assertIn("(wait4)", label)
+        texts = " ".join(t.text or "" for t in root.iter(SVG + "text"))
+        self.assertNotIn("exact peak (largest process)", texts)  # the old legend that read as a ceiling
+        self.assertIn("RSS (tree)", texts)
+
+    def test_process_count_is_drawn_when_counts_were_read(self):
+        self.run_ok("-q", "-i", "0.02", "-s", self.path("s.csv"), "--plot", self.path("p.svg"), "--", "sh", "-c",
+                    f"{WORKLOAD} sleep 0.4 & {WORKLOAD} sleep 0.4 & wait")
+        root = self.svg()
+        series = by_id(root, "series-nprocs")
+        self.assertIsNotNone(series)
+        with open(self.path("s.csv")) as f:
+            most = max(float(r["nprocs"]) for r in csv.DictReader(f))
+        self.assertGreaterEqual(most, 3)  # sh and its two workloads
+        scale = y_scale(panel(root, "nprocs"))
+        self.assertAlmostEqual(min(y for _, y in points(series)), scale(most), delta=0.6)
+        # without the counts group, no strip (and no I/O panel without io)
+        self.run_ok("-q", "--metrics", "memory", "--plot", self.path("p.svg"), "--", WORKLOAD, "sleep", "0.1")
+        root = self.svg()
+        self.assertIsNone(by_id(root, "panel-nprocs"))
+        self.assertIsNone(by_id(root, "panel-io"))
+        self.assertIsNotNone(by_id(root, "series-pss"))
+
+    def test_png_name_writes_png(self):
+        if not shutil.which("rsvg-convert"):
+            self.skipTest("rsvg-convert not installed (librsvg2-bin)")
+        self.run_ok("-q", "--plot", self.path("p.png"), "--", WORKLOAD, "sleep", "0.1")
+        with open(self.path("p.png"), "rb") as f:
+            self.assertEqual(f.read(8), PNG_MAGIC)
+
+    def test_png_without_rsvg_convert_is_refused_before_the_command(self):
+        empty = self.path("bin")
+        os.mkdir(empty)
+        marker = self.path("started")
+        r = resmon("-q", "--plot", self.path("p.png"), "--", "/bin/sh", "-c", f": > {marker}",
+                   env=dict(os.environ, PATH=empty))
+        self.assertEqual(r.returncode, 125, r.stderr)
+        self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+        self.assertIn("rsvg-convert", r.stderr)
+        self.assertIn(self.path("p.png"), r.stderr)
+        self.assertFalse(os.path.exists(marker))
+        self.assertEqual(os.listdir(self.dir.name), ["bin"])  # no p.png, no temporary file
+
+    def test_raster_names_it_cannot_write_are_refused(self):
+        r = resmon("-q", "--plot", self.path("p.jpg"), "--", "true")
+        self.assertEqual(r.returncode, 125)
+        self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+        self.assertFalse(os.path.exists(self.path("p.jpg")))
+
+
+def samples(path, rows, columns=("timestamp", "elapsed_sec", "cpu_percent", "rss_mb")):
+    with open(path, "w") as f:
+        f.write(",".join(columns) + "\n")
+        for row in rows:
+            f.write(",".join(str(v) for v in row) + "\n")
+    return path
+
+
+class PlotCommand(Tmp):
+    def record(self, name, *workload):
+        self.run_ok("-q", "-i", "0.02", "-s", self.path(name), "--", WORKLOAD, *workload, env=WORKLOAD_ENV)
+        return self.path(name)
+
+    def test_two_runs_overlaid_with_a_legend(self):
+        base = self.record("base.csv", "mem", "30", "0.3")
+        new = self.record("new.jsonl", "mem", "60", "0.5")
+        self.run_ok("plot", base, new, "--label", "base", "-l", "new", "-o", self.path("o.svg"))
+        root = self.svg("o.svg")
+        labels = [next(e for e in by_id(root, f"run-legend-{i}").iter() if e.get("class") == "run-label").text
+                  for i in (1, 2)]
+        self.assertEqual(labels, ["base", "new"])
+        strokes = [by_id(root, f"series-rss-{i}").get("stroke") for i in (1, 2)]
+        self.assertNotEqual(strokes[0], strokes[1])
+        fills = [next(e for e in by_id(root, f"run-legend-{i}").iter(SVG + "rect")).get("fill") for i in (1, 2)]
+        self.assertEqual(fills, strokes)  # each legend entry in its run's colour
+        # the longer run sets the axis end; the RSS curves reach their files' peaks
+        with open(new) as f:
+            rows = [json.loads(line) for line in f]
+        end, _ = x_axis(root)
+        self.assertAlmostEqual(end, rows[-1]["elapsed_sec"], delta=0.005)
+        scale = y_scale(panel(root, "memory"))
+        self.assertAlmostEqual(min(y for _, y in points(by_id(root, "series-rss-2"))),
+                               scale(max(r["rss_mb"] for r in rows)), delta=0.6)
+        # without --label, the file name
+        self.run_ok("plot", base, new, "-o", self.path("o.svg"))
+        texts = [e.text for e in self.svg("o.svg").iter() if e.get("class") == "run-label"]
+        self.assertEqual(texts, ["base.csv", "new.jsonl"])
+
+    def test_phase_column_draws_labelled_bands(self):
+        columns = ("timestamp", "elapsed_sec", "cpu_percent", "rss_mb", "nprocs", "phase")
+        rows = [(100 + t / 10, t / 10, 50, 10 + t, 1, name) for t, name in
+                [(0, ""), (1, ""), (2, "load"), (3, "load"), (4, "load"), (5, "compute"), (6, "compute"),
+                 (7, '"write, back"'), (8, '"write, back"')]]
+        path = samples(self.path("phases.csv"), rows, columns)
+        self.run_ok("plot", path, "-o", self.path("o.svg"))
+        root = self.svg("o.svg")
+        bands = [e for e in root.iter(SVG + "rect") if e.get("class") == "phase-band"]
+        names = [b.find(SVG + "title").text for b in bands]
+        self.assertEqual(names, ["load", "compute", "write, back"])
+        to_sec = x_value(root)
+        starts = [to_sec(float(b.get("x"))) for b in bands]
+        ends = [to_sec(float(b.get("x")) + float(b.get("width"))) for b in bands]
+        for got, want in zip(starts + ends, [0.2, 0.5, 0.7, 0.5, 0.7, 0.8]):
+            self.assertAlmostEqual(got, want, delta=0.002)
+        labels = [e.text for e in root.iter(SVG + "text") if e.get("class") == "phase-label"]
+        self.assertEqual(labels, ["load", "compute", "write, back"])
+        self.assertTrue(any(e.get("class") == "phase-shade" for e in root.iter()))
+        # the same from JSON Lines
+        with open(self.path("phases.jsonl"), "w") as f:
+            for row in rows:
+                record = dict(zip(columns, row))
+                record["phase"] = record["phase"].strip('"') or None
+                f.write(json.dumps(record) + "\n")
+        self.run_ok("plot", self.path("phases.jsonl"), "-o", self.path("j.svg"))
+        names = [b.find(SVG + "title").text for b in self.svg("j.svg").iter(SVG + "rect")
+                 if b.get("class") == "phase-band"]
+        self.assertEqual(names, ["load", "compute", "write, back"])
+
+    def test_phases_beyond_the_bound_are_counted_not_kept(self):
+        columns = ("timestamp", "elapsed_sec", "cpu_percent", "rss_mb", "phase")
+        rows = [(i / 100, i / 100, 10, 5, f"step {i}") for i in range(100)]
+        self.run_ok("plot", samples(self.path("many.csv"), rows, columns), "-o", self.path("o.svg"))
+        root = self.svg("o.svg")
+        bands = [e for e in root.iter(SVG + "rect") if e.get("class") == "phase-band"]
+        self.assertEqual(len(bands), 64)  # CHART_MAX_PHASES
+        self.assertEqual(float(bands[-1].get("data-end")), 0.99)  # the last kept one runs to the end
+        self.assertIn("+36 more phases", [e.text for e in root.iter(SVG + "text")])
+
+    def test_no_nprocs_column_no_process_series(self):
+        path = samples(self.path("a.csv"), [(1, 0, 0, 5), (1.1, 0.1, 40, 8)])
+        self.run_ok("plot", path, "-o", self.path("o.svg"), "--cpus", "4")
+        root = self.svg("o.svg")
+        self.assertIsNone(by_id(root, "panel-nprocs"))
+        self.assertIsNone(by_id(root, "series-nprocs"))
+        y = float(by_id(root, "cpu-capacity").get("y1"))
+        self.assertAlmostEqual(y, y_scale(panel(root, "cpu"))(400), delta=0.6)
+        self.assertIn("4 CPUs (--cpus)", by_id(root, "cpu-capacity-label").text)
+
+    def test_png_output(self):
+        if not shutil.which("rsvg-convert"):
+            self.skipTest("rsvg-convert not installed (librsvg2-bin)")
+        path = samples(self.path("a.csv"), [(1, 0, 0, 5), (1.1, 0.1, 40, 8)])
+        self.run_ok("plot", path, "-o", self.path("o.png"))
+        with open(self.path("o.png"), "rb") as f:
+            self.assertEqual(f.read(8), PNG_MAGIC)
+
+    def test_bad_input_is_one_line_naming_the_file(self):
+        good = samples(self.path("good.csv"), [(1, 0, 0, 5), (1.1, 0.1, 40, 8)])
+        summary = self.write("summary.jsonl", json.dumps({"peak_rss_mb": 3, "num_samples": 2}) + "\n")
+        cases = {
+            "missing.csv": None,
+            "empty.csv": "",
+            "header-only.csv": "timestamp,elapsed_sec,cpu_percent,rss_mb\n",
+            "no-rss.csv": "timestamp,elapsed_sec,cpu_percent\n1,0,0\n",
+            "short-row.csv": "timestamp,elapsed_sec,cpu_percent,rss_mb\n1,0,0,5\n1.1,0.1,3\n",
+            "word.csv": "timestamp,elapsed_sec,cpu_percent,rss_mb\n1,0,zero,5\n",
+            "backwards.csv": "timestamp,elapsed_sec,cpu_percent,rss_mb\n1,0.2,0,5\n1.1,0.1,3,5\n",
+            "open-quote.csv": 'timestamp,elapsed_sec,cpu_percent,rss_mb,phase\n1,0,0,5,"load\n',
+            "csv-named.jsonl": "timestamp,elapsed_sec,cpu_percent,rss_mb\n1,0,0,5\n",
+            "string.jsonl": '{"elapsed_sec": 0, "cpu_percent": "0", "rss_mb": 5}\n',
+            "samples.txt": "timestamp,elapsed_sec,cpu_percent,rss_mb\n1,0,0,5\n",
+        }
+        for name, text in cases.items():
+            path = self.path(name) if text is None else self.write(name, text)
+            for argv in ([path], [good, path]):
+                with self.subTest(name=name, runs=len(argv)):
+                    r = resmon("plot", *argv, "-o", self.path("o.svg"))
+                    self.assertEqual(r.returncode, 125, r.stderr)
+                    self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+                    self.assertIn(f"'{path}'", r.stderr)
+                    self.assertFalse(os.path.exists(self.path("o.svg")))
+        r = resmon("plot", summary, "-o", self.path("o.svg"))
+        self.assertEqual(r.returncode, 125)
+        self.assertIn("line 1 has no elapsed_sec", r.stderr)
+
+    def test_usage_errors(self):
+        good = samples(self.path("good.csv"), [(1, 0, 0, 5)])
+        for argv in (["plot"], ["plot", good], ["plot", good, "-o", self.path("o.svg"), "-l", "a", "-l", "b"],
+                     ["plot", good, "-o", self.path("o.svg"), "--cpus", "0"],
+                     ["plot", good, "-o", self.path("o.gif")],
+                     ["plot", good, "-o", self.path("o.svg"), "--bogus"]):
+            with self.subTest(argv=argv):
+                r = resmon(*argv)
+                self.assertEqual(r.returncode, 125, r.stderr)
+                self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+        r = self.run_ok("plot", "--help")
+        self.assertIn("usage: resmon plot", r.stdout)
+        self.assertEqual(resmon("plot", "-h").stdout, r.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

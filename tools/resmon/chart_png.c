@@ -1,0 +1,140 @@
+/*
+ * chart_png.c -- a chart asked for as .png: the SVG rendered by librsvg's
+ * rsvg-convert (Debian: librsvg2-bin), found on PATH when the name is
+ * checked -- before the command starts, so a missing converter is a usage
+ * error, never SVG bytes under a .png name.  librsvg is not linked: the
+ * command pays for it only when a PNG is asked for, and only at the end.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static int has_suffix(const char *path, const char *suffix)
+{
+    size_t n = strlen(path), e = strlen(suffix);
+    return n > e && strcasecmp(path + n - e, suffix) == 0;
+}
+
+/* Looks for an executable rsvg-convert in each PATH directory, as execvp would. */
+static int find_converter(char *out, size_t cap)
+{
+    const char *path = getenv("PATH");
+    if (!path || !*path)
+        return -ENOENT;
+    while (*path) {
+        size_t len = strcspn(path, ":");
+        int n = snprintf(out, cap, "%.*s%srsvg-convert", (int)len, len ? path : ".", len ? "/" : "");
+        if (n > 0 && (size_t)n < cap && access(out, X_OK) == 0)
+            return 0;
+        path += len + (path[len] == ':');
+    }
+    out[0] = '\0';
+    return -ENOENT;
+}
+
+int chart_output_check(const char *path, const char *option, char *converter, size_t cap)
+{
+    static const char *const unwritten[] = {".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".tif", ".tiff", ".pdf", ".eps"};
+    converter[0] = '\0';
+    for (size_t i = 0; i < sizeof unwritten / sizeof *unwritten; i++)
+        if (has_suffix(path, unwritten[i])) {
+            fprintf(stderr, "resmon: %s '", option);
+            print_printable(stderr, path);
+            fputs("': a chart is written as SVG, or as PNG for a .png name\n", stderr);
+            return -1;
+        }
+    if (!has_suffix(path, ".png"))
+        return 0;
+    if (find_converter(converter, cap) < 0) {
+        fprintf(stderr, "resmon: %s '", option);
+        print_printable(stderr, path);
+        fputs("': a PNG chart needs rsvg-convert (Debian: librsvg2-bin), not found on PATH; give a .svg name "
+              "for SVG\n",
+              stderr);
+        return -1;
+    }
+    return 0;
+}
+
+FILE *chart_png_begin(void)
+{
+    int fd = memfd_create("resmon-chart.svg", MFD_CLOEXEC);
+    FILE *svg = fd >= 0 ? fdopen(fd, "w+") : NULL;
+    if (fd >= 0 && !svg)
+        close(fd);
+    return svg;
+}
+
+/* The first line rsvg-convert wrote on stderr, for the message. */
+static void first_line(int fd, char *why, size_t cap, size_t used)
+{
+    char text[256];
+    ssize_t n = pread(fd, text, sizeof text - 1, 0);
+    if (n <= 0 || used + 3 >= cap)
+        return;
+    text[n] = '\0';
+    text[strcspn(text, "\n")] = '\0';
+    snprintf(why + used, cap - used, ": %s", text);
+}
+
+int chart_png_finish(FILE *svg, const char *converter, int out_fd, char *why, size_t cap)
+{
+    int rc = -1, err_fd = -1, status = 0;
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attr;
+    if (fflush(svg) != 0 || ferror(svg)) {
+        snprintf(why, cap, "cannot render the chart: %s", strerror(errno));
+        fclose(svg);
+        return -1;
+    }
+    err_fd = memfd_create("resmon-rsvg-stderr", MFD_CLOEXEC);
+    posix_spawn_file_actions_init(&actions);
+    posix_spawnattr_init(&attr);
+    /* dup2 clears close-on-exec on the copies; the converter starts with an
+     * empty signal mask and default dispositions, whatever resmon blocks. */
+    posix_spawn_file_actions_adddup2(&actions, fileno(svg), 0);
+    posix_spawn_file_actions_adddup2(&actions, out_fd, 1);
+    if (err_fd >= 0)
+        posix_spawn_file_actions_adddup2(&actions, err_fd, 2);
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setsigdefault(&attr, &all);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    char *const argv[] = {"rsvg-convert", "--format", "png", NULL};
+    pid_t pid;
+    if (lseek(fileno(svg), 0, SEEK_SET) != 0) {
+        snprintf(why, cap, "cannot render the chart: %s", strerror(errno));
+    } else if ((errno = posix_spawn(&pid, converter, &actions, &attr, argv, environ)) != 0) {
+        snprintf(why, cap, "cannot run %s: %s", converter, strerror(errno));
+    } else {
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+            ;
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+            rc = 0;
+        } else {
+            int n = WIFEXITED(status) ? snprintf(why, cap, "%s exited with status %d", converter, WEXITSTATUS(status))
+                                      : snprintf(why, cap, "%s was killed by signal %d", converter, WTERMSIG(status));
+            if (err_fd >= 0 && n > 0)
+                first_line(err_fd, why, cap, (size_t)n);
+        }
+    }
+    posix_spawnattr_destroy(&attr);
+    posix_spawn_file_actions_destroy(&actions);
+    if (err_fd >= 0)
+        close(err_fd);
+    fclose(svg);
+    return rc;
+}

@@ -1,0 +1,190 @@
+/*
+ * plot_command.c -- `resmon plot [OPTIONS] RUN... -o FILE`: the chart of
+ * saved samples files (-s), several runs overlaid with a colour each, drawn
+ * by the renderer the live run's --plot uses.
+ */
+#include "cli.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PLOT_MAX_RUNS 16
+
+static const char plot_usage_text[] =
+    "usage: resmon plot [OPTIONS] RUN... -o FILE   a chart of saved runs: samples files written\n"
+    "                                               by resmon -s (CSV or JSON Lines), overlaid\n"
+    "\n"
+    "  -o, --output FILE        the chart: SVG, or PNG for a .png name (through rsvg-convert)\n"
+    "  -l, --label NAME         the legend's name of the next RUN, in order (default: its file name)\n"
+    "      --title TEXT         the chart's title (default: resmon plot and the labels)\n"
+    "      --cpus N             draw the CPU capacity line at N x 100 % (the samples do not record\n"
+    "                           how many CPUs the run had)\n"
+    "  -h, --help               this help (the manual: man resmon)\n"
+    "\n"
+    "At most 16 runs, each in its own colour; a file's phase column (marks) is drawn as\n"
+    "labelled bands.  A file that cannot be read as samples is named in one line, and the\n"
+    "status is 125; FILE is then left as it was.\n";
+
+static int plot_usage_error(const char *what, const char *arg)
+{
+    fprintf(stderr, "resmon plot: %s", what);
+    if (arg) {
+        fputs(" '", stderr);
+        print_printable(stderr, arg);
+        fputc('\'', stderr);
+    }
+    fputs(" (see resmon plot --help)\n", stderr);
+    return EXIT_USAGE;
+}
+
+typedef struct plot_options {
+    const char *output, *title;
+    const char *labels[PLOT_MAX_RUNS];
+    int label_count, cpus;
+    char **runs;
+    int run_count;
+} plot_options;
+
+/* 0, -1 after --help, or EXIT_USAGE (printed). */
+static int plot_parse(int argc, char **argv, plot_options *o)
+{
+    enum { OPT_TITLE = 256, OPT_CPUS };
+    static const struct option longopts[] = {
+        {"output", required_argument, NULL, 'o'}, {"label", required_argument, NULL, 'l'},
+        {"title", required_argument, NULL, OPT_TITLE}, {"cpus", required_argument, NULL, OPT_CPUS},
+        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
+    };
+    memset(o, 0, sizeof *o);
+    opterr = 0;
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, ":o:l:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'o':
+            o->output = optarg;
+            break;
+        case 'l':
+            if (o->label_count == PLOT_MAX_RUNS)
+                return plot_usage_error("more --label than the 16 runs a chart takes", NULL);
+            o->labels[o->label_count++] = optarg;
+            break;
+        case OPT_TITLE:
+            o->title = optarg;
+            break;
+        case OPT_CPUS: {
+            char *end;
+            long n = strtol(optarg, &end, 10);
+            if (end == optarg || *end || n < 1 || n > 65536)
+                return plot_usage_error("--cpus takes a number of CPUs from 1 to 65536, not", optarg);
+            o->cpus = (int)n;
+            break;
+        }
+        case 'h':
+            fputs(plot_usage_text, stdout);
+            return -1;
+        case ':':
+            return plot_usage_error("option needs a value:", argv[optind - 1]);
+        default:
+            return plot_usage_error("unknown option", argv[optind - 1]);
+        }
+    }
+    o->runs = argv + optind;
+    o->run_count = argc - optind;
+    if (o->run_count == 0)
+        return plot_usage_error("no RUN given: resmon plot RUN.csv [RUN.jsonl...] -o FILE", NULL);
+    if (o->run_count > PLOT_MAX_RUNS)
+        return plot_usage_error("more than 16 runs in one chart", NULL);
+    if (!o->output)
+        return plot_usage_error("no output: give -o FILE (.svg or .png)", NULL);
+    if (o->label_count > o->run_count)
+        return plot_usage_error("more --label than runs", NULL);
+    return 0;
+}
+
+/* "resmon plot — a.csv vs b.csv" */
+static void default_title(const chart_run *runs, int count, char *title, size_t cap)
+{
+    int n = snprintf(title, cap, "resmon plot \xe2\x80\x94");
+    for (int i = 0; i < count && n > 0 && (size_t)n < cap; i++)
+        n += snprintf(title + n, cap - (size_t)n, "%s%s", i ? " vs " : " ", runs[i].label);
+}
+
+/* Reads every run; 0, or EXIT_USAGE naming the file that failed. */
+static int read_runs(const plot_options *o, chart_series **series, chart_run *runs)
+{
+    for (int i = 0; i < o->run_count; i++) {
+        char why[256];
+        double end = 0;
+        if (!(series[i] = chart_series_new())) {
+            fputs("resmon plot: out of memory\n", stderr);
+            return EXIT_USAGE;
+        }
+        if (samples_read(o->runs[i], series[i], &end, why, sizeof why) < 0) {
+            fputs("resmon plot: '", stderr);
+            print_printable(stderr, o->runs[i]);
+            fputs("': ", stderr);
+            print_printable(stderr, why);
+            fputc('\n', stderr);
+            return EXIT_USAGE;
+        }
+        chart_series_finish(series[i]);
+        const char *slash = strrchr(o->runs[i], '/');
+        runs[i] = (chart_run){series[i], i < o->label_count ? o->labels[i] : slash && slash[1] ? slash + 1 : o->runs[i],
+                              end};
+    }
+    return 0;
+}
+
+int plot_main(int argc, char **argv)
+{
+    plot_options o;
+    int rc = plot_parse(argc, argv, &o);
+    if (rc == -1)
+        return fclose(stdout) == 0 ? 0 : EXIT_USAGE;
+    if (rc != 0)
+        return rc;
+    char converter[4096];
+    if (chart_output_check(o.output, "-o", converter, sizeof converter) < 0)
+        return EXIT_USAGE;
+    chart_series *series[PLOT_MAX_RUNS] = {NULL};
+    chart_run runs[PLOT_MAX_RUNS];
+    output_file file = {0};
+    rc = read_runs(&o, series, runs);
+    if (rc == 0 && output_file_open(&file, o.output, "plot file") < 0)
+        rc = EXIT_USAGE;
+    if (rc == 0) {
+        char title[512];
+        if (!o.title)
+            default_title(runs, o.run_count, title, sizeof title);
+        chart_info info = {.title = o.title ? o.title : title,
+                           .cpus = o.cpus,
+                           .cpus_source = "--cpus",
+                           .exact_peak_process_mb = NAN,
+                           .exact_peak_tree_mb = NAN};
+        char why[512] = "out of memory";
+        FILE *svg = converter[0] ? chart_png_begin() : file.stream;
+        int drawn = svg && chart_render_svg(svg, &info, runs, (size_t)o.run_count) == 0;
+        if (converter[0] && svg && drawn)
+            drawn = chart_png_finish(svg, converter, fileno(file.stream), why, sizeof why) == 0;
+        else if (converter[0] && svg)
+            fclose(svg);
+        if (!drawn) {
+            fputs("resmon plot: cannot write '", stderr);
+            print_printable(stderr, o.output);
+            fputs("': ", stderr);
+            print_printable(stderr, why);
+            fputc('\n', stderr);
+            output_file_discard(&file);
+            rc = EXIT_USAGE;
+        } else if (output_file_publish(&file) < 0) {
+            rc = EXIT_USAGE;
+        }
+    }
+    if (rc != 0 && file.stream)
+        output_file_discard(&file);
+    for (int i = 0; i < o.run_count; i++)
+        chart_series_free(series[i]);
+    return rc;
+}

@@ -1,0 +1,258 @@
+/*
+ * samples_read.c -- a samples file written by -s, read back for a chart
+ * (resmon plot).  Columns are found by name in the CSV header or the JSON
+ * Lines keys, as samples_file.c writes them; a column resmon does not chart
+ * is skipped, so files with more (or newer) columns still read.  Required:
+ * elapsed_sec, cpu_percent and rss_mb in every row; elapsed_sec never goes
+ * back.  An empty CSV field or a JSON null is a value not read.  A `phase`
+ * column (text) marks phases: a phase starts at the first row that names it.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The columns the chart draws, and where each goes in a resmon_sample. */
+enum column {
+    COL_ELAPSED, COL_CPU, COL_RSS, COL_PSS, COL_RCHAR, COL_WCHAR, COL_NPROCS, COL_GPU_UTIL, COL_GPU_MEM, COL_PHASE,
+    COLUMN_COUNT
+};
+static const char *const column_names[COLUMN_COUNT] = {
+    "elapsed_sec", "cpu_percent", "rss_mb", "pss_mb", "rchar", "wchar", "nprocs", "gpu_util", "gpu_mem_mb", "phase",
+};
+#define REQUIRED_COLUMNS 3 /* the first three */
+
+static int has_suffix(const char *path, const char *suffix)
+{
+    size_t n = strlen(path), e = strlen(suffix);
+    return n > e && strcmp(path + n - e, suffix) == 0;
+}
+
+/* One row's values: numbers (NAN when not read) and the phase's text. */
+typedef struct row {
+    double value[COLUMN_COUNT];
+    const char *phase; /* NULL without the column */
+} row;
+
+/* Checks a row and feeds it to the series; 0, or -1 with why filled. */
+static int take_row(const row *r, size_t line, double *last_elapsed, chart_series *c, char *why, size_t cap)
+{
+    for (int i = 0; i < REQUIRED_COLUMNS; i++)
+        if (isnan(r->value[i])) {
+            snprintf(why, cap, "line %zu has no %s", line, column_names[i]);
+            return -1;
+        }
+    double elapsed = r->value[COL_ELAPSED];
+    if (elapsed < 0 || elapsed < *last_elapsed) {
+        snprintf(why, cap, "line %zu: elapsed_sec %g %s", line, elapsed,
+                 elapsed < 0 ? "is negative" : "goes back in time (rows out of order, or two files joined?)");
+        return -1;
+    }
+    *last_elapsed = elapsed;
+    resmon_sample s;
+    memset(&s, 0, sizeof s);
+    s.timestamp = elapsed;
+    s.cpu_percent = r->value[COL_CPU];
+    s.rss_mb = r->value[COL_RSS];
+    s.pss_mb = r->value[COL_PSS];
+    s.io_rchar = r->value[COL_RCHAR];
+    s.io_wchar = r->value[COL_WCHAR];
+    s.nprocs = r->value[COL_NPROCS];
+    s.gpu_util = r->value[COL_GPU_UTIL];
+    s.gpu_mem_mb = r->value[COL_GPU_MEM];
+    if (r->phase)
+        chart_series_phase(c, r->phase, elapsed);
+    chart_series_add(c, &s, elapsed);
+    return 0;
+}
+
+/* A number, the whole field; "" (and "nan", as %g writes it) is not read. */
+static int parse_number(const char *text, double *out)
+{
+    if (!*text || strcmp(text, "nan") == 0) {
+        *out = NAN;
+        return 0;
+    }
+    char *end;
+    errno = 0;
+    *out = strtod(text, &end);
+    return end != text && *end == '\0' && errno != ERANGE && isfinite(*out) ? 0 : -1;
+}
+
+/* Splits a CSV line in place into fields (RFC 4180 quotes: "a ""b"", c");
+ * returns how many, or -1 for a quote left open. */
+static int split_csv(char *line, char **fields, int cap)
+{
+    int n = 0;
+    char *in = line;
+    for (;;) {
+        char *out = in, *start = in;
+        if (*in == '"') {
+            for (in++;; in++) {
+                if (*in == '\0')
+                    return -1;
+                if (*in == '"' && in[1] == '"')
+                    *out++ = *in++;
+                else if (*in == '"')
+                    break;
+                else
+                    *out++ = *in;
+            }
+            in++;
+            if (*in != ',' && *in != '\0')
+                return -1;
+        } else {
+            while (*in && *in != ',')
+                *out++ = *in++;
+        }
+        char separator = *in;
+        *out = '\0';
+        if (n < cap)
+            fields[n] = start;
+        n++;
+        if (separator == '\0')
+            return n;
+        in++;
+    }
+}
+
+#define MAX_CSV_FIELDS 512
+
+static int read_csv(FILE *f, chart_series *c, double *end_sec, char *why, size_t cap)
+{
+    char *line = NULL, *fields[MAX_CSV_FIELDS];
+    size_t line_cap = 0, line_no = 0;
+    int where[COLUMN_COUNT], header_fields = 0, rc = -1;
+    double last_elapsed = 0;
+    ssize_t len;
+    for (int i = 0; i < COLUMN_COUNT; i++)
+        where[i] = -1;
+    while ((len = getline(&line, &line_cap, f)) >= 0) {
+        line_no++;
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+            line[--len] = '\0';
+        int n = split_csv(line, fields, MAX_CSV_FIELDS);
+        if (n < 0 || n > MAX_CSV_FIELDS) {
+            snprintf(why, cap, "line %zu is not CSV (%s)", line_no, n < 0 ? "a quote left open" : "too many fields");
+            goto done;
+        }
+        if (line_no == 1) {
+            header_fields = n;
+            for (int k = 0; k < n; k++)
+                for (int i = 0; i < COLUMN_COUNT; i++)
+                    if (strcmp(fields[k], column_names[i]) == 0)
+                        where[i] = k;
+            for (int i = 0; i < REQUIRED_COLUMNS; i++)
+                if (where[i] < 0) {
+                    snprintf(why, cap, "not a samples file: the CSV header has no %s column", column_names[i]);
+                    goto done;
+                }
+            continue;
+        }
+        if (n != header_fields) {
+            snprintf(why, cap, "line %zu has %d fields, the header %d", line_no, n, header_fields);
+            goto done;
+        }
+        row r = {.phase = where[COL_PHASE] >= 0 ? fields[where[COL_PHASE]] : NULL};
+        for (int i = 0; i < COL_PHASE; i++) {
+            r.value[i] = NAN;
+            if (where[i] >= 0 && parse_number(fields[where[i]], &r.value[i]) < 0) {
+                snprintf(why, cap, "line %zu: %s is not a number", line_no, column_names[i]);
+                goto done;
+            }
+        }
+        if (take_row(&r, line_no, &last_elapsed, c, why, cap) < 0)
+            goto done;
+    }
+    if (ferror(f)) {
+        snprintf(why, cap, "%s", strerror(errno));
+        goto done;
+    }
+    if (line_no == 0) {
+        snprintf(why, cap, "empty file");
+        goto done;
+    }
+    *end_sec = last_elapsed;
+    rc = 0;
+done:
+    free(line);
+    return rc;
+}
+
+static int read_jsonl(FILE *f, chart_series *c, double *end_sec, char *why, size_t cap)
+{
+    char *line = NULL;
+    size_t line_cap = 0, line_no = 0;
+    double last_elapsed = 0;
+    ssize_t len;
+    int rc = -1;
+    while ((len = getline(&line, &line_cap, f)) >= 0) {
+        line_no++;
+        json_error_t error;
+        json_t *object = json_loadb(line, (size_t)len, 0, &error);
+        if (!json_is_object(object)) {
+            snprintf(why, cap, "line %zu is not a JSON object%s%s", line_no, object ? "" : ": ",
+                     object ? "" : error.text);
+            json_decref(object);
+            goto done;
+        }
+        row r = {.phase = NULL};
+        int bad = -1;
+        for (int i = 0; i < COL_PHASE; i++) {
+            json_t *v = json_object_get(object, column_names[i]);
+            r.value[i] = json_is_number(v) ? json_number_value(v) : NAN;
+            if (v && !json_is_number(v) && !json_is_null(v))
+                bad = i;
+        }
+        json_t *phase = json_object_get(object, "phase");
+        if (json_is_string(phase))
+            r.phase = json_string_value(phase);
+        else if (phase && !json_is_null(phase))
+            bad = COL_PHASE;
+        else if (json_is_null(phase))
+            r.phase = "";
+        if (bad >= 0) {
+            snprintf(why, cap, "line %zu: %s is not a %s", line_no, column_names[bad],
+                     bad == COL_PHASE ? "string" : "number");
+            json_decref(object);
+            goto done;
+        }
+        int taken = take_row(&r, line_no, &last_elapsed, c, why, cap);
+        json_decref(object);
+        if (taken < 0)
+            goto done;
+    }
+    if (ferror(f)) {
+        snprintf(why, cap, "%s", strerror(errno));
+        goto done;
+    }
+    *end_sec = last_elapsed;
+    rc = 0;
+done:
+    free(line);
+    return rc;
+}
+
+int samples_read(const char *path, chart_series *c, double *end_sec, char *why, size_t cap)
+{
+    int jsonl = has_suffix(path, ".jsonl");
+    if (!jsonl && !has_suffix(path, ".csv")) {
+        snprintf(why, cap, "a samples file ends in .csv or .jsonl (as -s writes them)");
+        return -1;
+    }
+    FILE *f = fopen(path, "re");
+    if (!f) {
+        snprintf(why, cap, "%s", strerror(errno));
+        return -1;
+    }
+    int rc = jsonl ? read_jsonl(f, c, end_sec, why, cap) : read_csv(f, c, end_sec, why, cap);
+    fclose(f);
+    if (rc == 0 && chart_series_samples(c) == 0) {
+        snprintf(why, cap, "no samples in it");
+        rc = -1;
+    }
+    return rc;
+}
