@@ -71,6 +71,18 @@ expect_has "the command's own files after --" notes.txt "$resmon" -- cat no
 expect "a command's options are its own, not resmon's" "" "$resmon" -- ls --no-ch
 expect_has "--pid offers running processes" "$$" "$resmon" --pid "$$"
 
+expect "resmon compare's options" "--format " "$resmon" compare --fo
+expect "resmon compare's formats" "json markdown text " "$resmon" compare --format ""
+expect "a limit is KEY=LIMIT" "" "$resmon" compare --max-increase ""
+expect "resmon compare's inputs" "run.json " "$resmon" compare --format json run
+mkdir runs
+expect "resmon compare's directories of runs" "run.json runs " "$resmon" compare base.json run
+rmdir runs
+expect_has "the subcommand as the first word" compare "$resmon" compa
+for option in $("$resmon" compare --help | grep -o -- '--[a-z][a-z-]*' | sort -u); do
+    expect_has "$option from resmon compare --help" "$option" "$resmon" compare "$option"
+done
+
 # Every long option --help names is offered (a new option needs its completion).
 for option in $("$resmon" --help | grep -o -- '--[a-z][a-z-]*' | sort -u); do
     expect_has "$option from --help" "$option" "$resmon" "$option"

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Keeps doc/resmon.1 in step with `resmon --help`.
+"""Keeps doc/resmon.1 in step with `resmon --help` and `resmon compare --help`.
 
 Every option --help names must be in the man page's OPTIONS section and every
 option documented there must be in --help, with the same short form; `-h`
 prints exactly what `--help` prints; the same for each subcommand (`resmon
-plot --help` and the PLOT OPTIONS section); and groff formats the page
+plot --help` and the PLOT OPTIONS section, `resmon compare --help` and
+COMPARE OPTIONS); and groff formats the page
 without a warning.  Usage: check_options.py RESMON_BINARY MAN_PAGE
 """
 import re
@@ -38,7 +39,7 @@ def man_options(roff, name="OPTIONS"):
 
 
 # Subcommands: (the words before --help, the man page section of their options).
-COMMANDS = [((), "OPTIONS"), (("plot",), "PLOT OPTIONS")]
+COMMANDS = [((), "OPTIONS"), (("plot",), "PLOT OPTIONS"), (("compare",), "COMPARE OPTIONS")]
 
 
 def check_command(binary, words, section, roff, problems):

@@ -20,6 +20,25 @@ _resmon_plot()
     _filedir '@(csv|jsonl)'
 }
 
+# resmon compare [OPTIONS] BASE NEW: summaries (.json) or directories of runs.
+_resmon_compare()
+{
+    case $prev in
+        --format)
+            COMPREPLY=($(compgen -W "text markdown json" -- "$cur"))
+            return
+            ;;
+        --max-increase)
+            return # KEY=LIMIT: nothing to offer
+            ;;
+    esac
+    if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W '--max-increase --format --help -h' -- "$cur"))
+        return
+    fi
+    _filedir json
+}
+
 _resmon()
 {
     local cur prev words cword
@@ -27,6 +46,10 @@ _resmon()
 
     if ((cword > 1)) && [[ ${words[1]} == plot ]]; then
         _resmon_plot
+        return
+    fi
+    if ((cword > 1)) && [[ ${words[1]} == compare ]]; then
+        _resmon_compare
         return
     fi
 
@@ -103,5 +126,7 @@ _resmon()
     fi
     _command_offset $cword
     ((cword == 1)) && [[ plot == "$cur"* ]] && COMPREPLY+=(plot) # the subcommand, beside the commands
+    ((cword == 1)) && [[ compare == "$cur"* ]] && COMPREPLY+=(compare)
 } &&
     complete -F _resmon resmon
+

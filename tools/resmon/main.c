@@ -3,6 +3,7 @@
  * its process tree with libresmon, and report.
  */
 #include "cli.h"
+#include "compare.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -47,6 +48,8 @@ int main(int argc, char **argv)
     standard_fds_occupy();
     if (argc > 1 && strcmp(argv[1], "plot") == 0) /* a program named plot runs as "resmon -- plot" */
         return plot_main(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "compare") == 0) /* a program named compare: resmon -- compare */
+        return compare_main(argc - 1, argv + 1);
     cli_options o;
     int rc = cli_parse(argc, argv, &o);
     if (rc == -1)

@@ -1,0 +1,282 @@
+#!/usr/bin/env python3
+"""Tests of `resmon compare`, run on the real binary.
+
+Real summaries come from `resmon -o` runs of WORKLOAD (tests/cli/workload.c)
+holding a known amount of memory; repeated runs and noise use written
+summaries, whose figures the test chooses.
+Environment: RESMON (the command), WORKLOAD.
+"""
+import json
+import os
+import stat
+import subprocess
+import tempfile
+import unittest
+
+RESMON = os.environ["RESMON"]
+WORKLOAD = os.environ["WORKLOAD"]
+
+
+def resmon(*args, timeout=60, **kw):
+    return subprocess.run([RESMON, *args], capture_output=True, text=True, timeout=timeout, **kw)
+
+
+def summary(**figures):
+    """A summary as resmon_summary_to_json writes its required keys, with figures over them."""
+    base = {"peak_rss_mb": 10.0, "mean_rss_mb": 5.0, "peak_gpu_mem_mb": None, "mean_gpu_util": None,
+            "memory_growth_mb": 0.0, "num_samples": 10, "duration_sec": 1.0}
+    base.update(figures)
+    return base
+
+
+class Tmp(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def path(self, *names):
+        return os.path.join(self.dir.name, *names)
+
+    def write(self, name, content):
+        path = self.path(name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(content if isinstance(content, str) else json.dumps(content))
+        return path
+
+    def compare_json(self, *args):
+        r = resmon("compare", "--format", "json", *args)
+        self.assertIn(r.returncode, (0, 1), r.stderr)
+        return r, json.loads(r.stdout)
+
+
+class RealRuns(Tmp):
+    """Two real runs: 20 MiB and 60 MiB held by the workload."""
+
+    def setUp(self):
+        super().setUp()
+        for name, mb in (("base.json", 20), ("new.json", 60)):
+            r = resmon("-q", "-i", "0.01", "-o", self.path(name), "--", WORKLOAD, "mem", str(mb), "0.1")
+            self.assertEqual(r.returncode, 0, r.stderr)
+        with open(self.path("base.json")) as f:
+            self.base = json.load(f)
+        with open(self.path("new.json")) as f:
+            self.new = json.load(f)
+
+    def test_every_numeric_key_of_both_sides_is_a_row_exact_peaks_first(self):
+        r = resmon("compare", self.path("base.json"), self.path("new.json"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stderr, "")
+        lines = r.stdout.splitlines()
+        self.assertIn("(1 run)", lines[0])
+        self.assertEqual(lines[1].split(), ["key", "base", "new", "change", "change", "%"])
+        keys = [line.split()[0] for line in lines[2:]]
+        numeric = [k for k, v in self.base.items()
+                   if isinstance(v, (int, float)) and not isinstance(v, bool)
+                   and isinstance(self.new.get(k), (int, float)) and not isinstance(self.new.get(k), bool)]
+        self.assertEqual(sorted(keys), sorted(numeric))
+        self.assertEqual(keys[:3], ["exact_peak_rss_mb", "hwm_rss_mb", "peak_rss_mb"])
+        self.assertNotIn("start_time", keys)  # a string
+        self.assertNotIn("interrupted", keys)  # a boolean
+
+    def test_json_rows_carry_both_files_figures(self):
+        _, out = self.compare_json(self.path("base.json"), self.path("new.json"))
+        row = out["metrics"]["exact_peak_rss_mb"]
+        self.assertEqual(row["base"], self.base["exact_peak_rss_mb"])
+        self.assertEqual(row["new"], self.new["exact_peak_rss_mb"])
+        self.assertAlmostEqual(row["change"], self.new["exact_peak_rss_mb"] - self.base["exact_peak_rss_mb"])
+        self.assertAlmostEqual(row["change_pct"], 100 * row["change"] / row["base"])
+        self.assertGreater(row["change"], 35)  # 40 MiB more were touched
+        self.assertIsNone(row["limit"])
+        self.assertEqual(out["base"], {"path": self.path("base.json"), "runs": 1})
+        self.assertEqual(out["limits_exceeded"], 0)
+
+    def test_a_limit_exceeded_exits_1_and_names_key_base_new_and_limit(self):
+        r = resmon("compare", "--max-increase", "exact_peak_rss_mb=10%", "--max-increase", "cpu_sec=0.5",
+                   self.path("base.json"), self.path("new.json"))
+        self.assertEqual(r.returncode, 1, r.stderr)
+        lines = r.stderr.splitlines()
+        self.assertEqual(len(lines), 1, r.stderr)
+        base, new = self.base["exact_peak_rss_mb"], self.new["exact_peak_rss_mb"]
+        self.assertEqual(lines[0], f"resmon compare: exact_peak_rss_mb rose from {base:.6g} to {new:.6g} "
+                                   f"({100 * (new - base) / base:+.1f}%), above the limit of +10%")
+        self.assertRegex(r.stdout, r"exact_peak_rss_mb .* EXCEEDED limit \+10%")
+        self.assertRegex(r.stdout, r"\ncpu_sec .* ok, limit \+0\.5")
+
+    def test_limits_that_hold_exit_0(self):
+        grown = self.new["exact_peak_rss_mb"] - self.base["exact_peak_rss_mb"]
+        r = resmon("compare", f"--max-increase=exact_peak_rss_mb={grown + 1}", "--max-increase", "cpu_sec=5",
+                   self.path("base.json"), self.path("new.json"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stderr, "")
+        # The same runs the other way round: memory fell, so a 0% limit holds.
+        r = resmon("compare", "--max-increase", "exact_peak_rss_mb=0%", self.path("new.json"), self.path("base.json"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+    def test_markdown_is_a_table_for_a_job_summary(self):
+        r = resmon("compare", "--format", "markdown", "--max-increase", "exact_peak_rss_mb=10%",
+                   self.path("base.json"), self.path("new.json"))
+        self.assertEqual(r.returncode, 1, r.stderr)
+        lines = r.stdout.splitlines()
+        self.assertTrue(lines[0].startswith("**resmon compare**: "), lines[0])
+        self.assertIn("**1 limit exceeded**", lines[0])
+        self.assertEqual(lines[1], "")
+        self.assertEqual(lines[2], "| key | base | new | change | change % | |")
+        self.assertEqual(lines[3], "|:--|--:|--:|--:|--:|:--|")
+        self.assertTrue(lines[4].startswith("| exact\\_peak\\_rss\\_mb | "), lines[4])
+        self.assertTrue(lines[4].endswith(" | **EXCEEDED limit +10%** |"), lines[4])
+        self.assertTrue(all(line.count(" | ") == 5 for line in lines[4:]), lines)
+
+
+class RepeatedRuns(Tmp):
+    def runs(self, side, values, **more):
+        for i, value in enumerate(values):
+            self.write(f"{side}/run{i}.json", summary(peak_rss_mb=value, **more))
+        return self.path(side)
+
+    def test_directories_are_compared_by_median_with_min_and_max(self):
+        base = self.runs("base", [100, 98, 104])
+        new = self.runs("new", [120, 119, 121, 130])
+        _, out = self.compare_json(base, new)
+        row = out["metrics"]["peak_rss_mb"]
+        self.assertEqual((row["base"], row["base_min"], row["base_max"]), (100, 98, 104))
+        self.assertEqual((row["new"], row["new_min"], row["new_max"]), (120.5, 119, 130))
+        self.assertEqual(row["change"], 20.5)
+        self.assertFalse(row["noise"])
+        self.assertEqual((out["base"]["runs"], out["new"]["runs"]), (3, 4))
+        r = resmon("compare", base, new)
+        self.assertIn("(3 runs)", r.stdout)
+        self.assertRegex(r.stdout, r"\npeak_rss_mb +100 \(98\.\.104\) +120\.5 \(119\.\.130\) +\+20\.5 +\+20\.5%\n")
+
+    def test_a_change_inside_both_spreads_is_noise(self):
+        base = self.runs("base", [100, 95, 106])
+        new = self.runs("new", [103, 99, 107])
+        _, out = self.compare_json(base, new)
+        self.assertTrue(out["metrics"]["peak_rss_mb"]["noise"])
+        self.assertFalse(out["metrics"]["mean_rss_mb"]["noise"])  # no change is no noise
+        r = resmon("compare", base, new)
+        self.assertRegex(r.stdout, r"\npeak_rss_mb .*  noise\n")
+        # Inside the base's spread but not the new one's: a real change.
+        new = self.runs("tight", [105, 105.5, 104.5])
+        _, out = self.compare_json(base, new)
+        self.assertFalse(out["metrics"]["peak_rss_mb"]["noise"])
+
+    def test_a_key_missing_from_one_run_is_not_compared(self):
+        self.write("base/a.json", summary(exact_peak_rss_mb=10))
+        self.write("base/b.json", summary())
+        self.write("new.json", summary(exact_peak_rss_mb=12))
+        _, out = self.compare_json(self.path("base"), self.path("new.json"))
+        self.assertNotIn("exact_peak_rss_mb", out["metrics"])
+        r = resmon("compare", "--max-increase", "exact_peak_rss_mb=1%", self.path("base"), self.path("new.json"))
+        self.assertEqual(r.returncode, 125)
+
+    def test_only_json_files_of_a_directory_are_runs(self):
+        self.runs("base", [100, 100])
+        self.write("base/notes.txt", "not a summary")
+        self.write("new.json", summary(peak_rss_mb=100))
+        _, out = self.compare_json(self.path("base"), self.path("new.json"))
+        self.assertEqual(out["base"]["runs"], 2)
+
+
+class PytestReports(Tmp):
+    """What `pytest --resmon-json` writes: records keyed by node id."""
+
+    def report(self, name, growth):
+        return self.write(name, {
+            "resmon_version": "0.3.0", "machine": {"hostname": "ci"},
+            "tests": {"t.py::test_small": {"rss_growth_mb": 1.0, "peak_rss_mb": 50.0, "cpu_time_sec": 0.1},
+                      "t.py::test_big[a|b]": {"rss_growth_mb": growth, "peak_rss_mb": 150.0, "cpu_time_sec": 0.2}}})
+
+    def test_keys_are_node_id_and_record_key(self):
+        _, out = self.compare_json(self.report("a.json", 100), self.report("b.json", 130))
+        self.assertEqual(list(out["metrics"])[:2], ["t.py::test_small::rss_growth_mb", "t.py::test_small::peak_rss_mb"])
+        self.assertEqual(out["metrics"]["t.py::test_big[a|b]::rss_growth_mb"]["change"], 30)
+
+    def test_a_record_key_as_limit_applies_to_every_test(self):
+        r = resmon("compare", "--max-increase", "rss_growth_mb=20%", self.report("a.json", 100),
+                   self.report("b.json", 130))
+        self.assertEqual(r.returncode, 1)
+        self.assertEqual(r.stderr, "resmon compare: t.py::test_big[a|b]::rss_growth_mb rose from 100 to 130 "
+                                   "(+30.0%), above the limit of +20%\n")
+        self.assertRegex(r.stdout, r"t.py::test_small::rss_growth_mb .* ok, limit \+20%")
+        r = resmon("compare", "--max-increase", "t.py::test_small::rss_growth_mb=0", self.path("a.json"),
+                   self.path("b.json"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = resmon("compare", "--format", "markdown", self.path("a.json"), self.path("b.json"))
+        self.assertIn("| t.py::test\\_big\\[a\\|b]::rss\\_growth\\_mb | 100 | 130 | +30 | +30.0% |  |", r.stdout)
+
+
+class BadUsage(Tmp):
+    def setUp(self):
+        super().setUp()
+        self.good = self.write("good.json", summary())
+
+    def assertUsage(self, args, message):
+        r = resmon("compare", *args)
+        self.assertEqual(r.returncode, 125, r.stdout + r.stderr)
+        self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+        self.assertIn(message, r.stderr)
+        return r
+
+    def test_an_unknown_key_is_an_error_not_a_pass(self):
+        self.assertUsage(["--max-increase", "peak_rss=10%", self.good, self.good],
+                         "--max-increase peak_rss=10%: peak_rss is not a numeric key of both BASE and NEW")
+        # Known to resmon, but not measured in these summaries.
+        self.assertUsage(["--max-increase", "peak_gpu_mem_mb=10%", self.good, self.good], "peak_gpu_mem_mb is not")
+
+    def test_malformed_limits(self):
+        for arg in ("peak_rss_mb", "peak_rss_mb=", "=10%", "peak_rss_mb=ten", "peak_rss_mb=-1",
+                    "peak_rss_mb=10%%", "peak_rss_mb=inf", "peak_rss_mb=nan%"):
+            self.assertUsage(["--max-increase", arg, self.good, self.good], "expected KEY=N% or KEY=N")
+
+    def test_operands_and_options(self):
+        self.assertUsage([self.good], "expected BASE and NEW")
+        self.assertUsage([self.good, self.good, self.good], "expected only BASE and NEW")
+        self.assertUsage(["--format", "html", self.good, self.good], "--format 'html': expected text, markdown or json")
+        self.assertUsage(["--frobnicate", self.good, self.good], "unknown option '--frobnicate'")
+        self.assertUsage([self.good, self.good, "--format"], "'--format' needs a value")
+
+    def test_unreadable_or_non_summary_inputs_name_the_file(self):
+        missing = self.path("missing.json")
+        self.assertUsage([missing, self.good], f"resmon compare: {missing}: no such file or directory")
+        broken = self.write("broken.json", '{"peak_rss_mb": 1,')
+        self.assertUsage([self.good, broken], f"resmon compare: {broken}: not JSON (line 1:")
+        other = self.write("other.json", {"name": "not a summary", "peak_rss_mb": 3})
+        self.assertUsage([self.good, other], f"resmon compare: {other}: not a resmon summary")
+        listing = self.write("list.json", [1, 2])
+        self.assertUsage([listing, self.good], f"{listing}: not a resmon summary")
+        duplicate = self.write("dup.json", '{"peak_rss_mb": 1, "num_samples": 2, "peak_rss_mb": 3}')
+        self.assertUsage([duplicate, self.good], f"{duplicate}: not JSON")
+        os.mkdir(self.path("empty"))
+        self.assertUsage([self.path("empty"), self.good], "empty: the directory holds no .json file")
+        if os.geteuid() != 0:  # root reads any file
+            os.chmod(self.good, 0)
+            self.assertUsage([self.good, self.good], "cannot be read")
+
+    def test_help_is_on_stdout(self):
+        r = resmon("compare", "--help")
+        self.assertEqual(r.returncode, 0)
+        self.assertTrue(r.stdout.startswith("usage: resmon compare [OPTIONS] BASE NEW\n"))
+        self.assertEqual(resmon("compare", "-h").stdout, r.stdout)
+        self.assertIn("resmon compare [OPTIONS] BASE NEW", resmon("--help").stdout)
+
+    def test_a_program_named_compare_still_runs_after_the_separator(self):
+        script = self.write("bin/compare", "#!/bin/sh\nexit 7\n")
+        os.chmod(script, stat.S_IRWXU)
+        r = resmon("-q", "--", "compare", env={**os.environ, "PATH": self.path("bin")})
+        self.assertEqual(r.returncode, 7, r.stderr)
+
+    def test_a_full_standard_output_is_reported(self):
+        if not os.path.exists("/dev/full"):
+            self.skipTest("no /dev/full")
+        with open("/dev/full", "w") as full:
+            r = subprocess.run([RESMON, "compare", self.good, self.good], stdout=full, stderr=subprocess.PIPE,
+                               text=True, timeout=60)
+        self.assertEqual(r.returncode, 125)
+        self.assertIn("standard output cannot be written", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
