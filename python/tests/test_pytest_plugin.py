@@ -266,3 +266,25 @@ def test_under_xdist_every_workers_tests_are_reported(tmp_path):
                                    + ["test_generated.py::test_over"])
     assert tests["test_generated.py::test_over"]["rss_growth_mb"] >= 99
     assert "resmon: 7 heaviest of 7 tests by memory growth" in result.stdout
+
+
+def test_the_readmes_pytest_example(tmp_path):
+    # The ini and test file of README.md's "In CI", verbatim: one test under
+    # its limit, one over it, failing with the line the README shows.
+    readme = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "README.md")
+    with open(readme, encoding="utf-8") as f:
+        text = f.read()
+    blocks = dict(re.findall(r"^<!-- tests/readme runs this block with the (?:next|previous) one[^\n]*-->\n"
+                             r"```(ini|python)\n(.*?)^```$", text, re.S | re.M))
+    assert blocks.keys() == {"ini", "python"}
+    (tmp_path / "pytest.ini").write_text(blocks["ini"])
+    (tmp_path / "test_index.py").write_text(blocks["python"])
+    result = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--resmon",
+                             "--resmon-json=resmon-tests.json"], cwd=tmp_path, capture_output=True, text=True,
+                            timeout=120)
+    assert re.search(r"\b1 failed, 1 passed\b", result.stdout), result.stdout
+    assert "FAILED test_index.py::test_big_index" in result.stdout
+    line = re.search(r"^resmon_limit: rss_growth_mb = ([0-9.]+) exceeds the limit of 50$", result.stdout, re.M)
+    assert line and 120 <= float(line.group(1)) < 140, result.stdout
+    tests = report(tmp_path, "resmon-tests.json")["tests"]
+    assert set(tests) == {"test_index.py::test_small_index", "test_index.py::test_big_index"}
