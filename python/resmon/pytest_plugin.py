@@ -87,6 +87,7 @@ LIMIT_KEYS = ("rss_growth_mb", "peak_rss_mb", "children_peak_rss_mb", "tree_peak
 _PROPERTY = "resmon"  # the name of the record among a report's user_properties
 _DEFAULT_INTERVAL_SEC = 0.01
 
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("resmon", "resmon: per-test memory and CPU")
     group.addoption("--resmon", action="store_true", default=False,
@@ -166,15 +167,23 @@ class _Session:
         if not limits and not self.measure_all:
             yield
             return
-        monitor = self.open_monitor()
         children_maxrss_before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         cpu_before = _cpu_sec(resource.RUSAGE_SELF) + _cpu_sec(resource.RUSAGE_CHILDREN)
         exact = _reset_peak_mark()
         rss_start = _status_mb("VmRSS")
+        try:
+            monitor = self.open_monitor()
+            monitor.__enter__()
+        except (OSError, ValueError) as error:  # e.g. resmon_gpu names a GPU that is not there
+            self.exceeded[item.nodeid] = f"resmon: the test cannot be measured: {error}"
+            yield
+            return
         wall_start = time.perf_counter()
-        with monitor:
+        try:
             outcome = yield
-        wall = time.perf_counter() - wall_start
+        finally:
+            wall = time.perf_counter() - wall_start
+            monitor.__exit__(None, None, None)
         cpu = _cpu_sec(resource.RUSAGE_SELF) + _cpu_sec(resource.RUSAGE_CHILDREN) - cpu_before
         hwm = _status_mb("VmHWM") if exact else None
         children_maxrss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss

@@ -212,6 +212,16 @@ def test_bad_limits(tmp_path):
     assert "resmon_limit: 'rss_growth_mb' is not KEY=VALUE" in result.stderr
 
 
+def test_a_gpu_that_cannot_be_opened_fails_the_measured_test_with_one_line(tmp_path, monkeypatch):
+    monkeypatch.setenv("RESMON_NVML_LIBRARY", str(tmp_path / "no-libnvidia-ml.so.1"))
+    result = run_pytest(tmp_path, """
+        def test_measured():
+            pass
+    """, "--resmon", ini="resmon_gpu = nvml:0\n")
+    assert outcomes(result) == {"test_measured": "FAILED"}, result.stdout
+    assert re.search(r"^resmon: the test cannot be measured: .*NVIDIA library .* not found", result.stdout, re.M), result.stdout
+
+
 def test_resmon_lists_the_heaviest_tests(tmp_path):
     result = run_pytest(tmp_path, ALLOCATE_100 + """
         def test_light():
