@@ -161,6 +161,10 @@ class RepeatedRuns(Tmp):
         self.assertFalse(out["metrics"]["mean_rss_mb"]["noise"])  # no change is no noise
         r = resmon("compare", base, new)
         self.assertRegex(r.stdout, r"\npeak_rss_mb .*  noise\n")
+        # Noise is shown, not forgiven: the limit judges the medians.
+        r = resmon("compare", "--max-increase", "peak_rss_mb=1%", base, new)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("peak_rss_mb rose from 100 to 103 (+3.0%), above the limit of +1%", r.stderr)
         # Inside the base's spread but not the new one's: a real change.
         new = self.runs("tight", [105, 105.5, 104.5])
         _, out = self.compare_json(base, new)
