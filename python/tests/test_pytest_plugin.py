@@ -192,6 +192,22 @@ def test_the_ini_limit_applies_to_every_test_and_the_marker_overrides_it(tmp_pat
                                 "test_small": "PASSED"}, result.stdout
 
 
+def test_a_module_marker_applies_to_its_tests_and_a_tests_own_marker_overrides_it(tmp_path):
+    result = run_pytest(tmp_path, ALLOCATE_100 + """
+        import pytest
+
+        pytestmark = pytest.mark.resmon_limit(rss_growth_mb=50)
+
+        def test_module_limit():
+            allocate(100)
+
+        @pytest.mark.resmon_limit(rss_growth_mb=200)
+        def test_own_limit():
+            allocate(100)
+    """, "--strict-markers")
+    assert outcomes(result) == {"test_module_limit": "FAILED", "test_own_limit": "PASSED"}, result.stdout
+
+
 def test_bad_limits(tmp_path):
     result = run_pytest(tmp_path, """
         import pytest
