@@ -88,8 +88,18 @@ class ResourceMonitor:
                                         max_samples or 0, _metric_bits(metrics))
 
     def __enter__(self) -> ResourceMonitor:
-        """Start background sampling; the first sample is taken before this returns."""
-        self._monitor.start()
+        """Start background sampling; the first sample is taken before this returns.
+
+        An exception raised here (KeyboardInterrupt while the first sample
+        waits for a GPU reading) leaves no sampler running: ``__exit__`` is
+        not called then, so the window is closed before it propagates."""
+        try:
+            self._monitor.start()
+        except (OSError, ValueError, RuntimeError, MemoryError):
+            raise  # start refused: it opened no window (or, EBUSY, not this one)
+        except BaseException:  # such as KeyboardInterrupt raised as start returned
+            self._monitor.stop()
+            raise
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,

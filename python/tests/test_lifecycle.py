@@ -12,7 +12,7 @@ import weakref
 import pytest
 
 from helpers import count_named
-from resmon import ResourceMonitor, list_gpus
+from resmon import ResourceMonitor, _resmon, list_gpus
 from test_gpu_profiler import Profiler
 
 
@@ -82,6 +82,93 @@ def test_fork_with_a_running_monitor_does_not_deadlock_the_child():
             assert wait_child(pid) == 0, f"attempt {attempt}: see child_work for what the code means"
         assert mon.running  # the parent's monitor is untouched
     assert mon.summary.num_samples > 10
+
+
+class SlowProfiler(Profiler):
+    """A reading takes 2 ms, so start (which waits for the first) and stop
+    (which waits for the last) each take a while."""
+
+    def get_utilization(self):
+        time.sleep(0.002)
+        return 40.0
+
+
+def test_fork_while_another_thread_starts_or_stops_a_monitor_does_not_deadlock_the_child():
+    mon = ResourceMonitor(sample_interval_sec=0.001, gpu_profiler=SlowProfiler())
+    done = threading.Event()
+
+    def toggle():  # inside start or stop most of the time
+        while not done.is_set():
+            with mon:
+                pass
+
+    toggler = threading.Thread(target=toggle)
+    toggler.start()
+    try:
+        for attempt in range(100):
+            pid = os.fork()
+            if pid == 0:
+                code = 4
+                try:
+                    mon.__exit__(None, None, None)  # the parent's window or start: a no-op here
+                    with ResourceMonitor(sample_interval_sec=0.001) as own:
+                        pass
+                    code = 0 if own.summary.num_samples >= 2 else 3
+                finally:
+                    os._exit(code)
+            assert wait_child(pid) == 0, f"attempt {attempt}"
+    finally:
+        done.set()
+        toggler.join(60)
+    assert not toggler.is_alive() and not mon.running
+
+
+class InterruptingProfiler(Profiler):
+    """Its first reading, which the window's first sample waits for inside
+    __enter__, sends this process SIGINT."""
+
+    def __init__(self):
+        self.interrupted = False
+
+    def get_utilization(self):
+        if not self.interrupted:
+            self.interrupted = True
+            os.kill(os.getpid(), signal.SIGINT)
+        return 40.0
+
+
+def test_keyboard_interrupt_during_enter_leaves_no_sampler_running():
+    before = count_named("resmon-sampler")
+    for attempt in range(20):
+        profiler = InterruptingProfiler()
+        mon = ResourceMonitor(sample_interval_sec=0.005, gpu_profiler=profiler)
+        with pytest.raises(KeyboardInterrupt):
+            with mon:
+                pytest.fail("the KeyboardInterrupt came after __enter__")
+        assert profiler.interrupted
+        assert not mon.running, f"attempt {attempt}"
+        assert count_named("resmon-sampler") == before, f"attempt {attempt}"
+        low = _resmon.Monitor(0.005, InterruptingProfiler())  # the binding's own start, without __enter__
+        with pytest.raises(KeyboardInterrupt):
+            low.start()
+        assert not low.running, f"attempt {attempt}"
+
+
+def test_a_running_monitor_in_a_cycle_through_its_profiler_is_collected():
+    samplers, gpu_threads = count_named("resmon-sampler"), count_named("resmon-gpu")
+    profiler = Profiler()
+    mon = ResourceMonitor(sample_interval_sec=0.001, gpu_profiler=profiler)
+    profiler.monitor = mon  # profiler -> mon -> the C monitor -> (the library's reference) -> profiler
+    mon.__enter__()
+    assert count_named("resmon-sampler") == samplers + 1
+    profiler_ref = weakref.ref(profiler)
+    del mon, profiler
+    gc.collect()
+    assert count_named("resmon-sampler") == samplers  # free joined it
+    deadline = time.monotonic() + 10
+    while (profiler_ref() is not None or count_named("resmon-gpu") > gpu_threads) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert profiler_ref() is None and count_named("resmon-gpu") == gpu_threads
 
 
 def test_many_monitors_in_many_threads():
