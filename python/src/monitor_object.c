@@ -96,15 +96,15 @@ static int open_builtin_gpu(const char *spec, resmon_gpu **gpu, resmon_options *
 static int monitor_init(monitor_object *self, PyObject *args, PyObject *kwargs)
 {
     static char *keywords[] = {"interval", "profiler", "gpu", "pid", "include_children", "max_samples", "metrics",
-                               NULL};
+                               "reset_peak_mark", NULL};
     double interval;
     PyObject *profiler = Py_None;
     const char *gpu_spec = NULL;
-    int pid = 0, include_children = 0;
+    int pid = 0, include_children = 0, reset_peak_mark = 0;
     Py_ssize_t max_samples = 0;
     unsigned int metrics = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "d|OzipnI", keywords, &interval, &profiler, &gpu_spec, &pid,
-                                     &include_children, &max_samples, &metrics))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "d|OzipnIp", keywords, &interval, &profiler, &gpu_spec, &pid,
+                                     &include_children, &max_samples, &metrics, &reset_peak_mark))
         return -1;
     if (self->monitor) {
         PyErr_SetString(PyExc_RuntimeError, "Monitor is already initialised");
@@ -124,6 +124,7 @@ static int monitor_init(monitor_object *self, PyObject *args, PyObject *kwargs)
     opts.include_children = include_children;
     opts.max_samples = (size_t)max_samples;
     opts.metrics = metrics; /* bits beyond RESMON_METRIC_ALL: resmon_monitor_new says -EINVAL */
+    opts.reset_peak_mark = reset_peak_mark; /* 0: write nothing to any process */
     resmon_gpu_profiler python_profiler;
     resmon_gpu *gpu = NULL;
     if (profiler != Py_None) {
@@ -362,7 +363,8 @@ static PyGetSetDef monitor_getset[] = {
 PyTypeObject rmpy_monitor_type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "resmon._resmon.Monitor",
-    .tp_doc = "Monitor(interval, profiler=None, gpu=None, pid=0, include_children=False, max_samples=0)\n\n"
+    .tp_doc = "Monitor(interval, profiler=None, gpu=None, pid=0, include_children=False, max_samples=0, metrics=0, "
+              "reset_peak_mark=False)\n\n"
               "One libresmon monitor; resmon.ResourceMonitor is the API to use.",
     .tp_basicsize = sizeof(monitor_object),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,

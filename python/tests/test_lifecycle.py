@@ -376,3 +376,48 @@ def test_max_samples_keeps_memory_flat_at_1khz():
     assert summary.num_samples > 1000  # the summary covers the whole window
     assert len(mon.samples) == 500
     assert rss_late - rss_early < 1.0
+
+
+def spike(megabytes: int) -> None:
+    """Touches and unmaps megabytes: the kernel's peak-RSS mark rises above the RSS."""
+    import mmap
+    block = mmap.mmap(-1, megabytes << 20)
+    for offset in range(0, megabytes << 20, mmap.PAGESIZE):
+        block[offset] = 1
+    block.close()
+
+
+def own_maxrss_mb() -> float:
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+def test_a_window_leaves_the_process_peak_alone():
+    spike(300)
+    before = own_maxrss_mb()
+    with ResourceMonitor(sample_interval_sec=0.01) as mon:
+        pass
+    assert own_maxrss_mb() >= before  # what getrusage and /usr/bin/time -v report is intact
+    s = mon.summary
+    assert s.hwm_scope == "lifetime"  # the mark did not rise: it is the earlier peak
+    assert before - 1 <= s.hwm_rss_mb <= before + 1
+    assert s.peak_rss_mb < before - 250  # the window's own, sampled figure
+    with ResourceMonitor(sample_interval_sec=600) as mon:  # no sample inside the spike
+        spike(int(before) + 100)
+    after = own_maxrss_mb()
+    assert after >= before + 95
+    assert mon.summary.hwm_scope == "window"  # it rose: exact for the window
+    assert after - 1 <= mon.summary.hwm_rss_mb <= after + 1
+
+
+def test_reset_peak_mark_asks_for_the_window_peak_at_the_cost_of_ru_maxrss():
+    spike(300)
+    before = own_maxrss_mb()
+    with ResourceMonitor(sample_interval_sec=0.01, reset_peak_mark=True) as mon:
+        pass
+    s = mon.summary
+    if s.hwm_scope == "window":
+        assert s.hwm_rss_mb < before - 250
+        assert own_maxrss_mb() < before - 250  # as documented
+    else:
+        assert s.hwm_scope == "lifetime"  # the kernel refused the reset
