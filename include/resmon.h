@@ -219,8 +219,10 @@ typedef struct resmon_sample {
 typedef enum resmon_hwm_scope {
     RESMON_HWM_UNKNOWN = 0,  /* not measured (hwm_rss_mb is NAN) */
     RESMON_HWM_WINDOW = 1,   /* the exact peak within the monitored window */
-    RESMON_HWM_LIFETIME = 2  /* the kernel refused the reset: the peak over the
-                                process's whole life, which may predate the window */
+    RESMON_HWM_LIFETIME = 2  /* the peak over the process's whole life, which
+                                may predate the window: the mark was left alone
+                                and did not rise in the window, keep_peak_mark
+                                asked for it, or the kernel refused the reset */
 } resmon_hwm_scope;
 
 /* Where resmon_summary.gpu_energy_j comes from. */
@@ -263,14 +265,19 @@ typedef struct resmon_summary {
                                   include_children is set (then it comes from
                                   RUSAGE_CHILDREN, assuming no other child was
                                   reaped in that interval) */
-    /* Exact peak RSS from the kernel's high-water mark (VmHWM).  resmon resets
-     * the mark when a window starts (by writing 5 to /proc/PID/clear_refs) and
-     * reads it when the window stops, so a spike between two samples still
-     * shows here.  The mark is per process: two monitors of the same process
-     * whose windows overlap reset each other, so a window that started first
-     * sees only the peak since the later start (still exact for the later
-     * window).  Where the reset is refused, or keep_peak_mark asks for no
-     * reset, the value is the lifetime peak and hwm_scope says so.  When
+    /* Exact peak RSS from the kernel's high-water mark (VmHWM), read when the
+     * window starts and when it stops, so a spike between two samples still
+     * shows here.  By default the mark is only read: when it rose during the
+     * window its final value is the window's exact peak (RESMON_HWM_WINDOW);
+     * when it did not, the value is the lifetime peak and hwm_scope says so
+     * (see resmon_options.reset_peak_mark).  With reset_peak_mark, resmon
+     * resets the mark when a window starts (by writing 5 to
+     * /proc/PID/clear_refs): the mark is per process, so two such monitors of
+     * the same process whose windows overlap reset each other, and a window
+     * that started first sees only the peak since the later start (still
+     * exact for the later window).  Where the reset is refused, or
+     * keep_peak_mark asks for no reset, the value is the lifetime peak and
+     * hwm_scope says so.  When
      * monitoring a tree, this is the largest single process's peak.  Per
      * process, the larger of the kernel's mark and its largest sampled RSS,
      * so never below what a sample saw.  A monitored pid that ends before
@@ -291,8 +298,9 @@ typedef struct resmon_summary {
     double cpu_energy_j;
     double peak_gpu_proc_mem_mb; /* GPU memory of the monitored processes; NAN if unknown */
     /* Why hwm_rss_mb is not the window's exact peak: 0 when it is, when the
-     * window has not ended yet, or when keep_peak_mark asked for the lifetime
-     * peak; else the negative errno of what failed --
+     * window has not ended yet, when keep_peak_mark asked for the lifetime
+     * peak, or when the mark was left alone and did not rise in the window;
+     * else the negative errno of what failed --
      * reading VmHWM when hwm_rss_mb is NAN (-EMFILE: the process had no free
      * file descriptor at stop; -ESRCH: the process was gone), or resetting
      * the mark when hwm_scope is RESMON_HWM_LIFETIME (-EACCES, -EPERM).
@@ -565,17 +573,14 @@ typedef struct resmon_options {
                                 when it is older than 1.5 GPU intervals (a
                                 slow or hung call), so CPU/RSS sampling never
                                 waits for it.  A nonzero value is kept as is */
-    int keep_peak_mark;     /* 0: start resets each monitored process's kernel
-                               peak-RSS mark (clear_refs), so hwm_rss_mb is the
-                               window's peak.  Nonzero: never write to a
-                               monitored process -- use it for a process you
-                               did not start, whose own getrusage().ru_maxrss
-                               (or a /usr/bin/time around it) the reset would
-                               falsify.  Each sample then also reads every
+    int keep_peak_mark;     /* 0: the default peak-mark handling (see
+                               reset_peak_mark).  Nonzero: follow the lifetime
+                               peak instead: each sample also reads every
                                process's VmHWM (one more /proc read per
                                process), and hwm_rss_mb is the largest lifetime
                                peak seen, hwm_scope RESMON_HWM_LIFETIME, known
-                               even after the process exited.  Added in 0.3 */
+                               even after the process exited.  Added in 0.3
+                               (where 0 meant "reset"; see reset_peak_mark) */
     /* Added after 0.3.0.  RESMON_METRIC_* bits: the groups each sample reads (0:
      * none, so a sample costs what it did in 0.3).  Other bits: -EINVAL.
      *
@@ -595,6 +600,23 @@ typedef struct resmon_options {
      * so it never runs at every sample of a fast schedule.  Samples between
      * carry each process's latest reading.  0 means 0.5; else >= 1e-6. */
     double memory_detail_interval_sec;
+    /* Added after 0.3.0.  0 (the default): a monitor writes nothing to any
+     * process.  The kernel's peak-RSS mark (VmHWM) of each monitored process
+     * is read at its first sample of the window and at stop; the mark never
+     * falls, so when it rose during the window its value at stop is exactly
+     * the window's peak (hwm_scope RESMON_HWM_WINDOW).  When it did not rise,
+     * the mark holds an earlier peak, which may be above anything in the
+     * window: hwm_rss_mb is then that lifetime peak with RESMON_HWM_LIFETIME,
+     * and the sampled peak_rss_mb is the window's figure.
+     * Nonzero: start resets each monitored process's mark (writes 5 to
+     * /proc/PID/clear_refs, the behaviour of 0.3), so hwm_rss_mb is the
+     * window's exact peak even when it stayed below an earlier one.  The
+     * reset is the process's own: its getrusage(RUSAGE_SELF).ru_maxrss, its
+     * VmHWM and a /usr/bin/time -v around it lose every peak before the
+     * window (a parent's RUSAGE_CHILDREN and wait4 keep theirs).  With
+     * keep_peak_mark also set: -EINVAL. */
+    int reset_peak_mark;
+    int reserved_0; /* must be 0: keeps the struct free of tail padding */
 } resmon_options;
 
 /* Options with struct_size set and every other field zero, which means the
@@ -623,8 +645,8 @@ RESMON_API int resmon_monitor_new(resmon_monitor **out, const resmon_options *op
  * caller's bug, as with free(3). */
 RESMON_API void resmon_monitor_free(resmon_monitor *m);
 
-/* Opens a window: clears the previous window's samples and summary, resets
- * the exact-peak mark, starts the sampler thread and returns once the
+/* Opens a window: clears the previous window's samples and summary, reads
+ * (or, with reset_peak_mark, resets) the exact-peak mark, starts the sampler thread and returns once the
  * window's first sample is recorded.  Returns 0, -EBUSY if already running,
  * -EDEADLK from the sampler thread, -ESRCH/-EACCES if the monitored process
  * cannot be read, -ENOTDIR/-ENOENT if RESMON_PROC_ROOT is not a directory,

@@ -97,7 +97,8 @@ static int copy_options(resmon_options *o, resmon_gpu_profiler *profiler, const 
         !isfinite(o->gpu_interval_sec) || o->gpu_interval_sec < 0 ||
         (o->gpu_interval_sec > 0 && o->gpu_interval_sec < 1e-4) || (o->metrics & ~RESMON_METRIC_ALL) ||
         !isfinite(o->memory_detail_interval_sec) || o->memory_detail_interval_sec < 0 ||
-        (o->memory_detail_interval_sec > 0 && o->memory_detail_interval_sec < 1e-6))
+        (o->memory_detail_interval_sec > 0 && o->memory_detail_interval_sec < 1e-6) ||
+        (o->keep_peak_mark && o->reset_peak_mark) || o->reserved_0)
         return -EINVAL;
     return 0;
 }
@@ -428,6 +429,8 @@ int resmon_monitor_start(resmon_monitor *m)
         return rc;
     if (m->opts.keep_peak_mark)
         rm__probe_keep_peak_marks(m->probe);
+    else if (!m->opts.reset_peak_mark)
+        rm__probe_watch_peak_marks(m->probe); /* the default: write nothing to any process */
     rm__probe_collect(m->probe, m->opts.metrics, m->opts.memory_detail_interval_sec);
 
     pthread_mutex_lock(&m->lock);

@@ -35,6 +35,8 @@ typedef struct tracked_process {
     uint64_t peak_rss_bytes; /* the largest RSS sampled */
     uint64_t hwm_bytes;      /* the latest VmHWM read during the window (0: none) */
     uint64_t hwm_read_ns;    /* when (CLOCK_BOOTTIME) */
+    uint64_t hwm_start_bytes; /* watch_peak_marks: VmHWM at its first reading of the window */
+    int hwm_start_known;
     unsigned seen_walk;  /* the walk that last found it (tree mode) */
     int peak_reset_ok;
     rm__process_metrics metrics;
@@ -71,6 +73,12 @@ struct rm__probe {
     int peak_reset_error;  /* 0, or the first refused reset's negative errno */
     int keep_peak_marks;     /* never reset: follow each lifetime peak instead */
     uint64_t lifetime_peak_bytes; /* largest mark read so far (keep_peak_marks) */
+    /* Never reset, and give the window's exact peak where the marks show it
+     * (see rm__probe_watch_peak_marks).  For processes no longer tracked:
+     * the largest figure exact for the window, the largest mark, and the
+     * largest start mark of one whose mark did not rise. */
+    int watch_peak_marks;
+    uint64_t ended_window_bytes, ended_lifetime_bytes, ended_unrisen_bytes;
     unsigned walk;
     uint64_t page_size;
     rm__tree_walker walker;
@@ -286,6 +294,11 @@ void rm__probe_keep_peak_marks(rm__probe *p)
     p->keep_peak_marks = 1;
 }
 
+void rm__probe_watch_peak_marks(rm__probe *p)
+{
+    p->watch_peak_marks = 1;
+}
+
 void rm__probe_close(rm__probe *p)
 {
     if (!p)
@@ -324,6 +337,32 @@ static uint64_t known_peak(const tracked_process *t)
     return t->hwm_bytes > t->peak_rss_bytes ? t->hwm_bytes : t->peak_rss_bytes;
 }
 
+/* What a watched process tells of the window's peak (watch_peak_marks).
+ * The mark never falls, so when it rose after the process's first reading
+ * of the window, its latest value is the largest RSS since then: exact.
+ * Otherwise its largest sample is what is known, and the true in-window
+ * peak lies between that and the mark (*unrisen_bound). */
+static uint64_t watched_peak(const tracked_process *t, uint64_t *unrisen_bound)
+{
+    *unrisen_bound = 0;
+    if (t->hwm_start_known && t->hwm_bytes > t->hwm_start_bytes)
+        return known_peak(t);
+    if (t->hwm_start_known)
+        *unrisen_bound = t->hwm_start_bytes;
+    return t->peak_rss_bytes;
+}
+
+static void note_watched(const tracked_process *t, uint64_t *window, uint64_t *lifetime, uint64_t *unrisen)
+{
+    uint64_t bound, figure = watched_peak(t, &bound);
+    if (figure > *window)
+        *window = figure;
+    if (known_peak(t) > *lifetime)
+        *lifetime = known_peak(t);
+    if (bound > *unrisen)
+        *unrisen = bound;
+}
+
 /* Settles the accounts of a process that has ended (reaped) or left the
  * tree, before it is forgotten.  Its CPU up to the latest reading was counted
  * while it was tracked; once reaped, all of its CPU lands in its parent's
@@ -340,6 +379,8 @@ static void settle_ended(rm__probe *p, const tracked_process *t, int reaped)
         p->ended_peak_bytes = known_peak(t);
     if (t->hwm_bytes)
         p->ended_peak_known = 1;
+    if (p->watch_peak_marks)
+        note_watched(t, &p->ended_window_bytes, &p->ended_lifetime_bytes, &p->ended_unrisen_bytes);
 }
 
 /* Settles every process this reading found ended, then forgets them.  All
@@ -543,6 +584,12 @@ static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
         rm__metrics_read_process(&p->metrics, &t->metrics, t->dir_fd, now.rss_pages, boot_ns, baseline);
         if (p->keep_peak_marks && now.has_memory)
             follow_peak_mark(p, t);
+        if (p->watch_peak_marks && !t->hwm_start_known && now.has_memory &&
+            rm__read_peak_rss(t->dir_fd, &t->hwm_start_bytes) == 0) {
+            t->hwm_start_known = 1; /* one status read per process and window */
+            if (t->hwm_start_bytes > t->hwm_bytes)
+                t->hwm_bytes = t->hwm_start_bytes;
+        }
     }
     int root_reaped = p->procs[0].ending == ENDED_REAPED;
     if (root_reaped && !p->previous_boottime_ns)
@@ -580,6 +627,10 @@ int rm__probe_begin(rm__probe *p, rm__probe_reading *out)
     p->peak_reset_error = 0;
     if (p->keep_peak_marks)
         return 0;
+    if (p->watch_peak_marks) { /* the start marks were read with the reading */
+        refresh_root_peak(p, p->previous_boottime_ns);
+        return 0;
+    }
     for (size_t i = 0; i < p->count; i++) {
         p->procs[i].hwm_bytes = 0; /* read before the reset: not this window's */
         p->procs[i].hwm_read_ns = 0;
@@ -626,6 +677,16 @@ int rm__probe_peak_rss(rm__probe *p, uint64_t *bytes, resmon_hwm_scope *scope, i
     *bytes = peak;
     *scope = p->peak_reset_error || p->keep_peak_marks ? RESMON_HWM_LIFETIME : RESMON_HWM_WINDOW;
     *reset_error = p->peak_reset_error;
+    if (p->watch_peak_marks) {
+        /* Exact when no process whose mark stayed put could have peaked
+         * above the figure; else the lifetime figure, said to be one. */
+        uint64_t window = p->ended_window_bytes, lifetime = p->ended_lifetime_bytes, unrisen = p->ended_unrisen_bytes;
+        for (size_t i = 0; i < p->count; i++)
+            note_watched(&p->procs[i], &window, &lifetime, &unrisen);
+        int exact = unrisen <= window;
+        *bytes = exact ? window : lifetime;
+        *scope = exact ? RESMON_HWM_WINDOW : RESMON_HWM_LIFETIME;
+    }
     return 0;
 }
 

@@ -51,6 +51,15 @@ void rm__probe_close(rm__probe *p);
  * largest ever seen with RESMON_HWM_LIFETIME -- also after the target ended. */
 void rm__probe_keep_peak_marks(rm__probe *p);
 
+/* Call before the first reading: the marks are never reset, yet the
+ * window's exact peak is given wherever the marks show it.  Each process's
+ * mark is read at its first reading of the window and again at the end;
+ * since a mark never falls, one that rose holds the largest RSS since that
+ * first reading.  rm__probe_peak_rss then gives RESMON_HWM_WINDOW when no
+ * process whose mark stayed put could have peaked above the figure (its
+ * mark is no higher), else the largest mark with RESMON_HWM_LIFETIME. */
+void rm__probe_watch_peak_marks(rm__probe *p);
+
 /* Call before the first reading: each reading also reads the metric groups
  * (RESMON_METRIC_* bits; see resmon_options.metrics), and rm__probe_fill_metrics
  * gives them. */

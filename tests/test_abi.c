@@ -24,7 +24,8 @@ _Static_assert(offsetof(resmon_summary, peak_gpu_proc_mem_mb) == 152, "resmon_su
 _Static_assert(offsetof(resmon_summary, hwm_error) == 160, "resmon_summary layout changed");
 _Static_assert(offsetof(resmon_summary, peak_vmem_mb) == 168, "metric fields are appended after hwm_error");
 _Static_assert(offsetof(resmon_summary, net_tx_packets) == 328, "resmon_summary layout changed");
-_Static_assert(sizeof(resmon_options) == 80, "resmon_options layout changed");
+_Static_assert(sizeof(resmon_options) == 88, "resmon_options layout changed");
+_Static_assert(offsetof(resmon_options, reset_peak_mark) == 80, "resmon_options layout changed");
 _Static_assert(offsetof(resmon_options, metrics) == 68, "resmon_options layout changed");
 _Static_assert(offsetof(resmon_options, memory_detail_interval_sec) == 72, "resmon_options layout changed");
 _Static_assert(offsetof(resmon_options, keep_peak_mark) == 64, "resmon_options layout changed");
@@ -37,7 +38,7 @@ _Static_assert(sizeof(resmon_gpu_reading) == 64, "resmon_gpu_reading layout chan
 /* Structs the caller hands in end without padding: a caller's struct_size
  * then never covers bytes it could not set (which the library would read as
  * a newer field of garbage). */
-_Static_assert(sizeof(resmon_options) == RM__SIZE_THROUGH(resmon_options, memory_detail_interval_sec),
+_Static_assert(sizeof(resmon_options) == RM__SIZE_THROUGH(resmon_options, reserved_0),
                "resmon_options must not end in padding: grow it in 8-byte units");
 _Static_assert(sizeof(resmon_gpu_profiler) == RM__SIZE_THROUGH(resmon_gpu_profiler, release),
                "resmon_gpu_profiler must not end in padding: grow it in 8-byte units");

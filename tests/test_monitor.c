@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 static resmon_monitor *new_monitor(double interval, const resmon_gpu_profiler *gpu)
@@ -264,6 +265,84 @@ static void exact_peak_catches_a_spike_between_samples(void **state)
     else
         ASSERT_BETWEEN(s.hwm_rss_mb, baseline + 295, baseline + 400 * SANITIZER_MEMORY_FACTOR);
     resmon_monitor_free(m);
+}
+
+/* This process's peak RSS as its own getrusage sees it, MiB. */
+static double own_maxrss_mb(void)
+{
+    struct rusage ru;
+    assert_int_equal(getrusage(RUSAGE_SELF, &ru), 0);
+    return (double)ru.ru_maxrss / 1024.0; /* KiB on Linux */
+}
+
+/* Touches and unmaps megabytes: this process's peak-RSS mark rises above
+ * its RSS. */
+static void spike(size_t megabytes)
+{
+    size_t bytes = megabytes << 20;
+    char *block = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(block != MAP_FAILED);
+    test_touch(block, bytes);
+    munmap(block, bytes);
+}
+
+/* By default a monitor writes nothing to the process: the peak that
+ * getrusage().ru_maxrss (and /usr/bin/time) report survives every window.
+ * The window's exact peak is still known when the mark rose during it, and a
+ * window below an earlier peak says its figure is the lifetime one. */
+static void default_window_leaves_the_peak_mark_and_ru_maxrss_alone(void **state)
+{
+    (void)state;
+    spike(300);
+    double before = own_maxrss_mb();
+    resmon_monitor *m = new_monitor(600.0, NULL); /* two samples: the edges */
+    assert_int_equal(resmon_monitor_start(m), 0);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    resmon_summary s = test_summary(m);
+    assert_true(own_maxrss_mb() >= before); /* not reset */
+    assert_int_equal(s.hwm_scope, RESMON_HWM_LIFETIME); /* the mark did not rise: an earlier peak */
+    assert_int_equal(s.hwm_error, 0);
+    ASSERT_BETWEEN(s.hwm_rss_mb, before - 1, before + 1);
+    assert_true(s.peak_rss_mb < before - 250); /* the window's sampled figure */
+
+    /* A window whose peak rises above the earlier one: exact, and it is what
+     * ru_maxrss shows afterwards. */
+    assert_int_equal(resmon_monitor_start(m), 0);
+    spike((size_t)before + 100);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    s = test_summary(m);
+    double after = own_maxrss_mb();
+    assert_true(after >= before + 95);
+    assert_int_equal(s.hwm_scope, RESMON_HWM_WINDOW);
+    ASSERT_BETWEEN(s.hwm_rss_mb, after - 1, after + 1);
+    resmon_monitor_free(m);
+}
+
+/* reset_peak_mark asks for the 0.3 behaviour: the window's own peak, at the
+ * cost of the process's ru_maxrss. */
+static void reset_peak_mark_resets_the_mark_for_the_window(void **state)
+{
+    (void)state;
+    spike(300);
+    double before = own_maxrss_mb();
+    resmon_options opts = {.struct_size = sizeof(resmon_options), .sample_interval_sec = 600.0,
+                           .reset_peak_mark = 1};
+    resmon_monitor *m = test_monitor_new(&opts);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    resmon_summary s = test_summary(m);
+    if (s.hwm_scope == RESMON_HWM_LIFETIME) { /* the kernel refused the reset */
+        assert_true(s.hwm_error == -EACCES || s.hwm_error == -EPERM);
+    } else {
+        assert_int_equal(s.hwm_scope, RESMON_HWM_WINDOW);
+        assert_true(s.hwm_rss_mb < before - 250);
+        assert_true(own_maxrss_mb() < before - 250); /* what the header warns of */
+    }
+    resmon_monitor_free(m);
+    resmon_options both = {.struct_size = sizeof(resmon_options), .keep_peak_mark = 1, .reset_peak_mark = 1};
+    resmon_monitor *refused = NULL;
+    assert_int_equal(resmon_monitor_new(&refused, &both), -EINVAL);
+    assert_null(refused);
 }
 
 /* ---- a fake GPU profiler ------------------------------------------------- */
@@ -819,6 +898,8 @@ int main(void)
         cmocka_unit_test(cpu_percent_reads_100_per_busy_thread),
         cmocka_unit_test(rss_follows_touched_memory),
         cmocka_unit_test(exact_peak_catches_a_spike_between_samples),
+        cmocka_unit_test(default_window_leaves_the_peak_mark_and_ru_maxrss_alone),
+        cmocka_unit_test(reset_peak_mark_resets_the_mark_for_the_window),
         cmocka_unit_test(gpu_fixed_values_reach_samples_and_summary),
         cmocka_unit_test(failing_gpu_gives_nan_and_a_normal_run),
         cmocka_unit_test(gpu_failures_cost_only_their_samples),

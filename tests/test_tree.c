@@ -417,9 +417,10 @@ static void keep_peak_mark_leaves_the_mark_and_reports_the_lifetime_peak(void **
     reap(&c);
     resmon_monitor_free(m);
 
-    /* The default still resets the mark: the window's own peak. */
+    /* reset_peak_mark resets it: the window's own peak. */
     c = spawn_memory_holder(10, 80);
-    resmon_options reset = {.struct_size = sizeof(resmon_options), .sample_interval_sec = 0.01, .pid = c.pid};
+    resmon_options reset = {.struct_size = sizeof(resmon_options), .sample_interval_sec = 0.01, .pid = c.pid,
+                            .reset_peak_mark = 1};
     m = test_monitor_new(&reset);
     assert_int_equal(resmon_monitor_start(m), 0);
     assert_true(peak_mark_mb(c.pid) < 90);

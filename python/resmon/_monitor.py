@@ -50,6 +50,17 @@ class ResourceMonitor:
             iterable of "io", "memory_detail" (vmem, PSS, swap), "counts",
             "cpu_split", "faults", "network".  Each costs a few /proc reads
             per process per sample; None reads none.
+        reset_peak_mark: resmon only: reset each monitored process's kernel
+            peak-RSS mark when a window starts (writes 5 to
+            /proc/PID/clear_refs), so ``summary.hwm_rss_mb`` is the window's
+            exact peak even below an earlier one.  This rewrites the process's
+            own history: ``resource.getrusage(RUSAGE_SELF).ru_maxrss``, VmHWM
+            and ``/usr/bin/time -v`` lose every peak before the window.  False
+            (the default, as calibrax): nothing is written to any process; the
+            mark is only read, and ``hwm_rss_mb`` is the window's exact peak
+            when the mark rose during the window (``hwm_scope`` "window"),
+            else the earlier lifetime peak (``hwm_scope`` "lifetime") while
+            ``peak_rss_mb`` is the window's sampled peak.
 
     Raises:
         ValueError: A bad interval, pid, max_samples, metric group or GPU spec, or both
@@ -68,6 +79,7 @@ class ResourceMonitor:
         max_samples: int | None = None,
         gpu: str | None = None,
         metrics: str | Iterable[str] | None = None,
+        reset_peak_mark: bool = False,
     ) -> None:
         self._interval = _checked_interval(sample_interval_sec)
         self._gpu_profiler = gpu_profiler
@@ -85,11 +97,21 @@ class ResourceMonitor:
                 isinstance(max_samples, bool) or not isinstance(max_samples, int) or max_samples <= 0):
             raise ValueError(f"max_samples must be a positive integer or None, got {max_samples!r}")
         self._monitor = _resmon.Monitor(self._interval, gpu_profiler, gpu, pid or 0, bool(include_children),
-                                        max_samples or 0, _metric_bits(metrics))
+                                        max_samples or 0, _metric_bits(metrics), bool(reset_peak_mark))
 
     def __enter__(self) -> ResourceMonitor:
-        """Start background sampling; the first sample is taken before this returns."""
-        self._monitor.start()
+        """Start background sampling; the first sample is taken before this returns.
+
+        An exception raised here (KeyboardInterrupt while the first sample
+        waits for a GPU reading) leaves no sampler running: ``__exit__`` is
+        not called then, so the window is closed before it propagates."""
+        try:
+            self._monitor.start()
+        except (OSError, ValueError, RuntimeError, MemoryError):
+            raise  # start refused: it opened no window (or, EBUSY, not this one)
+        except BaseException:  # such as KeyboardInterrupt raised as start returned
+            self._monitor.stop()
+            raise
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,

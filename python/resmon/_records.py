@@ -69,8 +69,10 @@ class ResourceSummary:
         peak_cpu_percent: Largest per-sample CPU percent.
         cpu_time_sec: CPU seconds consumed between the first and last sample.
         hwm_rss_mb: Exact peak RSS from the kernel's high-water mark.
-        hwm_scope: "window" (exact for the window) or "lifetime" (the kernel
-            refused the reset, so the peak may predate the window).
+        hwm_scope: "window" (exact for the window) or "lifetime" (the
+            process's lifetime peak, which may predate the window: the mark,
+            left alone, did not rise in the window, or the reset that
+            reset_peak_mark asked for was refused).
         skipped_slots: Schedule slots the sampler missed by running late.
         gpu_energy_j: GPU energy of the window, joules.
         gpu_energy_source: "counter" (the GPU's energy counter: exact) or

@@ -29,6 +29,11 @@ PyObject *rmpy_raise(int rc, const char *detail);
  * own a reference to profiler for as long as the monitor can call it. */
 void rmpy_python_profiler_table(resmon_gpu_profiler *table, PyObject *profiler);
 
+/* Once, at module set-up: what the profiler callbacks need to keep one
+ * Python thread state per GPU thread (see python_profiler.c).  0, or -1 with
+ * OSError set. */
+int rmpy_python_profiler_setup(void);
+
 /* The low-level monitor type, resmon._resmon.Monitor. */
 extern PyTypeObject rmpy_monitor_type;
 

@@ -304,7 +304,7 @@ static int add_metric_groups(PyObject *module)
 
 PyMODINIT_FUNC PyInit__resmon(void)
 {
-    if (PyType_Ready(&rmpy_monitor_type) < 0)
+    if (PyType_Ready(&rmpy_monitor_type) < 0 || rmpy_python_profiler_setup() < 0)
         return NULL;
     PyObject *module = PyModule_Create(&module_definition);
     if (!module)

@@ -13,26 +13,57 @@
  * monitor's memory but none of its threads, and possibly locks those threads
  * held.  Such a monitor is orphaned in the child: stop is a no-op there,
  * reading it raises RuntimeError, and it is never freed (a small leak that
- * cannot deadlock).  A monitor with no open window works in the child.
+ * cannot deadlock).  The same holds for a fork while another thread is inside
+ * start or stop (which hold lifecycle_lock, and may be half way through the
+ * library's start): lifecycle_calls counts those calls from before the lock
+ * is taken until after it is released, so the child sees either no call or
+ * one it must not wait for.  A monitor with no open window and no call in
+ * progress works in the child.
+ *
+ * Garbage collection: the library holds a reference to a Python GPU profiler
+ * (retain/release) for as long as the monitor exists, so the monitor reports
+ * it in tp_traverse, and tp_clear frees the monitor, which stops its sampler
+ * and drops that reference: a monitor in a reference cycle through its
+ * profiler is collected like any other object.
  */
 #include "binding.h"
 
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <unistd.h>
 
 typedef struct {
     PyObject_HEAD
     resmon_monitor *monitor;
+    PyObject *profiler;             /* the Python GPU profiler the library holds a reference to, or NULL */
     pthread_mutex_t lifecycle_lock; /* serialises start, stop and free */
-    pid_t window_pid;               /* process that opened the window; 0 when closed */
+    _Atomic pid_t window_pid;       /* process that opened the window; 0 when closed */
+    atomic_int lifecycle_calls;     /* start and stop calls in progress (see the top of this file) */
+    _Atomic pid_t lifecycle_pid;    /* the process they run in */
 } monitor_object;
 
-/* The window was opened by another process: this is a forked child. */
+/* The window was opened, or a start or stop is in progress, in another
+ * process: this is a forked child, and those threads are not here. */
 static int orphaned(const monitor_object *self)
 {
-    return self->window_pid != 0 && self->window_pid != getpid();
+    pid_t me = getpid(), window = atomic_load(&self->window_pid);
+    if (window != 0 && window != me)
+        return 1;
+    return atomic_load(&self->lifecycle_calls) > 0 && atomic_load(&self->lifecycle_pid) != me;
+}
+
+/* Brackets start and stop, around the lock (see the top of this file). */
+static void lifecycle_begin(monitor_object *self)
+{
+    atomic_store(&self->lifecycle_pid, getpid());
+    atomic_fetch_add(&self->lifecycle_calls, 1);
+}
+
+static void lifecycle_end(monitor_object *self)
+{
+    atomic_fetch_sub(&self->lifecycle_calls, 1);
 }
 
 static PyObject *raise_orphaned(const monitor_object *self)
@@ -65,15 +96,15 @@ static int open_builtin_gpu(const char *spec, resmon_gpu **gpu, resmon_options *
 static int monitor_init(monitor_object *self, PyObject *args, PyObject *kwargs)
 {
     static char *keywords[] = {"interval", "profiler", "gpu", "pid", "include_children", "max_samples", "metrics",
-                               NULL};
+                               "reset_peak_mark", NULL};
     double interval;
     PyObject *profiler = Py_None;
     const char *gpu_spec = NULL;
-    int pid = 0, include_children = 0;
+    int pid = 0, include_children = 0, reset_peak_mark = 0;
     Py_ssize_t max_samples = 0;
     unsigned int metrics = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "d|OzipnI", keywords, &interval, &profiler, &gpu_spec, &pid,
-                                     &include_children, &max_samples, &metrics))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "d|OzipnIp", keywords, &interval, &profiler, &gpu_spec, &pid,
+                                     &include_children, &max_samples, &metrics, &reset_peak_mark))
         return -1;
     if (self->monitor) {
         PyErr_SetString(PyExc_RuntimeError, "Monitor is already initialised");
@@ -93,6 +124,7 @@ static int monitor_init(monitor_object *self, PyObject *args, PyObject *kwargs)
     opts.include_children = include_children;
     opts.max_samples = (size_t)max_samples;
     opts.metrics = metrics; /* bits beyond RESMON_METRIC_ALL: resmon_monitor_new says -EINVAL */
+    opts.reset_peak_mark = reset_peak_mark; /* 0: write nothing to any process */
     resmon_gpu_profiler python_profiler;
     resmon_gpu *gpu = NULL;
     if (profiler != Py_None) {
@@ -107,6 +139,8 @@ static int monitor_init(monitor_object *self, PyObject *args, PyObject *kwargs)
         rmpy_raise(rc, NULL);
         return -1;
     }
+    if (profiler != Py_None)
+        self->profiler = profiler; /* the reference retain took */
     return 0;
 }
 
@@ -120,18 +154,45 @@ static PyObject *monitor_new_object(PyTypeObject *type, PyObject *args, PyObject
     return (PyObject *)self;
 }
 
+/* Frees the library's monitor, which stops its sampler and drops its
+ * reference to the profiler (release).  An orphaned monitor is left as it is
+ * (see the top of this file). */
+static void free_monitor(monitor_object *self)
+{
+    if (!self->monitor || orphaned(self))
+        return;
+    resmon_monitor *monitor = self->monitor;
+    self->monitor = NULL;
+    self->profiler = NULL;
+    /* Without the GIL: free may wait (at most 200 ms) for the GPU thread,
+     * which may be waiting for the GIL to finish a Python profiler call or to
+     * delete its thread state as it ends. */
+    Py_BEGIN_ALLOW_THREADS
+    resmon_monitor_free(monitor);
+    Py_END_ALLOW_THREADS
+}
+
+static int monitor_traverse(monitor_object *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->profiler);
+    return 0;
+}
+
+static int monitor_clear(monitor_object *self)
+{
+    free_monitor(self);
+    return 0;
+}
+
 static void monitor_dealloc(monitor_object *self)
 {
-    if (self->monitor && !orphaned(self)) {
-        resmon_monitor *monitor = self->monitor;
-        /* Without the GIL: free may wait (at most 200 ms) for the GPU thread,
-         * which may be waiting for the GIL to finish a Python profiler call. */
-        Py_BEGIN_ALLOW_THREADS
-        resmon_monitor_free(monitor);
-        Py_END_ALLOW_THREADS
+    PyObject_GC_UnTrack(self);
+    PyTypeObject *type = Py_TYPE(self);
+    int destroy_lock = !orphaned(self);
+    free_monitor(self);
+    if (destroy_lock)
         pthread_mutex_destroy(&self->lifecycle_lock);
-    }
-    Py_TYPE(self)->tp_free((PyObject *)self);
+    type->tp_free((PyObject *)self);
 }
 
 static int check_initialised(const monitor_object *self)
@@ -142,6 +203,26 @@ static int check_initialised(const monitor_object *self)
     return -1;
 }
 
+/* resmon_monitor_stop without the GIL, under the lifecycle lock. */
+static int stop_window(monitor_object *self)
+{
+    int rc;
+    lifecycle_begin(self);
+    Py_BEGIN_ALLOW_THREADS
+    pthread_mutex_lock(&self->lifecycle_lock);
+    rc = resmon_monitor_stop(self->monitor);
+    if (rc == 0)
+        atomic_store(&self->window_pid, 0);
+    pthread_mutex_unlock(&self->lifecycle_lock);
+    Py_END_ALLOW_THREADS
+    lifecycle_end(self);
+    return rc;
+}
+
+/* Returns once the first sample is taken, which may be up to 200 ms (a GPU
+ * reading).  A signal that arrives meanwhile (Ctrl-C) raises here, after the
+ * window has been closed again: an exception from start never leaves a
+ * sampler running. */
 static PyObject *monitor_start(monitor_object *self, PyObject *unused)
 {
     (void)unused;
@@ -150,15 +231,24 @@ static PyObject *monitor_start(monitor_object *self, PyObject *unused)
     if (orphaned(self))
         return raise_orphaned(self);
     int rc;
+    lifecycle_begin(self);
     Py_BEGIN_ALLOW_THREADS
     pthread_mutex_lock(&self->lifecycle_lock);
     rc = resmon_monitor_start(self->monitor);
     if (rc == 0)
-        self->window_pid = getpid();
+        atomic_store(&self->window_pid, getpid());
     pthread_mutex_unlock(&self->lifecycle_lock);
     Py_END_ALLOW_THREADS
+    lifecycle_end(self);
     if (rc < 0)
         return rmpy_raise(rc, NULL);
+    if (PyErr_CheckSignals() < 0) {
+        PyObject *type, *value, *traceback;
+        PyErr_Fetch(&type, &value, &traceback);
+        stop_window(self); /* its only failure, -EDEADLK, cannot happen on a Python thread */
+        PyErr_Restore(type, value, traceback);
+        return NULL;
+    }
     Py_RETURN_NONE;
 }
 
@@ -169,14 +259,7 @@ static PyObject *monitor_stop(monitor_object *self, PyObject *unused)
         return NULL;
     if (orphaned(self))
         Py_RETURN_NONE; /* nothing samples in this process; see the top of this file */
-    int rc;
-    Py_BEGIN_ALLOW_THREADS
-    pthread_mutex_lock(&self->lifecycle_lock);
-    rc = resmon_monitor_stop(self->monitor);
-    if (rc == 0)
-        self->window_pid = 0;
-    pthread_mutex_unlock(&self->lifecycle_lock);
-    Py_END_ALLOW_THREADS
+    int rc = stop_window(self);
     if (rc < 0)
         return rmpy_raise(rc, NULL);
     Py_RETURN_NONE;
@@ -280,13 +363,16 @@ static PyGetSetDef monitor_getset[] = {
 PyTypeObject rmpy_monitor_type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "resmon._resmon.Monitor",
-    .tp_doc = "Monitor(interval, profiler=None, gpu=None, pid=0, include_children=False, max_samples=0)\n\n"
+    .tp_doc = "Monitor(interval, profiler=None, gpu=None, pid=0, include_children=False, max_samples=0, metrics=0, "
+              "reset_peak_mark=False)\n\n"
               "One libresmon monitor; resmon.ResourceMonitor is the API to use.",
     .tp_basicsize = sizeof(monitor_object),
-    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
     .tp_new = monitor_new_object,
     .tp_init = (initproc)monitor_init,
     .tp_dealloc = (destructor)monitor_dealloc,
+    .tp_traverse = (traverseproc)monitor_traverse,
+    .tp_clear = (inquiry)monitor_clear,
     .tp_methods = monitor_methods,
     .tp_getset = monitor_getset,
 };

@@ -5,7 +5,8 @@
  * The library calls these callbacks on the monitor's own GPU thread
  * ("resmon-gpu"), never on the sampler thread, so CPU/RSS samples never wait
  * for Python.  Each callback takes the GIL for the one method call it makes
- * and converts the result; anything unexpected -- an exception, a value that
+ * (through the thread state the GPU thread keeps for its whole life, see
+ * below) and converts the result; anything unexpected -- an exception, a value that
  * is not a real number, a result that is not a mapping, a missing key --
  * becomes a failed reading (that field NAN, i.e. None, in that sample).  The
  * library itself turns NaN, infinite and negative values into NAN.
@@ -21,6 +22,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 
 /* Whether this thread may take the GIL.  There remains a window between the
  * check and PyGILState_Ensure in which finalisation can begin; CPython then
@@ -33,6 +35,87 @@ static int interpreter_alive(void)
 #else
     return Py_IsInitialized() && !_Py_IsFinalizing();
 #endif
+}
+
+/* One Python thread state per foreign thread, for the thread's whole life.
+ *
+ * PyGILState_Ensure on a thread that has no thread state creates one, and the
+ * matching Release deletes it: a GPU thread calling a Python profiler that way
+ * created and deleted a thread state per callback.  Creating one takes
+ * CPython's runtime lock (HEAD_LOCK) without the GIL, and an os.fork() in
+ * another thread at that moment leaves the lock held in the child, where
+ * PyOS_AfterFork_Child then waits for it forever (CPython gh-112275, fixed in
+ * 3.12.1 and 3.11.8; Debian 12's 3.11.2 has it: 1 child in ~1000 forks hung
+ * under ASan).  So a thread without a thread state gets one here, once: it is
+ * created under creation_lock, which a pthread_atfork handler holds across
+ * every fork() -- no fork can land inside the creation -- and deleted when the
+ * thread ends (the key's destructor).  Every later PyGILState_Ensure on that
+ * thread finds it and only takes the GIL.  Deleting needs no such care: it
+ * runs with the GIL held, which os.fork() holds too. */
+static pthread_key_t thread_state_key;
+static pthread_mutex_t creation_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void before_fork(void)
+{
+    pthread_mutex_lock(&creation_lock);
+}
+
+static void after_fork(void)
+{
+    pthread_mutex_unlock(&creation_lock); /* in the parent and the child: the forking thread holds it */
+}
+
+/* At the end of a thread that got its thread state here.  After (or during)
+ * finalisation the state belongs to a dead interpreter: it is left alone.  A
+ * finalisation that begins between the check and PyEval_RestoreThread ends
+ * this thread inside it, as CPython ends any thread that takes the GIL then. */
+static void end_thread_state(void *value)
+{
+    PyThreadState *state = value;
+    if (!interpreter_alive())
+        return;
+    PyEval_RestoreThread(state);
+    PyThreadState_Clear(state);
+    PyThreadState_DeleteCurrent();
+}
+
+static int setup_error;
+
+static void setup_once(void)
+{
+    setup_error = pthread_key_create(&thread_state_key, end_thread_state);
+    if (setup_error == 0 && (setup_error = pthread_atfork(before_fork, after_fork, after_fork)) != 0)
+        pthread_key_delete(thread_state_key);
+}
+
+int rmpy_python_profiler_setup(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, setup_once);
+    if (setup_error != 0) {
+        errno = setup_error;
+        PyErr_SetFromErrno(PyExc_OSError);
+        return -1;
+    }
+    return 0;
+}
+
+/* Gives this thread a Python thread state if it has none (see above); 0, or
+ * -ENOMEM.  Without the GIL. */
+static int ensure_thread_state(void)
+{
+    if (PyGILState_GetThisThreadState())
+        return 0; /* a Python thread, or a GPU thread after its first call */
+    pthread_mutex_lock(&creation_lock);
+    PyThreadState *state = PyThreadState_New(PyInterpreterState_Main());
+    pthread_mutex_unlock(&creation_lock);
+    if (!state)
+        return -ENOMEM;
+    if (pthread_setspecific(thread_state_key, state) != 0) {
+        end_thread_state(state);
+        return -ENOMEM;
+    }
+    return 0;
 }
 
 /* A real number: float, int (not bool), or anything with __float__ such as
@@ -89,7 +172,7 @@ typedef int (*result_reader)(PyObject *result, void *out);
  * result; never lets an exception escape into the library's thread. */
 static int call_profiler(void *ctx, const char *method, result_reader read, void *out)
 {
-    if (!interpreter_alive())
+    if (!interpreter_alive() || ensure_thread_state() < 0)
         return -ENODEV;
     PyGILState_STATE gil = PyGILState_Ensure();
     PyObject *result = PyObject_CallMethod((PyObject *)ctx, method, NULL);
@@ -154,7 +237,7 @@ static void retain(void *ctx)
 
 static void release(void *ctx)
 {
-    if (!interpreter_alive())
+    if (!interpreter_alive() || ensure_thread_state() < 0)
         return; /* leak rather than touch a dead interpreter */
     PyGILState_STATE gil = PyGILState_Ensure();
     Py_DECREF((PyObject *)ctx);

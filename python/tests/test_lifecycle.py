@@ -12,7 +12,7 @@ import weakref
 import pytest
 
 from helpers import count_named
-from resmon import ResourceMonitor, list_gpus
+from resmon import ResourceMonitor, _resmon, list_gpus
 from test_gpu_profiler import Profiler
 
 
@@ -82,6 +82,110 @@ def test_fork_with_a_running_monitor_does_not_deadlock_the_child():
             assert wait_child(pid) == 0, f"attempt {attempt}: see child_work for what the code means"
         assert mon.running  # the parent's monitor is untouched
     assert mon.summary.num_samples > 10
+
+
+class SlowProfiler(Profiler):
+    """A reading takes 2 ms, so start (which waits for the first) and stop
+    (which waits for the last) each take a while."""
+
+    def get_utilization(self):
+        time.sleep(0.002)
+        return 40.0
+
+
+# GCC 12's AddressSanitizer does not hold its allocator's locks across fork(),
+# so a child forked while another thread is inside malloc -- as start and stop
+# are, and every new thread's ASan set-up -- can hang in its own first malloc
+# (seen: the child's new sampler thread in ASan's SizeClassAllocator64 Refill).
+# glibc's malloc is fork-safe: the plain build runs this test.
+@pytest.mark.skipif("ASAN_OPTIONS" in os.environ, reason="ASan's allocator is not fork-safe with other threads")
+def test_fork_while_another_thread_starts_or_stops_a_monitor_does_not_deadlock_the_child():
+    mon = ResourceMonitor(sample_interval_sec=0.001, gpu_profiler=SlowProfiler())
+    done = threading.Event()
+
+    def toggle():  # inside start or stop most of the time
+        while not done.is_set():
+            with mon:
+                pass
+
+    toggler = threading.Thread(target=toggle)
+    toggler.start()
+    try:
+        for attempt in range(100):
+            pid = os.fork()
+            if pid == 0:
+                code = 4
+                try:
+                    mon.__exit__(None, None, None)  # the parent's window or start: a no-op here
+                    with ResourceMonitor(sample_interval_sec=0.001) as own:
+                        pass
+                    code = 0 if own.summary.num_samples >= 2 else 3
+                finally:
+                    os._exit(code)
+            assert wait_child(pid) == 0, f"attempt {attempt}"
+    finally:
+        done.set()
+        toggler.join(60)
+    assert not toggler.is_alive() and not mon.running
+
+
+class InterruptingProfiler(Profiler):
+    """Its first reading, which the window's first sample waits for inside
+    __enter__, sends this process SIGINT."""
+
+    def __init__(self):
+        self.interrupted = False
+
+    def get_utilization(self):
+        if not self.interrupted:
+            self.interrupted = True
+            os.kill(os.getpid(), signal.SIGINT)
+        return 40.0
+
+
+def test_keyboard_interrupt_during_enter_leaves_no_sampler_running():
+    # At a 0.2 s interval the first sample waits up to 0.2 s for the GPU
+    # reading, so the signal nearly always lands inside __enter__; one that
+    # comes later (a very busy machine) lands in the body, which waits for it.
+    before, inside_enter, inside_start = count_named("resmon-sampler"), 0, 0
+    for attempt in range(20):
+        profiler, entered = InterruptingProfiler(), False
+        mon = ResourceMonitor(sample_interval_sec=0.2, gpu_profiler=profiler)
+        with pytest.raises(KeyboardInterrupt):
+            with mon:
+                entered = True
+                time.sleep(10)  # interrupted
+        inside_enter += not entered
+        assert not mon.running, f"attempt {attempt}"
+        assert count_named("resmon-sampler") == before, f"attempt {attempt}"
+        low, started = _resmon.Monitor(0.2, InterruptingProfiler()), False  # the binding's own start
+        try:
+            low.start()
+            started = True
+            time.sleep(10)  # interrupted
+        except KeyboardInterrupt:
+            pass
+        inside_start += not started
+        assert started or not low.running, f"attempt {attempt}"
+        low.stop()
+    assert inside_enter > 0 and inside_start > 0  # the case this test is about did happen
+
+
+def test_a_running_monitor_in_a_cycle_through_its_profiler_is_collected():
+    samplers, gpu_threads = count_named("resmon-sampler"), count_named("resmon-gpu")
+    profiler = Profiler()
+    mon = ResourceMonitor(sample_interval_sec=0.001, gpu_profiler=profiler)
+    profiler.monitor = mon  # profiler -> mon -> the C monitor -> (the library's reference) -> profiler
+    mon.__enter__()
+    assert count_named("resmon-sampler") == samplers + 1
+    profiler_ref = weakref.ref(profiler)
+    del mon, profiler
+    gc.collect()
+    assert count_named("resmon-sampler") == samplers  # free joined it
+    deadline = time.monotonic() + 10
+    while (profiler_ref() is not None or count_named("resmon-gpu") > gpu_threads) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert profiler_ref() is None and count_named("resmon-gpu") == gpu_threads
 
 
 def test_many_monitors_in_many_threads():
@@ -272,3 +376,48 @@ def test_max_samples_keeps_memory_flat_at_1khz():
     assert summary.num_samples > 1000  # the summary covers the whole window
     assert len(mon.samples) == 500
     assert rss_late - rss_early < 1.0
+
+
+def spike(megabytes: int) -> None:
+    """Touches and unmaps megabytes: the kernel's peak-RSS mark rises above the RSS."""
+    import mmap
+    block = mmap.mmap(-1, megabytes << 20)
+    for offset in range(0, megabytes << 20, mmap.PAGESIZE):
+        block[offset] = 1
+    block.close()
+
+
+def own_maxrss_mb() -> float:
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+def test_a_window_leaves_the_process_peak_alone():
+    spike(300)
+    before = own_maxrss_mb()
+    with ResourceMonitor(sample_interval_sec=0.01) as mon:
+        pass
+    assert own_maxrss_mb() >= before  # what getrusage and /usr/bin/time -v report is intact
+    s = mon.summary
+    assert s.hwm_scope == "lifetime"  # the mark did not rise: it is the earlier peak
+    assert before - 1 <= s.hwm_rss_mb <= before + 1
+    assert s.peak_rss_mb < before - 250  # the window's own, sampled figure
+    with ResourceMonitor(sample_interval_sec=600) as mon:  # no sample inside the spike
+        spike(int(before) + 100)
+    after = own_maxrss_mb()
+    assert after >= before + 95
+    assert mon.summary.hwm_scope == "window"  # it rose: exact for the window
+    assert after - 1 <= mon.summary.hwm_rss_mb <= after + 1
+
+
+def test_reset_peak_mark_asks_for_the_window_peak_at_the_cost_of_ru_maxrss():
+    spike(300)
+    before = own_maxrss_mb()
+    with ResourceMonitor(sample_interval_sec=0.01, reset_peak_mark=True) as mon:
+        pass
+    s = mon.summary
+    if s.hwm_scope == "window":
+        assert s.hwm_rss_mb < before - 250
+        assert own_maxrss_mb() < before - 250  # as documented
+    else:
+        assert s.hwm_scope == "lifetime"  # the kernel refused the reset

@@ -120,6 +120,7 @@ int attach_process(const cli_options *o, outputs *out, run_result *r)
     resmon_options monitor_opts = cli_monitor_options(o, out);
     monitor_opts.pid = o->pid;
     monitor_opts.keep_peak_mark = !o->reset_peak;
+    monitor_opts.reset_peak_mark = o->reset_peak;
     resmon_monitor *m = NULL;
     int rc = outputs_monitor_new(out, &monitor_opts, &m);
     if (rc == 0)

@@ -260,6 +260,7 @@ int run_command(const cli_options *o, outputs *out, run_result *r)
     /* With --no-children the exact peak is the command's own mark (exec
      * starts a fresh one), not wait4's, which includes what it reaped. */
     monitor_opts.keep_peak_mark = !o->include_children;
+    monitor_opts.reset_peak_mark = !monitor_opts.keep_peak_mark;
     resmon_monitor *m = NULL;
     int rc = outputs_monitor_new(out, &monitor_opts, &m);
     if (rc == 0)
