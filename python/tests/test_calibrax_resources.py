@@ -47,6 +47,16 @@ def make_default_resource_summary(
     )
 
 
+def sleep_until(seconds: float, condition) -> None:
+    """calibrax's fixed sleep, then on until condition() holds (at most 60 s
+    more): a busy machine can delay the GPU thread's first reading past a
+    short window (a reading may be missing from a sample, never wrong)."""
+    time.sleep(seconds)
+    deadline = time.monotonic() + 60
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 def assert_monitor_collects_samples_twice(monitor, *, sleep_seconds: float = 0.15) -> None:
     with monitor:
         time.sleep(sleep_seconds)
@@ -184,7 +194,7 @@ class TestResourceMonitor:
         mock_gpu.get_power_info.return_value = {"power_draw_w": 250.0, "power_limit_w": 350.0}
 
         with ResourceMonitor(sample_interval_sec=0.05, gpu_profiler=mock_gpu) as mon:
-            time.sleep(0.25)
+            sleep_until(0.25, lambda: any(s.gpu_util is not None for s in mon.samples))
 
         gpu_samples = [s for s in mon.samples if s.gpu_util is not None]
         assert len(gpu_samples) > 0
@@ -204,7 +214,8 @@ class TestResourceMonitor:
         mock_gpu.get_power_info.return_value = {"power_draw_w": 180.0, "power_limit_w": 300.0}
 
         with ResourceMonitor(sample_interval_sec=0.05, gpu_profiler=mock_gpu) as mon:
-            time.sleep(0.2)
+            sleep_until(0.2, lambda: any(s.gpu_clock_mhz is not None and s.gpu_power_w is not None
+                                         for s in mon.samples))
 
         clock_samples = [s for s in mon.samples if s.gpu_clock_mhz is not None]
         power_samples = [s for s in mon.samples if s.gpu_power_w is not None]
@@ -221,7 +232,7 @@ class TestResourceMonitor:
         mock_gpu.get_power_info.side_effect = RuntimeError("GPU error")
 
         with ResourceMonitor(sample_interval_sec=0.05, gpu_profiler=mock_gpu) as mon:
-            time.sleep(0.25)
+            sleep_until(0.25, lambda: mock_gpu.get_utilization.call_count >= 2)
 
         for sample in mon.samples:
             assert sample.gpu_util is None
@@ -245,7 +256,7 @@ class TestResourceMonitor:
         mock_gpu.get_power_info.return_value = {}
 
         with ResourceMonitor(sample_interval_sec=0.05, gpu_profiler=mock_gpu) as mon:
-            time.sleep(0.2)
+            sleep_until(0.2, lambda: any(s.gpu_util == 42.0 for s in mon.samples))
 
         assert len(mon.samples) > 0
         assert any(sample.gpu_util == 42.0 for sample in mon.samples)
