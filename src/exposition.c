@@ -11,6 +11,7 @@
 #include "internal.h"
 #include "json_number.h"
 #include "struct_size.h"
+#include "utf8.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -159,18 +160,27 @@ static void printf_(writer *w, const char *fmt, ...)
 }
 
 /* A label value as both formats require: backslash, double quote and line
- * feed escaped; everything else (UTF-8 included) as is. */
+ * feed escaped, and valid UTF-8 -- a value from outside (a command's name in
+ * Latin-1, a comm cut mid-character at 15 bytes) has each byte that starts
+ * no well-formed sequence written as U+FFFD, as the JSON and SVG do, so a
+ * scraper never rejects the whole exposition for one label. */
 static void put_label_value(writer *w, const char *value)
 {
-    for (const char *p = value; *p; p++) {
-        if (*p == '\\')
+    const unsigned char *p = (const unsigned char *)value;
+    while (*p) {
+        uint32_t code_point;
+        size_t length = rm__utf8_sequence_length(p, &code_point);
+        if (length == 0)
+            puts_(w, RM__UTF8_REPLACEMENT);
+        else if (*p == '\\')
             puts_(w, "\\\\");
         else if (*p == '"')
             puts_(w, "\\\"");
         else if (*p == '\n')
             puts_(w, "\\n");
         else
-            put(w, p, 1);
+            put(w, (const char *)p, length);
+        p += length ? length : 1;
     }
 }
 

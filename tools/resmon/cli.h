@@ -155,6 +155,11 @@ void xml_write_text(FILE *out, const char *text);
 /* Writes text for a message on a terminal: control characters and bytes
  * that are not valid UTF-8 appear as \xNN. */
 void print_printable(FILE *out, const char *text);
+/* The same into buf (cap bytes, always NUL-terminated, cut to fit). */
+void printable_copy(char *buf, size_t cap, const char *text);
+/* A malloc'ed copy of text with each byte that is not valid UTF-8 replaced
+ * by U+FFFD; NULL when out of memory. */
+char *utf8_repaired(const char *text);
 
 /* ---- one output file (output_file.c) ---- */
 typedef struct output_file {
@@ -163,17 +168,12 @@ typedef struct output_file {
     FILE *stream;      /* NULL when not open */
     char *temp_path;   /* resmon's temporary file until renamed; NULL when in place */
     char *final_path;  /* what the rename replaces (symbolic links resolved) */
+    int silent;        /* set before opening: failures are not printed, only kept */
+    int error;         /* the errno of the last failure */
 } output_file;
 /* Occupies closed descriptors 0, 1 and 2 with /dev/null, so no file resmon
  * opens later takes their place.  Call before opening anything. */
 void standard_fds_occupy(void);
-/* An output whose reader went away (a FIFO, a pipe on stdout) must fail
- * with EPIPE and be reported, not kill resmon -- and with it the command's
- * exit status.  SIGPIPE is blocked on the writing thread only, around its
- * writes (a disposition or mask set for the whole process would be
- * inherited by the command); release takes any SIGPIPE the writes raised. */
-void sigpipe_hold(sigset_t *saved);
-void sigpipe_release(const sigset_t *saved);
 /* Opens path for writing, close-on-exec, leaving an existing file untouched
  * (see output_file.c).  Returns 0, or prints one line and returns -1. */
 int output_file_open(output_file *f, const char *path, const char *what);
@@ -247,6 +247,12 @@ resmon_options cli_monitor_options(const cli_options *o, outputs *out);
 double cli_realtime_sec(void);
 double cli_monotonic_sec(void);
 
+/* First of all in main, before any thread starts: records the signal mask
+ * resmon was started with (the command's, see signals_restore_for_exec) and
+ * blocks SIGPIPE for resmon's every thread, so a write to a pipe without a
+ * reader (stderr, stdout, a FIFO) fails with EPIPE instead of killing resmon
+ * with the exit status and the outputs. */
+void signals_block_sigpipe(void);
 /* Call once before starting anything: SIGCHLD to its default (an ignored
  * SIGCHLD loses the exit status), the forwarded signals (SIGINT, SIGTERM,
  * SIGHUP, SIGQUIT) unblocked and caught unless ignored at start. */

@@ -8,6 +8,8 @@
  * Like the rest of the command, only the library's public API is used.
  */
 #include "exporters.h"
+#include "cli.h"
+#include "utf8.h"
 
 #include <errno.h>
 #include <math.h>
@@ -74,6 +76,12 @@ static int parse_label(exporter_options *o, char *arg, char *err, size_t errcap)
                  strcmp(name, "job") == 0 ? " (use --push-job for the Pushgateway's job)" : "");
         return -1;
     }
+    /* Prometheus gives these a meaning on histograms and summaries (promtool
+     * rejects them elsewhere); "version" is resmon_build_info's own. */
+    if (strcmp(name, "le") == 0 || strcmp(name, "quantile") == 0 || strcmp(name, "version") == 0) {
+        snprintf(err, errcap, "--label: '%s' is a reserved label name", name);
+        return -1;
+    }
     for (size_t i = 0; i < o->label_count; i++)
         if (strcmp(o->labels[i].name, name) == 0) {
             snprintf(err, errcap, "--label: '%s' given twice", name);
@@ -99,6 +107,8 @@ int exporter_parse_option(exporter_options *o, int opt, char *arg, char *err, si
         snprintf(err, errcap, "invalid --serve-linger '%s': give a number of seconds", arg);
         return -1;
     case EXPORTER_OPT_PUSH:
+        if (push_url_check(arg, err, errcap) < 0)
+            return -1;
         o->push_url = arg;
         return 0;
     case EXPORTER_OPT_PUSH_INTERVAL:
@@ -109,6 +119,15 @@ int exporter_parse_option(exporter_options *o, int opt, char *arg, char *err, si
     case EXPORTER_OPT_PUSH_JOB:
         if (arg[0] == '\0') {
             snprintf(err, errcap, "--push-job: give a job name");
+            return -1;
+        }
+        /* The gateway stores what it is given, then fails every scrape of
+         * its /metrics (and every later push) on a label that is not UTF-8:
+         * one bad job would poison it for everyone. */
+        if (!rm__utf8_valid(arg)) {
+            char shown[256];
+            printable_copy(shown, sizeof shown, arg);
+            snprintf(err, errcap, "--push-job '%s': not valid UTF-8, which a Pushgateway cannot store", shown);
             return -1;
         }
         o->push_job = arg;
@@ -143,27 +162,38 @@ int exporter_options_check(const exporter_options *o, char *err, size_t errcap)
 
 /* ---- the running exporters ------------------------------------------------ */
 
+/* A thread that does one job on a period until stopped: the textfile's
+ * writes, the periodic pushes.  Each destination has its own, so a hung
+ * Pushgateway never delays the textfile. */
+typedef struct periodic {
+    exporters *ex;
+    double period_sec;
+    void (*work)(exporters *ex);
+    pthread_t thread;
+    int started;
+} periodic;
+
 struct exporters {
     exporter_options opts;
     char command[256];
-    resmon_label labels[EXPORTER_MAX_LABELS + 1]; /* command, then the user's */
+    resmon_label labels[EXPORTER_MAX_LABELS + 1]; /* command, then the user's; values valid UTF-8 */
+    char *repaired[EXPORTER_MAX_LABELS + 1];      /* the values this owns (NULL: argv's own) */
     size_t label_count;
 
-    pthread_mutex_t lock; /* guards what renders: the monitor or the final state */
+    pthread_mutex_t lock; /* guards what renders (the monitor or the final state) and stopping */
     const resmon_monitor *monitor;
     resmon_summary final;
     resmon_sample final_last;
     int have_final, have_final_last;
+    int ended;               /* the command (or target) ended: not running any more */
+    int have_exit, exit_status;
 
     metrics_server *server;
     pusher *pusher;
 
-    /* The schedule thread (textfile, periodic push). */
-    pthread_t thread;
-    int thread_started;
-    pthread_cond_t wake;
+    pthread_cond_t wake; /* stopping was set */
     int stopping;
-    double textfile_period_sec;
+    periodic textfile, pushes;
     int textfile_failed; /* report a failing textfile once, not every second */
 };
 
@@ -184,9 +214,70 @@ static void command_label(const char *argv0, pid_t pid, char *out, size_t cap)
     out[strcspn(out, "\n")] = '\0';
 }
 
-char *exporters_render(exporters *ex, resmon_exposition_format format, size_t *len)
+/* A label value for the series the command adds: escaped as the library
+ * escapes its own (the values are valid UTF-8 already). */
+static void put_label_value(FILE *out, const char *value)
 {
-    pthread_mutex_lock(&ex->lock);
+    for (const char *p = value; *p; p++) {
+        if (*p == '\\')
+            fputs("\\\\", out);
+        else if (*p == '"')
+            fputs("\\\"", out);
+        else if (*p == '\n')
+            fputs("\\n", out);
+        else
+            fputc(*p, out);
+    }
+}
+
+static void put_series(FILE *out, const exporters *ex, const char *name, const char *extra_name,
+                       const char *extra_value, int value)
+{
+    fputs(name, out);
+    for (size_t i = 0; i < ex->label_count; i++) {
+        fprintf(out, "%s%s=\"", i ? "," : "{", ex->labels[i].name);
+        put_label_value(out, ex->labels[i].value);
+        fputc('"', out);
+    }
+    if (extra_name) {
+        fprintf(out, "%s%s=\"", ex->label_count ? "," : "{", extra_name);
+        put_label_value(out, extra_value);
+        fputc('"', out);
+    }
+    fprintf(out, "%s %d\n", ex->label_count || extra_name ? "}" : "", value);
+}
+
+static void put_family(FILE *out, resmon_exposition_format format, const char *name, const char *type,
+                       const char *help)
+{
+    if (format == RESMON_EXPOSITION_OPENMETRICS)
+        fprintf(out, "# TYPE %s %s\n# HELP %s %s\n", name, type, name, help);
+    else
+        fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* The series only the command knows (under ex->lock): whether the command
+ * still runs, how it ended, and which resmon measures it. */
+static void put_command_series(FILE *out, const exporters *ex, resmon_exposition_format format)
+{
+    int openmetrics = format == RESMON_EXPOSITION_OPENMETRICS;
+    put_family(out, format, "resmon_command_running", "gauge",
+               "1 while the monitored command (or --pid target) runs, 0 once it ended.");
+    put_series(out, ex, "resmon_command_running", NULL, NULL, !ex->ended);
+    if (ex->have_exit) {
+        put_family(out, format, "resmon_command_exit_status", "gauge",
+                   "The command's exit status as the shell sees it (128+N when signal N ended it).");
+        put_series(out, ex, "resmon_command_exit_status", NULL, NULL, ex->exit_status);
+    }
+    put_family(out, format, openmetrics ? "resmon_build" : "resmon_build_info", openmetrics ? "info" : "gauge",
+               "The version of resmon that measures.");
+    put_series(out, ex, "resmon_build_info", "version", resmon_version_string(), 1);
+}
+
+/* The library's exposition for what renders now, in a malloc'ed buffer, or
+ * NULL; the caller holds ex->lock. */
+static char *render_library(exporters *ex, resmon_exposition_format format, size_t *len)
+{
     char *text = NULL;
     size_t cap = 4096;
     for (;;) {
@@ -204,16 +295,43 @@ char *exporters_render(exporters *ex, resmon_exposition_format format, size_t *l
             n = snprintf(text, cap, "%s", format == RESMON_EXPOSITION_OPENMETRICS ? "# EOF\n" : "");
         if (n >= 0 && (size_t)n < cap) {
             *len = (size_t)n;
-            pthread_mutex_unlock(&ex->lock);
             return text;
         }
         if (n < 0)
             break;
         cap = (size_t)n + 1;
     }
-    pthread_mutex_unlock(&ex->lock);
     free(text);
     return NULL;
+}
+
+char *exporters_render(exporters *ex, resmon_exposition_format format, size_t *len)
+{
+    pthread_mutex_lock(&ex->lock);
+    size_t library_len;
+    char *library = render_library(ex, format, &library_len);
+    char *text = NULL;
+    size_t text_len = 0;
+    FILE *out = library ? open_memstream(&text, &text_len) : NULL;
+    if (out) {
+        static const char eof[] = "# EOF\n";
+        size_t body = library_len;
+        if (format == RESMON_EXPOSITION_OPENMETRICS && body >= sizeof eof - 1)
+            body -= sizeof eof - 1; /* the command's series go before the end marker */
+        fwrite(library, 1, body, out);
+        put_command_series(out, ex, format);
+        if (format == RESMON_EXPOSITION_OPENMETRICS)
+            fputs(eof, out);
+        if (fclose(out) != 0) {
+            free(text);
+            text = NULL;
+        }
+    }
+    pthread_mutex_unlock(&ex->lock);
+    free(library);
+    if (text)
+        *len = text_len;
+    return text;
 }
 
 static void write_textfile(exporters *ex)
@@ -222,8 +340,11 @@ static void write_textfile(exporters *ex)
     char *text = exporters_render(ex, RESMON_EXPOSITION_PROMETHEUS, &len);
     int rc = text ? textfile_write(ex->opts.textfile_path, text, len) : -ENOMEM;
     free(text);
-    if (rc < 0 && !ex->textfile_failed)
-        fprintf(stderr, "resmon: cannot write textfile '%s': %s\n", ex->opts.textfile_path, strerror(-rc));
+    if (rc < 0 && !ex->textfile_failed) {
+        fputs("resmon: cannot write textfile '", stderr);
+        print_printable(stderr, ex->opts.textfile_path);
+        fprintf(stderr, "': %s\n", strerror(-rc));
+    }
     ex->textfile_failed = rc < 0;
 }
 
@@ -236,14 +357,6 @@ static void push(exporters *ex)
     else
         fprintf(stderr, "resmon: push skipped: out of memory\n");
     free(text);
-}
-
-/* The clock of the schedule (and of its condition variable's timed waits). */
-static double monotonic_sec(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static struct timespec deadline_after(double sec)
@@ -260,63 +373,72 @@ static struct timespec deadline_after(double sec)
     return ts;
 }
 
-/* Writes the textfile and pushes on their schedules until stopped. */
-static void *schedule_thread(void *arg)
+/* Does the job every period (the first one period after the start) until
+ * stopped.  The period counts from the end of the previous job, so a slow
+ * one is never followed by a burst. */
+static void *periodic_main(void *arg)
 {
-    exporters *ex = arg;
-    double next_textfile = monotonic_sec() + ex->textfile_period_sec;
-    double next_push = monotonic_sec() + ex->opts.push_interval_sec;
+    periodic *p = arg;
+    exporters *ex = p->ex;
     pthread_mutex_lock(&ex->lock);
     while (!ex->stopping) {
-        double now = monotonic_sec();
-        int textfile_due = ex->opts.textfile_path && now >= next_textfile;
-        int push_due = ex->pusher && ex->opts.push_interval_sec > 0 && now >= next_push;
-        if (textfile_due || push_due) {
-            pthread_mutex_unlock(&ex->lock); /* rendering takes it; a push may take seconds */
-            if (textfile_due) {
-                write_textfile(ex);
-                next_textfile = now + ex->textfile_period_sec;
-            }
-            if (push_due) {
-                push(ex);
-                next_push = now + ex->opts.push_interval_sec;
-            }
-            pthread_mutex_lock(&ex->lock);
-            continue;
-        }
-        double wait = 3600;
-        if (ex->opts.textfile_path && next_textfile - now < wait)
-            wait = next_textfile - now;
-        if (ex->pusher && ex->opts.push_interval_sec > 0 && next_push - now < wait)
-            wait = next_push - now;
-        struct timespec until = deadline_after(wait);
-        pthread_cond_timedwait(&ex->wake, &ex->lock, &until);
+        struct timespec until = deadline_after(p->period_sec);
+        int rc = 0;
+        while (!ex->stopping && rc != ETIMEDOUT)
+            rc = pthread_cond_timedwait(&ex->wake, &ex->lock, &until);
+        if (ex->stopping)
+            break;
+        pthread_mutex_unlock(&ex->lock); /* rendering takes it; a push may take seconds */
+        p->work(ex);
+        pthread_mutex_lock(&ex->lock);
     }
     pthread_mutex_unlock(&ex->lock);
     return NULL;
 }
 
-static void stop_schedule(exporters *ex)
+static int periodic_start(periodic *p, exporters *ex, double period_sec, void (*work)(exporters *))
 {
-    if (!ex->thread_started)
-        return;
-    pthread_mutex_lock(&ex->lock);
-    ex->stopping = 1;
-    pthread_cond_signal(&ex->wake);
-    pthread_mutex_unlock(&ex->lock);
-    pthread_join(ex->thread, NULL);
-    ex->thread_started = 0;
-}
-
-static int start_schedule(exporters *ex)
-{
-    if (!ex->opts.textfile_path && !(ex->pusher && ex->opts.push_interval_sec > 0))
-        return 0; /* nothing on a schedule */
-    int rc = pthread_create(&ex->thread, NULL, schedule_thread, ex);
+    p->ex = ex;
+    p->period_sec = period_sec;
+    p->work = work;
+    int rc = pthread_create(&p->thread, NULL, periodic_main, p);
     if (rc != 0)
         return -rc;
-    ex->thread_started = 1;
+    p->started = 1;
     return 0;
+}
+
+static void periodic_join(periodic *p)
+{
+    if (p->started)
+        pthread_join(p->thread, NULL);
+    p->started = 0;
+}
+
+/* Stops both threads; a push in flight gives up at once, and the pusher is
+ * ready for the final push afterwards. */
+static void stop_schedule(exporters *ex)
+{
+    pthread_mutex_lock(&ex->lock);
+    ex->stopping = 1;
+    pthread_cond_broadcast(&ex->wake);
+    pthread_mutex_unlock(&ex->lock);
+    if (ex->pushes.started)
+        pusher_abort(ex->pusher);
+    periodic_join(&ex->textfile);
+    periodic_join(&ex->pushes);
+    if (ex->pusher)
+        pusher_resume(ex->pusher);
+}
+
+static int start_schedule(exporters *ex, double sample_interval_sec)
+{
+    int rc = 0;
+    if (ex->opts.textfile_path) /* every interval, at most once a second */
+        rc = periodic_start(&ex->textfile, ex, sample_interval_sec > 1 ? sample_interval_sec : 1, write_textfile);
+    if (rc == 0 && ex->pusher && ex->opts.push_interval_sec > 0)
+        rc = periodic_start(&ex->pushes, ex, ex->opts.push_interval_sec, push);
+    return rc;
 }
 
 static void free_exporters(exporters *ex)
@@ -326,7 +448,26 @@ static void free_exporters(exporters *ex)
     pusher_free(ex->pusher);
     pthread_cond_destroy(&ex->wake);
     pthread_mutex_destroy(&ex->lock);
+    for (size_t i = 0; i < ex->label_count; i++)
+        free(ex->repaired[i]);
     free(ex);
+}
+
+/* The labels every series carries: command, then the user's, each value
+ * made valid UTF-8 (a Latin-1 file name, a comm cut mid-character). */
+static int set_labels(exporters *ex, const exporter_options *o)
+{
+    ex->labels[0] = (resmon_label){"command", ex->command};
+    memcpy(ex->labels + 1, o->labels, o->label_count * sizeof o->labels[0]);
+    ex->label_count = 1 + o->label_count;
+    for (size_t i = 0; i < ex->label_count; i++) {
+        if (rm__utf8_valid(ex->labels[i].value))
+            continue;
+        if (!(ex->repaired[i] = utf8_repaired(ex->labels[i].value)))
+            return -ENOMEM;
+        ex->labels[i].value = ex->repaired[i];
+    }
+    return 0;
 }
 
 exporters *exporters_start(const exporter_options *o, double sample_interval_sec, const char *argv0, pid_t pid,
@@ -343,16 +484,12 @@ exporters *exporters_start(const exporter_options *o, double sample_interval_sec
     }
     ex->opts = *o;
     pthread_mutex_init(&ex->lock, NULL);
-    pthread_condattr_t attr; /* timed waits on the clock of the schedule */
+    pthread_condattr_t attr; /* timed waits on the monotonic clock */
     pthread_condattr_init(&attr);
     pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
     pthread_cond_init(&ex->wake, &attr);
     pthread_condattr_destroy(&attr);
     command_label(argv0, pid, ex->command, sizeof ex->command);
-    ex->labels[0] = (resmon_label){"command", ex->command};
-    memcpy(ex->labels + 1, o->labels, o->label_count * sizeof o->labels[0]);
-    ex->label_count = 1 + o->label_count;
-    ex->textfile_period_sec = sample_interval_sec > 1 ? sample_interval_sec : 1;
 
     /* The threads started here (libmicrohttpd's, the schedule's, libcurl's
      * resolver) block the signals resmon forwards, so they reach the main
@@ -364,15 +501,16 @@ exporters *exporters_start(const exporter_options *o, double sample_interval_sec
     sigaddset(&forwarded, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &forwarded, &previous);
     int rc = 0;
-    if (o->textfile_path && (rc = textfile_check(o->textfile_path)) < 0)
-        snprintf(err, sizeof err, "cannot write textfile '%s': %s", o->textfile_path, strerror(-rc));
-    else if (o->push_url &&
-             !(ex->pusher = pusher_new(o->push_url, o->push_job, o->labels, o->label_count, o->push_timeout_sec, err,
-                                       sizeof err)))
+    if ((rc = set_labels(ex, o)) < 0)
+        snprintf(err, sizeof err, "out of memory");
+    else if (o->textfile_path && (rc = textfile_check(o->textfile_path, err, sizeof err)) < 0)
+        ;
+    else if (o->push_url && !(ex->pusher = pusher_new(o->push_url, o->push_job, ex->labels + 1, ex->label_count - 1,
+                                                      o->push_timeout_sec, err, sizeof err)))
         rc = -1;
     else if (o->serve_address && !(ex->server = metrics_server_start(o->serve_address, ex, err, sizeof err)))
         rc = -1;
-    else if ((rc = start_schedule(ex)) < 0)
+    else if ((rc = start_schedule(ex, sample_interval_sec)) < 0)
         snprintf(err, sizeof err, "cannot start the exporter thread: %s", strerror(-rc));
     pthread_sigmask(SIG_SETMASK, &previous, NULL);
     if (rc < 0) {
@@ -405,6 +543,7 @@ void exporters_detach(exporters *ex, const resmon_monitor *m)
         ex->have_final_last =
             ex->have_final && resmon_monitor_get_samples(m, &ex->final_last, 1, sizeof ex->final_last) > 0;
         ex->monitor = NULL;
+        ex->ended = 1; /* a run has one monitor: freed when the target ended */
     }
     pthread_mutex_unlock(&ex->lock);
 }
@@ -417,7 +556,7 @@ static void linger(double sec)
     nanosleep(&left, NULL);
 }
 
-void exporters_finish(exporters *ex, const resmon_summary *final)
+void exporters_finish(exporters *ex, const resmon_summary *final, int have_exit, int exit_status)
 {
     if (!ex)
         return;
@@ -427,6 +566,9 @@ void exporters_finish(exporters *ex, const resmon_summary *final)
         ex->final = *final;
         ex->have_final = 1;
     }
+    ex->ended = 1;
+    ex->have_exit = have_exit;
+    ex->exit_status = exit_status;
     pthread_mutex_unlock(&ex->lock);
     if (ex->opts.textfile_path)
         write_textfile(ex);

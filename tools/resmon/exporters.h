@@ -87,9 +87,12 @@ void exporters_attach(exporters *ex, const resmon_monitor *m);
 void exporters_detach(exporters *ex, const resmon_monitor *m);
 
 /* The run is over: render final (the summary with the kernel's exact
- * figures), write the textfile and push a last time, serve for the linger
- * time, then stop and free everything.  Accepts NULL. */
-void exporters_finish(exporters *ex, const resmon_summary *final);
+ * figures) and, when have_exit, the command's exit status (as the shell
+ * sees it), write the textfile and push a last time, serve for the linger
+ * time, then stop and free everything.  A push in flight is abandoned for
+ * the final one, so this returns at most --push-timeout plus about a second
+ * after it is called (plus the linger).  Accepts NULL. */
+void exporters_finish(exporters *ex, const resmon_summary *final, int have_exit, int exit_status);
 
 /* Stops and frees without a final push (nothing ran).  Accepts NULL. */
 void exporters_discard(exporters *ex);
@@ -108,15 +111,30 @@ void metrics_server_stop(metrics_server *s);
 typedef struct pusher pusher;
 pusher *pusher_new(const char *base_url, const char *job, const resmon_label *grouping, size_t grouping_count,
                    double timeout_sec, char *err, size_t errcap);
-/* PUTs the text to the group; a failure is one line on stderr, returned as
- * -1 (it never changes the command's exit status). */
+/* PUTs the text to the group; a failure is one line on stderr (the URL
+ * without its credentials, the gateway's reply escaped), returned as -1 (it
+ * never changes the command's exit status).  A push cut short by
+ * pusher_abort says nothing. */
 int pusher_push(pusher *p, const char *text, size_t len);
+/* From another thread: makes the push in flight (and every later one, until
+ * pusher_resume) give up within about a second. */
+void pusher_abort(pusher *p);
+void pusher_resume(pusher *p);
 void pusher_free(pusher *p);
 
-/* Fails (-errno) when a file cannot be created beside path. */
-int textfile_check(const char *path);
+/* Whether url is one --push takes: http:// or https://.  0, or -1 with a
+ * sentence in err. */
+int push_url_check(const char *url, char *err, size_t errcap);
+/* url for a message: any user:password@ replaced by "***@", then shown
+ * printable (escape bytes as \xNN), into buf (cap bytes). */
+void push_url_redacted(const char *url, char *buf, size_t cap);
+
+/* Before the command starts: 0, or -errno with a sentence in err when the
+ * path is not a regular file (or a new one) that can be replaced. */
+int textfile_check(const char *path, char *err, size_t errcap);
 /* Replaces path with text atomically (a temporary file in the same directory
- * renamed over it), so node_exporter never reads half a file.  0 or -errno. */
+ * renamed over it, see textfile.c), so node_exporter never reads half a
+ * file.  0 or -errno. */
 int textfile_write(const char *path, const char *text, size_t len);
 
 #endif

@@ -45,6 +45,7 @@ resmon_options cli_monitor_options(const cli_options *o, outputs *out)
 
 int main(int argc, char **argv)
 {
+    signals_block_sigpipe();
     standard_fds_occupy();
     if (argc > 1 && strcmp(argv[1], "plot") == 0) /* a program named plot runs as "resmon -- plot" */
         return plot_main(argc - 1, argv + 1);

@@ -16,8 +16,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -35,30 +33,15 @@ void standard_fds_occupy(void)
         }
 }
 
-void sigpipe_hold(sigset_t *saved)
+/* Reports err (with reason in place of strerror(err) when not NULL) and
+ * keeps it in f->error. */
+static int fail(output_file *f, int err, const char *reason)
 {
-    sigset_t pipe_only;
-    sigemptyset(&pipe_only);
-    sigaddset(&pipe_only, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &pipe_only, saved);
-}
-
-void sigpipe_release(const sigset_t *saved)
-{
-    /* A write to a pipe without a reader left SIGPIPE pending on this
-     * thread: take it, so unblocking does not deliver it after all. */
-    sigset_t pipe_only;
-    sigemptyset(&pipe_only);
-    sigaddset(&pipe_only, SIGPIPE);
-    struct timespec no_wait = {0, 0};
-    if (!sigismember(saved, SIGPIPE))
-        while (sigtimedwait(&pipe_only, NULL, &no_wait) == SIGPIPE)
-            ;
-    pthread_sigmask(SIG_SETMASK, saved, NULL);
-}
-
-static int fail(output_file *f, const char *reason)
-{
+    f->error = err;
+    if (!reason)
+        reason = strerror(err);
+    if (f->silent)
+        return -1; /* the caller reports, from f->error */
     fprintf(stderr, "resmon: cannot write %s '", f->what);
     print_printable(stderr, f->path);
     fprintf(stderr, "': %s\n", reason);
@@ -122,7 +105,9 @@ static int open_temporary(output_file *f, const struct stat *existing)
 
 int output_file_open(output_file *f, const char *path, const char *what)
 {
+    int silent = f->silent;
     memset(f, 0, sizeof *f);
+    f->silent = silent;
     f->path = path;
     f->what = what;
     if (strcmp(path, "-") == 0) {
@@ -133,7 +118,7 @@ int output_file_open(output_file *f, const char *path, const char *what)
     int exists = stat(path, &st) == 0;
     int fd;
     if (exists && S_ISDIR(st.st_mode))
-        return fail(f, strerror(EISDIR));
+        return fail(f, EISDIR, NULL);
     if (exists && !S_ISREG(st.st_mode)) {
         fd = open_in_place(f, S_ISFIFO(st.st_mode));
     } else if (!exists && errno == ENOENT && lstat(path, &st) == 0) {
@@ -141,11 +126,11 @@ int output_file_open(output_file *f, const char *path, const char *what)
         fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0666);
     } else {
         if (exists && access(path, W_OK) != 0)
-            return fail(f, strerror(errno)); /* a read-only file stays read-only */
+            return fail(f, errno, NULL); /* a read-only file stays read-only */
         char resolved[PATH_MAX];
         f->final_path = strdup(exists && realpath(path, resolved) ? resolved : path);
         if (!f->final_path)
-            return fail(f, strerror(ENOMEM));
+            return fail(f, ENOMEM, NULL);
         fd = open_temporary(f, exists ? &st : NULL);
         if (fd < 0) {
             char reason[160];
@@ -153,16 +138,16 @@ int output_file_open(output_file *f, const char *path, const char *what)
                      "cannot create a temporary file beside it: ", strerror(-fd));
             free(f->final_path);
             f->final_path = NULL;
-            return fail(f, reason);
+            return fail(f, -fd, reason);
         }
     }
     if (fd < 0)
-        return fail(f, strerror(errno));
+        return fail(f, errno, NULL);
     if (!(f->stream = fdopen(fd, "w"))) {
         int err = errno;
         output_file_discard(f);
         close(fd);
-        return fail(f, strerror(err));
+        return fail(f, err, NULL);
     }
     return 0;
 }
@@ -191,7 +176,7 @@ int output_file_publish(output_file *f)
     int err = flush_error(f->stream);
     if (f->stream == stdout) {
         f->stream = NULL;
-        return err ? fail(f, strerror(err)) : 0;
+        return err ? fail(f, err, NULL) : 0;
     }
     if (!err && f->temp_path && fsync(fileno(f->stream)) != 0)
         err = errno; /* the data must be on disk before the name points at it */
@@ -202,7 +187,7 @@ int output_file_publish(output_file *f)
         err = errno;
     if (err) {
         output_file_discard(f);
-        return fail(f, strerror(err));
+        return fail(f, err, NULL);
     }
     forget_temporary(f);
     return 0;
@@ -213,7 +198,7 @@ int output_file_publish_early(output_file *f)
     if (!f->temp_path)
         return 0;
     if (rename(f->temp_path, f->final_path) != 0)
-        return fail(f, strerror(errno));
+        return fail(f, errno, NULL);
     forget_temporary(f);
     return 0;
 }

@@ -163,8 +163,6 @@ static int write_plot(const cli_options *o, outputs *out, const run_result *r)
 
 int outputs_finish(const cli_options *o, outputs *out, const run_result *r)
 {
-    sigset_t saved;
-    sigpipe_hold(&saved);
     int rc = 0;
     if (out->samples) {
         int err = samples_file_free(out->samples);
@@ -189,8 +187,7 @@ int outputs_finish(const cli_options *o, outputs *out, const run_result *r)
     }
     if (!o->quiet)
         summary_print_table(stderr, o, r);
-    sigpipe_release(&saved);
-    exporters_finish(out->exporters, &r->summary); /* after the files: it may linger */
+    exporters_finish(out->exporters, &r->summary, r->have_exit, r->exit_status); /* after the files: it may linger */
     out->exporters = NULL;
     return rc;
 }

@@ -12,17 +12,52 @@
  * the timeout: a dead or slow gateway is one line on stderr.
  */
 #include "exporters.h"
+#include "cli.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+
+int push_url_check(const char *url, char *err, size_t errcap)
+{
+    /* libcurl would take ftp://, file://, smtp:// ... and fail at the first
+     * push, after the command ran; and a URL without a scheme is a guess. */
+    if (strncasecmp(url, "http://", 7) == 0 || strncasecmp(url, "https://", 8) == 0)
+        return 0;
+    char shown[256];
+    push_url_redacted(url, shown, sizeof shown);
+    snprintf(err, errcap, "--push '%s': give the Pushgateway's http:// or https:// URL", shown);
+    return -1;
+}
+
+void push_url_redacted(const char *url, char *buf, size_t cap)
+{
+    /* userinfo is what lies between "//" and the first '@' before the path */
+    const char *authority = strstr(url, "//");
+    char *copy = NULL;
+    if (authority) {
+        authority += 2;
+        size_t host_end = strcspn(authority, "/?#");
+        const char *at = memchr(authority, '@', host_end);
+        for (const char *p = at; p && (p = memchr(p + 1, '@', host_end - (size_t)(p - authority))) != NULL;)
+            at = p; /* the last '@' of the authority ends the userinfo */
+        if (at && (copy = malloc(strlen(url) + 4)) != NULL)
+            sprintf(copy, "%.*s***%s", (int)(authority - url), url, at);
+    }
+    printable_copy(buf, cap, copy ? copy : url);
+    free(copy);
+}
 
 #if RESMON_HAVE_CURL
 #include <curl/curl.h>
+#include <signal.h>
 
 struct pusher {
     CURL *curl;
     char *url;
+    char shown_url[512]; /* for messages: credentials redacted, printable */
+    volatile sig_atomic_t abandon; /* pusher_abort: give up the transfer */
     struct curl_slist *headers;
     char reply[160]; /* the start of the gateway's answer, for the error line */
     size_t reply_len;
@@ -75,6 +110,26 @@ static char *group_url(const char *base, const char *job, const resmon_label *gr
     return url;
 }
 
+/* libcurl calls this about once a second or more often, connecting too. */
+static int keep_going(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow)
+{
+    (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+    const pusher *p = user;
+    return p->abandon ? 1 : 0;
+}
+
+void pusher_abort(pusher *p)
+{
+    if (p)
+        p->abandon = 1;
+}
+
+void pusher_resume(pusher *p)
+{
+    if (p)
+        p->abandon = 0;
+}
+
 static size_t keep_reply(char *data, size_t size, size_t n, void *user)
 {
     pusher *p = user;
@@ -106,6 +161,7 @@ pusher *pusher_new(const char *base_url, const char *job, const resmon_label *gr
         pusher_free(p);
         return NULL;
     }
+    push_url_redacted(p->url, p->shown_url, sizeof p->shown_url);
     long timeout_ms = (long)(timeout_sec * 1000.0);
     CURL *c = p->curl;
     curl_easy_setopt(c, CURLOPT_URL, p->url);
@@ -117,13 +173,18 @@ pusher *pusher_new(const char *base_url, const char *job, const resmon_label *gr
     curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, keep_reply);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, p);
+    curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, keep_going);
+    curl_easy_setopt(c, CURLOPT_XFERINFODATA, p);
+    curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(c, CURLOPT_USERAGENT, "resmon/" RESMON_VERSION_STRING);
     /* The URL is the user's; a typo should fail here, not at the first push. */
     CURLU *parsed = curl_url();
     CURLUcode bad = parsed ? curl_url_set(parsed, CURLUPART_URL, p->url, 0) : CURLUE_OUT_OF_MEMORY;
     curl_url_cleanup(parsed);
     if (bad) {
-        snprintf(err, errcap, "--push: invalid URL '%s': %s", base_url, curl_url_strerror(bad));
+        char shown[256];
+        push_url_redacted(base_url, shown, sizeof shown);
+        snprintf(err, errcap, "--push: invalid URL '%s': %s", shown, curl_url_strerror(bad));
         pusher_free(p);
         return NULL;
     }
@@ -141,12 +202,17 @@ int pusher_push(pusher *p, const char *text, size_t len)
     curl_easy_getinfo(p->curl, CURLINFO_RESPONSE_CODE, &status);
     if (rc == CURLE_OK && status >= 200 && status < 300)
         return 0;
+    if (rc == CURLE_ABORTED_BY_CALLBACK && p->abandon)
+        return -1; /* given up for the final push, which reports */
     if (rc != CURLE_OK) {
-        fprintf(stderr, "resmon: push to %s failed: %s\n", p->url, curl_easy_strerror(rc));
+        fprintf(stderr, "resmon: push to %s failed: %s\n", p->shown_url, curl_easy_strerror(rc));
     } else {
-        p->reply[strcspn(p->reply, "\n")] = '\0';
-        fprintf(stderr, "resmon: push to %s failed: HTTP %ld%s%s\n", p->url, status, p->reply[0] ? ": " : "",
-                p->reply);
+        /* The gateway's reply is anyone's bytes: shown escaped, first line only. */
+        char shown[sizeof p->reply * 4];
+        p->reply[strcspn(p->reply, "\r\n")] = '\0';
+        printable_copy(shown, sizeof shown, p->reply);
+        fprintf(stderr, "resmon: push to %s failed: HTTP %ld%s%s\n", p->shown_url, status, shown[0] ? ": " : "",
+                shown);
     }
     return -1;
 }
@@ -177,6 +243,16 @@ int pusher_push(pusher *p, const char *text, size_t len)
 {
     (void)p, (void)text, (void)len;
     return -1;
+}
+
+void pusher_abort(pusher *p)
+{
+    (void)p;
+}
+
+void pusher_resume(pusher *p)
+{
+    (void)p;
 }
 
 void pusher_free(pusher *p)

@@ -78,8 +78,6 @@ static void keep_whole_rows(samples_file *f, size_t written)
 
 static void write_buffer(samples_file *f)
 {
-    sigset_t saved;
-    sigpipe_hold(&saved);
     size_t done = 0;
     while (done < f->used && !f->write_errno) {
         ssize_t n = write(f->fd, f->buffer + done, f->used - done);
@@ -95,7 +93,6 @@ static void write_buffer(samples_file *f)
     if (!f->write_errno)
         f->whole_rows_bytes += (off_t)done;
     f->used = 0;
-    sigpipe_release(&saved);
 }
 
 static void append(samples_file *f, const char *text, size_t n)

@@ -5,10 +5,20 @@
  * resmon binds the socket itself, so a port in use is reported with its
  * errno before the command starts, then hands it to libmicrohttpd, which
  * parses HTTP on its own thread.  Limits keep a hostile or broken client
- * from costing resmon memory or other clients their scrape: at most 64
- * connections, 32 KiB of request per connection (a 1 MB request line is
- * refused), and 10 s for an idle connection.  The sampler never waits for a
- * scrape: rendering copies the monitor's snapshot.
+ * from costing resmon memory or other clients their scrape: 32 KiB of
+ * request per connection (a 1 MB request line is refused), 10 s for an idle
+ * connection, and at most SERVE_MAX_CONNECTIONS connections, of which at
+ * most SERVE_MAX_PER_ADDRESS from one client address.  Slow clients
+ * (slowloris: a request trickled a byte at a time, which resets any idle
+ * timeout) cannot keep a scraper out: when a new connection would pass
+ * either bound, the connection idle the longest -- one without a request in
+ * progress, from that address first -- is shut down to make room, and one
+ * idle for more than 10 s since it connected or last finished a request is
+ * shut down whenever a new one arrives.  The daemon is told to keep an
+ * inter-thread channel (MHD_USE_ITC), so stopping is prompt even when the
+ * connection limit has taken the listening socket out of its poll set.
+ * The sampler never waits for a scrape: rendering copies the monitor's
+ * snapshot.
  *
  * Anyone who can reach HOST:PORT can read the metrics; there is no
  * authentication, so bind beyond 127.0.0.1 only on a trusted network.
@@ -23,13 +33,148 @@
 #include <errno.h>
 #include <microhttpd.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
+
+#define SERVE_MAX_CONNECTIONS 64
+#define SERVE_MAX_PER_ADDRESS 16
+#define SERVE_IDLE_DEADLINE_SEC 10.0
+/* libmicrohttpd's own limit has room for the connections shut down to make
+ * room, until it has closed them. */
+#define SERVE_DAEMON_LIMIT (2 * SERVE_MAX_CONNECTIONS)
+
+/* What resmon knows of one connection.  Every callback runs on the daemon's
+ * one thread (no thread per connection, no pool), so none needs a lock. */
+typedef struct connection_record {
+    int in_use, evicted, busy; /* busy: a request in progress */
+    int fd;
+    struct sockaddr_storage address;
+    double idle_since;         /* connected or last finished a request */
+} connection_record;
 
 struct metrics_server {
     struct MHD_Daemon *daemon;
     exporters *ex;
+    connection_record records[SERVE_DAEMON_LIMIT];
 };
+
+static double now_sec(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Whether two client addresses are one host (the port aside). */
+static int same_host(const struct sockaddr *a, const struct sockaddr *b)
+{
+    if (a->sa_family != b->sa_family)
+        return 0;
+    if (a->sa_family == AF_INET)
+        return ((const struct sockaddr_in *)a)->sin_addr.s_addr == ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+    if (a->sa_family == AF_INET6)
+        return memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr, &((const struct sockaddr_in6 *)b)->sin6_addr,
+                      sizeof(struct in6_addr)) == 0;
+    return 0;
+}
+
+/* Shuts the connection down; libmicrohttpd sees its end and closes it. */
+static void evict(connection_record *r)
+{
+    shutdown(r->fd, SHUT_RDWR);
+    r->evicted = 1;
+}
+
+/* The idle connection (from host, when not NULL) idle the longest, or NULL. */
+static connection_record *longest_idle(metrics_server *s, const struct sockaddr *host)
+{
+    connection_record *oldest = NULL;
+    for (size_t i = 0; i < SERVE_DAEMON_LIMIT; i++) {
+        connection_record *r = &s->records[i];
+        if (r->in_use && !r->evicted && !r->busy && (!host || same_host((const struct sockaddr *)&r->address, host)) &&
+            (!oldest || r->idle_since < oldest->idle_since))
+            oldest = r;
+    }
+    return oldest;
+}
+
+/* Before libmicrohttpd takes a new connection: room is made for it within
+ * the bounds, at the cost of the longest idle connections. */
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *address, socklen_t address_len)
+{
+    metrics_server *s = cls;
+    (void)address_len;
+    double now = now_sec();
+    size_t total = 0, from_host = 0;
+    for (size_t i = 0; i < SERVE_DAEMON_LIMIT; i++) {
+        connection_record *r = &s->records[i];
+        if (!r->in_use || r->evicted)
+            continue;
+        if (!r->busy && now - r->idle_since > SERVE_IDLE_DEADLINE_SEC) {
+            evict(r); /* connected long ago, and still no (further) request */
+            continue;
+        }
+        total++;
+        from_host += same_host((const struct sockaddr *)&r->address, address);
+    }
+    if (from_host >= SERVE_MAX_PER_ADDRESS || total >= SERVE_MAX_CONNECTIONS) {
+        connection_record *victim = longest_idle(s, from_host >= SERVE_MAX_PER_ADDRESS ? address : NULL);
+        if (!victim)
+            return MHD_NO; /* every slot is serving a request: refused */
+        evict(victim);
+    }
+    return MHD_YES;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    metrics_server *s = cls;
+    if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+        connection_record *r = *socket_context;
+        if (r)
+            memset(r, 0, sizeof *r);
+        return;
+    }
+    *socket_context = NULL;
+    const union MHD_ConnectionInfo *fd_info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    const union MHD_ConnectionInfo *address_info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    for (size_t i = 0; i < SERVE_DAEMON_LIMIT && fd_info; i++) {
+        connection_record *r = &s->records[i];
+        if (r->in_use)
+            continue;
+        memset(r, 0, sizeof *r);
+        r->in_use = 1;
+        r->fd = fd_info->connect_fd;
+        r->address.ss_family = AF_UNSPEC;
+        if (address_info && address_info->client_addr) {
+            const struct sockaddr *a = address_info->client_addr;
+            memcpy(&r->address, a, a->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
+        }
+        r->idle_since = now_sec();
+        *socket_context = r;
+        return;
+    }
+}
+
+static connection_record *record_of(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info ? info->socket_context : NULL;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **request_state,
+                         enum MHD_RequestTerminationCode toe)
+{
+    (void)cls, (void)request_state, (void)toe;
+    connection_record *r = record_of(c);
+    if (r) {
+        r->busy = 0;
+        r->idle_since = now_sec();
+    }
+}
 
 static const char openmetrics_type[] = "application/openmetrics-text; version=1.0.0; charset=utf-8";
 static const char prometheus_type[] = "text/plain; version=0.0.4; charset=utf-8";
@@ -61,6 +206,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 {
     metrics_server *s = cls;
     (void)version, (void)upload_data, (void)upload_data_size, (void)request_state;
+    connection_record *record = record_of(c);
+    if (record)
+        record->busy = 1; /* until on_completed */
     if (strcmp(url, "/metrics") != 0)
         return reply_text(c, MHD_HTTP_NOT_FOUND, "not found: resmon serves /metrics\n");
     if (strcmp(method, MHD_HTTP_METHOD_GET) != 0 && strcmp(method, MHD_HTTP_METHOD_HEAD) != 0)
@@ -83,10 +231,21 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     return rc;
 }
 
+/* Whether a bound address is the wildcard (0.0.0.0 or ::). */
+static int every_interface(const struct sockaddr *a)
+{
+    if (a->sa_family == AF_INET)
+        return ((const struct sockaddr_in *)a)->sin_addr.s_addr == htonl(INADDR_ANY);
+    if (a->sa_family == AF_INET6)
+        return IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)a)->sin6_addr);
+    return 0;
+}
+
 /* Splits "HOST:PORT" (HOST may be "[v6 address]") and binds a listening
  * socket.  Returns the fd or -1 with err. */
 static int bind_address(const char *address, char *err, size_t errcap)
 {
+    const char *given = address;
     const char *colon = strrchr(address, ':');
     if (!colon || colon == address || colon[1] == '\0') {
         snprintf(err, errcap, "--serve '%s': give HOST:PORT, such as 127.0.0.1:9464", address);
@@ -104,6 +263,16 @@ static int bind_address(const char *address, char *err, size_t errcap)
     }
     memcpy(host, address, host_len);
     host[host_len] = '\0';
+    /* getaddrinfo takes "99999" and binds port 34463 (99999 mod 65536), "0"
+     * a random one: only 1 to 65535, in decimal digits. */
+    const char *port_text = colon + 1;
+    long port = 0;
+    for (const char *p = port_text; *p && port <= 65535; p++)
+        port = *p >= '0' && *p <= '9' ? port * 10 + (*p - '0') : 65536;
+    if (port < 1 || port > 65535 || strlen(port_text) > 5) {
+        snprintf(err, errcap, "--serve '%s': the port must be a number from 1 to 65535", given);
+        return -1;
+    }
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV};
     struct addrinfo *found;
     int gai = getaddrinfo(host, colon + 1, &hints, &found);
@@ -120,6 +289,9 @@ static int bind_address(const char *address, char *err, size_t errcap)
             close(fd);
         fd = -1;
     }
+    if (fd >= 0 && every_interface(found->ai_addr))
+        fprintf(stderr, "resmon: warning: --serve %s:%s listens on every network interface; anyone who can reach "
+                "it reads the metrics (no authentication)\n", host, port_text);
     freeaddrinfo(found);
     return fd;
 }
@@ -136,11 +308,13 @@ metrics_server *metrics_server_start(const char *address, exporters *ex, char *e
         return NULL;
     }
     s->ex = ex;
-    s->daemon = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD, 0, NULL, NULL, on_request, s,
+    s->daemon = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ITC, 0, on_accept, s, on_request, s,
                                  MHD_OPTION_LISTEN_SOCKET, fd,
-                                 MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
+                                 MHD_OPTION_CONNECTION_LIMIT, (unsigned)SERVE_DAEMON_LIMIT,
                                  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768,
-                                 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
+                                 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)SERVE_IDLE_DEADLINE_SEC,
+                                 MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
+                                 MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
                                  MHD_OPTION_END);
     if (!s->daemon) {
         snprintf(err, errcap, "--serve %s: cannot start the HTTP server", address);

@@ -11,6 +11,14 @@
  * started with, as any program exec'd by its launcher would.  A forwarded
  * signal that was ignored at start stays ignored for both (nohup, or a
  * non-interactive shell's background job, chose that for the command).
+ *
+ * SIGPIPE is blocked in resmon from its first instruction on, on every
+ * thread (each inherits the mask): a write to a pipe without a reader --
+ * stderr closed by whoever reads it, a FIFO output, stdout -- then fails
+ * with EPIPE where it is made, and never kills resmon with the command's
+ * exit status and the outputs still to write.  The command gets the mask
+ * resmon was started with (a blocked signal's pending state is not
+ * inherited by a forked child), so it sees SIGPIPE as its launcher meant.
  */
 #include "cli.h"
 
@@ -27,6 +35,17 @@ static volatile sig_atomic_t received_signal;
 static volatile pid_t forward_pid;   /* the command */
 static volatile pid_t forward_group; /* its process group */
 static sigset_t mask_at_start;
+static int mask_recorded;
+
+void signals_block_sigpipe(void)
+{
+    sigprocmask(SIG_SETMASK, NULL, &mask_at_start);
+    mask_recorded = 1;
+    sigset_t pipe_only;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    sigprocmask(SIG_BLOCK, &pipe_only, NULL);
+}
 
 /* Sends the signal to the command's whole process group (its descendants,
  * as timeout(1) does) and to the command itself when it has left the group
@@ -49,7 +68,8 @@ static void on_signal(int sig)
 
 void signals_prepare(void)
 {
-    sigprocmask(SIG_SETMASK, NULL, &mask_at_start);
+    if (!mask_recorded)
+        sigprocmask(SIG_SETMASK, NULL, &mask_at_start);
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;

@@ -10,41 +10,13 @@
  * terminal never receives a raw control byte from resmon.
  */
 #include "cli.h"
+#include "utf8.h"
 
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
-/* The length of the well-formed UTF-8 sequence at s (1 to 4), or 0 when the
- * byte at s does not start one: a stray continuation byte, an overlong form,
- * a surrogate, or a code point above U+10FFFF (RFC 3629). */
-static size_t utf8_sequence_length(const unsigned char *s, uint32_t *code_point)
-{
-    if (s[0] < 0x80) {
-        *code_point = s[0];
-        return 1;
-    }
-    size_t length;
-    uint32_t cp, min;
-    if ((s[0] & 0xE0) == 0xC0) {
-        length = 2, cp = s[0] & 0x1F, min = 0x80;
-    } else if ((s[0] & 0xF0) == 0xE0) {
-        length = 3, cp = s[0] & 0x0F, min = 0x800;
-    } else if ((s[0] & 0xF8) == 0xF0) {
-        length = 4, cp = s[0] & 0x07, min = 0x10000;
-    } else {
-        return 0;
-    }
-    for (size_t i = 1; i < length; i++) {
-        if ((s[i] & 0xC0) != 0x80) /* also stops at the terminating NUL */
-            return 0;
-        cp = (cp << 6) | (s[i] & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
-        return 0;
-    *code_point = cp;
-    return length;
-}
-
-static const char replacement_character[] = "\xef\xbf\xbd"; /* U+FFFD */
+static const char replacement_character[] = RM__UTF8_REPLACEMENT;
 
 /* Writes one character of the text: the bytes of a well-formed sequence and
  * its code point, or (length 0) the one byte that starts no sequence. */
@@ -55,7 +27,7 @@ static void write_each_character(FILE *out, const char *text, character_writer *
     const unsigned char *s = (const unsigned char *)text;
     while (*s) {
         uint32_t code_point = 0;
-        size_t length = utf8_sequence_length(s, &code_point);
+        size_t length = rm__utf8_sequence_length(s, &code_point);
         write_character(out, s, length, code_point);
         s += length ? length : 1;
     }
@@ -134,4 +106,43 @@ static void printable_character(FILE *out, const unsigned char *bytes, size_t le
 void print_printable(FILE *out, const char *text)
 {
     write_each_character(out, text, printable_character);
+}
+
+/* Writes text into buf (cap bytes, NUL-terminated, cut when it does not
+ * fit) through writer. */
+static void copy_through(char *buf, size_t cap, const char *text, character_writer *writer)
+{
+    if (cap == 0)
+        return;
+    buf[0] = '\0';
+    FILE *m = fmemopen(buf, cap, "w");
+    if (!m)
+        return;
+    setvbuf(m, NULL, _IONBF, 0); /* what fits is kept when the rest does not */
+    write_each_character(m, text, writer);
+    fclose(m);
+    buf[cap - 1] = '\0';
+}
+
+void printable_copy(char *buf, size_t cap, const char *text)
+{
+    copy_through(buf, cap, text, printable_character);
+}
+
+static void utf8_character(FILE *out, const unsigned char *bytes, size_t length, uint32_t cp)
+{
+    (void)cp;
+    if (length == 0)
+        fputs(replacement_character, out);
+    else
+        fwrite(bytes, 1, length, out);
+}
+
+char *utf8_repaired(const char *text)
+{
+    size_t cap = strlen(text) * 3 + 1; /* each byte becomes at most U+FFFD's three */
+    char *copy = malloc(cap);
+    if (copy)
+        copy_through(copy, cap, text, utf8_character);
+    return copy;
 }

@@ -4,83 +4,56 @@
  *
  * node_exporter reads the directory whenever it is scraped; a file caught
  * half-written would be a parse error for the whole collector.  So every
- * write goes to a temporary file in the same directory (same filesystem,
- * rename is atomic) and is renamed over the old one.  The temporary name
- * does not end in .prom, so the collector never reads it.
+ * write is one of the command's output files (output_file.c): a temporary
+ * file in the same directory (same filesystem, rename is atomic; its name
+ * does not end in .prom, so the collector never reads it) renamed over the
+ * path, with the file guarantees of every other output -- a symbolic link is
+ * followed and kept, a read-only file is refused, the replaced file's mode
+ * is kept.  The collector reads regular files only, and the path is
+ * replaced every interval, so anything else at the path (a device such as
+ * /dev/null or /dev/stdout, a FIFO, a directory) is refused before the
+ * command starts instead of being replaced.
  */
-#include "exporters.h"
+#include "cli.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
-/* path + ".XXXXXX.tmp" in a malloc'ed template for mkostemps. */
-static char *temporary_template(const char *path)
+int textfile_check(const char *path, char *err, size_t errcap)
 {
-    static const char suffix[] = ".XXXXXX.tmp";
-    size_t n = strlen(path);
-    char *tmpl = malloc(n + sizeof suffix);
-    if (tmpl) {
-        memcpy(tmpl, path, n);
-        memcpy(tmpl + n, suffix, sizeof suffix);
+    struct stat st;
+    if (strcmp(path, "-") == 0 || (stat(path, &st) == 0 && !S_ISREG(st.st_mode))) {
+        char shown[256];
+        printable_copy(shown, sizeof shown, path);
+        snprintf(err, errcap, "--textfile '%s' is not a regular file: give the path of a file for the textfile "
+                 "collector, which resmon replaces every interval", shown);
+        return -EINVAL;
     }
-    return tmpl;
-}
-
-static int open_temporary(const char *path, char **out_name)
-{
-    char *name = temporary_template(path);
-    if (!name)
-        return -ENOMEM;
-    int fd = mkostemps(name, 4, O_CLOEXEC);
-    if (fd < 0) {
-        int err = -errno;
-        free(name);
-        return err;
+    /* The same checks as the first write makes (a read-only file, a missing
+     * directory, no room for the temporary file), leaving the path as it was. */
+    output_file f = {.silent = 1};
+    if (output_file_open(&f, path, "textfile") < 0) {
+        char shown[256];
+        printable_copy(shown, sizeof shown, path);
+        snprintf(err, errcap, "cannot write textfile '%s': %s", shown, strerror(f.error));
+        return -f.error;
     }
-    *out_name = name;
-    return fd;
-}
-
-int textfile_check(const char *path)
-{
-    char *name = NULL;
-    int fd = open_temporary(path, &name);
-    if (fd < 0)
-        return fd;
-    close(fd);
-    unlink(name);
-    free(name);
+    output_file_discard(&f);
     return 0;
 }
 
 int textfile_write(const char *path, const char *text, size_t len)
 {
-    char *name = NULL;
-    int fd = open_temporary(path, &name);
-    if (fd < 0)
-        return fd;
-    int err = 0;
-    for (size_t done = 0; done < len && !err;) {
-        ssize_t n = write(fd, text + done, len - done);
-        if (n < 0 && errno != EINTR)
-            err = -errno;
-        else if (n > 0)
-            done += (size_t)n;
-    }
-    /* mkostemps creates 0600; a collector running as another user must read it. */
-    if (!err && fchmod(fd, 0644) != 0)
-        err = -errno;
-    if (close(fd) != 0 && !err)
-        err = -errno;
-    if (!err && rename(name, path) != 0)
-        err = -errno;
-    if (err)
-        unlink(name);
-    free(name);
-    return err;
+    /* Something other than a regular file may have taken the path during
+     * the run (the start refused one): never write into it, never wait on it. */
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return -EINVAL;
+    output_file f = {.silent = 1};
+    if (output_file_open(&f, path, "textfile") < 0)
+        return -f.error;
+    fwrite(text, 1, len, f.stream);
+    return output_file_publish(&f) < 0 ? -f.error : 0;
 }

@@ -1,0 +1,63 @@
+/*
+ * utf8.h -- well-formed UTF-8 (RFC 3629), for text that came from outside
+ * (argv, /proc/PID/comm, sysfs) and must reach a format that requires UTF-8:
+ * JSON, XML, Prometheus label values.
+ *
+ * Shared by the library and the resmon command, header-only (static inline),
+ * so each has its own copy and the command needs nothing from the library
+ * beyond its public API.
+ */
+#ifndef RESMON_UTF8_H
+#define RESMON_UTF8_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The length of the well-formed UTF-8 sequence at s (1 to 4), or 0 when the
+ * byte at s does not start one: a stray continuation byte, an overlong form,
+ * a surrogate, a sequence cut short (by the terminating NUL too), or a code
+ * point above U+10FFFF.  s must be NUL-terminated. */
+static inline size_t rm__utf8_sequence_length(const unsigned char *s, uint32_t *code_point)
+{
+    if (s[0] < 0x80) {
+        *code_point = s[0];
+        return 1;
+    }
+    size_t length;
+    uint32_t cp, min;
+    if ((s[0] & 0xE0) == 0xC0) {
+        length = 2, cp = s[0] & 0x1F, min = 0x80;
+    } else if ((s[0] & 0xF0) == 0xE0) {
+        length = 3, cp = s[0] & 0x0F, min = 0x800;
+    } else if ((s[0] & 0xF8) == 0xF0) {
+        length = 4, cp = s[0] & 0x07, min = 0x10000;
+    } else {
+        return 0;
+    }
+    for (size_t i = 1; i < length; i++) {
+        if ((s[i] & 0xC0) != 0x80) /* also stops at the terminating NUL */
+            return 0;
+        cp = (cp << 6) | (s[i] & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    *code_point = cp;
+    return length;
+}
+
+/* U+FFFD, the replacement character, which stands for each byte that
+ * starts no well-formed sequence (as Python's errors="replace"). */
+#define RM__UTF8_REPLACEMENT "\xef\xbf\xbd"
+
+/* 1 when the whole of text is well-formed UTF-8. */
+static inline int rm__utf8_valid(const char *text)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    uint32_t cp;
+    for (size_t n; *s; s += n)
+        if ((n = rm__utf8_sequence_length(s, &cp)) == 0)
+            return 0;
+    return 1;
+}
+
+#endif
