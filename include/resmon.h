@@ -702,7 +702,9 @@ typedef enum resmon_exposition_format {
 } resmon_exposition_format;
 
 /* A label added to every series.  The value may hold any UTF-8 text; it is
- * escaped as the format requires (backslash, double quote, newline).  A
+ * escaped as the format requires (backslash, double quote, newline), and
+ * each byte that is not valid UTF-8 is written as U+FFFD, so the exposition
+ * stays valid whatever the value's source.  A
  * name-value pair, complete as it is: like resmon_gpu_memory it will not grow,
  * so it carries no struct_size. */
 typedef struct resmon_label {

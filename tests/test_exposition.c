@@ -264,6 +264,23 @@ static void label_values_are_escaped(void **state)
     }
 }
 
+/* A Latin-1 name, a comm cut mid-character, a stray continuation byte, an
+ * overlong '/', a surrogate: each byte that starts no well-formed sequence
+ * becomes U+FFFD, so a scraper never rejects the exposition. */
+static void label_values_that_are_not_utf8_get_u_fffd(void **state)
+{
+    (void)state;
+    resmon_summary s = cpu_only_summary();
+    resmon_label labels[] = {{"a", "caf\xe9"}, {"b", "abcdefghijklmn\xc3"}, {"c", "x\x80y"},
+                             {"d", "\xc0\xaf"}, {"e", "\xed\xa0\x80\"q"}};
+    for (int format = 0; format < 2; format++) {
+        char *text = render(&s, NULL, (resmon_exposition_format)format, labels, 5);
+        ASSERT_CONTAINS(text, "{a=\"caf\xef\xbf\xbd\",b=\"abcdefghijklmn\xef\xbf\xbd\",c=\"x\xef\xbf\xbdy\","
+                              "d=\"\xef\xbf\xbd\xef\xbf\xbd\",e=\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\\\"q\"}");
+        free(text);
+    }
+}
+
 static void invalid_labels_are_refused(void **state)
 {
     (void)state;
@@ -431,6 +448,7 @@ int main(void)
         cmocka_unit_test(an_older_summary_has_no_metric_group_series),
         cmocka_unit_test(openmetrics_has_units_families_and_eof),
         cmocka_unit_test(label_values_are_escaped),
+        cmocka_unit_test(label_values_that_are_not_utf8_get_u_fffd),
         cmocka_unit_test(invalid_labels_are_refused),
         cmocka_unit_test(short_buffers_get_a_terminated_prefix),
         cmocka_unit_test(callers_structs_follow_the_growth_rules),

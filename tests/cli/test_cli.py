@@ -10,6 +10,7 @@ import os
 import resource
 import select
 import signal
+import socket
 import stat
 import subprocess
 import sys
@@ -208,6 +209,30 @@ class Streams(Tmp):
         self.assertIn("peak RSS", r.stderr)
         q = resmon("-q", "--", "echo", "x")
         self.assertEqual((q.stdout, q.stderr), ("x\n", ""))
+
+    def test_a_closed_stderr_costs_neither_the_status_nor_an_output(self):
+        # stderr a pipe nobody reads any more: every message resmon writes
+        # there (the orphans line, a failed push, the table) fails with
+        # EPIPE instead of killing resmon with SIGPIPE (exit 141, no -o file).
+        pids = self.path("pids")
+        script = (f"{WORKLOAD} sleep 30 >/dev/null 2>&1 & echo $! >> {pids}; "
+                  f"{WORKLOAD} sleep 30 >/dev/null 2>&1 & echo $! >> {pids}; exit 3")
+        read_end, write_end = os.pipe()
+        os.close(read_end)
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            dead = s.getsockname()[1]  # nobody listens once closed
+        try:
+            r = subprocess.run([RESMON, "-o", self.path("s.json"), "--push", f"http://127.0.0.1:{dead}",
+                                "--", "sh", "-c", script], stderr=write_end, stdout=subprocess.DEVNULL,
+                               timeout=60)
+        finally:
+            os.close(write_end)
+            with open(pids) as f:
+                for pid in f.read().split():
+                    os.kill(int(pid), signal.SIGKILL)
+        self.assertEqual(r.returncode, 3)
+        self.assertEqual(self.summary()["exit_status"], 3)
 
     def test_summary_to_stdout_after_the_command(self):
         r = resmon("-q", "-o", "-", "--", "echo", "first")

@@ -17,6 +17,7 @@ import os
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -36,6 +37,18 @@ SKIP_REASON = "Debian packages prometheus and prometheus-pushgateway are not ins
 DEADLINE = 60.0  # seconds for a server to come up or a scrape to arrive
 # RESMON_TEST_TIME_FACTOR, as in tests/test_util.h (scripts/test sets 10 on a busy machine).
 TIME_FACTOR = float(os.environ.get("RESMON_TEST_TIME_FACTOR") or "1")
+
+
+def time_factor():
+    """RESMON_TEST_TIME_FACTOR (default 1), as tests/cli/test_cli.py reads it:
+    only bounds whose point is time scale with it."""
+    factor = float(os.environ.get("RESMON_TEST_TIME_FACTOR") or "1")
+    if not 1 <= factor <= 1000:
+        raise ValueError(f"RESMON_TEST_TIME_FACTOR={factor!r}: expected a number from 1 to 1000")
+    return factor
+
+
+TIME_FACTOR = time_factor()
 
 # A command that holds 64 MiB, burns 0.4 s of CPU, says "ready" and waits
 # for its stdin to close: everything measured happens before "ready".
@@ -99,8 +112,13 @@ class Servers:
                 f"    static_configs:\n      - targets: ['127.0.0.1:{self.gateway_port}']\n"
             )
         self.logs = open(os.path.join(self.dir.name, "servers.log"), "w")
+        # A persistence file of this run's own: Debian's default
+        # (/var/lib/prometheus/pushgateway.data) would bring back what earlier
+        # runs, or anyone else, pushed.
+        self.gateway_persistence = os.path.join(self.dir.name, "pushgateway.data")
         self.gateway = subprocess.Popen(
-            ["prometheus-pushgateway", f"--web.listen-address=127.0.0.1:{self.gateway_port}"],
+            ["prometheus-pushgateway", f"--web.listen-address=127.0.0.1:{self.gateway_port}",
+             f"--persistence.file={self.gateway_persistence}"],
             stdout=self.logs, stderr=subprocess.STDOUT)
         self.prometheus = subprocess.Popen(
             ["prometheus", f"--config.file={config}", f"--storage.tsdb.path={self.dir.name}/data",
@@ -508,6 +526,375 @@ class Options(Tmp):
                            capture_output=True, text=True, timeout=30)
         self.assertEqual(r.returncode, 125)
         self.assertIn("No such file or directory", r.stderr)
+
+
+def resmon_run(*args, **kwargs):
+    kwargs.setdefault("capture_output", True)
+    kwargs.setdefault("timeout", 60)
+    return subprocess.run([RESMON, *args], **kwargs)
+
+
+def as_nobody_if_root(directory):
+    """Root may write any file: check the read-only refusal as nobody."""
+    if os.getuid() != 0:
+        return {}
+    os.chmod(directory, 0o777)
+    return {"preexec_fn": lambda: os.setuid(65534)}
+
+
+class TextfileIsAnOutputFile(Tmp):
+    """--textfile keeps the file guarantees of every other output (README,
+    "Your files"), and refuses what a textfile collector cannot read."""
+
+    def test_a_symbolic_link_is_followed_and_kept(self):
+        target, link = self.path("target.prom"), self.path("link.prom")
+        with open(target, "w") as f:
+            f.write("old\n")
+        os.symlink("target.prom", link)
+        r = resmon_run("-q", "--textfile", link, "--", "true", text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(os.path.islink(link))
+        with open(target) as f:
+            self.assertIn("resmon_samples_total{", f.read())
+        self.assertEqual(sorted(os.listdir(self.dir.name)), ["link.prom", "target.prom"])
+
+    def test_a_read_only_file_is_refused_and_kept(self):
+        prom = self.path("ro.prom")
+        with open(prom, "w") as f:
+            f.write("old\n")
+        os.chmod(prom, 0o444)
+        marker = self.path("started")
+        r = resmon_run("-q", "--textfile", prom, "--", "touch", marker, text=True, **as_nobody_if_root(self.dir.name))
+        self.assertEqual(r.returncode, 125, r.stderr)
+        self.assertIn("Permission denied", r.stderr)
+        self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+        self.assertFalse(os.path.exists(marker))
+        with open(prom) as f:
+            self.assertEqual(f.read(), "old\n")
+
+    def test_devices_fifos_and_directories_are_refused_and_left_alone(self):
+        fifo = self.path("fifo.prom")
+        os.mkfifo(fifo)
+        stdout_was_link = os.path.islink("/dev/stdout")
+        for path in ("/dev/null", "/dev/stdout", fifo, self.dir.name, "-"):
+            marker = self.path("started")
+            r = resmon_run("-q", "--textfile", path, "--", "touch", marker, text=True, timeout=30)
+            self.assertEqual(r.returncode, 125, (path, r.stderr))
+            self.assertIn("not a regular file", r.stderr)
+            self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+            self.assertFalse(os.path.exists(marker), path)
+        self.assertTrue(stat.S_ISCHR(os.stat("/dev/null").st_mode))
+        self.assertEqual(os.path.islink("/dev/stdout"), stdout_was_link)
+        self.assertTrue(stat.S_ISFIFO(os.stat(fifo).st_mode))
+
+    def test_an_output_and_the_textfile_naming_one_file_are_refused(self):
+        for option, name in (("-o", "x.prom"), ("-s", "x.csv"), ("--plot", "x.svg")):
+            path = self.path(name)
+            with open(path, "w") as f:
+                f.write("old\n")
+            r = resmon_run("-q", option, path, "--textfile", os.path.join(self.dir.name, ".", name), "--", "true",
+                           text=True)
+            self.assertEqual(r.returncode, 125, (option, r.stderr))
+            self.assertIn("name the same file", r.stderr)
+            with open(path) as f:
+                self.assertEqual(f.read(), "old\n")
+
+
+class LabelsStayValid(Tmp):
+    """Every label value is valid UTF-8 whatever its source, and names a
+    scraper gives a meaning to are refused."""
+
+    def assert_promtool_accepts(self, prom):
+        with open(prom, "rb") as f:
+            data = f.read()
+        text = data.decode("utf-8")  # raises on invalid UTF-8
+        if shutil.which("promtool"):
+            self.assertEqual(promtool_check(text), (0, ""))
+        return text
+
+    def test_a_label_that_is_not_utf8_is_written_with_u_fffd(self):
+        prom = self.path("m.prom")
+        r = resmon_run("-q", "--textfile", prom, "--label", b"team=ml\xff", "--", "true")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn('team="ml\ufffd"', self.assert_promtool_accepts(prom))
+
+    def test_a_latin1_command_name_is_written_with_u_fffd(self):
+        link = os.path.join(os.fsencode(self.dir.name), b"caf\xe9")
+        os.symlink(WORKLOAD, link)
+        prom = self.path("m.prom")
+        r = resmon_run("-q", "--textfile", prom, "--", link, "exit", "0")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn('command="caf\ufffd"', self.assert_promtool_accepts(prom))
+
+    def test_a_comm_cut_mid_character_is_written_with_u_fffd(self):
+        # 14 bytes and a two-byte character: the kernel keeps 15 bytes of the
+        # name, half of the character.
+        link = os.path.join(os.fsencode(self.dir.name), b"abcdefghijklmn\xc3\xa9")
+        os.symlink(WORKLOAD, link)
+        target = subprocess.Popen([link, "trap-term", "0"])
+        self.addCleanup(target.wait)
+        self.addCleanup(target.terminate)
+        prom = self.path("pid.prom")
+        r = resmon_run("-q", "--pid", str(target.pid), "--duration", "0.3", "--textfile", prom)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn('command="abcdefghijklmn\ufffd"', self.assert_promtool_accepts(prom))
+
+    def test_reserved_label_names_are_125(self):
+        for label in ("le=1", "quantile=0.5", "version=1"):
+            marker = self.path("started")
+            r = resmon_run("--label", label, "--textfile", self.path("m.prom"), "--", "touch", marker, text=True)
+            self.assertEqual(r.returncode, 125, (label, r.stderr))
+            self.assertIn("reserved", r.stderr)
+            self.assertFalse(os.path.exists(marker))
+
+    def test_a_push_job_that_is_not_utf8_is_125(self):
+        marker = self.path("started")
+        r = resmon_run("--push", "http://127.0.0.1:9/", "--push-job", b"job\xff", "--", "touch", marker)
+        self.assertEqual(r.returncode, 125, r.stderr)
+        self.assertIn(b"not valid UTF-8", r.stderr)
+        self.assertIn(b"\\xff", r.stderr)
+        self.assertEqual(r.stderr.count(b"\n"), 1)
+        self.assertFalse(os.path.exists(marker))
+
+    @unittest.skipUnless(HAVE_SERVERS, SKIP_REASON)
+    def test_a_label_that_is_not_utf8_leaves_the_gateway_healthy(self):
+        gateway = f"http://127.0.0.1:{servers.gateway_port}"
+        job = f"resmon-utf8-{self.run_id}"
+        r = resmon_run("-q", "--push", gateway, "--push-job", job, "--label", b"team=ml\xff", "--", "true")
+        self.assertEqual((r.returncode, r.stderr), (0, b""))
+        status, _, body = http_get(gateway + "/metrics")
+        self.assertEqual(status, 200)
+        self.assertIn(f'resmon_samples_total{{command="true",instance="",job="{job}",team="ml\ufffd"}}',
+                      body.decode())
+        http_get(f"{gateway}/metrics/job/{job}/team@base64/" + "bWzvv70=", method="DELETE")
+
+    @unittest.skipUnless(HAVE_SERVERS, SKIP_REASON)
+    def test_the_gateway_runs_on_a_private_persistence_file(self):
+        with open(f"/proc/{servers.gateway.pid}/cmdline", "rb") as f:
+            argv = f.read().split(b"\0")
+        self.assertIn(f"--persistence.file={servers.gateway_persistence}".encode(), argv)
+        self.assertTrue(servers.gateway_persistence.startswith(servers.dir.name + os.sep))
+
+
+@unittest.skipUnless(HAVE_SERVERS, SKIP_REASON)
+class ServerUnderIdleAndSlowClients(Tmp):
+    def serve(self, *extra):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/metrics"
+        return self.start("--serve", f"127.0.0.1:{self.port}", *extra)
+
+    def connect(self, count):
+        sockets = []
+        for _ in range(count):
+            s = socket.create_connection(("127.0.0.1", self.port))  # blocking: recv(MSG_DONTWAIT) never waits
+            self.addCleanup(s.close)
+            sockets.append(s)
+        return sockets
+
+    def test_64_idle_connections_do_not_delay_the_exit(self):
+        run = self.serve()
+        idle = self.connect(64)  # libmicrohttpd's old limit: the listening socket left its poll set
+
+        def sockets_held():
+            fds = os.listdir(f"/proc/{run.proc.pid}/fd")
+            return sum(os.readlink(f"/proc/{run.proc.pid}/fd/{fd}").startswith("socket:") for fd in fds)
+
+        def shut_by_resmon(s):
+            try:
+                return s.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+            except BlockingIOError:
+                return False
+            except OSError:
+                return True
+
+        # Every connection is taken, or shut to make room (16 a client address).
+        wait_until("resmon to take the 64 connections",
+                   lambda: sockets_held() - 1 + sum(map(shut_by_resmon, idle)) >= 64)
+        started = time.monotonic()
+        self.assertEqual(run.finish(), 0)
+        took = time.monotonic() - started
+        print(f"\n  exit with 64 idle connections: {took:.2f} s", file=sys.stderr)
+        self.assertLess(took, 2 * TIME_FACTOR)  # was up to 10 s: epoll_wait(10000) unwoken
+        del idle
+
+    def test_scrapes_are_answered_during_a_slowloris(self):
+        run = self.serve()
+        slow = self.connect(64)
+        request = b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 4000
+        stop = threading.Event()
+
+        def trickle():  # a byte per connection every second: no idle timeout ever fires
+            for i in range(len(request)):
+                for s in slow:
+                    try:
+                        s.send(request[i:i + 1])
+                    except OSError:
+                        pass  # shut down to make room: the point
+                if stop.wait(1):
+                    return
+
+        t = threading.Thread(target=trickle)
+        t.start()
+        try:
+            time.sleep(1.5)  # every slow connection has started its request
+            answered = 0
+            for _ in range(10):
+                try:
+                    answered += http_get(self.url, timeout=5)[0] == 200
+                except OSError:
+                    pass
+        finally:
+            stop.set()
+            t.join()
+        print(f"\n  scrapes answered during 64 slow connections: {answered} of 10", file=sys.stderr)
+        self.assertEqual(answered, 10)  # was 0 of 10 in 40 s
+        self.assertEqual(run.finish(), 0)
+
+    def test_ports_outside_1_to_65535_are_125(self):
+        for address in ("127.0.0.1:99999", "127.0.0.1:65536", "127.0.0.1:0", "127.0.0.1:-1", "127.0.0.1:+80",
+                        "[::1]:70000"):
+            marker = self.path("started")
+            r = resmon_run("--serve", address, "--", "touch", marker, text=True, timeout=30)
+            self.assertEqual(r.returncode, 125, (address, r.stderr))
+            self.assertIn("from 1 to 65535", r.stderr)
+            self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+            self.assertFalse(os.path.exists(marker))
+
+    def test_binding_every_interface_prints_one_warning(self):
+        # In a network namespace of its own, with only a loopback device, so
+        # the wildcard address reaches nothing beyond this test.
+        unshare = shutil.which("unshare")
+        if not unshare or subprocess.run([unshare, "-n", "true"], capture_output=True).returncode != 0:
+            self.skipTest("unshare -n (a private network namespace) is not available")
+        for address in (f"0.0.0.0:{free_port()}", f"[::]:{free_port()}"):
+            r = subprocess.run([unshare, "-n", RESMON, "-q", "--serve", address, "--", "true"],
+                               capture_output=True, text=True, timeout=30)
+            if "Address family not supported" in r.stderr:
+                continue  # no IPv6 in the namespace
+            self.assertEqual(r.returncode, 0, (address, r.stderr))
+            self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+            self.assertIn("every network interface", r.stderr)
+            self.assertIn("no authentication", r.stderr)
+        r = resmon_run("-q", "--serve", f"127.0.0.1:{free_port()}", "--", "true", text=True)
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+
+
+class SilentGateway:
+    """A socket the kernel accepts connections on, and nobody answers."""
+
+    def __enter__(self):
+        self.socket = socket.socket()
+        self.socket.bind(("127.0.0.1", 0))
+        self.socket.listen(64)
+        self.url = f"http://127.0.0.1:{self.socket.getsockname()[1]}"
+        return self
+
+    def __exit__(self, *exc):
+        self.socket.close()
+
+
+class ReplyingGateway:
+    """An HTTP server on 127.0.0.1 that answers every request with status and body."""
+
+    def __init__(self, status, body):
+        import http.server
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_PUT(self):
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                self.send_response(status)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join()
+
+
+class PushNeverStallsAnything(Tmp):
+    def test_a_hung_gateway_neither_stalls_the_textfile_nor_doubles_the_exit(self):
+        prom = self.path("m.prom")
+        timeout = 4
+        with SilentGateway() as gateway:
+            run = self.start("-i", "0.05", "--textfile", prom, "--push", gateway.url, "--push-interval", "0.1",
+                             "--push-timeout", str(timeout))
+            # The first push hangs from 0.1 s on; the textfile is written
+            # every second all the same (it waited for the push: 4 s).
+            wait_until("the first textfile", lambda: os.path.exists(prom), deadline=2.5 * TIME_FACTOR)
+            first = os.stat(prom).st_mtime_ns
+            wait_until("a second textfile", lambda: os.stat(prom).st_mtime_ns != first, deadline=2.5 * TIME_FACTOR)
+            started = time.monotonic()
+            rc = run.finish()
+            took = time.monotonic() - started
+        print(f"\n  exit with a hung gateway and --push-timeout {timeout}: {took:.2f} s", file=sys.stderr)
+        self.assertEqual(rc, 0)
+        # One push in flight is given up for the final one: the timeout plus
+        # a second, not twice the timeout.
+        self.assertLess(took, timeout + 1.5 * TIME_FACTOR)
+        self.assertGreater(took, timeout - 0.5)  # the final push was given its time
+        self.assertEqual(run.stderr.count("\n"), 1, run.stderr)  # the final push's failure only
+        self.assertIn("timeout", run.stderr.lower())
+
+    def test_push_errors_are_escaped_and_credentials_redacted(self):
+        with ReplyingGateway(400, b"\x1b[31mbad\x07 request\r\nsecond line\n") as gateway:
+            r = resmon_run("-q", "--push", f"http://user:s3cret@127.0.0.1:{gateway.port}/", "--", "true")
+        self.assertEqual(r.returncode, 0)
+        self.assertEqual(r.stderr.count(b"\n"), 1, r.stderr)
+        self.assertNotIn(b"\x1b", r.stderr)
+        self.assertNotIn(b"\x07", r.stderr)
+        self.assertIn(b"HTTP 400: \\x1b[31mbad\\x07 request\n", r.stderr)
+        self.assertNotIn(b"s3cret", r.stderr)
+        self.assertIn(f"http://***@127.0.0.1:{gateway.port}/metrics/job@base64/".encode(), r.stderr)
+
+    def test_push_urls_other_than_http_are_125(self):
+        for url in ("ftp://127.0.0.1/x", "file:///tmp/x", "127.0.0.1:9091", "gopher://u:s3cret@127.0.0.1/"):
+            marker = self.path("started")
+            r = resmon_run("--push", url, "--", "touch", marker, text=True)
+            self.assertEqual(r.returncode, 125, (url, r.stderr))
+            self.assertIn("http:// or https://", r.stderr)
+            self.assertNotIn("s3cret", r.stderr)
+            self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+            self.assertFalse(os.path.exists(marker))
+
+
+@unittest.skipUnless(HAVE_SERVERS, SKIP_REASON)
+class CommandSeries(Tmp):
+    def test_running_exit_status_and_build_info(self):
+        port = free_port()
+        url = f"http://127.0.0.1:{port}/metrics"
+        version = resmon_run("--version", text=True).stdout.split()[1]
+        run = self.start("--serve", f"127.0.0.1:{port}", "--serve-linger", "30",
+                         script=WAIT_ONLY.replace("sys.stdin.read()\n", "sys.stdin.read()\nsys.exit(3)\n"))
+        command = os.path.basename(sys.executable)
+        text = http_get(url)[2].decode()
+        self.assertEqual(promtool_check(text), (0, ""))
+        self.assertIn(f'resmon_command_running{{command="{command}"}} 1\n', text)
+        self.assertNotIn("resmon_command_exit_status", text)
+        self.assertIn(f'resmon_build_info{{command="{command}",version="{version}"}} 1\n', text)
+        om = http_get(url, {"Accept": "application/openmetrics-text;version=1.0.0"})[2].decode()
+        self.assertIn("# TYPE resmon_build info\n", om)
+        self.assertTrue(om.endswith(f'resmon_build_info{{command="{command}",version="{version}"}} 1\n# EOF\n'), om)
+        run.proc.stdin.close()
+        wait_until("the summary file", lambda: os.path.exists(run.summary_path) and os.path.getsize(run.summary_path))
+        text = http_get(url)[2].decode()  # lingering: the command has ended
+        self.assertEqual(promtool_check(text), (0, ""))
+        self.assertIn(f'resmon_command_running{{command="{command}"}} 0\n', text)
+        self.assertIn(f'resmon_command_exit_status{{command="{command}"}} 3\n', text)
+        run.proc.send_signal(signal.SIGINT)
+        self.assertEqual(run.proc.wait(timeout=10), 3)
 
 
 if __name__ == "__main__":

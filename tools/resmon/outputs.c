@@ -22,9 +22,9 @@ int outputs_open(const cli_options *o, resmon_gpu *gpu, outputs *out)
 {
     memset(out, 0, sizeof *out);
     out->gpu = gpu;
-    const char *const paths[] = {o->summary_path, o->samples_path, o->plot_path};
-    const char *const options[] = {"-o", "-s", "--plot"};
-    if (output_paths_check_distinct(paths, options, 3) != 0)
+    const char *const paths[] = {o->summary_path, o->samples_path, o->plot_path, o->exporters.textfile_path};
+    const char *const options[] = {"-o", "-s", "--plot", "--textfile"};
+    if (output_paths_check_distinct(paths, options, 4) != 0)
         return -1;
     if (o->plot_path && chart_output_check(o->plot_path, "--plot", out->plot_converter, sizeof out->plot_converter) < 0)
         return -1; /* a .png without rsvg-convert: before anything is created */
