@@ -283,7 +283,10 @@ typedef struct resmon_summary {
      * so never below what a sample saw.  A monitored pid that ends before
      * stop keeps the mark last read during the window (at each sample, at
      * most every 10 ms): a spike after that read is not known; descendants
-     * that end before stop keep their largest sampled RSS.  NAN when unknown. */
+     * that end before stop keep their largest sampled RSS.  While the window
+     * runs, the exact peak so far (the marks are read at most once a
+     * second), so a summary or an exposition taken mid-window has it too;
+     * final at stop.  NAN when unknown. */
     double hwm_rss_mb;
     resmon_hwm_scope hwm_scope;
     uint64_t skipped_slots;    /* schedule slots missed because the sampler ran

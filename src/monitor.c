@@ -324,9 +324,35 @@ static int window_begin(resmon_monitor *m, taken_sample *t)
 /* Samples on schedule until stop, or until the target ends (a zombie or
  * gone: no process is left to sample).  Returns 1 when the target ended, its
  * last sample already taken. */
+/* The exact peak so far, from the kernel's marks (VmHWM of every monitored
+ * process), into the summary: a live gauge for a scraper while the window
+ * runs, and its final value at the end.  Returns what rm__probe_peak_rss
+ * returned. */
+static int publish_exact_peak(resmon_monitor *m, int *reset_error)
+{
+    uint64_t peak_bytes;
+    resmon_hwm_scope scope;
+    int peak_rc = rm__probe_peak_rss(m->probe, &peak_bytes, &scope, reset_error);
+    if (peak_rc == 0) {
+        /* statm and VmHWM count slightly different pages; the exact peak is
+         * never reported below a sampled value. */
+        double hwm = (double)peak_bytes / RM__BYTES_PER_MIB;
+        pthread_mutex_lock(&m->lock);
+        m->acc.hwm_rss_mb = hwm > m->acc.peak_rss_mb ? hwm : m->acc.peak_rss_mb;
+        m->acc.hwm_scope = scope;
+        pthread_mutex_unlock(&m->lock);
+    }
+    return peak_rc;
+}
+
+/* While the window runs the marks are read at most once a second (one
+ * status file per monitored process), so the live exact peak costs little. */
+#define LIVE_PEAK_PERIOD_NS 1000000000ULL
+
 static int window_loop(resmon_monitor *m, uint64_t window_start_ns)
 {
     taken_sample t;
+    uint64_t next_peak_ns = window_start_ns;
     for (uint64_t slot = 1;;) {
         if (wait_for_slot(m, window_start_ns + slot * m->interval_ns))
             return 0;
@@ -336,6 +362,11 @@ static int window_loop(resmon_monitor *m, uint64_t window_start_ns)
         publish(m, &t);
         if (rc == RM__PROBE_ENDED)
             return 1;
+        if (rm__now_ns() >= next_peak_ns) {
+            int ignored_reset_error;
+            publish_exact_peak(m, &ignored_reset_error);
+            next_peak_ns = rm__now_ns() + LIVE_PEAK_PERIOD_NS;
+        }
 
         /* Next slot: the first one still ahead.  Slots that passed while this
          * sample (or a slow callback) ran are counted, not made up in a burst. */
@@ -366,21 +397,12 @@ static void window_end(resmon_monitor *m, int target_ended)
     if (!target_ended && take_sample(m, 0, &t) >= 0)
         publish(m, &t);
     m->gpu_in_window = 0;
-    uint64_t peak_bytes;
-    resmon_hwm_scope scope;
     int reset_error = 0;
-    int peak_rc = rm__probe_peak_rss(m->probe, &peak_bytes, &scope, &reset_error);
+    int peak_rc = publish_exact_peak(m, &reset_error);
     if (m->rapl.zone_count)
         rm__rapl_read(&m->rapl);
 
     pthread_mutex_lock(&m->lock);
-    if (peak_rc == 0) {
-        /* statm and VmHWM count slightly different pages; the exact peak is
-         * never reported below a sampled value. */
-        double hwm = (double)peak_bytes / RM__BYTES_PER_MIB;
-        m->acc.hwm_rss_mb = hwm > m->acc.peak_rss_mb ? hwm : m->acc.peak_rss_mb;
-        m->acc.hwm_scope = scope;
-    }
     m->acc.hwm_error = peak_rc < 0 ? peak_rc : reset_error;
     if (m->rapl.zone_count)
         m->acc.cpu_energy_j = m->rapl.total_j;

@@ -896,6 +896,27 @@ class CommandSeries(Tmp):
         run.proc.send_signal(signal.SIGINT)
         self.assertEqual(run.proc.wait(timeout=10), 3)
 
+    def test_the_exact_peak_is_a_live_gauge(self):
+        port = free_port()
+        url = f"http://127.0.0.1:{port}/metrics"
+        run = self.start("-i", "0.05", "--serve", f"127.0.0.1:{port}", script=HOLD_AND_WAIT)
+        with open(f"/proc/{run.proc.pid}/task/{run.proc.pid}/children") as f:
+            [child] = f.read().split()
+        with open(f"/proc/{child}/status") as f:  # the kernel's mark, after "ready": it no longer moves
+            vmhwm = int(next(l for l in f if l.startswith("VmHWM:")).split()[1]) * 1024
+
+        def exact():
+            lines = [l for l in http_get(url)[2].decode().splitlines()
+                     if l.startswith("resmon_resident_memory_exact_max_bytes{")]
+            return float(lines[0].rsplit(" ", 1)[1]) if lines else None
+
+        # while the command runs (it waits on its stdin), not only after the end
+        value = wait_until("the exact peak while the command runs", lambda: (exact() or 0) >= vmhwm and exact())
+        self.assertGreaterEqual(vmhwm, 64 << 20)
+        self.assertLessEqual(value, vmhwm * 1.02)  # never below a sampled value, which may count a few more pages
+        self.assertIsNone(run.proc.poll())
+        self.assertEqual(run.finish(), 0)
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
