@@ -918,5 +918,47 @@ class CommandSeries(Tmp):
         self.assertEqual(run.finish(), 0)
 
 
+def mapped_objects(pid):
+    with open(f"/proc/{pid}/maps") as f:
+        return {os.path.basename(l.split()[5]) for l in f if len(l.split()) >= 6 and ".so" in l.split()[5]}
+
+
+class PayForWhatIsUsed(Tmp):
+    """libmicrohttpd and libcurl are loaded only for --serve and --push
+    (issue 20): a plain run maps neither, nor Jansson."""
+
+    def test_a_plain_run_maps_neither_http_library_nor_jansson(self):
+        run = self.start()
+        objects = mapped_objects(run.proc.pid)
+        self.assertEqual(run.finish(), 0)
+        for name in ("libcurl", "libmicrohttpd", "libjansson", "libgnutls", "libssl"):
+            self.assertFalse([o for o in objects if o.startswith(name)], (name, sorted(objects)))
+        if not SANITIZED:  # the sanitizers' runtimes bring their own
+            self.assertLessEqual(len(objects), 4, sorted(objects))  # ld.so, libc, libm (and libdl on old glibc)
+
+    def test_serve_and_push_load_their_library(self):
+        with SilentGateway() as gateway:
+            run = self.start("--serve", f"127.0.0.1:{free_port()}", "--push", gateway.url, "--push-timeout", "0.2")
+            objects = mapped_objects(run.proc.pid)
+            run.finish()
+        self.assertTrue([o for o in objects if o.startswith("libmicrohttpd.so")], sorted(objects))
+        self.assertTrue([o for o in objects if o.startswith("libcurl.so")], sorted(objects))
+
+    def test_a_missing_library_is_one_line_and_125(self):
+        missing = self.path("no-such-library.so")
+        for option, variable, soname in ((["--serve", f"127.0.0.1:{free_port()}"], "RESMON_MICROHTTPD_LIBRARY",
+                                          "libmicrohttpd.so.12"),
+                                         (["--push", "http://127.0.0.1:9/"], "RESMON_CURL_LIBRARY", "libcurl.so.4")):
+            marker = self.path("started")
+            r = resmon_run(*option, "--", "touch", marker, text=True, env=dict(os.environ, **{variable: missing}))
+            self.assertEqual(r.returncode, 125, r.stderr)
+            self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+            self.assertIn(f"{option[0]} needs {soname}, which cannot be loaded", r.stderr)
+            self.assertFalse(os.path.exists(marker))
+            # a plain run does not care
+            r = resmon_run("-q", "--", "true", text=True, env=dict(os.environ, **{variable: missing}))
+            self.assertEqual((r.returncode, r.stderr), (0, ""))
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

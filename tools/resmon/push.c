@@ -1,5 +1,6 @@
 /*
- * push.c -- --push: PUT the exposition to a Prometheus Pushgateway (libcurl).
+ * push.c -- --push: PUT the exposition to a Prometheus Pushgateway (libcurl,
+ * loaded only when --push is given).
  *
  * A batch job ends before a scraper comes by, so it pushes: the gateway keeps
  * the last push per group (job plus the user's labels) for Prometheus to
@@ -50,8 +51,56 @@ void push_url_redacted(const char *url, char *buf, size_t cap)
 }
 
 #if RESMON_HAVE_CURL
+#define CURL_DISABLE_TYPECHECK 1 /* calls go through pointers, not the checking macros */
 #include <curl/curl.h>
 #include <signal.h>
+
+/* libcurl, loaded when --push is given (optional_library.c). */
+static struct {
+    __typeof__(curl_global_init) *global_init;
+    __typeof__(curl_global_cleanup) *global_cleanup;
+    __typeof__(curl_easy_init) *easy_init;
+    __typeof__(curl_easy_setopt) *easy_setopt;
+    __typeof__(curl_easy_perform) *easy_perform;
+    __typeof__(curl_easy_getinfo) *easy_getinfo;
+    __typeof__(curl_easy_strerror) *easy_strerror;
+    __typeof__(curl_easy_cleanup) *easy_cleanup;
+    __typeof__(curl_slist_append) *slist_append;
+    __typeof__(curl_slist_free_all) *slist_free_all;
+    __typeof__(curl_url) *url;
+    __typeof__(curl_url_set) *url_set;
+    __typeof__(curl_url_cleanup) *url_cleanup;
+    __typeof__(curl_url_strerror) *url_strerror;
+} curl;
+static const char *const curl_names[] = {
+    "curl_global_init",
+    "curl_global_cleanup",
+    "curl_easy_init",
+    "curl_easy_setopt",
+    "curl_easy_perform",
+    "curl_easy_getinfo",
+    "curl_easy_strerror",
+    "curl_easy_cleanup",
+    "curl_slist_append",
+    "curl_slist_free_all",
+    "curl_url",
+    "curl_url_set",
+    "curl_url_cleanup",
+    "curl_url_strerror",
+};
+_Static_assert(sizeof curl == sizeof curl_names / sizeof curl_names[0] * sizeof(void *), "one pointer per name");
+
+static int load_curl(char *err, size_t errcap)
+{
+    if (curl.global_init)
+        return 0;
+    void *slots[sizeof curl_names / sizeof curl_names[0]];
+    if (optional_library_load("--push", "libcurl.so.4", "RESMON_CURL_LIBRARY", curl_names, slots,
+                              sizeof curl_names / sizeof curl_names[0], err, errcap) < 0)
+        return -1;
+    memcpy(&curl, slots, sizeof curl); /* POSIX: dlsym's pointers are the functions' */
+    return 0;
+}
 
 struct pusher {
     CURL *curl;
@@ -144,19 +193,21 @@ static size_t keep_reply(char *data, size_t size, size_t n, void *user)
 pusher *pusher_new(const char *base_url, const char *job, const resmon_label *grouping, size_t grouping_count,
                    double timeout_sec, char *err, size_t errcap)
 {
+    if (load_curl(err, errcap) < 0)
+        return NULL;
     /* Called before any thread of resmon's starts, as curl_global_init wants. */
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+    if (curl.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
         snprintf(err, errcap, "--push: cannot initialise libcurl");
         return NULL;
     }
     pusher *p = calloc(1, sizeof *p);
     if (!p) {
-        curl_global_cleanup();
+        curl.global_cleanup();
         snprintf(err, errcap, "--push: out of memory");
         return NULL;
     }
-    if (!(p->curl = curl_easy_init()) || !(p->url = group_url(base_url, job, grouping, grouping_count)) ||
-        !(p->headers = curl_slist_append(NULL, "Content-Type: text/plain; version=0.0.4; charset=utf-8"))) {
+    if (!(p->curl = curl.easy_init()) || !(p->url = group_url(base_url, job, grouping, grouping_count)) ||
+        !(p->headers = curl.slist_append(NULL, "Content-Type: text/plain; version=0.0.4; charset=utf-8"))) {
         snprintf(err, errcap, "--push: out of memory");
         pusher_free(p);
         return NULL;
@@ -164,27 +215,27 @@ pusher *pusher_new(const char *base_url, const char *job, const resmon_label *gr
     push_url_redacted(p->url, p->shown_url, sizeof p->shown_url);
     long timeout_ms = (long)(timeout_sec * 1000.0);
     CURL *c = p->curl;
-    curl_easy_setopt(c, CURLOPT_URL, p->url);
-    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "PUT");
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, p->headers);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
-    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
-    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L); /* pushes run on the exporter thread */
-    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, keep_reply);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, p);
-    curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, keep_going);
-    curl_easy_setopt(c, CURLOPT_XFERINFODATA, p);
-    curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(c, CURLOPT_USERAGENT, "resmon/" RESMON_VERSION_STRING);
+    curl.easy_setopt(c, CURLOPT_URL, p->url);
+    curl.easy_setopt(c, CURLOPT_CUSTOMREQUEST, "PUT");
+    curl.easy_setopt(c, CURLOPT_HTTPHEADER, p->headers);
+    curl.easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
+    curl.easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
+    curl.easy_setopt(c, CURLOPT_NOSIGNAL, 1L); /* pushes run on the exporter thread */
+    curl.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl.easy_setopt(c, CURLOPT_WRITEFUNCTION, keep_reply);
+    curl.easy_setopt(c, CURLOPT_WRITEDATA, p);
+    curl.easy_setopt(c, CURLOPT_XFERINFOFUNCTION, keep_going);
+    curl.easy_setopt(c, CURLOPT_XFERINFODATA, p);
+    curl.easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+    curl.easy_setopt(c, CURLOPT_USERAGENT, "resmon/" RESMON_VERSION_STRING);
     /* The URL is the user's; a typo should fail here, not at the first push. */
-    CURLU *parsed = curl_url();
-    CURLUcode bad = parsed ? curl_url_set(parsed, CURLUPART_URL, p->url, 0) : CURLUE_OUT_OF_MEMORY;
-    curl_url_cleanup(parsed);
+    CURLU *parsed = curl.url();
+    CURLUcode bad = parsed ? curl.url_set(parsed, CURLUPART_URL, p->url, 0) : CURLUE_OUT_OF_MEMORY;
+    curl.url_cleanup(parsed);
     if (bad) {
         char shown[256];
         push_url_redacted(base_url, shown, sizeof shown);
-        snprintf(err, errcap, "--push: invalid URL '%s': %s", shown, curl_url_strerror(bad));
+        snprintf(err, errcap, "--push: invalid URL '%s': %s", shown, curl.url_strerror(bad));
         pusher_free(p);
         return NULL;
     }
@@ -195,17 +246,17 @@ int pusher_push(pusher *p, const char *text, size_t len)
 {
     p->reply_len = 0;
     p->reply[0] = '\0';
-    curl_easy_setopt(p->curl, CURLOPT_POSTFIELDS, text);
-    curl_easy_setopt(p->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-    CURLcode rc = curl_easy_perform(p->curl);
+    curl.easy_setopt(p->curl, CURLOPT_POSTFIELDS, text);
+    curl.easy_setopt(p->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    CURLcode rc = curl.easy_perform(p->curl);
     long status = 0;
-    curl_easy_getinfo(p->curl, CURLINFO_RESPONSE_CODE, &status);
+    curl.easy_getinfo(p->curl, CURLINFO_RESPONSE_CODE, &status);
     if (rc == CURLE_OK && status >= 200 && status < 300)
         return 0;
     if (rc == CURLE_ABORTED_BY_CALLBACK && p->abandon)
         return -1; /* given up for the final push, which reports */
     if (rc != CURLE_OK) {
-        fprintf(stderr, "resmon: push to %s failed: %s\n", p->shown_url, curl_easy_strerror(rc));
+        fprintf(stderr, "resmon: push to %s failed: %s\n", p->shown_url, curl.easy_strerror(rc));
     } else {
         /* The gateway's reply is anyone's bytes: shown escaped, first line only. */
         char shown[sizeof p->reply * 4];
@@ -221,12 +272,12 @@ void pusher_free(pusher *p)
 {
     if (!p)
         return;
-    curl_slist_free_all(p->headers);
+    curl.slist_free_all(p->headers);
     if (p->curl)
-        curl_easy_cleanup(p->curl);
+        curl.easy_cleanup(p->curl);
     free(p->url);
     free(p);
-    curl_global_cleanup();
+    curl.global_cleanup();
 }
 
 #else /* built without libcurl */

@@ -1,6 +1,6 @@
 /*
  * serve.c -- --serve HOST:PORT: GET /metrics for a Prometheus scraper
- * (libmicrohttpd).
+ * (libmicrohttpd, loaded only when --serve is given).
  *
  * resmon binds the socket itself, so a port in use is reported with its
  * errno before the command starts, then hands it to libmicrohttpd, which
@@ -37,6 +37,41 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+
+/* libmicrohttpd, loaded when --serve is given (optional_library.c). */
+static struct {
+    __typeof__(MHD_create_response_from_buffer) *create_response_from_buffer;
+    __typeof__(MHD_add_response_header) *add_response_header;
+    __typeof__(MHD_queue_response) *queue_response;
+    __typeof__(MHD_destroy_response) *destroy_response;
+    __typeof__(MHD_lookup_connection_value) *lookup_connection_value;
+    __typeof__(MHD_get_connection_info) *get_connection_info;
+    __typeof__(MHD_start_daemon) *start_daemon;
+    __typeof__(MHD_stop_daemon) *stop_daemon;
+} mhd;
+static const char *const mhd_names[] = {
+    "MHD_create_response_from_buffer",
+    "MHD_add_response_header",
+    "MHD_queue_response",
+    "MHD_destroy_response",
+    "MHD_lookup_connection_value",
+    "MHD_get_connection_info",
+    "MHD_start_daemon",
+    "MHD_stop_daemon",
+};
+_Static_assert(sizeof mhd == sizeof mhd_names / sizeof mhd_names[0] * sizeof(void *), "one pointer per name");
+
+static int load_microhttpd(char *err, size_t errcap)
+{
+    if (mhd.start_daemon)
+        return 0;
+    void *slots[sizeof mhd_names / sizeof mhd_names[0]];
+    if (optional_library_load("--serve", "libmicrohttpd.so.12", "RESMON_MICROHTTPD_LIBRARY", mhd_names, slots,
+                              sizeof mhd_names / sizeof mhd_names[0], err, errcap) < 0)
+        return -1;
+    memcpy(&mhd, slots, sizeof mhd); /* POSIX: dlsym's pointers are the functions' */
+    return 0;
+}
 
 #define SERVE_MAX_CONNECTIONS 64
 #define SERVE_MAX_PER_ADDRESS 16
@@ -139,8 +174,8 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
         return;
     }
     *socket_context = NULL;
-    const union MHD_ConnectionInfo *fd_info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-    const union MHD_ConnectionInfo *address_info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const union MHD_ConnectionInfo *fd_info = mhd.get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    const union MHD_ConnectionInfo *address_info = mhd.get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     for (size_t i = 0; i < SERVE_DAEMON_LIMIT && fd_info; i++) {
         connection_record *r = &s->records[i];
         if (r->in_use)
@@ -161,7 +196,7 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 
 static connection_record *record_of(struct MHD_Connection *c)
 {
-    const union MHD_ConnectionInfo *info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    const union MHD_ConnectionInfo *info = mhd.get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     return info ? info->socket_context : NULL;
 }
 
@@ -181,14 +216,14 @@ static const char prometheus_type[] = "text/plain; version=0.0.4; charset=utf-8"
 
 static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned status, const char *text)
 {
-    struct MHD_Response *r = MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
+    struct MHD_Response *r = mhd.create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_PERSISTENT);
     if (!r)
         return MHD_NO;
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+    mhd.add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
     if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-        MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
-    enum MHD_Result rc = MHD_queue_response(c, status, r);
-    MHD_destroy_response(r);
+        mhd.add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+    enum MHD_Result rc = mhd.queue_response(c, status, r);
+    mhd.destroy_response(r);
     return rc;
 }
 
@@ -196,7 +231,7 @@ static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned status, con
  * supports it); text 0.0.4 otherwise, which every scraper reads. */
 static int wants_openmetrics(struct MHD_Connection *c)
 {
-    const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+    const char *accept = mhd.lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
     return accept && strstr(accept, "application/openmetrics-text") != NULL;
 }
 
@@ -220,14 +255,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (!text)
         return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
     /* HEAD: libmicrohttpd sends the headers and Content-Length, not the body. */
-    struct MHD_Response *r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+    struct MHD_Response *r = mhd.create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
     if (!r) {
         free(text);
         return MHD_NO;
     }
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, openmetrics ? openmetrics_type : prometheus_type);
-    enum MHD_Result rc = MHD_queue_response(c, MHD_HTTP_OK, r);
-    MHD_destroy_response(r);
+    mhd.add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, openmetrics ? openmetrics_type : prometheus_type);
+    enum MHD_Result rc = mhd.queue_response(c, MHD_HTTP_OK, r);
+    mhd.destroy_response(r);
     return rc;
 }
 
@@ -298,6 +333,8 @@ static int bind_address(const char *address, char *err, size_t errcap)
 
 metrics_server *metrics_server_start(const char *address, exporters *ex, char *err, size_t errcap)
 {
+    if (load_microhttpd(err, errcap) < 0)
+        return NULL;
     int fd = bind_address(address, err, errcap);
     if (fd < 0)
         return NULL;
@@ -308,7 +345,7 @@ metrics_server *metrics_server_start(const char *address, exporters *ex, char *e
         return NULL;
     }
     s->ex = ex;
-    s->daemon = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ITC, 0, on_accept, s, on_request, s,
+    s->daemon = mhd.start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ITC, 0, on_accept, s, on_request, s,
                                  MHD_OPTION_LISTEN_SOCKET, fd,
                                  MHD_OPTION_CONNECTION_LIMIT, (unsigned)SERVE_DAEMON_LIMIT,
                                  MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768,
@@ -329,7 +366,7 @@ void metrics_server_stop(metrics_server *s)
 {
     if (!s)
         return;
-    MHD_stop_daemon(s->daemon); /* closes the listening socket it was given */
+    mhd.stop_daemon(s->daemon); /* closes the listening socket it was given */
     free(s);
 }
 
