@@ -53,7 +53,7 @@ void push_url_redacted(const char *url, char *buf, size_t cap)
 #if RESMON_HAVE_CURL
 #define CURL_DISABLE_TYPECHECK 1 /* calls go through pointers, not the checking macros */
 #include <curl/curl.h>
-#include <signal.h>
+#include <stdatomic.h>
 
 /* libcurl, loaded when --push is given (optional_library.c). */
 static struct {
@@ -106,7 +106,7 @@ struct pusher {
     CURL *curl;
     char *url;
     char shown_url[512]; /* for messages: credentials redacted, printable */
-    volatile sig_atomic_t abandon; /* pusher_abort: give up the transfer */
+    atomic_int abandon; /* pusher_abort (another thread): give up the transfer */
     struct curl_slist *headers;
     char reply[160]; /* the start of the gateway's answer, for the error line */
     size_t reply_len;
@@ -164,19 +164,19 @@ static int keep_going(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_off
 {
     (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
     const pusher *p = user;
-    return p->abandon ? 1 : 0;
+    return atomic_load(&p->abandon) ? 1 : 0;
 }
 
 void pusher_abort(pusher *p)
 {
     if (p)
-        p->abandon = 1;
+        atomic_store(&p->abandon, 1);
 }
 
 void pusher_resume(pusher *p)
 {
     if (p)
-        p->abandon = 0;
+        atomic_store(&p->abandon, 0);
 }
 
 static size_t keep_reply(char *data, size_t size, size_t n, void *user)
@@ -253,7 +253,7 @@ int pusher_push(pusher *p, const char *text, size_t len)
     curl.easy_getinfo(p->curl, CURLINFO_RESPONSE_CODE, &status);
     if (rc == CURLE_OK && status >= 200 && status < 300)
         return 0;
-    if (rc == CURLE_ABORTED_BY_CALLBACK && p->abandon)
+    if (rc == CURLE_ABORTED_BY_CALLBACK && atomic_load(&p->abandon))
         return -1; /* given up for the final push, which reports */
     if (rc != CURLE_OK) {
         fprintf(stderr, "resmon: push to %s failed: %s\n", p->shown_url, curl.easy_strerror(rc));
