@@ -959,6 +959,20 @@ class PayForWhatIsUsed(Tmp):
             r = resmon_run("-q", "--", "true", text=True, env=dict(os.environ, **{variable: missing}))
             self.assertEqual((r.returncode, r.stderr), (0, ""))
 
+    def test_jansson_is_loaded_only_to_read_json_lines(self):
+        for name in ("s.jsonl", "s.csv"):
+            r = resmon_run("-q", "-s", self.path(name), "--", "true", text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+        env = dict(os.environ, RESMON_JANSSON_LIBRARY=self.path("no-such-library.so"))
+        r = resmon_run("plot", self.path("s.csv"), "-o", self.path("c.svg"), text=True, env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)  # CSV needs no JSON parser
+        r = resmon_run("plot", self.path("s.jsonl"), "-o", self.path("j.svg"), text=True, env=env)
+        self.assertEqual(r.returncode, 125, r.stderr)
+        self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+        self.assertIn("needs libjansson.so.4, which cannot be loaded", r.stderr)
+        r = resmon_run("plot", self.path("s.jsonl"), "-o", self.path("j.svg"), text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,8 +183,44 @@ done:
     return rc;
 }
 
+/* Jansson, loaded only to read a .jsonl file (optional_library.c), so that
+ * no other run of the command maps it.  json_decref, an inline function that
+ * calls json_delete, is not used: each object here is the parser's, held
+ * once, and released with release_object. */
+static struct {
+    __typeof__(json_loadb) *loadb;
+    __typeof__(json_object_get) *object_get;
+    __typeof__(json_number_value) *number_value;
+    __typeof__(json_string_value) *string_value;
+    __typeof__(json_delete) *delete_;
+} jansson;
+static const char *const jansson_names[] = {"json_loadb", "json_object_get", "json_number_value",
+                                            "json_string_value", "json_delete"};
+_Static_assert(sizeof jansson == sizeof jansson_names / sizeof jansson_names[0] * sizeof(void *),
+               "one pointer per name");
+
+static int load_jansson(char *why, size_t cap)
+{
+    if (jansson.loadb)
+        return 0;
+    void *slots[sizeof jansson_names / sizeof jansson_names[0]];
+    if (optional_library_load("reading a .jsonl file", "libjansson.so.4", "RESMON_JANSSON_LIBRARY", jansson_names,
+                              slots, sizeof jansson_names / sizeof jansson_names[0], why, cap) < 0)
+        return -1;
+    memcpy(&jansson, slots, sizeof jansson); /* POSIX: dlsym's pointers are the functions' */
+    return 0;
+}
+
+static void release_object(json_t *object)
+{
+    if (object)
+        jansson.delete_(object); /* its only reference: what json_decref would do */
+}
+
 static int read_jsonl(FILE *f, chart_series *c, double *end_sec, char *why, size_t cap)
 {
+    if (load_jansson(why, cap) < 0)
+        return -1;
     char *line = NULL;
     size_t line_cap = 0, line_no = 0;
     double last_elapsed = 0;
@@ -192,24 +229,24 @@ static int read_jsonl(FILE *f, chart_series *c, double *end_sec, char *why, size
     while ((len = getline(&line, &line_cap, f)) >= 0) {
         line_no++;
         json_error_t error;
-        json_t *object = json_loadb(line, (size_t)len, 0, &error);
+        json_t *object = jansson.loadb(line, (size_t)len, 0, &error);
         if (!json_is_object(object)) {
             snprintf(why, cap, "line %zu is not a JSON object%s%s", line_no, object ? "" : ": ",
                      object ? "" : error.text);
-            json_decref(object);
+            release_object(object);
             goto done;
         }
         row r = {.phase = NULL};
         int bad = -1;
         for (int i = 0; i < COL_PHASE; i++) {
-            json_t *v = json_object_get(object, column_names[i]);
-            r.value[i] = json_is_number(v) ? json_number_value(v) : NAN;
+            json_t *v = jansson.object_get(object, column_names[i]);
+            r.value[i] = json_is_number(v) ? jansson.number_value(v) : NAN;
             if (v && !json_is_number(v) && !json_is_null(v))
                 bad = i;
         }
-        json_t *phase = json_object_get(object, "phase");
+        json_t *phase = jansson.object_get(object, "phase");
         if (json_is_string(phase))
-            r.phase = json_string_value(phase);
+            r.phase = jansson.string_value(phase);
         else if (phase && !json_is_null(phase))
             bad = COL_PHASE;
         else if (json_is_null(phase))
@@ -217,11 +254,11 @@ static int read_jsonl(FILE *f, chart_series *c, double *end_sec, char *why, size
         if (bad >= 0) {
             snprintf(why, cap, "line %zu: %s is not a %s", line_no, column_names[bad],
                      bad == COL_PHASE ? "string" : "number");
-            json_decref(object);
+            release_object(object);
             goto done;
         }
         int taken = take_row(&r, line_no, &last_elapsed, c, why, cap);
-        json_decref(object);
+        release_object(object);
         if (taken < 0)
             goto done;
     }
