@@ -696,8 +696,13 @@ class ServerUnderIdleAndSlowClients(Tmp):
         idle = self.connect(64)  # libmicrohttpd's old limit: the listening socket left its poll set
 
         def sockets_held():
-            fds = os.listdir(f"/proc/{run.proc.pid}/fd")
-            return sum(os.readlink(f"/proc/{run.proc.pid}/fd/{fd}").startswith("socket:") for fd in fds)
+            held = 0
+            for fd in os.listdir(f"/proc/{run.proc.pid}/fd"):
+                try:
+                    held += os.readlink(f"/proc/{run.proc.pid}/fd/{fd}").startswith("socket:")
+                except FileNotFoundError:
+                    pass  # closed since the listing: a connection shut to make room
+            return held
 
         def shut_by_resmon(s):
             try:
