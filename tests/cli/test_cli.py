@@ -6,6 +6,7 @@ JSON_CHECK (tests/cli/json_check.c, the library's from_json).
 """
 import csv
 import json
+import re
 import os
 import resource
 import select
