@@ -151,7 +151,9 @@ RESMON_API const char *resmon_version_string(void);
     XX(ELOOP, "too many levels of symbolic links")                             \
     XX(ENAMETOOLONG, "file name too long")                                     \
     XX(E2BIG, "input too large, or a struct from a newer resmon.h sets fields this library lacks") \
-    XX(ERANGE, "value out of range")
+    XX(ERANGE, "value out of range")                                           \
+    XX(EEXIST, "file exists")                                                  \
+    XX(EROFS, "read-only file system")
 
 /* A short English description of a negative errno (positive values are
  * accepted too).  Never NULL; the string is static and thread-safe. */
@@ -213,6 +215,11 @@ typedef struct resmon_sample {
     double net_tx_bytes;  /* every interface (loopback included) and every */
     double net_rx_packets;/* process in it, not only the monitored ones (as */
     double net_tx_packets;/* prmon reports it) */
+    /* Since 0.4, with resmon_options.cgroup_path: the cgroup's charged memory
+     * now (v2 memory.current, v1 memory.usage_in_bytes), one read for the
+     * whole tree: anonymous memory, page cache and kernel memory, each page
+     * counted once however many processes share it.  NAN without a cgroup. */
+    double cgroup_mem_mb;
 } resmon_sample;
 
 /* How much to trust resmon_summary.hwm_rss_mb. */
@@ -320,6 +327,27 @@ typedef struct resmon_summary {
     double cpu_user_sec, cpu_sys_sec;
     double minor_faults, major_faults, voluntary_switches, involuntary_switches;
     double net_rx_bytes, net_tx_bytes, net_rx_packets, net_tx_packets;
+    /* Since 0.4, with resmon_options.cgroup_path (NAN, or 0 for the integers,
+     * without one).  cgroup_peak_mb: the cgroup's peak charged memory (v2
+     * memory.peak, v1 memory.max_usage_in_bytes) -- anonymous memory, page
+     * cache and kernel memory of the whole tree, the figure a memory limit is
+     * compared with -- and never below a sample's cgroup_mem_mb.  For a
+     * cgroup resmon made for the window (resmon_cgroup_create) it is the
+     * window's peak; for one that existed before, its lifetime peak.
+     * cgroup_oom_kills: processes the OOM killer ended there (memory.events /
+     * memory.oom_control oom_kill).  v2 only, where the controllers are
+     * enabled: CPU throttling (cpu.stat throttled_usec, nr_throttled) and
+     * I/O totals over every device (io.stat), over the cgroup's life. */
+    double cgroup_peak_mb;
+    double cgroup_oom_kills;
+    double cgroup_throttled_sec;
+    double cgroup_nr_throttled;
+    double cgroup_io_read_bytes;
+    double cgroup_io_write_bytes;
+    int32_t cgroup_version; /* 1 or 2; 0 without a cgroup */
+    int32_t cgroup_error;   /* 0, or the negative errno of opening cgroup_path
+                               (then every cgroup field is unknown).  Not part
+                               of the JSON form */
 } resmon_summary;
 
 /* Serialises a summary (s->struct_size must be set, as every resmon function
@@ -620,6 +648,15 @@ typedef struct resmon_options {
      * keep_peak_mark also set: -EINVAL. */
     int reset_peak_mark;
     int reserved_0; /* must be 0: keeps the struct free of tail padding */
+    /* Since 0.4.  A cgroup directory (e.g. /sys/fs/cgroup/system.slice/x.service,
+     * or resmon_cgroup_path() of one made for the command) whose figures each
+     * sample and the summary carry: cgroup_mem_mb, cgroup_peak_mb and the rest.
+     * Copied by resmon_monitor_new; opened by resmon_monitor_start (a cgroup
+     * that cannot be opened leaves those fields unknown and sets
+     * resmon_summary.cgroup_error: the window still opens).  The processes
+     * sampled are still pid's (and its descendants): the cgroup's figures are
+     * its own, whoever is in it.  NULL: no cgroup. */
+    const char *cgroup_path;
 } resmon_options;
 
 /* Options with struct_size set and every other field zero, which means the
@@ -682,6 +719,60 @@ RESMON_API ssize_t resmon_monitor_get_samples(const resmon_monitor *m, resmon_sa
  * consistent snapshot taken in O(1): zeroed with GPU and peak fields NAN when
  * no sample has been taken.  Returns 0 or -EINVAL. */
 RESMON_API int resmon_monitor_get_summary(const resmon_monitor *m, resmon_summary *out, size_t out_size);
+
+/* ------------------------------------------------------------------------ */
+/* Cgroups                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* A leaf memory cgroup made for a command, so that the whole tree it starts
+ * is measured exactly (resmon_summary.cgroup_peak_mb) and, if asked, kept
+ * under a memory limit.  Since 0.4.
+ *
+ *     resmon_cgroup *cg;
+ *     if (resmon_cgroup_create(&cg, 0, err, sizeof err) == 0) {
+ *         pid_t pid = fork();
+ *         if (pid == 0) { resmon_cgroup_join(cg); execvp(...); }
+ *         opts.cgroup_path = resmon_cgroup_path(cg);  ... monitor, wait ...
+ *         resmon_cgroup_remove(cg);
+ *     }
+ *
+ * The leaf is made below the caller's own memory cgroup: in v2's unified
+ * hierarchy when it offers the memory controller (the controller must be
+ * delegated: the caller's cgroup hands it down or may be told to, which a
+ * non-root cgroup holding processes refuses), else in v1's memory
+ * hierarchy; as root, or wherever the caller may create directories there. */
+typedef struct resmon_cgroup resmon_cgroup; /* opaque */
+
+/* Makes the leaf, named resmon-PID-N, with memory_limit_bytes as its limit
+ * when nonzero (v2 memory.max with memory.swap.max 0; v1
+ * memory.limit_in_bytes and memory.memsw.limit_in_bytes): the OOM killer
+ * then ends a process of the tree when it would go over.  Returns 0, or a
+ * negative errno with a sentence in err saying why no cgroup could be made
+ * (RESMON_ERR_MAX holds any): -ENOENT (no memory controller mounted),
+ * -ENOTSUP (v2 without the memory controller or without memory.peak),
+ * -EACCES/-EPERM/-EROFS (not allowed), -EBUSY (v2: not delegated). */
+RESMON_API int resmon_cgroup_create(resmon_cgroup **out, uint64_t memory_limit_bytes, char *err, size_t errcap);
+
+/* The leaf's directory; valid until resmon_cgroup_remove.  NULL for NULL. */
+RESMON_API const char *resmon_cgroup_path(const resmon_cgroup *cg);
+
+/* 1 or 2: the layout the leaf is in. */
+RESMON_API int resmon_cgroup_version(const resmon_cgroup *cg);
+
+/* Moves the calling process into the leaf: one write(2) to a file opened by
+ * create, so it is async-signal-safe and meant for the child between fork
+ * and exec (everything the child starts then stays in the leaf).  0 or a
+ * negative errno. */
+RESMON_API int resmon_cgroup_join(const resmon_cgroup *cg);
+
+/* Removes the leaf and frees cg: processes still in it (orphans left
+ * running) are moved to the parent cgroup first, and an exiting process the
+ * kernel still counts is waited for up to 2 s.  Removes only the directory
+ * create made.  Returns 0, or a negative errno when the directory could not
+ * be removed (it is then left, empty of processes where they could be
+ * moved); cg is freed either way.  Accepts NULL.  A process killed with
+ * SIGKILL cannot remove its leaf: an empty resmon-PID-N stays behind. */
+RESMON_API int resmon_cgroup_remove(resmon_cgroup *cg);
 
 /* ------------------------------------------------------------------------ */
 /* Prometheus and OpenMetrics exposition                                     */

@@ -8,6 +8,7 @@
  * of the schedule (start + k * interval, which never drifts; see futex.h), so
  * stop wakes it at once.
  */
+#include "cgroup.h"
 #include "futex.h"
 #include "gpu_poller.h"
 #include "gpu_reading.h"
@@ -72,6 +73,8 @@ struct resmon_monitor {
     int gpu_in_window;   /* the GPU thread reads for the open window */
     unsigned gpu_pid_generation; /* the probe's pid set the GPU thread has */
     uint64_t gpu_interval_ns;
+    char *cgroup_path; /* resmon_options.cgroup_path, copied; NULL without one */
+    rm__cgroup cgroup; /* open while a window is (dirfd -1 otherwise) */
 };
 
 /* Copies the caller's options (and the profiler table they name) in the
@@ -125,6 +128,13 @@ int resmon_monitor_new(resmon_monitor **out, const resmon_options *opts)
         return -ENOMEM;
     }
     m->opts = o;
+    m->cgroup.dirfd = m->cgroup.current_fd = -1;
+    if (o.cgroup_path && !(m->cgroup_path = strdup(o.cgroup_path))) {
+        free(m->proc_root);
+        free(m);
+        return -ENOMEM;
+    }
+    m->opts.cgroup_path = m->cgroup_path;
     rm__sysfs_from_env(&m->sysfs);
     m->interval_ns = (uint64_t)llround(interval * 1e9);
     double gpu_interval = o.gpu_interval_sec > 0 ? o.gpu_interval_sec : interval;
@@ -136,6 +146,7 @@ int resmon_monitor_new(resmon_monitor **out, const resmon_options *opts)
     if (rc == 0 && (rc = pthread_mutex_init(&m->lock, NULL)) != 0)
         pthread_cond_destroy(&m->started);
     if (rc != 0) {
+        free(m->cgroup_path);
         free(m->proc_root);
         free(m);
         return -rc;
@@ -143,6 +154,7 @@ int resmon_monitor_new(resmon_monitor **out, const resmon_options *opts)
     if (o.gpu_profiler && (rc = rm__gpu_poller_new(&m->gpu, &profiler, m->gpu_interval_ns, o.gpu_interval_sec <= 0)) < 0) {
         pthread_mutex_destroy(&m->lock);
         pthread_cond_destroy(&m->started);
+        free(m->cgroup_path);
         free(m->proc_root);
         free(m);
         return rc;
@@ -174,6 +186,7 @@ static void reap_sampler(resmon_monitor *m)
     }
     rm__probe_close(m->probe);
     m->probe = NULL;
+    rm__cgroup_close(&m->cgroup);
 }
 
 void resmon_monitor_free(resmon_monitor *m)
@@ -188,6 +201,7 @@ void resmon_monitor_free(resmon_monitor *m)
     rm__sample_store_free(&m->store);
     pthread_mutex_destroy(&m->lock);
     pthread_cond_destroy(&m->started);
+    free(m->cgroup_path);
     free(m->proc_root);
     free(m);
 }
@@ -235,6 +249,10 @@ static int take_sample(resmon_monitor *m, int first, taken_sample *t)
         s->cpu_percent = 100.0 * (double)r.cpu_ns / (double)(timestamp_ns - m->previous_ns);
     t->cpu_sec = (double)r.cpu_ns * 1e-9;
     rm__probe_fill_metrics(m->probe, s);
+    uint64_t cgroup_bytes;
+    s->cgroup_mem_mb = m->cgroup.dirfd >= 0 && rm__cgroup_read_current(&m->cgroup, &cgroup_bytes) == 0
+                           ? (double)cgroup_bytes / RM__BYTES_PER_MIB
+                           : NAN;
     t->short_interval = !first && timestamp_ns - m->previous_ns < m->interval_ns / 2;
     m->previous_ns = timestamp_ns;
     if (m->gpu_in_window) {
@@ -383,6 +401,46 @@ static int window_loop(resmon_monitor *m, uint64_t window_start_ns)
     }
 }
 
+/* What the cgroup says at the window's end; NAN where it says nothing. */
+typedef struct cgroup_end_figures {
+    double peak_mb, oom_kills, throttled_sec, nr_throttled, io_read_bytes, io_write_bytes;
+} cgroup_end_figures;
+
+static void read_cgroup_end(const resmon_monitor *m, cgroup_end_figures *end)
+{
+    end->peak_mb = end->oom_kills = end->throttled_sec = end->nr_throttled = NAN;
+    end->io_read_bytes = end->io_write_bytes = NAN;
+    if (m->cgroup.dirfd < 0)
+        return;
+    uint64_t value, other;
+    if (rm__cgroup_read_peak(&m->cgroup, &value) == 0)
+        end->peak_mb = (double)value / RM__BYTES_PER_MIB;
+    if (rm__cgroup_read_oom_kills(&m->cgroup, &value) == 0)
+        end->oom_kills = (double)value;
+    if (rm__cgroup_read_throttling(&m->cgroup, &value, &other) == 0) {
+        end->throttled_sec = (double)value * 1e-6;
+        end->nr_throttled = (double)other;
+    }
+    rm__cgroup_io io;
+    if (rm__cgroup_read_io(&m->cgroup, &io) == 0) {
+        end->io_read_bytes = (double)io.rbytes;
+        end->io_write_bytes = (double)io.wbytes;
+    }
+}
+
+/* The kernel's peak, never below a sampled value (the sampled one stands
+ * where the kernel has no peak to give). */
+static void store_cgroup_end_locked(resmon_monitor *m, const cgroup_end_figures *end)
+{
+    if (!(end->peak_mb <= m->acc.cgroup_peak_mb))
+        m->acc.cgroup_peak_mb = end->peak_mb;
+    m->acc.cgroup_oom_kills = end->oom_kills;
+    m->acc.cgroup_throttled_sec = end->throttled_sec;
+    m->acc.cgroup_nr_throttled = end->nr_throttled;
+    m->acc.cgroup_io_read_bytes = end->io_read_bytes;
+    m->acc.cgroup_io_write_bytes = end->io_write_bytes;
+}
+
 /* The window's last sample -- taken at stop, however soon after start, so
  * that every window has two edges and duration_sec is the real one -- then
  * the exact peak and the energy, and the GPU thread goes back to sleep.  A
@@ -401,8 +459,11 @@ static void window_end(resmon_monitor *m, int target_ended)
     int peak_rc = publish_exact_peak(m, &reset_error);
     if (m->rapl.zone_count)
         rm__rapl_read(&m->rapl);
+    cgroup_end_figures end;
+    read_cgroup_end(m, &end);
 
     pthread_mutex_lock(&m->lock);
+    store_cgroup_end_locked(m, &end);
     m->acc.hwm_error = peak_rc < 0 ? peak_rc : reset_error;
     if (m->rapl.zone_count)
         m->acc.cpu_energy_j = m->rapl.total_j;
@@ -454,11 +515,18 @@ int resmon_monitor_start(resmon_monitor *m)
     else if (!m->opts.reset_peak_mark)
         rm__probe_watch_peak_marks(m->probe); /* the default: write nothing to any process */
     rm__probe_collect(m->probe, m->opts.metrics, m->opts.memory_detail_interval_sec);
+    /* A cgroup that cannot be opened leaves its figures unknown: the window
+     * of the processes still opens. */
+    int cgroup_rc = m->cgroup_path ? rm__cgroup_open(&m->cgroup, m->cgroup_path) : 0;
 
     pthread_mutex_lock(&m->lock);
     rm__sample_store_clear(&m->store);
     rm__sample_store_reserve(&m->store, INITIAL_SAMPLE_CAPACITY); /* else it grows as needed */
     rm__summary_acc_reset(&m->acc, m->opts.metrics != 0);
+    if (cgroup_rc < 0)
+        m->acc.cgroup_error = cgroup_rc;
+    else
+        m->acc.cgroup_version = m->cgroup.version;
     atomic_store(&m->stop_word, 0);
     m->first_sample_done = 0;
     m->start_result = 0;

@@ -15,6 +15,8 @@ void rm__summary_acc_reset(rm__summary_acc *acc, int metrics_on)
     acc->previous_power_w = NAN;
     acc->cpu_energy_j = NAN;
     acc->peak_gpu_proc_mem_mb = NAN;
+    acc->cgroup_peak_mb = acc->cgroup_oom_kills = acc->cgroup_throttled_sec = acc->cgroup_nr_throttled = NAN;
+    acc->cgroup_io_read_bytes = acc->cgroup_io_write_bytes = NAN;
     for (size_t i = 0; i < rm__metric_field_count; i++)
         *rm__summary_metric(&acc->metrics, &rm__metric_fields[i]) = NAN;
     acc->metrics_on = metrics_on;
@@ -76,6 +78,8 @@ void rm__summary_acc_add(rm__summary_acc *acc, const resmon_sample *s, double cp
         acc->peak_gpu_proc_mem_mb = s->gpu_proc_mem_mb;
     if (acc->metrics_on)
         add_metric_fields(&acc->metrics, s);
+    if (!isnan(s->cgroup_mem_mb) && !(s->cgroup_mem_mb <= acc->cgroup_peak_mb))
+        acc->cgroup_peak_mb = s->cgroup_mem_mb;
     if (!isnan(s->gpu_mem_mb)) {
         if (acc->gpu_mem_count == 0 || s->gpu_mem_mb > acc->peak_gpu_mem_mb)
             acc->peak_gpu_mem_mb = s->gpu_mem_mb;
@@ -113,6 +117,14 @@ resmon_summary rm__summary_acc_result(const rm__summary_acc *acc)
     s.skipped_slots = acc->skipped_slots;
     s.cpu_energy_j = acc->cpu_energy_j;
     s.peak_gpu_proc_mem_mb = acc->peak_gpu_proc_mem_mb;
+    s.cgroup_peak_mb = acc->cgroup_peak_mb;
+    s.cgroup_oom_kills = acc->cgroup_oom_kills;
+    s.cgroup_throttled_sec = acc->cgroup_throttled_sec;
+    s.cgroup_nr_throttled = acc->cgroup_nr_throttled;
+    s.cgroup_io_read_bytes = acc->cgroup_io_read_bytes;
+    s.cgroup_io_write_bytes = acc->cgroup_io_write_bytes;
+    s.cgroup_version = acc->cgroup_version;
+    s.cgroup_error = acc->cgroup_error;
     for (size_t i = 0; i < rm__metric_field_count; i++)
         *rm__summary_metric(&s, &rm__metric_fields[i]) = rm__summary_metric_value(&acc->metrics, &rm__metric_fields[i]);
     if (acc->energy_count >= 2 && acc->last_energy_j >= acc->first_energy_j) {

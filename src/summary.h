@@ -32,6 +32,11 @@ typedef struct rm__summary_acc {
     double previous_power_w, previous_timestamp;
     double cpu_energy_j;
     double peak_gpu_proc_mem_mb;
+    /* The cgroup's figures (resmon_options.cgroup_path): the largest sampled
+     * cgroup_mem_mb, then what the monitor reads at the window's end. */
+    double cgroup_peak_mb, cgroup_oom_kills, cgroup_throttled_sec, cgroup_nr_throttled;
+    double cgroup_io_read_bytes, cgroup_io_write_bytes;
+    int cgroup_version, cgroup_error;
     resmon_summary metrics; /* only its metric-group fields (metric_fields.h) */
     int metrics_on;         /* some metric group is on: fold the fields (else they stay NAN) */
 } rm__summary_acc;

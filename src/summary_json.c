@@ -115,6 +115,27 @@ int resmon_summary_to_json(const resmon_summary *caller_summary, char *buf, size
         if (in_callers_struct && isfinite(value))
             put_double(&w, rm__metric_fields[i].summary_key, value);
     }
+    /* Since 0.4: a cgroup's figures, when the summary had a cgroup. */
+    int has_cgroup = offsetof(resmon_summary, cgroup_version) + sizeof(int32_t) <= caller_summary->struct_size &&
+                     (s->cgroup_version == 1 || s->cgroup_version == 2);
+    if (has_cgroup) {
+        put_key(&w, "cgroup_version");
+        put(&w, s->cgroup_version == 2 ? "2" : "1", 1);
+        const struct {
+            const char *key;
+            double value;
+        } cgroup_fields[] = {
+            {"cgroup_peak_mb", s->cgroup_peak_mb},
+            {"cgroup_oom_kills", s->cgroup_oom_kills},
+            {"cgroup_throttled_sec", s->cgroup_throttled_sec},
+            {"cgroup_nr_throttled", s->cgroup_nr_throttled},
+            {"cgroup_io_read_bytes", s->cgroup_io_read_bytes},
+            {"cgroup_io_write_bytes", s->cgroup_io_write_bytes},
+        };
+        for (size_t i = 0; i < sizeof cgroup_fields / sizeof *cgroup_fields; i++)
+            if (isfinite(cgroup_fields[i].value))
+                put_double(&w, cgroup_fields[i].key, cgroup_fields[i].value);
+    }
     put(&w, "}", 1);
     if (cap)
         buf[w.len < cap ? w.len : cap - 1] = '\0';

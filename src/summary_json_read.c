@@ -142,6 +142,24 @@ static int read_energy_source(const json_t *root, resmon_energy_source *out, cha
     return rc;
 }
 
+/* Since 0.4: the cgroup's figures, all optional; cgroup_version 1 or 2
+ * when present (the other keys are unknown without it). */
+static int read_cgroup(const json_t *root, resmon_summary *s, char *err, size_t errcap)
+{
+    double version = NAN;
+    int rc = read_number(root, "cgroup_version", OPTIONAL, &version, err, errcap);
+    if (rc == 0 && !isnan(version) && version != 1 && version != 2)
+        rc = fail(err, errcap, "key \"cgroup_version\" must be 1 or 2");
+    s->cgroup_version = isnan(version) ? 0 : (int32_t)version;
+    if (rc == 0) rc = read_number(root, "cgroup_peak_mb", OPTIONAL, &s->cgroup_peak_mb, err, errcap);
+    if (rc == 0) rc = read_number(root, "cgroup_oom_kills", OPTIONAL, &s->cgroup_oom_kills, err, errcap);
+    if (rc == 0) rc = read_number(root, "cgroup_throttled_sec", OPTIONAL, &s->cgroup_throttled_sec, err, errcap);
+    if (rc == 0) rc = read_number(root, "cgroup_nr_throttled", OPTIONAL, &s->cgroup_nr_throttled, err, errcap);
+    if (rc == 0) rc = read_number(root, "cgroup_io_read_bytes", OPTIONAL, &s->cgroup_io_read_bytes, err, errcap);
+    if (rc == 0) rc = read_number(root, "cgroup_io_write_bytes", OPTIONAL, &s->cgroup_io_write_bytes, err, errcap);
+    return rc;
+}
+
 static int summary_from_object(const json_t *root, const char *json, size_t len, resmon_summary *s, char *err,
                                size_t errcap)
 {
@@ -173,6 +191,8 @@ static int summary_from_object(const json_t *root, const char *json, size_t len,
     for (size_t i = 0; rc == 0 && i < rm__metric_field_count; i++)
         rc = read_number(root, rm__metric_fields[i].summary_key, OPTIONAL, rm__summary_metric(s, &rm__metric_fields[i]),
                          err, errcap);
+    if (rc == 0)
+        rc = read_cgroup(root, s, err, errcap);
     return rc;
 }
 

@@ -14,18 +14,22 @@
 #include <stdlib.h>
 
 #if defined(__x86_64__) || defined(__aarch64__)
-_Static_assert(sizeof(resmon_sample) == 232, "resmon_sample layout changed");
+_Static_assert(sizeof(resmon_sample) == 240, "resmon_sample layout changed");
+_Static_assert(offsetof(resmon_sample, cgroup_mem_mb) == 232, "0.4 fields are appended");
 _Static_assert(offsetof(resmon_sample, vmem_mb) == 64, "metric fields are appended after the 0.3.0 layout");
 _Static_assert(offsetof(resmon_sample, net_tx_packets) == 224, "resmon_sample layout changed");
 _Static_assert(offsetof(resmon_sample, gpu_proc_mem_mb) == 56, "resmon_sample layout changed");
-_Static_assert(sizeof(resmon_summary) == 336, "resmon_summary layout changed");
+_Static_assert(sizeof(resmon_summary) == 392, "resmon_summary layout changed");
+_Static_assert(offsetof(resmon_summary, cgroup_peak_mb) == 336, "0.4 fields are appended");
+_Static_assert(offsetof(resmon_summary, cgroup_error) == 388, "resmon_summary layout changed");
 _Static_assert(offsetof(resmon_summary, num_samples) == 48, "resmon_summary layout changed");
 _Static_assert(offsetof(resmon_summary, peak_gpu_proc_mem_mb) == 152, "resmon_summary layout changed");
 _Static_assert(offsetof(resmon_summary, hwm_error) == 160, "resmon_summary layout changed");
 _Static_assert(offsetof(resmon_summary, peak_vmem_mb) == 168, "metric fields are appended after hwm_error");
 _Static_assert(offsetof(resmon_summary, net_tx_packets) == 328, "resmon_summary layout changed");
-_Static_assert(sizeof(resmon_options) == 88, "resmon_options layout changed");
+_Static_assert(sizeof(resmon_options) == 96, "resmon_options layout changed");
 _Static_assert(offsetof(resmon_options, reset_peak_mark) == 80, "resmon_options layout changed");
+_Static_assert(offsetof(resmon_options, cgroup_path) == 88, "0.4 fields are appended");
 _Static_assert(offsetof(resmon_options, metrics) == 68, "resmon_options layout changed");
 _Static_assert(offsetof(resmon_options, memory_detail_interval_sec) == 72, "resmon_options layout changed");
 _Static_assert(offsetof(resmon_options, keep_peak_mark) == 64, "resmon_options layout changed");
@@ -38,11 +42,11 @@ _Static_assert(sizeof(resmon_gpu_reading) == 64, "resmon_gpu_reading layout chan
 /* Structs the caller hands in end without padding: a caller's struct_size
  * then never covers bytes it could not set (which the library would read as
  * a newer field of garbage). */
-_Static_assert(sizeof(resmon_options) == RM__SIZE_THROUGH(resmon_options, reserved_0),
+_Static_assert(sizeof(resmon_options) == RM__SIZE_THROUGH(resmon_options, cgroup_path),
                "resmon_options must not end in padding: grow it in 8-byte units");
 _Static_assert(sizeof(resmon_gpu_profiler) == RM__SIZE_THROUGH(resmon_gpu_profiler, release),
                "resmon_gpu_profiler must not end in padding: grow it in 8-byte units");
-_Static_assert(sizeof(resmon_summary) == RM__SIZE_THROUGH(resmon_summary, net_tx_packets),
+_Static_assert(sizeof(resmon_summary) == RM__SIZE_THROUGH(resmon_summary, cgroup_error),
                "resmon_summary must not end in padding: grow it in 8-byte units");
 _Static_assert(offsetof(resmon_options, struct_size) == 0, "struct_size must come first");
 _Static_assert(offsetof(resmon_gpu_profiler, struct_size) == 0, "struct_size must come first");

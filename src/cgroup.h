@@ -1,0 +1,110 @@
+/*
+ * cgroup.h -- the small interface between resmon and Linux control groups.
+ *
+ * Everything resmon knows about cgroup files lives behind these functions,
+ * for both layouts: v1, where the memory controller has a hierarchy of its
+ * own (memory.usage_in_bytes, memory.max_usage_in_bytes, memory.oom_control),
+ * and v2, the unified hierarchy (memory.current, memory.peak, memory.events,
+ * cpu.stat, io.stat).  As in procfs.h the parsers take a buffer and its
+ * length, and the readers a directory, so tests run both layouts on fixture
+ * trees on a machine that has only one.  All return 0 on success and a
+ * negative errno on failure; none prints.
+ */
+#ifndef RESMON_CGROUP_H
+#define RESMON_CGROUP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RM__CGROUP_PATH_MAX 4096
+
+/* Where a process's memory cgroup is: the directory in the cgroup file
+ * system (mount point joined with the process's path below the mount's
+ * root) and the layout. */
+typedef struct rm__cgroup_place {
+    int version; /* 1 or 2 */
+    char dir[RM__CGROUP_PATH_MAX];
+} rm__cgroup_place;
+
+/* /proc/PID/cgroup: the path of the v1 hierarchy whose controller list names
+ * "memory" (into v1, when not NULL) and of the v2 line "0::PATH" (into v2).
+ * Returns a bit mask: 1 when the v1 memory line was found, 2 the v2 line; or
+ * -EINVAL on a line that is not "ID:CONTROLLERS:PATH", -ENAMETOOLONG. */
+int rm__cgroup_parse_self(const char *buf, size_t len, char *v1, char *v2, size_t cap);
+
+/* /proc/PID/mountinfo: the mount point and the mount's root within its file
+ * system of the v1 cgroup mount whose super options name "memory"
+ * (version 1) or of the cgroup2 mount (version 2), first found.  Octal
+ * escapes (\040 for a space) are decoded.  -ENOENT when there is none. */
+int rm__cgroup_parse_mountinfo(const char *buf, size_t len, int version, char *mount_point, char *root,
+                               size_t cap);
+
+/* Joins a mount point, the mount's root and a process's cgroup path: the
+ * directory of that cgroup.  -ENOENT when the path is not below the root
+ * (the cgroup is outside what this mount shows), -ENAMETOOLONG. */
+int rm__cgroup_join_path(const char *mount_point, const char *root, const char *path, char *out, size_t cap);
+
+/* The memory cgroup of the process whose /proc directory is proc_dir (e.g.
+ * "/proc/self"), found through its cgroup and mountinfo files, with
+ * fs_prefix ("" on a real system, a fixture directory in tests) put before
+ * every mount point.  Prefers v2 when the unified hierarchy offers the
+ * memory controller (its cgroup.controllers names it), else v1's memory
+ * hierarchy.  -ENOENT: no memory controller is mounted; -ENOTSUP: v2 only,
+ * without the memory controller. */
+int rm__cgroup_locate(const char *proc_dir, const char *fs_prefix, rm__cgroup_place *out);
+
+/* The value of a "key N" line in a flat keyed file (memory.events,
+ * memory.oom_control, memory.stat, cpu.stat).  -ENOENT when absent, -EINVAL
+ * when garbled. */
+int rm__cgroup_parse_keyed(const char *buf, size_t len, const char *key, uint64_t *value);
+
+/* io.stat: "MAJ:MIN rbytes=N wbytes=N rios=N wios=N ..." per device, summed
+ * over the devices.  -EINVAL when a known field is garbled. */
+typedef struct rm__cgroup_io {
+    uint64_t rbytes, wbytes, rios, wios;
+} rm__cgroup_io;
+int rm__cgroup_parse_io_stat(const char *buf, size_t len, rm__cgroup_io *out);
+
+/* An open cgroup directory to read from. */
+typedef struct rm__cgroup {
+    int dirfd;   /* O_PATH|O_DIRECTORY; -1 when closed */
+    int version; /* 1 or 2, from the files it has */
+    int current_fd; /* memory.current / memory.usage_in_bytes, kept open: one pread a sample */
+} rm__cgroup;
+
+/* Opens the cgroup directory dir and tells its layout from its files.
+ * -ENOENT/-ENOTDIR/-EACCES from the open; -ENOTSUP when it has no memory
+ * files (no memory controller there). */
+int rm__cgroup_open(rm__cgroup *cg, const char *dir);
+void rm__cgroup_close(rm__cgroup *cg);
+
+/* Charged memory now, bytes: one read, the whole tree, page cache and kernel
+ * memory included. */
+int rm__cgroup_read_current(const rm__cgroup *cg, uint64_t *bytes);
+
+/* The peak of the charged memory since the cgroup was made (or, v1, its
+ * max_usage was last reset).  -ENOENT on v2 before Linux 5.19. */
+int rm__cgroup_read_peak(const rm__cgroup *cg, uint64_t *bytes);
+
+/* Processes the kernel's OOM killer ended in the cgroup (v2 memory.events
+ * "oom_kill", v1 memory.oom_control "oom_kill", Linux >= 4.13). */
+int rm__cgroup_read_oom_kills(const rm__cgroup *cg, uint64_t *count);
+
+/* v2 cpu.stat: microseconds throttled and throttled periods (-ENOENT where
+ * the cpu controller is not enabled, and always on v1). */
+int rm__cgroup_read_throttling(const rm__cgroup *cg, uint64_t *throttled_usec, uint64_t *nr_throttled);
+
+/* v2 io.stat summed over devices (-ENOENT without the io controller, and on v1). */
+int rm__cgroup_read_io(const rm__cgroup *cg, rm__cgroup_io *out);
+
+/* The name of the memory-limit file of a layout: "memory.max" or
+ * "memory.limit_in_bytes". */
+const char *rm__cgroup_limit_file(int version);
+
+/* resmon_cgroup_create with the /proc directory and the prefix of mount
+ * points given (fixture trees in tests). */
+struct resmon_cgroup;
+int rm__cgroup_leaf_create_at(struct resmon_cgroup **out, const char *proc_dir, const char *fs_prefix,
+                              uint64_t memory_limit_bytes, char *err, size_t errcap);
+
+#endif

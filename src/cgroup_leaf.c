@@ -1,0 +1,257 @@
+/*
+ * cgroup_leaf.c -- resmon_cgroup: a leaf memory cgroup of resmon's own,
+ * made for a command before it starts and removed after it ends (see
+ * resmon.h, "Cgroups").
+ *
+ * The leaf is made below the caller's own memory cgroup (v1: the memory
+ * hierarchy; v2: the unified one when it offers the memory controller), so
+ * a delegated subtree is enough and nothing outside the caller's part of the
+ * tree is touched.  Its name carries the caller's pid and a counter; a name
+ * that exists already is never reused, so the directory removed at the end
+ * is always one this object made.
+ */
+#include "cgroup.h"
+#include "fileio.h"
+#include "resmon.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+struct resmon_cgroup {
+    int version;
+    int procs_fd; /* the leaf's cgroup.procs, for resmon_cgroup_join */
+    char parent[RM__CGROUP_PATH_MAX];
+    char dir[RM__CGROUP_PATH_MAX];
+};
+
+/* How many names to try when earlier ones exist (left by a resmon that was
+ * killed with SIGKILL, or another resmon of the same pid in another pid
+ * namespace). */
+#define NAME_ATTEMPTS 100
+/* How long removal waits for the kernel to let go of exiting processes. */
+#define REMOVE_WAIT_NS 2000000000LL
+
+static int say(char *err, size_t errcap, int rc, const char *fmt, ...)
+{
+    if (err && errcap) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errcap, fmt, ap);
+        va_end(ap);
+    }
+    return rc;
+}
+
+static int write_text_at(const char *dir, const char *name, const char *text)
+{
+    char path[RM__CGROUP_PATH_MAX + 64];
+    int n = snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (n < 0 || (size_t)n >= sizeof path)
+        return -ENAMETOOLONG;
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    size_t len = strlen(text);
+    ssize_t w = write(fd, text, len);
+    int rc = w == (ssize_t)len ? 0 : (w < 0 ? -errno : -EIO);
+    close(fd);
+    return rc;
+}
+
+static int file_exists_at(const char *dir, const char *name)
+{
+    char path[RM__CGROUP_PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return access(path, F_OK) == 0;
+}
+
+/* v2: a child of parent gets memory files only when the parent hands the
+ * controller down (cgroup.subtree_control).  Enabling it is refused in a
+ * non-root cgroup that holds processes itself (the caller's own, usually):
+ * that is the "no delegation" case. */
+static int v2_enable_memory(const char *parent, char *err, size_t errcap)
+{
+    char control[1024];
+    char path[RM__CGROUP_PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/cgroup.subtree_control", parent);
+    ssize_t n = rm__read_file_at(AT_FDCWD, path, control, sizeof control);
+    if (n >= 0 && strstr(control, "memory"))
+        return 0;
+    int rc = write_text_at(parent, "cgroup.subtree_control", "+memory");
+    if (rc < 0)
+        return say(err, errcap, rc,
+                   "cgroup v2: the memory controller is not delegated below %s (enabling it: %s)", parent,
+                   strerror(-rc));
+    return 0;
+}
+
+static int set_limit(resmon_cgroup *cg, uint64_t limit_bytes, char *err, size_t errcap)
+{
+    char value[32];
+    snprintf(value, sizeof value, "%" PRIu64, limit_bytes);
+    const char *file = rm__cgroup_limit_file(cg->version);
+    int rc = write_text_at(cg->dir, file, value);
+    if (rc < 0)
+        return say(err, errcap, rc, "cannot set %s/%s: %s", cg->dir, file, strerror(-rc));
+    /* The limit is of memory, not of memory that may spill to swap. */
+    if (cg->version == 1 && file_exists_at(cg->dir, "memory.memsw.limit_in_bytes"))
+        rc = write_text_at(cg->dir, "memory.memsw.limit_in_bytes", value);
+    else if (cg->version == 2 && file_exists_at(cg->dir, "memory.swap.max"))
+        rc = write_text_at(cg->dir, "memory.swap.max", "0");
+    if (rc < 0)
+        return say(err, errcap, rc, "cannot keep the limit's memory out of swap in %s: %s", cg->dir,
+                   strerror(-rc));
+    return 0;
+}
+
+/* Makes the leaf directory, under a name no one has taken. */
+static int make_leaf(resmon_cgroup *cg, char *err, size_t errcap)
+{
+    static unsigned counter; /* names within one process; a clash only costs a retry */
+    for (int attempt = 0; attempt < NAME_ATTEMPTS; attempt++) {
+        int n = snprintf(cg->dir, sizeof cg->dir, "%s/resmon-%ld-%u", cg->parent, (long)getpid(),
+                         __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
+        if (n < 0 || (size_t)n >= sizeof cg->dir)
+            return say(err, errcap, -ENAMETOOLONG, "cgroup path too long below %s", cg->parent);
+        if (mkdir(cg->dir, 0755) == 0)
+            return 0;
+        if (errno != EEXIST) {
+            int rc = -errno;
+            return say(err, errcap, rc, "cannot create a cgroup below %s: %s", cg->parent, strerror(-rc));
+        }
+    }
+    return say(err, errcap, -EEXIST, "cannot create a cgroup below %s: every name is taken", cg->parent);
+}
+
+int rm__cgroup_leaf_create_at(resmon_cgroup **out, const char *proc_dir, const char *fs_prefix,
+                              uint64_t memory_limit_bytes, char *err, size_t errcap)
+{
+    if (err && errcap)
+        err[0] = '\0';
+    if (!out)
+        return say(err, errcap, -EINVAL, "invalid argument");
+    resmon_cgroup *cg = calloc(1, sizeof *cg);
+    if (!cg)
+        return say(err, errcap, -ENOMEM, "out of memory");
+    cg->procs_fd = -1;
+    rm__cgroup_place place;
+    int rc = rm__cgroup_locate(proc_dir, fs_prefix, &place);
+    if (rc < 0) {
+        free(cg);
+        if (rc == -ENOTSUP)
+            return say(err, errcap, rc, "cgroup v2 without the memory controller, and no v1 memory hierarchy");
+        return say(err, errcap, rc, "no memory cgroup found for this process (%s)", strerror(-rc));
+    }
+    cg->version = place.version;
+    memcpy(cg->parent, place.dir, sizeof cg->parent);
+    if (cg->version == 2 && (rc = v2_enable_memory(cg->parent, err, errcap)) < 0) {
+        free(cg);
+        return rc;
+    }
+    if ((rc = make_leaf(cg, err, errcap)) < 0) {
+        free(cg);
+        return rc;
+    }
+    if (cg->version == 2 && !file_exists_at(cg->dir, "memory.peak"))
+        rc = say(err, errcap, -ENOTSUP, "cgroup v2 without memory.peak (Linux before 5.19)");
+    if (rc == 0 && memory_limit_bytes)
+        rc = set_limit(cg, memory_limit_bytes, err, errcap);
+    if (rc == 0) {
+        char path[RM__CGROUP_PATH_MAX + 16];
+        snprintf(path, sizeof path, "%s/cgroup.procs", cg->dir);
+        cg->procs_fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (cg->procs_fd < 0)
+            rc = say(err, errcap, -errno, "cannot open %s: %s", path, strerror(errno));
+    }
+    if (rc < 0) {
+        rmdir(cg->dir); /* made just now, empty */
+        free(cg);
+        return rc;
+    }
+    *out = cg;
+    return 0;
+}
+
+int resmon_cgroup_create(resmon_cgroup **out, uint64_t memory_limit_bytes, char *err, size_t errcap)
+{
+    return rm__cgroup_leaf_create_at(out, "/proc/self", "", memory_limit_bytes, err, errcap);
+}
+
+const char *resmon_cgroup_path(const resmon_cgroup *cg)
+{
+    return cg ? cg->dir : NULL;
+}
+
+int resmon_cgroup_version(const resmon_cgroup *cg)
+{
+    return cg ? cg->version : 0;
+}
+
+int resmon_cgroup_join(const resmon_cgroup *cg)
+{
+    if (!cg || cg->procs_fd < 0)
+        return -EINVAL;
+    /* "0" is the writer itself, in both layouts.  Only write(2): this runs
+     * between fork and exec. */
+    if (write(cg->procs_fd, "0", 1) != 1)
+        return -errno;
+    return 0;
+}
+
+/* Moves every process still in the leaf to its parent (an orphan the
+ * command left running, or one resmon was told not to wait for), so the
+ * leaf can go.  Returns how many were listed. */
+static int move_out(const resmon_cgroup *cg)
+{
+    char path[RM__CGROUP_PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/cgroup.procs", cg->dir);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return 0;
+    int count = 0;
+    long pid;
+    while (fscanf(f, "%ld", &pid) == 1) {
+        char text[24];
+        snprintf(text, sizeof text, "%ld", pid);
+        write_text_at(cg->parent, "cgroup.procs", text); /* ESRCH: it has just ended */
+        count++;
+    }
+    fclose(f);
+    return count;
+}
+
+int resmon_cgroup_remove(resmon_cgroup *cg)
+{
+    if (!cg)
+        return 0;
+    if (cg->procs_fd >= 0)
+        close(cg->procs_fd);
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    int rc;
+    for (;;) {
+        move_out(cg);
+        if (rmdir(cg->dir) == 0 || errno == ENOENT) {
+            rc = 0;
+            break;
+        }
+        rc = -errno;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long long waited = (now.tv_sec - start.tv_sec) * 1000000000LL + (now.tv_nsec - start.tv_nsec);
+        if (rc != -EBUSY || waited > REMOVE_WAIT_NS)
+            break;
+        /* An exiting process is still charged to the group for a moment. */
+        struct timespec pause = {0, 5000000};
+        nanosleep(&pause, NULL);
+    }
+    free(cg);
+    return rc;
+}

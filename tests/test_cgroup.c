@@ -1,0 +1,502 @@
+/*
+ * test_cgroup.c -- the cgroup parsers and readers on fixture text and fixture
+ * trees of both layouts (v1's memory hierarchy, v2's unified one), so both
+ * are tested on a machine that has only one; a monitor reading a fixture
+ * cgroup; and, where this process may make one, a real leaf cgroup that a
+ * child joins between fork and exec and that is removed afterwards.
+ */
+#include "cgroup.h"
+#include "test_util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void put_file(const char *dir, const char *name, const char *text)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+}
+
+static void make_dirs(const char *path)
+{
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    for (char *p = tmp + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(tmp, 0755);
+            *p = '/';
+        }
+    mkdir(tmp, 0755);
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+static void remove_tree(const char *dir)
+{
+    nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* ---- parsers ------------------------------------------------------------ */
+
+static const char v1_self[] = "12:pids:/user.slice\n"
+                              "4:memory:/process_api/abc\n"
+                              "3:cpu,cpuacct:/\n"
+                              "1:name=systemd:/user.slice/session-1.scope\n"
+                              "0::/user.slice/session-1.scope\n";
+
+static void self_finds_v1_memory_and_v2_lines(void **state)
+{
+    (void)state;
+    char v1[256], v2[256];
+    assert_int_equal(rm__cgroup_parse_self(v1_self, strlen(v1_self), v1, v2, sizeof v1), 3);
+    assert_string_equal(v1, "/process_api/abc");
+    assert_string_equal(v2, "/user.slice/session-1.scope");
+    const char *pure_v2 = "0::/system.slice/job.service\n";
+    assert_int_equal(rm__cgroup_parse_self(pure_v2, strlen(pure_v2), v1, v2, sizeof v1), 2);
+    assert_string_equal(v2, "/system.slice/job.service");
+    const char *merged = "5:cpu,memory,io:/a b\n"; /* a comounted v1 hierarchy; paths may hold spaces */
+    assert_int_equal(rm__cgroup_parse_self(merged, strlen(merged), v1, v2, sizeof v1), 1);
+    assert_string_equal(v1, "/a b");
+}
+
+static void self_rejects_garbage(void **state)
+{
+    (void)state;
+    char v1[64], v2[64];
+    const char *bad[] = {"4:memory\n", ":memory:/x\n", "4:memory:relative\n", "0::\n"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        assert_int_equal(rm__cgroup_parse_self(bad[i], strlen(bad[i]), v1, v2, sizeof v1), -EINVAL);
+    char long_path[200] = "4:memory:/";
+    memset(long_path + 10, 'a', 100);
+    long_path[110] = '\0';
+    assert_int_equal(rm__cgroup_parse_self(long_path, strlen(long_path), v1, v2, sizeof v1), -ENAMETOOLONG);
+}
+
+static const char mountinfo[] =
+    "25 30 0:23 / /sys rw,nosuid shared:7 - sysfs sysfs rw\n"
+    "31 25 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"
+    "32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime shared:9 - cgroup cgroup rw,cpu\n"
+    "35 31 0:32 /process_api /sys/fs/cgroup/mem\\040ory rw,relatime - cgroup cgroup rw,memory\n"
+    "41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw,nsdelegate\n";
+
+static void mountinfo_finds_each_layout(void **state)
+{
+    (void)state;
+    char point[256], root[256];
+    assert_int_equal(rm__cgroup_parse_mountinfo(mountinfo, strlen(mountinfo), 1, point, root, sizeof point), 0);
+    assert_string_equal(point, "/sys/fs/cgroup/mem ory"); /* \040 decoded */
+    assert_string_equal(root, "/process_api");
+    assert_int_equal(rm__cgroup_parse_mountinfo(mountinfo, strlen(mountinfo), 2, point, root, sizeof point), 0);
+    assert_string_equal(point, "/sys/fs/cgroup/unified");
+    assert_string_equal(root, "/");
+    const char *none = "32 31 0:29 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n";
+    assert_int_equal(rm__cgroup_parse_mountinfo(none, strlen(none), 1, point, root, sizeof point), -ENOENT);
+    assert_int_equal(rm__cgroup_parse_mountinfo(none, strlen(none), 2, point, root, sizeof point), -ENOENT);
+}
+
+static void paths_join_below_the_mount_root(void **state)
+{
+    (void)state;
+    char out[256];
+    assert_int_equal(rm__cgroup_join_path("/m", "/", "/a/b", out, sizeof out), 0);
+    assert_string_equal(out, "/m/a/b");
+    assert_int_equal(rm__cgroup_join_path("/m", "/a", "/a/b", out, sizeof out), 0);
+    assert_string_equal(out, "/m/b");
+    assert_int_equal(rm__cgroup_join_path("/m", "/a", "/a", out, sizeof out), 0);
+    assert_string_equal(out, "/m");
+    assert_int_equal(rm__cgroup_join_path("/m", "/a", "/ab", out, sizeof out), -ENOENT); /* not below /a */
+    assert_int_equal(rm__cgroup_join_path("/m", "/", "/", out, sizeof out), 0);
+    assert_string_equal(out, "/m");
+}
+
+static void keyed_files_parse(void **state)
+{
+    (void)state;
+    const char events[] = "low 0\nhigh 0\nmax 12\noom 1\noom_kill 3\noom_group_kill 0\n";
+    uint64_t v = 0;
+    assert_int_equal(rm__cgroup_parse_keyed(events, strlen(events), "oom_kill", &v), 0);
+    assert_int_equal(v, 3);
+    assert_int_equal(rm__cgroup_parse_keyed(events, strlen(events), "oom", &v), 0); /* not oom_kill's prefix */
+    assert_int_equal(v, 1);
+    const char oom_control[] = "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n";
+    assert_int_equal(rm__cgroup_parse_keyed(oom_control, strlen(oom_control), "oom_kill", &v), 0);
+    assert_int_equal(v, 2);
+    const char old_kernel[] = "oom_kill_disable 0\nunder_oom 0\n"; /* before Linux 4.13 */
+    assert_int_equal(rm__cgroup_parse_keyed(old_kernel, strlen(old_kernel), "oom_kill", &v), -ENOENT);
+    const char garbled[] = "oom_kill x\n";
+    assert_int_equal(rm__cgroup_parse_keyed(garbled, strlen(garbled), "oom_kill", &v), -EINVAL);
+}
+
+static void io_stat_sums_devices(void **state)
+{
+    (void)state;
+    const char io[] = "8:0 rbytes=1000 wbytes=2000 rios=3 wios=4 dbytes=0 dios=0\n"
+                      "253:1 rbytes=10 wbytes=20 rios=1 wios=2 dbytes=0 dios=0\n";
+    rm__cgroup_io t;
+    assert_int_equal(rm__cgroup_parse_io_stat(io, strlen(io), &t), 0);
+    assert_int_equal(t.rbytes, 1010);
+    assert_int_equal(t.wbytes, 2020);
+    assert_int_equal(t.rios, 4);
+    assert_int_equal(t.wios, 6);
+    assert_int_equal(rm__cgroup_parse_io_stat("", 0, &t), 0); /* no I/O yet: no lines */
+    assert_int_equal(t.rbytes, 0);
+    const char bad[] = "8:0 rbytes=1x wbytes=2\n";
+    assert_int_equal(rm__cgroup_parse_io_stat(bad, strlen(bad), &t), -EINVAL);
+}
+
+/* ---- fixture trees -------------------------------------------------------- */
+
+typedef struct fixture {
+    char root[256];  /* the fixture's whole tree */
+    char proc[300];  /* its /proc/self */
+    char group[512]; /* the process's memory cgroup in it */
+} fixture;
+
+/* A tree with /proc/self/{cgroup,mountinfo} and the cgroup file systems of
+ * the given layout below root. */
+static void make_fixture(fixture *f, int version)
+{
+    snprintf(f->root, sizeof f->root, "/tmp/resmon-test-cgroup-%ld-v%d", (long)getpid(), version);
+    remove_tree(f->root);
+    snprintf(f->proc, sizeof f->proc, "%s/proc/self", f->root);
+    make_dirs(f->proc);
+    char top[400];
+    if (version == 1) {
+        put_file(f->proc, "cgroup", v1_self);
+        put_file(f->proc, "mountinfo",
+                 "35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n"
+                 "41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n");
+        snprintf(top, sizeof top, "%s/sys/fs/cgroup/unified", f->root);
+        make_dirs(top);
+        put_file(top, "cgroup.controllers", "hugetlb\n"); /* as on the machine this was written on */
+        snprintf(f->group, sizeof f->group, "%s/sys/fs/cgroup/memory/process_api/abc", f->root);
+        make_dirs(f->group);
+        put_file(f->group, "memory.usage_in_bytes", "104857600\n");
+        put_file(f->group, "memory.max_usage_in_bytes", "209715200\n");
+        put_file(f->group, "memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 1\n");
+    } else {
+        put_file(f->proc, "cgroup", "0::/user.slice/job.scope\n");
+        put_file(f->proc, "mountinfo", "41 31 0:38 / /sys/fs/cgroup rw,relatime - cgroup2 cgroup2 rw\n");
+        snprintf(top, sizeof top, "%s/sys/fs/cgroup", f->root);
+        make_dirs(top);
+        put_file(top, "cgroup.controllers", "cpuset cpu io memory pids\n");
+        snprintf(f->group, sizeof f->group, "%s/user.slice/job.scope", top);
+        make_dirs(f->group);
+        put_file(f->group, "memory.current", "52428800\n");
+        put_file(f->group, "memory.peak", "73400320\n");
+        put_file(f->group, "memory.events", "low 0\nhigh 0\nmax 4\noom 2\noom_kill 2\n");
+        put_file(f->group, "cpu.stat", "usage_usec 900\nuser_usec 600\nsystem_usec 300\n"
+                                       "nr_periods 10\nnr_throttled 4\nthrottled_usec 250000\n");
+        put_file(f->group, "io.stat", "8:0 rbytes=4096 wbytes=8192 rios=1 wios=2 dbytes=0 dios=0\n");
+    }
+}
+
+static void locate_finds_v1_memory_hierarchy(void **state)
+{
+    (void)state;
+    fixture f;
+    make_fixture(&f, 1);
+    rm__cgroup_place place;
+    assert_int_equal(rm__cgroup_locate(f.proc, f.root, &place), 0);
+    assert_int_equal(place.version, 1); /* v2 is mounted, but without the memory controller */
+    assert_string_equal(place.dir, f.group);
+    remove_tree(f.root);
+}
+
+static void locate_prefers_v2_with_memory_controller(void **state)
+{
+    (void)state;
+    fixture f;
+    make_fixture(&f, 2);
+    rm__cgroup_place place;
+    assert_int_equal(rm__cgroup_locate(f.proc, f.root, &place), 0);
+    assert_int_equal(place.version, 2);
+    assert_string_equal(place.dir, f.group);
+    /* Without the memory controller and without v1: nothing to use, said so. */
+    char top[400];
+    snprintf(top, sizeof top, "%s/sys/fs/cgroup", f.root);
+    put_file(top, "cgroup.controllers", "cpu io pids\n");
+    assert_int_equal(rm__cgroup_locate(f.proc, f.root, &place), -ENOTSUP);
+    remove_tree(f.root);
+}
+
+static void reads_v1_files(void **state)
+{
+    (void)state;
+    fixture f;
+    make_fixture(&f, 1);
+    rm__cgroup cg;
+    assert_int_equal(rm__cgroup_open(&cg, f.group), 0);
+    assert_int_equal(cg.version, 1);
+    uint64_t v;
+    assert_int_equal(rm__cgroup_read_current(&cg, &v), 0);
+    assert_int_equal(v, 104857600);
+    put_file(f.group, "memory.usage_in_bytes", "110000000\n"); /* re-read each time, from offset 0 */
+    assert_int_equal(rm__cgroup_read_current(&cg, &v), 0);
+    assert_int_equal(v, 110000000);
+    assert_int_equal(rm__cgroup_read_peak(&cg, &v), 0);
+    assert_int_equal(v, 209715200);
+    assert_int_equal(rm__cgroup_read_oom_kills(&cg, &v), 0);
+    assert_int_equal(v, 1);
+    uint64_t a, b;
+    assert_int_equal(rm__cgroup_read_throttling(&cg, &a, &b), -ENOENT); /* v2 only */
+    rm__cgroup_io io;
+    assert_int_equal(rm__cgroup_read_io(&cg, &io), -ENOENT);
+    rm__cgroup_close(&cg);
+    assert_int_equal(cg.dirfd, -1);
+    remove_tree(f.root);
+}
+
+static void reads_v2_files(void **state)
+{
+    (void)state;
+    fixture f;
+    make_fixture(&f, 2);
+    rm__cgroup cg;
+    assert_int_equal(rm__cgroup_open(&cg, f.group), 0);
+    assert_int_equal(cg.version, 2);
+    uint64_t v, n;
+    assert_int_equal(rm__cgroup_read_current(&cg, &v), 0);
+    assert_int_equal(v, 52428800);
+    assert_int_equal(rm__cgroup_read_peak(&cg, &v), 0);
+    assert_int_equal(v, 73400320);
+    assert_int_equal(rm__cgroup_read_oom_kills(&cg, &v), 0);
+    assert_int_equal(v, 2);
+    assert_int_equal(rm__cgroup_read_throttling(&cg, &v, &n), 0);
+    assert_int_equal(v, 250000);
+    assert_int_equal(n, 4);
+    rm__cgroup_io io;
+    assert_int_equal(rm__cgroup_read_io(&cg, &io), 0);
+    assert_int_equal(io.rbytes, 4096);
+    assert_int_equal(io.wbytes, 8192);
+    rm__cgroup_close(&cg);
+    /* Before Linux 5.19 there is no memory.peak. */
+    char path[700];
+    snprintf(path, sizeof path, "%s/memory.peak", f.group);
+    unlink(path);
+    assert_int_equal(rm__cgroup_open(&cg, f.group), 0);
+    assert_int_equal(rm__cgroup_read_peak(&cg, &v), -ENOENT);
+    rm__cgroup_close(&cg);
+    remove_tree(f.root);
+}
+
+static void open_refuses_a_directory_without_memory_files(void **state)
+{
+    (void)state;
+    fixture f;
+    make_fixture(&f, 2);
+    rm__cgroup cg;
+    char top[400];
+    snprintf(top, sizeof top, "%s/sys", f.root);
+    assert_int_equal(rm__cgroup_open(&cg, top), -ENOTSUP);
+    snprintf(top, sizeof top, "%s/absent", f.root);
+    assert_int_equal(rm__cgroup_open(&cg, top), -ENOENT);
+    remove_tree(f.root);
+}
+
+/* A monitor given a cgroup carries its figures: the current memory in each
+ * sample, and at the end the kernel's peak (the larger of it and the
+ * samples'), OOM kills, throttling and I/O. */
+static void monitor_reads_a_fixture_cgroup(void **state)
+{
+    (void)state;
+    fixture f;
+    make_fixture(&f, 2);
+    resmon_options o = RESMON_OPTIONS_INIT;
+    o.sample_interval_sec = 0.01;
+    o.cgroup_path = f.group;
+    resmon_monitor *m;
+    assert_int_equal(resmon_monitor_new(&m, &o), 0);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    resmon_sample samples[4];
+    assert_true(resmon_monitor_get_samples(m, samples, 4, sizeof *samples) >= 1);
+    ASSERT_BETWEEN(samples[0].cgroup_mem_mb, 50, 50);
+    resmon_summary s;
+    assert_int_equal(resmon_monitor_get_summary(m, &s, sizeof s), 0);
+    assert_int_equal(s.cgroup_version, 2);
+    assert_int_equal(s.cgroup_error, 0);
+    ASSERT_BETWEEN(s.cgroup_peak_mb, 70, 70);
+    ASSERT_BETWEEN(s.cgroup_oom_kills, 2, 2);
+    ASSERT_BETWEEN(s.cgroup_throttled_sec, 0.25, 0.25);
+    ASSERT_BETWEEN(s.cgroup_nr_throttled, 4, 4);
+    ASSERT_BETWEEN(s.cgroup_io_read_bytes, 4096, 4096);
+    ASSERT_BETWEEN(s.cgroup_io_write_bytes, 8192, 8192);
+
+    /* The JSON form carries them and reads back. */
+    char json[4096];
+    assert_true(resmon_summary_to_json(&s, json, sizeof json) > 0);
+    assert_non_null(strstr(json, "\"cgroup_version\": 2"));
+    assert_non_null(strstr(json, "\"cgroup_peak_mb\": 70"));
+    resmon_summary back;
+    char err[256];
+    assert_int_equal(resmon_summary_from_json(json, strlen(json), &back, sizeof back, err, sizeof err), 0);
+    assert_int_equal(back.cgroup_version, 2);
+    ASSERT_BETWEEN(back.cgroup_peak_mb, 70, 70);
+    ASSERT_BETWEEN(back.cgroup_oom_kills, 2, 2);
+    resmon_monitor_free(m);
+
+    /* A peak file below a sampled value (a cgroup whose peak was reset)
+     * never brings the peak below what a sample saw. */
+    put_file(f.group, "memory.peak", "1048576\n");
+    assert_int_equal(resmon_monitor_new(&m, &o), 0);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    assert_int_equal(resmon_monitor_get_summary(m, &s, sizeof s), 0);
+    ASSERT_BETWEEN(s.cgroup_peak_mb, 50, 50);
+    resmon_monitor_free(m);
+    remove_tree(f.root);
+}
+
+/* A cgroup that cannot be opened leaves its figures unknown, with the
+ * reason, and the window still opens. */
+static void monitor_without_its_cgroup_still_runs(void **state)
+{
+    (void)state;
+    resmon_options o = RESMON_OPTIONS_INIT;
+    o.cgroup_path = "/nonexistent/cgroup";
+    resmon_monitor *m;
+    assert_int_equal(resmon_monitor_new(&m, &o), 0);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    resmon_summary s;
+    assert_int_equal(resmon_monitor_get_summary(m, &s, sizeof s), 0);
+    assert_int_equal(s.cgroup_version, 0);
+    assert_int_equal(s.cgroup_error, -ENOENT);
+    assert_true(isnan(s.cgroup_peak_mb));
+    char json[4096];
+    assert_true(resmon_summary_to_json(&s, json, sizeof json) > 0);
+    assert_null(strstr(json, "cgroup")); /* no cgroup, no keys */
+    resmon_monitor_free(m);
+}
+
+/* Documents without the cgroup keys (every resmon before 0.4) read as
+ * "no cgroup"; a cgroup_version other than 1 or 2 is refused. */
+static void json_without_cgroup_keys_reads(void **state)
+{
+    (void)state;
+    const char *old = "{\"peak_rss_mb\": 1, \"mean_rss_mb\": 1, \"peak_gpu_mem_mb\": null, \"mean_gpu_util\": null, "
+                      "\"memory_growth_mb\": 0, \"num_samples\": 2, \"duration_sec\": 1}";
+    resmon_summary s;
+    char err[256];
+    assert_int_equal(resmon_summary_from_json(old, strlen(old), &s, sizeof s, err, sizeof err), 0);
+    assert_int_equal(s.cgroup_version, 0);
+    assert_true(isnan(s.cgroup_peak_mb));
+    assert_true(isnan(s.cgroup_oom_kills));
+    const char *bad = "{\"peak_rss_mb\": 1, \"mean_rss_mb\": 1, \"memory_growth_mb\": 0, \"num_samples\": 2, "
+                      "\"duration_sec\": 1, \"cgroup_version\": 3}";
+    assert_int_equal(resmon_summary_from_json(bad, strlen(bad), &s, sizeof s, err, sizeof err), -EINVAL);
+    assert_non_null(strstr(err, "cgroup_version"));
+}
+
+/* A leaf that cannot be completed (here a fixture directory, with no
+ * cgroup.procs in what mkdir made) is removed again, and the reason said. */
+static void failed_leaf_leaves_nothing(void **state)
+{
+    (void)state;
+    fixture f;
+    make_fixture(&f, 1);
+    resmon_cgroup *cg = NULL;
+    char err[RESMON_ERR_MAX];
+    int rc = rm__cgroup_leaf_create_at(&cg, f.proc, f.root, 0, err, sizeof err);
+    assert_true(rc < 0);
+    assert_null(cg);
+    assert_non_null(strstr(err, "cgroup.procs"));
+    char pattern[700];
+    snprintf(pattern, sizeof pattern, "%s/resmon-%ld-", f.group, (long)getpid());
+    struct stat st;
+    for (int i = 0; i < 4; i++) {
+        char path[800];
+        snprintf(path, sizeof path, "%s%d", pattern, i);
+        assert_int_not_equal(stat(path, &st), 0);
+    }
+    remove_tree(f.root);
+}
+
+/* On a machine where this process may make a cgroup (root, v1 memory
+ * hierarchy or delegated v2), a child joins between fork and exec, the
+ * leaf's memory counts it, and removal leaves no directory.  Skipped, with
+ * the reason, elsewhere. */
+static void real_leaf_joins_and_goes(void **state)
+{
+    (void)state;
+    resmon_cgroup *cg = NULL;
+    char err[RESMON_ERR_MAX];
+    if (resmon_cgroup_create(&cg, 0, err, sizeof err) < 0) {
+        print_message("skipped: no cgroup can be made here: %s\n", err);
+        skip();
+    }
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s", resmon_cgroup_path(cg));
+    struct stat st;
+    assert_int_equal(stat(dir, &st), 0);
+    int ready[2], go[2];
+    assert_int_equal(pipe(ready), 0);
+    assert_int_equal(pipe(go), 0);
+    pid_t child = fork();
+    if (child == 0) {
+        if (resmon_cgroup_join(cg) != 0)
+            _exit(2);
+        char *block = malloc(64 << 20);
+        memset(block, 1, 64 << 20);
+        char c = 'r';
+        if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
+            _exit(3);
+        _exit(block[100] == 1 ? 0 : 4);
+    }
+    char c;
+    assert_int_equal(read(ready[0], &c, 1), 1);
+    rm__cgroup reader;
+    assert_int_equal(rm__cgroup_open(&reader, dir), 0);
+    uint64_t bytes;
+    assert_int_equal(rm__cgroup_read_current(&reader, &bytes), 0);
+    assert_true(bytes >= (uint64_t)(64 << 20)); /* the child's 64 MiB, charged to the leaf */
+    assert_int_equal(write(go[1], "g", 1), 1);
+    int status;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_int_equal(rm__cgroup_read_peak(&reader, &bytes), 0);
+    assert_true(bytes >= (uint64_t)(64 << 20));
+    rm__cgroup_close(&reader);
+    assert_int_equal(resmon_cgroup_remove(cg), 0);
+    assert_int_not_equal(stat(dir, &st), 0);
+    assert_int_equal(errno, ENOENT);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(self_finds_v1_memory_and_v2_lines),
+        cmocka_unit_test(self_rejects_garbage),
+        cmocka_unit_test(mountinfo_finds_each_layout),
+        cmocka_unit_test(paths_join_below_the_mount_root),
+        cmocka_unit_test(keyed_files_parse),
+        cmocka_unit_test(io_stat_sums_devices),
+        cmocka_unit_test(locate_finds_v1_memory_hierarchy),
+        cmocka_unit_test(locate_prefers_v2_with_memory_controller),
+        cmocka_unit_test(reads_v1_files),
+        cmocka_unit_test(reads_v2_files),
+        cmocka_unit_test(open_refuses_a_directory_without_memory_files),
+        cmocka_unit_test(monitor_reads_a_fixture_cgroup),
+        cmocka_unit_test(monitor_without_its_cgroup_still_runs),
+        cmocka_unit_test(json_without_cgroup_keys_reads),
+        cmocka_unit_test(failed_leaf_leaves_nothing),
+        cmocka_unit_test(real_leaf_joins_and_goes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
