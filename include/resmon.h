@@ -731,7 +731,7 @@ RESMON_API int resmon_monitor_get_summary(const resmon_monitor *m, resmon_summar
  *     resmon_cgroup *cg;
  *     if (resmon_cgroup_create(&cg, 0, err, sizeof err) == 0) {
  *         pid_t pid = fork();
- *         if (pid == 0) { resmon_cgroup_join(cg); execvp(...); }
+ *         if (pid == 0) { resmon_cgroup_join(cg, 0); execvp(...); }
  *         opts.cgroup_path = resmon_cgroup_path(cg);  ... monitor, wait ...
  *         resmon_cgroup_remove(cg);
  *     }
@@ -759,11 +759,12 @@ RESMON_API const char *resmon_cgroup_path(const resmon_cgroup *cg);
 /* 1 or 2: the layout the leaf is in. */
 RESMON_API int resmon_cgroup_version(const resmon_cgroup *cg);
 
-/* Moves the calling process into the leaf: one write(2) to a file opened by
- * create, so it is async-signal-safe and meant for the child between fork
- * and exec (everything the child starts then stays in the leaf).  0 or a
- * negative errno. */
-RESMON_API int resmon_cgroup_join(const resmon_cgroup *cg);
+/* Moves a process into the leaf: pid 0 is the caller -- one write(2) to a
+ * file opened by create, so async-signal-safe, for a child between fork and
+ * exec -- else the process pid (as a parent does for a child it holds
+ * before exec).  Everything the process starts afterwards stays in the
+ * leaf.  0 or a negative errno (-ESRCH: no such process). */
+RESMON_API int resmon_cgroup_join(const resmon_cgroup *cg, pid_t pid);
 
 /* Removes the leaf and frees cg: processes still in it (orphans left
  * running) are moved to the parent cgroup first, and an exiting process the

@@ -195,14 +195,22 @@ int resmon_cgroup_version(const resmon_cgroup *cg)
     return cg ? cg->version : 0;
 }
 
-int resmon_cgroup_join(const resmon_cgroup *cg)
+int resmon_cgroup_join(const resmon_cgroup *cg, pid_t pid)
 {
-    if (!cg || cg->procs_fd < 0)
+    if (!cg || cg->procs_fd < 0 || pid < 0)
         return -EINVAL;
-    /* "0" is the writer itself, in both layouts.  Only write(2): this runs
-     * between fork and exec. */
-    if (write(cg->procs_fd, "0", 1) != 1)
-        return -errno;
+    /* "0" is the writer itself, in both layouts.  Digits by hand and one
+     * write(2): this may run between fork and exec. */
+    char text[24];
+    size_t n = sizeof text;
+    unsigned long value = (unsigned long)pid;
+    do {
+        text[--n] = (char)('0' + value % 10);
+        value /= 10;
+    } while (value);
+    ssize_t written = write(cg->procs_fd, text + n, sizeof text - n);
+    if (written != (ssize_t)(sizeof text - n))
+        return written < 0 ? -errno : -EIO;
     return 0;
 }
 

@@ -450,7 +450,7 @@ static void real_leaf_joins_and_goes(void **state)
     assert_int_equal(pipe(go), 0);
     pid_t child = fork();
     if (child == 0) {
-        if (resmon_cgroup_join(cg) != 0)
+        if (resmon_cgroup_join(cg, 0) != 0)
             _exit(2);
         char *block = malloc(64 << 20);
         memset(block, 1, 64 << 20);

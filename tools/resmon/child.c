@@ -247,10 +247,23 @@ int run_command(const cli_options *o, outputs *out, run_result *r)
     signals_prepare();
     /* Fails only before Linux 3.4: then orphans go to init, as before. */
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    resmon_cgroup *cg; /* the command's leaf cgroup, removed on every path below */
+    int cgroup_rc = cgroup_for_command(o, r, &cg);
+    if (cgroup_rc != 0)
+        return cgroup_rc;
     int go_write, error_read;
     pid_t child = spawn_held(o, &go_write, &error_read);
-    if (child < 0)
+    if (child < 0) {
+        cgroup_done(cg);
         return EXIT_USAGE;
+    }
+    if ((cgroup_rc = cgroup_enter(o, r, &cg, child)) != 0) { /* held before exec: nothing ran yet */
+        close(go_write);
+        close(error_read);
+        kill(child, SIGKILL);
+        reap_unstarted(child);
+        return cgroup_rc;
+    }
     terminal_lease tty;
     terminal_lend(&tty, child);
     signals_forward_to(child, child);
@@ -261,6 +274,7 @@ int run_command(const cli_options *o, outputs *out, run_result *r)
      * starts a fresh one), not wait4's, which includes what it reaped. */
     monitor_opts.keep_peak_mark = !o->include_children;
     monitor_opts.reset_peak_mark = !monitor_opts.keep_peak_mark;
+    monitor_opts.cgroup_path = cg ? resmon_cgroup_path(cg) : o->cgroup_path;
     resmon_monitor *m = NULL;
     int rc = outputs_monitor_new(out, &monitor_opts, &m);
     if (rc == 0)
@@ -274,6 +288,7 @@ int run_command(const cli_options *o, outputs *out, run_result *r)
         reap_unstarted(child);
         terminal_take_back(&tty);
         outputs_monitor_free(out, m);
+        cgroup_done(cg);
         return EXIT_USAGE;
     }
     r->start_wall_epoch = cli_realtime_sec();
@@ -295,6 +310,7 @@ int run_command(const cli_options *o, outputs *out, run_result *r)
         signals_forward_to(0, 0);
         reap_unstarted(child);
         terminal_take_back(&tty);
+        cgroup_done(cg);
         return exec_failure_report(o->argv[0], exec_errno);
     }
     outputs_command_started(out);
@@ -311,9 +327,11 @@ int run_command(const cli_options *o, outputs *out, run_result *r)
     if (rc < 0) {
         fprintf(stderr, "resmon: cannot read the command's exit status: %s\n", strerror(-rc));
         r->interrupted = signals_received() != 0;
+        cgroup_done(cg);
         return 0; /* the outputs are still written, with the status unknown */
     }
     settle_orphans(o, child, r);
+    cgroup_done(cg); /* what still runs in it moves to resmon's own cgroup */
     if (o->wait_orphans)
         r->wall_sec = cli_monotonic_sec() - start;
     if (r->have_rusage) {

@@ -15,6 +15,7 @@
 #include "resmon.h"
 
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -39,6 +40,9 @@ typedef struct cli_options {
     unsigned metrics;         /* --metrics: RESMON_METRIC_* groups (default all) */
     pid_t pid;                /* --pid; 0 = run argv */
     exporter_options exporters; /* --serve, --push, --textfile, --label */
+    int no_cgroup;            /* --no-cgroup: never make a cgroup for COMMAND */
+    uint64_t memory_limit_bytes; /* --memory-limit; 0 = none */
+    const char *cgroup_path;  /* --cgroup: an existing cgroup to read */
     char **argv;              /* the command, NULL-terminated */
     int argc;
 } cli_options;
@@ -61,6 +65,7 @@ typedef struct run_result {
     int interrupted;           /* resmon got SIGINT/SIGTERM/SIGHUP/SIGQUIT */
     int orphans_left;          /* adopted descendants still running at the end */
     resmon_gpu *gpu;           /* the GPU profiler, NULL without */
+    char cgroup_note[RESMON_ERR_MAX]; /* why no cgroup was made for COMMAND; "" when one was, or not asked */
 } run_result;
 
 /* Per-device GPU columns are written for at most this many devices. */
@@ -226,6 +231,23 @@ int outputs_finish(const cli_options *o, outputs *out, const run_result *r);
  * interpreter" when a "#!" line names a missing file) and returns the exit
  * status: EXIT_NOT_FOUND or EXIT_CANNOT_EXECUTE. */
 int exec_failure_report(const char *file, int exec_errno);
+
+/* ---- the command's cgroup (cgroup_run.c) ---- */
+/* Parses a --memory-limit SIZE: bytes, or a number with K, M, G or T
+ * (powers of 1024, optionally followed by "iB" or "B").  0 or -EINVAL. */
+int cgroup_parse_size(const char *text, uint64_t *bytes);
+/* Makes COMMAND's leaf cgroup before it is forked (none with --no-cgroup or
+ * --cgroup).  Returns 0 -- with *cg NULL and the reason in r->cgroup_note
+ * when none could be made -- or, having printed one line, EXIT_USAGE when
+ * --memory-limit asked for one that cannot be made. */
+int cgroup_for_command(const cli_options *o, run_result *r, resmon_cgroup **cg);
+/* Moves the forked, still held COMMAND into the leaf before it may exec.
+ * On failure the leaf is removed (*cg NULL) and the reason noted; returns
+ * EXIT_USAGE (printed) when --memory-limit needs it, else 0. */
+int cgroup_enter(const cli_options *o, run_result *r, resmon_cgroup **cg, pid_t child);
+/* Removes the leaf (moving what still runs in it to the parent); says so
+ * on stderr when it cannot.  Accepts NULL. */
+void cgroup_done(resmon_cgroup *cg);
 
 /* ---- running the target: child.c, attach.c, signals.c, terminal.c ---- */
 /* Runs o->argv, streaming samples to out, fills r, and returns 0 -- also

@@ -40,6 +40,7 @@ resmon_options cli_monitor_options(const cli_options *o, outputs *out)
     opts.max_samples = 1; /* every sample is streamed; the summary covers them all */
     opts.on_sample = outputs_on_sample;
     opts.on_sample_user = out;
+    opts.cgroup_path = o->cgroup_path; /* --cgroup; run_command puts its own leaf here */
     return opts;
 }
 

@@ -37,6 +37,15 @@ static const char usage_text[] =
     "                           PSS, swap), counts (processes, threads), cpu-split (user and\n"
     "                           system), faults (and context switches), network; or all\n"
     "                           (default) or none (CPU and RSS only, the cheapest)\n"
+    "      --memory-limit SIZE  run COMMAND under this memory limit (bytes, or K, M, G, T: powers\n"
+    "                           of 1024): the kernel's OOM killer ends a process of the tree that\n"
+    "                           would go over, and the table and JSON report it; 125 when no\n"
+    "                           cgroup can be made\n"
+    "      --no-cgroup          do not run COMMAND in a cgroup of its own (by default resmon\n"
+    "                           makes one when it may: as root, or in a delegated v2 subtree,\n"
+    "                           for the whole tree's exact peak memory, page cache included)\n"
+    "      --cgroup PATH        read the figures of an existing cgroup directory (a service, a\n"
+    "                           container) instead of making one\n"
     "  -q, --quiet              no human summary on stderr\n"
     "      --list-gpus          list the GPUs resmon finds, then exit\n"
     "      --version            print the version and exit\n"
@@ -219,7 +228,7 @@ static int check_root_variable(const char *variable)
 int cli_parse(int argc, char **argv, cli_options *o)
 {
     enum { OPT_PLOT = 256, OPT_GPU, OPT_NO_CHILDREN, OPT_DURATION, OPT_PID, OPT_VERSION, OPT_HELP, OPT_LIST_GPUS,
-           OPT_WAIT_ORPHANS, OPT_RESET_PEAK, OPT_METRICS };
+           OPT_WAIT_ORPHANS, OPT_RESET_PEAK, OPT_METRICS, OPT_MEMORY_LIMIT, OPT_NO_CGROUP, OPT_CGROUP };
     static const struct option longopts[] = {
         {"interval", required_argument, NULL, 'i'},
         {"output", required_argument, NULL, 'o'},
@@ -236,6 +245,9 @@ int cli_parse(int argc, char **argv, cli_options *o)
         {"wait-orphans", no_argument, NULL, OPT_WAIT_ORPHANS},
         {"reset-peak", no_argument, NULL, OPT_RESET_PEAK},
         {"metrics", required_argument, NULL, OPT_METRICS},
+        {"memory-limit", required_argument, NULL, OPT_MEMORY_LIMIT},
+        {"no-cgroup", no_argument, NULL, OPT_NO_CGROUP},
+        {"cgroup", required_argument, NULL, OPT_CGROUP},
         EXPORTER_LONG_OPTIONS,
         {NULL, 0, NULL, 0},
     };
@@ -298,6 +310,17 @@ int cli_parse(int argc, char **argv, cli_options *o)
                                         : "empty metric group in '--metrics %s'",
                                    *err ? err : optarg);
             break;
+        case OPT_MEMORY_LIMIT:
+            if (cgroup_parse_size(optarg, &o->memory_limit_bytes) < 0)
+                return usage_error("invalid memory limit '%s': give bytes (at least 4096) or a number with K, M, G "
+                                   "or T, such as 4G", optarg);
+            break;
+        case OPT_NO_CGROUP:
+            o->no_cgroup = 1;
+            break;
+        case OPT_CGROUP:
+            o->cgroup_path = optarg;
+            break;
         case 'q':
             o->quiet = 1;
             break;
@@ -341,6 +364,16 @@ int cli_parse(int argc, char **argv, cli_options *o)
         return usage_error("--reset-peak works with --pid only%s", "");
     if (o->wait_orphans && o->pid)
         return usage_error("--wait-orphans works with a command only%s", "");
+    if (o->memory_limit_bytes && (o->pid || o->no_cgroup || o->cgroup_path))
+        return usage_error("--memory-limit needs a cgroup made for the command: not with --pid, --no-cgroup or "
+                           "--cgroup%s", "");
+    if (o->no_cgroup && o->cgroup_path)
+        return usage_error("give either --no-cgroup or --cgroup, not both%s", "");
+    if (o->cgroup_path) {
+        struct stat st;
+        if (stat(o->cgroup_path, &st) != 0 || !S_ISDIR(st.st_mode))
+            return usage_error("--cgroup '%s': not a cgroup directory", o->cgroup_path);
+    }
     if (exporter_options_check(&o->exporters, err, sizeof err) < 0)
         return usage_error("%s", err);
     return 0;

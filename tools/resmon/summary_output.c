@@ -6,6 +6,7 @@
 #include "json_number.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -71,6 +72,41 @@ static void format_iso8601(double epoch, char *buf, size_t cap)
     snprintf(buf + n, cap - n, ".%03dZ", (int)((epoch - (double)seconds) * 1000));
 }
 
+/* The tree's exact peak from its cgroup, first among the memory lines, with
+ * its scope; or, once, why there is none. */
+static void print_cgroup_peak(FILE *out, const cli_options *o, const run_result *r)
+{
+    const resmon_summary *s = &r->summary;
+    if (s->cgroup_version && !isnan(s->cgroup_peak_mb)) {
+        fprintf(out, "  %-16s %10.1f MiB  cgroup v%d: whole tree, page cache and kernel memory included%s\n",
+                "peak memory", s->cgroup_peak_mb, (int)s->cgroup_version,
+                o->cgroup_path ? " (the cgroup's lifetime peak)" : "");
+        if (o->memory_limit_bytes)
+            fprintf(out, "  %-16s %10.1f MiB\n", "memory limit", (double)o->memory_limit_bytes / 1048576.0);
+        if (s->cgroup_oom_kills > 0)
+            fprintf(out, "  %-16s %10.0f      process%s killed by the kernel's OOM killer%s\n", "OOM kills",
+                    s->cgroup_oom_kills, s->cgroup_oom_kills == 1 ? "" : "es",
+                    o->pid ? "" : r->term_signal == SIGKILL ? ", the command among them" : ", in the command's tree");
+        if (!isnan(s->cgroup_throttled_sec))
+            fprintf(out, "  %-16s %10.3f s    CPU throttled (cgroup cpu.stat), %.0f period%s\n", "throttled",
+                    s->cgroup_throttled_sec, s->cgroup_nr_throttled, s->cgroup_nr_throttled == 1 ? "" : "s");
+        if (!isnan(s->cgroup_io_read_bytes)) {
+            char read[32], written[32];
+            format_bytes(s->cgroup_io_read_bytes, read, sizeof read);
+            format_bytes(s->cgroup_io_write_bytes, written, sizeof written);
+            fprintf(out, "  %-16s read %s, written %s (cgroup io.stat, storage)\n", "cgroup I/O", read, written);
+        }
+    } else if (r->cgroup_note[0]) {
+        fprintf(out, "  %-16s no cgroup: ", "peak memory");
+        print_printable(out, r->cgroup_note);
+        fputs("; the peaks below are per process or sampled\n", out);
+    } else if (s->cgroup_error) {
+        fputs("  peak memory      no cgroup: ", out);
+        print_printable(out, o->cgroup_path ? o->cgroup_path : "");
+        fprintf(out, ": %s\n", resmon_strerror(s->cgroup_error));
+    }
+}
+
 int summary_write_json(FILE *out, const cli_options *o, const run_result *r)
 {
     /* The library writes the seed's keys (and the window's CPU figures and
@@ -131,6 +167,16 @@ int summary_write_json(FILE *out, const cli_options *o, const run_result *r)
         fputs(", \"gpu_selection\": ", out);
         json_write_string(out, resmon_gpu_selection(r->gpu));
     }
+    if (r->cgroup_note[0]) { /* why the command ran without a cgroup of its own */
+        fputs(", \"cgroup_unavailable\": ", out);
+        json_write_string(out, r->cgroup_note);
+    }
+    if (o->cgroup_path) {
+        fputs(", \"cgroup_path\": ", out);
+        json_write_string(out, o->cgroup_path);
+    }
+    if (r->summary.cgroup_oom_kills > 0 && !o->pid) /* the command itself, or one of its tree */
+        fprintf(out, ", \"oom_killed\": \"%s\"", r->term_signal == SIGKILL ? "command" : "descendant");
     fprintf(out, ", \"interrupted\": %s", r->interrupted ? "true" : "false");
     if (!o->pid) /* adopted descendants still running when resmon stopped */
         fprintf(out, ", \"orphans_left\": %d", r->orphans_left);
@@ -164,9 +210,10 @@ void summary_print_table(FILE *out, const cli_options *o, const run_result *r)
     else
         fprintf(out, "  %-16s %10.3f s    sampled; mean %.0f %%, peak %.0f %%\n", "CPU time", s->cpu_time_sec,
                 s->mean_cpu_percent, s->peak_cpu_percent);
-    fprintf(out, "  %-16s %10.1f MiB  sampled, all processes together\n", "peak RSS", s->peak_rss_mb);
+    print_cgroup_peak(out, o, r);
+    fprintf(out, "  %-16s %10.1f MiB  sampled: sum of RSS at the samples\n", "peak RSS", s->peak_rss_mb);
     if (r->have_rusage)
-        fprintf(out, "  %-16s %10.1f MiB  exact, largest single process (wait4)\n", "exact peak RSS",
+        fprintf(out, "  %-16s %10.1f MiB  wait4: largest single process, exact\n", "exact peak RSS",
                 r->rusage_maxrss_mb);
     else if (!isnan(s->hwm_rss_mb))
         fprintf(out, "  %-16s %10.1f MiB  exact, largest single process (%s)\n", "exact peak RSS", s->hwm_rss_mb,

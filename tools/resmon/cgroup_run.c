@@ -1,0 +1,94 @@
+/*
+ * cgroup_run.c -- the command's own leaf cgroup: made before COMMAND is
+ * forked, entered by COMMAND while it is held before exec (so nothing it
+ * runs escapes), read by the monitor, and removed at the end on every path
+ * -- a normal exit, a command killed by a signal or by the OOM killer, and
+ * resmon interrupted (the signal is forwarded and resmon still ends through
+ * here).  Where none can be made the run goes on without, and the table
+ * says once why.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cgroup_parse_size(const char *text, uint64_t *bytes)
+{
+    char *end;
+    errno = 0;
+    if (!*text || *text == '-' || *text == '+' || *text == ' ')
+        return -EINVAL;
+    double value = strtod(text, &end);
+    if (end == text || errno == ERANGE || !isfinite(value) || value <= 0)
+        return -EINVAL;
+    double unit = 1;
+    const char *units = "KMGT";
+    const char *u = *end ? strchr(units, *end == 'k' ? 'K' : *end) : NULL;
+    if (*end && !u)
+        return -EINVAL;
+    if (u) {
+        for (const char *p = units; p <= u; p++)
+            unit *= 1024;
+        end++;
+        if (strcmp(end, "iB") == 0 || strcmp(end, "B") == 0)
+            end += strlen(end);
+    }
+    if (*end)
+        return -EINVAL;
+    double total = value * unit;
+    if (total < 4096 || total > 9.2e18) /* below a page, or beyond what the files hold */
+        return -EINVAL;
+    *bytes = (uint64_t)total;
+    return 0;
+}
+
+int cgroup_for_command(const cli_options *o, run_result *r, resmon_cgroup **cg)
+{
+    *cg = NULL;
+    r->cgroup_note[0] = '\0';
+    if (o->no_cgroup || o->cgroup_path)
+        return 0;
+    char err[RESMON_ERR_MAX];
+    if (resmon_cgroup_create(cg, o->memory_limit_bytes, err, sizeof err) == 0)
+        return 0;
+    if (o->memory_limit_bytes) {
+        fprintf(stderr, "resmon: --memory-limit needs a cgroup for the command: %s\n", err);
+        return EXIT_USAGE;
+    }
+    snprintf(r->cgroup_note, sizeof r->cgroup_note, "%s", err);
+    return 0;
+}
+
+int cgroup_enter(const cli_options *o, run_result *r, resmon_cgroup **cg, pid_t child)
+{
+    if (!*cg)
+        return 0;
+    int rc = resmon_cgroup_join(*cg, child);
+    if (rc == 0)
+        return 0;
+    snprintf(r->cgroup_note, sizeof r->cgroup_note, "cannot move the command into %s: %s",
+             resmon_cgroup_path(*cg), strerror(-rc));
+    resmon_cgroup_remove(*cg);
+    *cg = NULL;
+    if (o->memory_limit_bytes) {
+        fprintf(stderr, "resmon: --memory-limit: %s\n", r->cgroup_note);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+void cgroup_done(resmon_cgroup *cg)
+{
+    if (!cg)
+        return;
+    char dir[RESMON_ERR_MAX];
+    snprintf(dir, sizeof dir, "%s", resmon_cgroup_path(cg));
+    int rc = resmon_cgroup_remove(cg);
+    if (rc < 0) {
+        fputs("resmon: cannot remove the command's cgroup ", stderr);
+        print_printable(stderr, dir);
+        fprintf(stderr, ": %s\n", strerror(-rc));
+    }
+}
