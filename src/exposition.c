@@ -69,6 +69,15 @@ static double gpu_hertz(const resmon_summary *s, const resmon_sample *last) { (v
 static double gpu_watts(const resmon_summary *s, const resmon_sample *last) { (void)s; return LAST(gpu_power_w); }
 static double gpu_joules(const resmon_summary *s, const resmon_sample *last) { (void)last; return s->gpu_energy_j; }
 static double cpu_joules(const resmon_summary *s, const resmon_sample *last) { (void)last; return s->cpu_energy_j; }
+/* Since 0.4: a cgroup's figures, only when the summary had a cgroup (an
+ * older caller's summary reads cgroup_version 0). */
+#define CGROUP(value) (s->cgroup_version ? (value) : NAN)
+static double cgroup_bytes(const resmon_summary *s, const resmon_sample *last) { return CGROUP(LAST(cgroup_mem_mb) * RM__BYTES_PER_MIB); }
+static double cgroup_max_bytes(const resmon_summary *s, const resmon_sample *last) { (void)last; return CGROUP(s->cgroup_peak_mb * RM__BYTES_PER_MIB); }
+static double cgroup_oom_kills(const resmon_summary *s, const resmon_sample *last) { (void)last; return CGROUP(s->cgroup_oom_kills); }
+static double cgroup_throttled(const resmon_summary *s, const resmon_sample *last) { (void)last; return CGROUP(s->cgroup_throttled_sec); }
+static double cgroup_io_read(const resmon_summary *s, const resmon_sample *last) { (void)last; return CGROUP(s->cgroup_io_read_bytes); }
+static double cgroup_io_write(const resmon_summary *s, const resmon_sample *last) { (void)last; return CGROUP(s->cgroup_io_write_bytes); }
 
 static const metric metrics[] = {
     {"resmon_cpu_seconds", METRIC_COUNTER, "seconds", "CPU time of the monitored processes in the window.", FROM_FUNCTION(cpu_seconds, 0)},
@@ -111,6 +120,13 @@ static const metric metrics[] = {
     {"resmon_network_transmit_bytes", METRIC_COUNTER, "bytes", "Bytes sent by every interface of the monitored process's network namespace, not by the process alone.", FROM_SUMMARY(net_tx_bytes, 1.0)},
     {"resmon_network_receive_packets", METRIC_COUNTER, NULL, "Packets received by every interface of the monitored process's network namespace, not by the process alone.", COUNT_FROM_SUMMARY(net_rx_packets)},
     {"resmon_network_transmit_packets", METRIC_COUNTER, NULL, "Packets sent by every interface of the monitored process's network namespace, not by the process alone.", COUNT_FROM_SUMMARY(net_tx_packets)},
+    /* The monitored cgroup (resmon_options.cgroup_path). */
+    {"resmon_cgroup_memory_bytes", METRIC_GAUGE, "bytes", "Memory charged to the cgroup at the latest sample: the whole tree, page cache and kernel memory included.", FROM_FUNCTION(cgroup_bytes, 0)},
+    {"resmon_cgroup_memory_max_bytes", METRIC_GAUGE, "bytes", "Peak memory charged to the cgroup: largest sampled so far, the kernel's exact peak once the window ends.", FROM_FUNCTION(cgroup_max_bytes, 0)},
+    {"resmon_cgroup_oom_kills", METRIC_COUNTER, NULL, "Processes of the cgroup ended by the kernel's OOM killer (read when the window ends).", FROM_FUNCTION(cgroup_oom_kills, 1)},
+    {"resmon_cgroup_cpu_throttled_seconds", METRIC_COUNTER, "seconds", "Time the cgroup's CPU was throttled (v2 cpu.stat, read when the window ends).", FROM_FUNCTION(cgroup_throttled, 0)},
+    {"resmon_cgroup_io_read_bytes", METRIC_COUNTER, "bytes", "Bytes the cgroup read from storage (v2 io.stat, read when the window ends).", FROM_FUNCTION(cgroup_io_read, 0)},
+    {"resmon_cgroup_io_write_bytes", METRIC_COUNTER, "bytes", "Bytes the cgroup wrote to storage (v2 io.stat, read when the window ends).", FROM_FUNCTION(cgroup_io_write, 0)},
 };
 
 /* A metric's value, NAN when unknown -- including a summary field that the

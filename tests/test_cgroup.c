@@ -349,6 +349,14 @@ static void monitor_reads_a_fixture_cgroup(void **state)
     assert_int_equal(back.cgroup_version, 2);
     ASSERT_BETWEEN(back.cgroup_peak_mb, 70, 70);
     ASSERT_BETWEEN(back.cgroup_oom_kills, 2, 2);
+
+    /* And the Prometheus series. */
+    char text[16384];
+    assert_true(resmon_monitor_exposition(m, RESMON_EXPOSITION_PROMETHEUS, NULL, 0, text, sizeof text) > 0);
+    assert_non_null(strstr(text, "\nresmon_cgroup_memory_bytes 52428800.0\n"));
+    assert_non_null(strstr(text, "\nresmon_cgroup_memory_max_bytes 73400320.0\n"));
+    assert_non_null(strstr(text, "\nresmon_cgroup_oom_kills_total 2\n"));
+    assert_non_null(strstr(text, "\nresmon_cgroup_io_read_bytes_total 4096.0\n"));
     resmon_monitor_free(m);
 
     /* A peak file below a sampled value (a cgroup whose peak was reset)
@@ -382,6 +390,9 @@ static void monitor_without_its_cgroup_still_runs(void **state)
     char json[4096];
     assert_true(resmon_summary_to_json(&s, json, sizeof json) > 0);
     assert_null(strstr(json, "cgroup")); /* no cgroup, no keys */
+    char text[16384];
+    assert_true(resmon_monitor_exposition(m, RESMON_EXPOSITION_PROMETHEUS, NULL, 0, text, sizeof text) > 0);
+    assert_null(strstr(text, "cgroup")); /* nor series */
     resmon_monitor_free(m);
 }
 

@@ -5,6 +5,7 @@ Environment: RESMON (the command), WORKLOAD (tests/cli/workload.c),
 JSON_CHECK (tests/cli/json_check.c, the library's from_json).
 """
 import csv
+import errno
 import json
 import re
 import os
@@ -53,8 +54,29 @@ def resmon(*args, timeout=60, **kw):
 BASE_COLUMNS = ["timestamp", "elapsed_sec", "cpu_percent", "rss_mb"]
 METRIC_COLUMNS = ["vmem_mb", "pss_mb", "swap_mb", "rchar", "wchar", "read_bytes", "write_bytes", "syscr",
                   "syscw", "nprocs", "nthreads", "user_sec", "sys_sec", "minflt", "majflt", "vol_ctxsw",
-                  "invol_ctxsw", "rx_bytes", "tx_bytes", "rx_packets", "tx_packets"]
+                  "invol_ctxsw", "rx_bytes", "tx_bytes", "rx_packets", "tx_packets", "cgroup_mem_mb"]
 SAMPLE_COLUMNS = BASE_COLUMNS + METRIC_COLUMNS
+
+
+def remove_leaf_of_killed(pid):
+    """A resmon killed with SIGKILL cannot remove its cgroup (README,
+    "Memory of the whole tree"): the test that killed it removes the empty
+    leaf, as a user would."""
+    from test_cgroup import leaves_of, own_memory_cgroup  # tests/cli/test_cgroup.py
+    try:
+        names = leaves_of(pid)
+    except (AssertionError, OSError):
+        return  # no memory cgroup here: resmon made none
+    for name in names:
+        deadline = time.monotonic() + SAFETY_NET_SEC
+        while True:
+            try:
+                os.rmdir(os.path.join(own_memory_cgroup(), name))
+                break
+            except OSError as e:  # EBUSY while the killed command is still leaving
+                if e.errno != errno.EBUSY or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
 
 
 class Ready:
@@ -304,6 +326,7 @@ class Signals(Tmp):
             rows = [json.loads(line) for line in f]  # whole rows only
         self.assertGreaterEqual(len(rows), flushed)
         subprocess.run(["pkill", "-f", f"{WORKLOAD} sleep 30"])
+        remove_leaf_of_killed(p.pid)
 
 
 class Tree(Tmp):
@@ -932,6 +955,8 @@ class FilesAreNeverDamaged(Tmp):
         p.stdout.close()
         p.kill()
         p.wait()
+        os.kill(command_pid, signal.SIGKILL)  # out of the leaf before it can go
+        remove_leaf_of_killed(p.pid)
         self.assertEqual(self.read("s.json"), "old summary\n")
         self.assertFalse(os.path.exists(self.path("p.svg")))
 

@@ -32,6 +32,7 @@
 typedef struct chart_point {
     double t, cpu, rss, gpu_util, gpu_mem;
     double pss, io_read, io_written, nprocs; /* NAN when not read; I/O in MiB */
+    double cgroup; /* the tree's cgroup memory (whole tree, page cache included); NAN without one */
 } chart_point;
 
 typedef struct chart_phase {
@@ -47,6 +48,7 @@ struct chart_series {
     size_t pending_samples;
     size_t gpu_util_samples, gpu_mem_samples; /* in pending */
     int any_gpu_util, any_gpu_mem, any_pss, any_io, any_nprocs;
+    int any_cgroup;
     /* the whole run, unthinned, for its legend line */
     size_t samples;
     double cpu_sum, rss_max, t_last;
@@ -98,7 +100,8 @@ static void halve(chart_series *c)
                                          max_known(a.pss, b.pss),
                                          max_known(a.io_read, b.io_read),
                                          max_known(a.io_written, b.io_written),
-                                         max_known(a.nprocs, b.nprocs)};
+                                         max_known(a.nprocs, b.nprocs),
+                                         max_known(a.cgroup, b.cgroup)};
     }
     if (c->count % 2)
         c->points[out++] = c->points[c->count - 1];
@@ -130,7 +133,7 @@ void chart_series_add(chart_series *c, const resmon_sample *s, double elapsed_se
 {
     chart_point *p = &c->pending;
     if (c->pending_samples == 0)
-        *p = (chart_point){elapsed_sec, 0, NAN, 0, 0, NAN, NAN, NAN, NAN};
+        *p = (chart_point){elapsed_sec, 0, NAN, 0, 0, NAN, NAN, NAN, NAN, NAN};
     p->cpu += s->cpu_percent;
     p->rss = max_known(p->rss, s->rss_mb);
     p->pss = max_known(p->pss, s->pss_mb);
@@ -138,6 +141,8 @@ void chart_series_add(chart_series *c, const resmon_sample *s, double elapsed_se
     p->io_written = max_known(p->io_written, s->io_wchar / BYTES_PER_MIB);
     p->nprocs = max_known(p->nprocs, s->nprocs);
     c->any_pss |= !isnan(s->pss_mb);
+    p->cgroup = max_known(p->cgroup, s->cgroup_mem_mb);
+    c->any_cgroup |= !isnan(s->cgroup_mem_mb);
     c->any_io |= !isnan(s->io_rchar) || !isnan(s->io_wchar);
     c->any_nprocs |= !isnan(s->nprocs);
     if (!isnan(s->gpu_util)) {
@@ -326,6 +331,7 @@ static double field_pss(const chart_point *p) { return p->pss; }
 static double field_io_read(const chart_point *p) { return p->io_read; }
 static double field_io_written(const chart_point *p) { return p->io_written; }
 static double field_nprocs(const chart_point *p) { return p->nprocs; }
+static double field_cgroup(const chart_point *p) { return p->cgroup; }
 
 /* How one kind of series is drawn: its id, its colour alone, its dash with
  * several runs, and its name in the legend. */
@@ -646,26 +652,32 @@ static void draw_memory_panel(const canvas *cv, int top, int show_x_labels)
 {
     static const series_style rss = {field_rss, "series-rss", RSS_COLOR, NULL, "RSS (tree)"},
                               pss = {field_pss, "series-pss", PSS_COLOR, "2 3", "PSS (shared split)"},
-                              gpu = {field_gpu_mem, "series-gpu-mem", GPU_MEM_COLOR, "8 3 2 3", "GPU memory"};
+                              gpu = {field_gpu_mem, "series-gpu-mem", GPU_MEM_COLOR, "8 3 2 3", "GPU memory"},
+                              cgroup = {field_cgroup, "series-cgroup", TREE_PEAK_COLOR, "6 2", "cgroup (tree)"};
     const chart_info *info = cv->info;
     double mem_max = max_known(max_known(field_max(cv, field_rss), field_max(cv, field_gpu_mem)),
                                max_known(info->exact_peak_process_mb, info->exact_peak_tree_mb));
+    mem_max = max_known(mem_max, field_max(cv, field_cgroup));
     axis y = make_axis(max_known(mem_max, field_max(cv, field_pss)), 1);
     fprintf(cv->out, "<g class=\"panel\" id=\"panel-memory\">\n");
     draw_panel_frame(cv, top, PANEL_H, y, "Memory (MiB)", show_x_labels);
     draw_phase_shading(cv, top, PANEL_H);
-    const series_style *legend[3] = {&rss};
+    const series_style *legend[4] = {&rss};
     int n = 1;
     if (ANY(cv, any_pss))
         legend[n++] = &pss;
     if (ANY(cv, any_gpu_mem))
         legend[n++] = &gpu;
+    if (ANY(cv, any_cgroup))
+        legend[n++] = &cgroup;
     for (size_t r = 0; r < cv->run_count; r++) {
         draw_series(cv, r, &rss, top, PANEL_H, y, 0, 1);
         if (cv->runs[r].series->any_pss)
             draw_series(cv, r, &pss, top, PANEL_H, y, 0, 0);
         if (cv->runs[r].series->any_gpu_mem)
             draw_series(cv, r, &gpu, top, PANEL_H, y, 0, 0);
+        if (cv->runs[r].series->any_cgroup)
+            draw_series(cv, r, &cgroup, top, PANEL_H, y, 0, 0);
     }
     char text[160];
     if (!isnan(info->exact_peak_tree_mb)) {
@@ -772,7 +784,8 @@ int chart_write_svg(const chart_series *series, FILE *out, const char *title, co
         .cpus_source = "resmon's affinity mask",
         .exact_peak_process_mb = r->have_rusage ? r->rusage_maxrss_mb : r->summary.hwm_rss_mb,
         .exact_peak_process_source = r->have_rusage ? "wait4" : "VmHWM",
-        .exact_peak_tree_mb = NAN, /* the cgroup's memory.peak goes here when it is read */
+        .exact_peak_tree_mb = r->summary.cgroup_version ? r->summary.cgroup_peak_mb : NAN,
+        .exact_peak_tree_source = r->summary.cgroup_version == 2 ? "cgroup memory.peak" : "cgroup max_usage_in_bytes",
     };
     chart_run run = {c, NULL, c->t_last > r->wall_sec ? c->t_last : r->wall_sec};
     int rc = chart_render_svg(out, &info, &run, 1);

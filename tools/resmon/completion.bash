@@ -78,6 +78,13 @@ _resmon()
         -i | --interval | --duration | --serve-linger | --push-interval | --push-timeout)
             return # a number of seconds: nothing to offer
             ;;
+        --memory-limit)
+            return # a size: nothing to offer
+            ;;
+        --cgroup)
+            _filedir -d
+            return
+            ;;
         --serve | --push | --push-job | --label)
             return # an address, a URL, a name or KEY=VALUE: nothing to offer
             ;;
@@ -118,7 +125,8 @@ _resmon()
 
     if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W '--interval --output --samples --plot --gpu --no-children
-            --duration --wait-orphans --reset-peak --metrics --pid --serve --serve-linger --push
+            --duration --wait-orphans --reset-peak --metrics --memory-limit --no-cgroup --cgroup --pid --serve
+            --serve-linger --push
             --push-interval --push-job --push-timeout --textfile --label --quiet --list-gpus
             --version --help
             -i -o -s -q -h --' -- "$cur"))

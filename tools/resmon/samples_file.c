@@ -49,6 +49,7 @@ static const struct {
     {"tx_bytes", offsetof(resmon_sample, net_tx_bytes)},
     {"rx_packets", offsetof(resmon_sample, net_rx_packets)},
     {"tx_packets", offsetof(resmon_sample, net_tx_packets)},
+    {"cgroup_mem_mb", offsetof(resmon_sample, cgroup_mem_mb)}, /* the tree's cgroup: empty/null without one */
 };
 #define METRIC_COLUMN_COUNT (sizeof metric_columns / sizeof *metric_columns)
 

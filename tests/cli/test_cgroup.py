@@ -1,0 +1,281 @@
+#!/usr/bin/env python3
+"""The resmon command's cgroup of its own, on this machine's real cgroups.
+
+Every test here needs a cgroup resmon may make (root with cgroup v1's memory
+hierarchy, or a delegated v2 subtree); where none can be made each test is
+skipped with the reason resmon gives.  Workloads are synchronised through
+pipes (WORKLOAD_READY_FD), never by sleeping and hoping.
+
+Environment: RESMON (the command), WORKLOAD (tests/cli/workload.c).
+"""
+import json
+import os
+import select
+import signal
+import subprocess
+import tempfile
+import time
+import unittest
+
+RESMON = os.environ["RESMON"]
+WORKLOAD = os.environ["WORKLOAD"]
+SAFETY_NET_SEC = 60
+
+
+def run_json(*args, timeout=60, **kw):
+    """Runs resmon with -o - and returns (completed process, summary)."""
+    r = subprocess.run([RESMON, "-o", "-", *args], capture_output=True, text=True, timeout=timeout, **kw)
+    lines = [line for line in r.stdout.splitlines() if line.startswith("{")]
+    return r, json.loads(lines[-1]) if lines else None
+
+
+def cgroup_probe():
+    """(True, parent directory) when resmon makes a cgroup here, else
+    (False, resmon's own reason)."""
+    r, summary = run_json("-q", "--", "true")
+    if summary is None:
+        return False, f"resmon failed: {r.stderr.strip()}"
+    if "cgroup_version" not in summary:
+        return False, summary.get("cgroup_unavailable", "no cgroup figures")
+    return True, None
+
+
+CAN_MAKE, REASON = cgroup_probe()
+
+
+def own_memory_cgroup():
+    """This process's memory cgroup directory (v1 memory hierarchy, or v2)."""
+    with open("/proc/self/cgroup") as f:
+        lines = [line.rstrip("\n").split(":", 2) for line in f]
+    v1 = [p for _, ctl, p in lines if "memory" in ctl.split(",")]
+    with open("/proc/self/mountinfo") as f:
+        mounts = [line.split() for line in f]
+    for m in mounts:
+        dash = m.index("-")
+        if v1 and m[dash + 1] == "cgroup" and "memory" in m[dash + 3].split(","):
+            return os.path.join(m[4], os.path.relpath(v1[0], m[3]))
+    v2 = [p for hid, ctl, p in lines if hid == "0" and ctl == ""]
+    for m in mounts:
+        dash = m.index("-")
+        if v2 and m[dash + 1] == "cgroup2":
+            return os.path.join(m[4], os.path.relpath(v2[0], m[3]))
+    raise AssertionError("no memory cgroup")
+
+
+def leaves_of(pid):
+    """The leaf cgroups resmon (pid) has made and not yet removed."""
+    parent = own_memory_cgroup()
+    return [name for name in os.listdir(parent) if name.startswith(f"resmon-{pid}-")]
+
+
+def descendants(pid):
+    """Every descendant of pid, from the children lists of its threads."""
+    found, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            for tid in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{tid}/children") as f:
+                    kids = [int(x) for x in f.read().split()]
+                found += kids
+                todo += kids
+        except FileNotFoundError:
+            pass
+    return found
+
+
+def join_cgroup(group):
+    """In a child before exec: moves itself into group."""
+    fd = os.open(os.path.join(group, "cgroup.procs"), os.O_WRONLY)
+    os.write(fd, b"0")
+    os.close(fd)
+
+
+class Ready:
+    """A pipe each workload writes once it is ready."""
+
+    def __init__(self):
+        self.read_fd, self.write_fd = os.pipe()
+
+    def popen_args(self):
+        return {"pass_fds": (self.write_fd,), "env": dict(os.environ, WORKLOAD_READY_FD=str(self.write_fd))}
+
+    def wait(self, count=1):
+        os.close(self.write_fd)
+        deadline = time.monotonic() + SAFETY_NET_SEC
+        got = b""
+        while len(got) < count and time.monotonic() < deadline:
+            readable, _, _ = select.select([self.read_fd], [], [], deadline - time.monotonic())
+            chunk = os.read(self.read_fd, count - len(got)) if readable else b""
+            if not chunk:
+                break
+            got += chunk
+        os.close(self.read_fd)
+        if len(got) < count:
+            raise AssertionError(f"only {len(got)} of {count} workload processes became ready")
+
+
+@unittest.skipUnless(CAN_MAKE, f"no cgroup can be made here: {REASON}")
+class CommandCgroup(unittest.TestCase):
+    def start(self, *args, ready=None):
+        """Starts resmon -o - ARGS in the background."""
+        kw = ready.popen_args() if ready else {}
+        return subprocess.Popen([RESMON, "-o", "-", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, **kw)
+
+    def finish(self, proc):
+        out, err = proc.communicate(timeout=SAFETY_NET_SEC)
+        lines = [line for line in out.splitlines() if line.startswith("{")]
+        return proc.returncode, json.loads(lines[-1]), err
+
+    def test_concurrent_children_sum_in_the_cgroup_peak(self):
+        # Three 100 MiB children held at once (all three ready, then killed):
+        # the cgroup's peak is their sum, wait4's the largest one.
+        ready = Ready()
+        script = f"{WORKLOAD} mem 100 600 & {WORKLOAD} mem 100 600 & {WORKLOAD} mem 100 600 & wait"
+        proc = self.start("-i", "1", "--", "sh", "-c", script, ready=ready)
+        ready.wait(3)
+        for pid in descendants(proc.pid):
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if b"mem\x00100" in f.read():
+                    os.kill(pid, signal.SIGKILL)
+        status, summary, err = self.finish(proc)
+        self.assertEqual(status, 0, err)  # sh's wait returns 0 for killed children
+        self.assertEqual(summary["cgroup_version"] in (1, 2), True)
+        self.assertGreaterEqual(summary["cgroup_peak_mb"], 300)
+        self.assertLess(summary["cgroup_peak_mb"], 360)
+        self.assertGreaterEqual(summary["exact_peak_rss_mb"], 100)
+        self.assertLess(summary["exact_peak_rss_mb"], 130)  # one process, not the tree
+        self.assertIn("whole tree, page cache and kernel memory included", err)
+        self.assertIn("wait4: largest single process", err)
+        self.assertIn("sampled: sum of RSS at the samples", err)
+        lines = err.splitlines()
+        memory_lines = [i for i, line in enumerate(lines) if "MiB" in line]
+        self.assertIn("peak memory", lines[memory_lines[0]])  # the first memory line is the tree's peak
+
+    def test_spike_between_samples_is_caught(self):
+        # 200 MiB touched and freed between the samples at 1 s and at the end.
+        _, summary = run_json("-i", "1", "--", "sh", "-c", f"sleep 1.3; {WORKLOAD} mem 200 0; sleep 0.2")
+        self.assertLess(summary["peak_rss_mb"], 100)  # the samples missed it
+        self.assertGreaterEqual(summary["cgroup_peak_mb"], 200)
+
+    def test_memory_limit_oom_kill_is_reported(self):
+        r, summary = run_json("--memory-limit", "64M", "--", WORKLOAD, "mem", "200", "0")
+        self.assertEqual(r.returncode, 137, r.stderr)
+        self.assertGreaterEqual(summary["cgroup_oom_kills"], 1)
+        self.assertEqual(summary["oom_killed"], "command")
+        self.assertEqual(summary["exit_status"], 137)
+        self.assertLessEqual(summary["cgroup_peak_mb"], 64.01)
+        self.assertIn("OOM kills", r.stderr)
+        self.assertIn("memory limit", r.stderr)
+
+    def test_memory_limit_that_fits_runs(self):
+        r, summary = run_json("--memory-limit", "256MiB", "--", WORKLOAD, "mem", "50", "0")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(summary.get("cgroup_oom_kills", 0), 0)
+        self.assertNotIn("oom_killed", summary)
+
+    def assert_leaf_removed(self, proc, stop):
+        """The leaf exists while the command runs, and not after `stop`."""
+        self.assertEqual(len(leaves_of(proc.pid)), 1)
+        stop()
+        status, summary, err = self.finish(proc)
+        self.assertEqual(leaves_of(proc.pid), [], err)
+        return status, summary
+
+    def test_no_cgroup_left_after_a_normal_run(self):
+        ready = Ready()
+        proc = self.start("--", "sh", "-c", f"{WORKLOAD} mem 10 0.5", ready=ready)
+        ready.wait()
+        status, _ = self.assert_leaf_removed(proc, lambda: None)
+        self.assertEqual(status, 0)
+
+    def test_no_cgroup_left_after_sigint_or_sigterm(self):
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with self.subTest(signal=sig.name):
+                ready = Ready()
+                proc = self.start("--", WORKLOAD, "mem", "10", "600", ready=ready)
+                ready.wait()
+                status, summary = self.assert_leaf_removed(proc, lambda: os.kill(proc.pid, sig))
+                self.assertEqual(status, 128 + sig)
+                self.assertTrue(summary["interrupted"])
+
+    def test_no_cgroup_left_after_the_command_is_killed(self):
+        ready = Ready()
+        proc = self.start("--", WORKLOAD, "mem", "10", "600", ready=ready)
+        ready.wait()
+        command = descendants(proc.pid)[0]
+        status, _ = self.assert_leaf_removed(proc, lambda: os.kill(command, signal.SIGKILL))
+        self.assertEqual(status, 137)
+
+    def test_orphan_left_running_is_moved_out_and_leaf_removed(self):
+        # The command leaves a process running (resmon does not wait for it):
+        # it is moved to resmon's own cgroup, and the leaf still goes.
+        ready = Ready()
+        hold = f"{600 + os.getpid() % 1000 / 1000:.3f}"  # marks this run's orphan
+        proc = self.start("--", "sh", "-c", f"{WORKLOAD} mem 10 {hold} >/dev/null 2>&1 & exit 0", ready=ready)
+        ready.wait()
+        status, _, err = self.finish(proc)
+        self.assertEqual(status, 0, err)
+        self.assertEqual(leaves_of(proc.pid), [], err)
+        orphans = [int(p) for p in subprocess.run(["pgrep", "-f", f"{WORKLOAD} mem 10 {hold}"], capture_output=True,
+                                                  text=True).stdout.split()]
+        self.assertEqual(len(orphans), 1)
+        try:
+            with open(f"/proc/{orphans[0]}/cgroup") as f, open("/proc/self/cgroup") as mine:
+                self.assertEqual(f.read(), mine.read())
+        finally:
+            os.kill(orphans[0], signal.SIGKILL)
+
+    def test_no_cgroup_opts_out(self):
+        r, summary = run_json("--no-cgroup", "--", "true")
+        self.assertEqual(r.returncode, 0)
+        self.assertNotIn("cgroup_version", summary)
+        self.assertNotIn("peak memory", r.stderr)
+
+    def test_memory_limit_refused_without_a_cgroup(self):
+        r = subprocess.run([RESMON, "--no-cgroup", "--memory-limit", "1G", "--", "true"], capture_output=True,
+                           text=True)
+        self.assertEqual(r.returncode, 125)
+        self.assertEqual(len(r.stderr.splitlines()), 1)
+
+    def test_existing_cgroup_is_read_and_never_removed(self):
+        parent = own_memory_cgroup()
+        group = tempfile.mkdtemp(prefix="resmon-test-given-", dir=parent)
+        self.addCleanup(os.rmdir, group)
+        ready = Ready()
+        holder = subprocess.Popen([WORKLOAD, "mem", "0", "600"], **ready.popen_args())
+        ready.wait()
+        with open(os.path.join(group, "cgroup.procs"), "w") as f:
+            f.write(str(holder.pid))
+        # A 60 MiB child of the holder's, started in the group: fork a second workload into it.
+        ready2 = Ready()
+        args = ready2.popen_args()
+        args["preexec_fn"] = lambda: join_cgroup(group)
+        grown = subprocess.Popen([WORKLOAD, "mem", "60", "600"], **args)
+        ready2.wait()
+        try:
+            r, summary = run_json("--pid", str(holder.pid), "--cgroup", group, "--duration", "0.3")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(summary["cgroup_path"], group)
+            self.assertGreaterEqual(summary["cgroup_peak_mb"], 60)  # the group's, whoever is in it
+            self.assertIn("lifetime peak", r.stderr)
+        finally:
+            for p in (holder, grown):
+                p.kill()
+                p.wait()
+        self.assertTrue(os.path.isdir(group))  # never removed: resmon did not make it
+
+
+class CgroupWithout(unittest.TestCase):
+    def test_run_goes_on_and_says_why_once(self):
+        if CAN_MAKE:
+            self.skipTest("a cgroup can be made here; the fallback is covered by test_cgroup's fixtures")
+        r, summary = run_json("--", "true")
+        self.assertEqual(r.returncode, 0)
+        self.assertIn("cgroup_unavailable", summary)
+        self.assertEqual(r.stderr.count("no cgroup:"), 1)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
