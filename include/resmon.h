@@ -333,7 +333,10 @@ typedef struct resmon_summary {
      * cache and kernel memory of the whole tree, the figure a memory limit is
      * compared with -- and never below a sample's cgroup_mem_mb.  For a
      * cgroup resmon made for the window (resmon_cgroup_create) it is the
-     * window's peak; for one that existed before, its lifetime peak.
+     * window's peak; for one that existed before, its lifetime peak.  Pages
+     * are charged to the cgroup that first brought them in: a file already in
+     * the page cache (a program's own binary) is not counted again, so the
+     * figure can be below one process's RSS on a warm cache.
      * cgroup_oom_kills: processes the OOM killer ended there (memory.events /
      * memory.oom_control oom_kill).  v2 only, where the controllers are
      * enabled: CPU throttling (cpu.stat throttled_usec, nr_throttled) and
