@@ -154,8 +154,11 @@ class CommandCgroup(unittest.TestCase):
         self.assertIn("peak memory", lines[memory_lines[0]])  # the first memory line is the tree's peak
 
     def test_spike_between_samples_is_caught(self):
-        # 200 MiB touched and freed between the samples at 1 s and at the end.
-        _, summary = run_json("-i", "1", "--", "sh", "-c", f"sleep 1.3; {WORKLOAD} mem 200 0; sleep 0.2")
+        # 200 MiB touched and freed between two samples: the window's first
+        # (before the command runs) and its last (after it exited), 5 s apart
+        # at most -- a 1 s schedule under load could land a sample on it.
+        _, summary = run_json("-i", "5", "--", "sh", "-c", f"sleep 0.2; {WORKLOAD} mem 200 0; sleep 0.2")
+        self.assertLess(summary["duration_sec"], 5)  # no sample in between
         self.assertLess(summary["peak_rss_mb"], 100)  # the samples missed it
         self.assertGreaterEqual(summary["cgroup_peak_mb"], 200)
 
@@ -268,6 +271,23 @@ class CommandCgroup(unittest.TestCase):
 
 
 class CgroupWithout(unittest.TestCase):
+    @unittest.skipUnless(CAN_MAKE and os.geteuid() == 0, "needs root where a cgroup can be made")
+    def test_unprivileged_run_goes_on_and_says_why_once(self):
+        # The same machine as "nobody": mkdir is refused, the run goes on.
+        unprivileged = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        r = subprocess.run([*unprivileged, RESMON, "-o", "-", "--", "true"], capture_output=True, text=True,
+                           timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        summary = json.loads(r.stdout)
+        self.assertIn("Permission denied", summary["cgroup_unavailable"])
+        self.assertNotIn("cgroup_peak_mb", summary)  # unknown is absent, never NaN or 0
+        self.assertEqual(r.stderr.count("no cgroup:"), 1)
+        r = subprocess.run([*unprivileged, RESMON, "--memory-limit", "1G", "--", "true"], capture_output=True,
+                           text=True, timeout=60)
+        self.assertEqual(r.returncode, 125)
+        self.assertIn("--memory-limit needs a cgroup", r.stderr)
+        self.assertEqual(len(r.stderr.splitlines()), 1)
+
     def test_run_goes_on_and_says_why_once(self):
         if CAN_MAKE:
             self.skipTest("a cgroup can be made here; the fallback is covered by test_cgroup's fixtures")
