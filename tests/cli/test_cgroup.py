@@ -230,6 +230,23 @@ class CommandCgroup(unittest.TestCase):
         finally:
             os.kill(orphans[0], signal.SIGKILL)
 
+    def test_samples_and_chart_carry_the_cgroup(self):
+        with tempfile.TemporaryDirectory(prefix="resmon-cgroup-") as d:
+            csv_path, svg = os.path.join(d, "s.csv"), os.path.join(d, "c.svg")
+            r, summary = run_json("-i", "0.05", "-s", csv_path, "--plot", svg, "--", WORKLOAD, "mem", "50", "0.3")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(csv_path) as f:
+                rows = [line.rstrip("\n").split(",") for line in f]
+            column = rows[0].index("cgroup_mem_mb")
+            values = [float(row[column]) for row in rows[1:] if row[column]]
+            self.assertEqual(len(values), len(rows) - 1)  # every sample has it
+            self.assertGreaterEqual(max(values), 50)
+            self.assertLessEqual(max(values), summary["cgroup_peak_mb"])
+            with open(svg) as f:
+                chart = f.read()
+            self.assertIn('id="series-cgroup"', chart)
+            self.assertIn('id="exact-peak-tree"', chart)
+
     def test_no_cgroup_opts_out(self):
         r, summary = run_json("--no-cgroup", "--", "true")
         self.assertEqual(r.returncode, 0)
