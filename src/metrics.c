@@ -189,6 +189,11 @@ static int read_counters(rm__metrics *m, rm__process_metrics *pm, int dir_fd, ui
         if (st.state != 'Z' && st.vsize) { /* a zombie keeps what it had alive */
             pm->vmem_bytes = st.vsize;
             pm->threads = st.num_threads;
+        } else if (pm->threads == 0) {
+            /* First seen as a zombie (stat reads 0 threads): it is still a
+             * process, with the thread it ended with, so a tree never shows
+             * fewer threads than processes. */
+            pm->threads = 1;
         }
         *read_groups |= m->groups & (RESMON_METRIC_CPU_SPLIT | RESMON_METRIC_COUNTS);
         if (m->groups & RESMON_METRIC_FAULTS &&

@@ -374,6 +374,51 @@ static void counts_match_a_known_tree(void **state)
     end_worker(&w);
 }
 
+/* The worker leaves 3 children unreaped: zombies from before the window,
+ * which the monitor first sees as zombies (their thread count reads 0). */
+static void leave_three_zombies(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 3; i++) {
+        pid_t child = fork();
+        if (child == 0)
+            _exit(0);
+        siginfo_t info;
+        if (child < 0 || waitid(P_PID, (id_t)child, &info, WEXITED | WNOWAIT) != 0)
+            _exit(5);
+    }
+}
+
+/* Every process counted has at least the thread it ends with: a zombie first
+ * seen as one counted as a process with 0 threads (peak_nthreads 9 below
+ * peak_nprocs 14 in a build). */
+static void zombies_count_as_processes_with_a_thread(void **state)
+{
+    (void)state;
+    worker w = start_worker(leave_three_zombies, NULL);
+    run_worker(&w);
+    resmon_options o = RESMON_OPTIONS_INIT;
+    o.pid = w.pid;
+    o.include_children = 1;
+    o.metrics = RESMON_METRIC_COUNTS;
+    resmon_monitor *m;
+    assert_int_equal(resmon_monitor_new(&m, &o), 0);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    resmon_sample samples[4];
+    ssize_t n = resmon_monitor_get_samples(m, samples, 4, sizeof *samples);
+    resmon_summary s;
+    assert_int_equal(resmon_monitor_get_summary(m, &s, sizeof s), 0);
+    resmon_monitor_free(m);
+    end_worker(&w); /* before any assert, which would leave it running */
+    assert_true(n >= 2);
+    for (ssize_t i = 0; i < n; i++) {
+        ASSERT_DOUBLE_EQ(samples[i].nprocs, 4);
+        ASSERT_BETWEEN(samples[i].nthreads, samples[i].nprocs, 1e6);
+    }
+    ASSERT_BETWEEN(s.peak_nthreads, s.peak_nprocs, 1e6);
+}
+
 #define TOUCHED_MB 64
 
 static void touch_memory_and_switch(void *arg)
@@ -563,6 +608,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(pss_splits_pages_shared_by_forked_children),
         cmocka_unit_test(pss_follows_the_image_after_exec),
         cmocka_unit_test(counts_match_a_known_tree),
+        cmocka_unit_test(zombies_count_as_processes_with_a_thread),
         cmocka_unit_test(faults_switches_and_cpu_split),
         cmocka_unit_test(network_counts_the_namespace_traffic),
         cmocka_unit_test(groups_are_off_by_default_and_checked),
