@@ -621,8 +621,14 @@ typedef struct resmon_options {
      * In a tree (include_children), counters stay continuous when a child is
      * reaped: the kernel then adds the child's whole I/O, faults and CPU to
      * its parent's, and resmon subtracts what it already counted of the
-     * child.  A child's context switches are not added to its parent's, so
-     * those of a child's last interval are lost.  Without include_children,
+     * child.  Context switches are the exception: the kernel keeps those of
+     * a process that ended only for whoever reaps it (wait4,
+     * RUSAGE_CHILDREN), never in /proc, so the samples lose a child's last
+     * interval and every child that ended between two samples -- except
+     * when the monitored pid is this process's child and this process reaps
+     * it: the window's last sample then carries the kernel's count of its
+     * whole tree (RUSAGE_CHILDREN, as for its CPU).  The resmon command
+     * reports wait4's figure.  Without include_children,
      * CPU split and faults are the process's own, but its I/O includes the
      * children it reaped (the kernel keeps no separate account of them).
      * The counters of a process found in a tree after it started count from

@@ -275,6 +275,12 @@ void rm__metrics_settle_reaped(rm__metrics *m, const rm__process_metrics *pm)
             m->counted[c] -= (int64_t)pm->last[c];
 }
 
+void rm__metrics_raise_switches(rm__metrics *m, rm__counter counter, uint64_t value)
+{
+    if (m->groups & RESMON_METRIC_FAULTS && value <= INT64_MAX && (int64_t)value > m->counted[counter])
+        m->counted[counter] = (int64_t)value;
+}
+
 void rm__metrics_finish_reading(rm__metrics *m, int baseline)
 {
     if (!m->groups)

@@ -97,6 +97,11 @@ void rm__metrics_add_last_seen(rm__metrics *m, const rm__process_metrics *pm);
 void rm__metrics_settle_reaped(rm__metrics *m, const rm__process_metrics *pm);
 void rm__metrics_finish_reading(rm__metrics *m, int baseline);
 
+/* Raises the window's count of a context-switch counter to at least value
+ * (the kernel's own account of processes that ended, from RUSAGE_CHILDREN);
+ * call before finish.  Nothing when the faults group is off. */
+void rm__metrics_raise_switches(rm__metrics *m, rm__counter counter, uint64_t value);
+
 /* Writes the latest reading into the sample's metric fields (NAN for groups
  * that are off or were refused). */
 void rm__metrics_fill_sample(const rm__metrics *m, resmon_sample *s);

@@ -105,6 +105,12 @@ struct rm__probe {
      * reading reaches our RUSAGE_CHILDREN when we reap it. */
     int root_is_our_child;
     uint64_t our_children_ns; /* RUSAGE_CHILDREN at the latest reading */
+    /* Its context switches then (voluntary, involuntary), and the root's own
+     * at the window's first reading: the kernel hands a reaped process's
+     * switches (its threads' and its reaped children's) only to wait4 and
+     * RUSAGE_CHILDREN, never to /proc. */
+    uint64_t our_children_switches[2];
+    uint64_t root_start_switches[2];
 };
 
 /* In a tree, a process's stat is read too: its cutime/cstime carry the CPU
@@ -467,13 +473,35 @@ static void refresh_root_peak(rm__probe *p, uint64_t boot_ns)
     }
 }
 
-static uint64_t our_children_cpu_ns(void)
+/* Our RUSAGE_CHILDREN: CPU in ns, and context switches when asked for. */
+static uint64_t our_children_cpu_ns(uint64_t *switches)
 {
     struct rusage ru;
     if (getrusage(RUSAGE_CHILDREN, &ru) != 0)
         return 0;
+    if (switches) {
+        switches[0] = (uint64_t)ru.ru_nvcsw;
+        switches[1] = (uint64_t)ru.ru_nivcsw;
+    }
     return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000u +
            (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000u;
+}
+
+/* The root, our child, was reaped in this interval: the increase of our
+ * RUSAGE_CHILDREN switches is its whole life's, with everything it reaped
+ * (the same assumption as for its CPU: no other child of ours was reaped in
+ * that interval).  Less what it had before the window, that is the window's
+ * count of the root's tree -- which /proc loses for every process that ends
+ * (a child's last interval, a child never sampled).  The counted total is
+ * raised to it; what is still alive elsewhere keeps its share. */
+static void count_root_switches(rm__probe *p, const uint64_t *now)
+{
+    for (int i = 0; i < 2; i++) {
+        uint64_t life = now[i] > p->our_children_switches[i] ? now[i] - p->our_children_switches[i] : 0;
+        uint64_t window = life > p->root_start_switches[i] ? life - p->root_start_switches[i] : 0;
+        rm__metrics_raise_switches(&p->metrics, i == 0 ? RM__VOLUNTARY_SWITCHES : RM__INVOLUNTARY_SWITCHES,
+                                   window);
+    }
 }
 
 /* The root was reaped after the latest reading.  What it used since then is
@@ -484,7 +512,9 @@ static void count_root_tail(rm__probe *p, uint64_t boot_ns)
 {
     if (!p->root_is_our_child)
         return;
-    uint64_t now = our_children_cpu_ns();
+    uint64_t switches[2];
+    uint64_t now = our_children_cpu_ns(switches);
+    count_root_switches(p, switches);
     uint64_t seen = p->our_children_ns + lifetime_cpu_ns(&p->procs[0]);
     if (now <= seen)
         return;
@@ -605,7 +635,11 @@ static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
         if (!baseline)
             refresh_root_peak(p, boot_ns);
         if (p->root_is_our_child)
-            p->our_children_ns = our_children_cpu_ns();
+            p->our_children_ns = our_children_cpu_ns(p->our_children_switches);
+        if (baseline) {
+            p->root_start_switches[0] = p->procs[0].metrics.last[RM__VOLUNTARY_SWITCHES];
+            p->root_start_switches[1] = p->procs[0].metrics.last[RM__INVOLUNTARY_SWITCHES];
+        }
     }
     rm__metrics_finish_reading(&p->metrics, baseline);
     r.rss_bytes = rss_pages * p->page_size;

@@ -1194,6 +1194,33 @@ class MetricGroups(Tmp):
         self.assertGreaterEqual(s["peak_pss_mb"], 60, s)
         self.assertLessEqual(s["peak_pss_mb"], s["peak_rss_mb"] + 1, s)
 
+    def test_context_switches_of_reaped_children_match_the_kernel(self):
+        # 200 short children, each sleeping 5 times and reaped at once: the
+        # kernel keeps their switches only for wait4, never in /proc (resmon
+        # said 412 voluntary to the kernel's 806).  The command reports the
+        # same figure the kernel gives its own process and children.
+        kernel = self.path("kernel")
+        script = ("import os, resource, time\n"
+                  "for i in range(200):\n"
+                  "    pid = os.fork()\n"
+                  "    if pid == 0:\n"
+                  "        for j in range(5): time.sleep(0.0001)\n"
+                  "        os._exit(0)\n"
+                  "    os.waitpid(pid, 0)\n"
+                  "me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+                  f"open({kernel!r}, 'w').write('%d %d' % (me.ru_nvcsw + kids.ru_nvcsw, me.ru_nivcsw + kids.ru_nivcsw))\n")
+        r = resmon("-q", "-o", self.path("s.json"), "-i", "0.01", "--", sys.executable, "-c", script)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        s = self.summary()
+        with open(kernel) as f:
+            voluntary, involuntary = (int(word) for word in f.read().split())
+        self.assertGreaterEqual(voluntary, 1000)
+        # What the command did after writing the file, and before its exec
+        # (waiting for resmon's go), adds a few.
+        self.assertGreaterEqual(s["voluntary_switches"], voluntary, s)
+        self.assertLessEqual(s["voluntary_switches"], voluntary + 10, s)
+        self.assertGreaterEqual(s["involuntary_switches"], involuntary, s)
+
     def test_io_counts_and_columns_of_a_known_writer(self):
         # The command's tree writes 3000000 bytes through head (a child of sh,
         # reaped by sh: its I/O reaches sh's counters once).

@@ -18,6 +18,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,9 +36,25 @@ static double seconds_of(struct timeval tv)
 static void add_usage(run_result *r, const struct rusage *usage)
 {
     r->rusage_cpu_sec += seconds_of(usage->ru_utime) + seconds_of(usage->ru_stime);
+    r->rusage_nvcsw += (double)usage->ru_nvcsw;
+    r->rusage_nivcsw += (double)usage->ru_nivcsw;
     double maxrss_mb = (double)usage->ru_maxrss / 1024.0; /* KiB on Linux */
     if (maxrss_mb > r->rusage_maxrss_mb)
         r->rusage_maxrss_mb = maxrss_mb;
+}
+
+/* The kernel keeps the context switches of a process that ended only for
+ * whoever reaps it (wait4), never in /proc, so the samples miss those of
+ * every process that ended between two of them.  The command's wait4 (with
+ * the orphans resmon reaped) has them all; descendants still running, which
+ * only the samples saw, may add more: the larger figure stands. */
+static void keep_kernel_switches(run_result *r)
+{
+    resmon_summary *s = &r->summary;
+    if (!isnan(s->voluntary_switches) && r->rusage_nvcsw > s->voluntary_switches)
+        s->voluntary_switches = r->rusage_nvcsw;
+    if (!isnan(s->involuntary_switches) && r->rusage_nivcsw > s->involuntary_switches)
+        s->involuntary_switches = r->rusage_nivcsw;
 }
 
 /* Reaps an adopted orphan that has exited, adding its accounting, or
@@ -339,6 +356,7 @@ int run_command(const cli_options *o, outputs *out, run_result *r)
          * this window: the command's life is the window. */
         r->summary.hwm_rss_mb = r->rusage_maxrss_mb;
         r->summary.hwm_scope = RESMON_HWM_WINDOW;
+        keep_kernel_switches(r);
     }
     r->interrupted = signals_received() != 0;
     return 0;

@@ -62,6 +62,9 @@ typedef struct run_result {
     int have_rusage;
     double rusage_cpu_sec;     /* user + system of the command and all it reaped */
     double rusage_maxrss_mb;   /* largest single process's peak RSS */
+    double rusage_nvcsw, rusage_nivcsw; /* context switches (voluntary,
+                                  involuntary) of the command and all it and
+                                  resmon reaped */
     int interrupted;           /* resmon got SIGINT/SIGTERM/SIGHUP/SIGQUIT */
     int orphans_left;          /* adopted descendants still running at the end */
     resmon_gpu *gpu;           /* the GPU profiler, NULL without */
