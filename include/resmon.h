@@ -153,7 +153,8 @@ RESMON_API const char *resmon_version_string(void);
     XX(E2BIG, "input too large, or a struct from a newer resmon.h sets fields this library lacks") \
     XX(ERANGE, "value out of range")                                           \
     XX(EEXIST, "file exists")                                                  \
-    XX(EROFS, "read-only file system")
+    XX(EROFS, "read-only file system")                                         \
+    XX(EXDEV, "/proc belongs to another PID namespace (mount this one's: unshare --mount-proc)")
 
 /* A short English description of a negative errno (positive values are
  * accepted too).  Never NULL; the string is static and thread-safe. */
@@ -698,7 +699,9 @@ RESMON_API void resmon_monitor_free(resmon_monitor *m);
  * (or, with reset_peak_mark, resets) the exact-peak mark, starts the sampler thread and returns once the
  * window's first sample is recorded.  Returns 0, -EBUSY if already running,
  * -EDEADLK from the sampler thread, -ESRCH/-EACCES if the monitored process
- * cannot be read, -ENOTDIR/-ENOENT if RESMON_PROC_ROOT is not a directory,
+ * cannot be read, -ENOTDIR/-ENOENT if RESMON_PROC_ROOT is not a directory, -EXDEV
+ * if /proc belongs to another PID namespace than this process's (unshare -pf
+ * without --mount-proc: its numbers name other processes; added after 0.3.0),
  * -EMFILE/-ENFILE without a free file descriptor, -EAGAIN/-ENOMEM if the
  * thread cannot be created. */
 RESMON_API int resmon_monitor_start(resmon_monitor *m);

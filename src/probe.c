@@ -262,6 +262,8 @@ int rm__probe_open(rm__probe **out, pid_t pid, int include_children, const char 
     rm__metrics_init(&p->metrics, 0, 0, include_children, p->ticks_per_sec);
     p->proc_fd = open(proc_root ? proc_root : "/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     int rc = p->proc_fd < 0 ? -errno : 0;
+    if (rc == 0)
+        rc = rm__check_proc_namespace(p->proc_fd, !proc_root || strcmp(proc_root, "/proc") == 0);
     if (rc == 0 && include_children)
         rm__tree_walker_init(&p->walker, p->proc_fd,
                              secure_getenv("RESMON_FORCE_PROC_SCAN") ? RM__TREE_SCAN : RM__TREE_AUTO);

@@ -290,6 +290,18 @@ int rm__started_after(uint64_t starttime_ticks, long ticks_per_sec, uint64_t boo
     return started_ns + tick_ns >= boottime_ns;
 }
 
+int rm__check_proc_namespace(int proc_fd, int self_required)
+{
+    char target[32];
+    ssize_t n = readlinkat(proc_fd, "self", target, sizeof target - 1);
+    if (n < 0)
+        return self_required && errno == ENOENT ? -EXDEV : 0; /* ENOENT: we are not in its namespace */
+    target[n] = '\0';
+    char *end;
+    long pid = strtol(target, &end, 10);
+    return *end == '\0' && pid == (long)getpid() ? 0 : -EXDEV;
+}
+
 const char *rm__proc_root(void)
 {
     const char *root = secure_getenv("RESMON_PROC_ROOT");

@@ -98,4 +98,12 @@ int rm__started_after(uint64_t starttime_ticks, long ticks_per_sec, uint64_t boo
  * (getenv races with a host program's setenv). */
 const char *rm__proc_root(void);
 
+/* Whether the proc directory proc_fd belongs to this process's PID
+ * namespace: its "self" names getpid().  A /proc mounted for another
+ * namespace (unshare -pf without --mount-proc) lists other processes under
+ * the same numbers -- the host's kthreadd as our child 2 -- so reading it
+ * would measure the wrong process.  0, or -EXDEV.  A directory without
+ * "self" (a fixture tree) passes, unless required (the default "/proc"). */
+int rm__check_proc_namespace(int proc_fd, int self_required);
+
 #endif

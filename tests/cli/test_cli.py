@@ -185,6 +185,28 @@ class BadUsage(Tmp):
         self.assertIn(message, lines[0])
         self.assertFalse(os.path.exists(marker), "the command must not start")
 
+    def test_a_proc_of_another_pid_namespace_is_refused(self):
+        # unshare -pf without --mount-proc: resmon is PID 1 of a new namespace
+        # but /proc is the host's, whose 2 is kthreadd -- measured as the
+        # command (rc 0, 1 sample, 0 MiB) before.
+        unshare = ["unshare", "-pf"] if os.geteuid() == 0 else ["unshare", "-Urpf"]
+        probe = subprocess.run([*unshare, "true"], capture_output=True)
+        if probe.returncode != 0:
+            self.skipTest("cannot create a PID namespace here: " + probe.stderr.decode(errors="replace"))
+        marker = self.path("started")
+        r = subprocess.run([*unshare, RESMON, "-o", self.path("s.json"), "--", "touch", marker],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 125, r.stderr)
+        lines = r.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, r.stderr)
+        self.assertIn("another PID namespace", lines[0])
+        self.assertFalse(os.path.exists(marker), "the command must not start")
+        self.assertFalse(os.path.exists(self.path("s.json")))
+        # With its own /proc it measures the command.
+        r = subprocess.run([*unshare, "--mount-proc", RESMON, "-q", "--", "true"], capture_output=True, text=True,
+                           timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+
     def test_each_bad_input_is_one_line_and_125(self):
         self.assert_usage_error("--bogus", message="unknown option '--bogus'")
         self.assert_usage_error("-x", message="unknown option '-x'")
