@@ -592,7 +592,15 @@ typedef struct resmon_options {
     pid_t pid;              /* 0: this process.  Else the process to monitor
                                (its CPU clock and /proc/PID must be readable) */
     int include_children;   /* with pid: nonzero adds every descendant alive at
-                               each sample (found afresh each sample) */
+                               each sample (found afresh each sample).  A
+                               descendant whose parent ends (an orphan,
+                               adopted by a subreaper or init) stays in the
+                               tree, with what it starts, until it exits;
+                               when this process is a child subreaper
+                               (PR_SET_CHILD_SUBREAPER) and pid its child,
+                               every other child of this process is taken
+                               for an orphan of pid's tree (the resmon
+                               command has no others) */
     size_t max_samples;     /* 0: keep every sample.  Else keep only the most
                                recent max_samples (a ring); the summary still
                                covers the whole window */

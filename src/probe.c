@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -40,11 +41,16 @@ typedef struct tracked_process {
     unsigned seen_walk;  /* the walk that last found it (tree mode) */
     int peak_reset_ok;
     rm__process_metrics metrics;
-    int ending;          /* this reading found it ENDED_REAPED or ENDED_LEFT_TREE */
+    int ending;          /* this reading found it ENDED_REAPED */
+    int adopted;         /* tree mode: its parent ended (it is an orphan), yet
+                            it stays in the tree, and the walk starts from it */
 } tracked_process;
 
-/* Why a process stops being tracked. */
-enum { STILL_TRACKED = 0, ENDED_REAPED, ENDED_LEFT_TREE };
+/* Why a process stops being tracked: only by ending.  A process leaves its
+ * parent's tree only when the parent ends before it (it is then adopted by
+ * a subreaper or init), and it is still the monitored program's work: it
+ * stays in the tree until it exits. */
+enum { STILL_TRACKED = 0, ENDED_REAPED };
 
 /* What one reading of one process gives. */
 typedef struct process_reading {
@@ -105,6 +111,13 @@ struct rm__probe {
      * reading reaches our RUSAGE_CHILDREN when we reap it. */
     int root_is_our_child;
     uint64_t our_children_ns; /* RUSAGE_CHILDREN at the latest reading */
+    /* This process is a child subreaper (as the resmon command is) and the
+     * root is its child: the orphans of the root's tree become our children,
+     * so the walk starts from us too (our other children are taken for the
+     * tree's: the command has none). */
+    int adopts_orphans;
+    pid_t *walk_roots;      /* the root, us when adopts_orphans, the adopted */
+    size_t walk_root_cap;
     /* Its context switches then (voluntary, involuntary), and the root's own
      * at the window's first reading: the kernel hands a reaped process's
      * switches (its threads' and its reaped children's) only to wait4 and
@@ -281,6 +294,8 @@ int rm__probe_open(rm__probe **out, pid_t pid, int include_children, const char 
         return rc;
     }
     p->root_is_our_child = reads_stat(p) && root->ppid == getpid();
+    int subreaper = 0;
+    p->adopts_orphans = p->root_is_our_child && prctl(PR_GET_CHILD_SUBREAPER, &subreaper, 0, 0, 0) == 0 && subreaper;
     *out = p;
     return 0;
 }
@@ -315,6 +330,7 @@ void rm__probe_close(rm__probe *p)
         untrack_at(p, p->count - 1);
     free(p->procs);
     free(p->pid_list);
+    free(p->walk_roots);
     rm__metrics_free(&p->metrics);
     if (p->include_children)
         rm__tree_walker_free(&p->walker);
@@ -413,30 +429,53 @@ static void forget_ended(rm__probe *p)
     p->count = kept;
 }
 
-/* Whether a process the walk did not list is still in the tree: alive, with
- * a parent that is.  The kernel's children lists are best effort, and a
- * process dropped while alive would have its CPU counted twice when its
- * parent reaps it. */
-static int still_in_tree(rm__probe *p, const tracked_process *t, int *alive)
+/* Whether a process the walk did not list is still alive, and its parent
+ * now.  The kernel's children lists are best effort, and an orphan is no
+ * longer listed under the tree: either stays tracked. */
+static int still_alive(rm__probe *p, const tracked_process *t, pid_t *ppid)
 {
     process_reading now = {0};
     /* Through the descriptors kept open on it, a process already reaped still
      * reads (statm as zeros, like a zombie), but the kernel shows its parent
      * as 0 once it is released: reaped, so its parent's counters now hold it
-     * (a reaped child taken for one that left the tree was counted twice). */
-    *alive = read_process(t, &now) == 0 && read_stat_fields(t, p->tick_ns, &now) == 0 && now.ppid != 0;
-    if (!*alive)
-        return 0;
-    const tracked_process *parent = find_tracked(p, now.ppid);
-    return parent && parent->seen_walk == p->walk;
+     * (a reaped child taken for a live one was counted twice). */
+    int alive = read_process(t, &now) == 0 && read_stat_fields(t, p->tick_ns, &now) == 0 && now.ppid != 0;
+    *ppid = now.ppid;
+    return alive;
+}
+
+/* The walk's roots: the monitored root, this process when it adopts the
+ * tree's orphans, and every orphan adopted outside the tree.  0 or -ENOMEM. */
+static int collect_walk_roots(rm__probe *p, size_t *count)
+{
+    size_t need = 2;
+    for (size_t i = 1; i < p->count; i++)
+        need += p->procs[i].adopted;
+    if (need > p->walk_root_cap) {
+        pid_t *grown = realloc(p->walk_roots, need * 2 * sizeof *grown);
+        if (!grown)
+            return -ENOMEM;
+        p->walk_roots = grown;
+        p->walk_root_cap = need * 2;
+    }
+    size_t n = 0;
+    p->walk_roots[n++] = p->root;
+    if (p->adopts_orphans)
+        p->walk_roots[n++] = getpid();
+    for (size_t i = 1; i < p->count; i++)
+        if (p->procs[i].adopted)
+            p->walk_roots[n++] = p->procs[i].pid;
+    *count = n;
+    return 0;
 }
 
 /* Brings the tracked set up to date with the tree: new descendants are
- * tracked, processes no longer in it are dropped.  A walk that runs out of
+ * tracked, processes that ended are dropped.  A walk that runs out of
  * memory keeps the old set: a sample of the known processes beats none. */
 static void refresh_tree(rm__probe *p)
 {
-    if (rm__tree_walk(&p->walker, p->root) < 0)
+    size_t root_count;
+    if (collect_walk_roots(p, &root_count) < 0 || rm__tree_walk_from(&p->walker, p->walk_roots, root_count) < 0)
         return;
     p->walk++;
     p->procs[0].seen_walk = p->walk;
@@ -449,13 +488,16 @@ static void refresh_tree(rm__probe *p)
     }
     for (size_t i = 1; i < p->count; i++) {
         tracked_process *t = &p->procs[i];
-        int alive;
+        pid_t ppid;
         if (t->seen_walk == p->walk)
             continue;
-        if (still_in_tree(p, t, &alive))
+        if (still_alive(p, t, &ppid)) {
             t->seen_walk = p->walk;
-        else
-            t->ending = alive ? ENDED_LEFT_TREE : ENDED_REAPED;
+            if (!find_tracked(p, ppid))
+                t->adopted = 1; /* an orphan: the next walks start from it */
+        } else {
+            t->ending = ENDED_REAPED;
+        }
     }
     forget_ended(p);
 }

@@ -253,10 +253,12 @@ static int add_children_of(rm__tree_walker *w, pid_t pid)
     return visit.error;
 }
 
-static int walk_children_files(rm__tree_walker *w, pid_t root)
+static int walk_children_files(rm__tree_walker *w, const pid_t *roots, size_t root_count)
 {
     w->walk_number++;
-    int rc = add_children_of(w, root);
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < root_count; i++)
+        rc = add_children_of(w, roots[i]);
     for (size_t i = 0; rc == 0 && i < w->found_len; i++)
         rc = add_children_of(w, w->found[i]);
     /* Forget the processes this walk did not reach: ended or reparented. */
@@ -300,7 +302,15 @@ static void parent_of(rm__tree_walker *w, pid_t pid, pid_t *ppid)
     *ppid = n > 0 && rm__parse_stat(stat_text, (size_t)n, &st) == 0 ? st.ppid : -1;
 }
 
-static int walk_scan(rm__tree_walker *w, pid_t root)
+static int is_root(const pid_t *roots, size_t root_count, pid_t pid)
+{
+    for (size_t i = 0; i < root_count; i++)
+        if (roots[i] == pid)
+            return 1;
+    return 0;
+}
+
+static int walk_scan(rm__tree_walker *w, const pid_t *roots, size_t root_count)
 {
     int dup_fd = openat(w->proc_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dup_fd < 0)
@@ -350,23 +360,32 @@ static int walk_scan(rm__tree_walker *w, pid_t root)
     }
     if (!sorted)
         qsort(w->links, w->link_count, sizeof *w->links, compare_links);
-    /* Breadth first from root over the parent links: each round adds the
-     * children of the processes the previous round found. */
-    size_t frontier_start = 0;
-    pid_t parent = root;
+    /* Breadth first from the roots over the parent links: each round adds
+     * the children of the processes the previous round found. */
+    size_t frontier_start = 0, next_root = 0;
     for (;;) {
-        for (size_t i = 0; i < w->link_count; i++)
-            if (w->links[i].ppid == parent && w->links[i].pid != root && append_found(w, w->links[i].pid) < 0)
-                return -ENOMEM;
-        if (frontier_start >= w->found_len)
+        pid_t parent;
+        if (next_root < root_count)
+            parent = roots[next_root++];
+        else if (frontier_start < w->found_len)
+            parent = w->found[frontier_start++];
+        else
             break;
-        parent = w->found[frontier_start++];
+        for (size_t i = 0; i < w->link_count; i++)
+            if (w->links[i].ppid == parent && !is_root(roots, root_count, w->links[i].pid) &&
+                append_found(w, w->links[i].pid) < 0)
+                return -ENOMEM;
     }
     return 0;
 }
 
-int rm__tree_walk(rm__tree_walker *w, pid_t root)
+int rm__tree_walk_from(rm__tree_walker *w, const pid_t *roots, size_t root_count)
 {
     w->found_len = 0;
-    return w->use_children_files ? walk_children_files(w, root) : walk_scan(w, root);
+    return w->use_children_files ? walk_children_files(w, roots, root_count) : walk_scan(w, roots, root_count);
+}
+
+int rm__tree_walk(rm__tree_walker *w, pid_t root)
+{
+    return rm__tree_walk_from(w, &root, 1);
 }

@@ -69,4 +69,8 @@ void rm__tree_walker_free(rm__tree_walker *w);
  * be read mid-walk are skipped, not errors. */
 int rm__tree_walk(rm__tree_walker *w, pid_t root);
 
+/* The same from several roots at once: every descendant of any of them, the
+ * roots themselves left out (unless one descends from another), each once. */
+int rm__tree_walk_from(rm__tree_walker *w, const pid_t *roots, size_t root_count);
+
 #endif

@@ -586,6 +586,26 @@ class Orphans(Tmp):
         self.assertGreaterEqual(self.summary()["cpu_sec"], orphan_cpu, r.stderr)
         self.assertNotIn("still run", r.stderr)
 
+    def test_an_adopted_orphan_stays_in_the_samples(self):
+        # The orphan's parent (a subshell) exits at once; resmon adopts it as
+        # the child subreaper, and its CPU must reach the sampled series as it
+        # reaches wait4 (1.0 s in cpu_sec, 0.00 s in the samples before).
+        orphan = ("import os, time; end = time.process_time() + 0.5\n"
+                  "while time.process_time() < end: pass\n"
+                  "print(time.process_time())")
+        script = (f"( {sys.executable} -c '{orphan}' > {self.path('orphan_cpu')} & echo $! > {self.path('orphan_pid')} ); "
+                  f"orphan=$(cat {self.path('orphan_pid')}); "
+                  "while kill -0 $orphan 2>/dev/null; do sleep 0.01; done")
+        r = resmon("-o", self.path("s.json"), "-i", "0.01", "--", "sh", "-c", script)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(self.path("orphan_cpu")) as f:
+            orphan_cpu = float(f.read())
+        s = self.summary()
+        # The samples lose at most the orphan's start (before a walk found it)
+        # and its last interval (resmon reaps it between two samples).
+        self.assertGreaterEqual(s["cpu_time_sec"], orphan_cpu - 0.1, s)
+        self.assertLessEqual(s["cpu_time_sec"], s["cpu_sec"] + 0.01, s)
+
     def test_running_orphans_are_reported_and_left_running(self):
         r = resmon("-o", self.path("s.json"), "--", "sh", "-c", f"{WORKLOAD} sleep 30 >/dev/null 2>&1 & echo $!")
         orphan = int(r.stdout)
