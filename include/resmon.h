@@ -221,6 +221,13 @@ typedef struct resmon_sample {
      * whole tree: anonymous memory, page cache and kernel memory, each page
      * counted once however many processes share it.  NAN without a cgroup. */
     double cgroup_mem_mb;
+    /* Since 0.4 (after 0.3.0), with any group but NETWORK on (else NAN):
+     * processes of the tree that this sample could not read in full -- a
+     * file the groups need refused (another user's process, or one that is
+     * not dumpable: io and smaps_rollup need ptrace access) or the process
+     * not readable at all.  Each field is then the sum over the processes
+     * that could be read for it (NAN when none could): a lower bound. */
+    double unreadable_procs;
 } resmon_sample;
 
 /* How much to trust resmon_summary.hwm_rss_mb. */
@@ -352,6 +359,10 @@ typedef struct resmon_summary {
     int32_t cgroup_error;   /* 0, or the negative errno of opening cgroup_path
                                (then every cgroup field is unknown).  Not part
                                of the JSON form */
+    /* Since 0.4 (after 0.3.0): the largest unreadable_procs of a sample; when
+     * above 0, the metric-group figures are lower bounds (NAN when no group
+     * but NETWORK was on). */
+    double peak_unreadable_procs;
 } resmon_summary;
 
 /* Serialises a summary (s->struct_size must be set, as every resmon function
@@ -369,7 +380,7 @@ typedef struct resmon_summary {
  * io_wchar, io_read_bytes, io_write_bytes, io_syscr, io_syscw, peak_nprocs,
  * peak_nthreads, cpu_user_sec, cpu_sys_sec, minor_faults, major_faults,
  * voluntary_switches, involuntary_switches, net_rx_bytes, net_tx_bytes,
- * net_rx_packets, net_tx_packets.  (The first nine keys are exactly
+ * net_rx_packets, net_tx_packets, then (since 0.4) peak_unreadable_procs.  (The first nine keys are exactly
  * the calibrax ResourceSummary.to_dict() keys in its order; see README.)
  * Doubles are written with 17 significant digits and round-trip exactly;
  * non-finite values in required numeric fields are written as null.

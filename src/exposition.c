@@ -106,6 +106,7 @@ static const metric metrics[] = {
     {"resmon_swap_memory_max_bytes", METRIC_GAUGE, "bytes", "Largest sampled swapped-out memory in the window so far.", FROM_SUMMARY(peak_swap_mb, RM__BYTES_PER_MIB)},
     {"resmon_processes_max", METRIC_GAUGE, NULL, "Largest sampled number of monitored processes in the window so far.", COUNT_FROM_SUMMARY(peak_nprocs)},
     {"resmon_threads_max", METRIC_GAUGE, NULL, "Largest sampled number of threads of the monitored processes in the window so far.", COUNT_FROM_SUMMARY(peak_nthreads)},
+    {"resmon_unreadable_processes_max", METRIC_GAUGE, NULL, "Largest sampled number of monitored processes whose metric-group files could not be read (their share is missing from the sums).", COUNT_FROM_SUMMARY(peak_unreadable_procs)},
     {"resmon_io_read_bytes", METRIC_COUNTER, "bytes", "Bytes read through read-like system calls, page cache hits included (rchar).", FROM_SUMMARY(io_rchar, 1.0)},
     {"resmon_io_write_bytes", METRIC_COUNTER, "bytes", "Bytes written through write-like system calls, page cache included (wchar).", FROM_SUMMARY(io_wchar, 1.0)},
     {"resmon_io_storage_read_bytes", METRIC_COUNTER, "bytes", "Bytes fetched from the storage layer (read_bytes).", FROM_SUMMARY(io_read_bytes, 1.0)},

@@ -29,6 +29,7 @@ const rm__metric_field rm__metric_fields[] = {
     FIELD(net_tx_bytes, net_tx_bytes, RM__FOLD_LAST),
     FIELD(net_rx_packets, net_rx_packets, RM__FOLD_LAST),
     FIELD(net_tx_packets, net_tx_packets, RM__FOLD_LAST),
+    FIELD(unreadable_procs, peak_unreadable_procs, RM__FOLD_PEAK),
 };
 
 const size_t rm__metric_field_count = sizeof rm__metric_fields / sizeof *rm__metric_fields;

@@ -16,24 +16,33 @@
 #define DEFAULT_DETAIL_INTERVAL_SEC 0.5
 #define STAT_GROUPS (RESMON_METRIC_COUNTS | RESMON_METRIC_CPU_SPLIT | RESMON_METRIC_FAULTS | RESMON_METRIC_MEMORY_DETAIL)
 
-/* Which group each counter belongs to, and whether the kernel adds a reaped
+/* The files a process's figures come from, each read (or refused) on its
+ * own: a refused one blanks only its own fields. */
+enum {
+    SOURCE_STAT = 1,     /* stat: vmem, counts, CPU split, faults */
+    SOURCE_SWITCHES = 2, /* every thread's status: context switches */
+    SOURCE_SMAPS = 4,    /* smaps_rollup: PSS, swap */
+    SOURCE_IO = 8        /* io */
+};
+
+/* Which source each counter comes from, and whether the kernel adds a reaped
  * child's count to its parent's (only then is a settled child subtracted). */
 static const struct {
-    unsigned group;
+    unsigned source;
     int folds_into_parent;
 } counter_info[RM__COUNTER_COUNT] = {
-    [RM__IO_RCHAR] = {RESMON_METRIC_IO, 1},
-    [RM__IO_WCHAR] = {RESMON_METRIC_IO, 1},
-    [RM__IO_READ_BYTES] = {RESMON_METRIC_IO, 1},
-    [RM__IO_WRITE_BYTES] = {RESMON_METRIC_IO, 1},
-    [RM__IO_SYSCR] = {RESMON_METRIC_IO, 1},
-    [RM__IO_SYSCW] = {RESMON_METRIC_IO, 1},
-    [RM__USER_TICKS] = {RESMON_METRIC_CPU_SPLIT, 1},
-    [RM__SYSTEM_TICKS] = {RESMON_METRIC_CPU_SPLIT, 1},
-    [RM__MINOR_FAULTS] = {RESMON_METRIC_FAULTS, 1},
-    [RM__MAJOR_FAULTS] = {RESMON_METRIC_FAULTS, 1},
-    [RM__VOLUNTARY_SWITCHES] = {RESMON_METRIC_FAULTS, 0},
-    [RM__INVOLUNTARY_SWITCHES] = {RESMON_METRIC_FAULTS, 0},
+    [RM__IO_RCHAR] = {SOURCE_IO, 1},
+    [RM__IO_WCHAR] = {SOURCE_IO, 1},
+    [RM__IO_READ_BYTES] = {SOURCE_IO, 1},
+    [RM__IO_WRITE_BYTES] = {SOURCE_IO, 1},
+    [RM__IO_SYSCR] = {SOURCE_IO, 1},
+    [RM__IO_SYSCW] = {SOURCE_IO, 1},
+    [RM__USER_TICKS] = {SOURCE_STAT, 1},
+    [RM__SYSTEM_TICKS] = {SOURCE_STAT, 1},
+    [RM__MINOR_FAULTS] = {SOURCE_STAT, 1},
+    [RM__MAJOR_FAULTS] = {SOURCE_STAT, 1},
+    [RM__VOLUNTARY_SWITCHES] = {SOURCE_SWITCHES, 0},
+    [RM__INVOLUNTARY_SWITCHES] = {SOURCE_SWITCHES, 0},
 };
 
 void rm__metrics_init(rm__metrics *m, unsigned groups, double detail_interval_sec, int tree, long ticks_per_sec)
@@ -89,7 +98,8 @@ void rm__metrics_start_reading(rm__metrics *m, int baseline)
             m->counted[c] = 0;
             m->reported[c] = 0;
         }
-    m->failed_groups = 0;
+    m->known_sources = 0;
+    m->unreadable = 0;
     m->vmem_bytes = m->threads = m->pss_kb = m->swap_kb = 0;
     m->processes = 0;
 }
@@ -173,46 +183,56 @@ static int rss_moved(const rm__process_metrics *pm, uint64_t rss_pages)
     return rss_pages > then + then / 16 + 256 || rss_pages + then / 4 + 256 < then;
 }
 
+/* Reads the sources `wanted` asks for (SOURCE_* bits), each on its own: one
+ * that is refused (another user's io, a non-dumpable process's smaps_rollup)
+ * costs only its own fields.  Fills now[] and the levels in pm, returns the
+ * sources read in *got, or -ESRCH when the process is gone. */
 static int read_counters(rm__metrics *m, rm__process_metrics *pm, int dir_fd, uint64_t rss_pages, uint64_t boot_ns,
-                         int baseline, uint64_t *now, unsigned *read_groups)
+                         int baseline, uint64_t *now, unsigned *got)
 {
     char text[4096];
+    int zombie = 0;
     if (m->groups & STAT_GROUPS) {
         ssize_t n = read_kept_open(dir_fd, &pm->stat_fd, "stat", text, sizeof text);
+        if (n == -ESRCH)
+            return -ESRCH;
         rm__proc_stat st;
-        if (n < 0 || rm__parse_stat(text, (size_t)n, &st) < 0)
-            return n == -ESRCH ? -ESRCH : -EIO;
-        now[RM__USER_TICKS] = st.utime + (m->tree ? st.cutime : 0);
-        now[RM__SYSTEM_TICKS] = st.stime + (m->tree ? st.cstime : 0);
-        now[RM__MINOR_FAULTS] = st.minflt + (m->tree ? st.cminflt : 0);
-        now[RM__MAJOR_FAULTS] = st.majflt + (m->tree ? st.cmajflt : 0);
-        if (st.state != 'Z' && st.vsize) { /* a zombie keeps what it had alive */
-            pm->vmem_bytes = st.vsize;
-            pm->threads = st.num_threads;
-        } else if (pm->threads == 0) {
-            /* First seen as a zombie (stat reads 0 threads): it is still a
-             * process, with the thread it ended with, so a tree never shows
-             * fewer threads than processes. */
-            pm->threads = 1;
-        }
-        *read_groups |= m->groups & (RESMON_METRIC_CPU_SPLIT | RESMON_METRIC_COUNTS);
-        if (m->groups & RESMON_METRIC_FAULTS &&
-            read_context_switches(dir_fd, &now[RM__VOLUNTARY_SWITCHES], &now[RM__INVOLUNTARY_SWITCHES]) == 0)
-            *read_groups |= RESMON_METRIC_FAULTS;
-        if (m->groups & RESMON_METRIC_MEMORY_DETAIL && st.state != 'Z' &&
-            (baseline || m->final_reading || !pm->smaps_known || rss_moved(pm, rss_pages) ||
-             boot_ns - pm->smaps_read_ns >= m->detail_interval_ns)) {
-            n = read_smaps_rollup(dir_fd, &pm->smaps_fd, text, sizeof text);
-            if (n >= 0 && rm__parse_status_kb(text, (size_t)n, "Pss", &pm->pss_kb) == 0 &&
-                rm__parse_status_kb(text, (size_t)n, "Swap", &pm->swap_kb) == 0) {
-                pm->smaps_known = 1;
-                pm->smaps_read_ns = boot_ns;
-                pm->smaps_rss_pages = rss_pages;
+        if (n >= 0 && rm__parse_stat(text, (size_t)n, &st) == 0) {
+            now[RM__USER_TICKS] = st.utime + (m->tree ? st.cutime : 0);
+            now[RM__SYSTEM_TICKS] = st.stime + (m->tree ? st.cstime : 0);
+            now[RM__MINOR_FAULTS] = st.minflt + (m->tree ? st.cminflt : 0);
+            now[RM__MAJOR_FAULTS] = st.majflt + (m->tree ? st.cmajflt : 0);
+            zombie = st.state == 'Z';
+            if (!zombie && st.vsize) { /* a zombie keeps what it had alive */
+                pm->vmem_bytes = st.vsize;
+                pm->threads = st.num_threads;
+            } else if (pm->threads == 0) {
+                /* First seen as a zombie (stat reads 0 threads): it is still a
+                 * process, with the thread it ended with, so a tree never
+                 * shows fewer threads than processes. */
+                pm->threads = 1;
             }
+            *got |= SOURCE_STAT;
         }
-        if (pm->smaps_known)
-            *read_groups |= m->groups & RESMON_METRIC_MEMORY_DETAIL;
     }
+    if (m->groups & RESMON_METRIC_FAULTS &&
+        read_context_switches(dir_fd, &now[RM__VOLUNTARY_SWITCHES], &now[RM__INVOLUNTARY_SWITCHES]) == 0)
+        *got |= SOURCE_SWITCHES;
+    if (m->groups & RESMON_METRIC_MEMORY_DETAIL && !zombie &&
+        (baseline || m->final_reading || !pm->smaps_known || rss_moved(pm, rss_pages) ||
+         boot_ns - pm->smaps_read_ns >= m->detail_interval_ns)) {
+        ssize_t n = read_smaps_rollup(dir_fd, &pm->smaps_fd, text, sizeof text);
+        /* A refused read leaves no earlier figure standing: after an exec
+         * into a non-dumpable image, the old image's PSS is not this one's. */
+        pm->smaps_known = n >= 0 && rm__parse_status_kb(text, (size_t)n, "Pss", &pm->pss_kb) == 0 &&
+                          rm__parse_status_kb(text, (size_t)n, "Swap", &pm->swap_kb) == 0;
+        if (pm->smaps_known) {
+            pm->smaps_read_ns = boot_ns;
+            pm->smaps_rss_pages = rss_pages;
+        }
+    }
+    if (pm->smaps_known)
+        *got |= SOURCE_SMAPS;
     if (m->groups & RESMON_METRIC_IO) {
         ssize_t n = read_kept_open(dir_fd, &pm->io_fd, "io", text, sizeof text);
         rm__proc_io io;
@@ -223,10 +243,40 @@ static int read_counters(rm__metrics *m, rm__process_metrics *pm, int dir_fd, ui
             now[RM__IO_WRITE_BYTES] = io.write_bytes;
             now[RM__IO_SYSCR] = io.syscr;
             now[RM__IO_SYSCW] = io.syscw;
-            *read_groups |= RESMON_METRIC_IO;
+            *got |= SOURCE_IO;
         }
     }
-    return 0;
+    return zombie;
+}
+
+/* The sources the groups ask of a process (a zombie has no memory map). */
+static unsigned wanted_sources(const rm__metrics *m, int zombie)
+{
+    unsigned wanted = 0;
+    if (m->groups & STAT_GROUPS)
+        wanted |= SOURCE_STAT;
+    if (m->groups & RESMON_METRIC_FAULTS)
+        wanted |= SOURCE_SWITCHES;
+    if (m->groups & RESMON_METRIC_MEMORY_DETAIL && !zombie)
+        wanted |= SOURCE_SMAPS;
+    if (m->groups & RESMON_METRIC_IO)
+        wanted |= SOURCE_IO;
+    return wanted;
+}
+
+/* Adds a process's levels from the sources in `from` to this reading's sums. */
+static void add_levels(rm__metrics *m, const rm__process_metrics *pm, unsigned from)
+{
+    if (from & SOURCE_STAT) {
+        m->processes++;
+        m->vmem_bytes += pm->vmem_bytes;
+        m->threads += pm->threads;
+    }
+    if (from & SOURCE_SMAPS) {
+        m->pss_kb += pm->pss_kb;
+        m->swap_kb += pm->swap_kb;
+    }
+    m->known_sources |= from;
 }
 
 void rm__metrics_read_process(rm__metrics *m, rm__process_metrics *pm, int dir_fd, uint64_t rss_pages, uint64_t boot_ns,
@@ -235,44 +285,49 @@ void rm__metrics_read_process(rm__metrics *m, rm__process_metrics *pm, int dir_f
     if (!m->groups)
         return; /* the default: a sample costs what it did before the groups */
     uint64_t now[RM__COUNTER_COUNT] = {0};
-    unsigned read_groups = 0;
-    if (read_counters(m, pm, dir_fd, rss_pages, boot_ns, baseline, now, &read_groups) == -ESRCH)
+    unsigned got = 0;
+    int zombie = read_counters(m, pm, dir_fd, rss_pages, boot_ns, baseline, now, &got);
+    if (zombie < 0)
         return; /* ended since the probe's read: the next reading drops it */
-    m->failed_groups |= m->groups & ~read_groups & ~RESMON_METRIC_NETWORK;
+    if (wanted_sources(m, zombie) & ~got)
+        m->unreadable++;
     for (size_t c = 0; c < RM__COUNTER_COUNT; c++) {
-        if (!(read_groups & counter_info[c].group))
+        unsigned source = counter_info[c].source;
+        if (!(got & source))
             continue;
-        uint64_t from = pm->primed ? pm->last[c] : (pm->count_from_zero && !baseline ? 0 : now[c]);
+        /* A source read for the first time counts from now, unless the
+         * process was born in this interval (then all of it is the window's). */
+        uint64_t from = pm->primed & source ? pm->last[c]
+                                            : (pm->count_from_zero && !pm->primed && !baseline ? 0 : now[c]);
         if (now[c] > from)
             m->counted[c] += (int64_t)(now[c] - from);
         pm->last[c] = now[c]; /* a sum over threads may shrink: count from here */
     }
-    pm->primed = 1;
-    rm__metrics_add_last_seen(m, pm);
+    pm->primed |= got & ~SOURCE_SMAPS;
+    pm->count_from_zero = 0;
+    add_levels(m, pm, got);
 }
 
 void rm__metrics_add_last_seen(rm__metrics *m, const rm__process_metrics *pm)
 {
     if (!m->groups)
         return; /* the default: a sample costs what it did before the groups */
-    if (!pm->primed)
-        return;
-    m->processes++;
-    m->vmem_bytes += pm->vmem_bytes;
-    m->threads += pm->threads;
-    m->pss_kb += pm->pss_kb;
-    m->swap_kb += pm->swap_kb;
+    add_levels(m, pm, pm->primed | (pm->smaps_known ? SOURCE_SMAPS : 0u));
 }
 
 void rm__metrics_settle_reaped(rm__metrics *m, const rm__process_metrics *pm)
 {
     if (!m->groups)
         return; /* the default: a sample costs what it did before the groups */
-    if (!pm->primed)
-        return;
     for (size_t c = 0; c < RM__COUNTER_COUNT; c++)
-        if (m->groups & counter_info[c].group && counter_info[c].folds_into_parent)
+        if (pm->primed & counter_info[c].source && counter_info[c].folds_into_parent)
             m->counted[c] -= (int64_t)pm->last[c];
+}
+
+void rm__metrics_count_unreadable(rm__metrics *m, unsigned processes)
+{
+    if (m->groups)
+        m->unreadable += processes;
 }
 
 void rm__metrics_raise_switches(rm__metrics *m, rm__counter counter, uint64_t value)
@@ -308,16 +363,19 @@ static double since(uint64_t now, uint64_t start)
 
 void rm__metrics_fill_sample(const rm__metrics *m, resmon_sample *s)
 {
-    unsigned known = m->groups & ~m->failed_groups;
-    if (m->processes == 0)
-        known &= RESMON_METRIC_NETWORK;
+    /* A field is the sum over the processes whose source could be read (NAN
+     * when none could); unreadable_procs says how many could not. */
+    unsigned on = m->groups, known = m->known_sources;
     double tick_sec = (double)m->tick_ns * 1e-9;
-    int io = !!(known & RESMON_METRIC_IO), memory = !!(known & RESMON_METRIC_MEMORY_DETAIL);
-    int counts = !!(known & RESMON_METRIC_COUNTS), split = !!(known & RESMON_METRIC_CPU_SPLIT);
-    int faults = !!(known & RESMON_METRIC_FAULTS), net = (known & RESMON_METRIC_NETWORK) && m->net_known;
-    s->vmem_mb = memory ? (double)m->vmem_bytes / RM__BYTES_PER_MIB : NAN;
-    s->pss_mb = memory ? (double)m->pss_kb / 1024.0 : NAN;
-    s->swap_mb = memory ? (double)m->swap_kb / 1024.0 : NAN;
+    int stat = !!(known & SOURCE_STAT), smaps = (on & RESMON_METRIC_MEMORY_DETAIL) && (known & SOURCE_SMAPS);
+    int io = (on & RESMON_METRIC_IO) && (known & SOURCE_IO);
+    int vmem = (on & RESMON_METRIC_MEMORY_DETAIL) && stat, counts = (on & RESMON_METRIC_COUNTS) && stat;
+    int split = (on & RESMON_METRIC_CPU_SPLIT) && stat, faults = (on & RESMON_METRIC_FAULTS) && stat;
+    int switches = (on & RESMON_METRIC_FAULTS) && (known & SOURCE_SWITCHES);
+    int net = (on & RESMON_METRIC_NETWORK) && m->net_known;
+    s->vmem_mb = vmem ? (double)m->vmem_bytes / RM__BYTES_PER_MIB : NAN;
+    s->pss_mb = smaps ? (double)m->pss_kb / 1024.0 : NAN;
+    s->swap_mb = smaps ? (double)m->swap_kb / 1024.0 : NAN;
     s->io_rchar = io ? (double)m->reported[RM__IO_RCHAR] : NAN;
     s->io_wchar = io ? (double)m->reported[RM__IO_WCHAR] : NAN;
     s->io_read_bytes = io ? (double)m->reported[RM__IO_READ_BYTES] : NAN;
@@ -330,10 +388,11 @@ void rm__metrics_fill_sample(const rm__metrics *m, resmon_sample *s)
     s->cpu_sys_sec = split ? (double)m->reported[RM__SYSTEM_TICKS] * tick_sec : NAN;
     s->minor_faults = faults ? (double)m->reported[RM__MINOR_FAULTS] : NAN;
     s->major_faults = faults ? (double)m->reported[RM__MAJOR_FAULTS] : NAN;
-    s->voluntary_switches = faults ? (double)m->reported[RM__VOLUNTARY_SWITCHES] : NAN;
-    s->involuntary_switches = faults ? (double)m->reported[RM__INVOLUNTARY_SWITCHES] : NAN;
+    s->voluntary_switches = switches ? (double)m->reported[RM__VOLUNTARY_SWITCHES] : NAN;
+    s->involuntary_switches = switches ? (double)m->reported[RM__INVOLUNTARY_SWITCHES] : NAN;
     s->net_rx_bytes = net ? since(m->net_now.rx_bytes, m->net_start.rx_bytes) : NAN;
     s->net_tx_bytes = net ? since(m->net_now.tx_bytes, m->net_start.tx_bytes) : NAN;
     s->net_rx_packets = net ? since(m->net_now.rx_packets, m->net_start.rx_packets) : NAN;
     s->net_tx_packets = net ? since(m->net_now.tx_packets, m->net_start.tx_packets) : NAN;
+    s->unreadable_procs = on & ~RESMON_METRIC_NETWORK ? (double)m->unreadable : NAN;
 }

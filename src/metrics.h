@@ -40,7 +40,8 @@ typedef enum rm__counter {
 
 typedef struct rm__process_metrics {
     int stat_fd, io_fd, smaps_fd; /* opened at the first reading; -1 before */
-    int primed;                   /* last[] holds a reading */
+    unsigned primed;              /* sources (SOURCE_* of metrics.c) whose
+                                     counters in last[] hold a reading */
     int count_from_zero;          /* born since the previous reading: its whole
                                      count belongs to the window */
     uint64_t last[RM__COUNTER_COUNT]; /* lifetime values at the latest reading */
@@ -64,7 +65,9 @@ typedef struct rm__metrics {
      * arrives; a sample shows the largest so far (reported). */
     int64_t counted[RM__COUNTER_COUNT];
     uint64_t reported[RM__COUNTER_COUNT];
-    unsigned failed_groups;       /* groups some process refused this reading */
+    unsigned known_sources;       /* sources some process gave this reading */
+    unsigned unreadable;          /* processes of this reading that refused a
+                                     source the groups need (or all of them) */
     uint64_t vmem_bytes, threads, pss_kb, swap_kb; /* this reading's sums */
     unsigned processes;
     int net_fd;                   /* the root's net/dev; -1 without */
@@ -91,6 +94,9 @@ void rm__process_metrics_close(rm__process_metrics *pm);
 void rm__metrics_start_reading(rm__metrics *m, int baseline);
 void rm__metrics_read_process(rm__metrics *m, rm__process_metrics *pm, int dir_fd, uint64_t rss_pages, uint64_t boot_ns,
                               int baseline);
+/* Counts processes of the tree that could not be read at all (not
+ * tracked: /proc refused them) in this reading's unreadable_procs. */
+void rm__metrics_count_unreadable(rm__metrics *m, unsigned processes);
 /* A process reaped since the previous reading that still stands for the
  * target in its last reading (the root): its latest levels are counted. */
 void rm__metrics_add_last_seen(rm__metrics *m, const rm__process_metrics *pm);

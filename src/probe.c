@@ -98,6 +98,7 @@ struct rm__probe {
     long online_cpus;       /* a tree cannot use more CPU than this */
     unsigned generation;    /* bumped when the tracked set changes */
     rm__metrics metrics;    /* the groups beyond CPU and RSS (none by default) */
+    unsigned untrackable;   /* the latest walk's processes /proc refused */
     /* The window's CPU as the kernel accounts it, and how much of it the
      * readings have handed out: the difference is carried to the next
      * reading (a reading never shows more than the machine could run). */
@@ -479,11 +480,15 @@ static void refresh_tree(rm__probe *p)
         return;
     p->walk++;
     p->procs[0].seen_walk = p->walk;
+    p->untrackable = 0;
     for (size_t i = 0; i < p->walker.found_len; i++) {
         pid_t pid = p->walker.found[i];
         tracked_process *t = find_tracked(p, pid);
-        if (!t && track(p, pid, &t) < 0)
-            continue; /* gone already, or not ours to read */
+        int rc = t ? 0 : track(p, pid, &t);
+        if (rc < 0) {
+            p->untrackable += rc != -ESRCH; /* not gone: not ours to read */
+            continue;
+        }
         t->seen_walk = p->walk;
     }
     for (size_t i = 1; i < p->count; i++) {
@@ -608,6 +613,7 @@ static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
         refresh_tree(p);
     p->metrics.final_reading = p->last_reading;
     rm__metrics_start_reading(&p->metrics, baseline);
+    rm__metrics_count_unreadable(&p->metrics, p->untrackable);
     rm__probe_reading r = {0};
     uint64_t rss_pages = 0;
     int root_exited = 0;

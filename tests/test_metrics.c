@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/vfs.h>
@@ -303,6 +304,107 @@ static void pss_follows_the_image_after_exec(void **state)
     close(go[1]);
     close(ready[0]);
     ASSERT_BETWEEN(s.peak_pss_mb, EXEC_HOLD_MB, s.peak_rss_mb);
+}
+
+#define READABLE_MB 32
+
+/* In the observer: a root that touches READABLE_MB and forks a child that
+ * makes itself non-dumpable (its io and smaps_rollup then need ptrace
+ * rights the observer lacks), as ping or a setuid program does. */
+static pid_t start_tree_with_an_unreadable_child(int ready_fd)
+{
+    pid_t root = fork();
+    if (root != 0)
+        return root;
+    setpgid(0, 0);
+    size_t bytes = (size_t)READABLE_MB << 20;
+    char *buffer = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (buffer == MAP_FAILED)
+        _exit(9);
+    memset(buffer, 1, bytes);
+    pid_t child = fork();
+    if (child == 0) {
+        if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0 || write(ready_fd, "r", 1) != 1)
+            _exit(9);
+        for (;;)
+            pause();
+    }
+    if (child < 0 || write(ready_fd, "r", 1) != 1)
+        _exit(9);
+    for (;;)
+        pause();
+}
+
+typedef struct unreadable_result {
+    resmon_sample last;
+    resmon_summary summary;
+    int ok;
+} unreadable_result;
+
+/* One unreadable process blanked the whole tree's PSS, swap, vmem and I/O
+ * (a non-dumpable ping: 28 of 30 samples blank, and the peak PSS the
+ * pre-exec 0.95 MiB of a 380 MiB tree).  The readable processes are summed,
+ * vsize (from stat) stays, and the sample says how many could not be read. */
+static void an_unreadable_process_blanks_only_its_own_share(void **state)
+{
+    (void)state;
+    int result_pipe[2];
+    assert_int_equal(pipe(result_pipe), 0);
+    pid_t observer = fork();
+    assert_true(observer >= 0);
+    if (observer == 0) {
+        close(result_pipe[0]);
+        /* As root, ptrace rights read everything: observe as nobody. */
+        if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0))
+            _exit(10);
+        prctl(PR_SET_DUMPABLE, 1, 0, 0, 0); /* setuid cleared it: the root inherits this */
+        int ready[2];
+        if (pipe(ready) != 0)
+            _exit(10);
+        pid_t root = start_tree_with_an_unreadable_child(ready[1]);
+        if (root < 0)
+            _exit(10);
+        char byte;
+        for (int i = 0; i < 2; i++)
+            if (read(ready[0], &byte, 1) != 1) {
+                kill(-root, SIGKILL);
+                _exit(10);
+            }
+        unreadable_result r = {.ok = 0};
+        resmon_options o = RESMON_OPTIONS_INIT;
+        o.pid = root;
+        o.include_children = 1;
+        o.keep_peak_mark = 1;
+        o.metrics = RESMON_METRIC_MEMORY_DETAIL | RESMON_METRIC_IO | RESMON_METRIC_COUNTS;
+        resmon_monitor *m;
+        if (resmon_monitor_new(&m, &o) == 0 && resmon_monitor_start(m) == 0 && resmon_monitor_stop(m) == 0 &&
+            resmon_monitor_get_samples(m, NULL, 0, sizeof r.last) >= 2) {
+            resmon_sample samples[64];
+            ssize_t n = resmon_monitor_get_samples(m, samples, 64, sizeof *samples);
+            r.last = samples[(n < 64 ? n : 64) - 1];
+            resmon_monitor_get_summary(m, &r.summary, sizeof r.summary);
+            r.ok = 1;
+        }
+        resmon_monitor_free(m);
+        kill(-root, SIGKILL);
+        _exit(write(result_pipe[1], &r, sizeof r) == (ssize_t)sizeof r ? 0 : 10);
+    }
+    close(result_pipe[1]);
+    unreadable_result r;
+    ssize_t got = read(result_pipe[0], &r, sizeof r);
+    close(result_pipe[0]);
+    int status;
+    assert_int_equal(waitpid(observer, &status, 0), observer);
+    assert_int_equal(got, (ssize_t)sizeof r);
+    assert_true(r.ok);
+    ASSERT_DOUBLE_EQ(r.last.nprocs, 2);          /* stat is readable for both */
+    ASSERT_DOUBLE_EQ(r.last.unreadable_procs, 1);
+    ASSERT_DOUBLE_EQ(r.summary.peak_unreadable_procs, 1);
+    ASSERT_BETWEEN(r.last.vmem_mb, READABLE_MB, 1e12);
+    if (!TEST_UNDER_TSAN) /* its shadow memory counts in PSS */
+        ASSERT_BETWEEN(r.last.pss_mb, READABLE_MB / 2.0, READABLE_MB * 2.0 * SANITIZER_MEMORY_FACTOR);
+    ASSERT_BETWEEN(r.summary.peak_pss_mb, READABLE_MB / 2.0, 1e12);
+    ASSERT_BETWEEN(r.last.io_rchar, 0, 1e12);    /* the root's, not NAN */
 }
 
 /* ---- counts, faults, switches, CPU ------------------------------------------ */
@@ -677,6 +779,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(pss_splits_pages_shared_by_forked_children),
         cmocka_unit_test(pss_follows_the_image_after_exec),
         cmocka_unit_test(counts_match_a_known_tree),
+        cmocka_unit_test(an_unreadable_process_blanks_only_its_own_share),
         cmocka_unit_test(zombies_count_as_processes_with_a_thread),
         cmocka_unit_test(faults_switches_and_cpu_split),
         cmocka_unit_test(switches_of_reaped_children_are_kept),

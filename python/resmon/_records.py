@@ -98,6 +98,9 @@ class ResourceSummary:
         net_rx_bytes, net_tx_bytes, net_rx_packets, net_tx_packets: Traffic
             of the monitored process's whole network namespace, not of the
             process alone ("network").
+        peak_unreadable_procs: Most processes a sample could not read in full
+            (another user's, or not dumpable); above 0, the group figures are
+            sums over the rest (since 0.4).
     """
 
     peak_rss_mb: float
@@ -141,6 +144,7 @@ class ResourceSummary:
     net_tx_bytes: float | None = None
     net_rx_packets: float | None = None
     net_tx_packets: float | None = None
+    peak_unreadable_procs: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Serialize to a JSON-compatible dictionary.

@@ -50,6 +50,7 @@ static const struct {
     {"rx_packets", offsetof(resmon_sample, net_rx_packets)},
     {"tx_packets", offsetof(resmon_sample, net_tx_packets)},
     {"cgroup_mem_mb", offsetof(resmon_sample, cgroup_mem_mb)}, /* the tree's cgroup: empty/null without one */
+    {"unreadable_procs", offsetof(resmon_sample, unreadable_procs)},
 };
 #define METRIC_COLUMN_COUNT (sizeof metric_columns / sizeof *metric_columns)
 

@@ -55,6 +55,10 @@ static void print_metric_groups(FILE *out, const resmon_summary *s)
     if (!isnan(s->minor_faults))
         fprintf(out, "  %-16s %10.0f      minor, %.0f major; context switches %.0f voluntary, %.0f involuntary\n",
                 "page faults", s->minor_faults, s->major_faults, s->voluntary_switches, s->involuntary_switches);
+    if (s->peak_unreadable_procs > 0)
+        fprintf(out, "  %-16s %10.0f      process%s not readable in full (not ours, or not dumpable): the figures "
+                     "above are of the rest\n",
+                "unreadable", s->peak_unreadable_procs, s->peak_unreadable_procs == 1 ? "" : "es");
     if (!isnan(s->net_rx_bytes)) {
         char received[32], sent[32];
         format_bytes(s->net_rx_bytes, received, sizeof received);
