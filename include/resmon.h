@@ -658,7 +658,12 @@ typedef struct resmon_options {
      * per process, seconds: smaps_rollup walks the page tables, about 1 us
      * per MiB resident (a 1 GiB process costs ~0.2-1 ms, see BENCHMARKS.md),
      * so it never runs at every sample of a fast schedule.  Samples between
-     * carry each process's latest reading.  0 means 0.5; else >= 1e-6. */
+     * carry each process's latest reading.  A tree's processes are read
+     * together, at the same sample, and again whenever a process joins or
+     * leaves the tree (a fork or an exit changes every sharer's PSS), so a
+     * sum never mixes readings from before and after a change in sharing;
+     * a process whose RSS moved is read again alone.  0 means 0.5; else
+     * >= 1e-6. */
     double memory_detail_interval_sec;
     /* Added after 0.3.0.  0 (the default): a monitor writes nothing to any
      * process.  The kernel's peak-RSS mark (VmHWM) of each monitored process

@@ -219,8 +219,7 @@ static int read_counters(rm__metrics *m, rm__process_metrics *pm, int dir_fd, ui
         read_context_switches(dir_fd, &now[RM__VOLUNTARY_SWITCHES], &now[RM__INVOLUNTARY_SWITCHES]) == 0)
         *got |= SOURCE_SWITCHES;
     if (m->groups & RESMON_METRIC_MEMORY_DETAIL && !zombie &&
-        (baseline || m->final_reading || !pm->smaps_known || rss_moved(pm, rss_pages) ||
-         boot_ns - pm->smaps_read_ns >= m->detail_interval_ns)) {
+        (baseline || m->final_reading || m->pss_tree_due || !pm->smaps_known || rss_moved(pm, rss_pages))) {
         ssize_t n = read_smaps_rollup(dir_fd, &pm->smaps_fd, text, sizeof text);
         /* A refused read leaves no earlier figure standing: after an exec
          * into a non-dumpable image, the old image's PSS is not this one's. */
@@ -322,6 +321,15 @@ void rm__metrics_settle_reaped(rm__metrics *m, const rm__process_metrics *pm)
     for (size_t c = 0; c < RM__COUNTER_COUNT; c++)
         if (pm->primed & counter_info[c].source && counter_info[c].folds_into_parent)
             m->counted[c] -= (int64_t)pm->last[c];
+}
+
+void rm__metrics_plan_pss(rm__metrics *m, unsigned generation, uint64_t boot_ns)
+{
+    m->pss_tree_due = generation != m->pss_generation || boot_ns - m->pss_tree_read_ns >= m->detail_interval_ns;
+    if (m->pss_tree_due) {
+        m->pss_generation = generation;
+        m->pss_tree_read_ns = boot_ns;
+    }
 }
 
 void rm__metrics_count_unreadable(rm__metrics *m, unsigned processes)

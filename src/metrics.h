@@ -66,6 +66,9 @@ typedef struct rm__metrics {
     int64_t counted[RM__COUNTER_COUNT];
     uint64_t reported[RM__COUNTER_COUNT];
     unsigned known_sources;       /* sources some process gave this reading */
+    int pss_tree_due;             /* this reading reads every smaps_rollup */
+    unsigned pss_generation;      /* the tracked set they were last all read for */
+    uint64_t pss_tree_read_ns;    /* when (CLOCK_BOOTTIME) */
     unsigned unreadable;          /* processes of this reading that refused a
                                      source the groups need (or all of them) */
     uint64_t vmem_bytes, threads, pss_kb, swap_kb; /* this reading's sums */
@@ -94,6 +97,14 @@ void rm__process_metrics_close(rm__process_metrics *pm);
 void rm__metrics_start_reading(rm__metrics *m, int baseline);
 void rm__metrics_read_process(rm__metrics *m, rm__process_metrics *pm, int dir_fd, uint64_t rss_pages, uint64_t boot_ns,
                               int baseline);
+/* Call after start: decides whether this reading reads every process's
+ * smaps_rollup, which a tree's PSS needs at one moment -- when the tracked
+ * set changed (generation: the probe's), since a fork or an exit changes how
+ * pages are shared and so every sharer's PSS (a parent's pre-fork reading
+ * beside its children's counted the shared pages up to twice), or when the
+ * detail interval has passed.  Between, a process is read again alone only
+ * when its RSS moved. */
+void rm__metrics_plan_pss(rm__metrics *m, unsigned generation, uint64_t boot_ns);
 /* Counts processes of the tree that could not be read at all (not
  * tracked: /proc refused them) in this reading's unreadable_procs. */
 void rm__metrics_count_unreadable(rm__metrics *m, unsigned processes);

@@ -614,6 +614,7 @@ static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
     p->metrics.final_reading = p->last_reading;
     rm__metrics_start_reading(&p->metrics, baseline);
     rm__metrics_count_unreadable(&p->metrics, p->untrackable);
+    rm__metrics_plan_pss(&p->metrics, p->generation, boot_ns);
     rm__probe_reading r = {0};
     uint64_t rss_pages = 0;
     int root_exited = 0;

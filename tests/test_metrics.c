@@ -237,6 +237,50 @@ static void pss_splits_pages_shared_by_forked_children(void **state)
     ASSERT_BETWEEN(s.peak_swap_mb, 0, SHARED_MB);
 }
 
+/* The same sharing, begun while the monitor runs: the parent's PSS read
+ * before the fork (200 MiB) and its children's after it (40 MiB each) were
+ * summed, 378 MiB for a 205 MiB tree.  A tree's PSS comes from readings of
+ * one moment: a change in its membership reads it again as a whole. */
+static void pss_of_a_fork_in_the_window_is_read_as_a_whole(void **state)
+{
+    (void)state;
+    int ready[2];
+    assert_int_equal(pipe(ready), 0);
+    worker w = start_worker(share_buffer_with_children, &ready[1]);
+    close(ready[1]);
+    resmon_options o = RESMON_OPTIONS_INIT;
+    o.pid = w.pid;
+    o.include_children = 1;
+    o.metrics = RESMON_METRIC_MEMORY_DETAIL | RESMON_METRIC_COUNTS;
+    o.sample_interval_sec = 0.01;
+    o.memory_detail_interval_sec = 100; /* only a change re-reads it */
+    resmon_monitor *m;
+    assert_int_equal(resmon_monitor_new(&m, &o), 0);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    run_worker(&w);
+    for (int i = 0; i < SHARING_CHILDREN; i++) {
+        char byte;
+        assert_int_equal(read(ready[0], &byte, 1), 1);
+    }
+    close(ready[0]);
+    resmon_summary s;
+    assert_int_equal(resmon_monitor_get_summary(m, &s, sizeof s), 0);
+    uint64_t later = s.num_samples + 5;
+    while (s.num_samples < later) { /* waiting for samples, not for a time */
+        struct timespec nap = {0, 2000000};
+        nanosleep(&nap, NULL);
+        assert_int_equal(resmon_monitor_get_summary(m, &s, sizeof s), 0);
+    }
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    assert_int_equal(resmon_monitor_get_summary(m, &s, sizeof s), 0);
+    resmon_monitor_free(m);
+    end_worker(&w);
+    ASSERT_DOUBLE_EQ(s.peak_nprocs, 1.0 + SHARING_CHILDREN);
+    if (TEST_UNDER_TSAN)
+        return; /* its shadow memory is resident in each process */
+    ASSERT_BETWEEN(s.peak_pss_mb, SHARED_MB, SHARED_MB + 60);
+}
+
 #define EXEC_HOLD_MB 64
 
 /* The image a child execs in pss_follows_the_image_after_exec: touches
@@ -778,6 +822,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(io_of_reaped_children_is_counted_once),
         cmocka_unit_test(pss_splits_pages_shared_by_forked_children),
         cmocka_unit_test(pss_follows_the_image_after_exec),
+        cmocka_unit_test(pss_of_a_fork_in_the_window_is_read_as_a_whole),
         cmocka_unit_test(counts_match_a_known_tree),
         cmocka_unit_test(an_unreadable_process_blanks_only_its_own_share),
         cmocka_unit_test(zombies_count_as_processes_with_a_thread),
