@@ -75,6 +75,7 @@ struct resmon_monitor {
     uint64_t gpu_interval_ns;
     char *cgroup_path; /* resmon_options.cgroup_path, copied; NULL without one */
     rm__cgroup cgroup; /* open while a window is (dirfd -1 otherwise) */
+    size_t prefill; /* rm__monitor_prefill: copies of the first sample kept at each start */
 };
 
 /* Copies the caller's options (and the profiler table they name) in the
@@ -326,9 +327,11 @@ static int window_begin(resmon_monitor *m, taken_sample *t)
     int rc = take_sample(m, 1, t);
 
     pthread_mutex_lock(&m->lock);
-    if (rc >= 0)
+    if (rc >= 0) {
         record_locked(m, t);
-    else
+        for (size_t i = 0; i < m->prefill; i++)
+            rm__sample_store_push(&m->store, &t->sample);
+    } else
         m->window_open = 0;
     m->start_result = rc < 0 ? rc : 0;
     m->first_sample_done = 1;
@@ -609,6 +612,11 @@ int resmon_monitor_get_summary(const resmon_monitor *m, resmon_summary *out, siz
     s.struct_size = rm__out_size(out_size, sizeof s);
     rm__copy_struct_out(out, out_size, &s, sizeof s);
     return 0;
+}
+
+void rm__monitor_prefill(resmon_monitor *m, size_t n)
+{
+    m->prefill = n;
 }
 
 int rm__monitor_snapshot(const resmon_monitor *m, resmon_summary *summary, resmon_sample *last)
