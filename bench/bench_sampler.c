@@ -607,7 +607,7 @@ static void log_sample(const resmon_sample *s, void *user)
 
 typedef struct copier {
     const resmon_monitor *m;
-    size_t cap;
+    size_t cap; /* 0: only spin (the control: threads that compete for the CPUs and read nothing) */
     atomic_int *stop;
     atomic_int *started;
     uint64_t copies;
@@ -616,13 +616,17 @@ typedef struct copier {
 static void *copier_main(void *arg)
 {
     copier *c = arg;
-    resmon_sample *buf = malloc(c->cap * sizeof *buf);
+    resmon_sample *buf = malloc((c->cap ? c->cap : 1) * sizeof *buf);
     if (!buf)
         abort();
     memset(buf, 0, c->cap * sizeof *buf); /* fault the pages in before the clock starts */
     atomic_fetch_add(c->started, 1);
     while (!atomic_load(c->stop)) {
-        resmon_monitor_get_samples(c->m, buf, c->cap, sizeof *buf);
+        if (c->cap)
+            resmon_monitor_get_samples(c->m, buf, c->cap, sizeof *buf);
+        else
+            for (int i = 0; i < 100000; i++)
+                workload_sink += (uint64_t)i;
         c->copies++;
     }
     free(buf);
@@ -634,7 +638,7 @@ typedef struct readers_result {
     uint64_t skipped;
 } readers_result;
 
-static readers_result bench_readers_case(size_t kept, int readers, double seconds)
+static readers_result bench_readers_case(size_t kept, int readers, int spin, double seconds)
 {
     const double interval = 0.001;
     gap_log g = {.cap = (size_t)(seconds / interval) * 2 + 64};
@@ -648,7 +652,7 @@ static readers_result bench_readers_case(size_t kept, int readers, double second
     pthread_t threads[2];
     resmon_monitor_start(m);
     for (int i = 0; i < readers; i++) {
-        c[i] = (copier){.m = m, .cap = kept, .stop = &stop, .started = &started};
+        c[i] = (copier){.m = m, .cap = spin ? 0 : kept, .stop = &stop, .started = &started};
         pthread_create(&threads[i], NULL, copier_main, &c[i]);
     }
     while (atomic_load(&started) < readers)
@@ -696,15 +700,17 @@ static void bench_readers(void)
     printf("\n### Readers against a 1 kHz sampler (threads copying every kept sample in a loop, %.0f s each)\n\n",
            seconds);
     printf("| kept samples | readers | samples/s | largest gap | skipped slots | one copy takes |\n");
-    printf("|---:|---:|---:|---:|---:|---:|\n");
+    printf("|---:|---|---:|---:|---:|---:|\n");
     for (size_t k = 0; k < sizeof kept / sizeof *kept; k++)
-        for (int readers = 0; readers <= 2; readers++) {
-            readers_result r = bench_readers_case(kept[k], readers, seconds);
+        for (int row = 0; row <= 3; row++) { /* 0, 1, 2 readers; 2 threads that only spin */
+            int readers = row < 3 ? row : 2, spin = row == 3;
+            readers_result r = bench_readers_case(kept[k], readers, spin, seconds);
             char copy[32] = "";
-            if (readers)
+            if (readers && !spin)
                 snprintf(copy, sizeof copy, "%.2f ms", r.copy_ms);
-            printf("| %zu | %d | %.0f | %.1f ms | %llu | %s |\n", kept[k], readers, r.hz, r.largest_gap_ms,
-                   (unsigned long long)r.skipped, copy);
+            printf("| %zu | %s | %.0f | %.1f ms | %llu | %s |\n", kept[k],
+                   spin ? "2 spinning, no reads (control)" : readers == 0 ? "0" : readers == 1 ? "1" : "2", r.hz,
+                   r.largest_gap_ms, (unsigned long long)r.skipped, copy);
         }
 }
 

@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -130,6 +131,8 @@ static void store_sample(_Atomic uint64_t *dst, const resmon_sample *s, size_t w
 {
     if (words == RM__SIZE_THROUGH(resmon_sample, gpu_proc_mem_mb) / sizeof(uint64_t))
         rm__shared_store_words(dst, s, RM__SIZE_THROUGH(resmon_sample, gpu_proc_mem_mb) / sizeof(uint64_t));
+    else if (words == SAMPLE_WORDS)
+        rm__shared_store_words(dst, s, SAMPLE_WORDS);
     else
         rm__shared_store_words(dst, s, words);
 }
@@ -156,33 +159,42 @@ int rm__sample_store_push(rm__sample_store *store, const resmon_sample *s)
     return 0;
 }
 
+/* What a sample holds beyond the kept words: NAN in every field. */
+static uint64_t nan_words[SAMPLE_WORDS];
+static pthread_once_t nan_words_once = PTHREAD_ONCE_INIT;
+
+static void fill_nan_words(void)
+{
+    for (size_t i = 0; i < SAMPLE_WORDS; i++)
+        nan_words[i] = 0x7ff8000000000000u; /* a quiet NaN, as NAN is */
+}
+
 /* Copies one kept sample into dst: its first stride bytes, the rest of a
  * larger element zeroed.  Fields beyond the kept words are NAN. */
 static void copy_one(const rm__sample_store *store, const _Atomic uint64_t *src, unsigned char *dst,
                      size_t stride)
 {
-    if (stride == sizeof(resmon_sample) && store->words == SAMPLE_WORDS) {
-        rm__shared_load_words(dst, src, SAMPLE_WORDS);
+    if (stride >= sizeof(resmon_sample)) { /* the usual case: straight into dst */
+        rm__shared_load_words(dst, src, store->words);
+        memcpy(dst + store->words * sizeof(uint64_t), nan_words + store->words,
+               sizeof(resmon_sample) - store->words * sizeof(uint64_t));
+        if (stride > sizeof(resmon_sample))
+            memset(dst + sizeof(resmon_sample), 0, stride - sizeof(resmon_sample));
         return;
     }
-    union {
-        resmon_sample sample;
-        uint64_t words[SAMPLE_WORDS];
-    } whole;
-    size_t common = stride < sizeof whole ? stride : sizeof whole;
-    size_t needed = (common + sizeof(uint64_t) - 1) / sizeof(uint64_t);
+    /* A caller built against an older, smaller resmon_sample. */
+    uint64_t whole[SAMPLE_WORDS];
+    size_t needed = (stride + sizeof(uint64_t) - 1) / sizeof(uint64_t);
     size_t loaded = needed < store->words ? needed : store->words;
-    rm__shared_load_words(whole.words, src, loaded);
-    for (size_t i = loaded; i < needed; i++)
-        whole.words[i] = 0x7ff8000000000000u; /* a quiet NaN, as NAN is */
-    memcpy(dst, &whole, common);
-    if (stride > common)
-        memset(dst + common, 0, stride - common);
+    rm__shared_load_words(whole, src, loaded);
+    memcpy(whole + loaded, nan_words + loaded, (needed - loaded) * sizeof(uint64_t));
+    memcpy(dst, whole, stride);
 }
 
 /* Copies n samples from the window's slot pos on, wrapping a bounded ring. */
 static void copy_slots(const rm__sample_store *store, size_t pos, size_t n, unsigned char *dst, size_t stride)
 {
+    pthread_once(&nan_words_once, fill_nan_words);
     while (n > 0) {
         size_t k = chunk_of(pos);
         size_t run = chunk_start(k) + chunk_slots(store, k) - pos;

@@ -87,7 +87,7 @@ static inline void rm__shared_store_words(void *shared, const void *src, size_t 
 {
     _Atomic uint64_t *dst = shared;
     const unsigned char *from = src;
-#pragma GCC unroll 8 /* a sample's 8 words without a loop: this runs on the sampler, per sample */
+#pragma GCC unroll 32 /* a sample's words without a loop: this runs on the sampler, per sample */
     for (size_t i = 0; i < words; i++) {
         uint64_t w;
         memcpy(&w, from + i * sizeof w, sizeof w);
