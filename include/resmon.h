@@ -767,9 +767,9 @@ RESMON_API int resmon_monitor_running(const resmon_monitor *m);
  * NULL when cap is 0) -- and returns n, the number kept, or -EINVAL.  A
  * consistent snapshot even while the monitor runs, taken without ever making
  * the sampler wait (see "Thread safety" for exactly what it holds).  With no
- * metric group on (resmon_options.metrics 0) a kept sample takes 64 bytes,
- * not sizeof(resmon_sample): its metric-group fields are NAN and are not
- * stored.  Like every reader it
+ * metric group on (resmon_options.metrics 0) and no cgroup_path, a kept
+ * sample takes 64 bytes, not sizeof(resmon_sample): every field after
+ * gpu_proc_mem_mb is then NAN and is not stored.  Like every reader it
  * must return before another thread calls resmon_monitor_free on the same
  * monitor: freeing a monitor that another thread is still reading is the
  * caller's bug (as with free() and any other use of the memory), which resmon

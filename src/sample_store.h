@@ -54,9 +54,10 @@ void rm__sample_store_init(rm__sample_store *store, size_t max_kept);
 
 /* Keeps only each sample's first kept_bytes (a multiple of 8, at least
  * through gpu_proc_mem_mb); readers see NAN in every field beyond.  A
- * monitor without metric groups keeps 64 bytes: every field after
- * gpu_proc_mem_mb is then a metric-group field and NAN (metrics.c).  Call it
- * before the first push. */
+ * monitor without metric groups and without a cgroup keeps 64 bytes: every
+ * field after gpu_proc_mem_mb is then NAN (metrics.c, cgroup_mem_mb).  A
+ * field added to resmon_sample that can be known without either must be
+ * kept too (monitor.c, resmon_monitor_new).  Call it before the first push. */
 void rm__sample_store_keep_bytes(rm__sample_store *store, size_t kept_bytes);
 
 void rm__sample_store_free(rm__sample_store *store);
