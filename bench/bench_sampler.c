@@ -4,6 +4,7 @@
  * each row names its target and says whether it was met.
  *
  *   resmon_bench [--quick]
+ *   resmon_bench --readers [--quick]   (only the readers-vs-sampler table)
  *
  * CPU time of a thread is read from its own CPU clock (nanoseconds), so the
  * sampler's cost and an empty thread's cost are measured the same way, in the
@@ -12,6 +13,8 @@
 #include "internal.h"
 #include "probe.h"
 #include "sample_store.h"
+#include "seqlock.h"
+#include "struct_size.h"
 #include "summary.h"
 #include "resmon.h"
 
@@ -20,6 +23,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -116,6 +120,7 @@ typedef struct sample_path {
     rm__probe *probe;
     rm__sample_store store;
     rm__summary_acc acc;
+    rm__seqlock published;
 } sample_path;
 
 /* What the sampler thread does per sample, GPU aside: timestamp, probe,
@@ -130,8 +135,20 @@ static void call_whole_sample(void *arg)
     s.rss_mb = (double)r.rss_bytes / RM__BYTES_PER_MIB;
     s.cpu_percent = (double)r.cpu_ns;
     s.gpu_util = s.gpu_mem_mb = s.gpu_clock_mhz = s.gpu_power_w = NAN;
+    rm__seqlock_write_begin(&p->published); /* published as the monitor does (monitor.c, record) */
     rm__sample_store_push(&p->store, &s);
     rm__summary_acc_add(&p->acc, &s, 0, 0);
+    rm__seqlock_write_end(&p->published);
+}
+
+/* A store as a monitor without metric groups keeps it (monitor.c). */
+static void sample_path_open(sample_path *p)
+{
+    memset(p, 0, sizeof *p);
+    rm__probe_open(&p->probe, 0, 0, NULL);
+    rm__sample_store_init(&p->store, 4096);
+    rm__sample_store_keep_bytes(&p->store, RM__SIZE_THROUGH(resmon_sample, gpu_proc_mem_mb));
+    rm__summary_acc_reset(&p->acc, 0);
 }
 
 static double bench_tight_loop(void)
@@ -142,9 +159,7 @@ static double bench_tight_loop(void)
     double pread_cost = per_call_ns(call_pread_statm, &statm, iterations);
     close(statm);
     sample_path p;
-    rm__probe_open(&p.probe, 0, 0, NULL);
-    rm__sample_store_init(&p.store, 4096);
-    rm__summary_acc_reset(&p.acc, 0);
+    sample_path_open(&p);
     double sample_cost = per_call_ns(call_whole_sample, &p, iterations);
     /* The same sample with cold caches, as a 10 Hz sampler meets it: 32 MiB
      * are streamed through the cache before each one. */
@@ -392,8 +407,9 @@ static void bench_stop_latency(void)
     printf("\n### Stop latency (interval 10 s, %d trials)\n\n", TRIALS);
     printf("| median | worst | target |\n|---:|---:|---|\n| %.0f us | %.0f us | <= 2 ms: %s |\n", median, worst,
            verdict(worst <= 2000));
-    printf("\nMemory per kept sample: %zu bytes (sizeof(resmon_sample); the unbounded store doubles, so up to 2x that; "
-           "max_samples bounds it).\n", sizeof(resmon_sample));
+    printf("\nMemory per kept sample: %zu bytes with a metric group on (sizeof(resmon_sample)), 64 without; the "
+           "unbounded store grows by chunks of doubling size, so up to 2x that; max_samples bounds it.\n",
+           sizeof(resmon_sample));
 }
 
 /* ---- 5. tree mode ---------------------------------------------------------- */
@@ -567,15 +583,144 @@ static void bench_slowdown(void)
     }
 }
 
+/* ---- 8. readers against the sampler ---------------------------------------- */
+
+/* Threads copying the kept samples in a loop (resmon_monitor_get_samples), as
+ * a program that charts its own recent history would, while a 1 kHz monitor
+ * samples: how many of its slots the sampler keeps, and its longest gap. */
+
+typedef struct gap_log {
+    double *timestamps;
+    size_t cap;
+    atomic_size_t count;
+} gap_log;
+
+static void log_sample(const resmon_sample *s, void *user)
+{
+    gap_log *g = user;
+    size_t i = atomic_load_explicit(&g->count, memory_order_relaxed);
+    if (i < g->cap) {
+        g->timestamps[i] = s->timestamp;
+        atomic_store_explicit(&g->count, i + 1, memory_order_release);
+    }
+}
+
+typedef struct copier {
+    const resmon_monitor *m;
+    size_t cap; /* 0: only spin (the control: threads that compete for the CPUs and read nothing) */
+    atomic_int *stop;
+    atomic_int *started;
+    uint64_t copies;
+} copier;
+
+static void *copier_main(void *arg)
+{
+    copier *c = arg;
+    resmon_sample *buf = malloc((c->cap ? c->cap : 1) * sizeof *buf);
+    if (!buf)
+        abort();
+    memset(buf, 0, c->cap * sizeof *buf); /* fault the pages in before the clock starts */
+    atomic_fetch_add(c->started, 1);
+    while (!atomic_load(c->stop)) {
+        if (c->cap)
+            resmon_monitor_get_samples(c->m, buf, c->cap, sizeof *buf);
+        else
+            for (int i = 0; i < 100000; i++)
+                workload_sink += (uint64_t)i;
+        c->copies++;
+    }
+    free(buf);
+    return NULL;
+}
+
+typedef struct readers_result {
+    double hz, largest_gap_ms, copy_ms;
+    uint64_t skipped;
+} readers_result;
+
+static readers_result bench_readers_case(size_t kept, int readers, int spin, double seconds)
+{
+    const double interval = 0.001;
+    gap_log g = {.cap = (size_t)(seconds / interval) * 2 + 64};
+    g.timestamps = calloc(g.cap, sizeof *g.timestamps);
+    resmon_options opts = {.struct_size = sizeof(resmon_options), .sample_interval_sec = interval,
+                           .max_samples = kept, .on_sample = log_sample, .on_sample_user = &g};
+    resmon_monitor *m = monitor_new(&opts);
+    rm__monitor_prefill(m, kept); /* a full window from the first sample on */
+    atomic_int stop = 0, started = 0;
+    copier c[2];
+    pthread_t threads[2];
+    resmon_monitor_start(m);
+    for (int i = 0; i < readers; i++) {
+        c[i] = (copier){.m = m, .cap = spin ? 0 : kept, .stop = &stop, .started = &started};
+        pthread_create(&threads[i], NULL, copier_main, &c[i]);
+    }
+    while (atomic_load(&started) < readers)
+        sched_yield();
+    resmon_summary s0 = summary_of(m);
+    double t0 = now_sec();
+    struct timespec pause = {(time_t)seconds, (long)((seconds - floor(seconds)) * 1e9)};
+    nanosleep(&pause, NULL);
+    double t1 = now_sec();
+    resmon_summary s1 = summary_of(m);
+    atomic_store(&stop, 1);
+    uint64_t copies = 0;
+    for (int i = 0; i < readers; i++) {
+        pthread_join(threads[i], NULL);
+        copies += c[i].copies;
+    }
+    resmon_monitor_stop(m);
+    size_t n = atomic_load_explicit(&g.count, memory_order_acquire);
+    /* Gaps between consecutive samples inside [t0, t1], and from t0 to the
+     * first and from the last to t1, so a sampler held off the whole time
+     * shows the whole time. */
+    double previous = t0, largest = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (g.timestamps[i] < t0 || g.timestamps[i] > t1)
+            continue;
+        if (g.timestamps[i] - previous > largest)
+            largest = g.timestamps[i] - previous;
+        previous = g.timestamps[i];
+    }
+    if (t1 - previous > largest)
+        largest = t1 - previous;
+    readers_result r = {.hz = (double)(s1.num_samples - s0.num_samples) / (t1 - t0),
+                        .largest_gap_ms = largest * 1e3,
+                        .copy_ms = copies ? (t1 - t0) * readers / (double)copies * 1e3 : NAN,
+                        .skipped = s1.skipped_slots - s0.skipped_slots};
+    resmon_monitor_free(m);
+    free(g.timestamps);
+    return r;
+}
+
+static void bench_readers(void)
+{
+    const size_t kept[] = {20000, 1000000};
+    double seconds = quick ? 1.0 : 3.0;
+    printf("\n### Readers against a 1 kHz sampler (threads copying every kept sample in a loop, %.0f s each)\n\n",
+           seconds);
+    printf("| kept samples | readers | samples/s | largest gap | skipped slots | one copy takes |\n");
+    printf("|---:|---|---:|---:|---:|---:|\n");
+    for (size_t k = 0; k < sizeof kept / sizeof *kept; k++)
+        for (int row = 0; row <= 3; row++) { /* 0, 1, 2 readers; 2 threads that only spin */
+            int readers = row < 3 ? row : 2, spin = row == 3;
+            readers_result r = bench_readers_case(kept[k], readers, spin, seconds);
+            char copy[32] = "";
+            if (readers && !spin)
+                snprintf(copy, sizeof copy, "%.2f ms", r.copy_ms);
+            printf("| %zu | %s | %.0f | %.1f ms | %llu | %s |\n", kept[k],
+                   spin ? "2 spinning, no reads (control)" : readers == 0 ? "0" : readers == 1 ? "1" : "2", r.hz,
+                   r.largest_gap_ms, (unsigned long long)r.skipped, copy);
+        }
+}
+
 /* --loop N: only N whole samples in a tight loop, for
  * valgrind --tool=callgrind (instruction counts are reproducible where
  * timings are not). */
 static int loop_only(long n)
 {
     sample_path p;
-    rm__probe_open(&p.probe, 0, 0, NULL);
-    rm__sample_store_init(&p.store, 4096);
-    rm__summary_acc_reset(&p.acc, 0);
+    sample_path_open(&p);
     for (long i = 0; i < n; i++)
         call_whole_sample(&p);
     rm__probe_close(p.probe);
@@ -587,7 +732,8 @@ int main(int argc, char **argv)
 {
     if (argc > 2 && strcmp(argv[1], "--loop") == 0)
         return loop_only(atol(argv[2]));
-    quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    int readers_only = argc > 1 && strcmp(argv[1], "--readers") == 0;
+    quick = argc > 1 + readers_only && strcmp(argv[1 + readers_only], "--quick") == 0;
     char host[256] = "";
     FILE *f = popen("sh -c '. /etc/os-release; printf \"%s, \" \"$PRETTY_NAME\"; uname -r | tr -d \"\\n\"; "
                     "printf \", %s CPUs, \" \"$(nproc)\"; grep -m1 \"model name\" /proc/cpuinfo | cut -d: -f2'", "r");
@@ -596,11 +742,16 @@ int main(int argc, char **argv)
     if (f)
         pclose(f);
     printf("## resmon %s benchmark%s\n\nMachine: %s\n", resmon_version_string(), quick ? " (--quick)" : "", host);
+    if (readers_only) {
+        bench_readers();
+        return 0;
+    }
     double sample_ns = bench_tight_loop();
     bench_rates(sample_ns);
     bench_stop_latency();
     bench_tree();
     bench_slowdown();
+    bench_readers();
     bench_streaming(quick ? 100000 : 1000000);
     return 0;
 }

@@ -41,11 +41,33 @@
  *
  * Thread safety
  *   One monitor may be read (resmon_monitor_get_samples, _get_summary,
- *   _running) from any number of threads while it runs; start, stop and free
- *   must not race with each other on the same monitor, and free must not race
- *   with anything: a thread still inside a reader when another frees the
- *   monitor is the caller's bug.  Different monitors are independent, except
- *   for the exact peak RSS (see resmon_summary.hwm_rss_mb).
+ *   _running, _exposition) from any number of threads while it runs; start,
+ *   stop and free must not race with each other on the same monitor, and free
+ *   must not race with anything: a thread still inside a reader when another
+ *   frees the monitor is the caller's bug.  Different monitors are
+ *   independent, except for the exact peak RSS (see resmon_summary.hwm_rss_mb).
+ *
+ *   Readers never delay the sampler, by design: they take no lock, and the
+ *   sampler never waits for one, however many read and however many samples
+ *   they copy (a copy of a million kept samples takes tens of milliseconds of
+ *   the reader's own time, none of the sampler's).  The sampler publishes
+ *   each sample with atomic stores; a reader that finds its copy overlapped
+ *   a sample being published copies the affected part again.  What a reader
+ *   gets:
+ *   - a summary (and for _exposition, a summary and the latest kept sample)
+ *     exactly as it stood after some one sample of the window: never a mix of
+ *     two samples' figures;
+ *   - kept samples that are each one whole sample, never torn, oldest
+ *     first, consecutive and of one window: those kept when the copy began,
+ *     each copied before the sampler could drop it (with max_samples the
+ *     oldest may be dropped by the time the call returns).  Samples
+ *     published while the copy ran are not in it: a copy may miss the very
+ *     latest, never one in the middle.
+ *   A reader retries while a sample is being published (under a
+ *   microsecond), and copies again when the sampler overwrote a kept sample
+ *   before the copy reached it (it copies far faster than the sampler
+ *   samples, so only a ring smaller than a copy's first 1024 samples meets
+ *   this more than rarely).
  *
  * Versioning and growth
  *   RESMON_VERSION_* give the version compiled against, resmon_version() the
@@ -743,7 +765,11 @@ RESMON_API int resmon_monitor_running(const resmon_monitor *m);
 /* Copies min(n, cap) of the kept samples, oldest first, into out -- stride
  * bytes apart, each one's first stride bytes (pass sizeof *out; out may be
  * NULL when cap is 0) -- and returns n, the number kept, or -EINVAL.  A
- * consistent snapshot even while the monitor runs.  Like every reader it
+ * consistent snapshot even while the monitor runs, taken without ever making
+ * the sampler wait (see "Thread safety" for exactly what it holds).  With no
+ * metric group on (resmon_options.metrics 0) and no cgroup_path, a kept
+ * sample takes 64 bytes, not sizeof(resmon_sample): every field after
+ * gpu_proc_mem_mb is then NAN and is not stored.  Like every reader it
  * must return before another thread calls resmon_monitor_free on the same
  * monitor: freeing a monitor that another thread is still reading is the
  * caller's bug (as with free() and any other use of the memory), which resmon
@@ -752,8 +778,9 @@ RESMON_API ssize_t resmon_monitor_get_samples(const resmon_monitor *m, resmon_sa
                                               size_t stride);
 
 /* Fills out (out_size: sizeof *out) with the current window's summary, a
- * consistent snapshot taken in O(1): zeroed with GPU and peak fields NAN when
- * no sample has been taken.  Returns 0 or -EINVAL. */
+ * consistent snapshot taken in O(1) (the summary as of one sample, without
+ * making the sampler wait; see "Thread safety"): zeroed with GPU and peak
+ * fields NAN when no sample has been taken.  Returns 0 or -EINVAL. */
 RESMON_API int resmon_monitor_get_summary(const resmon_monitor *m, resmon_summary *out, size_t out_size);
 
 /* ------------------------------------------------------------------------ */
@@ -863,10 +890,11 @@ RESMON_API int resmon_exposition_render(const resmon_summary *summary, const res
                                         const resmon_label *labels, size_t label_count, char *buf,
                                         size_t cap);
 
-/* The same for a monitor's current state: a consistent snapshot of its
- * summary and latest kept sample (resmon_monitor_get_summary and
- * resmon_monitor_get_samples), so the sampler never waits for the caller.
- * Safe from any thread while the monitor runs (see Thread safety). */
+/* The same for a monitor's current state: its summary and latest kept
+ * sample as of one sample (resmon_monitor_get_summary and
+ * resmon_monitor_get_samples), copied without a lock, so the sampler never
+ * waits for the caller however often it scrapes.  Safe from any thread while
+ * the monitor runs (see Thread safety). */
 RESMON_API int resmon_monitor_exposition(const resmon_monitor *m, resmon_exposition_format format,
                                          const resmon_label *labels, size_t label_count, char *buf,
                                          size_t cap);

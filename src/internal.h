@@ -62,4 +62,10 @@ static inline void rm__copy_string(char *dst, size_t cap, const char *src, size_
  * (monitor.c).  Returns 1 when *last was filled, 0 when no sample is kept. */
 int rm__monitor_snapshot(const resmon_monitor *m, resmon_summary *summary, resmon_sample *last);
 
+/* For benchmarks and tests only: each later window's first sample is also
+ * kept n more times (the summary counts it once), so that readers can be
+ * measured against a full store without waiting for it to fill.  Call it
+ * while the monitor is stopped. */
+void rm__monitor_prefill(resmon_monitor *m, size_t n);
+
 #endif

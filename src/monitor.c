@@ -1,12 +1,15 @@
 /*
  * monitor.c -- resmon_monitor: the sampler thread and the window's lifecycle.
  *
- * One mutex guards what readers may see (kept samples, running summary,
- * window state).  The sampler thread holds it only to publish a sample: it
- * reads /proc and the GPU with the lock released, so readers never wait on a
- * slow read.  Between samples it sleeps on the stop word until the next slot
- * of the schedule (start + k * interval, which never drifts; see futex.h), so
- * stop wakes it at once.
+ * Readers (samples, summary, exposition, running) never take a lock and
+ * never make the sampler wait, however long their copy: the sampler
+ * publishes each sample into the store (sample_store.h: chunks that never
+ * move, a written count readers check their copy against) and into the
+ * running summary under a sequence lock (seqlock.h), which it never waits
+ * for.  The one mutex left is start's handshake with the sampler's first
+ * sample.  Between samples the sampler sleeps on the stop word until the
+ * next slot of the schedule (start + k * interval, which never drifts; see
+ * futex.h), so stop wakes it at once.
  */
 #include "cgroup.h"
 #include "futex.h"
@@ -17,6 +20,7 @@
 #include "procfs.h"
 #include "rapl.h"
 #include "sample_store.h"
+#include "seqlock.h"
 #include "struct_size.h"
 #include "summary.h"
 
@@ -48,12 +52,18 @@ struct resmon_monitor {
     uint64_t interval_ns;
     char *proc_root; /* RESMON_PROC_ROOT as it was at creation */
 
-    /* Guarded by lock. */
-    pthread_mutex_t lock;
-    pthread_cond_t started;  /* sampler -> start: first sample taken or failed */
+    /* What readers see.  One writer at a time -- the sampler, or the owner
+     * in start while no sampler runs -- and published brackets every change
+     * of acc and of the store's latest sample together, so that a snapshot
+     * of both is of one sample (rm__monitor_snapshot). */
+    rm__seqlock published;
     rm__sample_store store;
     rm__summary_acc acc;
-    int window_open;
+    atomic_int window_open;
+
+    /* Guarded by lock: start's handshake with the sampler's first sample. */
+    pthread_mutex_t lock;
+    pthread_cond_t started;  /* sampler -> start: first sample taken or failed */
     int first_sample_done;
     int start_result;
 
@@ -75,6 +85,7 @@ struct resmon_monitor {
     uint64_t gpu_interval_ns;
     char *cgroup_path; /* resmon_options.cgroup_path, copied; NULL without one */
     rm__cgroup cgroup; /* open while a window is (dirfd -1 otherwise) */
+    size_t prefill; /* rm__monitor_prefill: copies of the first sample kept at each start */
 };
 
 /* Copies the caller's options (and the profiler table they name) in the
@@ -161,6 +172,8 @@ int resmon_monitor_new(resmon_monitor **out, const resmon_options *opts)
     }
     m->opts.gpu_profiler = NULL; /* the poller holds the table; this copy is not kept */
     rm__sample_store_init(&m->store, o.max_samples);
+    if (!m->opts.metrics && !m->cgroup_path) /* every field after gpu_proc_mem_mb is NAN: keep 64 bytes a sample */
+        rm__sample_store_keep_bytes(&m->store, RM__SIZE_THROUGH(resmon_sample, gpu_proc_mem_mb));
     rm__summary_acc_reset(&m->acc, m->opts.metrics != 0);
     *out = m;
     return 0;
@@ -276,20 +289,20 @@ static int take_sample(resmon_monitor *m, int first, taken_sample *t)
     return rc;
 }
 
-/* Keeps the sample and adds it to the summary (under the lock, by caller).
+/* Keeps the sample and adds it to the summary, for readers to see at once.
  * When the store cannot grow, the sample is still counted in the summary. */
-static void record_locked(resmon_monitor *m, const taken_sample *t)
+static void record(resmon_monitor *m, const taken_sample *t)
 {
+    rm__seqlock_write_begin(&m->published);
     rm__sample_store_push(&m->store, &t->sample);
     rm__summary_acc_add(&m->acc, &t->sample, t->cpu_sec, t->short_interval);
     rm__summary_acc_add_energy(&m->acc, t->energy_j);
+    rm__seqlock_write_end(&m->published);
 }
 
 static void publish(resmon_monitor *m, const taken_sample *t)
 {
-    pthread_mutex_lock(&m->lock);
-    record_locked(m, t);
-    pthread_mutex_unlock(&m->lock);
+    record(m, t);
     if (m->opts.on_sample)
         m->opts.on_sample(&t->sample, m->opts.on_sample_user);
 }
@@ -324,12 +337,18 @@ static int window_begin(resmon_monitor *m, taken_sample *t)
             rm__gpu_poller_wait_first(m->gpu, gpu_wait_ns(m));
     }
     int rc = take_sample(m, 1, t);
+    if (rc >= 0) {
+        record(m, t);
+        for (size_t i = 0; i < m->prefill; i++) {
+            rm__seqlock_write_begin(&m->published);
+            rm__sample_store_push(&m->store, &t->sample);
+            rm__seqlock_write_end(&m->published);
+        }
+    } else {
+        atomic_store_explicit(&m->window_open, 0, memory_order_release);
+    }
 
     pthread_mutex_lock(&m->lock);
-    if (rc >= 0)
-        record_locked(m, t);
-    else
-        m->window_open = 0;
     m->start_result = rc < 0 ? rc : 0;
     m->first_sample_done = 1;
     pthread_cond_signal(&m->started);
@@ -355,10 +374,15 @@ static int publish_exact_peak(resmon_monitor *m, int *reset_error)
         /* statm and VmHWM count slightly different pages; the exact peak is
          * never reported below a sampled value. */
         double hwm = (double)peak_bytes / RM__BYTES_PER_MIB;
-        pthread_mutex_lock(&m->lock);
-        m->acc.hwm_rss_mb = hwm > m->acc.peak_rss_mb ? hwm : m->acc.peak_rss_mb;
-        m->acc.hwm_scope = scope;
-        pthread_mutex_unlock(&m->lock);
+        /* A plain copy (only this thread stores to the accumulator), changed
+         * and published whole: hwm_scope is not a whole 64-bit word.  At most
+         * once a second, so its 72 word stores cost nothing. */
+        rm__summary_acc next = m->acc;
+        next.hwm_rss_mb = hwm > next.peak_rss_mb ? hwm : next.peak_rss_mb;
+        next.hwm_scope = scope;
+        rm__seqlock_write_begin(&m->published);
+        rm__summary_acc_store(&m->acc, &next);
+        rm__seqlock_write_end(&m->published);
     }
     return peak_rc;
 }
@@ -391,9 +415,9 @@ static int window_loop(resmon_monitor *m, uint64_t window_start_ns)
         uint64_t elapsed_ns = rm__now_ns() - window_start_ns;
         uint64_t next_slot = elapsed_ns / m->interval_ns + 1;
         if (next_slot > slot + 1) {
-            pthread_mutex_lock(&m->lock);
-            m->acc.skipped_slots += next_slot - slot - 1;
-            pthread_mutex_unlock(&m->lock);
+            rm__seqlock_write_begin(&m->published);
+            rm__summary_acc_add_skipped(&m->acc, next_slot - slot - 1);
+            rm__seqlock_write_end(&m->published);
         } else {
             next_slot = slot + 1;
         }
@@ -430,15 +454,15 @@ static void read_cgroup_end(const resmon_monitor *m, cgroup_end_figures *end)
 
 /* The kernel's peak, never below a sampled value (the sampled one stands
  * where the kernel has no peak to give). */
-static void store_cgroup_end_locked(resmon_monitor *m, const cgroup_end_figures *end)
+static void store_cgroup_end(rm__summary_acc *acc, const cgroup_end_figures *end)
 {
-    if (!(end->peak_mb <= m->acc.cgroup_peak_mb))
-        m->acc.cgroup_peak_mb = end->peak_mb;
-    m->acc.cgroup_oom_kills = end->oom_kills;
-    m->acc.cgroup_throttled_sec = end->throttled_sec;
-    m->acc.cgroup_nr_throttled = end->nr_throttled;
-    m->acc.cgroup_io_read_bytes = end->io_read_bytes;
-    m->acc.cgroup_io_write_bytes = end->io_write_bytes;
+    if (!(end->peak_mb <= acc->cgroup_peak_mb))
+        acc->cgroup_peak_mb = end->peak_mb;
+    acc->cgroup_oom_kills = end->oom_kills;
+    acc->cgroup_throttled_sec = end->throttled_sec;
+    acc->cgroup_nr_throttled = end->nr_throttled;
+    acc->cgroup_io_read_bytes = end->io_read_bytes;
+    acc->cgroup_io_write_bytes = end->io_write_bytes;
 }
 
 /* The window's last sample -- taken at stop, however soon after start, so
@@ -462,13 +486,16 @@ static void window_end(resmon_monitor *m, int target_ended)
     cgroup_end_figures end;
     read_cgroup_end(m, &end);
 
-    pthread_mutex_lock(&m->lock);
-    store_cgroup_end_locked(m, &end);
-    m->acc.hwm_error = peak_rc < 0 ? peak_rc : reset_error;
+    rm__summary_acc final = m->acc; /* a plain copy: only this thread stores to it */
+    store_cgroup_end(&final, &end);
+    final.hwm_error = peak_rc < 0 ? peak_rc : reset_error;
     if (m->rapl.zone_count)
-        m->acc.cpu_energy_j = m->rapl.total_j;
-    m->window_open = 0;
-    pthread_mutex_unlock(&m->lock);
+        final.cpu_energy_j = m->rapl.total_j;
+    rm__seqlock_write_begin(&m->published);
+    rm__summary_acc_store(&m->acc, &final);
+    rm__seqlock_write_end(&m->published);
+    /* After the final summary: a reader that sees the window closed sees it. */
+    atomic_store_explicit(&m->window_open, 0, memory_order_release);
     rm__rapl_close(&m->rapl);
 }
 
@@ -500,10 +527,7 @@ int resmon_monitor_start(resmon_monitor *m)
         return -EINVAL;
     if (called_from_sampler(m))
         return -EDEADLK;
-    pthread_mutex_lock(&m->lock);
-    int open = m->window_open;
-    pthread_mutex_unlock(&m->lock);
-    if (open)
+    if (atomic_load_explicit(&m->window_open, memory_order_acquire))
         return -EBUSY;
     reap_sampler(m); /* a window the target's exit ended by itself */
 
@@ -519,18 +543,23 @@ int resmon_monitor_start(resmon_monitor *m)
      * of the processes still opens. */
     int cgroup_rc = m->cgroup_path ? rm__cgroup_open(&m->cgroup, m->cgroup_path) : 0;
 
-    pthread_mutex_lock(&m->lock);
+    /* No sampler runs: this thread is the writer until pthread_create. */
+    rm__seqlock_write_begin(&m->published);
     rm__sample_store_clear(&m->store);
     rm__sample_store_reserve(&m->store, INITIAL_SAMPLE_CAPACITY); /* else it grows as needed */
     rm__summary_acc_reset(&m->acc, m->opts.metrics != 0);
+    rm__summary_acc fresh = m->acc; /* plain: this thread is the only writer; ints are stored as whole words */
     if (cgroup_rc < 0)
-        m->acc.cgroup_error = cgroup_rc;
+        fresh.cgroup_error = cgroup_rc;
     else
-        m->acc.cgroup_version = m->cgroup.version;
+        fresh.cgroup_version = m->cgroup.version;
+    rm__summary_acc_store(&m->acc, &fresh);
+    rm__seqlock_write_end(&m->published);
+    pthread_mutex_lock(&m->lock);
     atomic_store(&m->stop_word, 0);
     m->first_sample_done = 0;
     m->start_result = 0;
-    m->window_open = 1;
+    atomic_store_explicit(&m->window_open, 1, memory_order_release);
     pthread_mutex_unlock(&m->lock);
 
     /* Signals meant for the program (SIGINT, SIGCHLD, ...) must never be
@@ -543,9 +572,7 @@ int resmon_monitor_start(resmon_monitor *m)
     rc = pthread_create(&m->thread, NULL, sampler_main, m);
     pthread_sigmask(SIG_SETMASK, &previous, NULL);
     if (rc != 0) {
-        pthread_mutex_lock(&m->lock);
-        m->window_open = 0;
-        pthread_mutex_unlock(&m->lock);
+        atomic_store_explicit(&m->window_open, 0, memory_order_release);
         reap_sampler(m);
         return rc == EAGAIN ? -EAGAIN : -rc;
     }
@@ -578,45 +605,53 @@ int resmon_monitor_stop(resmon_monitor *m)
 
 int resmon_monitor_running(const resmon_monitor *m)
 {
-    if (!m)
-        return 0;
-    resmon_monitor *mutable_m = (resmon_monitor *)m; /* the lock is not part of its value */
-    pthread_mutex_lock(&mutable_m->lock);
-    int open = m->window_open;
-    pthread_mutex_unlock(&mutable_m->lock);
-    return open;
+    return m ? atomic_load_explicit(&m->window_open, memory_order_acquire) : 0;
 }
 
 ssize_t resmon_monitor_get_samples(const resmon_monitor *m, resmon_sample *out, size_t cap, size_t stride)
 {
     if (!m || (!out && cap) || (cap && stride < RM__SIZE_THROUGH(resmon_sample, gpu_proc_mem_mb)))
         return -EINVAL;
-    resmon_monitor *mutable_m = (resmon_monitor *)m; /* the lock is not part of its value */
-    pthread_mutex_lock(&mutable_m->lock);
-    size_t n = rm__sample_store_copy_strided(&m->store, out, cap, stride);
-    pthread_mutex_unlock(&mutable_m->lock);
-    return (ssize_t)n;
+    return (ssize_t)rm__sample_store_copy_strided(&m->store, out, cap, stride);
+}
+
+/* A copy of the accumulator as of one published sample. */
+static void load_summary(const resmon_monitor *m, rm__summary_acc *acc)
+{
+    unsigned seq;
+    do {
+        seq = rm__seqlock_read_begin(&m->published);
+        rm__summary_acc_load(acc, &m->acc);
+    } while (rm__seqlock_read_retry(&m->published, seq));
 }
 
 int resmon_monitor_get_summary(const resmon_monitor *m, resmon_summary *out, size_t out_size)
 {
     if (!m || !out || out_size < RM__SIZE_THROUGH(resmon_summary, peak_gpu_proc_mem_mb))
         return -EINVAL;
-    resmon_monitor *mutable_m = (resmon_monitor *)m;
-    pthread_mutex_lock(&mutable_m->lock);
-    resmon_summary s = rm__summary_acc_result(&m->acc);
-    pthread_mutex_unlock(&mutable_m->lock);
+    rm__summary_acc acc;
+    load_summary(m, &acc);
+    resmon_summary s = rm__summary_acc_result(&acc);
     s.struct_size = rm__out_size(out_size, sizeof s);
     rm__copy_struct_out(out, out_size, &s, sizeof s);
     return 0;
 }
 
+void rm__monitor_prefill(resmon_monitor *m, size_t n)
+{
+    m->prefill = n;
+}
+
 int rm__monitor_snapshot(const resmon_monitor *m, resmon_summary *summary, resmon_sample *last)
 {
-    resmon_monitor *mutable_m = (resmon_monitor *)m;
-    pthread_mutex_lock(&mutable_m->lock);
-    *summary = rm__summary_acc_result(&m->acc);
-    int have_last = rm__sample_store_latest(&m->store, last);
-    pthread_mutex_unlock(&mutable_m->lock);
+    rm__summary_acc acc;
+    int have_last;
+    unsigned seq;
+    do {
+        seq = rm__seqlock_read_begin(&m->published);
+        rm__summary_acc_load(&acc, &m->acc);
+        have_last = rm__sample_store_latest(&m->store, last);
+    } while (rm__seqlock_read_retry(&m->published, seq));
+    *summary = rm__summary_acc_result(&acc);
     return have_last;
 }

@@ -1,13 +1,24 @@
 /*
  * summary.c -- the running summary of a window (see summary.h).
+ *
+ * Readers may copy the accumulator while it is updated (summary.h), so every
+ * store to it goes through SET, a C11 atomic store; the writer's own loads
+ * are plain, since no other thread stores.
  */
 #include "summary.h"
 #include "metric_fields.h"
+#include "seqlock.h"
 
 #include <math.h>
 #include <string.h>
 
-void rm__summary_acc_reset(rm__summary_acc *acc, int metrics_on)
+_Static_assert(sizeof(rm__summary_acc) % sizeof(uint64_t) == 0, "the accumulator is whole 64-bit words");
+#define ACC_WORDS (sizeof(rm__summary_acc) / sizeof(uint64_t))
+
+#define SET(field, value)                                                                         \
+    _Generic((field), double: rm__shared_store_double, uint64_t: rm__shared_store_u64)(&(field), (value))
+
+static void reset_fields(rm__summary_acc *acc, int metrics_on)
 {
     memset(acc, 0, sizeof *acc);
     acc->hwm_rss_mb = NAN;
@@ -22,6 +33,28 @@ void rm__summary_acc_reset(rm__summary_acc *acc, int metrics_on)
     acc->metrics_on = metrics_on;
 }
 
+void rm__summary_acc_reset(rm__summary_acc *acc, int metrics_on)
+{
+    rm__summary_acc fresh;
+    reset_fields(&fresh, metrics_on);
+    rm__summary_acc_store(acc, &fresh);
+}
+
+void rm__summary_acc_store(rm__summary_acc *shared, const rm__summary_acc *src)
+{
+    rm__shared_store_words(shared, src, ACC_WORDS);
+}
+
+void rm__summary_acc_load(rm__summary_acc *dst, const rm__summary_acc *shared)
+{
+    rm__shared_load_words(dst, shared, ACC_WORDS);
+}
+
+void rm__summary_acc_add_skipped(rm__summary_acc *acc, uint64_t slots)
+{
+    SET(acc->skipped_slots, acc->skipped_slots + slots);
+}
+
 /* Peaks keep the largest known value, totals the latest (a sample that
  * could not read a total leaves the previous one standing). */
 static void add_metric_fields(resmon_summary *metrics, const resmon_sample *s)
@@ -31,7 +64,7 @@ static void add_metric_fields(resmon_summary *metrics, const resmon_sample *s)
         double value = rm__sample_metric(s, f);
         double *kept = rm__summary_metric(metrics, f);
         if (!isnan(value) && (f->fold == RM__FOLD_LAST || !(value <= *kept)))
-            *kept = value;
+            rm__shared_store_double(kept, value);
     }
 }
 
@@ -40,8 +73,8 @@ static void add_metric_fields(resmon_summary *metrics, const resmon_sample *s)
 static void add_if_known(double value, double *sum, uint64_t *count)
 {
     if (!isnan(value)) {
-        *sum += value;
-        (*count)++;
+        SET(*sum, *sum + value);
+        SET(*count, *count + 1);
     }
 }
 
@@ -49,41 +82,42 @@ void rm__summary_acc_add(rm__summary_acc *acc, const resmon_sample *s, double cp
                          int short_interval)
 {
     if (acc->count == 0) {
-        acc->first_timestamp = s->timestamp;
-        acc->first_rss_mb = s->rss_mb;
-        acc->peak_rss_mb = s->rss_mb;
-        acc->peak_cpu_percent = 0;
+        SET(acc->first_timestamp, s->timestamp);
+        SET(acc->first_rss_mb, s->rss_mb);
+        SET(acc->peak_rss_mb, s->rss_mb);
+        SET(acc->peak_cpu_percent, 0.0);
     } else {
-        acc->cpu_time_sec += cpu_time_sec; /* the first sample has no interval */
+        SET(acc->cpu_time_sec, acc->cpu_time_sec + cpu_time_sec); /* the first sample has no interval */
         if (!short_interval && s->cpu_percent > acc->peak_cpu_percent)
-            acc->peak_cpu_percent = s->cpu_percent;
+            SET(acc->peak_cpu_percent, s->cpu_percent);
     }
     if (s->rss_mb > acc->peak_rss_mb)
-        acc->peak_rss_mb = s->rss_mb;
-    acc->sum_rss_mb += s->rss_mb;
-    acc->last_rss_mb = s->rss_mb;
-    acc->last_timestamp = s->timestamp;
-    acc->count++;
+        SET(acc->peak_rss_mb, s->rss_mb);
+    SET(acc->sum_rss_mb, acc->sum_rss_mb + s->rss_mb);
+    SET(acc->last_rss_mb, s->rss_mb);
+    SET(acc->last_timestamp, s->timestamp);
+    SET(acc->count, acc->count + 1);
 
     add_if_known(s->gpu_util, &acc->sum_gpu_util, &acc->gpu_util_count);
     add_if_known(s->gpu_clock_mhz, &acc->sum_gpu_clock_mhz, &acc->gpu_clock_count);
     add_if_known(s->gpu_power_w, &acc->sum_gpu_power_w, &acc->gpu_power_count);
     if (!isnan(s->gpu_power_w) && !isnan(acc->previous_power_w) && s->timestamp > acc->previous_timestamp) {
-        acc->integrated_energy_j += (s->gpu_power_w + acc->previous_power_w) / 2 * (s->timestamp - acc->previous_timestamp);
-        acc->integrated_intervals++;
+        SET(acc->integrated_energy_j, acc->integrated_energy_j + (s->gpu_power_w + acc->previous_power_w) / 2 *
+                                                                     (s->timestamp - acc->previous_timestamp));
+        SET(acc->integrated_intervals, acc->integrated_intervals + 1);
     }
-    acc->previous_power_w = s->gpu_power_w;
-    acc->previous_timestamp = s->timestamp;
+    SET(acc->previous_power_w, s->gpu_power_w);
+    SET(acc->previous_timestamp, s->timestamp);
     if (!isnan(s->gpu_proc_mem_mb) && !(s->gpu_proc_mem_mb <= acc->peak_gpu_proc_mem_mb))
-        acc->peak_gpu_proc_mem_mb = s->gpu_proc_mem_mb;
+        SET(acc->peak_gpu_proc_mem_mb, s->gpu_proc_mem_mb);
     if (acc->metrics_on)
         add_metric_fields(&acc->metrics, s);
     if (!isnan(s->cgroup_mem_mb) && !(s->cgroup_mem_mb <= acc->cgroup_peak_mb))
-        acc->cgroup_peak_mb = s->cgroup_mem_mb;
+        SET(acc->cgroup_peak_mb, s->cgroup_mem_mb);
     if (!isnan(s->gpu_mem_mb)) {
         if (acc->gpu_mem_count == 0 || s->gpu_mem_mb > acc->peak_gpu_mem_mb)
-            acc->peak_gpu_mem_mb = s->gpu_mem_mb;
-        acc->gpu_mem_count++;
+            SET(acc->peak_gpu_mem_mb, s->gpu_mem_mb);
+        SET(acc->gpu_mem_count, acc->gpu_mem_count + 1);
     }
 }
 
@@ -92,9 +126,9 @@ void rm__summary_acc_add_energy(rm__summary_acc *acc, double energy_j)
     if (isnan(energy_j))
         return;
     if (acc->energy_count == 0)
-        acc->first_energy_j = energy_j;
-    acc->last_energy_j = energy_j;
-    acc->energy_count++;
+        SET(acc->first_energy_j, energy_j);
+    SET(acc->last_energy_j, energy_j);
+    SET(acc->energy_count, acc->energy_count + 1);
 }
 
 static double mean_or_nan(double sum, uint64_t count)

@@ -57,6 +57,16 @@ void rm__summary_acc_add(rm__summary_acc *acc, const resmon_sample *s, double cp
  * when the profiler has none or it failed). */
 void rm__summary_acc_add_energy(rm__summary_acc *acc, double energy_j);
 
+/* Adds slots the schedule skipped (resmon_summary.skipped_slots). */
+void rm__summary_acc_add_skipped(rm__summary_acc *acc, uint64_t slots);
+
+/* Replaces a shared accumulator with src (plain memory), word by word. */
+void rm__summary_acc_store(rm__summary_acc *shared, const rm__summary_acc *src);
+
+/* Copies a shared accumulator into dst (plain memory), word by word; the
+ * caller checks the sequence lock around it. */
+void rm__summary_acc_load(rm__summary_acc *dst, const rm__summary_acc *shared);
+
 /* The summary of what was added so far (the seed's rules; see resmon.h). */
 resmon_summary rm__summary_acc_result(const rm__summary_acc *acc);
 

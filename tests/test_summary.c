@@ -3,10 +3,13 @@
  * sample store's ring.
  */
 #include "sample_store.h"
+#include "seqlock.h"
 #include "metric_fields.h"
 #include "summary.h"
 #include "test_util.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 static resmon_sample sample(double t, double cpu, double rss)
@@ -170,6 +173,188 @@ static void bounded_store_keeps_most_recent(void **state)
     rm__sample_store_free(&store);
 }
 
+/* ---- readers racing the store's writer ------------------------------------ */
+
+typedef struct racing_store {
+    rm__sample_store store;
+    size_t cap;          /* what a reader asks for */
+    size_t kept_words;   /* words a sample keeps; the rest read NAN */
+    atomic_int done;
+    atomic_int copies, bad;
+} racing_store;
+
+/* Sample number n: every field n, so a sample mixed from two reads as such. */
+static resmon_sample numbered(uint64_t n)
+{
+    resmon_sample s;
+    double *field = (double *)(void *)&s;
+    for (size_t i = 0; i < sizeof s / sizeof(double); i++)
+        field[i] = (double)n;
+    return s;
+}
+
+static int sample_is_whole(const resmon_sample *s, size_t kept_words)
+{
+    const double *field = (const double *)(const void *)s;
+    for (size_t i = 1; i < sizeof *s / sizeof(double); i++)
+        if (i < kept_words ? field[i] != field[0] : !isnan(field[i]))
+            return 0;
+    return 1;
+}
+
+static void *copy_racing(void *arg)
+{
+    racing_store *r = arg;
+    resmon_sample *out = calloc(r->cap, sizeof *out);
+    while (!atomic_load(&r->done)) {
+        size_t n = rm__sample_store_copy(&r->store, out, r->cap);
+        size_t copied = n < r->cap ? n : r->cap;
+        if (r->store.max_kept && n > r->store.max_kept)
+            atomic_fetch_add(&r->bad, 1);
+        for (size_t i = 0; i < copied; i++)
+            if (!sample_is_whole(&out[i], r->kept_words) || (i && out[i].timestamp != out[i - 1].timestamp + 1))
+                atomic_fetch_add(&r->bad, 1);
+        atomic_fetch_add(&r->copies, 1);
+    }
+    free(out);
+    return NULL;
+}
+
+/* One writer pushing every microsecond (and starting a new window every
+ * 5000 samples), two readers copying meanwhile: every copy is whole samples,
+ * consecutive, of one window -- never torn by an overwrite or a new window,
+ * however often the writer laps the ring under them. */
+static void race(size_t max_kept, size_t kept_bytes, size_t cap)
+{
+    racing_store r = {.cap = cap};
+    rm__sample_store_init(&r.store, max_kept);
+    if (kept_bytes)
+        rm__sample_store_keep_bytes(&r.store, kept_bytes);
+    r.kept_words = r.store.words;
+    assert_int_equal(rm__sample_store_reserve(&r.store, 1024), 0);
+    pthread_t readers[2];
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&readers[i], NULL, copy_racing, &r), 0);
+    const uint64_t pushes = TEST_UNDER_TSAN ? 20000 : 200000; /* TSan: each atomic costs ~100x */
+    double next = test_now();
+    for (uint64_t n = 1; n <= pushes || atomic_load(&r.copies) < 100; n++) {
+        if (n % 5000 == 0)
+            rm__sample_store_clear(&r.store);
+        resmon_sample s = numbered(n);
+        assert_int_equal(rm__sample_store_push(&r.store, &s), 0);
+        /* A sample a microsecond at most, as the sampler's own reads bound it
+         * (a tight loop would lap a copy of a tiny ring every time). */
+        next += 1e-6;
+        while (test_now() < next)
+            ;
+    }
+    atomic_store(&r.done, 1);
+    for (int i = 0; i < 2; i++)
+        pthread_join(readers[i], NULL);
+    assert_int_equal(atomic_load(&r.bad), 0);
+    rm__sample_store_free(&r.store);
+}
+
+static void copies_racing_a_small_ring_are_whole_and_in_order(void **state)
+{
+    (void)state;
+    race(8, 0, 8);
+    race(8, 0, 3);
+    race(3000, 64, 4000); /* 64-byte samples, chunks of 1024 and 1976 */
+}
+
+static void copies_racing_an_unbounded_store_are_whole_and_in_order(void **state)
+{
+    (void)state;
+    race(0, 0, 6000);
+    race(0, 64, 2000);
+}
+
+/* A store keeping 64 bytes a sample reads NAN beyond them, at any stride. */
+static void short_samples_read_nan_beyond_what_is_kept(void **state)
+{
+    (void)state;
+    rm__sample_store store;
+    rm__sample_store_init(&store, 0);
+    rm__sample_store_keep_bytes(&store, 64);
+    resmon_sample s = numbered(7);
+    assert_int_equal(rm__sample_store_push(&store, &s), 0);
+    resmon_sample out;
+    assert_int_equal(rm__sample_store_copy(&store, &out, 1), 1);
+    assert_true(sample_is_whole(&out, 8));
+    ASSERT_DOUBLE_EQ(out.gpu_proc_mem_mb, 7);
+    ASSERT_NAN(out.vmem_mb);
+    ASSERT_NAN(out.net_tx_packets);
+    struct {
+        resmon_sample known;
+        double later[3];
+    } wide[1];
+    memset(wide, 0xff, sizeof wide);
+    assert_int_equal(rm__sample_store_copy_strided(&store, wide, 1, sizeof wide[0]), 1);
+    ASSERT_NAN(wide[0].known.pss_mb);
+    ASSERT_DOUBLE_EQ(wide[0].later[2], 0);
+    assert_int_equal(rm__sample_store_latest(&store, &out), 1);
+    ASSERT_DOUBLE_EQ(out.timestamp, 7);
+    ASSERT_NAN(out.io_syscw);
+    rm__sample_store_free(&store);
+}
+
+/* A summary copied under the sequence lock while samples are added is the
+ * summary of some number of them, never a mix: sample n has RSS n, so a
+ * summary of c samples has last RSS c and a mean of (c + 1) / 2. */
+typedef struct racing_summary {
+    rm__seqlock lock;
+    rm__summary_acc acc;
+    atomic_int done, copies, bad;
+} racing_summary;
+
+static void *copy_summaries(void *arg)
+{
+    racing_summary *r = arg;
+    while (!atomic_load(&r->done)) {
+        rm__summary_acc acc;
+        unsigned seq;
+        do {
+            seq = rm__seqlock_read_begin(&r->lock);
+            rm__summary_acc_load(&acc, &r->acc);
+        } while (rm__seqlock_read_retry(&r->lock, seq));
+        resmon_summary s = rm__summary_acc_result(&acc);
+        double c = (double)s.num_samples;
+        if (s.num_samples && (s.peak_rss_mb != c || s.mean_rss_mb != (c + 1) / 2 || s.duration_sec != c - 1))
+            atomic_fetch_add(&r->bad, 1);
+        atomic_fetch_add(&r->copies, 1);
+    }
+    return NULL;
+}
+
+static void summaries_racing_the_writer_are_of_one_moment(void **state)
+{
+    (void)state;
+    racing_summary r = {0};
+    rm__summary_acc_reset(&r.acc, 1);
+    pthread_t readers[2];
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&readers[i], NULL, copy_summaries, &r), 0);
+    for (int n = 1;; n++) {
+        if (n % 10000 == 0) { /* a new window, as start does */
+            rm__seqlock_write_begin(&r.lock);
+            rm__summary_acc_reset(&r.acc, 1);
+            rm__seqlock_write_end(&r.lock);
+            n = 1;
+        }
+        resmon_sample s = sample(n, 0, n);
+        rm__seqlock_write_begin(&r.lock);
+        rm__summary_acc_add(&r.acc, &s, 0, 0);
+        rm__seqlock_write_end(&r.lock);
+        if (atomic_load(&r.copies) >= 100 && n > 5000)
+            break;
+    }
+    atomic_store(&r.done, 1);
+    for (int i = 0; i < 2; i++)
+        pthread_join(readers[i], NULL);
+    assert_int_equal(atomic_load(&r.bad), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -181,6 +366,10 @@ int main(void)
         cmocka_unit_test(gpu_peak_of_zero_is_zero_not_nan),
         cmocka_unit_test(unbounded_store_keeps_everything_in_order),
         cmocka_unit_test(bounded_store_keeps_most_recent),
+        cmocka_unit_test(copies_racing_a_small_ring_are_whole_and_in_order),
+        cmocka_unit_test(copies_racing_an_unbounded_store_are_whole_and_in_order),
+        cmocka_unit_test(short_samples_read_nan_beyond_what_is_kept),
+        cmocka_unit_test(summaries_racing_the_writer_are_of_one_moment),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
