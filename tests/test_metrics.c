@@ -10,6 +10,7 @@
 #include "test_util.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -614,24 +615,36 @@ static void kernel_ticks_of(pid_t pid, double *user_ticks, double *system_ticks)
     *system_ticks = (double)stime;
 }
 
-/* The kernel's own count of a process's voluntary context switches
- * (/proc/PID/status). */
+/* The kernel's own count of a process's voluntary context switches: every
+ * thread's (/proc/PID/task/TID/status; a sanitizer runtime may have started
+ * a thread of its own in the worker). */
 static double kernel_voluntary_switches_of(pid_t pid)
 {
-    char path[64], line[256];
-    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    FILE *f = fopen(path, "r");
-    assert_non_null(f);
-    unsigned long long count = 0;
-    int found = 0;
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, "voluntary_ctxt_switches: %llu", &count) == 1) {
-            found = 1;
-            break;
-        }
-    fclose(f);
-    assert_true(found);
-    return (double)count;
+    char path[300], line[256];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *tasks = opendir(path);
+    assert_non_null(tasks);
+    double total = 0;
+    int threads = 0;
+    for (struct dirent *e; (e = readdir(tasks));) {
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof path, "/proc/%d/task/%s/status", (int)pid, e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue; /* a thread that just ended */
+        unsigned long long count;
+        while (fgets(line, sizeof line, f))
+            if (sscanf(line, "voluntary_ctxt_switches: %llu", &count) == 1) {
+                total += (double)count;
+                threads++;
+                break;
+            }
+        fclose(f);
+    }
+    closedir(tasks);
+    assert_true(threads > 0);
+    return total;
 }
 
 static void faults_switches_and_cpu_split(void **state)
@@ -652,7 +665,8 @@ static void faults_switches_and_cpu_split(void **state)
      * the last sample: one less).  Not "at least 200": a 1 us nanosleep whose
      * timer fires while the worker is preempted never blocks (199 seen under
      * six busy loops); most of them do. */
-    ASSERT_BETWEEN(s.voluntary_switches, switches_after - switches_before - 1, switches_after - switches_before);
+    double late = TEST_UNDER_TSAN ? 20 : 1; /* TSan's own thread in the worker wakes on its own schedule */
+    ASSERT_BETWEEN(s.voluntary_switches, switches_after - switches_before - late, switches_after - switches_before);
     ASSERT_BETWEEN(s.voluntary_switches, 100, 1e6);
     ASSERT_BETWEEN(s.involuntary_switches, 0, 1e6);
     /* Ticks against the CPU clock: within two ticks a sample. */

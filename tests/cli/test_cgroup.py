@@ -17,6 +17,12 @@ import tempfile
 import time
 import unittest
 
+# A test run started as a background job (a non-interactive shell's `&`) has
+# SIGINT and SIGQUIT ignored, and an ignored signal stays ignored across exec:
+# the commands these tests start get the default dispositions back.
+signal.signal(signal.SIGINT, signal.default_int_handler)
+signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+
 RESMON = os.environ["RESMON"]
 WORKLOAD = os.environ["WORKLOAD"]
 SAFETY_NET_SEC = 60
