@@ -526,8 +526,11 @@ static void refresh_root_peak(rm__probe *p, uint64_t boot_ns)
 static uint64_t our_children_cpu_ns(uint64_t *switches)
 {
     struct rusage ru;
-    if (getrusage(RUSAGE_CHILDREN, &ru) != 0)
+    if (getrusage(RUSAGE_CHILDREN, &ru) != 0) {
+        if (switches)
+            switches[0] = switches[1] = 0; /* nothing known: raises nothing */
         return 0;
+    }
     if (switches) {
         switches[0] = (uint64_t)ru.ru_nvcsw;
         switches[1] = (uint64_t)ru.ru_nivcsw;
@@ -561,7 +564,7 @@ static void count_root_tail(rm__probe *p, uint64_t boot_ns)
 {
     if (!p->root_is_our_child)
         return;
-    uint64_t switches[2];
+    uint64_t switches[2] = {0, 0};
     uint64_t now = our_children_cpu_ns(switches);
     count_root_switches(p, switches);
     uint64_t seen = p->our_children_ns + lifetime_cpu_ns(&p->procs[0]);
