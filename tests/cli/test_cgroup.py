@@ -25,6 +25,7 @@ signal.signal(signal.SIGQUIT, signal.SIG_DFL)
 
 RESMON = os.environ["RESMON"]
 WORKLOAD = os.environ["WORKLOAD"]
+SANITIZED = os.environ.get("RESMON_TEST_SANITIZED") == "1"
 SAFETY_NET_SEC = 60
 
 
@@ -149,7 +150,8 @@ class CommandCgroup(unittest.TestCase):
         self.assertEqual(status, 0, err)  # sh's wait returns 0 for killed children
         self.assertEqual(summary["cgroup_version"] in (1, 2), True)
         self.assertGreaterEqual(summary["cgroup_peak_mb"], 300)
-        self.assertLess(summary["cgroup_peak_mb"], 360)
+        if not SANITIZED:  # ASan's workloads charge their shadow and kernel memory too (949 MiB seen)
+            self.assertLess(summary["cgroup_peak_mb"], 360)
         self.assertGreaterEqual(summary["exact_peak_rss_mb"], 100)
         self.assertLess(summary["exact_peak_rss_mb"], 130)  # one process, not the tree
         self.assertIn("whole tree, page cache and kernel memory included", err)
