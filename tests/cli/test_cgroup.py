@@ -153,7 +153,10 @@ class CommandCgroup(unittest.TestCase):
         if not SANITIZED:  # ASan's workloads charge their shadow and kernel memory too (949 MiB seen)
             self.assertLess(summary["cgroup_peak_mb"], 360)
         self.assertGreaterEqual(summary["exact_peak_rss_mb"], 100)
-        self.assertLess(summary["exact_peak_rss_mb"], 130)  # one process, not the tree
+        if SANITIZED:  # a sanitizer's shadow memory inflates each child (318 MiB under TSan)
+            self.assertLess(summary["exact_peak_rss_mb"], summary["cgroup_peak_mb"] / 2)  # one, not the tree
+        else:
+            self.assertLess(summary["exact_peak_rss_mb"], 130)  # one process, not the tree
         self.assertIn("whole tree, page cache and kernel memory included", err)
         self.assertIn("wait4: largest single process", err)
         self.assertIn("sampled: sum of RSS at the samples", err)
@@ -163,10 +166,11 @@ class CommandCgroup(unittest.TestCase):
 
     def test_spike_between_samples_is_caught(self):
         # 200 MiB touched and freed between two samples: the window's first
-        # (before the command runs) and its last (after it exited), 5 s apart
-        # at most -- a 1 s schedule under load could land a sample on it.
-        _, summary = run_json("-i", "5", "--", "sh", "-c", f"sleep 0.2; {WORKLOAD} mem 200 0; sleep 0.2")
-        self.assertLess(summary["duration_sec"], 5)  # no sample in between
+        # (before the command runs) and its last (after it exited) -- a
+        # 600 s schedule, so that no sample lands on it even where touching
+        # 200 MiB takes seconds (15 s under TSan on a busy machine).
+        _, summary = run_json("-i", "600", "--", "sh", "-c", f"sleep 0.2; {WORKLOAD} mem 200 0; sleep 0.2")
+        self.assertLess(summary["duration_sec"], 600)  # no sample in between
         self.assertLess(summary["peak_rss_mb"], 100)  # the samples missed it
         self.assertGreaterEqual(summary["cgroup_peak_mb"], 200)
 
