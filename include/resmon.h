@@ -684,7 +684,8 @@ typedef struct resmon_options {
      * together, at the same sample, and again whenever a process joins or
      * leaves the tree (a fork or an exit changes every sharer's PSS), so a
      * sum never mixes readings from before and after a change in sharing;
-     * a process whose RSS moved is read again alone.  0 means 0.5; else
+     * a process whose RSS moved (by more than 1/16 of its RSS at its last
+     * reading plus 1 MiB) is read again alone.  0 means 0.5; else
      * >= 1e-6. */
     double memory_detail_interval_sec;
     /* Added after 0.3.0.  0 (the default): a monitor writes nothing to any
