@@ -546,7 +546,8 @@ RESMON_API int resmon_gpu_list(resmon_gpu_info *out, size_t cap, size_t stride, 
  *                   index, which need not be CUDA's
  * CUDA_VISIBLE_DEVICES is resolved as the CUDA runtime does: indices, GPU-
  * UUIDs or unique prefixes of them, MIG-<uuid>, MIG-GPU-<uuid>/<gi>/<ci>,
- * up to the first entry that names no device.  A CUDA index follows
+ * up to the first entry that names no device; an index is its leading digits
+ * ("1gpu2" is 1, "0-2" is 0), and a device named twice leaves CUDA none.  A CUDA index follows
  * CUDA_DEVICE_ORDER=PCI_BUS_ID exactly; CUDA's default order (fastest first,
  * ties by PCI bus id) is reproduced only where every GPU is the same model,
  * and "auto"/"all" fail with -EINVAL on a mixed node: prefer UUIDs there.

@@ -8,7 +8,7 @@
  * energy summed only when every device has a counter (see
  * rm__gpu_reading_sum).  A device that cannot read a metric contributes
  * nothing to it; when no device knows a metric, that field is NAN.  The
- * profiler's per-metric callbacks are built on this in gpu_reading.c.
+ * profiler's per-metric callbacks are built on this below.
  *
  * Which devices: a CUDA job (CUDA_VISIBLE_DEVICES set) uses the NVIDIA GPUs
  * that variable shows CUDA, so "auto" reads all of them and "all" reads them
@@ -17,6 +17,7 @@
  * and why (resmon_gpu_selection), in particular when "auto" falls back to an
  * AMD or Intel GPU that a CUDA job does not use.
  */
+#include "gpu.h"
 #include "gpu_backend.h"
 #include "internal.h"
 #include "struct_size.h"
@@ -56,7 +57,8 @@ struct resmon_gpu {
     gpu_device devices[];
 };
 
-void rm__gpu_env_read(rm__gpu_env *env)
+/* What the environment says about finding GPUs (see rm__gpu_env). */
+static void gpu_env_read(rm__gpu_env *env)
 {
     rm__sysfs_from_env(&env->sysfs);
     const char *library = secure_getenv("RESMON_NVML_LIBRARY");
@@ -68,17 +70,6 @@ void rm__gpu_env_read(rm__gpu_env *env)
                     visible ? strlen(visible) : 0);
     const char *order = getenv("CUDA_DEVICE_ORDER");
     env->cuda_order_pci_bus = order && strcmp(order, "PCI_BUS_ID") == 0;
-}
-
-int rm__parse_index(const char *selector, unsigned *index)
-{
-    char *end;
-    errno = 0;
-    unsigned long value = strtoul(selector, &end, 10);
-    if (!*selector || *end || errno || value > UINT_MAX || selector[0] == '-')
-        return -EINVAL;
-    *index = (unsigned)value;
-    return 0;
 }
 
 void rm__gpu_read_devices(resmon_gpu *g, const pid_t *pids, size_t pid_count, rm__gpu_device_reading *out)
@@ -100,6 +91,76 @@ void rm__gpu_read_devices(resmon_gpu *g, const pid_t *pids, size_t pid_count, rm
     rm__gpu_reading_sum_result(&sum, out);
 }
 
+/* ---- the profiler's callbacks --------------------------------------------- */
+
+/* Each reads every device once and answers its metric; -ENOTSUP when no
+ * device knows it.  The value reported with it (a total beside a usage, a
+ * limit beside a power) comes along as it is. */
+static int known(double value, double *out)
+{
+    if (isnan(value))
+        return -ENOTSUP;
+    *out = value;
+    return 0;
+}
+
+static rm__gpu_device_reading read_now(void *ctx, const pid_t *pids, size_t pid_count)
+{
+    rm__gpu_device_reading r;
+    rm__gpu_read_devices(ctx, pids, pid_count, &r);
+    return r;
+}
+
+static int own_utilization(void *ctx, double *percent)
+{
+    return known(read_now(ctx, NULL, 0).gauges.util_percent, percent);
+}
+
+static int own_memory(void *ctx, resmon_gpu_memory *out)
+{
+    rm__gpu_device_reading r = read_now(ctx, NULL, 0);
+    int rc = known(r.gauges.mem_used_mb, &out->gpu_memory_used_mb);
+    if (rc == 0)
+        out->gpu_memory_total_mb = r.gauges.mem_total_mb;
+    return rc;
+}
+
+static int own_clocks(void *ctx, resmon_gpu_clocks *out)
+{
+    rm__gpu_device_reading r = read_now(ctx, NULL, 0);
+    int rc = known(r.gauges.clock_mhz, &out->gpu_clock_mhz);
+    if (rc == 0)
+        out->mem_clock_mhz = r.gauges.mem_clock_mhz;
+    return rc;
+}
+
+static int own_power(void *ctx, resmon_gpu_power *out)
+{
+    rm__gpu_device_reading r = read_now(ctx, NULL, 0);
+    int rc = known(r.gauges.power_w, &out->power_draw_w);
+    if (rc == 0)
+        out->power_limit_w = r.gauges.power_limit_w;
+    return rc;
+}
+
+static int own_energy(void *ctx, double *joules)
+{
+    return known(read_now(ctx, NULL, 0).energy_j, joules);
+}
+
+static int own_process_memory(void *ctx, const pid_t *pids, size_t count, double *mb)
+{
+    return known(read_now(ctx, pids, count).proc_mem_mb, mb);
+}
+
+resmon_gpu *rm__gpu_of_profiler(const resmon_gpu_profiler *table)
+{
+    int own = table->get_utilization == own_utilization && table->get_memory_usage == own_memory &&
+              table->get_clock_info == own_clocks && table->get_power_info == own_power &&
+              table->get_energy == own_energy && table->get_process_memory == own_process_memory;
+    return own ? table->ctx : NULL;
+}
+
 /* ---- listing and opening ------------------------------------------------- */
 
 int resmon_gpu_list(resmon_gpu_info *out, size_t cap, size_t stride, size_t *count)
@@ -109,7 +170,7 @@ int resmon_gpu_list(resmon_gpu_info *out, size_t cap, size_t stride, size_t *cou
     if (!out)
         cap = 0; /* the count only */
     rm__gpu_env env;
-    rm__gpu_env_read(&env);
+    gpu_env_read(&env);
     /* Each backend describes its devices straight into what is left of out,
      * so every entry counted within cap is written, and none beyond it. */
     size_t total = 0;
@@ -175,9 +236,18 @@ static resmon_gpu *gpu_new(size_t count)
         return NULL;
     }
     atomic_init(&g->holders, 1);
-    g->profiler = rm__gpu_profiler_for(g);
-    g->profiler.retain = gpu_retain;
-    g->profiler.release = gpu_release;
+    g->profiler = (resmon_gpu_profiler){
+        .struct_size = sizeof(resmon_gpu_profiler),
+        .ctx = g,
+        .get_utilization = own_utilization,
+        .get_memory_usage = own_memory,
+        .get_clock_info = own_clocks,
+        .get_power_info = own_power,
+        .get_energy = own_energy,
+        .get_process_memory = own_process_memory,
+        .retain = gpu_retain,
+        .release = gpu_release,
+    };
     return g;
 }
 
@@ -362,7 +432,7 @@ int resmon_gpu_open(resmon_gpu **out, const char *spec, char *err, size_t errcap
         return -EINVAL;
     *out = NULL;
     rm__gpu_env env;
-    rm__gpu_env_read(&env);
+    gpu_env_read(&env);
     if (!spec || strcmp(spec, "auto") == 0)
         return open_default(&env, out, err, errcap);
     if (strcmp(spec, "all") == 0)

@@ -2,6 +2,11 @@
  * gpu_backend.h -- what each GPU backend (NVML, amdgpu sysfs, Intel sysfs)
  * provides to gpu.c, which turns devices into resmon_gpu profilers.
  *
+ * The contract between the layers, as nvtop's struct gpu_vendor is: gpu.c
+ * calls the backends through rm__gpu_backend, and a backend includes only
+ * this header and gpu_reading.h (and the shared sysfs/file helpers), never
+ * gpu.c's: nothing below this line calls back up.
+ *
  * A backend reads a device whole: one call per poll fills every metric the
  * device knows into one rm__gpu_device_reading (see gpu_reading.h), leaving
  * NAN where the hardware lacks a metric or its read failed -- one missing
@@ -10,12 +15,15 @@
 #ifndef RESMON_GPU_BACKEND_H
 #define RESMON_GPU_BACKEND_H
 
+#include "gpu_cuda_visible.h"
 #include "gpu_reading.h"
 #include "resmon.h"
 #include "sysfs.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stddef.h>
+#include <stdlib.h>
 
 /* The most GPUs resmon handles: devices one profiler ("all") opens, and DRM
  * cards one sysfs backend considers (the kernel numbers DRM primary nodes
@@ -32,8 +40,6 @@ typedef struct rm__gpu_env {
     char cuda_visible[1024];      /* its value */
     int cuda_order_pci_bus;       /* CUDA_DEVICE_ORDER=PCI_BUS_ID */
 } rm__gpu_env;
-
-void rm__gpu_env_read(rm__gpu_env *env);
 
 typedef struct rm__gpu_backend {
     const char *name; /* "nvml", "amd", "intel": the spec prefix */
@@ -57,28 +63,31 @@ extern const rm__gpu_backend rm__gpu_nvml;
  * in CUDA's order, as NVML UUIDs (GPU-... or MIG-...). */
 typedef struct rm__cuda_devices {
     size_t count;
-    char uuids[RM__GPU_MAX_DEVICES][96];
+    char uuids[RM__GPU_MAX_DEVICES][RM__CUDA_UUID_MAX];
 } rm__cuda_devices;
 
 /* Resolves CUDA_VISIBLE_DEVICES (env->cuda_visible; set) as the CUDA runtime
- * does: a comma-separated list of CUDA indices, GPU-<uuid> or a unique prefix
- * of one, MIG-<uuid>, or MIG-GPU-<uuid>/<gi>/<ci>; the first entry that names
- * no device ends the list ("", "-1" and "NoDevFiles" hide every GPU).  0 with
- * out filled (count 0: CUDA sees no NVIDIA GPU), or a negative errno with a
- * sentence in err: no NVML (-ENOENT, -ENODEV, -EACCES, -EIO), or -EINVAL when
+ * does (the grammar: gpu_cuda_visible.h), asking NVML what each entry names.
+ * 0 with out filled (count 0: CUDA sees no NVIDIA GPU), or a negative errno
+ * with a sentence in err: no NVML (-ENOENT, -ENODEV, -EACCES, -EIO), or -EINVAL when
  * an index cannot be resolved without the CUDA runtime (CUDA's default
  * FASTEST_FIRST order on a node with different GPU models). */
 int rm__nvml_cuda_devices(const rm__gpu_env *env, rm__cuda_devices *out, char *err, size_t errcap);
 extern const rm__gpu_backend rm__gpu_amd;
 extern const rm__gpu_backend rm__gpu_intel;
 
-/* Reads every device of one of resmon's own profilers once, each device's
- * latest values kept for resmon_gpu_last_readings, and combines them into
- * out (see rm__gpu_reading_sum). */
-void rm__gpu_read_devices(resmon_gpu *g, const pid_t *pids, size_t pid_count, rm__gpu_device_reading *out);
-
-/* Parses an index selector ("0", "12"): the "N" of "nvml:N", "amd:N". */
-int rm__parse_index(const char *selector, unsigned *index);
+/* Parses an index selector ("0", "12"): the "N" of "nvml:N", "amd:N".  0, or
+ * -EINVAL (empty, negative, not a number, too large). */
+static inline int rm__parse_index(const char *selector, unsigned *index)
+{
+    char *end;
+    errno = 0;
+    unsigned long value = strtoul(selector, &end, 10);
+    if (!*selector || *end || errno || value > UINT_MAX || selector[0] == '-')
+        return -EINVAL;
+    *index = (unsigned)value;
+    return 0;
+}
 
 /* Finds DRM cards (class/drm/cardN, never by name alone) whose PCI vendor id
  * and driver match, in card-number order: fills cards with at most

@@ -28,6 +28,7 @@
  * numbered from 0 (CDI even sets it to "void" while injecting GPUs).
  */
 #include "gpu_backend.h"
+#include "gpu_cuda_visible.h"
 #include "internal.h"
 
 #include <dlfcn.h>
@@ -447,16 +448,10 @@ static int cuda_order_locked(const rm__gpu_env *env, cuda_order *order, char *er
     return 0;
 }
 
-/* The MIG instance <gi>/<ci> of the GPU named by uuid, from the old form
- * MIG-GPU-<uuid>/<gi>/<ci>. */
-static nvmlReturn_t by_old_mig_form_locked(const char *entry, nvmlDevice_t *handle)
+/* The MIG instance gi/ci of the GPU named by gpu_uuid (the older form
+ * MIG-GPU-<uuid>/<gi>/<ci>). */
+static nvmlReturn_t mig_instance_locked(const char *gpu_uuid, unsigned gi, unsigned ci, nvmlDevice_t *handle)
 {
-    char gpu_uuid[96];
-    unsigned gi, ci;
-    const char *slash = strchr(entry, '/');
-    if (!slash || (size_t)(slash - entry - 4) >= sizeof gpu_uuid || sscanf(slash, "/%u/%u", &gi, &ci) != 2)
-        return NVML_ERROR_NOT_FOUND;
-    rm__copy_string(gpu_uuid, sizeof gpu_uuid, entry + 4, (size_t)(slash - entry - 4));
     nvmlDevice_t parent;
     unsigned slots = 0;
     if (by_uuid_locked(gpu_uuid, &parent) != NVML_SUCCESS || !nvml.mig_count || !nvml.mig_by_index ||
@@ -474,24 +469,43 @@ static nvmlReturn_t by_old_mig_form_locked(const char *entry, nvmlDevice_t *hand
     return NVML_ERROR_NOT_FOUND;
 }
 
-/* One entry of the list; NVML_ERROR_NOT_FOUND ends the list, as in CUDA. */
-static nvmlReturn_t cuda_entry_locked(const rm__gpu_env *env, const char *entry, cuda_order *order, int *have_order,
-                                      nvmlDevice_t *handle, int *order_rc, char *err, size_t errcap)
+/* What the CUDA_VISIBLE_DEVICES grammar asks NVML (see gpu_cuda_visible.h);
+ * CUDA's order is worked out at the first index, if any. */
+typedef struct cuda_resolver {
+    const rm__gpu_env *env;
+    cuda_order order;
+    int have_order;
+    char *err;
+    size_t errcap;
+} cuda_resolver;
+
+/* Called with nvml.lock held and the library acquired. */
+static int resolve_cuda_entry_locked(void *ctx, const rm__cuda_entry *entry, char uuid[RM__CUDA_UUID_MAX])
 {
-    unsigned index;
-    if (rm__parse_index(entry, &index) == 0) {
-        if (!*have_order) {
-            if ((*order_rc = cuda_order_locked(env, order, err, errcap)) < 0)
-                return NVML_ERROR_NOT_FOUND;
-            *have_order = 1;
+    cuda_resolver *r = ctx;
+    nvmlDevice_t handle;
+    nvmlReturn_t nrc = NVML_ERROR_NOT_FOUND;
+    switch (entry->kind) {
+    case RM__CUDA_INDEX:
+        if (!r->have_order) {
+            int rc = cuda_order_locked(r->env, &r->order, r->err, r->errcap);
+            if (rc < 0)
+                return rc;
+            r->have_order = 1;
         }
-        return index < order->count ? nvml.by_index(order->nvml_index[index], handle) : NVML_ERROR_NOT_FOUND;
+        if (entry->index < r->order.count)
+            nrc = nvml.by_index(r->order.nvml_index[entry->index], &handle);
+        break;
+    case RM__CUDA_UUID:
+        nrc = by_uuid_locked(entry->uuid, &handle);
+        break;
+    case RM__CUDA_MIG_INSTANCE:
+        nrc = mig_instance_locked(entry->uuid, entry->gpu_instance, entry->compute_instance, &handle);
+        break;
     }
-    if (strncmp(entry, "MIG-GPU-", 8) == 0)
-        return by_old_mig_form_locked(entry, handle);
-    if (strncmp(entry, "GPU-", 4) == 0 || strncmp(entry, "MIG-", 4) == 0)
-        return by_uuid_locked(entry, handle);
-    return NVML_ERROR_NOT_FOUND; /* "", "-1", "NoDevFiles", anything else */
+    if (nrc != NVML_SUCCESS || !nvml.uuid || nvml.uuid(handle, uuid, RM__CUDA_UUID_MAX) != NVML_SUCCESS)
+        return -ENOENT;
+    return 0;
 }
 
 int rm__nvml_cuda_devices(const rm__gpu_env *env, rm__cuda_devices *out, char *err, size_t errcap)
@@ -499,40 +513,14 @@ int rm__nvml_cuda_devices(const rm__gpu_env *env, rm__cuda_devices *out, char *e
     out->count = 0;
     pthread_mutex_lock(&nvml.lock);
     int rc = acquire_locked(env->nvml_library, err, errcap);
-    if (rc < 0) {
-        pthread_mutex_unlock(&nvml.lock);
-        return rc;
+    if (rc == 0) {
+        cuda_resolver resolver = {.env = env, .err = err, .errcap = errcap};
+        rm__cuda_query query = {.ctx = &resolver, .resolve = resolve_cuda_entry_locked};
+        rc = rm__cuda_visible_devices(env->cuda_visible, &query, out->uuids, RM__GPU_MAX_DEVICES, &out->count);
+        release_locked();
     }
-    cuda_order order;
-    int have_order = 0;
-    const char *p = env->cuda_visible;
-    for (;;) {
-        char entry[128];
-        size_t len = strcspn(p, ",");
-        while (len && (*p == ' ' || *p == '\t'))
-            p++, len--;
-        while (len && (p[len - 1] == ' ' || p[len - 1] == '\t'))
-            len--;
-        rm__copy_string(entry, sizeof entry, p, len);
-        nvmlDevice_t handle;
-        char uuid[96];
-        if (out->count == RM__GPU_MAX_DEVICES ||
-            cuda_entry_locked(env, entry, &order, &have_order, &handle, &rc, err, errcap) != NVML_SUCCESS ||
-            !nvml.uuid || nvml.uuid(handle, uuid, sizeof uuid) != NVML_SUCCESS)
-            break; /* CUDA sees the devices before an invalid entry */
-        int again = 0;
-        for (size_t i = 0; i < out->count; i++)
-            again |= strcmp(out->uuids[i], uuid) == 0;
-        if (!again)
-            snprintf(out->uuids[out->count++], sizeof out->uuids[0], "%s", uuid);
-        p += strcspn(p, ",");
-        if (*p != ',')
-            break;
-        p++;
-    }
-    release_locked();
     pthread_mutex_unlock(&nvml.lock);
-    return rc < 0 ? rc : 0;
+    return rc;
 }
 
 static void nvml_close(void *ctx)

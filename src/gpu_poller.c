@@ -10,6 +10,7 @@
  */
 #include "gpu_poller.h"
 #include "futex.h"
+#include "gpu_profiler.h"
 #include "gpu_reading.h"
 #include "internal.h"
 #include "pages.h"

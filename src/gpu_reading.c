@@ -1,12 +1,10 @@
 /*
- * gpu_reading.c -- one GPU reading: combining devices, filling a sample, and
- * the adapter between it and the per-metric resmon_gpu_profiler callbacks
- * (see gpu_reading.h).
+ * gpu_reading.c -- one GPU reading: its fields, how devices combine, and
+ * filling a sample from it (see gpu_reading.h).  A leaf: it calls nothing
+ * else of resmon's.
  */
 #include "gpu_reading.h"
-#include "gpu_backend.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stddef.h>
 
@@ -118,149 +116,6 @@ void rm__gpu_reading_sum_result(const rm__gpu_reading_sum *sum, rm__gpu_device_r
         }
         *field_of(out, rule->field) = result;
     }
-}
-
-/* ---- a caller's profiler, metric by metric -------------------------------- */
-
-/* Each output starts as NAN so a callback that returns 0 without writing its
- * value cannot leak stack garbage into a reading. */
-/* Runs one call through the gate; leaves the reading when the gate is shut. */
-#define GATED(gate, call)                       \
-    do {                                        \
-        if ((gate) && !(gate)->enter(gate))     \
-            return;                             \
-        call;                                   \
-        if (gate)                               \
-            (gate)->leave(gate);                \
-    } while (0)
-
-static void read_callbacks(const resmon_gpu_profiler *gpu, const pid_t *pids, size_t pid_count,
-                           rm__gpu_device_reading *out, rm__gpu_gate *gate)
-{
-    resmon_gpu_reading *g = &out->gauges;
-    int rc;
-    if (gpu->get_utilization) {
-        double percent = NAN;
-        GATED(gate, rc = gpu->get_utilization(gpu->ctx, &percent));
-        if (rc == 0)
-            g->util_percent = percent;
-    }
-    if (gpu->get_memory_usage) {
-        resmon_gpu_memory mem = {NAN, NAN};
-        GATED(gate, rc = gpu->get_memory_usage(gpu->ctx, &mem));
-        if (rc == 0)
-            g->mem_used_mb = mem.gpu_memory_used_mb, g->mem_total_mb = mem.gpu_memory_total_mb;
-    }
-    if (gpu->get_clock_info) {
-        resmon_gpu_clocks clocks = {NAN, NAN};
-        GATED(gate, rc = gpu->get_clock_info(gpu->ctx, &clocks));
-        if (rc == 0)
-            g->clock_mhz = clocks.gpu_clock_mhz, g->mem_clock_mhz = clocks.mem_clock_mhz;
-    }
-    if (gpu->get_power_info) {
-        resmon_gpu_power power = {NAN, NAN};
-        GATED(gate, rc = gpu->get_power_info(gpu->ctx, &power));
-        if (rc == 0)
-            g->power_w = power.power_draw_w, g->power_limit_w = power.power_limit_w;
-    }
-    if (gpu->get_energy) {
-        double joules = NAN;
-        GATED(gate, rc = gpu->get_energy(gpu->ctx, &joules));
-        if (rc == 0)
-            out->energy_j = joules;
-    }
-    if (gpu->get_process_memory && pid_count > 0) {
-        double mb = NAN;
-        GATED(gate, rc = gpu->get_process_memory(gpu->ctx, pids, pid_count, &mb));
-        if (rc == 0)
-            out->proc_mem_mb = mb;
-    }
-}
-
-/* ---- resmon's own profilers, as per-metric callbacks ---------------------- */
-
-/* Reads every device once and answers one metric: *value from field, and
- * *beside (when not NULL) from the field reported with it; -ENOTSUP when no
- * device knows the metric. */
-static int answer(void *ctx, const pid_t *pids, size_t pid_count, size_t field, double *value, size_t beside_field,
-                  double *beside)
-{
-    rm__gpu_device_reading r;
-    rm__gpu_read_devices(ctx, pids, pid_count, &r);
-    if (isnan(value_of(&r, field)))
-        return -ENOTSUP;
-    *value = value_of(&r, field);
-    if (beside)
-        *beside = value_of(&r, beside_field);
-    return 0;
-}
-
-static int own_utilization(void *ctx, double *percent)
-{
-    return answer(ctx, NULL, 0, FIELD(gauges.util_percent), percent, 0, NULL);
-}
-
-static int own_memory(void *ctx, resmon_gpu_memory *out)
-{
-    return answer(ctx, NULL, 0, FIELD(gauges.mem_used_mb), &out->gpu_memory_used_mb, FIELD(gauges.mem_total_mb),
-                  &out->gpu_memory_total_mb);
-}
-
-static int own_clocks(void *ctx, resmon_gpu_clocks *out)
-{
-    return answer(ctx, NULL, 0, FIELD(gauges.clock_mhz), &out->gpu_clock_mhz, FIELD(gauges.mem_clock_mhz),
-                  &out->mem_clock_mhz);
-}
-
-static int own_power(void *ctx, resmon_gpu_power *out)
-{
-    return answer(ctx, NULL, 0, FIELD(gauges.power_w), &out->power_draw_w, FIELD(gauges.power_limit_w),
-                  &out->power_limit_w);
-}
-
-static int own_energy(void *ctx, double *joules)
-{
-    return answer(ctx, NULL, 0, FIELD(energy_j), joules, 0, NULL);
-}
-
-static int own_process_memory(void *ctx, const pid_t *pids, size_t count, double *mb)
-{
-    return answer(ctx, pids, count, FIELD(proc_mem_mb), mb, 0, NULL);
-}
-
-resmon_gpu_profiler rm__gpu_profiler_for(resmon_gpu *g)
-{
-    return (resmon_gpu_profiler){
-        .struct_size = sizeof(resmon_gpu_profiler),
-        .ctx = g,
-        .get_utilization = own_utilization,
-        .get_memory_usage = own_memory,
-        .get_clock_info = own_clocks,
-        .get_power_info = own_power,
-        .get_energy = own_energy,
-        .get_process_memory = own_process_memory,
-    };
-}
-
-/* A table whose every callback is resmon's own (as resmon_gpu_profiler_of
- * gives it, or a copy of it): its ctx is a resmon_gpu, read in one pass. */
-static int is_own_profiler(const resmon_gpu_profiler *gpu)
-{
-    return gpu->get_utilization == own_utilization && gpu->get_memory_usage == own_memory &&
-           gpu->get_clock_info == own_clocks && gpu->get_power_info == own_power &&
-           gpu->get_energy == own_energy && gpu->get_process_memory == own_process_memory;
-}
-
-void rm__gpu_read(const resmon_gpu_profiler *gpu, const pid_t *pids, size_t pid_count, rm__gpu_device_reading *out,
-                  rm__gpu_gate *gate)
-{
-    rm__gpu_reading_clear(out);
-    if (!gpu)
-        return;
-    if (is_own_profiler(gpu))
-        GATED(gate, rm__gpu_read_devices(gpu->ctx, pids, pid_count, out));
-    else
-        read_callbacks(gpu, pids, pid_count, out, gate);
 }
 
 /* ---- into a sample ------------------------------------------------------- */

@@ -1,14 +1,14 @@
 /*
  * gpu_reading.h -- one GPU reading: every metric of a device (or of several
- * combined) taken at one moment, and the seam between it and the seed's
- * per-metric resmon_gpu_profiler callbacks.
+ * combined) taken at one moment, and how devices combine.  The bottom of the
+ * GPU stack (see gpu.h): it depends on resmon.h alone.
  *
  * Inside resmon a GPU is read whole: a backend fills one
  * rm__gpu_device_reading per device per poll (nvtop's refresh_dynamic_info
  * model), gpu.c combines the devices of a profiler into one, the GPU thread
  * keeps the latest one and each sample takes its fields from it.  A caller's
- * own profiler answers metric by metric; rm__gpu_read asks it and fills the
- * same struct, so everything after that point has one shape.
+ * own profiler answers metric by metric; rm__gpu_read (gpu_profiler.h) asks
+ * it and fills the same struct.
  *
  * Adding a GPU metric: a field here (and in resmon_gpu_reading when it is a
  * per-device gauge), how devices combine in gpu_reading.c, the backends that
@@ -61,29 +61,6 @@ typedef struct rm__gpu_reading_sum {
 void rm__gpu_reading_sum_init(rm__gpu_reading_sum *sum);
 void rm__gpu_reading_sum_add(rm__gpu_reading_sum *sum, const rm__gpu_device_reading *r);
 void rm__gpu_reading_sum_result(const rm__gpu_reading_sum *sum, rm__gpu_device_reading *out);
-
-/* Asked before and after every profiler call (NULL: always allowed).  enter
- * returns 0 to skip this and every later call of the reading: the monitor is
- * being freed and must not call back (see resmon.h, "Lifetime"). */
-typedef struct rm__gpu_gate rm__gpu_gate;
-struct rm__gpu_gate {
-    int (*enter)(rm__gpu_gate *gate);
-    void (*leave)(rm__gpu_gate *gate);
-};
-
-/* Reads every metric of a profiler once.  resmon's own profilers (from
- * resmon_gpu_open) are read device by device in one pass (one call through
- * the gate); a caller's profiler through its callbacks (each through the
- * gate).  pids are the monitored processes, for the process GPU memory
- * (none: that field stays NAN).  A NULL profiler, a NULL or failing callback
- * leaves its fields NAN. */
-void rm__gpu_read(const resmon_gpu_profiler *gpu, const pid_t *pids, size_t pid_count, rm__gpu_device_reading *out,
-                  rm__gpu_gate *gate);
-
-/* The callback table of one of resmon's own profilers: each callback reads
- * every device once and answers its metric (-ENOTSUP when no device knows
- * it).  ctx is the resmon_gpu. */
-resmon_gpu_profiler rm__gpu_profiler_for(resmon_gpu *g);
 
 /* Fills the GPU fields of s and *energy_j from a reading.  A value that is
  * NaN, infinite or negative leaves its field NAN. */

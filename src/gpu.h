@@ -1,0 +1,31 @@
+/*
+ * gpu.h -- one of resmon's own profilers (a resmon_gpu, from
+ * resmon_gpu_open) as the rest of the library sees it: read whole, every
+ * device in one pass.
+ *
+ * The layers, top down: the monitor's GPU thread (gpu_poller.c) reads a
+ * profiler through gpu_profiler.h; a resmon_gpu (gpu.c) reads its devices
+ * through the backends (gpu_backend.h: gpu_nvml.c, gpu_amd.c, gpu_intel.c on
+ * gpu_drm.c); all of them fill and combine rm__gpu_device_reading
+ * (gpu_reading.h), which depends on nothing else.  No file calls a layer
+ * above its own.
+ */
+#ifndef RESMON_GPU_H
+#define RESMON_GPU_H
+
+#include "gpu_reading.h"
+#include "resmon.h"
+
+/* Reads every device of g once, each device's latest values kept for
+ * resmon_gpu_last_readings, and combines them into out (see
+ * rm__gpu_reading_sum). */
+void rm__gpu_read_devices(resmon_gpu *g, const pid_t *pids, size_t pid_count, rm__gpu_device_reading *out);
+
+/* The resmon_gpu behind a callback table that resmon_gpu_profiler_of gave
+ * (or a copy of it), to be read whole; NULL for any other table, which is
+ * read through its callbacks.  The public table has no room for a type tag
+ * (its size is ABI), so the one place that knows resmon's own callbacks --
+ * gpu.c, which defines them -- says whether these are they. */
+resmon_gpu *rm__gpu_of_profiler(const resmon_gpu_profiler *table);
+
+#endif
