@@ -270,6 +270,13 @@ typedef enum resmon_energy_source {
                                     what happens between samples */
 } resmon_energy_source;
 
+/* The words for these enums, as the JSON summary spells them: "window",
+ * "lifetime"; "counter", "integrated".  NULL for the UNKNOWN values and any
+ * value outside the enum, so a binding can list them all by counting up from
+ * 1 until NULL.  Static strings; thread-safe.  Since 0.4. */
+RESMON_API const char *resmon_hwm_scope_name(resmon_hwm_scope scope);
+RESMON_API const char *resmon_energy_source_name(resmon_energy_source source);
+
 /* The monitored window in aggregate.  NAN means unknown. */
 typedef struct resmon_summary {
     size_t struct_size;        /* set by whoever fills it; see "Versioning" */

@@ -560,6 +560,38 @@ static void strerror_names_every_code(void **state)
     assert_string_equal(resmon_version_string(), RESMON_VERSION_STRING);
 }
 
+/* The enum names are the words the JSON writes and reads back, and NULL past
+ * the last value: a binding that counts up from 1 finds every one. */
+static void enum_names_are_the_json_words(void **state)
+{
+    (void)state;
+    resmon_summary s = parse_ok(python_with_gpu);
+    s.hwm_rss_mb = 640.5;
+    s.gpu_energy_j = 1234.5;
+    char text[1024], expected[64];
+    for (int v = RESMON_HWM_WINDOW; resmon_hwm_scope_name((resmon_hwm_scope)v); v++) {
+        s.hwm_scope = (resmon_hwm_scope)v;
+        resmon_summary_to_json(&s, text, sizeof text);
+        snprintf(expected, sizeof expected, "\"hwm_scope\": \"%s\"", resmon_hwm_scope_name(s.hwm_scope));
+        assert_non_null(strstr(text, expected));
+        assert_int_equal(parse_ok(text).hwm_scope, v);
+    }
+    for (int v = RESMON_ENERGY_COUNTER; resmon_energy_source_name((resmon_energy_source)v); v++) {
+        s.gpu_energy_source = (resmon_energy_source)v;
+        resmon_summary_to_json(&s, text, sizeof text);
+        snprintf(expected, sizeof expected, "\"gpu_energy_source\": \"%s\"",
+                 resmon_energy_source_name(s.gpu_energy_source));
+        assert_non_null(strstr(text, expected));
+        assert_int_equal(parse_ok(text).gpu_energy_source, v);
+    }
+    assert_string_equal(resmon_hwm_scope_name(RESMON_HWM_LIFETIME), "lifetime");
+    assert_string_equal(resmon_energy_source_name(RESMON_ENERGY_INTEGRATED), "integrated");
+    assert_null(resmon_hwm_scope_name(RESMON_HWM_UNKNOWN));
+    assert_null(resmon_hwm_scope_name((resmon_hwm_scope)3));
+    assert_null(resmon_energy_source_name(RESMON_ENERGY_UNKNOWN));
+    assert_null(resmon_energy_source_name((resmon_energy_source)-1));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -582,6 +614,7 @@ int main(void)
         cmocka_unit_test(from_json_refuses_a_non_object_at_its_first_byte),
         cmocka_unit_test(from_json_bounds_its_input),
         cmocka_unit_test(strerror_names_every_code),
+        cmocka_unit_test(enum_names_are_the_json_words),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
