@@ -493,8 +493,8 @@ static void cuda_hidden_gpus_are_said_not_silently_replaced(void **state)
 {
     (void)state;
     setenv("FAKE_NVML", "devices=2", 1);
-    const char *values[] = {"", "-1", "NoDevFiles"};
-    for (int i = 0; i < 3; i++) {
+    const char *values[] = {"", "-1", "NoDevFiles", "0,0" /* a repeat: CUDA sees none */};
+    for (int i = 0; i < 4; i++) {
         setenv("CUDA_VISIBLE_DEVICES", values[i], 1);
         resmon_gpu *g = open_ok("auto");
         resmon_gpu_info info;
@@ -584,6 +584,7 @@ static void cuda_uuid_prefixes_and_mig_forms(void **state)
         {"MIG-GPU-1932f937-d72c-4106-c12f-20bd9faed9f6/2/0", "Fake H200 #1 MIG 1g.18gb", 1},
         {"MIG-11b2c3d4-0000-4000-8000-000000000001", "Fake H200 #1 MIG 1g.18gb", 1},
         {"0,2", "Fake H200 #0", 2},
+        {"1gpu2,0-2", "Fake H200 #1", 2}, /* an index is its leading digits, as strtoul reads it */
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         setenv("CUDA_VISIBLE_DEVICES", cases[i].value, 1);
