@@ -34,8 +34,9 @@ void rmpy_python_profiler_table(resmon_gpu_profiler *table, PyObject *profiler);
  * OSError set. */
 int rmpy_python_profiler_setup(void);
 
-/* The low-level monitor type, resmon._resmon.Monitor. */
-extern PyTypeObject rmpy_monitor_type;
+/* The low-level monitor type, resmon._resmon.Monitor: the spec module_exec
+ * makes its heap type from (PyType_FromModuleAndSpec). */
+extern PyType_Spec rmpy_monitor_spec;
 
 /* Converts a summary to the dict of ResourceSummary's fields (None for NAN). */
 PyObject *rmpy_summary_to_dict(const resmon_summary *s);

@@ -29,24 +29,16 @@ PyObject *rmpy_raise(int rc, const char *detail)
 
 /* ---- summaries ---------------------------------------------------------- */
 
-static const char *hwm_scope_name(resmon_hwm_scope scope)
+/* The enums' words come from the library (resmon_hwm_scope_name, ...), so
+ * they are spelled once; these adapt each to an int for get_choice. */
+static const char *hwm_scope_word(int value)
 {
-    switch (scope) {
-    case RESMON_HWM_WINDOW: return "window";
-    case RESMON_HWM_LIFETIME: return "lifetime";
-    case RESMON_HWM_UNKNOWN: break;
-    }
-    return NULL;
+    return resmon_hwm_scope_name((resmon_hwm_scope)value);
 }
 
-static const char *energy_source_name(resmon_energy_source source)
+static const char *energy_source_word(int value)
 {
-    switch (source) {
-    case RESMON_ENERGY_COUNTER: return "counter";
-    case RESMON_ENERGY_INTEGRATED: return "integrated";
-    case RESMON_ENERGY_UNKNOWN: break;
-    }
-    return NULL;
+    return resmon_energy_source_name((resmon_energy_source)value);
 }
 
 /* Adds key: value to dict and drops the caller's reference to value. */
@@ -89,10 +81,10 @@ PyObject *rmpy_summary_to_dict(const resmon_summary *s)
                  put_number(d, "mean_cpu_percent", s->mean_cpu_percent) ||
                  put_number(d, "peak_cpu_percent", s->peak_cpu_percent) ||
                  put_number(d, "cpu_time_sec", s->cpu_time_sec) || put_number(d, "hwm_rss_mb", s->hwm_rss_mb) ||
-                 put_name(d, "hwm_scope", hwm_scope_name(s->hwm_scope)) ||
+                 put_name(d, "hwm_scope", resmon_hwm_scope_name(s->hwm_scope)) ||
                  put_item(d, "skipped_slots", PyLong_FromUnsignedLongLong(s->skipped_slots)) ||
                  put_number(d, "gpu_energy_j", s->gpu_energy_j) ||
-                 put_name(d, "gpu_energy_source", energy_source_name(s->gpu_energy_source)) ||
+                 put_name(d, "gpu_energy_source", resmon_energy_source_name(s->gpu_energy_source)) ||
                  put_number(d, "cpu_energy_j", s->cpu_energy_j) ||
                  put_number(d, "peak_gpu_proc_mem_mb", s->peak_gpu_proc_mem_mb);
     for (size_t i = 0; !failed && i < rm__metric_field_count; i++)
@@ -134,8 +126,9 @@ static int get_count(PyObject *mapping, const char *key, uint64_t *out)
     return *out == (uint64_t)-1 && PyErr_Occurred() ? -1 : 0;
 }
 
-/* mapping[key] as the index of its name in names (0 when None or absent). */
-static int get_choice(PyObject *mapping, const char *key, const char *const names[], int *out)
+/* mapping[key] as the enum value whose word (name(value), counting up from 1
+ * until NULL) it is; 0 when None or absent. */
+static int get_choice(PyObject *mapping, const char *key, const char *(*name)(int value), int *out)
 {
     *out = 0;
     PyObject *value = PyMapping_GetItemString(mapping, key);
@@ -148,8 +141,8 @@ static int get_choice(PyObject *mapping, const char *key, const char *const name
     int rc = 0;
     if (value != Py_None) {
         const char *text = PyUnicode_Check(value) ? PyUnicode_AsUTF8(value) : NULL;
-        for (int i = 1; text && names[i]; i++)
-            if (strcmp(text, names[i]) == 0)
+        for (int i = 1; text && name(i); i++)
+            if (strcmp(text, name(i)) == 0)
                 *out = i;
         if (*out == 0) {
             PyErr_Format(PyExc_ValueError, "%s: unknown value %R", key, value);
@@ -163,8 +156,6 @@ static int get_choice(PyObject *mapping, const char *key, const char *const name
 static PyObject *summary_to_json(PyObject *module, PyObject *fields)
 {
     (void)module;
-    static const char *const hwm_scopes[] = {"", "window", "lifetime", NULL};
-    static const char *const energy_sources[] = {"", "counter", "integrated", NULL};
     resmon_summary s;
     memset(&s, 0, sizeof s);
     s.struct_size = sizeof s;
@@ -179,10 +170,10 @@ static PyObject *summary_to_json(PyObject *module, PyObject *fields)
         get_number(fields, "mean_cpu_percent", &s.mean_cpu_percent) ||
         get_number(fields, "peak_cpu_percent", &s.peak_cpu_percent) ||
         get_number(fields, "cpu_time_sec", &s.cpu_time_sec) || get_number(fields, "hwm_rss_mb", &s.hwm_rss_mb) ||
-        get_choice(fields, "hwm_scope", hwm_scopes, &hwm_scope) ||
+        get_choice(fields, "hwm_scope", hwm_scope_word, &hwm_scope) ||
         get_count(fields, "skipped_slots", &s.skipped_slots) ||
         get_number(fields, "gpu_energy_j", &s.gpu_energy_j) ||
-        get_choice(fields, "gpu_energy_source", energy_sources, &energy_source) ||
+        get_choice(fields, "gpu_energy_source", energy_source_word, &energy_source) ||
         get_number(fields, "cpu_energy_j", &s.cpu_energy_j) ||
         get_number(fields, "peak_gpu_proc_mem_mb", &s.peak_gpu_proc_mem_mb))
         return NULL;
@@ -269,13 +260,33 @@ static PyMethodDef module_functions[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module_definition = {
-    PyModuleDef_HEAD_INIT,
-    .m_name = "resmon._resmon",
-    .m_doc = "libresmon, compiled in: the C side of the resmon package.",
-    .m_size = -1,
-    .m_methods = module_functions,
-};
+/* Multi-phase initialisation (PEP 489): PyInit__resmon only returns the
+ * definition; module_exec fills each module object, and the Monitor type is
+ * a heap type created for it and kept in its state. */
+typedef struct module_state {
+    PyObject *monitor_type;
+} module_state;
+
+static int module_traverse(PyObject *module, visitproc visit, void *arg)
+{
+    module_state *state = PyModule_GetState(module);
+    if (state)
+        Py_VISIT(state->monitor_type);
+    return 0;
+}
+
+static int module_clear(PyObject *module)
+{
+    module_state *state = PyModule_GetState(module);
+    if (state)
+        Py_CLEAR(state->monitor_type);
+    return 0;
+}
+
+static void module_free(void *module)
+{
+    module_clear(module);
+}
 
 /* METRIC_GROUPS: {name: RESMON_METRIC_* bit}, the names ResourceMonitor's
  * metrics= takes, so the bits are spelled only in resmon.h. */
@@ -302,18 +313,45 @@ static int add_metric_groups(PyObject *module)
     return rc;
 }
 
+static int module_exec(PyObject *module)
+{
+    module_state *state = PyModule_GetState(module);
+    if (rmpy_python_profiler_setup() < 0)
+        return -1;
+    state->monitor_type = PyType_FromModuleAndSpec(module, &rmpy_monitor_spec, NULL);
+    if (!state->monitor_type || PyModule_AddObjectRef(module, "Monitor", state->monitor_type) < 0 ||
+        PyModule_AddStringConstant(module, "library_version", resmon_version_string()) < 0 ||
+        add_metric_groups(module) < 0)
+        return -1; /* the module is dropped, and module_free clears the state */
+    return 0;
+}
+
+static PyModuleDef_Slot module_slots[] = {
+    {Py_mod_exec, (void *)module_exec},
+#ifdef Py_mod_multiple_interpreters
+    /* The GPU thread's Python calls run in the main interpreter, and the
+     * thread-state key and fork handler are per process (python_profiler.c). */
+    {Py_mod_multiple_interpreters, Py_MOD_MULTIPLE_INTERPRETERS_NOT_SUPPORTED},
+#endif
+#ifdef Py_mod_gil
+    {Py_mod_gil, Py_MOD_GIL_USED}, /* not reviewed for a free-threaded build */
+#endif
+    {0, NULL},
+};
+
+static struct PyModuleDef module_definition = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "resmon._resmon",
+    .m_doc = "libresmon, compiled in: the C side of the resmon package.",
+    .m_size = sizeof(module_state),
+    .m_methods = module_functions,
+    .m_slots = module_slots,
+    .m_traverse = module_traverse,
+    .m_clear = module_clear,
+    .m_free = module_free,
+};
+
 PyMODINIT_FUNC PyInit__resmon(void)
 {
-    if (PyType_Ready(&rmpy_monitor_type) < 0 || rmpy_python_profiler_setup() < 0)
-        return NULL;
-    PyObject *module = PyModule_Create(&module_definition);
-    if (!module)
-        return NULL;
-    if (PyModule_AddObjectRef(module, "Monitor", (PyObject *)&rmpy_monitor_type) < 0 ||
-        PyModule_AddStringConstant(module, "library_version", resmon_version_string()) < 0 ||
-        add_metric_groups(module) < 0) {
-        Py_DECREF(module);
-        return NULL;
-    }
-    return module;
+    return PyModuleDef_Init(&module_definition);
 }

@@ -24,7 +24,9 @@
  * (retain/release) for as long as the monitor exists, so the monitor reports
  * it in tp_traverse, and tp_clear frees the monitor, which stops its sampler
  * and drops that reference: a monitor in a reference cycle through its
- * profiler is collected like any other object.
+ * profiler is collected like any other object.  Monitor is a heap type
+ * (rmpy_monitor_spec): each instance holds a reference to its type, visited
+ * in tp_traverse and dropped in tp_dealloc.
  */
 #include "binding.h"
 
@@ -174,6 +176,7 @@ static void free_monitor(monitor_object *self)
 
 static int monitor_traverse(monitor_object *self, visitproc visit, void *arg)
 {
+    Py_VISIT(Py_TYPE(self)); /* a heap type: each instance holds a reference to it */
     Py_VISIT(self->profiler);
     return 0;
 }
@@ -193,6 +196,7 @@ static void monitor_dealloc(monitor_object *self)
     if (destroy_lock)
         pthread_mutex_destroy(&self->lifecycle_lock);
     type->tp_free((PyObject *)self);
+    Py_DECREF(type); /* the instance's reference to its heap type */
 }
 
 static int check_initialised(const monitor_object *self)
@@ -360,19 +364,25 @@ static PyGetSetDef monitor_getset[] = {
     {NULL, NULL, NULL, NULL, NULL},
 };
 
-PyTypeObject rmpy_monitor_type = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "resmon._resmon.Monitor",
-    .tp_doc = "Monitor(interval, profiler=None, gpu=None, pid=0, include_children=False, max_samples=0, metrics=0, "
-              "reset_peak_mark=False)\n\n"
-              "One libresmon monitor; resmon.ResourceMonitor is the API to use.",
-    .tp_basicsize = sizeof(monitor_object),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
-    .tp_new = monitor_new_object,
-    .tp_init = (initproc)monitor_init,
-    .tp_dealloc = (destructor)monitor_dealloc,
-    .tp_traverse = (traverseproc)monitor_traverse,
-    .tp_clear = (inquiry)monitor_clear,
-    .tp_methods = monitor_methods,
-    .tp_getset = monitor_getset,
+static PyType_Slot monitor_slots[] = {
+    {Py_tp_doc, (void *)"Monitor(interval, profiler=None, gpu=None, pid=0, include_children=False, max_samples=0, "
+                        "metrics=0, reset_peak_mark=False)\n\n"
+                        "One libresmon monitor; resmon.ResourceMonitor is the API to use."},
+    {Py_tp_new, (void *)monitor_new_object},
+    {Py_tp_init, (void *)monitor_init},
+    {Py_tp_dealloc, (void *)monitor_dealloc},
+    {Py_tp_traverse, (void *)monitor_traverse},
+    {Py_tp_clear, (void *)monitor_clear},
+    {Py_tp_methods, monitor_methods},
+    {Py_tp_getset, monitor_getset},
+    {0, NULL},
+};
+
+/* A heap type, made per module object by module_exec (module.c).  Immutable
+ * and not subclassable, as the static type it replaces was. */
+PyType_Spec rmpy_monitor_spec = {
+    .name = "resmon._resmon.Monitor",
+    .basicsize = sizeof(monitor_object),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = monitor_slots,
 };

@@ -1,0 +1,75 @@
+"""The extension module itself: multi-phase initialisation (PEP 489) and a
+heap Monitor type, per module object, that its instances hold and release."""
+
+import gc
+import importlib.util
+import sys
+import weakref
+
+import pytest
+
+from resmon import _resmon
+
+Py_TPFLAGS_HEAPTYPE = 1 << 9
+
+
+def load_again():
+    """A second, independent module object from the same extension file, as
+    a second import in a fresh sys.modules entry gets it."""
+    spec = importlib.util.find_spec("resmon._resmon")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_monitor_is_a_heap_type_of_each_module_object():
+    assert _resmon.Monitor.__flags__ & Py_TPFLAGS_HEAPTYPE
+    again = load_again()
+    assert again is not _resmon and again.Monitor is not _resmon.Monitor
+    assert again.library_version == _resmon.library_version
+    assert again.METRIC_GROUPS == _resmon.METRIC_GROUPS
+    mon = again.Monitor(0.005)
+    mon.start()
+    mon.stop()
+    assert mon.summary()["num_samples"] >= 2
+
+
+def test_a_dropped_module_object_and_its_type_are_collected():
+    again = load_again()
+    monitor_type = weakref.ref(again.Monitor)
+    mon = again.Monitor(0.01)
+    del again
+    gc.collect()
+    assert monitor_type() is not None  # the instance still holds its type
+    del mon
+    gc.collect()
+    assert monitor_type() is None
+
+
+def test_the_type_stays_immutable_and_final():
+    with pytest.raises(TypeError):
+        _resmon.Monitor.extra = 1
+    with pytest.raises(TypeError):
+        type("Sub", (_resmon.Monitor,), {})
+    assert _resmon.Monitor.__module__ == "resmon._resmon" and _resmon.Monitor.__name__ == "Monitor"
+
+
+class Profiler:
+    def get_utilization(self):
+        return 1.0
+
+
+def test_instances_hold_their_type_and_give_it_back():
+    mon = _resmon.Monitor(0.01, Profiler())
+    assert _resmon.Monitor in gc.get_referents(mon)  # tp_traverse visits the type
+    del mon
+    gc.collect()
+    before = sys.getrefcount(_resmon.Monitor)
+    for _ in range(200):
+        mon = _resmon.Monitor(0.01, Profiler() if _ % 2 else None)
+        mon.start()
+        mon.stop()
+    del mon
+    gc.collect()
+    after = sys.getrefcount(_resmon.Monitor)  # outside assert: pytest's rewriting holds one more
+    assert after == before
