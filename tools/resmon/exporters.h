@@ -129,13 +129,6 @@ int push_url_check(const char *url, char *err, size_t errcap);
  * printable (escape bytes as \xNN), into buf (cap bytes). */
 void push_url_redacted(const char *url, char *buf, size_t cap);
 
-/* Loads soname (or the file named by the environment variable
- * path_variable, a test seam) with dlopen and fills slots[i] with the symbol
- * names[i].  0, or -1 with one sentence in err naming option, the library
- * and what is missing (optional_library.c). */
-int optional_library_load(const char *option, const char *soname, const char *path_variable,
-                          const char *const *names, void **slots, size_t count, char *err, size_t errcap);
-
 /* Before the command starts: 0, or -errno with a sentence in err when the
  * path is not a regular file (or a new one) that can be replaced. */
 int textfile_check(const char *path, char *err, size_t errcap);

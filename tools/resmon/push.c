@@ -14,6 +14,7 @@
  */
 #include "exporters.h"
 #include "cli.h"
+#include "optional_library.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,18 +89,9 @@ static const char *const curl_names[] = {
     "curl_url_cleanup",
     "curl_url_strerror",
 };
-_Static_assert(sizeof curl == sizeof curl_names / sizeof curl_names[0] * sizeof(void *), "one pointer per name");
-
 static int load_curl(char *err, size_t errcap)
 {
-    if (curl.global_init)
-        return 0;
-    void *slots[sizeof curl_names / sizeof curl_names[0]];
-    if (optional_library_load("--push", "libcurl.so.4", "RESMON_CURL_LIBRARY", curl_names, slots,
-                              sizeof curl_names / sizeof curl_names[0], err, errcap) < 0)
-        return -1;
-    memcpy(&curl, slots, sizeof curl); /* POSIX: dlsym's pointers are the functions' */
-    return 0;
+    return OPTIONAL_LIBRARY_LOAD("--push", "libcurl.so.4", "RESMON_CURL_LIBRARY", curl_names, &curl, err, errcap);
 }
 
 struct pusher {

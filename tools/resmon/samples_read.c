@@ -8,6 +8,7 @@
  * column (text) marks phases: a phase starts at the first row that names it.
  */
 #include "cli.h"
+#include "optional_library.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -196,19 +197,10 @@ static struct {
 } jansson;
 static const char *const jansson_names[] = {"json_loadb", "json_object_get", "json_number_value",
                                             "json_string_value", "json_delete"};
-_Static_assert(sizeof jansson == sizeof jansson_names / sizeof jansson_names[0] * sizeof(void *),
-               "one pointer per name");
-
 static int load_jansson(char *why, size_t cap)
 {
-    if (jansson.loadb)
-        return 0;
-    void *slots[sizeof jansson_names / sizeof jansson_names[0]];
-    if (optional_library_load("reading a .jsonl file", "libjansson.so.4", "RESMON_JANSSON_LIBRARY", jansson_names,
-                              slots, sizeof jansson_names / sizeof jansson_names[0], why, cap) < 0)
-        return -1;
-    memcpy(&jansson, slots, sizeof jansson); /* POSIX: dlsym's pointers are the functions' */
-    return 0;
+    return OPTIONAL_LIBRARY_LOAD("reading a .jsonl file", "libjansson.so.4", "RESMON_JANSSON_LIBRARY", jansson_names,
+                                 &jansson, why, cap);
 }
 
 static void release_object(json_t *object)

@@ -24,6 +24,7 @@
  * authentication, so bind beyond 127.0.0.1 only on a trusted network.
  */
 #include "exporters.h"
+#include "optional_library.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,18 +60,10 @@ static const char *const mhd_names[] = {
     "MHD_start_daemon",
     "MHD_stop_daemon",
 };
-_Static_assert(sizeof mhd == sizeof mhd_names / sizeof mhd_names[0] * sizeof(void *), "one pointer per name");
-
 static int load_microhttpd(char *err, size_t errcap)
 {
-    if (mhd.start_daemon)
-        return 0;
-    void *slots[sizeof mhd_names / sizeof mhd_names[0]];
-    if (optional_library_load("--serve", "libmicrohttpd.so.12", "RESMON_MICROHTTPD_LIBRARY", mhd_names, slots,
-                              sizeof mhd_names / sizeof mhd_names[0], err, errcap) < 0)
-        return -1;
-    memcpy(&mhd, slots, sizeof mhd); /* POSIX: dlsym's pointers are the functions' */
-    return 0;
+    return OPTIONAL_LIBRARY_LOAD("--serve", "libmicrohttpd.so.12", "RESMON_MICROHTTPD_LIBRARY", mhd_names, &mhd, err,
+                                 errcap);
 }
 
 #define SERVE_MAX_CONNECTIONS 64
