@@ -262,6 +262,21 @@ class BadUsage(Tmp):
             os.chmod(self.good, 0)
             self.assertUsage([self.good, self.good], "cannot be read")
 
+    def test_without_jansson_compare_says_so_in_one_line(self):
+        base = self.write("base.json", summary())
+        env = dict(os.environ, RESMON_JANSSON_LIBRARY=self.path("no-such-library.so"))
+        r = resmon("compare", base, base, env=env)
+        self.assertEqual(r.returncode, 125, r.stderr)
+        self.assertEqual(r.stdout, "")
+        self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+        self.assertTrue(r.stderr.startswith("resmon compare: comparing summaries needs libjansson.so.4, which "
+                                            "cannot be loaded ("), r.stderr)
+        self.assertTrue(r.stderr.endswith("): install it\n"), r.stderr)
+        r = resmon("compare", "--help", env=env)  # the help needs no JSON parser
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        r = resmon("compare", base, base)
+        self.assertEqual(r.returncode, 0, r.stderr)
+
     def test_help_is_on_stdout(self):
         r = resmon("compare", "--help")
         self.assertEqual(r.returncode, 0)

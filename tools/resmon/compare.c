@@ -9,12 +9,14 @@
  * "NODEID::KEY".  --max-increase limits what may grow; the exit status says
  * whether every limit held.
  *
- * Jansson (a dependency of the library already, for reading summaries) is
- * used here alone in the command, so nothing else in it parses JSON.
+ * Jansson parses the inputs, loaded when compare runs (optional_library.c,
+ * as for reading a .jsonl file), so no other run of the command maps it and
+ * a machine without it runs everything else.
  */
 #include "compare.h"
 #include "cli.h"
 #include "json_number.h"
+#include "optional_library.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -82,6 +84,42 @@ typedef struct row {
     size_t order; /* position in BASE, for a stable sort */
 } row;
 
+/* Jansson's calls, loaded by load_jansson.  json_decref (inline, calling
+ * json_delete) is not used: each object here is held once and released
+ * with release_object; json_object_foreach (a macro naming Jansson's
+ * functions) is spelled with the iterator calls. */
+static struct {
+    __typeof__(json_loadf) *loadf;
+    __typeof__(json_object) *object;
+    __typeof__(json_object_get) *object_get;
+    __typeof__(json_object_set_new) *object_set_new;
+    __typeof__(json_object_iter) *object_iter;
+    __typeof__(json_object_iter_next) *object_iter_next;
+    __typeof__(json_object_iter_key) *object_iter_key;
+    __typeof__(json_object_iter_value) *object_iter_value;
+    __typeof__(json_integer) *integer;
+    __typeof__(json_integer_value) *integer_value;
+    __typeof__(json_number_value) *number_value;
+    __typeof__(json_delete) *delete_;
+} jansson;
+static const char *const jansson_names[] = {
+    "json_loadf",         "json_object",           "json_object_get",          "json_object_set_new",
+    "json_object_iter",   "json_object_iter_next", "json_object_iter_key",     "json_object_iter_value",
+    "json_integer",       "json_integer_value",    "json_number_value",        "json_delete",
+};
+
+static int load_jansson(char *why, size_t cap)
+{
+    return OPTIONAL_LIBRARY_LOAD("comparing summaries", "libjansson.so.4", "RESMON_JANSSON_LIBRARY", jansson_names,
+                                 &jansson, why, cap);
+}
+
+static void release_object(json_t *object)
+{
+    if (object)
+        jansson.delete_(object); /* its only reference: what json_decref would do */
+}
+
 /* "resmon compare: " then text shown printable, then the rest; returns 125. */
 static int compare_error(const char *text, const char *why)
 {
@@ -95,9 +133,9 @@ static int compare_error(const char *text, const char *why)
 
 static int side_add(side *s, const char *key, double value, size_t run)
 {
-    json_t *at = json_object_get(s->index, key);
+    json_t *at = jansson.object_get(s->index, key);
     if (at) {
-        metric *m = &s->metrics[json_integer_value(at)];
+        metric *m = &s->metrics[jansson.integer_value(at)];
         if (m->count == run) /* present in every run so far */
             m->values[m->count++] = value;
         return 0;
@@ -115,7 +153,7 @@ static int side_add(side *s, const char *key, double value, size_t run)
     metric *m = &s->metrics[s->metric_count];
     m->key = strdup(key);
     m->values = malloc(s->runs * sizeof *m->values);
-    if (!m->key || !m->values || json_object_set_new(s->index, key, json_integer((json_int_t)s->metric_count)) < 0) {
+    if (!m->key || !m->values || jansson.object_set_new(s->index, key, jansson.integer((json_int_t)s->metric_count)) < 0) {
         free(m->key);
         free(m->values);
         return -ENOMEM;
@@ -129,15 +167,15 @@ static int side_add(side *s, const char *key, double value, size_t run)
 /* The numeric members of object, each under prefix + its name. */
 static int side_add_members(side *s, json_t *object, const char *prefix, size_t run)
 {
-    const char *name;
-    json_t *value;
-    json_object_foreach(object, name, value) {
+    for (void *at = jansson.object_iter(object); at; at = jansson.object_iter_next(object, at)) {
+        const char *name = jansson.object_iter_key(at);
+        json_t *value = jansson.object_iter_value(at);
         if (!json_is_number(value))
             continue;
         char *key;
         if (asprintf(&key, "%s%s%s", prefix ? prefix : "", prefix ? "::" : "", name) < 0)
             return -ENOMEM;
-        int rc = side_add(s, key, json_number_value(value), run);
+        int rc = side_add(s, key, jansson.number_value(value), run);
         free(key);
         if (rc < 0)
             return rc;
@@ -153,7 +191,7 @@ static int side_read_file(side *s, const char *path, size_t run)
     if (!f)
         return compare_error(path, errno == ENOENT ? ": no such file" : ": cannot be read");
     json_error_t err;
-    json_t *root = json_loadf(f, JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, &err);
+    json_t *root = jansson.loadf(f, JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, &err);
     int read_error = ferror(f);
     fclose(f);
     if (!root) {
@@ -165,22 +203,22 @@ static int side_read_file(side *s, const char *path, size_t run)
         return compare_error(path, why);
     }
     int rc = 0;
-    json_t *tests = json_object_get(root, "tests");
-    if (json_is_number(json_object_get(root, "peak_rss_mb")) && json_is_number(json_object_get(root, "num_samples"))) {
+    json_t *tests = jansson.object_get(root, "tests");
+    if (json_is_number(jansson.object_get(root, "peak_rss_mb")) &&
+        json_is_number(jansson.object_get(root, "num_samples"))) {
         rc = side_add_members(s, root, NULL, run);
-    } else if (json_is_object(tests) && json_is_string(json_object_get(root, "resmon_version"))) {
-        const char *node_id;
-        json_t *record;
-        json_object_foreach(tests, node_id, record) {
-            if (json_is_object(record) && (rc = side_add_members(s, record, node_id, run)) < 0)
-                break;
+    } else if (json_is_object(tests) && json_is_string(jansson.object_get(root, "resmon_version"))) {
+        for (void *at = jansson.object_iter(tests); at && rc == 0; at = jansson.object_iter_next(tests, at)) {
+            json_t *record = jansson.object_iter_value(at);
+            if (json_is_object(record))
+                rc = side_add_members(s, record, jansson.object_iter_key(at), run);
         }
     } else {
-        json_decref(root);
+        release_object(root);
         return compare_error(path, ": not a resmon summary (no numeric peak_rss_mb and num_samples) "
                                    "nor a pytest report (no \"tests\" object and resmon_version)");
     }
-    json_decref(root);
+    release_object(root);
     if (rc < 0)
         return compare_error(path, ": out of memory");
     return 0;
@@ -240,7 +278,7 @@ static void free_paths(char **paths, size_t count)
 static int side_read(side *s, const char *path)
 {
     s->path = path;
-    s->index = json_object();
+    s->index = jansson.object();
     if (!s->index)
         return compare_error(path, ": out of memory");
     struct stat st;
@@ -276,14 +314,14 @@ static void side_free(side *s)
         free(s->metrics[i].values);
     }
     free(s->metrics);
-    json_decref(s->index);
+    release_object(s->index);
 }
 
 /* The metric of key present in every run of s, or NULL. */
 static const metric *side_find(const side *s, const char *key)
 {
-    json_t *at = json_object_get(s->index, key);
-    const metric *m = at ? &s->metrics[json_integer_value(at)] : NULL;
+    json_t *at = jansson.object_get(s->index, key);
+    const metric *m = at ? &s->metrics[jansson.integer_value(at)] : NULL;
     return m && m->count == s->runs ? m : NULL;
 }
 
@@ -714,7 +752,11 @@ int compare_main(int argc, char **argv)
     side base = {0}, next = {0};
     row *rows = NULL;
     size_t count = 0;
-    rc = side_read(&base, o.base_path);
+    char why[512];
+    if (load_jansson(why, sizeof why) < 0)
+        rc = compare_error(why, "");
+    if (rc == 0)
+        rc = side_read(&base, o.base_path);
     if (rc == 0)
         rc = side_read(&next, o.new_path);
     if (rc == 0 && !(rows = build_rows(&base, &next, &count)))
