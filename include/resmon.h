@@ -176,7 +176,9 @@ RESMON_API const char *resmon_version_string(void);
     XX(ERANGE, "value out of range")                                           \
     XX(EEXIST, "file exists")                                                  \
     XX(EROFS, "read-only file system")                                         \
-    XX(EXDEV, "/proc belongs to another PID namespace (mount this one's: unshare --mount-proc)")
+    XX(EXDEV, "/proc belongs to another PID namespace (mount this one's: unshare --mount-proc)") \
+    XX(ECHILD, "the process has already exited (a zombie its parent has not reaped): nothing is left to measure") \
+    XX(ENOEXEC, "a kernel thread, which has no memory of its own to measure")
 
 /* A short English description of a negative errno (positive values are
  * accepted too).  Never NULL; the string is static and thread-safe. */
@@ -760,6 +762,18 @@ RESMON_API void resmon_monitor_free(resmon_monitor *m);
  * -EMFILE/-ENFILE without a free file descriptor, -EAGAIN/-ENOMEM if the
  * thread cannot be created. */
 RESMON_API int resmon_monitor_start(resmon_monitor *m);
+
+/* Whether pid can be monitored at all, read from its /proc/PID/stat (under
+ * RESMON_PROC_ROOT when set, read on the calling thread as by
+ * resmon_monitor_new).  Returns 0; -ESRCH when there is no such process;
+ * -ECHILD when it has already exited (a zombie its parent has not reaped:
+ * nothing is left to measure); -ENOEXEC when it is a kernel thread (no
+ * memory of its own); -EINVAL for pid <= 0; -EXDEV, -EACCES, -ENOENT,
+ * -ENOTDIR, -EMFILE as resmon_monitor_start.  resmon_monitor_start itself
+ * accepts a zombie or a kernel thread (a zombie's window ends at once with
+ * one sample), so a caller that refuses them -- `resmon --pid` does -- asks
+ * here first and shows resmon_strerror's words.  Thread-safe.  Since 0.4. */
+RESMON_API int resmon_process_check(pid_t pid);
 
 /* Closes the window: wakes the sampler thread at once (it never sleeps out
  * the interval), lets it take the window's final sample, joins it and reads
