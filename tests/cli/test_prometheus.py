@@ -929,6 +929,49 @@ class CommandSeries(Tmp):
         self.assertEqual(run.finish(), 0)
 
 
+FORWARDED = (signal.SIGHUP, signal.SIGINT, signal.SIGQUIT, signal.SIGTERM)
+
+
+def blocked_signals(pid, tid):
+    with open(f"/proc/{pid}/task/{tid}/status") as f:
+        mask = int(next(l for l in f if l.startswith("SigBlk:")).split()[1], 16)
+    return {sig for sig in FORWARDED if mask & (1 << (sig - 1))}
+
+
+class ForwardedSignalsReachTheMainThread(Tmp):
+    """The exporters' threads block every signal resmon forwards (one list,
+    signals.c), so each reaches the main thread, which forwards it and whose
+    waits it cuts short (issue 19.4: exporters.c left SIGQUIT out)."""
+
+    QUIT_42 = ("import os, signal, sys\n"
+               "signal.signal(signal.SIGQUIT, lambda *a: os._exit(42))\n"
+               "print('ready', flush=True)\n"
+               "sys.stdin.read()\n")
+
+    def test_exporter_threads_block_every_forwarded_signal_and_sigquit_reaches_the_command(self):
+        with SilentGateway() as gateway:
+            run = self.start("--serve", f"127.0.0.1:{free_port()}", "--textfile", self.path("m.prom"),
+                             "--push", gateway.url, "--push-interval", "30", "--push-timeout", "0.2",
+                             script=self.QUIT_42)
+            pid = run.proc.pid
+            threads = {}
+            for tid in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                    threads[int(tid)] = f.read().strip()
+            exporters = {tid: name for tid, name in threads.items()
+                         if name.startswith("MHD") or name in ("resmon-textfile", "resmon-push")}
+            self.assertEqual(sorted(exporters.values()), ["MHD-single", "resmon-push", "resmon-textfile"],
+                             threads)
+            for tid, name in exporters.items():
+                self.assertEqual(blocked_signals(pid, tid), set(FORWARDED), name)
+            self.assertEqual(blocked_signals(pid, pid), set(), "the main thread takes them")
+            run.proc.send_signal(signal.SIGQUIT)
+            self.assertEqual(run.proc.wait(timeout=30), 42)  # the command got it, and its status stands
+            run.finish()
+        self.assertTrue(run.summary["interrupted"])
+        self.assertEqual(run.summary["exit_status"], 42)
+
+
 def mapped_objects(pid):
     with open(f"/proc/{pid}/maps") as f:
         return {os.path.basename(l.split()[5]) for l in f if len(l.split()) >= 6 and ".so" in l.split()[5]}

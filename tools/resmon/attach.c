@@ -2,7 +2,8 @@
  * attach.c -- monitoring a process resmon did not start (--pid).
  *
  * resmon refuses what it cannot monitor before it starts (no such process,
- * a kernel thread, a process that has already exited), watches the target
+ * a kernel thread, a process that has already exited: the library's
+ * resmon_process_check says which), watches the target
  * through a pidfd so that its exit ends the run at once rather than at the
  * next sample slot, and leaves the target untouched: its kernel peak-RSS
  * mark is never reset unless --reset-peak asks for it (a program reading
@@ -10,66 +11,22 @@
  * the exact peak reported is the target's lifetime peak.
  */
 #include "cli.h"
+#include "clocks.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-/* Reads a small /proc file of pid into buf (NUL-terminated).  Returns the
- * length, or -errno. */
-static ssize_t read_proc_file(pid_t pid, const char *name, char *buf, size_t cap)
-{
-    const char *root = getenv("RESMON_PROC_ROOT"); /* the library's test seam, checked by cli_parse */
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%d/%s", root && *root ? root : "/proc", (int)pid, name);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    ssize_t n;
-    do {
-        n = read(fd, buf, cap - 1);
-    } while (n < 0 && errno == EINTR);
-    int err = errno;
-    close(fd);
-    if (n < 0)
-        return -err;
-    buf[n] = '\0';
-    return n;
-}
-
-/* Why pid cannot be monitored, or NULL when it can.  stat's state (the
- * field after the last ')', as comm may hold any byte) says a zombie;
- * statm's size 0 with a live state says a kernel thread (no memory map). */
-static const char *unmonitorable(pid_t pid)
-{
-    char text[1024];
-    ssize_t n = read_proc_file(pid, "stat", text, sizeof text);
-    if (n < 0)
-        return n == -ENOENT || n == -ESRCH ? "no such process" : strerror((int)-n);
-    const char *end_of_comm = strrchr(text, ')');
-    char state = end_of_comm && end_of_comm[1] == ' ' ? end_of_comm[2] : '?';
-    if (state == 'Z' || state == 'X')
-        return "it has already exited (a zombie its parent has not reaped): nothing is left to measure";
-    unsigned long size_pages;
-    if (read_proc_file(pid, "statm", text, sizeof text) > 0 && sscanf(text, "%lu", &size_pages) == 1 &&
-        size_pages == 0)
-        return "it is a kernel thread, which has no memory of its own to measure";
-    return NULL;
-}
-
 int attach_check_target(pid_t pid)
 {
-    const char *why = unmonitorable(pid);
-    if (!why)
+    int rc = resmon_process_check(pid);
+    if (rc == 0)
         return 0;
-    fprintf(stderr, "resmon: cannot monitor process %d: %s\n", (int)pid, why);
+    fprintf(stderr, "resmon: cannot monitor process %d: %s\n", (int)pid, resmon_strerror(rc));
     return EXIT_USAGE;
 }
 
@@ -96,7 +53,7 @@ static void wait_for_end(const cli_options *o, resmon_monitor *m, double start)
     while (!signals_received() && resmon_monitor_running(m)) {
         double left = -1; /* forever */
         if (o->duration_sec > 0) {
-            left = o->duration_sec - (cli_monotonic_sec() - start);
+            left = o->duration_sec - (clock_monotonic_sec() - start);
             if (left <= 0)
                 break;
         }
@@ -117,7 +74,7 @@ static void wait_for_end(const cli_options *o, resmon_monitor *m, double start)
 int attach_process(const cli_options *o, outputs *out, run_result *r)
 {
     signals_prepare(); /* nothing is forwarded: resmon did not start the target */
-    resmon_options monitor_opts = cli_monitor_options(o, out);
+    resmon_options monitor_opts = outputs_monitor_options(o, out);
     monitor_opts.pid = o->pid;
     monitor_opts.keep_peak_mark = !o->reset_peak;
     monitor_opts.reset_peak_mark = o->reset_peak;
@@ -126,17 +83,16 @@ int attach_process(const cli_options *o, outputs *out, run_result *r)
     if (rc == 0)
         rc = resmon_monitor_start(m);
     if (rc < 0) {
-        fprintf(stderr, "resmon: cannot monitor process %d: %s\n", (int)o->pid,
-                rc == -ESRCH ? "no such process" : resmon_strerror(rc));
+        fprintf(stderr, "resmon: cannot monitor process %d: %s\n", (int)o->pid, resmon_strerror(rc));
         outputs_monitor_free(out, m);
         return EXIT_USAGE;
     }
-    r->start_wall_epoch = cli_realtime_sec();
-    double start = cli_monotonic_sec();
+    r->start_wall_epoch = clock_realtime_sec();
+    double start = clock_monotonic_sec();
     outputs_command_started(out);
     wait_for_end(o, m, start);
     resmon_monitor_stop(m);
-    r->wall_sec = cli_monotonic_sec() - start;
+    r->wall_sec = clock_monotonic_sec() - start;
     r->interrupted = signals_received() != 0;
     resmon_monitor_get_summary(m, &r->summary, sizeof r->summary);
     outputs_monitor_free(out, m);

@@ -14,6 +14,7 @@
  * their CPU counts) before the outputs are written.
  */
 #include "cli.h"
+#include "clocks.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -264,56 +265,47 @@ int run_command(const cli_options *o, outputs *out, run_result *r)
     signals_prepare();
     /* Fails only before Linux 3.4: then orphans go to init, as before. */
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-    resmon_cgroup *cg; /* the command's leaf cgroup, removed on every path below */
-    int cgroup_rc = cgroup_for_command(o, r, &cg);
-    if (cgroup_rc != 0)
-        return cgroup_rc;
-    int go_write, error_read;
-    pid_t child = spawn_held(o, &go_write, &error_read);
+    /* What the unwind at done releases, each only once taken. */
+    resmon_cgroup *cg = NULL; /* the command's leaf cgroup */
+    resmon_monitor *m = NULL;
+    terminal_lease tty = {.fd = -1};
+    int go_write = -1, error_read = -1;
+    pid_t held = -1; /* forked but not running COMMAND: killed and reaped at done */
+    int status = cgroup_for_command(o, r, &cg);
+    if (status != 0)
+        goto done;
+    pid_t child = held = spawn_held(o, &go_write, &error_read);
     if (child < 0) {
-        cgroup_done(cg);
-        return EXIT_USAGE;
+        status = EXIT_USAGE;
+        goto done;
     }
-    if ((cgroup_rc = cgroup_enter(o, r, &cg, child)) != 0) { /* held before exec: nothing ran yet */
-        close(go_write);
-        close(error_read);
-        kill(child, SIGKILL);
-        reap_unstarted(child);
-        return cgroup_rc;
-    }
-    terminal_lease tty;
+    if ((status = cgroup_enter(o, r, &cg, child)) != 0) /* held before exec: nothing ran yet */
+        goto done;
     terminal_lend(&tty, child);
     signals_forward_to(child, child);
 
-    resmon_options monitor_opts = cli_monitor_options(o, out);
+    resmon_options monitor_opts = outputs_monitor_options(o, out);
     monitor_opts.pid = child;
     /* With --no-children the exact peak is the command's own mark (exec
      * starts a fresh one), not wait4's, which includes what it reaped. */
     monitor_opts.keep_peak_mark = !o->include_children;
     monitor_opts.reset_peak_mark = !monitor_opts.keep_peak_mark;
     monitor_opts.cgroup_path = cg ? resmon_cgroup_path(cg) : o->cgroup_path;
-    resmon_monitor *m = NULL;
     int rc = outputs_monitor_new(out, &monitor_opts, &m);
     if (rc == 0)
         rc = resmon_monitor_start(m);
     if (rc < 0) {
         fprintf(stderr, "resmon: cannot monitor the command: %s\n", resmon_strerror(rc));
-        signals_forward_to(0, 0);
-        close(go_write);
-        close(error_read);
-        kill(child, SIGKILL);
-        reap_unstarted(child);
-        terminal_take_back(&tty);
-        outputs_monitor_free(out, m);
-        cgroup_done(cg);
-        return EXIT_USAGE;
+        status = EXIT_USAGE;
+        goto done;
     }
-    r->start_wall_epoch = cli_realtime_sec();
-    double start = cli_monotonic_sec();
+    r->start_wall_epoch = clock_realtime_sec();
+    double start = clock_monotonic_sec();
     if (write(go_write, "g", 1) != 1) {
         /* cannot happen while the child lives; it exits 125 on EOF */
     }
     close(go_write);
+    go_write = -1;
 
     int exec_errno = 0;
     ssize_t n;
@@ -321,36 +313,31 @@ int run_command(const cli_options *o, outputs *out, run_result *r)
         n = read(error_read, &exec_errno, sizeof exec_errno);
     } while (n < 0 && errno == EINTR);
     close(error_read);
+    error_read = -1;
     if (n == (ssize_t)sizeof exec_errno) {
-        resmon_monitor_stop(m);
-        outputs_monitor_free(out, m);
-        signals_forward_to(0, 0);
-        reap_unstarted(child);
-        terminal_take_back(&tty);
-        cgroup_done(cg);
-        return exec_failure_report(o->argv[0], exec_errno);
+        status = exec_failure_report(o->argv[0], exec_errno);
+        goto done;
     }
+    held = -1; /* COMMAND runs: from here it is reaped by reap_command, never killed */
     outputs_command_started(out);
 
     rc = wait_for_exit(child, &tty, r);
-    r->wall_sec = cli_monotonic_sec() - start;
+    r->wall_sec = clock_monotonic_sec() - start;
     resmon_monitor_stop(m);
     resmon_monitor_get_summary(m, &r->summary, sizeof r->summary);
     outputs_monitor_free(out, m);
+    m = NULL;
     signals_forward_to(0, 0); /* before the reap: its pid may be reused after */
     if (rc == 0)
         rc = reap_command(child, o, r);
     terminal_take_back(&tty);
-    if (rc < 0) {
+    if (rc < 0) { /* the outputs are still written, with the status unknown */
         fprintf(stderr, "resmon: cannot read the command's exit status: %s\n", strerror(-rc));
-        r->interrupted = signals_received() != 0;
-        cgroup_done(cg);
-        return 0; /* the outputs are still written, with the status unknown */
+        goto done;
     }
     settle_orphans(o, child, r);
-    cgroup_done(cg); /* what still runs in it moves to resmon's own cgroup */
     if (o->wait_orphans)
-        r->wall_sec = cli_monotonic_sec() - start;
+        r->wall_sec = clock_monotonic_sec() - start;
     if (r->have_rusage) {
         /* The kernel's peak of the largest process is the exact peak for
          * this window: the command's life is the window. */
@@ -358,6 +345,20 @@ int run_command(const cli_options *o, outputs *out, run_result *r)
         r->summary.hwm_scope = RESMON_HWM_WINDOW;
         keep_kernel_switches(r);
     }
-    r->interrupted = signals_received() != 0;
-    return 0;
+done:
+    outputs_monitor_free(out, m); /* accepts NULL; stops a running monitor */
+    signals_forward_to(0, 0);
+    if (go_write >= 0)
+        close(go_write);
+    if (error_read >= 0)
+        close(error_read);
+    if (held > 0) {
+        kill(held, SIGKILL); /* still held before exec, or exec failed: nothing of it ran */
+        reap_unstarted(held);
+    }
+    terminal_take_back(&tty);
+    cgroup_done(cg); /* accepts NULL; what still runs in it moves to resmon's own cgroup */
+    if (status == 0)
+        r->interrupted = signals_received() != 0;
+    return status;
 }

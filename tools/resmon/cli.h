@@ -213,6 +213,9 @@ typedef struct outputs {
 /* Checks and opens every output named in o.  Returns 0, or prints one line
  * and returns -1 (then call outputs_discard). */
 int outputs_open(const cli_options *o, resmon_gpu *gpu, outputs *out);
+/* The monitor options of every run, streaming each sample to out (the pid
+ * and the peak-mark handling are the caller's to set). */
+resmon_options outputs_monitor_options(const cli_options *o, outputs *out);
 /* A monitor with the given options whose state the Prometheus exporters
  * render while it lives (0 or a negative errno, as resmon_monitor_new), and
  * its end: the exporters keep its final state, then it is freed (accepts
@@ -258,19 +261,13 @@ void cgroup_done(resmon_cgroup *cg);
  * line, EXIT_USAGE, EXIT_CANNOT_EXECUTE or EXIT_NOT_FOUND when nothing ran.
  * r->have_exit is 0 when the kernel gave no exit status. */
 int run_command(const cli_options *o, outputs *out, run_result *r);
-/* Whether pid can be monitored: 0, or prints one line and returns
- * EXIT_USAGE (no such process, a kernel thread, already exited). */
+/* Whether pid can be monitored (resmon_process_check): 0, or prints one
+ * line with the library's words and returns EXIT_USAGE (no such process, a
+ * kernel thread, already exited). */
 int attach_check_target(pid_t pid);
 /* Monitors o->pid until it exits, --duration passes, or a signal; returns 0
  * or EXIT_USAGE (printed) when the target cannot be monitored. */
 int attach_process(const cli_options *o, outputs *out, run_result *r);
-
-/* main.c: the monitor options of every run (the pid is the caller's), and
- * the clocks: the realtime one for start_time, the library's (monotonic)
- * for durations. */
-resmon_options cli_monitor_options(const cli_options *o, outputs *out);
-double cli_realtime_sec(void);
-double cli_monotonic_sec(void);
 
 /* First of all in main, before any thread starts: records the signal mask
  * resmon was started with (the command's, see signals_restore_for_exec) and
@@ -286,7 +283,8 @@ void signals_prepare(void);
 void signals_forward_to(pid_t pid, pid_t group);
 /* The last forwarded signal resmon received, or 0. */
 int signals_received(void);
-/* Blocks the forwarded signals, storing the previous mask (for ppoll). */
+/* Blocks the forwarded signals in the calling thread, storing its previous
+ * mask (for ppoll, and around starting threads that must not take them). */
 void signals_block_forwarded(sigset_t *previous);
 /* Which forwarded signals were ignored when resmon started (a non-interactive
  * shell's background job ignores SIGINT and SIGQUIT): their names, comma

@@ -2,13 +2,17 @@
  * exporters.c -- the command's Prometheus outputs: their options, what they
  * render, and the thread that writes the textfile and pushes on a schedule.
  *
- * Every output renders through exporters_render: from the monitor while it
+ * Every output renders through exporters_render (the server calls it back
+ * through the render callback it was given): from the monitor while it
  * lives (a snapshot under the monitor's lock), then from the final summary,
  * which carries the kernel's exact figures (wait4) the monitor cannot know.
  * Like the rest of the command, only the library's public API is used.
  */
 #include "exporters.h"
 #include "cli.h"
+#include "push.h"
+#include "serve.h"
+#include "textfile.h"
 #include "utf8.h"
 
 #include <errno.h>
@@ -190,8 +194,8 @@ struct exporters {
     int ended;               /* the command (or target) ended: not running any more */
     int have_exit, exit_status;
 
-    metrics_server *server;
-    pusher *pusher;
+    struct metrics_server *server;
+    struct pusher *pusher;
 
     pthread_cond_t wake; /* stopping was set */
     int stopping;
@@ -307,8 +311,12 @@ static char *render_library(exporters *ex, resmon_exposition_format format, size
     return NULL;
 }
 
-char *exporters_render(exporters *ex, resmon_exposition_format format, size_t *len)
+/* The current exposition in a malloc'ed, NUL-terminated buffer (the caller
+ * frees), its length in *len; NULL when out of memory.  The server's render
+ * callback (user: ex), the textfile's and the pushes' text. */
+static char *exporters_render(void *user, resmon_exposition_format format, size_t *len)
 {
+    exporters *ex = user;
     pthread_mutex_lock(&ex->lock);
     size_t library_len;
     char *library = render_library(ex, format, &library_len);
@@ -398,7 +406,7 @@ static void *periodic_main(void *arg)
     return NULL;
 }
 
-static int periodic_start(periodic *p, exporters *ex, double period_sec, void (*work)(exporters *))
+static int periodic_start(periodic *p, exporters *ex, double period_sec, void (*work)(exporters *), const char *name)
 {
     p->ex = ex;
     p->period_sec = period_sec;
@@ -407,6 +415,7 @@ static int periodic_start(periodic *p, exporters *ex, double period_sec, void (*
     if (rc != 0)
         return -rc;
     p->started = 1;
+    pthread_setname_np(p->thread, name); /* at most 15 bytes */
     return 0;
 }
 
@@ -437,9 +446,10 @@ static int start_schedule(exporters *ex, double sample_interval_sec)
 {
     int rc = 0;
     if (ex->opts.textfile_path) /* every interval, at most once a second */
-        rc = periodic_start(&ex->textfile, ex, sample_interval_sec > 1 ? sample_interval_sec : 1, write_textfile);
+        rc = periodic_start(&ex->textfile, ex, sample_interval_sec > 1 ? sample_interval_sec : 1, write_textfile,
+                            "resmon-textfile");
     if (rc == 0 && ex->pusher && ex->opts.push_interval_sec > 0)
-        rc = periodic_start(&ex->pushes, ex, ex->opts.push_interval_sec, push);
+        rc = periodic_start(&ex->pushes, ex, ex->opts.push_interval_sec, push, "resmon-push");
     return rc;
 }
 
@@ -496,12 +506,8 @@ exporters *exporters_start(const exporter_options *o, double sample_interval_sec
     /* The threads started here (libmicrohttpd's, the schedule's, libcurl's
      * resolver) block the signals resmon forwards, so they reach the main
      * thread and cut its waits (and the linger) short. */
-    sigset_t forwarded, previous;
-    sigemptyset(&forwarded);
-    sigaddset(&forwarded, SIGINT);
-    sigaddset(&forwarded, SIGTERM);
-    sigaddset(&forwarded, SIGHUP);
-    pthread_sigmask(SIG_BLOCK, &forwarded, &previous);
+    sigset_t previous;
+    signals_block_forwarded(&previous);
     int rc = 0;
     if ((rc = set_labels(ex, o)) < 0)
         snprintf(err, sizeof err, "out of memory");
@@ -510,7 +516,7 @@ exporters *exporters_start(const exporter_options *o, double sample_interval_sec
     else if (o->push_url && !(ex->pusher = pusher_new(o->push_url, o->push_job, ex->labels + 1, ex->label_count - 1,
                                                       o->push_timeout_sec, err, sizeof err)))
         rc = -1;
-    else if (o->serve_address && !(ex->server = metrics_server_start(o->serve_address, ex, err, sizeof err)))
+    else if (o->serve_address && !(ex->server = metrics_server_start(o->serve_address, exporters_render, ex, err, sizeof err)))
         rc = -1;
     else if ((rc = start_schedule(ex, sample_interval_sec)) < 0)
         snprintf(err, sizeof err, "cannot start the exporter thread: %s", strerror(-rc));

@@ -97,44 +97,4 @@ void exporters_finish(exporters *ex, const resmon_summary *final, int have_exit,
 /* Stops and frees without a final push (nothing ran).  Accepts NULL. */
 void exporters_discard(exporters *ex);
 
-/* The current exposition in a malloc'ed, NUL-terminated buffer (the caller
- * frees), its length in *len; NULL when out of memory. */
-char *exporters_render(exporters *ex, resmon_exposition_format format, size_t *len);
-
-/* ---- the three outputs (serve.c, push.c, textfile.c) ---- */
-
-typedef struct metrics_server metrics_server;
-/* Binds HOST:PORT and serves GET/HEAD /metrics from ex on its own thread. */
-metrics_server *metrics_server_start(const char *address, exporters *ex, char *err, size_t errcap);
-void metrics_server_stop(metrics_server *s);
-
-typedef struct pusher pusher;
-pusher *pusher_new(const char *base_url, const char *job, const resmon_label *grouping, size_t grouping_count,
-                   double timeout_sec, char *err, size_t errcap);
-/* PUTs the text to the group; a failure is one line on stderr (the URL
- * without its credentials, the gateway's reply escaped), returned as -1 (it
- * never changes the command's exit status).  A push cut short by
- * pusher_abort says nothing. */
-int pusher_push(pusher *p, const char *text, size_t len);
-/* From another thread: makes the push in flight (and every later one, until
- * pusher_resume) give up within about a second. */
-void pusher_abort(pusher *p);
-void pusher_resume(pusher *p);
-void pusher_free(pusher *p);
-
-/* Whether url is one --push takes: http:// or https://.  0, or -1 with a
- * sentence in err. */
-int push_url_check(const char *url, char *err, size_t errcap);
-/* url for a message: any user:password@ replaced by "***@", then shown
- * printable (escape bytes as \xNN), into buf (cap bytes). */
-void push_url_redacted(const char *url, char *buf, size_t cap);
-
-/* Before the command starts: 0, or -errno with a sentence in err when the
- * path is not a regular file (or a new one) that can be replaced. */
-int textfile_check(const char *path, char *err, size_t errcap);
-/* Replaces path with text atomically (a temporary file in the same directory
- * renamed over it, see textfile.c), so node_exporter never reads half a
- * file.  0 or -errno. */
-int textfile_write(const char *path, const char *text, size_t len);
-
 #endif

@@ -8,41 +8,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-static double clock_sec(clockid_t clock)
-{
-    struct timespec ts;
-    clock_gettime(clock, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-double cli_realtime_sec(void)
-{
-    return clock_sec(CLOCK_REALTIME);
-}
-
-/* The clock of the library's sample timestamps. */
-double cli_monotonic_sec(void)
-{
-    return clock_sec(CLOCK_MONOTONIC);
-}
-
-/* The monitor every run uses; run_command and attach_process set the pid
- * and whether the peak mark may be reset. */
-resmon_options cli_monitor_options(const cli_options *o, outputs *out)
-{
-    resmon_options opts = RESMON_OPTIONS_INIT;
-    opts.sample_interval_sec = o->interval_sec;
-    opts.gpu_profiler = resmon_gpu_profiler_of(out->gpu);
-    opts.include_children = o->include_children;
-    opts.metrics = o->metrics; /* --metrics: every group by default; PSS at most every 0.5 s */
-    opts.max_samples = 1; /* every sample is streamed; the summary covers them all */
-    opts.on_sample = outputs_on_sample;
-    opts.on_sample_user = out;
-    opts.cgroup_path = o->cgroup_path; /* --cgroup; run_command puts its own leaf here */
-    return opts;
-}
 
 int main(int argc, char **argv)
 {

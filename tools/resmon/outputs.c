@@ -52,6 +52,20 @@ int outputs_open(const cli_options *o, resmon_gpu *gpu, outputs *out)
     return out->exporters || none ? 0 : -1;
 }
 
+resmon_options outputs_monitor_options(const cli_options *o, outputs *out)
+{
+    resmon_options opts = RESMON_OPTIONS_INIT;
+    opts.sample_interval_sec = o->interval_sec;
+    opts.gpu_profiler = resmon_gpu_profiler_of(out->gpu);
+    opts.include_children = o->include_children;
+    opts.metrics = o->metrics; /* --metrics: every group by default; PSS at most every 0.5 s */
+    opts.max_samples = 1; /* every sample is streamed; the summary covers them all */
+    opts.on_sample = outputs_on_sample;
+    opts.on_sample_user = out;
+    opts.cgroup_path = o->cgroup_path; /* --cgroup; run_command puts its own leaf here */
+    return opts;
+}
+
 int outputs_monitor_new(outputs *out, const resmon_options *opts, resmon_monitor **m)
 {
     int rc = resmon_monitor_new(m, opts);

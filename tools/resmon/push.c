@@ -12,7 +12,7 @@
  * A push never changes the command's exit status and never waits longer than
  * the timeout: a dead or slow gateway is one line on stderr.
  */
-#include "exporters.h"
+#include "push.h"
 #include "cli.h"
 #include "optional_library.h"
 

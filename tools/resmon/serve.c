@@ -23,7 +23,7 @@
  * Anyone who can reach HOST:PORT can read the metrics; there is no
  * authentication, so bind beyond 127.0.0.1 only on a trusted network.
  */
-#include "exporters.h"
+#include "serve.h"
 #include "optional_library.h"
 
 #include <stdio.h>
@@ -84,7 +84,8 @@ typedef struct connection_record {
 
 struct metrics_server {
     struct MHD_Daemon *daemon;
-    exporters *ex;
+    metrics_render_fn *render;
+    void *render_user;
     connection_record records[SERVE_DAEMON_LIMIT];
 };
 
@@ -243,8 +244,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return reply_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed: use GET or HEAD\n");
     int openmetrics = wants_openmetrics(c);
     size_t len;
-    char *text = exporters_render(s->ex, openmetrics ? RESMON_EXPOSITION_OPENMETRICS : RESMON_EXPOSITION_PROMETHEUS,
-                                  &len);
+    char *text = s->render(s->render_user,
+                           openmetrics ? RESMON_EXPOSITION_OPENMETRICS : RESMON_EXPOSITION_PROMETHEUS, &len);
     if (!text)
         return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
     /* HEAD: libmicrohttpd sends the headers and Content-Length, not the body. */
@@ -324,7 +325,8 @@ static int bind_address(const char *address, char *err, size_t errcap)
     return fd;
 }
 
-metrics_server *metrics_server_start(const char *address, exporters *ex, char *err, size_t errcap)
+metrics_server *metrics_server_start(const char *address, metrics_render_fn *render, void *user, char *err,
+                                     size_t errcap)
 {
     if (load_microhttpd(err, errcap) < 0)
         return NULL;
@@ -337,7 +339,8 @@ metrics_server *metrics_server_start(const char *address, exporters *ex, char *e
         snprintf(err, errcap, "--serve: out of memory");
         return NULL;
     }
-    s->ex = ex;
+    s->render = render;
+    s->render_user = user;
     s->daemon = mhd.start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ITC, 0, on_accept, s, on_request, s,
                                  MHD_OPTION_LISTEN_SOCKET, fd,
                                  MHD_OPTION_CONNECTION_LIMIT, (unsigned)SERVE_DAEMON_LIMIT,
@@ -365,9 +368,10 @@ void metrics_server_stop(metrics_server *s)
 
 #else /* built without libmicrohttpd */
 
-metrics_server *metrics_server_start(const char *address, exporters *ex, char *err, size_t errcap)
+metrics_server *metrics_server_start(const char *address, metrics_render_fn *render, void *user, char *err,
+                                     size_t errcap)
 {
-    (void)address, (void)ex;
+    (void)address, (void)render, (void)user;
     snprintf(err, errcap, "--serve is unavailable: resmon was built without libmicrohttpd");
     return NULL;
 }

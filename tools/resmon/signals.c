@@ -23,11 +23,16 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+/* The one list of the signals resmon forwards: caught here, blocked around
+ * ppoll (attach.c), and blocked in every thread the exporters start
+ * (exporters.c, through signals_block_forwarded), so they reach the main
+ * thread and cut its waits short. */
 static const int forwarded_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 #define FORWARDED_COUNT (sizeof forwarded_signals / sizeof forwarded_signals[0])
 
@@ -113,7 +118,7 @@ void signals_block_forwarded(sigset_t *previous)
     sigemptyset(&set);
     for (size_t i = 0; i < FORWARDED_COUNT; i++)
         sigaddset(&set, forwarded_signals[i]);
-    sigprocmask(SIG_BLOCK, &set, previous);
+    pthread_sigmask(SIG_BLOCK, &set, previous); /* this thread's: others may run (the exporters start theirs) */
 }
 
 void signals_restore_for_exec(void)

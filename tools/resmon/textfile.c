@@ -14,6 +14,7 @@
  * /dev/null or /dev/stdout, a FIFO, a directory) is refused before the
  * command starts instead of being replaced.
  */
+#include "textfile.h"
 #include "cli.h"
 
 #include <errno.h>
