@@ -966,7 +966,7 @@ class ForwardedSignalsReachTheMainThread(Tmp):
                 self.assertEqual(blocked_signals(pid, tid), set(FORWARDED), name)
             self.assertEqual(blocked_signals(pid, pid), set(), "the main thread takes them")
             run.proc.send_signal(signal.SIGQUIT)
-            self.assertEqual(run.proc.wait(timeout=30), 42)  # the command got it, and its status stands
+            self.assertEqual(run.proc.wait(timeout=60 * TIME_FACTOR), 42)  # the command got it, its status stands
             run.finish()
         self.assertTrue(run.summary["interrupted"])
         self.assertEqual(run.summary["exit_status"], 42)
