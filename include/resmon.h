@@ -740,8 +740,8 @@ typedef struct resmon_monitor resmon_monitor; /* opaque */
 /* Creates a stopped monitor in *out.  opts NULL means defaults; the options
  * (and the GPU profiler table they name) are copied.  The environment
  * variable RESMON_PROC_ROOT (a directory to read instead of /proc, for tests
- * with fixture trees) is read here and only here, never on the monitor's
- * threads.  Returns 0, -EINVAL (struct_size missing or too small, interval
+ * with fixture trees) is read here (and by resmon_process_check), never on
+ * the monitor's threads.  Returns 0, -EINVAL (struct_size missing or too small, interval
  * out of range, NaN or infinite, negative pid), -E2BIG (see "Versioning") or
  * -ENOMEM. */
 RESMON_API int resmon_monitor_new(resmon_monitor **out, const resmon_options *opts);
