@@ -153,7 +153,8 @@ static int side_add(side *s, const char *key, double value, size_t run)
     metric *m = &s->metrics[s->metric_count];
     m->key = strdup(key);
     m->values = malloc(s->runs * sizeof *m->values);
-    if (!m->key || !m->values || jansson.object_set_new(s->index, key, jansson.integer((json_int_t)s->metric_count)) < 0) {
+    if (!m->key || !m->values ||
+        jansson.object_set_new(s->index, key, jansson.integer((json_int_t)s->metric_count)) < 0) {
         free(m->key);
         free(m->values);
         return -ENOMEM;

@@ -516,7 +516,8 @@ exporters *exporters_start(const exporter_options *o, double sample_interval_sec
     else if (o->push_url && !(ex->pusher = pusher_new(o->push_url, o->push_job, ex->labels + 1, ex->label_count - 1,
                                                       o->push_timeout_sec, err, sizeof err)))
         rc = -1;
-    else if (o->serve_address && !(ex->server = metrics_server_start(o->serve_address, exporters_render, ex, err, sizeof err)))
+    else if (o->serve_address &&
+             !(ex->server = metrics_server_start(o->serve_address, exporters_render, ex, err, sizeof err)))
         rc = -1;
     else if ((rc = start_schedule(ex, sample_interval_sec)) < 0)
         snprintf(err, sizeof err, "cannot start the exporter thread: %s", strerror(-rc));
