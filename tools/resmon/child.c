@@ -346,7 +346,9 @@ int run_command(const cli_options *o, outputs *out, run_result *r)
         keep_kernel_switches(r);
     }
 done:
-    outputs_monitor_free(out, m); /* accepts NULL; stops a running monitor */
+    if (m) /* stopped before the exporters let go of it, so its summary and last sample agree */
+        resmon_monitor_stop(m);
+    outputs_monitor_free(out, m); /* accepts NULL */
     signals_forward_to(0, 0);
     if (go_write >= 0)
         close(go_write);
