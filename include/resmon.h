@@ -807,6 +807,95 @@ RESMON_API ssize_t resmon_monitor_get_samples(const resmon_monitor *m, resmon_sa
 RESMON_API int resmon_monitor_get_summary(const resmon_monitor *m, resmon_summary *out, size_t out_size);
 
 /* ------------------------------------------------------------------------ */
+/* Phases                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* A window may be cut into named phases (load, compute, write-back), each
+ * with its own summary.  Since 0.4.
+ *
+ *     resmon_monitor_start(mon);
+ *     resmon_monitor_mark(mon, "load");    load();
+ *     resmon_monitor_mark(mon, "compute"); compute();
+ *     resmon_monitor_stop(mon);
+ *     resmon_phase ph[RESMON_MAX_PHASES];
+ *     ssize_t n = resmon_monitor_get_phases(mon, ph, RESMON_MAX_PHASES, sizeof *ph);
+ *
+ * A mark wakes the sampler, which takes a sample at once (microseconds
+ * later): that sample ends the phase before and begins the new one, so
+ * each phase's figures are those of its own samples, its CPU seconds and
+ * durations add up to the window's, and a phase shorter than the interval
+ * still has two edges.  The time before the first mark is a phase of its
+ * own, named "" (the empty name, which no mark can have); a window without
+ * marks has no phases (get_phases returns 0).  A phase lasts until the next
+ * mark or the window's end. */
+
+/* A phase name's bytes with the NUL: names are 1 to 63 bytes. */
+#define RESMON_PHASE_NAME_MAX 64
+/* Phases a window holds, the unnamed first one included.  A mark beyond
+ * them is refused (-ENOSPC): the last phase then runs on to the window's
+ * end, and nothing grows. */
+#define RESMON_MAX_PHASES 256
+
+/* One phase.  Arrays of phases are copied with the caller's stride, as
+ * samples are; the summary comes last, so the struct grows with it, and its
+ * struct_size says how much of it was written. */
+typedef struct resmon_phase {
+    char name[RESMON_PHASE_NAME_MAX]; /* NUL-terminated; "" before the first mark */
+    double start_sec;       /* its first sample, seconds after the window's first */
+    double start_timestamp; /* the same sample's timestamp (CLOCK_MONOTONIC) */
+    /* The phase's figures, by the window's own rules, over its samples (the
+     * sample at each mark belongs to both phases it separates): duration,
+     * peaks, means, growth, CPU seconds, GPU figures and energy, the metric
+     * groups.  hwm_rss_mb is the exact peak within the phase where the
+     * window's is known (hwm_scope RESMON_HWM_WINDOW) and rose during the
+     * phase (the kernel's mark is read at each mark); else NAN with
+     * RESMON_HWM_UNKNOWN: the phase peaked no higher than an earlier one.
+     * cpu_energy_j is the RAPL energy between its edges.  The window-end
+     * figures (skipped_slots, the cgroup's peak from the kernel, OOM kills,
+     * throttling, I/O) are the window's alone: 0 or NAN here, but
+     * cgroup_peak_mb, the phase's sampled cgroup peak. */
+    resmon_summary summary;
+} resmon_phase;
+
+/* Starts a phase named name in the open window: the current phase ends at
+ * the sample the mark asks for.  name: 1 to 63 bytes of UTF-8 without
+ * control characters (below 0x20, and 0x7f).  O(1), takes no sample itself
+ * and never allocates but at a window's first mark (the table of
+ * RESMON_MAX_PHASES phases, once per monitor); safe from any thread and from
+ * the sample callback.  Marks called together are applied in order at the
+ * same sample (the phases between them last 0 s).  Returns 0, -EINVAL (bad
+ * name, m NULL, or no window open), -ENOSPC (the window holds
+ * RESMON_MAX_PHASES phases: the mark is refused), -EAGAIN (16 marks already
+ * wait for the sampler: refused; try again) or -ENOMEM (the first mark could
+ * not allocate the table). */
+RESMON_API int resmon_monitor_mark(resmon_monitor *m, const char *name);
+
+/* Copies min(n, cap) of the window's n phases, oldest first, into out --
+ * stride bytes apart, each one's first stride bytes (at least through the
+ * 0.3 summary's fields: offsetof(resmon_phase, summary) + 160; pass
+ * sizeof *out; out may be NULL when cap is 0) -- and returns n, or -EINVAL.
+ * The last phase is the one still running while the window is open.  Each
+ * phase is copied as of one sample, without making the sampler wait.  The
+ * phases stay readable after stop, until the next start. */
+RESMON_API ssize_t resmon_monitor_get_phases(const resmon_monitor *m, resmon_phase *out, size_t cap,
+                                             size_t stride);
+
+/* The current phase's name into name (cap bytes, NUL-terminated, cut to
+ * fit; may be NULL with cap 0): "" before the first mark.  Returns the
+ * number of phases so far (0 before the first mark), or -EINVAL.  Lock-free
+ * and O(1): meant for the sample callback (which phase a sample is in) and
+ * for exporters. */
+RESMON_API int resmon_monitor_phase(const resmon_monitor *m, char *name, size_t cap);
+
+/* Writes phases (count elements, stride bytes apart) as a JSON array, one
+ * object per phase: "name", "start_sec", then the keys of
+ * resmon_summary_to_json for the phase's summary.  snprintf semantics, as
+ * resmon_summary_to_json.  Returns the length, or -EINVAL (phases NULL with
+ * count > 0, stride too small, a summary's struct_size invalid). */
+RESMON_API int resmon_phases_to_json(const resmon_phase *phases, size_t count, size_t stride, char *buf,
+                                     size_t cap);
+
+/* ------------------------------------------------------------------------ */
 /* Cgroups                                                                   */
 /* ------------------------------------------------------------------------ */
 

@@ -16,6 +16,7 @@
 #include "gpu_poller.h"
 #include "gpu_reading.h"
 #include "internal.h"
+#include "phases.h"
 #include "probe.h"
 #include "procfs.h"
 #include "rapl.h"
@@ -46,6 +47,8 @@
 /* 0.3, the first layout with struct_size: the smallest a caller may pass. */
 #define OPTIONS_MIN_SIZE RM__SIZE_THROUGH(resmon_options, gpu_interval_sec)
 #define PROFILER_MIN_SIZE RM__SIZE_THROUGH(resmon_gpu_profiler, release)
+#define STOP_BIT 1 /* in stop_word; the bits above count marks' wake-ups */
+#define MARK_WAKE 2
 
 struct resmon_monitor {
     resmon_options opts;
@@ -67,8 +70,10 @@ struct resmon_monitor {
     int first_sample_done;
     int start_result;
 
-    /* stop -> sampler: set to 1 and futex-woken by stop. */
+    /* stop -> sampler: set to 1 and futex-woken by stop.  A mark adds
+     * MARK_WAKE and wakes it too (the sampler takes the mark's sample). */
     atomic_int stop_word;
+    rm__phases phases; /* resmon_monitor_mark (phases.h) */
 
     /* Touched only by start/stop/free (the owner's thread) and, while it
      * runs, the sampler thread (probe, previous reading). */
@@ -156,6 +161,10 @@ int resmon_monitor_new(resmon_monitor **out, const resmon_options *opts)
     rc = pthread_cond_init(&m->started, NULL);
     if (rc == 0 && (rc = pthread_mutex_init(&m->lock, NULL)) != 0)
         pthread_cond_destroy(&m->started);
+    if (rc == 0 && (rc = -rm__phases_init(&m->phases, o.metrics != 0)) != 0) {
+        pthread_mutex_destroy(&m->lock);
+        pthread_cond_destroy(&m->started);
+    }
     if (rc != 0) {
         free(m->cgroup_path);
         free(m->proc_root);
@@ -163,6 +172,7 @@ int resmon_monitor_new(resmon_monitor **out, const resmon_options *opts)
         return -rc;
     }
     if (o.gpu_profiler && (rc = rm__gpu_poller_new(&m->gpu, &profiler, m->gpu_interval_ns, o.gpu_interval_sec <= 0)) < 0) {
+        rm__phases_free(&m->phases);
         pthread_mutex_destroy(&m->lock);
         pthread_cond_destroy(&m->started);
         free(m->cgroup_path);
@@ -212,6 +222,7 @@ void resmon_monitor_free(resmon_monitor *m)
     reap_sampler(m);
     rm__gpu_poller_free(m->gpu, MAX_GPU_WAIT_NS);
     rm__sample_store_free(&m->store);
+    rm__phases_free(&m->phases);
     pthread_mutex_destroy(&m->lock);
     pthread_cond_destroy(&m->started);
     free(m->cgroup_path);
@@ -238,6 +249,7 @@ typedef struct taken_sample {
     double cpu_sec;     /* CPU time since the previous sample */
     int short_interval; /* taken under half an interval after the previous */
     double energy_j;    /* the GPU energy counter; NAN without one */
+    int at_mark;        /* taken because a mark asked: opens its phase */
 } taken_sample;
 
 /* CPU package energy: the RAPL counters are read with the first and last
@@ -255,6 +267,7 @@ static int take_sample(resmon_monitor *m, int first, taken_sample *t)
     if (rc < 0)
         return rc; /* gone: no reading */
     resmon_sample *s = &t->sample;
+    t->at_mark = 0;
     s->timestamp = (double)timestamp_ns * 1e-9;
     s->rss_mb = (double)r.rss_bytes / RM__BYTES_PER_MIB;
     s->cpu_percent = 0.0;
@@ -289,6 +302,21 @@ static int take_sample(resmon_monitor *m, int first, taken_sample *t)
     return rc;
 }
 
+static int publish_exact_peak(resmon_monitor *m, int *reset_error);
+
+/* The sample a mark asked for, already recorded: the exact peak and the
+ * CPU energy as of now end the current phase, and the marks' phases begin. */
+static void open_marked_phases(resmon_monitor *m, const taken_sample *t)
+{
+    int ignored_reset_error;
+    publish_exact_peak(m, &ignored_reset_error);
+    if (m->rapl.zone_count)
+        rm__rapl_read(&m->rapl);
+    rm__seqlock_write_begin(&m->published);
+    rm__phases_open(&m->phases, &m->acc, &t->sample, t->energy_j, m->rapl.zone_count ? m->rapl.total_j : NAN);
+    rm__seqlock_write_end(&m->published);
+}
+
 /* Keeps the sample and adds it to the summary, for readers to see at once.
  * When the store cannot grow, the sample is still counted in the summary. */
 static void record(resmon_monitor *m, const taken_sample *t)
@@ -297,7 +325,10 @@ static void record(resmon_monitor *m, const taken_sample *t)
     rm__sample_store_push(&m->store, &t->sample);
     rm__summary_acc_add(&m->acc, &t->sample, t->cpu_sec, t->short_interval);
     rm__summary_acc_add_energy(&m->acc, t->energy_j);
+    rm__phases_add(&m->phases, &t->sample, t->cpu_sec, t->short_interval, t->energy_j);
     rm__seqlock_write_end(&m->published);
+    if (t->at_mark)
+        open_marked_phases(m, t);
 }
 
 static void publish(resmon_monitor *m, const taken_sample *t)
@@ -307,13 +338,17 @@ static void publish(resmon_monitor *m, const taken_sample *t)
         m->opts.on_sample(&t->sample, m->opts.on_sample_user);
 }
 
-/* Sleeps until deadline_ns (CLOCK_MONOTONIC) or until stop sets the stop
- * word.  Returns 1 when stopping. */
+/* Sleeps until deadline_ns (CLOCK_MONOTONIC), until stop sets the stop
+ * word, or until a mark waits.  Returns 1 when stopping, 2 for a mark. */
 static int wait_for_slot(resmon_monitor *m, uint64_t deadline_ns)
 {
-    while (!atomic_load_explicit(&m->stop_word, memory_order_acquire))
-        if (rm__futex_wait_until(&m->stop_word, 0, deadline_ns))
+    int word;
+    while (!((word = atomic_load_explicit(&m->stop_word, memory_order_acquire)) & STOP_BIT)) {
+        if (rm__phases_pending(&m->phases))
+            return 2;
+        if (rm__futex_wait_until(&m->stop_word, word, deadline_ns))
             return 0;
+    }
     return 1;
 }
 
@@ -396,14 +431,18 @@ static int window_loop(resmon_monitor *m, uint64_t window_start_ns)
     taken_sample t;
     uint64_t next_peak_ns = window_start_ns;
     for (uint64_t slot = 1;;) {
-        if (wait_for_slot(m, window_start_ns + slot * m->interval_ns))
+        int woke = wait_for_slot(m, window_start_ns + slot * m->interval_ns);
+        if (woke == 1)
             return 0;
         int rc = take_sample(m, 0, &t);
         if (rc < 0)
             return 1;
+        t.at_mark = woke == 2;
         publish(m, &t);
         if (rc == RM__PROBE_ENDED)
             return 1;
+        if (woke == 2)
+            continue; /* a mark's sample, between slots: the slot is still ahead */
         if (rm__now_ns() >= next_peak_ns) {
             int ignored_reset_error;
             publish_exact_peak(m, &ignored_reset_error);
@@ -476,8 +515,10 @@ static void window_end(resmon_monitor *m, int target_ended)
         rm__gpu_poller_end(m->gpu, gpu_wait_ns(m));
     if (!target_ended)
         rm__probe_end_window(m->probe); /* the stop's sample carries no CPU forward */
-    if (!target_ended && take_sample(m, 0, &t) >= 0)
+    if (!target_ended && take_sample(m, 0, &t) >= 0) {
+        t.at_mark = rm__phases_pending(&m->phases); /* marks just before stop: phases of 0 s */
         publish(m, &t);
+    }
     m->gpu_in_window = 0;
     int reset_error = 0;
     int peak_rc = publish_exact_peak(m, &reset_error);
@@ -493,6 +534,7 @@ static void window_end(resmon_monitor *m, int target_ended)
         final.cpu_energy_j = m->rapl.total_j;
     rm__seqlock_write_begin(&m->published);
     rm__summary_acc_store(&m->acc, &final);
+    rm__phases_end(&m->phases, &final, m->rapl.zone_count ? m->rapl.total_j : NAN);
     rm__seqlock_write_end(&m->published);
     /* After the final summary: a reader that sees the window closed sees it. */
     atomic_store_explicit(&m->window_open, 0, memory_order_release);
@@ -554,6 +596,7 @@ int resmon_monitor_start(resmon_monitor *m)
     else
         fresh.cgroup_version = m->cgroup.version;
     rm__summary_acc_store(&m->acc, &fresh);
+    rm__phases_reset(&m->phases);
     rm__seqlock_write_end(&m->published);
     pthread_mutex_lock(&m->lock);
     atomic_store(&m->stop_word, 0);
@@ -654,4 +697,30 @@ int rm__monitor_snapshot(const resmon_monitor *m, resmon_summary *summary, resmo
     } while (rm__seqlock_read_retry(&m->published, seq));
     *summary = rm__summary_acc_result(&acc);
     return have_last;
+}
+
+int resmon_monitor_mark(resmon_monitor *m, const char *name)
+{
+    if (!m || !atomic_load_explicit(&m->window_open, memory_order_acquire))
+        return -EINVAL;
+    int rc = rm__phases_request(&m->phases, name); /* checks the name */
+    if (rc == 0) {
+        atomic_fetch_add_explicit(&m->stop_word, MARK_WAKE, memory_order_release);
+        rm__futex_wake(&m->stop_word);
+    }
+    return rc;
+}
+
+ssize_t resmon_monitor_get_phases(const resmon_monitor *m, resmon_phase *out, size_t cap, size_t stride)
+{
+    if (!m)
+        return -EINVAL;
+    return rm__phases_copy(&m->phases, &m->published, out, cap, stride);
+}
+
+int resmon_monitor_phase(const resmon_monitor *m, char *name, size_t cap)
+{
+    if (!m)
+        return -EINVAL;
+    return rm__phases_current(&m->phases, &m->published, name, cap);
 }
