@@ -323,8 +323,10 @@ int run_command(const cli_options *o, outputs *out, run_result *r)
 
     rc = wait_for_exit(child, &tty, r);
     r->wall_sec = clock_monotonic_sec() - start;
+    outputs_marks_drain(out); /* marks sent before the exit belong to the window */
     resmon_monitor_stop(m);
     resmon_monitor_get_summary(m, &r->summary, sizeof r->summary);
+    outputs_collect_phases(out, m, r);
     outputs_monitor_free(out, m);
     m = NULL;
     signals_forward_to(0, 0); /* before the reap: its pid may be reused after */

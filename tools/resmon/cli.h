@@ -69,6 +69,10 @@ typedef struct run_result {
     int orphans_left;          /* adopted descendants still running at the end */
     resmon_gpu *gpu;           /* the GPU profiler, NULL without */
     char cgroup_note[RESMON_ERR_MAX]; /* why no cgroup was made for COMMAND; "" when one was, or not asked */
+    const resmon_phase *phases; /* the window's phases (owned by the outputs); NULL without marks */
+    size_t phase_count;
+    int have_marks;             /* the command had a marks channel */
+    unsigned long long marks_dropped;
 } run_result;
 
 /* Per-device GPU columns are written for at most this many devices. */
@@ -81,7 +85,7 @@ typedef struct samples_file samples_file;
  * per-device columns gpuI_*.  NULL when out of memory. */
 samples_file *samples_file_open(int fd, const char *path, size_t gpu_devices);
 void samples_file_write(samples_file *f, const resmon_sample *s, double elapsed_sec,
-                        const resmon_gpu_reading *devices, size_t device_count);
+                        const resmon_gpu_reading *devices, size_t device_count, const char *phase);
 /* Writes what is buffered and frees f; returns 0, or -errno of the first
  * failed write (the file then ends with the last whole row written). */
 int samples_file_free(samples_file *f);
@@ -149,6 +153,31 @@ int samples_read(const char *path, chart_series *c, double *end_sec, char *why, 
 /* argv[0] is "plot".  Returns the exit status. */
 int plot_main(int argc, char **argv);
 
+/* ---- marks from the command's programs (marks.c, phases_output.c) ---- */
+/* The environment variable naming the marks socket to the command. */
+#define RESMON_MARK_ENV "RESMON_MARK_SOCKET"
+typedef struct marks_channel marks_channel;
+/* Opens the channel and names it in resmon's environment (the command
+ * inherits it).  NULL, with a line's worth in why, when it cannot. */
+marks_channel *marks_open(char *why, size_t cap);
+/* Hands every mark received from now on to m.  0 or -errno. */
+int marks_start(marks_channel *c, resmon_monitor *m);
+/* Takes what was sent so far and stops receiving (before the monitor stops). */
+void marks_drain(marks_channel *c);
+/* Marks dropped (by a full channel or refused by the library), and taken. */
+unsigned long long marks_dropped(const marks_channel *c);
+unsigned long long marks_taken(const marks_channel *c);
+/* Removes the channel and its directory; accepts NULL. */
+void marks_close(marks_channel *c);
+/* 1 when name is a valid phase name (resmon_monitor_mark's rule). */
+int mark_name_valid(const char *name);
+/* resmon mark NAME: argv[0] is "mark".  Returns the exit status. */
+int mark_main(int argc, char **argv);
+/* The run's phases into the summary JSON ("phases", "marks_dropped") and the
+ * table (a line per phase); nothing when the run had none. */
+void phases_write_json(FILE *out, const run_result *r);
+void phases_print_table(FILE *out, const run_result *r);
+
 /* ---- the summary: JSON file and the human table ---- */
 int summary_write_json(FILE *out, const cli_options *o, const run_result *r);
 void summary_print_table(FILE *out, const cli_options *o, const run_result *r);
@@ -209,6 +238,9 @@ typedef struct outputs {
     char plot_converter[4096]; /* rsvg-convert for a .png chart, else "" */
     double first_timestamp;
     int have_first;
+    marks_channel *marks;  /* COMMAND's marks channel; NULL with --pid or when it cannot open */
+    const resmon_monitor *monitor; /* for the phase of each sample */
+    resmon_phase *phases;  /* outputs_collect_phases */
 } outputs;
 /* Checks and opens every output named in o.  Returns 0, or prints one line
  * and returns -1 (then call outputs_discard). */
@@ -224,6 +256,10 @@ int outputs_monitor_new(outputs *out, const resmon_options *opts, resmon_monitor
 void outputs_monitor_free(outputs *out, resmon_monitor *m);
 /* The monitor's on_sample callback (user: the outputs). */
 void outputs_on_sample(const resmon_sample *s, void *user);
+/* Before the monitor stops: takes the marks sent so far. */
+void outputs_marks_drain(outputs *out);
+/* After it stopped: the phases (and marks dropped) into r. */
+void outputs_collect_phases(outputs *out, const resmon_monitor *m, run_result *r);
 /* The command runs: the samples file takes its name.  0 or -1 (printed). */
 int outputs_command_started(outputs *out);
 /* Nothing ran: closes everything and leaves every path as it was. */

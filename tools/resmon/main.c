@@ -17,6 +17,8 @@ int main(int argc, char **argv)
         return plot_main(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "compare") == 0) /* a program named compare: resmon -- compare */
         return compare_main(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "mark") == 0) /* a program named mark: resmon -- mark */
+        return mark_main(argc - 1, argv + 1);
     cli_options o;
     int rc = cli_parse(argc, argv, &o);
     if (rc == -1)

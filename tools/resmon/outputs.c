@@ -6,6 +6,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -47,6 +48,11 @@ int outputs_open(const cli_options *o, resmon_gpu *gpu, outputs *out)
         fprintf(stderr, "resmon: out of memory\n");
         return -1;
     }
+    if (!o->pid) { /* marks from the command's programs (resmon mark) */
+        char why[256];
+        if (!(out->marks = marks_open(why, sizeof why)) && !o->quiet)
+            fprintf(stderr, "resmon: no marks from the command: %s\n", why);
+    }
     int none;
     out->exporters = exporters_start(&o->exporters, o->interval_sec, o->pid ? NULL : o->argv[0], o->pid, &none);
     return out->exporters || none ? 0 : -1;
@@ -69,15 +75,41 @@ resmon_options outputs_monitor_options(const cli_options *o, outputs *out)
 int outputs_monitor_new(outputs *out, const resmon_options *opts, resmon_monitor **m)
 {
     int rc = resmon_monitor_new(m, opts);
-    if (rc == 0)
+    if (rc == 0) {
+        out->monitor = *m;
         exporters_attach(out->exporters, *m);
+        if (marks_start(out->marks, *m) < 0) { /* no thread: no marks, the run goes on */
+            marks_close(out->marks);
+            out->marks = NULL;
+        }
+    }
     return rc;
 }
 
 void outputs_monitor_free(outputs *out, resmon_monitor *m)
 {
+    marks_drain(out->marks);
     exporters_detach(out->exporters, m); /* they keep its final state */
+    if (out->monitor == m)
+        out->monitor = NULL;
     resmon_monitor_free(m);
+}
+
+void outputs_marks_drain(outputs *out)
+{
+    marks_drain(out->marks);
+}
+
+void outputs_collect_phases(outputs *out, const resmon_monitor *m, run_result *r)
+{
+    r->have_marks = out->marks != NULL;
+    r->marks_dropped = marks_dropped(out->marks);
+    ssize_t n = resmon_monitor_get_phases(m, NULL, 0, sizeof(resmon_phase));
+    if (n > 0 && (out->phases = calloc((size_t)n, sizeof *out->phases)) != NULL) {
+        n = resmon_monitor_get_phases(m, out->phases, (size_t)n, sizeof *out->phases);
+        r->phases = out->phases;
+        r->phase_count = n > 0 ? (size_t)n : 0;
+    }
 }
 
 void outputs_on_sample(const resmon_sample *s, void *user)
@@ -88,6 +120,8 @@ void outputs_on_sample(const resmon_sample *s, void *user)
         out->have_first = 1;
     }
     double elapsed = s->timestamp - out->first_timestamp;
+    char phase[RESMON_PHASE_NAME_MAX] = "";
+    int phases = out->monitor ? resmon_monitor_phase(out->monitor, phase, sizeof phase) : 0;
     if (out->samples) {
         resmon_gpu_reading devices[RESMON_CLI_MAX_DEVICE_COLUMNS];
         ssize_t count = out->gpu && resmon_gpu_device_count(out->gpu) > 1
@@ -96,8 +130,11 @@ void outputs_on_sample(const resmon_sample *s, void *user)
         if (count < 0)
             count = 0;
         samples_file_write(out->samples, s, elapsed, devices,
-                           (size_t)count < RESMON_CLI_MAX_DEVICE_COLUMNS ? (size_t)count : RESMON_CLI_MAX_DEVICE_COLUMNS);
+                           (size_t)count < RESMON_CLI_MAX_DEVICE_COLUMNS ? (size_t)count : RESMON_CLI_MAX_DEVICE_COLUMNS,
+                           phase);
     }
+    if (out->chart && phases > 0)
+        chart_series_phase(out->chart, phase, elapsed);
     if (out->chart)
         chart_series_add(out->chart, s, elapsed);
 }
@@ -120,6 +157,10 @@ void outputs_discard(outputs *out)
     out->chart = NULL;
     exporters_discard(out->exporters);
     out->exporters = NULL;
+    marks_close(out->marks);
+    out->marks = NULL;
+    free(out->phases);
+    out->phases = NULL;
 }
 
 static void chart_title(const cli_options *o, char *title, size_t cap)
@@ -201,7 +242,11 @@ int outputs_finish(const cli_options *o, outputs *out, const run_result *r)
     }
     if (!o->quiet)
         summary_print_table(stderr, o, r);
+    marks_close(out->marks); /* the channel's directory goes before the exporters linger */
+    out->marks = NULL;
     exporters_finish(out->exporters, &r->summary, r->have_exit, r->exit_status); /* after the files: it may linger */
     out->exporters = NULL;
+    free(out->phases);
+    out->phases = NULL;
     return rc;
 }

@@ -130,7 +130,7 @@ samples_file *samples_file_open(int fd, const char *path, size_t gpu_devices)
                              i, i);
             append(f, columns, (size_t)written);
         }
-        append(f, "\n", 1);
+        append(f, ",phase\n", 7); /* last: the phase marks named (empty before the first) */
         write_buffer(f);
     }
     return f;
@@ -155,8 +155,28 @@ static void put_value(samples_file *f, const char *key, double value, int first)
     }
 }
 
+/* The phase's name: a JSON string, or a CSV field (quoted when it holds a
+ * comma or a quote; names hold no control characters). */
+static void put_phase(samples_file *f, const char *phase)
+{
+    int quote = f->jsonl || strpbrk(phase, ",\"") != NULL;
+    append(f, f->jsonl ? ", \"phase\": " : ",", f->jsonl ? 11 : 1);
+    if (quote)
+        append(f, "\"", 1);
+    for (const char *p = phase; *p && p - phase < RESMON_PHASE_NAME_MAX; p++) {
+        if (*p == '"')
+            append(f, f->jsonl ? "\\\"" : "\"\"", 2);
+        else if (*p == '\\' && f->jsonl)
+            append(f, "\\\\", 2);
+        else
+            append(f, p, 1);
+    }
+    if (quote)
+        append(f, "\"", 1);
+}
+
 void samples_file_write(samples_file *f, const resmon_sample *s, double elapsed_sec,
-                        const resmon_gpu_reading *devices, size_t device_count)
+                        const resmon_gpu_reading *devices, size_t device_count, const char *phase)
 {
     if (SAMPLES_BUFFER_BYTES - f->used < MAX_ROW_BYTES)
         write_buffer(f);
@@ -194,6 +214,7 @@ void samples_file_write(samples_file *f, const resmon_sample *s, double elapsed_
         snprintf(key, sizeof key, "gpu%zu_power_w", i);
         put_value(f, key, r.power_w, 0);
     }
+    put_phase(f, phase ? phase : "");
     append(f, f->jsonl ? "}\n" : "\n", f->jsonl ? 2 : 1);
     if (f->last_write < 0 || s->timestamp - f->last_write >= 1.0) {
         write_buffer(f);

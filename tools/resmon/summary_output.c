@@ -184,6 +184,7 @@ int summary_write_json(FILE *out, const cli_options *o, const run_result *r)
     fprintf(out, ", \"interrupted\": %s", r->interrupted ? "true" : "false");
     if (!o->pid) /* adopted descendants still running when resmon stopped */
         fprintf(out, ", \"orphans_left\": %d", r->orphans_left);
+    phases_write_json(out, r);
     fprintf(out, ", \"resmon_version\": \"%s\"}\n", resmon_version_string());
     return ferror(out) ? -1 : 0;
 }
@@ -249,4 +250,5 @@ void summary_print_table(FILE *out, const cli_options *o, const run_result *r)
         fprintf(out, ", %llu slot%s skipped (sampler ran late)", (unsigned long long)s->skipped_slots,
                 s->skipped_slots == 1 ? "" : "s");
     fputc('\n', out);
+    phases_print_table(out, r);
 }
