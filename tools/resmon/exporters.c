@@ -191,6 +191,7 @@ struct exporters {
     resmon_summary final;
     resmon_sample final_last;
     int have_final, have_final_last;
+    char final_phase[RESMON_PHASE_NAME_MAX]; /* the last phase marked; "" without marks */
     int ended;               /* the command (or target) ended: not running any more */
     int have_exit, exit_status;
 
@@ -278,6 +279,16 @@ static void put_command_series(FILE *out, const exporters *ex, resmon_exposition
     put_family(out, format, openmetrics ? "resmon_build" : "resmon_build_info", openmetrics ? "info" : "gauge",
                "The version of resmon that measures.");
     put_series(out, ex, "resmon_build_info", "version", resmon_version_string(), 1);
+    /* The phase the run is in (marks), once it has one. */
+    char phase[RESMON_PHASE_NAME_MAX];
+    snprintf(phase, sizeof phase, "%s", ex->final_phase);
+    if (ex->monitor && resmon_monitor_phase(ex->monitor, phase, sizeof phase) <= 0)
+        phase[0] = '\0';
+    if (phase[0]) {
+        put_family(out, format, openmetrics ? "resmon_phase" : "resmon_phase_info", openmetrics ? "info" : "gauge",
+                   "The phase the run is in, as the last mark named it.");
+        put_series(out, ex, "resmon_phase_info", "phase", phase, 1);
+    }
 }
 
 /* The library's exposition for what renders now, in a malloc'ed buffer, or
@@ -551,6 +562,8 @@ void exporters_detach(exporters *ex, const resmon_monitor *m)
         ex->have_final = resmon_monitor_get_summary(m, &ex->final, sizeof ex->final) == 0;
         ex->have_final_last =
             ex->have_final && resmon_monitor_get_samples(m, &ex->final_last, 1, sizeof ex->final_last) > 0;
+        if (resmon_monitor_phase(m, ex->final_phase, sizeof ex->final_phase) <= 0)
+            ex->final_phase[0] = '\0';
         ex->monitor = NULL;
         ex->ended = 1; /* a run has one monitor: freed when the target ended */
     }
