@@ -16,17 +16,20 @@ sample store (``max_samples=``) and built-in NVIDIA/AMD/Intel GPU readings
 (``gpu="auto"``, ``list_gpus()``).
 """
 
+from ._marks import mark
 from ._monitor import GPUInfo, ResourceMonitor, list_gpus
 from ._protocol import GPUProfilerProtocol
-from ._records import ResourceSample, ResourceSummary
+from ._records import PhaseSummary, ResourceSample, ResourceSummary
 from ._resmon import library_version
 
 __all__ = [
     "GPUInfo",
     "GPUProfilerProtocol",
+    "PhaseSummary",
     "ResourceMonitor",
     "ResourceSample",
     "ResourceSummary",
     "library_version",
     "list_gpus",
+    "mark",
 ]

@@ -5,13 +5,15 @@ from __future__ import annotations
 import math
 import numbers
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from types import TracebackType
 
 from . import _resmon
 from ._protocol import GPUProfilerProtocol
-from ._records import ResourceSample, ResourceSummary
+from ._marks import check_name
+from ._records import PhaseSummary, ResourceSample, ResourceSummary
 
 # The library's accepted range (resmon_options.sample_interval_sec).
 _MIN_INTERVAL_SEC = 1e-6
@@ -96,6 +98,7 @@ class ResourceMonitor:
         if max_samples is not None and (
                 isinstance(max_samples, bool) or not isinstance(max_samples, int) or max_samples <= 0):
             raise ValueError(f"max_samples must be a positive integer or None, got {max_samples!r}")
+        self._last_mark = ""  # the name of the last mark taken in this window
         self._monitor = _resmon.Monitor(self._interval, gpu_profiler, gpu, pid or 0, bool(include_children),
                                         max_samples or 0, _metric_bits(metrics), bool(reset_peak_mark))
 
@@ -106,6 +109,7 @@ class ResourceMonitor:
         waits for a GPU reading) leaves no sampler running: ``__exit__`` is
         not called then, so the window is closed before it propagates."""
         try:
+            self._last_mark = ""
             self._monitor.start()
         except (OSError, ValueError, RuntimeError, MemoryError):
             raise  # start refused: it opened no window (or, EBUSY, not this one)
@@ -132,8 +136,54 @@ class ResourceMonitor:
     @property
     def summary(self) -> ResourceSummary:
         """Aggregated metrics of the current (or last) window, or a zeroed
-        summary if no sample has been taken."""
-        return ResourceSummary(**self._monitor.summary())
+        summary if no sample has been taken; ``phases`` holds its phases
+        (see mark)."""
+        phases = tuple(PhaseSummary(name=name, start_sec=start, summary=ResourceSummary(**fields))
+                       for name, start, fields in self._monitor.phases())
+        return ResourceSummary(**self._monitor.summary(), phases=phases)
+
+    def mark(self, name: str) -> bool:
+        """resmon only: start the phase ``name`` of the open window.
+
+        The sampler takes a sample at once (microseconds later), which ends
+        the current phase and begins this one; the phase lasts until the
+        next mark or the window's end.  The time before the first mark is a
+        phase named "".  ``summary.phases`` gives each phase's figures.
+
+        Args:
+            name: 1 to 63 bytes of UTF-8 without control characters.
+
+        Returns:
+            True, or False when the mark was refused: the window already
+            holds 256 phases (the last then runs on to the end), or 16 marks
+            wait for the sampler.
+
+        Raises:
+            ValueError: A bad name.
+            RuntimeError: No window is open.
+        """
+        check_name(name)
+        taken = bool(self._monitor.mark(name))
+        if taken:
+            self._last_mark = name  # applied microseconds later: phase() below must not wait for it
+        return taken
+
+    @contextmanager
+    def phase(self, name: str) -> Iterator[ResourceMonitor]:
+        """resmon only: ``with mon.phase("load"):`` -- the phase ``name`` for
+        the block.  When the block ends, the phase that was current when it
+        began is marked again (its name: a second entry in
+        ``summary.phases``), or, when that was the unnamed first phase, a
+        phase named "(after NAME)"; what runs after the block until the next
+        mark counts there.  Nothing is marked at the end when the window
+        closed inside the block."""
+        before = self._last_mark
+        self.mark(name)
+        try:
+            yield self
+        finally:
+            if self.running:
+                self.mark(before or f"(after {name})"[:60])
 
     def __repr__(self) -> str:
         state = "running" if self.running else "stopped"

@@ -145,6 +145,8 @@ class ResourceSummary:
     net_rx_packets: float | None = None
     net_tx_packets: float | None = None
     peak_unreadable_procs: float | None = None
+    # The window's phases (ResourceMonitor.mark), oldest first; () without marks.
+    phases: tuple[PhaseSummary, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """Serialize to a JSON-compatible dictionary.
@@ -193,6 +195,8 @@ class ResourceSummary:
             value = getattr(self, key)
             if _known(value):
                 d[key] = float(value)
+        if self.phases:
+            d["phases"] = [phase.to_dict() for phase in self.phases]
         return d
 
     @classmethod
@@ -214,16 +218,58 @@ class ResourceSummary:
         missing = [key for key in _SEED_REQUIRED if key not in data]
         if missing:
             raise ValueError(f"ResourceSummary.from_dict: missing required key(s) {', '.join(missing)}")
-        known = {f.name for f in fields(cls)}
+        known = {f.name for f in fields(cls)} - {"phases"}
         values = {key: value for key, value in data.items() if key in known}
         for key, value in values.items():
             _check_field(key, value)
+        phases = data.get("phases")
+        if phases is not None:
+            if not isinstance(phases, (list, tuple)) or not all(isinstance(p, Mapping) for p in phases):
+                raise ValueError("ResourceSummary.from_dict: phases must be a list of objects")
+            values["phases"] = tuple(PhaseSummary.from_dict(p) for p in phases)
         return cls(**values)
 
 
-# The metric-group fields: every field after peak_gpu_proc_mem_mb.
-METRIC_GROUP_KEYS = tuple(f.name for f in fields(ResourceSummary))[
+# The metric-group fields: every number field after peak_gpu_proc_mem_mb.
+METRIC_GROUP_KEYS = tuple(f.name for f in fields(ResourceSummary) if f.name != "phases")[
     [f.name for f in fields(ResourceSummary)].index("peak_gpu_proc_mem_mb") + 1:]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PhaseSummary:
+    """One phase of a window (ResourceMonitor.mark): its name, its start and
+    its own summary, whose fields read through: ``phase.peak_rss_mb``.
+
+    Attributes:
+        name: The mark's name; "" for the time before the first mark.
+        start_sec: Its first sample, seconds after the window's first.
+        summary: The phase's figures by the window's rules (a ResourceSummary
+            without phases; duration_sec is the phase's).
+    """
+
+    name: str
+    start_sec: float
+    summary: ResourceSummary
+
+    def __getattr__(self, key: str) -> Any:
+        if key in ("summary", "__getstate__", "__setstate__") or key.startswith("__"):
+            raise AttributeError(key)
+        return getattr(self.summary, key)
+
+    def to_dict(self) -> dict[str, Any]:
+        """name, start_sec, then the summary's keys: the C library's JSON of a phase."""
+        return {"name": self.name, "start_sec": float(self.start_sec), **self.summary.to_dict()}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> PhaseSummary:
+        """Reads what to_dict writes (and resmon's summary JSON holds under "phases")."""
+        name, start = data.get("name"), data.get("start_sec")
+        if not isinstance(name, str):
+            raise ValueError(f"PhaseSummary.from_dict: name must be a string, got {name!r}")
+        if isinstance(start, bool) or not isinstance(start, (int, float)):
+            raise ValueError(f"PhaseSummary.from_dict: start_sec must be a number, got {start!r}")
+        rest = {k: v for k, v in data.items() if k not in ("name", "start_sec", "phases")}
+        return cls(name=name, start_sec=float(start), summary=ResourceSummary.from_dict(rest))
 
 _TEXT_FIELDS = {"hwm_scope": ("window", "lifetime"), "gpu_energy_source": ("counter", "integrated")}
 _COUNT_FIELDS = ("num_samples", "skipped_slots")

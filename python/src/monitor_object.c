@@ -34,6 +34,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <string.h>
 #include <unistd.h>
 
 typedef struct {
@@ -338,6 +339,95 @@ static PyObject *monitor_summary(monitor_object *self, PyObject *unused)
     return rmpy_summary_to_dict(&s);
 }
 
+/* mark(name) -> bool: resmon_monitor_mark.  True when the phase will
+ * begin, False when it was refused (the window holds RESMON_MAX_PHASES, or
+ * marks wait for the sampler); ValueError for a bad name, RuntimeError
+ * when no window is open. */
+static PyObject *monitor_mark(monitor_object *self, PyObject *arg)
+{
+    if (check_initialised(self) < 0)
+        return NULL;
+    if (!PyUnicode_Check(arg)) {
+        PyErr_Format(PyExc_TypeError, "a phase name must be a str, got %.100s", Py_TYPE(arg)->tp_name);
+        return NULL;
+    }
+    Py_ssize_t len;
+    const char *name = PyUnicode_AsUTF8AndSize(arg, &len);
+    if (!name)
+        return NULL;
+    if ((size_t)len != strlen(name) || len < 1 || len >= RESMON_PHASE_NAME_MAX) {
+        PyErr_Format(PyExc_ValueError, "a phase name is 1 to %d bytes of UTF-8, got %zd", RESMON_PHASE_NAME_MAX - 1,
+                     len);
+        return NULL;
+    }
+    if (orphaned(self) || !resmon_monitor_running(self->monitor)) {
+        PyErr_SetString(PyExc_RuntimeError, "mark: the monitor is not running");
+        return NULL;
+    }
+    int rc = resmon_monitor_mark(self->monitor, name);
+    if (rc == -ENOSPC || rc == -EAGAIN)
+        Py_RETURN_FALSE;
+    if (rc == -EINVAL && resmon_monitor_running(self->monitor)) {
+        PyErr_SetString(PyExc_ValueError, "a phase name has no control characters");
+        return NULL;
+    }
+    if (rc == -EINVAL) {
+        PyErr_SetString(PyExc_RuntimeError, "mark: the monitor is not running");
+        return NULL;
+    }
+    if (rc < 0)
+        return rmpy_raise(rc, NULL);
+    Py_RETURN_TRUE;
+}
+
+/* phase() -> str: the current phase's name ("" before the first mark). */
+static PyObject *monitor_phase(monitor_object *self, PyObject *unused)
+{
+    (void)unused;
+    if (check_initialised(self) < 0)
+        return NULL;
+    if (orphaned(self))
+        return raise_orphaned(self);
+    char name[RESMON_PHASE_NAME_MAX];
+    int rc = resmon_monitor_phase(self->monitor, name, sizeof name);
+    if (rc < 0)
+        return rmpy_raise(rc, NULL);
+    return PyUnicode_DecodeUTF8(name, (Py_ssize_t)strlen(name), "replace");
+}
+
+/* phases() -> [(name, start_sec, summary dict)]: resmon_monitor_get_phases. */
+static PyObject *monitor_phases(monitor_object *self, PyObject *unused)
+{
+    (void)unused;
+    if (check_initialised(self) < 0)
+        return NULL;
+    if (orphaned(self))
+        return raise_orphaned(self);
+    resmon_phase *phases = PyMem_Malloc(RESMON_MAX_PHASES * sizeof *phases);
+    if (!phases)
+        return PyErr_NoMemory();
+    ssize_t n = resmon_monitor_get_phases(self->monitor, phases, RESMON_MAX_PHASES, sizeof *phases);
+    if (n < 0) {
+        PyMem_Free(phases);
+        return rmpy_raise((int)n, NULL);
+    }
+    if (n > RESMON_MAX_PHASES)
+        n = RESMON_MAX_PHASES;
+    PyObject *list = PyList_New(n);
+    for (ssize_t i = 0; list && i < n; i++) {
+        PyObject *summary = rmpy_summary_to_dict(&phases[i].summary);
+        PyObject *item = summary ? Py_BuildValue("(s#dN)", phases[i].name, (Py_ssize_t)strlen(phases[i].name),
+                                                 phases[i].start_sec, summary)
+                                 : NULL;
+        if (!item)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, i, item);
+    }
+    PyMem_Free(phases);
+    return list;
+}
+
 static PyObject *monitor_running(monitor_object *self, void *closure)
 {
     (void)closure;
@@ -356,6 +446,11 @@ static PyMethodDef monitor_methods[] = {
      "gpu_clock_mhz, gpu_power_w, gpu_proc_mem_mb)."},
     {"summary", (PyCFunction)monitor_summary, METH_NOARGS,
      "The window's summary as a dict of ResourceSummary's fields."},
+    {"mark", (PyCFunction)monitor_mark, METH_O,
+     "mark(name) -> bool: start the phase name (False: refused, the window is full)."},
+    {"phase", (PyCFunction)monitor_phase, METH_NOARGS, "The current phase's name (\"\" before the first mark)."},
+    {"phases", (PyCFunction)monitor_phases, METH_NOARGS,
+     "The window's phases as tuples (name, start_sec, summary dict)."},
     {NULL, NULL, 0, NULL},
 };
 

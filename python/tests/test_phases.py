@@ -1,0 +1,138 @@
+"""Phases: ResourceMonitor.mark and .phase, summary.phases, to_dict/from_dict,
+and resmon.mark outside the resmon command."""
+
+import json
+import mmap
+import os
+import time
+
+import pytest
+
+import resmon
+from resmon import PhaseSummary, ResourceMonitor, ResourceSummary
+from resmon import _resmon
+
+
+def cpu() -> float:
+    return time.clock_gettime(time.CLOCK_PROCESS_CPUTIME_ID)
+
+
+def spin_cpu(seconds: float) -> None:
+    end = cpu() + seconds
+    while cpu() < end:
+        pass
+
+
+def wait_phase(mon: ResourceMonitor, name: str) -> None:
+    """The mark's sample is taken microseconds after the call."""
+    deadline = time.monotonic() + 5
+    while mon._monitor.phase() != name and time.monotonic() < deadline:
+        time.sleep(0.0005)
+    assert mon._monitor.phase() == name
+
+
+def test_marks_cut_the_window_into_phases() -> None:
+    with ResourceMonitor(sample_interval_sec=0.02) as mon:
+        c0 = cpu()
+        spin_cpu(0.05)
+        c1 = cpu()
+        assert mon.mark("load") is True
+        wait_phase(mon, "load")
+        block = mmap.mmap(-1, 64 << 20)
+        block.write(b"x" * (64 << 20))
+        c2 = cpu()
+        assert mon.mark("compute")
+        wait_phase(mon, "compute")
+        block.close()
+        spin_cpu(0.1)
+    c3 = cpu()
+    s = mon.summary
+    assert [p.name for p in s.phases] == ["", "load", "compute"]
+    assert all(isinstance(p, PhaseSummary) for p in s.phases)
+    assert s.phases[0].start_sec == 0.0
+    assert sum(p.duration_sec for p in s.phases) == pytest.approx(s.duration_sec, abs=1e-9)
+    assert sum(p.cpu_time_sec for p in s.phases) == pytest.approx(s.cpu_time_sec, abs=1e-9)
+    assert sum(p.num_samples for p in s.phases) == s.num_samples + 2  # a mark's sample is in both phases
+    for phase, (a, b) in zip(s.phases, [(c0, c1), (c1, c2), (c2, c3)]):
+        assert phase.cpu_time_sec == pytest.approx(b - a, abs=0.03)  # the kernel's clock between the marks
+    load = s.phases[1]
+    assert load.memory_growth_mb > 60
+    assert load.peak_rss_mb >= s.phases[0].peak_rss_mb + 60
+    assert s.phases[2].memory_growth_mb < -60
+    assert load.summary.phases == ()
+
+
+def test_to_dict_carries_phases_and_reads_back() -> None:
+    with ResourceMonitor(sample_interval_sec=0.01) as mon:
+        mon.mark("a")
+        spin_cpu(0.02)
+    s = mon.summary
+    d = s.to_dict()
+    assert [p["name"] for p in d["phases"]] == ["", "a"]
+    assert list(d["phases"][1])[:4] == ["name", "start_sec", "peak_rss_mb", "mean_rss_mb"]
+    assert d["phases"][1]["duration_sec"] == s.phases[1].duration_sec
+    back = ResourceSummary.from_dict(json.loads(json.dumps(d)))
+    assert back == s
+    # The C library's JSON of the phases: byte for byte what json.dumps writes.
+    assert json.dumps(d["phases"][1]) == json.dumps(s.phases[1].to_dict())
+    # A window without marks: no phases, and to_dict unchanged.
+    with ResourceMonitor(sample_interval_sec=0.01) as mon:
+        pass
+    assert mon.summary.phases == ()
+    assert "phases" not in mon.summary.to_dict()
+    assert json.dumps(mon.summary.to_dict()) == _resmon.summary_to_json(mon.summary.to_dict())
+
+
+def test_phase_block_returns_to_the_phase_before() -> None:
+    with ResourceMonitor(sample_interval_sec=0.01) as mon:
+        with mon.phase("load"):
+            spin_cpu(0.01)
+        wait_phase(mon, "(after load)")
+        mon.mark("outer")
+        with mon.phase("inner"):
+            pass
+        wait_phase(mon, "outer")
+    assert [p.name for p in mon.summary.phases] == ["", "load", "(after load)", "outer", "inner", "outer"]
+
+
+def test_bad_names_and_a_stopped_monitor() -> None:
+    mon = ResourceMonitor(sample_interval_sec=0.01)
+    with pytest.raises(RuntimeError):
+        mon.mark("load")
+    with mon:
+        for bad in ["", "x" * 64, "tab\there", "\x85", "\ud800", 7]:
+            with pytest.raises(ValueError):
+                mon.mark(bad)  # type: ignore[arg-type]
+        assert mon.mark("é" * 31)  # 62 bytes
+    assert mon.summary.phases[-1].name == "é" * 31
+
+
+def test_marks_in_a_loop_are_bounded() -> None:
+    with ResourceMonitor(sample_interval_sec=0.01) as mon:
+        results = [mon.mark("hot") for _ in range(20000)]
+    assert results.count(True) <= 255
+    assert False in results
+    assert len(mon.summary.phases) == results.count(True) + 1 <= 256
+
+
+def test_module_mark_outside_resmon_is_a_no_op(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("RESMON_MARK_SOCKET", raising=False)
+    assert resmon.mark("load") is False
+    monkeypatch.setenv("RESMON_MARK_SOCKET", "/nonexistent/socket")
+    assert resmon.mark("load") is False  # resmon gone: dropped, never raised
+    with pytest.raises(ValueError):
+        resmon.mark("bad\nname")
+
+
+def test_module_mark_sends_a_datagram(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+    path = str(tmp_path / "socket")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
+        s.bind(path)
+        monkeypatch.setenv("RESMON_MARK_SOCKET", path)
+        assert resmon.mark("load")
+        assert s.recv(100) == b"load"
+        # A full queue drops the mark and counts it beside the socket.
+        sent = [resmon.mark("x") for _ in range(5000)]
+        assert False in sent
+        assert os.path.getsize(tmp_path / "dropped") == sent.count(False)
