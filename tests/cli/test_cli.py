@@ -62,7 +62,7 @@ METRIC_COLUMNS = ["vmem_mb", "pss_mb", "swap_mb", "rchar", "wchar", "read_bytes"
                   "syscw", "nprocs", "nthreads", "user_sec", "sys_sec", "minflt", "majflt", "vol_ctxsw",
                   "invol_ctxsw", "rx_bytes", "tx_bytes", "rx_packets", "tx_packets", "cgroup_mem_mb",
                   "unreadable_procs"]
-SAMPLE_COLUMNS = BASE_COLUMNS + METRIC_COLUMNS
+SAMPLE_COLUMNS = BASE_COLUMNS + METRIC_COLUMNS + ["phase"]  # phase: last, "" before any mark (issue 22)
 
 
 def remove_leaf_of_killed(pid):
