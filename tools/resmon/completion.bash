@@ -52,6 +52,10 @@ _resmon()
         _resmon_compare
         return
     fi
+    if ((cword > 1)) && [[ ${words[1]} == mark ]]; then # resmon mark NAME: a name of the user's
+        ((cword == 2)) && [[ $cur == -* ]] && COMPREPLY=($(compgen -W '--help' -- "$cur"))
+        return
+    fi
 
     # resmon stops reading options at "--" or at the first other word that is
     # not an option or an option's value (getopt's "+" mode).
@@ -135,6 +139,7 @@ _resmon()
     _command_offset $cword
     ((cword == 1)) && [[ plot == "$cur"* ]] && COMPREPLY+=(plot) # the subcommand, beside the commands
     ((cword == 1)) && [[ compare == "$cur"* ]] && COMPREPLY+=(compare)
+    ((cword == 1)) && [[ mark == "$cur"* ]] && COMPREPLY+=(mark)
 } &&
     complete -F _resmon resmon
 

@@ -16,6 +16,7 @@ static const char usage_text[] =
     "                                              --duration ends, or Ctrl-C\n"
     "       resmon plot [OPTIONS] RUN... -o FILE   a chart of saved samples files (resmon plot -h)\n"
     "       resmon compare [OPTIONS] BASE NEW      two summaries side by side, with limits (resmon compare -h)\n"
+    "       resmon mark NAME                       from within COMMAND: start the phase NAME (resmon mark -h)\n"
     "\n"
     "  -i, --interval SECONDS   sample interval, 0.000001 to 1000000 (default 0.1)\n"
     "  -o, --output FILE        summary as JSON (\"-\" for stdout: one line, after COMMAND's output)\n"
