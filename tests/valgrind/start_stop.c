@@ -1,7 +1,7 @@
 /*
  * start_stop.c -- a short life of monitors for helgrind and drd to watch:
  * windows opened and closed, the summary and samples read from a second
- * thread while the sampler runs, a monitor freed while running.  Under
+ * thread while the sampler runs, a phase marked, a monitor freed while running.  Under
  * valgrind (tests/valgrind/run.sh) any race report not explained in
  * tests/valgrind/resmon.supp fails the test.
  */
@@ -22,6 +22,10 @@ static void *read_while_running(void *arg)
         resmon_monitor_get_summary(m, &s, sizeof s);
         resmon_monitor_get_samples(m, samples, 8, sizeof samples[0]);
         resmon_monitor_running(m);
+        resmon_phase phases[4];
+        char name[RESMON_PHASE_NAME_MAX];
+        resmon_monitor_get_phases(m, phases, 4, sizeof phases[0]);
+        resmon_monitor_phase(m, name, sizeof name);
     }
     return NULL;
 }
@@ -38,7 +42,8 @@ int main(void)
     if (pthread_create(&reader, NULL, read_while_running, m) != 0)
         return 1;
     for (int window = 0; window < 5; window++) {
-        if (resmon_monitor_start(m) != 0 || resmon_monitor_stop(m) != 0) {
+        /* A mark from this thread while the sampler runs and the reader reads. */
+        if (resmon_monitor_start(m) != 0 || resmon_monitor_mark(m, "phase") != 0 || resmon_monitor_stop(m) != 0) {
             fprintf(stderr, "start_stop: window %d failed\n", window);
             return 1;
         }
