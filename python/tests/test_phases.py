@@ -38,8 +38,11 @@ def test_marks_cut_the_window_into_phases() -> None:
         c1 = cpu()
         assert mon.mark("load") is True
         wait_phase(mon, "load")
-        block = mmap.mmap(-1, 64 << 20)
-        block.write(b"x" * (64 << 20))
+        # 32 MiB written 1 MiB at a time: this process's peak stays low, which
+        # test_pytest_plugin's subprocesses inherit (exec keeps ru_maxrss).
+        block = mmap.mmap(-1, 32 << 20)
+        for offset in range(0, 32 << 20, 1 << 20):
+            block[offset:offset + (1 << 20)] = b"x" * (1 << 20)
         c2 = cpu()
         assert mon.mark("compute")
         wait_phase(mon, "compute")
@@ -56,9 +59,9 @@ def test_marks_cut_the_window_into_phases() -> None:
     for phase, (a, b) in zip(s.phases, [(c0, c1), (c1, c2), (c2, c3)]):
         assert phase.cpu_time_sec == pytest.approx(b - a, abs=0.03)  # the kernel's clock between the marks
     load = s.phases[1]
-    assert load.memory_growth_mb > 60
-    assert load.peak_rss_mb >= s.phases[0].peak_rss_mb + 60
-    assert s.phases[2].memory_growth_mb < -60
+    assert load.memory_growth_mb > 28
+    assert load.peak_rss_mb >= s.phases[0].peak_rss_mb + 28
+    assert s.phases[2].memory_growth_mb < -28
     assert load.summary.phases == ()
 
 
