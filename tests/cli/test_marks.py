@@ -107,6 +107,26 @@ class Marks(unittest.TestCase):
         os.close(ready_read)
         os.close(ready_write)
 
+    def test_phases_carry_the_gpu_figures(self):
+        # The fake NVML (tests/fake_nvml.c): 42 % util, 1000 MiB, an energy counter.
+        sysfs = self.path("sysfs")
+        os.makedirs(sysfs)
+        self.env.update(RESMON_NVML_LIBRARY=os.environ["FAKE_NVML_LIB"], FAKE_NVML="devices=1",
+                        RESMON_SYSFS_ROOT=sysfs)
+        script = self.script(f'"{RESMON}" mark a\n"{WORKLOAD}" sleep 0.2\n"{RESMON}" mark b\n"{WORKLOAD}" sleep 0.2\n')
+        r = self.run_resmon("-i", "0.02", "--gpu", "nvml:0", "-o", self.path("s.json"), "--", "sh", script)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(self.path("s.json")) as f:
+            s = json.load(f)
+        a, b = s["phases"][1], s["phases"][2]
+        for p in (a, b):
+            self.assertEqual((p["mean_gpu_util"], p["peak_gpu_mem_mb"]), (42.0, 1000.0))
+            self.assertGreater(p["gpu_energy_j"], 0)
+        self.assertAlmostEqual(sum(p.get("gpu_energy_j", 0) for p in s["phases"]), s["gpu_energy_j"], places=6)
+        lines = [line for line in r.stderr.splitlines() if line.startswith("  phase a ")]
+        self.assertEqual(len(lines), 1, r.stderr)
+        self.assertIn("GPU 1000.0 MiB 42 %", lines[0])
+
     def test_every_mark_is_taken_or_counted_dropped(self):
         # 300 marks: the window holds 256 phases, the rest are refused or
         # dropped by a full channel -- each counted, none lost, none blocking.
