@@ -446,7 +446,9 @@ RESMON_API int resmon_summary_to_json(const resmon_summary *s, char *buf, size_t
  * failure *out is left unchanged.  Fields absent from JSON are NAN (or 0 for
  * counts, the UNKNOWN value for enums, 0 for hwm_error), so a summary written
  * by resmon_summary_to_json reads back field for field (but hwm_error, which
- * is not part of the JSON form).  Thread-safe. */
+ * is not part of the JSON form).  A "phases" array (resmon_phases_to_json,
+ * the resmon command's summary) is ignored as any unknown key is; each of its
+ * objects reads as a summary of its own.  Thread-safe. */
 RESMON_API int resmon_summary_from_json(const char *json, size_t len, resmon_summary *out, size_t out_size,
                                         char *err, size_t errcap);
 
