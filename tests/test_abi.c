@@ -20,7 +20,8 @@ _Static_assert(offsetof(resmon_sample, unreadable_procs) == 240, "0.4 fields are
 _Static_assert(offsetof(resmon_sample, vmem_mb) == 64, "metric fields are appended after the 0.3.0 layout");
 _Static_assert(offsetof(resmon_sample, net_tx_packets) == 224, "resmon_sample layout changed");
 _Static_assert(offsetof(resmon_sample, gpu_proc_mem_mb) == 56, "resmon_sample layout changed");
-_Static_assert(sizeof(resmon_phase) == 480 && offsetof(resmon_phase, summary) == 80, "resmon_phase layout changed: the summary stays last");
+_Static_assert(sizeof(resmon_phase) == 480 && offsetof(resmon_phase, summary) == 80,
+               "resmon_phase layout changed: the summary stays last");
 _Static_assert(sizeof(resmon_summary) == 400, "resmon_summary layout changed");
 _Static_assert(offsetof(resmon_summary, cgroup_peak_mb) == 336, "0.4 fields are appended");
 _Static_assert(offsetof(resmon_summary, cgroup_error) == 388, "resmon_summary layout changed");

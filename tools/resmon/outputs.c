@@ -129,9 +129,8 @@ void outputs_on_sample(const resmon_sample *s, void *user)
                             : 0;
         if (count < 0)
             count = 0;
-        samples_file_write(out->samples, s, elapsed, devices,
-                           (size_t)count < RESMON_CLI_MAX_DEVICE_COLUMNS ? (size_t)count : RESMON_CLI_MAX_DEVICE_COLUMNS,
-                           phase);
+        size_t shown = (size_t)count < RESMON_CLI_MAX_DEVICE_COLUMNS ? (size_t)count : RESMON_CLI_MAX_DEVICE_COLUMNS;
+        samples_file_write(out->samples, s, elapsed, devices, shown, phase);
     }
     if (out->chart && phases > 0)
         chart_series_phase(out->chart, phase, elapsed);
