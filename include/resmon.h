@@ -450,6 +450,45 @@ RESMON_API int resmon_summary_to_json(const resmon_summary *s, char *buf, size_t
 RESMON_API int resmon_summary_from_json(const char *json, size_t len, resmon_summary *out, size_t out_size,
                                         char *err, size_t errcap);
 
+/* ---- The metric list (since 0.4) ----------------------------------------
+ *
+ * Every metric-group field (resmon_options.metrics) of resmon_sample and its
+ * resmon_summary counterpart, described by the library itself, so that a
+ * program (or a binding) that writes them out -- the resmon command's CSV
+ * columns, the Python package's fields -- needs no list of its own and
+ * gains a metric when the library does.  The list is in resmon_summary's
+ * order, which is the summary JSON's; an index stays with its metric within
+ * a library version, and new metrics are added at the end. */
+
+/* How the summary folds a metric's sampled values. */
+typedef enum resmon_metric_fold {
+    RESMON_FOLD_MAX = 1, /* the largest sampled value: a level (memory, counts) */
+    RESMON_FOLD_LAST = 2 /* the last sample's value: a total since the window began */
+} resmon_metric_fold;
+
+typedef struct resmon_metric {
+    size_t struct_size;          /* bytes filled; see "Versioning" */
+    const char *sample_field;    /* resmon_sample's field ("io_wchar") */
+    const char *summary_field;   /* resmon_summary's field, the summary JSON's key */
+    const char *column;          /* the resmon command's CSV column and JSON Lines key */
+    const char *unit;            /* "MiB", "bytes", "seconds" or "count" */
+    const char *prometheus_name; /* the exposition's family name (counters add _total) */
+    const char *help;            /* one sentence, the exposition's HELP */
+    const char *words;           /* a few words for a person ("bytes sent to storage") */
+    size_t sample_offset;        /* offsetof(resmon_sample, <sample_field>), a double */
+    size_t summary_offset;       /* offsetof(resmon_summary, <summary_field>), a double */
+    uint32_t group;              /* the RESMON_METRIC_* bit that reads it; 0: any but NETWORK */
+    uint32_t fold;               /* a resmon_metric_fold */
+} resmon_metric;
+
+/* How many metrics the list has. */
+RESMON_API size_t resmon_metric_count(void);
+
+/* Describes metric `index` (0 to resmon_metric_count() - 1) in out, filling
+ * out_size bytes (pass sizeof *out).  The strings are static.  0, or -EINVAL
+ * (out NULL, out_size too small) or -ERANGE (index beyond the list). */
+RESMON_API int resmon_metric_info(size_t index, resmon_metric *out, size_t out_size);
+
 /* ------------------------------------------------------------------------ */
 /* GPU profilers                                                             */
 /* ------------------------------------------------------------------------ */
