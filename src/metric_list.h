@@ -108,7 +108,10 @@
       "processes not readable in full")
 
 /* Since 0.4, after the fields above in both structs. */
-#define RM__METRICS_ADDED(X)
+#define RM__METRICS_ADDED(X)                                                                                       \
+    X(RESMON_METRIC_MEMORY_DETAIL, uss_mb, peak_uss_mb, MAX, MIB, "uss_mb", "resmon_unique_memory_max_bytes",     \
+      "Largest sampled unique set size (USS: private pages, freed when the process exits) in the window so far.", \
+      "unique set size (smaps_rollup private pages)")
 
 /* Every metric, in resmon_summary's order. */
 #define RM__METRIC_LIST(X)                                                                                         \

@@ -41,7 +41,7 @@ class _SampleFields:
 
     Then, resmon only, one field per metric of the metric groups
     (``ResourceMonitor(metrics=...)``), named as resmon_sample's field
-    (``resmon.METRICS``' ``sample_field``: vmem_mb, pss_mb, io_rchar, ...),
+    (``sample_field`` of each entry of ``resmon._records.METRICS``),
     summed over the monitored processes; None when the group was off.
     Totals count from the window's start.
     """
@@ -95,8 +95,8 @@ class _SummaryFields:
 
     The rest come from the metric groups (``ResourceMonitor(metrics=...)``),
     one field per metric of the C library's list, named as resmon_summary's
-    field and JSON key (``resmon.METRICS``' ``summary_field``: peak_vmem_mb,
-    io_rchar, ...; the ``words`` say what each is), summed over the
+    field and JSON key (``summary_field`` of each entry of
+    ``resmon._records.METRICS``, whose ``words`` say what it is), summed over the
     monitored processes; None when the group was off.  Totals count from the
     window's start; peaks are the largest sampled.  peak_unreadable_procs
     above 0 means the group figures are sums over the readable rest.
