@@ -339,6 +339,7 @@ typedef struct resmon_summary {
      * final at stop.  NAN when unknown. */
     double hwm_rss_mb;
     resmon_hwm_scope hwm_scope;
+    uint32_t reserved_0; /* names the padding before skipped_slots: written 0, never read */
     uint64_t skipped_slots;    /* schedule slots missed because the sampler ran
                                   late; the schedule skips ahead, never bursts */
     /* Energy of the window, joules; NAN when unknown.  GPU: from the
@@ -348,6 +349,7 @@ typedef struct resmon_summary {
      * systems: NAN then. */
     double gpu_energy_j;
     resmon_energy_source gpu_energy_source;
+    uint32_t reserved_1; /* names the padding before cpu_energy_j: written 0, never read */
     double cpu_energy_j;
     double peak_gpu_proc_mem_mb; /* GPU memory of the monitored processes; NAN if unknown */
     /* Why hwm_rss_mb is not the window's exact peak: 0 when it is, when the
@@ -361,6 +363,7 @@ typedef struct resmon_summary {
      * 0.4: a caller built against 0.3 passes a smaller struct_size
      * and is neither given nor asked for it. */
     int hwm_error;
+    uint32_t reserved_2; /* names the padding before peak_vmem_mb: written 0, never read */
     /* Since 0.4, from the samples' metric groups; NAN when no sample had
      * the value.  Peaks are the largest sampled; totals the window's, as the
      * last sample has them. */

@@ -30,6 +30,15 @@ _Static_assert(offsetof(resmon_summary, num_samples) == 48, "resmon_summary layo
 _Static_assert(offsetof(resmon_summary, peak_gpu_proc_mem_mb) == 152, "resmon_summary layout changed");
 _Static_assert(offsetof(resmon_summary, hwm_error) == 160, "resmon_summary layout changed");
 _Static_assert(offsetof(resmon_summary, peak_vmem_mb) == 168, "metric fields are appended after hwm_error");
+/* The holes are named: each reserved field fills the 4 bytes after a 4-byte field. */
+_Static_assert(offsetof(resmon_summary, reserved_0) == offsetof(resmon_summary, hwm_scope) + 4 &&
+                   offsetof(resmon_summary, skipped_slots) == offsetof(resmon_summary, reserved_0) + 4,
+               "resmon_summary layout changed");
+_Static_assert(offsetof(resmon_summary, reserved_1) == offsetof(resmon_summary, gpu_energy_source) + 4 &&
+                   offsetof(resmon_summary, cpu_energy_j) == offsetof(resmon_summary, reserved_1) + 4,
+               "resmon_summary layout changed");
+_Static_assert(offsetof(resmon_summary, reserved_2) == 164 && offsetof(resmon_summary, peak_vmem_mb) == 168,
+               "resmon_summary layout changed");
 _Static_assert(offsetof(resmon_summary, net_tx_packets) == 328, "resmon_summary layout changed");
 _Static_assert(sizeof(resmon_options) == 96, "resmon_options layout changed");
 _Static_assert(offsetof(resmon_options, reset_peak_mark) == 80, "resmon_options layout changed");
