@@ -210,7 +210,7 @@ typedef struct resmon_sample {
     double gpu_power_w;   /* NAN when unavailable */
     double gpu_proc_mem_mb; /* GPU memory of the monitored process(es); NAN
                                when unavailable */
-    /* Added after 0.3.0: the metric groups of resmon_options.metrics, summed over
+    /* Since 0.4: the metric groups of resmon_options.metrics, summed over
      * the monitored processes; NAN when the group is off or the kernel
      * refused the read.  Counters (I/O, CPU split, faults, switches, network)
      * are cumulative since the window's first sample, which reads 0. */
@@ -245,13 +245,17 @@ typedef struct resmon_sample {
      * whole tree: anonymous memory, page cache and kernel memory, each page
      * counted once however many processes share it.  NAN without a cgroup. */
     double cgroup_mem_mb;
-    /* Since 0.4 (after 0.3.0), with any group but NETWORK on (else NAN):
+    /* Since 0.4, with any group but NETWORK on (else NAN):
      * processes of the tree that this sample could not read in full -- a
      * file the groups need refused (another user's process, or one that is
      * not dumpable: io and smaps_rollup need ptrace access) or the process
      * not readable at all.  Each field is then the sum over the processes
      * that could be read for it (NAN when none could): a lower bound. */
     double unreadable_procs;
+    double uss_mb;        /* since 0.4, MEMORY_DETAIL: unique set size -- the
+                             private pages (smaps_rollup Private_Clean +
+                             Private_Dirty), what ending the processes frees;
+                             read with PSS */
 } resmon_sample;
 
 /* How much to trust resmon_summary.hwm_rss_mb. */
@@ -335,6 +339,7 @@ typedef struct resmon_summary {
      * final at stop.  NAN when unknown. */
     double hwm_rss_mb;
     resmon_hwm_scope hwm_scope;
+    uint32_t reserved_0; /* names the padding before skipped_slots: written 0, never read */
     uint64_t skipped_slots;    /* schedule slots missed because the sampler ran
                                   late; the schedule skips ahead, never bursts */
     /* Energy of the window, joules; NAN when unknown.  GPU: from the
@@ -344,6 +349,7 @@ typedef struct resmon_summary {
      * systems: NAN then. */
     double gpu_energy_j;
     resmon_energy_source gpu_energy_source;
+    uint32_t reserved_1; /* names the padding before cpu_energy_j: written 0, never read */
     double cpu_energy_j;
     double peak_gpu_proc_mem_mb; /* GPU memory of the monitored processes; NAN if unknown */
     /* Why hwm_rss_mb is not the window's exact peak: 0 when it is, when the
@@ -353,11 +359,12 @@ typedef struct resmon_summary {
      * reading VmHWM when hwm_rss_mb is NAN (-EMFILE: the process had no free
      * file descriptor at stop; -ESRCH: the process was gone), or resetting
      * the mark when hwm_scope is RESMON_HWM_LIFETIME (-EACCES, -EPERM).
-     * resmon_strerror() says it in words.  Not part of the JSON form.  Added
-     * after 0.3.0: a caller built against 0.3 passes a smaller struct_size
+     * resmon_strerror() says it in words.  Not part of the JSON form.  Since
+     * 0.4: a caller built against 0.3 passes a smaller struct_size
      * and is neither given nor asked for it. */
     int hwm_error;
-    /* Added after 0.3.0, from the samples' metric groups; NAN when no sample had
+    uint32_t reserved_2; /* names the padding before peak_vmem_mb: written 0, never read */
+    /* Since 0.4, from the samples' metric groups; NAN when no sample had
      * the value.  Peaks are the largest sampled; totals the window's, as the
      * last sample has them. */
     double peak_vmem_mb, peak_pss_mb, peak_swap_mb;
@@ -390,10 +397,11 @@ typedef struct resmon_summary {
     int32_t cgroup_error;   /* 0, or the negative errno of opening cgroup_path
                                (then every cgroup field is unknown).  Not part
                                of the JSON form */
-    /* Since 0.4 (after 0.3.0): the largest unreadable_procs of a sample; when
+    /* Since 0.4: the largest unreadable_procs of a sample; when
      * above 0, the metric-group figures are lower bounds (NAN when no group
      * but NETWORK was on). */
     double peak_unreadable_procs;
+    double peak_uss_mb; /* since 0.4: the largest sampled uss_mb (NAN when no sample had it) */
 } resmon_summary;
 
 /* Serialises a summary (s->struct_size must be set, as every resmon function
@@ -406,12 +414,13 @@ typedef struct resmon_summary {
  * measured has both, one read from calibrax's JSON has neither), hwm_rss_mb
  * and hwm_scope ("window" or "lifetime"),
  * gpu_energy_j and gpu_energy_source ("counter" or "integrated"),
- * cpu_energy_j and peak_gpu_proc_mem_mb, then (after 0.3.0) each metric-group field
+ * cpu_energy_j and peak_gpu_proc_mem_mb, then (since 0.4) each metric-group field
  * under its own name: peak_vmem_mb, peak_pss_mb, peak_swap_mb, io_rchar,
  * io_wchar, io_read_bytes, io_write_bytes, io_syscr, io_syscw, peak_nprocs,
  * peak_nthreads, cpu_user_sec, cpu_sys_sec, minor_faults, major_faults,
  * voluntary_switches, involuntary_switches, net_rx_bytes, net_tx_bytes,
- * net_rx_packets, net_tx_packets, then (since 0.4) peak_unreadable_procs.  (The first nine keys are exactly
+ * net_rx_packets, net_tx_packets, then (since 0.4) peak_unreadable_procs and
+ * peak_uss_mb (resmon_metric_info lists them).  (The first nine keys are exactly
  * the calibrax ResourceSummary.to_dict() keys in its order; see README.)
  * Doubles are written with 17 significant digits and round-trip exactly;
  * non-finite values in required numeric fields are written as null.
@@ -451,6 +460,45 @@ RESMON_API int resmon_summary_to_json(const resmon_summary *s, char *buf, size_t
  * objects reads as a summary of its own.  Thread-safe. */
 RESMON_API int resmon_summary_from_json(const char *json, size_t len, resmon_summary *out, size_t out_size,
                                         char *err, size_t errcap);
+
+/* ---- The metric list (since 0.4) ----------------------------------------
+ *
+ * Every metric-group field (resmon_options.metrics) of resmon_sample and its
+ * resmon_summary counterpart, described by the library itself, so that a
+ * program (or a binding) that writes them out -- the resmon command's CSV
+ * columns, the Python package's fields -- needs no list of its own and
+ * gains a metric when the library does.  The list is in resmon_summary's
+ * order, which is the summary JSON's; an index stays with its metric within
+ * a library version, and new metrics are added at the end. */
+
+/* How the summary folds a metric's sampled values. */
+typedef enum resmon_metric_fold {
+    RESMON_FOLD_MAX = 1, /* the largest sampled value: a level (memory, counts) */
+    RESMON_FOLD_LAST = 2 /* the last sample's value: a total since the window began */
+} resmon_metric_fold;
+
+typedef struct resmon_metric {
+    size_t struct_size;          /* bytes filled; see "Versioning" */
+    const char *sample_field;    /* resmon_sample's field ("io_wchar") */
+    const char *summary_field;   /* resmon_summary's field, the summary JSON's key */
+    const char *column;          /* the resmon command's CSV column and JSON Lines key */
+    const char *unit;            /* "MiB", "bytes", "seconds" or "count" */
+    const char *prometheus_name; /* the exposition's family name (counters add _total) */
+    const char *help;            /* one sentence, the exposition's HELP */
+    const char *words;           /* a few words for a person ("bytes sent to storage") */
+    size_t sample_offset;        /* offsetof(resmon_sample, <sample_field>), a double */
+    size_t summary_offset;       /* offsetof(resmon_summary, <summary_field>), a double */
+    uint32_t group;              /* the RESMON_METRIC_* bit that reads it; 0: any but NETWORK */
+    uint32_t fold;               /* a resmon_metric_fold */
+} resmon_metric;
+
+/* How many metrics the list has. */
+RESMON_API size_t resmon_metric_count(void);
+
+/* Describes metric `index` (0 to resmon_metric_count() - 1) in out, filling
+ * out_size bytes (pass sizeof *out).  The strings are static.  0, or -EINVAL
+ * (out NULL, out_size too small) or -ERANGE (index beyond the list). */
+RESMON_API int resmon_metric_info(size_t index, resmon_metric *out, size_t out_size);
 
 /* ------------------------------------------------------------------------ */
 /* GPU profilers                                                             */
@@ -669,7 +717,7 @@ typedef struct resmon_options {
                                peak seen, hwm_scope RESMON_HWM_LIFETIME, known
                                even after the process exited.  Added in 0.3
                                (where 0 meant "reset"; see reset_peak_mark) */
-    /* Added after 0.3.0.  RESMON_METRIC_* bits: the groups each sample reads (0:
+    /* Since 0.4.  RESMON_METRIC_* bits: the groups each sample reads (0:
      * none, so a sample costs what it did in 0.3).  Other bits: -EINVAL.
      *
      * In a tree (include_children), counters stay continuous when a child is
@@ -700,7 +748,7 @@ typedef struct resmon_options {
      * reading plus 1 MiB) is read again alone.  0 means 0.5; else
      * >= 1e-6. */
     double memory_detail_interval_sec;
-    /* Added after 0.3.0.  0 (the default): a monitor writes nothing to any
+    /* Since 0.4.  0 (the default): a monitor writes nothing to any
      * process.  The kernel's peak-RSS mark (VmHWM) of each monitored process
      * is read at its first sample of the window and at stop; the mark never
      * falls, so when it rose during the window its value at stop is exactly
@@ -760,7 +808,7 @@ RESMON_API void resmon_monitor_free(resmon_monitor *m);
  * -EDEADLK from the sampler thread, -ESRCH/-EACCES if the monitored process
  * cannot be read, -ENOTDIR/-ENOENT if RESMON_PROC_ROOT is not a directory, -EXDEV
  * if /proc belongs to another PID namespace than this process's (unshare -pf
- * without --mount-proc: its numbers name other processes; added after 0.3.0),
+ * without --mount-proc: its numbers name other processes; since 0.4),
  * -EMFILE/-ENFILE without a free file descriptor, -EAGAIN/-ENOMEM if the
  * thread cannot be created. */
 RESMON_API int resmon_monitor_start(resmon_monitor *m);
@@ -959,7 +1007,7 @@ RESMON_API int resmon_cgroup_remove(resmon_cgroup *cg);
 /* Renders a monitor's state as metrics a Prometheus server (or anything that
  * reads its formats) can scrape, so a program that embeds resmon can serve
  * its own /metrics from its own HTTP server.  The library does no HTTP.
- * Added after 0.3.0.
+ * Since 0.4.
  *
  * Metric names carry base units (bytes, seconds, joules, watts, hertz,
  * ratios of 1): resmon_cpu_seconds_total, resmon_resident_memory_bytes (last

@@ -9,6 +9,7 @@
  * Prometheus' naming conventions ask.
  */
 #include "internal.h"
+#include "metric_list.h"
 #include "json_number.h"
 #include "struct_size.h"
 #include "utf8.h"
@@ -46,9 +47,26 @@ typedef struct metric {
 } metric;
 
 #define FROM_FUNCTION(function, integer) function, integer, {0, 0}
-#define FROM_SUMMARY(summary_field_name, to_base_unit) \
-    NULL, 0, {offsetof(resmon_summary, summary_field_name), (to_base_unit)}
-#define COUNT_FROM_SUMMARY(summary_field_name) NULL, 1, {offsetof(resmon_summary, summary_field_name), 1.0}
+
+/* A row of the metric list (metric_list.h): a MAX is a gauge, a LAST a
+ * counter; values in base units (MiB as bytes), counts without a fraction. */
+#define ROW_TYPE_MAX METRIC_GAUGE
+#define ROW_TYPE_LAST METRIC_COUNTER
+#define ROW_UNIT_MIB "bytes"
+#define ROW_UNIT_BYTES "bytes"
+#define ROW_UNIT_SECONDS "seconds"
+#define ROW_UNIT_COUNT NULL
+#define ROW_SCALE_MIB RM__BYTES_PER_MIB
+#define ROW_SCALE_BYTES 1.0
+#define ROW_SCALE_SECONDS 1.0
+#define ROW_SCALE_COUNT 1.0
+#define ROW_INTEGER_MIB 0
+#define ROW_INTEGER_BYTES 0
+#define ROW_INTEGER_SECONDS 0
+#define ROW_INTEGER_COUNT 1
+#define ROW(group_, sample_, summary_, fold_, unit_, column_, name_, help_, words_)                               \
+    {.name = name_, .type = ROW_TYPE_##fold_, .unit = ROW_UNIT_##unit_, .help = help_,                           \
+     .integer = ROW_INTEGER_##unit_, .field = {offsetof(resmon_summary, summary_), ROW_SCALE_##unit_}},
 
 #define LAST(field) (last ? last->field : NAN)
 
@@ -98,29 +116,10 @@ static const metric metrics[] = {
     {"resmon_gpu_energy_joules", METRIC_COUNTER, "joules", "GPU energy in the window.", FROM_FUNCTION(gpu_joules, 0)},
     {"resmon_cpu_energy_joules", METRIC_COUNTER, "joules", "CPU package energy (RAPL) in the window.", FROM_FUNCTION(cpu_joules, 0)},
     /* The metric groups (resmon_options.metrics); sums over the monitored
-     * processes, totals counted from the window's start. */
-    {"resmon_cpu_user_seconds", METRIC_COUNTER, "seconds", "CPU time in user mode in the window.", FROM_SUMMARY(cpu_user_sec, 1.0)},
-    {"resmon_cpu_system_seconds", METRIC_COUNTER, "seconds", "CPU time in kernel mode in the window.", FROM_SUMMARY(cpu_sys_sec, 1.0)},
-    {"resmon_virtual_memory_max_bytes", METRIC_GAUGE, "bytes", "Largest sampled virtual memory size in the window so far.", FROM_SUMMARY(peak_vmem_mb, RM__BYTES_PER_MIB)},
-    {"resmon_proportional_memory_max_bytes", METRIC_GAUGE, "bytes", "Largest sampled proportional set size (PSS: shared pages split among their users) in the window so far.", FROM_SUMMARY(peak_pss_mb, RM__BYTES_PER_MIB)},
-    {"resmon_swap_memory_max_bytes", METRIC_GAUGE, "bytes", "Largest sampled swapped-out memory in the window so far.", FROM_SUMMARY(peak_swap_mb, RM__BYTES_PER_MIB)},
-    {"resmon_processes_max", METRIC_GAUGE, NULL, "Largest sampled number of monitored processes in the window so far.", COUNT_FROM_SUMMARY(peak_nprocs)},
-    {"resmon_threads_max", METRIC_GAUGE, NULL, "Largest sampled number of threads of the monitored processes in the window so far.", COUNT_FROM_SUMMARY(peak_nthreads)},
-    {"resmon_unreadable_processes_max", METRIC_GAUGE, NULL, "Largest sampled number of monitored processes whose metric-group files could not be read (their share is missing from the sums).", COUNT_FROM_SUMMARY(peak_unreadable_procs)},
-    {"resmon_io_read_bytes", METRIC_COUNTER, "bytes", "Bytes read through read-like system calls, page cache hits included (rchar).", FROM_SUMMARY(io_rchar, 1.0)},
-    {"resmon_io_write_bytes", METRIC_COUNTER, "bytes", "Bytes written through write-like system calls, page cache included (wchar).", FROM_SUMMARY(io_wchar, 1.0)},
-    {"resmon_io_storage_read_bytes", METRIC_COUNTER, "bytes", "Bytes fetched from the storage layer (read_bytes).", FROM_SUMMARY(io_read_bytes, 1.0)},
-    {"resmon_io_storage_write_bytes", METRIC_COUNTER, "bytes", "Bytes sent to the storage layer (write_bytes).", FROM_SUMMARY(io_write_bytes, 1.0)},
-    {"resmon_io_read_syscalls", METRIC_COUNTER, NULL, "Read-like system calls (syscr).", COUNT_FROM_SUMMARY(io_syscr)},
-    {"resmon_io_write_syscalls", METRIC_COUNTER, NULL, "Write-like system calls (syscw).", COUNT_FROM_SUMMARY(io_syscw)},
-    {"resmon_minor_page_faults", METRIC_COUNTER, NULL, "Page faults served without I/O.", COUNT_FROM_SUMMARY(minor_faults)},
-    {"resmon_major_page_faults", METRIC_COUNTER, NULL, "Page faults that needed I/O.", COUNT_FROM_SUMMARY(major_faults)},
-    {"resmon_voluntary_context_switches", METRIC_COUNTER, NULL, "Context switches because a thread waited.", COUNT_FROM_SUMMARY(voluntary_switches)},
-    {"resmon_involuntary_context_switches", METRIC_COUNTER, NULL, "Context switches because a thread was preempted.", COUNT_FROM_SUMMARY(involuntary_switches)},
-    {"resmon_network_receive_bytes", METRIC_COUNTER, "bytes", "Bytes received by every interface of the monitored process's network namespace, not by the process alone.", FROM_SUMMARY(net_rx_bytes, 1.0)},
-    {"resmon_network_transmit_bytes", METRIC_COUNTER, "bytes", "Bytes sent by every interface of the monitored process's network namespace, not by the process alone.", FROM_SUMMARY(net_tx_bytes, 1.0)},
-    {"resmon_network_receive_packets", METRIC_COUNTER, NULL, "Packets received by every interface of the monitored process's network namespace, not by the process alone.", COUNT_FROM_SUMMARY(net_rx_packets)},
-    {"resmon_network_transmit_packets", METRIC_COUNTER, NULL, "Packets sent by every interface of the monitored process's network namespace, not by the process alone.", COUNT_FROM_SUMMARY(net_tx_packets)},
+     * processes, totals counted from the window's start.  From the metric
+     * list, in the order these rows had before it. */
+    RM__METRICS_CPU_SPLIT(ROW) RM__METRICS_MEMORY(ROW) RM__METRICS_COUNTS(ROW) RM__METRICS_UNREADABLE(ROW)
+    RM__METRICS_IO(ROW) RM__METRICS_FAULTS(ROW) RM__METRICS_NETWORK(ROW) RM__METRICS_ADDED(ROW)
     /* The monitored cgroup (resmon_options.cgroup_path). */
     {"resmon_cgroup_memory_bytes", METRIC_GAUGE, "bytes", "Memory charged to the cgroup at the latest sample: the whole tree, page cache and kernel memory included.", FROM_FUNCTION(cgroup_bytes, 0)},
     {"resmon_cgroup_memory_max_bytes", METRIC_GAUGE, "bytes", "Peak memory charged to the cgroup: largest sampled so far, the kernel's exact peak once the window ends.", FROM_FUNCTION(cgroup_max_bytes, 0)},

@@ -1,35 +1,49 @@
 /*
- * metric_fields.c -- the list of metric-group fields (see metric_fields.h).
+ * metric_fields.c -- the metric list (metric_list.h) as a table, and the
+ * public introspection of it (resmon_metric_count, resmon_metric_info).
  */
 #include "metric_fields.h"
+#include "metric_list.h"
+#include "struct_size.h"
 
-#define FIELD(sample_field, summary_field, fold)                                                           \
-    {#summary_field, offsetof(resmon_sample, sample_field), offsetof(resmon_summary, summary_field), fold}
+#include <errno.h>
 
-/* In resmon_summary's order, which is the JSON's. */
-const rm__metric_field rm__metric_fields[] = {
-    FIELD(vmem_mb, peak_vmem_mb, RM__FOLD_PEAK),
-    FIELD(pss_mb, peak_pss_mb, RM__FOLD_PEAK),
-    FIELD(swap_mb, peak_swap_mb, RM__FOLD_PEAK),
-    FIELD(io_rchar, io_rchar, RM__FOLD_LAST),
-    FIELD(io_wchar, io_wchar, RM__FOLD_LAST),
-    FIELD(io_read_bytes, io_read_bytes, RM__FOLD_LAST),
-    FIELD(io_write_bytes, io_write_bytes, RM__FOLD_LAST),
-    FIELD(io_syscr, io_syscr, RM__FOLD_LAST),
-    FIELD(io_syscw, io_syscw, RM__FOLD_LAST),
-    FIELD(nprocs, peak_nprocs, RM__FOLD_PEAK),
-    FIELD(nthreads, peak_nthreads, RM__FOLD_PEAK),
-    FIELD(cpu_user_sec, cpu_user_sec, RM__FOLD_LAST),
-    FIELD(cpu_sys_sec, cpu_sys_sec, RM__FOLD_LAST),
-    FIELD(minor_faults, minor_faults, RM__FOLD_LAST),
-    FIELD(major_faults, major_faults, RM__FOLD_LAST),
-    FIELD(voluntary_switches, voluntary_switches, RM__FOLD_LAST),
-    FIELD(involuntary_switches, involuntary_switches, RM__FOLD_LAST),
-    FIELD(net_rx_bytes, net_rx_bytes, RM__FOLD_LAST),
-    FIELD(net_tx_bytes, net_tx_bytes, RM__FOLD_LAST),
-    FIELD(net_rx_packets, net_rx_packets, RM__FOLD_LAST),
-    FIELD(net_tx_packets, net_tx_packets, RM__FOLD_LAST),
-    FIELD(unreadable_procs, peak_unreadable_procs, RM__FOLD_PEAK),
-};
+#define RM__UNIT_MIB "MiB"
+#define RM__UNIT_BYTES "bytes"
+#define RM__UNIT_SECONDS "seconds"
+#define RM__UNIT_COUNT "count"
+
+#define FIELD(group, sample_field, summary_field, fold, unit, column, prometheus, help, words)                     \
+    {sizeof(resmon_metric),                                                                                       \
+     #sample_field,                                                                                               \
+     #summary_field,                                                                                              \
+     column,                                                                                                      \
+     RM__UNIT_##unit,                                                                                             \
+     prometheus,                                                                                                  \
+     help,                                                                                                        \
+     words,                                                                                                       \
+     offsetof(resmon_sample, sample_field),                                                                       \
+     offsetof(resmon_summary, summary_field),                                                                     \
+     group,                                                                                                       \
+     RESMON_FOLD_##fold},
+
+const rm__metric_field rm__metric_fields[] = {RM__METRIC_LIST(FIELD)};
 
 const size_t rm__metric_field_count = sizeof rm__metric_fields / sizeof *rm__metric_fields;
+
+size_t resmon_metric_count(void)
+{
+    return rm__metric_field_count;
+}
+
+int resmon_metric_info(size_t index, resmon_metric *out, size_t out_size)
+{
+    if (!out || out_size < RM__SIZE_THROUGH(resmon_metric, fold))
+        return -EINVAL;
+    if (index >= rm__metric_field_count)
+        return -ERANGE;
+    resmon_metric info = rm__metric_fields[index];
+    info.struct_size = rm__out_size(out_size, sizeof info);
+    rm__copy_struct_out(out, out_size, &info, sizeof info);
+    return 0;
+}

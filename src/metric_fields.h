@@ -1,9 +1,10 @@
 /*
- * metric_fields.h -- the one list of the metric-group fields that a sample
- * and a summary share (resmon_options.metrics): where each lives in both
- * structs, how the summary folds the samples' values, and its JSON key.  The
- * summary and its JSON read this list, so a field cannot be added to one and
- * forgotten in the other.
+ * metric_fields.h -- the metric list (metric_list.h) as a table the library
+ * walks: where each metric-group field lives in resmon_sample and
+ * resmon_summary, how the summary folds the samples' values, its JSON key,
+ * unit and words.  The same table answers resmon_metric_count and
+ * resmon_metric_info (metric_fields.c), which is how code outside the
+ * library (the command, the Python binding) learns the list.
  */
 #ifndef RESMON_METRIC_FIELDS_H
 #define RESMON_METRIC_FIELDS_H
@@ -13,17 +14,9 @@
 #include <stddef.h>
 #include <string.h>
 
-typedef enum rm__metric_fold {
-    RM__FOLD_PEAK, /* the largest sampled value (a level: memory, counts) */
-    RM__FOLD_LAST  /* the last sample's value (a total since the window began) */
-} rm__metric_fold;
-
-typedef struct rm__metric_field {
-    const char *summary_key; /* the summary's field and JSON key */
-    size_t sample_offset;    /* a double in resmon_sample */
-    size_t summary_offset;   /* a double in resmon_summary */
-    rm__metric_fold fold;
-} rm__metric_field;
+/* One entry per metric, in resmon_summary's order; field names and meanings
+ * as in resmon_metric (resmon.h). */
+typedef resmon_metric rm__metric_field;
 
 extern const rm__metric_field rm__metric_fields[];
 extern const size_t rm__metric_field_count;

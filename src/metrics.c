@@ -100,7 +100,7 @@ void rm__metrics_start_reading(rm__metrics *m, int baseline)
         }
     m->known_sources = 0;
     m->unreadable = 0;
-    m->vmem_bytes = m->threads = m->pss_kb = m->swap_kb = 0;
+    m->vmem_bytes = m->threads = m->pss_kb = m->swap_kb = m->uss_kb = 0;
     m->processes = 0;
 }
 
@@ -225,6 +225,12 @@ static int read_counters(rm__metrics *m, rm__process_metrics *pm, int dir_fd, ui
          * into a non-dumpable image, the old image's PSS is not this one's. */
         pm->smaps_known = n >= 0 && rm__parse_status_kb(text, (size_t)n, "Pss", &pm->pss_kb) == 0 &&
                           rm__parse_status_kb(text, (size_t)n, "Swap", &pm->swap_kb) == 0;
+        uint64_t clean_kb, dirty_kb; /* USS: the pages no other process maps */
+        if (pm->smaps_known && rm__parse_status_kb(text, (size_t)n, "Private_Clean", &clean_kb) == 0 &&
+            rm__parse_status_kb(text, (size_t)n, "Private_Dirty", &dirty_kb) == 0)
+            pm->uss_kb = clean_kb + dirty_kb;
+        else
+            pm->smaps_known = 0;
         if (pm->smaps_known) {
             pm->smaps_read_ns = boot_ns;
             pm->smaps_rss_pages = rss_pages;
@@ -274,6 +280,7 @@ static void add_levels(rm__metrics *m, const rm__process_metrics *pm, unsigned f
     if (from & SOURCE_SMAPS) {
         m->pss_kb += pm->pss_kb;
         m->swap_kb += pm->swap_kb;
+        m->uss_kb += pm->uss_kb;
     }
     m->known_sources |= from;
 }
@@ -403,4 +410,5 @@ void rm__metrics_fill_sample(const rm__metrics *m, resmon_sample *s)
     s->net_rx_packets = net ? since(m->net_now.rx_packets, m->net_start.rx_packets) : NAN;
     s->net_tx_packets = net ? since(m->net_now.tx_packets, m->net_start.tx_packets) : NAN;
     s->unreadable_procs = on & ~RESMON_METRIC_NETWORK ? (double)m->unreadable : NAN;
+    s->uss_mb = smaps ? (double)m->uss_kb / 1024.0 : NAN;
 }

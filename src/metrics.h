@@ -47,6 +47,7 @@ typedef struct rm__process_metrics {
     uint64_t last[RM__COUNTER_COUNT]; /* lifetime values at the latest reading */
     uint64_t vmem_bytes, threads; /* at the latest reading while alive */
     uint64_t pss_kb, swap_kb;     /* at the latest smaps_rollup read */
+    uint64_t uss_kb;              /* its Private_Clean + Private_Dirty */
     int smaps_known;
     uint64_t smaps_read_ns;       /* CLOCK_BOOTTIME of that read */
     uint64_t smaps_rss_pages;     /* the process's RSS at that read */
@@ -71,7 +72,7 @@ typedef struct rm__metrics {
     uint64_t pss_tree_read_ns;    /* when (CLOCK_BOOTTIME) */
     unsigned unreadable;          /* processes of this reading that refused a
                                      source the groups need (or all of them) */
-    uint64_t vmem_bytes, threads, pss_kb, swap_kb; /* this reading's sums */
+    uint64_t vmem_bytes, threads, pss_kb, swap_kb, uss_kb; /* this reading's sums */
     unsigned processes;
     int net_fd;                   /* the root's net/dev; -1 without */
     rm__net_totals net_start, net_now;

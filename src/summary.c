@@ -63,7 +63,7 @@ static void add_metric_fields(resmon_summary *metrics, const resmon_sample *s)
         const rm__metric_field *f = &rm__metric_fields[i];
         double value = rm__sample_metric(s, f);
         double *kept = rm__summary_metric(metrics, f);
-        if (!isnan(value) && (f->fold == RM__FOLD_LAST || !(value <= *kept)))
+        if (!isnan(value) && (f->fold == RESMON_FOLD_LAST || !(value <= *kept)))
             rm__shared_store_double(kept, value);
     }
 }

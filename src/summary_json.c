@@ -113,7 +113,7 @@ int resmon_summary_to_json(const resmon_summary *caller_summary, char *buf, size
         int in_callers_struct = rm__metric_fields[i].summary_offset + sizeof(double) <= caller_summary->struct_size;
         double value = rm__summary_metric_value(s, &rm__metric_fields[i]);
         if (in_callers_struct && isfinite(value))
-            put_double(&w, rm__metric_fields[i].summary_key, value);
+            put_double(&w, rm__metric_fields[i].summary_field, value);
     }
     /* Since 0.4: a cgroup's figures, when the summary had a cgroup. */
     int has_cgroup = offsetof(resmon_summary, cgroup_version) + sizeof(int32_t) <= caller_summary->struct_size &&

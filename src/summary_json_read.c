@@ -189,7 +189,7 @@ static int summary_from_object(const json_t *root, const char *json, size_t len,
     if (rc == 0) rc = read_number(root, "cpu_energy_j", OPTIONAL, &s->cpu_energy_j, err, errcap);
     if (rc == 0) rc = read_number(root, "peak_gpu_proc_mem_mb", OPTIONAL, &s->peak_gpu_proc_mem_mb, err, errcap);
     for (size_t i = 0; rc == 0 && i < rm__metric_field_count; i++)
-        rc = read_number(root, rm__metric_fields[i].summary_key, OPTIONAL, rm__summary_metric(s, &rm__metric_fields[i]),
+        rc = read_number(root, rm__metric_fields[i].summary_field, OPTIONAL, rm__summary_metric(s, &rm__metric_fields[i]),
                          err, errcap);
     if (rc == 0)
         rc = read_cgroup(root, s, err, errcap);

@@ -14,15 +14,17 @@
 #include <stdlib.h>
 
 #if defined(__x86_64__) || defined(__aarch64__)
-_Static_assert(sizeof(resmon_sample) == 248, "resmon_sample layout changed");
+_Static_assert(sizeof(resmon_sample) == 256, "resmon_sample layout changed");
+_Static_assert(offsetof(resmon_sample, uss_mb) == 248, "0.4 fields are appended");
 _Static_assert(offsetof(resmon_sample, cgroup_mem_mb) == 232, "0.4 fields are appended");
 _Static_assert(offsetof(resmon_sample, unreadable_procs) == 240, "0.4 fields are appended");
 _Static_assert(offsetof(resmon_sample, vmem_mb) == 64, "metric fields are appended after the 0.3.0 layout");
 _Static_assert(offsetof(resmon_sample, net_tx_packets) == 224, "resmon_sample layout changed");
 _Static_assert(offsetof(resmon_sample, gpu_proc_mem_mb) == 56, "resmon_sample layout changed");
-_Static_assert(sizeof(resmon_phase) == 480 && offsetof(resmon_phase, summary) == 80,
+_Static_assert(sizeof(resmon_phase) == 488 && offsetof(resmon_phase, summary) == 80,
                "resmon_phase layout changed: the summary stays last");
-_Static_assert(sizeof(resmon_summary) == 400, "resmon_summary layout changed");
+_Static_assert(sizeof(resmon_summary) == 408, "resmon_summary layout changed");
+_Static_assert(offsetof(resmon_summary, peak_uss_mb) == 400, "0.4 fields are appended");
 _Static_assert(offsetof(resmon_summary, cgroup_peak_mb) == 336, "0.4 fields are appended");
 _Static_assert(offsetof(resmon_summary, cgroup_error) == 388, "resmon_summary layout changed");
 _Static_assert(offsetof(resmon_summary, peak_unreadable_procs) == 392, "0.4 fields are appended");
@@ -30,6 +32,15 @@ _Static_assert(offsetof(resmon_summary, num_samples) == 48, "resmon_summary layo
 _Static_assert(offsetof(resmon_summary, peak_gpu_proc_mem_mb) == 152, "resmon_summary layout changed");
 _Static_assert(offsetof(resmon_summary, hwm_error) == 160, "resmon_summary layout changed");
 _Static_assert(offsetof(resmon_summary, peak_vmem_mb) == 168, "metric fields are appended after hwm_error");
+/* The holes are named: each reserved field fills the 4 bytes after a 4-byte field. */
+_Static_assert(offsetof(resmon_summary, reserved_0) == offsetof(resmon_summary, hwm_scope) + 4 &&
+                   offsetof(resmon_summary, skipped_slots) == offsetof(resmon_summary, reserved_0) + 4,
+               "resmon_summary layout changed");
+_Static_assert(offsetof(resmon_summary, reserved_1) == offsetof(resmon_summary, gpu_energy_source) + 4 &&
+                   offsetof(resmon_summary, cpu_energy_j) == offsetof(resmon_summary, reserved_1) + 4,
+               "resmon_summary layout changed");
+_Static_assert(offsetof(resmon_summary, reserved_2) == 164 && offsetof(resmon_summary, peak_vmem_mb) == 168,
+               "resmon_summary layout changed");
 _Static_assert(offsetof(resmon_summary, net_tx_packets) == 328, "resmon_summary layout changed");
 _Static_assert(sizeof(resmon_options) == 96, "resmon_options layout changed");
 _Static_assert(offsetof(resmon_options, reset_peak_mark) == 80, "resmon_options layout changed");
@@ -50,7 +61,7 @@ _Static_assert(sizeof(resmon_options) == RM__SIZE_THROUGH(resmon_options, cgroup
                "resmon_options must not end in padding: grow it in 8-byte units");
 _Static_assert(sizeof(resmon_gpu_profiler) == RM__SIZE_THROUGH(resmon_gpu_profiler, release),
                "resmon_gpu_profiler must not end in padding: grow it in 8-byte units");
-_Static_assert(sizeof(resmon_summary) == RM__SIZE_THROUGH(resmon_summary, peak_unreadable_procs),
+_Static_assert(sizeof(resmon_summary) == RM__SIZE_THROUGH(resmon_summary, peak_uss_mb),
                "resmon_summary must not end in padding: grow it in 8-byte units");
 _Static_assert(offsetof(resmon_options, struct_size) == 0, "struct_size must come first");
 _Static_assert(offsetof(resmon_gpu_profiler, struct_size) == 0, "struct_size must come first");

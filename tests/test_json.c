@@ -119,7 +119,7 @@ static void doubles_round_trip_exactly(void **state)
         s.num_samples = bits >> 1; /* Jansson integers are int64_t */
         s.hwm_rss_mb = v * 2;
         s.hwm_scope = isfinite(v * 2) ? RESMON_HWM_WINDOW : RESMON_HWM_UNKNOWN;
-        char text[1024];
+        char text[2048]; /* every metric-group field is 0 here, so written */
         int n = resmon_summary_to_json(&s, text, sizeof text);
         assert_true(n > 0 && n < (int)sizeof text);
         resmon_summary back = parse_ok(text);

@@ -236,6 +236,8 @@ static void pss_splits_pages_shared_by_forked_children(void **state)
     ASSERT_BETWEEN(s.peak_pss_mb, SHARED_MB, SHARED_MB + 60);
     ASSERT_BETWEEN(s.peak_vmem_mb, SHARED_MB * (1.0 + SHARING_CHILDREN), 1e12); /* ASan maps ~20 TiB of shadow */
     ASSERT_BETWEEN(s.peak_swap_mb, 0, SHARED_MB);
+    /* Unique set size: the shared buffer is no process's own. */
+    ASSERT_BETWEEN(s.peak_uss_mb, 0.01, SHARED_MB / 2.0);
 }
 
 /* The same sharing, begun while the monitor runs: the parent's PSS read
@@ -349,6 +351,8 @@ static void pss_follows_the_image_after_exec(void **state)
     close(go[1]);
     close(ready[0]);
     ASSERT_BETWEEN(s.peak_pss_mb, EXEC_HOLD_MB, s.peak_rss_mb);
+    /* The image's own pages are private: all of them are its unique set. */
+    ASSERT_BETWEEN(s.peak_uss_mb, EXEC_HOLD_MB, s.peak_pss_mb);
 }
 
 #define READABLE_MB 32

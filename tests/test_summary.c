@@ -8,9 +8,12 @@
 #include "summary.h"
 #include "test_util.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static resmon_sample sample(double t, double cpu, double rss)
 {
@@ -355,11 +358,75 @@ static void summaries_racing_the_writer_are_of_one_moment(void **state)
     assert_int_equal(atomic_load(&r.bad), 0);
 }
 
+/* resmon_metric_info describes the list the library itself folds and writes:
+ * every metric-group double of resmon_sample (but the cgroup's, which is not
+ * a metric group) once, each under its JSON key. */
+static void the_metric_list_describes_every_metric_field(void **state)
+{
+    (void)state;
+    size_t count = resmon_metric_count();
+    assert_int_equal(count, rm__metric_field_count);
+    assert_true(count >= 22);
+    resmon_summary summary;
+    memset(&summary, 0, sizeof summary);
+    summary.struct_size = sizeof summary;
+    for (size_t i = 0; i < count; i++) {
+        resmon_metric m;
+        assert_int_equal(resmon_metric_info(i, &m, sizeof m), 0);
+        assert_int_equal(m.struct_size, sizeof m);
+        assert_true(m.fold == RESMON_FOLD_MAX || m.fold == RESMON_FOLD_LAST);
+        assert_true(m.group == 0 || (m.group & RESMON_METRIC_ALL) == m.group);
+        assert_true(m.sample_offset % sizeof(double) == 0 && m.sample_offset + sizeof(double) <= sizeof(resmon_sample));
+        assert_true(m.summary_offset % sizeof(double) == 0 &&
+                    m.summary_offset + sizeof(double) <= sizeof(resmon_summary));
+        assert_true(*m.sample_field && *m.summary_field && *m.column && *m.unit && *m.words && *m.help);
+        assert_true(strncmp(m.prometheus_name, "resmon_", 7) == 0);
+        for (size_t j = 0; j < i; j++) {
+            assert_int_not_equal(rm__metric_fields[j].sample_offset, m.sample_offset);
+            assert_int_not_equal(rm__metric_fields[j].summary_offset, m.summary_offset);
+            assert_string_not_equal(rm__metric_fields[j].column, m.column);
+        }
+        double value = (double)(i + 1);
+        memcpy((char *)&summary + m.summary_offset, &value, sizeof value);
+    }
+    for (size_t offset = offsetof(resmon_sample, vmem_mb); offset < sizeof(resmon_sample); offset += sizeof(double)) {
+        size_t listed = 0;
+        for (size_t i = 0; i < count; i++)
+            listed += rm__metric_fields[i].sample_offset == offset;
+        assert_int_equal(listed, offset == offsetof(resmon_sample, cgroup_mem_mb) ? 0 : 1);
+    }
+    /* Each summary field is written under its key, in the list's order. */
+    char json[4096];
+    assert_true(resmon_summary_to_json(&summary, json, sizeof json) < (int)sizeof json);
+    const char *at = json;
+    for (size_t i = 0; i < count; i++) {
+        char expected[96];
+        snprintf(expected, sizeof expected, "\"%s\": %zu", rm__metric_fields[i].summary_field, i + 1);
+        const char *found = strstr(at, expected);
+        assert_non_null(found);
+        at = found;
+    }
+    /* Sizes and indexes, as "Versioning" says. */
+    resmon_metric m;
+    assert_int_equal(resmon_metric_info(count, &m, sizeof m), -ERANGE);
+    assert_int_equal(resmon_metric_info(0, NULL, sizeof m), -EINVAL);
+    assert_int_equal(resmon_metric_info(0, &m, offsetof(resmon_metric, fold)), -EINVAL);
+    unsigned char bigger[sizeof(resmon_metric) + 16];
+    memset(bigger, 0xa5, sizeof bigger);
+    assert_int_equal(resmon_metric_info(1, (resmon_metric *)(void *)bigger, sizeof bigger), 0);
+    memcpy(&m, bigger, sizeof m);
+    assert_int_equal(m.struct_size, sizeof m);
+    assert_string_equal(m.summary_field, rm__metric_fields[1].summary_field);
+    for (size_t i = sizeof m; i < sizeof bigger; i++)
+        assert_int_equal(bigger[i], 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(empty_summary_is_zeroed_with_gpu_nan),
         cmocka_unit_test(metric_groups_fold_into_peaks_and_totals),
+        cmocka_unit_test(the_metric_list_describes_every_metric_field),
         cmocka_unit_test(one_sample_has_zero_duration),
         cmocka_unit_test(cpu_and_rss_follow_the_seed),
         cmocka_unit_test(gpu_means_skip_missing_values),

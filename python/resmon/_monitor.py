@@ -13,7 +13,7 @@ from types import TracebackType
 from . import _resmon
 from ._protocol import GPUProfilerProtocol
 from ._marks import check_name
-from ._records import PhaseSummary, ResourceSample, ResourceSummary
+from ._records import SAMPLE_METRIC_KEYS, PhaseSummary, ResourceSample, ResourceSummary
 
 # The library's accepted range (resmon_options.sample_interval_sec).
 _MIN_INTERVAL_SEC = 1e-6
@@ -190,12 +190,14 @@ class ResourceMonitor:
         return f"<resmon.ResourceMonitor {state} every {self._interval} s>"
 
 
-def _sample(timestamp: float, cpu_percent: float, rss_mb: float, gpu_util: float | None,
-            gpu_mem_mb: float | None, gpu_clock_mhz: float | None, gpu_power_w: float | None,
-            gpu_proc_mem_mb: float | None) -> ResourceSample:
-    return ResourceSample(timestamp=timestamp, cpu_percent=cpu_percent, rss_mb=rss_mb, gpu_util=gpu_util,
-                          gpu_mem_mb=gpu_mem_mb, gpu_clock_mhz=gpu_clock_mhz, gpu_power_w=gpu_power_w,
-                          gpu_proc_mem_mb=gpu_proc_mem_mb)
+_SAMPLE_FIELDS = ("timestamp", "cpu_percent", "rss_mb", "gpu_util", "gpu_mem_mb", "gpu_clock_mhz", "gpu_power_w",
+                  "gpu_proc_mem_mb") + SAMPLE_METRIC_KEYS
+
+
+def _sample(*values: float | None) -> ResourceSample:
+    """A ResourceSample of the C monitor's tuple: the eight fields above, then
+    the metric list's (SAMPLE_METRIC_KEYS)."""
+    return ResourceSample(**dict(zip(_SAMPLE_FIELDS, values)))
 
 
 def _metric_bits(metrics: str | Iterable[str] | None) -> int:

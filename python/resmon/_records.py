@@ -11,12 +11,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields, make_dataclass
 from typing import Any
+
+from . import _resmon
+
+# The C library's metric list (resmon_metric_info), in its order: the
+# metric-group fields of both records are made from it, so a metric the
+# library gains is a field here without a line of Python.
+METRICS: tuple[dict[str, Any], ...] = _resmon.metrics()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ResourceSample:
+class _SampleFields:
     """Single resource measurement at a point in time.
 
     Attributes:
@@ -31,6 +38,12 @@ class ResourceSample:
         gpu_power_w: GPU power draw in watts (None if unavailable).
         gpu_proc_mem_mb: resmon only: GPU memory of the monitored process(es)
             in MiB (None if unavailable).
+
+    Then, resmon only, one field per metric of the metric groups
+    (``ResourceMonitor(metrics=...)``), named as resmon_sample's field
+    (``sample_field`` of each entry of ``resmon._records.METRICS``),
+    summed over the monitored processes; None when the group was off.
+    Totals count from the window's start.
     """
 
     timestamp: float
@@ -48,7 +61,7 @@ _SEED_REQUIRED = ("peak_rss_mb", "mean_rss_mb", "peak_gpu_mem_mb", "mean_gpu_uti
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class ResourceSummary:
+class _SummaryFields:
     """Aggregated resource usage over a monitoring period.
 
     The first nine fields are calibrax's.  The rest are resmon's and default
@@ -81,26 +94,12 @@ class ResourceSummary:
         peak_gpu_proc_mem_mb: Peak GPU memory of the monitored processes.
 
     The rest come from the metric groups (``ResourceMonitor(metrics=...)``),
-    summed over the monitored processes; None when the group was off.
-    Totals count from the window's start.
-
-        peak_vmem_mb, peak_pss_mb, peak_swap_mb: Largest sampled virtual
-            memory, proportional set size and swap, MiB ("memory_detail").
-        io_rchar, io_wchar: Bytes through read/write system calls, page cache
-            included; io_read_bytes, io_write_bytes: bytes from and to
-            storage; io_syscr, io_syscw: read and write system calls ("io").
-        peak_nprocs, peak_nthreads: Largest sampled process and thread
-            counts ("counts").
-        cpu_user_sec, cpu_sys_sec: CPU seconds in user and kernel mode
-            ("cpu_split").
-        minor_faults, major_faults, voluntary_switches, involuntary_switches:
-            Page faults and context switches ("faults").
-        net_rx_bytes, net_tx_bytes, net_rx_packets, net_tx_packets: Traffic
-            of the monitored process's whole network namespace, not of the
-            process alone ("network").
-        peak_unreadable_procs: Most processes a sample could not read in full
-            (another user's, or not dumpable); above 0, the group figures are
-            sums over the rest (since 0.4).
+    one field per metric of the C library's list, named as resmon_summary's
+    field and JSON key (``summary_field`` of each entry of
+    ``resmon._records.METRICS``, whose ``words`` say what it is), summed over the
+    monitored processes; None when the group was off.  Totals count from the
+    window's start; peaks are the largest sampled.  peak_unreadable_procs
+    above 0 means the group figures are sums over the readable rest.
     """
 
     peak_rss_mb: float
@@ -122,29 +121,6 @@ class ResourceSummary:
     gpu_energy_source: str | None = None
     cpu_energy_j: float | None = None
     peak_gpu_proc_mem_mb: float | None = None
-    # The metric groups, in src/metric_fields.c's order (the JSON's).
-    peak_vmem_mb: float | None = None
-    peak_pss_mb: float | None = None
-    peak_swap_mb: float | None = None
-    io_rchar: float | None = None
-    io_wchar: float | None = None
-    io_read_bytes: float | None = None
-    io_write_bytes: float | None = None
-    io_syscr: float | None = None
-    io_syscw: float | None = None
-    peak_nprocs: float | None = None
-    peak_nthreads: float | None = None
-    cpu_user_sec: float | None = None
-    cpu_sys_sec: float | None = None
-    minor_faults: float | None = None
-    major_faults: float | None = None
-    voluntary_switches: float | None = None
-    involuntary_switches: float | None = None
-    net_rx_bytes: float | None = None
-    net_tx_bytes: float | None = None
-    net_rx_packets: float | None = None
-    net_tx_packets: float | None = None
-    peak_unreadable_procs: float | None = None
     # The window's phases (ResourceMonitor.mark), oldest first; () without marks.
     phases: tuple[PhaseSummary, ...] = ()
 
@@ -230,9 +206,20 @@ class ResourceSummary:
         return cls(**values)
 
 
-# The metric-group fields: every number field after peak_gpu_proc_mem_mb.
-METRIC_GROUP_KEYS = tuple(f.name for f in fields(ResourceSummary) if f.name != "phases")[
-    [f.name for f in fields(ResourceSummary)].index("peak_gpu_proc_mem_mb") + 1:]
+def _with_metrics(base: type, name: str, key: str) -> type:
+    """base, frozen, with one optional float field per metric, named by key."""
+    made = make_dataclass(name, [(m[key], float | None, field(default=None)) for m in METRICS], bases=(base,),
+                          frozen=True, slots=True, kw_only=True)
+    made.__module__, made.__qualname__, made.__doc__ = __name__, name, base.__doc__
+    return made
+
+
+ResourceSample = _with_metrics(_SampleFields, "ResourceSample", "sample_field")
+ResourceSummary = _with_metrics(_SummaryFields, "ResourceSummary", "summary_field")
+
+# The metric-group fields of each record, in the library's order (the JSON's).
+SAMPLE_METRIC_KEYS = tuple(m["sample_field"] for m in METRICS)
+METRIC_GROUP_KEYS = tuple(m["summary_field"] for m in METRICS)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -270,6 +257,7 @@ class PhaseSummary:
             raise ValueError(f"PhaseSummary.from_dict: start_sec must be a number, got {start!r}")
         rest = {k: v for k, v in data.items() if k not in ("name", "start_sec", "phases")}
         return cls(name=name, start_sec=float(start), summary=ResourceSummary.from_dict(rest))
+
 
 _TEXT_FIELDS = {"hwm_scope": ("window", "lifetime"), "gpu_energy_source": ("counter", "integrated")}
 _COUNT_FIELDS = ("num_samples", "skipped_slots")

@@ -3,7 +3,6 @@
  * out of C, the GPU list, and module set-up.
  */
 #include "binding.h"
-#include "metric_fields.h"
 
 #include <errno.h>
 #include <math.h>
@@ -87,9 +86,14 @@ PyObject *rmpy_summary_to_dict(const resmon_summary *s)
                  put_name(d, "gpu_energy_source", resmon_energy_source_name(s->gpu_energy_source)) ||
                  put_number(d, "cpu_energy_j", s->cpu_energy_j) ||
                  put_number(d, "peak_gpu_proc_mem_mb", s->peak_gpu_proc_mem_mb);
-    for (size_t i = 0; !failed && i < rm__metric_field_count; i++)
-        failed = put_number(d, rm__metric_fields[i].summary_key,
-                            rm__summary_metric_value(s, &rm__metric_fields[i]));
+    for (size_t i = 0; !failed && i < resmon_metric_count(); i++) {
+        resmon_metric m;
+        double value;
+        if (resmon_metric_info(i, &m, sizeof m) < 0)
+            continue;
+        memcpy(&value, (const char *)s + m.summary_offset, sizeof value);
+        failed = put_number(d, m.summary_field, value);
+    }
     if (failed)
         Py_CLEAR(d);
     return d;
@@ -177,9 +181,15 @@ static PyObject *summary_to_json(PyObject *module, PyObject *fields)
         get_number(fields, "cpu_energy_j", &s.cpu_energy_j) ||
         get_number(fields, "peak_gpu_proc_mem_mb", &s.peak_gpu_proc_mem_mb))
         return NULL;
-    for (size_t i = 0; i < rm__metric_field_count; i++)
-        if (get_number(fields, rm__metric_fields[i].summary_key, rm__summary_metric(&s, &rm__metric_fields[i])))
+    for (size_t i = 0; i < resmon_metric_count(); i++) {
+        resmon_metric m;
+        double value;
+        if (resmon_metric_info(i, &m, sizeof m) < 0)
+            continue;
+        if (get_number(fields, m.summary_field, &value))
             return NULL;
+        memcpy((char *)&s + m.summary_offset, &value, sizeof value);
+    }
     s.hwm_scope = (resmon_hwm_scope)hwm_scope;
     s.gpu_energy_source = (resmon_energy_source)energy_source;
     char small[1024];
@@ -195,6 +205,35 @@ static PyObject *summary_to_json(PyObject *module, PyObject *fields)
     PyObject *text = PyUnicode_FromStringAndSize(big, len);
     PyMem_Free(big);
     return text;
+}
+
+/* ---- the metric list ------------------------------------------------------ */
+
+/* metrics() -> tuple of dicts: the library's metric list (resmon_metric_info),
+ * from which the package's sample and summary fields are made. */
+static PyObject *metric_list(PyObject *module, PyObject *unused)
+{
+    (void)module;
+    (void)unused;
+    size_t count = resmon_metric_count();
+    PyObject *list = PyTuple_New((Py_ssize_t)count);
+    for (size_t i = 0; list && i < count; i++) {
+        resmon_metric m;
+        int rc = resmon_metric_info(i, &m, sizeof m);
+        if (rc < 0) {
+            Py_CLEAR(list);
+            return rmpy_raise(rc, NULL);
+        }
+        PyObject *item = Py_BuildValue("{s:s,s:s,s:s,s:s,s:s,s:I,s:s}", "sample_field", m.sample_field,
+                                       "summary_field", m.summary_field, "column", m.column, "unit", m.unit,
+                                       "words", m.words, "group", (unsigned)m.group, "fold",
+                                       m.fold == RESMON_FOLD_MAX ? "max" : "last");
+        if (!item)
+            Py_CLEAR(list);
+        else
+            PyTuple_SET_ITEM(list, (Py_ssize_t)i, item);
+    }
+    return list;
 }
 
 /* ---- GPUs ----------------------------------------------------------------- */
@@ -257,6 +296,7 @@ static PyMethodDef module_functions[] = {
      "summary_to_json(fields) -> str: resmon_summary_to_json of a mapping of ResourceSummary fields."},
     {"list_gpus", list_gpus, METH_NOARGS, "list_gpus() -> list of dict: every GPU resmon's backends find."},
     {"strerror", strerror_text, METH_O, "strerror(errno) -> str: resmon's words for an errno."},
+    {"metrics", metric_list, METH_NOARGS, "metrics() -> tuple of dict: the library's metric list (resmon_metric_info)."},
     {NULL, NULL, 0, NULL},
 };
 

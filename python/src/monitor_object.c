@@ -32,7 +32,9 @@
 
 #include <errno.h>
 #include <math.h>
+#include <string.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
@@ -277,11 +279,27 @@ static PyObject *optional_number(double value)
     return PyFloat_FromDouble(value);
 }
 
-static PyObject *sample_tuple(const resmon_sample *s)
+/* A sample as a tuple: resmon_sample's first eight fields, then each metric of
+ * the library's list (resmon_metric_info, in its order; None when unknown). */
+static PyObject *sample_tuple(const resmon_sample *s, const size_t *metric_offsets, size_t metric_count)
 {
-    return Py_BuildValue("(dddNNNNN)", s->timestamp, s->cpu_percent, s->rss_mb, optional_number(s->gpu_util),
-                         optional_number(s->gpu_mem_mb), optional_number(s->gpu_clock_mhz),
-                         optional_number(s->gpu_power_w), optional_number(s->gpu_proc_mem_mb));
+    PyObject *tuple = PyTuple_New((Py_ssize_t)(8 + metric_count));
+    if (!tuple)
+        return NULL;
+    const double base[8] = {s->timestamp, s->cpu_percent, s->rss_mb, s->gpu_util,
+                            s->gpu_mem_mb, s->gpu_clock_mhz, s->gpu_power_w, s->gpu_proc_mem_mb};
+    for (size_t i = 0; i < 8 + metric_count; i++) {
+        double value = base[i < 8 ? i : 0];
+        if (i >= 8)
+            memcpy(&value, (const char *)s + metric_offsets[i - 8], sizeof value);
+        PyObject *item = i < 3 ? PyFloat_FromDouble(value) : optional_number(value);
+        if (!item) {
+            Py_DECREF(tuple);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(tuple, (Py_ssize_t)i, item);
+    }
+    return tuple;
 }
 
 /* The kept samples as tuples in resmon_sample's field order.  The count can
@@ -313,9 +331,16 @@ static PyObject *monitor_samples(monitor_object *self, PyObject *unused)
         PyMem_Free(buffer);
         return rmpy_raise((int)count, NULL);
     }
+    size_t metric_count = resmon_metric_count(), offsets[64];
+    if (metric_count > sizeof offsets / sizeof *offsets)
+        metric_count = sizeof offsets / sizeof *offsets;
+    for (size_t i = 0; i < metric_count; i++) {
+        resmon_metric m;
+        offsets[i] = resmon_metric_info(i, &m, sizeof m) == 0 ? m.sample_offset : offsetof(resmon_sample, gpu_util);
+    }
     PyObject *list = PyList_New(count);
     for (ssize_t i = 0; list && i < count; i++) {
-        PyObject *item = sample_tuple(&buffer[i]);
+        PyObject *item = sample_tuple(&buffer[i], offsets, metric_count);
         if (!item)
             Py_CLEAR(list);
         else
@@ -443,7 +468,7 @@ static PyMethodDef monitor_methods[] = {
      "Close the window: take the last sample and join the sampler (a no-op when not running)."},
     {"samples", (PyCFunction)monitor_samples, METH_NOARGS,
      "The kept samples, oldest first, as tuples (timestamp, cpu_percent, rss_mb, gpu_util, gpu_mem_mb, "
-     "gpu_clock_mhz, gpu_power_w, gpu_proc_mem_mb)."},
+     "gpu_clock_mhz, gpu_power_w, gpu_proc_mem_mb, then each metric of metrics() by its sample_field)."},
     {"summary", (PyCFunction)monitor_summary, METH_NOARGS,
      "The window's summary as a dict of ResourceSummary's fields."},
     {"mark", (PyCFunction)monitor_mark, METH_O,

@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <math.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +35,12 @@ typedef struct chart_point {
     double pss, io_read, io_written, nprocs; /* NAN when not read; I/O in MiB */
     double cgroup; /* the tree's cgroup memory (whole tree, page cache included); NAN without one */
 } chart_point;
+
+/* The metric-group metrics the chart draws, named by their samples-file
+ * column; where each lives in a resmon_sample comes from the library's
+ * metric list (resmon_metric_info). */
+enum drawn_metric { DRAWN_PSS, DRAWN_IO_READ, DRAWN_IO_WRITTEN, DRAWN_NPROCS, DRAWN_COUNT };
+static const char *const drawn_columns[DRAWN_COUNT] = {"pss_mb", "rchar", "wchar", "nprocs"};
 
 typedef struct chart_phase {
     double start;
@@ -54,13 +61,23 @@ struct chart_series {
     double cpu_sum, rss_max, t_last;
     chart_phase phases[CHART_MAX_PHASES];
     size_t phase_count, phases_dropped;
+    size_t drawn[DRAWN_COUNT]; /* each drawn metric's offset in resmon_sample; SIZE_MAX: not in the list */
 };
 
 chart_series *chart_series_new(void)
 {
     chart_series *c = calloc(1, sizeof *c);
-    if (c)
-        c->stride = 1;
+    if (!c)
+        return NULL;
+    c->stride = 1;
+    for (size_t d = 0; d < DRAWN_COUNT; d++) {
+        c->drawn[d] = SIZE_MAX;
+        for (size_t i = 0; i < resmon_metric_count(); i++) {
+            resmon_metric m;
+            if (resmon_metric_info(i, &m, sizeof m) == 0 && strcmp(m.column, drawn_columns[d]) == 0)
+                c->drawn[d] = m.sample_offset;
+        }
+    }
     return c;
 }
 
@@ -129,22 +146,32 @@ void chart_series_finish(chart_series *c)
     flush_pending(c);
 }
 
+static double drawn_value(const chart_series *c, const resmon_sample *s, enum drawn_metric d)
+{
+    double value = NAN;
+    if (c->drawn[d] != SIZE_MAX)
+        memcpy(&value, (const char *)s + c->drawn[d], sizeof value);
+    return value;
+}
+
 void chart_series_add(chart_series *c, const resmon_sample *s, double elapsed_sec)
 {
     chart_point *p = &c->pending;
+    double pss = drawn_value(c, s, DRAWN_PSS), io_read = drawn_value(c, s, DRAWN_IO_READ),
+           io_written = drawn_value(c, s, DRAWN_IO_WRITTEN), nprocs = drawn_value(c, s, DRAWN_NPROCS);
     if (c->pending_samples == 0)
         *p = (chart_point){elapsed_sec, 0, NAN, 0, 0, NAN, NAN, NAN, NAN, NAN};
     p->cpu += s->cpu_percent;
     p->rss = max_known(p->rss, s->rss_mb);
-    p->pss = max_known(p->pss, s->pss_mb);
-    p->io_read = max_known(p->io_read, s->io_rchar / BYTES_PER_MIB);
-    p->io_written = max_known(p->io_written, s->io_wchar / BYTES_PER_MIB);
-    p->nprocs = max_known(p->nprocs, s->nprocs);
-    c->any_pss |= !isnan(s->pss_mb);
+    p->pss = max_known(p->pss, pss);
+    p->io_read = max_known(p->io_read, io_read / BYTES_PER_MIB);
+    p->io_written = max_known(p->io_written, io_written / BYTES_PER_MIB);
+    p->nprocs = max_known(p->nprocs, nprocs);
+    c->any_pss |= !isnan(pss);
     p->cgroup = max_known(p->cgroup, s->cgroup_mem_mb);
     c->any_cgroup |= !isnan(s->cgroup_mem_mb);
-    c->any_io |= !isnan(s->io_rchar) || !isnan(s->io_wchar);
-    c->any_nprocs |= !isnan(s->nprocs);
+    c->any_io |= !isnan(io_read) || !isnan(io_written);
+    c->any_nprocs |= !isnan(nprocs);
     if (!isnan(s->gpu_util)) {
         p->gpu_util += s->gpu_util;
         c->gpu_util_samples++;

@@ -23,36 +23,34 @@
 #define SAMPLES_BUFFER_BYTES 65536
 #define MAX_ROW_BYTES 4096 /* per-device columns: 4 x 16 values fit a row */
 
-/* The metric-group columns, after CPU and RSS (and before any GPU's). */
-static const struct {
+/* The metric-group columns, after CPU and RSS (and before any GPU's): the
+ * library's metric list (resmon_metric_info) and the tree's cgroup memory
+ * (empty/null without a cgroup), in resmon_sample's order. */
+#define MAX_METRIC_COLUMNS 64
+
+typedef struct metric_column {
     const char *name;
     size_t offset; /* a double in resmon_sample */
-} metric_columns[] = {
-    {"vmem_mb", offsetof(resmon_sample, vmem_mb)},
-    {"pss_mb", offsetof(resmon_sample, pss_mb)},
-    {"swap_mb", offsetof(resmon_sample, swap_mb)},
-    {"rchar", offsetof(resmon_sample, io_rchar)},
-    {"wchar", offsetof(resmon_sample, io_wchar)},
-    {"read_bytes", offsetof(resmon_sample, io_read_bytes)},
-    {"write_bytes", offsetof(resmon_sample, io_write_bytes)},
-    {"syscr", offsetof(resmon_sample, io_syscr)},
-    {"syscw", offsetof(resmon_sample, io_syscw)},
-    {"nprocs", offsetof(resmon_sample, nprocs)},
-    {"nthreads", offsetof(resmon_sample, nthreads)},
-    {"user_sec", offsetof(resmon_sample, cpu_user_sec)},
-    {"sys_sec", offsetof(resmon_sample, cpu_sys_sec)},
-    {"minflt", offsetof(resmon_sample, minor_faults)},
-    {"majflt", offsetof(resmon_sample, major_faults)},
-    {"vol_ctxsw", offsetof(resmon_sample, voluntary_switches)},
-    {"invol_ctxsw", offsetof(resmon_sample, involuntary_switches)},
-    {"rx_bytes", offsetof(resmon_sample, net_rx_bytes)},
-    {"tx_bytes", offsetof(resmon_sample, net_tx_bytes)},
-    {"rx_packets", offsetof(resmon_sample, net_rx_packets)},
-    {"tx_packets", offsetof(resmon_sample, net_tx_packets)},
-    {"cgroup_mem_mb", offsetof(resmon_sample, cgroup_mem_mb)}, /* the tree's cgroup: empty/null without one */
-    {"unreadable_procs", offsetof(resmon_sample, unreadable_procs)},
-};
-#define METRIC_COLUMN_COUNT (sizeof metric_columns / sizeof *metric_columns)
+} metric_column;
+
+static size_t metric_columns(metric_column *columns)
+{
+    size_t n = 0, count = resmon_metric_count();
+    int cgroup_placed = 0;
+    for (size_t i = 0; i < count && n + 2 <= MAX_METRIC_COLUMNS; i++) {
+        resmon_metric m;
+        if (resmon_metric_info(i, &m, sizeof m) < 0)
+            continue;
+        if (!cgroup_placed && m.sample_offset > offsetof(resmon_sample, cgroup_mem_mb)) {
+            columns[n++] = (metric_column){"cgroup_mem_mb", offsetof(resmon_sample, cgroup_mem_mb)};
+            cgroup_placed = 1;
+        }
+        columns[n++] = (metric_column){m.column, m.sample_offset};
+    }
+    if (!cgroup_placed)
+        columns[n++] = (metric_column){"cgroup_mem_mb", offsetof(resmon_sample, cgroup_mem_mb)};
+    return n;
+}
 
 struct samples_file {
     int fd;
@@ -60,6 +58,8 @@ struct samples_file {
     size_t gpu_devices;
     double last_write;
     int write_errno;
+    size_t metric_column_count;
+    metric_column metric_columns[MAX_METRIC_COLUMNS];
     off_t whole_rows_bytes; /* what the file holds, all of it whole rows */
     size_t used;
     char buffer[SAMPLES_BUFFER_BYTES];
@@ -113,12 +113,13 @@ samples_file *samples_file_open(int fd, const char *path, size_t gpu_devices)
     f->jsonl = n > 6 && strcmp(path + n - 6, ".jsonl") == 0;
     f->gpu_devices = gpu_devices > RESMON_CLI_MAX_DEVICE_COLUMNS ? RESMON_CLI_MAX_DEVICE_COLUMNS : gpu_devices;
     f->last_write = -1;
+    f->metric_column_count = metric_columns(f->metric_columns);
     if (!f->jsonl) {
         const char *header = "timestamp,elapsed_sec,cpu_percent,rss_mb";
         append(f, header, strlen(header));
-        for (size_t i = 0; i < METRIC_COLUMN_COUNT; i++) {
+        for (size_t i = 0; i < f->metric_column_count; i++) {
             append(f, ",", 1);
-            append(f, metric_columns[i].name, strlen(metric_columns[i].name));
+            append(f, f->metric_columns[i].name, strlen(f->metric_columns[i].name));
         }
         if (gpu_devices) {
             header = ",gpu_util,gpu_mem_mb,gpu_clock_mhz,gpu_power_w,gpu_proc_mem_mb";
@@ -186,10 +187,10 @@ void samples_file_write(samples_file *f, const resmon_sample *s, double elapsed_
     put_value(f, "elapsed_sec", elapsed_sec, 0);
     put_value(f, "cpu_percent", s->cpu_percent, 0);
     put_value(f, "rss_mb", s->rss_mb, 0);
-    for (size_t i = 0; i < METRIC_COLUMN_COUNT; i++) {
+    for (size_t i = 0; i < f->metric_column_count; i++) {
         double value;
-        memcpy(&value, (const char *)s + metric_columns[i].offset, sizeof value);
-        put_value(f, metric_columns[i].name, value, 0);
+        memcpy(&value, (const char *)s + f->metric_columns[i].offset, sizeof value);
+        put_value(f, f->metric_columns[i].name, value, 0);
     }
     if (f->gpu_devices) {
         put_value(f, "gpu_util", s->gpu_util, 0);

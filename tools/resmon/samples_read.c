@@ -14,18 +14,36 @@
 #include <jansson.h>
 #include <stdio.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* The columns the chart draws, and where each goes in a resmon_sample. */
-enum column {
-    COL_ELAPSED, COL_CPU, COL_RSS, COL_PSS, COL_RCHAR, COL_WCHAR, COL_NPROCS, COL_GPU_UTIL, COL_GPU_MEM, COL_PHASE,
-    COLUMN_COUNT
-};
-static const char *const column_names[COLUMN_COUNT] = {
-    "elapsed_sec", "cpu_percent", "rss_mb", "pss_mb", "rchar", "wchar", "nprocs", "gpu_util", "gpu_mem_mb", "phase",
-};
+/* The columns read, and where each goes in a resmon_sample: the fixed ones,
+ * then every metric of the library's list (resmon_metric_info) under its
+ * column name; the text column `phase` last. */
+enum column { COL_ELAPSED, COL_CPU, COL_RSS, COL_GPU_UTIL, COL_GPU_MEM, COL_FIRST_METRIC };
+#define COLUMN_CAP 96
+static const char *column_names[COLUMN_CAP] = {"elapsed_sec", "cpu_percent", "rss_mb", "gpu_util", "gpu_mem_mb"};
+static size_t column_offsets[COLUMN_CAP] = {0, offsetof(resmon_sample, cpu_percent), offsetof(resmon_sample, rss_mb),
+                                            offsetof(resmon_sample, gpu_util), offsetof(resmon_sample, gpu_mem_mb)};
+static int phase_column; /* the column count, and the phase's index */
 #define REQUIRED_COLUMNS 3 /* the first three */
+
+static void list_columns(void)
+{
+    if (phase_column)
+        return;
+    int n = COL_FIRST_METRIC;
+    for (size_t i = 0; i < resmon_metric_count() && n + 1 < COLUMN_CAP; i++) {
+        resmon_metric m;
+        if (resmon_metric_info(i, &m, sizeof m) == 0) {
+            column_names[n] = m.column;
+            column_offsets[n++] = m.sample_offset;
+        }
+    }
+    column_names[n] = "phase";
+    phase_column = n;
+}
 
 static int has_suffix(const char *path, const char *suffix)
 {
@@ -35,7 +53,7 @@ static int has_suffix(const char *path, const char *suffix)
 
 /* One row's values: numbers (NAN when not read) and the phase's text. */
 typedef struct row {
-    double value[COLUMN_COUNT];
+    double value[COLUMN_CAP];
     const char *phase; /* NULL without the column */
 } row;
 
@@ -57,14 +75,8 @@ static int take_row(const row *r, size_t line, double *last_elapsed, chart_serie
     resmon_sample s;
     memset(&s, 0, sizeof s);
     s.timestamp = elapsed;
-    s.cpu_percent = r->value[COL_CPU];
-    s.rss_mb = r->value[COL_RSS];
-    s.pss_mb = r->value[COL_PSS];
-    s.io_rchar = r->value[COL_RCHAR];
-    s.io_wchar = r->value[COL_WCHAR];
-    s.nprocs = r->value[COL_NPROCS];
-    s.gpu_util = r->value[COL_GPU_UTIL];
-    s.gpu_mem_mb = r->value[COL_GPU_MEM];
+    for (int i = COL_CPU; i < phase_column; i++)
+        memcpy((char *)&s + column_offsets[i], &r->value[i], sizeof(double));
     if (r->phase)
         chart_series_phase(c, r->phase, elapsed);
     chart_series_add(c, &s, elapsed);
@@ -127,10 +139,10 @@ static int read_csv(FILE *f, chart_series *c, double *end_sec, char *why, size_t
 {
     char *line = NULL, *fields[MAX_CSV_FIELDS];
     size_t line_cap = 0, line_no = 0;
-    int where[COLUMN_COUNT], header_fields = 0, rc = -1;
+    int where[COLUMN_CAP], header_fields = 0, rc = -1;
     double last_elapsed = 0;
     ssize_t len;
-    for (int i = 0; i < COLUMN_COUNT; i++)
+    for (int i = 0; i <= phase_column; i++)
         where[i] = -1;
     while ((len = getline(&line, &line_cap, f)) >= 0) {
         line_no++;
@@ -144,7 +156,7 @@ static int read_csv(FILE *f, chart_series *c, double *end_sec, char *why, size_t
         if (line_no == 1) {
             header_fields = n;
             for (int k = 0; k < n; k++)
-                for (int i = 0; i < COLUMN_COUNT; i++)
+                for (int i = 0; i <= phase_column; i++)
                     if (strcmp(fields[k], column_names[i]) == 0)
                         where[i] = k;
             for (int i = 0; i < REQUIRED_COLUMNS; i++)
@@ -158,8 +170,8 @@ static int read_csv(FILE *f, chart_series *c, double *end_sec, char *why, size_t
             snprintf(why, cap, "line %zu has %d fields, the header %d", line_no, n, header_fields);
             goto done;
         }
-        row r = {.phase = where[COL_PHASE] >= 0 ? fields[where[COL_PHASE]] : NULL};
-        for (int i = 0; i < COL_PHASE; i++) {
+        row r = {.phase = where[phase_column] >= 0 ? fields[where[phase_column]] : NULL};
+        for (int i = 0; i < phase_column; i++) {
             r.value[i] = NAN;
             if (where[i] >= 0 && parse_number(fields[where[i]], &r.value[i]) < 0) {
                 snprintf(why, cap, "line %zu: %s is not a number", line_no, column_names[i]);
@@ -230,7 +242,7 @@ static int read_jsonl(FILE *f, chart_series *c, double *end_sec, char *why, size
         }
         row r = {.phase = NULL};
         int bad = -1;
-        for (int i = 0; i < COL_PHASE; i++) {
+        for (int i = 0; i < phase_column; i++) {
             json_t *v = jansson.object_get(object, column_names[i]);
             r.value[i] = json_is_number(v) ? jansson.number_value(v) : NAN;
             if (v && !json_is_number(v) && !json_is_null(v))
@@ -240,12 +252,12 @@ static int read_jsonl(FILE *f, chart_series *c, double *end_sec, char *why, size
         if (json_is_string(phase))
             r.phase = jansson.string_value(phase);
         else if (phase && !json_is_null(phase))
-            bad = COL_PHASE;
+            bad = phase_column;
         else if (json_is_null(phase))
             r.phase = "";
         if (bad >= 0) {
             snprintf(why, cap, "line %zu: %s is not a %s", line_no, column_names[bad],
-                     bad == COL_PHASE ? "string" : "number");
+                     bad == phase_column ? "string" : "number");
             release_object(object);
             goto done;
         }
@@ -267,6 +279,7 @@ done:
 
 int samples_read(const char *path, chart_series *c, double *end_sec, char *why, size_t cap)
 {
+    list_columns();
     int jsonl = has_suffix(path, ".jsonl");
     if (!jsonl && !has_suffix(path, ".csv")) {
         snprintf(why, cap, "a samples file ends in .csv or .jsonl (as -s writes them)");

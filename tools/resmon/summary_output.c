@@ -37,6 +37,9 @@ static void print_metric_groups(FILE *out, const resmon_summary *s)
         fprintf(out, "  %-16s %10.1f MiB  proportional: shared pages split between their users; swap %.1f MiB, "
                      "virtual %.1f MiB\n",
                 "peak PSS", s->peak_pss_mb, s->peak_swap_mb, s->peak_vmem_mb);
+    if (!isnan(s->peak_uss_mb))
+        fprintf(out, "  %-16s %10.1f MiB  unique: private pages, what ending the processes frees\n", "peak USS",
+                s->peak_uss_mb);
     if (!isnan(s->io_rchar)) {
         char read[32], written[32], storage_read[32], storage_written[32];
         format_bytes(s->io_rchar, read, sizeof read);
