@@ -920,7 +920,8 @@ RESMON_API int resmon_phases_to_json(const resmon_phase *phases, size_t count, s
  * hierarchy; as root, or wherever the caller may create directories there. */
 typedef struct resmon_cgroup resmon_cgroup; /* opaque */
 
-/* Makes the leaf, named resmon-PID-N, with memory_limit_bytes as its limit
+/* Makes the leaf, named resmon-PID-PIDNS-START-N (the caller's pid, pid
+ * namespace inode and start time, then a counter), with memory_limit_bytes as its limit
  * when nonzero (v2 memory.max with memory.swap.max 0; v1
  * memory.limit_in_bytes and memory.memsw.limit_in_bytes): the OOM killer
  * then ends a process of the tree when it would go over.  Returns 0, or a
@@ -949,7 +950,10 @@ RESMON_API int resmon_cgroup_join(const resmon_cgroup *cg, pid_t pid);
  * create made.  Returns 0, or a negative errno when the directory could not
  * be removed (it is then left, empty of processes where they could be
  * moved); cg is freed either way.  Accepts NULL.  A process killed with
- * SIGKILL cannot remove its leaf: an empty resmon-PID-N stays behind. */
+ * SIGKILL cannot remove its leaf: resmon_cgroup_create removes, before
+ * making its own, every leaf so named below the same parent whose creator
+ * was in the caller's pid namespace and is gone (no such pid, or one started
+ * at another time) and that holds no process.  Nothing else is removed. */
 RESMON_API int resmon_cgroup_remove(resmon_cgroup *cg);
 
 /* ------------------------------------------------------------------------ */

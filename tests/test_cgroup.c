@@ -8,6 +8,7 @@
 #include "cgroup.h"
 #include "test_util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -428,15 +429,95 @@ static void failed_leaf_leaves_nothing(void **state)
     assert_true(rc < 0);
     assert_null(cg);
     assert_non_null(strstr(err, "cgroup.procs"));
-    char pattern[700];
-    snprintf(pattern, sizeof pattern, "%s/resmon-%ld-", f.group, (long)getpid());
-    struct stat st;
-    for (int i = 0; i < 4; i++) {
-        char path[800];
-        snprintf(path, sizeof path, "%s%d", pattern, i);
-        assert_int_not_equal(stat(path, &st), 0);
-    }
+    DIR *d = opendir(f.group);
+    assert_non_null(d);
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        assert_int_not_equal(strncmp(e->d_name, "resmon-", 7), 0);
+    closedir(d);
     remove_tree(f.root);
+}
+
+static void leaf_names_round_trip_and_reject_lookalikes(void **state)
+{
+    (void)state;
+    rm__cgroup_leaf_owner owner = {4242, 4026531836u, 123456789u, 7}, back;
+    char name[128];
+    assert_int_equal(rm__cgroup_leaf_name(name, sizeof name, &owner), 0);
+    assert_string_equal(name, "resmon-4242-4026531836-123456789-7");
+    assert_int_equal(rm__cgroup_leaf_name_parse(name, &back), 0);
+    assert_true(back.pid == owner.pid && back.pidns == owner.pidns && back.starttime == owner.starttime &&
+                back.counter == owner.counter);
+    const char *not_ours[] = {"resmon-4242-0", /* the 0.4 development name: cannot be decided */
+                              "resmon-4242-1-2-3x", "resmon-4242-1-2-", "resmon--1-2-3", "resmon-0-1-2-3",
+                              "resmon-+42-1-2-3", "resmon-042-1-2-3", "resmon-4242-1-2-3-4", "xresmon-4242-1-2-3",
+                              "resmon-99999999999-1-2-3", "resmon-test-given-x", "Resmon-4242-1-2-3"};
+    for (size_t i = 0; i < sizeof not_ours / sizeof *not_ours; i++)
+        assert_int_equal(rm__cgroup_leaf_name_parse(not_ours[i], &back), -EINVAL);
+}
+
+/* A /proc fixture entry: PID/stat with the given start time. */
+static void put_proc(const char *proc_root, long pid, unsigned long long starttime)
+{
+    char dir[600], text[400];
+    snprintf(dir, sizeof dir, "%s/%ld", proc_root, pid);
+    make_dirs(dir);
+    snprintf(text, sizeof text, "%ld (resmon) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 %llu 1000 10\n", pid,
+             starttime);
+    put_file(dir, "stat", text);
+}
+
+static int exists(const char *dir, const char *name)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* The sweep removes exactly the empty leaves of a creator that is gone (no
+ * such pid, or the pid reused by a process started later) in this pid
+ * namespace; a live creator's leaf, another namespace's, one holding a
+ * process, and every directory not named as resmon names its leaves stay. */
+static void sweep_removes_only_stale_empty_leaves(void **state)
+{
+    (void)state;
+    char root[256], proc[300], parent[300];
+    snprintf(root, sizeof root, "/tmp/resmon-test-sweep-%ld", (long)getpid());
+    remove_tree(root);
+    snprintf(proc, sizeof proc, "%s/proc", root);
+    snprintf(parent, sizeof parent, "%s/cg", root);
+    make_dirs(proc);
+    make_dirs(parent);
+    put_proc(proc, 100, 5000); /* alive, the creator of resmon-100-7-5000-0 */
+    put_proc(proc, 200, 9000); /* pid 200 reused: resmon-200-7-4000-0's creator is gone */
+    const char *stale[] = {"resmon-300-7-10-0", "resmon-300-7-10-1", "resmon-200-7-4000-0"};
+    const char *kept[] = {"resmon-100-7-5000-0", /* its creator lives */
+                          "resmon-300-8-10-0",   /* another pid namespace */
+                          "resmon-301-7-10-0",   /* holds a process */
+                          "resmon-300-7-10",     /* not a leaf name */
+                          "given-by-user"};
+    char path[800];
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s", parent, stale[i]);
+        make_dirs(path);
+    }
+    for (size_t i = 0; i < 5; i++) {
+        snprintf(path, sizeof path, "%s/%s", parent, kept[i]);
+        make_dirs(path);
+    }
+    snprintf(path, sizeof path, "%s/resmon-301-7-10-0", parent);
+    put_file(path, "cgroup.procs", "4321\n");
+    put_file(parent, "resmon-302-7-10-0", ""); /* a file, not a directory */
+    assert_int_equal(rm__cgroup_sweep_stale(parent, proc, 0), 0); /* own namespace unknown: nothing */
+    assert_true(exists(parent, stale[0]));
+    assert_int_equal(rm__cgroup_sweep_stale(parent, proc, 7), 3);
+    for (size_t i = 0; i < 3; i++)
+        assert_false(exists(parent, stale[i]));
+    for (size_t i = 0; i < 5; i++)
+        assert_true(exists(parent, kept[i]));
+    assert_true(exists(parent, "resmon-302-7-10-0"));
+    assert_int_equal(rm__cgroup_sweep_stale(parent, proc, 7), 0);
+    remove_tree(root);
 }
 
 /* On a machine where this process may make a cgroup (root, v1 memory
@@ -514,6 +595,8 @@ int main(void)
         cmocka_unit_test(monitor_without_its_cgroup_still_runs),
         cmocka_unit_test(json_without_cgroup_keys_reads),
         cmocka_unit_test(failed_leaf_leaves_nothing),
+        cmocka_unit_test(leaf_names_round_trip_and_reject_lookalikes),
+        cmocka_unit_test(sweep_removes_only_stale_empty_leaves),
         cmocka_unit_test(real_leaf_joins_and_goes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

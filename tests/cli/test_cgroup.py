@@ -223,6 +223,45 @@ class CommandCgroup(unittest.TestCase):
         status, _ = self.assert_leaf_removed(proc, lambda: os.kill(command, signal.SIGKILL))
         self.assertEqual(status, 137)
 
+    def test_leaf_of_a_killed_resmon_goes_with_the_next_run(self):
+        # SIGKILL cannot be caught: resmon's leaf stays, with the command in
+        # it.  Once the command is gone too, the next resmon removes the
+        # empty leaf whose creator is gone -- and no other directory: a live
+        # process's leaf (this test's own identity) and a user's stay.
+        ready = Ready()
+        proc = self.start("--", WORKLOAD, "mem", "10", "600", ready=ready)
+        ready.wait()
+        command = descendants(proc.pid)
+        stale = leaves_of(proc.pid)
+        self.assertEqual(len(stale), 1)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=SAFETY_NET_SEC)
+        parent = own_memory_cgroup()
+        stale_dir = os.path.join(parent, stale[0])
+        for pid in command:
+            os.kill(pid, signal.SIGKILL)
+        proc.communicate(timeout=SAFETY_NET_SEC)  # the command held resmon's pipes
+        deadline = time.monotonic() + SAFETY_NET_SEC  # the kernel empties the leaf once they have exited
+        while time.monotonic() < deadline:
+            with open(os.path.join(stale_dir, "cgroup.procs")) as f:
+                if not f.read().strip():
+                    break
+            time.sleep(0.01)
+        self.assertEqual(leaves_of(proc.pid), stale)  # left behind, empty
+        with open("/proc/self/stat") as f:
+            starttime = f.read().rsplit(")", 1)[1].split()[19]
+        pidns = os.stat("/proc/self/ns/pid").st_ino
+        live = os.path.join(parent, f"resmon-{os.getpid()}-{pidns}-{starttime}-999")
+        user = os.path.join(parent, f"resmon-{proc.pid}-given-by-user")
+        for d in (live, user):
+            os.mkdir(d)
+            self.addCleanup(os.rmdir, d)
+        r, summary = run_json("--", "true")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("cgroup_version", summary)
+        self.assertEqual(leaves_of(proc.pid), [os.path.basename(user)])  # the stale leaf went, the user's stays
+        self.assertTrue(os.path.isdir(live))
+
     def test_orphan_left_running_is_moved_out_and_leaf_removed(self):
         # The command leaves a process running (resmon does not wait for it):
         # it is moved to resmon's own cgroup, and the leaf still goes.
