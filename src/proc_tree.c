@@ -94,7 +94,11 @@ int rm__tree_walker_use_cgroup(rm__tree_walker *w, const char *dir)
     int n = snprintf(path, sizeof path, "%s/cgroup.procs", dir);
     if (n < 0 || (size_t)n >= sizeof path)
         return -ENAMETOOLONG;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC); /* there and readable: a cgroup, or a fixture of one */
+    if (fd < 0)
+        return -errno;
+    close(fd);
+    fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
         return -errno;
     if (w->members_fd >= 0)
@@ -413,12 +417,19 @@ static int visit_member(pid_t pid, void *user)
 }
 
 /* The cgroup's processes: its cgroup.procs read whole (v1 may list a pid
- * twice while it moves; each is kept once). */
+ * twice while it moves; each is kept once).  Opened afresh each walk: v1
+ * keeps the list it built for an open file while that file is read again
+ * within a second (cgroup_pidlist), so a file kept open and re-read every
+ * sample would show its first list for ever. */
 static int walk_cgroup(rm__tree_walker *w, const pid_t *roots, size_t root_count)
 {
-    ssize_t n = read_children_file(w, w->members_fd);
+    int fd = openat(w->members_fd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno; /* -ENOENT once the cgroup is removed */
+    ssize_t n = read_children_file(w, fd);
+    close(fd);
     if (n < 0)
-        return (int)n; /* -ENODEV once the cgroup is removed */
+        return (int)n;
     struct members_visit visit = {w, roots, root_count};
     int rc = rm__parse_pid_list(w->children_text, (size_t)n, visit_member, &visit);
     return rc == -ENOMEM ? rc : 0; /* a garbled list yields the pids before the garbage */

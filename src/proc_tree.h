@@ -9,8 +9,8 @@
  * process born during the walk, which the next walk finds.
  *
  * A third membership source replaces both where a cgroup's processes are the
- * tree (rm__tree_walker_use_cgroup): each walk lists its cgroup.procs, kept
- * open and re-read with pread -- one read a walk, whatever the tree's shape.
+ * tree (rm__tree_walker_use_cgroup): each walk lists its cgroup.procs -- one
+ * open and read a walk, whatever the tree's shape.
  */
 #ifndef RESMON_PROC_TREE_H
 #define RESMON_PROC_TREE_H
@@ -54,7 +54,7 @@ typedef struct rm__tree_walker {
     char *children_text;      /* one children file, read whole (reused) */
     size_t children_text_cap;
     unsigned walk_number;
-    int members_fd;           /* a cgroup's cgroup.procs: its processes are the tree; -1: none */
+    int members_fd;           /* a cgroup's directory: its processes are the tree; -1: none */
 } rm__tree_walker;
 
 typedef enum rm__tree_method {

@@ -423,7 +423,7 @@ static void json_without_cgroup_keys_reads(void **state)
  * cgroup.procs in what mkdir made) is removed again, and the reason said. */
 /* ---- a cgroup's processes as the tree --------------------------------- */
 
-/* The walker's cgroup source lists cgroup.procs at each walk (kept open,
+/* The walker's cgroup source lists cgroup.procs at each walk (opened afresh,
  * re-read from the start), each pid once, the roots left out. */
 static void walker_lists_a_cgroups_processes(void **state)
 {
