@@ -371,7 +371,7 @@ int cli_parse(int argc, char **argv, cli_options *o)
         return EXIT_USAGE;
     if (o->reset_peak && !o->pid)
         return usage_error("--reset-peak works with --pid only%s", "");
-    if (o->wait_orphans && o->pid)
+    if (o->wait_orphans && (o->pid || o->watch_cgroup))
         return usage_error("--wait-orphans works with a command only%s", "");
     if (o->memory_limit_bytes && (o->pid || o->no_cgroup || o->cgroup_path))
         return usage_error("--memory-limit needs a cgroup made for the command: not with --pid, --no-cgroup or "
