@@ -54,8 +54,8 @@ int outputs_open(const cli_options *o, resmon_gpu *gpu, outputs *out)
             fprintf(stderr, "resmon: no marks from the command: %s\n", why);
     }
     int none;
-    out->exporters = exporters_start(&o->exporters, o->interval_sec, o->pid ? NULL : o->watch_cgroup ? o->cgroup_path : o->argv[0],
-                                    o->pid, &none);
+    const char *label = o->pid ? NULL : o->watch_cgroup ? o->cgroup_path : o->argv[0]; /* NULL: the pid's comm */
+    out->exporters = exporters_start(&o->exporters, o->interval_sec, label, o->pid, &none);
     return out->exporters || none ? 0 : -1;
 }
 

@@ -90,7 +90,9 @@ static void print_cgroup_peak(FILE *out, const cli_options *o, const run_result 
         if (s->cgroup_oom_kills > 0)
             fprintf(out, "  %-16s %10.0f      process%s killed by the kernel's OOM killer%s\n", "OOM kills",
                     s->cgroup_oom_kills, s->cgroup_oom_kills == 1 ? "" : "es",
-                    o->pid || o->watch_cgroup ? "" : r->term_signal == SIGKILL ? ", the command among them" : ", in the command's tree");
+                    o->pid || o->watch_cgroup ? ""
+                    : r->term_signal == SIGKILL ? ", the command among them"
+                                                : ", in the command's tree");
         if (!isnan(s->cgroup_throttled_sec))
             fprintf(out, "  %-16s %10.3f s    CPU throttled (cgroup cpu.stat), %.0f period%s\n", "throttled",
                     s->cgroup_throttled_sec, s->cgroup_nr_throttled, s->cgroup_nr_throttled == 1 ? "" : "s");
