@@ -728,8 +728,10 @@ typedef struct resmon_options {
      * empties, or is removed, is sampled as no process.  The membership needs
      * only cgroup.procs: a cgroup without memory files (a v2 cgroup without
      * the memory controller) is still monitored, with cgroup_error -ENOTSUP
-     * and its figures unknown.  resmon_monitor_start returns the errno of
-     * opening cgroup.procs (-ENOENT: not a cgroup, -EACCES). */
+     * and its figures unknown.  The network group reads this process's
+     * network namespace (a container's own is not followed).
+     * resmon_monitor_start returns the errno of opening cgroup.procs
+     * (-ENOENT: not a cgroup, -EACCES). */
     int cgroup_members;
     /* Since 0.4.  A cgroup directory (e.g. /sys/fs/cgroup/system.slice/x.service,
      * or resmon_cgroup_path() of one made for the command) whose figures each
