@@ -764,15 +764,32 @@ typedef struct resmon_options {
      * window (a parent's RUSAGE_CHILDREN and wait4 keep theirs).  With
      * keep_peak_mark also set: -EINVAL. */
     int reset_peak_mark;
-    int reserved_0; /* must be 0: keeps the struct free of tail padding */
+    /* Since 0.4 (the word was reserved, and had to be 0, before).  Nonzero,
+     * with cgroup_path and pid 0 (else -EINVAL): the monitored processes are
+     * the cgroup's, whoever they are -- a service, a container -- listed
+     * from its cgroup.procs at each sample (one open and read), not pid's
+     * tree, and never this process itself.  A process is sampled from the
+     * first sample that finds it there (its counters from then on), and
+     * leaves the sums when it is no longer listed: moved out (what it used
+     * so far stays counted) or ended (as in a tree).  include_children is
+     * implied.  The window ends only at resmon_monitor_stop: a cgroup that
+     * empties, or is removed, is sampled as no process.  The membership needs
+     * only cgroup.procs: a cgroup without memory files (a v2 cgroup without
+     * the memory controller) is still monitored, with cgroup_error -ENOTSUP
+     * and its figures unknown.  The network group reads this process's
+     * network namespace (a container's own is not followed).
+     * resmon_monitor_start returns the errno of opening cgroup.procs
+     * (-ENOENT: not a cgroup, -EACCES). */
+    int cgroup_members;
     /* Since 0.4.  A cgroup directory (e.g. /sys/fs/cgroup/system.slice/x.service,
      * or resmon_cgroup_path() of one made for the command) whose figures each
      * sample and the summary carry: cgroup_mem_mb, cgroup_peak_mb and the rest.
      * Copied by resmon_monitor_new; opened by resmon_monitor_start (a cgroup
      * that cannot be opened leaves those fields unknown and sets
      * resmon_summary.cgroup_error: the window still opens).  The processes
-     * sampled are still pid's (and its descendants): the cgroup's figures are
-     * its own, whoever is in it.  NULL: no cgroup. */
+     * sampled are pid's (and its descendants), or with cgroup_members the
+     * cgroup's own; the figures are the cgroup's, whoever is in it.  NULL: no
+     * cgroup. */
     const char *cgroup_path;
 } resmon_options;
 
@@ -968,7 +985,8 @@ RESMON_API int resmon_phases_to_json(const resmon_phase *phases, size_t count, s
  * hierarchy; as root, or wherever the caller may create directories there. */
 typedef struct resmon_cgroup resmon_cgroup; /* opaque */
 
-/* Makes the leaf, named resmon-PID-N, with memory_limit_bytes as its limit
+/* Makes the leaf, named resmon-PID-PIDNS-START-N (the caller's pid, pid
+ * namespace inode and start time, then a counter), with memory_limit_bytes as its limit
  * when nonzero (v2 memory.max with memory.swap.max 0; v1
  * memory.limit_in_bytes and memory.memsw.limit_in_bytes): the OOM killer
  * then ends a process of the tree when it would go over.  Returns 0, or a
@@ -997,7 +1015,10 @@ RESMON_API int resmon_cgroup_join(const resmon_cgroup *cg, pid_t pid);
  * create made.  Returns 0, or a negative errno when the directory could not
  * be removed (it is then left, empty of processes where they could be
  * moved); cg is freed either way.  Accepts NULL.  A process killed with
- * SIGKILL cannot remove its leaf: an empty resmon-PID-N stays behind. */
+ * SIGKILL cannot remove its leaf: resmon_cgroup_create removes, before
+ * making its own, every leaf so named below the same parent whose creator
+ * was in the caller's pid namespace and is gone (no such pid, or one started
+ * at another time) and that holds no process.  Nothing else is removed. */
 RESMON_API int resmon_cgroup_remove(resmon_cgroup *cg);
 
 /* ------------------------------------------------------------------------ */

@@ -101,6 +101,30 @@ int rm__cgroup_read_io(const rm__cgroup *cg, rm__cgroup_io *out);
  * "memory.limit_in_bytes". */
 const char *rm__cgroup_limit_file(int version);
 
+/* The name of a leaf resmon makes: "resmon-PID-PIDNS-START-N", its
+ * creator's pid, pid namespace (the inode of /proc/PID/ns/pid), start time
+ * (stat's starttime, clock ticks after boot) and a counter.  The three say
+ * whether the creator still lives, so a later resmon can remove a leaf that
+ * a resmon killed by SIGKILL left behind, and only such a leaf. */
+typedef struct rm__cgroup_leaf_owner {
+    long pid;
+    uint64_t pidns, starttime;
+    unsigned counter;
+} rm__cgroup_leaf_owner;
+int rm__cgroup_leaf_name(char *out, size_t cap, const rm__cgroup_leaf_owner *owner);
+/* 0 when name is exactly such a name (decimal numbers, no sign, no leading
+ * zero), else -EINVAL. */
+int rm__cgroup_leaf_name_parse(const char *name, rm__cgroup_leaf_owner *out);
+
+/* Removes the stale leaves below parent: directories named as above whose
+ * creator was in pid namespace own_pidns (another namespace's pids cannot be
+ * checked from here) and is gone -- proc_root/PID is absent, or holds a
+ * process started at another time -- and that hold no process (cgroup.procs
+ * empty; rmdir refuses a cgroup with processes or children anyway).
+ * Nothing else is touched.  own_pidns 0 (unknown): nothing is.  Returns how
+ * many were removed. */
+int rm__cgroup_sweep_stale(const char *parent, const char *proc_root, uint64_t own_pidns);
+
 /* resmon_cgroup_create with the /proc directory and the prefix of mount
  * points given (fixture trees in tests). */
 struct resmon_cgroup;

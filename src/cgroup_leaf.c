@@ -6,14 +6,19 @@
  * The leaf is made below the caller's own memory cgroup (v1: the memory
  * hierarchy; v2: the unified one when it offers the memory controller), so
  * a delegated subtree is enough and nothing outside the caller's part of the
- * tree is touched.  Its name carries the caller's pid and a counter; a name
- * that exists already is never reused, so the directory removed at the end
- * is always one this object made.
+ * tree is touched.  Its name carries the caller's pid, pid namespace, start
+ * time and a counter; a name that exists already is never reused, so the
+ * directory removed at the end is always one this object made.  A resmon
+ * killed by SIGKILL cannot remove its leaf: the next one made below the same
+ * parent removes every empty leaf whose creator is gone (see
+ * rm__cgroup_sweep_stale).
  */
 #include "cgroup.h"
 #include "fileio.h"
+#include "procfs.h"
 #include "resmon.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -27,14 +32,14 @@
 
 struct resmon_cgroup {
     int version;
+    rm__cgroup_leaf_owner owner; /* this process: pid, pid namespace, start time */
     int procs_fd; /* the leaf's cgroup.procs, for resmon_cgroup_join */
     char parent[RM__CGROUP_PATH_MAX];
     char dir[RM__CGROUP_PATH_MAX];
 };
 
-/* How many names to try when earlier ones exist (left by a resmon that was
- * killed with SIGKILL, or another resmon of the same pid in another pid
- * namespace). */
+/* How many names to try when earlier ones exist (a leaf a killed resmon of
+ * the same pid left with processes still in it). */
 #define NAME_ATTEMPTS 100
 /* How long removal waits for the kernel to let go of exiting processes. */
 #define REMOVE_WAIT_NS 2000000000LL
@@ -112,13 +117,131 @@ static int set_limit(resmon_cgroup *cg, uint64_t limit_bytes, char *err, size_t 
     return 0;
 }
 
+/* ---- names, and the leaves a killed resmon left ---------------------------- */
+
+int rm__cgroup_leaf_name(char *out, size_t cap, const rm__cgroup_leaf_owner *owner)
+{
+    int n = snprintf(out, cap, "resmon-%ld-%" PRIu64 "-%" PRIu64 "-%u", owner->pid, owner->pidns, owner->starttime,
+                     owner->counter);
+    return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
+}
+
+/* A decimal number without sign or leading zero, up to the next '-' or the
+ * end; advances *text past it. */
+static int parse_number(const char **text, uint64_t max, uint64_t *value)
+{
+    const char *p = *text;
+    if (*p < '0' || *p > '9' || (p[0] == '0' && p[1] >= '0' && p[1] <= '9'))
+        return -EINVAL;
+    uint64_t v = 0;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        uint64_t digit = (uint64_t)(*p - '0');
+        if (v > (max - digit) / 10)
+            return -EINVAL;
+        v = v * 10 + digit;
+    }
+    *text = p;
+    *value = v;
+    return 0;
+}
+
+int rm__cgroup_leaf_name_parse(const char *name, rm__cgroup_leaf_owner *out)
+{
+    static const char prefix[] = "resmon-";
+    if (strncmp(name, prefix, sizeof prefix - 1) != 0)
+        return -EINVAL;
+    const char *p = name + sizeof prefix - 1;
+    uint64_t pid, pidns, starttime, counter;
+    if (parse_number(&p, INT32_MAX, &pid) < 0 || pid == 0 || *p++ != '-' || parse_number(&p, UINT64_MAX, &pidns) < 0 ||
+        *p++ != '-' || parse_number(&p, UINT64_MAX, &starttime) < 0 || *p++ != '-' ||
+        parse_number(&p, UINT32_MAX, &counter) < 0 || *p != '\0')
+        return -EINVAL;
+    *out = (rm__cgroup_leaf_owner){(long)pid, pidns, starttime, (unsigned)counter};
+    return 0;
+}
+
+/* This process (the one whose /proc directory is proc_dir): pid, pid
+ * namespace and start time.  A field that cannot be read stays 0 (a pid
+ * namespace 0 turns the sweep off). */
+static void own_identity(const char *proc_dir, rm__cgroup_leaf_owner *owner)
+{
+    memset(owner, 0, sizeof *owner);
+    owner->pid = (long)getpid();
+    char path[RM__CGROUP_PATH_MAX + 16], text[1024];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/ns/pid", proc_dir);
+    if (stat(path, &st) == 0)
+        owner->pidns = (uint64_t)st.st_ino;
+    snprintf(path, sizeof path, "%s/stat", proc_dir);
+    ssize_t n = rm__read_file_at(AT_FDCWD, path, text, sizeof text);
+    rm__proc_stat ps;
+    if (n > 0 && rm__parse_stat(text, (size_t)n, &ps) == 0)
+        owner->starttime = ps.starttime;
+}
+
+/* Whether the creator named by owner is gone: no process of that pid, or
+ * one started at another time (the pid was reused).  A process that cannot
+ * be read (hidepid, EACCES) counts as alive: nothing is removed on a doubt. */
+static int creator_gone(const char *proc_root, const rm__cgroup_leaf_owner *owner)
+{
+    char path[RM__CGROUP_PATH_MAX + 32], text[1024];
+    snprintf(path, sizeof path, "%s/%ld/stat", proc_root, owner->pid);
+    ssize_t n = rm__read_file_at(AT_FDCWD, path, text, sizeof text);
+    if (n == -ENOENT || n == -ESRCH)
+        return 1;
+    rm__proc_stat ps;
+    if (n <= 0 || rm__parse_stat(text, (size_t)n, &ps) < 0)
+        return 0;
+    return ps.starttime != owner->starttime;
+}
+
+/* Whether a leaf's cgroup.procs lists a process (a file that cannot be read
+ * lists none: rmdir still refuses a cgroup in use). */
+static int holds_processes(const char *dir)
+{
+    char path[RM__CGROUP_PATH_MAX + 16], text[64];
+    snprintf(path, sizeof path, "%s/cgroup.procs", dir);
+    ssize_t n = rm__read_file_at(AT_FDCWD, path, text, sizeof text);
+    for (ssize_t i = 0; i < n; i++)
+        if (text[i] >= '0' && text[i] <= '9')
+            return 1;
+    return 0;
+}
+
+int rm__cgroup_sweep_stale(const char *parent, const char *proc_root, uint64_t own_pidns)
+{
+    if (own_pidns == 0)
+        return 0;
+    DIR *d = opendir(parent);
+    if (!d)
+        return 0;
+    int removed = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        rm__cgroup_leaf_owner owner;
+        if (rm__cgroup_leaf_name_parse(e->d_name, &owner) < 0 || owner.pidns != own_pidns ||
+            !creator_gone(proc_root, &owner))
+            continue;
+        char dir[RM__CGROUP_PATH_MAX];
+        int n = snprintf(dir, sizeof dir, "%s/%s", parent, e->d_name);
+        struct stat st;
+        if (n < 0 || (size_t)n >= sizeof dir || lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || holds_processes(dir))
+            continue;
+        removed += rmdir(dir) == 0;
+    }
+    closedir(d);
+    return removed;
+}
+
 /* Makes the leaf directory, under a name no one has taken. */
 static int make_leaf(resmon_cgroup *cg, char *err, size_t errcap)
 {
     static unsigned counter; /* names within one process; a clash only costs a retry */
     for (int attempt = 0; attempt < NAME_ATTEMPTS; attempt++) {
-        int n = snprintf(cg->dir, sizeof cg->dir, "%s/resmon-%ld-%u", cg->parent, (long)getpid(),
-                         __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
+        char name[128];
+        cg->owner.counter = __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED);
+        rm__cgroup_leaf_name(name, sizeof name, &cg->owner);
+        int n = snprintf(cg->dir, sizeof cg->dir, "%s/%s", cg->parent, name);
         if (n < 0 || (size_t)n >= sizeof cg->dir)
             return say(err, errcap, -ENAMETOOLONG, "cgroup path too long below %s", cg->parent);
         if (mkdir(cg->dir, 0755) == 0)
@@ -129,6 +252,17 @@ static int make_leaf(resmon_cgroup *cg, char *err, size_t errcap)
         }
     }
     return say(err, errcap, -EEXIST, "cannot create a cgroup below %s: every name is taken", cg->parent);
+}
+
+/* The /proc directory that holds proc_dir ("/proc" for "/proc/self"). */
+static void proc_root_of(const char *proc_dir, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s", proc_dir);
+    char *slash = strrchr(out, '/');
+    if (slash && slash != out)
+        *slash = '\0';
+    else if (slash)
+        slash[1] = '\0';
 }
 
 int rm__cgroup_leaf_create_at(resmon_cgroup **out, const char *proc_dir, const char *fs_prefix,
@@ -156,6 +290,10 @@ int rm__cgroup_leaf_create_at(resmon_cgroup **out, const char *proc_dir, const c
         free(cg);
         return rc;
     }
+    own_identity(proc_dir, &cg->owner);
+    char proc_root[RM__CGROUP_PATH_MAX];
+    proc_root_of(proc_dir, proc_root, sizeof proc_root);
+    rm__cgroup_sweep_stale(cg->parent, proc_root, cg->owner.pidns); /* what a killed resmon left */
     if ((rc = make_leaf(cg, err, errcap)) < 0) {
         free(cg);
         return rc;

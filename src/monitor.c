@@ -117,7 +117,7 @@ static int copy_options(resmon_options *o, resmon_gpu_profiler *profiler, const 
         (o->gpu_interval_sec > 0 && o->gpu_interval_sec < 1e-4) || (o->metrics & ~RESMON_METRIC_ALL) ||
         !isfinite(o->memory_detail_interval_sec) || o->memory_detail_interval_sec < 0 ||
         (o->memory_detail_interval_sec > 0 && o->memory_detail_interval_sec < 1e-6) ||
-        (o->keep_peak_mark && o->reset_peak_mark) || o->reserved_0)
+        (o->keep_peak_mark && o->reset_peak_mark) || (o->cgroup_members && (!o->cgroup_path || o->pid)))
         return -EINVAL;
     return 0;
 }
@@ -573,7 +573,12 @@ int resmon_monitor_start(resmon_monitor *m)
         return -EBUSY;
     reap_sampler(m); /* a window the target's exit ended by itself */
 
-    int rc = rm__probe_open(&m->probe, m->opts.pid, m->opts.include_children, m->proc_root);
+    int members = m->opts.cgroup_members != 0;
+    int rc = rm__probe_open(&m->probe, m->opts.pid, m->opts.include_children || members, m->proc_root);
+    if (rc == 0 && members && (rc = rm__probe_members_of_cgroup(m->probe, m->cgroup_path)) < 0) {
+        rm__probe_close(m->probe); /* nothing to monitor: the cgroup cannot be listed */
+        m->probe = NULL;
+    }
     if (rc < 0)
         return rc;
     if (m->opts.keep_peak_mark)

@@ -50,7 +50,7 @@ typedef struct tracked_process {
  * parent's tree only when the parent ends before it (it is then adopted by
  * a subreaper or init), and it is still the monitored program's work: it
  * stays in the tree until it exits. */
-enum { STILL_TRACKED = 0, ENDED_REAPED };
+enum { STILL_TRACKED = 0, ENDED_REAPED, ENDED_LEFT /* a cgroup's member moved out (rm__probe_members_of_cgroup) */ };
 
 /* What one reading of one process gives. */
 typedef struct process_reading {
@@ -125,6 +125,9 @@ struct rm__probe {
      * RUSAGE_CHILDREN, never to /proc. */
     uint64_t our_children_switches[2];
     uint64_t root_start_switches[2];
+    /* rm__probe_members_of_cgroup: the tree is a cgroup's processes, and
+     * procs[0] (this process) stands for no one: 1 is the first index read. */
+    size_t members;
 };
 
 /* In a tree, a process's stat is read too: its cutime/cstime carry the CPU
@@ -445,6 +448,27 @@ static int still_alive(rm__probe *p, const tracked_process *t, pid_t *ppid)
     return alive;
 }
 
+/* A process the cgroup no longer lists: alive and not a zombie, so it moved
+ * out (its counters so far stay counted), rather than ended -- a zombie is
+ * settled as reaped, so its parent's coming cutime increase is not counted
+ * twice. */
+static int left_cgroup(rm__probe *p, const tracked_process *t)
+{
+    pid_t ppid;
+    process_reading now = {0};
+    return still_alive(p, t, &ppid) && read_process(t, &now) == 0 && now.has_memory;
+}
+
+int rm__probe_members_of_cgroup(rm__probe *p, const char *dir)
+{
+    if (!p->include_children)
+        return -EINVAL;
+    int rc = rm__tree_walker_use_cgroup(&p->walker, dir);
+    if (rc == 0)
+        p->members = 1;
+    return rc;
+}
+
 /* The walk's roots: the monitored root, this process when it adopts the
  * tree's orphans, and every orphan adopted outside the tree.  0 or -ENOMEM. */
 static int collect_walk_roots(rm__probe *p, size_t *count)
@@ -496,6 +520,10 @@ static void refresh_tree(rm__probe *p)
         pid_t ppid;
         if (t->seen_walk == p->walk)
             continue;
+        if (p->members) { /* no longer listed: moved out of the cgroup, or ended */
+            t->ending = left_cgroup(p, t) ? ENDED_LEFT : ENDED_REAPED;
+            continue;
+        }
         if (still_alive(p, t, &ppid)) {
             t->seen_walk = p->walk;
             if (!find_tracked(p, ppid))
@@ -627,7 +655,7 @@ static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
      * next reading -- never counted in both at once.  Children first counted
      * a child's I/O and CPU twice when its parent reaped it mid-reading, and
      * the monotonic totals kept the double. */
-    for (size_t i = 0; i < p->count; i++) {
+    for (size_t i = p->members; i < p->count; i++) {
         tracked_process *t = &p->procs[i];
         process_reading now = {.children_ns = t->children_ns, .ppid = t->ppid};
         int gone = read_process(t, &now) < 0;
@@ -719,7 +747,7 @@ int rm__probe_begin(rm__probe *p, rm__probe_reading *out)
         refresh_root_peak(p, p->previous_boottime_ns);
         return 0;
     }
-    for (size_t i = 0; i < p->count; i++) {
+    for (size_t i = p->members; i < p->count; i++) {
         p->procs[i].hwm_bytes = 0; /* read before the reset: not this window's */
         p->procs[i].hwm_read_ns = 0;
         int reset = rm__reset_peak_rss(p->procs[i].dir_fd);
@@ -745,7 +773,7 @@ int rm__probe_peak_rss(rm__probe *p, uint64_t *bytes, resmon_hwm_scope *scope, i
 {
     uint64_t peak = p->ended_peak_bytes > p->lifetime_peak_bytes ? p->ended_peak_bytes : p->lifetime_peak_bytes;
     int any = p->ended_peak_known || p->lifetime_peak_bytes > 0, read_error = -ESRCH;
-    for (size_t i = 0; i < p->count; i++) {
+    for (size_t i = p->members; i < p->count; i++) {
         tracked_process *t = &p->procs[i];
         uint64_t value;
         int reaped_root = i == 0 && p->root_gone;
@@ -769,7 +797,7 @@ int rm__probe_peak_rss(rm__probe *p, uint64_t *bytes, resmon_hwm_scope *scope, i
         /* Exact when no process whose mark stayed put could have peaked
          * above the figure; else the lifetime figure, said to be one. */
         uint64_t window = p->ended_window_bytes, lifetime = p->ended_lifetime_bytes, unrisen = p->ended_unrisen_bytes;
-        for (size_t i = 0; i < p->count; i++)
+        for (size_t i = p->members; i < p->count; i++)
             note_watched(&p->procs[i], &window, &lifetime, &unrisen);
         int exact = unrisen <= window;
         *bytes = exact ? window : lifetime;
@@ -790,10 +818,10 @@ void rm__probe_pids(rm__probe *p, const pid_t **pids, size_t *count)
         p->pid_list = grown;
         p->pid_list_cap = p->cap;
     }
-    for (size_t i = 0; i < p->count; i++)
-        p->pid_list[i] = p->procs[i].pid;
+    for (size_t i = p->members; i < p->count; i++)
+        p->pid_list[i - p->members] = p->procs[i].pid;
     *pids = p->pid_list;
-    *count = p->count;
+    *count = p->count - p->members;
 }
 
 unsigned rm__probe_generation(const rm__probe *p)

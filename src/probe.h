@@ -45,6 +45,16 @@ typedef struct rm__probe_reading {
 int rm__probe_open(rm__probe **out, pid_t pid, int include_children, const char *proc_root);
 void rm__probe_close(rm__probe *p);
 
+/* Call before the first reading, on a probe of this process (pid 0) with
+ * include_children: the tree is then the processes of the cgroup directory
+ * dir, listed from its cgroup.procs at each reading (see
+ * rm__tree_walker_use_cgroup), and this process itself is never read.  A
+ * process joins from the reading that finds it listed (its counters from
+ * then on) and leaves when it is no longer listed: moved out (what it used
+ * so far stays counted) or ended.  0, -EINVAL without include_children, or
+ * the errno of opening cgroup.procs. */
+int rm__probe_members_of_cgroup(rm__probe *p, const char *dir);
+
 /* Call before the first reading: the kernel's peak-RSS marks are never reset
  * (they may belong to a program that reads its own ru_maxrss); instead each
  * reading reads every process's mark, and rm__probe_peak_rss gives the

@@ -60,6 +60,7 @@ void rm__tree_walker_init(rm__tree_walker *w, int proc_fd, rm__tree_method metho
 {
     memset(w, 0, sizeof *w);
     w->proc_fd = proc_fd;
+    w->members_fd = -1;
     if (method == RM__TREE_AUTO) {
         /* The children lists exist for every thread or for none, so checking
          * our own main thread tells whether this kernel has them. */
@@ -80,8 +81,30 @@ void rm__tree_walker_free(rm__tree_walker *w)
         close_walked(&w->walked[i]);
     free(w->walked);
     free(w->children_text);
+    if (w->members_fd >= 0)
+        close(w->members_fd);
     memset(w, 0, sizeof *w);
     w->proc_fd = -1;
+    w->members_fd = -1;
+}
+
+int rm__tree_walker_use_cgroup(rm__tree_walker *w, const char *dir)
+{
+    char path[4200];
+    int n = snprintf(path, sizeof path, "%s/cgroup.procs", dir);
+    if (n < 0 || (size_t)n >= sizeof path)
+        return -ENAMETOOLONG;
+    int fd = open(path, O_RDONLY | O_CLOEXEC); /* there and readable: a cgroup, or a fixture of one */
+    if (fd < 0)
+        return -errno;
+    close(fd);
+    fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    if (w->members_fd >= 0)
+        close(w->members_fd);
+    w->members_fd = fd;
+    return 0;
 }
 
 struct children_visit {
@@ -379,9 +402,44 @@ static int walk_scan(rm__tree_walker *w, const pid_t *roots, size_t root_count)
     return 0;
 }
 
+struct members_visit {
+    rm__tree_walker *walker;
+    const pid_t *roots;
+    size_t root_count;
+};
+
+static int visit_member(pid_t pid, void *user)
+{
+    struct members_visit *v = user;
+    if (is_root(v->roots, v->root_count, pid))
+        return 0;
+    return append_found(v->walker, pid) < 0 ? -ENOMEM : 0;
+}
+
+/* The cgroup's processes: its cgroup.procs read whole (v1 may list a pid
+ * twice while it moves; each is kept once).  Opened afresh each walk: v1
+ * keeps the list it built for an open file while that file is read again
+ * within a second (cgroup_pidlist), so a file kept open and re-read every
+ * sample would show its first list for ever. */
+static int walk_cgroup(rm__tree_walker *w, const pid_t *roots, size_t root_count)
+{
+    int fd = openat(w->members_fd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno; /* -ENOENT once the cgroup is removed */
+    ssize_t n = read_children_file(w, fd);
+    close(fd);
+    if (n < 0)
+        return (int)n;
+    struct members_visit visit = {w, roots, root_count};
+    int rc = rm__parse_pid_list(w->children_text, (size_t)n, visit_member, &visit);
+    return rc == -ENOMEM ? rc : 0; /* a garbled list yields the pids before the garbage */
+}
+
 int rm__tree_walk_from(rm__tree_walker *w, const pid_t *roots, size_t root_count)
 {
     w->found_len = 0;
+    if (w->members_fd >= 0)
+        return walk_cgroup(w, roots, root_count);
     return w->use_children_files ? walk_children_files(w, roots, root_count) : walk_scan(w, roots, root_count);
 }
 

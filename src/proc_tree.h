@@ -7,6 +7,10 @@
  * /proc/N/stat for parent pids.  The children lists are best effort (the
  * kernel calls them unreliable while the tree changes); both ways may miss a
  * process born during the walk, which the next walk finds.
+ *
+ * A third membership source replaces both where a cgroup's processes are the
+ * tree (rm__tree_walker_use_cgroup): each walk lists its cgroup.procs -- one
+ * open and read a walk, whatever the tree's shape.
  */
 #ifndef RESMON_PROC_TREE_H
 #define RESMON_PROC_TREE_H
@@ -50,6 +54,7 @@ typedef struct rm__tree_walker {
     char *children_text;      /* one children file, read whole (reused) */
     size_t children_text_cap;
     unsigned walk_number;
+    int members_fd;           /* a cgroup's directory: its processes are the tree; -1: none */
 } rm__tree_walker;
 
 typedef enum rm__tree_method {
@@ -62,6 +67,12 @@ typedef enum rm__tree_method {
  * open). */
 void rm__tree_walker_init(rm__tree_walker *w, int proc_fd, rm__tree_method method);
 void rm__tree_walker_free(rm__tree_walker *w);
+
+/* From now on a walk finds the processes listed in dir's cgroup.procs (a
+ * cgroup of either layout, or a fixture directory holding such a file), not
+ * descendants; the roots are still left out.  0, or the negative errno of
+ * opening the file (-ENOENT: not a cgroup, -EACCES). */
+int rm__tree_walker_use_cgroup(rm__tree_walker *w, const char *dir);
 
 /* Finds every descendant of root (not root itself) into w->found /
  * w->found_len.  Scratch memory is reused between walks, so a steady tree

@@ -45,6 +45,7 @@ _Static_assert(offsetof(resmon_summary, net_tx_packets) == 328, "resmon_summary 
 _Static_assert(sizeof(resmon_options) == 96, "resmon_options layout changed");
 _Static_assert(offsetof(resmon_options, reset_peak_mark) == 80, "resmon_options layout changed");
 _Static_assert(offsetof(resmon_options, cgroup_path) == 88, "0.4 fields are appended");
+_Static_assert(offsetof(resmon_options, cgroup_members) == 84, "0.4: the reserved word before cgroup_path");
 _Static_assert(offsetof(resmon_options, metrics) == 68, "resmon_options layout changed");
 _Static_assert(offsetof(resmon_options, memory_detail_interval_sec) == 72, "resmon_options layout changed");
 _Static_assert(offsetof(resmon_options, keep_peak_mark) == 64, "resmon_options layout changed");

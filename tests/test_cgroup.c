@@ -6,10 +6,14 @@
  * child joins between fork and exec and that is removed afterwards.
  */
 #include "cgroup.h"
+#include "proc_tree.h"
 #include "test_util.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -417,6 +421,196 @@ static void json_without_cgroup_keys_reads(void **state)
 
 /* A leaf that cannot be completed (here a fixture directory, with no
  * cgroup.procs in what mkdir made) is removed again, and the reason said. */
+/* ---- a cgroup's processes as the tree --------------------------------- */
+
+/* The walker's cgroup source lists cgroup.procs at each walk (opened afresh,
+ * re-read from the start), each pid once, the roots left out. */
+static void walker_lists_a_cgroups_processes(void **state)
+{
+    (void)state;
+    char dir[256];
+    snprintf(dir, sizeof dir, "/tmp/resmon-test-members-%ld", (long)getpid());
+    remove_tree(dir);
+    make_dirs(dir);
+    int proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    rm__tree_walker w;
+    rm__tree_walker_init(&w, proc_fd, RM__TREE_SCAN);
+    assert_int_equal(rm__tree_walker_use_cgroup(&w, dir), -ENOENT); /* no cgroup.procs: not a cgroup */
+    put_file(dir, "cgroup.procs", "12\n34\n12\n56\n"); /* v1 may list a pid twice while it moves */
+    assert_int_equal(rm__tree_walker_use_cgroup(&w, dir), 0);
+    pid_t root = 34;
+    assert_int_equal(rm__tree_walk(&w, root), 0);
+    assert_int_equal(w.found_len, 2);
+    assert_int_equal(w.found[0], 12);
+    assert_int_equal(w.found[1], 56);
+    char path[300];
+    snprintf(path, sizeof path, "%s/cgroup.procs", dir);
+    FILE *f = fopen(path, "r+"); /* rewritten in place, as the kernel's file changes under an open fd */
+    assert_non_null(f);
+    fputs("78\n\n", f);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(truncate(path, 4), 0);
+    assert_int_equal(rm__tree_walk(&w, root), 0);
+    assert_int_equal(w.found_len, 1);
+    assert_int_equal(w.found[0], 78);
+    assert_int_equal(truncate(path, 0), 0); /* empty: no process */
+    assert_int_equal(rm__tree_walk(&w, root), 0);
+    assert_int_equal(w.found_len, 0);
+    rm__tree_walker_free(&w);
+    close(proc_fd);
+    remove_tree(dir);
+}
+
+/* A child that touches mib MiB, says it is ready and holds until go is
+ * written (or closed). */
+static pid_t hold_memory(int mib, const test_ready *ready, int go[2])
+{
+    assert_int_equal(pipe2(go, O_CLOEXEC), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(go[1]);
+        char *block = malloc((size_t)mib << 20);
+        if (!block)
+            _exit(4);
+        test_touch(block, (size_t)mib << 20);
+        test_ready_signal(ready);
+        char c;
+        if (read(go[0], &c, 1) < 0)
+            _exit(3);
+        _exit(0);
+    }
+    close(go[0]);
+    return pid;
+}
+
+typedef struct latest_sample {
+    atomic_int samples;
+    _Atomic double nprocs, rss_mb;
+} latest_sample;
+
+static void keep_latest(const resmon_sample *s, void *user)
+{
+    latest_sample *l = user;
+    atomic_store(&l->nprocs, s->nprocs);
+    atomic_store(&l->rss_mb, s->rss_mb);
+    atomic_fetch_add(&l->samples, 1);
+}
+
+/* Waits (bounded) for a sample taken after this call with nprocs processes
+ * (a sample of no process has no count: NAN). */
+static double wait_for_processes(latest_sample *l, double nprocs)
+{
+    int after = atomic_load(&l->samples) + 1;
+    double deadline = test_now() + test_scaled(30);
+    while (test_now() < deadline) {
+        double seen = atomic_load(&l->nprocs);
+        if (atomic_load(&l->samples) > after && (seen == nprocs || (nprocs == 0 && isnan(seen))))
+            return atomic_load(&l->rss_mb);
+        test_sleep(0.002);
+    }
+    print_error("no sample with %g processes\n", nprocs);
+    fail();
+    return 0;
+}
+
+static void write_procs(const char *dir, const char *text)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/cgroup.procs", dir);
+    assert_int_equal(test_write_file(path, text), 0);
+}
+
+/* With cgroup_members the tree is whoever cgroup.procs lists (a v2 fixture
+ * cgroup listing real children): a process joins when listed, leaves when
+ * no longer listed or when it ends, and this process is never sampled (an
+ * empty cgroup samples 0 MiB).  The sampled peak saw both at once. */
+static void monitor_follows_a_cgroups_members(void **state)
+{
+    (void)state;
+    fixture f;
+    make_fixture(&f, 2);
+    test_ready ready = test_ready_open();
+    int go_a[2], go_b[2];
+    pid_t a = hold_memory(40, &ready, go_a);
+    pid_t b = hold_memory(60, &ready, go_b);
+    test_ready_wait(&ready, 2, NULL);
+    char text[64];
+    snprintf(text, sizeof text, "%d\n", (int)a);
+    write_procs(f.group, text);
+
+    latest_sample latest = {0};
+    resmon_options o = RESMON_OPTIONS_INIT;
+    o.sample_interval_sec = 0.01;
+    o.metrics = RESMON_METRIC_COUNTS;
+    o.cgroup_path = f.group;
+    o.cgroup_members = 1;
+    o.on_sample = keep_latest;
+    o.on_sample_user = &latest;
+    resmon_monitor *m;
+    assert_int_equal(resmon_monitor_new(&m, &o), 0);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    double only_a = wait_for_processes(&latest, 1);
+    snprintf(text, sizeof text, "%d\n%d\n", (int)b, (int)a);
+    write_procs(f.group, text); /* b joins */
+    double both = wait_for_processes(&latest, 2);
+    snprintf(text, sizeof text, "%d\n", (int)b);
+    write_procs(f.group, text); /* a leaves, still alive */
+    double only_b = wait_for_processes(&latest, 1);
+    assert_int_equal(write(go_b[1], "g", 1), 1); /* b ends while listed */
+    int status;
+    assert_int_equal(waitpid(b, &status, 0), b);
+    double none = wait_for_processes(&latest, 0);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    resmon_summary s = test_summary(m);
+    resmon_monitor_free(m);
+    assert_int_equal(write(go_a[1], "g", 1), 1);
+    assert_int_equal(waitpid(a, &status, 0), a);
+    close(go_a[1]);
+    close(go_b[1]);
+    test_ready_close(&ready);
+
+    ASSERT_BETWEEN(only_a, 40, 40 * SANITIZER_MEMORY_FACTOR + 8);
+    ASSERT_BETWEEN(both, 100, 100 * SANITIZER_MEMORY_FACTOR + 16);
+    ASSERT_BETWEEN(only_b, 60, 60 * SANITIZER_MEMORY_FACTOR + 8);
+    ASSERT_BETWEEN(none, 0, 0); /* the monitoring process is not a member */
+    assert_true(s.peak_rss_mb >= 100);
+    assert_true(s.hwm_rss_mb >= s.peak_rss_mb); /* the marks: never below the sampled sum */
+    assert_int_equal(s.cgroup_version, 2);
+    ASSERT_BETWEEN(s.cgroup_peak_mb, 70, 70); /* the fixture's memory.peak: the cgroup's own figure */
+    remove_tree(f.root);
+}
+
+/* The membership needs only cgroup.procs; options that make no sense are
+ * refused. */
+static void members_options_and_a_cgroup_without_memory_files(void **state)
+{
+    (void)state;
+    resmon_options o = RESMON_OPTIONS_INIT;
+    o.cgroup_members = 1;
+    resmon_monitor *m;
+    assert_int_equal(resmon_monitor_new(&m, &o), -EINVAL); /* no cgroup_path */
+    char dir[256];
+    snprintf(dir, sizeof dir, "/tmp/resmon-test-members-bare-%ld", (long)getpid());
+    remove_tree(dir);
+    make_dirs(dir);
+    o.cgroup_path = dir;
+    o.pid = getpid();
+    assert_int_equal(resmon_monitor_new(&m, &o), -EINVAL); /* a pid and a cgroup's members */
+    o.pid = 0;
+    assert_int_equal(resmon_monitor_new(&m, &o), 0);
+    assert_int_equal(resmon_monitor_start(m), -ENOENT); /* no cgroup.procs: nothing to list */
+    put_file(dir, "cgroup.procs", ""); /* as a v2 cgroup without the memory controller */
+    assert_int_equal(resmon_monitor_start(m), 0);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    resmon_summary s = test_summary(m);
+    assert_int_equal(s.cgroup_error, -ENOTSUP);
+    assert_int_equal(s.cgroup_version, 0);
+    ASSERT_BETWEEN(s.peak_rss_mb, 0, 0);
+    resmon_monitor_free(m);
+    remove_tree(dir);
+}
+
 static void failed_leaf_leaves_nothing(void **state)
 {
     (void)state;
@@ -428,15 +622,95 @@ static void failed_leaf_leaves_nothing(void **state)
     assert_true(rc < 0);
     assert_null(cg);
     assert_non_null(strstr(err, "cgroup.procs"));
-    char pattern[700];
-    snprintf(pattern, sizeof pattern, "%s/resmon-%ld-", f.group, (long)getpid());
-    struct stat st;
-    for (int i = 0; i < 4; i++) {
-        char path[800];
-        snprintf(path, sizeof path, "%s%d", pattern, i);
-        assert_int_not_equal(stat(path, &st), 0);
-    }
+    DIR *d = opendir(f.group);
+    assert_non_null(d);
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        assert_int_not_equal(strncmp(e->d_name, "resmon-", 7), 0);
+    closedir(d);
     remove_tree(f.root);
+}
+
+static void leaf_names_round_trip_and_reject_lookalikes(void **state)
+{
+    (void)state;
+    rm__cgroup_leaf_owner owner = {4242, 4026531836u, 123456789u, 7}, back;
+    char name[128];
+    assert_int_equal(rm__cgroup_leaf_name(name, sizeof name, &owner), 0);
+    assert_string_equal(name, "resmon-4242-4026531836-123456789-7");
+    assert_int_equal(rm__cgroup_leaf_name_parse(name, &back), 0);
+    assert_true(back.pid == owner.pid && back.pidns == owner.pidns && back.starttime == owner.starttime &&
+                back.counter == owner.counter);
+    const char *not_ours[] = {"resmon-4242-0", /* the 0.4 development name: cannot be decided */
+                              "resmon-4242-1-2-3x", "resmon-4242-1-2-", "resmon--1-2-3", "resmon-0-1-2-3",
+                              "resmon-+42-1-2-3", "resmon-042-1-2-3", "resmon-4242-1-2-3-4", "xresmon-4242-1-2-3",
+                              "resmon-99999999999-1-2-3", "resmon-test-given-x", "Resmon-4242-1-2-3"};
+    for (size_t i = 0; i < sizeof not_ours / sizeof *not_ours; i++)
+        assert_int_equal(rm__cgroup_leaf_name_parse(not_ours[i], &back), -EINVAL);
+}
+
+/* A /proc fixture entry: PID/stat with the given start time. */
+static void put_proc(const char *proc_root, long pid, unsigned long long starttime)
+{
+    char dir[600], text[400];
+    snprintf(dir, sizeof dir, "%s/%ld", proc_root, pid);
+    make_dirs(dir);
+    snprintf(text, sizeof text, "%ld (resmon) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 %llu 1000 10\n", pid,
+             starttime);
+    put_file(dir, "stat", text);
+}
+
+static int exists(const char *dir, const char *name)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* The sweep removes exactly the empty leaves of a creator that is gone (no
+ * such pid, or the pid reused by a process started later) in this pid
+ * namespace; a live creator's leaf, another namespace's, one holding a
+ * process, and every directory not named as resmon names its leaves stay. */
+static void sweep_removes_only_stale_empty_leaves(void **state)
+{
+    (void)state;
+    char root[256], proc[300], parent[300];
+    snprintf(root, sizeof root, "/tmp/resmon-test-sweep-%ld", (long)getpid());
+    remove_tree(root);
+    snprintf(proc, sizeof proc, "%s/proc", root);
+    snprintf(parent, sizeof parent, "%s/cg", root);
+    make_dirs(proc);
+    make_dirs(parent);
+    put_proc(proc, 100, 5000); /* alive, the creator of resmon-100-7-5000-0 */
+    put_proc(proc, 200, 9000); /* pid 200 reused: resmon-200-7-4000-0's creator is gone */
+    const char *stale[] = {"resmon-300-7-10-0", "resmon-300-7-10-1", "resmon-200-7-4000-0"};
+    const char *kept[] = {"resmon-100-7-5000-0", /* its creator lives */
+                          "resmon-300-8-10-0",   /* another pid namespace */
+                          "resmon-301-7-10-0",   /* holds a process */
+                          "resmon-300-7-10",     /* not a leaf name */
+                          "given-by-user"};
+    char path[800];
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s", parent, stale[i]);
+        make_dirs(path);
+    }
+    for (size_t i = 0; i < 5; i++) {
+        snprintf(path, sizeof path, "%s/%s", parent, kept[i]);
+        make_dirs(path);
+    }
+    snprintf(path, sizeof path, "%s/resmon-301-7-10-0", parent);
+    put_file(path, "cgroup.procs", "4321\n");
+    put_file(parent, "resmon-302-7-10-0", ""); /* a file, not a directory */
+    assert_int_equal(rm__cgroup_sweep_stale(parent, proc, 0), 0); /* own namespace unknown: nothing */
+    assert_true(exists(parent, stale[0]));
+    assert_int_equal(rm__cgroup_sweep_stale(parent, proc, 7), 3);
+    for (size_t i = 0; i < 3; i++)
+        assert_false(exists(parent, stale[i]));
+    for (size_t i = 0; i < 5; i++)
+        assert_true(exists(parent, kept[i]));
+    assert_true(exists(parent, "resmon-302-7-10-0"));
+    assert_int_equal(rm__cgroup_sweep_stale(parent, proc, 7), 0);
+    remove_tree(root);
 }
 
 /* On a machine where this process may make a cgroup (root, v1 memory
@@ -513,7 +787,12 @@ int main(void)
         cmocka_unit_test(monitor_reads_a_fixture_cgroup),
         cmocka_unit_test(monitor_without_its_cgroup_still_runs),
         cmocka_unit_test(json_without_cgroup_keys_reads),
+        cmocka_unit_test(walker_lists_a_cgroups_processes),
+        cmocka_unit_test(monitor_follows_a_cgroups_members),
+        cmocka_unit_test(members_options_and_a_cgroup_without_memory_files),
         cmocka_unit_test(failed_leaf_leaves_nothing),
+        cmocka_unit_test(leaf_names_round_trip_and_reject_lookalikes),
+        cmocka_unit_test(sweep_removes_only_stale_empty_leaves),
         cmocka_unit_test(real_leaf_joins_and_goes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -223,6 +223,45 @@ class CommandCgroup(unittest.TestCase):
         status, _ = self.assert_leaf_removed(proc, lambda: os.kill(command, signal.SIGKILL))
         self.assertEqual(status, 137)
 
+    def test_leaf_of_a_killed_resmon_goes_with_the_next_run(self):
+        # SIGKILL cannot be caught: resmon's leaf stays, with the command in
+        # it.  Once the command is gone too, the next resmon removes the
+        # empty leaf whose creator is gone -- and no other directory: a live
+        # process's leaf (this test's own identity) and a user's stay.
+        ready = Ready()
+        proc = self.start("--", WORKLOAD, "mem", "10", "600", ready=ready)
+        ready.wait()
+        command = descendants(proc.pid)
+        stale = leaves_of(proc.pid)
+        self.assertEqual(len(stale), 1)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=SAFETY_NET_SEC)
+        parent = own_memory_cgroup()
+        stale_dir = os.path.join(parent, stale[0])
+        for pid in command:
+            os.kill(pid, signal.SIGKILL)
+        proc.communicate(timeout=SAFETY_NET_SEC)  # the command held resmon's pipes
+        deadline = time.monotonic() + SAFETY_NET_SEC  # the kernel empties the leaf once they have exited
+        while time.monotonic() < deadline:
+            with open(os.path.join(stale_dir, "cgroup.procs")) as f:
+                if not f.read().strip():
+                    break
+            time.sleep(0.01)
+        self.assertEqual(leaves_of(proc.pid), stale)  # left behind, empty
+        with open("/proc/self/stat") as f:
+            starttime = f.read().rsplit(")", 1)[1].split()[19]
+        pidns = os.stat("/proc/self/ns/pid").st_ino
+        live = os.path.join(parent, f"resmon-{os.getpid()}-{pidns}-{starttime}-999")
+        user = os.path.join(parent, f"resmon-{proc.pid}-given-by-user")
+        for d in (live, user):
+            os.mkdir(d)
+            self.addCleanup(os.rmdir, d)
+        r, summary = run_json("--", "true")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("cgroup_version", summary)
+        self.assertEqual(leaves_of(proc.pid), [os.path.basename(user)])  # the stale leaf went, the user's stays
+        self.assertTrue(os.path.isdir(live))
+
     def test_orphan_left_running_is_moved_out_and_leaf_removed(self):
         # The command leaves a process running (resmon does not wait for it):
         # it is moved to resmon's own cgroup, and the leaf still goes.
@@ -297,6 +336,176 @@ class CommandCgroup(unittest.TestCase):
                 p.kill()
                 p.wait()
         self.assertTrue(os.path.isdir(group))  # never removed: resmon did not make it
+
+
+def can_make_a_group():
+    """Whether this process may make a cgroup below its own memory cgroup."""
+    try:
+        group = tempfile.mkdtemp(prefix="resmon-test-probe-", dir=own_memory_cgroup())
+    except (OSError, AssertionError) as e:
+        return False, str(e)
+    os.rmdir(group)
+    return True, None
+
+
+CAN_MKDIR, MKDIR_REASON = can_make_a_group()
+
+
+def statm_mib(pid):
+    with open(f"/proc/{pid}/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1048576
+
+
+def read_number(path):
+    with open(path) as f:
+        return int(f.read())
+
+
+class SamplesFollower:
+    """Follows a samples CSV while resmon writes it (whole rows, at least
+    once a second)."""
+
+    def __init__(self, path):
+        self.path, self.seen = path, 0
+
+    def rows(self):
+        try:
+            with open(self.path) as f:
+                lines = f.read().splitlines()
+        except FileNotFoundError:
+            return []
+        if not lines:
+            return []
+        header = lines[0].split(",")
+        return [dict(zip(header, line.split(","))) for line in lines[1:]]
+
+    def wait(self, nprocs):
+        """The first row taken from now on (its timestamp is CLOCK_MONOTONIC,
+        as time.monotonic() here) whose process count is nprocs ("" for none:
+        no process read)."""
+        now = time.monotonic()
+        deadline = now + SAFETY_NET_SEC
+        while time.monotonic() < deadline:
+            rows = self.rows()
+            for i in range(self.seen, len(rows)):
+                count = rows[i]["nprocs"]
+                if float(rows[i]["timestamp"]) > now and ((count == "" and nprocs == 0) or
+                                                          (count and float(count) == nprocs)):
+                    self.seen = i + 1
+                    return rows[i]
+            time.sleep(0.02)
+        raise AssertionError(f"no sample with {nprocs} processes")
+
+
+@unittest.skipUnless(CAN_MKDIR, f"no cgroup can be made here: {MKDIR_REASON}")
+class WatchedCgroup(unittest.TestCase):
+    """resmon --cgroup PATH alone: every process in the cgroup is the tree."""
+
+    def test_processes_join_and_leave_a_watched_cgroup(self):
+        parent = own_memory_cgroup()
+        group = tempfile.mkdtemp(prefix="resmon-test-watch-", dir=parent)
+        self.addCleanup(os.rmdir, group)
+        held = []
+
+        def hold(mib):
+            ready = Ready()
+            args = ready.popen_args()
+            args["preexec_fn"] = lambda: join_cgroup(group)
+            p = subprocess.Popen([WORKLOAD, "mem", str(mib), "600"], **args)
+            held.append(p)
+            ready.wait()
+            return p
+
+        def kill_held():
+            for p in held:
+                p.kill()
+                p.wait()
+        self.addCleanup(kill_held)
+        a = hold(40)
+        d = tempfile.mkdtemp(prefix="resmon-watch-")
+        csv_path = os.path.join(d, "s.csv")
+        self.addCleanup(lambda: (os.path.exists(csv_path) and os.remove(csv_path), os.rmdir(d)))
+        proc = subprocess.Popen([RESMON, "-o", "-", "-i", "0.02", "-s", csv_path, "--cgroup", group],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            samples = SamplesFollower(csv_path)
+            only_a = samples.wait(1)
+            b = hold(60)  # joins while resmon watches
+            both = samples.wait(2)
+            both_proc = statm_mib(a.pid) + statm_mib(b.pid)
+            usage = read_number(os.path.join(group, "memory.usage_in_bytes")) / 1048576
+            with open(os.path.join(parent, "cgroup.procs"), "w") as f:  # a leaves, still running
+                f.write(str(a.pid))
+            only_b = samples.wait(1)
+            b.kill()
+            b.wait()
+            empty = samples.wait(0)
+        finally:
+            proc.send_signal(signal.SIGINT)
+            out, err = proc.communicate(timeout=SAFETY_NET_SEC)
+        self.assertEqual(proc.returncode, 0, err)
+        summary = json.loads([line for line in out.splitlines() if line.startswith("{")][-1])
+        self.assertGreaterEqual(float(only_a["rss_mb"]), 40)
+        self.assertLess(float(only_a["rss_mb"]), 40 * 5 + 8)
+        # The sample of both is their sum, as /proc reads them (a held block does not move).
+        self.assertAlmostEqual(float(both["rss_mb"]), both_proc, delta=1)
+        self.assertGreaterEqual(float(both["rss_mb"]), 100)
+        self.assertAlmostEqual(float(both["cgroup_mem_mb"]), usage, delta=2)  # the cgroup's own usage
+        self.assertGreaterEqual(float(only_b["rss_mb"]), 60)
+        self.assertLess(float(only_b["rss_mb"]), float(both["rss_mb"]) - 35)  # a left the tree
+        self.assertEqual(float(empty["rss_mb"]), 0)  # resmon itself is not in the tree
+        # v1 keeps a moved task's pages charged where they were: the usage
+        # stays; the cgroup's peak is its own max_usage_in_bytes, exactly.
+        max_usage = read_number(os.path.join(group, "memory.max_usage_in_bytes")) / 1048576
+        self.assertAlmostEqual(summary["cgroup_peak_mb"], max_usage, delta=0.01)
+        self.assertGreaterEqual(summary["cgroup_peak_mb"], 100)
+        self.assertGreaterEqual(summary["peak_rss_mb"], 100)
+        self.assertEqual(summary["peak_nprocs"], 2)
+        self.assertEqual(summary["cgroup_path"], group)
+        self.assertNotIn("command", summary)
+        self.assertNotIn("orphans_left", summary)
+        self.assertTrue(summary["interrupted"])
+        self.assertIn("resmon: the processes of cgroup " + group, err)
+        self.assertTrue(os.path.isdir(group))  # never removed: resmon did not make it
+
+    def test_unified_hierarchy_membership_without_memory_controller(self):
+        # The v2 hierarchy here (/sys/fs/cgroup/unified) offers no memory
+        # controller: its cgroup.procs still makes the tree; the figures are
+        # unknown, and said so by their absence.
+        unified = "/sys/fs/cgroup/unified"
+        if not os.path.exists(os.path.join(unified, "cgroup.procs")):
+            self.skipTest("no cgroup v2 hierarchy mounted at " + unified)
+        with open("/proc/self/cgroup") as f:
+            v2 = [line.rstrip("\n").split(":", 2)[2] for line in f if line.startswith("0::")]
+        try:
+            group = tempfile.mkdtemp(prefix="resmon-test-watch-v2-", dir=os.path.join(unified, v2[0].lstrip("/")))
+        except OSError as e:
+            self.skipTest(f"cannot make a v2 cgroup: {e}")
+        self.addCleanup(os.rmdir, group)
+        ready = Ready()
+        args = ready.popen_args()
+        args["preexec_fn"] = lambda: join_cgroup(group)
+        held = subprocess.Popen([WORKLOAD, "mem", "30", "600"], **args)
+        try:
+            ready.wait()
+            r, summary = run_json("-i", "0.05", "--cgroup", group, "--duration", "0.3")
+            own = statm_mib(held.pid)
+        finally:
+            held.kill()
+            held.wait()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertAlmostEqual(summary["peak_rss_mb"], own, delta=1)
+        self.assertEqual(summary["peak_nprocs"], 1)
+        self.assertNotIn("cgroup_version", summary)
+        self.assertNotIn("cgroup_peak_mb", summary)
+
+    def test_a_directory_that_is_no_cgroup_is_refused(self):
+        d = tempfile.mkdtemp(prefix="resmon-not-a-cgroup-")
+        self.addCleanup(os.rmdir, d)
+        r = subprocess.run([RESMON, "--cgroup", d, "--duration", "0.1"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 125)
+        self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+        self.assertIn("cannot list the processes of cgroup", r.stderr)
 
 
 class CgroupWithout(unittest.TestCase):

@@ -47,7 +47,7 @@ static int open_pidfd(pid_t pid)
  * so one that arrives just before the wait still ends it. */
 static void wait_for_end(const cli_options *o, resmon_monitor *m, double start)
 {
-    int pidfd = open_pidfd(o->pid);
+    int pidfd = o->pid ? open_pidfd(o->pid) : -1; /* a watched cgroup has no process whose exit ends it */
     sigset_t waiting_mask;
     signals_block_forwarded(&waiting_mask);
     while (!signals_received() && resmon_monitor_running(m)) {
@@ -78,12 +78,19 @@ int attach_process(const cli_options *o, outputs *out, run_result *r)
     monitor_opts.pid = o->pid;
     monitor_opts.keep_peak_mark = !o->reset_peak;
     monitor_opts.reset_peak_mark = o->reset_peak;
+    monitor_opts.cgroup_members = o->watch_cgroup; /* --cgroup alone: its processes are the tree */
     resmon_monitor *m = NULL;
     int rc = outputs_monitor_new(out, &monitor_opts, &m);
     if (rc == 0)
         rc = resmon_monitor_start(m);
     if (rc < 0) {
-        fprintf(stderr, "resmon: cannot monitor process %d: %s\n", (int)o->pid, resmon_strerror(rc));
+        if (o->watch_cgroup) {
+            fputs("resmon: cannot list the processes of cgroup ", stderr);
+            print_printable(stderr, o->cgroup_path);
+            fprintf(stderr, ": %s\n", resmon_strerror(rc));
+        } else {
+            fprintf(stderr, "resmon: cannot monitor process %d: %s\n", (int)o->pid, resmon_strerror(rc));
+        }
         outputs_monitor_free(out, m);
         return EXIT_USAGE;
     }

@@ -43,6 +43,7 @@ typedef struct cli_options {
     int no_cgroup;            /* --no-cgroup: never make a cgroup for COMMAND */
     uint64_t memory_limit_bytes; /* --memory-limit; 0 = none */
     const char *cgroup_path;  /* --cgroup: an existing cgroup to read */
+    int watch_cgroup;         /* --cgroup without COMMAND or --pid: its processes are the tree */
     char **argv;              /* the command, NULL-terminated */
     int argc;
 } cli_options;

@@ -55,11 +55,12 @@ int main(int argc, char **argv)
     int ignored_count = signals_ignored_at_start(ignored, sizeof ignored);
     if (ignored_count && !o.quiet) /* else kill -INT would seem to do nothing, with no word why */
         fprintf(stderr, "resmon: %s ignored when resmon started (a background job?): %s\n", ignored,
-                o.pid ? "resmon does not stop on it" : "not forwarded to the command");
+                o.pid || o.watch_cgroup ? "resmon does not stop on it" : "not forwarded to the command");
     run_result r;
     memset(&r, 0, sizeof r);
     r.gpu = gpu;
-    rc = o.pid ? attach_process(&o, &out, &r) : run_command(&o, &out, &r);
+    int attached = o.pid || o.watch_cgroup; /* resmon did not start what it monitors */
+    rc = attached ? attach_process(&o, &out, &r) : run_command(&o, &out, &r);
     if (rc != 0) {
         outputs_discard(&out);
         resmon_gpu_close(gpu);
@@ -68,8 +69,8 @@ int main(int argc, char **argv)
     rc = outputs_finish(&o, &out, &r);
     resmon_gpu_close(gpu);
     if (rc < 0)
-        return o.pid ? EXIT_USAGE : (r.exit_status ? r.exit_status : EXIT_USAGE);
-    if (!o.pid && !r.have_exit)
+        return attached ? EXIT_USAGE : (r.exit_status ? r.exit_status : EXIT_USAGE);
+    if (!attached && !r.have_exit)
         return EXIT_USAGE; /* the status is unknown: never report success */
-    return o.pid ? 0 : r.exit_status;
+    return attached ? 0 : r.exit_status;
 }

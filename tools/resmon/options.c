@@ -14,6 +14,8 @@ static const char usage_text[] =
     "usage: resmon [OPTIONS] -- COMMAND [ARG...]   run COMMAND and monitor it and its descendants\n"
     "       resmon [OPTIONS] --pid PID             monitor a running process tree until it exits,\n"
     "                                              --duration ends, or Ctrl-C\n"
+    "       resmon [OPTIONS] --cgroup PATH         monitor every process in a cgroup until\n"
+    "                                              --duration ends, or Ctrl-C\n"
     "       resmon plot [OPTIONS] RUN... -o FILE   a chart of saved samples files (resmon plot -h)\n"
     "       resmon compare [OPTIONS] BASE NEW      two summaries side by side, with limits (resmon compare -h)\n"
     "       resmon mark NAME                       from within COMMAND: start the phase NAME (resmon mark -h)\n"
@@ -46,7 +48,11 @@ static const char usage_text[] =
     "                           makes one when it may: as root, or in a delegated v2 subtree,\n"
     "                           for the whole tree's exact peak memory, page cache included)\n"
     "      --cgroup PATH        read the figures of an existing cgroup directory (a service, a\n"
-    "                           container) instead of making one\n"
+    "                           container) instead of making one; without COMMAND or --pid,\n"
+    "                           monitor every process in it (cgroup.procs, each sample) until\n"
+    "                           --duration ends or Ctrl-C\n";
+/* The rest (one string literal would pass the 4095 characters C11 promises). */
+static const char usage_text_rest[] =
     "  -q, --quiet              no human summary on stderr\n"
     "      --list-gpus          list the GPUs resmon finds, then exit\n"
     "      --version            print the version and exit\n"
@@ -331,6 +337,7 @@ int cli_parse(int argc, char **argv, cli_options *o)
         case 'h':
         case OPT_HELP:
             fputs(usage_text, stdout);
+            fputs(usage_text_rest, stdout);
             fputs(exporter_usage_text, stdout);
             return -1;
         case OPT_LIST_GPUS:
@@ -355,15 +362,16 @@ int cli_parse(int argc, char **argv, cli_options *o)
     o->argc = argc - optind;
     if (o->pid && o->argc > 0)
         return usage_error("give either --pid or a command, not both%s", "");
-    if (!o->pid && o->argc == 0)
+    o->watch_cgroup = o->cgroup_path && !o->pid && o->argc == 0;
+    if (!o->pid && o->argc == 0 && !o->watch_cgroup)
         return usage_error("missing command: resmon [OPTIONS] -- COMMAND [ARG...]%s", "");
-    if (o->duration_sec > 0 && !o->pid)
-        return usage_error("--duration works with --pid only%s", "");
+    if (o->duration_sec > 0 && !o->pid && !o->watch_cgroup)
+        return usage_error("--duration works with --pid only (or --cgroup without COMMAND)%s", "");
     if (check_root_variable("RESMON_PROC_ROOT") || check_root_variable("RESMON_SYSFS_ROOT"))
         return EXIT_USAGE;
     if (o->reset_peak && !o->pid)
         return usage_error("--reset-peak works with --pid only%s", "");
-    if (o->wait_orphans && o->pid)
+    if (o->wait_orphans && (o->pid || o->watch_cgroup))
         return usage_error("--wait-orphans works with a command only%s", "");
     if (o->memory_limit_bytes && (o->pid || o->no_cgroup || o->cgroup_path))
         return usage_error("--memory-limit needs a cgroup made for the command: not with --pid, --no-cgroup or "

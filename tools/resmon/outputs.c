@@ -54,7 +54,8 @@ int outputs_open(const cli_options *o, resmon_gpu *gpu, outputs *out)
             fprintf(stderr, "resmon: no marks from the command: %s\n", why);
     }
     int none;
-    out->exporters = exporters_start(&o->exporters, o->interval_sec, o->pid ? NULL : o->argv[0], o->pid, &none);
+    const char *label = o->pid ? NULL : o->watch_cgroup ? o->cgroup_path : o->argv[0]; /* NULL: the pid's comm */
+    out->exporters = exporters_start(&o->exporters, o->interval_sec, label, o->pid, &none);
     return out->exporters || none ? 0 : -1;
 }
 
@@ -164,6 +165,10 @@ void outputs_discard(outputs *out)
 
 static void chart_title(const cli_options *o, char *title, size_t cap)
 {
+    if (o->watch_cgroup) {
+        snprintf(title, cap, "resmon \xe2\x80\x94 cgroup %s", o->cgroup_path);
+        return;
+    }
     if (o->pid) {
         snprintf(title, cap, "resmon \xe2\x80\x94 process %d%s", (int)o->pid,
                  o->include_children ? " and descendants" : "");

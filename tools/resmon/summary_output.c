@@ -93,7 +93,9 @@ static void print_cgroup_peak(FILE *out, const cli_options *o, const run_result 
         if (s->cgroup_oom_kills > 0)
             fprintf(out, "  %-16s %10.0f      process%s killed by the kernel's OOM killer%s\n", "OOM kills",
                     s->cgroup_oom_kills, s->cgroup_oom_kills == 1 ? "" : "es",
-                    o->pid ? "" : r->term_signal == SIGKILL ? ", the command among them" : ", in the command's tree");
+                    o->pid || o->watch_cgroup ? ""
+                    : r->term_signal == SIGKILL ? ", the command among them"
+                                                : ", in the command's tree");
         if (!isnan(s->cgroup_throttled_sec))
             fprintf(out, "  %-16s %10.3f s    CPU throttled (cgroup cpu.stat), %.0f period%s\n", "throttled",
                     s->cgroup_throttled_sec, s->cgroup_nr_throttled, s->cgroup_nr_throttled == 1 ? "" : "s");
@@ -140,7 +142,7 @@ int summary_write_json(FILE *out, const cli_options *o, const run_result *r)
     fprintf(out, ", \"start_time\": \"%s\"", when);
     if (o->pid) {
         fprintf(out, ", \"pid\": %d", (int)o->pid);
-    } else {
+    } else if (!o->watch_cgroup) { /* a watched cgroup is named by cgroup_path below */
         fputs(", \"command\": [", out);
         for (int i = 0; i < o->argc; i++) {
             if (i)
@@ -182,10 +184,10 @@ int summary_write_json(FILE *out, const cli_options *o, const run_result *r)
         fputs(", \"cgroup_path\": ", out);
         json_write_string(out, o->cgroup_path);
     }
-    if (r->summary.cgroup_oom_kills > 0 && !o->pid) /* the command itself, or one of its tree */
+    if (r->summary.cgroup_oom_kills > 0 && !o->pid && !o->watch_cgroup) /* the command itself, or one of its tree */
         fprintf(out, ", \"oom_killed\": \"%s\"", r->term_signal == SIGKILL ? "command" : "descendant");
     fprintf(out, ", \"interrupted\": %s", r->interrupted ? "true" : "false");
-    if (!o->pid) /* adopted descendants still running when resmon stopped */
+    if (!o->pid && !o->watch_cgroup) /* adopted descendants still running when resmon stopped */
         fprintf(out, ", \"orphans_left\": %d", r->orphans_left);
     phases_write_json(out, r);
     fprintf(out, ", \"resmon_version\": \"%s\"}\n", resmon_version_string());
@@ -195,7 +197,10 @@ int summary_write_json(FILE *out, const cli_options *o, const run_result *r)
 void summary_print_table(FILE *out, const cli_options *o, const run_result *r)
 {
     const resmon_summary *s = &r->summary;
-    if (o->pid)
+    if (o->watch_cgroup) {
+        fputs("resmon: the processes of cgroup ", out);
+        print_printable(out, o->cgroup_path);
+    } else if (o->pid)
         fprintf(out, "resmon: process %d%s", (int)o->pid, o->include_children ? " and its descendants" : "");
     else {
         fputs("resmon: ", out);
