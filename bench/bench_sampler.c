@@ -5,6 +5,7 @@
  *
  *   resmon_bench [--quick]
  *   resmon_bench --readers [--quick]   (only the readers-vs-sampler table)
+ *   resmon_bench --core [--quick]      (only the sample's cost and the sampler vs an empty thread)
  *
  * CPU time of a thread is read from its own CPU clock (nanoseconds), so the
  * sampler's cost and an empty thread's cost are measured the same way, in the
@@ -733,7 +734,8 @@ int main(int argc, char **argv)
     if (argc > 2 && strcmp(argv[1], "--loop") == 0)
         return loop_only(atol(argv[2]));
     int readers_only = argc > 1 && strcmp(argv[1], "--readers") == 0;
-    quick = argc > 1 + readers_only && strcmp(argv[1 + readers_only], "--quick") == 0;
+    int core_only = argc > 1 && strcmp(argv[1], "--core") == 0;
+    quick = argc > 1 + (readers_only || core_only) && strcmp(argv[1 + (readers_only || core_only)], "--quick") == 0;
     char host[256] = "";
     FILE *f = popen("sh -c '. /etc/os-release; printf \"%s, \" \"$PRETTY_NAME\"; uname -r | tr -d \"\\n\"; "
                     "printf \", %s CPUs, \" \"$(nproc)\"; grep -m1 \"model name\" /proc/cpuinfo | cut -d: -f2'", "r");
@@ -748,6 +750,8 @@ int main(int argc, char **argv)
     }
     double sample_ns = bench_tight_loop();
     bench_rates(sample_ns);
+    if (core_only)
+        return 0;
     bench_stop_latency();
     bench_tree();
     bench_slowdown();

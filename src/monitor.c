@@ -91,6 +91,11 @@ struct resmon_monitor {
     char *cgroup_path; /* resmon_options.cgroup_path, copied; NULL without one */
     rm__cgroup cgroup; /* open while a window is (dirfd -1 otherwise) */
     size_t prefill; /* rm__monitor_prefill: copies of the first sample kept at each start */
+    /* No metric group, no cgroup and no GPU thread in this window: after its
+     * first sample only the base fields (timestamp, CPU, RSS) change, so a
+     * sample writes only those and keeps the rest of the sampler's
+     * taken_sample (all NAN) as the first sample left it. */
+    int base_only;
 };
 
 /* Copies the caller's options (and the profiler table they name) in the
@@ -274,13 +279,19 @@ static int take_sample(resmon_monitor *m, int first, taken_sample *t)
     if (!first && timestamp_ns > m->previous_ns)
         s->cpu_percent = 100.0 * (double)r.cpu_ns / (double)(timestamp_ns - m->previous_ns);
     t->cpu_sec = (double)r.cpu_ns * 1e-9;
+    t->short_interval = !first && timestamp_ns - m->previous_ns < m->interval_ns / 2;
+    m->previous_ns = timestamp_ns;
+    if (m->rapl.zone_count && (first || timestamp_ns - m->rapl_read_ns >= RAPL_READ_INTERVAL_NS)) {
+        rm__rapl_read(&m->rapl);
+        m->rapl_read_ns = timestamp_ns;
+    }
+    if (!first && m->base_only)
+        return rc; /* the rest of t was filled by the window's first sample and stays (base_only) */
     rm__probe_fill_metrics(m->probe, s);
     uint64_t cgroup_bytes;
     s->cgroup_mem_mb = m->cgroup.dirfd >= 0 && rm__cgroup_read_current(&m->cgroup, &cgroup_bytes) == 0
                            ? (double)cgroup_bytes / RM__BYTES_PER_MIB
                            : NAN;
-    t->short_interval = !first && timestamp_ns - m->previous_ns < m->interval_ns / 2;
-    m->previous_ns = timestamp_ns;
     if (m->gpu_in_window) {
         unsigned generation = rm__probe_generation(m->probe);
         if (rm__gpu_poller_wants_pids(m->gpu) && generation != m->gpu_pid_generation) {
@@ -294,10 +305,6 @@ static int take_sample(resmon_monitor *m, int first, taken_sample *t)
     } else {
         rm__gpu_clear_sample(s);
         t->energy_j = NAN;
-    }
-    if (m->rapl.zone_count && (first || timestamp_ns - m->rapl_read_ns >= RAPL_READ_INTERVAL_NS)) {
-        rm__rapl_read(&m->rapl);
-        m->rapl_read_ns = timestamp_ns;
     }
     return rc;
 }
@@ -371,6 +378,7 @@ static int window_begin(resmon_monitor *m, taken_sample *t)
         if (m->gpu_in_window)
             rm__gpu_poller_wait_first(m->gpu, gpu_wait_ns(m));
     }
+    m->base_only = !m->opts.metrics && m->cgroup.dirfd < 0 && !m->gpu_in_window;
     int rc = take_sample(m, 1, t);
     if (rc >= 0) {
         record(m, t);
@@ -426,27 +434,29 @@ static int publish_exact_peak(resmon_monitor *m, int *reset_error)
  * status file per monitored process), so the live exact peak costs little. */
 #define LIVE_PEAK_PERIOD_NS 1000000000ULL
 
-static int window_loop(resmon_monitor *m, uint64_t window_start_ns)
+/* t: the window's first sample, which the loop's samples overwrite (with
+ * base_only, only their base fields). */
+static int window_loop(resmon_monitor *m, taken_sample *t)
 {
-    taken_sample t;
+    uint64_t window_start_ns = m->previous_ns;
     uint64_t next_peak_ns = window_start_ns;
     for (uint64_t slot = 1;;) {
         int woke = wait_for_slot(m, window_start_ns + slot * m->interval_ns);
         if (woke == 1)
             return 0;
-        int rc = take_sample(m, 0, &t);
+        int rc = take_sample(m, 0, t);
         if (rc < 0)
             return 1;
-        t.at_mark = woke == 2;
-        publish(m, &t);
+        t->at_mark = woke == 2;
+        publish(m, t);
         if (rc == RM__PROBE_ENDED)
             return 1;
         if (woke == 2)
             continue; /* a mark's sample, between slots: the slot is still ahead */
-        if (rm__now_ns() >= next_peak_ns) {
+        if (m->previous_ns >= next_peak_ns) { /* the sample's own timestamp: no clock read */
             int ignored_reset_error;
             publish_exact_peak(m, &ignored_reset_error);
-            next_peak_ns = rm__now_ns() + LIVE_PEAK_PERIOD_NS;
+            next_peak_ns = m->previous_ns + LIVE_PEAK_PERIOD_NS;
         }
 
         /* Next slot: the first one still ahead.  Slots that passed while this
@@ -511,6 +521,7 @@ static void store_cgroup_end(rm__summary_acc *acc, const cgroup_end_figures *end
 static void window_end(resmon_monitor *m, int target_ended)
 {
     taken_sample t;
+    m->base_only = 0; /* the stop's sample is filled whole */
     if (m->gpu_in_window) /* a last GPU reading for the last sample, if the GPU answers in time */
         rm__gpu_poller_end(m->gpu, gpu_wait_ns(m));
     if (!target_ended)
@@ -556,7 +567,7 @@ static void *sampler_main(void *arg)
         rm__rapl_close(&m->rapl);
         return NULL;
     }
-    int target_ended = rc == RM__PROBE_ENDED || window_loop(m, m->previous_ns);
+    int target_ended = rc == RM__PROBE_ENDED || window_loop(m, &first);
     window_end(m, target_ended);
     return NULL;
 }

@@ -12,7 +12,9 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -1011,6 +1013,76 @@ static void readers_copying_a_large_window_never_hold_off_the_sampler(void **sta
     ASSERT_BETWEEN(read.largest_gap_sec, 0, 0.1 * factor + 2 * alone.largest_gap_sec);
 }
 
+/* ---- the sample without metric groups ----------------------------------- */
+
+#define BASE_SAMPLES 30
+
+typedef struct base_samples {
+    resmon_sample seen[BASE_SAMPLES];
+    atomic_int count;
+} base_samples;
+
+static void keep_base_sample(const resmon_sample *s, void *user)
+{
+    base_samples *b = user;
+    int i = atomic_load(&b->count);
+    if (i < BASE_SAMPLES) {
+        b->seen[i] = *s;
+        atomic_store(&b->count, i + 1);
+    }
+}
+
+/* Without groups, cgroup or GPU a sample writes only its base fields and
+ * keeps the rest as the window's first sample left it (monitor.c,
+ * base_only): every sample the callback and the readers see must still be
+ * whole -- its own timestamp, CPU and RSS, every other field NAN. */
+static void samples_without_groups_are_whole_with_a_nan_tail(void **state)
+{
+    (void)state;
+    static base_samples b;
+    atomic_store(&b.count, 0);
+    resmon_options opts = RESMON_OPTIONS_INIT;
+    opts.sample_interval_sec = 0.001;
+    opts.on_sample = keep_base_sample;
+    opts.on_sample_user = &b;
+    resmon_monitor *m = test_monitor_new(&opts);
+    assert_non_null(m);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    while (atomic_load(&b.count) < BASE_SAMPLES) { /* waiting for samples, not for a time */
+        static volatile unsigned sink;
+        for (unsigned i = 0; i < 100000; i++)
+            sink = sink + i; /* CPU between samples, so cpu_percent moves */
+        sched_yield();
+    }
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    resmon_sample *kept;
+    size_t n = copy_samples(m, &kept);
+    resmon_monitor_free(m);
+    assert_true(n >= BASE_SAMPLES);
+    const size_t tail = offsetof(resmon_sample, gpu_util);
+    int cpu_moved = 0;
+    for (size_t i = 0; i < BASE_SAMPLES; i++) {
+        const resmon_sample *s = &b.seen[i];
+        ASSERT_DOUBLE_EQ(s->timestamp, kept[i].timestamp); /* the callback's sample is the kept one */
+        ASSERT_DOUBLE_EQ(s->rss_mb, kept[i].rss_mb);
+        ASSERT_DOUBLE_EQ(s->cpu_percent, kept[i].cpu_percent);
+        assert_true(s->rss_mb > 0);
+        if (i > 0) {
+            assert_true(s->timestamp > b.seen[i - 1].timestamp);
+            cpu_moved |= s->cpu_percent != b.seen[1].cpu_percent;
+        }
+        for (size_t off = tail; off + sizeof(double) <= sizeof *s; off += sizeof(double)) {
+            double field, kept_field;
+            memcpy(&field, (const char *)s + off, sizeof field);
+            memcpy(&kept_field, (const char *)&kept[i] + off, sizeof kept_field);
+            ASSERT_NAN(field);
+            ASSERT_NAN(kept_field);
+        }
+    }
+    assert_true(cpu_moved);
+    free(kept);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1041,6 +1113,7 @@ int main(void)
         cmocka_unit_test(slow_callback_skips_slots_instead_of_bursting),
         cmocka_unit_test(bounded_store_keeps_recent_samples_and_whole_summary),
         cmocka_unit_test(readers_copying_a_large_window_never_hold_off_the_sampler),
+        cmocka_unit_test(samples_without_groups_are_whole_with_a_nan_tail),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
