@@ -183,6 +183,27 @@ static int rss_moved(const rm__process_metrics *pm, uint64_t rss_pages)
     return rss_pages > then + then / 16 + 256 || rss_pages + then / 4 + 256 < then;
 }
 
+/* PSS is not read for a process younger than the memory-detail interval
+ * whose RSS is below this: its RSS stands in (and no swap).  Such a process
+ * -- a compiler of a build, a shell -- is most of what a build starts, and
+ * each smaps_rollup walks every page table entry (~0.4 ms for 40 MiB), at
+ * its first reading, each time its RSS grows and each time the tree's
+ * membership changes: it made half of the sampler's CPU on a -j2 build.
+ * RSS is PSS for a process that shares nothing, so the estimate errs only
+ * by the pages it shares, at most this much per process and only while it
+ * is young; a larger process (where sharing can matter: forked children of
+ * a big parent) is read as before. */
+#define PSS_FROM_RSS_BELOW_BYTES (64u << 20)
+
+/* Whether a process's PSS is read now (else its RSS stands in): the rule
+ * documented at resmon_options.memory_detail_interval_sec.  age_ns is
+ * UINT64_MAX when unknown (then it is read). */
+static int pss_read_due(const rm__metrics *m, uint64_t age_ns, uint64_t rss_pages)
+{
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    return age_ns >= m->detail_interval_ns || rss_pages * page >= PSS_FROM_RSS_BELOW_BYTES;
+}
+
 /* Reads the sources `wanted` asks for (SOURCE_* bits), each on its own: one
  * that is refused (another user's io, a non-dumpable process's smaps_rollup)
  * costs only its own fields.  Fills now[] and the levels in pm, returns the
@@ -192,6 +213,7 @@ static int read_counters(rm__metrics *m, rm__process_metrics *pm, int dir_fd, ui
 {
     char text[4096];
     int zombie = 0;
+    uint64_t age_ns = UINT64_MAX; /* unknown: PSS is read */
     if (m->groups & STAT_GROUPS) {
         ssize_t n = read_kept_open(dir_fd, &pm->stat_fd, "stat", text, sizeof text);
         if (n == -ESRCH)
@@ -203,6 +225,9 @@ static int read_counters(rm__metrics *m, rm__process_metrics *pm, int dir_fd, ui
             now[RM__MINOR_FAULTS] = st.minflt + (m->tree ? st.cminflt : 0);
             now[RM__MAJOR_FAULTS] = st.majflt + (m->tree ? st.cmajflt : 0);
             zombie = st.state == 'Z';
+            uint64_t born_ns = st.starttime * m->tick_ns;
+            if (m->tick_ns && boot_ns >= born_ns)
+                age_ns = boot_ns - born_ns;
             if (!zombie && st.vsize) { /* a zombie keeps what it had alive */
                 pm->vmem_bytes = st.vsize;
                 pm->threads = st.num_threads;
@@ -218,8 +243,20 @@ static int read_counters(rm__metrics *m, rm__process_metrics *pm, int dir_fd, ui
     if (m->groups & RESMON_METRIC_FAULTS &&
         read_context_switches(dir_fd, &now[RM__VOLUNTARY_SWITCHES], &now[RM__INVOLUNTARY_SWITCHES]) == 0)
         *got |= SOURCE_SWITCHES;
-    if (m->groups & RESMON_METRIC_MEMORY_DETAIL && !zombie &&
-        (baseline || m->final_reading || m->pss_tree_due || !pm->smaps_known || rss_moved(pm, rss_pages))) {
+    if (m->groups & RESMON_METRIC_MEMORY_DETAIL && !zombie && !pss_read_due(m, age_ns, rss_pages)) {
+        /* Opening checks the access a read needs (and walks nothing): a
+         * process whose smaps_rollup is refused stays unreadable. */
+        if (pm->smaps_fd < 0)
+            pm->smaps_fd = openat(dir_fd, "smaps_rollup", O_RDONLY | O_CLOEXEC);
+        pm->smaps_known = pm->pss_from_rss = pm->smaps_fd >= 0;
+        pm->pss_kb = rss_pages * ((uint64_t)sysconf(_SC_PAGESIZE) / 1024);
+        pm->swap_kb = 0;
+        pm->smaps_read_ns = boot_ns;
+        pm->smaps_rss_pages = rss_pages;
+    } else if (m->groups & RESMON_METRIC_MEMORY_DETAIL && !zombie &&
+               (baseline || m->final_reading || m->pss_tree_due || !pm->smaps_known || pm->pss_from_rss ||
+                rss_moved(pm, rss_pages))) {
+        pm->pss_from_rss = 0;
         ssize_t n = read_smaps_rollup(dir_fd, &pm->smaps_fd, text, sizeof text);
         /* A refused read leaves no earlier figure standing: after an exec
          * into a non-dumpable image, the old image's PSS is not this one's. */

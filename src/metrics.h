@@ -51,6 +51,7 @@ typedef struct rm__process_metrics {
     int smaps_known;
     uint64_t smaps_read_ns;       /* CLOCK_BOOTTIME of that read */
     uint64_t smaps_rss_pages;     /* the process's RSS at that read */
+    int pss_from_rss;             /* pss_kb is its RSS, not read: young and small (metrics.c) */
 } rm__process_metrics;
 
 typedef struct rm__metrics {
