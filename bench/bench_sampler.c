@@ -6,6 +6,7 @@
  *   resmon_bench [--quick]
  *   resmon_bench --readers [--quick]   (only the readers-vs-sampler table)
  *   resmon_bench --core [--quick]      (only the sample's cost and the sampler vs an empty thread)
+ *   resmon_bench --loop N | --thread SECONDS   (for callgrind: bench/sample_callgrind.sh)
  *
  * CPU time of a thread is read from its own CPU clock (nanoseconds), so the
  * sampler's cost and an empty thread's cost are measured the same way, in the
@@ -729,10 +730,28 @@ static int loop_only(long n)
     return 0;
 }
 
+/* --thread SECONDS: a default monitor of this process at 1 kHz for SECONDS;
+ * prints its sample count.  For callgrind --separate-threads=yes: the
+ * sampler thread's instructions per sample, wake-up included (user space). */
+static int thread_only(double seconds)
+{
+    resmon_options opts = {.struct_size = sizeof(resmon_options), .sample_interval_sec = 0.001};
+    resmon_monitor *m = monitor_new(&opts);
+    resmon_monitor_start(m);
+    struct timespec pause = {(time_t)seconds, (long)((seconds - floor(seconds)) * 1e9)};
+    nanosleep(&pause, NULL);
+    resmon_monitor_stop(m);
+    printf("%llu\n", (unsigned long long)summary_of(m).num_samples);
+    resmon_monitor_free(m);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 2 && strcmp(argv[1], "--loop") == 0)
         return loop_only(atol(argv[2]));
+    if (argc > 2 && strcmp(argv[1], "--thread") == 0)
+        return thread_only(atof(argv[2]));
     int readers_only = argc > 1 && strcmp(argv[1], "--readers") == 0;
     int core_only = argc > 1 && strcmp(argv[1], "--core") == 0;
     quick = argc > 1 + (readers_only || core_only) && strcmp(argv[1 + (readers_only || core_only)], "--quick") == 0;
