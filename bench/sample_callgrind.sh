@@ -29,10 +29,12 @@ thread() { # seconds -> "samples instructions"
     done
     echo "$n $best"
 }
-set -- $(thread 1)
-n1=$1 i1=$2
-set -- $(thread 3)
-n3=$1 i3=$2
+read -r n1 i1 <<EOT
+$(thread 1)
+EOT
+read -r n3 i3 <<EOT
+$(thread 3)
+EOT
 commit=$(git -C "$(dirname "$0")/.." rev-parse --short HEAD 2>/dev/null || echo unknown)
 printf '\n### Instructions per sample (callgrind, user space, commit %s)\n\n' "$commit"
 printf '| what | instructions per sample |\n|---|---:|\n'
