@@ -747,7 +747,7 @@ typedef struct resmon_options {
      * a process whose RSS moved (by more than 1/16 of its RSS at its last
      * reading plus 1 MiB) is read again alone.  A process younger than
      * this interval whose RSS is under 64 MiB is not walked at all (since
-     * 0.4): its RSS stands in for its PSS and its swap is 0, an estimate high
+     * 0.4): its RSS stands in for its PSS and USS and its swap is 0, an estimate high
      * by at most the pages it shares, until it is older or larger -- so the
      * many short-lived processes of a build (compilers, shells) cost no page
      * walks.  0 means 0.5; else >= 1e-6. */

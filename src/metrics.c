@@ -184,7 +184,7 @@ static int rss_moved(const rm__process_metrics *pm, uint64_t rss_pages)
 }
 
 /* PSS is not read for a process younger than the memory-detail interval
- * whose RSS is below this: its RSS stands in (and no swap).  Such a process
+ * whose RSS is below this: its RSS stands in for its PSS and USS (and no swap).  Such a process
  * -- a compiler of a build, a shell -- is most of what a build starts, and
  * each smaps_rollup walks every page table entry (~0.4 ms for 40 MiB), at
  * its first reading, each time its RSS grows and each time the tree's
@@ -249,7 +249,7 @@ static int read_counters(rm__metrics *m, rm__process_metrics *pm, int dir_fd, ui
         if (pm->smaps_fd < 0)
             pm->smaps_fd = openat(dir_fd, "smaps_rollup", O_RDONLY | O_CLOEXEC);
         pm->smaps_known = pm->pss_from_rss = pm->smaps_fd >= 0;
-        pm->pss_kb = rss_pages * ((uint64_t)sysconf(_SC_PAGESIZE) / 1024);
+        pm->pss_kb = pm->uss_kb = rss_pages * ((uint64_t)sysconf(_SC_PAGESIZE) / 1024);
         pm->swap_kb = 0;
         pm->smaps_read_ns = boot_ns;
         pm->smaps_rss_pages = rss_pages;

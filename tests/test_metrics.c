@@ -405,7 +405,7 @@ static resmon_summary read_a_small_young_tree(double memory_detail_interval_sec)
 
 /* The PSS rule (resmon.h, memory_detail_interval_sec): a process younger
  * than the interval and under 64 MiB of RSS is not walked -- its RSS stands
- * in for its PSS -- so a build's short-lived compilers cost no page walks
+ * in for its PSS and USS -- so a build's short-lived compilers cost no page walks
  * (half the sampler's CPU on a -j2 build before).  Once older than the
  * interval the same tree is read: the shared pages are split. */
 static void young_small_processes_count_their_rss_as_pss(void **state)
@@ -418,6 +418,7 @@ static void young_small_processes_count_their_rss_as_pss(void **state)
         return;
     }
     ASSERT_DOUBLE_EQ(young.peak_pss_mb, young.peak_rss_mb);
+    ASSERT_DOUBLE_EQ(young.peak_uss_mb, young.peak_rss_mb);
     ASSERT_DOUBLE_EQ(young.peak_swap_mb, 0);
     /* Read: the two processes split the 16 MiB they share. */
     ASSERT_BETWEEN(old.peak_pss_mb, YOUNG_SHARED_MB, old.peak_rss_mb - YOUNG_SHARED_MB / 2.0);
