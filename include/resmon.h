@@ -672,7 +672,9 @@ typedef void (*resmon_sample_cb)(const resmon_sample *sample, void *user);
 #define RESMON_METRIC_COUNTS        0x04u /* processes and threads (stat) */
 #define RESMON_METRIC_CPU_SPLIT     0x08u /* user and system seconds (stat) */
 #define RESMON_METRIC_FAULTS        0x10u /* faults (stat); context switches
-                                             (every thread's status) */
+                                             (status; a process of T threads
+                                             sums its threads' every
+                                             ceil(T/64) samples and at the last) */
 #define RESMON_METRIC_NETWORK       0x20u /* /proc/PID/net/dev, once per sample */
 #define RESMON_METRIC_ALL           0x3fu
 

@@ -75,13 +75,13 @@ void rm__metrics_free(rm__metrics *m)
 void rm__process_metrics_init(rm__process_metrics *pm, int count_from_zero)
 {
     memset(pm, 0, sizeof *pm);
-    pm->stat_fd = pm->io_fd = pm->smaps_fd = -1;
+    pm->io_fd = pm->smaps_fd = pm->status_fd = -1;
     pm->count_from_zero = count_from_zero;
 }
 
 void rm__process_metrics_close(rm__process_metrics *pm)
 {
-    int *fds[] = {&pm->stat_fd, &pm->io_fd, &pm->smaps_fd};
+    int *fds[] = {&pm->io_fd, &pm->smaps_fd, &pm->status_fd};
     for (size_t i = 0; i < sizeof fds / sizeof *fds; i++) {
         if (*fds[i] >= 0)
             close(*fds[i]);
@@ -130,9 +130,29 @@ static ssize_t read_smaps_rollup(int dir_fd, int *fd, char *buf, size_t cap)
     return n;
 }
 
-/* Context switches are counted per thread (status shows the main thread's
- * only): the sum over the threads alive now.  A thread's last switches
- * before it ended are lost (the kernel keeps them only for getrusage). */
+/* Context switches are counted per thread: the kernel keeps no live
+ * process-wide figure anywhere in /proc (status, sched and the task's stat
+ * show one thread's; the thread group's sum, with its ended threads', goes
+ * only to getrusage and wait4 of the process itself or its parent).  So a
+ * process's figure is the sum over the threads alive now; a thread's last
+ * switches before it ended are lost.  A process of one thread -- most of a
+ * tree -- needs only its own status, kept open and re-read (one pread).
+ * One of many threads costs a status read per thread, about 10-25 us each,
+ * so a process of T threads has them read at most every
+ * ceil(T / SWITCH_THREADS_PER_READING) readings (and at the window's last,
+ * so its total is exact for the threads alive then); between, its figure
+ * stands still.  A reading thus reads about SWITCH_THREADS_PER_READING
+ * thread files per process on average, however many threads it has. */
+#define SWITCH_THREADS_PER_READING 64u
+
+static int parse_switches(const char *text, size_t n, uint64_t *voluntary, uint64_t *involuntary)
+{
+    return rm__parse_status_u64(text, n, "voluntary_ctxt_switches", voluntary) == 0 &&
+                   rm__parse_status_u64(text, n, "nonvoluntary_ctxt_switches", involuntary) == 0
+               ? 0
+               : -EINVAL;
+}
+
 static int read_context_switches(int dir_fd, uint64_t *voluntary, uint64_t *involuntary)
 {
     int task_fd = openat(dir_fd, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -153,8 +173,7 @@ static int read_context_switches(int dir_fd, uint64_t *voluntary, uint64_t *invo
         snprintf(path, sizeof path, "%s/status", entry->d_name);
         ssize_t n = rm__read_file_at(dirfd(dir), path, text, sizeof text);
         uint64_t tv, tiv;
-        if (n > 0 && rm__parse_status_u64(text, (size_t)n, "voluntary_ctxt_switches", &tv) == 0 &&
-            rm__parse_status_u64(text, (size_t)n, "nonvoluntary_ctxt_switches", &tiv) == 0) {
+        if (n > 0 && parse_switches(text, (size_t)n, &tv, &tiv) == 0) {
             v += tv;
             iv += tiv;
             threads++;
@@ -166,6 +185,26 @@ static int read_context_switches(int dir_fd, uint64_t *voluntary, uint64_t *invo
     *voluntary = v;
     *involuntary = iv;
     return 0;
+}
+
+/* A process's context switches now (see SWITCH_THREADS_PER_READING). */
+static int read_switches(const rm__metrics *m, rm__process_metrics *pm, int dir_fd, const rm__proc_stat *st,
+                         uint64_t *voluntary, uint64_t *involuntary)
+{
+    uint64_t threads = st ? st->num_threads : 0; /* stat is read with this group (faults) */
+    if (threads == 1) {
+        char text[4096];
+        ssize_t n = read_kept_open(dir_fd, &pm->status_fd, "status", text, sizeof text);
+        return n > 0 ? parse_switches(text, (size_t)n, voluntary, involuntary) : n < 0 ? (int)n : -EINVAL;
+    }
+    if (pm->primed & SOURCE_SWITCHES && !m->final_reading &&
+        ++pm->switch_scans_skipped < (threads + SWITCH_THREADS_PER_READING - 1) / SWITCH_THREADS_PER_READING) {
+        *voluntary = pm->last[RM__VOLUNTARY_SWITCHES]; /* stands still until the next scan */
+        *involuntary = pm->last[RM__INVOLUNTARY_SWITCHES];
+        return 0;
+    }
+    pm->switch_scans_skipped = 0;
+    return read_context_switches(dir_fd, voluntary, involuntary);
 }
 
 /* Fills now[] with the lifetime counters of the groups read; marks each
@@ -208,40 +247,45 @@ static int pss_read_due(const rm__metrics *m, uint64_t age_ns, uint64_t rss_page
  * that is refused (another user's io, a non-dumpable process's smaps_rollup)
  * costs only its own fields.  Fills now[] and the levels in pm, returns the
  * sources read in *got, or -ESRCH when the process is gone. */
-static int read_counters(rm__metrics *m, rm__process_metrics *pm, int dir_fd, uint64_t rss_pages, uint64_t boot_ns,
-                         int baseline, uint64_t *now, unsigned *got)
+static int read_counters(rm__metrics *m, rm__process_metrics *pm, int dir_fd, const rm__proc_stat *st, int idle,
+                         uint64_t rss_pages, uint64_t boot_ns, int baseline, uint64_t *now, unsigned *got)
 {
     char text[4096];
     int zombie = 0;
-    uint64_t age_ns = UINT64_MAX; /* unknown: PSS is read */
-    if (m->groups & STAT_GROUPS) {
-        ssize_t n = read_kept_open(dir_fd, &pm->stat_fd, "stat", text, sizeof text);
-        if (n == -ESRCH)
-            return -ESRCH;
-        rm__proc_stat st;
-        if (n >= 0 && rm__parse_stat(text, (size_t)n, &st) == 0) {
-            now[RM__USER_TICKS] = st.utime + (m->tree ? st.cutime : 0);
-            now[RM__SYSTEM_TICKS] = st.stime + (m->tree ? st.cstime : 0);
-            now[RM__MINOR_FAULTS] = st.minflt + (m->tree ? st.cminflt : 0);
-            now[RM__MAJOR_FAULTS] = st.majflt + (m->tree ? st.cmajflt : 0);
-            zombie = st.state == 'Z';
-            uint64_t born_ns = st.starttime * m->tick_ns;
-            if (m->tick_ns && boot_ns >= born_ns)
-                age_ns = boot_ns - born_ns;
-            if (!zombie && st.vsize) { /* a zombie keeps what it had alive */
-                pm->vmem_bytes = st.vsize;
-                pm->threads = st.num_threads;
-            } else if (pm->threads == 0) {
-                /* First seen as a zombie (stat reads 0 threads): it is still a
-                 * process, with the thread it ended with, so a tree never
-                 * shows fewer threads than processes. */
-                pm->threads = 1;
-            }
-            *got |= SOURCE_STAT;
-        }
+    if (st && m->tick_ns) {
+        pm->born_ns = st->starttime * m->tick_ns; /* kept: an idle process's stat is not read */
+        pm->born_known = 1;
     }
-    if (m->groups & RESMON_METRIC_FAULTS &&
-        read_context_switches(dir_fd, &now[RM__VOLUNTARY_SWITCHES], &now[RM__INVOLUNTARY_SWITCHES]) == 0)
+    uint64_t age_ns = pm->born_known && boot_ns >= pm->born_ns ? boot_ns - pm->born_ns : UINT64_MAX; /* unknown: read */
+    if (idle) {
+        /* It has not run since its previous reading: its faults, switches,
+         * I/O, threads and size are what they were (only running changes
+         * them), so the sources it gave then stand, unread. */
+        *got |= pm->primed & (SOURCE_STAT | SOURCE_SWITCHES | SOURCE_IO);
+        for (size_t c = 0; c < RM__COUNTER_COUNT; c++)
+            if (*got & counter_info[c].source)
+                now[c] = pm->last[c];
+        zombie = pm->zombie;
+    }
+    if (m->groups & STAT_GROUPS && st && !(*got & SOURCE_STAT)) {
+        now[RM__USER_TICKS] = st->utime + (m->tree ? st->cutime : 0);
+        now[RM__SYSTEM_TICKS] = st->stime + (m->tree ? st->cstime : 0);
+        now[RM__MINOR_FAULTS] = st->minflt + (m->tree ? st->cminflt : 0);
+        now[RM__MAJOR_FAULTS] = st->majflt + (m->tree ? st->cmajflt : 0);
+        zombie = pm->zombie = st->state == 'Z';
+        if (!zombie && st->vsize) { /* a zombie keeps what it had alive */
+            pm->vmem_bytes = st->vsize;
+            pm->threads = st->num_threads;
+        } else if (pm->threads == 0) {
+            /* First seen as a zombie (stat reads 0 threads): it is still a
+             * process, with the thread it ended with, so a tree never
+             * shows fewer threads than processes. */
+            pm->threads = 1;
+        }
+        *got |= SOURCE_STAT;
+    }
+    if (m->groups & RESMON_METRIC_FAULTS && !(*got & SOURCE_SWITCHES) &&
+        read_switches(m, pm, dir_fd, st, &now[RM__VOLUNTARY_SWITCHES], &now[RM__INVOLUNTARY_SWITCHES]) == 0)
         *got |= SOURCE_SWITCHES;
     if (m->groups & RESMON_METRIC_MEMORY_DETAIL && !zombie && !pss_read_due(m, age_ns, rss_pages)) {
         /* Opening checks the access a read needs (and walks nothing): a
@@ -275,7 +319,7 @@ static int read_counters(rm__metrics *m, rm__process_metrics *pm, int dir_fd, ui
     }
     if (pm->smaps_known)
         *got |= SOURCE_SMAPS;
-    if (m->groups & RESMON_METRIC_IO) {
+    if (m->groups & RESMON_METRIC_IO && !(*got & SOURCE_IO)) {
         ssize_t n = read_kept_open(dir_fd, &pm->io_fd, "io", text, sizeof text);
         rm__proc_io io;
         if (n >= 0 && rm__parse_io(text, (size_t)n, &io) == 0) {
@@ -322,16 +366,19 @@ static void add_levels(rm__metrics *m, const rm__process_metrics *pm, unsigned f
     m->known_sources |= from;
 }
 
-void rm__metrics_read_process(rm__metrics *m, rm__process_metrics *pm, int dir_fd, uint64_t rss_pages, uint64_t boot_ns,
-                              int baseline)
+int rm__metrics_need_stat(const rm__metrics *m)
+{
+    return (m->groups & STAT_GROUPS) != 0;
+}
+
+void rm__metrics_read_process(rm__metrics *m, rm__process_metrics *pm, int dir_fd, const rm__proc_stat *st, int idle,
+                              uint64_t rss_pages, uint64_t boot_ns, int baseline)
 {
     if (!m->groups)
         return; /* the default: a sample costs what it did before the groups */
     uint64_t now[RM__COUNTER_COUNT] = {0};
     unsigned got = 0;
-    int zombie = read_counters(m, pm, dir_fd, rss_pages, boot_ns, baseline, now, &got);
-    if (zombie < 0)
-        return; /* ended since the probe's read: the next reading drops it */
+    int zombie = read_counters(m, pm, dir_fd, st, idle, rss_pages, boot_ns, baseline, now, &got);
     if (wanted_sources(m, zombie) & ~got)
         m->unreadable++;
     for (size_t c = 0; c < RM__COUNTER_COUNT; c++) {

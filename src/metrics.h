@@ -3,9 +3,10 @@
  * (resmon_options.metrics): I/O, memory beyond RSS, process and thread
  * counts, the user/system split, faults and context switches, network.
  *
- * The probe owns one rm__metrics and one rm__process_metrics per tracked
- * process, and calls these functions from its reading: start, each live
- * process, settle for each process that was reaped, finish.  Counters are
+ * The probe owns one rm__metrics, and each tracked process's row holds one
+ * rm__process_metrics; the probe calls these functions from its reading:
+ * start, each live process (with the stat the probe read and parsed once
+ * for everyone), settle for each process that was reaped, finish.  Counters are
  * kept as the kernel's lifetime values per process; the window's totals grow
  * by each process's increase, so a process that ends loses nothing counted.
  * When a reaped process's parent is tracked, the kernel adds the child's
@@ -39,7 +40,15 @@ typedef enum rm__counter {
 } rm__counter;
 
 typedef struct rm__process_metrics {
-    int stat_fd, io_fd, smaps_fd; /* opened at the first reading; -1 before */
+    int io_fd, smaps_fd;          /* opened at the first reading; -1 before
+                                     (stat is the row's: read once by the probe) */
+    int status_fd;                /* a one-thread process's status, for its
+                                     context switches; -1 before */
+    int zombie;                   /* its latest stat read showed a zombie */
+    uint64_t born_ns;             /* its start (stat's starttime) after boot, when born_known */
+    int born_known;
+    unsigned switch_scans_skipped; /* readings since its threads' switches
+                                      were last read (many threads) */
     unsigned primed;              /* sources (SOURCE_* of metrics.c) whose
                                      counters in last[] hold a reading */
     int count_from_zero;          /* born since the previous reading: its whole
@@ -92,13 +101,20 @@ void rm__metrics_free(rm__metrics *m);
 void rm__process_metrics_init(rm__process_metrics *pm, int count_from_zero);
 void rm__process_metrics_close(rm__process_metrics *pm);
 
+/* Whether the groups need every process's stat at every reading (the
+ * probe then reads it once, for its own use and theirs). */
+int rm__metrics_need_stat(const rm__metrics *m);
+
 /* One reading: start, then read each live process (dir_fd: its /proc
- * directory; rss_pages: its resident pages now; baseline: the window's
- * first reading, which counts nothing), settle each reaped one whose parent
- * is tracked, then finish. */
+ * directory; st: its stat of this reading, NULL when it could not be read;
+ * idle: it has not run since its previous reading (its CPU clock stood
+ * still), so its stat, status and io figures cannot have moved and the
+ * latest stand, unread; rss_pages: its resident pages now; baseline: the
+ * window's first reading, which counts nothing), settle each reaped one
+ * whose parent is tracked, then finish. */
 void rm__metrics_start_reading(rm__metrics *m, int baseline);
-void rm__metrics_read_process(rm__metrics *m, rm__process_metrics *pm, int dir_fd, uint64_t rss_pages, uint64_t boot_ns,
-                              int baseline);
+void rm__metrics_read_process(rm__metrics *m, rm__process_metrics *pm, int dir_fd, const rm__proc_stat *st, int idle,
+                              uint64_t rss_pages, uint64_t boot_ns, int baseline);
 /* Call after start: decides whether this reading reads every process's
  * smaps_rollup, which a tree's PSS needs at one moment -- when the tracked
  * set changed (generation: the probe's), since a fork or an exit changes how

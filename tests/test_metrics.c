@@ -720,6 +720,61 @@ static double kernel_voluntary_switches_of(pid_t pid)
     return total;
 }
 
+/* Many threads that each leave the CPU voluntarily SLEEPS_PER_THREAD times,
+ * then meet the main thread and block for good. */
+#define MANY_THREADS 256
+#define SLEEPS_PER_THREAD 20
+
+static pthread_barrier_t many_done;
+
+static void *sleep_often(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < SLEEPS_PER_THREAD; i++) {
+        struct timespec microsecond = {0, 1000};
+        nanosleep(&microsecond, NULL);
+    }
+    pthread_barrier_wait(&many_done);
+    for (;;)
+        pause();
+    return NULL;
+}
+
+static void switch_in_many_threads(void *arg)
+{
+    (void)arg;
+    if (pthread_barrier_init(&many_done, NULL, MANY_THREADS + 1) != 0)
+        _exit(7);
+    pthread_attr_t small;
+    pthread_attr_init(&small);
+    pthread_attr_setstacksize(&small, 65536);
+    for (int i = 0; i < MANY_THREADS; i++) {
+        pthread_t thread;
+        if (pthread_create(&thread, &small, sleep_often, NULL) != 0)
+            _exit(5);
+    }
+    pthread_barrier_wait(&many_done);
+}
+
+/* A process of many threads has its threads' switches read only every few
+ * readings (issue 17.14), yet the window's count is the kernel's: the last
+ * reading reads them all.  At 0.3 s a reading and 257 threads (a scan every
+ * 5 readings), the work lies between the window's first reading and its
+ * last, before any other scan. */
+static void switches_of_many_threads_match_the_kernel(void **state)
+{
+    (void)state;
+    worker w = start_worker(switch_in_many_threads, NULL);
+    double before = kernel_voluntary_switches_of(w.pid);
+    resmon_summary s = monitor_worker(&w, RESMON_METRIC_FAULTS, 0.3);
+    double after = kernel_voluntary_switches_of(w.pid);
+    end_worker(&w);
+    /* Each thread's last block (in the barrier, then pause) may come after
+     * the last reading: up to two a thread fewer. */
+    ASSERT_BETWEEN(s.voluntary_switches, after - before - 2 * (MANY_THREADS + 1), after - before);
+    ASSERT_BETWEEN(s.voluntary_switches, MANY_THREADS * SLEEPS_PER_THREAD / 2, 1e7);
+}
+
 static void faults_switches_and_cpu_split(void **state)
 {
     (void)state;
@@ -915,6 +970,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(an_unreadable_process_blanks_only_its_own_share),
         cmocka_unit_test(zombies_count_as_processes_with_a_thread),
         cmocka_unit_test(faults_switches_and_cpu_split),
+        cmocka_unit_test(switches_of_many_threads_match_the_kernel),
         cmocka_unit_test(switches_of_reaped_children_are_kept),
         cmocka_unit_test(network_counts_the_namespace_traffic),
         cmocka_unit_test(groups_are_off_by_default_and_checked),

@@ -1,0 +1,164 @@
+/*
+ * probe_cpu.c -- a probe's CPU accounting (see probe_internal.h): every CPU
+ * second the kernel accounts to the target's processes is counted once, and
+ * handed out to the readings no faster than the tree could have run.
+ *
+ * counted_ns grows by each live process's CPU-clock increase and by each
+ * tree process's cutime/cstime increase (the CPU of the children it
+ * reaped); a tracked child that was reaped is settled (what was counted of
+ * it is taken off, since its parent's cutime now holds all of it).
+ * reported_ns is what the readings handed out: the difference is carried.
+ */
+#include "probe_internal.h"
+
+#include <sys/resource.h>
+
+/* The CPU a process's parent will show in its cutime/cstime once it reaps
+ * it: all the process ever used, its reaped children's included. */
+static uint64_t lifetime_cpu_ns(const rm__tracked *t)
+{
+    return t->last_cpu_ns + t->children_ns;
+}
+
+void rm__probe_cpu_begin(rm__probe *p)
+{
+    p->counted_ns = 0;
+    p->reported_ns = 0;
+}
+
+static void account_children(rm__probe *p, rm__tracked *t, const rm__process_reading *now, int baseline)
+{
+    uint64_t children_ns = (now->st.cutime + now->st.cstime) * p->tick_ns;
+    if (!baseline && children_ns > t->children_ns)
+        p->counted_ns += (int64_t)(children_ns - t->children_ns);
+    t->children_ns = children_ns;
+    t->ppid = now->st.ppid;
+    t->threads = now->st.num_threads;
+    t->stat_due = 0;
+}
+
+void rm__probe_cpu_account(rm__probe *p, rm__tracked *t, const rm__process_reading *now, int baseline)
+{
+    if (!baseline && now->cpu_ns > t->last_cpu_ns)
+        p->counted_ns += (int64_t)(now->cpu_ns - t->last_cpu_ns);
+    t->last_cpu_ns = now->cpu_ns;
+    if (now->stat_read && p->include_children)
+        account_children(p, t, now, baseline);
+    else if (now->stat_read)
+        t->threads = now->st.num_threads;
+}
+
+void rm__probe_cpu_catch_up(rm__probe *p)
+{
+    for (size_t i = 0; i < p->count; i++) {
+        rm__tracked *t = &p->procs[i];
+        if (!t->stat_due)
+            continue;
+        rm__process_reading now = {0};
+        if (rm__probe_read_stat(t, &now) == 0)
+            account_children(p, t, &now, 0);
+        t->stat_due = 0; /* gone: the next reading finds it so */
+    }
+}
+
+/* Its CPU up to the latest reading was counted while it was tracked; once
+ * reaped, all of its CPU lands in its parent's cutime, so when that parent
+ * is tracked its increase is reduced by what was already counted (and, for
+ * a process older than the window, by its past).  The parent's stat is then
+ * read in this same reading (stat_due), so that the reduction and the
+ * increase meet: apart, the reduction showed as a 0 % sample and the
+ * increase as a run of samples pinned at every CPU busy. */
+void rm__probe_cpu_settle(rm__probe *p, const rm__tracked *t)
+{
+    rm__tracked *parent = t->ending == ENDED_REAPED ? rm__probe_find(p, t->ppid) : NULL;
+    if (!parent)
+        return;
+    p->counted_ns -= (int64_t)lifetime_cpu_ns(t);
+    rm__metrics_settle_reaped(&p->metrics, &t->metrics);
+    if (p->include_children)
+        parent->stat_due = 1;
+}
+
+/* Our RUSAGE_CHILDREN: CPU in ns, and context switches when asked for. */
+static uint64_t our_children_cpu_ns(uint64_t *switches)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_CHILDREN, &ru) != 0) {
+        if (switches)
+            switches[0] = switches[1] = 0; /* nothing known: raises nothing */
+        return 0;
+    }
+    if (switches) {
+        switches[0] = (uint64_t)ru.ru_nvcsw;
+        switches[1] = (uint64_t)ru.ru_nivcsw;
+    }
+    return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000u +
+           (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000u;
+}
+
+void rm__probe_cpu_note_children(rm__probe *p, int baseline)
+{
+    if (p->root_is_our_child)
+        p->our_children_ns = our_children_cpu_ns(p->our_children_switches);
+    if (baseline) {
+        p->root_start_switches[0] = p->procs[0].metrics.last[RM__VOLUNTARY_SWITCHES];
+        p->root_start_switches[1] = p->procs[0].metrics.last[RM__INVOLUNTARY_SWITCHES];
+    }
+}
+
+/* The root, our child, was reaped in this interval: the increase of our
+ * RUSAGE_CHILDREN switches is its whole life's, with everything it reaped
+ * (the same assumption as for its CPU: no other child of ours was reaped in
+ * that interval).  Less what it had before the window, that is the window's
+ * count of the root's tree -- which /proc loses for every process that ends
+ * (a child's last interval, a child never sampled).  The counted total is
+ * raised to it; what is still alive elsewhere keeps its share. */
+static void count_root_switches(rm__probe *p, const uint64_t *now)
+{
+    for (int i = 0; i < 2; i++) {
+        uint64_t life = now[i] > p->our_children_switches[i] ? now[i] - p->our_children_switches[i] : 0;
+        uint64_t window = life > p->root_start_switches[i] ? life - p->root_start_switches[i] : 0;
+        rm__metrics_raise_switches(&p->metrics, i == 0 ? RM__VOLUNTARY_SWITCHES : RM__INVOLUNTARY_SWITCHES,
+                                   window);
+    }
+}
+
+/* The root was reaped after the latest reading.  What it used since then is
+ * known only when we reaped it ourselves: it is the increase of our
+ * RUSAGE_CHILDREN beyond what was counted (assuming no other child of ours
+ * was reaped in that interval, and never more than the machine could run). */
+void rm__probe_cpu_root_tail(rm__probe *p, uint64_t boot_ns)
+{
+    if (!p->root_is_our_child)
+        return;
+    uint64_t switches[2] = {0, 0};
+    uint64_t now = our_children_cpu_ns(switches);
+    count_root_switches(p, switches);
+    uint64_t seen = p->our_children_ns + lifetime_cpu_ns(&p->procs[0]);
+    if (now <= seen)
+        return;
+    uint64_t tail = now - seen;
+    uint64_t most = (uint64_t)(p->online_cpus > 0 ? p->online_cpus : 1) * (boot_ns - p->previous_boottime_ns);
+    p->counted_ns += (int64_t)(tail < most ? tail : most);
+}
+
+/* The CPU a reading hands out: all counted and not yet handed out, but no
+ * more than every online CPU busy for the whole interval.  The excess -- a
+ * thread's time brought up to date late, a reaped child's whole life landing
+ * in its parent's cutime -- is carried to the next reading, never dropped,
+ * and the window's last reading hands out everything: sums stay exact. */
+uint64_t rm__probe_cpu_hand_out(rm__probe *p, uint64_t boot_ns, int everything)
+{
+    int64_t pending = p->counted_ns - (int64_t)p->reported_ns;
+    if (pending <= 0)
+        return 0; /* a credit awaiting its parent's cutime increase */
+    uint64_t give = (uint64_t)pending;
+    if (!everything && p->online_cpus > 0) {
+        uint64_t elapsed = boot_ns > p->previous_boottime_ns ? boot_ns - p->previous_boottime_ns : 0;
+        uint64_t most = (uint64_t)p->online_cpus * elapsed;
+        if (give > most)
+            give = most;
+    }
+    p->reported_ns += give;
+    return give;
+}

@@ -1,0 +1,189 @@
+/*
+ * probe_internal.h -- the probe's state, shared by the files that split its
+ * work by concern (see probe.h for what a reading gives):
+ *
+ *   probe.c       opening, closing, and one reading (read_all): it reads
+ *                 each tracked process once -- CPU clock, statm and, when
+ *                 anything needs it, stat, parsed once into the row -- and
+ *                 hands the parsed figures to the files below
+ *   probe_tree.c  tree membership: which processes are tracked, the walk,
+ *                 orphans, and settling those that ended
+ *   probe_cpu.c   CPU accounting: the counted/reported carry, the CPU of
+ *                 reaped children (cutime/cstime), the root's tail
+ *   probe_peak.c  the kernel's peak-RSS marks: reset, keep or watch them
+ *
+ * A tracked process is one row (rm__tracked): its /proc files, its CPU
+ * accounting, its peak marks and its metric-group counters (metrics.h), so
+ * a reading reads each /proc file of a process at most once.
+ */
+#ifndef RESMON_PROBE_INTERNAL_H
+#define RESMON_PROBE_INTERNAL_H
+
+#include "metrics.h"
+#include "probe.h"
+#include "proc_tree.h"
+#include "procfs.h"
+
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+/* One tracked process: the one row every concern reads and writes. */
+typedef struct rm__tracked {
+    pid_t pid;
+    pid_t ppid;          /* tree mode: its parent at the latest stat read */
+    int dir_fd;          /* /proc/PID, for status, clear_refs and the groups' files */
+    int statm_fd;        /* kept open, re-read with pread each sample */
+    int stat_fd;         /* opened when stat is first needed (-1 before): read
+                            once per reading at most, for everyone */
+    clockid_t cpu_clock; /* the process's CPU clock: all its threads, in ns */
+    int is_self;         /* this very process: it cannot end before stop */
+    int read_once;       /* a reading has read it (its figures stand when idle) */
+    /* CPU accounting (probe_cpu.c) */
+    uint64_t last_cpu_ns;  /* its CPU clock at the latest reading */
+    uint64_t children_ns;  /* tree mode: cutime + cstime at the latest stat
+                              read, the CPU of the children it has reaped */
+    uint64_t stat_read_ns; /* when (CLOCK_BOOTTIME) stat was last read */
+    uint64_t stat_cpu_ns;  /* its CPU clock then */
+    uint64_t threads;      /* its threads at the latest stat read (0: unknown) */
+    int stat_due;          /* a tracked child of it was reaped: read its stat
+                              in this reading, whatever the schedule */
+    /* memory and peak marks (probe_peak.c) */
+    uint64_t rss_pages;      /* the latest reading while it had memory */
+    uint64_t peak_rss_bytes; /* the largest RSS sampled */
+    uint64_t hwm_bytes;      /* the latest VmHWM read during the window (0: none) */
+    uint64_t hwm_read_ns;    /* when (CLOCK_BOOTTIME) */
+    uint64_t hwm_start_bytes; /* watch_peak_marks: VmHWM at its first reading of the window */
+    int hwm_start_known;
+    int peak_reset_ok;
+    /* membership (probe_tree.c) */
+    unsigned seen_walk;  /* the walk that last found it (tree mode) */
+    int ending;          /* this reading found it ENDED_REAPED */
+    int adopted;         /* tree mode: its parent ended (it is an orphan), yet
+                            it stays in the tree, and the walk starts from it */
+    /* the metric groups' counters and levels (metrics.c) */
+    rm__process_metrics metrics;
+} rm__tracked;
+
+/* Why a process stops being tracked: only by ending.  A process leaves its
+ * parent's tree only when the parent ends before it (it is then adopted by
+ * a subreaper or init), and it is still the monitored program's work: it
+ * stays in the tree until it exits. */
+enum { STILL_TRACKED = 0, ENDED_REAPED, ENDED_LEFT /* a cgroup's member moved out (rm__probe_members_of_cgroup) */ };
+
+/* What one reading of one process gives. */
+typedef struct rm__process_reading {
+    uint64_t cpu_ns, rss_pages;
+    int has_memory;    /* 0 for a zombie: its memory is gone */
+    int stat_read;     /* st holds this reading's stat */
+    rm__proc_stat st;  /* parsed once, used by CPU accounting, the tree and the groups */
+} rm__process_reading;
+
+/* The monitored root's VmHWM (a status read, several times the cost of the
+ * sample itself) is read at most this often, so that its exact peak survives
+ * the root's exit without slowing a fast schedule. */
+#define PEAK_REFRESH_NS 10000000u
+
+/* A tree process's stat (cutime, cstime) is re-read at most this often, and
+ * only when its CPU clock moved: a process reaps a child only by running.  A
+ * reap seen late is counted late, never lost -- cutime only grows, and a
+ * process that ends with an old reading leaves the difference in its
+ * parent's increase -- so a fast schedule does not pay a stat read per busy
+ * process per sample.  (With a metric group that needs stat, it is read
+ * every reading anyway, once, for both.)  A reap of a tracked child forces
+ * its parent's read (stat_due): the child's credit and the parent's
+ * increase then land in the same reading. */
+#define CHILDREN_CPU_REFRESH_NS 10000000u
+
+struct rm__probe {
+    int proc_fd;
+    pid_t root;
+    int include_children;
+    int peak_reset_error;  /* 0, or the first refused reset's negative errno */
+    int keep_peak_marks;     /* never reset: follow each lifetime peak instead */
+    uint64_t lifetime_peak_bytes; /* largest mark read so far (keep_peak_marks) */
+    /* Never reset, and give the window's exact peak where the marks show it
+     * (see rm__probe_watch_peak_marks).  For processes no longer tracked:
+     * the largest figure exact for the window, the largest mark, and the
+     * largest start mark of one whose mark did not rise. */
+    int watch_peak_marks;
+    uint64_t ended_window_bytes, ended_lifetime_bytes, ended_unrisen_bytes;
+    unsigned walk;
+    uint64_t page_size;
+    rm__tree_walker walker;
+    rm__tracked *procs;     /* procs[0] is the root */
+    size_t count, cap;
+    pid_t *pid_list;        /* for rm__probe_pids */
+    size_t pid_list_cap;
+    long ticks_per_sec;     /* stat's clock ticks */
+    uint64_t tick_ns;
+    uint64_t previous_boottime_ns; /* CLOCK_BOOTTIME of the previous reading */
+    long online_cpus;       /* a tree cannot use more CPU than this */
+    unsigned generation;    /* bumped when the tracked set changes */
+    rm__metrics metrics;    /* the groups beyond CPU and RSS (none by default) */
+    int groups_read_stat;   /* a metric group needs stat every reading */
+    unsigned untrackable;   /* the latest walk's processes /proc refused */
+    /* The window's CPU as the kernel accounts it, and how much of it the
+     * readings have handed out: the difference is carried to the next
+     * reading (a reading never shows more than the machine could run). */
+    int64_t counted_ns;
+    uint64_t reported_ns;
+    int last_reading;       /* rm__probe_end_window: hand out everything */
+    int root_gone;          /* the root was reaped: its final reading is given */
+    uint64_t ended_peak_bytes; /* the largest peak of processes no longer tracked */
+    int ended_peak_known;
+    /* When the root is our own child, the CPU it used after the latest
+     * reading reaches our RUSAGE_CHILDREN when we reap it. */
+    int root_is_our_child;
+    uint64_t our_children_ns; /* RUSAGE_CHILDREN at the latest reading */
+    /* This process is a child subreaper (as the resmon command is) and the
+     * root is its child: the orphans of the root's tree become our children,
+     * so the walk starts from us too (our other children are taken for the
+     * tree's: the command has none). */
+    int adopts_orphans;
+    pid_t *walk_roots;      /* the root, us when adopts_orphans, the adopted */
+    size_t walk_root_cap;
+    /* Its context switches then (voluntary, involuntary), and the root's own
+     * at the window's first reading: the kernel hands a reaped process's
+     * switches (its threads' and its reaped children's) only to wait4 and
+     * RUSAGE_CHILDREN, never to /proc. */
+    uint64_t our_children_switches[2];
+    uint64_t root_start_switches[2];
+    /* rm__probe_members_of_cgroup: the tree is a cgroup's processes, and
+     * procs[0] (this process) stands for no one: 1 is the first index read. */
+    size_t members;
+};
+
+/* probe.c: the reads of one process. */
+int rm__probe_read_process(const rm__tracked *t, rm__process_reading *out);
+int rm__probe_read_stat(rm__tracked *t, rm__process_reading *out);
+
+/* probe_tree.c */
+int rm__probe_track(rm__probe *p, pid_t pid, rm__tracked **out);
+void rm__probe_release(rm__tracked *t);
+void rm__probe_untrack_at(rm__probe *p, size_t index);
+rm__tracked *rm__probe_find(rm__probe *p, pid_t pid);
+void rm__probe_refresh_tree(rm__probe *p);
+void rm__probe_forget_ended(rm__probe *p);
+
+/* probe_cpu.c */
+void rm__probe_cpu_begin(rm__probe *p);
+/* Adds a live process's increases since its previous reading (now: this
+ * reading's; baseline: counts nothing, records the levels). */
+void rm__probe_cpu_account(rm__probe *p, rm__tracked *t, const rm__process_reading *now, int baseline);
+/* Reads again the stat of every parent whose tracked child was settled
+ * after its own read in this reading, so that the child's credit and the
+ * parent's increase land in the same reading. */
+void rm__probe_cpu_catch_up(rm__probe *p);
+void rm__probe_cpu_settle(rm__probe *p, const rm__tracked *t);
+void rm__probe_cpu_root_tail(rm__probe *p, uint64_t boot_ns);
+void rm__probe_cpu_note_children(rm__probe *p, int baseline);
+uint64_t rm__probe_cpu_hand_out(rm__probe *p, uint64_t boot_ns, int everything);
+
+/* probe_peak.c */
+void rm__probe_peak_after_read(rm__probe *p, rm__tracked *t, const rm__process_reading *now);
+void rm__probe_peak_refresh_root(rm__probe *p, uint64_t boot_ns);
+void rm__probe_peak_settle(rm__probe *p, const rm__tracked *t);
+void rm__probe_peak_begin(rm__probe *p);
+
+#endif

@@ -1,0 +1,147 @@
+/*
+ * probe_peak.c -- the kernel's peak-RSS marks (VmHWM) of a probe's
+ * processes (see probe.h): reset at the window's start, kept (never reset,
+ * the largest followed), or watched (never reset, the window's exact peak
+ * where a mark that rose shows it).
+ */
+#include "probe_internal.h"
+
+#include <errno.h>
+
+/* The largest peak-RSS figure known for a process: the kernel's mark as
+ * last read, and never below what a sample saw. */
+static uint64_t known_peak(const rm__tracked *t)
+{
+    return t->hwm_bytes > t->peak_rss_bytes ? t->hwm_bytes : t->peak_rss_bytes;
+}
+
+/* What a watched process tells of the window's peak (watch_peak_marks).
+ * The mark never falls, so when it rose after the process's first reading
+ * of the window, its latest value is the largest RSS since then: exact.
+ * Otherwise its largest sample is what is known, and the true in-window
+ * peak lies between that and the mark (*unrisen_bound). */
+static uint64_t watched_peak(const rm__tracked *t, uint64_t *unrisen_bound)
+{
+    *unrisen_bound = 0;
+    if (t->hwm_start_known && t->hwm_bytes > t->hwm_start_bytes)
+        return known_peak(t);
+    if (t->hwm_start_known)
+        *unrisen_bound = t->hwm_start_bytes;
+    return t->peak_rss_bytes;
+}
+
+static void note_watched(const rm__tracked *t, uint64_t *window, uint64_t *lifetime, uint64_t *unrisen)
+{
+    uint64_t bound, figure = watched_peak(t, &bound);
+    if (figure > *window)
+        *window = figure;
+    if (known_peak(t) > *lifetime)
+        *lifetime = known_peak(t);
+    if (bound > *unrisen)
+        *unrisen = bound;
+}
+
+/* A process that ended keeps its peak for the window's. */
+void rm__probe_peak_settle(rm__probe *p, const rm__tracked *t)
+{
+    if (known_peak(t) > p->ended_peak_bytes)
+        p->ended_peak_bytes = known_peak(t);
+    if (t->hwm_bytes)
+        p->ended_peak_known = 1;
+    if (p->watch_peak_marks)
+        note_watched(t, &p->ended_window_bytes, &p->ended_lifetime_bytes, &p->ended_unrisen_bytes);
+}
+
+/* The kernel's peak-RSS mark of the root, read during the window so that it
+ * survives the root's exit (a reaped process has no status to read).  This
+ * process's own mark needs no such care: it cannot end before stop. */
+void rm__probe_peak_refresh_root(rm__probe *p, uint64_t boot_ns)
+{
+    rm__tracked *root = &p->procs[0];
+    if (root->is_self || boot_ns - root->hwm_read_ns < PEAK_REFRESH_NS)
+        return;
+    uint64_t bytes;
+    if (rm__read_peak_rss(root->dir_fd, &bytes) == 0) {
+        root->hwm_bytes = bytes;
+        root->hwm_read_ns = boot_ns;
+    }
+}
+
+/* After a live process's reading: its sampled peak, and the marks kept
+ * (the largest seen, so the lifetime peak survives the process's exit: a
+ * zombie, or a process already reaped, has no mark) or watched (one status
+ * read per process and window). */
+void rm__probe_peak_after_read(rm__probe *p, rm__tracked *t, const rm__process_reading *now)
+{
+    uint64_t rss_bytes = now->rss_pages * p->page_size;
+    if (rss_bytes > t->peak_rss_bytes)
+        t->peak_rss_bytes = rss_bytes;
+    uint64_t bytes;
+    if (p->keep_peak_marks && now->has_memory && rm__read_peak_rss(t->dir_fd, &bytes) == 0 &&
+        bytes > p->lifetime_peak_bytes)
+        p->lifetime_peak_bytes = bytes;
+    if (p->watch_peak_marks && !t->hwm_start_known && now->has_memory &&
+        rm__read_peak_rss(t->dir_fd, &t->hwm_start_bytes) == 0) {
+        t->hwm_start_known = 1;
+        if (t->hwm_start_bytes > t->hwm_bytes)
+            t->hwm_bytes = t->hwm_start_bytes;
+    }
+}
+
+/* After the window's first reading: reset the marks, unless kept or watched. */
+void rm__probe_peak_begin(rm__probe *p)
+{
+    p->peak_reset_error = 0;
+    if (p->keep_peak_marks)
+        return;
+    if (p->watch_peak_marks) { /* the start marks were read with the reading */
+        rm__probe_peak_refresh_root(p, p->previous_boottime_ns);
+        return;
+    }
+    for (size_t i = p->members; i < p->count; i++) {
+        p->procs[i].hwm_bytes = 0; /* read before the reset: not this window's */
+        p->procs[i].hwm_read_ns = 0;
+        int reset = rm__reset_peak_rss(p->procs[i].dir_fd);
+        p->procs[i].peak_reset_ok = reset == 0;
+        if (reset < 0 && p->peak_reset_error == 0)
+            p->peak_reset_error = reset;
+    }
+    rm__probe_peak_refresh_root(p, p->previous_boottime_ns); /* known even if it ends before the next reading */
+}
+
+int rm__probe_peak_rss(rm__probe *p, uint64_t *bytes, resmon_hwm_scope *scope, int *reset_error)
+{
+    uint64_t peak = p->ended_peak_bytes > p->lifetime_peak_bytes ? p->ended_peak_bytes : p->lifetime_peak_bytes;
+    int any = p->ended_peak_known || p->lifetime_peak_bytes > 0, read_error = -ESRCH;
+    for (size_t i = p->members; i < p->count; i++) {
+        rm__tracked *t = &p->procs[i];
+        uint64_t value;
+        int reaped_root = i == 0 && p->root_gone;
+        int rc = reaped_root ? -ESRCH : rm__read_peak_rss(t->dir_fd, &value);
+        if (rc == 0 && value > t->hwm_bytes)
+            t->hwm_bytes = value; /* a zombie has no mark: its last read stands */
+        else if (rc < 0 && i == 0 && !reaped_root)
+            read_error = rc; /* the root's reason, e.g. -EMFILE: no descriptor left */
+        if (t->hwm_bytes) {
+            any = 1;
+            if (known_peak(t) > peak)
+                peak = known_peak(t);
+        }
+    }
+    if (!any)
+        return read_error;
+    *bytes = peak;
+    *scope = p->peak_reset_error || p->keep_peak_marks ? RESMON_HWM_LIFETIME : RESMON_HWM_WINDOW;
+    *reset_error = p->peak_reset_error;
+    if (p->watch_peak_marks) {
+        /* Exact when no process whose mark stayed put could have peaked
+         * above the figure; else the lifetime figure, said to be one. */
+        uint64_t window = p->ended_window_bytes, lifetime = p->ended_lifetime_bytes, unrisen = p->ended_unrisen_bytes;
+        for (size_t i = p->members; i < p->count; i++)
+            note_watched(&p->procs[i], &window, &lifetime, &unrisen);
+        int exact = unrisen <= window;
+        *bytes = exact ? window : lifetime;
+        *scope = exact ? RESMON_HWM_WINDOW : RESMON_HWM_LIFETIME;
+    }
+    return 0;
+}

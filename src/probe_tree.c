@@ -1,0 +1,235 @@
+/*
+ * probe_tree.c -- which processes a probe tracks (see probe_internal.h):
+ * tracking and untracking, the walk of the tree, orphans, and settling the
+ * accounts of processes that ended.
+ */
+#include "probe_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/* In a tree, a process's stat is read when it is tracked: its parent and
+ * start time (born in the window or before). */
+static int reads_stat_at_birth(const rm__probe *p)
+{
+    return p->include_children;
+}
+
+void rm__probe_release(rm__tracked *t)
+{
+    int *fds[] = {&t->statm_fd, &t->stat_fd, &t->dir_fd};
+    rm__process_metrics_close(&t->metrics);
+    for (size_t i = 0; i < sizeof fds / sizeof *fds; i++) {
+        if (*fds[i] >= 0)
+            close(*fds[i]);
+        *fds[i] = -1;
+    }
+}
+
+void rm__probe_untrack_at(rm__probe *p, size_t index)
+{
+    rm__probe_release(&p->procs[index]);
+    p->procs[index] = p->procs[--p->count];
+    p->generation++;
+}
+
+rm__tracked *rm__probe_find(rm__probe *p, pid_t pid)
+{
+    for (size_t i = 0; i < p->count; i++)
+        if (p->procs[i].pid == pid)
+            return &p->procs[i];
+    return NULL;
+}
+
+static int open_in(int dir_fd, const char *name, int *fd)
+{
+    *fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC);
+    return *fd >= 0 ? 0 : errno == ENOENT ? -ESRCH : -errno;
+}
+
+/* Starts tracking pid.  A process born since the previous reading counts all
+ * its CPU time (and its reaped children's) in this interval (baseline 0); one
+ * that is older -- missed by an earlier walk, the kernel's children lists
+ * being best effort -- starts from its current CPU time, so its past never
+ * shows as a spike. */
+int rm__probe_track(rm__probe *p, pid_t pid, rm__tracked **out)
+{
+    if (p->count == p->cap) {
+        size_t new_cap = p->cap ? p->cap * 2 : 16;
+        rm__tracked *grown = realloc(p->procs, new_cap * sizeof *grown);
+        if (!grown)
+            return -ENOMEM;
+        p->procs = grown;
+        p->cap = new_cap;
+    }
+    rm__tracked t = {.pid = pid, .dir_fd = -1, .statm_fd = -1, .stat_fd = -1, .is_self = pid == getpid()};
+    rm__process_metrics_init(&t.metrics, 0);
+    char path[32];
+    snprintf(path, sizeof path, "%d", (int)pid);
+    t.dir_fd = openat(p->proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (t.dir_fd < 0)
+        return errno == ENOENT ? -ESRCH : -errno;
+    int rc = open_in(t.dir_fd, "statm", &t.statm_fd);
+    if (rc == 0) {
+        if (t.is_self)
+            t.cpu_clock = CLOCK_PROCESS_CPUTIME_ID; /* skips the kernel's pid lookup */
+        else if (clock_getcpuclockid(pid, &t.cpu_clock) != 0)
+            rc = -ESRCH;
+    }
+    rm__process_reading now = {0};
+    if (rc == 0)
+        rc = rm__probe_read_process(&t, &now); /* both reads also prove the process readable */
+    if (rc == 0 && reads_stat_at_birth(p))
+        rc = rm__probe_read_stat(&t, &now);
+    if (rc < 0) {
+        rm__probe_release(&t);
+        return rc;
+    }
+    /* Unknown birth (statm only: the root, tracked before any reading)
+     * counts as "before": never an absurd spike. */
+    int born_since = now.stat_read && p->previous_boottime_ns &&
+                     rm__started_after(now.st.starttime, p->ticks_per_sec, p->previous_boottime_ns);
+    t.metrics.count_from_zero = born_since;
+    if (now.stat_read) {
+        t.ppid = now.st.ppid;
+        t.threads = now.st.num_threads;
+    }
+    if (!born_since) {
+        t.last_cpu_ns = now.cpu_ns;
+        t.children_ns = now.stat_read ? (now.st.cutime + now.st.cstime) * p->tick_ns : 0;
+    }
+    p->procs[p->count] = t;
+    *out = &p->procs[p->count++];
+    p->generation++;
+    return 0;
+}
+
+/* Settles every process this reading found ended, then forgets them.  All
+ * are settled before any is forgotten: a parent that ended in the same
+ * interval as its child still takes the child's credit. */
+void rm__probe_forget_ended(rm__probe *p)
+{
+    for (size_t i = 1; i < p->count; i++)
+        if (p->procs[i].ending) {
+            rm__probe_cpu_settle(p, &p->procs[i]);
+            rm__probe_peak_settle(p, &p->procs[i]);
+        }
+    /* One stable pass: the set keeps parents before children, which the
+     * reading relies on (see read_all). */
+    size_t kept = 1;
+    for (size_t i = 1; i < p->count; i++) {
+        if (p->procs[i].ending) {
+            rm__probe_release(&p->procs[i]);
+            p->generation++;
+        } else {
+            p->procs[kept++] = p->procs[i];
+        }
+    }
+    p->count = kept;
+}
+
+/* Whether a process the walk did not list is still alive, and its parent
+ * now.  The kernel's children lists are best effort, and an orphan is no
+ * longer listed under the tree: either stays tracked. */
+static int still_alive(rm__tracked *t, pid_t *ppid)
+{
+    rm__process_reading now = {0};
+    /* Through the descriptors kept open on it, a process already reaped still
+     * reads (statm as zeros, like a zombie), but the kernel shows its parent
+     * as 0 once it is released: reaped, so its parent's counters now hold it
+     * (a reaped child taken for a live one was counted twice). */
+    int alive = rm__probe_read_process(t, &now) == 0 && rm__probe_read_stat(t, &now) == 0 && now.st.ppid != 0;
+    *ppid = now.st.ppid;
+    return alive;
+}
+
+/* A process the cgroup no longer lists: alive and not a zombie, so it moved
+ * out (its counters so far stay counted), rather than ended -- a zombie is
+ * settled as reaped, so its parent's coming cutime increase is not counted
+ * twice. */
+static int left_cgroup(rm__tracked *t)
+{
+    pid_t ppid;
+    rm__process_reading now;
+    now.stat_read = 0;
+    return still_alive(t, &ppid) && rm__probe_read_process(t, &now) == 0 && now.has_memory;
+}
+
+int rm__probe_members_of_cgroup(rm__probe *p, const char *dir)
+{
+    if (!p->include_children)
+        return -EINVAL;
+    int rc = rm__tree_walker_use_cgroup(&p->walker, dir);
+    if (rc == 0)
+        p->members = 1;
+    return rc;
+}
+
+/* The walk's roots: the monitored root, this process when it adopts the
+ * tree's orphans, and every orphan adopted outside the tree.  0 or -ENOMEM. */
+static int collect_walk_roots(rm__probe *p, size_t *count)
+{
+    size_t need = 2;
+    for (size_t i = 1; i < p->count; i++)
+        need += p->procs[i].adopted;
+    if (need > p->walk_root_cap) {
+        pid_t *grown = realloc(p->walk_roots, need * 2 * sizeof *grown);
+        if (!grown)
+            return -ENOMEM;
+        p->walk_roots = grown;
+        p->walk_root_cap = need * 2;
+    }
+    size_t n = 0;
+    p->walk_roots[n++] = p->root;
+    if (p->adopts_orphans)
+        p->walk_roots[n++] = getpid();
+    for (size_t i = 1; i < p->count; i++)
+        if (p->procs[i].adopted)
+            p->walk_roots[n++] = p->procs[i].pid;
+    *count = n;
+    return 0;
+}
+
+/* Brings the tracked set up to date with the tree: new descendants are
+ * tracked, processes that ended are dropped.  A walk that runs out of
+ * memory keeps the old set: a sample of the known processes beats none. */
+void rm__probe_refresh_tree(rm__probe *p)
+{
+    size_t root_count;
+    if (collect_walk_roots(p, &root_count) < 0 || rm__tree_walk_from(&p->walker, p->walk_roots, root_count) < 0)
+        return;
+    p->walk++;
+    p->procs[0].seen_walk = p->walk;
+    p->untrackable = 0;
+    for (size_t i = 0; i < p->walker.found_len; i++) {
+        pid_t pid = p->walker.found[i];
+        rm__tracked *t = rm__probe_find(p, pid);
+        int rc = t ? 0 : rm__probe_track(p, pid, &t);
+        if (rc < 0) {
+            p->untrackable += rc != -ESRCH; /* not gone: not ours to read */
+            continue;
+        }
+        t->seen_walk = p->walk;
+    }
+    for (size_t i = 1; i < p->count; i++) {
+        rm__tracked *t = &p->procs[i];
+        pid_t ppid;
+        if (t->seen_walk == p->walk)
+            continue;
+        if (p->members) { /* no longer listed: moved out of the cgroup, or ended */
+            t->ending = left_cgroup(t) ? ENDED_LEFT : ENDED_REAPED;
+            continue;
+        }
+        if (still_alive(t, &ppid)) {
+            t->seen_walk = p->walk;
+            if (!rm__probe_find(p, ppid))
+                t->adopted = 1; /* an orphan: the next walks start from it */
+        } else {
+            t->ending = ENDED_REAPED;
+        }
+    }
+    rm__probe_forget_ended(p);
+}
