@@ -300,9 +300,10 @@ typedef struct resmon_summary {
     double mean_gpu_clock_mhz; /* NAN when no sample had a GPU clock */
     double mean_gpu_power_w;   /* NAN when no sample had GPU power */
     double mean_cpu_percent;   /* cpu_time_sec over duration_sec, x100; 0 if no duration */
-    double peak_cpu_percent;   /* largest per-sample CPU percent, leaving out samples
-                                  taken under half an interval after the previous one
-                                  (such as the stop's), whose CPU is mostly resmon's */
+    double peak_cpu_percent;   /* largest CPU percent over spans of samples of at least
+                                  20 ms (a few scheduler ticks), a sample taken under half
+                                  an interval after the previous (the stop's) joining the
+                                  span before it: never below mean_cpu_percent */
     double cpu_time_sec;       /* CPU seconds consumed between first and last
                                   sample, from the same clock as cpu_percent.
                                   With include_children, descendants too short-

@@ -78,6 +78,46 @@ static void add_if_known(double value, double *sum, uint64_t *count)
     }
 }
 
+/* The CPU peak is the largest rate over spans of consecutive samples, each
+ * at least RM__CPU_PEAK_SPAN_SEC and not ended by a sample taken under half
+ * an interval after the previous one (the stop's): below a few scheduler
+ * ticks the kernel brings another process's CPU time up to date only at
+ * ticks, so single short intervals read 0 % or every CPU busy (one busy
+ * thread at 10 ms reads 80 %, 120 %, ...), and the stop's interval is
+ * mostly resmon's own.  The spans cover the window, the last one taking
+ * the samples after it, so the peak is never below the mean. */
+#define RM__CPU_PEAK_SPAN_SEC 0.02
+
+static double cpu_rate_percent(double cpu_sec, double span_sec)
+{
+    return span_sec > 0 ? 100.0 * cpu_sec / span_sec : 0.0;
+}
+
+static void add_cpu_peak(rm__summary_acc *acc, double cpu_sec, double span_sec, int short_interval)
+{
+    SET(acc->peak_open_cpu_sec, acc->peak_open_cpu_sec + cpu_sec);
+    SET(acc->peak_open_span_sec, acc->peak_open_span_sec + (span_sec > 0 ? span_sec : 0));
+    if (short_interval || acc->peak_open_span_sec < RM__CPU_PEAK_SPAN_SEC - 1e-9) /* 2 x 10 ms is a span */
+        return;
+    double rate = cpu_rate_percent(acc->peak_open_cpu_sec, acc->peak_open_span_sec);
+    if (rate > acc->peak_cpu_percent)
+        SET(acc->peak_cpu_percent, rate);
+    SET(acc->peak_last_cpu_sec, acc->peak_open_cpu_sec);
+    SET(acc->peak_last_span_sec, acc->peak_open_span_sec);
+    SET(acc->peak_open_cpu_sec, 0.0);
+    SET(acc->peak_open_span_sec, 0.0);
+}
+
+/* The peak with the open span's samples joined to the closed one before. */
+static double cpu_peak_percent(const rm__summary_acc *acc)
+{
+    if (acc->peak_open_span_sec <= 0)
+        return acc->peak_cpu_percent;
+    double tail = cpu_rate_percent(acc->peak_last_cpu_sec + acc->peak_open_cpu_sec,
+                                   acc->peak_last_span_sec + acc->peak_open_span_sec);
+    return tail > acc->peak_cpu_percent ? tail : acc->peak_cpu_percent;
+}
+
 void rm__summary_acc_add(rm__summary_acc *acc, const resmon_sample *s, double cpu_time_sec,
                          int short_interval)
 {
@@ -88,8 +128,8 @@ void rm__summary_acc_add(rm__summary_acc *acc, const resmon_sample *s, double cp
         SET(acc->peak_cpu_percent, 0.0);
     } else {
         SET(acc->cpu_time_sec, acc->cpu_time_sec + cpu_time_sec); /* the first sample has no interval */
-        if (!short_interval && s->cpu_percent > acc->peak_cpu_percent)
-            SET(acc->peak_cpu_percent, s->cpu_percent);
+        double span = s->timestamp - acc->last_timestamp;
+        add_cpu_peak(acc, s->cpu_percent * span / 100.0, span, short_interval); /* cpu_time_sec, as sampled */
     }
     if (s->rss_mb > acc->peak_rss_mb)
         SET(acc->peak_rss_mb, s->rss_mb);
@@ -180,7 +220,7 @@ resmon_summary rm__summary_acc_result(const rm__summary_acc *acc)
     /* CPU time over wall time for the whole window: a mean of per-sample
      * percentages would overweight short intervals such as the stop's. */
     s.mean_cpu_percent = s.duration_sec > 0 ? 100.0 * acc->cpu_time_sec / s.duration_sec : 0.0;
-    s.peak_cpu_percent = acc->peak_cpu_percent;
+    s.peak_cpu_percent = cpu_peak_percent(acc);
     s.cpu_time_sec = acc->cpu_time_sec;
     return s;
 }

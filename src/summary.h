@@ -17,6 +17,9 @@ typedef struct rm__summary_acc {
     double first_rss_mb, last_rss_mb, sum_rss_mb, peak_rss_mb;
     double peak_cpu_percent;
     double cpu_time_sec;
+    /* The CPU peak is taken over spans of samples (see cpu_peak_span in
+     * summary.c): the closed span latest, and the open one after it. */
+    double peak_last_cpu_sec, peak_last_span_sec, peak_open_cpu_sec, peak_open_span_sec;
     uint64_t gpu_util_count, gpu_mem_count, gpu_clock_count, gpu_power_count;
     double sum_gpu_util, peak_gpu_mem_mb, sum_gpu_clock_mhz, sum_gpu_power_w;
     double hwm_rss_mb;

@@ -105,6 +105,67 @@ static void cpu_and_rss_follow_the_seed(void **state)
     ASSERT_NAN(s.mean_gpu_util);
 }
 
+/* Adds samples at the given times with the given CPU seconds since the
+ * previous (short: taken under half an interval after it). */
+static resmon_summary fold_cpu(const double *times, const double *cpu_sec, const int *short_interval, size_t n)
+{
+    rm__summary_acc acc;
+    rm__summary_acc_reset(&acc, 0);
+    for (size_t i = 0; i < n; i++) {
+        double percent = i ? 100.0 * cpu_sec[i] / (times[i] - times[i - 1]) : 0.0;
+        resmon_sample s = sample(times[i], percent, 1);
+        rm__summary_acc_add(&acc, &s, i ? cpu_sec[i] : 0, short_interval[i]);
+    }
+    return rm__summary_acc_result(&acc);
+}
+
+/* Issue 17.12: the peak is never below the mean.  A command that ends at
+ * once has one interval, the stop's, short: its CPU was the whole mean and
+ * a peak of 0 (all short samples left out) stood beside a mean of 66.7 %. */
+static void cpu_peak_is_never_below_the_mean(void **state)
+{
+    (void)state;
+    double t1[] = {0.0, 0.003}, c1[] = {0, 0.002};
+    int s1[] = {0, 1};
+    resmon_summary s = fold_cpu(t1, c1, s1, 2);
+    ASSERT_BETWEEN(s.mean_cpu_percent, 66.6, 66.7);
+    ASSERT_BETWEEN(s.peak_cpu_percent, s.mean_cpu_percent * (1 - 1e-12), s.mean_cpu_percent * (1 + 1e-12));
+    /* Idle full intervals, then all the CPU in the stop's short one: it joins
+     * the span before it, so the peak is a rate over 0.13 s, not 0. */
+    double t2[] = {0.0, 0.1, 0.2, 0.23}, c2[] = {0, 0, 0, 0.02};
+    int s2[] = {0, 0, 0, 1};
+    s = fold_cpu(t2, c2, s2, 4);
+    ASSERT_BETWEEN(s.peak_cpu_percent, 100 * 0.02 / 0.13 - 1e-9, 100 * 0.02 / 0.13 + 1e-9);
+    assert_true(s.peak_cpu_percent >= s.mean_cpu_percent);
+}
+
+/* Under a few scheduler ticks one interval reads a tick's lump or nothing:
+ * at 1 ms, 0 %, 400 % (capped at the machine), 0 %, ... for one busy thread
+ * sampled between its ticks.  The peak is a rate over 20 ms spans. */
+static void cpu_peak_spans_a_few_ticks(void **state)
+{
+    (void)state;
+    enum { N = 101 };
+    double times[N], cpu[N];
+    int short_interval[N] = {0};
+    for (int i = 0; i < N; i++) {
+        times[i] = i * 0.001;
+        cpu[i] = i % 4 == 0 ? 0.004 : 0; /* one thread: a 4 ms tick lands every 4 ms */
+    }
+    resmon_summary s = fold_cpu(times, cpu, short_interval, N);
+    ASSERT_BETWEEN(s.mean_cpu_percent, 99, 101);
+    ASSERT_BETWEEN(s.peak_cpu_percent, 99, 121); /* not 400 % */
+    /* 10 ms samples of one busy thread alternating 80 % and 120 %. */
+    double t10[11], c10[11];
+    int s10[11] = {0};
+    for (int i = 0; i < 11; i++) {
+        t10[i] = i * 0.01;
+        c10[i] = i % 2 ? 0.008 : 0.012;
+    }
+    s = fold_cpu(t10, c10, s10, 11);
+    ASSERT_BETWEEN(s.peak_cpu_percent, 100 - 1e-9, 100 + 1e-9);
+}
+
 static void gpu_means_skip_missing_values(void **state)
 {
     (void)state;
@@ -429,6 +490,8 @@ int main(void)
         cmocka_unit_test(the_metric_list_describes_every_metric_field),
         cmocka_unit_test(one_sample_has_zero_duration),
         cmocka_unit_test(cpu_and_rss_follow_the_seed),
+        cmocka_unit_test(cpu_peak_is_never_below_the_mean),
+        cmocka_unit_test(cpu_peak_spans_a_few_ticks),
         cmocka_unit_test(gpu_means_skip_missing_values),
         cmocka_unit_test(gpu_peak_of_zero_is_zero_not_nan),
         cmocka_unit_test(unbounded_store_keeps_everything_in_order),

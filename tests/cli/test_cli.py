@@ -720,6 +720,27 @@ class HonestFigures(Tmp):
         self.assertAlmostEqual(mean, 100 * s["cpu_sec"] / s["wall_sec"], delta=1)
 
 
+    def test_short_interval_notes_the_ticks_and_peak_is_not_below_mean(self):
+        # Issue 17.12: under a few scheduler ticks the table says a sample's
+        # CPU % is coarse; at 0.1 s it says nothing.  A command that ends
+        # at once (one short interval) has a peak no lower than its mean,
+        # and a 1 us schedule no peak above what one thread can use.
+        r = resmon("-i", "0.005", "--", "true")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("under a few scheduler ticks", r.stderr)
+        r = resmon("-i", "0.1", "--", "true")
+        self.assertNotIn("scheduler ticks", r.stderr)
+        for _ in range(3):
+            r = resmon("-o", self.path("s.json"), "--", "echo", "out")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            s = self.summary()
+            self.assertGreaterEqual(s["peak_cpu_percent"], s["mean_cpu_percent"] * (1 - 1e-9), s)
+        r = resmon("-q", "-i", "0.000001", "-o", self.path("s.json"), "--", "sleep", "0.2")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        s = self.summary()
+        self.assertLessEqual(s["peak_cpu_percent"], 100.0 + 1e-6, s)
+
+
 class Outputs(Tmp):
     def run_full(self, samples_name):
         r = resmon("-i", "0.02", "-o", self.path("s.json"), "-s", self.path(samples_name), "--plot",

@@ -257,6 +257,8 @@ void summary_print_table(FILE *out, const cli_options *o, const run_result *r)
     if (s->skipped_slots)
         fprintf(out, ", %llu slot%s skipped (sampler ran late)", (unsigned long long)s->skipped_slots,
                 s->skipped_slots == 1 ? "" : "s");
+    if (o->interval_sec < 0.02) /* a few scheduler ticks (RM__CPU_PEAK_SPAN_SEC): see resmon(1), CPU time */
+        fputs("; under a few scheduler ticks, one sample's CPU % is coarse (peak over 20 ms spans)", out);
     fputc('\n', out);
     phases_print_table(out, r);
 }
