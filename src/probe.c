@@ -178,10 +178,13 @@ static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
     uint64_t boot_ns = rm__timespec_ns(&boot);
     if (p->include_children)
         rm__probe_refresh_tree(p);
-    p->metrics.final_reading = p->last_reading;
-    rm__metrics_start_reading(&p->metrics, baseline);
-    rm__metrics_count_unreadable(&p->metrics, p->untrackable);
-    rm__metrics_plan_pss(&p->metrics, p->generation, boot_ns);
+    int groups = p->metrics.groups != 0; /* none by default: no call into metrics.c at all */
+    if (groups) {
+        p->metrics.final_reading = p->last_reading;
+        rm__metrics_start_reading(&p->metrics, baseline);
+        rm__metrics_count_unreadable(&p->metrics, p->untrackable);
+        rm__metrics_plan_pss(&p->metrics, p->generation, boot_ns);
+    }
     rm__probe_reading r = {0};
     uint64_t rss_pages = 0;
     int root_exited = 0;
@@ -193,10 +196,13 @@ static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
      * the monotonic totals kept the double. */
     for (size_t i = p->members; i < p->count; i++) {
         rm__tracked *t = &p->procs[i];
-        rm__process_reading now = {0};
+        rm__process_reading now; /* read_process fills the rest; st only with stat_read */
+        now.stat_read = 0;
         int gone = rm__probe_read_process(t, &now) < 0, tree_due;
-        int idle = !gone && is_idle(p, t, &now, baseline);
-        if (!gone && stat_wanted(p, t, &now, boot_ns, baseline, idle, &tree_due)) {
+        int idle = !gone && groups && is_idle(p, t, &now, baseline);
+        tree_due = 0;
+        if (!gone && (groups || p->include_children) &&
+            stat_wanted(p, t, &now, boot_ns, baseline, idle, &tree_due)) {
             int rc = rm__probe_read_stat(t, &now);
             gone = rc == -ESRCH || (rc < 0 && tree_due);
             if (tree_due) {
@@ -220,28 +226,38 @@ static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
         t->rss_pages = now.rss_pages;
         rss_pages += now.rss_pages;
         r.process_count++;
-        rm__metrics_read_process(&p->metrics, &t->metrics, t->dir_fd, now.stat_read ? &now.st : NULL, idle,
-                                 now.rss_pages, boot_ns, baseline);
-        t->read_once = 1;
-        rm__probe_peak_after_read(p, t, &now);
+        if (groups) {
+            rm__metrics_read_process(&p->metrics, &t->metrics, t->dir_fd, now.stat_read ? &now.st : NULL, idle,
+                                     now.rss_pages, boot_ns, baseline);
+            t->read_once = 1;
+        }
+        uint64_t rss_bytes = now.rss_pages * p->page_size;
+        if (rss_bytes > t->peak_rss_bytes)
+            t->peak_rss_bytes = rss_bytes; /* the sampled peak; the marks in probe_peak.c */
+        if (p->keep_peak_marks || p->watch_peak_marks)
+            rm__probe_peak_marks_after_read(p, t, &now);
     }
     int root_reaped = p->procs[0].ending == ENDED_REAPED;
     if (root_reaped && !p->previous_boottime_ns)
         return -ESRCH; /* gone before the first reading: nothing to give */
     rm__probe_forget_ended(p);
-    rm__probe_cpu_catch_up(p);
+    if (p->stat_due_pending)
+        rm__probe_cpu_catch_up(p);
     if (root_reaped) {
         rm__probe_cpu_root_tail(p, boot_ns);
         /* Its last values seen stand in for it in this final reading. */
         rss_pages += p->procs[0].rss_pages;
-        rm__metrics_add_last_seen(&p->metrics, &p->procs[0].metrics);
+        if (groups)
+            rm__metrics_add_last_seen(&p->metrics, &p->procs[0].metrics);
         p->root_gone = 1;
     } else {
-        if (!baseline)
+        if (!baseline && !p->procs[0].is_self)
             rm__probe_peak_refresh_root(p, boot_ns);
-        rm__probe_cpu_note_children(p, baseline);
+        if (baseline || p->root_is_our_child)
+            rm__probe_cpu_note_children(p, baseline);
     }
-    rm__metrics_finish_reading(&p->metrics, baseline);
+    if (groups)
+        rm__metrics_finish_reading(&p->metrics, baseline);
     r.rss_bytes = rss_pages * p->page_size;
     int ended = root_exited || root_reaped;
     r.cpu_ns = baseline ? 0 : rm__probe_cpu_hand_out(p, boot_ns, ended || p->last_reading);

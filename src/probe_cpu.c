@@ -26,37 +26,16 @@ void rm__probe_cpu_begin(rm__probe *p)
     p->reported_ns = 0;
 }
 
-static void account_children(rm__probe *p, rm__tracked *t, const rm__process_reading *now, int baseline)
-{
-    uint64_t children_ns = (now->st.cutime + now->st.cstime) * p->tick_ns;
-    if (!baseline && children_ns > t->children_ns)
-        p->counted_ns += (int64_t)(children_ns - t->children_ns);
-    t->children_ns = children_ns;
-    t->ppid = now->st.ppid;
-    t->threads = now->st.num_threads;
-    t->stat_due = 0;
-}
-
-void rm__probe_cpu_account(rm__probe *p, rm__tracked *t, const rm__process_reading *now, int baseline)
-{
-    if (!baseline && now->cpu_ns > t->last_cpu_ns)
-        p->counted_ns += (int64_t)(now->cpu_ns - t->last_cpu_ns);
-    t->last_cpu_ns = now->cpu_ns;
-    if (now->stat_read && p->include_children)
-        account_children(p, t, now, baseline);
-    else if (now->stat_read)
-        t->threads = now->st.num_threads;
-}
-
 void rm__probe_cpu_catch_up(rm__probe *p)
 {
+    p->stat_due_pending = 0;
     for (size_t i = 0; i < p->count; i++) {
         rm__tracked *t = &p->procs[i];
         if (!t->stat_due)
             continue;
         rm__process_reading now = {0};
         if (rm__probe_read_stat(t, &now) == 0)
-            account_children(p, t, &now, 0);
+            rm__probe_cpu_account_children(p, t, &now, 0);
         t->stat_due = 0; /* gone: the next reading finds it so */
     }
 }
@@ -76,7 +55,7 @@ void rm__probe_cpu_settle(rm__probe *p, const rm__tracked *t)
     p->counted_ns -= (int64_t)lifetime_cpu_ns(t);
     rm__metrics_settle_reaped(&p->metrics, &t->metrics);
     if (p->include_children)
-        parent->stat_due = 1;
+        parent->stat_due = p->stat_due_pending = 1;
 }
 
 /* Our RUSAGE_CHILDREN: CPU in ns, and context switches when asked for. */
@@ -140,25 +119,4 @@ void rm__probe_cpu_root_tail(rm__probe *p, uint64_t boot_ns)
     uint64_t tail = now - seen;
     uint64_t most = (uint64_t)(p->online_cpus > 0 ? p->online_cpus : 1) * (boot_ns - p->previous_boottime_ns);
     p->counted_ns += (int64_t)(tail < most ? tail : most);
-}
-
-/* The CPU a reading hands out: all counted and not yet handed out, but no
- * more than every online CPU busy for the whole interval.  The excess -- a
- * thread's time brought up to date late, a reaped child's whole life landing
- * in its parent's cutime -- is carried to the next reading, never dropped,
- * and the window's last reading hands out everything: sums stay exact. */
-uint64_t rm__probe_cpu_hand_out(rm__probe *p, uint64_t boot_ns, int everything)
-{
-    int64_t pending = p->counted_ns - (int64_t)p->reported_ns;
-    if (pending <= 0)
-        return 0; /* a credit awaiting its parent's cutime increase */
-    uint64_t give = (uint64_t)pending;
-    if (!everything && p->online_cpus > 0) {
-        uint64_t elapsed = boot_ns > p->previous_boottime_ns ? boot_ns - p->previous_boottime_ns : 0;
-        uint64_t most = (uint64_t)p->online_cpus * elapsed;
-        if (give > most)
-            give = most;
-    }
-    p->reported_ns += give;
-    return give;
 }

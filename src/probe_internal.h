@@ -122,6 +122,7 @@ struct rm__probe {
     unsigned generation;    /* bumped when the tracked set changes */
     rm__metrics metrics;    /* the groups beyond CPU and RSS (none by default) */
     int groups_read_stat;   /* a metric group needs stat every reading */
+    int stat_due_pending;   /* some process's stat_due is set */
     unsigned untrackable;   /* the latest walk's processes /proc refused */
     /* The window's CPU as the kernel accounts it, and how much of it the
      * readings have handed out: the difference is carried to the next
@@ -168,9 +169,6 @@ void rm__probe_forget_ended(rm__probe *p);
 
 /* probe_cpu.c */
 void rm__probe_cpu_begin(rm__probe *p);
-/* Adds a live process's increases since its previous reading (now: this
- * reading's; baseline: counts nothing, records the levels). */
-void rm__probe_cpu_account(rm__probe *p, rm__tracked *t, const rm__process_reading *now, int baseline);
 /* Reads again the stat of every parent whose tracked child was settled
  * after its own read in this reading, so that the child's credit and the
  * parent's increase land in the same reading. */
@@ -178,10 +176,61 @@ void rm__probe_cpu_catch_up(rm__probe *p);
 void rm__probe_cpu_settle(rm__probe *p, const rm__tracked *t);
 void rm__probe_cpu_root_tail(rm__probe *p, uint64_t boot_ns);
 void rm__probe_cpu_note_children(rm__probe *p, int baseline);
-uint64_t rm__probe_cpu_hand_out(rm__probe *p, uint64_t boot_ns, int everything);
+
+/* CPU accounting's per-process half, inline: it runs for every process of
+ * every reading, the default sample included (see BENCHMARKS.md). */
+
+/* A tree process's stat of this reading: the increase of its reaped
+ * children's CPU (cutime + cstime), its parent and threads. */
+static inline void rm__probe_cpu_account_children(rm__probe *p, rm__tracked *t, const rm__process_reading *now,
+                                                  int baseline)
+{
+    uint64_t children_ns = (now->st.cutime + now->st.cstime) * p->tick_ns;
+    if (!baseline && children_ns > t->children_ns)
+        p->counted_ns += (int64_t)(children_ns - t->children_ns);
+    t->children_ns = children_ns;
+    t->ppid = now->st.ppid;
+    t->threads = now->st.num_threads;
+    t->stat_due = 0;
+}
+
+/* Adds a live process's increases since its previous reading (now: this
+ * reading's; baseline: counts nothing, records the levels). */
+static inline void rm__probe_cpu_account(rm__probe *p, rm__tracked *t, const rm__process_reading *now, int baseline)
+{
+    if (!baseline && now->cpu_ns > t->last_cpu_ns)
+        p->counted_ns += (int64_t)(now->cpu_ns - t->last_cpu_ns);
+    t->last_cpu_ns = now->cpu_ns;
+    if (now->stat_read && p->include_children)
+        rm__probe_cpu_account_children(p, t, now, baseline);
+    else if (now->stat_read)
+        t->threads = now->st.num_threads;
+}
+
+/* The CPU a reading hands out: all counted and not yet handed out, but no
+ * more than every online CPU busy for the whole interval.  The excess -- a
+ * thread's time brought up to date late, a reaped child's whole life landing
+ * in its parent's cutime -- is carried to the next reading, never dropped,
+ * and the window's last reading hands out everything: sums stay exact. */
+static inline uint64_t rm__probe_cpu_hand_out(rm__probe *p, uint64_t boot_ns, int everything)
+{
+    int64_t pending = p->counted_ns - (int64_t)p->reported_ns;
+    if (pending <= 0)
+        return 0; /* a credit awaiting its parent's cutime increase */
+    uint64_t give = (uint64_t)pending;
+    if (!everything && p->online_cpus > 0) {
+        uint64_t elapsed = boot_ns > p->previous_boottime_ns ? boot_ns - p->previous_boottime_ns : 0;
+        uint64_t most = (uint64_t)p->online_cpus * elapsed;
+        if (give > most)
+            give = most;
+    }
+    p->reported_ns += give;
+    return give;
+}
 
 /* probe_peak.c */
-void rm__probe_peak_after_read(rm__probe *p, rm__tracked *t, const rm__process_reading *now);
+/* With keep_peak_marks or watch_peak_marks: after a live process's reading. */
+void rm__probe_peak_marks_after_read(rm__probe *p, rm__tracked *t, const rm__process_reading *now);
 void rm__probe_peak_refresh_root(rm__probe *p, uint64_t boot_ns);
 void rm__probe_peak_settle(rm__probe *p, const rm__tracked *t);
 void rm__probe_peak_begin(rm__probe *p);

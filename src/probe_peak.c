@@ -67,15 +67,11 @@ void rm__probe_peak_refresh_root(rm__probe *p, uint64_t boot_ns)
     }
 }
 
-/* After a live process's reading: its sampled peak, and the marks kept
- * (the largest seen, so the lifetime peak survives the process's exit: a
- * zombie, or a process already reaped, has no mark) or watched (one status
- * read per process and window). */
-void rm__probe_peak_after_read(rm__probe *p, rm__tracked *t, const rm__process_reading *now)
+/* After a live process's reading: the marks kept (the largest seen, so the
+ * lifetime peak survives the process's exit: a zombie, or a process already
+ * reaped, has no mark) or watched (one status read per process and window). */
+void rm__probe_peak_marks_after_read(rm__probe *p, rm__tracked *t, const rm__process_reading *now)
 {
-    uint64_t rss_bytes = now->rss_pages * p->page_size;
-    if (rss_bytes > t->peak_rss_bytes)
-        t->peak_rss_bytes = rss_bytes;
     uint64_t bytes;
     if (p->keep_peak_marks && now->has_memory && rm__read_peak_rss(t->dir_fd, &bytes) == 0 &&
         bytes > p->lifetime_peak_bytes)

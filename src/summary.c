@@ -95,17 +95,23 @@ static double cpu_rate_percent(double cpu_sec, double span_sec)
 
 static void add_cpu_peak(rm__summary_acc *acc, double cpu_sec, double span_sec, int short_interval)
 {
-    SET(acc->peak_open_cpu_sec, acc->peak_open_cpu_sec + cpu_sec);
-    SET(acc->peak_open_span_sec, acc->peak_open_span_sec + (span_sec > 0 ? span_sec : 0));
-    if (short_interval || acc->peak_open_span_sec < RM__CPU_PEAK_SPAN_SEC - 1e-9) /* 2 x 10 ms is a span */
+    if (span_sec < 0)
+        span_sec = 0;
+    double open_cpu = acc->peak_open_cpu_sec + cpu_sec, open_span = acc->peak_open_span_sec + span_sec;
+    if (short_interval || open_span < RM__CPU_PEAK_SPAN_SEC - 1e-9) { /* 2 x 10 ms is a span */
+        SET(acc->peak_open_cpu_sec, open_cpu);
+        SET(acc->peak_open_span_sec, open_span);
         return;
-    double rate = cpu_rate_percent(acc->peak_open_cpu_sec, acc->peak_open_span_sec);
+    }
+    double rate = cpu_rate_percent(open_cpu, open_span);
     if (rate > acc->peak_cpu_percent)
         SET(acc->peak_cpu_percent, rate);
-    SET(acc->peak_last_cpu_sec, acc->peak_open_cpu_sec);
-    SET(acc->peak_last_span_sec, acc->peak_open_span_sec);
-    SET(acc->peak_open_cpu_sec, 0.0);
-    SET(acc->peak_open_span_sec, 0.0);
+    SET(acc->peak_last_cpu_sec, open_cpu);
+    SET(acc->peak_last_span_sec, open_span);
+    if (acc->peak_open_span_sec > 0 || acc->peak_open_cpu_sec != 0) { /* else still 0: the usual sample */
+        SET(acc->peak_open_cpu_sec, 0.0);
+        SET(acc->peak_open_span_sec, 0.0);
+    }
 }
 
 /* The peak with the open span's samples joined to the closed one before. */
