@@ -595,6 +595,57 @@ static void counts_match_a_known_tree(void **state)
     end_worker(&w);
 }
 
+/* Descriptors of this process open on /proc/PID/stat. */
+static int stat_descriptors_of(pid_t pid)
+{
+    char want[64], path[300], target[128];
+    snprintf(want, sizeof want, "/proc/%d/stat", (int)pid);
+    DIR *fds = opendir("/proc/self/fd");
+    assert_non_null(fds);
+    int count = 0;
+    for (struct dirent *e; (e = readdir(fds));) {
+        snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+        ssize_t n = readlink(path, target, sizeof target - 1);
+        if (n > 0) {
+            target[n] = '\0';
+            count += strcmp(target, want) == 0;
+        }
+    }
+    closedir(fds);
+    return count;
+}
+
+/* Issue 19.2: one row per process, so in tree mode with every group each
+ * process's stat is one descriptor, read once a reading for the CPU of its
+ * reaped children, its parent and the groups (it was two, each read). */
+static void a_tree_process_has_one_stat_descriptor(void **state)
+{
+    (void)state;
+    int ready[2];
+    assert_int_equal(pipe(ready), 0);
+    worker w = start_worker(build_known_tree, &ready[1]);
+    close(ready[1]);
+    run_worker(&w);
+    for (int i = 0; i < 3; i++) {
+        char byte;
+        assert_int_equal(read(ready[0], &byte, 1), 1);
+    }
+    close(ready[0]);
+    resmon_options o = RESMON_OPTIONS_INIT;
+    o.pid = w.pid;
+    o.include_children = 1;
+    o.metrics = RESMON_METRIC_ALL;
+    o.sample_interval_sec = 0.01;
+    resmon_monitor *m;
+    assert_int_equal(resmon_monitor_new(&m, &o), 0);
+    assert_int_equal(resmon_monitor_start(m), 0); /* the first reading has opened them */
+    int descriptors = stat_descriptors_of(w.pid);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    resmon_monitor_free(m);
+    end_worker(&w); /* before the check: a failure leaves no process behind */
+    assert_int_equal(descriptors, 1);
+}
+
 /* The worker leaves 3 children unreaped: zombies from before the window,
  * which the monitor first sees as zombies (their thread count reads 0). */
 static void leave_three_zombies(void *arg)
@@ -967,6 +1018,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(pss_of_a_fork_in_the_window_is_read_as_a_whole),
         cmocka_unit_test(young_small_processes_count_their_rss_as_pss),
         cmocka_unit_test(counts_match_a_known_tree),
+        cmocka_unit_test(a_tree_process_has_one_stat_descriptor),
         cmocka_unit_test(an_unreadable_process_blanks_only_its_own_share),
         cmocka_unit_test(zombies_count_as_processes_with_a_thread),
         cmocka_unit_test(faults_switches_and_cpu_split),
