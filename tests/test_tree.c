@@ -22,81 +22,74 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* Forks the leader of a new process group, so that kill_family can end the
- * leader and every descendant at once.  Returns as fork does. */
-static pid_t fork_family(void)
-{
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    setpgid(pid, pid); /* in parent and child alike: whichever runs first */
-    return pid;
-}
-
 /* Touches megabytes of memory, reports ready, then sleeps until killed. */
-static void hold_memory_forever(size_t megabytes, const test_ready *ready)
+static void hold_memory_forever(size_t megabytes, const test_child *self)
 {
     char *block = malloc(megabytes << 20);
     if (block)
         test_touch(block, megabytes << 20);
-    test_ready_signal(ready);
+    test_child_ready(self);
     for (;;)
         pause();
 }
 
-/* A target that forks `children` processes each holding `megabytes`, and
- * holds 10 MiB itself; returns once all of them hold their memory. */
-static pid_t spawn_family(int children, size_t megabytes)
+typedef struct family_args {
+    int children;
+    size_t megabytes;
+} family_args;
+
+static int run_family(const test_child *self, const void *arg)
 {
-    test_ready ready = test_ready_open();
-    pid_t pid = fork_family();
-    if (pid == 0) {
-        for (int i = 0; i < children; i++)
-            if (fork() == 0)
-                hold_memory_forever(megabytes, &ready);
-        hold_memory_forever(10, &ready);
-    }
-    test_ready_wait(&ready, children + 1, NULL);
-    test_ready_close(&ready);
-    return pid;
+    const family_args *a = arg;
+    for (int i = 0; i < a->children; i++)
+        if (fork() == 0)
+            hold_memory_forever(a->megabytes, self);
+    hold_memory_forever(10, self);
+    return 0;
+}
+
+/* A target that forks `children` processes each holding `megabytes`, and
+ * holds 10 MiB itself; returns once all of them hold their memory.  A
+ * family is its own process group, so test_child_kill ends all of it. */
+static test_child spawn_family(int children, size_t megabytes)
+{
+    family_args args = {children, megabytes};
+    test_child c = test_spawn(run_family, &args, TEST_SPAWN_GROUP);
+    for (int i = 0; i < children + 1; i++)
+        test_child_wait_ready(&c);
+    return c;
 }
 
 typedef struct thread_forker_args {
     size_t megabytes;
-    test_ready ready;
+    const test_child *self;
 } thread_forker_args;
 
 static void *fork_from_thread(void *arg)
 {
     thread_forker_args *a = arg;
     if (fork() == 0)
-        hold_memory_forever(a->megabytes, &a->ready);
+        hold_memory_forever(a->megabytes, a->self);
     for (;;)
         pause();
     return NULL;
 }
 
-/* A target whose only child is forked by a worker thread, not by main;
- * returns once the child holds its memory. */
-static pid_t spawn_thread_forker(size_t megabytes)
+static int run_thread_forker(const test_child *self, const void *arg)
 {
-    thread_forker_args args = {megabytes, test_ready_open()};
-    pid_t pid = fork_family();
-    if (pid == 0) {
-        pthread_t tid;
-        pthread_create(&tid, NULL, fork_from_thread, &args);
-        for (;;)
-            pause();
-    }
-    test_ready_wait(&args.ready, 1, NULL);
-    test_ready_close(&args.ready);
-    return pid;
+    thread_forker_args args = {*(const size_t *)arg, self};
+    pthread_t tid;
+    pthread_create(&tid, NULL, fork_from_thread, &args);
+    test_child_idle();
 }
 
-static void kill_family(pid_t pid)
+/* A target whose only child is forked by a worker thread, not by main;
+ * returns once the child holds its memory. */
+static test_child spawn_thread_forker(size_t megabytes)
 {
-    /* A family is its own process group, led by the target (fork_family). */
-    killpg(pid, SIGKILL);
-    waitpid(pid, NULL, 0);
+    test_child c = test_spawn(run_thread_forker, &megabytes, TEST_SPAWN_GROUP);
+    test_child_wait_ready(&c);
+    return c;
 }
 
 static resmon_summary monitor_for(pid_t pid, int include_children, double seconds)
@@ -115,10 +108,10 @@ static resmon_summary monitor_for(pid_t pid, int include_children, double second
 static void tree_counts_children_and_grandchildren(void **state)
 {
     (void)state;
-    pid_t target = spawn_family(2, 100);
-    resmon_summary tree = monitor_for(target, 1, 0.2);
-    resmon_summary alone = monitor_for(target, 0, 0.2);
-    kill_family(target);
+    test_child target = spawn_family(2, 100);
+    resmon_summary tree = monitor_for(target.pid, 1, 0.2);
+    resmon_summary alone = monitor_for(target.pid, 0, 0.2);
+    test_child_kill(&target);
     ASSERT_BETWEEN(tree.peak_rss_mb, 200, 260 * SANITIZER_MEMORY_FACTOR);
     ASSERT_BETWEEN(alone.peak_rss_mb, 1, 40 * SANITIZER_MEMORY_FACTOR);
 }
@@ -126,9 +119,9 @@ static void tree_counts_children_and_grandchildren(void **state)
 static void tree_includes_child_forked_by_worker_thread(void **state)
 {
     (void)state;
-    pid_t target = spawn_thread_forker(120);
-    resmon_summary tree = monitor_for(target, 1, 0.2);
-    kill_family(target);
+    test_child target = spawn_thread_forker(120);
+    resmon_summary tree = monitor_for(target.pid, 1, 0.2);
+    test_child_kill(&target);
     ASSERT_BETWEEN(tree.peak_rss_mb, 120, 160 * SANITIZER_MEMORY_FACTOR);
 }
 
@@ -168,26 +161,25 @@ static cpu_window monitor_while_spinning(pid_t target, int include_children, pid
     return w;
 }
 
+static int spin_in_a_child(const test_child *self, const void *arg)
+{
+    (void)arg;
+    if (fork() == 0) {
+        test_child_ready(self);
+        test_spin(600); /* killed long before */
+    }
+    test_child_idle();
+}
+
 static void tree_cpu_counts_busy_children(void **state)
 {
     (void)state;
-    test_ready ready = test_ready_open();
-    pid_t target = fork_family();
-    if (target == 0) {
-        if (fork() == 0) {
-            test_ready_signal(&ready);
-            test_spin(600); /* killed long before */
-        }
-        for (;;)
-            pause();
-    }
-    pid_t spinner;
-    test_ready_wait(&ready, 1, &spinner);
-    test_ready_close(&ready);
-    const pid_t both[] = {target, spinner};
-    cpu_window tree = monitor_while_spinning(target, 1, spinner, 0.3, both, 2);
-    cpu_window alone = monitor_while_spinning(target, 0, spinner, 0.3, &target, 1);
-    kill_family(target);
+    test_child target = test_spawn(spin_in_a_child, NULL, TEST_SPAWN_GROUP);
+    pid_t spinner = test_child_wait_ready(&target);
+    const pid_t both[] = {target.pid, spinner};
+    cpu_window tree = monitor_while_spinning(target.pid, 1, spinner, 0.3, both, 2);
+    cpu_window alone = monitor_while_spinning(target.pid, 0, spinner, 0.3, &target.pid, 1);
+    test_child_kill(&target);
     /* The tree's reading is the spinner's CPU time (at least 0.3 s); the
      * target's own is next to nothing -- a reading that left the child out, or
      * counted it alone, fails one of these. */
@@ -220,40 +212,34 @@ static void wait_for_sample_after(resmon_monitor *m, double time)
     }
 }
 
+/* Burns a fixed 0.15 CPU seconds once told to, reports done, and exits when
+ * the test closes its end of `go`. */
+static int spin_on_go_until_released(const test_child *self, const void *arg)
+{
+    (void)arg;
+    test_child_go_wait(self);
+    test_spin_cpu(0.15);
+    test_child_ready(self);
+    while (test_child_await(self))
+        ;
+    return 0;
+}
+
 static void target_that_exits_ends_the_window_with_its_samples(void **state)
 {
     (void)state;
-    /* The target burns a fixed 0.15 CPU seconds once told to, reports done,
-     * and exits when the test closes its end of `go`. */
-    int go[2];
-    assert_int_equal(pipe(go), 0);
-    test_ready done = test_ready_open();
-    pid_t target = fork();
-    if (target == 0) {
-        close(go[1]);
-        char byte;
-        if (read(go[0], &byte, 1) != 1)
-            _exit(97);
-        test_spin_cpu(0.15);
-        test_ready_signal(&done);
-        while (read(go[0], &byte, 1) != 0)
-            ;
-        _exit(0);
-    }
-    close(go[0]);
-    resmon_options opts = {.struct_size = sizeof(resmon_options), .sample_interval_sec = 0.01, .pid = target, .include_children = 1};
+    test_child target = test_spawn(spin_on_go_until_released, NULL, 0);
+    resmon_options opts = {.struct_size = sizeof(resmon_options), .sample_interval_sec = 0.01, .pid = target.pid, .include_children = 1};
     resmon_monitor *m = test_monitor_new(&opts);
     assert_int_equal(resmon_monitor_start(m), 0);
-    assert_int_equal(write(go[1], "g", 1), 1);
-    test_ready_wait(&done, 1, NULL);
-    test_ready_close(&done);
+    test_child_go(&target);
+    test_child_wait_ready(&target);
     wait_for_sample_after(m, test_now()); /* a sample has seen all the work */
-    close(go[1]);
-    /* Reap it so that it vanishes entirely, as an attached target does. */
+    /* Let it exit and reap it so that it vanishes entirely, as an attached
+     * target does. */
     struct rusage usage;
-    assert_int_equal(wait4(target, NULL, 0, &usage), target);
-    double kernel_sec = (double)usage.ru_utime.tv_sec + (double)usage.ru_utime.tv_usec * 1e-6 +
-                        (double)usage.ru_stime.tv_sec + (double)usage.ru_stime.tv_usec * 1e-6;
+    test_child_reap(&target, &usage);
+    double kernel_sec = test_rusage_sec(&usage);
     double deadline = test_now() + test_scaled(2);
     while (resmon_monitor_running(m) && test_now() < deadline)
         test_sleep(0.005);
@@ -274,15 +260,19 @@ static void target_that_exits_ends_the_window_with_its_samples(void **state)
     resmon_monitor_free(m);
 }
 
+static int exit_at_once(const test_child *self, const void *arg)
+{
+    (void)self;
+    (void)arg;
+    return 0;
+}
+
 static void zombie_target_ends_the_window_with_one_sample(void **state)
 {
     (void)state;
-    pid_t target = fork();
-    if (target == 0)
-        _exit(0);
-    siginfo_t info;
-    assert_int_equal(waitid(P_PID, (id_t)target, &info, WEXITED | WNOWAIT), 0); /* a zombie now */
-    resmon_options opts = {.struct_size = sizeof(resmon_options), .sample_interval_sec = 0.01, .pid = target};
+    test_child target = test_spawn(exit_at_once, NULL, 0);
+    test_child_wait_exited(&target); /* a zombie now */
+    resmon_options opts = {.struct_size = sizeof(resmon_options), .sample_interval_sec = 0.01, .pid = target.pid};
     resmon_monitor *m = test_monitor_new(&opts);
     assert_int_equal(resmon_monitor_start(m), 0);
     double deadline = test_now() + test_scaled(2);
@@ -293,69 +283,52 @@ static void zombie_target_ends_the_window_with_one_sample(void **state)
     resmon_summary s = test_summary(m);
     assert_int_equal(s.num_samples, 1);
     ASSERT_DOUBLE_EQ(s.peak_rss_mb, 0);
-    waitpid(target, NULL, 0);
+    test_child_reap(&target, NULL);
     resmon_monitor_free(m);
 }
 
 /* A child that touches `megabytes` it keeps and `release_megabytes` it
- * unmaps again (so its peak-RSS mark stays above its RSS), writes one byte to *ready and
- * exits when a byte arrives on *go (or go's writer closes). */
-typedef struct held_memory_child {
-    pid_t pid;
-    int ready; /* read end */
-    int go;    /* write end */
-} held_memory_child;
+ * unmaps again (so its peak-RSS mark stays above its RSS), reports ready and
+ * exits when a byte arrives on go (or the test closes go). */
+typedef struct held_memory {
+    size_t megabytes, release_megabytes;
+} held_memory;
 
-static held_memory_child spawn_memory_holder(size_t megabytes, size_t release_megabytes)
+static int hold_memory_until_released(const test_child *self, const void *arg)
 {
-    int ready[2], go[2];
-    assert_int_equal(pipe(ready), 0);
-    assert_int_equal(pipe(go), 0);
-    held_memory_child c = {.pid = fork()};
-    assert_true(c.pid >= 0);
-    if (c.pid == 0) {
-        close(go[1]); /* else its own copy keeps go open: no EOF */
-        close(ready[0]);
-        char *held = malloc(megabytes << 20);
-        if (!held)
-            _exit(1);
-        test_touch(held, megabytes << 20);
-        if (release_megabytes) {
-            /* mmap, not malloc: munmap returns the pages at once, also under
-             * ASan, whose free keeps them in quarantine. */
-            size_t bytes = release_megabytes << 20;
-            char *released = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-            if (released == MAP_FAILED)
-                _exit(1);
-            test_touch(released, bytes);
-            munmap(released, bytes);
-        }
-        char byte = 'r';
-        if (write(ready[1], &byte, 1) != 1 || read(go[0], &byte, 1) < 0)
-            _exit(1);
-        _exit(held[0] == 7 ? 0 : 1);
+    const held_memory *h = arg;
+    char *held = malloc(h->megabytes << 20);
+    if (!held)
+        return 1;
+    test_touch(held, h->megabytes << 20);
+    if (h->release_megabytes) {
+        /* mmap, not malloc: munmap returns the pages at once, also under
+         * ASan, whose free keeps them in quarantine. */
+        size_t bytes = h->release_megabytes << 20;
+        char *released = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (released == MAP_FAILED)
+            return 1;
+        test_touch(released, bytes);
+        munmap(released, bytes);
     }
-    close(ready[1]);
-    close(go[0]);
-    c.ready = ready[0];
-    c.go = go[1];
-    char byte;
-    assert_int_equal(read(c.ready, &byte, 1), 1);
+    test_child_ready(self);
+    test_child_await(self);
+    return held[0] == 7 ? 0 : 1;
+}
+
+static test_child spawn_memory_holder(size_t megabytes, size_t release_megabytes)
+{
+    held_memory h = {megabytes, release_megabytes};
+    test_child c = test_spawn(hold_memory_until_released, &h, 0);
+    test_child_wait_ready(&c);
     return c;
 }
 
 /* Lets the child exit and waits until it is a zombie (exited, not reaped). */
-static void let_exit_unreaped(held_memory_child *c)
+static void let_exit_unreaped(test_child *c)
 {
-    close(c->go);
-    siginfo_t info;
-    assert_int_equal(waitid(P_PID, (id_t)c->pid, &info, WEXITED | WNOWAIT), 0);
-}
-
-static void reap(held_memory_child *c)
-{
-    waitpid(c->pid, NULL, 0);
-    close(c->ready);
+    test_child_release(c);
+    test_child_wait_exited(c);
 }
 
 static double peak_mark_mb(pid_t pid)
@@ -377,7 +350,7 @@ static double peak_mark_mb(pid_t pid)
 static void target_becoming_a_zombie_ends_on_its_last_live_memory(void **state)
 {
     (void)state;
-    held_memory_child c = spawn_memory_holder(60, 0);
+    test_child c = spawn_memory_holder(60, 0);
     resmon_options opts = {.struct_size = sizeof(resmon_options), .sample_interval_sec = 0.01, .pid = c.pid};
     resmon_monitor *m = test_monitor_new(&opts);
     assert_int_equal(resmon_monitor_start(m), 0);
@@ -392,7 +365,7 @@ static void target_becoming_a_zombie_ends_on_its_last_live_memory(void **state)
     resmon_summary s = test_summary(m);
     assert_true(s.memory_growth_mb >= 0);
     free(all);
-    reap(&c);
+    test_child_reap(&c, NULL);
     resmon_monitor_free(m);
 }
 
@@ -401,7 +374,7 @@ static void target_becoming_a_zombie_ends_on_its_last_live_memory(void **state)
 static void keep_peak_mark_leaves_the_mark_and_reports_the_lifetime_peak(void **state)
 {
     (void)state;
-    held_memory_child c = spawn_memory_holder(10, 80);
+    test_child c = spawn_memory_holder(10, 80);
     assert_true(peak_mark_mb(c.pid) >= 90);
     resmon_options opts = {.struct_size = sizeof(resmon_options), .sample_interval_sec = 0.01, .pid = c.pid,
                            .keep_peak_mark = 1};
@@ -414,7 +387,7 @@ static void keep_peak_mark_leaves_the_mark_and_reports_the_lifetime_peak(void **
     assert_true(s.hwm_rss_mb >= 90);
     assert_int_equal(s.hwm_scope, RESMON_HWM_LIFETIME);
     assert_true(s.peak_rss_mb < 90 * SANITIZER_MEMORY_FACTOR);
-    reap(&c);
+    test_child_reap(&c, NULL);
     resmon_monitor_free(m);
 
     /* reset_peak_mark resets it: the window's own peak. */
@@ -426,18 +399,16 @@ static void keep_peak_mark_leaves_the_mark_and_reports_the_lifetime_peak(void **
     assert_true(peak_mark_mb(c.pid) < 90);
     let_exit_unreaped(&c);
     resmon_monitor_stop(m);
-    reap(&c);
+    test_child_reap(&c, NULL);
     resmon_monitor_free(m);
 }
 
 static void missing_process_is_refused_at_start(void **state)
 {
     (void)state;
-    pid_t gone = fork();
-    if (gone == 0)
-        _exit(0);
-    waitpid(gone, NULL, 0);
-    resmon_options opts = {.struct_size = sizeof(resmon_options), .pid = gone};
+    test_child gone = test_spawn(exit_at_once, NULL, 0);
+    test_child_reap(&gone, NULL);
+    resmon_options opts = {.struct_size = sizeof(resmon_options), .pid = gone.pid};
     resmon_monitor *m = test_monitor_new(&opts);
     assert_non_null(m);
     assert_int_equal(resmon_monitor_start(m), -ESRCH);
@@ -469,31 +440,7 @@ static double rusage_sec(int who)
 {
     struct rusage ru;
     getrusage(who, &ru);
-    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
-}
-
-static void write_all(int fd, const void *data, size_t len)
-{
-    const char *c = data;
-    while (len > 0) {
-        ssize_t n = write(fd, c, len);
-        if (n <= 0)
-            _exit(3);
-        c += n;
-        len -= (size_t)n;
-    }
-}
-
-static void read_all(int fd, void *data, size_t len)
-{
-    char *c = data;
-    while (len > 0) {
-        ssize_t n = read(fd, c, len);
-        assert_true(n > 0);
-        c += n;
-        len -= (size_t)n;
-    }
+    return test_rusage_sec(&ru);
 }
 
 /* The clock-tick granularity of cutime/cstime: each of the two is cut to
@@ -507,51 +454,51 @@ static double two_ticks_sec(void)
  * after another, each burning `child_cpu_sec` (with a grandchild that burns
  * grandchild_cpu_sec, when that is not 0) and reaped at once, against the parent's own
  * accounting of the work (RUSAGE_SELF + RUSAGE_CHILDREN, as wait4 gives it). */
+typedef struct family_work {
+    int children;
+    double child_cpu_sec, grandchild_cpu_sec;
+} family_work;
+
+static int run_family_work(const test_child *self, const void *arg)
+{
+    const family_work *w = arg;
+    test_child_go_wait(self);
+    double before = rusage_sec(RUSAGE_SELF) + rusage_sec(RUSAGE_CHILDREN);
+    for (int i = 0; i < w->children; i++) {
+        pid_t child = fork();
+        if (child == 0) {
+            pid_t grandchild = w->grandchild_cpu_sec > 0 ? fork() : -1;
+            if (grandchild == 0) {
+                burn_cpu(w->grandchild_cpu_sec);
+                _exit(0);
+            }
+            burn_cpu(w->child_cpu_sec);
+            if (grandchild > 0)
+                waitpid(grandchild, NULL, 0);
+            _exit(0);
+        }
+        waitpid(child, NULL, 0);
+    }
+    double used = rusage_sec(RUSAGE_SELF) + rusage_sec(RUSAGE_CHILDREN) - before;
+    test_child_send(self, &used, sizeof used);
+    test_child_idle(); /* stays alive: the window ends while it is running */
+}
+
 static void monitor_family_work(int children, double child_cpu_sec, double grandchild_cpu_sec, double interval,
                                 double *series_sec, double *kernel_sec)
 {
-    int go[2], result[2];
-    assert_int_equal(pipe(go), 0);
-    assert_int_equal(pipe(result), 0);
-    pid_t target = fork();
-    assert_true(target >= 0);
-    if (target == 0) {
-        char byte;
-        if (read(go[0], &byte, 1) != 1)
-            _exit(2);
-        double before = rusage_sec(RUSAGE_SELF) + rusage_sec(RUSAGE_CHILDREN);
-        for (int i = 0; i < children; i++) {
-            pid_t child = fork();
-            if (child == 0) {
-                pid_t grandchild = grandchild_cpu_sec > 0 ? fork() : -1;
-                if (grandchild == 0) {
-                    burn_cpu(grandchild_cpu_sec);
-                    _exit(0);
-                }
-                burn_cpu(child_cpu_sec);
-                if (grandchild > 0)
-                    waitpid(grandchild, NULL, 0);
-                _exit(0);
-            }
-            waitpid(child, NULL, 0);
-        }
-        double used = rusage_sec(RUSAGE_SELF) + rusage_sec(RUSAGE_CHILDREN) - before;
-        write_all(result[1], &used, sizeof used);
-        for (;;)
-            pause(); /* stays alive: the window ends while it is running */
-    }
-    resmon_options opts = {.struct_size = sizeof(resmon_options), .sample_interval_sec = interval, .pid = target, .include_children = 1};
+    family_work work = {children, child_cpu_sec, grandchild_cpu_sec};
+    test_child target = test_spawn(run_family_work, &work, 0);
+    resmon_options opts = {.struct_size = sizeof(resmon_options), .sample_interval_sec = interval, .pid = target.pid, .include_children = 1};
     resmon_monitor *m = test_monitor_new(&opts);
     assert_non_null(m);
     assert_int_equal(resmon_monitor_start(m), 0);
-    assert_int_equal(write(go[1], "g", 1), 1);
-    read_all(result[0], kernel_sec, sizeof *kernel_sec);
+    test_child_go(&target);
+    test_child_receive(&target, kernel_sec, sizeof *kernel_sec);
     assert_int_equal(resmon_monitor_stop(m), 0);
     resmon_summary s = test_summary(m);
     resmon_monitor_free(m);
-    kill(target, SIGKILL);
-    waitpid(target, NULL, 0);
-    close(go[0]), close(go[1]), close(result[0]), close(result[1]);
+    test_child_kill(&target);
     *series_sec = s.cpu_time_sec;
 }
 
@@ -670,42 +617,38 @@ static void probe_readings_add_up_to_the_cpu_clock(void **state)
 /* A descendant that held the tree's largest process peak and ended before
  * the window's end: the exact peak keeps it (its largest sampled RSS), never
  * falling to the peaks of the processes still alive. */
+/* Forks a child that holds `megabytes` until go, reaps it, reports each. */
+static int hold_in_a_child_until_go(const test_child *self, const void *arg)
+{
+    size_t megabytes = *(const size_t *)arg;
+    pid_t child = fork();
+    if (child == 0) {
+        char *block = malloc(megabytes << 20);
+        if (!block)
+            _exit(2);
+        test_touch(block, megabytes << 20);
+        test_child_ready(self);
+        test_child_await(self);
+        _exit(0);
+    }
+    waitpid(child, NULL, 0);
+    test_child_ready(self);
+    test_child_idle();
+}
+
 static void probe_peak_keeps_a_descendant_that_ended(void **state)
 {
     (void)state;
     const size_t child_mb = 100;
-    int go[2], report[2];
-    assert_int_equal(pipe(go), 0);
-    assert_int_equal(pipe(report), 0);
-    pid_t target = fork();
-    assert_true(target >= 0);
-    if (target == 0) {
-        pid_t child = fork();
-        if (child == 0) {
-            char *block = malloc(child_mb << 20);
-            if (!block)
-                _exit(2);
-            test_touch(block, child_mb << 20);
-            write_all(report[1], "t", 1);
-            char byte;
-            ssize_t ignored = read(go[0], &byte, 1);
-            (void)ignored;
-            _exit(0);
-        }
-        waitpid(child, NULL, 0);
-        write_all(report[1], "r", 1);
-        for (;;)
-            pause();
-    }
-    char byte;
-    read_all(report[0], &byte, 1); /* the child holds its memory */
+    test_child target = test_spawn(hold_in_a_child_until_go, &child_mb, 0);
+    test_child_wait_ready(&target); /* the child holds its memory */
     rm__probe *probe;
-    assert_int_equal(rm__probe_open(&probe, target, 1, NULL), 0);
+    assert_int_equal(rm__probe_open(&probe, target.pid, 1, NULL), 0);
     rm__probe_reading r;
     assert_int_equal(rm__probe_begin(probe, &r), 0);
     assert_true(r.rss_bytes >= (uint64_t)child_mb << 20);
-    assert_int_equal(write(go[1], "g", 1), 1);
-    read_all(report[0], &byte, 1); /* the child was reaped */
+    test_child_go(&target);
+    test_child_wait_ready(&target); /* the child was reaped */
     assert_int_equal(rm__probe_read(probe, &r), 0);
     assert_true(r.rss_bytes < (uint64_t)child_mb << 20);
     uint64_t peak;
@@ -713,52 +656,46 @@ static void probe_peak_keeps_a_descendant_that_ended(void **state)
     int reset_error;
     assert_int_equal(rm__probe_peak_rss(probe, &peak, &scope, &reset_error), 0);
     rm__probe_close(probe);
-    kill(target, SIGKILL);
-    waitpid(target, NULL, 0);
-    close(go[0]), close(go[1]), close(report[0]), close(report[1]);
+    test_child_kill(&target);
     assert_true(peak >= (uint64_t)child_mb << 20);
 }
 
 /* One process with 1200 children (its children list runs over a page): the
  * tree's RSS is every child's, as the test reads each from statm itself. */
+enum { LARGE_FAMILY = 1200 };
+
+static int run_large_family(const test_child *self, const void *arg)
+{
+    (void)arg;
+    pid_t pids[LARGE_FAMILY];
+    for (int i = 0; i < LARGE_FAMILY; i++) {
+        pids[i] = fork();
+        if (pids[i] == 0) {
+            test_child_await(self); /* until the test closes go */
+            _exit(0);
+        }
+        if (pids[i] < 0)
+            _exit(2);
+    }
+    test_child_send(self, pids, sizeof pids);
+    for (int i = 0; i < LARGE_FAMILY; i++)
+        waitpid(pids[i], NULL, 0);
+    test_child_idle();
+}
+
 static void tree_tracks_every_child_of_a_large_family(void **state)
 {
     (void)state;
-    enum { CHILDREN = 1200 };
-    int hold[2], report[2];
-    assert_int_equal(pipe(hold), 0);
-    assert_int_equal(pipe(report), 0);
-    pid_t target = fork();
-    assert_true(target >= 0);
-    if (target == 0) {
-        close(hold[1]);
-        pid_t pids[CHILDREN];
-        for (int i = 0; i < CHILDREN; i++) {
-            pids[i] = fork();
-            if (pids[i] == 0) {
-                char byte;
-                ssize_t ignored = read(hold[0], &byte, 1); /* until the test closes the pipe */
-                (void)ignored;
-                _exit(0);
-            }
-            if (pids[i] < 0)
-                _exit(2);
-        }
-        write_all(report[1], pids, sizeof pids);
-        for (int i = 0; i < CHILDREN; i++)
-            waitpid(pids[i], NULL, 0);
-        for (;;)
-            pause();
-    }
-    close(hold[0]);
+    enum { CHILDREN = LARGE_FAMILY };
+    test_child target = test_spawn(run_large_family, NULL, 0);
     pid_t pids[CHILDREN];
-    read_all(report[0], pids, sizeof pids);
+    test_child_receive(&target, pids, sizeof pids);
     /* Every child is blocked on the pipe now: the tree is steady. */
-    resmon_summary s = monitor_for(target, 1, 0.3);
+    resmon_summary s = monitor_for(target.pid, 1, 0.3);
     double expected_mb = 0;
     pid_t all[CHILDREN + 1];
     memcpy(all, pids, sizeof pids);
-    all[CHILDREN] = target;
+    all[CHILDREN] = target.pid;
     long page = sysconf(_SC_PAGESIZE);
     for (int i = 0; i <= CHILDREN; i++) {
         char path[64], text[128];
@@ -771,57 +708,50 @@ static void tree_tracks_every_child_of_a_large_family(void **state)
         assert_int_equal(sscanf(text, "%lu %lu", &size, &resident), 2);
         expected_mb += (double)resident * (double)page / 1048576.0;
     }
-    close(hold[1]); /* the children end, the target reaps them */
-    close(report[0]), close(report[1]);
-    kill(target, SIGKILL);
-    waitpid(target, NULL, 0);
+    test_child_release(&target); /* the children end, the target reaps them */
+    test_child_kill(&target);
     ASSERT_BETWEEN(s.peak_rss_mb, expected_mb * 0.97, expected_mb * 1.03);
 }
 
 /* fork -> start -> wait4 -> stop, the child's whole run shorter than one
  * interval: the window still has the child's CPU (as wait4 accounts it) and
  * an exact peak no smaller than the memory it held. */
+/* Holds `megabytes`, reports ready, and on go sends its CPU clock and burns
+ * 0.1 s more. */
+static int hold_then_burn_on_go(const test_child *self, const void *arg)
+{
+    size_t megabytes = *(const size_t *)arg;
+    char *block = malloc(megabytes << 20);
+    if (!block)
+        return 2;
+    test_touch(block, megabytes << 20);
+    test_child_ready(self);
+    test_child_go_wait(self);
+    double at_go = clock_sec(CLOCK_PROCESS_CPUTIME_ID);
+    test_child_send(self, &at_go, sizeof at_go);
+    burn_cpu(0.1);
+    return 0;
+}
+
 static void target_reaped_before_stop_keeps_its_cpu_and_peak(void **state)
 {
     (void)state;
     const size_t held_mb = 64;
-    int go[2], ready[2];
-    assert_int_equal(pipe(go), 0);
-    assert_int_equal(pipe(ready), 0);
-    pid_t target = fork();
-    assert_true(target >= 0);
-    if (target == 0) {
-        char *block = malloc(held_mb << 20);
-        if (!block)
-            _exit(2);
-        test_touch(block, held_mb << 20);
-        char byte;
-        write_all(ready[1], "r", 1);
-        if (read(go[0], &byte, 1) != 1)
-            _exit(2);
-        double at_go = clock_sec(CLOCK_PROCESS_CPUTIME_ID);
-        write_all(ready[1], &at_go, sizeof at_go);
-        burn_cpu(0.1);
-        _exit(0);
-    }
-    char byte;
-    read_all(ready[0], &byte, 1);
-    resmon_options opts = {.struct_size = sizeof(resmon_options), .sample_interval_sec = 2.0, .pid = target, .include_children = 1};
+    test_child target = test_spawn(hold_then_burn_on_go, &held_mb, 0);
+    test_child_wait_ready(&target);
+    resmon_options opts = {.struct_size = sizeof(resmon_options), .sample_interval_sec = 2.0, .pid = target.pid, .include_children = 1};
     resmon_monitor *m = test_monitor_new(&opts);
     assert_non_null(m);
     assert_int_equal(resmon_monitor_start(m), 0);
-    assert_int_equal(write(go[1], "g", 1), 1);
+    test_child_go(&target);
     double cpu_at_go;
-    read_all(ready[0], &cpu_at_go, sizeof cpu_at_go);
+    test_child_receive(&target, &cpu_at_go, sizeof cpu_at_go);
     struct rusage ru;
-    int status;
-    assert_int_equal(wait4(target, &status, 0, &ru), target);
+    test_child_reap(&target, &ru);
     assert_int_equal(resmon_monitor_stop(m), 0);
     resmon_summary s = test_summary(m);
     resmon_monitor_free(m);
-    close(go[0]), close(go[1]), close(ready[0]), close(ready[1]);
-    double total = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-                   (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+    double total = test_rusage_sec(&ru);
     double in_window = total - cpu_at_go;
     ASSERT_BETWEEN(in_window, 0.1, 10);
     ASSERT_BETWEEN(s.cpu_time_sec, in_window * 0.95 - two_ticks_sec(), in_window * 1.05 + two_ticks_sec());

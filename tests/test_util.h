@@ -9,13 +9,16 @@
 #include <ftw.h>
 #include <math.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
@@ -270,6 +273,180 @@ static inline void test_ready_close(test_ready *ready)
     close(ready->read_fd);
     if (ready->write_fd >= 0)
         close(ready->write_fd);
+}
+
+/* ---- a spawned workload, driven through pipes -----------------------------
+ * test_spawn forks a child that runs work(self, arg) and exits with what it
+ * returns.  Two pipes join it to the test: on `ready` the child reports (its
+ * pid when ready, or any bytes it sends), on `go` the test tells it to go on
+ * (a byte) or to finish (closing its end: the child's test_child_await sees
+ * end-of-file).  Each side closes the other's ends, so a child that dies
+ * early gives the test end-of-file, never a hang, and a test that fails
+ * early lets a waiting child go.  Descendants the workload forks inherit the
+ * child's ends: a grandchild may report ready, or wait on go, too.
+ *   Child side (no cmocka asserts there: a failing call _exits 97/98):
+ *     test_child_ready, test_child_send, test_child_go_wait, test_child_await,
+ *     test_child_idle.
+ *   Test side: test_child_wait_ready, test_child_receive, test_child_go,
+ *     test_child_release, test_child_wait_exited, test_child_reap (wait4, so
+ *     the kernel's rusage of the child comes back), test_child_kill. */
+enum {
+    TEST_SPAWN_GROUP = 1, /* the child leads a process group: test_child_kill ends its descendants too */
+};
+
+typedef struct test_child {
+    pid_t pid;
+    unsigned flags;
+    test_ready ready; /* child writes write_fd, the test reads read_fd */
+    int go_read, go_write;
+} test_child;
+
+typedef int (*test_workload)(const test_child *self, const void *arg);
+
+static inline test_child test_spawn(test_workload work, const void *arg, unsigned flags)
+{
+    test_child c = {.flags = flags, .ready = test_ready_open()};
+    int go[2];
+    assert_int_equal(pipe2(go, O_CLOEXEC), 0);
+    c.go_read = go[0];
+    c.go_write = go[1];
+    c.pid = fork();
+    assert_true(c.pid >= 0);
+    if (flags & TEST_SPAWN_GROUP)
+        setpgid(c.pid, c.pid); /* in parent and child alike: whichever runs first */
+    if (c.pid == 0) {
+        close(c.ready.read_fd);
+        close(c.go_write); /* else its own copy keeps go open: no end-of-file */
+        c.ready.read_fd = c.go_write = -1;
+        c.pid = getpid();
+        _exit(work(&c, arg));
+    }
+    close(c.go_read);
+    c.go_read = -1;
+    close(c.ready.write_fd);
+    c.ready.write_fd = -1;
+    return c;
+}
+
+/* Child side: reports this process (or a descendant) ready. */
+static inline void test_child_ready(const test_child *self)
+{
+    test_ready_signal(&self->ready);
+}
+
+/* Child side: sends bytes to the test (a result, a list of pids). */
+static inline void test_child_send(const test_child *self, const void *data, size_t len)
+{
+    const char *p = data;
+    while (len > 0) {
+        ssize_t n = write(self->ready.write_fd, p, len);
+        if (n <= 0)
+            _exit(98);
+        p += n;
+        len -= (size_t)n;
+    }
+}
+
+/* Child side: 1 when the test said go, 0 when it closed go (or left). */
+static inline int test_child_await(const test_child *self)
+{
+    char byte;
+    ssize_t got;
+    while ((got = read(self->go_read, &byte, 1)) < 0 && errno == EINTR)
+        ;
+    return got == 1;
+}
+
+/* Child side: waits for go; a test that left instead ends the child. */
+static inline void test_child_go_wait(const test_child *self)
+{
+    if (!test_child_await(self))
+        _exit(97);
+}
+
+/* Child side: waits to be killed (test_child_kill). */
+_Noreturn static inline void test_child_idle(void)
+{
+    for (;;)
+        pause();
+}
+
+/* Test side: waits until the child (or one descendant) reports ready;
+ * returns the pid that did. */
+static inline pid_t test_child_wait_ready(test_child *c)
+{
+    pid_t pid;
+    test_ready_wait(&c->ready, 1, &pid);
+    return pid;
+}
+
+/* Test side: reads exactly len bytes the child sent. */
+static inline void test_child_receive(test_child *c, void *data, size_t len)
+{
+    char *p = data;
+    while (len > 0) {
+        ssize_t n = read(c->ready.read_fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            print_error("workload %d sent %zu bytes fewer than expected\n", (int)c->pid, len);
+            fail();
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+}
+
+static inline void test_child_go(test_child *c)
+{
+    assert_int_equal(write(c->go_write, "g", 1), 1);
+}
+
+/* Test side: closes go; a child in test_child_await goes on (and ends). */
+static inline void test_child_release(test_child *c)
+{
+    if (c->go_write >= 0)
+        close(c->go_write);
+    c->go_write = -1;
+}
+
+/* Test side: waits until the child has exited, leaving it unreaped (a
+ * zombie). */
+static inline void test_child_wait_exited(const test_child *c)
+{
+    siginfo_t info;
+    assert_int_equal(waitid(P_PID, (id_t)c->pid, &info, WEXITED | WNOWAIT), 0);
+}
+
+/* Test side: releases the child, reaps it and closes the pipes; returns its
+ * wait status and, when usage is not NULL, the kernel's rusage of it (its
+ * own and its reaped descendants' CPU, switches, peak RSS). */
+static inline int test_child_reap(test_child *c, struct rusage *usage)
+{
+    test_child_release(c);
+    int status = 0;
+    pid_t got;
+    while ((got = wait4(c->pid, &status, 0, usage)) < 0 && errno == EINTR)
+        ;
+    test_ready_close(&c->ready);
+    c->ready.read_fd = c->ready.write_fd = -1;
+    assert_int_equal(got, c->pid);
+    return status;
+}
+
+/* Test side: kills the child (with TEST_SPAWN_GROUP its whole group) and
+ * reaps it. */
+static inline void test_child_kill(test_child *c)
+{
+    kill((c->flags & TEST_SPAWN_GROUP) ? -c->pid : c->pid, SIGKILL);
+    test_child_reap(c, NULL);
+}
+
+/* User plus system seconds of an rusage. */
+static inline double test_rusage_sec(const struct rusage *ru)
+{
+    return (double)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) +
+           (double)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) * 1e-6;
 }
 
 /* ---- the kernel's CPU accounting ----------------------------------------- */
