@@ -713,6 +713,20 @@ static void sweep_removes_only_stale_empty_leaves(void **state)
     remove_tree(root);
 }
 
+/* Joins the leaf, touches 64 MiB, reports ready and exits on go. */
+static int join_and_hold(const test_child *self, const void *arg)
+{
+    if (resmon_cgroup_join(arg, 0) != 0)
+        return 2;
+    char *block = malloc(64 << 20);
+    if (!block)
+        return 4;
+    test_touch(block, 64 << 20); /* a plain memset of memory read once is optimised away by clang */
+    test_child_ready(self);
+    test_child_go_wait(self);
+    return 0;
+}
+
 /* On a machine where this process may make a cgroup (root, v1 memory
  * hierarchy or delegated v2), a child joins between fork and exec, the
  * leaf's memory counts it, and removal leaves no directory.  Skipped, with
@@ -730,32 +744,15 @@ static void real_leaf_joins_and_goes(void **state)
     snprintf(dir, sizeof dir, "%s", resmon_cgroup_path(cg));
     struct stat st;
     assert_int_equal(stat(dir, &st), 0);
-    int ready[2], go[2];
-    assert_int_equal(pipe(ready), 0);
-    assert_int_equal(pipe(go), 0);
-    pid_t child = fork();
-    if (child == 0) {
-        if (resmon_cgroup_join(cg, 0) != 0)
-            _exit(2);
-        char *block = malloc(64 << 20);
-        if (!block)
-            _exit(4);
-        test_touch(block, 64 << 20); /* a plain memset of memory read once is optimised away by clang */
-        char c = 'r';
-        if (write(ready[1], &c, 1) != 1 || read(go[0], &c, 1) != 1)
-            _exit(3);
-        _exit(0);
-    }
-    char c;
-    assert_int_equal(read(ready[0], &c, 1), 1);
+    test_child child = test_spawn(join_and_hold, cg, 0);
+    test_child_wait_ready(&child);
     rm__cgroup reader;
     assert_int_equal(rm__cgroup_open(&reader, dir), 0);
     uint64_t bytes = 0, peak = 0;
     int current_rc = rm__cgroup_read_current(&reader, &bytes);
     /* The child goes before any assertion, so a failure leaves neither it nor the leaf behind. */
-    assert_int_equal(write(go[1], "g", 1), 1);
-    int status;
-    assert_int_equal(waitpid(child, &status, 0), child);
+    test_child_go(&child);
+    int status = test_child_reap(&child, NULL);
     int peak_rc = rm__cgroup_read_peak(&reader, &peak);
     rm__cgroup_close(&reader);
     assert_int_equal(resmon_cgroup_remove(cg), 0);

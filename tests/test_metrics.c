@@ -28,51 +28,38 @@
 
 /* A child that waits for "go", runs work(), says "done" and waits to be
  * killed.  The pipe bytes are its only other I/O: 1 byte read, 1 written. */
-typedef struct worker {
-    pid_t pid;
-    int go_fd, done_fd;
-} worker;
+typedef test_child worker;
+
+typedef struct worker_job {
+    void (*work)(void *);
+    void *arg;
+} worker_job;
+
+static int run_job(const test_child *self, const void *arg)
+{
+    const worker_job *job = arg;
+    test_child_go_wait(self);
+    job->work(job->arg);
+    test_child_send(self, "d", 1);
+    test_child_idle();
+}
 
 static worker start_worker(void (*work)(void *), void *arg)
 {
-    int go[2], done[2];
-    assert_int_equal(pipe(go), 0);
-    assert_int_equal(pipe(done), 0);
-    worker w = {.pid = fork()};
-    assert_true(w.pid >= 0);
-    if (w.pid == 0) {
-        setpgid(0, 0); /* its own group: end_worker ends its descendants too */
-        close(go[1]);
-        close(done[0]);
-        char byte;
-        if (read(go[0], &byte, 1) != 1)
-            _exit(1);
-        work(arg);
-        if (write(done[1], "d", 1) != 1)
-            _exit(1);
-        for (;;)
-            pause();
-    }
-    close(go[0]);
-    close(done[1]);
-    w.go_fd = go[1];
-    w.done_fd = done[0];
-    return w;
+    worker_job job = {work, arg};
+    return test_spawn(run_job, &job, TEST_SPAWN_GROUP); /* its own group: end_worker ends its descendants too */
 }
 
-static void run_worker(const worker *w)
+static void run_worker(worker *w)
 {
-    assert_int_equal(write(w->go_fd, "g", 1), 1);
+    test_child_go(w);
     char byte;
-    assert_int_equal(read(w->done_fd, &byte, 1), 1);
+    test_child_receive(w, &byte, 1);
 }
 
 static void end_worker(worker *w)
 {
-    kill(-w->pid, SIGKILL);
-    waitpid(w->pid, NULL, 0);
-    close(w->go_fd);
-    close(w->done_fd);
+    test_child_kill(w);
 }
 
 /* Monitors w (and its descendants) with the given groups while it works;
@@ -187,7 +174,7 @@ static void io_of_reaped_children_is_counted_once(void **state)
  * of the 5 processes shows 200 MiB resident, together 200 MiB of PSS. */
 static void share_buffer_with_children(void *arg)
 {
-    int *ready_fd = arg;
+    const test_ready *ready = arg;
     size_t bytes = (size_t)SHARED_MB << 20;
     char *buffer = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (buffer == MAP_FAILED)
@@ -196,8 +183,7 @@ static void share_buffer_with_children(void *arg)
     for (int i = 0; i < SHARING_CHILDREN; i++) {
         pid_t child = fork();
         if (child == 0) {
-            if (write(*ready_fd, "r", 1) != 1)
-                _exit(4);
+            test_ready_signal(ready);
             for (;;)
                 pause();
         }
@@ -207,16 +193,11 @@ static void share_buffer_with_children(void *arg)
 static void pss_splits_pages_shared_by_forked_children(void **state)
 {
     (void)state;
-    int ready[2];
-    assert_int_equal(pipe(ready), 0);
-    worker w = start_worker(share_buffer_with_children, &ready[1]);
-    close(ready[1]);
+    test_ready ready = test_ready_open();
+    worker w = start_worker(share_buffer_with_children, &ready);
     run_worker(&w);
-    for (int i = 0; i < SHARING_CHILDREN; i++) {
-        char byte;
-        assert_int_equal(read(ready[0], &byte, 1), 1);
-    }
-    close(ready[0]);
+    test_ready_wait(&ready, SHARING_CHILDREN, NULL);
+    test_ready_close(&ready);
     resmon_options o = RESMON_OPTIONS_INIT;
     o.pid = w.pid;
     o.include_children = 1;
@@ -247,10 +228,8 @@ static void pss_splits_pages_shared_by_forked_children(void **state)
 static void pss_of_a_fork_in_the_window_is_read_as_a_whole(void **state)
 {
     (void)state;
-    int ready[2];
-    assert_int_equal(pipe(ready), 0);
-    worker w = start_worker(share_buffer_with_children, &ready[1]);
-    close(ready[1]);
+    test_ready ready = test_ready_open();
+    worker w = start_worker(share_buffer_with_children, &ready);
     resmon_options o = RESMON_OPTIONS_INIT;
     o.pid = w.pid;
     o.include_children = 1;
@@ -261,11 +240,8 @@ static void pss_of_a_fork_in_the_window_is_read_as_a_whole(void **state)
     assert_int_equal(resmon_monitor_new(&m, &o), 0);
     assert_int_equal(resmon_monitor_start(m), 0);
     run_worker(&w);
-    for (int i = 0; i < SHARING_CHILDREN; i++) {
-        char byte;
-        assert_int_equal(read(ready[0], &byte, 1), 1);
-    }
-    close(ready[0]);
+    test_ready_wait(&ready, SHARING_CHILDREN, NULL);
+    test_ready_close(&ready);
     resmon_summary s;
     assert_int_equal(resmon_monitor_get_summary(m, &s, sizeof s), 0);
     uint64_t later = s.num_samples + 5;
@@ -304,37 +280,35 @@ static int hold_memory_after_exec(int ready_fd)
 /* The command starts monitoring its child before the exec: smaps_rollup
  * opened then belongs to the old image (it read the pre-exec 1 MiB for the
  * whole run). */
+/* On go, execs this program's --hold-memory image, its ready pipe kept open
+ * across the exec. */
+static int exec_on_go(const test_child *self, const void *arg)
+{
+    (void)arg;
+    char fd_text[16];
+    test_child_go_wait(self);
+    if (fcntl(self->ready.write_fd, F_SETFD, 0) != 0)
+        return 1;
+    snprintf(fd_text, sizeof fd_text, "%d", self->ready.write_fd);
+    execl("/proc/self/exe", "test_metrics", "--hold-memory", fd_text, (char *)NULL);
+    return 127;
+}
+
 static void pss_follows_the_image_after_exec(void **state)
 {
     (void)state;
-    int go[2], ready[2];
-    assert_int_equal(pipe(go), 0);
-    assert_int_equal(pipe(ready), 0);
-    pid_t child = fork();
-    assert_true(child >= 0);
-    if (child == 0) {
-        close(go[1]);
-        close(ready[0]);
-        char byte, fd_text[16];
-        if (read(go[0], &byte, 1) != 1)
-            _exit(1);
-        snprintf(fd_text, sizeof fd_text, "%d", ready[1]);
-        execl("/proc/self/exe", "test_metrics", "--hold-memory", fd_text, (char *)NULL);
-        _exit(127);
-    }
-    close(go[0]);
-    close(ready[1]);
+    test_child child = test_spawn(exec_on_go, NULL, 0);
     resmon_options o = RESMON_OPTIONS_INIT;
-    o.pid = child;
+    o.pid = child.pid;
     o.metrics = RESMON_METRIC_MEMORY_DETAIL;
     o.sample_interval_sec = 0.005;
     o.memory_detail_interval_sec = 0.005;
     resmon_monitor *m;
     assert_int_equal(resmon_monitor_new(&m, &o), 0);
     assert_int_equal(resmon_monitor_start(m), 0); /* the first sample: before the exec */
-    assert_int_equal(write(go[1], "g", 1), 1);
+    test_child_go(&child);
     char byte;
-    assert_int_equal(read(ready[0], &byte, 1), 1);
+    test_child_receive(&child, &byte, 1);
     resmon_summary s;
     assert_int_equal(resmon_monitor_get_summary(m, &s, sizeof s), 0);
     uint64_t after_exec = s.num_samples + 3; /* each a detail read: the interval is the sampler's */
@@ -346,10 +320,7 @@ static void pss_follows_the_image_after_exec(void **state)
     assert_int_equal(resmon_monitor_stop(m), 0);
     assert_int_equal(resmon_monitor_get_summary(m, &s, sizeof s), 0);
     resmon_monitor_free(m);
-    kill(child, SIGKILL);
-    waitpid(child, NULL, 0);
-    close(go[1]);
-    close(ready[0]);
+    test_child_kill(&child);
     ASSERT_BETWEEN(s.peak_pss_mb, EXEC_HOLD_MB, s.peak_rss_mb);
     /* The image's own pages are private: all of them are its unique set. */
     ASSERT_BETWEEN(s.peak_uss_mb, EXEC_HOLD_MB, s.peak_pss_mb);
@@ -463,56 +434,54 @@ typedef struct unreadable_result {
  * (a non-dumpable ping: 28 of 30 samples blank, and the peak PSS the
  * pre-exec 0.95 MiB of a 380 MiB tree).  The readable processes are summed,
  * vsize (from stat) stays, and the sample says how many could not be read. */
+/* The observer: as nobody, monitors such a tree and sends what it read. */
+static int observe_a_tree_with_an_unreadable_child(const test_child *self, const void *arg)
+{
+    (void)arg;
+    /* As root, ptrace rights read everything: observe as nobody. */
+    if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0))
+        return 10;
+    prctl(PR_SET_DUMPABLE, 1, 0, 0, 0); /* setuid cleared it: the root inherits this */
+    int ready[2];
+    if (pipe(ready) != 0)
+        return 10;
+    pid_t root = start_tree_with_an_unreadable_child(ready[1]);
+    if (root < 0)
+        return 10;
+    char byte;
+    for (int i = 0; i < 2; i++)
+        if (read(ready[0], &byte, 1) != 1) {
+            kill(-root, SIGKILL);
+            return 10;
+        }
+    unreadable_result r = {.ok = 0};
+    resmon_options o = RESMON_OPTIONS_INIT;
+    o.pid = root;
+    o.include_children = 1;
+    o.keep_peak_mark = 1;
+    o.metrics = RESMON_METRIC_MEMORY_DETAIL | RESMON_METRIC_IO | RESMON_METRIC_COUNTS;
+    resmon_monitor *m;
+    if (resmon_monitor_new(&m, &o) == 0 && resmon_monitor_start(m) == 0 && resmon_monitor_stop(m) == 0 &&
+        resmon_monitor_get_samples(m, NULL, 0, sizeof r.last) >= 2) {
+        resmon_sample samples[64];
+        ssize_t n = resmon_monitor_get_samples(m, samples, 64, sizeof *samples);
+        r.last = samples[(n < 64 ? n : 64) - 1];
+        resmon_monitor_get_summary(m, &r.summary, sizeof r.summary);
+        r.ok = 1;
+    }
+    resmon_monitor_free(m);
+    kill(-root, SIGKILL);
+    test_child_send(self, &r, sizeof r);
+    return 0;
+}
+
 static void an_unreadable_process_blanks_only_its_own_share(void **state)
 {
     (void)state;
-    int result_pipe[2];
-    assert_int_equal(pipe(result_pipe), 0);
-    pid_t observer = fork();
-    assert_true(observer >= 0);
-    if (observer == 0) {
-        close(result_pipe[0]);
-        /* As root, ptrace rights read everything: observe as nobody. */
-        if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0))
-            _exit(10);
-        prctl(PR_SET_DUMPABLE, 1, 0, 0, 0); /* setuid cleared it: the root inherits this */
-        int ready[2];
-        if (pipe(ready) != 0)
-            _exit(10);
-        pid_t root = start_tree_with_an_unreadable_child(ready[1]);
-        if (root < 0)
-            _exit(10);
-        char byte;
-        for (int i = 0; i < 2; i++)
-            if (read(ready[0], &byte, 1) != 1) {
-                kill(-root, SIGKILL);
-                _exit(10);
-            }
-        unreadable_result r = {.ok = 0};
-        resmon_options o = RESMON_OPTIONS_INIT;
-        o.pid = root;
-        o.include_children = 1;
-        o.keep_peak_mark = 1;
-        o.metrics = RESMON_METRIC_MEMORY_DETAIL | RESMON_METRIC_IO | RESMON_METRIC_COUNTS;
-        resmon_monitor *m;
-        if (resmon_monitor_new(&m, &o) == 0 && resmon_monitor_start(m) == 0 && resmon_monitor_stop(m) == 0 &&
-            resmon_monitor_get_samples(m, NULL, 0, sizeof r.last) >= 2) {
-            resmon_sample samples[64];
-            ssize_t n = resmon_monitor_get_samples(m, samples, 64, sizeof *samples);
-            r.last = samples[(n < 64 ? n : 64) - 1];
-            resmon_monitor_get_summary(m, &r.summary, sizeof r.summary);
-            r.ok = 1;
-        }
-        resmon_monitor_free(m);
-        kill(-root, SIGKILL);
-        _exit(write(result_pipe[1], &r, sizeof r) == (ssize_t)sizeof r ? 0 : 10);
-    }
-    close(result_pipe[1]);
+    test_child observer = test_spawn(observe_a_tree_with_an_unreadable_child, NULL, 0);
     unreadable_result r;
-    ssize_t got = read(result_pipe[0], &r, sizeof r);
-    close(result_pipe[0]);
-    int status;
-    assert_int_equal(waitpid(observer, &status, 0), observer);
+    ssize_t got = read(observer.ready.read_fd, &r, sizeof r);
+    test_child_reap(&observer, NULL);
     assert_int_equal(got, (ssize_t)sizeof r);
     assert_true(r.ok);
     ASSERT_DOUBLE_EQ(r.last.nprocs, 2);          /* stat is readable for both */
@@ -548,13 +517,12 @@ static void start_threads(int count)
  * processes, 3 + 3 * 2 = 9 threads. */
 static void build_known_tree(void *arg)
 {
-    int *ready_fd = arg;
+    const test_ready *ready = arg;
     for (int i = 0; i < 3; i++) {
         pid_t child = fork();
         if (child == 0) {
             start_threads(1);
-            if (write(*ready_fd, "r", 1) != 1)
-                _exit(5);
+            test_ready_signal(ready);
             for (;;)
                 pause();
         }
@@ -565,16 +533,11 @@ static void build_known_tree(void *arg)
 static void counts_match_a_known_tree(void **state)
 {
     (void)state;
-    int ready[2];
-    assert_int_equal(pipe(ready), 0);
-    worker w = start_worker(build_known_tree, &ready[1]);
-    close(ready[1]);
+    test_ready ready = test_ready_open();
+    worker w = start_worker(build_known_tree, &ready);
     run_worker(&w);
-    for (int i = 0; i < 3; i++) {
-        char byte;
-        assert_int_equal(read(ready[0], &byte, 1), 1);
-    }
-    close(ready[0]);
+    test_ready_wait(&ready, 3, NULL);
+    test_ready_close(&ready);
     resmon_options o = RESMON_OPTIONS_INIT;
     o.pid = w.pid;
     o.include_children = 1;
@@ -879,6 +842,14 @@ static void run_short_children(void)
     }
 }
 
+static int run_short_children_on_go(const test_child *self, const void *arg)
+{
+    (void)arg;
+    test_child_go_wait(self);
+    run_short_children();
+    return 0;
+}
+
 /* The kernel keeps a reaped process's context switches only for wait4 and
  * RUSAGE_CHILDREN, never in /proc: sampled per thread, the switches of every
  * child that ended were lost (412 of the kernel's 806 for 200 children).  A
@@ -886,23 +857,11 @@ static void run_short_children(void)
 static void switches_of_reaped_children_are_kept(void **state)
 {
     (void)state;
-    int go[2];
-    assert_int_equal(pipe(go), 0);
     struct rusage before, after;
     assert_int_equal(getrusage(RUSAGE_CHILDREN, &before), 0);
-    pid_t root = fork();
-    assert_true(root >= 0);
-    if (root == 0) {
-        close(go[1]);
-        char byte;
-        if (read(go[0], &byte, 1) != 1)
-            _exit(1);
-        run_short_children();
-        _exit(0);
-    }
-    close(go[0]);
+    test_child root = test_spawn(run_short_children_on_go, NULL, 0);
     resmon_options o = RESMON_OPTIONS_INIT;
-    o.pid = root;
+    o.pid = root.pid;
     o.include_children = 1;
     o.metrics = RESMON_METRIC_FAULTS;
     /* No sample between the window's first and the stop's: a sample that
@@ -912,9 +871,8 @@ static void switches_of_reaped_children_are_kept(void **state)
     resmon_monitor *m;
     assert_int_equal(resmon_monitor_new(&m, &o), 0);
     assert_int_equal(resmon_monitor_start(m), 0);
-    assert_int_equal(write(go[1], "g", 1), 1);
-    close(go[1]);
-    assert_int_equal(waitpid(root, NULL, 0), root);
+    test_child_go(&root);
+    test_child_reap(&root, NULL);
     assert_int_equal(getrusage(RUSAGE_CHILDREN, &after), 0);
     assert_int_equal(resmon_monitor_stop(m), 0); /* its reading finds the root reaped */
     resmon_summary s;
