@@ -10,23 +10,13 @@ Environment: RESMON (the command), WORKLOAD (tests/cli/workload.c).
 """
 import json
 import os
-import select
 import signal
 import subprocess
 import tempfile
-import time
 import unittest
 
-# A test run started as a background job (a non-interactive shell's `&`) has
-# SIGINT and SIGQUIT ignored, and an ignored signal stays ignored across exec:
-# the commands these tests start get the default dispositions back.
-signal.signal(signal.SIGINT, signal.default_int_handler)
-signal.signal(signal.SIGQUIT, signal.SIG_DFL)
-
-RESMON = os.environ["RESMON"]
-WORKLOAD = os.environ["WORKLOAD"]
-SANITIZED = os.environ.get("RESMON_TEST_SANITIZED") == "1"
-SAFETY_NET_SEC = 60
+# tests/cli/helpers.py: the signal dispositions, the environment and Ready.
+from helpers import RESMON, SAFETY_NET_SEC, SANITIZED, WORKLOAD, Ready
 
 
 def run_json(*args, timeout=60, **kw):
@@ -96,30 +86,6 @@ def join_cgroup(group):
     fd = os.open(os.path.join(group, "cgroup.procs"), os.O_WRONLY)
     os.write(fd, b"0")
     os.close(fd)
-
-
-class Ready:
-    """A pipe each workload writes once it is ready."""
-
-    def __init__(self):
-        self.read_fd, self.write_fd = os.pipe()
-
-    def popen_args(self):
-        return {"pass_fds": (self.write_fd,), "env": dict(os.environ, WORKLOAD_READY_FD=str(self.write_fd))}
-
-    def wait(self, count=1):
-        os.close(self.write_fd)
-        deadline = time.monotonic() + SAFETY_NET_SEC
-        got = b""
-        while len(got) < count and time.monotonic() < deadline:
-            readable, _, _ = select.select([self.read_fd], [], [], deadline - time.monotonic())
-            chunk = os.read(self.read_fd, count - len(got)) if readable else b""
-            if not chunk:
-                break
-            got += chunk
-        os.close(self.read_fd)
-        if len(got) < count:
-            raise AssertionError(f"only {len(got)} of {count} workload processes became ready")
 
 
 @unittest.skipUnless(CAN_MAKE, f"no cgroup can be made here: {REASON}")

@@ -13,12 +13,8 @@ import subprocess
 import tempfile
 import unittest
 
-RESMON = os.environ["RESMON"]
-WORKLOAD = os.environ["WORKLOAD"]
-
-
-def resmon(*args, timeout=60, **kw):
-    return subprocess.run([RESMON, *args], capture_output=True, text=True, timeout=timeout, **kw)
+# tests/cli/helpers.py: the signal dispositions, the environment and resmon().
+from helpers import RESMON, WORKLOAD, resmon
 
 
 def summary(**figures):

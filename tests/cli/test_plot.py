@@ -8,13 +8,12 @@ import csv
 import json
 import os
 import shutil
-import subprocess
 import tempfile
 import unittest
 import xml.etree.ElementTree as ET
 
-RESMON = os.environ["RESMON"]
-WORKLOAD = os.environ["WORKLOAD"]
+# tests/cli/helpers.py: the signal dispositions, the environment and resmon().
+from helpers import WORKLOAD, resmon
 SVG = "{http://www.w3.org/2000/svg}"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -22,10 +21,6 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 # The workload's "mem" mode holds its memory to the end on purpose: not a
 # leak for LeakSanitizer to fail a sanitized build's run on.
 WORKLOAD_ENV = dict(os.environ, ASAN_OPTIONS="detect_leaks=0")
-
-
-def resmon(*args, timeout=60, **kw):
-    return subprocess.run([RESMON, *args], capture_output=True, text=True, timeout=timeout, **kw)
 
 
 def by_id(root, element_id):

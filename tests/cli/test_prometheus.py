@@ -28,33 +28,13 @@ import urllib.parse
 import urllib.request
 import uuid
 
-# A test run started as a background job (a non-interactive shell's `&`) has
-# SIGINT and SIGQUIT ignored, and an ignored signal stays ignored across exec:
-# the commands these tests start get the default dispositions back.
-signal.signal(signal.SIGINT, signal.default_int_handler)
-signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+# tests/cli/helpers.py: the signal dispositions, the environment, the time factor.
+from helpers import RESMON, SANITIZED, TIME_FACTOR, WORKLOAD
 
-RESMON = os.environ["RESMON"]
-WORKLOAD = os.environ["WORKLOAD"]
-SANITIZED = os.environ.get("RESMON_TEST_SANITIZED") == "1"
 FAKE_NVML_LIB = os.environ.get("FAKE_NVML_LIB")  # tests/fake_nvml.c, loaded as NVML
 HAVE_SERVERS = all(shutil.which(p) for p in ("prometheus", "promtool", "prometheus-pushgateway"))
 SKIP_REASON = "Debian packages prometheus and prometheus-pushgateway are not installed (scripts/deps installs them)"
 DEADLINE = 60.0  # seconds for a server to come up or a scrape to arrive
-# RESMON_TEST_TIME_FACTOR, as in tests/test_util.h (scripts/test sets 10 on a busy machine).
-TIME_FACTOR = float(os.environ.get("RESMON_TEST_TIME_FACTOR") or "1")
-
-
-def time_factor():
-    """RESMON_TEST_TIME_FACTOR (default 1), as tests/cli/test_cli.py reads it:
-    only bounds whose point is time scale with it."""
-    factor = float(os.environ.get("RESMON_TEST_TIME_FACTOR") or "1")
-    if not 1 <= factor <= 1000:
-        raise ValueError(f"RESMON_TEST_TIME_FACTOR={factor!r}: expected a number from 1 to 1000")
-    return factor
-
-
-TIME_FACTOR = time_factor()
 
 # A command that holds 64 MiB, burns 0.4 s of CPU, says "ready" and waits
 # for its stdin to close: everything measured happens before "ready".
