@@ -528,10 +528,20 @@ static void tree_cpu_counts_tracked_children_once(void **state)
     ASSERT_BETWEEN(series, kernel * 0.97 - two_ticks_sec(), kernel * 1.03 + two_ticks_sec());
 }
 
+/* Spinners report on `ready` once running, and spin until `stop`.  Threads
+ * share the write end: the test closes it after joining them, not in
+ * test_ready_wait. */
+typedef struct spinners {
+    atomic_int stop;
+    test_ready ready;
+} spinners;
+
 static void *spin_until_told(void *arg)
 {
-    const atomic_int *stop = arg;
+    const spinners *sp = arg;
+    const atomic_int *stop = &sp->stop;
     volatile unsigned long spins = 0; /* per thread: the shared busy_sink would be a data race */
+    test_ready_signal(&sp->ready);
     while (!atomic_load(stop))
         for (int i = 0; i < 1000; i++)
             spins += (unsigned long)i;
@@ -548,14 +558,15 @@ static void busy_machine_loses_no_cpu(void **state)
     (void)state;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     assert_true(cpus > 0 && cpus < 512);
-    atomic_int stop = 0;
+    spinners sp = {.ready = test_ready_open()};
     pthread_t threads[512];
     for (long i = 0; i < cpus; i++)
-        assert_int_equal(pthread_create(&threads[i], NULL, spin_until_told, &stop), 0);
+        assert_int_equal(pthread_create(&threads[i], NULL, spin_until_told, &sp), 0);
     resmon_options opts = {.struct_size = sizeof(resmon_options), .sample_interval_sec = 0.005};
     resmon_monitor *m = test_monitor_new(&opts);
     assert_non_null(m);
-    test_sleep(0.05); /* the spinners are running */
+    test_ready readers = {sp.ready.read_fd, -1}; /* the spinners write till they all have */
+    test_ready_wait(&readers, (int)cpus, NULL);   /* the spinners are running */
     double outside_before = clock_sec(CLOCK_PROCESS_CPUTIME_ID);
     assert_int_equal(resmon_monitor_start(m), 0);
     double inside_before = clock_sec(CLOCK_PROCESS_CPUTIME_ID);
@@ -563,9 +574,10 @@ static void busy_machine_loses_no_cpu(void **state)
     double inside_after = clock_sec(CLOCK_PROCESS_CPUTIME_ID);
     assert_int_equal(resmon_monitor_stop(m), 0);
     double outside_after = clock_sec(CLOCK_PROCESS_CPUTIME_ID);
-    atomic_store(&stop, 1);
+    atomic_store(&sp.stop, 1);
     for (long i = 0; i < cpus; i++)
         pthread_join(threads[i], NULL);
+    test_ready_close(&sp.ready);
     resmon_summary s = test_summary(m);
     resmon_monitor_free(m);
     /* The clock of a thread running elsewhere lags by up to a tick; the
@@ -584,11 +596,12 @@ static void probe_readings_add_up_to_the_cpu_clock(void **state)
     (void)state;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     assert_true(cpus > 0 && cpus < 512);
-    atomic_int stop = 0;
+    spinners sp = {.ready = test_ready_open()};
     pthread_t threads[512];
     for (long i = 0; i < cpus; i++)
-        assert_int_equal(pthread_create(&threads[i], NULL, spin_until_told, &stop), 0);
-    test_sleep(0.05);
+        assert_int_equal(pthread_create(&threads[i], NULL, spin_until_told, &sp), 0);
+    test_ready readers = {sp.ready.read_fd, -1}; /* the spinners write till they all have */
+    test_ready_wait(&readers, (int)cpus, NULL);
     rm__probe *probe;
     assert_int_equal(rm__probe_open(&probe, 0, 0, NULL), 0);
     rm__probe_reading r;
@@ -607,9 +620,10 @@ static void probe_readings_add_up_to_the_cpu_clock(void **state)
     sum_ns += r.cpu_ns;
     double after = clock_sec(CLOCK_PROCESS_CPUTIME_ID);
     rm__probe_close(probe);
-    atomic_store(&stop, 1);
+    atomic_store(&sp.stop, 1);
     for (long i = 0; i < cpus; i++)
         pthread_join(threads[i], NULL);
+    test_ready_close(&sp.ready);
     double lag = (double)cpus / (double)sysconf(_SC_CLK_TCK);
     ASSERT_BETWEEN((double)sum_ns * 1e-9, before_last - after_begin - lag, after - before + lag);
 }

@@ -712,7 +712,7 @@ class ServerUnderIdleAndSlowClients(Tmp):
         run = self.serve()
         slow = self.connect(64)
         request = b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 4000
-        stop = threading.Event()
+        stop, started = threading.Event(), threading.Event()
 
         def trickle():  # a byte per connection every second: no idle timeout ever fires
             for i in range(len(request)):
@@ -721,13 +721,14 @@ class ServerUnderIdleAndSlowClients(Tmp):
                         s.send(request[i:i + 1])
                     except OSError:
                         pass  # shut down to make room: the point
+                started.set()
                 if stop.wait(1):
                     return
 
         t = threading.Thread(target=trickle)
         t.start()
         try:
-            time.sleep(1.5)  # every slow connection has started its request
+            self.assertTrue(started.wait(DEADLINE))  # every slow connection has started its request
             answered = 0
             for _ in range(10):
                 try:
