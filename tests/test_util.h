@@ -295,8 +295,9 @@ enum {
 };
 
 typedef struct test_child {
-    pid_t pid;
+    pid_t pid; /* kept after reaping: a test may ask about the pid that is gone */
     unsigned flags;
+    int reaped;
     test_ready ready; /* child writes write_fd, the test reads read_fd */
     int go_read, go_write;
 } test_child;
@@ -430,14 +431,17 @@ static inline int test_child_reap(test_child *c, struct rusage *usage)
         ;
     test_ready_close(&c->ready);
     c->ready.read_fd = c->ready.write_fd = -1;
+    c->reaped = 1;
     assert_int_equal(got, c->pid);
     return status;
 }
 
 /* Test side: kills the child (with TEST_SPAWN_GROUP its whole group) and
- * reaps it. */
+ * reaps it; one already reaped (its pid free for reuse) is left alone. */
 static inline void test_child_kill(test_child *c)
 {
+    if (c->reaped || c->pid <= 0)
+        return;
     kill((c->flags & TEST_SPAWN_GROUP) ? -c->pid : c->pid, SIGKILL);
     test_child_reap(c, NULL);
 }
