@@ -27,7 +27,9 @@
 #define TMPFS_MAGIC_NUMBER 0x01021994
 
 /* A child that waits for "go", runs work(), says "done" and waits to be
- * killed.  The pipe bytes are its only other I/O: 1 byte read, 1 written. */
+ * killed.  The pipe bytes are its only other I/O in the window: 1 byte read,
+ * 1 written.  start_worker returns once it is blocked waiting for go (its
+ * ready report comes before the window). */
 typedef test_child worker;
 
 typedef struct worker_job {
@@ -38,6 +40,7 @@ typedef struct worker_job {
 static int run_job(const test_child *self, const void *arg)
 {
     const worker_job *job = arg;
+    test_child_ready(self);
     test_child_go_wait(self);
     job->work(job->arg);
     test_child_send(self, "d", 1);
@@ -47,7 +50,10 @@ static int run_job(const test_child *self, const void *arg)
 static worker start_worker(void (*work)(void *), void *arg)
 {
     worker_job job = {work, arg};
-    return test_spawn(run_job, &job, TEST_SPAWN_GROUP); /* its own group: end_worker ends its descendants too */
+    worker w = test_spawn(run_job, &job, TEST_SPAWN_GROUP); /* its own group: end_worker ends its descendants too */
+    test_child_wait_ready(&w);
+    test_child_wait_blocked(&w);
+    return w;
 }
 
 static void run_worker(worker *w)

@@ -287,7 +287,8 @@ static inline void test_ready_close(test_ready *ready)
  *   Child side (no cmocka asserts there: a failing call _exits 97/98):
  *     test_child_ready, test_child_send, test_child_go_wait, test_child_await,
  *     test_child_idle.
- *   Test side: test_child_wait_ready, test_child_receive, test_child_go,
+ *   Test side: test_child_wait_ready, test_child_wait_blocked,
+ *     test_child_receive, test_child_go,
  *     test_child_release, test_child_wait_exited, test_child_reap (wait4, so
  *     the kernel's rusage of the child comes back), test_child_kill. */
 enum {
@@ -379,6 +380,33 @@ static inline pid_t test_child_wait_ready(test_child *c)
     pid_t pid;
     test_ready_wait(&c->ready, 1, &pid);
     return pid;
+}
+
+/* Test side: waits until the child sleeps (state S in /proc/PID/stat).
+ * Called after it reported ready and before it is told to go, that is until
+ * it is blocked waiting for go: what it counts from then on (switches, CPU)
+ * is the test's. */
+static inline void test_child_wait_blocked(const test_child *c)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)c->pid);
+    double safety_net = test_now() + 60;
+    for (;;) {
+        char text[512] = "";
+        FILE *f = fopen(path, "r");
+        assert_non_null(f);
+        size_t n = fread(text, 1, sizeof text - 1, f);
+        fclose(f);
+        text[n] = '\0';
+        const char *paren = strrchr(text, ')');
+        if (paren && paren[1] == ' ' && paren[2] == 'S')
+            return;
+        if (test_now() > safety_net) {
+            print_error("workload %d never blocked: %s\n", (int)c->pid, text);
+            fail();
+        }
+        test_sleep(0.0005); /* waiting for a state, not for a time */
+    }
 }
 
 /* Test side: reads exactly len bytes the child sent. */
