@@ -15,36 +15,39 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+static int ready_then_idle(const test_child *self, const void *arg)
+{
+    (void)arg;
+    test_child_ready(self);
+    test_child_idle();
+}
+
+static int exit_at_once(const test_child *self, const void *arg)
+{
+    (void)self;
+    (void)arg;
+    return 0;
+}
+
 static void a_live_process_can_be_monitored(void **state)
 {
     (void)state;
     assert_int_equal(resmon_process_check(getpid()), 0);
-    test_ready ready = test_ready_open();
-    pid_t child = fork();
-    if (child == 0) {
-        test_ready_signal(&ready);
-        pause();
-        _exit(0);
-    }
-    test_ready_wait(&ready, 1, &child);
-    assert_int_equal(resmon_process_check(child), 0);
-    kill(child, SIGKILL);
-    waitpid(child, NULL, 0);
-    test_ready_close(&ready);
+    test_child child = test_spawn(ready_then_idle, NULL, 0);
+    test_child_wait_ready(&child);
+    assert_int_equal(resmon_process_check(child.pid), 0);
+    test_child_kill(&child);
 }
 
 static void a_zombie_has_already_exited(void **state)
 {
     (void)state;
-    pid_t child = fork();
-    if (child == 0)
-        _exit(0);
-    siginfo_t info;
-    assert_int_equal(waitid(P_PID, (id_t)child, &info, WEXITED | WNOWAIT), 0); /* a zombie now */
-    assert_int_equal(resmon_process_check(child), -ECHILD);
+    test_child child = test_spawn(exit_at_once, NULL, 0);
+    test_child_wait_exited(&child); /* a zombie now */
+    assert_int_equal(resmon_process_check(child.pid), -ECHILD);
     assert_non_null(strstr(resmon_strerror(-ECHILD), "already exited"));
-    waitpid(child, NULL, 0);
-    assert_int_equal(resmon_process_check(child), -ESRCH); /* reaped: gone */
+    test_child_reap(&child, NULL);
+    assert_int_equal(resmon_process_check(child.pid), -ESRCH); /* reaped: gone */
     assert_string_equal(resmon_strerror(-ESRCH), "no such process");
 }
 
