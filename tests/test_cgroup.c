@@ -461,27 +461,25 @@ static void walker_lists_a_cgroups_processes(void **state)
     remove_tree(dir);
 }
 
-/* A child that touches mib MiB, says it is ready and holds until go is
- * written (or closed). */
-static pid_t hold_memory(int mib, const test_ready *ready, int go[2])
+static int hold_until_go(const test_child *self, const void *arg)
 {
-    assert_int_equal(pipe2(go, O_CLOEXEC), 0);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        close(go[1]);
-        char *block = malloc((size_t)mib << 20);
-        if (!block)
-            _exit(4);
-        test_touch(block, (size_t)mib << 20);
-        test_ready_signal(ready);
-        char c;
-        if (read(go[0], &c, 1) < 0)
-            _exit(3);
-        _exit(0);
-    }
-    close(go[0]);
-    return pid;
+    int mib = *(const int *)arg;
+    char *block = malloc((size_t)mib << 20);
+    if (!block)
+        return 4;
+    test_touch(block, (size_t)mib << 20);
+    test_child_ready(self);
+    test_child_await(self);
+    return 0;
+}
+
+/* A child that touches mib MiB, says it is ready and holds until go is
+ * written (or closed); returns once it is ready. */
+static test_child hold_memory(int mib)
+{
+    test_child c = test_spawn(hold_until_go, &mib, 0);
+    test_child_wait_ready(&c);
+    return c;
 }
 
 typedef struct latest_sample {
@@ -530,13 +528,10 @@ static void monitor_follows_a_cgroups_members(void **state)
     (void)state;
     fixture f;
     make_fixture(&f, 2);
-    test_ready ready = test_ready_open();
-    int go_a[2], go_b[2];
-    pid_t a = hold_memory(40, &ready, go_a);
-    pid_t b = hold_memory(60, &ready, go_b);
-    test_ready_wait(&ready, 2, NULL);
+    test_child a = hold_memory(40);
+    test_child b = hold_memory(60);
     char text[64];
-    snprintf(text, sizeof text, "%d\n", (int)a);
+    snprintf(text, sizeof text, "%d\n", (int)a.pid);
     write_procs(f.group, text);
 
     latest_sample latest = {0};
@@ -551,24 +546,20 @@ static void monitor_follows_a_cgroups_members(void **state)
     assert_int_equal(resmon_monitor_new(&m, &o), 0);
     assert_int_equal(resmon_monitor_start(m), 0);
     double only_a = wait_for_processes(&latest, 1);
-    snprintf(text, sizeof text, "%d\n%d\n", (int)b, (int)a);
+    snprintf(text, sizeof text, "%d\n%d\n", (int)b.pid, (int)a.pid);
     write_procs(f.group, text); /* b joins */
     double both = wait_for_processes(&latest, 2);
-    snprintf(text, sizeof text, "%d\n", (int)b);
+    snprintf(text, sizeof text, "%d\n", (int)b.pid);
     write_procs(f.group, text); /* a leaves, still alive */
     double only_b = wait_for_processes(&latest, 1);
-    assert_int_equal(write(go_b[1], "g", 1), 1); /* b ends while listed */
-    int status;
-    assert_int_equal(waitpid(b, &status, 0), b);
+    test_child_go(&b); /* b ends while listed */
+    test_child_reap(&b, NULL);
     double none = wait_for_processes(&latest, 0);
     assert_int_equal(resmon_monitor_stop(m), 0);
     resmon_summary s = test_summary(m);
     resmon_monitor_free(m);
-    assert_int_equal(write(go_a[1], "g", 1), 1);
-    assert_int_equal(waitpid(a, &status, 0), a);
-    close(go_a[1]);
-    close(go_b[1]);
-    test_ready_close(&ready);
+    test_child_go(&a);
+    test_child_reap(&a, NULL);
 
     ASSERT_BETWEEN(only_a, 40, 40 * SANITIZER_MEMORY_FACTOR + 8);
     ASSERT_BETWEEN(both, 100, 100 * SANITIZER_MEMORY_FACTOR + 16);

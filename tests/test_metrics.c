@@ -338,15 +338,14 @@ static void pss_follows_the_image_after_exec(void **state)
  * says so on ready_fd: 2 processes of ~16 MiB RSS each, ~16 MiB of PSS. */
 static void share_a_little_with_one_child(void *arg)
 {
-    int *ready_fd = arg;
+    const test_ready *ready = arg;
     size_t bytes = (size_t)YOUNG_SHARED_MB << 20;
     char *buffer = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (buffer == MAP_FAILED)
         _exit(4);
     memset(buffer, 1, bytes);
     if (fork() == 0) {
-        if (write(*ready_fd, "r", 1) != 1)
-            _exit(4);
+        test_ready_signal(ready);
         for (;;)
             pause();
     }
@@ -355,14 +354,11 @@ static void share_a_little_with_one_child(void *arg)
 /* The tree of share_a_little_with_one_child, read at one start and stop. */
 static resmon_summary read_a_small_young_tree(double memory_detail_interval_sec)
 {
-    int ready[2];
-    assert_int_equal(pipe(ready), 0);
-    worker w = start_worker(share_a_little_with_one_child, &ready[1]);
-    close(ready[1]);
+    test_ready ready = test_ready_open();
+    worker w = start_worker(share_a_little_with_one_child, &ready);
     run_worker(&w);
-    char byte;
-    assert_int_equal(read(ready[0], &byte, 1), 1);
-    close(ready[0]);
+    test_ready_wait(&ready, 1, NULL);
+    test_ready_close(&ready);
     resmon_options o = RESMON_OPTIONS_INIT;
     o.pid = w.pid;
     o.include_children = 1;
