@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import tempfile
+import time
 import unittest
 
 # tests/cli/helpers.py: the signal dispositions, the environment and Ready.

@@ -14,8 +14,8 @@ import tempfile
 import unittest
 import xml.etree.ElementTree as ET
 
-RESMON = os.environ["RESMON"]
-WORKLOAD = os.environ["WORKLOAD"]
+# tests/cli/helpers.py: the signal dispositions and the environment.
+from helpers import RESMON, WORKLOAD
 SVG = "{http://www.w3.org/2000/svg}"
 
 
