@@ -586,16 +586,11 @@ static int stat_descriptors_of(pid_t pid)
 static void a_tree_process_has_one_stat_descriptor(void **state)
 {
     (void)state;
-    int ready[2];
-    assert_int_equal(pipe(ready), 0);
-    worker w = start_worker(build_known_tree, &ready[1]);
-    close(ready[1]);
+    test_ready ready = test_ready_open();
+    worker w = start_worker(build_known_tree, &ready);
     run_worker(&w);
-    for (int i = 0; i < 3; i++) {
-        char byte;
-        assert_int_equal(read(ready[0], &byte, 1), 1);
-    }
-    close(ready[0]);
+    test_ready_wait(&ready, 3, NULL);
+    test_ready_close(&ready);
     resmon_options o = RESMON_OPTIONS_INIT;
     o.pid = w.pid;
     o.include_children = 1;
