@@ -30,6 +30,7 @@
 const rm__metric_field rm__metric_fields[] = {RM__METRIC_LIST(FIELD)};
 
 const size_t rm__metric_field_count = sizeof rm__metric_fields / sizeof *rm__metric_fields;
+_Static_assert(sizeof rm__metric_fields / sizeof *rm__metric_fields == RM__METRIC_COUNT, "RM__METRIC_COUNT counts the list");
 
 size_t resmon_metric_count(void)
 {

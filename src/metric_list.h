@@ -118,4 +118,8 @@
     RM__METRICS_MEMORY(X) RM__METRICS_IO(X) RM__METRICS_COUNTS(X) RM__METRICS_CPU_SPLIT(X) RM__METRICS_FAULTS(X)   \
     RM__METRICS_NETWORK(X) RM__METRICS_UNREADABLE(X) RM__METRICS_ADDED(X)
 
+/* The number of metrics, as a constant expression (for arrays and asserts). */
+#define RM__METRIC_ONE(...) +1
+#define RM__METRIC_COUNT (0 RM__METRIC_LIST(RM__METRIC_ONE))
+
 #endif

@@ -3,6 +3,7 @@
  */
 #include "phases.h"
 #include "internal.h"
+#include "metric_fields.h"
 #include "struct_size.h"
 #include "utf8.h"
 
@@ -16,6 +17,26 @@
 #define MIN_STRIDE (offsetof(resmon_phase, summary) + RM__SIZE_THROUGH(resmon_summary, peak_gpu_proc_mem_mb))
 
 _Static_assert(RESMON_PHASE_NAME_MAX % 8 == 0, "a name is whole words");
+
+/* Stores each LAST-folded metric of s (NULL: 0, the window's start) as ph's base. */
+static void store_metric_base(rm__phase *ph, const resmon_sample *s)
+{
+    for (size_t i = 0; i < rm__metric_field_count; i++)
+        rm__shared_store_double(&ph->metric_base[i], s && rm__metric_fields[i].fold == RESMON_FOLD_LAST
+                                                         ? rm__sample_metric(s, &rm__metric_fields[i])
+                                                         : 0.0);
+}
+
+/* A phase's totals are its own: each LAST-folded figure less its base. */
+static void subtract_metric_base(resmon_summary *summary, const double *base)
+{
+    for (size_t i = 0; i < rm__metric_field_count; i++) {
+        const rm__metric_field *f = &rm__metric_fields[i];
+        double *value = rm__summary_metric(summary, f);
+        if (f->fold == RESMON_FOLD_LAST && !isnan(base[i]))
+            *value -= base[i]; /* NAN stays NAN: not read */
+    }
+}
 
 int rm__phases_init(rm__phases *p, int metrics_on)
 {
@@ -153,6 +174,7 @@ void rm__phases_open(rm__phases *p, const rm__summary_acc *window, const resmon_
         store_name(first, "");
         rm__shared_store_double(&first->start_timestamp, window->first_timestamp);
         rm__summary_acc_store(&first->acc, window);
+        store_metric_base(first, NULL);
         first->hwm_start_mb = 0.0; /* any exact peak of the window so far is this phase's */
         first->cpu_energy_start_j = isnan(cpu_energy_total_j) ? NAN : 0.0;
         count = 1;
@@ -169,6 +191,7 @@ void rm__phases_open(rm__phases *p, const rm__summary_acc *window, const resmon_
         rm__summary_acc_add(&fresh, s, 0.0, 0); /* the mark's sample: this phase's first */
         rm__summary_acc_add_energy(&fresh, energy_j);
         rm__summary_acc_store(&ph->acc, &fresh);
+        store_metric_base(ph, s);
         ph->hwm_start_mb = window_exact_peak(window);
         ph->cpu_energy_start_j = cpu_energy_total_j;
         count++;
@@ -188,6 +211,7 @@ typedef struct phase_copy {
     uint64_t name_words[NAME_WORDS];
     double start_timestamp, first_timestamp;
     rm__summary_acc acc;
+    double metric_base[RM__METRIC_COUNT];
 } phase_copy;
 
 /* Phase i (when i < the count) as of one sample; returns the count. */
@@ -204,6 +228,7 @@ static size_t load_phase(const rm__phases *p, const rm__seqlock *published, size
             rm__shared_load_words(&c->start_timestamp, &table[i].start_timestamp, 1);
             rm__shared_load_words(&c->first_timestamp, &table[0].start_timestamp, 1);
             rm__summary_acc_load(&c->acc, &table[i].acc);
+            rm__shared_load_words(c->metric_base, table[i].metric_base, RM__METRIC_COUNT);
         }
     } while (rm__seqlock_read_retry(published, seq));
     return count;
@@ -226,6 +251,7 @@ ssize_t rm__phases_copy(const rm__phases *p, const rm__seqlock *published, resmo
         e.start_timestamp = c.start_timestamp;
         e.start_sec = c.start_timestamp - c.first_timestamp;
         e.summary = rm__summary_acc_result(&c.acc);
+        subtract_metric_base(&e.summary, c.metric_base);
         size_t summary_room = stride - offsetof(resmon_phase, summary);
         e.summary.struct_size = rm__out_size(summary_room, sizeof e.summary);
         rm__copy_struct_out((unsigned char *)out + i * stride, stride, &e, sizeof e);

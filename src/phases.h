@@ -18,6 +18,7 @@
 #ifndef RESMON_PHASES_H
 #define RESMON_PHASES_H
 
+#include "metric_list.h"
 #include "seqlock.h"
 #include "summary.h"
 
@@ -31,6 +32,10 @@ typedef struct rm__phase {
     uint64_t name_words[RESMON_PHASE_NAME_MAX / 8];
     double start_timestamp;
     rm__summary_acc acc;
+    /* Each LAST-folded metric (a total since the window began) as of the
+     * phase's first sample: the phase's own total is its last value less
+     * this.  0 for the first phase (the window's first sample reads 0). */
+    double metric_base[RM__METRIC_COUNT];
     /* The sampler's own. */
     double hwm_start_mb;      /* the window's exact peak at the phase's start; NAN: not known */
     double cpu_energy_start_j; /* RAPL total at the start; NAN without RAPL */

@@ -5,11 +5,13 @@
  */
 #include "test_util.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 static resmon_monitor *started(double interval)
 {
@@ -196,6 +198,50 @@ static void phases_cut_the_window(void **state)
 
 /* Marks in a tight loop: the window holds RESMON_MAX_PHASES phases, the
  * rest are refused, and memory stays bounded. */
+/* A phase's totals (I/O, faults, switches: LAST-folded metrics) are its own,
+ * not the window's so far: bytes written only in "write" count there and in
+ * no later phase, and the phases' totals add up to the window's. */
+static void phase_totals_are_the_phases_own(void **state)
+{
+    (void)state;
+    resmon_options o = RESMON_OPTIONS_INIT;
+    o.sample_interval_sec = 0.5;
+    o.metrics = RESMON_METRIC_IO | RESMON_METRIC_FAULTS;
+    resmon_monitor *m = test_monitor_new(&o);
+    assert_non_null(m);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    assert_int_equal(resmon_monitor_mark(m, "write"), 0);
+    wait_for_phases(m, 2);
+    int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    assert_true(fd >= 0);
+    static char chunk[1 << 16];
+    const size_t written = 64u << 20;
+    for (size_t n = 0; n < written; n += sizeof chunk)
+        assert_int_equal(write(fd, chunk, sizeof chunk), (ssize_t)sizeof chunk);
+    close(fd);
+    assert_int_equal(resmon_monitor_mark(m, "quiet"), 0);
+    wait_for_phases(m, 3);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+
+    resmon_summary w = test_summary(m);
+    resmon_phase ph[4];
+    assert_int_equal(resmon_monitor_get_phases(m, ph, 4, sizeof *ph), 3);
+    assert_true(ph[1].summary.io_wchar >= (double)written);
+    assert_true(ph[2].summary.io_wchar < (double)written / 64); /* the sampler's own few writes at most */
+    assert_true(ph[2].summary.io_syscw < 1000);
+    double sum_wchar = 0, sum_syscw = 0, sum_minflt = 0;
+    for (int i = 0; i < 3; i++) {
+        assert_true(ph[i].summary.io_wchar >= 0 && ph[i].summary.minor_faults >= 0);
+        sum_wchar += ph[i].summary.io_wchar;
+        sum_syscw += ph[i].summary.io_syscw;
+        sum_minflt += ph[i].summary.minor_faults;
+    }
+    ASSERT_DOUBLE_EQ(sum_wchar, w.io_wchar);
+    ASSERT_DOUBLE_EQ(sum_syscw, w.io_syscw);
+    ASSERT_DOUBLE_EQ(sum_minflt, w.minor_faults);
+    resmon_monitor_free(m);
+}
+
 static void marks_in_a_tight_loop_stay_bounded(void **state)
 {
     (void)state;
@@ -300,6 +346,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(names_are_checked),
         cmocka_unit_test(phases_cut_the_window),
+        cmocka_unit_test(phase_totals_are_the_phases_own),
         cmocka_unit_test(marks_in_a_tight_loop_stay_bounded),
         cmocka_unit_test(marks_race_readers),
         cmocka_unit_test(mark_then_stop_keeps_the_phase),
