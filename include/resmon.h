@@ -774,7 +774,8 @@ typedef struct resmon_options {
     /* Since 0.4 (the word was reserved, and had to be 0, before).  Nonzero,
      * with cgroup_path and pid 0 (else -EINVAL): the monitored processes are
      * the cgroup's, whoever they are -- a service, a container -- listed
-     * from its cgroup.procs at each sample (one open and read), not pid's
+     * from its cgroup.procs and its descendants' at each sample (one open
+     * and read per cgroup, 16 levels deep at most), not pid's
      * tree, and never this process itself.  A process is sampled from the
      * first sample that finds it there (its counters from then on), and
      * leaves the sums when it is no longer listed: moved out (what it used

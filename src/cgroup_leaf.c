@@ -181,10 +181,15 @@ static void own_identity(const char *proc_dir, rm__cgroup_leaf_owner *owner)
 
 /* Whether the creator named by owner is gone: no process of that pid, or
  * one started at another time (the pid was reused).  A process that cannot
- * be read (hidepid, EACCES) counts as alive: nothing is removed on a doubt. */
+ * be read (EACCES) counts as alive, and so does one whose start time its
+ * name does not know (0): nothing is removed on a doubt.  (hidepid, which
+ * makes another user's processes read as absent, is ruled out by the
+ * caller.) */
 static int creator_gone(const char *proc_root, const rm__cgroup_leaf_owner *owner)
 {
     char path[RM__CGROUP_PATH_MAX + 32], text[1024];
+    if (owner->starttime == 0)
+        return 0;
     snprintf(path, sizeof path, "%s/%ld/stat", proc_root, owner->pid);
     ssize_t n = rm__read_file_at(AT_FDCWD, path, text, sizeof text);
     if (n == -ENOENT || n == -ESRCH)
@@ -211,6 +216,13 @@ static int holds_processes(const char *dir)
 int rm__cgroup_sweep_stale(const char *parent, const char *proc_root, uint64_t own_pidns)
 {
     if (own_pidns == 0)
+        return 0;
+    /* With hidepid=2 (or invisible) another user's processes are absent
+     * from /proc, so a live creator would read as gone: pid 1 always exists
+     * in this namespace, and when it cannot be seen, nothing is swept. */
+    char init_stat[RM__CGROUP_PATH_MAX + 32], text[1024];
+    snprintf(init_stat, sizeof init_stat, "%s/1/stat", proc_root);
+    if (rm__read_file_at(AT_FDCWD, init_stat, text, sizeof text) <= 0)
         return 0;
     DIR *d = opendir(parent);
     if (!d)
@@ -293,7 +305,9 @@ int rm__cgroup_leaf_create_at(resmon_cgroup **out, const char *proc_dir, const c
     own_identity(proc_dir, &cg->owner);
     char proc_root[RM__CGROUP_PATH_MAX];
     proc_root_of(proc_dir, proc_root, sizeof proc_root);
-    rm__cgroup_sweep_stale(cg->parent, proc_root, cg->owner.pidns); /* what a killed resmon left */
+    /* what a killed resmon left; not when this process's own identity is
+     * unknown (its leaves would carry no start time to be judged by) */
+    rm__cgroup_sweep_stale(cg->parent, proc_root, cg->owner.starttime ? cg->owner.pidns : 0);
     if ((rc = make_leaf(cg, err, errcap)) < 0) {
         free(cg);
         return rc;

@@ -416,14 +416,22 @@ static int visit_member(pid_t pid, void *user)
     return append_found(v->walker, pid) < 0 ? -ENOMEM : 0;
 }
 
-/* The cgroup's processes: its cgroup.procs read whole (v1 may list a pid
- * twice while it moves; each is kept once).  Opened afresh each walk: v1
- * keeps the list it built for an open file while that file is read again
- * within a second (cgroup_pidlist), so a file kept open and re-read every
- * sample would show its first list for ever. */
-static int walk_cgroup(rm__tree_walker *w, const pid_t *roots, size_t root_count)
+/* Descendant cgroups deeper than this are not followed (a loop cannot
+ * happen in cgroupfs; this bounds the stack and the work per sample). */
+#define CGROUP_MAX_DEPTH 16
+
+/* The processes of the cgroup at dir_fd and of every cgroup below it: each
+ * cgroup.procs read whole (v1 may list a pid twice while it moves; each is
+ * kept once).  Opened afresh each walk: v1 keeps the list it built for an
+ * open file while that file is read again within a second
+ * (cgroup_pidlist), so a file kept open and re-read every sample would show
+ * its first list for ever.  cgroup.procs lists only a cgroup's own members,
+ * so the descendants are walked too: under v2 a service's or a container's
+ * processes often sit in child cgroups only, and the cgroup's memory figure
+ * counts them. */
+static int walk_cgroup_dir(rm__tree_walker *w, int dir_fd, const pid_t *roots, size_t root_count, int depth)
 {
-    int fd = openat(w->members_fd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
+    int fd = openat(dir_fd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -errno; /* -ENOENT once the cgroup is removed */
     ssize_t n = read_children_file(w, fd);
@@ -431,8 +439,36 @@ static int walk_cgroup(rm__tree_walker *w, const pid_t *roots, size_t root_count
     if (n < 0)
         return (int)n;
     struct members_visit visit = {w, roots, root_count};
-    int rc = rm__parse_pid_list(w->children_text, (size_t)n, visit_member, &visit);
-    return rc == -ENOMEM ? rc : 0; /* a garbled list yields the pids before the garbage */
+    if (rm__parse_pid_list(w->children_text, (size_t)n, visit_member, &visit) == -ENOMEM)
+        return -ENOMEM; /* a garbled list yields the pids before the garbage */
+    if (depth >= CGROUP_MAX_DEPTH)
+        return 0;
+    int list_fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *dir = list_fd >= 0 ? fdopendir(list_fd) : NULL;
+    if (!dir) {
+        if (list_fd >= 0)
+            close(list_fd);
+        return 0; /* this cgroup's own members are found; its children cannot be listed */
+    }
+    int rc = 0;
+    for (struct dirent *e; rc != -ENOMEM && (e = readdir(dir));) {
+        if (e->d_name[0] == '.' || (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN))
+            continue;
+        int child_fd = openat(dirfd(dir), e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (child_fd < 0)
+            continue; /* not a directory, or removed meanwhile */
+        int child_rc = walk_cgroup_dir(w, child_fd, roots, root_count, depth + 1);
+        close(child_fd);
+        if (child_rc == -ENOMEM)
+            rc = child_rc; /* a child cgroup removed meanwhile (-ENOENT) is no error */
+    }
+    closedir(dir);
+    return rc;
+}
+
+static int walk_cgroup(rm__tree_walker *w, const pid_t *roots, size_t root_count)
+{
+    return walk_cgroup_dir(w, w->members_fd, roots, root_count, 0);
 }
 
 int rm__tree_walk_from(rm__tree_walker *w, const pid_t *roots, size_t root_count)

@@ -679,13 +679,14 @@ static void sweep_removes_only_stale_empty_leaves(void **state)
                           "resmon-300-8-10-0",   /* another pid namespace */
                           "resmon-301-7-10-0",   /* holds a process */
                           "resmon-300-7-10",     /* not a leaf name */
+                          "resmon-303-7-0-0",    /* its creator's start time unknown */
                           "given-by-user"};
     char path[800];
     for (size_t i = 0; i < 3; i++) {
         snprintf(path, sizeof path, "%s/%s", parent, stale[i]);
         make_dirs(path);
     }
-    for (size_t i = 0; i < 5; i++) {
+    for (size_t i = 0; i < 6; i++) {
         snprintf(path, sizeof path, "%s/%s", parent, kept[i]);
         make_dirs(path);
     }
@@ -694,10 +695,13 @@ static void sweep_removes_only_stale_empty_leaves(void **state)
     put_file(parent, "resmon-302-7-10-0", ""); /* a file, not a directory */
     assert_int_equal(rm__cgroup_sweep_stale(parent, proc, 0), 0); /* own namespace unknown: nothing */
     assert_true(exists(parent, stale[0]));
+    assert_int_equal(rm__cgroup_sweep_stale(parent, proc, 7), 0); /* pid 1 unseen (hidepid): nothing */
+    assert_true(exists(parent, stale[0]));
+    put_proc(proc, 1, 1);
     assert_int_equal(rm__cgroup_sweep_stale(parent, proc, 7), 3);
     for (size_t i = 0; i < 3; i++)
         assert_false(exists(parent, stale[i]));
-    for (size_t i = 0; i < 5; i++)
+    for (size_t i = 0; i < 6; i++)
         assert_true(exists(parent, kept[i]));
     assert_true(exists(parent, "resmon-302-7-10-0"));
     assert_int_equal(rm__cgroup_sweep_stale(parent, proc, 7), 0);

@@ -183,11 +183,17 @@ class ResourceMonitor:
             yield self
         finally:
             if self.running:
-                self.mark(before or f"(after {name})"[:60])
+                self.mark(before or _after_name(name))
 
     def __repr__(self) -> str:
         state = "running" if self.running else "stopped"
         return f"<resmon.ResourceMonitor {state} every {self._interval} s>"
+
+
+def _after_name(name: str) -> str:
+    """"(after NAME)", cut to the 63-byte limit on a character boundary."""
+    room = 63 - len("(after )")
+    return "(after " + name.encode()[:room].decode("utf-8", "ignore") + ")"
 
 
 _SAMPLE_FIELDS = ("timestamp", "cpu_percent", "rss_mb", "gpu_util", "gpu_mem_mb", "gpu_clock_mhz", "gpu_power_w",

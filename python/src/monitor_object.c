@@ -331,7 +331,8 @@ static PyObject *monitor_samples(monitor_object *self, PyObject *unused)
         PyMem_Free(buffer);
         return rmpy_raise((int)count, NULL);
     }
-    size_t metric_count = resmon_metric_count(), offsets[64];
+    /* one distinct double of resmon_sample per metric: the sample's size bounds them */
+    size_t metric_count = resmon_metric_count(), offsets[sizeof(resmon_sample) / sizeof(double)];
     if (metric_count > sizeof offsets / sizeof *offsets)
         metric_count = sizeof offsets / sizeof *offsets;
     for (size_t i = 0; i < metric_count; i++) {

@@ -65,6 +65,19 @@ def test_marks_cut_the_window_into_phases() -> None:
     assert load.summary.phases == ()
 
 
+def test_phase_block_with_the_longest_name_closes_within_the_limit() -> None:
+    # 62 bytes of two-byte characters: "(after NAME)" must be cut by bytes, on a
+    # character boundary, or the closing mark raises in the block's finally.
+    name = "\u00e9" * 31
+    with ResourceMonitor(sample_interval_sec=0.01) as mon:
+        with mon.phase(name):
+            pass
+        closing = "(after " + "\u00e9" * 27 + ")"
+        wait_phase(mon, closing)
+    assert len(closing.encode()) <= 63
+    assert [p.name for p in mon.summary.phases] == ["", name, closing]
+
+
 def test_to_dict_carries_phases_and_reads_back() -> None:
     with ResourceMonitor(sample_interval_sec=0.01) as mon:
         mon.mark("a")

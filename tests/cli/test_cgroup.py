@@ -435,6 +435,28 @@ class WatchedCgroup(unittest.TestCase):
         self.assertIn("resmon: the processes of cgroup " + group, err)
         self.assertTrue(os.path.isdir(group))  # never removed: resmon did not make it
 
+    def test_processes_of_child_cgroups_are_in_the_tree(self):
+        # cgroup.procs lists a cgroup's own members only; a service's or a
+        # container's processes often sit in child cgroups (v2 puts them in
+        # leaves), and the cgroup's memory figure counts them: so must the tree.
+        parent = own_memory_cgroup()
+        group = tempfile.mkdtemp(prefix="resmon-test-watch-", dir=parent)
+        self.addCleanup(os.rmdir, group)
+        child = os.path.join(group, "worker")
+        os.mkdir(child)
+        self.addCleanup(os.rmdir, child)
+        ready = Ready()
+        args = ready.popen_args()
+        args["preexec_fn"] = lambda: join_cgroup(child)
+        p = subprocess.Popen([WORKLOAD, "mem", "48", "600"], **args)
+        self.addCleanup(lambda: (p.kill(), p.wait()))
+        ready.wait()
+        r, summary = run_json("-q", "-i", "0.02", "--duration", "0.3", "--cgroup", group)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(summary["peak_nprocs"], 1)
+        self.assertGreaterEqual(summary["peak_rss_mb"], 48)
+        self.assertGreaterEqual(summary["cgroup_peak_mb"], 48)
+
     def test_unified_hierarchy_membership_without_memory_controller(self):
         # The v2 hierarchy here (/sys/fs/cgroup/unified) offers no memory
         # controller: its cgroup.procs still makes the tree; the figures are

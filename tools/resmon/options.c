@@ -49,7 +49,7 @@ static const char usage_text[] =
     "                           for the whole tree's exact peak memory, page cache included)\n"
     "      --cgroup PATH        read the figures of an existing cgroup directory (a service, a\n"
     "                           container) instead of making one; without COMMAND or --pid,\n"
-    "                           monitor every process in it (cgroup.procs, each sample) until\n"
+    "                           monitor every process in it and below (cgroup.procs) until\n"
     "                           --duration ends or Ctrl-C\n";
 /* The rest (one string literal would pass the 4095 characters C11 promises). */
 static const char usage_text_rest[] =

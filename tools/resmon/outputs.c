@@ -48,7 +48,7 @@ int outputs_open(const cli_options *o, resmon_gpu *gpu, outputs *out)
         fprintf(stderr, "resmon: out of memory\n");
         return -1;
     }
-    if (!o->pid) { /* marks from the command's programs (resmon mark) */
+    if (!o->pid && !o->watch_cgroup) { /* marks from the command's programs (resmon mark) */
         char why[256];
         if (!(out->marks = marks_open(why, sizeof why)) && !o->quiet)
             fprintf(stderr, "resmon: no marks from the command: %s\n", why);

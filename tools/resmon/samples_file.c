@@ -26,7 +26,9 @@
 /* The metric-group columns, after CPU and RSS (and before any GPU's): the
  * library's metric list (resmon_metric_info) and the tree's cgroup memory
  * (empty/null without a cgroup), in resmon_sample's order. */
-#define MAX_METRIC_COLUMNS 64
+/* Each column is a distinct double of resmon_sample, so the sample's size
+ * bounds them: none is ever cut off. */
+#define MAX_METRIC_COLUMNS (sizeof(resmon_sample) / sizeof(double))
 
 typedef struct metric_column {
     const char *name;
@@ -39,8 +41,8 @@ static size_t metric_columns(metric_column *columns)
     int cgroup_placed = 0;
     for (size_t i = 0; i < count && n + 2 <= MAX_METRIC_COLUMNS; i++) {
         resmon_metric m;
-        if (resmon_metric_info(i, &m, sizeof m) < 0)
-            continue;
+        if (resmon_metric_info(i, &m, sizeof m) < 0 || m.sample_offset + sizeof(double) > sizeof(resmon_sample))
+            continue; /* past the sample this command knows: a newer library's */
         if (!cgroup_placed && m.sample_offset > offsetof(resmon_sample, cgroup_mem_mb)) {
             columns[n++] = (metric_column){"cgroup_mem_mb", offsetof(resmon_sample, cgroup_mem_mb)};
             cgroup_placed = 1;

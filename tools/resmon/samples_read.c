@@ -22,7 +22,9 @@
  * then every metric of the library's list (resmon_metric_info) under its
  * column name; the text column `phase` last. */
 enum column { COL_ELAPSED, COL_CPU, COL_RSS, COL_GPU_UTIL, COL_GPU_MEM, COL_FIRST_METRIC };
-#define COLUMN_CAP 96
+/* The base columns, one per distinct double of resmon_sample (each metric
+ * is one), and the phase: the sample's size bounds them, none is cut off. */
+#define COLUMN_CAP (8 + sizeof(resmon_sample) / sizeof(double))
 static const char *column_names[COLUMN_CAP] = {"elapsed_sec", "cpu_percent", "rss_mb", "gpu_util", "gpu_mem_mb"};
 static size_t column_offsets[COLUMN_CAP] = {0, offsetof(resmon_sample, cpu_percent), offsetof(resmon_sample, rss_mb),
                                             offsetof(resmon_sample, gpu_util), offsetof(resmon_sample, gpu_mem_mb)};
@@ -34,9 +36,9 @@ static void list_columns(void)
     if (phase_column)
         return;
     int n = COL_FIRST_METRIC;
-    for (size_t i = 0; i < resmon_metric_count() && n + 1 < COLUMN_CAP; i++) {
+    for (size_t i = 0; i < resmon_metric_count() && (size_t)n + 1 < COLUMN_CAP; i++) {
         resmon_metric m;
-        if (resmon_metric_info(i, &m, sizeof m) == 0) {
+        if (resmon_metric_info(i, &m, sizeof m) == 0 && m.sample_offset + sizeof(double) <= sizeof(resmon_sample)) {
             column_names[n] = m.column;
             column_offsets[n++] = m.sample_offset;
         }
