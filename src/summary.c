@@ -227,6 +227,11 @@ resmon_summary rm__summary_acc_result(const rm__summary_acc *acc)
      * percentages would overweight short intervals such as the stop's. */
     s.mean_cpu_percent = s.duration_sec > 0 ? 100.0 * acc->cpu_time_sec / s.duration_sec : 0.0;
     s.peak_cpu_percent = cpu_peak_percent(acc);
+    /* The spans tile the window, so the highest span's rate is at least the
+     * mean; summing the spans' seconds may round it a hair below (1e-9 of a
+     * 1 ms window was seen), and a peak below the mean reads as a bug. */
+    if (s.peak_cpu_percent < s.mean_cpu_percent)
+        s.peak_cpu_percent = s.mean_cpu_percent;
     s.cpu_time_sec = acc->cpu_time_sec;
     return s;
 }

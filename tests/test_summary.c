@@ -130,6 +130,16 @@ static void cpu_peak_is_never_below_the_mean(void **state)
     resmon_summary s = fold_cpu(t1, c1, s1, 2);
     ASSERT_BETWEEN(s.mean_cpu_percent, 66.6, 66.7);
     ASSERT_BETWEEN(s.peak_cpu_percent, s.mean_cpu_percent * (1 - 1e-12), s.mean_cpu_percent * (1 + 1e-12));
+    assert_true(s.peak_cpu_percent >= s.mean_cpu_percent); /* exactly: not a rounding below */
+    /* Wall-clock timestamps of today (1.8e9 s) and a 1.4 ms window, as CI
+     * met it: the spans' sum may round below the duration; never the peak. */
+    for (int i = 0; i < 200; i++) {
+        double t3[] = {1764600601.460 + i * 0.0137, 1764600601.460 + i * 0.0137 + 0.0013640289980685338};
+        double c3[] = {0, 0.001068554 + i * 1e-9};
+        int s3[] = {0, 1};
+        s = fold_cpu(t3, c3, s3, 2);
+        assert_true(s.peak_cpu_percent >= s.mean_cpu_percent);
+    }
     /* Idle full intervals, then all the CPU in the stop's short one: it joins
      * the span before it, so the peak is a rate over 0.13 s, not 0. */
     double t2[] = {0.0, 0.1, 0.2, 0.23}, c2[] = {0, 0, 0, 0.02};
