@@ -4,6 +4,7 @@
  * that writer has), so a phase never spells a metric key of its own.
  */
 #include "json_number.h"
+#include "json_text.h"
 #include "resmon.h"
 #include "struct_size.h"
 #include "utf8.h"
@@ -16,56 +17,42 @@
 
 #define MIN_STRIDE (offsetof(resmon_phase, summary) + RM__SIZE_THROUGH(resmon_summary, peak_gpu_proc_mem_mb))
 
-typedef struct out_text {
-    char *buf;
-    size_t cap, len; /* len: what the full text needs, even past cap */
-} out_text;
-
-static void put(out_text *w, const char *text, size_t n)
-{
-    if (w->len < w->cap) {
-        size_t room = w->cap - 1 - w->len;
-        memcpy(w->buf + w->len, text, n < room ? n : room);
-    }
-    w->len += n;
-}
-
 /* A JSON string: quotes, backslashes and control characters escaped, each
  * byte that is not well-formed UTF-8 as \ufffd. */
-static void put_string(out_text *w, const char *text, size_t max)
+static void put_string(rm__json_text *w, const char *text, size_t max)
 {
     char tmp[RESMON_PHASE_NAME_MAX];
     size_t len = strnlen(text, max - 1);
     memcpy(tmp, text, len);
     tmp[len] = '\0';
-    put(w, "\"", 1);
+    rm__json_put(w, "\"", 1);
     const unsigned char *s = (const unsigned char *)tmp;
     for (size_t n; *s; s += n) {
         uint32_t cp;
         n = rm__utf8_sequence_length(s, &cp);
         if (n == 0) {
-            put(w, "\\ufffd", 6);
+            rm__json_put(w, "\\ufffd", 6);
             n = 1;
         } else if (cp == '"' || cp == '\\') {
             char esc[2] = {'\\', (char)cp};
-            put(w, esc, 2);
+            rm__json_put(w, esc, 2);
         } else if (cp < 0x20) {
             char esc[8];
             snprintf(esc, sizeof esc, "\\u%04x", (unsigned)cp);
-            put(w, esc, 6);
+            rm__json_put(w, esc, 6);
         } else {
-            put(w, (const char *)s, n);
+            rm__json_put(w, (const char *)s, n);
         }
     }
-    put(w, "\"", 1);
+    rm__json_put(w, "\"", 1);
 }
 
 int resmon_phases_to_json(const resmon_phase *phases, size_t count, size_t stride, char *buf, size_t cap)
 {
     if ((!phases && count) || (count && stride < MIN_STRIDE) || (!buf && cap))
         return -EINVAL;
-    out_text w = {buf, cap, 0};
-    put(&w, "[", 1);
+    rm__json_text w = {buf, cap, 0};
+    rm__json_put(&w, "[", 1);
     for (size_t i = 0; i < count; i++) {
         const resmon_phase *ph = (const resmon_phase *)((const unsigned char *)phases + i * stride);
         int len = resmon_summary_to_json(&ph->summary, NULL, 0);
@@ -75,17 +62,17 @@ int resmon_phases_to_json(const resmon_phase *phases, size_t count, size_t strid
         if (!summary)
             return -ENOMEM;
         resmon_summary_to_json(&ph->summary, summary, (size_t)len + 1);
-        put(&w, i ? ", {\"name\": " : "{\"name\": ", i ? 11 : 9);
+        rm__json_put(&w, i ? ", {\"name\": " : "{\"name\": ", i ? 11 : 9);
         put_string(&w, ph->name, sizeof ph->name);
         char number[32];
         size_t n = rm__json_format_double(ph->start_sec, number);
-        put(&w, ", \"start_sec\": ", 15);
-        put(&w, number, n);
-        put(&w, ", ", 2);
-        put(&w, summary + 1, (size_t)len - 1); /* its keys and its closing brace */
+        rm__json_put(&w, ", \"start_sec\": ", 15);
+        rm__json_put(&w, number, n);
+        rm__json_put(&w, ", ", 2);
+        rm__json_put(&w, summary + 1, (size_t)len - 1); /* its keys and its closing brace */
         free(summary);
     }
-    put(&w, "]", 1);
+    rm__json_put(&w, "]", 1);
     if (cap)
         buf[w.len < cap ? w.len : cap - 1] = '\0';
     return w.len > INT_MAX ? -ENOSPC : (int)w.len;

@@ -5,6 +5,7 @@
  * never links Jansson.
  */
 #include "json_number.h"
+#include "json_text.h"
 #include "metric_fields.h"
 #include "struct_size.h"
 #include "resmon.h"
@@ -18,34 +19,19 @@
 
 /* ---- writing ------------------------------------------------------------ */
 
-typedef struct json_writer {
-    char *buf;
-    size_t cap;
-    size_t len; /* the length the full text needs, even past cap */
-} json_writer;
-
-static void put(json_writer *w, const char *text, size_t n)
+static void put_key(rm__json_text *w, const char *key)
 {
-    if (w->len < w->cap) {
-        size_t room = w->cap - 1 - w->len;
-        memcpy(w->buf + w->len, text, n < room ? n : room);
-    }
-    w->len += n;
+    rm__json_put(w, w->len > 1 ? ", \"" : "\"", w->len > 1 ? 3 : 1);
+    rm__json_put(w, key, strlen(key));
+    rm__json_put(w, "\": ", 3);
 }
 
-static void put_key(json_writer *w, const char *key)
-{
-    put(w, w->len > 1 ? ", \"" : "\"", w->len > 1 ? 3 : 1);
-    put(w, key, strlen(key));
-    put(w, "\": ", 3);
-}
-
-static void put_double(json_writer *w, const char *key, double value)
+static void put_double(rm__json_text *w, const char *key, double value)
 {
     char number[32];
     size_t n = rm__json_format_double(value, number);
     put_key(w, key);
-    put(w, number, n);
+    rm__json_put(w, number, n);
 }
 
 int resmon_summary_to_json(const resmon_summary *caller_summary, char *buf, size_t cap)
@@ -58,8 +44,8 @@ int resmon_summary_to_json(const resmon_summary *caller_summary, char *buf, size
     if (rc < 0)
         return rc;
     const resmon_summary *s = &own;
-    json_writer w = {buf, cap, 0};
-    put(&w, "{", 1);
+    rm__json_text w = {buf, cap, 0};
+    rm__json_put(&w, "{", 1);
     /* The seed's to_dict() keys, in its order. */
     put_double(&w, "peak_rss_mb", s->peak_rss_mb);
     put_double(&w, "mean_rss_mb", s->mean_rss_mb);
@@ -69,7 +55,7 @@ int resmon_summary_to_json(const resmon_summary *caller_summary, char *buf, size
     char count[24];
     int count_len = snprintf(count, sizeof count, "%llu", (unsigned long long)s->num_samples);
     put_key(&w, "num_samples");
-    put(&w, count, (size_t)count_len);
+    rm__json_put(&w, count, (size_t)count_len);
     put_double(&w, "duration_sec", s->duration_sec);
     if (!isnan(s->mean_gpu_clock_mhz))
         put_double(&w, "mean_gpu_clock_mhz", s->mean_gpu_clock_mhz);
@@ -85,23 +71,23 @@ int resmon_summary_to_json(const resmon_summary *caller_summary, char *buf, size
         put_double(&w, "cpu_time_sec", s->cpu_time_sec);
         put_key(&w, "skipped_slots");
         count_len = snprintf(count, sizeof count, "%llu", (unsigned long long)s->skipped_slots);
-        put(&w, count, (size_t)count_len);
+        rm__json_put(&w, count, (size_t)count_len);
     }
     if (isfinite(s->hwm_rss_mb) && s->hwm_scope != RESMON_HWM_UNKNOWN) {
         put_double(&w, "hwm_rss_mb", s->hwm_rss_mb);
         put_key(&w, "hwm_scope");
         if (s->hwm_scope == RESMON_HWM_WINDOW)
-            put(&w, "\"window\"", 8);
+            rm__json_put(&w, "\"window\"", 8);
         else
-            put(&w, "\"lifetime\"", 10);
+            rm__json_put(&w, "\"lifetime\"", 10);
     }
     if (isfinite(s->gpu_energy_j)) {
         put_double(&w, "gpu_energy_j", s->gpu_energy_j);
         put_key(&w, "gpu_energy_source");
         if (s->gpu_energy_source == RESMON_ENERGY_COUNTER)
-            put(&w, "\"counter\"", 9);
+            rm__json_put(&w, "\"counter\"", 9);
         else
-            put(&w, "\"integrated\"", 12);
+            rm__json_put(&w, "\"integrated\"", 12);
     }
     if (isfinite(s->cpu_energy_j))
         put_double(&w, "cpu_energy_j", s->cpu_energy_j);
@@ -120,7 +106,7 @@ int resmon_summary_to_json(const resmon_summary *caller_summary, char *buf, size
                      (s->cgroup_version == 1 || s->cgroup_version == 2);
     if (has_cgroup) {
         put_key(&w, "cgroup_version");
-        put(&w, s->cgroup_version == 2 ? "2" : "1", 1);
+        rm__json_put(&w, s->cgroup_version == 2 ? "2" : "1", 1);
         const struct {
             const char *key;
             double value;
@@ -136,7 +122,7 @@ int resmon_summary_to_json(const resmon_summary *caller_summary, char *buf, size
             if (isfinite(cgroup_fields[i].value))
                 put_double(&w, cgroup_fields[i].key, cgroup_fields[i].value);
     }
-    put(&w, "}", 1);
+    rm__json_put(&w, "}", 1);
     if (cap)
         buf[w.len < cap ? w.len : cap - 1] = '\0';
     return w.len > INT_MAX ? -ENOSPC : (int)w.len;
