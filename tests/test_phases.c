@@ -270,6 +270,17 @@ static void marks_in_a_tight_loop_stay_bounded(void **state)
         counts[rc == 0 ? 0 : rc == -ENOSPC ? 1 : 2]++;
     }
     double loop_ns = (test_now() - t0) * 1e9 / (double)loops;
+    /* On a busy machine the sampler may not have run during the loop (all
+     * refused as waiting): mark on, letting it take them, until the table is
+     * full -- the bound is the point, not how fast it is reached. */
+    double deadline = test_now() + test_scaled(10.0);
+    while (counts[1] == 0 && test_now() < deadline) {
+        int rc = resmon_monitor_mark(m, "hot");
+        assert_true(rc == 0 || rc == -ENOSPC || rc == -EAGAIN);
+        counts[rc == 0 ? 0 : rc == -ENOSPC ? 1 : 2]++;
+        if (rc == -EAGAIN)
+            test_sleep(0.0002);
+    }
     test_sleep(0.05);
     double rss_after = vm_rss_mb();
     assert_int_equal(resmon_monitor_stop(m), 0);
