@@ -53,6 +53,7 @@ struct resmon_gpu {
     pthread_mutex_t last_lock; /* guards devices[].last: written by the GPU
                                   thread, read by resmon_gpu_last_readings */
     char selection[RESMON_ERR_MAX]; /* what "auto"/"all" picked and why */
+    resmon_gpu *next_open; /* the registry's list (guarded by registry_lock) */
     size_t count;
     gpu_device devices[];
 };
@@ -153,12 +154,43 @@ static int own_process_memory(void *ctx, const pid_t *pids, size_t count, double
     return known(read_now(ctx, pids, count).proc_mem_mb, mb);
 }
 
-resmon_gpu *rm__gpu_of_profiler(const resmon_gpu_profiler *table)
+/* ---- the registry of open profilers -------------------------------------
+ *
+ * Every resmon_gpu that resmon_gpu_open returned and that is not yet freed,
+ * so that a table is recognised as one's own by its address alone: the
+ * address resmon_gpu_profiler_of gave is compared, never the memory behind
+ * a caller's table (which may be a copy, a wrapper, anything). */
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static resmon_gpu *registry;
+
+static void registry_add(resmon_gpu *g)
 {
-    int own = table->get_utilization == own_utilization && table->get_memory_usage == own_memory &&
-              table->get_clock_info == own_clocks && table->get_power_info == own_power &&
-              table->get_energy == own_energy && table->get_process_memory == own_process_memory;
-    return own ? table->ctx : NULL;
+    pthread_mutex_lock(&registry_lock);
+    g->next_open = registry;
+    registry = g;
+    pthread_mutex_unlock(&registry_lock);
+}
+
+static void registry_remove(resmon_gpu *g)
+{
+    pthread_mutex_lock(&registry_lock);
+    for (resmon_gpu **at = &registry; *at; at = &(*at)->next_open)
+        if (*at == g) {
+            *at = g->next_open;
+            break;
+        }
+    pthread_mutex_unlock(&registry_lock);
+}
+
+resmon_gpu *rm__gpu_of_table(const resmon_gpu_profiler *table)
+{
+    resmon_gpu *found = NULL;
+    pthread_mutex_lock(&registry_lock);
+    for (resmon_gpu *g = registry; g && !found; g = g->next_open)
+        if (&g->profiler == table)
+            found = g;
+    pthread_mutex_unlock(&registry_lock);
+    return found;
 }
 
 /* ---- listing and opening ------------------------------------------------- */
@@ -201,6 +233,7 @@ int resmon_gpu_list(resmon_gpu_info *out, size_t cap, size_t stride, size_t *cou
 
 static void gpu_free(resmon_gpu *g)
 {
+    registry_remove(g); /* a table at this address is nobody's from now on */
     for (size_t i = 0; i < g->count; i++)
         g->devices[i].backend->close(g->devices[i].ctx);
     pthread_mutex_destroy(&g->read_lock);
@@ -433,18 +466,27 @@ int resmon_gpu_open(resmon_gpu **out, const char *spec, char *err, size_t errcap
     *out = NULL;
     rm__gpu_env env;
     gpu_env_read(&env);
-    if (!spec || strcmp(spec, "auto") == 0)
-        return open_default(&env, out, err, errcap);
-    if (strcmp(spec, "all") == 0)
-        return open_all(&env, out, err, errcap);
-    const char *colon = strchr(spec, ':');
-    for (size_t b = 0; colon && b < BACKEND_COUNT; b++) {
-        size_t len = strlen(backends[b]->name);
-        if ((size_t)(colon - spec) == len && strncmp(spec, backends[b]->name, len) == 0)
-            return open_one(&env, out, backends[b], colon + 1, err, errcap);
+    int rc = -EINVAL;
+    if (!spec || strcmp(spec, "auto") == 0) {
+        rc = open_default(&env, out, err, errcap);
+    } else if (strcmp(spec, "all") == 0) {
+        rc = open_all(&env, out, err, errcap);
+    } else {
+        const char *colon = strchr(spec, ':');
+        size_t b = 0;
+        for (; colon && b < BACKEND_COUNT; b++) {
+            size_t len = strlen(backends[b]->name);
+            if ((size_t)(colon - spec) == len && strncmp(spec, backends[b]->name, len) == 0) {
+                rc = open_one(&env, out, backends[b], colon + 1, err, errcap);
+                break;
+            }
+        }
+        if (!colon || b == BACKEND_COUNT)
+            snprintf(err, errcap, "unknown GPU '%s': use auto, all, nvml:N, nvml:GPU-<uuid>, amd:N or intel:N", spec);
     }
-    snprintf(err, errcap, "unknown GPU '%s': use auto, all, nvml:N, nvml:GPU-<uuid>, amd:N or intel:N", spec);
-    return -EINVAL;
+    if (rc == 0)
+        registry_add(*out);
+    return rc;
 }
 
 void resmon_gpu_close(resmon_gpu *g)

@@ -21,11 +21,15 @@
  * rm__gpu_reading_sum). */
 void rm__gpu_read_devices(resmon_gpu *g, const pid_t *pids, size_t pid_count, rm__gpu_device_reading *out);
 
-/* The resmon_gpu behind a callback table that resmon_gpu_profiler_of gave
- * (or a copy of it), to be read whole; NULL for any other table, which is
- * read through its callbacks.  The public table has no room for a type tag
- * (its size is ABI), so the one place that knows resmon's own callbacks --
- * gpu.c, which defines them -- says whether these are they. */
-resmon_gpu *rm__gpu_of_profiler(const resmon_gpu_profiler *table);
+/* The open resmon_gpu whose own table (resmon_gpu_profiler_of) is at the
+ * address table, to be read whole; NULL for any other address -- a copy of
+ * that table, a wrapper, a caller's own -- which is read through its
+ * callbacks.  Compares addresses only (a registry of the open resmon_gpu
+ * objects, under a mutex): the memory at table is never read, so any
+ * pointer may be asked about.  The public table has no room for a type tag
+ * (its size is ABI); the address is the tag.  Called once per monitor, by
+ * resmon_monitor_new (through rm__gpu_poller_new), with the pointer the
+ * caller put in resmon_options.gpu_profiler. */
+resmon_gpu *rm__gpu_of_table(const resmon_gpu_profiler *table);
 
 #endif

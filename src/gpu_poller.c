@@ -10,6 +10,7 @@
  */
 #include "gpu_poller.h"
 #include "futex.h"
+#include "gpu.h"
 #include "gpu_profiler.h"
 #include "gpu_reading.h"
 #include "internal.h"
@@ -26,6 +27,7 @@
 
 struct rm__gpu_poller {
     resmon_gpu_profiler table; /* the caller's, copied */
+    resmon_gpu *own;           /* the resmon_gpu whose own table the caller passed, else NULL */
     uint64_t base_interval_ns; /* asked for, or the default */
     int adaptive;              /* the default: stretch to the read time */
     atomic_uint_fast64_t interval_ns; /* in force: base, or 2x the slowest recent reading */
@@ -181,7 +183,7 @@ static void *poller_main(void *arg)
         }
         rm__gpu_device_reading reading;
         uint64_t asked_ns = rm__now_ns();
-        rm__gpu_read(&p->table, pids, pid_count, &reading, &p->gate);
+        rm__gpu_read(&p->table, p->own, pids, pid_count, &reading, &p->gate);
         uint64_t taken_ns = rm__now_ns();
         uint64_t interval_ns = adapt_interval(p, asked_ns, taken_ns, &start_ns, &slot);
         publish(p, window, &reading, taken_ns);
@@ -207,12 +209,14 @@ static void *poller_main(void *arg)
     return NULL;
 }
 
-int rm__gpu_poller_new(rm__gpu_poller **out, const resmon_gpu_profiler *table, uint64_t interval_ns, int adaptive)
+int rm__gpu_poller_new(rm__gpu_poller **out, const resmon_gpu_profiler *table, const resmon_gpu_profiler *caller_table,
+                       uint64_t interval_ns, int adaptive)
 {
     rm__gpu_poller *p = calloc(1, sizeof *p);
     if (!p)
         return -ENOMEM;
     p->table = *table;
+    p->own = rm__gpu_of_table(caller_table); /* by address, once: see gpu.h */
     p->base_interval_ns = interval_ns;
     p->adaptive = adaptive;
     atomic_init(&p->interval_ns, interval_ns);

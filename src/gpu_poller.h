@@ -30,11 +30,15 @@
 typedef struct rm__gpu_poller rm__gpu_poller;
 
 /* Copies the profiler table (table_size bytes, validated by the caller) and
- * calls its retain.  No thread yet.  With adaptive (the caller left the GPU
- * interval at its default), interval_ns is a floor: the thread stretches the
- * interval to twice the slowest recent reading (see adapt_interval).  0 or
- * -ENOMEM (then nothing is retained). */
-int rm__gpu_poller_new(rm__gpu_poller **out, const resmon_gpu_profiler *table, uint64_t interval_ns, int adaptive);
+ * calls its retain.  caller_table: the pointer the caller passed in
+ * resmon_options.gpu_profiler; when it is the address of an open
+ * resmon_gpu's own table, that resmon_gpu is read whole (rm__gpu_of_table,
+ * resolved here once).  No thread yet.  With adaptive (the caller left the
+ * GPU interval at its default), interval_ns is a floor: the thread stretches
+ * the interval to twice the slowest recent reading (see adapt_interval).  0
+ * or -ENOMEM (then nothing is retained). */
+int rm__gpu_poller_new(rm__gpu_poller **out, const resmon_gpu_profiler *table, const resmon_gpu_profiler *caller_table,
+                       uint64_t interval_ns, int adaptive);
 
 /* Starts the GPU thread if it has none yet, with the calling thread's signal
  * mask.  Called from the owner's thread, not the sampler's: creating a thread

@@ -63,13 +63,12 @@ static void read_callbacks(const resmon_gpu_profiler *gpu, const pid_t *pids, si
     }
 }
 
-void rm__gpu_read(const resmon_gpu_profiler *gpu, const pid_t *pids, size_t pid_count, rm__gpu_device_reading *out,
-                  rm__gpu_gate *gate)
+void rm__gpu_read(const resmon_gpu_profiler *gpu, resmon_gpu *own, const pid_t *pids, size_t pid_count,
+                  rm__gpu_device_reading *out, rm__gpu_gate *gate)
 {
     rm__gpu_reading_clear(out);
     if (!gpu)
         return;
-    resmon_gpu *own = rm__gpu_of_profiler(gpu);
     if (own)
         GATED(gate, rm__gpu_read_devices(own, pids, pid_count, out));
     else

@@ -22,12 +22,14 @@ struct rm__gpu_gate {
     void (*leave)(rm__gpu_gate *gate);
 };
 
-/* Reads every metric of a profiler once into out.  resmon's own profilers
- * in one pass (one call through the gate); a caller's through its callbacks
- * (each through the gate).  pids are the monitored processes, for the
+/* Reads every metric of a profiler once into out.  own: the resmon_gpu
+ * whose own table gpu is a copy of (rm__gpu_of_table of the caller's
+ * pointer, resolved once when the monitor was made), read in one pass (one
+ * call through the gate); NULL: gpu is read through its callbacks (each
+ * through the gate).  pids are the monitored processes, for the
  * process GPU memory (none: that field stays NAN).  A NULL profiler, a NULL
  * or failing callback leaves its fields NAN. */
-void rm__gpu_read(const resmon_gpu_profiler *gpu, const pid_t *pids, size_t pid_count, rm__gpu_device_reading *out,
-                  rm__gpu_gate *gate);
+void rm__gpu_read(const resmon_gpu_profiler *gpu, resmon_gpu *own, const pid_t *pids, size_t pid_count,
+                  rm__gpu_device_reading *out, rm__gpu_gate *gate);
 
 #endif

@@ -176,7 +176,8 @@ int resmon_monitor_new(resmon_monitor **out, const resmon_options *opts)
         free(m);
         return -rc;
     }
-    if (o.gpu_profiler && (rc = rm__gpu_poller_new(&m->gpu, &profiler, m->gpu_interval_ns, o.gpu_interval_sec <= 0)) < 0) {
+    if (o.gpu_profiler && (rc = rm__gpu_poller_new(&m->gpu, &profiler, opts->gpu_profiler, m->gpu_interval_ns,
+                                                        o.gpu_interval_sec <= 0)) < 0) {
         rm__phases_free(&m->phases);
         pthread_mutex_destroy(&m->lock);
         pthread_cond_destroy(&m->started);

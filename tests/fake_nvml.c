@@ -33,7 +33,10 @@
  * apart; its UUID is GPU-<i>932f937-..., so "GPU-1932" is a unique prefix and
  * "GPU-" is not.  fake_nvml_touched() says which devices
  * nvmlDeviceGetHandleByIndex was asked for since nvmlInit (NVML initialises
- * each one it returns).  The v2 memory call checks its version word as the
+ * each one it returns); fake_nvml_utilization_calls() and
+ * fake_nvml_process_queries() count nvmlDeviceGetUtilizationRates and
+ * nvmlDeviceGetComputeRunningProcesses_v3 calls since nvmlInit (atomics:
+ * a test reads them while a GPU thread calls).  The v2 memory call checks its version word as the
  * real one does.
  *
  * Built twice: as a current driver (exports RunningProcessDetailList, 24-byte
@@ -41,6 +44,7 @@
  * wrote 32-byte entries from the _v3 process queries and are recognised by
  * exporting ConfComputeMemSizeInfo without RunningProcessDetailList.
  */
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <strings.h>
@@ -90,6 +94,7 @@ static struct {
 /* Exported only to make the handle type opaque to resmon. */
 struct nvmlDevice_st { int index; int mig; unsigned gi, ci; };
 static struct nvmlDevice_st device_table[8];
+static atomic_long utilization_calls, process_queries;
 static struct nvmlDevice_st mig_table[2];
 
 static double value_of(const char *config, const char *key, double fallback)
@@ -153,6 +158,8 @@ static void configure(void)
     if (!config)
         config = "";
     memset(&fake, 0, sizeof fake);
+    atomic_store(&utilization_calls, 0);
+    atomic_store(&process_queries, 0);
     fake.devices = (int)value_of(config, "devices", 1);
     if (fake.devices > 8)
         fake.devices = 8;
@@ -201,6 +208,8 @@ static void uuid_of(const struct nvmlDevice_st *d, char *out, size_t cap)
 
 /* Which devices nvmlDeviceGetHandleByIndex was asked for since nvmlInit. */
 FAKE_API unsigned fake_nvml_touched(void) { return fake.touched; }
+FAKE_API long fake_nvml_utilization_calls(void) { return atomic_load(&utilization_calls); }
+FAKE_API long fake_nvml_process_queries(void) { return atomic_load(&process_queries); }
 
 static void sleep_us(long us)
 {
@@ -375,6 +384,7 @@ FAKE_API int nvmlDeviceGetUtilizationRates(struct nvmlDevice_st *d, nvmlUtilizat
 {
     if (fake.slow_ms > 0)
         sleep_us(fake.slow_ms * 1000L);
+    atomic_fetch_add(&utilization_calls, 1);
     int rc = device_call("util");
     if (rc == 0 && d->index == fake.mig)
         rc = 3; /* NOT_SUPPORTED under MIG */
@@ -483,6 +493,7 @@ FAKE_API int nvmlDeviceGetComputeRunningProcesses_v3(struct nvmlDevice_st *d, un
     (void)d;
     if (fake.procs_slow_us > 0)
         sleep_us(fake.procs_slow_us);
+    atomic_fetch_add(&process_queries, 1);
     int rc = device_call("procs");
     return rc ? rc : list_processes(&fake.compute, count, infos);
 }

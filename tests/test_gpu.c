@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -655,6 +656,129 @@ static unsigned fake_touched(void)
     return mask;
 }
 
+/* A counter the fake NVML exports (fake_nvml_utilization_calls, ...). */
+static long fake_count(const char *name)
+{
+    void *lib = dlopen(FAKE_NVML_PATH, RTLD_NOW | RTLD_NOLOAD);
+    assert_non_null(lib);
+    void *symbol = dlsym(lib, name);
+    assert_non_null(symbol);
+    long (*count)(void);
+    memcpy(&count, &symbol, sizeof count);
+    long n = count();
+    dlclose(lib);
+    return n;
+}
+
+/* Runs a monitor of opts until a sample has the process's GPU memory (so a
+ * whole reading with the pids has been taken) and the GPU was read at least
+ * 10 times, then frees it and, with released, waits for *released (the
+ * profiler's release, which runs after its last call returned).  The fake
+ * NVML's counts of utilization calls and process queries during the
+ * monitor's life come back in *util and *procs. */
+static void monitor_counting_reads(const resmon_options *opts, atomic_int *released, long *util, long *procs)
+{
+    long util_before = fake_count("fake_nvml_utilization_calls");
+    long procs_before = fake_count("fake_nvml_process_queries");
+    resmon_monitor *m = test_monitor_new(opts);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    double deadline = test_now() + test_scaled(5);
+    while ((isnan(test_summary(m).peak_gpu_proc_mem_mb) ||
+            fake_count("fake_nvml_process_queries") - procs_before < 10) && test_now() < deadline)
+        test_sleep(0.005);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    ASSERT_DOUBLE_EQ(test_summary(m).peak_gpu_proc_mem_mb, 256);
+    resmon_monitor_free(m);
+    deadline = test_now() + test_scaled(5);
+    while (released && atomic_load(released) == 0 && test_now() < deadline)
+        test_sleep(0.005);
+    *util = fake_count("fake_nvml_utilization_calls") - util_before;
+    *procs = fake_count("fake_nvml_process_queries") - procs_before;
+}
+
+/* The table resmon_gpu_profiler_of returns, passed as it is, is recognised
+ * by its address and read whole: each GPU poll reads every device once (one
+ * utilization call and one process query per poll), not once per callback. */
+static void own_table_is_read_in_one_pass(void **state)
+{
+    (void)state;
+    char config[64];
+    snprintf(config, sizeof config, "procs=%d:256", (int)getpid());
+    setenv("FAKE_NVML", config, 1);
+    resmon_gpu *g = open_ok("nvml:0");
+    resmon_options opts = RESMON_OPTIONS_INIT;
+    opts.sample_interval_sec = 0.002;
+    opts.gpu_interval_sec = 0.002;
+    opts.gpu_profiler = resmon_gpu_profiler_of(g);
+    long util, procs;
+    monitor_counting_reads(&opts, NULL, &util, &procs);
+    resmon_gpu_close(g);
+    assert_true(procs >= 10);
+    /* One utilization call per process query (the first query asks twice,
+     * once for the list's size); at most one poll may be cut short by free,
+     * after its utilization call. */
+    if (util > procs + 1) {
+        print_error("%ld utilization calls for %ld polls: the table was read callback by callback\n", util, procs);
+        fail();
+    }
+}
+
+/* A copy of that table is the caller's own: it is read through its
+ * callbacks, so whatever the caller wrapped is honoured.  Here every metric
+ * callback is the built-in's (before the tables were told apart by address,
+ * such a copy was taken for the built-in and read in one pass) and the
+ * lifetime hooks are wrapped: the wrappers hold the profiler, it is read
+ * callback by callback (each callback reads every device), and each wrapper
+ * runs once. */
+static struct {
+    const resmon_gpu_profiler *inner;
+    atomic_int retained, released;
+} wrapped;
+
+static void wrapped_retain(void *ctx)
+{
+    atomic_fetch_add(&wrapped.retained, 1);
+    wrapped.inner->retain(ctx);
+}
+
+static void wrapped_release(void *ctx)
+{
+    atomic_fetch_add(&wrapped.released, 1);
+    wrapped.inner->release(ctx);
+}
+
+static void copied_table_is_read_through_its_callbacks(void **state)
+{
+    (void)state;
+    char config[64];
+    snprintf(config, sizeof config, "procs=%d:256", (int)getpid());
+    setenv("FAKE_NVML", config, 1);
+    resmon_gpu *g = open_ok("nvml:0");
+    resmon_gpu_profiler copy = *resmon_gpu_profiler_of(g);
+    wrapped.inner = resmon_gpu_profiler_of(g);
+    atomic_store(&wrapped.retained, 0);
+    atomic_store(&wrapped.released, 0);
+    copy.retain = wrapped_retain;
+    copy.release = wrapped_release;
+    resmon_options opts = RESMON_OPTIONS_INIT;
+    opts.sample_interval_sec = 0.002;
+    opts.gpu_interval_sec = 0.002;
+    opts.gpu_profiler = &copy;
+    long util, procs;
+    monitor_counting_reads(&opts, &wrapped.released, &util, &procs);
+    assert_int_equal(atomic_load(&wrapped.retained), 1);
+    assert_int_equal(atomic_load(&wrapped.released), 1);
+    resmon_gpu_close(g);
+    assert_true(procs >= 10);
+    /* Per poll: five callbacks read without pids, get_process_memory with
+     * them -- six utilization calls for each process query (but the first,
+     * which asks twice: once for the list's size). */
+    if (util < 6 * (procs - 1)) {
+        print_error("%ld utilization calls for %ld polls: the copy was read as the built-in table\n", util, procs);
+        fail();
+    }
+}
+
 /* nvmlDeviceGetHandleByIndex initialises the GPU it returns: opening one GPU
  * must not ask for the others, one of which here will not initialise. */
 static void opening_asks_only_for_the_device_named(void **state)
@@ -1167,6 +1291,8 @@ int main(void)
         cmocka_unit_test_setup(nvml_unknown_errors_mid_run_cost_only_readings, fresh_environment),
         cmocka_unit_test_setup(nvml_process_memory_counts_only_monitored_pids, fresh_environment),
         cmocka_unit_test_setup(two_monitors_share_one_gpu, fresh_environment),
+        cmocka_unit_test_setup(own_table_is_read_in_one_pass, fresh_environment),
+        cmocka_unit_test_setup(copied_table_is_read_through_its_callbacks, fresh_environment),
         cmocka_unit_test_setup(all_gpus_aggregate_with_per_device_readings, fresh_environment),
         cmocka_unit_test_setup(default_gpu_honours_cuda_visible_devices, fresh_environment),
         cmocka_unit_test_setup(cuda_hidden_gpus_are_said_not_silently_replaced, fresh_environment),
