@@ -7,9 +7,10 @@
  * and -- when the caller supplies a GPU profiler -- GPU utilization, memory,
  * clock and power, which a second thread reads on its own schedule so that a
  * slow GPU never delays a sample.  resmon can open NVIDIA (NVML, loaded at run
- * time), AMD and Intel GPUs itself (resmon_gpu_open).  The monitored window runs from resmon_monitor_start() to
- * resmon_monitor_stop(); a summary of it (peaks, means, growth, duration) is
- * kept up to date as samples arrive, so asking for it costs nothing.
+ * time), AMD and Intel GPUs itself (resmon_gpu_open).  The monitored window
+ * runs from resmon_monitor_start() to resmon_monitor_stop(); a summary of it
+ * (peaks, means, growth, duration) is kept up to date as samples arrive, so
+ * asking for it costs nothing.
  *
  *     resmon_monitor *mon;
  *     if (resmon_monitor_new(&mon, NULL) == 0) {          // 10 Hz, no GPU
@@ -45,7 +46,8 @@
  *   stop and free must not race with each other on the same monitor, and free
  *   must not race with anything: a thread still inside a reader when another
  *   frees the monitor is the caller's bug.  Different monitors are
- *   independent, except for the exact peak RSS (see resmon_summary.hwm_rss_mb).
+ *   independent, except for the exact peak RSS (see "Summary: the exact peak
+ *   RSS").
  *
  *   Readers never delay the sampler, by design: they take no lock, and the
  *   sampler never waits for one, however many read and however many samples
@@ -189,91 +191,97 @@ RESMON_API const char *resmon_strerror(int err);
 /* ------------------------------------------------------------------------ */
 
 /* One measurement.  Arrays of samples are copied with the caller's stride
- * (resmon_monitor_get_samples), so the struct carries no size of its own. */
+ * (resmon_monitor_get_samples), so the struct carries no size of its own.
+ *
+ * Sample: CPU percent
+ *   cpu_percent is CPU time over wall time since the previous sample, x100:
+ *   above 100 with several busy threads; 0 in the first sample of a window.
+ *   It comes from the kernel's per-process CPU clock (ns), which brings a
+ *   thread running on another CPU up to date only at each scheduler tick
+ *   (1/CONFIG_HZ): at intervals of a few ticks single samples alternate by
+ *   +-1 tick; sums and means (cpu_time_sec) are unaffected.  A sample shows
+ *   at most online CPUs x its interval; any excess is carried into the next
+ *   sample, and the window's last sample takes what remains.
+ *
+ * Sample: the metric groups (since 0.4)
+ *   The fields from vmem_mb to net_tx_packets, and uss_mb, are the metric
+ *   groups of resmon_options.metrics (each field's comment names its group),
+ *   summed over the monitored processes; NAN when the group is off or the
+ *   kernel refused the read.  Counters (I/O, CPU split, faults, switches,
+ *   network) are cumulative since the window's first sample, which reads 0.
+ *   - pss_mb, the proportional set size: a page shared by n processes counts
+ *     1/n in each, so a tree's sum is its real footprint.  uss_mb (since
+ *     0.4), the unique set size: the private pages (smaps_rollup
+ *     Private_Clean + Private_Dirty), what ending the processes frees, read
+ *     with PSS.  PSS, USS and swap come from smaps_rollup, read on its own
+ *     slower schedule (see "Options: memory detail").
+ *   - The NETWORK fields count the monitored root's network namespace: every
+ *     interface (loopback included) and every process in it, not only the
+ *     monitored ones (as prmon reports it).
+ *   - unreadable_procs (since 0.4, with any group but NETWORK on, else NAN):
+ *     processes of the tree that this sample could not read in full -- a
+ *     file the groups need refused (another user's process, or one that is
+ *     not dumpable: io and smaps_rollup need ptrace access) or the process
+ *     not readable at all.  Each field is then the sum over the processes
+ *     that could be read for it (NAN when none could): a lower bound.
+ *
+ * Sample: the cgroup's memory (since 0.4)
+ *   With resmon_options.cgroup_path, cgroup_mem_mb is the cgroup's charged
+ *   memory now (v2 memory.current, v1 memory.usage_in_bytes), one read for
+ *   the whole tree: anonymous memory, page cache and kernel memory, each page
+ *   counted once however many processes share it.  NAN without a cgroup. */
 typedef struct resmon_sample {
-    double timestamp;     /* seconds, CLOCK_MONOTONIC */
-    double cpu_percent;   /* CPU time over wall time since the previous sample,
-                             x100; above 100 with several busy threads; 0 in
-                             the first sample of a window.  From the kernel's
-                             per-process CPU clock (ns), which brings a thread
-                             running on another CPU up to date only at each
-                             scheduler tick (1/CONFIG_HZ): at intervals of a few
-                             ticks single samples alternate by +-1 tick; sums
-                             and means (cpu_time_sec) are unaffected.  A
-                             sample shows at most online CPUs x its interval;
-                             any excess is carried into the next sample, and
-                             the window's last sample takes what remains */
-    double rss_mb;        /* resident set size, MiB */
-    double gpu_util;      /* percent; NAN when unavailable */
-    double gpu_mem_mb;    /* NAN when unavailable */
-    double gpu_clock_mhz; /* NAN when unavailable */
-    double gpu_power_w;   /* NAN when unavailable */
-    double gpu_proc_mem_mb; /* GPU memory of the monitored process(es); NAN
-                               when unavailable */
-    /* Since 0.4: the metric groups of resmon_options.metrics, summed over
-     * the monitored processes; NAN when the group is off or the kernel
-     * refused the read.  Counters (I/O, CPU split, faults, switches, network)
-     * are cumulative since the window's first sample, which reads 0. */
-    double vmem_mb;       /* MEMORY_DETAIL: virtual memory (statm size) */
-    double pss_mb;        /* MEMORY_DETAIL: proportional set size -- a page
-                             shared by n processes counts 1/n in each, so a
-                             tree's sum is its real footprint (smaps_rollup,
-                             read on its own slower schedule: see
-                             memory_detail_interval_sec) */
-    double swap_mb;       /* MEMORY_DETAIL: swapped out (smaps_rollup) */
-    double io_rchar;      /* IO: bytes read through read-like calls (page
-                             cache hits included) */
-    double io_wchar;      /* IO: bytes written through write-like calls */
-    double io_read_bytes; /* IO: bytes fetched from storage */
-    double io_write_bytes;/* IO: bytes sent to storage (dirtied pages) */
-    double io_syscr;      /* IO: read-like calls */
-    double io_syscw;      /* IO: write-like calls */
-    double nprocs;        /* COUNTS: processes read in this sample */
-    double nthreads;      /* COUNTS: their threads */
-    double cpu_user_sec;  /* CPU_SPLIT: user-mode CPU seconds (clock ticks) */
-    double cpu_sys_sec;   /* CPU_SPLIT: kernel-mode CPU seconds */
-    double minor_faults;  /* FAULTS */
-    double major_faults;  /* FAULTS: faults that read from storage */
+    double timestamp;       /* seconds, CLOCK_MONOTONIC */
+    double cpu_percent;     /* CPU time over wall time since the previous sample, x100 */
+    double rss_mb;          /* resident set size, MiB */
+    double gpu_util;        /* percent; NAN when unavailable */
+    double gpu_mem_mb;      /* NAN when unavailable */
+    double gpu_clock_mhz;   /* NAN when unavailable */
+    double gpu_power_w;     /* NAN when unavailable */
+    double gpu_proc_mem_mb; /* GPU memory of the monitored process(es); NAN when unavailable */
+    /* Since 0.4: the metric groups (see above); NAN when the group is off. */
+    double vmem_mb;        /* MEMORY_DETAIL: virtual memory (statm size) */
+    double pss_mb;         /* MEMORY_DETAIL: proportional set size (smaps_rollup) */
+    double swap_mb;        /* MEMORY_DETAIL: swapped out (smaps_rollup) */
+    double io_rchar;       /* IO: bytes read through read-like calls (page cache hits included) */
+    double io_wchar;       /* IO: bytes written through write-like calls */
+    double io_read_bytes;  /* IO: bytes fetched from storage */
+    double io_write_bytes; /* IO: bytes sent to storage (dirtied pages) */
+    double io_syscr;       /* IO: read-like calls */
+    double io_syscw;       /* IO: write-like calls */
+    double nprocs;         /* COUNTS: processes read in this sample */
+    double nthreads;       /* COUNTS: their threads */
+    double cpu_user_sec;   /* CPU_SPLIT: user-mode CPU seconds (clock ticks) */
+    double cpu_sys_sec;    /* CPU_SPLIT: kernel-mode CPU seconds */
+    double minor_faults;   /* FAULTS */
+    double major_faults;   /* FAULTS: faults that read from storage */
     double voluntary_switches;   /* FAULTS: context switches while waiting */
     double involuntary_switches; /* FAULTS: context switches by preemption */
-    double net_rx_bytes;  /* NETWORK: the monitored root's network namespace, */
-    double net_tx_bytes;  /* every interface (loopback included) and every */
-    double net_rx_packets;/* process in it, not only the monitored ones (as */
-    double net_tx_packets;/* prmon reports it) */
-    /* Since 0.4, with resmon_options.cgroup_path: the cgroup's charged memory
-     * now (v2 memory.current, v1 memory.usage_in_bytes), one read for the
-     * whole tree: anonymous memory, page cache and kernel memory, each page
-     * counted once however many processes share it.  NAN without a cgroup. */
-    double cgroup_mem_mb;
-    /* Since 0.4, with any group but NETWORK on (else NAN):
-     * processes of the tree that this sample could not read in full -- a
-     * file the groups need refused (another user's process, or one that is
-     * not dumpable: io and smaps_rollup need ptrace access) or the process
-     * not readable at all.  Each field is then the sum over the processes
-     * that could be read for it (NAN when none could): a lower bound. */
-    double unreadable_procs;
-    double uss_mb;        /* since 0.4, MEMORY_DETAIL: unique set size -- the
-                             private pages (smaps_rollup Private_Clean +
-                             Private_Dirty), what ending the processes frees;
-                             read with PSS */
+    double net_rx_bytes;   /* NETWORK: the namespace's bytes received (see above) */
+    double net_tx_bytes;   /* NETWORK: bytes sent */
+    double net_rx_packets; /* NETWORK: packets received */
+    double net_tx_packets; /* NETWORK: packets sent */
+    double cgroup_mem_mb;    /* since 0.4: the cgroup's charged memory, MiB; NAN without one */
+    double unreadable_procs; /* since 0.4: processes not read in full (see above) */
+    double uss_mb;           /* since 0.4, MEMORY_DETAIL: unique set size (smaps_rollup) */
 } resmon_sample;
 
-/* How much to trust resmon_summary.hwm_rss_mb. */
+/* How much to trust resmon_summary.hwm_rss_mb (see "Summary: the exact peak
+ * RSS").  The lifetime peak may predate the window: it is given when the mark
+ * was left alone and did not rise in the window, when keep_peak_mark asked
+ * for it, or when the kernel refused the reset. */
 typedef enum resmon_hwm_scope {
     RESMON_HWM_UNKNOWN = 0,  /* not measured (hwm_rss_mb is NAN) */
     RESMON_HWM_WINDOW = 1,   /* the exact peak within the monitored window */
-    RESMON_HWM_LIFETIME = 2  /* the peak over the process's whole life, which
-                                may predate the window: the mark was left alone
-                                and did not rise in the window, keep_peak_mark
-                                asked for it, or the kernel refused the reset */
+    RESMON_HWM_LIFETIME = 2  /* the peak over the process's whole life */
 } resmon_hwm_scope;
 
-/* Where resmon_summary.gpu_energy_j comes from. */
+/* Where resmon_summary.gpu_energy_j comes from.  Power integrated over the
+ * samples misses what happens between samples. */
 typedef enum resmon_energy_source {
     RESMON_ENERGY_UNKNOWN = 0,   /* not measured (gpu_energy_j is NAN) */
     RESMON_ENERGY_COUNTER = 1,   /* the GPU's cumulative energy counter: exact */
-    RESMON_ENERGY_INTEGRATED = 2 /* power integrated over the samples: misses
-                                    what happens between samples */
+    RESMON_ENERGY_INTEGRATED = 2 /* power integrated over the samples */
 } resmon_energy_source;
 
 /* The words for these enums, as the JSON summary spells them: "window",
@@ -283,125 +291,143 @@ typedef enum resmon_energy_source {
 RESMON_API const char *resmon_hwm_scope_name(resmon_hwm_scope scope);
 RESMON_API const char *resmon_energy_source_name(resmon_energy_source source);
 
-/* The monitored window in aggregate.  NAN means unknown. */
+/* The monitored window in aggregate.  NAN means unknown.
+ *
+ * Summary: growth and samples
+ *   memory_growth_mb is the last sampled RSS minus the first.  A last sample
+ *   taken after the monitored pid exited (a zombie, whose RSS reads 0)
+ *   carries that process's last live RSS instead.  num_samples counts every
+ *   sample of the window, including any no longer kept because of
+ *   max_samples.  skipped_slots counts schedule slots missed because the
+ *   sampler ran late; the schedule skips ahead, never bursts.
+ *
+ * Summary: CPU time
+ *   cpu_time_sec is the CPU seconds consumed between the first and the last
+ *   sample, from the same clock as cpu_percent (see "Sample: CPU percent").
+ *   With include_children, descendants too short-lived for any sample count
+ *   through their parents' cutime/cstime (whole clock ticks), each CPU second
+ *   once.  Unknowable: the CPU a monitored pid used after the last sample
+ *   that saw it alive, when another process reaps it first -- except when
+ *   this process reaps it and include_children is set (then it comes from
+ *   RUSAGE_CHILDREN, assuming no other child was reaped in that interval).
+ *   mean_cpu_percent is cpu_time_sec over duration_sec, x100 (0 if no
+ *   duration).  peak_cpu_percent is the largest CPU percent over spans of
+ *   samples of at least 20 ms (a few scheduler ticks), a sample taken under
+ *   half an interval after the previous (the stop's) joining the span before
+ *   it: never below mean_cpu_percent.
+ *
+ * Summary: the exact peak RSS
+ *   hwm_rss_mb is the exact peak RSS from the kernel's high-water mark
+ *   (VmHWM), read when the window starts and when it stops, so a spike
+ *   between two samples still shows here; hwm_scope says how far to trust
+ *   it.  By default the mark is only read: when it rose during the window its
+ *   final value is the window's exact peak (RESMON_HWM_WINDOW); when it did
+ *   not, the value is the lifetime peak and hwm_scope says so (see "Options:
+ *   the peak mark").  With reset_peak_mark, resmon resets the mark when a
+ *   window starts (by writing 5 to /proc/PID/clear_refs): the mark is per
+ *   process, so two such monitors of the same process whose windows overlap
+ *   reset each other, and a window that started first sees only the peak
+ *   since the later start (still exact for the later window).  Where the
+ *   reset is refused, or keep_peak_mark asks for no reset, the value is the
+ *   lifetime peak and hwm_scope says so.
+ *   - When monitoring a tree, this is the largest single process's peak.
+ *     Per process, the larger of the kernel's mark and its largest sampled
+ *     RSS, so never below what a sample saw.
+ *   - A monitored pid that ends before stop keeps the mark last read during
+ *     the window (at each sample, at most every 10 ms): a spike after that
+ *     read is not known; descendants that end before stop keep their largest
+ *     sampled RSS.
+ *   - While the window runs, the exact peak so far (the marks are read at
+ *     most once a second), so a summary or an exposition taken mid-window
+ *     has it too; final at stop.  NAN when unknown.
+ *   hwm_error (since 0.4) says why hwm_rss_mb is not the window's exact
+ *   peak: 0 when it is, when the window has not ended yet, when
+ *   keep_peak_mark asked for the lifetime peak, or when the mark was left
+ *   alone and did not rise in the window; else the negative errno of what
+ *   failed -- reading VmHWM when hwm_rss_mb is NAN (-EMFILE: the process had
+ *   no free file descriptor at stop; -ESRCH: the process was gone), or
+ *   resetting the mark when hwm_scope is RESMON_HWM_LIFETIME (-EACCES,
+ *   -EPERM).  resmon_strerror() says it in words.  Not part of the JSON form.
+ *   A caller built against 0.3 passes a smaller struct_size and is neither
+ *   given nor asked for it.
+ *
+ * Summary: energy
+ *   gpu_energy_j and cpu_energy_j are the window's energy, joules; NAN when
+ *   unknown.  GPU: from the profiler's energy counter when it has one, else
+ *   power integrated over the samples (gpu_energy_source says which).  CPU:
+ *   the packages' RAPL counters (powercap energy_uj, wrap-safe), which are
+ *   root-only on most systems: NAN then.
+ *
+ * Summary: the metric groups (since 0.4)
+ *   From peak_vmem_mb to net_tx_packets, and peak_uss_mb: from the samples'
+ *   metric groups; NAN when no sample had the value.  Peaks are the largest
+ *   sampled; totals the window's, as the last sample has them.
+ *   peak_unreadable_procs is the largest unreadable_procs of a sample; when
+ *   above 0, the metric-group figures are lower bounds (NAN when no group
+ *   but NETWORK was on).
+ *
+ * Summary: cgroups (since 0.4)
+ *   The cgroup_* fields come with resmon_options.cgroup_path (NAN, or 0 for
+ *   the integers, without one).
+ *   - cgroup_peak_mb: the cgroup's peak charged memory (v2 memory.peak, v1
+ *     memory.max_usage_in_bytes) -- anonymous memory, page cache and kernel
+ *     memory of the whole tree, the figure a memory limit is compared with --
+ *     and never below a sample's cgroup_mem_mb.  For a cgroup resmon made for
+ *     the window (resmon_cgroup_create) it is the window's peak; for one that
+ *     existed before, its lifetime peak.  Pages are charged to the cgroup
+ *     that first brought them in: a file already in the page cache (a
+ *     program's own binary) is not counted again, so the figure can be below
+ *     one process's RSS on a warm cache.
+ *   - cgroup_oom_kills: processes the OOM killer ended there (memory.events /
+ *     memory.oom_control oom_kill).
+ *   - v2 only, where the controllers are enabled: CPU throttling (cpu.stat
+ *     throttled_usec, nr_throttled) and I/O totals over every device
+ *     (io.stat), over the cgroup's life.
+ *   - cgroup_version is 1 or 2, 0 without a cgroup.  cgroup_error is 0, or
+ *     the negative errno of opening cgroup_path (then every cgroup field is
+ *     unknown).  Not part of the JSON form. */
 typedef struct resmon_summary {
     size_t struct_size;        /* set by whoever fills it; see "Versioning" */
     double peak_rss_mb;        /* largest sampled RSS */
     double mean_rss_mb;        /* mean sampled RSS */
     double peak_gpu_mem_mb;    /* NAN when no sample had GPU memory */
     double mean_gpu_util;      /* NAN when no sample had GPU utilization */
-    double memory_growth_mb;   /* last sampled RSS minus first.  A last sample
-                                  taken after the monitored pid exited (a
-                                  zombie, whose RSS reads 0) carries that
-                                  process's last live RSS instead */
-    uint64_t num_samples;      /* every sample of the window, including any no
-                                  longer kept because of max_samples */
+    double memory_growth_mb;   /* last sampled RSS minus first (see above) */
+    uint64_t num_samples;      /* every sample of the window, also those no longer kept */
     double duration_sec;       /* last timestamp minus first; 0 with < 2 samples */
     double mean_gpu_clock_mhz; /* NAN when no sample had a GPU clock */
     double mean_gpu_power_w;   /* NAN when no sample had GPU power */
     double mean_cpu_percent;   /* cpu_time_sec over duration_sec, x100; 0 if no duration */
-    double peak_cpu_percent;   /* largest CPU percent over spans of samples of at least
-                                  20 ms (a few scheduler ticks), a sample taken under half
-                                  an interval after the previous (the stop's) joining the
-                                  span before it: never below mean_cpu_percent */
-    double cpu_time_sec;       /* CPU seconds consumed between first and last
-                                  sample, from the same clock as cpu_percent.
-                                  With include_children, descendants too short-
-                                  lived for any sample count through their
-                                  parents' cutime/cstime (whole clock ticks),
-                                  each CPU second once.  Unknowable: the CPU a
-                                  monitored pid used after the last sample that
-                                  saw it alive, when another process reaps it
-                                  first -- except when this process reaps it and
-                                  include_children is set (then it comes from
-                                  RUSAGE_CHILDREN, assuming no other child was
-                                  reaped in that interval) */
-    /* Exact peak RSS from the kernel's high-water mark (VmHWM), read when the
-     * window starts and when it stops, so a spike between two samples still
-     * shows here.  By default the mark is only read: when it rose during the
-     * window its final value is the window's exact peak (RESMON_HWM_WINDOW);
-     * when it did not, the value is the lifetime peak and hwm_scope says so
-     * (see resmon_options.reset_peak_mark).  With reset_peak_mark, resmon
-     * resets the mark when a window starts (by writing 5 to
-     * /proc/PID/clear_refs): the mark is per process, so two such monitors of
-     * the same process whose windows overlap reset each other, and a window
-     * that started first sees only the peak since the later start (still
-     * exact for the later window).  Where the reset is refused, or
-     * keep_peak_mark asks for no reset, the value is the lifetime peak and
-     * hwm_scope says so.  When
-     * monitoring a tree, this is the largest single process's peak.  Per
-     * process, the larger of the kernel's mark and its largest sampled RSS,
-     * so never below what a sample saw.  A monitored pid that ends before
-     * stop keeps the mark last read during the window (at each sample, at
-     * most every 10 ms): a spike after that read is not known; descendants
-     * that end before stop keep their largest sampled RSS.  While the window
-     * runs, the exact peak so far (the marks are read at most once a
-     * second), so a summary or an exposition taken mid-window has it too;
-     * final at stop.  NAN when unknown. */
-    double hwm_rss_mb;
+    double peak_cpu_percent;   /* largest over spans of >= 20 ms: "Summary: CPU time" */
+    double cpu_time_sec;       /* CPU seconds between first and last sample: "Summary: CPU time" */
+    double hwm_rss_mb;         /* exact peak RSS (VmHWM): "Summary: the exact peak RSS" */
     resmon_hwm_scope hwm_scope;
     uint32_t reserved_0; /* names the padding before skipped_slots: written 0, never read */
-    uint64_t skipped_slots;    /* schedule slots missed because the sampler ran
-                                  late; the schedule skips ahead, never bursts */
-    /* Energy of the window, joules; NAN when unknown.  GPU: from the
-     * profiler's energy counter when it has one, else power integrated over
-     * the samples (gpu_energy_source says which).  CPU: the packages' RAPL
-     * counters (powercap energy_uj, wrap-safe), which are root-only on most
-     * systems: NAN then. */
-    double gpu_energy_j;
+    uint64_t skipped_slots;    /* schedule slots missed because the sampler ran late */
+    double gpu_energy_j;       /* joules; NAN when unknown: "Summary: energy" */
     resmon_energy_source gpu_energy_source;
     uint32_t reserved_1; /* names the padding before cpu_energy_j: written 0, never read */
-    double cpu_energy_j;
+    double cpu_energy_j;       /* joules, RAPL; NAN when unknown (often: root-only) */
     double peak_gpu_proc_mem_mb; /* GPU memory of the monitored processes; NAN if unknown */
-    /* Why hwm_rss_mb is not the window's exact peak: 0 when it is, when the
-     * window has not ended yet, when keep_peak_mark asked for the lifetime
-     * peak, or when the mark was left alone and did not rise in the window;
-     * else the negative errno of what failed --
-     * reading VmHWM when hwm_rss_mb is NAN (-EMFILE: the process had no free
-     * file descriptor at stop; -ESRCH: the process was gone), or resetting
-     * the mark when hwm_scope is RESMON_HWM_LIFETIME (-EACCES, -EPERM).
-     * resmon_strerror() says it in words.  Not part of the JSON form.  Since
-     * 0.4: a caller built against 0.3 passes a smaller struct_size
-     * and is neither given nor asked for it. */
-    int hwm_error;
+    int hwm_error;             /* since 0.4: why hwm_rss_mb is not the window's exact peak, or 0 */
     uint32_t reserved_2; /* names the padding before peak_vmem_mb: written 0, never read */
-    /* Since 0.4, from the samples' metric groups; NAN when no sample had
-     * the value.  Peaks are the largest sampled; totals the window's, as the
-     * last sample has them. */
+    /* Since 0.4: the metric groups' peaks and totals; NAN when no sample had the value. */
     double peak_vmem_mb, peak_pss_mb, peak_swap_mb;
     double io_rchar, io_wchar, io_read_bytes, io_write_bytes, io_syscr, io_syscw;
     double peak_nprocs, peak_nthreads;
     double cpu_user_sec, cpu_sys_sec;
     double minor_faults, major_faults, voluntary_switches, involuntary_switches;
     double net_rx_bytes, net_tx_bytes, net_rx_packets, net_tx_packets;
-    /* Since 0.4, with resmon_options.cgroup_path (NAN, or 0 for the integers,
-     * without one).  cgroup_peak_mb: the cgroup's peak charged memory (v2
-     * memory.peak, v1 memory.max_usage_in_bytes) -- anonymous memory, page
-     * cache and kernel memory of the whole tree, the figure a memory limit is
-     * compared with -- and never below a sample's cgroup_mem_mb.  For a
-     * cgroup resmon made for the window (resmon_cgroup_create) it is the
-     * window's peak; for one that existed before, its lifetime peak.  Pages
-     * are charged to the cgroup that first brought them in: a file already in
-     * the page cache (a program's own binary) is not counted again, so the
-     * figure can be below one process's RSS on a warm cache.
-     * cgroup_oom_kills: processes the OOM killer ended there (memory.events /
-     * memory.oom_control oom_kill).  v2 only, where the controllers are
-     * enabled: CPU throttling (cpu.stat throttled_usec, nr_throttled) and
-     * I/O totals over every device (io.stat), over the cgroup's life. */
-    double cgroup_peak_mb;
-    double cgroup_oom_kills;
-    double cgroup_throttled_sec;
-    double cgroup_nr_throttled;
-    double cgroup_io_read_bytes;
-    double cgroup_io_write_bytes;
+    /* Since 0.4, with resmon_options.cgroup_path: see "Summary: cgroups". */
+    double cgroup_peak_mb;        /* peak charged memory, MiB */
+    double cgroup_oom_kills;      /* processes the OOM killer ended there */
+    double cgroup_throttled_sec;  /* v2: cpu.stat throttled_usec, seconds */
+    double cgroup_nr_throttled;   /* v2: cpu.stat nr_throttled */
+    double cgroup_io_read_bytes;  /* v2: io.stat, every device */
+    double cgroup_io_write_bytes; /* v2: io.stat, every device */
     int32_t cgroup_version; /* 1 or 2; 0 without a cgroup */
-    int32_t cgroup_error;   /* 0, or the negative errno of opening cgroup_path
-                               (then every cgroup field is unknown).  Not part
-                               of the JSON form */
-    /* Since 0.4: the largest unreadable_procs of a sample; when
-     * above 0, the metric-group figures are lower bounds (NAN when no group
-     * but NETWORK was on). */
-    double peak_unreadable_procs;
+    int32_t cgroup_error;   /* 0, or the negative errno of opening cgroup_path */
+    double peak_unreadable_procs; /* since 0.4: the largest unreadable_procs of a sample */
     double peak_uss_mb; /* since 0.4: the largest sampled uss_mb (NAN when no sample had it) */
 } resmon_summary;
 
@@ -512,6 +538,14 @@ RESMON_API int resmon_metric_info(size_t index, resmon_metric *out, size_t out_s
  * negative, makes that field NAN in that sample only; the other fields and
  * the monitor carry on.
  *
+ * Profiler: the callbacks
+ *   get_energy reads a cumulative energy counter in joules (any origin, never
+ *   decreasing within a window): with it the window's energy is exact;
+ *   without it resmon integrates power over time.  get_process_memory gives
+ *   the GPU memory used by the given processes, MiB.  retain and release are
+ *   the lifetime hooks (below); either may be NULL.  They are called on any
+ *   thread, never concurrently with another callback of the same monitor.
+ *
  * Lifetime.  resmon_monitor_new copies the table and calls retain(ctx) once;
  * the monitor calls release(ctx) exactly once, after the last callback it
  * will ever make has returned.  After release, nothing of the profiler is
@@ -537,16 +571,10 @@ typedef struct resmon_gpu_profiler {
     int (*get_memory_usage)(void *ctx, resmon_gpu_memory *out);
     int (*get_clock_info)(void *ctx, resmon_gpu_clocks *out);
     int (*get_power_info)(void *ctx, resmon_gpu_power *out);
-    /* A cumulative energy counter in joules (any origin, never decreasing
-     * within a window): with it the window's energy is exact; without it
-     * resmon integrates power over time. */
-    int (*get_energy)(void *ctx, double *joules);
-    /* GPU memory used by the given processes, MiB. */
+    int (*get_energy)(void *ctx, double *joules); /* a cumulative counter: see above */
     int (*get_process_memory)(void *ctx, const pid_t *pids, size_t count, double *mb);
-    /* Lifetime hooks (see above); either may be NULL.  Called on any thread,
-     * never concurrently with another callback of the same monitor. */
-    void (*retain)(void *ctx);
-    void (*release)(void *ctx);
+    void (*retain)(void *ctx);  /* may be NULL; see "Lifetime" */
+    void (*release)(void *ctx); /* may be NULL; see "Lifetime" */
 } resmon_gpu_profiler;
 
 /* A profiler table with struct_size set and every callback NULL:
@@ -635,7 +663,11 @@ RESMON_API void resmon_gpu_close(resmon_gpu *gpu);
 
 /* The callback table to put in resmon_options.gpu_profiler (its retain and
  * release keep the profiler open while a monitor uses it).  Valid until
- * resmon_gpu_close. */
+ * resmon_gpu_close.  Passed as it is (this very address), it is recognised
+ * and each GPU poll reads every device once; a copy of it, or one with a
+ * callback wrapped, is read through its callbacks like any caller's table
+ * (so every wrapper is honoured; the copy's retain and release must still
+ * hold the profiler, as these do). */
 RESMON_API const resmon_gpu_profiler *resmon_gpu_profiler_of(resmon_gpu *gpu);
 
 /* What "auto" or "all" picked and why, in one sentence (for a person: the
@@ -667,138 +699,150 @@ RESMON_API ssize_t resmon_gpu_last_readings(const resmon_gpu *gpu, resmon_gpu_re
 typedef void (*resmon_sample_cb)(const resmon_sample *sample, void *user);
 
 /* Metric groups beyond CPU and RSS (resmon_options.metrics), each a few
- * /proc reads per process per sample; see BENCHMARKS.md for their cost. */
+ * /proc reads per process per sample; see BENCHMARKS.md for their cost.
+ * FAULTS reads the faults from stat and the context switches from status: a
+ * process of T threads sums its threads' every ceil(T/64) samples and at the
+ * last. */
 #define RESMON_METRIC_IO            0x01u /* /proc/PID/io */
 #define RESMON_METRIC_MEMORY_DETAIL 0x02u /* vmem (stat), PSS and swap (smaps_rollup) */
 #define RESMON_METRIC_COUNTS        0x04u /* processes and threads (stat) */
 #define RESMON_METRIC_CPU_SPLIT     0x08u /* user and system seconds (stat) */
-#define RESMON_METRIC_FAULTS        0x10u /* faults (stat); context switches
-                                             (status; a process of T threads
-                                             sums its threads' every
-                                             ceil(T/64) samples and at the last) */
+#define RESMON_METRIC_FAULTS        0x10u /* faults (stat); context switches (status) */
 #define RESMON_METRIC_NETWORK       0x20u /* /proc/PID/net/dev, once per sample */
 #define RESMON_METRIC_ALL           0x3fu
 
+/* What a monitor measures, and how often.  Zero in every field means the
+ * default; RESMON_OPTIONS_INIT (below) sets struct_size.
+ *
+ * Options: the schedule
+ *   sample_interval_sec: 0 means the default, 0.1 (10 Hz); else 1e-6 to 1e6.
+ *   gpu_interval_sec: 0 means the sample interval, but no faster than 0.02 s
+ *   and no faster than twice the slowest recent GPU reading (measured as it
+ *   runs: 8 NVIDIA GPUs at 4.5 ms per process query are read every ~75 ms).
+ *   The GPU is read on its own thread ("resmon-gpu") on this schedule; each
+ *   sample carries the freshest reading, or NAN when it is older than 1.5
+ *   GPU intervals (a slow or hung call), so CPU/RSS sampling never waits for
+ *   it.  A nonzero value is kept as is.  The gpu_profiler table is copied;
+ *   see "Lifetime".
+ *
+ * Options: monitoring a tree
+ *   pid 0 monitors this process; else the process to monitor (its CPU clock
+ *   and /proc/PID must be readable).  With pid, a nonzero include_children
+ *   adds every descendant alive at each sample (found afresh each sample).
+ *   A descendant whose parent ends (an orphan, adopted by a subreaper or
+ *   init) stays in the tree, with what it starts, until it exits; when this
+ *   process is a child subreaper (PR_SET_CHILD_SUBREAPER) and pid its child,
+ *   every other child of this process is taken for an orphan of pid's tree
+ *   (the resmon command has no others).
+ *
+ * Options: kept samples
+ *   max_samples 0 keeps every sample.  Else only the most recent max_samples
+ *   are kept (a ring); the summary still covers the whole window.  on_sample
+ *   is an optional streaming callback (resmon_sample_cb), given
+ *   on_sample_user.
+ *
+ * Options: the metric groups (since 0.4)
+ *   metrics: RESMON_METRIC_* bits, the groups each sample reads (0: none, so
+ *   a sample costs what it did in 0.3).  Other bits: -EINVAL.  In a tree
+ *   (include_children), counters stay continuous when a child is reaped: the
+ *   kernel then adds the child's whole I/O, faults and CPU to its parent's,
+ *   and resmon subtracts what it already counted of the child.  Context
+ *   switches are the exception: the kernel keeps those of a process that
+ *   ended only for whoever reaps it (wait4, RUSAGE_CHILDREN), never in
+ *   /proc, so the samples lose a child's last interval and every child that
+ *   ended between two samples -- except when the monitored pid is this
+ *   process's child and this process reaps it: the window's last sample then
+ *   carries the kernel's count of its whole tree (RUSAGE_CHILDREN, as for
+ *   its CPU).  The resmon command reports wait4's figure.  Without
+ *   include_children, CPU split and faults are the process's own, but its
+ *   I/O includes the children it reaped (the kernel keeps no separate
+ *   account of them).  The counters of a process found in a tree after it
+ *   started count from when it was found.
+ *
+ * Options: memory detail
+ *   PSS and swap (RESMON_METRIC_MEMORY_DETAIL) are read at most every
+ *   memory_detail_interval_sec per process: smaps_rollup walks the page
+ *   tables, about 1 us per MiB resident (a 1 GiB process costs ~0.2-1 ms,
+ *   see BENCHMARKS.md), so it never runs at every sample of a fast schedule.
+ *   Samples between carry each process's latest reading.  A tree's processes
+ *   are read together, at the same sample, and again whenever a process
+ *   joins or leaves the tree (a fork or an exit changes every sharer's PSS),
+ *   so a sum never mixes readings from before and after a change in sharing;
+ *   a process whose RSS moved (by more than 1/16 of its RSS at its last
+ *   reading plus 1 MiB) is read again alone.  Since 0.4, a process younger
+ *   than this interval whose RSS is under 64 MiB is not walked at all: its
+ *   RSS stands in for its PSS and USS and its swap is 0, an estimate high by
+ *   at most the pages it shares, until it is older or larger -- so the many
+ *   short-lived processes of a build (compilers, shells) cost no page walks.
+ *   0 means 0.5; else >= 1e-6.
+ *
+ * Options: the peak mark
+ *   With both keep_peak_mark and reset_peak_mark 0 (the default), a monitor
+ *   writes nothing to any process.  The kernel's peak-RSS mark (VmHWM) of
+ *   each monitored process is read at its first sample of the window and at
+ *   stop; the mark never falls, so when it rose during the window its value
+ *   at stop is exactly the window's peak (hwm_scope RESMON_HWM_WINDOW).  When
+ *   it did not rise, the mark holds an earlier peak, which may be above
+ *   anything in the window: hwm_rss_mb is then that lifetime peak with
+ *   RESMON_HWM_LIFETIME, and the sampled peak_rss_mb is the window's figure.
+ *   - reset_peak_mark (since 0.4) nonzero: start resets each monitored
+ *     process's mark (writes 5 to /proc/PID/clear_refs, the behaviour of
+ *     0.3), so hwm_rss_mb is the window's exact peak even when it stayed
+ *     below an earlier one.  The reset is the process's own: its
+ *     getrusage(RUSAGE_SELF).ru_maxrss, its VmHWM and a /usr/bin/time -v
+ *     around it lose every peak before the window (a parent's
+ *     RUSAGE_CHILDREN and wait4 keep theirs).
+ *   - keep_peak_mark nonzero: follow the lifetime peak instead: each sample
+ *     also reads every process's VmHWM (one more /proc read per process), and
+ *     hwm_rss_mb is the largest lifetime peak seen, hwm_scope
+ *     RESMON_HWM_LIFETIME, known even after the process exited.  Added in 0.3
+ *     (where 0 meant "reset"; see reset_peak_mark).
+ *   Both set: -EINVAL.
+ *
+ * Options: cgroups (since 0.4)
+ *   cgroup_path: a cgroup directory (e.g.
+ *   /sys/fs/cgroup/system.slice/x.service, or resmon_cgroup_path() of one
+ *   made for the command) whose figures each sample and the summary carry:
+ *   cgroup_mem_mb, cgroup_peak_mb and the rest.  Copied by
+ *   resmon_monitor_new; opened by resmon_monitor_start (a cgroup that cannot
+ *   be opened leaves those fields unknown and sets
+ *   resmon_summary.cgroup_error: the window still opens).  The processes
+ *   sampled are pid's (and its descendants), or with cgroup_members the
+ *   cgroup's own; the figures are the cgroup's, whoever is in it.  NULL: no
+ *   cgroup.
+ *   cgroup_members (the word was reserved, and had to be 0, before 0.4):
+ *   nonzero, with cgroup_path and pid 0 (else -EINVAL), the monitored
+ *   processes are the cgroup's, whoever they are -- a service, a container --
+ *   listed from its cgroup.procs and its descendants' at each sample (one
+ *   open and read per cgroup, 16 levels deep at most), not pid's tree, and
+ *   never this process itself.  A process is sampled from the first sample
+ *   that finds it there (its counters from then on), and leaves the sums
+ *   when it is no longer listed: moved out (what it used so far stays
+ *   counted) or ended (as in a tree).  include_children is implied.  The
+ *   window ends only at resmon_monitor_stop: a cgroup that empties, or is
+ *   removed, is sampled as no process.  The membership needs only
+ *   cgroup.procs: a cgroup without memory files (a v2 cgroup without the
+ *   memory controller) is still monitored, with cgroup_error -ENOTSUP and its
+ *   figures unknown.  The network group reads this process's network
+ *   namespace (a container's own is not followed).  resmon_monitor_start
+ *   returns the errno of opening cgroup.procs (-ENOENT: not a cgroup,
+ *   -EACCES). */
 typedef struct resmon_options {
     size_t struct_size;                      /* sizeof(resmon_options); see "Versioning" */
-    double sample_interval_sec;              /* 0 means the default, 0.1 (10 Hz);
-                                                else 1e-6 to 1e6 */
-    const resmon_gpu_profiler *gpu_profiler; /* NULL: no GPU readings.  The
-                                                table is copied; see "Lifetime" */
-    pid_t pid;              /* 0: this process.  Else the process to monitor
-                               (its CPU clock and /proc/PID must be readable) */
-    int include_children;   /* with pid: nonzero adds every descendant alive at
-                               each sample (found afresh each sample).  A
-                               descendant whose parent ends (an orphan,
-                               adopted by a subreaper or init) stays in the
-                               tree, with what it starts, until it exits;
-                               when this process is a child subreaper
-                               (PR_SET_CHILD_SUBREAPER) and pid its child,
-                               every other child of this process is taken
-                               for an orphan of pid's tree (the resmon
-                               command has no others) */
-    size_t max_samples;     /* 0: keep every sample.  Else keep only the most
-                               recent max_samples (a ring); the summary still
-                               covers the whole window */
+    double sample_interval_sec;              /* 0: 0.1 s (10 Hz); else 1e-6 to 1e6 */
+    const resmon_gpu_profiler *gpu_profiler; /* NULL: no GPU readings; copied */
+    pid_t pid;              /* 0: this process; else the process to monitor */
+    int include_children;   /* with pid: nonzero adds every descendant (see above) */
+    size_t max_samples;     /* 0: keep every sample; else the most recent max_samples */
     resmon_sample_cb on_sample; /* optional streaming callback */
     void *on_sample_user;
-    double gpu_interval_sec; /* 0: the sample interval, but no faster than
-                                0.02 s and no faster than twice the slowest
-                                recent GPU reading (measured as it runs: 8
-                                NVIDIA GPUs at 4.5 ms per process query are
-                                read every ~75 ms).  The GPU is read on its own
-                                thread ("resmon-gpu") on this schedule; each
-                                sample carries the freshest reading, or NAN
-                                when it is older than 1.5 GPU intervals (a
-                                slow or hung call), so CPU/RSS sampling never
-                                waits for it.  A nonzero value is kept as is */
-    int keep_peak_mark;     /* 0: the default peak-mark handling (see
-                               reset_peak_mark).  Nonzero: follow the lifetime
-                               peak instead: each sample also reads every
-                               process's VmHWM (one more /proc read per
-                               process), and hwm_rss_mb is the largest lifetime
-                               peak seen, hwm_scope RESMON_HWM_LIFETIME, known
-                               even after the process exited.  Added in 0.3
-                               (where 0 meant "reset"; see reset_peak_mark) */
-    /* Since 0.4.  RESMON_METRIC_* bits: the groups each sample reads (0:
-     * none, so a sample costs what it did in 0.3).  Other bits: -EINVAL.
-     *
-     * In a tree (include_children), counters stay continuous when a child is
-     * reaped: the kernel then adds the child's whole I/O, faults and CPU to
-     * its parent's, and resmon subtracts what it already counted of the
-     * child.  Context switches are the exception: the kernel keeps those of
-     * a process that ended only for whoever reaps it (wait4,
-     * RUSAGE_CHILDREN), never in /proc, so the samples lose a child's last
-     * interval and every child that ended between two samples -- except
-     * when the monitored pid is this process's child and this process reaps
-     * it: the window's last sample then carries the kernel's count of its
-     * whole tree (RUSAGE_CHILDREN, as for its CPU).  The resmon command
-     * reports wait4's figure.  Without include_children,
-     * CPU split and faults are the process's own, but its I/O includes the
-     * children it reaped (the kernel keeps no separate account of them).
-     * The counters of a process found in a tree after it started count from
-     * when it was found. */
-    unsigned metrics;
-    /* PSS and swap (RESMON_METRIC_MEMORY_DETAIL) are read at most this often
-     * per process, seconds: smaps_rollup walks the page tables, about 1 us
-     * per MiB resident (a 1 GiB process costs ~0.2-1 ms, see BENCHMARKS.md),
-     * so it never runs at every sample of a fast schedule.  Samples between
-     * carry each process's latest reading.  A tree's processes are read
-     * together, at the same sample, and again whenever a process joins or
-     * leaves the tree (a fork or an exit changes every sharer's PSS), so a
-     * sum never mixes readings from before and after a change in sharing;
-     * a process whose RSS moved (by more than 1/16 of its RSS at its last
-     * reading plus 1 MiB) is read again alone.  A process younger than
-     * this interval whose RSS is under 64 MiB is not walked at all (since
-     * 0.4): its RSS stands in for its PSS and USS and its swap is 0, an estimate high
-     * by at most the pages it shares, until it is older or larger -- so the
-     * many short-lived processes of a build (compilers, shells) cost no page
-     * walks.  0 means 0.5; else >= 1e-6. */
-    double memory_detail_interval_sec;
-    /* Since 0.4.  0 (the default): a monitor writes nothing to any
-     * process.  The kernel's peak-RSS mark (VmHWM) of each monitored process
-     * is read at its first sample of the window and at stop; the mark never
-     * falls, so when it rose during the window its value at stop is exactly
-     * the window's peak (hwm_scope RESMON_HWM_WINDOW).  When it did not rise,
-     * the mark holds an earlier peak, which may be above anything in the
-     * window: hwm_rss_mb is then that lifetime peak with RESMON_HWM_LIFETIME,
-     * and the sampled peak_rss_mb is the window's figure.
-     * Nonzero: start resets each monitored process's mark (writes 5 to
-     * /proc/PID/clear_refs, the behaviour of 0.3), so hwm_rss_mb is the
-     * window's exact peak even when it stayed below an earlier one.  The
-     * reset is the process's own: its getrusage(RUSAGE_SELF).ru_maxrss, its
-     * VmHWM and a /usr/bin/time -v around it lose every peak before the
-     * window (a parent's RUSAGE_CHILDREN and wait4 keep theirs).  With
-     * keep_peak_mark also set: -EINVAL. */
-    int reset_peak_mark;
-    /* Since 0.4 (the word was reserved, and had to be 0, before).  Nonzero,
-     * with cgroup_path and pid 0 (else -EINVAL): the monitored processes are
-     * the cgroup's, whoever they are -- a service, a container -- listed
-     * from its cgroup.procs and its descendants' at each sample (one open
-     * and read per cgroup, 16 levels deep at most), not pid's
-     * tree, and never this process itself.  A process is sampled from the
-     * first sample that finds it there (its counters from then on), and
-     * leaves the sums when it is no longer listed: moved out (what it used
-     * so far stays counted) or ended (as in a tree).  include_children is
-     * implied.  The window ends only at resmon_monitor_stop: a cgroup that
-     * empties, or is removed, is sampled as no process.  The membership needs
-     * only cgroup.procs: a cgroup without memory files (a v2 cgroup without
-     * the memory controller) is still monitored, with cgroup_error -ENOTSUP
-     * and its figures unknown.  The network group reads this process's
-     * network namespace (a container's own is not followed).
-     * resmon_monitor_start returns the errno of opening cgroup.procs
-     * (-ENOENT: not a cgroup, -EACCES). */
-    int cgroup_members;
-    /* Since 0.4.  A cgroup directory (e.g. /sys/fs/cgroup/system.slice/x.service,
-     * or resmon_cgroup_path() of one made for the command) whose figures each
-     * sample and the summary carry: cgroup_mem_mb, cgroup_peak_mb and the rest.
-     * Copied by resmon_monitor_new; opened by resmon_monitor_start (a cgroup
-     * that cannot be opened leaves those fields unknown and sets
-     * resmon_summary.cgroup_error: the window still opens).  The processes
-     * sampled are pid's (and its descendants), or with cgroup_members the
-     * cgroup's own; the figures are the cgroup's, whoever is in it.  NULL: no
-     * cgroup. */
-    const char *cgroup_path;
+    double gpu_interval_sec; /* 0: adaptive, >= 0.02 s ("Options: the schedule"); else as given */
+    int keep_peak_mark;     /* nonzero: follow the lifetime peak ("Options: the peak mark") */
+    unsigned metrics;       /* since 0.4: RESMON_METRIC_* bits ("Options: the metric groups") */
+    double memory_detail_interval_sec; /* since 0.4: PSS at most this often; 0: 0.5 s */
+    int reset_peak_mark;    /* since 0.4: nonzero resets each VmHWM at start (see above) */
+    int cgroup_members;     /* since 0.4: monitor the cgroup's processes ("Options: cgroups") */
+    const char *cgroup_path; /* since 0.4: a cgroup whose figures to read; NULL: none */
 } resmon_options;
 
 /* Options with struct_size set and every other field zero, which means the
@@ -828,12 +872,13 @@ RESMON_API int resmon_monitor_new(resmon_monitor **out, const resmon_options *op
 RESMON_API void resmon_monitor_free(resmon_monitor *m);
 
 /* Opens a window: clears the previous window's samples and summary, reads
- * (or, with reset_peak_mark, resets) the exact-peak mark, starts the sampler thread and returns once the
- * window's first sample is recorded.  Returns 0, -EBUSY if already running,
- * -EDEADLK from the sampler thread, -ESRCH/-EACCES if the monitored process
- * cannot be read, -ENOTDIR/-ENOENT if RESMON_PROC_ROOT is not a directory, -EXDEV
- * if /proc belongs to another PID namespace than this process's (unshare -pf
- * without --mount-proc: its numbers name other processes; since 0.4),
+ * (or, with reset_peak_mark, resets) the exact-peak mark, starts the sampler
+ * thread and returns once the window's first sample is recorded.  Returns 0,
+ * -EBUSY if already running, -EDEADLK from the sampler thread,
+ * -ESRCH/-EACCES if the monitored process cannot be read, -ENOTDIR/-ENOENT
+ * if RESMON_PROC_ROOT is not a directory, -EXDEV if /proc belongs to another
+ * PID namespace than this process's (unshare -pf without --mount-proc: its
+ * numbers name other processes; since 0.4),
  * -EMFILE/-ENFILE without a free file descriptor, -EAGAIN/-ENOMEM if the
  * thread cannot be created. */
 RESMON_API int resmon_monitor_start(resmon_monitor *m);
@@ -913,23 +958,25 @@ RESMON_API int resmon_monitor_get_summary(const resmon_monitor *m, resmon_summar
 
 /* One phase.  Arrays of phases are copied with the caller's stride, as
  * samples are; the summary comes last, so the struct grows with it, and its
- * struct_size says how much of it was written. */
+ * struct_size says how much of it was written.
+ *
+ * Phase: its summary
+ *   summary holds the phase's figures, by the window's own rules, over its
+ *   samples (the sample at each mark belongs to both phases it separates):
+ *   duration, peaks, means, growth, CPU seconds, GPU figures and energy, the
+ *   metric groups.  hwm_rss_mb is the exact peak within the phase where the
+ *   window's is known (hwm_scope RESMON_HWM_WINDOW) and rose during the
+ *   phase (the kernel's mark is read at each mark); else NAN with
+ *   RESMON_HWM_UNKNOWN: the phase peaked no higher than an earlier one.
+ *   cpu_energy_j is the RAPL energy between its edges.  The window-end
+ *   figures (skipped_slots, the cgroup's peak from the kernel, OOM kills,
+ *   throttling, I/O) are the window's alone: 0 or NAN here, but
+ *   cgroup_peak_mb, the phase's sampled cgroup peak. */
 typedef struct resmon_phase {
     char name[RESMON_PHASE_NAME_MAX]; /* NUL-terminated; "" before the first mark */
     double start_sec;       /* its first sample, seconds after the window's first */
     double start_timestamp; /* the same sample's timestamp (CLOCK_MONOTONIC) */
-    /* The phase's figures, by the window's own rules, over its samples (the
-     * sample at each mark belongs to both phases it separates): duration,
-     * peaks, means, growth, CPU seconds, GPU figures and energy, the metric
-     * groups.  hwm_rss_mb is the exact peak within the phase where the
-     * window's is known (hwm_scope RESMON_HWM_WINDOW) and rose during the
-     * phase (the kernel's mark is read at each mark); else NAN with
-     * RESMON_HWM_UNKNOWN: the phase peaked no higher than an earlier one.
-     * cpu_energy_j is the RAPL energy between its edges.  The window-end
-     * figures (skipped_slots, the cgroup's peak from the kernel, OOM kills,
-     * throttling, I/O) are the window's alone: 0 or NAN here, but
-     * cgroup_peak_mb, the phase's sampled cgroup peak. */
-    resmon_summary summary;
+    resmon_summary summary; /* the phase's figures: "Phase: its summary" */
 } resmon_phase;
 
 /* Starts a phase named name in the open window: the current phase ends at
@@ -1043,11 +1090,11 @@ RESMON_API int resmon_cgroup_remove(resmon_cgroup *cg);
  * sample), resmon_resident_memory_max_bytes (the window's sampled peak so
  * far), resmon_samples_total, and when known the exact peak, GPU and energy
  * series (README.md, "Prometheus", lists them all).  A field that is NAN is
- * left out, never written as NaN or 0. */
+ * left out, never written as NaN or 0.  OpenMetrics adds # UNIT lines, names
+ * counters' families without _total, and ends with a final "# EOF". */
 typedef enum resmon_exposition_format {
     RESMON_EXPOSITION_PROMETHEUS = 0, /* text format 0.0.4: "text/plain; version=0.0.4" */
-    RESMON_EXPOSITION_OPENMETRICS = 1 /* OpenMetrics 1.0.0: # UNIT, counters' families
-                                         without _total, and a final "# EOF" */
+    RESMON_EXPOSITION_OPENMETRICS = 1 /* OpenMetrics 1.0.0 */
 } resmon_exposition_format;
 
 /* A label added to every series.  The value may hold any UTF-8 text; it is
