@@ -3,12 +3,13 @@
  * resmon_gpu_open) as the rest of the library sees it: read whole, every
  * device in one pass.
  *
- * The layers, top down: the monitor's GPU thread (gpu_poller.c) reads a
- * profiler through gpu_profiler.h; a resmon_gpu (gpu.c) reads its devices
- * through the backends (gpu_backend.h: gpu_nvml.c, gpu_amd.c, gpu_intel.c on
- * gpu_drm.c); all of them fill and combine rm__gpu_device_reading
- * (gpu_reading.h), which depends on nothing else.  No file calls a layer
- * above its own.
+ * The layers, top down: the monitor's GPU thread (gpu_poller.c) asks once,
+ * when the monitor is made, whether its table is a resmon_gpu's own
+ * (rm__gpu_of_table), and reads it through gpu_profiler.h; a resmon_gpu
+ * (gpu.c) reads its devices through the backends (gpu_backend.h:
+ * gpu_nvml.c, gpu_amd.c, gpu_intel.c on gpu_drm.c); all of them fill and
+ * combine rm__gpu_device_reading (gpu_reading.h), which depends on nothing
+ * else.  No file calls a layer above its own.
  */
 #ifndef RESMON_GPU_H
 #define RESMON_GPU_H

@@ -713,7 +713,7 @@ static void own_table_is_read_in_one_pass(void **state)
     long util, procs;
     monitor_counting_reads(&opts, NULL, &util, &procs);
     resmon_gpu_close(g);
-    assert_true(procs >= 10);
+    assert_true(procs >= 3); /* two polls at least, which tell the paths apart */
     /* One utilization call per process query (the first query asks twice,
      * once for the list's size); at most one poll may be cut short by free,
      * after its utilization call. */
@@ -769,7 +769,7 @@ static void copied_table_is_read_through_its_callbacks(void **state)
     assert_int_equal(atomic_load(&wrapped.retained), 1);
     assert_int_equal(atomic_load(&wrapped.released), 1);
     resmon_gpu_close(g);
-    assert_true(procs >= 10);
+    assert_true(procs >= 3); /* two polls at least, which tell the paths apart */
     /* Per poll: five callbacks read without pids, get_process_memory with
      * them -- six utilization calls for each process query (but the first,
      * which asks twice: once for the list's size). */
