@@ -319,8 +319,8 @@ RESMON_API const char *resmon_energy_source_name(resmon_energy_source source);
  * Summary: the exact peak RSS
  *   hwm_rss_mb is the exact peak RSS from the kernel's high-water mark
  *   (VmHWM), read when the window starts and when it stops, so a spike
- *   between two samples still shows here; hwm_scope says how far to trust
- *   it.  By default the mark is only read: when it rose during the window its
+ *   between two samples still shows here (NAN when unknown); hwm_scope says
+ *   how far to trust it.  By default the mark is only read: when it rose during the window its
  *   final value is the window's exact peak (RESMON_HWM_WINDOW); when it did
  *   not, the value is the lifetime peak and hwm_scope says so (see "Options:
  *   the peak mark").  With reset_peak_mark, resmon resets the mark when a
@@ -339,7 +339,7 @@ RESMON_API const char *resmon_energy_source_name(resmon_energy_source source);
  *     sampled RSS.
  *   - While the window runs, the exact peak so far (the marks are read at
  *     most once a second), so a summary or an exposition taken mid-window
- *     has it too; final at stop.  NAN when unknown.
+ *     has it too; final at stop.
  *   hwm_error (since 0.4) says why hwm_rss_mb is not the window's exact
  *   peak: 0 when it is, when the window has not ended yet, when
  *   keep_peak_mark asked for the lifetime peak, or when the mark was left
@@ -666,8 +666,9 @@ RESMON_API void resmon_gpu_close(resmon_gpu *gpu);
  * resmon_gpu_close.  Passed as it is (this very address), it is recognised
  * and each GPU poll reads every device once; a copy of it, or one with a
  * callback wrapped, is read through its callbacks like any caller's table
- * (so every wrapper is honoured; the copy's retain and release must still
- * hold the profiler, as these do). */
+ * (so every wrapper is honoured, at the cost of one reading of every device
+ * per callback; the copy's retain and release must still hold the profiler,
+ * as these do).  Do not write through the returned pointer: copy it. */
 RESMON_API const resmon_gpu_profiler *resmon_gpu_profiler_of(resmon_gpu *gpu);
 
 /* What "auto" or "all" picked and why, in one sentence (for a person: the

@@ -187,7 +187,7 @@ resmon_gpu *rm__gpu_of_table(const resmon_gpu_profiler *table)
     resmon_gpu *found = NULL;
     pthread_mutex_lock(&registry_lock);
     for (resmon_gpu *g = registry; g && !found; g = g->next_open)
-        if (&g->profiler == table)
+        if (&g->profiler == table && table->ctx == g) /* ctx: a caller who wrote into it gets the callback path */
             found = g;
     pthread_mutex_unlock(&registry_lock);
     return found;

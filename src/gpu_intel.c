@@ -112,16 +112,26 @@ static int read_energy(const intel_device *d, double *joules)
     return rc;
 }
 
-/* Power as the energy counter's change since the previous reading: the
- * first reading has no interval, so its power is unavailable (not absent:
- * an aggregate must not sum the other GPUs' power without this one). */
+/* Power as the energy counter's change over at least POWER_MIN_WINDOW_SEC:
+ * the first reading has no interval, so its power is unavailable (not absent:
+ * an aggregate must not sum the other GPUs' power without this one).  A
+ * reading sooner than that after the baseline repeats the last power and
+ * keeps the baseline (the first power is taken over whatever interval there
+ * is, so that an aggregate has a figure from its second reading on): back-to-back readings (a profiler table read callback by
+ * callback reads every device once per callback) would otherwise see the
+ * counter unchanged over microseconds and report 0 W.  A counter that went
+ * back (a wrap, a driver reload) restarts the baseline. */
+#define POWER_MIN_WINDOW_SEC 0.01
 static void power_from_energy(intel_device *d, double joules, double *field, rm__gpu_device_reading *r)
 {
     double now = rm__now_sec();
-    if (d->last_energy_time >= 0 && now > d->last_energy_time && joules >= d->last_energy_j)
-        d->last_power_w = (joules - d->last_energy_j) / (now - d->last_energy_time);
-    d->last_energy_j = joules;
-    d->last_energy_time = now;
+    int have_baseline = d->last_energy_time >= 0 && joules >= d->last_energy_j;
+    if (!have_baseline || isnan(d->last_power_w) || now - d->last_energy_time >= POWER_MIN_WINDOW_SEC) {
+        if (have_baseline)
+            d->last_power_w = (joules - d->last_energy_j) / (now - d->last_energy_time);
+        d->last_energy_j = joules;
+        d->last_energy_time = now;
+    }
     *field = d->last_power_w;
     if (isnan(*field))
         rm__gpu_reading_unavailable(r, field);
