@@ -3,8 +3,11 @@
 `/usr/bin/time -o /dev/null true`, alternated, median of N runs each, and the
 number of shared objects a plain run maps (issue 20, "Pay for what is used").
 
-usage: bench/fixed_cost.py RESMON [N [OTHER_RESMON]]  (OTHER_RESMON: a
-second build in the same alternation, e.g. the one before a change)
+usage: bench/fixed_cost.py [--gap SEC] RESMON [N [OTHER_RESMON]]
+(OTHER_RESMON: a second build in the same alternation, e.g. the one before a
+change; --gap: a pause before each run, so that each is a one-shot run on an
+idle kernel as a user's is -- back to back, a run finds kernel state, e.g. a
+cgroup move's RCU grace period, that the previous one paid for)
 """
 import os
 import statistics
@@ -12,6 +15,10 @@ import subprocess
 import sys
 import time
 
+gap = 0.0
+if len(sys.argv) > 2 and sys.argv[1] == "--gap":
+    gap = float(sys.argv[2])
+    del sys.argv[1:3]
 resmon = sys.argv[1]
 n = int(sys.argv[2]) if len(sys.argv) > 2 else 40
 commands = {"resmon -q -- true": [resmon, "-q", "--", "true"],
@@ -21,6 +28,8 @@ if len(sys.argv) > 3:
 times = {k: [] for k in commands}
 for _ in range(n):
     for name, argv in commands.items():
+        if gap:
+            time.sleep(gap)
         t = time.perf_counter()
         subprocess.run(argv, check=True)
         times[name].append(time.perf_counter() - t)

@@ -11,6 +11,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <math.h>
 #include <fcntl.h>
 #include <stdatomic.h>
@@ -762,6 +763,85 @@ static void real_leaf_joins_and_goes(void **state)
     assert_int_equal(errno, ENOENT);
 }
 
+/* The leaf's last path component, and whether every thread of this process
+ * is in it (/proc/self/task/TID/cgroup's memory line ends with it). */
+static int every_thread_in(const char *leaf)
+{
+    DIR *tasks = opendir("/proc/self/task");
+    if (!tasks)
+        return 0;
+    int threads = 0, inside = 0;
+    struct dirent *e;
+    while ((e = readdir(tasks)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[300], text[4096];
+        snprintf(path, sizeof path, "/proc/self/task/%s/cgroup", e->d_name);
+        FILE *f = fopen(path, "re");
+        threads++;
+        if (!f)
+            continue;
+        size_t n = fread(text, 1, sizeof text - 1, f);
+        fclose(f);
+        text[n] = '\0';
+        inside += strstr(text, leaf) != NULL;
+    }
+    closedir(tasks);
+    return threads > 0 && inside == threads;
+}
+
+static void *wait_on_pipe(void *arg)
+{
+    char c;
+    while (read(*(const int *)arg, &c, 1) < 0 && errno == EINTR)
+        ;
+    return NULL;
+}
+
+/* A process with a second thread joins itself (pid 0): both threads move,
+ * not the caller's alone (a v1 join of a single-threaded caller writes
+ * tasks, which moves one thread). */
+static int join_with_two_threads(const test_child *self, const void *arg)
+{
+    (void)self;
+    const resmon_cgroup *cg = arg;
+    const char *leaf = strrchr(resmon_cgroup_path(cg), '/') + 1;
+    int hold[2];
+    pthread_t thread;
+    if (pipe(hold) != 0 || pthread_create(&thread, NULL, wait_on_pipe, &hold[0]) != 0)
+        return 3;
+    int rc = resmon_cgroup_join(cg, 0) == 0 && every_thread_in(leaf) ? 0 : 2;
+    close(hold[1]);
+    pthread_join(thread, NULL);
+    return rc;
+}
+
+static int join_alone(const test_child *self, const void *arg)
+{
+    (void)self;
+    const resmon_cgroup *cg = arg;
+    return resmon_cgroup_join(cg, 0) == 0 && every_thread_in(strrchr(resmon_cgroup_path(cg), '/') + 1) ? 0 : 2;
+}
+
+/* Joining itself moves the whole caller, single-threaded or not. */
+static void real_leaf_join_moves_every_thread(void **state)
+{
+    (void)state;
+    resmon_cgroup *cg = NULL;
+    char err[RESMON_ERR_MAX];
+    if (resmon_cgroup_create(&cg, 0, err, sizeof err) < 0) {
+        print_message("skipped: no cgroup can be made here: %s\n", err);
+        skip();
+    }
+    test_child alone = test_spawn(join_alone, cg, 0);
+    int alone_status = test_child_reap(&alone, NULL);
+    test_child two = test_spawn(join_with_two_threads, cg, 0);
+    int two_status = test_child_reap(&two, NULL);
+    assert_int_equal(resmon_cgroup_remove(cg), 0);
+    assert_true(WIFEXITED(alone_status) && WEXITSTATUS(alone_status) == 0);
+    assert_true(WIFEXITED(two_status) && WEXITSTATUS(two_status) == 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -786,6 +866,7 @@ int main(void)
         cmocka_unit_test(leaf_names_round_trip_and_reject_lookalikes),
         cmocka_unit_test(sweep_removes_only_stale_empty_leaves),
         cmocka_unit_test(real_leaf_joins_and_goes),
+        cmocka_unit_test(real_leaf_join_moves_every_thread),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,7 @@
 /*
  * cgroup_run.c -- the command's own leaf cgroup: made before COMMAND is
- * forked, entered by COMMAND while it is held before exec (so nothing it
- * runs escapes), read by the monitor, and removed at the end on every path
+ * forked, entered by COMMAND itself while it is held before exec (so nothing
+ * it runs escapes), read by the monitor, and removed at the end on every path
  * -- a normal exit, a command killed by a signal or by the OOM killer, and
  * resmon interrupted (the signal is forwarded and resmon still ends through
  * here).  Where none can be made the run goes on without, and the table
@@ -61,11 +61,11 @@ int cgroup_for_command(const cli_options *o, run_result *r, resmon_cgroup **cg)
     return 0;
 }
 
-int cgroup_enter(const cli_options *o, run_result *r, resmon_cgroup **cg, pid_t child)
+int cgroup_enter(const cli_options *o, run_result *r, resmon_cgroup **cg, int join_rc)
 {
     if (!*cg)
         return 0;
-    int rc = resmon_cgroup_join(*cg, child);
+    int rc = join_rc;
     if (rc == 0)
         return 0;
     snprintf(r->cgroup_note, sizeof r->cgroup_note, "cannot move the command into %s: %s",

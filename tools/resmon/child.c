@@ -163,13 +163,20 @@ static void reap_unstarted(pid_t child)
         ;
 }
 
-/* Child side of the fork: joins its own process group, waits for the go
- * byte (so that the monitor's first sample and the terminal hand-over
- * precede any work), then execs; on failure sends errno back. */
-static void exec_child(const cli_options *o, int go_read, int error_write)
+/* Child side of the fork: joins its own process group and, with a leaf
+ * cgroup, the leaf (sending how that went: an int, 0 or a negative errno),
+ * waits for the go byte (so that the monitor's first sample and the
+ * terminal hand-over precede any work), then execs; on failure sends errno
+ * back. */
+static void exec_child(const cli_options *o, const resmon_cgroup *cg, int go_read, int error_write)
 {
     setpgid(0, 0);
     signals_restore_for_exec();
+    if (cg) {
+        int joined = resmon_cgroup_join(cg, 0); /* this process, single-threaded: the kernel's cheap move */
+        if (write(error_write, &joined, sizeof joined) != (ssize_t)sizeof joined)
+            _exit(EXIT_USAGE);
+    }
     char go;
     ssize_t n;
     do {
@@ -182,6 +189,18 @@ static void exec_child(const cli_options *o, int go_read, int error_write)
     if (write(error_write, &err, sizeof err) < 0)
         _exit(EXIT_CANNOT_EXECUTE);
     _exit(err == ENOENT || err == ENOTDIR ? EXIT_NOT_FOUND : EXIT_CANNOT_EXECUTE);
+}
+
+/* What the held child said of joining its leaf (exec_child): 0 or a
+ * negative errno; -ESRCH when it ended without a word. */
+static int join_result(int error_read)
+{
+    int joined = 0;
+    ssize_t n;
+    do {
+        n = read(error_read, &joined, sizeof joined);
+    } while (n < 0 && errno == EINTR);
+    return n == (ssize_t)sizeof joined ? joined : -ESRCH;
 }
 
 /* Reaps the command and records its status and accounting.  Returns 0, or
@@ -231,10 +250,11 @@ static void settle_orphans(const cli_options *o, pid_t group, run_result *r)
                               : "; not measured further (--wait-orphans waits for them)");
 }
 
-/* Forks the command in a process group of its own, held before exec until
- * a byte arrives on *go_write; exec's errno comes back on *error_read.
- * Returns the pid, or prints one line and returns -1. */
-static pid_t spawn_held(const cli_options *o, int *go_write, int *error_read)
+/* Forks the command in a process group of its own (and into cg, when not
+ * NULL), held before exec until a byte arrives on *go_write; the join's
+ * result, then exec's errno come back on *error_read.  Returns the pid, or
+ * prints one line and returns -1. */
+static pid_t spawn_held(const cli_options *o, const resmon_cgroup *cg, int *go_write, int *error_read)
 {
     int go[2], error_pipe[2];
     if (pipe2(go, O_CLOEXEC) != 0 || pipe2(error_pipe, O_CLOEXEC) != 0) {
@@ -250,7 +270,7 @@ static pid_t spawn_held(const cli_options *o, int *go_write, int *error_read)
     if (child == 0) {
         close(go[1]);
         close(error_pipe[0]);
-        exec_child(o, go[0], error_pipe[1]);
+        exec_child(o, cg, go[0], error_pipe[1]);
     }
     close(go[0]);
     close(error_pipe[1]);
@@ -274,12 +294,12 @@ int run_command(const cli_options *o, outputs *out, run_result *r)
     int status = cgroup_for_command(o, r, &cg);
     if (status != 0)
         goto done;
-    pid_t child = held = spawn_held(o, &go_write, &error_read);
+    pid_t child = held = spawn_held(o, cg, &go_write, &error_read);
     if (child < 0) {
         status = EXIT_USAGE;
         goto done;
     }
-    if ((status = cgroup_enter(o, r, &cg, child)) != 0) /* held before exec: nothing ran yet */
+    if (cg && (status = cgroup_enter(o, r, &cg, join_result(error_read))) != 0) /* held before exec */
         goto done;
     terminal_lend(&tty, child);
     signals_forward_to(child, child);

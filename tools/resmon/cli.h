@@ -284,10 +284,12 @@ int cgroup_parse_size(const char *text, uint64_t *bytes);
  * when none could be made -- or, having printed one line, EXIT_USAGE when
  * --memory-limit asked for one that cannot be made. */
 int cgroup_for_command(const cli_options *o, run_result *r, resmon_cgroup **cg);
-/* Moves the forked, still held COMMAND into the leaf before it may exec.
- * On failure the leaf is removed (*cg NULL) and the reason noted; returns
- * EXIT_USAGE (printed) when --memory-limit needs it, else 0. */
-int cgroup_enter(const cli_options *o, run_result *r, resmon_cgroup **cg, pid_t child);
+/* What the forked, still held COMMAND said of joining the leaf before it may
+ * exec (join_rc: 0 or a negative errno; it joins itself, which is cheaper
+ * for the kernel than a move by resmon).  On failure the leaf is removed
+ * (*cg NULL) and the reason noted; returns EXIT_USAGE (printed) when
+ * --memory-limit needs it, else 0. */
+int cgroup_enter(const cli_options *o, run_result *r, resmon_cgroup **cg, int join_rc);
 /* Removes the leaf (moving what still runs in it to the parent); says so
  * on stderr when it cannot.  Accepts NULL. */
 void cgroup_done(resmon_cgroup *cg);
