@@ -139,7 +139,7 @@ static void call_whole_sample(void *arg)
     s.gpu_util = s.gpu_mem_mb = s.gpu_clock_mhz = s.gpu_power_w = NAN;
     rm__seqlock_write_begin(&p->published); /* published as the monitor does (monitor.c, record) */
     rm__sample_store_push(&p->store, &s);
-    rm__summary_acc_add(&p->acc, &s, 0, 0);
+    rm__summary_acc_add_base(&p->acc, &s, 0, 0); /* no group, cgroup or GPU: the monitor folds the base only */
     rm__seqlock_write_end(&p->published);
 }
 

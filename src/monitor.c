@@ -331,8 +331,12 @@ static void record(resmon_monitor *m, const taken_sample *t)
 {
     rm__seqlock_write_begin(&m->published);
     rm__sample_store_push(&m->store, &t->sample);
-    rm__summary_acc_add(&m->acc, &t->sample, t->cpu_sec, t->short_interval);
-    rm__summary_acc_add_energy(&m->acc, t->energy_j);
+    if (m->base_only) { /* a NAN tail and no energy: only the base fields to fold */
+        rm__summary_acc_add_base(&m->acc, &t->sample, t->cpu_sec, t->short_interval);
+    } else {
+        rm__summary_acc_add(&m->acc, &t->sample, t->cpu_sec, t->short_interval);
+        rm__summary_acc_add_energy(&m->acc, t->energy_j);
+    }
     rm__phases_add(&m->phases, &t->sample, t->cpu_sec, t->short_interval, t->energy_j);
     rm__seqlock_write_end(&m->published);
     if (t->at_mark)

@@ -124,8 +124,7 @@ static double cpu_peak_percent(const rm__summary_acc *acc)
     return tail > acc->peak_cpu_percent ? tail : acc->peak_cpu_percent;
 }
 
-void rm__summary_acc_add(rm__summary_acc *acc, const resmon_sample *s, double cpu_time_sec,
-                         int short_interval)
+static inline void add_base(rm__summary_acc *acc, const resmon_sample *s, double cpu_time_sec, int short_interval)
 {
     if (acc->count == 0) {
         SET(acc->first_timestamp, s->timestamp);
@@ -143,7 +142,18 @@ void rm__summary_acc_add(rm__summary_acc *acc, const resmon_sample *s, double cp
     SET(acc->last_rss_mb, s->rss_mb);
     SET(acc->last_timestamp, s->timestamp);
     SET(acc->count, acc->count + 1);
+}
 
+void rm__summary_acc_add_base(rm__summary_acc *acc, const resmon_sample *s, double cpu_time_sec,
+                              int short_interval)
+{
+    add_base(acc, s, cpu_time_sec, short_interval);
+}
+
+void rm__summary_acc_add(rm__summary_acc *acc, const resmon_sample *s, double cpu_time_sec,
+                         int short_interval)
+{
+    add_base(acc, s, cpu_time_sec, short_interval);
     add_if_known(s->gpu_util, &acc->sum_gpu_util, &acc->gpu_util_count);
     add_if_known(s->gpu_clock_mhz, &acc->sum_gpu_clock_mhz, &acc->gpu_clock_count);
     add_if_known(s->gpu_power_w, &acc->sum_gpu_power_w, &acc->gpu_power_count);

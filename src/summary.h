@@ -55,6 +55,13 @@ void rm__summary_acc_reset(rm__summary_acc *acc, int metrics_on);
  * itself is then most of what ran. */
 void rm__summary_acc_add(rm__summary_acc *acc, const resmon_sample *s, double cpu_time_sec,
                          int short_interval);
+/* The same for a sample whose fields after gpu_proc_mem_mb and whose GPU
+ * fields are all NAN (no metric group, no cgroup, no GPU reading): folds
+ * only the base fields (timestamp, CPU, RSS), which is all that
+ * rm__summary_acc_add would change.  The sampler's path when nothing but the
+ * base is collected. */
+void rm__summary_acc_add_base(rm__summary_acc *acc, const resmon_sample *s, double cpu_time_sec,
+                              int short_interval);
 
 /* Adds the GPU energy counter's reading taken with the latest sample (NAN
  * when the profiler has none or it failed). */

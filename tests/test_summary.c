@@ -492,6 +492,29 @@ static void the_metric_list_describes_every_metric_field(void **state)
         assert_int_equal(bigger[i], 0);
 }
 
+/* The sampler's fold without groups, cgroup or GPU (rm__summary_acc_add_base)
+ * gives the summary the whole fold gives, for samples with a NAN tail:
+ * varied CPU, RSS, short intervals, a first sample, a peak span. */
+static void base_fold_matches_the_whole_fold_for_a_nan_tail(void **state)
+{
+    (void)state;
+    rm__summary_acc whole, base;
+    rm__summary_acc_reset(&whole, 0);
+    rm__summary_acc_reset(&base, 0);
+    for (int i = 0; i < 500; i++) {
+        double t = i * 0.001 + (i % 7 == 3 ? 0.0004 : 0);
+        resmon_sample s = sample(t, (i * 37) % 180, 10 + (i * 13) % 50);
+        s.cgroup_mem_mb = NAN; /* no cgroup, as the monitor writes it */
+        int short_interval = i % 11 == 5;
+        double cpu = i ? s.cpu_percent * 0.001 / 100 : 0;
+        rm__summary_acc_add(&whole, &s, cpu, short_interval);
+        rm__summary_acc_add_energy(&whole, NAN);
+        rm__summary_acc_add_base(&base, &s, cpu, short_interval);
+    }
+    resmon_summary a = rm__summary_acc_result(&whole), b = rm__summary_acc_result(&base);
+    assert_memory_equal(&a, &b, sizeof a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -502,6 +525,7 @@ int main(void)
         cmocka_unit_test(cpu_and_rss_follow_the_seed),
         cmocka_unit_test(cpu_peak_is_never_below_the_mean),
         cmocka_unit_test(cpu_peak_spans_a_few_ticks),
+        cmocka_unit_test(base_fold_matches_the_whole_fold_for_a_nan_tail),
         cmocka_unit_test(gpu_means_skip_missing_values),
         cmocka_unit_test(gpu_peak_of_zero_is_zero_not_nan),
         cmocka_unit_test(unbounded_store_keeps_everything_in_order),
