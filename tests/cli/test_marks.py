@@ -43,6 +43,20 @@ class Marks(unittest.TestCase):
     def channel_dirs(self):
         return [n for n in os.listdir(self.dir.name) if n.startswith("resmon-marks-")]
 
+    def test_without_tmpdir_the_channel_is_in_dev_shm_and_goes(self):
+        # No TMPDIR: the channel's directory is made in memory (/dev/shm)
+        # where it can be, not on /tmp's disk, and removed at the end.
+        if not os.path.isdir("/dev/shm") or not os.access("/dev/shm", os.W_OK):
+            self.skipTest("no writable /dev/shm here")
+        env = dict(self.env)
+        env.pop("TMPDIR")
+        r = subprocess.run([RESMON, "-q", "--", "sh", "-c", 'echo "$RESMON_MARK_SOCKET"; "$0" mark step', RESMON],
+                           capture_output=True, text=True, timeout=120, env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        socket = r.stdout.strip()
+        self.assertRegex(socket, r"^/dev/shm/resmon-marks-[^/]+/socket$")
+        self.assertFalse(os.path.exists(os.path.dirname(socket)))
+
     def test_a_script_marks_load_then_compute(self):
         # The script's steps run one after the other: the load phase holds
         # 64 MiB, compute burns 0.3 CPU seconds; the workload tells the test
