@@ -294,13 +294,17 @@ int run_command(const cli_options *o, outputs *out, run_result *r)
     int status = cgroup_for_command(o, r, &cg);
     if (status != 0)
         goto done;
-    pid_t child = held = spawn_held(o, cg, &go_write, &error_read);
+    /* v1: forked by a thread inside the leaf, the child starts there; else
+     * (v2) it joins itself and says how that went. */
+    int home_tasks = cg ? cgroup_fork_enter(cg) : -1;
+    pid_t child = held = spawn_held(o, home_tasks < 0 ? cg : NULL, &go_write, &error_read);
+    int left_rc = home_tasks >= 0 ? cgroup_fork_leave(home_tasks) : 0; /* home at once, forked or not */
     if (child < 0) {
         status = EXIT_USAGE;
         goto done;
     }
-    if (cg && (status = cgroup_enter(o, r, &cg, join_result(error_read))) != 0) /* held before exec */
-        goto done;
+    if (cg && (status = cgroup_enter(o, r, &cg, home_tasks >= 0 ? left_rc : join_result(error_read))) != 0)
+        goto done; /* held before exec: nothing of COMMAND ran */
     terminal_lend(&tty, child);
     signals_forward_to(child, child);
 
