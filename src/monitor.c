@@ -6,8 +6,9 @@
  * publishes each sample into the store (sample_store.h: chunks that never
  * move, a written count readers check their copy against) and into the
  * running summary under a sequence lock (seqlock.h), which it never waits
- * for.  The one mutex left is start's handshake with the sampler's first
- * sample.  Between samples the sampler sleeps on the stop word until the
+ * for.  Start takes the window's first sample on the caller's thread, then
+ * starts the sampler, so it never waits for a new thread to be scheduled
+ * (milliseconds on a loaded machine).  Between samples the sampler sleeps on the stop word until the
  * next slot of the schedule (start + k * interval, which never drifts; see
  * futex.h), so stop wakes it at once.
  */
@@ -50,6 +51,15 @@
 #define STOP_BIT 1 /* in stop_word; the bits above count marks' wake-ups */
 #define MARK_WAKE 2
 
+/* A sample with what the summary needs beside it. */
+typedef struct taken_sample {
+    resmon_sample sample;
+    double cpu_sec;     /* CPU time since the previous sample */
+    int short_interval; /* taken under half an interval after the previous */
+    double energy_j;    /* the GPU energy counter; NAN without one */
+    int at_mark;        /* taken because a mark asked: opens its phase */
+} taken_sample;
+
 struct resmon_monitor {
     resmon_options opts;
     uint64_t interval_ns;
@@ -63,12 +73,6 @@ struct resmon_monitor {
     rm__sample_store store;
     rm__summary_acc acc;
     atomic_int window_open;
-
-    /* Guarded by lock: start's handshake with the sampler's first sample. */
-    pthread_mutex_t lock;
-    pthread_cond_t started;  /* sampler -> start: first sample taken or failed */
-    int first_sample_done;
-    int start_result;
 
     /* stop -> sampler: set to 1 and futex-woken by stop.  A mark adds
      * MARK_WAKE and wakes it too (the sampler takes the mark's sample). */
@@ -96,6 +100,10 @@ struct resmon_monitor {
      * sample writes only those and keeps the rest of the sampler's
      * taken_sample (all NAN) as the first sample left it. */
     int base_only;
+    /* The window's first sample, taken by start before the sampler thread
+     * exists; the thread's loop then overwrites it sample by sample. */
+    taken_sample first;
+    int first_ended; /* the target had ended at the first sample (RM__PROBE_ENDED) */
 };
 
 /* Copies the caller's options (and the profiler table they name) in the
@@ -163,13 +171,7 @@ int resmon_monitor_new(resmon_monitor **out, const resmon_options *opts)
         gpu_interval = DEFAULT_MIN_GPU_INTERVAL_SEC;
     m->gpu_interval_ns = (uint64_t)llround(gpu_interval * 1e9);
 
-    rc = pthread_cond_init(&m->started, NULL);
-    if (rc == 0 && (rc = pthread_mutex_init(&m->lock, NULL)) != 0)
-        pthread_cond_destroy(&m->started);
-    if (rc == 0 && (rc = -rm__phases_init(&m->phases, o.metrics != 0)) != 0) {
-        pthread_mutex_destroy(&m->lock);
-        pthread_cond_destroy(&m->started);
-    }
+    rc = -rm__phases_init(&m->phases, o.metrics != 0);
     if (rc != 0) {
         free(m->cgroup_path);
         free(m->proc_root);
@@ -179,8 +181,6 @@ int resmon_monitor_new(resmon_monitor **out, const resmon_options *opts)
     if (o.gpu_profiler && (rc = rm__gpu_poller_new(&m->gpu, &profiler, opts->gpu_profiler, m->gpu_interval_ns,
                                                         o.gpu_interval_sec <= 0)) < 0) {
         rm__phases_free(&m->phases);
-        pthread_mutex_destroy(&m->lock);
-        pthread_cond_destroy(&m->started);
         free(m->cgroup_path);
         free(m->proc_root);
         free(m);
@@ -229,8 +229,6 @@ void resmon_monitor_free(resmon_monitor *m)
     rm__gpu_poller_free(m->gpu, MAX_GPU_WAIT_NS);
     rm__sample_store_free(&m->store);
     rm__phases_free(&m->phases);
-    pthread_mutex_destroy(&m->lock);
-    pthread_cond_destroy(&m->started);
     free(m->cgroup_path);
     free(m->proc_root);
     free(m);
@@ -248,15 +246,6 @@ static uint64_t gpu_wait_ns(const resmon_monitor *m)
         wait = 20000000u;
     return wait > MAX_GPU_WAIT_NS ? MAX_GPU_WAIT_NS : wait;
 }
-
-/* A sample with what the summary needs beside it. */
-typedef struct taken_sample {
-    resmon_sample sample;
-    double cpu_sec;     /* CPU time since the previous sample */
-    int short_interval; /* taken under half an interval after the previous */
-    double energy_j;    /* the GPU energy counter; NAN without one */
-    int at_mark;        /* taken because a mark asked: opens its phase */
-} taken_sample;
 
 /* CPU package energy: the RAPL counters are read with the first and last
  * sample and at most once a second between (often enough to see every wrap,
@@ -365,9 +354,10 @@ static int wait_for_slot(resmon_monitor *m, uint64_t deadline_ns)
 }
 
 /* The window's first sample, with RAPL and the GPU thread set up first so it
- * has their readings.  Tells start how it went.  Returns 0, RM__PROBE_ENDED
- * (a valid sample, and the target has already ended) or a negative errno
- * (no sample: the window never opened). */
+ * has their readings; on start's thread, before the sampler thread exists.
+ * Returns 0, RM__PROBE_ENDED (a valid sample, and the target has already
+ * ended) or a negative errno (no sample: the window never opened; RAPL and
+ * the GPU thread's window are closed again). */
 static int window_begin(resmon_monitor *m, taken_sample *t)
 {
     rm__rapl_open(&m->rapl, &m->sysfs); /* no zones: CPU energy stays unknown */
@@ -394,15 +384,11 @@ static int window_begin(resmon_monitor *m, taken_sample *t)
         }
     } else {
         atomic_store_explicit(&m->window_open, 0, memory_order_release);
+        if (m->gpu_in_window)
+            rm__gpu_poller_end(m->gpu, 0);
+        m->gpu_in_window = 0;
+        rm__rapl_close(&m->rapl);
     }
-
-    pthread_mutex_lock(&m->lock);
-    m->start_result = rc < 0 ? rc : 0;
-    m->first_sample_done = 1;
-    pthread_cond_signal(&m->started);
-    pthread_mutex_unlock(&m->lock);
-    if (rc >= 0 && m->opts.on_sample)
-        m->opts.on_sample(&t->sample, m->opts.on_sample_user);
     return rc;
 }
 
@@ -563,16 +549,10 @@ static void *sampler_main(void *arg)
     sampler_of_this_thread = m;
     prctl(PR_SET_TIMERSLACK, RM__TIMER_SLACK_NS, 0, 0, 0);
 
-    taken_sample first;
-    int rc = window_begin(m, &first);
-    if (rc < 0) { /* the window never opened */
-        if (m->gpu_in_window)
-            rm__gpu_poller_end(m->gpu, 0);
-        m->gpu_in_window = 0;
-        rm__rapl_close(&m->rapl);
-        return NULL;
-    }
-    int target_ended = rc == RM__PROBE_ENDED || window_loop(m, &first);
+    /* The first sample's callback, on this thread as every other's. */
+    if (m->opts.on_sample)
+        m->opts.on_sample(&m->first.sample, m->opts.on_sample_user);
+    int target_ended = m->first_ended || window_loop(m, &m->first);
     window_end(m, target_ended);
     return NULL;
 }
@@ -619,38 +599,45 @@ int resmon_monitor_start(resmon_monitor *m)
     rm__summary_acc_store(&m->acc, &fresh);
     rm__phases_reset(&m->phases);
     rm__seqlock_write_end(&m->published);
-    pthread_mutex_lock(&m->lock);
     atomic_store(&m->stop_word, 0);
-    m->first_sample_done = 0;
-    m->start_result = 0;
     atomic_store_explicit(&m->window_open, 1, memory_order_release);
-    pthread_mutex_unlock(&m->lock);
 
     /* Signals meant for the program (SIGINT, SIGCHLD, ...) must never be
-     * delivered to the sampler thread, so it starts with all blocked. */
+     * delivered to resmon's threads, so they start with all blocked. */
     sigset_t all, previous;
     sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &previous);
-    if (m->gpu) /* failing: the window opens without GPU readings */
+    if (m->gpu) { /* failing: the window opens without GPU readings */
+        pthread_sigmask(SIG_SETMASK, &all, &previous);
         rm__gpu_poller_start_thread(m->gpu);
+        pthread_sigmask(SIG_SETMASK, &previous, NULL);
+    }
+    /* The first sample here, on this thread: this thread is the writer
+     * until pthread_create, which publishes what it wrote to the sampler. */
+    rc = window_begin(m, &m->first);
+    if (rc < 0) { /* the window never opened */
+        reap_sampler(m);
+        return rc;
+    }
+    m->first_ended = rc == RM__PROBE_ENDED;
+    pthread_sigmask(SIG_SETMASK, &all, &previous);
     rc = pthread_create(&m->thread, NULL, sampler_main, m);
     pthread_sigmask(SIG_SETMASK, &previous, NULL);
-    if (rc != 0) {
+    if (rc != 0) { /* no window after all: nothing of its first sample stays */
+        if (m->gpu_in_window)
+            rm__gpu_poller_end(m->gpu, 0);
+        m->gpu_in_window = 0;
+        rm__rapl_close(&m->rapl);
+        rm__seqlock_write_begin(&m->published);
+        rm__sample_store_clear(&m->store);
+        rm__summary_acc_reset(&m->acc, m->opts.metrics != 0);
+        rm__seqlock_write_end(&m->published);
         atomic_store_explicit(&m->window_open, 0, memory_order_release);
         reap_sampler(m);
         return rc == EAGAIN ? -EAGAIN : -rc;
     }
     m->thread_alive = 1;
     pthread_setname_np(m->thread, "resmon-sampler");
-
-    pthread_mutex_lock(&m->lock);
-    while (!m->first_sample_done)
-        pthread_cond_wait(&m->started, &m->lock);
-    rc = m->start_result;
-    pthread_mutex_unlock(&m->lock);
-    if (rc < 0)
-        reap_sampler(m);
-    return rc;
+    return 0;
 }
 
 int resmon_monitor_stop(resmon_monitor *m)
