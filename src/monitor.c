@@ -603,23 +603,23 @@ int resmon_monitor_start(resmon_monitor *m)
     atomic_store_explicit(&m->window_open, 1, memory_order_release);
 
     /* Signals meant for the program (SIGINT, SIGCHLD, ...) must never be
-     * delivered to resmon's threads, so they start with all blocked. */
+     * delivered to resmon's threads, so they start with all blocked; and
+     * the first sample is taken with them blocked, as on the sampler (a
+     * handler's EINTR never reaches its reads). */
     sigset_t all, previous;
     sigfillset(&all);
-    if (m->gpu) { /* failing: the window opens without GPU readings */
-        pthread_sigmask(SIG_SETMASK, &all, &previous);
+    pthread_sigmask(SIG_SETMASK, &all, &previous);
+    if (m->gpu) /* failing: the window opens without GPU readings */
         rm__gpu_poller_start_thread(m->gpu);
-        pthread_sigmask(SIG_SETMASK, &previous, NULL);
-    }
     /* The first sample here, on this thread: this thread is the writer
      * until pthread_create, which publishes what it wrote to the sampler. */
     rc = window_begin(m, &m->first);
     if (rc < 0) { /* the window never opened */
+        pthread_sigmask(SIG_SETMASK, &previous, NULL);
         reap_sampler(m);
         return rc;
     }
     m->first_ended = rc == RM__PROBE_ENDED;
-    pthread_sigmask(SIG_SETMASK, &all, &previous);
     rc = pthread_create(&m->thread, NULL, sampler_main, m);
     pthread_sigmask(SIG_SETMASK, &previous, NULL);
     if (rc != 0) { /* no window after all: nothing of its first sample stays */
