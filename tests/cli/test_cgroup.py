@@ -151,6 +151,14 @@ class CommandCgroup(unittest.TestCase):
         self.assertIn("OOM kills", r.stderr)
         self.assertIn("memory limit", r.stderr)
 
+    def test_a_limit_below_what_exec_needs_kills_the_command_not_resmon(self):
+        # 64 KiB: the command is killed at once (its exec alone needs more);
+        # resmon, whose own memory never goes to the leaf, lives to report it.
+        r, summary = run_json("--memory-limit", "64K", "--", "true")
+        self.assertEqual(r.returncode, 137, r.stderr)
+        self.assertGreaterEqual(summary["cgroup_oom_kills"], 1)
+        self.assertEqual(summary["exit_status"], 137)
+
     def test_memory_limit_that_fits_runs(self):
         r, summary = run_json("--memory-limit", "256MiB", "--", WORKLOAD, "mem", "50", "0")
         self.assertEqual(r.returncode, 0, r.stderr)

@@ -294,9 +294,11 @@ int run_command(const cli_options *o, outputs *out, run_result *r)
     int status = cgroup_for_command(o, r, &cg);
     if (status != 0)
         goto done;
-    /* v1: forked by a thread inside the leaf, the child starts there; else
-     * (v2) it joins itself and says how that went. */
-    int home_tasks = cg ? cgroup_fork_enter(cg) : -1;
+    /* v1 without a limit: forked by a thread inside the leaf, the child
+     * starts there.  Else it joins itself and says how that went: with
+     * --memory-limit the fork's own memory, charged to the leaf while
+     * resmon's thread is in it, could bring the OOM killer onto resmon. */
+    int home_tasks = cg && !o->memory_limit_bytes ? cgroup_fork_enter(cg) : -1;
     pid_t child = held = spawn_held(o, home_tasks < 0 ? cg : NULL, &go_write, &error_read);
     int left_rc = home_tasks >= 0 ? cgroup_fork_leave(home_tasks) : 0; /* home at once, forked or not */
     if (child < 0) {
