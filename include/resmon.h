@@ -693,7 +693,8 @@ RESMON_API ssize_t resmon_gpu_last_readings(const resmon_gpu *gpu, resmon_gpu_re
 /* The monitor                                                               */
 /* ------------------------------------------------------------------------ */
 
-/* Called on the sampler thread with each sample as soon as it is taken, in
+/* Called on the sampler thread with each sample as soon as it is taken (the
+ * first, which resmon_monitor_start takes, once the sampler thread begins), in
  * order, including the first and last of a window.  It must not call start,
  * stop or free on the same monitor (they return -EDEADLK).  A slow callback
  * delays the next sample; the schedule then skips ahead (skipped_slots). */
@@ -873,8 +874,9 @@ RESMON_API int resmon_monitor_new(resmon_monitor **out, const resmon_options *op
 RESMON_API void resmon_monitor_free(resmon_monitor *m);
 
 /* Opens a window: clears the previous window's samples and summary, reads
- * (or, with reset_peak_mark, resets) the exact-peak mark, starts the sampler
- * thread and returns once the window's first sample is recorded.  Returns 0,
+ * (or, with reset_peak_mark, resets) the exact-peak mark, takes the window's
+ * first sample on the calling thread (every signal blocked meanwhile), then
+ * starts the sampler thread and returns.  Returns 0,
  * -EBUSY if already running, -EDEADLK from the sampler thread,
  * -ESRCH/-EACCES if the monitored process cannot be read, -ENOTDIR/-ENOENT
  * if RESMON_PROC_ROOT is not a directory, -EXDEV if /proc belongs to another
@@ -1058,10 +1060,13 @@ RESMON_API const char *resmon_cgroup_path(const resmon_cgroup *cg);
 /* 1 or 2: the layout the leaf is in. */
 RESMON_API int resmon_cgroup_version(const resmon_cgroup *cg);
 
-/* Moves a process into the leaf: pid 0 is the caller -- one write(2) to a
- * file opened by create, so async-signal-safe, for a child between fork and
- * exec -- else the process pid (as a parent does for a child it holds
- * before exec).  Everything the process starts afterwards stays in the
+/* Moves a process into the leaf: pid 0 is the caller -- a stat(2) and one
+ * write(2) to a file opened by create, so async-signal-safe, for a child
+ * between fork and exec (a single-threaded caller in a v1 leaf is moved
+ * through its tasks file, which the kernel does without a global lock;
+ * moving another process, or through cgroup.procs, may wait for an RCU grace
+ * period: milliseconds) -- else the process pid (as a parent does for a
+ * child it holds before exec).  Everything the process starts afterwards stays in the
  * leaf.  0 or a negative errno (-ESRCH: no such process). */
 RESMON_API int resmon_cgroup_join(const resmon_cgroup *cg, pid_t pid);
 
