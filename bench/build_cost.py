@@ -9,8 +9,9 @@ LABEL runs it under that resmon binary at its default interval (0.1 s) with
 --metrics GROUPS (none given: the default groups), all of them alternated
 run after run, in a rotated order.  resmon's own CPU is its wait4 CPU (which
 includes the workload it reaped) minus the workload's (the summary's
-cpu_sec: the command's wait4); the table gives medians over the runs, of that
-and of it over the workload's CPU, and the 1-minute load before and after.
+cpu_sec: the command's wait4); the table gives medians over the runs, of that,
+of it over the workload's CPU and of it per sample (a loaded machine stretches
+the build, and so the samples taken), and the 1-minute load before and after.
 """
 import json, os, shlex, statistics, subprocess, sys, tempfile, time
 
@@ -52,11 +53,12 @@ with tempfile.TemporaryDirectory() as tmp:
 load1 = os.getloadavg()[0]
 print("%d runs of each, alternated; load average (1 min) %.2f before, %.2f after" % (runs, load0, load1))
 print()
-print("| case | resmon own CPU (median) | of the command's CPU (median) | runs | command CPU | wall | samples |")
-print("|---|---:|---:|---|---:|---:|---:|")
+print("| case | resmon own CPU (median) | of the command's CPU (median) | runs | command CPU | wall | samples | own CPU per sample (median) |")
+print("|---|---:|---:|---|---:|---:|---:|---:|")
 for label, _, _ in cases:
     x = rows[label]
-    print("| %s | %.1f ms | %.2f %% | %s | %.2f s | %.2f s | %d |" % (
+    print("| %s | %.1f ms | %.2f %% | %s | %.2f s | %.2f s | %d | %.0f us |" % (
         label, statistics.median(v[0] for v in x) * 1e3, statistics.median(v[0] / v[1] * 100 for v in x),
         ", ".join("%.2f" % (v[0] / v[1] * 100) for v in x), statistics.median(v[1] for v in x),
-        statistics.median(v[2] for v in x), statistics.median(v[3] for v in x)))
+        statistics.median(v[2] for v in x), statistics.median(v[3] for v in x),
+        statistics.median(v[0] / max(v[3], 1) for v in x) * 1e6))

@@ -54,6 +54,7 @@ void rm__metrics_init(rm__metrics *m, unsigned groups, double detail_interval_se
                                                                       : DEFAULT_DETAIL_INTERVAL_SEC) * 1e9);
     m->tick_ns = ticks_per_sec > 0 ? 1000000000u / (uint64_t)ticks_per_sec : 0;
     m->net_fd = -1;
+    m->pss_exempt_until_ns = m->pss_exempt_until_next_ns = UINT64_MAX;
 }
 
 void rm__metrics_open_network(rm__metrics *m, int proc_fd, pid_t root)
@@ -102,6 +103,7 @@ void rm__metrics_start_reading(rm__metrics *m, int baseline)
     m->unreadable = 0;
     m->vmem_bytes = m->threads = m->pss_kb = m->swap_kb = m->uss_kb = 0;
     m->processes = 0;
+    m->pss_exempt_until_next_ns = UINT64_MAX;
 }
 
 /* pread of a file kept open (opened at first use).  -ESRCH when the process
@@ -287,7 +289,16 @@ static int read_counters(rm__metrics *m, rm__process_metrics *pm, int dir_fd, co
     if (m->groups & RESMON_METRIC_FAULTS && !(*got & SOURCE_SWITCHES) &&
         read_switches(m, pm, dir_fd, st, &now[RM__VOLUNTARY_SWITCHES], &now[RM__INVOLUNTARY_SWITCHES]) == 0)
         *got |= SOURCE_SWITCHES;
-    if (m->groups & RESMON_METRIC_MEMORY_DETAIL && !zombie && !pss_read_due(m, age_ns, rss_pages)) {
+    int exempt = m->groups & RESMON_METRIC_MEMORY_DETAIL && !zombie && !pss_read_due(m, age_ns, rss_pages);
+    if (m->groups & RESMON_METRIC_MEMORY_DETAIL && !zombie) {
+        if (!exempt && pm->pss_exempt && !m->pss_tree_due)
+            m->pss_sharing_changed = 1; /* grew past the floor: the next reading reads the tree (plan_pss) */
+        pm->pss_exempt = exempt;
+    }
+    if (exempt) {
+        /* Its age-out makes a tree-wide reading (plan_pss). */
+        if (pm->born_ns + m->detail_interval_ns < m->pss_exempt_until_next_ns)
+            m->pss_exempt_until_next_ns = pm->born_ns + m->detail_interval_ns;
         /* Opening checks the access a read needs (and walks nothing): a
          * process whose smaps_rollup is refused stays unreadable. */
         if (pm->smaps_fd < 0)
@@ -301,6 +312,7 @@ static int read_counters(rm__metrics *m, rm__process_metrics *pm, int dir_fd, co
                (baseline || m->final_reading || m->pss_tree_due || !pm->smaps_known || pm->pss_from_rss ||
                 rss_moved(pm, rss_pages))) {
         pm->pss_from_rss = 0;
+        m->smaps_reads++;
         ssize_t n = read_smaps_rollup(dir_fd, &pm->smaps_fd, text, sizeof text);
         /* A refused read leaves no earlier figure standing: after an exec
          * into a non-dumpable image, the old image's PSS is not this one's. */
@@ -414,13 +426,54 @@ void rm__metrics_settle_reaped(rm__metrics *m, const rm__process_metrics *pm)
             m->counted[c] -= (int64_t)pm->last[c];
 }
 
+/* The tree-wide reading (metrics.h).  Its rule keeps this true of a sum of
+ * PSS: each walked process's reading comes from the latest tree-wide reading
+ * or later (read alone after its RSS moved), and no walked process joined
+ * or left since that reading -- so the sum mixes readings from before and
+ * after a change in sharing only through processes not walked (young and
+ * small: their RSS stands in).  Each such process errs the sum by at most
+ * the pages it shares with the others: high while it is tracked (its RSS
+ * counts them whole), low after it left (the others' readings still count
+ * their share of those pages split with it) until the next tree-wide
+ * reading, at most the interval later.  A process that stops being exempt
+ * is walked: by age, at a tree-wide reading (pss_exempt_until_ns); by
+ * growing past the floor, alone (its RSS moved), and the next reading is
+ * tree-wide. */
 void rm__metrics_plan_pss(rm__metrics *m, unsigned generation, uint64_t boot_ns)
 {
-    m->pss_tree_due = generation != m->pss_generation || boot_ns - m->pss_tree_read_ns >= m->detail_interval_ns;
+    int untold = generation - m->pss_generation != m->pss_changes_noted; /* a change not told: taken as walked */
+    m->pss_tree_due = m->pss_sharing_changed || untold || boot_ns >= m->pss_exempt_until_ns ||
+                      boot_ns - m->pss_tree_read_ns >= m->detail_interval_ns;
+    m->pss_generation = generation;
+    m->pss_changes_noted = 0;
     if (m->pss_tree_due) {
-        m->pss_generation = generation;
         m->pss_tree_read_ns = boot_ns;
+        m->pss_sharing_changed = 0;
     }
+}
+
+void rm__metrics_joined(rm__metrics *m, rm__process_metrics *pm, const rm__proc_stat *st, uint64_t rss_pages)
+{
+    m->pss_changes_noted++;
+    if (!(m->groups & RESMON_METRIC_MEMORY_DETAIL))
+        return;
+    int exempt = 0;
+    if (st && m->tick_ns) {
+        struct timespec now;
+        clock_gettime(CLOCK_BOOTTIME, &now);
+        uint64_t boot_ns = rm__timespec_ns(&now), born_ns = st->starttime * m->tick_ns;
+        exempt = boot_ns >= born_ns && !pss_read_due(m, boot_ns - born_ns, rss_pages);
+    }
+    pm->pss_exempt = exempt;
+    if (!exempt)
+        m->pss_sharing_changed = 1;
+}
+
+void rm__metrics_left(rm__metrics *m, const rm__process_metrics *pm)
+{
+    m->pss_changes_noted++;
+    if (m->groups & RESMON_METRIC_MEMORY_DETAIL && !pm->pss_exempt)
+        m->pss_sharing_changed = 1;
 }
 
 void rm__metrics_count_unreadable(rm__metrics *m, unsigned processes)
@@ -442,6 +495,7 @@ void rm__metrics_finish_reading(rm__metrics *m, int baseline)
     for (size_t c = 0; c < RM__COUNTER_COUNT; c++)
         if (m->counted[c] > 0 && (uint64_t)m->counted[c] > m->reported[c])
             m->reported[c] = (uint64_t)m->counted[c];
+    m->pss_exempt_until_ns = m->pss_exempt_until_next_ns;
     m->net_known = 0;
     if (m->net_fd >= 0) {
         char text[16384]; /* ~130 bytes per interface */

@@ -61,6 +61,9 @@ typedef struct rm__process_metrics {
     uint64_t smaps_read_ns;       /* CLOCK_BOOTTIME of that read */
     uint64_t smaps_rss_pages;     /* the process's RSS at that read */
     int pss_from_rss;             /* pss_kb is its RSS, not read: young and small (metrics.c) */
+    int pss_exempt;               /* young and small when it joined or at its latest
+                                     memory reading: its joining and leaving re-read
+                                     no other process (metrics.c, rm__metrics_plan_pss) */
 } rm__process_metrics;
 
 typedef struct rm__metrics {
@@ -80,6 +83,13 @@ typedef struct rm__metrics {
     int pss_tree_due;             /* this reading reads every smaps_rollup */
     unsigned pss_generation;      /* the tracked set they were last all read for */
     uint64_t pss_tree_read_ns;    /* when (CLOCK_BOOTTIME) */
+    unsigned pss_changes_noted;   /* joins and leaves told since (rm__metrics_joined/left) */
+    int pss_sharing_changed;      /* one of them was walked, or a process began to be
+                                     walked outside a tree-wide reading */
+    uint64_t pss_exempt_until_ns; /* the earliest age-out (CLOCK_BOOTTIME) of the processes
+                                     not walked at the previous reading; UINT64_MAX: none */
+    uint64_t pss_exempt_until_next_ns; /* the same, gathered by this reading */
+    unsigned smaps_reads;         /* smaps_rollup page walks so far (tests, benchmarks) */
     unsigned unreadable;          /* processes of this reading that refused a
                                      source the groups need (or all of them) */
     uint64_t vmem_bytes, threads, pss_kb, swap_kb, uss_kb; /* this reading's sums */
@@ -116,13 +126,23 @@ void rm__metrics_start_reading(rm__metrics *m, int baseline);
 void rm__metrics_read_process(rm__metrics *m, rm__process_metrics *pm, int dir_fd, const rm__proc_stat *st, int idle,
                               uint64_t rss_pages, uint64_t boot_ns, int baseline);
 /* Call after start: decides whether this reading reads every process's
- * smaps_rollup, which a tree's PSS needs at one moment -- when the tracked
- * set changed (generation: the probe's), since a fork or an exit changes how
- * pages are shared and so every sharer's PSS (a parent's pre-fork reading
- * beside its children's counted the shared pages up to twice), or when the
- * detail interval has passed.  Between, a process is read again alone only
- * when its RSS moved. */
+ * smaps_rollup, which a tree's PSS needs at one moment -- when a walked
+ * process joined or left the tracked set, since a fork or an exit changes
+ * how pages are shared and so every sharer's PSS (a parent's pre-fork
+ * reading beside its children's counted the shared pages up to twice), when
+ * a process not walked reaches the detail interval's age, or when the
+ * interval has passed.  A young small process (not walked: its RSS stands in)
+ * joining or leaving re-reads no other: what it shares with them is within
+ * the RSS-for-PSS bound already.  generation: the probe's, bumped at every
+ * change of the set; a change not told through rm__metrics_joined/left
+ * counts as a walked one.  Between, a process is read again alone only when
+ * its RSS moved. */
 void rm__metrics_plan_pss(rm__metrics *m, unsigned generation, uint64_t boot_ns);
+/* The probe tells each change of the tracked set as it makes it: pm has
+ * just been tracked (st: its stat, NULL when not read; rss_pages: its RSS
+ * then), or is about to be forgotten. */
+void rm__metrics_joined(rm__metrics *m, rm__process_metrics *pm, const rm__proc_stat *st, uint64_t rss_pages);
+void rm__metrics_left(rm__metrics *m, const rm__process_metrics *pm);
 /* Counts processes of the tree that could not be read at all (not
  * tracked: /proc refused them) in this reading's unreadable_procs. */
 void rm__metrics_count_unreadable(rm__metrics *m, unsigned processes);

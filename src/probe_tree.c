@@ -31,6 +31,7 @@ void rm__probe_release(rm__tracked *t)
 
 void rm__probe_untrack_at(rm__probe *p, size_t index)
 {
+    rm__metrics_left(&p->metrics, &p->procs[index].metrics);
     rm__probe_release(&p->procs[index]);
     p->procs[index] = p->procs[--p->count];
     p->generation++;
@@ -104,6 +105,7 @@ int rm__probe_track(rm__probe *p, pid_t pid, rm__tracked **out)
     p->procs[p->count] = t;
     *out = &p->procs[p->count++];
     p->generation++;
+    rm__metrics_joined(&p->metrics, &(*out)->metrics, now.stat_read ? &now.st : NULL, now.rss_pages);
     return 0;
 }
 
@@ -122,6 +124,7 @@ void rm__probe_forget_ended(rm__probe *p)
     size_t kept = 1;
     for (size_t i = 1; i < p->count; i++) {
         if (p->procs[i].ending) {
+            rm__metrics_left(&p->metrics, &p->procs[i].metrics);
             rm__probe_release(&p->procs[i]);
             p->generation++;
         } else {

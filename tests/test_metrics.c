@@ -6,6 +6,8 @@
  * switches, the CPU split and loopback traffic.  Workloads are driven
  * through pipes, never sleeps.
  */
+#include "internal.h"
+#include "metrics.h"
 #include "resmon.h"
 #include "test_util.h"
 
@@ -20,6 +22,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -395,6 +398,159 @@ static void young_small_processes_count_their_rss_as_pss(void **state)
     ASSERT_DOUBLE_EQ(young.peak_swap_mb, 0);
     /* Read: the two processes split the 16 MiB they share. */
     ASSERT_BETWEEN(old.peak_pss_mb, YOUNG_SHARED_MB, old.peak_rss_mb - YOUNG_SHARED_MB / 2.0);
+}
+
+/* A fixture process for the tree-wide PSS rule: a directory holding an
+ * smaps_rollup of pss_kb (rewritten in place, so a kept descriptor reads the
+ * new text), and the stat of a process age_sec old with rss_pages resident. */
+typedef struct fixture_process {
+    char dir[96];
+    int dir_fd;
+    rm__proc_stat st;
+    uint64_t rss_pages;
+    rm__process_metrics pm;
+} fixture_process;
+
+static void fixture_write_pss(const fixture_process *f, unsigned pss_kb)
+{
+    char path[128], text[256];
+    snprintf(path, sizeof path, "%s/smaps_rollup", f->dir);
+    int n = snprintf(text, sizeof text,
+                     "00400000-7ffc00000000 ---p 00000000 00:00 0 [rollup]\nRss: %u kB\nPss: %u kB\n"
+                     "Private_Clean: 0 kB\nPrivate_Dirty: %u kB\nSwap: 0 kB\n",
+                     pss_kb, pss_kb, pss_kb);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, (size_t)n), n);
+    close(fd);
+}
+
+static void fixture_open(fixture_process *f, const char *root, const char *name, double age_sec, uint64_t rss_pages,
+                         uint64_t boot_ns, unsigned pss_kb)
+{
+    memset(f, 0, sizeof *f);
+    snprintf(f->dir, sizeof f->dir, "%s/%s", root, name);
+    assert_int_equal(mkdir(f->dir, 0700), 0);
+    fixture_write_pss(f, pss_kb);
+    f->dir_fd = open(f->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    assert_true(f->dir_fd >= 0);
+    f->st.state = 'S';
+    f->st.num_threads = 1;
+    f->st.vsize = 1u << 30;
+    f->st.starttime = (boot_ns - (uint64_t)(age_sec * 1e9)) / 10000000u; /* 100 ticks a second */
+    f->rss_pages = rss_pages;
+    rm__process_metrics_init(&f->pm, 0);
+}
+
+static void fixture_close(fixture_process *f)
+{
+    char path[128];
+    rm__process_metrics_close(&f->pm);
+    close(f->dir_fd);
+    snprintf(path, sizeof path, "%s/smaps_rollup", f->dir);
+    unlink(path);
+    rmdir(f->dir);
+}
+
+/* One reading of the processes given, at boot_ns; returns the sum's PSS in kB. */
+static double fixture_read(rm__metrics *m, unsigned generation, uint64_t boot_ns, int baseline,
+                           fixture_process **procs, size_t count)
+{
+    rm__metrics_start_reading(m, baseline);
+    rm__metrics_plan_pss(m, generation, boot_ns);
+    for (size_t i = 0; i < count; i++)
+        rm__metrics_read_process(m, &procs[i]->pm, procs[i]->dir_fd, &procs[i]->st, 0, procs[i]->rss_pages, boot_ns,
+                                 baseline);
+    rm__metrics_finish_reading(m, baseline);
+    resmon_sample s;
+    memset(&s, 0, sizeof s);
+    rm__metrics_fill_sample(m, &s);
+    return s.pss_mb * 1024.0;
+}
+
+/* The tree-wide PSS reading (rm__metrics_plan_pss): a young small process
+ * (not walked, its RSS standing in) joining or leaving re-reads no other
+ * process -- its sharing with them is already inside the RSS bound --
+ * while a walked one joining or leaving, or a young one ageing past the
+ * interval, reads every walked process again.  Each smaps_rollup walk was
+ * repeated for the whole tree at every compiler's start and end of a build
+ * before.  Counted through the smaps_rollup reads and seen in the sum: the
+ * old process's file is rewritten after its first reading, so a sum that
+ * shows the new figure read it again. */
+static void young_small_joins_and_leaves_re_read_no_other_process(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/resmon-pss-tree-XXXXXX";
+    assert_non_null(mkdtemp(root));
+    uint64_t page_kb = (uint64_t)sysconf(_SC_PAGESIZE) / 1024;
+    struct timespec now;
+    clock_gettime(CLOCK_BOOTTIME, &now);
+    uint64_t t0 = rm__timespec_ns(&now), ms = 1000000;
+    rm__metrics m;
+    rm__metrics_init(&m, RESMON_METRIC_MEMORY_DETAIL, 5.0, 1, 100);
+    fixture_process old, young, other, late;
+    fixture_open(&old, root, "old", 100, 1000, t0, 3000);      /* walked: old */
+    fixture_open(&young, root, "young", 0.1, 500, t0, 7777);   /* not walked: young, 2 MiB */
+    fixture_open(&other, root, "other", 100, 2000, t0, 5000);  /* walked */
+    fixture_open(&late, root, "late", 0.1, 500, t0, 900);      /* young now, older than 5 s later */
+    fixture_process *set[4] = {&old};
+    unsigned generation = 1;
+    rm__metrics_joined(&m, &old.pm, &old.st, old.rss_pages);
+
+    ASSERT_DOUBLE_EQ(fixture_read(&m, generation, t0 + 10 * ms, 1, set, 1), 3000);
+    assert_int_equal(m.smaps_reads, 1);
+    fixture_write_pss(&old, 3100); /* a later walk would read 3100 */
+
+    /* The young process joins, and leaves: old is not walked again. */
+    rm__metrics_joined(&m, &young.pm, &young.st, young.rss_pages);
+    generation++;
+    set[1] = &young;
+    ASSERT_DOUBLE_EQ(fixture_read(&m, generation, t0 + 20 * ms, 0, set, 2), 3000 + 500 * page_kb);
+    assert_int_equal(m.smaps_reads, 1);
+    rm__metrics_left(&m, &young.pm);
+    generation++;
+    ASSERT_DOUBLE_EQ(fixture_read(&m, generation, t0 + 30 * ms, 0, set, 1), 3000);
+    assert_int_equal(m.smaps_reads, 1);
+
+    /* A walked process joins: every walked process is read, at one moment. */
+    rm__metrics_joined(&m, &other.pm, &other.st, other.rss_pages);
+    generation++;
+    set[1] = &other;
+    ASSERT_DOUBLE_EQ(fixture_read(&m, generation, t0 + 40 * ms, 0, set, 2), 3100 + 5000);
+    assert_int_equal(m.smaps_reads, 3);
+    fixture_write_pss(&old, 3200);
+    ASSERT_DOUBLE_EQ(fixture_read(&m, generation, t0 + 50 * ms, 0, set, 2), 3100 + 5000);
+    assert_int_equal(m.smaps_reads, 3);
+    /* ... and leaves: the others are read again. */
+    rm__metrics_left(&m, &other.pm);
+    generation++;
+    ASSERT_DOUBLE_EQ(fixture_read(&m, generation, t0 + 60 * ms, 0, set, 1), 3200);
+    assert_int_equal(m.smaps_reads, 4);
+
+    /* A change the probe did not tell (generation alone) counts as walked. */
+    fixture_write_pss(&old, 3300);
+    generation++;
+    ASSERT_DOUBLE_EQ(fixture_read(&m, generation, t0 + 70 * ms, 0, set, 1), 3300);
+    assert_int_equal(m.smaps_reads, 5);
+
+    /* A young process that ages past the interval makes a tree-wide reading
+     * at the sample it is first walked (5 s after its birth, 4.8 s after the
+     * last tree-wide reading: the interval alone would not). */
+    rm__metrics_joined(&m, &late.pm, &late.st, late.rss_pages);
+    generation++;
+    set[1] = &late;
+    ASSERT_DOUBLE_EQ(fixture_read(&m, generation, t0 + 80 * ms, 0, set, 2), 3300 + 500 * page_kb);
+    assert_int_equal(m.smaps_reads, 5);
+    fixture_write_pss(&old, 3400);
+    ASSERT_DOUBLE_EQ(fixture_read(&m, generation, t0 + 4950 * ms, 0, set, 2), 3400 + 900);
+    assert_int_equal(m.smaps_reads, 7);
+
+    fixture_close(&old);
+    fixture_close(&young);
+    fixture_close(&other);
+    fixture_close(&late);
+    rm__metrics_free(&m);
+    assert_int_equal(rmdir(root), 0);
 }
 
 #define READABLE_MB 32
@@ -972,6 +1128,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(pss_follows_the_image_after_exec),
         cmocka_unit_test(pss_of_a_fork_in_the_window_is_read_as_a_whole),
         cmocka_unit_test(young_small_processes_count_their_rss_as_pss),
+        cmocka_unit_test(young_small_joins_and_leaves_re_read_no_other_process),
         cmocka_unit_test(counts_match_a_known_tree),
         cmocka_unit_test(a_tree_process_has_one_stat_descriptor),
         cmocka_unit_test(an_unreadable_process_blanks_only_its_own_share),
