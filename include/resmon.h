@@ -767,16 +767,20 @@ typedef void (*resmon_sample_cb)(const resmon_sample *sample, void *user);
  *   tables, about 1 us per MiB resident (a 1 GiB process costs ~0.2-1 ms,
  *   see BENCHMARKS.md), so it never runs at every sample of a fast schedule.
  *   Samples between carry each process's latest reading.  A tree's processes
- *   are read together, at the same sample, and again whenever a process
- *   joins or leaves the tree (a fork or an exit changes every sharer's PSS),
- *   so a sum never mixes readings from before and after a change in sharing;
- *   a process whose RSS moved (by more than 1/16 of its RSS at its last
+ *   are read together, at the same sample, and again whenever a walked
+ *   process joins or leaves the tree or a process not walked reaches this
+ *   interval's age (a fork or an exit changes every sharer's PSS); a process
+ *   whose RSS moved (by more than 1/16 of its RSS at its last
  *   reading plus 1 MiB) is read again alone.  Since 0.4, a process younger
  *   than this interval whose RSS is under 64 MiB is not walked at all: its
  *   RSS stands in for its PSS and USS and its swap is 0, an estimate high by
  *   at most the pages it shares, until it is older or larger -- so the many
  *   short-lived processes of a build (compilers, shells) cost no page walks.
- *   0 means 0.5; else >= 1e-6.
+ *   Such a process joining or leaving the tree reads no other process again,
+ *   so a sum mixes readings from before and after a change in sharing only
+ *   through these processes: it is high by at most the pages they share
+ *   while they are tracked, and low by at most that for up to this interval
+ *   after they left.  0 means 0.5; else >= 1e-6.
  *
  * Options: the peak mark
  *   With both keep_peak_mark and reset_peak_mark 0 (the default), a monitor
