@@ -1298,9 +1298,11 @@ static void slow_nvml_call_leaves_cpu_sampling_on_time(void **state)
     resmon_gpu_close(g);
     /* ~60 CPU/RSS samples, not one per GPU call (4: a sampler that waited
      * for the GPU would skip ~56 slots); a busy machine skips more slots, in
-     * proportion to RESMON_TEST_TIME_FACTOR (35 seen under six busy loops). */
+     * proportion to RESMON_TEST_TIME_FACTOR (35 seen under six busy loops;
+     * 4-12 under four busy loops without the factor, on 0.3 too, which the
+     * old bound of 3 failed half the time).  15 is still far from 56. */
     ASSERT_BETWEEN((double)n, fmax(20, 60 - 10 * test_time_factor()), 1000);
-    ASSERT_BETWEEN((double)s.skipped_slots, 0, fmin(3 * test_time_factor() * test_time_factor(), 40));
+    ASSERT_BETWEEN((double)s.skipped_slots, 0, fmin(15 * test_time_factor(), 40));
     ASSERT_BETWEEN(elapsed, 0.6, 0.6 + test_scaled(0.6)); /* start and stop waited at most 200 ms each */
     free(samples);
 }
