@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static void close_walked(rm__walked_process *e);
@@ -174,6 +175,9 @@ static int children_fd(rm__walked_process *e, pid_t tid, const pid_t *old_tids, 
     return fd;
 }
 
+/* More than any one record of a children list or cgroup.procs ("2147483647 "). */
+#define SHORT_READ_SLACK 64
+
 /* Reads a children file from its start to its end into w->children_text,
  * growing the buffer as needed: a thread with a thousand children lists
  * more than a page, and a single read stops at one.  Returns the length
@@ -190,7 +194,8 @@ static ssize_t read_children_file(rm__tree_walker *w, int fd)
             w->children_text = grown;
             w->children_text_cap = cap;
         }
-        ssize_t n = pread(fd, w->children_text + used, w->children_text_cap - 1 - used, (off_t)used);
+        size_t room = w->children_text_cap - 1 - used;
+        ssize_t n = pread(fd, w->children_text + used, room, (off_t)used);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
@@ -198,6 +203,12 @@ static ssize_t read_children_file(rm__tree_walker *w, int fd)
         if (n == 0)
             break;
         used += (size_t)n;
+        /* A seq_file read stops short of the room asked only at its end or
+         * where its buffer (a page at first) is full; a first read that
+         * stops well inside both is the whole list, and the read that would
+         * return 0 is saved (a regular file, a fixture, ends the same way). */
+        if (used == (size_t)n && (size_t)n + SHORT_READ_SLACK < room && (size_t)n + SHORT_READ_SLACK < 4096)
+            break;
     }
     if (!w->children_text)
         return -ENOMEM;
@@ -215,6 +226,27 @@ static int add_children_of(rm__tree_walker *w, pid_t pid)
     if (!e)
         return 0;
     e->seen_walk = w->walk_number;
+    struct children_visit visit = {w, 0};
+    if (e->listed_threads == 1 && e->thread_count == 1 && e->tids[0] == pid) {
+        /* Its latest listing found one thread.  /proc counts a process's
+         * threads in the link count of its task directory (2 + threads),
+         * and a process of one thread is its leader alone (the leader is
+         * counted until the whole group ends; an exec from another thread
+         * hands that thread the leader's id), whose children file lists
+         * every child -- a thread that ended handed its children to a live
+         * one.  So one fstat stands in for the lseek and getdents. */
+        struct stat st;
+        if (fstat(e->task_fd, &st) == 0 && st.st_nlink == 3) {
+            ssize_t n = read_children_file(w, e->children_fd[0]);
+            if (n > 0)
+                rm__parse_pid_list(w->children_text, (size_t)n, visit_child, &visit);
+            if (n == -ENOMEM)
+                return -ENOMEM;
+            if (n >= 0)
+                return visit.error;
+        } /* else a thread came or went, or it ended: list its threads */
+    }
+    e->listed_threads = 0;
     char dirents[16384];
     if (lseek(e->task_fd, 0, SEEK_SET) < 0)
         return 0;
@@ -230,7 +262,7 @@ static int add_children_of(rm__tree_walker *w, pid_t pid)
     memcpy(old_fds, e->children_fd, sizeof old_fds);
     int reused[RM__CACHED_THREADS] = {0};
     e->thread_count = 0;
-    struct children_visit visit = {w, 0};
+    size_t listed = 0;
     for (;;) {
         for (ssize_t off = 0; off < len;) {
             const struct dirent64 *d = (const struct dirent64 *)(dirents + off);
@@ -238,6 +270,7 @@ static int add_children_of(rm__tree_walker *w, pid_t pid)
             pid_t tid = pid_from_name(d->d_name);
             if (!tid)
                 continue;
+            listed++;
             int owned;
             int fd = children_fd(e, tid, old_tids, old_fds, old_count, &owned);
             if (fd < 0)
@@ -273,6 +306,7 @@ static int add_children_of(rm__tree_walker *w, pid_t pid)
     for (size_t i = 0; i < old_count; i++)
         if (!reused[i])
             close(old_fds[i]);
+    e->listed_threads = visit.error ? 0 : listed;
     return visit.error;
 }
 

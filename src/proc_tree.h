@@ -29,7 +29,8 @@ typedef struct rm__walked_process {
     pid_t pid;
     int task_fd;
     unsigned seen_walk;
-    size_t thread_count;
+    size_t thread_count;   /* threads whose children file is cached */
+    size_t listed_threads; /* threads its latest task listing found (0: none yet) */
     pid_t tids[RM__CACHED_THREADS];
     int children_fd[RM__CACHED_THREADS];
 } rm__walked_process;
