@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
@@ -773,6 +774,90 @@ static void target_reaped_before_stop_keeps_its_cpu_and_peak(void **state)
     assert_true(s.hwm_rss_mb >= s.peak_rss_mb);
 }
 
+/* A process walked while it had one thread (the walk then reads one
+ * children file, after one fstat of its task directory) that gains a
+ * thread, whose fork is listed only under that thread; or whose thread
+ * forks and ends, handing its child to the main thread.  The next reading
+ * after the fork must track the child, either way. */
+typedef struct late_thread_args {
+    const test_child *self;
+    int thread_ends;
+} late_thread_args;
+
+static void *fork_and_report(void *arg)
+{
+    const late_thread_args *a = arg;
+    pid_t child = fork();
+    if (child == 0) {
+        test_child_idle();
+    }
+    if (!a->thread_ends)
+        test_child_send(a->self, &child, sizeof child);
+    if (a->thread_ends)
+        return (void *)(intptr_t)child;
+    test_child_idle();
+}
+
+static int thread_forks_on_go(const test_child *self, const void *arg)
+{
+    late_thread_args a = {self, *(const int *)arg};
+    test_child_ready(self);
+    test_child_go_wait(self);
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, fork_and_report, &a) != 0)
+        return 2;
+    if (a.thread_ends) {
+        void *child;
+        pthread_join(thread, &child); /* the thread has ended: its child is the main thread's */
+        pid_t pid = (pid_t)(intptr_t)child;
+        test_child_send(self, &pid, sizeof pid);
+    }
+    test_child_idle();
+}
+
+static int probe_tracks(rm__probe *probe, pid_t pid)
+{
+    const pid_t *pids;
+    size_t count;
+    rm__probe_pids(probe, &pids, &count);
+    for (size_t i = 0; i < count; i++)
+        if (pids[i] == pid)
+            return 1;
+    return 0;
+}
+
+static void walk_finds_a_fork_of_a_thread_born_after_the_last_walk(int thread_ends)
+{
+    test_child target = test_spawn(thread_forks_on_go, &thread_ends, TEST_SPAWN_GROUP);
+    test_child_wait_ready(&target);
+    rm__probe *probe;
+    assert_int_equal(rm__probe_open(&probe, target.pid, 1, NULL), 0);
+    rm__probe_reading r;
+    assert_int_equal(rm__probe_begin(probe, &r), 0);
+    for (int i = 0; i < 3; i++) /* steady: one thread, no child */
+        assert_int_equal(rm__probe_read(probe, &r), 0);
+    test_child_go(&target);
+    pid_t child;
+    test_child_receive(&target, &child, sizeof child);
+    assert_int_equal(rm__probe_read(probe, &r), 0);
+    int tracked = probe_tracks(probe, child);
+    rm__probe_close(probe);
+    test_child_kill(&target);
+    assert_true(tracked);
+}
+
+static void walk_finds_a_fork_of_a_new_thread(void **state)
+{
+    (void)state;
+    walk_finds_a_fork_of_a_thread_born_after_the_last_walk(0);
+}
+
+static void walk_finds_a_fork_of_a_thread_that_ended(void **state)
+{
+    (void)state;
+    walk_finds_a_fork_of_a_thread_born_after_the_last_walk(1);
+}
+
 static int use_children_lists(void **state)
 {
     (void)state;
@@ -808,6 +893,9 @@ int main(void)
         cmocka_unit_test(busy_machine_loses_no_cpu),
         cmocka_unit_test(probe_readings_add_up_to_the_cpu_clock),
         cmocka_unit_test_setup(tree_tracks_every_child_of_a_large_family, use_children_lists),
+        cmocka_unit_test_setup(walk_finds_a_fork_of_a_new_thread, use_children_lists),
+        cmocka_unit_test_setup(walk_finds_a_fork_of_a_thread_that_ended, use_children_lists),
+        cmocka_unit_test_setup(walk_finds_a_fork_of_a_new_thread, use_proc_scan),
         cmocka_unit_test(target_reaped_before_stop_keeps_its_cpu_and_peak),
         cmocka_unit_test_setup(probe_peak_keeps_a_descendant_that_ended, use_children_lists),
     };
