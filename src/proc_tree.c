@@ -216,6 +216,40 @@ static ssize_t read_children_file(rm__tree_walker *w, int fd)
     return (ssize_t)used;
 }
 
+static int build_links(rm__tree_walker *w);
+
+/* How many threads make a process's children cheaper to find from a /proc
+ * listing: a children file per thread costs about what three /proc entries
+ * do (an open, a read and a close beyond the first RM__CACHED_THREADS), so
+ * the bound follows the latest listing's size. */
+static size_t many_threads(const rm__tree_walker *w)
+{
+    return w->link_count / 3 > RM__WALK_SCAN_THREADS ? w->link_count / 3 : RM__WALK_SCAN_THREADS;
+}
+
+/* The children of a process of many threads, from the parent links of a
+ * /proc listing (made once per walk, the first time such a process is met;
+ * see many_threads).  A link the listing kept from an earlier walk goes
+ * stale only when a process is handed to a new parent (its parent ended);
+ * the probe tells the walker such a parent when it finds one
+ * (rm__tree_walker_note_parent) and walks again. */
+static int add_children_by_links(rm__tree_walker *w, rm__walked_process *e, size_t threads)
+{
+    for (size_t i = 0; i < e->thread_count; i++)
+        close(e->children_fd[i]);
+    e->thread_count = 0;
+    e->listed_threads = threads;
+    if (w->links_walk != w->walk_number) {
+        int rc = build_links(w);
+        if (rc < 0)
+            return rc == -ENOMEM ? rc : 0;
+    }
+    for (size_t i = 0; i < w->link_count; i++)
+        if (w->links[i].ppid == e->pid && append_found(w, w->links[i].pid) < 0)
+            return -ENOMEM;
+    return 0;
+}
+
 /* Appends the children of every thread of pid (a child forked by a worker
  * thread is listed under that thread, not under the main one).  The task
  * directory and the children files stay open between walks: a walk of a
@@ -227,16 +261,20 @@ static int add_children_of(rm__tree_walker *w, pid_t pid)
         return 0;
     e->seen_walk = w->walk_number;
     struct children_visit visit = {w, 0};
-    if (e->listed_threads == 1 && e->thread_count == 1 && e->tids[0] == pid) {
-        /* Its latest listing found one thread.  /proc counts a process's
-         * threads in the link count of its task directory (2 + threads),
-         * and a process of one thread is its leader alone (the leader is
-         * counted until the whole group ends; an exec from another thread
-         * hands that thread the leader's id), whose children file lists
-         * every child -- a thread that ended handed its children to a live
-         * one.  So one fstat stands in for the lseek and getdents. */
-        struct stat st;
-        if (fstat(e->task_fd, &st) == 0 && st.st_nlink == 3) {
+    /* /proc counts a process's threads in the link count of its task
+     * directory (2 + threads): one fstat tells how to find its children
+     * where its latest listing found one thread, many, or none yet. */
+    size_t before = e->listed_threads, many = many_threads(w);
+    struct stat st;
+    if ((before <= 1 || before > many) && fstat(e->task_fd, &st) == 0 && st.st_nlink > 2) {
+        size_t threads = (size_t)st.st_nlink - 2;
+        if (threads == 1 && before == 1 && e->thread_count == 1 && e->tids[0] == pid) {
+            /* A process of one thread is its leader alone (the leader is
+             * counted until the whole group ends; an exec from another
+             * thread hands that thread the leader's id), whose children
+             * file lists every child -- a thread that ended handed its
+             * children to a live one.  So the fstat stands in for the
+             * lseek and getdents. */
             ssize_t n = read_children_file(w, e->children_fd[0]);
             if (n > 0)
                 rm__parse_pid_list(w->children_text, (size_t)n, visit_child, &visit);
@@ -244,6 +282,8 @@ static int add_children_of(rm__tree_walker *w, pid_t pid)
                 return -ENOMEM;
             if (n >= 0)
                 return visit.error;
+        } else if (threads > many) {
+            return add_children_by_links(w, e, threads);
         } /* else a thread came or went, or it ended: list its threads */
     }
     e->listed_threads = 0;
@@ -367,7 +407,10 @@ static int is_root(const pid_t *roots, size_t root_count, pid_t pid)
     return 0;
 }
 
-static int walk_scan(rm__tree_walker *w, const pid_t *roots, size_t root_count)
+/* Lists /proc and links every process to its parent (w->links, sorted by
+ * pid), reading the stat only of pids the previous listing did not have.
+ * 0, or a negative errno (the links are then empty). */
+static int build_links(rm__tree_walker *w)
 {
     int dup_fd = openat(w->proc_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dup_fd < 0)
@@ -417,6 +460,16 @@ static int walk_scan(rm__tree_walker *w, const pid_t *roots, size_t root_count)
     }
     if (!sorted)
         qsort(w->links, w->link_count, sizeof *w->links, compare_links);
+    w->links_walk = w->walk_number;
+    return 0;
+}
+
+static int walk_scan(rm__tree_walker *w, const pid_t *roots, size_t root_count)
+{
+    w->walk_number++;
+    int rc = build_links(w);
+    if (rc < 0)
+        return rc;
     /* Breadth first from the roots over the parent links: each round adds
      * the children of the processes the previous round found. */
     size_t frontier_start = 0, next_root = 0;
@@ -503,6 +556,24 @@ static int walk_cgroup_dir(rm__tree_walker *w, int dir_fd, const pid_t *roots, s
 static int walk_cgroup(rm__tree_walker *w, const pid_t *roots, size_t root_count)
 {
     return walk_cgroup_dir(w, w->members_fd, roots, root_count, 0);
+}
+
+int rm__tree_walker_note_parent(rm__tree_walker *w, pid_t pid, pid_t ppid)
+{
+    if (w->links_walk != w->walk_number || w->members_fd >= 0)
+        return 0; /* the latest walk did not go by the links */
+    size_t low = 0, high = w->link_count;
+    while (low < high) {
+        size_t mid = low + (high - low) / 2;
+        if (w->links[mid].pid < pid)
+            low = mid + 1;
+        else
+            high = mid;
+    }
+    if (low == w->link_count || w->links[low].pid != pid || w->links[low].ppid == ppid)
+        return 0;
+    w->links[low].ppid = ppid;
+    return 1;
 }
 
 int rm__tree_walk_from(rm__tree_walker *w, const pid_t *roots, size_t root_count)
