@@ -505,11 +505,11 @@ static int tree_syscalls(int processes)
     waitpid(tracer, NULL, 0);
     resmon_monitor_stop(m);
     resmon_monitor_free(m);
-    kill(root, SIGKILL);
     char cmd[64];
-    snprintf(cmd, sizeof cmd, "pkill -KILL -P %d", (int)root);
+    snprintf(cmd, sizeof cmd, "pkill -KILL -P %d", (int)root); /* the sleepers, while they are still its children */
     if (system(cmd) < 0)
         perror("pkill");
+    kill(root, SIGKILL);
     waitpid(root, NULL, 0);
     printf("samples while traced: %llu (tree of %d processes)\n", (unsigned long long)(n1 - n0), processes);
     return 0;

@@ -20,7 +20,7 @@ static int reads_stat_at_birth(const rm__probe *p)
 
 void rm__probe_release(rm__tracked *t)
 {
-    int *fds[] = {&t->statm_fd, &t->stat_fd, &t->dir_fd};
+    int *fds[] = {&t->statm_fd, &t->stat_fd, &t->status_fd, &t->dir_fd};
     rm__process_metrics_close(&t->metrics);
     for (size_t i = 0; i < sizeof fds / sizeof *fds; i++) {
         if (*fds[i] >= 0)
@@ -66,7 +66,7 @@ int rm__probe_track(rm__probe *p, pid_t pid, rm__tracked **out)
         p->procs = grown;
         p->cap = new_cap;
     }
-    rm__tracked t = {.pid = pid, .dir_fd = -1, .statm_fd = -1, .stat_fd = -1, .is_self = pid == getpid()};
+    rm__tracked t = {.pid = pid, .dir_fd = -1, .statm_fd = -1, .stat_fd = -1, .status_fd = -1, .is_self = pid == getpid()};
     rm__process_metrics_init(&t.metrics, 0);
     char path[32];
     snprintf(path, sizeof path, "%d", (int)pid);
