@@ -8,6 +8,15 @@
  * kernel calls them unreliable while the tree changes); both ways may miss a
  * process born during the walk, which the next walk finds.
  *
+ * The children lists, walked per process: a process whose task directory
+ * counts one thread (its link count is 2 + threads) and whose latest listing
+ * was that one thread costs one fstat and one pread of the leader's children
+ * file, kept open; a process of many threads (RM__WALK_SCAN_THREADS, or a
+ * third of the processes /proc listed last) has its children found from the
+ * parent links of one /proc listing per walk, as the scan does, since a
+ * children file per thread costs more; the others list their threads and
+ * read each thread's file.
+ *
  * A third membership source replaces both where a cgroup's processes are the
  * tree (rm__tree_walker_use_cgroup): each walk lists its cgroup.procs -- one
  * open and read a walk, whatever the tree's shape.
