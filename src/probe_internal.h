@@ -36,6 +36,8 @@ typedef struct rm__tracked {
     int statm_fd;        /* kept open, re-read with pread each sample */
     int stat_fd;         /* opened when stat is first needed (-1 before): read
                             once per reading at most, for everyone */
+    int status_fd;       /* the root's status, for its peak mark: opened at the
+                            first refresh (-1 before), re-read with pread */
     clockid_t cpu_clock; /* the process's CPU clock: all its threads, in ns */
     int is_self;         /* this very process: it cannot end before stop */
     int read_once;       /* a reading has read it (its figures stand when idle) */

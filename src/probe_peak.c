@@ -7,6 +7,7 @@
 #include "probe_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 
 /* The largest peak-RSS figure known for a process: the kernel's mark as
  * last read, and never below what a sample saw. */
@@ -61,7 +62,9 @@ void rm__probe_peak_refresh_root(rm__probe *p, uint64_t boot_ns)
     if (root->is_self || boot_ns - root->hwm_read_ns < PEAK_REFRESH_NS)
         return;
     uint64_t bytes;
-    if (rm__read_peak_rss(root->dir_fd, &bytes) == 0) {
+    if (root->status_fd < 0)
+        root->status_fd = openat(root->dir_fd, "status", O_RDONLY | O_CLOEXEC);
+    if (root->status_fd >= 0 && rm__pread_peak_rss(root->status_fd, &bytes) == 0) {
         root->hwm_bytes = bytes;
         root->hwm_read_ns = boot_ns;
     }

@@ -20,7 +20,7 @@ static int reads_stat_at_birth(const rm__probe *p)
 
 void rm__probe_release(rm__tracked *t)
 {
-    int *fds[] = {&t->statm_fd, &t->stat_fd, &t->dir_fd};
+    int *fds[] = {&t->statm_fd, &t->stat_fd, &t->status_fd, &t->dir_fd};
     rm__process_metrics_close(&t->metrics);
     for (size_t i = 0; i < sizeof fds / sizeof *fds; i++) {
         if (*fds[i] >= 0)
@@ -66,7 +66,7 @@ int rm__probe_track(rm__probe *p, pid_t pid, rm__tracked **out)
         p->procs = grown;
         p->cap = new_cap;
     }
-    rm__tracked t = {.pid = pid, .dir_fd = -1, .statm_fd = -1, .stat_fd = -1, .is_self = pid == getpid()};
+    rm__tracked t = {.pid = pid, .dir_fd = -1, .statm_fd = -1, .stat_fd = -1, .status_fd = -1, .is_self = pid == getpid()};
     rm__process_metrics_init(&t.metrics, 0);
     char path[32];
     snprintf(path, sizeof path, "%d", (int)pid);
@@ -196,14 +196,15 @@ static int collect_walk_roots(rm__probe *p, size_t *count)
     return 0;
 }
 
-/* Brings the tracked set up to date with the tree: new descendants are
- * tracked, processes that ended are dropped.  A walk that runs out of
- * memory keeps the old set: a sample of the known processes beats none. */
-void rm__probe_refresh_tree(rm__probe *p)
+/* One walk: new descendants are tracked, those it did not reach settled.
+ * 1 when a parent link the walker kept was stale (a process handed to a new
+ * parent in the tree): a second walk then finds its descendants. */
+static int walk_and_track(rm__probe *p)
 {
     size_t root_count;
     if (collect_walk_roots(p, &root_count) < 0 || rm__tree_walk_from(&p->walker, p->walk_roots, root_count) < 0)
-        return;
+        return -1;
+    int walk_again = 0;
     p->walk++;
     p->procs[0].seen_walk = p->walk;
     p->untrackable = 0;
@@ -220,7 +221,7 @@ void rm__probe_refresh_tree(rm__probe *p)
     for (size_t i = 1; i < p->count; i++) {
         rm__tracked *t = &p->procs[i];
         pid_t ppid;
-        if (t->seen_walk == p->walk)
+        if (t->seen_walk == p->walk || t->ending)
             continue;
         if (p->members) { /* no longer listed: moved out of the cgroup, or ended */
             t->ending = left_cgroup(t) ? ENDED_LEFT : ENDED_REAPED;
@@ -230,9 +231,24 @@ void rm__probe_refresh_tree(rm__probe *p)
             t->seen_walk = p->walk;
             if (!rm__probe_find(p, ppid))
                 t->adopted = 1; /* an orphan: the next walks start from it */
+            else
+                walk_again |= rm__tree_walker_note_parent(&p->walker, t->pid, ppid);
         } else {
             t->ending = ENDED_REAPED;
         }
     }
+    return walk_again;
+}
+
+/* Brings the tracked set up to date with the tree: new descendants are
+ * tracked, processes that ended are dropped.  A walk that runs out of
+ * memory keeps the old set: a sample of the known processes beats none. */
+void rm__probe_refresh_tree(rm__probe *p)
+{
+    int rc = walk_and_track(p);
+    if (rc < 0)
+        return;
+    if (rc == 1)
+        walk_and_track(p);
     rm__probe_forget_ended(p);
 }

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static void close_walked(rm__walked_process *e);
@@ -174,6 +175,9 @@ static int children_fd(rm__walked_process *e, pid_t tid, const pid_t *old_tids, 
     return fd;
 }
 
+/* More than any one record of a children list or cgroup.procs ("2147483647 "). */
+#define SHORT_READ_SLACK 64
+
 /* Reads a children file from its start to its end into w->children_text,
  * growing the buffer as needed: a thread with a thousand children lists
  * more than a page, and a single read stops at one.  Returns the length
@@ -190,7 +194,8 @@ static ssize_t read_children_file(rm__tree_walker *w, int fd)
             w->children_text = grown;
             w->children_text_cap = cap;
         }
-        ssize_t n = pread(fd, w->children_text + used, w->children_text_cap - 1 - used, (off_t)used);
+        size_t room = w->children_text_cap - 1 - used;
+        ssize_t n = pread(fd, w->children_text + used, room, (off_t)used);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
@@ -198,11 +203,51 @@ static ssize_t read_children_file(rm__tree_walker *w, int fd)
         if (n == 0)
             break;
         used += (size_t)n;
+        /* A seq_file read stops short of the room asked only at its end or
+         * where its buffer (a page at first) is full; a first read that
+         * stops well inside both is the whole list, and the read that would
+         * return 0 is saved (a regular file, a fixture, ends the same way). */
+        if (used == (size_t)n && (size_t)n + SHORT_READ_SLACK < room && (size_t)n + SHORT_READ_SLACK < 4096)
+            break;
     }
     if (!w->children_text)
         return -ENOMEM;
     w->children_text[used] = '\0';
     return (ssize_t)used;
+}
+
+static int build_links(rm__tree_walker *w);
+
+/* How many threads make a process's children cheaper to find from a /proc
+ * listing: a children file per thread costs about what three /proc entries
+ * do (an open, a read and a close beyond the first RM__CACHED_THREADS), so
+ * the bound follows the latest listing's size. */
+static size_t many_threads(const rm__tree_walker *w)
+{
+    return w->link_count / 3 > RM__WALK_SCAN_THREADS ? w->link_count / 3 : RM__WALK_SCAN_THREADS;
+}
+
+/* The children of a process of many threads, from the parent links of a
+ * /proc listing (made once per walk, the first time such a process is met;
+ * see many_threads).  A link the listing kept from an earlier walk goes
+ * stale only when a process is handed to a new parent (its parent ended);
+ * the probe tells the walker such a parent when it finds one
+ * (rm__tree_walker_note_parent) and walks again. */
+static int add_children_by_links(rm__tree_walker *w, rm__walked_process *e, size_t threads)
+{
+    for (size_t i = 0; i < e->thread_count; i++)
+        close(e->children_fd[i]);
+    e->thread_count = 0;
+    e->listed_threads = threads;
+    if (w->links_walk != w->walk_number) {
+        int rc = build_links(w);
+        if (rc < 0)
+            return rc == -ENOMEM ? rc : 0;
+    }
+    for (size_t i = 0; i < w->link_count; i++)
+        if (w->links[i].ppid == e->pid && append_found(w, w->links[i].pid) < 0)
+            return -ENOMEM;
+    return 0;
 }
 
 /* Appends the children of every thread of pid (a child forked by a worker
@@ -215,6 +260,33 @@ static int add_children_of(rm__tree_walker *w, pid_t pid)
     if (!e)
         return 0;
     e->seen_walk = w->walk_number;
+    struct children_visit visit = {w, 0};
+    /* /proc counts a process's threads in the link count of its task
+     * directory (2 + threads): one fstat tells how to find its children
+     * where its latest listing found one thread, many, or none yet. */
+    size_t before = e->listed_threads, many = many_threads(w);
+    struct stat st;
+    if ((before <= 1 || before > many) && fstat(e->task_fd, &st) == 0 && st.st_nlink > 2) {
+        size_t threads = (size_t)st.st_nlink - 2;
+        if (threads == 1 && before == 1 && e->thread_count == 1 && e->tids[0] == pid) {
+            /* A process of one thread is its leader alone (the leader is
+             * counted until the whole group ends; an exec from another
+             * thread hands that thread the leader's id), whose children
+             * file lists every child -- a thread that ended handed its
+             * children to a live one.  So the fstat stands in for the
+             * lseek and getdents. */
+            ssize_t n = read_children_file(w, e->children_fd[0]);
+            if (n > 0)
+                rm__parse_pid_list(w->children_text, (size_t)n, visit_child, &visit);
+            if (n == -ENOMEM)
+                return -ENOMEM;
+            if (n >= 0)
+                return visit.error;
+        } else if (threads > many) {
+            return add_children_by_links(w, e, threads);
+        } /* else a thread came or went, or it ended: list its threads */
+    }
+    e->listed_threads = 0;
     char dirents[16384];
     if (lseek(e->task_fd, 0, SEEK_SET) < 0)
         return 0;
@@ -230,7 +302,7 @@ static int add_children_of(rm__tree_walker *w, pid_t pid)
     memcpy(old_fds, e->children_fd, sizeof old_fds);
     int reused[RM__CACHED_THREADS] = {0};
     e->thread_count = 0;
-    struct children_visit visit = {w, 0};
+    size_t listed = 0;
     for (;;) {
         for (ssize_t off = 0; off < len;) {
             const struct dirent64 *d = (const struct dirent64 *)(dirents + off);
@@ -238,6 +310,7 @@ static int add_children_of(rm__tree_walker *w, pid_t pid)
             pid_t tid = pid_from_name(d->d_name);
             if (!tid)
                 continue;
+            listed++;
             int owned;
             int fd = children_fd(e, tid, old_tids, old_fds, old_count, &owned);
             if (fd < 0)
@@ -273,6 +346,7 @@ static int add_children_of(rm__tree_walker *w, pid_t pid)
     for (size_t i = 0; i < old_count; i++)
         if (!reused[i])
             close(old_fds[i]);
+    e->listed_threads = visit.error ? 0 : listed;
     return visit.error;
 }
 
@@ -333,7 +407,10 @@ static int is_root(const pid_t *roots, size_t root_count, pid_t pid)
     return 0;
 }
 
-static int walk_scan(rm__tree_walker *w, const pid_t *roots, size_t root_count)
+/* Lists /proc and links every process to its parent (w->links, sorted by
+ * pid), reading the stat only of pids the previous listing did not have.
+ * 0, or a negative errno (the links are then empty). */
+static int build_links(rm__tree_walker *w)
 {
     int dup_fd = openat(w->proc_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dup_fd < 0)
@@ -383,6 +460,16 @@ static int walk_scan(rm__tree_walker *w, const pid_t *roots, size_t root_count)
     }
     if (!sorted)
         qsort(w->links, w->link_count, sizeof *w->links, compare_links);
+    w->links_walk = w->walk_number;
+    return 0;
+}
+
+static int walk_scan(rm__tree_walker *w, const pid_t *roots, size_t root_count)
+{
+    w->walk_number++;
+    int rc = build_links(w);
+    if (rc < 0)
+        return rc;
     /* Breadth first from the roots over the parent links: each round adds
      * the children of the processes the previous round found. */
     size_t frontier_start = 0, next_root = 0;
@@ -469,6 +556,24 @@ static int walk_cgroup_dir(rm__tree_walker *w, int dir_fd, const pid_t *roots, s
 static int walk_cgroup(rm__tree_walker *w, const pid_t *roots, size_t root_count)
 {
     return walk_cgroup_dir(w, w->members_fd, roots, root_count, 0);
+}
+
+int rm__tree_walker_note_parent(rm__tree_walker *w, pid_t pid, pid_t ppid)
+{
+    if (w->links_walk != w->walk_number || w->members_fd >= 0)
+        return 0; /* the latest walk did not go by the links */
+    size_t low = 0, high = w->link_count;
+    while (low < high) {
+        size_t mid = low + (high - low) / 2;
+        if (w->links[mid].pid < pid)
+            low = mid + 1;
+        else
+            high = mid;
+    }
+    if (low == w->link_count || w->links[low].pid != pid || w->links[low].ppid == ppid)
+        return 0;
+    w->links[low].ppid = ppid;
+    return 1;
 }
 
 int rm__tree_walk_from(rm__tree_walker *w, const pid_t *roots, size_t root_count)

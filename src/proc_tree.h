@@ -8,6 +8,15 @@
  * kernel calls them unreliable while the tree changes); both ways may miss a
  * process born during the walk, which the next walk finds.
  *
+ * The children lists, walked per process: a process whose task directory
+ * counts one thread (its link count is 2 + threads) and whose latest listing
+ * was that one thread costs one fstat and one pread of the leader's children
+ * file, kept open; a process of many threads (RM__WALK_SCAN_THREADS, or a
+ * third of the processes /proc listed last) has its children found from the
+ * parent links of one /proc listing per walk, as the scan does, since a
+ * children file per thread costs more; the others list their threads and
+ * read each thread's file.
+ *
  * A third membership source replaces both where a cgroup's processes are the
  * tree (rm__tree_walker_use_cgroup): each walk lists its cgroup.procs -- one
  * open and read a walk, whatever the tree's shape.
@@ -25,11 +34,16 @@ typedef struct rm__parent_link {
 /* A process the children walk visits: its task directory and the children
  * files of its first threads, kept open between walks. */
 #define RM__CACHED_THREADS 8
+/* Above this many threads (or a third of the processes /proc listed last,
+ * if more), a process's children are found from a listing of /proc (its
+ * children's parent links), not from a file per thread. */
+#define RM__WALK_SCAN_THREADS 64
 typedef struct rm__walked_process {
     pid_t pid;
     int task_fd;
     unsigned seen_walk;
-    size_t thread_count;
+    size_t thread_count;   /* threads whose children file is cached */
+    size_t listed_threads; /* threads its latest task listing found (0: none yet) */
     pid_t tids[RM__CACHED_THREADS];
     int children_fd[RM__CACHED_THREADS];
 } rm__walked_process;
@@ -54,6 +68,7 @@ typedef struct rm__tree_walker {
     char *children_text;      /* one children file, read whole (reused) */
     size_t children_text_cap;
     unsigned walk_number;
+    unsigned links_walk;      /* the walk that last built the links (children mode: for a process of many threads) */
     int members_fd;           /* a cgroup's directory: its processes are the tree; -1: none */
 } rm__tree_walker;
 
@@ -83,5 +98,12 @@ int rm__tree_walk(rm__tree_walker *w, pid_t root);
 /* The same from several roots at once: every descendant of any of them, the
  * roots themselves left out (unless one descends from another), each once. */
 int rm__tree_walk_from(rm__tree_walker *w, const pid_t *roots, size_t root_count);
+
+/* A process the latest walk did not reach is alive with parent ppid, read
+ * from its own stat.  Where that walk went by parent links (the /proc scan,
+ * or a process of many threads) and kept another parent for pid, the link
+ * is set right and 1 is returned: walk again to find pid's descendants.
+ * Else 0. */
+int rm__tree_walker_note_parent(rm__tree_walker *w, pid_t pid, pid_t ppid);
 
 #endif

@@ -267,10 +267,8 @@ int rm__reset_peak_rss(int dirfd)
     return rc;
 }
 
-int rm__read_peak_rss(int dirfd, uint64_t *bytes)
+static int parse_peak_rss(const char *buf, ssize_t n, uint64_t *bytes)
 {
-    char buf[4096]; /* status is ~1.5 KiB; VmHWM sits in its first third */
-    ssize_t n = rm__read_file_at(dirfd, "status", buf, sizeof buf);
     if (n < 0)
         return (int)n;
     uint64_t kb;
@@ -279,6 +277,18 @@ int rm__read_peak_rss(int dirfd, uint64_t *bytes)
         return rc;
     *bytes = kb * 1024u;
     return 0;
+}
+
+int rm__read_peak_rss(int dirfd, uint64_t *bytes)
+{
+    char buf[4096]; /* status is ~1.5 KiB; VmHWM sits in its first third */
+    return parse_peak_rss(buf, rm__read_file_at(dirfd, "status", buf, sizeof buf), bytes);
+}
+
+int rm__pread_peak_rss(int fd, uint64_t *bytes)
+{
+    char buf[4096];
+    return parse_peak_rss(buf, rm__pread_file(fd, buf, sizeof buf), bytes);
 }
 
 int rm__started_after(uint64_t starttime_ticks, long ticks_per_sec, uint64_t boottime_ns)

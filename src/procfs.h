@@ -82,6 +82,8 @@ int rm__reset_peak_rss(int dirfd);
 
 /* Reads VmHWM (peak RSS) in bytes from the status file under dirfd. */
 int rm__read_peak_rss(int dirfd, uint64_t *bytes);
+/* The same from a status file kept open (fd, re-read with pread). */
+int rm__pread_peak_rss(int fd, uint64_t *bytes);
 
 /* Whether a process whose stat starttime is starttime_ticks (clock ticks
  * after boot, ticks_per_sec of them a second) started after the moment

@@ -446,6 +446,16 @@ static void reads_real_proc_files(void **state)
     uint64_t peak = 0;
     assert_int_equal(rm__read_peak_rss(self, &peak), 0);
     assert_true(peak > 0);
+    /* The same from a status kept open, re-read twice (the root's peak refresh). */
+    int status = openat(self, "status", O_RDONLY | O_CLOEXEC);
+    assert_true(status >= 0);
+    for (int i = 0; i < 2; i++) {
+        uint64_t again = 0;
+        assert_int_equal(rm__pread_peak_rss(status, &again), 0);
+        assert_true(again >= peak);
+    }
+    close(status);
+    assert_int_equal(rm__pread_peak_rss(-1, &peak), -EBADF);
     assert_int_equal(rm__read_file_at(self, "no-such-file", buf, sizeof buf), -ENOENT);
     close(self);
 }

@@ -10,14 +10,17 @@
 #include "resmon.h"
 #include "test_util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -773,6 +776,233 @@ static void target_reaped_before_stop_keeps_its_cpu_and_peak(void **state)
     assert_true(s.hwm_rss_mb >= s.peak_rss_mb);
 }
 
+/* A process walked while it had one thread (the walk then reads one
+ * children file, after one fstat of its task directory) that gains a
+ * thread, whose fork is listed only under that thread; or whose thread
+ * forks and ends, handing its child to the main thread.  The next reading
+ * after the fork must track the child, either way. */
+typedef struct late_thread_args {
+    const test_child *self;
+    int thread_ends;
+} late_thread_args;
+
+static void *fork_and_report(void *arg)
+{
+    const late_thread_args *a = arg;
+    pid_t child = fork();
+    if (child == 0) {
+        test_child_idle();
+    }
+    if (!a->thread_ends)
+        test_child_send(a->self, &child, sizeof child);
+    if (a->thread_ends)
+        return (void *)(intptr_t)child;
+    test_child_idle();
+}
+
+static int thread_forks_on_go(const test_child *self, const void *arg)
+{
+    late_thread_args a = {self, *(const int *)arg};
+    test_child_ready(self);
+    test_child_go_wait(self);
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, fork_and_report, &a) != 0)
+        return 2;
+    if (a.thread_ends) {
+        void *child;
+        pthread_join(thread, &child); /* the thread has ended: its child is the main thread's */
+        pid_t pid = (pid_t)(intptr_t)child;
+        test_child_send(self, &pid, sizeof pid);
+    }
+    test_child_idle();
+}
+
+static int probe_tracks(rm__probe *probe, pid_t pid)
+{
+    const pid_t *pids;
+    size_t count;
+    rm__probe_pids(probe, &pids, &count);
+    for (size_t i = 0; i < count; i++)
+        if (pids[i] == pid)
+            return 1;
+    return 0;
+}
+
+static void walk_finds_a_fork_of_a_thread_born_after_the_last_walk(int thread_ends)
+{
+    test_child target = test_spawn(thread_forks_on_go, &thread_ends, TEST_SPAWN_GROUP);
+    test_child_wait_ready(&target);
+    rm__probe *probe;
+    assert_int_equal(rm__probe_open(&probe, target.pid, 1, NULL), 0);
+    rm__probe_reading r;
+    assert_int_equal(rm__probe_begin(probe, &r), 0);
+    for (int i = 0; i < 3; i++) /* steady: one thread, no child */
+        assert_int_equal(rm__probe_read(probe, &r), 0);
+    test_child_go(&target);
+    pid_t child;
+    test_child_receive(&target, &child, sizeof child);
+    assert_int_equal(rm__probe_read(probe, &r), 0);
+    int tracked = probe_tracks(probe, child);
+    rm__probe_close(probe);
+    test_child_kill(&target);
+    assert_true(tracked);
+}
+
+static void walk_finds_a_fork_of_a_new_thread(void **state)
+{
+    (void)state;
+    walk_finds_a_fork_of_a_thread_born_after_the_last_walk(0);
+}
+
+static void walk_finds_a_fork_of_a_thread_that_ended(void **state)
+{
+    (void)state;
+    walk_finds_a_fork_of_a_thread_born_after_the_last_walk(1);
+}
+
+/* A process of many threads: the walk finds its children from a listing of
+ * /proc (their parent links) instead of a children file per thread, from
+ * more threads than a third of the processes /proc lists.  So that a test
+ * takes that path on any machine, it starts more threads than that. */
+static int many_threads_here(void)
+{
+    int processes = 0;
+    DIR *proc = opendir("/proc");
+    assert_non_null(proc);
+    for (struct dirent *e; (e = readdir(proc));)
+        processes += e->d_name[0] >= '1' && e->d_name[0] <= '9';
+    closedir(proc);
+    return processes / 3 + 100;
+}
+
+static void *sleep_in_a_thread(void *arg)
+{
+    (void)arg;
+    for (;;)
+        pause();
+    return NULL;
+}
+
+static int start_sleeping_threads(int threads)
+{
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 64 * 1024);
+    for (int i = 0; i < threads; i++) {
+        pthread_t t;
+        if (pthread_create(&t, &attr, sleep_in_a_thread, NULL) != 0)
+            return -1;
+    }
+    pthread_attr_destroy(&attr);
+    return 0;
+}
+
+/* One of its many threads forks on go; the next reading tracks the child. */
+typedef struct many_threads_args {
+    int threads;
+    const test_child *self;
+} many_threads_args;
+
+static void *fork_on_go(void *arg)
+{
+    const many_threads_args *a = arg;
+    test_child_go_wait(a->self);
+    pid_t child = fork();
+    if (child == 0)
+        test_child_idle();
+    test_child_send(a->self, &child, sizeof child);
+    test_child_idle();
+}
+
+static int many_threads_one_forks_on_go(const test_child *self, const void *arg)
+{
+    many_threads_args a = {*(const int *)arg, self};
+    if (start_sleeping_threads(a.threads) < 0)
+        return 2;
+    pthread_t forker;
+    if (pthread_create(&forker, NULL, fork_on_go, &a) != 0)
+        return 2;
+    test_child_ready(self);
+    test_child_idle();
+}
+
+static void walk_finds_a_fork_in_a_process_of_many_threads(void **state)
+{
+    (void)state;
+    int threads = many_threads_here();
+    test_child target = test_spawn(many_threads_one_forks_on_go, &threads, TEST_SPAWN_GROUP);
+    test_child_wait_ready(&target);
+    rm__probe *probe;
+    assert_int_equal(rm__probe_open(&probe, target.pid, 1, NULL), 0);
+    rm__probe_reading r;
+    assert_int_equal(rm__probe_begin(probe, &r), 0);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(rm__probe_read(probe, &r), 0);
+    test_child_go(&target);
+    pid_t child;
+    test_child_receive(&target, &child, sizeof child);
+    assert_int_equal(rm__probe_read(probe, &r), 0);
+    int tracked = probe_tracks(probe, child);
+    rm__probe_close(probe);
+    test_child_kill(&target);
+    assert_true(tracked);
+}
+
+/* A subreaper of many threads (its children found from parent links) whose
+ * child ends: the grandchild is handed to it, and the parent the listing
+ * kept for the grandchild is stale.  What the grandchild forks then must be
+ * tracked at the next reading.  The same with the /proc scan, which keeps
+ * parents the same way. */
+static int subreaper_gets_a_grandchild(const test_child *self, const void *arg)
+{
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0 || start_sleeping_threads(*(const int *)arg) < 0)
+        return 2;
+    if (fork() == 0) {
+        sigset_t usr1;
+        sigemptyset(&usr1);
+        sigaddset(&usr1, SIGUSR1);
+        sigprocmask(SIG_BLOCK, &usr1, NULL);
+        if (fork() == 0) {
+            /* Told when its parent ends, once it has been handed to the subreaper. */
+            if (prctl(PR_SET_PDEATHSIG, SIGUSR1) != 0)
+                _exit(2);
+            test_child_ready(self);
+            int sig;
+            sigwait(&usr1, &sig);
+            pid_t child = fork();
+            if (child == 0)
+                test_child_idle();
+            test_child_send(self, &child, sizeof child);
+            test_child_idle();
+        }
+        test_child_go_wait(self);
+        _exit(0); /* the subreaper leaves it a zombie */
+    }
+    test_child_idle();
+}
+
+static void walk_follows_a_process_handed_to_a_subreaper(void **state)
+{
+    (void)state;
+    int threads = many_threads_here();
+    test_child target = test_spawn(subreaper_gets_a_grandchild, &threads, TEST_SPAWN_GROUP);
+    test_child_wait_ready(&target);
+    rm__probe *probe;
+    assert_int_equal(rm__probe_open(&probe, target.pid, 1, NULL), 0);
+    rm__probe_reading r;
+    assert_int_equal(rm__probe_begin(probe, &r), 0);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(rm__probe_read(probe, &r), 0);
+    test_child_go(&target);
+    pid_t child;
+    test_child_receive(&target, &child, sizeof child);
+    assert_int_equal(rm__probe_read(probe, &r), 0);
+    int tracked = probe_tracks(probe, child);
+    rm__probe_close(probe);
+    test_child_kill(&target);
+    assert_true(tracked);
+}
+
 static int use_children_lists(void **state)
 {
     (void)state;
@@ -808,6 +1038,12 @@ int main(void)
         cmocka_unit_test(busy_machine_loses_no_cpu),
         cmocka_unit_test(probe_readings_add_up_to_the_cpu_clock),
         cmocka_unit_test_setup(tree_tracks_every_child_of_a_large_family, use_children_lists),
+        cmocka_unit_test_setup(walk_finds_a_fork_of_a_new_thread, use_children_lists),
+        cmocka_unit_test_setup(walk_finds_a_fork_of_a_thread_that_ended, use_children_lists),
+        cmocka_unit_test_setup(walk_finds_a_fork_of_a_new_thread, use_proc_scan),
+        cmocka_unit_test_setup(walk_finds_a_fork_in_a_process_of_many_threads, use_children_lists),
+        cmocka_unit_test_setup(walk_follows_a_process_handed_to_a_subreaper, use_children_lists),
+        cmocka_unit_test_setup(walk_follows_a_process_handed_to_a_subreaper, use_proc_scan),
         cmocka_unit_test(target_reaped_before_stop_keeps_its_cpu_and_peak),
         cmocka_unit_test_setup(probe_peak_keeps_a_descendant_that_ended, use_children_lists),
     };
