@@ -819,17 +819,24 @@ class ReplyingGateway:
 class PushNeverStallsAnything(Tmp):
     def test_a_hung_gateway_neither_stalls_the_textfile_nor_doubles_the_exit(self):
         prom = self.path("m.prom")
-        timeout = 4
+        # The push timeout scales: the first push must still hang when the
+        # test stops the command, or its own failure is a second line.  Both
+        # textfiles come well within it (a textfile that waited for the push
+        # would come after it).
+        timeout = 4 * TIME_FACTOR
         with SilentGateway() as gateway:
+            began = time.monotonic()
             run = self.start("-i", "0.05", "--textfile", prom, "--push", gateway.url, "--push-interval", "0.1",
                              "--push-timeout", str(timeout))
             # The first push hangs from 0.1 s on; the textfile is written
-            # every second all the same (it waited for the push: 4 s).
-            wait_until("the first textfile", lambda: os.path.exists(prom), deadline=2.5 * TIME_FACTOR)
+            # every second all the same.
+            within = began + 0.75 * timeout - time.monotonic()
+            wait_until("the first textfile", lambda: os.path.exists(prom), deadline=within)
             first = os.stat(prom).st_mtime_ns
-            wait_until("a second textfile", lambda: os.stat(prom).st_mtime_ns != first, deadline=2.5 * TIME_FACTOR)
+            within = began + 0.75 * timeout - time.monotonic()
+            wait_until("a second textfile", lambda: os.stat(prom).st_mtime_ns != first, deadline=within)
             started = time.monotonic()
-            rc = run.finish()
+            rc = run.finish(timeout=3 * timeout)
             took = time.monotonic() - started
         print(f"\n  exit with a hung gateway and --push-timeout {timeout}: {took:.2f} s", file=sys.stderr)
         self.assertEqual(rc, 0)
