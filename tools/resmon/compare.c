@@ -40,7 +40,9 @@ static const char compare_usage_text[] =
     "      --max-increase KEY=LIMIT  fail (exit 1) when KEY grows by more than LIMIT: N% of\n"
     "                                BASE, or N in KEY's own unit; repeatable.  A KEY that\n"
     "                                names no pytest report key as a whole names it in\n"
-    "                                every test (rss_growth_mb)\n"
+    "                                every test (rss_growth_mb).  Facts of the run\n"
+    "                                (marks_dropped, exit_status, interval_sec,\n"
+    "                                cgroup_version) are rows, never limits\n"
     "      --format FORMAT           text (default), markdown (a CI job summary, a PR\n"
     "                                comment) or json\n"
     "  -h, --help                    this help (the manual: man resmon)\n"
@@ -440,11 +442,36 @@ static void format_limit(const limit *l, char *buf, size_t cap)
     snprintf(buf, cap, "+%.6g%s", l->amount, l->percent ? "%" : "");
 }
 
+/* Whether a key is a cost that a limit may gate on.  The rest are facts of
+ * the run that a summary holds beside its costs -- a count of refused marks,
+ * the exit status, the interval and cgroup version it ran with -- shown as
+ * rows (a change there explains others) but never gated on: more of them is
+ * not a regression of what the program costs.  A pytest report's
+ * NODEID::KEY is judged by its KEY. */
+static int is_cost(const char *key)
+{
+    static const char *const run_facts[] = {"marks_dropped", "exit_status", "interval_sec", "cgroup_version"};
+    const char *name = strrchr(key, ':');
+    name = name && name > key && name[-1] == ':' ? name + 1 : key;
+    for (size_t i = 0; i < sizeof run_facts / sizeof *run_facts; i++)
+        if (strcmp(name, run_facts[i]) == 0)
+            return 0;
+    return 1;
+}
+
 /* Attaches each limit to its rows.  Returns 0, or prints one line and
- * returns EXIT_USAGE for a KEY that names no row. */
+ * returns EXIT_USAGE for a KEY that names no row or no cost. */
 static int apply_limits(limit *limits, size_t limit_count, row *rows, size_t row_count)
 {
     for (size_t i = 0; i < limit_count; i++) {
+        if (!is_cost(limits[i].key)) {
+            fputs("resmon compare: --max-increase ", stderr);
+            print_printable(stderr, limits[i].arg);
+            fputs(": ", stderr);
+            print_printable(stderr, limits[i].key);
+            fputs(" is a fact of the run, not a cost: compare shows it but gates nothing on it\n", stderr);
+            return EXIT_USAGE;
+        }
         for (size_t j = 0; j < row_count; j++) {
             if (limit_names(&limits[i], rows[j].key)) {
                 rows[j].limit = &limits[i];
