@@ -16,12 +16,11 @@
 #include "compare.h"
 #include "cli.h"
 #include "json_number.h"
-#include "optional_library.h"
+#include "jansson_loader.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
-#include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,42 +84,6 @@ typedef struct row {
     int exceeded;
     size_t order; /* position in BASE, for a stable sort */
 } row;
-
-/* Jansson's calls, loaded by load_jansson.  json_decref (inline, calling
- * json_delete) is not used: each object here is held once and released
- * with release_object; json_object_foreach (a macro naming Jansson's
- * functions) is spelled with the iterator calls. */
-static struct {
-    __typeof__(json_loadf) *loadf;
-    __typeof__(json_object) *object;
-    __typeof__(json_object_get) *object_get;
-    __typeof__(json_object_set_new) *object_set_new;
-    __typeof__(json_object_iter) *object_iter;
-    __typeof__(json_object_iter_next) *object_iter_next;
-    __typeof__(json_object_iter_key) *object_iter_key;
-    __typeof__(json_object_iter_value) *object_iter_value;
-    __typeof__(json_integer) *integer;
-    __typeof__(json_integer_value) *integer_value;
-    __typeof__(json_number_value) *number_value;
-    __typeof__(json_delete) *delete_;
-} jansson;
-static const char *const jansson_names[] = {
-    "json_loadf",         "json_object",           "json_object_get",          "json_object_set_new",
-    "json_object_iter",   "json_object_iter_next", "json_object_iter_key",     "json_object_iter_value",
-    "json_integer",       "json_integer_value",    "json_number_value",        "json_delete",
-};
-
-static int load_jansson(char *why, size_t cap)
-{
-    return OPTIONAL_LIBRARY_LOAD("comparing summaries", "libjansson.so.4", "RESMON_JANSSON_LIBRARY", jansson_names,
-                                 &jansson, why, cap);
-}
-
-static void release_object(json_t *object)
-{
-    if (object)
-        jansson.delete_(object); /* its only reference: what json_decref would do */
-}
 
 /* "resmon compare: " then text shown printable, then the rest; returns 125. */
 static int compare_error(const char *text, const char *why)
@@ -217,11 +180,11 @@ static int side_read_file(side *s, const char *path, size_t run)
                 rc = side_add_members(s, record, jansson.object_iter_key(at), run);
         }
     } else {
-        release_object(root);
+        jansson_release(root);
         return compare_error(path, ": not a resmon summary (no numeric peak_rss_mb and num_samples) "
                                    "nor a pytest report (no \"tests\" object and resmon_version)");
     }
-    release_object(root);
+    jansson_release(root);
     if (rc < 0)
         return compare_error(path, ": out of memory");
     return 0;
@@ -317,7 +280,7 @@ static void side_free(side *s)
         free(s->metrics[i].values);
     }
     free(s->metrics);
-    release_object(s->index);
+    jansson_release(s->index);
 }
 
 /* The metric of key present in every run of s, or NULL. */
@@ -781,7 +744,7 @@ int compare_main(int argc, char **argv)
     row *rows = NULL;
     size_t count = 0;
     char why[512];
-    if (load_jansson(why, sizeof why) < 0)
+    if (jansson_load("comparing summaries", why, sizeof why) < 0)
         rc = compare_error(why, "");
     if (rc == 0)
         rc = side_read(&base, o.base_path);
