@@ -5,6 +5,7 @@
 #include "binding.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <math.h>
 #include <string.h>
 
@@ -64,6 +65,20 @@ static int put_name(PyObject *dict, const char *key, const char *name)
     return put_item(dict, key, PyUnicode_FromString(name));
 }
 
+/* The summary's cgroup figures (resmon_options.cgroup_path), in the order of
+ * resmon_summary_to_json; cgroup_version and cgroup_error come besides. */
+static const struct {
+    const char *key;
+    size_t offset;
+} cgroup_fields[] = {
+    {"cgroup_peak_mb", offsetof(resmon_summary, cgroup_peak_mb)},
+    {"cgroup_oom_kills", offsetof(resmon_summary, cgroup_oom_kills)},
+    {"cgroup_throttled_sec", offsetof(resmon_summary, cgroup_throttled_sec)},
+    {"cgroup_nr_throttled", offsetof(resmon_summary, cgroup_nr_throttled)},
+    {"cgroup_io_read_bytes", offsetof(resmon_summary, cgroup_io_read_bytes)},
+    {"cgroup_io_write_bytes", offsetof(resmon_summary, cgroup_io_write_bytes)},
+};
+
 PyObject *rmpy_summary_to_dict(const resmon_summary *s)
 {
     PyObject *d = PyDict_New();
@@ -93,6 +108,17 @@ PyObject *rmpy_summary_to_dict(const resmon_summary *s)
             continue;
         memcpy(&value, (const char *)s + m.summary_offset, sizeof value);
         failed = put_number(d, m.summary_field, value);
+    }
+    /* Without a cgroup: version None, error 0, every figure None. */
+    int has_cgroup = s->cgroup_version == 1 || s->cgroup_version == 2;
+    if (!failed)
+        failed = (has_cgroup ? put_item(d, "cgroup_version", PyLong_FromLong(s->cgroup_version))
+                             : PyDict_SetItemString(d, "cgroup_version", Py_None)) ||
+                 put_item(d, "cgroup_error", PyLong_FromLong(s->cgroup_error));
+    for (size_t i = 0; !failed && i < sizeof cgroup_fields / sizeof *cgroup_fields; i++) {
+        double value;
+        memcpy(&value, (const char *)s + cgroup_fields[i].offset, sizeof value);
+        failed = put_number(d, cgroup_fields[i].key, has_cgroup ? value : NAN);
     }
     if (failed)
         Py_CLEAR(d);
@@ -189,6 +215,20 @@ static PyObject *summary_to_json(PyObject *module, PyObject *fields)
         if (get_number(fields, m.summary_field, &value))
             return NULL;
         memcpy((char *)&s + m.summary_offset, &value, sizeof value);
+    }
+    uint64_t cgroup_version;
+    if (get_count(fields, "cgroup_version", &cgroup_version))
+        return NULL;
+    if (cgroup_version > 2) {
+        PyErr_Format(PyExc_ValueError, "cgroup_version: 1, 2 or None, got %llu", (unsigned long long)cgroup_version);
+        return NULL;
+    }
+    s.cgroup_version = (int32_t)cgroup_version;
+    for (size_t i = 0; i < sizeof cgroup_fields / sizeof *cgroup_fields; i++) {
+        double value;
+        if (get_number(fields, cgroup_fields[i].key, &value))
+            return NULL;
+        memcpy((char *)&s + cgroup_fields[i].offset, &value, sizeof value);
     }
     s.hwm_scope = (resmon_hwm_scope)hwm_scope;
     s.gpu_energy_source = (resmon_energy_source)energy_source;
@@ -289,6 +329,25 @@ static PyObject *strerror_text(PyObject *module, PyObject *arg)
     return PyUnicode_FromString(resmon_strerror(err));
 }
 
+/* cgroup_fields() -> tuple of str: the summary's cgroup figures, as the
+ * package's ResourceSummary fields are made from them. */
+static PyObject *cgroup_field_names(PyObject *module, PyObject *unused)
+{
+    (void)module;
+    (void)unused;
+    size_t count = sizeof cgroup_fields / sizeof *cgroup_fields;
+    PyObject *names = PyTuple_New((Py_ssize_t)count);
+    for (size_t i = 0; names && i < count; i++) {
+        PyObject *name = PyUnicode_FromString(cgroup_fields[i].key);
+        if (!name) {
+            Py_CLEAR(names);
+            break;
+        }
+        PyTuple_SET_ITEM(names, (Py_ssize_t)i, name);
+    }
+    return names;
+}
+
 /* ---- the module ------------------------------------------------------------ */
 
 static PyMethodDef module_functions[] = {
@@ -297,6 +356,8 @@ static PyMethodDef module_functions[] = {
     {"list_gpus", list_gpus, METH_NOARGS, "list_gpus() -> list of dict: every GPU resmon's backends find."},
     {"strerror", strerror_text, METH_O, "strerror(errno) -> str: resmon's words for an errno."},
     {"metrics", metric_list, METH_NOARGS, "metrics() -> tuple of dict: the library's metric list (resmon_metric_info)."},
+    {"cgroup_fields", cgroup_field_names, METH_NOARGS,
+     "cgroup_fields() -> tuple of str: the summary's cgroup figures (cgroup_path), in the JSON's order."},
     {NULL, NULL, 0, NULL},
 };
 
