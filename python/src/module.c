@@ -125,17 +125,27 @@ PyObject *rmpy_summary_to_dict(const resmon_summary *s)
     return d;
 }
 
+/* mapping[key] into *value (a new reference): 1, 0 when absent (*value
+ * NULL, no error set), -1 when the lookup failed otherwise. */
+static int lookup(PyObject *mapping, const char *key, PyObject **value)
+{
+    *value = PyMapping_GetItemString(mapping, key);
+    if (*value)
+        return 1;
+    if (!PyErr_ExceptionMatches(PyExc_KeyError))
+        return -1;
+    PyErr_Clear();
+    return 0;
+}
+
 /* mapping[key] as a double: None or absent is NAN. */
 static int get_number(PyObject *mapping, const char *key, double *out)
 {
-    PyObject *value = PyMapping_GetItemString(mapping, key);
-    if (!value) {
-        if (!PyErr_ExceptionMatches(PyExc_KeyError))
-            return -1;
-        PyErr_Clear();
-        *out = NAN;
-        return 0;
-    }
+    PyObject *value;
+    int found = lookup(mapping, key, &value);
+    *out = NAN;
+    if (found <= 0)
+        return found;
     *out = value == Py_None ? NAN : PyFloat_AsDouble(value);
     Py_DECREF(value);
     return *out == -1.0 && PyErr_Occurred() ? -1 : 0;
@@ -143,14 +153,11 @@ static int get_number(PyObject *mapping, const char *key, double *out)
 
 static int get_count(PyObject *mapping, const char *key, uint64_t *out)
 {
-    PyObject *value = PyMapping_GetItemString(mapping, key);
-    if (!value) {
-        if (!PyErr_ExceptionMatches(PyExc_KeyError))
-            return -1;
-        PyErr_Clear();
-        *out = 0;
-        return 0;
-    }
+    PyObject *value;
+    int found = lookup(mapping, key, &value);
+    *out = 0;
+    if (found <= 0)
+        return found;
     *out = value == Py_None ? 0 : PyLong_AsUnsignedLongLong(value);
     Py_DECREF(value);
     return *out == (uint64_t)-1 && PyErr_Occurred() ? -1 : 0;
@@ -161,13 +168,10 @@ static int get_count(PyObject *mapping, const char *key, uint64_t *out)
 static int get_choice(PyObject *mapping, const char *key, const char *(*name)(int value), int *out)
 {
     *out = 0;
-    PyObject *value = PyMapping_GetItemString(mapping, key);
-    if (!value) {
-        if (!PyErr_ExceptionMatches(PyExc_KeyError))
-            return -1;
-        PyErr_Clear();
-        return 0;
-    }
+    PyObject *value;
+    int found = lookup(mapping, key, &value);
+    if (found <= 0)
+        return found;
     int rc = 0;
     if (value != Py_None) {
         const char *text = PyUnicode_Check(value) ? PyUnicode_AsUTF8(value) : NULL;

@@ -422,33 +422,33 @@ static int is_cost(const char *key)
     return 1;
 }
 
+/* "resmon compare: --max-increase KEY=LIMIT: KEY" then why, on one line;
+ * returns EXIT_USAGE. */
+static int limit_error(const limit *l, const char *why)
+{
+    fputs("resmon compare: --max-increase ", stderr);
+    print_printable(stderr, l->arg);
+    fputs(": ", stderr);
+    print_printable(stderr, l->key);
+    fprintf(stderr, "%s\n", why);
+    return EXIT_USAGE;
+}
+
 /* Attaches each limit to its rows.  Returns 0, or prints one line and
  * returns EXIT_USAGE for a KEY that names no row or no cost. */
 static int apply_limits(limit *limits, size_t limit_count, row *rows, size_t row_count)
 {
     for (size_t i = 0; i < limit_count; i++) {
-        if (!is_cost(limits[i].key)) {
-            fputs("resmon compare: --max-increase ", stderr);
-            print_printable(stderr, limits[i].arg);
-            fputs(": ", stderr);
-            print_printable(stderr, limits[i].key);
-            fputs(" is a fact of the run, not a cost: compare shows it but gates nothing on it\n", stderr);
-            return EXIT_USAGE;
-        }
+        if (!is_cost(limits[i].key))
+            return limit_error(&limits[i], " is a fact of the run, not a cost: compare shows it but gates nothing on it");
         for (size_t j = 0; j < row_count; j++) {
             if (limit_names(&limits[i], rows[j].key)) {
                 rows[j].limit = &limits[i];
                 limits[i].rows++;
             }
         }
-        if (!limits[i].rows) {
-            fputs("resmon compare: --max-increase ", stderr);
-            print_printable(stderr, limits[i].arg);
-            fputs(": ", stderr);
-            print_printable(stderr, limits[i].key);
-            fputs(" is not a numeric key of both BASE and NEW (see resmon compare without limits)\n", stderr);
-            return EXIT_USAGE;
-        }
+        if (!limits[i].rows)
+            return limit_error(&limits[i], " is not a numeric key of both BASE and NEW (see resmon compare without limits)");
     }
     for (size_t j = 0; j < row_count; j++)
         rows[j].exceeded = rows[j].limit && limit_exceeded(rows[j].limit, &rows[j]);
