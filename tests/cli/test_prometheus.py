@@ -339,7 +339,7 @@ class Endpoint(Tmp):
         self.assertAlmostEqual(series("resmon_cpu_user_seconds_total"), s["cpu_user_sec"], places=9)
         self.assertAlmostEqual(series("resmon_proportional_memory_max_bytes"), s["peak_pss_mb"] * 1048576, places=3)
         run.proc.send_signal(signal.SIGINT)  # cuts the linger short
-        self.assertEqual(run.proc.wait(timeout=10), 0)
+        self.assertEqual(run.proc.wait(timeout=60), 0)
 
     def test_port_in_use_is_125_before_the_command_starts(self):
         with socket.socket() as taken:
@@ -467,7 +467,7 @@ class Options(Tmp):
             took = time.monotonic() - started
         self.assertEqual(r.returncode, 0)
         self.assertIn("timeout", r.stderr.lower())
-        self.assertLess(took, 5)
+        self.assertLess(took, 1 + 4 * TIME_FACTOR)  # given up: not the 60 s safety net
 
     @unittest.skipUnless(HAVE_SERVERS, SKIP_REASON)
     def test_textfile_is_replaced_atomically_and_holds_the_final_values(self):
@@ -732,7 +732,7 @@ class ServerUnderIdleAndSlowClients(Tmp):
             answered = 0
             for _ in range(10):
                 try:
-                    answered += http_get(self.url, timeout=5)[0] == 200
+                    answered += http_get(self.url, timeout=5 * TIME_FACTOR)[0] == 200
                 except OSError:
                     pass
         finally:
@@ -893,7 +893,7 @@ class CommandSeries(Tmp):
         self.assertIn(f'resmon_command_running{{command="{command}"}} 0\n', text)
         self.assertIn(f'resmon_command_exit_status{{command="{command}"}} 3\n', text)
         run.proc.send_signal(signal.SIGINT)
-        self.assertEqual(run.proc.wait(timeout=10), 3)
+        self.assertEqual(run.proc.wait(timeout=60), 3)
 
     def test_the_exact_peak_is_a_live_gauge(self):
         port = free_port()
