@@ -379,9 +379,14 @@ def test_thousands_of_monitors_leak_nothing():
 
 def test_max_samples_keeps_memory_flat_at_1khz():
     with ResourceMonitor(sample_interval_sec=0.001, max_samples=500) as mon:
-        time.sleep(0.8)
+        # Counted in samples, not timed: the store is full, then 1000 more.
+        deadline = time.monotonic() + 60
+        while mon.summary.num_samples < 800 and time.monotonic() < deadline:
+            time.sleep(0.01)
         rss_early = resident_mb()
-        time.sleep(2.0)
+        early = mon.summary.num_samples
+        while mon.summary.num_samples < early + 2000 and time.monotonic() < deadline:
+            time.sleep(0.01)
         rss_late = resident_mb()
         assert len(mon.samples) == 500
     summary = mon.summary
