@@ -22,6 +22,7 @@
 #include "struct_size.h"
 #include "summary.h"
 #include "resmon.h"
+#include "../tests/vm_rss.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -571,20 +572,6 @@ static int tree_threads(int threads)
 
 /* ---- 6. the command's memory when streaming a long run --------------------- */
 
-static double vmrss_mb(pid_t pid)
-{
-    char path[64], line[256];
-    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    FILE *f = fopen(path, "r");
-    double kb = NAN;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "VmRSS: %lf kB", &kb) == 1)
-            break;
-    if (f)
-        fclose(f);
-    return kb / 1024;
-}
-
 static long count_lines(const char *path)
 {
     FILE *f = fopen(path, "r");
@@ -615,11 +602,11 @@ static void bench_streaming(long target)
         nanosleep(&nap, NULL);
         count = count_lines(samples) - 1;
         if (isnan(first_rss) && count >= 1000) {
-            first_rss = vmrss_mb(pid);
+            first_rss = vm_rss_mb_of(pid);
             first_count = count;
         }
         if (count >= target) {
-            rss = vmrss_mb(pid);
+            rss = vm_rss_mb_of(pid);
             break;
         }
         struct timespec wait = {count < 1000 ? 0 : 2, 0};

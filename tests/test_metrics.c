@@ -179,31 +179,41 @@ static void io_of_reaped_children_is_counted_once(void **state)
 #define SHARED_MB 200
 #define SHARING_CHILDREN 4
 
-/* 200 MiB touched once, then 4 forked children that share its pages: each
- * of the 5 processes shows 200 MiB resident, together 200 MiB of PSS. */
-static void share_buffer_with_children(void *arg)
+/* mb MiB touched once, then `children` forked children that share its
+ * pages, each saying so on ready: every process shows mb MiB resident,
+ * together mb MiB of PSS. */
+typedef struct page_sharing {
+    const test_ready *ready;
+    size_t mb;
+    int children;
+} page_sharing;
+
+static void share_pages_with_children(void *arg)
 {
-    const test_ready *ready = arg;
-    size_t bytes = (size_t)SHARED_MB << 20;
+    const page_sharing *p = arg;
+    size_t bytes = p->mb << 20;
     char *buffer = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (buffer == MAP_FAILED)
         _exit(4);
     memset(buffer, 1, bytes);
-    for (int i = 0; i < SHARING_CHILDREN; i++) {
+    for (int i = 0; i < p->children; i++) {
         pid_t child = fork();
         if (child == 0) {
-            test_ready_signal(ready);
+            test_ready_signal(p->ready);
             for (;;)
                 pause();
         }
     }
 }
 
+/* 200 MiB shared by 4 children: 5 processes of 200 MiB RSS, 200 MiB of PSS. */
+#define SHARE_BUFFER_WITH_CHILDREN(ready) (&(page_sharing){(ready), SHARED_MB, SHARING_CHILDREN})
+
 static void pss_splits_pages_shared_by_forked_children(void **state)
 {
     (void)state;
     test_ready ready = test_ready_open();
-    worker w = start_worker(share_buffer_with_children, &ready);
+    worker w = start_worker(share_pages_with_children, SHARE_BUFFER_WITH_CHILDREN(&ready));
     run_worker(&w);
     test_ready_wait(&ready, SHARING_CHILDREN, NULL);
     test_ready_close(&ready);
@@ -211,13 +221,7 @@ static void pss_splits_pages_shared_by_forked_children(void **state)
     o.pid = w.pid;
     o.include_children = 1;
     o.metrics = RESMON_METRIC_MEMORY_DETAIL | RESMON_METRIC_COUNTS;
-    resmon_monitor *m;
-    assert_int_equal(resmon_monitor_new(&m, &o), 0);
-    assert_int_equal(resmon_monitor_start(m), 0);
-    assert_int_equal(resmon_monitor_stop(m), 0);
-    resmon_summary s;
-    assert_int_equal(resmon_monitor_get_summary(m, &s, sizeof s), 0);
-    resmon_monitor_free(m);
+    resmon_summary s = test_window_summary(&o);
     end_worker(&w);
     ASSERT_DOUBLE_EQ(s.peak_nprocs, 1.0 + SHARING_CHILDREN);
     if (TEST_UNDER_TSAN)
@@ -238,7 +242,7 @@ static void pss_of_a_fork_in_the_window_is_read_as_a_whole(void **state)
 {
     (void)state;
     test_ready ready = test_ready_open();
-    worker w = start_worker(share_buffer_with_children, &ready);
+    worker w = start_worker(share_pages_with_children, SHARE_BUFFER_WITH_CHILDREN(&ready));
     resmon_options o = RESMON_OPTIONS_INIT;
     o.pid = w.pid;
     o.include_children = 1;
@@ -337,28 +341,12 @@ static void pss_follows_the_image_after_exec(void **state)
 
 #define YOUNG_SHARED_MB 16
 
-/* YOUNG_SHARED_MB touched, then one forked child that shares its pages and
- * says so on ready_fd: 2 processes of ~16 MiB RSS each, ~16 MiB of PSS. */
-static void share_a_little_with_one_child(void *arg)
-{
-    const test_ready *ready = arg;
-    size_t bytes = (size_t)YOUNG_SHARED_MB << 20;
-    char *buffer = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (buffer == MAP_FAILED)
-        _exit(4);
-    memset(buffer, 1, bytes);
-    if (fork() == 0) {
-        test_ready_signal(ready);
-        for (;;)
-            pause();
-    }
-}
-
-/* The tree of share_a_little_with_one_child, read at one start and stop. */
+/* A tree of YOUNG_SHARED_MB shared with one forked child (2 processes of ~16
+ * MiB RSS each, ~16 MiB of PSS), read at one start and stop. */
 static resmon_summary read_a_small_young_tree(double memory_detail_interval_sec)
 {
     test_ready ready = test_ready_open();
-    worker w = start_worker(share_a_little_with_one_child, &ready);
+    worker w = start_worker(share_pages_with_children, &(page_sharing){&ready, YOUNG_SHARED_MB, 1});
     run_worker(&w);
     test_ready_wait(&ready, 1, NULL);
     test_ready_close(&ready);
@@ -367,13 +355,7 @@ static resmon_summary read_a_small_young_tree(double memory_detail_interval_sec)
     o.include_children = 1;
     o.metrics = RESMON_METRIC_MEMORY_DETAIL | RESMON_METRIC_COUNTS;
     o.memory_detail_interval_sec = memory_detail_interval_sec;
-    resmon_monitor *m;
-    assert_int_equal(resmon_monitor_new(&m, &o), 0);
-    assert_int_equal(resmon_monitor_start(m), 0);
-    assert_int_equal(resmon_monitor_stop(m), 0);
-    resmon_summary s;
-    assert_int_equal(resmon_monitor_get_summary(m, &s, sizeof s), 0);
-    resmon_monitor_free(m);
+    resmon_summary s = test_window_summary(&o);
     end_worker(&w);
     ASSERT_DOUBLE_EQ(s.peak_nprocs, 2.0);
     return s;

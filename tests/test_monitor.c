@@ -131,10 +131,12 @@ static void schedule_is_absolute_and_does_not_drift(void **state)
      * sampled or counted as skipped; then comes the stop's own sample. */
     double t0 = samples[0].timestamp;
     double expected = floor(s.duration_sec / interval) + 2;
-    /* Never more (no burst, no slot counted twice); fewer by one, or on a busy
-     * machine by the slots that pass between the stop and the sampler thread
-     * getting a CPU to take the last sample (scaled). */
-    ASSERT_BETWEEN((double)n + (double)s.skipped_slots, expected - test_time_factor(), expected + 1);
+    /* Never more (no burst, no slot counted twice); never fewer than the
+     * slots up to the last scheduled sample plus the stop's own (the slots
+     * that pass between the stop and the sampler thread getting a CPU to take
+     * its last sample are neither, however long a busy machine makes that). */
+    double through_last = floor((samples[n - 2].timestamp - t0) / interval + 1e-7) + 2;
+    ASSERT_BETWEEN((double)n + (double)s.skipped_slots, through_last, expected + 1);
     /* A quiet machine skips few slots (3 %).  On a busy one (a factor above
      * 1) the sampler thread may wait long for a CPU: up to 90 %; the exact
      * accounting above and 'never early' below stay strict. */
@@ -524,8 +526,18 @@ static void null_gpu_callbacks_mean_unsupported(void **state)
     resmon_sample *samples;
     size_t n;
     resmon_summary s = run_with_gpu(&gpu, &samples, &n);
-    ASSERT_DOUBLE_EQ(samples[0].gpu_util, 77);
-    ASSERT_NAN(samples[0].gpu_mem_mb);
+    /* The samples that carry a reading (on a busy machine the first ones may
+     * come before the GPU thread's first) have the utilization and nothing
+     * the profiler cannot read. */
+    size_t with_gpu = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (isnan(samples[i].gpu_util))
+            continue;
+        with_gpu++;
+        ASSERT_DOUBLE_EQ(samples[i].gpu_util, 77);
+        ASSERT_NAN(samples[i].gpu_mem_mb);
+    }
+    assert_true(with_gpu > 0);
     ASSERT_DOUBLE_EQ(s.mean_gpu_util, 77);
     ASSERT_NAN(s.peak_gpu_mem_mb);
     ASSERT_NAN(s.mean_gpu_clock_mhz);
@@ -656,11 +668,17 @@ static void hanging_gpu_call_does_not_stall_cpu_and_rss_sampling(void **state)
     double safety_net = test_now() + 60;
     while (!some_sample_has_gpu_util(m) && test_now() < safety_net)
         test_sleep(0.005);
-    /* ...and the stop does not wait for a call that hangs again. */
+    /* ...and the stop does not wait for a call that hangs again, while which
+     * sampling goes on again (counted in samples, not bounded in time: a busy
+     * machine may hold any thread off for long). */
     atomic_store(&gpu_hangs, 1);
     int entered = atomic_load(&gpu_calls_entered);
     while (atomic_load(&gpu_calls_entered) == entered && test_now() < safety_net)
         test_sleep(0.001);
+    int returned = atomic_load(&gpu_calls_returned);
+    size_t before_hang = test_samples(m, NULL, 0);
+    assert_true(wait_for_samples(m, before_hang + 10) >= before_hang + 10);
+    assert_int_equal(atomic_load(&gpu_calls_returned), returned);
     t0 = test_now();
     assert_int_equal(resmon_monitor_stop(m), 0);
     double stop_latency = test_now() - t0;
@@ -669,9 +687,6 @@ static void hanging_gpu_call_does_not_stall_cpu_and_rss_sampling(void **state)
     size_t n = copy_samples(m, &samples);
     atomic_store(&gpu_hangs, 0); /* free waits for the call in flight */
     resmon_monitor_free(m);
-    /* No two samples far apart, though a GPU call hung for most of the window. */
-    for (size_t i = 1; i < n; i++)
-        ASSERT_BETWEEN(samples[i].timestamp - samples[i - 1].timestamp, 0, test_scaled(0.05));
     /* The edges waited for the GPU only a bounded time. */
     ASSERT_BETWEEN(start_latency, 0, test_scaled(0.25));
     ASSERT_BETWEEN(stop_latency, 0, test_scaled(0.25));
@@ -706,16 +721,22 @@ static void fifty_windows_each_start_afresh(void **state)
     (void)state;
     resmon_monitor *m = new_monitor(0.001, NULL);
     for (int cycle = 0; cycle < 50; cycle++) {
+        double before = test_now();
         assert_int_equal(resmon_monitor_start(m), 0);
         if (cycle % 5 == 0)
             test_sleep(0.005);
         assert_int_equal(resmon_monitor_stop(m), 0);
         resmon_summary s = test_summary(m);
         assert_true(s.num_samples >= 2);
-        assert_true(s.num_samples < 100); /* the previous window was cleared */
-        resmon_sample first;
-        test_samples(m, &first, 1);
-        ASSERT_DOUBLE_EQ(first.cpu_percent, 0);
+        /* The previous window was cleared: every sample is this window's
+         * (by its time, not by a count a busy machine's delays can raise). */
+        resmon_sample *samples;
+        size_t n = copy_samples(m, &samples);
+        assert_int_equal(n, s.num_samples);
+        for (size_t i = 0; i < n; i++)
+            assert_true(samples[i].timestamp >= before);
+        ASSERT_DOUBLE_EQ(samples[0].cpu_percent, 0);
+        free(samples);
     }
     resmon_monitor_free(m);
 }
@@ -861,7 +882,7 @@ static void slow_callback_skips_slots_instead_of_bursting(void **state)
     resmon_summary s = test_summary(st.monitor);
     assert_true(s.skipped_slots >= 10);
     for (size_t i = 1; i < n; i++) /* no burst: samples stay at least a callback apart */
-        ASSERT_BETWEEN(samples[i].timestamp - samples[i - 1].timestamp, 0.005, 1.0);
+        ASSERT_BETWEEN(samples[i].timestamp - samples[i - 1].timestamp, 0.005, INFINITY);
     free(samples);
     resmon_monitor_free(st.monitor);
 }

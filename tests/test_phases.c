@@ -4,6 +4,7 @@
  * cost, copying with a stride, and the phases' JSON.
  */
 #include "test_util.h"
+#include "vm_rss.h"
 
 #include <fcntl.h>
 #include <pthread.h>
@@ -68,19 +69,6 @@ static void names_are_checked(void **state)
     assert_int_equal(resmon_monitor_phase(m, name, sizeof name), 0);
     assert_string_equal(name, "");
     resmon_monitor_free(m);
-}
-
-static double vm_rss_mb(void)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    double kb = NAN;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "VmRSS: %lf kB", &kb) == 1)
-            break;
-    if (f)
-        fclose(f);
-    return kb / 1024.0;
 }
 
 /* Phases' figures are the window's cut at the marks: durations and CPU
@@ -260,7 +248,7 @@ static void marks_in_a_tight_loop_stay_bounded(void **state)
         accepted++;
         wait_for_phases(m, accepted + 1);
     }
-    double rss_before = vm_rss_mb();
+    double rss_before = vm_rss_mb_of(0);
     long counts[3] = {0};
     double t0 = test_now();
     long loops = 1000000;
@@ -282,7 +270,7 @@ static void marks_in_a_tight_loop_stay_bounded(void **state)
             test_sleep(0.0002);
     }
     test_sleep(0.05);
-    double rss_after = vm_rss_mb();
+    double rss_after = vm_rss_mb_of(0);
     assert_int_equal(resmon_monitor_stop(m), 0);
     ssize_t n = resmon_monitor_get_phases(m, NULL, 0, sizeof(resmon_phase));
     assert_true(n <= RESMON_MAX_PHASES);

@@ -127,6 +127,19 @@ static inline resmon_summary test_summary(const resmon_monitor *m)
     return s;
 }
 
+/* A window of a monitor made from opts, opened and closed at once (its first
+ * and last samples): its summary.  The monitor is freed. */
+static inline resmon_summary test_window_summary(const resmon_options *opts)
+{
+    resmon_monitor *m;
+    assert_int_equal(resmon_monitor_new(&m, opts), 0);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    resmon_summary s = test_summary(m);
+    resmon_monitor_free(m);
+    return s;
+}
+
 static inline size_t test_samples(const resmon_monitor *m, resmon_sample *out, size_t cap)
 {
     ssize_t n = resmon_monitor_get_samples(m, out, cap, sizeof *out);

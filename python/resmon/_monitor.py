@@ -63,10 +63,21 @@ class ResourceMonitor:
             when the mark rose during the window (``hwm_scope`` "window"),
             else the earlier lifetime peak (``hwm_scope`` "lifetime") while
             ``peak_rss_mb`` is the window's sampled peak.
+        cgroup_path: resmon only: a cgroup directory (such as
+            "/sys/fs/cgroup/system.slice/x.service") whose figures each
+            sample (``cgroup_mem_mb``) and the summary (``cgroup_version``,
+            ``cgroup_peak_mb``, ``cgroup_oom_kills``, ...) carry, whoever is
+            in it.  A cgroup that cannot be opened still opens the window,
+            with ``summary.cgroup_error`` its negative errno and every cgroup
+            figure None.  None: no cgroup.
+        cgroup_members: resmon only: with cgroup_path and no pid, monitor the
+            cgroup's processes (its cgroup.procs and its descendants', listed
+            at each sample) instead of this one; starting fails with OSError
+            when cgroup.procs cannot be read.
 
     Raises:
-        ValueError: A bad interval, pid, max_samples, metric group or GPU spec, or both
-            gpu_profiler and gpu.
+        ValueError: A bad interval, pid, max_samples, metric group or GPU spec, both
+            gpu_profiler and gpu, or cgroup_members without cgroup_path or with pid.
         OSError: The library failed (errno and resmon's message), e.g. the
             GPU named by ``gpu`` cannot be opened.
     """
@@ -82,6 +93,8 @@ class ResourceMonitor:
         gpu: str | None = None,
         metrics: str | Iterable[str] | None = None,
         reset_peak_mark: bool = False,
+        cgroup_path: str | os.PathLike[str] | None = None,
+        cgroup_members: bool = False,
     ) -> None:
         self._interval = _checked_interval(sample_interval_sec)
         self._gpu_profiler = gpu_profiler
@@ -93,6 +106,10 @@ class ResourceMonitor:
             raise ValueError("give either gpu_profiler or gpu, not both")
         if pid is not None and (isinstance(pid, bool) or not isinstance(pid, int) or pid <= 0):
             raise ValueError(f"pid must be a positive integer, got {pid!r}")
+        if cgroup_path is not None:
+            cgroup_path = os.fsdecode(os.fspath(cgroup_path))
+        if cgroup_members and (cgroup_path is None or pid is not None or include_children):
+            raise ValueError("cgroup_members needs cgroup_path, and no pid or include_children")
         if include_children and pid is None:
             pid = os.getpid()
         if max_samples is not None and (
@@ -100,7 +117,8 @@ class ResourceMonitor:
             raise ValueError(f"max_samples must be a positive integer or None, got {max_samples!r}")
         self._last_mark = ""  # the name of the last mark taken in this window
         self._monitor = _resmon.Monitor(self._interval, gpu_profiler, gpu, pid or 0, bool(include_children),
-                                        max_samples or 0, _metric_bits(metrics), bool(reset_peak_mark))
+                                        max_samples or 0, _metric_bits(metrics), bool(reset_peak_mark), cgroup_path,
+                                        bool(cgroup_members))
 
     def __enter__(self) -> ResourceMonitor:
         """Start background sampling; the first sample is taken before this returns.
@@ -197,12 +215,12 @@ def _after_name(name: str) -> str:
 
 
 _SAMPLE_FIELDS = ("timestamp", "cpu_percent", "rss_mb", "gpu_util", "gpu_mem_mb", "gpu_clock_mhz", "gpu_power_w",
-                  "gpu_proc_mem_mb") + SAMPLE_METRIC_KEYS
+                  "gpu_proc_mem_mb") + SAMPLE_METRIC_KEYS + ("cgroup_mem_mb",)
 
 
 def _sample(*values: float | None) -> ResourceSample:
     """A ResourceSample of the C monitor's tuple: the eight fields above, then
-    the metric list's (SAMPLE_METRIC_KEYS)."""
+    the metric list's (SAMPLE_METRIC_KEYS), then cgroup_mem_mb."""
     return ResourceSample(**dict(zip(_SAMPLE_FIELDS, values)))
 
 

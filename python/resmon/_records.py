@@ -20,6 +20,9 @@ from . import _resmon
 # metric-group fields of both records are made from it, so a metric the
 # library gains is a field here without a line of Python.
 METRICS: tuple[dict[str, Any], ...] = _resmon.metrics()
+# The summary's cgroup figures (ResourceMonitor(cgroup_path=...)), in the
+# JSON's order, from the binding's one table of them.
+CGROUP_KEYS: tuple[str, ...] = _resmon.cgroup_fields()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -43,7 +46,10 @@ class _SampleFields:
     (``ResourceMonitor(metrics=...)``), named as resmon_sample's field
     (``sample_field`` of each entry of ``resmon._records.METRICS``),
     summed over the monitored processes; None when the group was off.
-    Totals count from the window's start.
+    Totals count from the window's start.  Last, ``cgroup_mem_mb``: the
+    memory charged to the cgroup of ``ResourceMonitor(cgroup_path=...)`` in
+    MiB, page cache and kernel memory included (None without a cgroup or a
+    reading).
     """
 
     timestamp: float
@@ -100,6 +106,15 @@ class _SummaryFields:
     monitored processes; None when the group was off.  Totals count from the
     window's start; peaks are the largest sampled.  peak_unreadable_procs
     above 0 means the group figures are sums over the readable rest.
+
+    With ``ResourceMonitor(cgroup_path=...)``, the cgroup's figures
+    (resmon_summary's, over the cgroup's life unless resmon made it):
+    ``cgroup_version`` (1 or 2; None without a cgroup), ``cgroup_error`` (0,
+    or the negative errno of opening the cgroup, when every figure is None),
+    then ``CGROUP_KEYS``: ``cgroup_peak_mb`` (the kernel's peak charged
+    memory), ``cgroup_oom_kills``, ``cgroup_throttled_sec``,
+    ``cgroup_nr_throttled``, ``cgroup_io_read_bytes`` and
+    ``cgroup_io_write_bytes``; None where the cgroup does not say.
     """
 
     peak_rss_mb: float
@@ -121,6 +136,8 @@ class _SummaryFields:
     gpu_energy_source: str | None = None
     cpu_energy_j: float | None = None
     peak_gpu_proc_mem_mb: float | None = None
+    cgroup_version: int | None = None
+    cgroup_error: int = 0
     # The window's phases (ResourceMonitor.mark), oldest first; () without marks.
     phases: tuple[PhaseSummary, ...] = ()
 
@@ -171,6 +188,12 @@ class _SummaryFields:
             value = getattr(self, key)
             if _known(value):
                 d[key] = float(value)
+        if self.cgroup_version in (1, 2):
+            d["cgroup_version"] = int(self.cgroup_version)
+            for key in CGROUP_KEYS:
+                value = getattr(self, key)
+                if _known(value):
+                    d[key] = float(value)
         if self.phases:
             d["phases"] = [phase.to_dict() for phase in self.phases]
         return d
@@ -206,16 +229,18 @@ class _SummaryFields:
         return cls(**values)
 
 
-def _with_metrics(base: type, name: str, key: str) -> type:
-    """base, frozen, with one optional float field per metric, named by key."""
-    made = make_dataclass(name, [(m[key], float | None, field(default=None)) for m in METRICS], bases=(base,),
+def _with_metrics(base: type, name: str, key: str, extra: tuple[str, ...] = ()) -> type:
+    """base, frozen, with one optional float field per metric, named by key,
+    then one per name of extra."""
+    names = [m[key] for m in METRICS] + list(extra)
+    made = make_dataclass(name, [(n, float | None, field(default=None)) for n in names], bases=(base,),
                           frozen=True, slots=True, kw_only=True)
     made.__module__, made.__qualname__, made.__doc__ = __name__, name, base.__doc__
     return made
 
 
-ResourceSample = _with_metrics(_SampleFields, "ResourceSample", "sample_field")
-ResourceSummary = _with_metrics(_SummaryFields, "ResourceSummary", "summary_field")
+ResourceSample = _with_metrics(_SampleFields, "ResourceSample", "sample_field", ("cgroup_mem_mb",))
+ResourceSummary = _with_metrics(_SummaryFields, "ResourceSummary", "summary_field", CGROUP_KEYS)
 
 # The metric-group fields of each record, in the library's order (the JSON's).
 SAMPLE_METRIC_KEYS = tuple(m["sample_field"] for m in METRICS)
@@ -272,6 +297,12 @@ def _check_field(key: str, value: Any) -> None:
     if key in _TEXT_FIELDS:
         if value not in _TEXT_FIELDS[key]:
             raise ValueError(f"ResourceSummary.from_dict: {key} must be one of {_TEXT_FIELDS[key]}, got {value!r}")
+    elif key == "cgroup_version":
+        if value not in (1, 2) or isinstance(value, bool):
+            raise ValueError(f"ResourceSummary.from_dict: cgroup_version must be 1, 2 or None, got {value!r}")
+    elif key == "cgroup_error":
+        if isinstance(value, bool) or not isinstance(value, int) or value > 0:
+            raise ValueError(f"ResourceSummary.from_dict: cgroup_error must be 0 or a negative errno, got {value!r}")
     elif key in _COUNT_FIELDS:
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise ValueError(f"ResourceSummary.from_dict: {key} must be a non-negative integer, got {value!r}")

@@ -5,6 +5,7 @@
 #include "binding.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <math.h>
 #include <string.h>
 
@@ -64,6 +65,20 @@ static int put_name(PyObject *dict, const char *key, const char *name)
     return put_item(dict, key, PyUnicode_FromString(name));
 }
 
+/* The summary's cgroup figures (resmon_options.cgroup_path), in the order of
+ * resmon_summary_to_json; cgroup_version and cgroup_error come besides. */
+static const struct {
+    const char *key;
+    size_t offset;
+} cgroup_fields[] = {
+    {"cgroup_peak_mb", offsetof(resmon_summary, cgroup_peak_mb)},
+    {"cgroup_oom_kills", offsetof(resmon_summary, cgroup_oom_kills)},
+    {"cgroup_throttled_sec", offsetof(resmon_summary, cgroup_throttled_sec)},
+    {"cgroup_nr_throttled", offsetof(resmon_summary, cgroup_nr_throttled)},
+    {"cgroup_io_read_bytes", offsetof(resmon_summary, cgroup_io_read_bytes)},
+    {"cgroup_io_write_bytes", offsetof(resmon_summary, cgroup_io_write_bytes)},
+};
+
 PyObject *rmpy_summary_to_dict(const resmon_summary *s)
 {
     PyObject *d = PyDict_New();
@@ -94,22 +109,43 @@ PyObject *rmpy_summary_to_dict(const resmon_summary *s)
         memcpy(&value, (const char *)s + m.summary_offset, sizeof value);
         failed = put_number(d, m.summary_field, value);
     }
+    /* Without a cgroup: version None, error 0, every figure None. */
+    int has_cgroup = s->cgroup_version == 1 || s->cgroup_version == 2;
+    if (!failed)
+        failed = (has_cgroup ? put_item(d, "cgroup_version", PyLong_FromLong(s->cgroup_version))
+                             : PyDict_SetItemString(d, "cgroup_version", Py_None)) ||
+                 put_item(d, "cgroup_error", PyLong_FromLong(s->cgroup_error));
+    for (size_t i = 0; !failed && i < sizeof cgroup_fields / sizeof *cgroup_fields; i++) {
+        double value;
+        memcpy(&value, (const char *)s + cgroup_fields[i].offset, sizeof value);
+        failed = put_number(d, cgroup_fields[i].key, has_cgroup ? value : NAN);
+    }
     if (failed)
         Py_CLEAR(d);
     return d;
 }
 
+/* mapping[key] into *value (a new reference): 1, 0 when absent (*value
+ * NULL, no error set), -1 when the lookup failed otherwise. */
+static int lookup(PyObject *mapping, const char *key, PyObject **value)
+{
+    *value = PyMapping_GetItemString(mapping, key);
+    if (*value)
+        return 1;
+    if (!PyErr_ExceptionMatches(PyExc_KeyError))
+        return -1;
+    PyErr_Clear();
+    return 0;
+}
+
 /* mapping[key] as a double: None or absent is NAN. */
 static int get_number(PyObject *mapping, const char *key, double *out)
 {
-    PyObject *value = PyMapping_GetItemString(mapping, key);
-    if (!value) {
-        if (!PyErr_ExceptionMatches(PyExc_KeyError))
-            return -1;
-        PyErr_Clear();
-        *out = NAN;
-        return 0;
-    }
+    PyObject *value;
+    int found = lookup(mapping, key, &value);
+    *out = NAN;
+    if (found <= 0)
+        return found;
     *out = value == Py_None ? NAN : PyFloat_AsDouble(value);
     Py_DECREF(value);
     return *out == -1.0 && PyErr_Occurred() ? -1 : 0;
@@ -117,14 +153,11 @@ static int get_number(PyObject *mapping, const char *key, double *out)
 
 static int get_count(PyObject *mapping, const char *key, uint64_t *out)
 {
-    PyObject *value = PyMapping_GetItemString(mapping, key);
-    if (!value) {
-        if (!PyErr_ExceptionMatches(PyExc_KeyError))
-            return -1;
-        PyErr_Clear();
-        *out = 0;
-        return 0;
-    }
+    PyObject *value;
+    int found = lookup(mapping, key, &value);
+    *out = 0;
+    if (found <= 0)
+        return found;
     *out = value == Py_None ? 0 : PyLong_AsUnsignedLongLong(value);
     Py_DECREF(value);
     return *out == (uint64_t)-1 && PyErr_Occurred() ? -1 : 0;
@@ -135,13 +168,10 @@ static int get_count(PyObject *mapping, const char *key, uint64_t *out)
 static int get_choice(PyObject *mapping, const char *key, const char *(*name)(int value), int *out)
 {
     *out = 0;
-    PyObject *value = PyMapping_GetItemString(mapping, key);
-    if (!value) {
-        if (!PyErr_ExceptionMatches(PyExc_KeyError))
-            return -1;
-        PyErr_Clear();
-        return 0;
-    }
+    PyObject *value;
+    int found = lookup(mapping, key, &value);
+    if (found <= 0)
+        return found;
     int rc = 0;
     if (value != Py_None) {
         const char *text = PyUnicode_Check(value) ? PyUnicode_AsUTF8(value) : NULL;
@@ -189,6 +219,20 @@ static PyObject *summary_to_json(PyObject *module, PyObject *fields)
         if (get_number(fields, m.summary_field, &value))
             return NULL;
         memcpy((char *)&s + m.summary_offset, &value, sizeof value);
+    }
+    uint64_t cgroup_version;
+    if (get_count(fields, "cgroup_version", &cgroup_version))
+        return NULL;
+    if (cgroup_version > 2) {
+        PyErr_Format(PyExc_ValueError, "cgroup_version: 1, 2 or None, got %llu", (unsigned long long)cgroup_version);
+        return NULL;
+    }
+    s.cgroup_version = (int32_t)cgroup_version;
+    for (size_t i = 0; i < sizeof cgroup_fields / sizeof *cgroup_fields; i++) {
+        double value;
+        if (get_number(fields, cgroup_fields[i].key, &value))
+            return NULL;
+        memcpy((char *)&s + cgroup_fields[i].offset, &value, sizeof value);
     }
     s.hwm_scope = (resmon_hwm_scope)hwm_scope;
     s.gpu_energy_source = (resmon_energy_source)energy_source;
@@ -289,6 +333,25 @@ static PyObject *strerror_text(PyObject *module, PyObject *arg)
     return PyUnicode_FromString(resmon_strerror(err));
 }
 
+/* cgroup_fields() -> tuple of str: the summary's cgroup figures, as the
+ * package's ResourceSummary fields are made from them. */
+static PyObject *cgroup_field_names(PyObject *module, PyObject *unused)
+{
+    (void)module;
+    (void)unused;
+    size_t count = sizeof cgroup_fields / sizeof *cgroup_fields;
+    PyObject *names = PyTuple_New((Py_ssize_t)count);
+    for (size_t i = 0; names && i < count; i++) {
+        PyObject *name = PyUnicode_FromString(cgroup_fields[i].key);
+        if (!name) {
+            Py_CLEAR(names);
+            break;
+        }
+        PyTuple_SET_ITEM(names, (Py_ssize_t)i, name);
+    }
+    return names;
+}
+
 /* ---- the module ------------------------------------------------------------ */
 
 static PyMethodDef module_functions[] = {
@@ -297,6 +360,8 @@ static PyMethodDef module_functions[] = {
     {"list_gpus", list_gpus, METH_NOARGS, "list_gpus() -> list of dict: every GPU resmon's backends find."},
     {"strerror", strerror_text, METH_O, "strerror(errno) -> str: resmon's words for an errno."},
     {"metrics", metric_list, METH_NOARGS, "metrics() -> tuple of dict: the library's metric list (resmon_metric_info)."},
+    {"cgroup_fields", cgroup_field_names, METH_NOARGS,
+     "cgroup_fields() -> tuple of str: the summary's cgroup figures (cgroup_path), in the JSON's order."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -101,15 +101,17 @@ static int open_builtin_gpu(const char *spec, resmon_gpu **gpu, resmon_options *
 static int monitor_init(monitor_object *self, PyObject *args, PyObject *kwargs)
 {
     static char *keywords[] = {"interval", "profiler", "gpu", "pid", "include_children", "max_samples", "metrics",
-                               "reset_peak_mark", NULL};
+                               "reset_peak_mark", "cgroup_path", "cgroup_members", NULL};
     double interval;
     PyObject *profiler = Py_None;
     const char *gpu_spec = NULL;
-    int pid = 0, include_children = 0, reset_peak_mark = 0;
+    int pid = 0, include_children = 0, reset_peak_mark = 0, cgroup_members = 0;
+    const char *cgroup_path = NULL;
     Py_ssize_t max_samples = 0;
     unsigned int metrics = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "d|OzipnIp", keywords, &interval, &profiler, &gpu_spec, &pid,
-                                     &include_children, &max_samples, &metrics, &reset_peak_mark))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "d|OzipnIpzp", keywords, &interval, &profiler, &gpu_spec, &pid,
+                                     &include_children, &max_samples, &metrics, &reset_peak_mark, &cgroup_path,
+                                     &cgroup_members))
         return -1;
     if (self->monitor) {
         PyErr_SetString(PyExc_RuntimeError, "Monitor is already initialised");
@@ -130,6 +132,8 @@ static int monitor_init(monitor_object *self, PyObject *args, PyObject *kwargs)
     opts.max_samples = (size_t)max_samples;
     opts.metrics = metrics; /* bits beyond RESMON_METRIC_ALL: resmon_monitor_new says -EINVAL */
     opts.reset_peak_mark = reset_peak_mark; /* 0: write nothing to any process */
+    opts.cgroup_path = cgroup_path;         /* copied by resmon_monitor_new */
+    opts.cgroup_members = cgroup_members;
     resmon_gpu_profiler python_profiler;
     resmon_gpu *gpu = NULL;
     if (profiler != Py_None) {
@@ -280,10 +284,11 @@ static PyObject *optional_number(double value)
 }
 
 /* A sample as a tuple: resmon_sample's first eight fields, then each metric of
- * the library's list (resmon_metric_info, in its order; None when unknown). */
+ * the library's list (resmon_metric_info, in its order; None when unknown),
+ * then cgroup_mem_mb. */
 static PyObject *sample_tuple(const resmon_sample *s, const size_t *metric_offsets, size_t metric_count)
 {
-    PyObject *tuple = PyTuple_New((Py_ssize_t)(8 + metric_count));
+    PyObject *tuple = PyTuple_New((Py_ssize_t)(8 + metric_count + 1));
     if (!tuple)
         return NULL;
     const double base[8] = {s->timestamp, s->cpu_percent, s->rss_mb, s->gpu_util,
@@ -299,6 +304,12 @@ static PyObject *sample_tuple(const resmon_sample *s, const size_t *metric_offse
         }
         PyTuple_SET_ITEM(tuple, (Py_ssize_t)i, item);
     }
+    PyObject *cgroup = optional_number(s->cgroup_mem_mb);
+    if (!cgroup) {
+        Py_DECREF(tuple);
+        return NULL;
+    }
+    PyTuple_SET_ITEM(tuple, (Py_ssize_t)(8 + metric_count), cgroup);
     return tuple;
 }
 
@@ -487,7 +498,7 @@ static PyGetSetDef monitor_getset[] = {
 
 static PyType_Slot monitor_slots[] = {
     {Py_tp_doc, (void *)"Monitor(interval, profiler=None, gpu=None, pid=0, include_children=False, max_samples=0, "
-                        "metrics=0, reset_peak_mark=False)\n\n"
+                        "metrics=0, reset_peak_mark=False, cgroup_path=None, cgroup_members=False)\n\n"
                         "One libresmon monitor; resmon.ResourceMonitor is the API to use."},
     {Py_tp_new, (void *)monitor_new_object},
     {Py_tp_init, (void *)monitor_init},

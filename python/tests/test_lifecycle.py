@@ -313,18 +313,30 @@ def test_monitoring_another_process_tree_matches_the_kernel():
         finally:
             os._exit(0)
     os.close(read_end)
-    try:
-        with ResourceMonitor(sample_interval_sec=0.01, pid=pid, include_children=True) as mon:
-            time.sleep(0.4)
+
+    def child_cpu():
         with open(f"/proc/{pid}/stat") as f:
             fields = f.read().rsplit(")", 1)[1].split()
-        kernel_cpu = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+    try:
+        # Until the child has used 0.2 CPU seconds in the window (a fixed
+        # amount of work, however busy the machine), not for a time.
+        with ResourceMonitor(sample_interval_sec=0.01, pid=pid, include_children=True) as mon:
+            at_start = child_cpu()  # after the window's first sample
+            deadline = time.monotonic() + 60
+            while child_cpu() < at_start + 0.2 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            in_window = child_cpu() - at_start  # before its last sample
+        kernel_cpu = child_cpu()
     finally:
         os.close(write_end)
         os.waitpid(pid, 0)
     summary = mon.summary
-    # The window saw most of the child's life (busy from its start) and never more than all of it.
-    assert 0.2 * summary.duration_sec < summary.cpu_time_sec <= kernel_cpu + 0.05
+    # The window saw what the child used in it (a tick's slack at each edge)
+    # and never more than all of the child's life.
+    assert in_window >= 0.2
+    assert in_window - 0.03 <= summary.cpu_time_sec <= kernel_cpu + 0.05
     assert summary.peak_rss_mb > 0
 
 
@@ -367,9 +379,14 @@ def test_thousands_of_monitors_leak_nothing():
 
 def test_max_samples_keeps_memory_flat_at_1khz():
     with ResourceMonitor(sample_interval_sec=0.001, max_samples=500) as mon:
-        time.sleep(0.8)
+        # Counted in samples, not timed: the store is full, then 1000 more.
+        deadline = time.monotonic() + 60
+        while mon.summary.num_samples < 800 and time.monotonic() < deadline:
+            time.sleep(0.01)
         rss_early = resident_mb()
-        time.sleep(2.0)
+        early = mon.summary.num_samples
+        while mon.summary.num_samples < early + 2000 and time.monotonic() < deadline:
+            time.sleep(0.01)
         rss_late = resident_mb()
         assert len(mon.samples) == 500
     summary = mon.summary

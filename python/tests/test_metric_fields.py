@@ -6,7 +6,7 @@ import math
 from dataclasses import fields
 
 from resmon import ResourceMonitor, ResourceSample, ResourceSummary, _resmon
-from resmon._records import METRIC_GROUP_KEYS, SAMPLE_METRIC_KEYS
+from resmon._records import CGROUP_KEYS, METRIC_GROUP_KEYS, SAMPLE_METRIC_KEYS
 
 
 def wchar() -> int:
@@ -19,8 +19,10 @@ def test_the_records_have_one_field_per_metric_of_the_c_list() -> None:
     assert len(metrics) >= 22
     assert tuple(m["sample_field"] for m in metrics) == SAMPLE_METRIC_KEYS
     assert tuple(m["summary_field"] for m in metrics) == METRIC_GROUP_KEYS
-    assert [f.name for f in fields(ResourceSample)][8:] == list(SAMPLE_METRIC_KEYS)
-    assert [f.name for f in fields(ResourceSummary)][-len(metrics):] == list(METRIC_GROUP_KEYS)
+    # Each record's metric fields, then its cgroup figures (not metrics of the list).
+    assert [f.name for f in fields(ResourceSample)][8:] == list(SAMPLE_METRIC_KEYS) + ["cgroup_mem_mb"]
+    assert [f.name for f in fields(ResourceSummary)][-len(metrics) - len(CGROUP_KEYS):] == list(
+        METRIC_GROUP_KEYS + CGROUP_KEYS)
     for m in metrics:
         assert m["fold"] in ("max", "last") and m["unit"] in ("MiB", "bytes", "seconds", "count"), m
         assert m["words"] and m["column"], m

@@ -12,7 +12,7 @@ from dataclasses import fields
 import pytest
 
 from resmon import ResourceMonitor, ResourceSummary, _resmon
-from resmon._records import METRIC_GROUP_KEYS
+from resmon._records import CGROUP_KEYS, METRIC_GROUP_KEYS
 
 SEED_KEYS = ["peak_rss_mb", "mean_rss_mb", "peak_gpu_mem_mb", "mean_gpu_util", "memory_growth_mb",
              "num_samples", "duration_sec"]
@@ -71,7 +71,8 @@ def test_metric_group_keys_are_the_c_librarys() -> None:
     with ResourceMonitor(sample_interval_sec=0.01, metrics="all") as mon:
         pass
     c_keys = list(mon._monitor.summary())  # the binding's dict follows the C list
-    assert tuple(c_keys[c_keys.index("peak_gpu_proc_mem_mb") + 1:]) == METRIC_GROUP_KEYS
+    assert tuple(c_keys[c_keys.index("peak_gpu_proc_mem_mb") + 1:]) == METRIC_GROUP_KEYS + (
+        "cgroup_version", "cgroup_error") + CGROUP_KEYS  # then the cgroup's figures
 
 
 def test_a_window_with_every_metric_group_matches(tmp_path) -> None:

@@ -229,6 +229,23 @@ class BadUsage(Tmp):
         # Known to resmon, but not measured in these summaries.
         self.assertUsage(["--max-increase", "peak_gpu_mem_mb=10%", self.good, self.good], "peak_gpu_mem_mb is not")
 
+    def test_facts_of_the_run_are_rows_but_never_gated_on(self):
+        # marks_dropped counts refused marks, not a cost; exit_status,
+        # interval_sec and cgroup_version are the run's outcome and settings.
+        base = self.write("facts-base.json", summary(marks_dropped=0, exit_status=0, interval_sec=0.1,
+                                                     cgroup_version=1))
+        new = self.write("facts-new.json", summary(marks_dropped=40, exit_status=2, interval_sec=0.5,
+                                                   cgroup_version=2))
+        r, report = self.compare_json(base, new)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for key, change in (("marks_dropped", 40), ("exit_status", 2), ("interval_sec", 0.4), ("cgroup_version", 1)):
+            self.assertAlmostEqual(report["metrics"][key]["change"], change)  # reported
+            self.assertUsage(["--max-increase", f"{key}=0", base, new],
+                             f"--max-increase {key}=0: {key} is a fact of the run, not a cost")
+        # A cost beside them is still gated.
+        r = resmon("compare", "--max-increase", "peak_rss_mb=0", base, new)
+        self.assertEqual(r.returncode, 0, r.stderr)
+
     def test_malformed_limits(self):
         for arg in ("peak_rss_mb", "peak_rss_mb=", "=10%", "peak_rss_mb=ten", "peak_rss_mb=-1",
                     "peak_rss_mb=10%%", "peak_rss_mb=inf", "peak_rss_mb=nan%"):

@@ -16,12 +16,11 @@
 #include "compare.h"
 #include "cli.h"
 #include "json_number.h"
-#include "optional_library.h"
+#include "jansson_loader.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
-#include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +39,9 @@ static const char compare_usage_text[] =
     "      --max-increase KEY=LIMIT  fail (exit 1) when KEY grows by more than LIMIT: N% of\n"
     "                                BASE, or N in KEY's own unit; repeatable.  A KEY that\n"
     "                                names no pytest report key as a whole names it in\n"
-    "                                every test (rss_growth_mb)\n"
+    "                                every test (rss_growth_mb).  Facts of the run\n"
+    "                                (marks_dropped, exit_status, interval_sec,\n"
+    "                                cgroup_version) are rows, never limits\n"
     "      --format FORMAT           text (default), markdown (a CI job summary, a PR\n"
     "                                comment) or json\n"
     "  -h, --help                    this help (the manual: man resmon)\n"
@@ -83,42 +84,6 @@ typedef struct row {
     int exceeded;
     size_t order; /* position in BASE, for a stable sort */
 } row;
-
-/* Jansson's calls, loaded by load_jansson.  json_decref (inline, calling
- * json_delete) is not used: each object here is held once and released
- * with release_object; json_object_foreach (a macro naming Jansson's
- * functions) is spelled with the iterator calls. */
-static struct {
-    __typeof__(json_loadf) *loadf;
-    __typeof__(json_object) *object;
-    __typeof__(json_object_get) *object_get;
-    __typeof__(json_object_set_new) *object_set_new;
-    __typeof__(json_object_iter) *object_iter;
-    __typeof__(json_object_iter_next) *object_iter_next;
-    __typeof__(json_object_iter_key) *object_iter_key;
-    __typeof__(json_object_iter_value) *object_iter_value;
-    __typeof__(json_integer) *integer;
-    __typeof__(json_integer_value) *integer_value;
-    __typeof__(json_number_value) *number_value;
-    __typeof__(json_delete) *delete_;
-} jansson;
-static const char *const jansson_names[] = {
-    "json_loadf",         "json_object",           "json_object_get",          "json_object_set_new",
-    "json_object_iter",   "json_object_iter_next", "json_object_iter_key",     "json_object_iter_value",
-    "json_integer",       "json_integer_value",    "json_number_value",        "json_delete",
-};
-
-static int load_jansson(char *why, size_t cap)
-{
-    return OPTIONAL_LIBRARY_LOAD("comparing summaries", "libjansson.so.4", "RESMON_JANSSON_LIBRARY", jansson_names,
-                                 &jansson, why, cap);
-}
-
-static void release_object(json_t *object)
-{
-    if (object)
-        jansson.delete_(object); /* its only reference: what json_decref would do */
-}
 
 /* "resmon compare: " then text shown printable, then the rest; returns 125. */
 static int compare_error(const char *text, const char *why)
@@ -215,11 +180,11 @@ static int side_read_file(side *s, const char *path, size_t run)
                 rc = side_add_members(s, record, jansson.object_iter_key(at), run);
         }
     } else {
-        release_object(root);
+        jansson_release(root);
         return compare_error(path, ": not a resmon summary (no numeric peak_rss_mb and num_samples) "
                                    "nor a pytest report (no \"tests\" object and resmon_version)");
     }
-    release_object(root);
+    jansson_release(root);
     if (rc < 0)
         return compare_error(path, ": out of memory");
     return 0;
@@ -315,7 +280,7 @@ static void side_free(side *s)
         free(s->metrics[i].values);
     }
     free(s->metrics);
-    release_object(s->index);
+    jansson_release(s->index);
 }
 
 /* The metric of key present in every run of s, or NULL. */
@@ -440,25 +405,50 @@ static void format_limit(const limit *l, char *buf, size_t cap)
     snprintf(buf, cap, "+%.6g%s", l->amount, l->percent ? "%" : "");
 }
 
+/* Whether a key is a cost that a limit may gate on.  The rest are facts of
+ * the run that a summary holds beside its costs -- a count of refused marks,
+ * the exit status, the interval and cgroup version it ran with -- shown as
+ * rows (a change there explains others) but never gated on: more of them is
+ * not a regression of what the program costs.  A pytest report's
+ * NODEID::KEY is judged by its KEY. */
+static int is_cost(const char *key)
+{
+    static const char *const run_facts[] = {"marks_dropped", "exit_status", "interval_sec", "cgroup_version"};
+    const char *name = strrchr(key, ':');
+    name = name && name > key && name[-1] == ':' ? name + 1 : key;
+    for (size_t i = 0; i < sizeof run_facts / sizeof *run_facts; i++)
+        if (strcmp(name, run_facts[i]) == 0)
+            return 0;
+    return 1;
+}
+
+/* "resmon compare: --max-increase KEY=LIMIT: KEY" then why, on one line;
+ * returns EXIT_USAGE. */
+static int limit_error(const limit *l, const char *why)
+{
+    fputs("resmon compare: --max-increase ", stderr);
+    print_printable(stderr, l->arg);
+    fputs(": ", stderr);
+    print_printable(stderr, l->key);
+    fprintf(stderr, "%s\n", why);
+    return EXIT_USAGE;
+}
+
 /* Attaches each limit to its rows.  Returns 0, or prints one line and
- * returns EXIT_USAGE for a KEY that names no row. */
+ * returns EXIT_USAGE for a KEY that names no row or no cost. */
 static int apply_limits(limit *limits, size_t limit_count, row *rows, size_t row_count)
 {
     for (size_t i = 0; i < limit_count; i++) {
+        if (!is_cost(limits[i].key))
+            return limit_error(&limits[i], " is a fact of the run, not a cost: compare shows it but gates nothing on it");
         for (size_t j = 0; j < row_count; j++) {
             if (limit_names(&limits[i], rows[j].key)) {
                 rows[j].limit = &limits[i];
                 limits[i].rows++;
             }
         }
-        if (!limits[i].rows) {
-            fputs("resmon compare: --max-increase ", stderr);
-            print_printable(stderr, limits[i].arg);
-            fputs(": ", stderr);
-            print_printable(stderr, limits[i].key);
-            fputs(" is not a numeric key of both BASE and NEW (see resmon compare without limits)\n", stderr);
-            return EXIT_USAGE;
-        }
+        if (!limits[i].rows)
+            return limit_error(&limits[i], " is not a numeric key of both BASE and NEW (see resmon compare without limits)");
     }
     for (size_t j = 0; j < row_count; j++)
         rows[j].exceeded = rows[j].limit && limit_exceeded(rows[j].limit, &rows[j]);
@@ -754,7 +744,7 @@ int compare_main(int argc, char **argv)
     row *rows = NULL;
     size_t count = 0;
     char why[512];
-    if (load_jansson(why, sizeof why) < 0)
+    if (jansson_load("comparing summaries", why, sizeof why) < 0)
         rc = compare_error(why, "");
     if (rc == 0)
         rc = side_read(&base, o.base_path);

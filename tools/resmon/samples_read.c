@@ -8,10 +8,9 @@
  * column (text) marks phases: a phase starts at the first row that names it.
  */
 #include "cli.h"
-#include "optional_library.h"
+#include "jansson_loader.h"
 
 #include <errno.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <math.h>
 #include <stddef.h>
@@ -198,34 +197,9 @@ done:
     return rc;
 }
 
-/* Jansson, loaded only to read a .jsonl file (optional_library.c), so that
- * no other run of the command maps it.  json_decref, an inline function that
- * calls json_delete, is not used: each object here is the parser's, held
- * once, and released with release_object. */
-static struct {
-    __typeof__(json_loadb) *loadb;
-    __typeof__(json_object_get) *object_get;
-    __typeof__(json_number_value) *number_value;
-    __typeof__(json_string_value) *string_value;
-    __typeof__(json_delete) *delete_;
-} jansson;
-static const char *const jansson_names[] = {"json_loadb", "json_object_get", "json_number_value",
-                                            "json_string_value", "json_delete"};
-static int load_jansson(char *why, size_t cap)
-{
-    return OPTIONAL_LIBRARY_LOAD("reading a .jsonl file", "libjansson.so.4", "RESMON_JANSSON_LIBRARY", jansson_names,
-                                 &jansson, why, cap);
-}
-
-static void release_object(json_t *object)
-{
-    if (object)
-        jansson.delete_(object); /* its only reference: what json_decref would do */
-}
-
 static int read_jsonl(FILE *f, chart_series *c, double *end_sec, char *why, size_t cap)
 {
-    if (load_jansson(why, cap) < 0)
+    if (jansson_load("reading a .jsonl file", why, cap) < 0)
         return -1;
     char *line = NULL;
     size_t line_cap = 0, line_no = 0;
@@ -239,7 +213,7 @@ static int read_jsonl(FILE *f, chart_series *c, double *end_sec, char *why, size
         if (!json_is_object(object)) {
             snprintf(why, cap, "line %zu is not a JSON object%s%s", line_no, object ? "" : ": ",
                      object ? "" : error.text);
-            release_object(object);
+            jansson_release(object);
             goto done;
         }
         row r = {.phase = NULL};
@@ -260,11 +234,11 @@ static int read_jsonl(FILE *f, chart_series *c, double *end_sec, char *why, size
         if (bad >= 0) {
             snprintf(why, cap, "line %zu: %s is not a %s", line_no, column_names[bad],
                      bad == phase_column ? "string" : "number");
-            release_object(object);
+            jansson_release(object);
             goto done;
         }
         int taken = take_row(&r, line_no, &last_elapsed, c, why, cap);
-        release_object(object);
+        jansson_release(object);
         if (taken < 0)
             goto done;
     }
