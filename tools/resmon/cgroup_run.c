@@ -10,12 +10,9 @@
 #include "cli.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 int cgroup_parse_size(const char *text, uint64_t *bytes)
 {
@@ -80,43 +77,6 @@ int cgroup_enter(const cli_options *o, run_result *r, resmon_cgroup **cg, int jo
         return EXIT_USAGE;
     }
     return 0;
-}
-
-static int write_zero(int fd)
-{
-    ssize_t w = write(fd, "0", 1);
-    return w == 1 ? 0 : (w < 0 ? -errno : -EIO);
-}
-
-int cgroup_fork_enter(const resmon_cgroup *cg)
-{
-    const char *leaf = resmon_cgroup_path(cg);
-    const char *slash = leaf ? strrchr(leaf, '/') : NULL;
-    if (resmon_cgroup_version(cg) != 1 || !slash || slash == leaf)
-        return -1;
-    char path[PATH_MAX];
-    /* The leaf's parent is resmon's own memory cgroup (resmon_cgroup_create). */
-    if (snprintf(path, sizeof path, "%.*s/tasks", (int)(slash - leaf), leaf) >= (int)sizeof path)
-        return -1;
-    int home = open(path, O_WRONLY | O_CLOEXEC);
-    if (home < 0)
-        return -1;
-    int fd = snprintf(path, sizeof path, "%s/tasks", leaf) < (int)sizeof path ? open(path, O_WRONLY | O_CLOEXEC) : -1;
-    int rc = fd >= 0 ? write_zero(fd) : -1; /* "0": this thread alone */
-    if (fd >= 0)
-        close(fd);
-    if (rc < 0) {
-        close(home);
-        return -1;
-    }
-    return home;
-}
-
-int cgroup_fork_leave(int home_tasks_fd)
-{
-    int rc = write_zero(home_tasks_fd);
-    close(home_tasks_fd);
-    return rc;
 }
 
 void cgroup_done(resmon_cgroup *cg)

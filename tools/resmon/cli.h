@@ -290,16 +290,6 @@ int cgroup_for_command(const cli_options *o, run_result *r, resmon_cgroup **cg);
  * (*cg NULL) and the reason noted; returns EXIT_USAGE (printed) when
  * --memory-limit needs it, else 0. */
 int cgroup_enter(const cli_options *o, run_result *r, resmon_cgroup **cg, int join_rc);
-/* v1: moves this thread into the leaf so that the child it forks next
- * starts there (a thread's move takes no global lock; moving the held child
- * would first wait for the child to run, which under load takes
- * milliseconds).  Returns an open fd of this thread's own cgroup's tasks file
- * for cgroup_fork_leave, or -1 (v2, or refused: the child then joins
- * itself). */
-int cgroup_fork_enter(const resmon_cgroup *cg);
-/* Moves this thread back home after the fork and closes the fd: 0 or a
- * negative errno (then the leaf must go: cgroup_enter with it). */
-int cgroup_fork_leave(int home_tasks_fd);
 /* Removes the leaf (moving what still runs in it to the parent); says so
  * on stderr when it cannot.  Accepts NULL. */
 void cgroup_done(resmon_cgroup *cg);
