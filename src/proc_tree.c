@@ -425,7 +425,11 @@ static int build_links(rm__tree_walker *w)
     rm__parent_link *previous = w->links;
     w->links = w->previous_links;
     w->previous_links = previous;
-    w->previous_count = w->link_count;
+    /* Only the links of the walk just before are kept: older ones (children
+     * mode builds links only in walks that meet a process of many threads)
+     * may name the parent of a pid that has since ended and been reused, and
+     * a child never tracked is never corrected (rm__tree_walker_note_parent). */
+    w->previous_count = w->links_walk + 1 == w->walk_number ? w->link_count : 0;
     w->link_count = 0;
     int rc = 0;
     int sorted = 1; /* /proc lists pids in ascending order; a fixture may not */

@@ -397,6 +397,66 @@ static void children_files_include_worker_threads(void **state)
     assert_int_equal(test_remove_tree(dir), 0);
 }
 
+/* The root's threads in the fixture: 100 and 101..100+count-1, each with an
+ * empty children list (a task directory's link count is 2 + its threads, as
+ * in /proc, so the walker's one-thread shortcut sees them). */
+static void set_threads(int root_fd, int count)
+{
+    char path[64];
+    for (int t = 101; t < 170; t++) {
+        snprintf(path, sizeof path, "100/task/%d/children", t);
+        unlinkat(root_fd, path, 0);
+        snprintf(path, sizeof path, "100/task/%d", t);
+        unlinkat(root_fd, path, AT_REMOVEDIR);
+    }
+    for (int t = 101; t < 100 + count; t++) {
+        snprintf(path, sizeof path, "100/task/%d", t);
+        mkdirat(root_fd, path, 0755);
+        snprintf(path, sizeof path, "100/task/%d/children", t);
+        write_file(root_fd, path, "");
+    }
+}
+
+/* A process of many threads has its children found from a /proc listing's
+ * parent links, which keep the parents of pids listed before.  Links kept
+ * from a listing walks ago (the root had one thread meanwhile, so no listing
+ * was made) must not be reused: pid 500 ended and was reused by a child of
+ * the root in between, and its old parent hid it at every later walk. */
+static void parent_links_of_an_earlier_walk_are_not_kept(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/resmon-proc-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    int root_fd = open(dir, O_RDONLY | O_DIRECTORY);
+    assert_true(root_fd >= 0);
+    add_process(root_fd, 1, "init", 0);
+    add_process(root_fd, 100, "root", 1);
+    mkdirat(root_fd, "100/task", 0755);
+    mkdirat(root_fd, "100/task/100", 0755);
+    write_file(root_fd, "100/task/100/children", "");
+    add_process(root_fd, 500, "unrelated", 1);
+    set_threads(root_fd, 70);
+    rm__tree_walker w;
+    rm__tree_walker_init(&w, root_fd, RM__TREE_CHILDREN_FILES);
+    assert_int_equal(rm__tree_walk(&w, 100), 0); /* links listed: 500's parent is 1 */
+    assert_false(has_pid(&w, 500));
+    set_threads(root_fd, 1);
+    assert_int_equal(rm__tree_walk(&w, 100), 0);
+    assert_int_equal(rm__tree_walk(&w, 100), 0);
+    add_process(root_fd, 500, "reused", 100); /* 500 ended; its pid went to a child of the root */
+    write_file(root_fd, "100/task/100/children", "500 ");
+    assert_int_equal(rm__tree_walk(&w, 100), 0);
+    assert_true(has_pid(&w, 500));
+    set_threads(root_fd, 70);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(rm__tree_walk(&w, 100), 0);
+        assert_true(has_pid(&w, 500));
+    }
+    rm__tree_walker_free(&w);
+    close(root_fd);
+    assert_int_equal(test_remove_tree(dir), 0);
+}
+
 /* A children list longer than any single read (1200 pids, ~6 KiB) is read to
  * its end: every child is found. */
 static void children_file_longer_than_a_page_is_read_whole(void **state)
@@ -480,6 +540,7 @@ int main(void)
         cmocka_unit_test(scan_finds_descendants_only),
         cmocka_unit_test(children_files_include_worker_threads),
         cmocka_unit_test(children_file_longer_than_a_page_is_read_whole),
+        cmocka_unit_test(parent_links_of_an_earlier_walk_are_not_kept),
         cmocka_unit_test(reads_real_proc_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
