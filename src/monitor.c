@@ -630,6 +630,7 @@ int resmon_monitor_start(resmon_monitor *m)
         rm__seqlock_write_begin(&m->published);
         rm__sample_store_clear(&m->store);
         rm__summary_acc_reset(&m->acc, m->opts.metrics != 0);
+        rm__phases_reset(&m->phases); /* the first sample went into the phases too */
         rm__seqlock_write_end(&m->published);
         atomic_store_explicit(&m->window_open, 0, memory_order_release);
         reap_sampler(m);
