@@ -926,11 +926,13 @@ static int many_threads_one_forks_on_go(const test_child *self, const void *arg)
     test_child_idle();
 }
 
-static void walk_finds_a_fork_in_a_process_of_many_threads(void **state)
+/* Spawns work in a process of many threads, reads its tree a few times,
+ * lets it fork (it sends the new pid) and checks that the next reading
+ * tracks the new process. */
+static void assert_next_reading_tracks_a_fork_of(test_workload work)
 {
-    (void)state;
     int threads = many_threads_here();
-    test_child target = test_spawn(many_threads_one_forks_on_go, &threads, TEST_SPAWN_GROUP);
+    test_child target = test_spawn(work, &threads, TEST_SPAWN_GROUP);
     test_child_wait_ready(&target);
     rm__probe *probe;
     assert_int_equal(rm__probe_open(&probe, target.pid, 1, NULL), 0);
@@ -946,6 +948,12 @@ static void walk_finds_a_fork_in_a_process_of_many_threads(void **state)
     rm__probe_close(probe);
     test_child_kill(&target);
     assert_true(tracked);
+}
+
+static void walk_finds_a_fork_in_a_process_of_many_threads(void **state)
+{
+    (void)state;
+    assert_next_reading_tracks_a_fork_of(many_threads_one_forks_on_go);
 }
 
 /* A subreaper of many threads (its children found from parent links) whose
@@ -984,23 +992,7 @@ static int subreaper_gets_a_grandchild(const test_child *self, const void *arg)
 static void walk_follows_a_process_handed_to_a_subreaper(void **state)
 {
     (void)state;
-    int threads = many_threads_here();
-    test_child target = test_spawn(subreaper_gets_a_grandchild, &threads, TEST_SPAWN_GROUP);
-    test_child_wait_ready(&target);
-    rm__probe *probe;
-    assert_int_equal(rm__probe_open(&probe, target.pid, 1, NULL), 0);
-    rm__probe_reading r;
-    assert_int_equal(rm__probe_begin(probe, &r), 0);
-    for (int i = 0; i < 3; i++)
-        assert_int_equal(rm__probe_read(probe, &r), 0);
-    test_child_go(&target);
-    pid_t child;
-    test_child_receive(&target, &child, sizeof child);
-    assert_int_equal(rm__probe_read(probe, &r), 0);
-    int tracked = probe_tracks(probe, child);
-    rm__probe_close(probe);
-    test_child_kill(&target);
-    assert_true(tracked);
+    assert_next_reading_tracks_a_fork_of(subreaper_gets_a_grandchild);
 }
 
 static int use_children_lists(void **state)
