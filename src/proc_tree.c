@@ -373,20 +373,28 @@ static int compare_links(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The first of count links (sorted by pid) whose pid is not below pid:
+ * count when there is none. */
+static size_t link_index(const rm__parent_link *links, size_t count, pid_t pid)
+{
+    size_t low = 0, high = count;
+    while (low < high) {
+        size_t mid = low + (high - low) / 2;
+        if (links[mid].pid < pid)
+            low = mid + 1;
+        else
+            high = mid;
+    }
+    return low;
+}
+
 /* The parent of pid: from the previous walk when it was listed there (the
  * previous links are sorted by pid), else from its stat file.  A process
  * whose stat cannot be read (hidepid, another user's, garbled) gets parent
  * -1, which links it to nothing, and is not read again while it lives. */
 static void parent_of(rm__tree_walker *w, pid_t pid, pid_t *ppid)
 {
-    size_t low = 0, high = w->previous_count;
-    while (low < high) {
-        size_t mid = low + (high - low) / 2;
-        if (w->previous_links[mid].pid < pid)
-            low = mid + 1;
-        else
-            high = mid;
-    }
+    size_t low = link_index(w->previous_links, w->previous_count, pid);
     if (low < w->previous_count && w->previous_links[low].pid == pid) {
         *ppid = w->previous_links[low].ppid;
         return;
@@ -566,14 +574,7 @@ int rm__tree_walker_note_parent(rm__tree_walker *w, pid_t pid, pid_t ppid)
 {
     if (w->links_walk != w->walk_number || w->members_fd >= 0)
         return 0; /* the latest walk did not go by the links */
-    size_t low = 0, high = w->link_count;
-    while (low < high) {
-        size_t mid = low + (high - low) / 2;
-        if (w->links[mid].pid < pid)
-            low = mid + 1;
-        else
-            high = mid;
-    }
+    size_t low = link_index(w->links, w->link_count, pid);
     if (low == w->link_count || w->links[low].pid != pid || w->links[low].ppid == ppid)
         return 0;
     w->links[low].ppid = ppid;
