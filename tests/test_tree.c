@@ -828,15 +828,18 @@ static int probe_tracks(rm__probe *probe, pid_t pid)
     return 0;
 }
 
-static void walk_finds_a_fork_of_a_thread_born_after_the_last_walk(int thread_ends)
+/* Spawns work(arg), reads its tree a few times (steady), lets it fork (it
+ * sends the new pid) and checks that the next reading tracks the new
+ * process. */
+static void assert_next_reading_tracks_a_fork_of(test_workload work, const void *arg)
 {
-    test_child target = test_spawn(thread_forks_on_go, &thread_ends, TEST_SPAWN_GROUP);
+    test_child target = test_spawn(work, arg, TEST_SPAWN_GROUP);
     test_child_wait_ready(&target);
     rm__probe *probe;
     assert_int_equal(rm__probe_open(&probe, target.pid, 1, NULL), 0);
     rm__probe_reading r;
     assert_int_equal(rm__probe_begin(probe, &r), 0);
-    for (int i = 0; i < 3; i++) /* steady: one thread, no child */
+    for (int i = 0; i < 3; i++)
         assert_int_equal(rm__probe_read(probe, &r), 0);
     test_child_go(&target);
     pid_t child;
@@ -846,6 +849,11 @@ static void walk_finds_a_fork_of_a_thread_born_after_the_last_walk(int thread_en
     rm__probe_close(probe);
     test_child_kill(&target);
     assert_true(tracked);
+}
+
+static void walk_finds_a_fork_of_a_thread_born_after_the_last_walk(int thread_ends)
+{
+    assert_next_reading_tracks_a_fork_of(thread_forks_on_go, &thread_ends);
 }
 
 static void walk_finds_a_fork_of_a_new_thread(void **state)
@@ -926,34 +934,11 @@ static int many_threads_one_forks_on_go(const test_child *self, const void *arg)
     test_child_idle();
 }
 
-/* Spawns work in a process of many threads, reads its tree a few times,
- * lets it fork (it sends the new pid) and checks that the next reading
- * tracks the new process. */
-static void assert_next_reading_tracks_a_fork_of(test_workload work)
-{
-    int threads = many_threads_here();
-    test_child target = test_spawn(work, &threads, TEST_SPAWN_GROUP);
-    test_child_wait_ready(&target);
-    rm__probe *probe;
-    assert_int_equal(rm__probe_open(&probe, target.pid, 1, NULL), 0);
-    rm__probe_reading r;
-    assert_int_equal(rm__probe_begin(probe, &r), 0);
-    for (int i = 0; i < 3; i++)
-        assert_int_equal(rm__probe_read(probe, &r), 0);
-    test_child_go(&target);
-    pid_t child;
-    test_child_receive(&target, &child, sizeof child);
-    assert_int_equal(rm__probe_read(probe, &r), 0);
-    int tracked = probe_tracks(probe, child);
-    rm__probe_close(probe);
-    test_child_kill(&target);
-    assert_true(tracked);
-}
-
 static void walk_finds_a_fork_in_a_process_of_many_threads(void **state)
 {
     (void)state;
-    assert_next_reading_tracks_a_fork_of(many_threads_one_forks_on_go);
+    int threads = many_threads_here();
+    assert_next_reading_tracks_a_fork_of(many_threads_one_forks_on_go, &threads);
 }
 
 /* A subreaper of many threads (its children found from parent links) whose
@@ -992,7 +977,8 @@ static int subreaper_gets_a_grandchild(const test_child *self, const void *arg)
 static void walk_follows_a_process_handed_to_a_subreaper(void **state)
 {
     (void)state;
-    assert_next_reading_tracks_a_fork_of(subreaper_gets_a_grandchild);
+    int threads = many_threads_here();
+    assert_next_reading_tracks_a_fork_of(subreaper_gets_a_grandchild, &threads);
 }
 
 static int use_children_lists(void **state)
