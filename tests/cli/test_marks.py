@@ -87,8 +87,11 @@ class Marks(unittest.TestCase):
                 self.assertAlmostEqual(compute["start_sec"], load["start_sec"] + load["duration_sec"], places=9)
                 self.assertGreaterEqual(load["peak_rss_mb"], 64)
                 self.assertLess(compute["peak_rss_mb"], 64)
-                self.assertGreater(compute["cpu_time_sec"], 0.2)
-                self.assertLess(load["cpu_time_sec"], compute["cpu_time_sec"])
+                # spin burns 0.3 s by its own CPU clock, all of it after the
+                # mark: compute holds it (less a clock tick of /proc's
+                # accounting).  How much CPU load's page faults cost is the
+                # machine's business (0.4 s seen under load), not the phases'.
+                self.assertGreaterEqual(compute["cpu_time_sec"], 0.28)
                 # The samples: a phase column, last; "" before the first mark.
                 with open(self.path(samples)) as f:
                     if samples.endswith(".csv"):
