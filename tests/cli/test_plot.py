@@ -221,6 +221,60 @@ class PlotCommand(Tmp):
         texts = [e.text for e in self.svg("o.svg").iter() if e.get("class") == "run-label"]
         self.assertEqual(texts, ["base.csv", "new.jsonl"])
 
+    def test_every_series_of_the_live_chart_reads_back_the_same(self):
+        # The run's --plot and `resmon plot` of its samples file draw the
+        # same points for every series (the CPU panel's height is the
+        # machine's CPUs live and the file's peak read back: compared in
+        # percent).  As root the command's leaf cgroup gives the cgroup
+        # line, which a reader that skipped cgroup_mem_mb drew flat at zero.
+        for name in ("s.csv", "s.jsonl"):
+            with self.subTest(samples=name):
+                self.run_ok("-q", "-i", "0.02", "-s", self.path(name), "--plot", self.path("live.svg"), "--",
+                            "sh", "-c", f"{WORKLOAD} mem 30 0.2; {WORKLOAD} mem 60 0.2", env=WORKLOAD_ENV)
+                self.run_ok("plot", self.path(name), "-o", self.path("back.svg"))
+                live, back = self.svg("live.svg"), self.svg("back.svg")
+                drawn = [e.get("id") for e in live.iter() if (e.get("id") or "").startswith("series-")]
+                self.assertEqual(drawn, [e.get("id") for e in back.iter()
+                                         if (e.get("id") or "").startswith("series-")])
+                self.assertIn("series-rss", drawn)
+                for series in drawn:
+                    if series == "series-cpu":
+                        percent = [[y_scale(panel(root, "cpu"))(0) - y for _, y in points(by_id(root, series))]
+                                   for root in (live, back)]
+                        scale = [y_scale(panel(root, "cpu"))(0) - y_scale(panel(root, "cpu"))(100)
+                                 for root in (live, back)]
+                        for a, b in zip(*percent):
+                            self.assertAlmostEqual(a / scale[0], b / scale[1], delta=0.01)
+                    else:
+                        self.assertEqual(by_id(live, series).get("points"), by_id(back, series).get("points"),
+                                         series)
+
+    def test_cgroup_column_draws_the_cgroup_line(self):
+        columns = ("timestamp", "elapsed_sec", "cpu_percent", "rss_mb", "cgroup_mem_mb")
+        rows = [(t / 10, t / 10, 50, 1 + t, mb) for t, mb in enumerate((0.25, 20, 60, 104, 80))]
+        path = samples(self.path("c.csv"), rows, columns)
+        with open(self.path("c.jsonl"), "w") as f:
+            for row in rows:
+                f.write(json.dumps(dict(zip(columns, row))) + "\n")
+        for name in ("c.csv", "c.jsonl"):
+            with self.subTest(samples=name):
+                self.run_ok("plot", self.path(name), "-o", self.path("o.svg"))
+                root = self.svg("o.svg")
+                series = by_id(root, "series-cgroup")
+                self.assertIsNotNone(series)
+                scale = y_scale(panel(root, "memory"))
+                ys = [y for _, y in points(series)]
+                self.assertAlmostEqual(min(ys), scale(104), delta=0.6)
+                self.assertAlmostEqual(max(ys), scale(0.25), delta=0.6)
+        # an empty column (a run without a cgroup) draws no cgroup line,
+        # and a column the file lacks is not known, never zero
+        for cgroup in ("", None):
+            rows = [(t / 10, t / 10, 50, 1 + t) + ((cgroup,) if cgroup is not None else ()) for t in range(3)]
+            self.run_ok("plot", samples(self.path("n.csv"), rows, columns[:len(rows[0])]), "-o", self.path("o.svg"))
+            root = self.svg("o.svg")
+            for absent in ("series-cgroup", "series-pss", "series-nprocs", "series-io-read"):
+                self.assertIsNone(by_id(root, absent), absent)
+
     def test_phase_column_draws_labelled_bands(self):
         columns = ("timestamp", "elapsed_sec", "cpu_percent", "rss_mb", "nprocs", "phase")
         rows = [(100 + t / 10, t / 10, 50, 10 + t, 1, name) for t, name in

@@ -81,6 +81,18 @@ typedef struct run_result {
 
 /* ---- samples file: CSV or JSON Lines, written as samples arrive ---- */
 typedef struct samples_file samples_file;
+/* The metric-group columns, after CPU and RSS (and before any GPU's): the
+ * library's metric list (resmon_metric_info) and the tree's cgroup memory,
+ * in resmon_sample's order -- what the writer writes and the reader
+ * (samples_read.c) reads, one list for both.  Each is a distinct double of
+ * resmon_sample, so the sample's size bounds them. */
+#define SAMPLES_MAX_METRIC_COLUMNS (sizeof(resmon_sample) / sizeof(double))
+typedef struct samples_column {
+    const char *name;
+    size_t offset; /* a double in resmon_sample */
+} samples_column;
+/* Fills columns (SAMPLES_MAX_METRIC_COLUMNS of room); returns how many. */
+size_t samples_metric_columns(samples_column *columns);
 /* Writes rows to fd (which stays the caller's); the format comes from path's
  * extension.  gpu_devices: 0 no GPU columns; 1 the GPU columns; N > 1 also
  * per-device columns gpuI_*.  NULL when out of memory. */

@@ -23,34 +23,22 @@
 #define SAMPLES_BUFFER_BYTES 65536
 #define MAX_ROW_BYTES 4096 /* per-device columns: 4 x 16 values fit a row */
 
-/* The metric-group columns, after CPU and RSS (and before any GPU's): the
- * library's metric list (resmon_metric_info) and the tree's cgroup memory
- * (empty/null without a cgroup), in resmon_sample's order. */
-/* Each column is a distinct double of resmon_sample, so the sample's size
- * bounds them: none is ever cut off. */
-#define MAX_METRIC_COLUMNS (sizeof(resmon_sample) / sizeof(double))
-
-typedef struct metric_column {
-    const char *name;
-    size_t offset; /* a double in resmon_sample */
-} metric_column;
-
-static size_t metric_columns(metric_column *columns)
+size_t samples_metric_columns(samples_column *columns)
 {
     size_t n = 0, count = resmon_metric_count();
     int cgroup_placed = 0;
-    for (size_t i = 0; i < count && n + 2 <= MAX_METRIC_COLUMNS; i++) {
+    for (size_t i = 0; i < count && n + 2 <= SAMPLES_MAX_METRIC_COLUMNS; i++) {
         resmon_metric m;
         if (resmon_metric_info(i, &m, sizeof m) < 0 || m.sample_offset + sizeof(double) > sizeof(resmon_sample))
             continue; /* past the sample this command knows: a newer library's */
         if (!cgroup_placed && m.sample_offset > offsetof(resmon_sample, cgroup_mem_mb)) {
-            columns[n++] = (metric_column){"cgroup_mem_mb", offsetof(resmon_sample, cgroup_mem_mb)};
+            columns[n++] = (samples_column){"cgroup_mem_mb", offsetof(resmon_sample, cgroup_mem_mb)};
             cgroup_placed = 1;
         }
-        columns[n++] = (metric_column){m.column, m.sample_offset};
+        columns[n++] = (samples_column){m.column, m.sample_offset};
     }
     if (!cgroup_placed)
-        columns[n++] = (metric_column){"cgroup_mem_mb", offsetof(resmon_sample, cgroup_mem_mb)};
+        columns[n++] = (samples_column){"cgroup_mem_mb", offsetof(resmon_sample, cgroup_mem_mb)};
     return n;
 }
 
@@ -61,7 +49,7 @@ struct samples_file {
     double last_write;
     int write_errno;
     size_t metric_column_count;
-    metric_column metric_columns[MAX_METRIC_COLUMNS];
+    samples_column metric_columns[SAMPLES_MAX_METRIC_COLUMNS];
     off_t whole_rows_bytes; /* what the file holds, all of it whole rows */
     size_t used;
     char buffer[SAMPLES_BUFFER_BYTES];
@@ -115,7 +103,7 @@ samples_file *samples_file_open(int fd, const char *path, size_t gpu_devices)
     f->jsonl = n > 6 && strcmp(path + n - 6, ".jsonl") == 0;
     f->gpu_devices = gpu_devices > RESMON_CLI_MAX_DEVICE_COLUMNS ? RESMON_CLI_MAX_DEVICE_COLUMNS : gpu_devices;
     f->last_write = -1;
-    f->metric_column_count = metric_columns(f->metric_columns);
+    f->metric_column_count = samples_metric_columns(f->metric_columns);
     if (!f->jsonl) {
         const char *header = "timestamp,elapsed_sec,cpu_percent,rss_mb";
         append(f, header, strlen(header));

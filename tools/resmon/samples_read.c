@@ -18,12 +18,11 @@
 #include <string.h>
 
 /* The columns read, and where each goes in a resmon_sample: the fixed ones,
- * then every metric of the library's list (resmon_metric_info) under its
- * column name; the text column `phase` last. */
+ * then the metric columns exactly as samples_file.c writes them
+ * (samples_metric_columns: the library's metric list and cgroup_mem_mb); the
+ * text column `phase` last. */
 enum column { COL_ELAPSED, COL_CPU, COL_RSS, COL_GPU_UTIL, COL_GPU_MEM, COL_FIRST_METRIC };
-/* The base columns, one per distinct double of resmon_sample (each metric
- * is one), and the phase: the sample's size bounds them, none is cut off. */
-#define COLUMN_CAP (8 + sizeof(resmon_sample) / sizeof(double))
+#define COLUMN_CAP (COL_FIRST_METRIC + SAMPLES_MAX_METRIC_COLUMNS + 1)
 static const char *column_names[COLUMN_CAP] = {"elapsed_sec", "cpu_percent", "rss_mb", "gpu_util", "gpu_mem_mb"};
 static size_t column_offsets[COLUMN_CAP] = {0, offsetof(resmon_sample, cpu_percent), offsetof(resmon_sample, rss_mb),
                                             offsetof(resmon_sample, gpu_util), offsetof(resmon_sample, gpu_mem_mb)};
@@ -34,13 +33,12 @@ static void list_columns(void)
 {
     if (phase_column)
         return;
+    samples_column metric[SAMPLES_MAX_METRIC_COLUMNS];
+    size_t count = samples_metric_columns(metric);
     int n = COL_FIRST_METRIC;
-    for (size_t i = 0; i < resmon_metric_count() && (size_t)n + 1 < COLUMN_CAP; i++) {
-        resmon_metric m;
-        if (resmon_metric_info(i, &m, sizeof m) == 0 && m.sample_offset + sizeof(double) <= sizeof(resmon_sample)) {
-            column_names[n] = m.column;
-            column_offsets[n++] = m.sample_offset;
-        }
+    for (size_t i = 0; i < count; i++) {
+        column_names[n] = metric[i].name;
+        column_offsets[n++] = metric[i].offset;
     }
     column_names[n] = "phase";
     phase_column = n;
@@ -73,8 +71,11 @@ static int take_row(const row *r, size_t line, double *last_elapsed, chart_serie
         return -1;
     }
     *last_elapsed = elapsed;
+    /* Every figure no column gave is not known (NAN), never a zero the
+     * chart would draw: resmon_sample is all doubles. */
     resmon_sample s;
-    memset(&s, 0, sizeof s);
+    for (size_t i = 0; i < sizeof s / sizeof(double); i++)
+        memcpy((char *)&s + i * sizeof(double), &(double){NAN}, sizeof(double));
     s.timestamp = elapsed;
     for (int i = COL_CPU; i < phase_column; i++)
         memcpy((char *)&s + column_offsets[i], &r->value[i], sizeof(double));
