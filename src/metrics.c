@@ -248,9 +248,11 @@ static int pss_read_due(const rm__metrics *m, uint64_t age_ns, uint64_t rss_page
 /* Reads the sources `wanted` asks for (SOURCE_* bits), each on its own: one
  * that is refused (another user's io, a non-dumpable process's smaps_rollup)
  * costs only its own fields.  Fills now[] and the levels in pm, returns the
- * sources read in *got, or -ESRCH when the process is gone. */
+ * sources read in *got and those refused in *refused, or -ESRCH when the
+ * process is gone. */
 static int read_counters(rm__metrics *m, rm__process_metrics *pm, int dir_fd, const rm__proc_stat *st, int idle,
-                         uint64_t rss_pages, uint64_t boot_ns, int baseline, uint64_t *now, unsigned *got)
+                         uint64_t rss_pages, uint64_t boot_ns, int baseline, uint64_t *now, unsigned *got,
+                         unsigned *refused)
 {
     char text[4096];
     int zombie = 0;
@@ -286,9 +288,13 @@ static int read_counters(rm__metrics *m, rm__process_metrics *pm, int dir_fd, co
         }
         *got |= SOURCE_STAT;
     }
-    if (m->groups & RESMON_METRIC_FAULTS && !(*got & SOURCE_SWITCHES) &&
-        read_switches(m, pm, dir_fd, st, &now[RM__VOLUNTARY_SWITCHES], &now[RM__INVOLUNTARY_SWITCHES]) == 0)
-        *got |= SOURCE_SWITCHES;
+    if (m->groups & RESMON_METRIC_FAULTS && !(*got & SOURCE_SWITCHES)) {
+        int rc = read_switches(m, pm, dir_fd, st, &now[RM__VOLUNTARY_SWITCHES], &now[RM__INVOLUNTARY_SWITCHES]);
+        if (rc == 0)
+            *got |= SOURCE_SWITCHES;
+        else if (rm__read_refused(rc))
+            *refused |= SOURCE_SWITCHES;
+    }
     int exempt = m->groups & RESMON_METRIC_MEMORY_DETAIL && !zombie && !pss_read_due(m, age_ns, rss_pages);
     if (m->groups & RESMON_METRIC_MEMORY_DETAIL && !zombie) {
         if (!exempt && pm->pss_exempt && !m->pss_tree_due)
@@ -301,8 +307,9 @@ static int read_counters(rm__metrics *m, rm__process_metrics *pm, int dir_fd, co
             m->pss_exempt_until_next_ns = pm->born_ns + m->detail_interval_ns;
         /* Opening checks the access a read needs (and walks nothing): a
          * process whose smaps_rollup is refused stays unreadable. */
-        if (pm->smaps_fd < 0)
-            pm->smaps_fd = openat(dir_fd, "smaps_rollup", O_RDONLY | O_CLOEXEC);
+        if (pm->smaps_fd < 0 && (pm->smaps_fd = openat(dir_fd, "smaps_rollup", O_RDONLY | O_CLOEXEC)) < 0 &&
+            rm__read_refused(-errno))
+            *refused |= SOURCE_SMAPS;
         pm->smaps_known = pm->pss_from_rss = pm->smaps_fd >= 0;
         pm->pss_kb = pm->uss_kb = rss_pages * ((uint64_t)sysconf(_SC_PAGESIZE) / 1024);
         pm->swap_kb = 0;
@@ -314,6 +321,8 @@ static int read_counters(rm__metrics *m, rm__process_metrics *pm, int dir_fd, co
         pm->pss_from_rss = 0;
         m->smaps_reads++;
         ssize_t n = read_smaps_rollup(dir_fd, &pm->smaps_fd, text, sizeof text);
+        if (rm__read_refused(n))
+            *refused |= SOURCE_SMAPS;
         /* A refused read leaves no earlier figure standing: after an exec
          * into a non-dumpable image, the old image's PSS is not this one's. */
         pm->smaps_known = n >= 0 && rm__parse_status_kb(text, (size_t)n, "Pss", &pm->pss_kb) == 0 &&
@@ -334,6 +343,8 @@ static int read_counters(rm__metrics *m, rm__process_metrics *pm, int dir_fd, co
     if (m->groups & RESMON_METRIC_IO && !(*got & SOURCE_IO)) {
         ssize_t n = read_kept_open(dir_fd, &pm->io_fd, "io", text, sizeof text);
         rm__proc_io io;
+        if (rm__read_refused(n))
+            *refused |= SOURCE_IO;
         if (n >= 0 && rm__parse_io(text, (size_t)n, &io) == 0) {
             now[RM__IO_RCHAR] = io.rchar;
             now[RM__IO_WCHAR] = io.wchar;
@@ -389,9 +400,9 @@ void rm__metrics_read_process(rm__metrics *m, rm__process_metrics *pm, int dir_f
     if (!m->groups)
         return; /* the default: a sample costs what it did before the groups */
     uint64_t now[RM__COUNTER_COUNT] = {0};
-    unsigned got = 0;
-    int zombie = read_counters(m, pm, dir_fd, st, idle, rss_pages, boot_ns, baseline, now, &got);
-    if (wanted_sources(m, zombie) & ~got)
+    unsigned got = 0, refused = 0;
+    int zombie = read_counters(m, pm, dir_fd, st, idle, rss_pages, boot_ns, baseline, now, &got, &refused);
+    if (wanted_sources(m, zombie) & ~got & refused)
         m->unreadable++;
     for (size_t c = 0; c < RM__COUNTER_COUNT; c++) {
         unsigned source = counter_info[c].source;

@@ -20,6 +20,7 @@
 #include "procfs.h"
 #include "resmon.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -143,6 +144,13 @@ void rm__metrics_plan_pss(rm__metrics *m, unsigned generation, uint64_t boot_ns)
  * then), or is about to be forgotten. */
 void rm__metrics_joined(rm__metrics *m, rm__process_metrics *pm, const rm__proc_stat *st, uint64_t rss_pages);
 void rm__metrics_left(rm__metrics *m, const rm__process_metrics *pm);
+/* Whether a failed read (a negative errno) was refused: another user's
+ * process, a non-dumpable one, /proc's hidepid.  A process that ended or
+ * exec'd between two reads (ESRCH, ENOENT) is gone, not "unreadable". */
+static inline int rm__read_refused(long rc)
+{
+    return rc == -EACCES || rc == -EPERM;
+}
 /* Counts processes of the tree that could not be read at all (not
  * tracked: /proc refused them) in this reading's unreadable_procs. */
 void rm__metrics_count_unreadable(rm__metrics *m, unsigned processes);

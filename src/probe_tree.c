@@ -213,7 +213,7 @@ static int walk_and_track(rm__probe *p)
         rm__tracked *t = rm__probe_find(p, pid);
         int rc = t ? 0 : rm__probe_track(p, pid, &t);
         if (rc < 0) {
-            p->untrackable += rc != -ESRCH; /* not gone: not ours to read */
+            p->untrackable += rm__read_refused(rc); /* not ours to read (gone, or out of memory, is not that) */
             continue;
         }
         t->seen_walk = p->walk;

@@ -1242,6 +1242,17 @@ class MetricGroups(Tmp):
         self.assertGreaterEqual(s["peak_pss_mb"], 60, s)
         self.assertLessEqual(s["peak_pss_mb"], s["peak_rss_mb"] + 1, s)
 
+    def test_processes_that_end_or_exec_between_two_reads_are_not_unreadable(self):
+        # 300 short children of one shell, read every 5 ms: each read of a
+        # process that exited or exec'd since the last one fails with ESRCH,
+        # which is not a refusal (every process here is ours).  "unreadable
+        # 1 process" was printed on 5 runs of 5.
+        r = resmon("-i", "0.005", "-o", self.path("s.json"), "--", "sh", "-c",
+                   "for i in $(seq 300); do /bin/true; done")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(self.summary()["peak_unreadable_procs"], 0)
+        self.assertNotIn("unreadable", r.stderr)
+
     def test_context_switches_of_reaped_children_match_the_kernel(self):
         # 200 short children, each sleeping 5 times and reaped at once: the
         # kernel keeps their switches only for wait4, never in /proc (resmon
