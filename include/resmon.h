@@ -330,9 +330,11 @@ RESMON_API const char *resmon_energy_source_name(resmon_energy_source source);
  *   since the later start (still exact for the later window).  Where the
  *   reset is refused, or keep_peak_mark asks for no reset, the value is the
  *   lifetime peak and hwm_scope says so.
- *   - When monitoring a tree, this is the largest single process's peak.
- *     Per process, the larger of the kernel's mark and its largest sampled
- *     RSS, so never below what a sample saw.
+ *   - When monitoring a tree (or a cgroup's members), this is the largest
+ *     single process's peak, never the sampled sum (peak_rss_mb, which is
+ *     larger when two processes hold memory at once).  Per process, the
+ *     larger of the kernel's mark and its largest sampled RSS, so never
+ *     below what a sample of that process saw.
  *   - A monitored pid that ends before stop keeps the mark last read during
  *     the window (at each sample, at most every 10 ms): a spike after that
  *     read is not known; descendants that end before stop keep their largest

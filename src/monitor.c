@@ -405,14 +405,18 @@ static int publish_exact_peak(resmon_monitor *m, int *reset_error)
     resmon_hwm_scope scope;
     int peak_rc = rm__probe_peak_rss(m->probe, &peak_bytes, &scope, reset_error);
     if (peak_rc == 0) {
-        /* statm and VmHWM count slightly different pages; the exact peak is
-         * never reported below a sampled value. */
+        /* statm and VmHWM count slightly different pages; the exact peak of
+         * one process is never reported below a sampled value.  A tree's
+         * sampled peak is a sum over its processes, not any one's: its
+         * processes' own samples already bound their marks (probe_peak.c),
+         * and the largest of them is the figure. */
         double hwm = (double)peak_bytes / RM__BYTES_PER_MIB;
+        int one_process = !m->opts.include_children && !m->opts.cgroup_members;
         /* A plain copy (only this thread stores to the accumulator), changed
          * and published whole: hwm_scope is not a whole 64-bit word.  At most
          * once a second, so its 72 word stores cost nothing. */
         rm__summary_acc next = m->acc;
-        next.hwm_rss_mb = hwm > next.peak_rss_mb ? hwm : next.peak_rss_mb;
+        next.hwm_rss_mb = one_process && next.peak_rss_mb > hwm ? next.peak_rss_mb : hwm;
         next.hwm_scope = scope;
         rm__seqlock_write_begin(&m->published);
         rm__summary_acc_store(&m->acc, &next);

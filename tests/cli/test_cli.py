@@ -380,6 +380,37 @@ class Attach(Tmp):
         self.assertGreaterEqual(s["peak_rss_mb"], 45)
         self.assertFalse(s["interrupted"])
 
+    def test_exact_peak_of_a_tree_is_its_largest_process_own_mark(self):
+        # A parent holding 100 MiB whose forked child writes 200 MiB more:
+        # their own VmHWM are ~100 and ~300 MiB (the child's counts the pages
+        # it shares).  The exact peak is the largest process's mark, never
+        # the sampled sum (~400 MiB, which it used to be).
+        script = ("import os, sys\n"
+                  "def touch(mb):\n"
+                  "    b = bytearray(mb << 20)\n"
+                  "    for i in range(0, len(b), 4096): b[i] = 1\n"
+                  "    return b\n"
+                  "held = touch(100)\n"
+                  "if os.fork() == 0:\n"
+                  "    more = touch(200)\n"
+                  "    os.write(1, b'%d\\n' % os.getpid())\n"
+                  "    sys.stdin.read()\n"
+                  "    os._exit(0)\n"
+                  "sys.stdin.read()\n"
+                  "os.wait()\n")
+        target = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.addCleanup(target.kill)
+        child = int(target.stdout.readline())  # both hold their memory
+        r = resmon("-q", "-i", "0.02", "--pid", str(target.pid), "--duration", "0.3", "-o", self.path("s.json"))
+        marks = [peak_mark_mb(target.pid), peak_mark_mb(child)]
+        target.stdin.close()
+        target.wait()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        s = self.summary()
+        self.assertGreaterEqual(s["peak_rss_mb"], sum(marks) - 5, (s, marks))  # the sampled sum
+        self.assertGreaterEqual(s["hwm_rss_mb"], max(marks) - 1, (s, marks))
+        self.assertLessEqual(s["hwm_rss_mb"], max(marks) + 1, (s, marks))
+
     def test_pid_interrupted(self):
         target = subprocess.Popen([WORKLOAD, "sleep", "20"])
         self.addCleanup(target.kill)
