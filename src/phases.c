@@ -137,7 +137,7 @@ static void close_phase(rm__phase *ph, const rm__summary_acc *window, double cpu
     rm__summary_acc a = ph->acc; /* plain: only this thread stores to it */
     double peak = window_exact_peak(window);
     if (peak > ph->hwm_start_mb) { /* false for NAN on either side */
-        a.hwm_rss_mb = peak > a.peak_rss_mb ? peak : a.peak_rss_mb;
+        a.hwm_rss_mb = peak; /* never the phase's sampled peak: a tree's is a sum (monitor.c) */
         a.hwm_scope = RESMON_HWM_WINDOW;
     } else {
         a.hwm_rss_mb = NAN;

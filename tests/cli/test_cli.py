@@ -411,6 +411,43 @@ class Attach(Tmp):
         self.assertGreaterEqual(s["hwm_rss_mb"], max(marks) - 1, (s, marks))
         self.assertLessEqual(s["hwm_rss_mb"], max(marks) + 1, (s, marks))
 
+    def test_exact_peak_of_a_commands_tree_and_its_phase_is_the_largest_process(self):
+        # The same tree as the command, in a phase: the window's and the
+        # phase's exact peaks are the largest process's mark (the phase's
+        # was raised to its sampled sum too).
+        marks = self.path("marks")
+        script = ("import os\n"
+                  "def touch(mb):\n"
+                  "    b = bytearray(mb << 20)\n"
+                  "    for i in range(0, len(b), 4096): b[i] = 1\n"
+                  "    return b\n"
+                  "def mark(pid):\n"
+                  "    return [l for l in open(f'/proc/{pid}/status') if l.startswith('VmHWM')][0].split()[1]\n"
+                  "held = touch(100)\n"
+                  "r, w = os.pipe()\n"
+                  "child = os.fork()\n"
+                  "if child == 0:\n"
+                  "    more = touch(200)\n"
+                  "    os.write(w, b'x')\n"
+                  "    os.read(r, 1)\n"
+                  "    os._exit(0)\n"
+                  "os.read(r, 1)\n"
+                  "import time; time.sleep(0.1)\n"
+                  f"open({marks!r}, 'w').write(mark(os.getpid()) + ' ' + mark(child))\n"
+                  "os.write(w, b'x')\n"
+                  "os.wait()\n")
+        r = resmon("-q", "-i", "0.02", "-o", self.path("s.json"), "--", "sh", "-c",
+                   f'"{RESMON}" mark big && exec "{sys.executable}" -c "$0"', script)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(marks) as f:
+            most = max(int(kb) for kb in f.read().split()) / 1024
+        s = self.summary()
+        big = next(p for p in s["phases"] if p["name"] == "big")
+        self.assertGreaterEqual(big["peak_rss_mb"], 250, s)  # the sampled sum
+        for figure in (s["hwm_rss_mb"], big["hwm_rss_mb"]):
+            self.assertGreaterEqual(figure, most - 1, s)
+            self.assertLessEqual(figure, most + 1, s)
+
     def test_pid_interrupted(self):
         target = subprocess.Popen([WORKLOAD, "sleep", "20"])
         self.addCleanup(target.kill)
