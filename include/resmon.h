@@ -774,10 +774,14 @@ typedef void (*resmon_sample_cb)(const resmon_sample *sample, void *user);
  *   interval's age (a fork or an exit changes every sharer's PSS); a process
  *   whose RSS moved (by more than 1/16 of its RSS at its last
  *   reading plus 1 MiB) is read again alone.  Since 0.4, a process younger
- *   than this interval whose RSS is under 64 MiB is not walked at all: its
- *   RSS stands in for its PSS and USS and its swap is 0, an estimate high by
- *   at most the pages it shares, until it is older or larger -- so the many
- *   short-lived processes of a build (compilers, shells) cost no page walks.
+ *   than this interval whose RSS is under 64 MiB and that has exec'd is not
+ *   walked at all: its RSS stands in for its PSS and USS and its swap is 0,
+ *   an estimate high by at most the pages it shares (libraries), until it
+ *   is older or larger -- so the many short-lived processes of a build
+ *   (compilers, shells) cost no page walks.  A fork that has not exec'd
+ *   (its stat's startstack is still its parent's) shares every page its
+ *   parent had, so it is walked however young: a stand-in would count those
+ *   pages once per child.
  *   Such a process joining or leaving the tree reads no other process again,
  *   so a sum mixes readings from before and after a change in sharing only
  *   through these processes: it is high by at most the pages they share

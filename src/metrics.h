@@ -62,6 +62,10 @@ typedef struct rm__process_metrics {
     uint64_t smaps_read_ns;       /* CLOCK_BOOTTIME of that read */
     uint64_t smaps_rss_pages;     /* the process's RSS at that read */
     int pss_from_rss;             /* pss_kb is its RSS, not read: young and small (metrics.c) */
+    uint64_t image;               /* its stat's startstack (0: not known) */
+    uint64_t parent_image;        /* its parent's when it was tracked (0: not known):
+                                     equal to image while it is a fork that has not
+                                     exec'd, sharing its parent's pages */
     int pss_exempt;               /* young and small when it joined or at its latest
                                      memory reading: its joining and leaving re-read
                                      no other process (metrics.c, rm__metrics_plan_pss) */
@@ -141,8 +145,10 @@ void rm__metrics_read_process(rm__metrics *m, rm__process_metrics *pm, int dir_f
 void rm__metrics_plan_pss(rm__metrics *m, unsigned generation, uint64_t boot_ns);
 /* The probe tells each change of the tracked set as it makes it: pm has
  * just been tracked (st: its stat, NULL when not read; rss_pages: its RSS
- * then), or is about to be forgotten. */
-void rm__metrics_joined(rm__metrics *m, rm__process_metrics *pm, const rm__proc_stat *st, uint64_t rss_pages);
+ * then; parent_image: its parent's startstack as last read, 0 when not
+ * known), or is about to be forgotten. */
+void rm__metrics_joined(rm__metrics *m, rm__process_metrics *pm, const rm__proc_stat *st, uint64_t rss_pages,
+                        uint64_t parent_image);
 void rm__metrics_left(rm__metrics *m, const rm__process_metrics *pm);
 /* Whether a failed read (a negative errno) was refused: another user's
  * process, a non-dumpable one, /proc's hidepid.  A process that ended or

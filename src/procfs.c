@@ -128,6 +128,14 @@ int rm__parse_stat(const char *buf, size_t len, rm__proc_stat *out)
         default: break;
         }
     }
+    /* (24)-(28), to startstack: optional (a fixture's short line is still a
+     * stat line); only startstack is kept. */
+    for (int field = 24; field <= 28; field++) {
+        if ((field == 28 ? parse_u64(buf, len, &pos, &value) : skip_field(buf, len, &pos)) < 0)
+            break;
+        if (field == 28)
+            st.startstack = value;
+    }
     *out = st;
     return 0;
 }

@@ -30,6 +30,9 @@ typedef struct rm__proc_stat {
     uint64_t num_threads; /* (20) */
     uint64_t starttime;  /* (22) clock ticks after boot: with pid, a process's identity */
     uint64_t vsize;      /* (23) virtual memory, bytes (statm's size in bytes) */
+    uint64_t startstack; /* (28) the stack's start: the same in a forked child
+                            as in its parent until it execs (a new, randomized
+                            address space); 0 when hidden or not given */
 } rm__proc_stat;
 
 /* /proc/PID/io: the I/O of every thread of the process, live or ended, and

@@ -1321,6 +1321,43 @@ class MetricGroups(Tmp):
         self.assertEqual(self.summary()["peak_unreadable_procs"], 0)
         self.assertNotIn("unreadable", r.stderr)
 
+    def test_peak_pss_of_forked_readers_is_the_kernels(self):
+        # A parent writes 50 MB and forks 3 children that only read it: each
+        # page is shared four ways, and the kernel's PSS of the four is ~50 MB
+        # plus the interpreters'.  Young forks' RSS stood in for their PSS,
+        # counting the shared pages once per child: 188-226 MiB.
+        truth = self.path("truth")
+        script = ("import os\n"
+                  "def pss(pid):\n"
+                  "    return [int(l.split()[1]) for l in open(f'/proc/{pid}/smaps_rollup') if l.startswith('Pss:')][0]\n"
+                  "b = bytearray(50 * 1000 * 1000)\n"
+                  "for i in range(0, len(b), 4096): b[i] = 1\n"
+                  "done_r, done_w = os.pipe()\n"
+                  "go_r, go_w = os.pipe()\n"
+                  "kids = []\n"
+                  "for k in range(3):\n"
+                  "    pid = os.fork()\n"
+                  "    if pid == 0:\n"
+                  "        s = sum(b[i] for i in range(0, len(b), 4096))\n"
+                  "        os.write(done_w, b'x')\n"
+                  "        os.read(go_r, 1)\n"
+                  "        os._exit(0)\n"
+                  "    kids.append(pid)\n"
+                  "for k in kids: os.read(done_r, 1)\n"
+                  "import time; time.sleep(0.2)\n"
+                  f"open({truth!r}, 'w').write(str(sum(pss(p) for p in [os.getpid()] + kids)))\n"
+                  "os.write(go_w, b'xxx')\n"
+                  "for k in kids: os.waitpid(k, 0)\n")
+        r = resmon("-q", "-i", "0.02", "-o", self.path("s.json"), "--", sys.executable, "-c", script)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(truth) as f:
+            kernel_mb = int(f.read()) / 1024
+        s = self.summary()
+        self.assertGreaterEqual(s["peak_rss_mb"], 4 * 47, s)  # each counts the pages whole
+        # within 15 % of the kernel's (prmon's own memory test's bound)
+        self.assertLessEqual(s["peak_pss_mb"], kernel_mb * 1.15, (s["peak_pss_mb"], kernel_mb))
+        self.assertGreaterEqual(s["peak_pss_mb"], kernel_mb * 0.85, (s["peak_pss_mb"], kernel_mb))
+
     def test_context_switches_of_reaped_children_match_the_kernel(self):
         # 200 short children, each sleeping 5 times and reaped at once: the
         # kernel keeps their switches only for wait4, never in /proc (resmon
