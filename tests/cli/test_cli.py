@@ -22,8 +22,8 @@ import unittest
 import xml.etree.ElementTree as ET
 
 # tests/cli/helpers.py: the signal dispositions, the environment, the time
-# factor, resmon() and Ready.
-from helpers import RESMON, SAFETY_NET_SEC, SANITIZED, TIME_FACTOR, WORKLOAD, Ready, resmon
+# factor, resmon(), Ready and program_for() (a binary another user can run).
+from helpers import NOBODY, RESMON, SAFETY_NET_SEC, SANITIZED, TIME_FACTOR, WORKLOAD, Ready, program_for, resmon
 
 JSON_CHECK = os.environ["JSON_CHECK"]
 FAKE_NVML_LIB = os.environ["FAKE_NVML_LIB"]
@@ -965,11 +965,13 @@ class FilesAreNeverDamaged(Tmp):
 
     def test_read_only_file_is_refused_and_kept(self):
         self.write("r.json", "data\n", mode=0o444)
-        as_user = {}
+        program, as_user = RESMON, {}
         if os.getuid() == 0:  # root may write anything: check as nobody, as the report did
+            program = program_for(self, NOBODY, RESMON)
             os.chmod(self.dir.name, 0o777)
-            as_user = {"preexec_fn": lambda: os.setuid(65534)}
-        r = resmon("-q", "-o", self.path("r.json"), "--", "true", **as_user)
+            as_user = {"preexec_fn": lambda: os.setuid(NOBODY)}
+        r = subprocess.run([program, "-q", "-o", self.path("r.json"), "--", "true"], capture_output=True,
+                           text=True, timeout=60, **as_user)
         self.assertEqual(r.returncode, 125, r.stderr)
         self.assertIn("Permission denied", r.stderr)
         self.assertEqual(self.read("r.json"), "data\n")

@@ -29,7 +29,7 @@ import urllib.request
 import uuid
 
 # tests/cli/helpers.py: the signal dispositions, the environment, the time factor.
-from helpers import RESMON, SANITIZED, TIME_FACTOR, WORKLOAD
+from helpers import NOBODY, RESMON, SANITIZED, TIME_FACTOR, WORKLOAD, program_for
 
 FAKE_NVML_LIB = os.environ.get("FAKE_NVML_LIB")  # tests/fake_nvml.c, loaded as NVML
 HAVE_SERVERS = all(shutil.which(p) for p in ("prometheus", "promtool", "prometheus-pushgateway"))
@@ -520,12 +520,15 @@ def resmon_run(*args, **kwargs):
     return subprocess.run([RESMON, *args], **kwargs)
 
 
-def as_nobody_if_root(directory):
-    """Root may write any file: check the read-only refusal as nobody."""
+def as_nobody_if_root(test, directory):
+    """Root may write any file: check the read-only refusal as nobody, with
+    a resmon nobody can run (program_for: a copy where the build tree is
+    closed to it).  Returns the program and subprocess's arguments."""
     if os.getuid() != 0:
-        return {}
+        return RESMON, {}
+    program = program_for(test, NOBODY, RESMON)
     os.chmod(directory, 0o777)
-    return {"preexec_fn": lambda: os.setuid(65534)}
+    return program, {"preexec_fn": lambda: os.setuid(NOBODY)}
 
 
 class TextfileIsAnOutputFile(Tmp):
@@ -550,7 +553,9 @@ class TextfileIsAnOutputFile(Tmp):
             f.write("old\n")
         os.chmod(prom, 0o444)
         marker = self.path("started")
-        r = resmon_run("-q", "--textfile", prom, "--", "touch", marker, text=True, **as_nobody_if_root(self.dir.name))
+        program, as_user = as_nobody_if_root(self, self.dir.name)
+        r = subprocess.run([program, "-q", "--textfile", prom, "--", "touch", marker], capture_output=True,
+                           text=True, timeout=60, **as_user)
         self.assertEqual(r.returncode, 125, r.stderr)
         self.assertIn("Permission denied", r.stderr)
         self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
