@@ -1299,13 +1299,16 @@ static void slow_nvml_call_leaves_cpu_sampling_on_time(void **state)
     double elapsed = test_now() - t0;
     resmon_gpu_close(g);
     /* ~60 CPU/RSS samples, not one per GPU call (4: a sampler that waited
-     * for the GPU would skip ~56 slots); a busy machine skips more slots, in
-     * proportion to RESMON_TEST_TIME_FACTOR (35 seen under six busy loops;
-     * 4-12 under four busy loops without the factor, on 0.3 too, which the
-     * old bound of 3 failed half the time).  15 is still far from 56. */
-    ASSERT_BETWEEN((double)n, fmax(20, 60 - 10 * test_time_factor()), 1000);
-    ASSERT_BETWEEN((double)s.skipped_slots, 0, fmin(15 * test_time_factor(), 40));
-    ASSERT_BETWEEN(elapsed, 0.6, 0.6 + test_scaled(0.6)); /* start and stop waited at most 200 ms each */
+     * for the GPU would skip ~56 slots); a busy machine skips more slots
+     * (35 seen under six busy loops; 4-12 under four), and load may arrive
+     * after the time factor was chosen, so the bounds are the busy ones
+     * whatever the factor: 40 is still far from 56.  The quiet figure is
+     * bench_sampler's. */
+    ASSERT_BETWEEN((double)n, 20, 1000);
+    ASSERT_BETWEEN((double)s.skipped_slots, 0, 40);
+    /* Start and stop waited at most 200 ms each, not for every call queued:
+     * 3 s of slack, which load met so far does not reach. */
+    ASSERT_BETWEEN(elapsed, 0.6, 0.6 + 3.0);
     free(samples);
 }
 

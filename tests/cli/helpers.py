@@ -6,8 +6,10 @@ environment (RESMON, WORKLOAD, ...) comes from the test's ENVIRONMENT there.
 """
 import os
 import select
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
 
 # A test run started as a background job (a non-interactive shell's `&`) has
@@ -36,6 +38,38 @@ def time_factor():
 
 
 TIME_FACTOR = time_factor()
+
+
+NOBODY = 65534
+
+
+def can_run_as(uid, path):
+    """Whether user `uid` may execute `path`: search rights on every
+    directory above it included (access(2) as that user, in a child)."""
+    return subprocess.run(["test", "-x", path], preexec_fn=lambda: os.setuid(uid), timeout=SAFETY_NET_SEC,
+                          stdin=subprocess.DEVNULL).returncode == 0
+
+
+def program_for(test, uid, path):
+    """The path at which user `uid` runs the program at `path`: the path
+    itself, or, where a directory above it keeps that user out (a checkout
+    under /root, mode 0700, built as the README says), a copy in a temporary
+    directory of its own that the test removes.  resmon and the workload link
+    resmon statically, so the copy runs alone.  Skips `test`, saying why,
+    where neither can be run: a test that needs another user gets there or
+    skips, it never errors."""
+    if can_run_as(uid, path):
+        return path
+    directory = tempfile.mkdtemp(prefix="resmon-as-user-")
+    test.addCleanup(shutil.rmtree, directory, ignore_errors=True)
+    os.chmod(directory, 0o755)
+    copy = os.path.join(directory, os.path.basename(path))
+    shutil.copy(path, copy)
+    os.chmod(copy, 0o755)
+    if not can_run_as(uid, copy):
+        test.skipTest(f"user {uid} can run neither {path} (a directory above it is closed to it) "
+                      f"nor a copy in {directory}")
+    return copy
 
 
 def resmon(*args, timeout=60, **kw):

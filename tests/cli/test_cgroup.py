@@ -17,7 +17,7 @@ import time
 import unittest
 
 # tests/cli/helpers.py: the signal dispositions, the environment and Ready.
-from helpers import RESMON, SAFETY_NET_SEC, SANITIZED, WORKLOAD, Ready
+from helpers import NOBODY, RESMON, SAFETY_NET_SEC, SANITIZED, WORKLOAD, Ready, program_for
 
 
 def run_json(*args, timeout=60, **kw):
@@ -510,14 +510,15 @@ class CgroupWithout(unittest.TestCase):
     def test_unprivileged_run_goes_on_and_says_why_once(self):
         # The same machine as "nobody": mkdir is refused, the run goes on.
         unprivileged = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
-        r = subprocess.run([*unprivileged, RESMON, "-o", "-", "--", "true"], capture_output=True, text=True,
+        program = program_for(self, NOBODY, RESMON)  # a copy where the build tree is closed to nobody
+        r = subprocess.run([*unprivileged, program, "-o", "-", "--", "true"], capture_output=True, text=True,
                            timeout=60)
         self.assertEqual(r.returncode, 0, r.stderr)
         summary = json.loads(r.stdout)
         self.assertIn("Permission denied", summary["cgroup_unavailable"])
         self.assertNotIn("cgroup_peak_mb", summary)  # unknown is absent, never NaN or 0
         self.assertEqual(r.stderr.count("no cgroup:"), 1)
-        r = subprocess.run([*unprivileged, RESMON, "--memory-limit", "1G", "--", "true"], capture_output=True,
+        r = subprocess.run([*unprivileged, program, "--memory-limit", "1G", "--", "true"], capture_output=True,
                            text=True, timeout=60)
         self.assertEqual(r.returncode, 125)
         self.assertIn("--memory-limit needs a cgroup", r.stderr)
