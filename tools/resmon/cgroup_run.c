@@ -1,10 +1,12 @@
 /*
  * cgroup_run.c -- the command's own leaf cgroup: made before COMMAND is
  * forked, entered by COMMAND itself while it is held before exec (so nothing
- * it runs escapes), read by the monitor, and removed at the end on every path
- * -- a normal exit, a command killed by a signal or by the OOM killer, and
- * resmon interrupted (the signal is forwarded and resmon still ends through
- * here).  Where none can be made the run goes on without, and the table
+ * it runs escapes), read by the monitor, and removed at the end on every
+ * path -- a normal exit, a command killed by a signal or by the OOM killer,
+ * and resmon interrupted (the signal is forwarded and resmon still ends
+ * through here) -- unless
+ * processes still run in it under --memory-limit: the limit binds them for
+ * as long as they live, and the next resmon removes the empty leaf.  Where none can be made the run goes on without, and the table
  * says once why.
  */
 #include "cli.h"
@@ -79,14 +81,18 @@ int cgroup_enter(const cli_options *o, run_result *r, resmon_cgroup **cg, int jo
     return 0;
 }
 
-void cgroup_done(resmon_cgroup *cg)
+void cgroup_done(const cli_options *o, resmon_cgroup *cg)
 {
     if (!cg)
         return;
     char dir[RESMON_ERR_MAX];
     snprintf(dir, sizeof dir, "%s", resmon_cgroup_path(cg));
     int rc = resmon_cgroup_remove(cg);
-    if (rc < 0) {
+    if (rc == -EBUSY && o->memory_limit_bytes) {
+        fputs("resmon: what the command left running stays under the memory limit in ", stderr);
+        print_printable(stderr, dir);
+        fputs(" (a later resmon removes it once empty)\n", stderr);
+    } else if (rc < 0) {
         fputs("resmon: cannot remove the command's cgroup ", stderr);
         print_printable(stderr, dir);
         fprintf(stderr, ": %s\n", strerror(-rc));
