@@ -324,6 +324,28 @@ class CommandCgroup(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(leaves_of(proc.pid), [])  # the next run swept the empty leaf
 
+    def test_orphan_oom_killed_while_waited_for_is_reported(self):
+        # --wait-orphans: the orphan allocates only after resmon has reaped
+        # the command (so after the monitor's window ended) and is OOM-killed
+        # in the leaf.  The summary covers the whole run: the kill and the
+        # peak are there, and the status stays the command's own (0).
+        proc, command, _, gate = self.start_gated_orphan("--wait-orphans", "--memory-limit", "64M")
+        deadline = time.monotonic() + SAFETY_NET_SEC
+        while os.path.exists(f"/proc/{command}") and time.monotonic() < deadline:
+            time.sleep(0.01)  # resmon reaps the command after its monitor stopped
+        self.assertFalse(os.path.exists(f"/proc/{command}"), "resmon never reaped the command")
+        os.write(gate, b"go\n")
+        status, summary, err = self.finish(proc)
+        self.assertEqual(status, 0, err)
+        self.assertEqual(summary["exit_status"], 0)
+        self.assertEqual(summary["orphans_left"], 0)
+        self.assertGreaterEqual(summary["cgroup_oom_kills"], 1, err)
+        self.assertEqual(summary["oom_killed"], "descendant")
+        self.assertGreater(summary["cgroup_peak_mb"], 32)  # the orphan's, up to the limit
+        self.assertLessEqual(summary["cgroup_peak_mb"], 64.01)
+        self.assertIn("OOM kills", err)
+        self.assertEqual(leaves_of(proc.pid), [], err)  # empty at the end: removed
+
     def test_samples_and_chart_carry_the_cgroup(self):
         with tempfile.TemporaryDirectory(prefix="resmon-cgroup-") as d:
             csv_path, svg = os.path.join(d, "s.csv"), os.path.join(d, "c.svg")
