@@ -1080,16 +1080,18 @@ RESMON_API int resmon_cgroup_version(const resmon_cgroup *cg);
  * leaf.  0 or a negative errno (-ESRCH: no such process). */
 RESMON_API int resmon_cgroup_join(const resmon_cgroup *cg, pid_t pid);
 
-/* Removes the leaf and frees cg: processes still in it (orphans left
- * running) are moved to the parent cgroup first, and an exiting process the
- * kernel still counts is waited for up to 2 s.  Removes only the directory
- * create made.  Returns 0, or a negative errno when the directory could not
- * be removed (it is then left, empty of processes where they could be
- * moved); cg is freed either way.  Accepts NULL.  A process killed with
- * SIGKILL cannot remove its leaf: resmon_cgroup_create removes, before
- * making its own, every leaf so named below the same parent whose creator
- * was in the caller's pid namespace and is gone (no such pid, or one started
- * at another time) and that holds no process.  Nothing else is removed. */
+/* Removes the leaf and frees cg: an exiting process the kernel still counts
+ * is waited for up to 2 s.  Processes still running in it (orphans left
+ * running) are moved to the parent cgroup first -- except from a leaf made
+ * with a memory limit: the limit binds them for as long as they live, so
+ * they and the leaf stay, and -EBUSY is returned (since 0.4).  Removes only
+ * the directory create made.  Returns 0, or a negative errno when the
+ * directory could not be removed (it is then left); cg is freed either way.
+ * Accepts NULL.  A leaf so left, and that of a process killed with SIGKILL,
+ * goes with a later resmon_cgroup_create: before making its own, it removes
+ * every leaf so named below the same parent whose creator was in the
+ * caller's pid namespace and is gone (no such pid, or one started at another
+ * time) and that holds no process.  Nothing else is removed. */
 RESMON_API int resmon_cgroup_remove(resmon_cgroup *cg);
 
 /* ------------------------------------------------------------------------ */

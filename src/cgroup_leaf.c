@@ -9,8 +9,9 @@
  * tree is touched.  Its name carries the caller's pid, pid namespace, start
  * time and a counter; a name that exists already is never reused, so the
  * directory removed at the end is always one this object made.  A resmon
- * killed by SIGKILL cannot remove its leaf: the next one made below the same
- * parent removes every empty leaf whose creator is gone (see
+ * killed by SIGKILL cannot remove its leaf, and one with a memory limit
+ * leaves it, limit and all, to the processes still in it: the next one made
+ * below the same parent removes every empty leaf whose creator is gone (see
  * rm__cgroup_sweep_stale).
  */
 #include "cgroup.h"
@@ -35,6 +36,7 @@ struct resmon_cgroup {
     rm__cgroup_leaf_owner owner; /* this process: pid, pid namespace, start time */
     int procs_fd; /* the leaf's cgroup.procs, for resmon_cgroup_join */
     int tasks_fd; /* v1: the leaf's tasks, for a single-threaded caller joining itself; else -1 */
+    int limited; /* made with a memory limit: processes are never moved out of it */
     char parent[RM__CGROUP_PATH_MAX];
     char dir[RM__CGROUP_PATH_MAX];
 };
@@ -323,6 +325,7 @@ int rm__cgroup_leaf_create_at(resmon_cgroup **out, const char *proc_dir, const c
         rc = say(err, errcap, -ENOTSUP, "cgroup v2 without memory.peak (Linux before 5.19)");
     if (rc == 0 && memory_limit_bytes)
         rc = set_limit(cg, memory_limit_bytes, err, errcap);
+    cg->limited = memory_limit_bytes != 0;
     if (rc == 0) {
         char path[RM__CGROUP_PATH_MAX + 16];
         snprintf(path, sizeof path, "%s/cgroup.procs", cg->dir);
@@ -401,9 +404,12 @@ int resmon_cgroup_join(const resmon_cgroup *cg, pid_t pid)
 
 /* Moves every process still in the leaf to its parent (an orphan the
  * command left running, or one resmon was told not to wait for), so the
- * leaf can go.  Returns how many were listed. */
+ * leaf can go.  Never for a leaf with a limit: that limit was asked for the
+ * whole run, and the parent has none.  Returns how many were listed. */
 static int move_out(const resmon_cgroup *cg)
 {
+    if (cg->limited)
+        return 0;
     char path[RM__CGROUP_PATH_MAX + 16];
     snprintf(path, sizeof path, "%s/cgroup.procs", cg->dir);
     FILE *f = fopen(path, "re");
@@ -441,7 +447,9 @@ int resmon_cgroup_remove(resmon_cgroup *cg)
         rc = -errno;
         clock_gettime(CLOCK_MONOTONIC, &now);
         long long waited = (now.tv_sec - start.tv_sec) * 1000000000LL + (now.tv_nsec - start.tv_nsec);
-        if (rc != -EBUSY || waited > REMOVE_WAIT_NS)
+        /* A limited leaf that still lists processes keeps them, and itself,
+         * under the limit until they end: a later create sweeps it. */
+        if (rc != -EBUSY || waited > REMOVE_WAIT_NS || (cg->limited && holds_processes(cg->dir)))
             break;
         /* An exiting process is still charged to the group for a moment. */
         struct timespec pause = {0, 5000000};

@@ -840,6 +840,65 @@ static void real_leaf_join_moves_every_thread(void **state)
     assert_true(WIFEXITED(two_status) && WEXITSTATUS(two_status) == 0);
 }
 
+/* Joins the leaf, reports ready and exits on go. */
+static int join_and_wait(const test_child *self, const void *arg)
+{
+    if (resmon_cgroup_join(arg, 0) != 0)
+        return 2;
+    test_child_ready(self);
+    test_child_go_wait(self);
+    return 0;
+}
+
+/* A leaf made with a memory limit keeps a process still running in it at
+ * remove -- in the leaf, under the limit -- and says -EBUSY; the leaf goes
+ * only once empty (here by hand: a later create sweeps it once its creator
+ * is gone).  Without a limit the process would move to the parent. */
+static void real_limited_leaf_keeps_what_still_runs(void **state)
+{
+    (void)state;
+    resmon_cgroup *cg = NULL;
+    char err[RESMON_ERR_MAX];
+    if (resmon_cgroup_create(&cg, 64 << 20, err, sizeof err) < 0) {
+        print_message("skipped: no cgroup can be made here: %s\n", err);
+        skip();
+    }
+    char dir[4200], leaf[256];
+    snprintf(dir, sizeof dir, "%s", resmon_cgroup_path(cg));
+    snprintf(leaf, sizeof leaf, "%s", strrchr(dir, '/') + 1);
+    int version = resmon_cgroup_version(cg);
+    test_child child = test_spawn(join_and_wait, cg, 0);
+    test_child_wait_ready(&child);
+    int removed = resmon_cgroup_remove(cg);
+    char path[4300], text[4096] = "", limit[64] = "";
+    snprintf(path, sizeof path, "/proc/%d/cgroup", (int)child.pid);
+    FILE *f = fopen(path, "re");
+    if (f) {
+        text[fread(text, 1, sizeof text - 1, f)] = '\0';
+        fclose(f);
+    }
+    snprintf(path, sizeof path, "%s/%s", dir, version == 2 ? "memory.max" : "memory.limit_in_bytes");
+    f = fopen(path, "re");
+    if (f) {
+        limit[fread(limit, 1, sizeof limit - 1, f)] = '\0';
+        fclose(f);
+    }
+    /* The child goes before any assertion, so a failure leaves neither it nor the leaf behind. */
+    test_child_go(&child);
+    int status = test_child_reap(&child, NULL);
+    int gone = -1;
+    for (int i = 0; i < 12000 && gone != 0; i++) { /* an exited process is still charged for a moment; 60 s net */
+        gone = rmdir(dir) == 0 || errno == ENOENT ? 0 : -errno;
+        if (gone != 0)
+            usleep(5000);
+    }
+    assert_int_equal(removed, -EBUSY);
+    assert_non_null(strstr(text, leaf)); /* still in the leaf */
+    assert_int_equal(strtoull(limit, NULL, 10), 64 << 20); /* and under its limit */
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_int_equal(gone, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -865,6 +924,7 @@ int main(void)
         cmocka_unit_test(sweep_removes_only_stale_empty_leaves),
         cmocka_unit_test(real_leaf_joins_and_goes),
         cmocka_unit_test(real_leaf_join_moves_every_thread),
+        cmocka_unit_test(real_limited_leaf_keeps_what_still_runs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@ Environment: RESMON (the command), WORKLOAD (tests/cli/workload.c).
 """
 import json
 import os
+import select
 import signal
 import subprocess
 import tempfile
@@ -255,6 +256,95 @@ class CommandCgroup(unittest.TestCase):
                 self.assertEqual(f.read(), mine.read())
         finally:
             os.kill(orphans[0], signal.SIGKILL)
+
+    def start_gated_orphan(self, *args, ready=None):
+        """Starts resmon -o - ARGS -- sh -c ..., whose command leaves one
+        process that waits for a line on a gate pipe, then becomes a 300 MiB
+        workload, and exits 0.  Returns (resmon, command pid, orphan pid, gate
+        write fd)."""
+        gate_r, gate_w = os.pipe()
+        info_r, info_w = os.pipe()
+        kw = ready.popen_args() if ready else {"pass_fds": ()}
+        kw["pass_fds"] = (*kw["pass_fds"], gate_r, info_w)
+        script = (f"(read line <&{gate_r}; exec {WORKLOAD} mem 300 600) >/dev/null 2>&1 & "
+                  f"echo $$ $! >&{info_w}; exit 0")
+        proc = subprocess.Popen([RESMON, "-o", "-", *args, "--", "sh", "-c", script], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, **kw)
+        os.close(gate_r)
+        os.close(info_w)
+        self.addCleanup(os.close, gate_w)
+        readable, _, _ = select.select([info_r], [], [], SAFETY_NET_SEC)
+        line = os.read(info_r, 100).decode() if readable else ""  # their pids, one short write
+        os.close(info_r)
+        self.assertTrue(line, "the command never said its pids")
+        command, orphan = (int(x) for x in line.split())
+
+        def kill_orphan():
+            try:
+                os.kill(orphan, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.addCleanup(kill_orphan)
+        return proc, command, orphan, gate_w
+
+    def test_memory_limit_binds_an_orphan_after_resmon_exits(self):
+        # The command leaves a process running and resmon does not wait for
+        # it: once resmon has exited, the orphan tries to take 300 MiB.  The
+        # limit still binds it (the OOM killer ends it before it has touched
+        # them all), its leaf stays while it lives, and the next resmon
+        # removes the leaf once it is empty.
+        ready = Ready()
+        proc, _, _, gate = self.start_gated_orphan("--memory-limit", "64M", ready=ready)
+        status, summary, err = self.finish(proc)
+        self.assertEqual(status, 0, err)
+        self.assertEqual(summary["orphans_left"], 1)
+        leaf = leaves_of(proc.pid)
+        os.close(ready.write_fd)
+        os.write(gate, b"go\n")  # resmon has exited: the orphan allocates now
+        readable, _, _ = select.select([ready.read_fd], [], [], SAFETY_NET_SEC)
+        got = os.read(ready.read_fd, 1) if readable else b"(still running)"
+        os.close(ready.read_fd)
+        # b"r": it touched 300 MiB past a 64 MiB limit; b"": every writer is
+        # gone -- the orphan has ended.
+        self.assertEqual(got, b"", "the orphan went past --memory-limit after resmon exited")
+        self.assertEqual(len(leaf), 1, err)  # kept, with its limit, for the orphan
+        self.assertIn("stays under the memory limit", err)
+        leaf_dir = os.path.join(own_memory_cgroup(), leaf[0])
+        events = "memory.events" if os.path.exists(os.path.join(leaf_dir, "memory.events")) else "memory.oom_control"
+        with open(os.path.join(leaf_dir, events)) as f:
+            kills = dict(line.split() for line in f)["oom_kill"]
+        self.assertEqual(int(kills), 1)
+        deadline = time.monotonic() + SAFETY_NET_SEC  # the kernel empties the leaf once it has exited
+        while time.monotonic() < deadline:
+            with open(os.path.join(leaf_dir, "cgroup.procs")) as f:
+                if not f.read().strip():
+                    break
+            time.sleep(0.01)
+        r, _ = run_json("--", "true")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(leaves_of(proc.pid), [])  # the next run swept the empty leaf
+
+    def test_orphan_oom_killed_while_waited_for_is_reported(self):
+        # --wait-orphans: the orphan allocates only after resmon has reaped
+        # the command (so after the monitor's window ended) and is OOM-killed
+        # in the leaf.  The summary covers the whole run: the kill and the
+        # peak are there, and the status stays the command's own (0).
+        proc, command, _, gate = self.start_gated_orphan("--wait-orphans", "--memory-limit", "64M")
+        deadline = time.monotonic() + SAFETY_NET_SEC
+        while os.path.exists(f"/proc/{command}") and time.monotonic() < deadline:
+            time.sleep(0.01)  # resmon reaps the command after its monitor stopped
+        self.assertFalse(os.path.exists(f"/proc/{command}"), "resmon never reaped the command")
+        os.write(gate, b"go\n")
+        status, summary, err = self.finish(proc)
+        self.assertEqual(status, 0, err)
+        self.assertEqual(summary["exit_status"], 0)
+        self.assertEqual(summary["orphans_left"], 0)
+        self.assertGreaterEqual(summary["cgroup_oom_kills"], 1, err)
+        self.assertEqual(summary["oom_killed"], "descendant")
+        self.assertGreater(summary["cgroup_peak_mb"], 32)  # the orphan's, up to the limit
+        self.assertLessEqual(summary["cgroup_peak_mb"], 64.01)
+        self.assertIn("OOM kills", err)
+        self.assertEqual(leaves_of(proc.pid), [], err)  # empty at the end: removed
 
     def test_samples_and_chart_carry_the_cgroup(self):
         with tempfile.TemporaryDirectory(prefix="resmon-cgroup-") as d:

@@ -74,11 +74,13 @@ static int reap_adopted(pid_t pid, int options, run_result *r)
     return 1;
 }
 
-/* Reaps every adopted orphan that has already exited. */
-static void reap_exited_orphans(run_result *r)
+/* Reaps every adopted orphan that has already exited; returns how many. */
+static int reap_exited_orphans(run_result *r)
 {
+    int reaped = 0;
     while (reap_adopted(-1, WNOHANG, r))
-        ;
+        reaped++;
+    return reaped;
 }
 
 /* How many children resmon has (after the command was reaped: the adopted
@@ -232,11 +234,14 @@ static int reap_command(pid_t child, const cli_options *o, run_result *r)
 }
 
 /* After the command's exit: reaps the orphans that are done, waits for the
- * rest with --wait-orphans, and says how many are left running. */
-static void settle_orphans(const cli_options *o, pid_t group, run_result *r)
+ * rest with --wait-orphans, and says how many are left running.  Returns
+ * whether any process of the tree outlived the monitor's window (reaped
+ * since, waited for, or still running). */
+static int settle_orphans(const cli_options *o, pid_t group, run_result *r)
 {
-    reap_exited_orphans(r);
+    int outlived = reap_exited_orphans(r);
     int left = count_children();
+    outlived += left != 0; /* -1, unknown: maybe */
     if (left > 0 && o->wait_orphans) {
         signals_forward_to(0, group); /* they may still be in the command's group */
         wait_for_orphans(r);
@@ -248,6 +253,7 @@ static void settle_orphans(const cli_options *o, pid_t group, run_result *r)
         fprintf(stderr, "resmon: %d process%s started by the command still run%s\n", left, left == 1 ? "" : "es",
                 getpid() == 1 ? " and end with resmon (PID 1 of this namespace)"
                               : "; not measured further (--wait-orphans waits for them)");
+    return outlived > 0;
 }
 
 /* Forks the command in a process group of its own (and into cg, when not
@@ -363,7 +369,8 @@ int run_command(const cli_options *o, outputs *out, run_result *r)
         fprintf(stderr, "resmon: cannot read the command's exit status: %s\n", strerror(-rc));
         goto done;
     }
-    settle_orphans(o, child, r);
+    if (settle_orphans(o, child, r) && cg) /* what they did in the leaf since the window's end */
+        cgroup_read_to_end(cg, r);
     if (o->wait_orphans)
         r->wall_sec = clock_monotonic_sec() - start;
     if (r->have_rusage) {
@@ -387,7 +394,7 @@ done:
         reap_unstarted(held);
     }
     terminal_take_back(&tty);
-    cgroup_done(cg); /* accepts NULL; what still runs in it moves to resmon's own cgroup */
+    cgroup_done(o, cg); /* accepts NULL; what still runs in it stays under --memory-limit, else moves out */
     if (status == 0)
         r->interrupted = signals_received() != 0;
     return status;

@@ -302,9 +302,16 @@ int cgroup_for_command(const cli_options *o, run_result *r, resmon_cgroup **cg);
  * (*cg NULL) and the reason noted; returns EXIT_USAGE (printed) when
  * --memory-limit needs it, else 0. */
 int cgroup_enter(const cli_options *o, run_result *r, resmon_cgroup **cg, int join_rc);
-/* Removes the leaf (moving what still runs in it to the parent); says so
- * on stderr when it cannot.  Accepts NULL. */
-void cgroup_done(resmon_cgroup *cg);
+/* The leaf's own figures (peak, OOM kills, throttling, I/O: its lifetime,
+ * which is the run's) read again after the orphans the command left were
+ * waited for or counted, so that r->summary covers them too; the monitor
+ * read them at the command's exit. */
+void cgroup_read_to_end(const resmon_cgroup *cg, run_result *r);
+/* Removes the leaf and frees cg.  What still runs in it moves to the parent,
+ * except under --memory-limit: then it stays in the leaf, under the limit,
+ * and the leaf stays until a later resmon finds it empty (said on stderr);
+ * any other failure to remove it is said too.  Accepts NULL. */
+void cgroup_done(const cli_options *o, resmon_cgroup *cg);
 
 /* ---- running the target: child.c, attach.c, signals.c, terminal.c ---- */
 /* Runs o->argv, streaming samples to out, fills r, and returns 0 -- also
