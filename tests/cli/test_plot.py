@@ -7,7 +7,9 @@ Environment: RESMON (the command), WORKLOAD (tests/cli/workload.c).
 import csv
 import json
 import os
+import resource
 import shutil
+import signal
 import tempfile
 import unittest
 import xml.etree.ElementTree as ET
@@ -270,6 +272,31 @@ class PlotCommand(Tmp):
         y = float(by_id(root, "cpu-capacity").get("y1"))
         self.assertAlmostEqual(y, y_scale(panel(root, "cpu"))(400), delta=0.6)
         self.assertIn("4 CPUs (--cpus)", by_id(root, "cpu-capacity-label").text)
+
+    def test_a_failed_write_names_its_errno(self):
+        # /dev/full: ENOSPC.  A file-size limit: EFBIG in the middle of the
+        # SVG, where stdio has long forgotten errno; never "out of memory".
+        path = samples(self.path("s.csv"), [(100 + t / 10, t / 10, 50, 10 + t) for t in range(2000)])
+        r = resmon("plot", path, "-o", "/dev/full")
+        self.assertEqual(r.returncode, 125, r.stderr)
+        self.assertIn("'/dev/full': No space left on device", r.stderr)
+        self.write("o.svg", "old\n")
+
+        def small_files():
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (8192, 8192))
+
+        r = resmon("plot", path, "-o", self.path("o.svg"), preexec_fn=small_files)
+        self.assertEqual(r.returncode, 125, r.stderr)
+        self.assertIn(f"'{self.path('o.svg')}': File too large", r.stderr)
+        self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+        with open(self.path("o.svg")) as f:
+            self.assertEqual(f.read(), "old\n")
+        self.assertEqual(sorted(os.listdir(self.dir.name)), ["o.svg", "s.csv"])
+        r = resmon("-q", "-i", "0.01", "--plot", self.path("o.svg"), "--", WORKLOAD, "sleep", "0.3",
+                   preexec_fn=small_files)
+        self.assertEqual(r.returncode, 125, r.stderr)
+        self.assertIn(f"cannot write plot file '{self.path('o.svg')}': File too large", r.stderr)
 
     def test_png_output(self):
         if not shutil.which("rsvg-convert"):

@@ -208,6 +208,8 @@ typedef struct output_file {
     char *final_path;  /* what the rename replaces (symbolic links resolved) */
     int silent;        /* set before opening: failures are not printed, only kept */
     int error;         /* the errno of the last failure */
+    int fd;            /* the stream's descriptor (fileno() has none for it); -1 when closed */
+    struct output_sink *sink; /* where the stream's failed write(2) keeps its errno; NULL for stdout */
 } output_file;
 /* Occupies closed descriptors 0, 1 and 2 with /dev/null, so no file resmon
  * opens later takes their place.  Call before opening anything. */

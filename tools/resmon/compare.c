@@ -94,6 +94,14 @@ static int compare_error(const char *text, const char *why)
     return EXIT_USAGE;
 }
 
+/* The report could not be written: says why, with the failed write's errno
+ * (ENOSPC, EPIPE...) where stdio still has it. */
+static int stdout_error(int err)
+{
+    fprintf(stderr, "resmon compare: standard output cannot be written: %s\n", strerror(err ? err : EIO));
+    return EXIT_USAGE;
+}
+
 /* ---- reading one side ------------------------------------------------ */
 
 static int side_add(side *s, const char *key, double value, size_t run)
@@ -764,8 +772,9 @@ int compare_main(int argc, char **argv)
             print_markdown(stdout, rows, count, &base, &next, exceeded, o.limit_count);
         else
             print_text(stdout, rows, count, &base, &next);
+        errno = 0;
         if (fflush(stdout) != 0 || ferror(stdout)) {
-            rc = compare_error("", "standard output cannot be written");
+            rc = stdout_error(errno);
         } else {
             report_exceeded(rows, count);
             rc = exceeded ? 1 : 0;
@@ -775,7 +784,8 @@ int compare_main(int argc, char **argv)
     side_free(&base);
     side_free(&next);
     compare_options_free(&o);
+    errno = 0;
     if (fclose(stdout) != 0 && rc != EXIT_USAGE)
-        rc = compare_error("", "standard output cannot be written");
+        rc = stdout_error(errno);
     return rc;
 }
