@@ -172,6 +172,8 @@ static int read_csv(FILE *f, chart_series *c, double *end_sec, char *why, size_t
             goto done;
         }
         row r = {.phase = where[phase_column] >= 0 ? fields[where[phase_column]] : NULL};
+        if (r.phase && r.phase[0] == '\'')
+            r.phase++; /* the guard against spreadsheet formulas (samples_file.c) */
         for (int i = 0; i < phase_column; i++) {
             r.value[i] = NAN;
             if (where[i] >= 0 && parse_number(fields[where[i]], &r.value[i]) < 0) {
