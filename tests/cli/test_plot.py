@@ -306,6 +306,31 @@ class PlotCommand(Tmp):
         with open(self.path("o.png"), "rb") as f:
             self.assertEqual(f.read(8), PNG_MAGIC)
 
+    def test_the_format_is_the_names_extension_in_any_case_and_a_bare_extension_counts(self):
+        # One rule for every name resmon picks a format by: the name ends in
+        # the extension, in any case; ".png" alone is a .png name (never SVG
+        # bytes in it), a directory's ".png" is not the file's.
+        if not shutil.which("rsvg-convert"):
+            self.skipTest("rsvg-convert not installed (librsvg2-bin)")
+        path = samples(self.path("a.csv"), [(1, 0, 0, 5), (1.1, 0.1, 40, 8)])
+        os.mkdir(self.path("d.png"))
+        for name, magic in ((".png", PNG_MAGIC), ("x.PNG", PNG_MAGIC), ("d.png/x", b"<?xml ve"),
+                            ("x.svg", b"<?xml ve")):
+            with self.subTest(name=name):
+                self.run_ok("plot", path, "-o", name, cwd=self.dir.name)
+                with open(self.path(name), "rb") as f:
+                    self.assertEqual(f.read(8), magic)
+        r = resmon("plot", path, "-o", ".jpg", cwd=self.dir.name)
+        self.assertEqual(r.returncode, 125, r.stderr)
+        self.assertIn("a chart is written as SVG, or as PNG for a .png name", r.stderr)
+        # The samples file: .csv alone is CSV; .JSONL is JSON Lines, written and read back.
+        for name, first in ((".csv", "timestamp,"), ("r.CSV", "timestamp,"), ("r.JSONL", "{")):
+            with self.subTest(name=name):
+                self.run_ok("-q", "-i", "0.01", "-s", name, "--", WORKLOAD, "sleep", "0.05", cwd=self.dir.name)
+                with open(self.path(name)) as f:
+                    self.assertTrue(f.read().startswith(first))
+                self.run_ok("plot", name, "-o", "p.svg", cwd=self.dir.name)
+
     def test_bad_input_is_one_line_naming_the_file(self):
         good = samples(self.path("good.csv"), [(1, 0, 0, 5), (1.1, 0.1, 40, 8)])
         summary = self.write("summary.jsonl", json.dumps({"peak_rss_mb": 3, "num_samples": 2}) + "\n")

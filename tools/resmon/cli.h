@@ -229,6 +229,11 @@ void output_file_discard(output_file *f);
 /* Refuses outputs that name one file (options[i] names paths[i] in the
  * message; NULL paths are skipped).  Returns 0, or prints one line and
  * returns EXIT_USAGE. */
+/* Whether path's name ends in ext (".png", ".csv"), in any case ("x.PNG"):
+ * the one rule for every format resmon picks by a file's name.  A name that
+ * is the extension alone (".png", "dir/.png") has it too: what is named
+ * .png gets PNG, never SVG bytes; "dir.png/x" has none. */
+int path_has_extension(const char *path, const char *ext);
 int output_paths_check_distinct(const char *const *paths, const char *const *options, size_t count);
 
 /* ---- the command's outputs as a set (outputs.c) ---- */

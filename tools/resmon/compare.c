@@ -217,8 +217,8 @@ static char **directory_files(const char *directory, size_t *count, int *error)
     size_t cap = 0;
     struct dirent *entry;
     while ((entry = readdir(dir))) {
-        size_t n = strlen(entry->d_name);
-        if (entry->d_name[0] == '.' || n < 6 || strcmp(entry->d_name + n - 5, ".json") != 0)
+        /* dotfiles (a writer's .NAME.resmon-XXXXXX temporaries) are no runs */
+        if (entry->d_name[0] == '.' || !path_has_extension(entry->d_name, ".json"))
             continue;
         if (*count + 1 >= cap) {
             cap = cap ? 2 * cap : 16;

@@ -111,8 +111,7 @@ samples_file *samples_file_open(int fd, const char *path, size_t gpu_devices)
     if (!f)
         return NULL;
     f->fd = fd;
-    size_t n = strlen(path);
-    f->jsonl = n > 6 && strcmp(path + n - 6, ".jsonl") == 0;
+    f->jsonl = path_has_extension(path, ".jsonl");
     f->gpu_devices = gpu_devices > RESMON_CLI_MAX_DEVICE_COLUMNS ? RESMON_CLI_MAX_DEVICE_COLUMNS : gpu_devices;
     f->last_write = -1;
     f->metric_column_count = metric_columns(f->metric_columns);
