@@ -266,8 +266,15 @@ def _check_limit(key: str, value: Any, where: str) -> None:
     if key not in LIMIT_KEYS:
         raise pytest.UsageError(f"{where}: unknown key {key!r} (one of {', '.join(LIMIT_KEYS)})")
     if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
-                              or not math.isfinite(value) or value < 0):
+                              or not _finite(value) or value < 0):
         raise pytest.UsageError(f"{where}: {key}={value!r} is not a number >= 0")
+
+
+def _finite(value: float) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int beyond any double, such as 10**400
+        return False
 
 
 def _parse_ini_limits(words: list[str]) -> dict[str, float]:
