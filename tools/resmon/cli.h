@@ -193,6 +193,9 @@ void xml_write_text(FILE *out, const char *text);
 /* Writes text for a message on a terminal: control characters and bytes
  * that are not valid UTF-8 appear as \xNN. */
 void print_printable(FILE *out, const char *text);
+/* Closes stdout (help, version): 0, or EXIT_USAGE after one line, from
+ * who ("resmon plot"), that names the failed write's errno. */
+int stdout_close(const char *who);
 /* The same into buf (cap bytes, always NUL-terminated, cut to fit). */
 void printable_copy(char *buf, size_t cap, const char *text);
 /* A malloc'ed copy of text with each byte that is not valid UTF-8 replaced

@@ -746,7 +746,7 @@ int compare_main(int argc, char **argv)
     int rc = compare_parse(argc, argv, &o);
     if (rc != 0) {
         compare_options_free(&o);
-        return rc == -1 ? (fclose(stdout) == 0 ? 0 : EXIT_USAGE) : rc;
+        return rc == -1 ? stdout_close("resmon compare") : rc;
     }
     side base = {0}, next = {0};
     row *rows = NULL;

@@ -33,6 +33,15 @@ void standard_fds_occupy(void)
         }
 }
 
+int stdout_close(const char *who)
+{
+    errno = 0;
+    if (fclose(stdout) == 0)
+        return 0;
+    fprintf(stderr, "%s: cannot write standard output: %s\n", who, strerror(errno ? errno : EIO));
+    return EXIT_USAGE;
+}
+
 /* Reports err (with reason in place of strerror(err) when not NULL) and
  * keeps it in f->error. */
 static int fail(output_file *f, int err, const char *reason)

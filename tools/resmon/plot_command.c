@@ -166,7 +166,7 @@ int plot_main(int argc, char **argv)
     plot_options o;
     int rc = plot_parse(argc, argv, &o);
     if (rc == -1)
-        return fclose(stdout) == 0 ? 0 : EXIT_USAGE;
+        return stdout_close("resmon plot");
     if (rc != 0)
         return rc;
     char converter[4096];
