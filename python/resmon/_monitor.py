@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import numbers
 import os
+import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from ._records import SAMPLE_METRIC_KEYS, PhaseSummary, ResourceSample, Resource
 # The library's accepted range (resmon_options.sample_interval_sec).
 _MIN_INTERVAL_SEC = 1e-6
 _MAX_INTERVAL_SEC = 1e6
+_MAX_PID = 2**31 - 1  # pid_t
 
 
 class ResourceMonitor:
@@ -63,7 +65,8 @@ class ResourceMonitor:
             when the mark rose during the window (``hwm_scope`` "window"),
             else the earlier lifetime peak (``hwm_scope`` "lifetime") while
             ``peak_rss_mb`` is the window's sampled peak.
-        cgroup_path: resmon only: a cgroup directory (such as
+        cgroup_path: resmon only: a cgroup directory (str, bytes or
+            os.PathLike; bytes for a name that is not UTF-8) (such as
             "/sys/fs/cgroup/system.slice/x.service") whose figures each
             sample (``cgroup_mem_mb``) and the summary (``cgroup_version``,
             ``cgroup_peak_mb``, ``cgroup_oom_kills``, ...) carry, whoever is
@@ -93,7 +96,7 @@ class ResourceMonitor:
         gpu: str | None = None,
         metrics: str | Iterable[str] | None = None,
         reset_peak_mark: bool = False,
-        cgroup_path: str | os.PathLike[str] | None = None,
+        cgroup_path: str | bytes | os.PathLike[str] | os.PathLike[bytes] | None = None,
         cgroup_members: bool = False,
     ) -> None:
         self._interval = _checked_interval(sample_interval_sec)
@@ -104,17 +107,18 @@ class ResourceMonitor:
             gpu = None
         if gpu_profiler is not None and gpu is not None:
             raise ValueError("give either gpu_profiler or gpu, not both")
-        if pid is not None and (isinstance(pid, bool) or not isinstance(pid, int) or pid <= 0):
-            raise ValueError(f"pid must be a positive integer, got {pid!r}")
+        if pid is not None and (isinstance(pid, bool) or not isinstance(pid, int) or not 0 < pid <= _MAX_PID):
+            raise ValueError(f"pid must be a positive integer up to {_MAX_PID}, got {pid!r}")
         if cgroup_path is not None:
-            cgroup_path = os.fsdecode(os.fspath(cgroup_path))
+            cgroup_path = os.fspath(cgroup_path)  # str or bytes: any name the file system has
         if cgroup_members and (cgroup_path is None or pid is not None or include_children):
             raise ValueError("cgroup_members needs cgroup_path, and no pid or include_children")
         if include_children and pid is None:
             pid = os.getpid()
-        if max_samples is not None and (
-                isinstance(max_samples, bool) or not isinstance(max_samples, int) or max_samples <= 0):
-            raise ValueError(f"max_samples must be a positive integer or None, got {max_samples!r}")
+        if max_samples is not None and (isinstance(max_samples, bool) or not isinstance(max_samples, int)
+                                        or not 0 < max_samples <= sys.maxsize):
+            raise ValueError(f"max_samples must be a positive integer up to {sys.maxsize} or None, "
+                             f"got {max_samples!r}")
         self._last_mark = ""  # the name of the last mark taken in this window
         self._monitor = _resmon.Monitor(self._interval, gpu_profiler, gpu, pid or 0, bool(include_children),
                                         max_samples or 0, _metric_bits(metrics), bool(reset_peak_mark), cgroup_path,
@@ -248,7 +252,10 @@ def _metric_bits(metrics: str | Iterable[str] | None) -> int:
 def _checked_interval(value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"sample_interval_sec must be a number of seconds, got {value!r}")
-    interval = float(value)
+    try:
+        interval = float(value)
+    except OverflowError:  # an int beyond any double, such as 10**400
+        raise ValueError(f"sample_interval_sec must be finite, got {value!r}") from None
     if not math.isfinite(interval):
         raise ValueError(f"sample_interval_sec must be finite, got {interval}")
     if interval <= 0:

@@ -1,3 +1,4 @@
+import os
 from typing import Any
 
 library_version: str
@@ -6,7 +7,8 @@ METRIC_GROUPS: dict[str, int]
 class Monitor:
     def __init__(self, interval: float, profiler: Any = ..., gpu: str | None = ..., pid: int = ...,
                  include_children: bool = ..., max_samples: int = ..., metrics: int = ...,
-                 reset_peak_mark: bool = ...) -> None: ...
+                 reset_peak_mark: bool = ..., cgroup_path: str | bytes | os.PathLike[str] | os.PathLike[bytes] | None = ...,
+                 cgroup_members: bool = ...) -> None: ...
     @property
     def running(self) -> bool: ...
     def start(self) -> None: ...

@@ -81,6 +81,8 @@ from typing import Any
 
 import pytest
 
+from . import _output
+
 # The keys of a record that a limit may name, in the record's order.
 LIMIT_KEYS = ("rss_growth_mb", "peak_rss_mb", "children_peak_rss_mb", "tree_peak_rss_mb", "cpu_time_sec",
               "wall_sec", "peak_gpu_mem_mb", "gpu_energy_j")
@@ -118,6 +120,12 @@ def pytest_configure(config: pytest.Config) -> None:
                                 "resmon: resmon_interval must be a positive number of seconds") from None
     if config.getoption("resmon_top") < 0:
         raise pytest.UsageError("resmon: --resmon-top must be 0 or more")
+    json_path = config.getoption("resmon_json")
+    if json_path and not _is_worker(config):
+        try:  # refused before any test runs, as the command refuses before the command starts
+            _output.check_writable(json_path)
+        except OSError as error:
+            raise pytest.UsageError(f"resmon: cannot write --resmon-json {json_path!r}: {error.strerror}") from None
     config.pluginmanager.register(_Session(config, default_limits, interval), "resmon-session")
 
 
@@ -225,11 +233,14 @@ class _Session:
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "tests": self.records,
         }
-        temporary = f"{path}.tmp{os.getpid()}"
-        with open(temporary, "w", encoding="utf-8") as f:
-            json.dump(report, f, indent=1)
-            f.write("\n")
-        os.replace(temporary, path)
+        try:
+            # The command's rules (README, "Your files"): a temporary made with
+            # O_EXCL, devices and FIFOs in place, a link kept, read-only refused.
+            _output.write_file(path, json.dumps(report, indent=1) + "\n")
+        except OSError as error:
+            sys.stderr.write(f"resmon: cannot write --resmon-json {error.filename!r}: {error.strerror}\n")
+            if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
+                session.exitstatus = pytest.ExitCode.USAGE_ERROR
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if not self.config.getoption("resmon") or _is_worker(self.config):
@@ -255,8 +266,15 @@ def _check_limit(key: str, value: Any, where: str) -> None:
     if key not in LIMIT_KEYS:
         raise pytest.UsageError(f"{where}: unknown key {key!r} (one of {', '.join(LIMIT_KEYS)})")
     if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
-                              or not math.isfinite(value) or value < 0):
+                              or not _finite(value) or value < 0):
         raise pytest.UsageError(f"{where}: {key}={value!r} is not a number >= 0")
+
+
+def _finite(value: float) -> bool:
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int beyond any double, such as 10**400
+        return False
 
 
 def _parse_ini_limits(words: list[str]) -> dict[str, float]:

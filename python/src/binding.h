@@ -22,6 +22,13 @@
  * (ProcessLookupError for ESRCH, ...).  detail, when not NULL, is the
  * library's own sentence (resmon_gpu_open's err); else resmon_strerror. */
 PyObject *rmpy_raise(int rc, const char *detail);
+/* An integer argument (an int or anything with __index__) in [min, max]:
+ * 0 and *out, or -1 with ValueError naming it when out of range (however
+ * large: never OverflowError), TypeError when not an integer. */
+int rmpy_integer_argument(PyObject *value, const char *name, long long min, long long max, long long *out);
+/* A real-number argument as a double: 0 and *out, or -1 with ValueError
+ * naming it when it is too large for a double, TypeError when no number. */
+int rmpy_real_argument(PyObject *value, const char *name, double *out);
 
 /* Fills table with callbacks that call profiler's get_utilization,
  * get_memory_usage, get_clock_info and get_power_info on the monitor's GPU

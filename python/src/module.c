@@ -5,6 +5,7 @@
 #include "binding.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stddef.h>
 #include <math.h>
 #include <string.h>
@@ -25,6 +26,38 @@ PyObject *rmpy_raise(int rc, const char *detail)
         Py_DECREF(args);
     }
     return NULL;
+}
+
+int rmpy_integer_argument(PyObject *value, const char *name, long long min, long long max, long long *out)
+{
+    if (PyBool_Check(value) || !PyIndex_Check(value)) {
+        PyErr_Format(PyExc_TypeError, "%s must be an integer, got %R", name, value);
+        return -1;
+    }
+    int overflow = 0;
+    long long number = PyLong_AsLongLongAndOverflow(value, &overflow);
+    if (number == -1 && PyErr_Occurred())
+        return -1;
+    if (overflow || number < min || number > max) {
+        PyErr_Format(PyExc_ValueError, "%s must be between %lld and %lld, got %R", name, min, max, value);
+        return -1;
+    }
+    *out = number;
+    return 0;
+}
+
+int rmpy_real_argument(PyObject *value, const char *name, double *out)
+{
+    double number = PyFloat_AsDouble(value);
+    if (number == -1.0 && PyErr_Occurred()) {
+        if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_ValueError, "%s is too large, got %R", name, value);
+        }
+        return -1;
+    }
+    *out = number;
+    return 0;
 }
 
 /* ---- summaries ---------------------------------------------------------- */
@@ -146,9 +179,9 @@ static int get_number(PyObject *mapping, const char *key, double *out)
     *out = NAN;
     if (found <= 0)
         return found;
-    *out = value == Py_None ? NAN : PyFloat_AsDouble(value);
+    int rc = value == Py_None ? 0 : rmpy_real_argument(value, key, out);
     Py_DECREF(value);
-    return *out == -1.0 && PyErr_Occurred() ? -1 : 0;
+    return rc;
 }
 
 static int get_count(PyObject *mapping, const char *key, uint64_t *out)
@@ -158,9 +191,11 @@ static int get_count(PyObject *mapping, const char *key, uint64_t *out)
     *out = 0;
     if (found <= 0)
         return found;
-    *out = value == Py_None ? 0 : PyLong_AsUnsignedLongLong(value);
+    long long number = 0;
+    int rc = value == Py_None ? 0 : rmpy_integer_argument(value, key, 0, LLONG_MAX, &number);
+    *out = (uint64_t)number;
     Py_DECREF(value);
-    return *out == (uint64_t)-1 && PyErr_Occurred() ? -1 : 0;
+    return rc;
 }
 
 /* mapping[key] as the enum value whose word (name(value), counting up from 1
@@ -327,8 +362,8 @@ static PyObject *list_gpus(PyObject *module, PyObject *unused)
 static PyObject *strerror_text(PyObject *module, PyObject *arg)
 {
     (void)module;
-    int err = PyLong_AsLong(arg) & 0x7fffffff;
-    if (PyErr_Occurred())
+    long long err;
+    if (rmpy_integer_argument(arg, "errno", INT_MIN + 1, INT_MAX, &err) < 0)
         return NULL;
     return PyUnicode_FromString(resmon_strerror(err));
 }

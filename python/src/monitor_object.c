@@ -31,6 +31,8 @@
 #include "binding.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <stdint.h>
 #include <math.h>
 #include <string.h>
 #include <pthread.h>
@@ -98,31 +100,48 @@ static int open_builtin_gpu(const char *spec, resmon_gpu **gpu, resmon_options *
     return 0;
 }
 
+/* O& converter: None, or a path as PyUnicode_FSConverter takes it (str,
+ * bytes, os.PathLike; any bytes, not only UTF-8) into a new bytes object. */
+static int optional_path(PyObject *value, void *out)
+{
+    if (value == Py_None) {
+        *(PyObject **)out = NULL;
+        return 1;
+    }
+    return PyUnicode_FSConverter(value, out);
+}
+
 static int monitor_init(monitor_object *self, PyObject *args, PyObject *kwargs)
 {
     static char *keywords[] = {"interval", "profiler", "gpu", "pid", "include_children", "max_samples", "metrics",
                                "reset_peak_mark", "cgroup_path", "cgroup_members", NULL};
-    double interval;
+    PyObject *interval_arg, *pid_arg = NULL, *max_samples_arg = NULL, *metrics_arg = NULL;
     PyObject *profiler = Py_None;
     const char *gpu_spec = NULL;
-    int pid = 0, include_children = 0, reset_peak_mark = 0, cgroup_members = 0;
-    const char *cgroup_path = NULL;
-    Py_ssize_t max_samples = 0;
-    unsigned int metrics = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "d|OzipnIpzp", keywords, &interval, &profiler, &gpu_spec, &pid,
-                                     &include_children, &max_samples, &metrics, &reset_peak_mark, &cgroup_path,
-                                     &cgroup_members))
+    int include_children = 0, reset_peak_mark = 0, cgroup_members = 0;
+    PyObject *cgroup_path_bytes = NULL; /* str, bytes or os.PathLike, as the file system spells it */
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OzOpOOpO&p", keywords, &interval_arg, &profiler, &gpu_spec,
+                                     &pid_arg, &include_children, &max_samples_arg, &metrics_arg, &reset_peak_mark,
+                                     optional_path, &cgroup_path_bytes, &cgroup_members))
         return -1;
-    if (self->monitor) {
+    double interval;
+    long long pid = 0, max_samples = 0, metrics = 0;
+    int bad = rmpy_real_argument(interval_arg, "interval", &interval) < 0 ||
+              (pid_arg && rmpy_integer_argument(pid_arg, "pid", 0, INT32_MAX, &pid) < 0) ||
+              (max_samples_arg &&
+               rmpy_integer_argument(max_samples_arg, "max_samples", 0, PY_SSIZE_T_MAX, &max_samples) < 0) ||
+              (metrics_arg && rmpy_integer_argument(metrics_arg, "metrics", 0, UINT_MAX, &metrics) < 0);
+    const char *cgroup_path = cgroup_path_bytes ? PyBytes_AS_STRING(cgroup_path_bytes) : NULL;
+    if (!bad && self->monitor) {
         PyErr_SetString(PyExc_RuntimeError, "Monitor is already initialised");
-        return -1;
+        bad = 1;
     }
-    if (profiler != Py_None && gpu_spec) {
+    if (!bad && profiler != Py_None && gpu_spec) {
         PyErr_SetString(PyExc_ValueError, "give either a Python GPU profiler or a built-in GPU, not both");
-        return -1;
+        bad = 1;
     }
-    if (max_samples < 0) {
-        PyErr_SetString(PyExc_ValueError, "max_samples must not be negative");
+    if (bad) {
+        Py_XDECREF(cgroup_path_bytes);
         return -1;
     }
     resmon_options opts = RESMON_OPTIONS_INIT;
@@ -130,7 +149,7 @@ static int monitor_init(monitor_object *self, PyObject *args, PyObject *kwargs)
     opts.pid = (pid_t)pid;
     opts.include_children = include_children;
     opts.max_samples = (size_t)max_samples;
-    opts.metrics = metrics; /* bits beyond RESMON_METRIC_ALL: resmon_monitor_new says -EINVAL */
+    opts.metrics = (unsigned)metrics; /* bits beyond RESMON_METRIC_ALL: resmon_monitor_new says -EINVAL */
     opts.reset_peak_mark = reset_peak_mark; /* 0: write nothing to any process */
     opts.cgroup_path = cgroup_path;         /* copied by resmon_monitor_new */
     opts.cgroup_members = cgroup_members;
@@ -140,10 +159,12 @@ static int monitor_init(monitor_object *self, PyObject *args, PyObject *kwargs)
         rmpy_python_profiler_table(&python_profiler, profiler);
         opts.gpu_profiler = &python_profiler;
     } else if (gpu_spec && open_builtin_gpu(gpu_spec, &gpu, &opts) < 0) {
+        Py_XDECREF(cgroup_path_bytes);
         return -1;
     }
     int rc = resmon_monitor_new(&self->monitor, &opts);
     resmon_gpu_close(gpu); /* the monitor holds its own reference */
+    Py_XDECREF(cgroup_path_bytes); /* copied by resmon_monitor_new */
     if (rc < 0) {
         rmpy_raise(rc, NULL);
         return -1;

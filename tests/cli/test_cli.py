@@ -1187,6 +1187,12 @@ class OutputChecks(Tmp):
         self.assertIn("error writing samples file", r.stderr)
         self.assertIn("No space left on device", r.stderr)
         self.assertTrue(os.path.islink(self.path("full.csv")))
+        # Help and version too: one line with the reason, not a silent 125.
+        for args in (("--help",), ("--version",), ("plot", "--help"), ("compare", "--help"), ("mark", "--help")):
+            with open("/dev/full", "w") as full:
+                r = subprocess.run([RESMON, *args], stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+            self.assertEqual(r.returncode, 125, args)
+            self.assertRegex(r.stderr, r"^resmon[a-z ]*: cannot write standard output: No space left on device\n$")
 
     def test_fifo_without_reader_says_what_it_waits_for(self):
         fifo = self.path("rows.csv")

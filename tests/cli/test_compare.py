@@ -310,7 +310,7 @@ class BadUsage(Tmp):
             r = subprocess.run([RESMON, "compare", self.good, self.good], stdout=full, stderr=subprocess.PIPE,
                                text=True, timeout=60)
         self.assertEqual(r.returncode, 125)
-        self.assertIn("standard output cannot be written", r.stderr)
+        self.assertIn("standard output cannot be written: No space left on device", r.stderr)
 
 
 if __name__ == "__main__":

@@ -124,6 +124,32 @@ class Marks(unittest.TestCase):
         os.close(ready_read)
         os.close(ready_write)
 
+    def test_a_formula_like_name_is_text_in_the_csv_and_comes_back_whole(self):
+        # A spreadsheet runs a field that starts with = + - @ as a formula
+        # (OWASP "CSV Injection"): such a name is written after a single
+        # quote (so is a name that starts with one), and resmon plot drops it.
+        names = ['=HYPERLINK("http://example.invalid/?x","click")', "+1", "-2", "@SUM(A1)", "'quoted", "plain"]
+        marks = "".join(f'"{RESMON}" mark -- "$(cat {self.path(f"n{i}")})"\n"{WORKLOAD}" sleep 0.05\n'
+                        for i in range(len(names)))
+        for i, name in enumerate(names):
+            with open(self.path(f"n{i}"), "w") as f:
+                f.write(name)
+        r = self.run_resmon("-q", "-i", "0.01", "-s", self.path("s.csv"), "--", "sh", self.script(marks))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(self.path("s.csv"), newline="") as f:
+            seen = [row["phase"] for row in csv.DictReader(f)]
+        fields = [n for i, n in enumerate(seen) if n and n != seen[i - 1]]
+        self.assertEqual(fields, ["'" + n for n in names[:5]] + ["plain"])
+        for field in seen:
+            self.assertNotIn(field[:1], ("=", "+", "-", "@"))
+        r = subprocess.run([RESMON, "plot", self.path("s.csv"), "-o", self.path("p.svg")], capture_output=True,
+                           text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        root = ET.parse(self.path("p.svg")).getroot()
+        labels = ["".join(t.itertext()) for g in root.iter(SVG + "g") if g.get("class") == "phase"
+                  for t in g.iter(SVG + "title")]
+        self.assertEqual(labels, names)
+
     def test_phases_carry_the_gpu_figures(self):
         # The fake NVML (tests/fake_nvml.c): 42 % util, 1000 MiB, an energy counter.
         sysfs = self.path("sysfs")

@@ -7,7 +7,9 @@ Environment: RESMON (the command), WORKLOAD (tests/cli/workload.c).
 import csv
 import json
 import os
+import resource
 import shutil
+import signal
 import tempfile
 import unittest
 import xml.etree.ElementTree as ET
@@ -325,6 +327,31 @@ class PlotCommand(Tmp):
         self.assertAlmostEqual(y, y_scale(panel(root, "cpu"))(400), delta=0.6)
         self.assertIn("4 CPUs (--cpus)", by_id(root, "cpu-capacity-label").text)
 
+    def test_a_failed_write_names_its_errno(self):
+        # /dev/full: ENOSPC.  A file-size limit: EFBIG in the middle of the
+        # SVG, where stdio has long forgotten errno; never "out of memory".
+        path = samples(self.path("s.csv"), [(100 + t / 10, t / 10, 50, 10 + t) for t in range(2000)])
+        r = resmon("plot", path, "-o", "/dev/full")
+        self.assertEqual(r.returncode, 125, r.stderr)
+        self.assertIn("'/dev/full': No space left on device", r.stderr)
+        self.write("o.svg", "old\n")
+
+        def small_files():
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (8192, 8192))
+
+        r = resmon("plot", path, "-o", self.path("o.svg"), preexec_fn=small_files)
+        self.assertEqual(r.returncode, 125, r.stderr)
+        self.assertIn(f"'{self.path('o.svg')}': File too large", r.stderr)
+        self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+        with open(self.path("o.svg")) as f:
+            self.assertEqual(f.read(), "old\n")
+        self.assertEqual(sorted(os.listdir(self.dir.name)), ["o.svg", "s.csv"])
+        r = resmon("-q", "-i", "0.01", "--plot", self.path("o.svg"), "--", WORKLOAD, "sleep", "0.3",
+                   preexec_fn=small_files)
+        self.assertEqual(r.returncode, 125, r.stderr)
+        self.assertIn(f"cannot write plot file '{self.path('o.svg')}': File too large", r.stderr)
+
     def test_png_output(self):
         if not shutil.which("rsvg-convert"):
             self.skipTest("rsvg-convert not installed (librsvg2-bin)")
@@ -332,6 +359,31 @@ class PlotCommand(Tmp):
         self.run_ok("plot", path, "-o", self.path("o.png"))
         with open(self.path("o.png"), "rb") as f:
             self.assertEqual(f.read(8), PNG_MAGIC)
+
+    def test_the_format_is_the_names_extension_in_any_case_and_a_bare_extension_counts(self):
+        # One rule for every name resmon picks a format by: the name ends in
+        # the extension, in any case; ".png" alone is a .png name (never SVG
+        # bytes in it), a directory's ".png" is not the file's.
+        if not shutil.which("rsvg-convert"):
+            self.skipTest("rsvg-convert not installed (librsvg2-bin)")
+        path = samples(self.path("a.csv"), [(1, 0, 0, 5), (1.1, 0.1, 40, 8)])
+        os.mkdir(self.path("d.png"))
+        for name, magic in ((".png", PNG_MAGIC), ("x.PNG", PNG_MAGIC), ("d.png/x", b"<?xml ve"),
+                            ("x.svg", b"<?xml ve")):
+            with self.subTest(name=name):
+                self.run_ok("plot", path, "-o", name, cwd=self.dir.name)
+                with open(self.path(name), "rb") as f:
+                    self.assertEqual(f.read(8), magic)
+        r = resmon("plot", path, "-o", ".jpg", cwd=self.dir.name)
+        self.assertEqual(r.returncode, 125, r.stderr)
+        self.assertIn("a chart is written as SVG, or as PNG for a .png name", r.stderr)
+        # The samples file: .csv alone is CSV; .JSONL is JSON Lines, written and read back.
+        for name, first in ((".csv", "timestamp,"), ("r.CSV", "timestamp,"), ("r.JSONL", "{")):
+            with self.subTest(name=name):
+                self.run_ok("-q", "-i", "0.01", "-s", name, "--", WORKLOAD, "sleep", "0.05", cwd=self.dir.name)
+                with open(self.path(name)) as f:
+                    self.assertTrue(f.read().startswith(first))
+                self.run_ok("plot", name, "-o", "p.svg", cwd=self.dir.name)
 
     def test_bad_input_is_one_line_naming_the_file(self):
         good = samples(self.path("good.csv"), [(1, 0, 0, 5), (1.1, 0.1, 40, 8)])

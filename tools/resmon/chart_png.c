@@ -20,12 +20,6 @@
 
 extern char **environ;
 
-static int has_suffix(const char *path, const char *suffix)
-{
-    size_t n = strlen(path), e = strlen(suffix);
-    return n > e && strcasecmp(path + n - e, suffix) == 0;
-}
-
 /* Looks for an executable rsvg-convert in each PATH directory, as execvp would. */
 static int find_converter(char *out, size_t cap)
 {
@@ -48,13 +42,13 @@ int chart_output_check(const char *path, const char *option, char *converter, si
     static const char *const unwritten[] = {".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".tif", ".tiff", ".pdf", ".eps"};
     converter[0] = '\0';
     for (size_t i = 0; i < sizeof unwritten / sizeof *unwritten; i++)
-        if (has_suffix(path, unwritten[i])) {
+        if (path_has_extension(path, unwritten[i])) {
             fprintf(stderr, "resmon: %s '", option);
             print_printable(stderr, path);
             fputs("': a chart is written as SVG, or as PNG for a .png name\n", stderr);
             return -1;
         }
-    if (!has_suffix(path, ".png"))
+    if (!path_has_extension(path, ".png"))
         return 0;
     if (find_converter(converter, cap) < 0) {
         fprintf(stderr, "resmon: %s '", option);

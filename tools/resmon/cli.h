@@ -205,6 +205,9 @@ void xml_write_text(FILE *out, const char *text);
 /* Writes text for a message on a terminal: control characters and bytes
  * that are not valid UTF-8 appear as \xNN. */
 void print_printable(FILE *out, const char *text);
+/* Closes stdout (help, version): 0, or EXIT_USAGE after one line, from
+ * who ("resmon plot"), that names the failed write's errno. */
+int stdout_close(const char *who);
 /* The same into buf (cap bytes, always NUL-terminated, cut to fit). */
 void printable_copy(char *buf, size_t cap, const char *text);
 /* A malloc'ed copy of text with each byte that is not valid UTF-8 replaced
@@ -220,6 +223,8 @@ typedef struct output_file {
     char *final_path;  /* what the rename replaces (symbolic links resolved) */
     int silent;        /* set before opening: failures are not printed, only kept */
     int error;         /* the errno of the last failure */
+    int fd;            /* the stream's descriptor (fileno() has none for it); -1 when closed */
+    struct output_sink *sink; /* where the stream's failed write(2) keeps its errno; NULL for stdout */
 } output_file;
 /* Occupies closed descriptors 0, 1 and 2 with /dev/null, so no file resmon
  * opens later takes their place.  Call before opening anything. */
@@ -239,6 +244,11 @@ void output_file_discard(output_file *f);
 /* Refuses outputs that name one file (options[i] names paths[i] in the
  * message; NULL paths are skipped).  Returns 0, or prints one line and
  * returns EXIT_USAGE. */
+/* Whether path's name ends in ext (".png", ".csv"), in any case ("x.PNG"):
+ * the one rule for every format resmon picks by a file's name.  A name that
+ * is the extension alone (".png", "dir/.png") has it too: what is named
+ * .png gets PNG, never SVG bytes; "dir.png/x" has none. */
+int path_has_extension(const char *path, const char *ext);
 int output_paths_check_distinct(const char *const *paths, const char *const *options, size_t count);
 
 /* ---- the command's outputs as a set (outputs.c) ---- */

@@ -94,6 +94,14 @@ static int compare_error(const char *text, const char *why)
     return EXIT_USAGE;
 }
 
+/* The report could not be written: says why, with the failed write's errno
+ * (ENOSPC, EPIPE...) where stdio still has it. */
+static int stdout_error(int err)
+{
+    fprintf(stderr, "resmon compare: standard output cannot be written: %s\n", strerror(err ? err : EIO));
+    return EXIT_USAGE;
+}
+
 /* ---- reading one side ------------------------------------------------ */
 
 static int side_add(side *s, const char *key, double value, size_t run)
@@ -209,8 +217,8 @@ static char **directory_files(const char *directory, size_t *count, int *error)
     size_t cap = 0;
     struct dirent *entry;
     while ((entry = readdir(dir))) {
-        size_t n = strlen(entry->d_name);
-        if (entry->d_name[0] == '.' || n < 6 || strcmp(entry->d_name + n - 5, ".json") != 0)
+        /* dotfiles (a writer's .NAME.resmon-XXXXXX temporaries) are no runs */
+        if (entry->d_name[0] == '.' || !path_has_extension(entry->d_name, ".json"))
             continue;
         if (*count + 1 >= cap) {
             cap = cap ? 2 * cap : 16;
@@ -738,7 +746,7 @@ int compare_main(int argc, char **argv)
     int rc = compare_parse(argc, argv, &o);
     if (rc != 0) {
         compare_options_free(&o);
-        return rc == -1 ? (fclose(stdout) == 0 ? 0 : EXIT_USAGE) : rc;
+        return rc == -1 ? stdout_close("resmon compare") : rc;
     }
     side base = {0}, next = {0};
     row *rows = NULL;
@@ -764,8 +772,9 @@ int compare_main(int argc, char **argv)
             print_markdown(stdout, rows, count, &base, &next, exceeded, o.limit_count);
         else
             print_text(stdout, rows, count, &base, &next);
+        errno = 0;
         if (fflush(stdout) != 0 || ferror(stdout)) {
-            rc = compare_error("", "standard output cannot be written");
+            rc = stdout_error(errno);
         } else {
             report_exceeded(rows, count);
             rc = exceeded ? 1 : 0;
@@ -775,7 +784,8 @@ int compare_main(int argc, char **argv)
     side_free(&base);
     side_free(&next);
     compare_options_free(&o);
+    errno = 0;
     if (fclose(stdout) != 0 && rc != EXIT_USAGE)
-        rc = compare_error("", "standard output cannot be written");
+        rc = stdout_error(errno);
     return rc;
 }

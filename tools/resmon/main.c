@@ -22,7 +22,7 @@ int main(int argc, char **argv)
     cli_options o;
     int rc = cli_parse(argc, argv, &o);
     if (rc == -1)
-        return fclose(stdout) == 0 ? 0 : EXIT_USAGE;
+        return stdout_close("resmon");
     if (rc != 0)
         return rc;
     if (o.pid && (rc = attach_check_target(o.pid)) != 0)

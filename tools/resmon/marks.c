@@ -222,7 +222,7 @@ int mark_main(int argc, char **argv)
 {
     if (argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
         fputs(mark_usage_text, stdout);
-        return fclose(stdout) == 0 ? 0 : EXIT_USAGE;
+        return stdout_close("resmon mark");
     }
     const char *name = argc == 3 && strcmp(argv[1], "--") == 0 ? argv[2] : argc == 2 ? argv[1] : NULL;
     if (!name || (name[0] == '-' && argc == 2 && name[1])) {

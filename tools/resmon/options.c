@@ -206,12 +206,6 @@ static int parse_metric_groups(const char *text, unsigned *out, char *bad, size_
     return 0;
 }
 
-static int has_extension(const char *path, const char *ext)
-{
-    size_t n = strlen(path), e = strlen(ext);
-    return n > e && strcmp(path + n - e, ext) == 0;
-}
-
 /* The test seams RESMON_PROC_ROOT and RESMON_SYSFS_ROOT name directories
  * that stand for /proc and /sys.  A wrong one would surface as a puzzling
  * error deep in a run; say what is wrong with it before anything starts. */
@@ -280,7 +274,7 @@ int cli_parse(int argc, char **argv, cli_options *o)
             o->summary_path = optarg;
             break;
         case 's':
-            if (!has_extension(optarg, ".csv") && !has_extension(optarg, ".jsonl"))
+            if (!path_has_extension(optarg, ".csv") && !path_has_extension(optarg, ".jsonl"))
                 return usage_error("samples file '%s' must end in .csv or .jsonl", optarg);
             o->samples_path = optarg;
             break;

@@ -33,6 +33,15 @@ void standard_fds_occupy(void)
         }
 }
 
+int stdout_close(const char *who)
+{
+    errno = 0;
+    if (fclose(stdout) == 0)
+        return 0;
+    fprintf(stderr, "%s: cannot write standard output: %s\n", who, strerror(errno ? errno : EIO));
+    return EXIT_USAGE;
+}
+
 /* Reports err (with reason in place of strerror(err) when not NULL) and
  * keeps it in f->error. */
 static int fail(output_file *f, int err, const char *reason)
@@ -103,15 +112,67 @@ static int open_temporary(output_file *f, const struct stat *existing)
     return fd;
 }
 
+/* The stream's own write function: stdio forgets why a write failed (a
+ * buffer flushed inside fprintf sets only the error flag, and errno is
+ * overwritten long before anyone asks), so the first failure's errno is
+ * kept here for output_file_publish to report (ENOSPC, EIO, EFBIG...). */
+struct output_sink {
+    int fd;
+    int write_errno;
+};
+
+static ssize_t sink_write(void *cookie, const char *buf, size_t size)
+{
+    struct output_sink *sink = cookie;
+    size_t done = 0;
+    while (done < size) {
+        ssize_t n = write(sink->fd, buf + done, size - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            if (!sink->write_errno)
+                sink->write_errno = n < 0 ? errno : EIO;
+            return done ? (ssize_t)done : -1;
+        }
+        done += (size_t)n;
+    }
+    return (ssize_t)size;
+}
+
+static int sink_close(void *cookie)
+{
+    struct output_sink *sink = cookie;
+    int rc = close(sink->fd);
+    free(sink);
+    return rc;
+}
+
+/* A stream over fd whose failed writes keep their errno in f->sink; closing
+ * the stream closes fd.  NULL (errno set) when it cannot be made. */
+static FILE *sink_open(output_file *f, int fd)
+{
+    if (!(f->sink = calloc(1, sizeof *f->sink)))
+        return NULL;
+    f->sink->fd = fd;
+    FILE *stream = fopencookie(f->sink, "w", (cookie_io_functions_t){.write = sink_write, .close = sink_close});
+    if (!stream) {
+        free(f->sink);
+        f->sink = NULL;
+    }
+    return stream;
+}
+
 int output_file_open(output_file *f, const char *path, const char *what)
 {
     int silent = f->silent;
     memset(f, 0, sizeof *f);
     f->silent = silent;
+    f->fd = -1;
     f->path = path;
     f->what = what;
     if (strcmp(path, "-") == 0) {
         f->stream = stdout;
+        f->fd = STDOUT_FILENO;
         return 0;
     }
     struct stat st;
@@ -143,12 +204,13 @@ int output_file_open(output_file *f, const char *path, const char *what)
     }
     if (fd < 0)
         return fail(f, errno, NULL);
-    if (!(f->stream = fdopen(fd, "w"))) {
-        int err = errno;
+    if (!(f->stream = sink_open(f, fd))) {
+        int err = errno ? errno : ENOMEM;
         output_file_discard(f);
         close(fd);
         return fail(f, err, NULL);
     }
+    f->fd = fd;
     return 0;
 }
 
@@ -161,10 +223,13 @@ static void forget_temporary(output_file *f)
 }
 
 /* Flushes the stream; 0 or the errno of the first failed write. */
-static int flush_error(FILE *stream)
+static int flush_error(output_file *f)
 {
     errno = 0;
-    if (fflush(stream) != 0 || ferror(stream))
+    int failed = fflush(f->stream) != 0 || ferror(f->stream);
+    if (f->sink && f->sink->write_errno)
+        return f->sink->write_errno; /* the first failure's, kept when it happened */
+    if (failed)
         return errno ? errno : EIO;
     return 0;
 }
@@ -173,16 +238,19 @@ int output_file_publish(output_file *f)
 {
     if (!f->stream)
         return 0;
-    int err = flush_error(f->stream);
+    int err = flush_error(f);
     if (f->stream == stdout) {
         f->stream = NULL;
+        f->fd = -1;
         return err ? fail(f, err, NULL) : 0;
     }
-    if (!err && f->temp_path && fsync(fileno(f->stream)) != 0)
+    if (!err && f->temp_path && fsync(f->fd) != 0)
         err = errno; /* the data must be on disk before the name points at it */
     if (fclose(f->stream) != 0 && !err)
-        err = errno;
+        err = errno; /* close(2)'s own: NFS reports a failed write here */
     f->stream = NULL;
+    f->sink = NULL; /* freed by the close */
+    f->fd = -1;
     if (!err && f->temp_path && rename(f->temp_path, f->final_path) != 0)
         err = errno;
     if (err) {
@@ -208,6 +276,8 @@ void output_file_discard(output_file *f)
     if (f->stream && f->stream != stdout)
         fclose(f->stream);
     f->stream = NULL;
+    f->sink = NULL; /* freed by the close */
+    f->fd = -1;
     if (f->temp_path)
         unlink(f->temp_path); /* resmon's own temporary file, never the path given */
     forget_temporary(f);

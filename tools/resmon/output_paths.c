@@ -13,6 +13,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 typedef struct output_identity {
@@ -39,6 +40,12 @@ static void identify(const char *path, output_identity *id)
         snprintf(id->name, sizeof id->name, "%s", path); /* compared as written */
     else
         snprintf(id->name, sizeof id->name, "%s/%s", real_dir, base);
+}
+
+int path_has_extension(const char *path, const char *ext)
+{
+    size_t n = strlen(path), e = strlen(ext);
+    return n >= e && strcasecmp(path + n - e, ext) == 0;
 }
 
 static int same_file(const output_identity *a, const output_identity *b)

@@ -39,7 +39,7 @@ int outputs_open(const cli_options *o, resmon_gpu *gpu, outputs *out)
                 output_file_open(files[i], paths[i], what[i]) < 0)
                 return -1;
     if (o->samples_path &&
-        !(out->samples = samples_file_open(fileno(out->samples_output.stream), o->samples_path,
+        !(out->samples = samples_file_open(out->samples_output.fd, o->samples_path,
                                            resmon_gpu_device_count(gpu)))) {
         fprintf(stderr, "resmon: out of memory\n");
         return -1;
@@ -202,13 +202,18 @@ static int write_plot(const cli_options *o, outputs *out, const run_result *r)
         chart_write_svg(out->chart, out->plot.stream, title, r);
         return output_file_publish(&out->plot);
     }
-    char why[512] = "cannot render the chart: out of memory";
+    char why[512];
+    errno = 0;
     FILE *svg = chart_png_begin();
-    int converted = 0;
-    if (svg && chart_write_svg(out->chart, svg, title, r) == 0 && fflush(out->plot.stream) == 0)
-        converted = chart_png_finish(svg, out->plot_converter, fileno(out->plot.stream), why, sizeof why) == 0;
-    else if (svg)
+    int converted = 0, drawn = 0;
+    if (!svg) {
+        snprintf(why, sizeof why, "cannot render the chart: %s", strerror(errno ? errno : ENOMEM));
+    } else if ((drawn = chart_write_svg(out->chart, svg, title, r)) != 0) {
+        snprintf(why, sizeof why, "cannot render the chart: %s", strerror(-drawn));
         fclose(svg);
+    } else {
+        converted = chart_png_finish(svg, out->plot_converter, out->plot.fd, why, sizeof why) == 0;
+    }
     if (converted)
         return output_file_publish(&out->plot);
     fputs("resmon: cannot write plot file '", stderr);

@@ -5,6 +5,7 @@
  */
 #include "cli.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
@@ -137,12 +138,35 @@ static int read_runs(const plot_options *o, chart_series **series, chart_run *ru
     return 0;
 }
 
+/* The chart through rsvg-convert into file; 0, or -1 printed with the reason. */
+static int plot_png(output_file *file, const char *converter, const chart_info *info, const chart_run *runs,
+                    int count)
+{
+    char why[512];
+    errno = 0;
+    FILE *svg = chart_png_begin();
+    if (!svg) {
+        snprintf(why, sizeof why, "cannot render the chart: %s", strerror(errno ? errno : ENOMEM));
+    } else if (chart_render_svg(svg, info, runs, (size_t)count) != 0) {
+        snprintf(why, sizeof why, "cannot render the chart: %s", strerror(errno ? errno : EIO));
+        fclose(svg);
+    } else if (chart_png_finish(svg, converter, file->fd, why, sizeof why) == 0) {
+        return 0;
+    }
+    fputs("resmon plot: cannot write '", stderr);
+    print_printable(stderr, file->path);
+    fputs("': ", stderr);
+    print_printable(stderr, why);
+    fputc('\n', stderr);
+    return -1;
+}
+
 int plot_main(int argc, char **argv)
 {
     plot_options o;
     int rc = plot_parse(argc, argv, &o);
     if (rc == -1)
-        return fclose(stdout) == 0 ? 0 : EXIT_USAGE;
+        return stdout_close("resmon plot");
     if (rc != 0)
         return rc;
     char converter[4096];
@@ -163,19 +187,13 @@ int plot_main(int argc, char **argv)
                            .cpus_source = "--cpus",
                            .exact_peak_process_mb = NAN,
                            .exact_peak_tree_mb = NAN};
-        char why[512] = "out of memory";
-        FILE *svg = converter[0] ? chart_png_begin() : file.stream;
-        int drawn = svg && chart_render_svg(svg, &info, runs, (size_t)o.run_count) == 0;
-        if (converter[0] && svg && drawn)
-            drawn = chart_png_finish(svg, converter, fileno(file.stream), why, sizeof why) == 0;
-        else if (converter[0] && svg)
-            fclose(svg);
-        if (!drawn) {
-            fputs("resmon plot: cannot write '", stderr);
-            print_printable(stderr, o.output);
-            fputs("': ", stderr);
-            print_printable(stderr, why);
-            fputc('\n', stderr);
+        if (!converter[0]) {
+            /* SVG straight into the file: a failed write is the stream's, and
+             * publishing reports its errno (ENOSPC for /dev/full). */
+            chart_render_svg(file.stream, &info, runs, (size_t)o.run_count);
+            if (output_file_publish(&file) < 0)
+                rc = EXIT_USAGE;
+        } else if (plot_png(&file, converter, &info, runs, o.run_count) < 0) {
             output_file_discard(&file);
             rc = EXIT_USAGE;
         } else if (output_file_publish(&file) < 0) {

@@ -99,8 +99,7 @@ samples_file *samples_file_open(int fd, const char *path, size_t gpu_devices)
     if (!f)
         return NULL;
     f->fd = fd;
-    size_t n = strlen(path);
-    f->jsonl = n > 6 && strcmp(path + n - 6, ".jsonl") == 0;
+    f->jsonl = path_has_extension(path, ".jsonl");
     f->gpu_devices = gpu_devices > RESMON_CLI_MAX_DEVICE_COLUMNS ? RESMON_CLI_MAX_DEVICE_COLUMNS : gpu_devices;
     f->last_write = -1;
     f->metric_column_count = samples_metric_columns(f->metric_columns);
@@ -146,14 +145,28 @@ static void put_value(samples_file *f, const char *key, double value, int first)
     }
 }
 
+/* A CSV field that a spreadsheet would run as a formula (OWASP, "CSV
+ * Injection"): text that starts with = + - or @ (TAB and CR cannot occur:
+ * names hold no control characters).  Such a field is written quoted, after
+ * a single quote, which a spreadsheet shows as text; a name that itself
+ * starts with a single quote gets one more, so that a reader (resmon plot)
+ * gets the name back by dropping the first one. */
+static int csv_needs_guard(const char *text)
+{
+    return text[0] && strchr("=+-@'", text[0]) != NULL;
+}
+
 /* The phase's name: a JSON string, or a CSV field (quoted when it holds a
- * comma or a quote; names hold no control characters). */
+ * comma or a quote, or is guarded as above). */
 static void put_phase(samples_file *f, const char *phase)
 {
-    int quote = f->jsonl || strpbrk(phase, ",\"") != NULL;
+    int guard = !f->jsonl && csv_needs_guard(phase);
+    int quote = f->jsonl || guard || strpbrk(phase, ",\"") != NULL;
     append(f, f->jsonl ? ", \"phase\": " : ",", f->jsonl ? 11 : 1);
     if (quote)
         append(f, "\"", 1);
+    if (guard)
+        append(f, "'", 1);
     for (const char *p = phase; *p && p - phase < RESMON_PHASE_NAME_MAX; p++) {
         if (*p == '"')
             append(f, f->jsonl ? "\\\"" : "\"\"", 2);

@@ -44,12 +44,6 @@ static void list_columns(void)
     phase_column = n;
 }
 
-static int has_suffix(const char *path, const char *suffix)
-{
-    size_t n = strlen(path), e = strlen(suffix);
-    return n > e && strcmp(path + n - e, suffix) == 0;
-}
-
 /* One row's values: numbers (NAN when not read) and the phase's text. */
 typedef struct row {
     double value[COLUMN_CAP];
@@ -173,6 +167,8 @@ static int read_csv(FILE *f, chart_series *c, double *end_sec, char *why, size_t
             goto done;
         }
         row r = {.phase = where[phase_column] >= 0 ? fields[where[phase_column]] : NULL};
+        if (r.phase && r.phase[0] == '\'')
+            r.phase++; /* the guard against spreadsheet formulas (samples_file.c) */
         for (int i = 0; i < phase_column; i++) {
             r.value[i] = NAN;
             if (where[i] >= 0 && parse_number(fields[where[i]], &r.value[i]) < 0) {
@@ -257,8 +253,8 @@ done:
 int samples_read(const char *path, chart_series *c, double *end_sec, char *why, size_t cap)
 {
     list_columns();
-    int jsonl = has_suffix(path, ".jsonl");
-    if (!jsonl && !has_suffix(path, ".csv")) {
+    int jsonl = path_has_extension(path, ".jsonl");
+    if (!jsonl && !path_has_extension(path, ".csv")) {
         snprintf(why, cap, "a samples file ends in .csv or .jsonl (as -s writes them)");
         return -1;
     }

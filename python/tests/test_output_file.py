@@ -1,0 +1,204 @@
+"""Every file resmon's Python writes keeps the command's rules (README,
+"Guarantees: Your files"): resmon._output.write_file, and the pytest
+plugin's --resmon-json through it."""
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+
+import pytest
+
+from resmon import _output
+from test_pytest_plugin import run_pytest
+
+NOBODY = 65534
+
+
+def become_nobody():
+    os.setgroups([])
+    os.setgid(NOBODY)
+    os.setuid(NOBODY)
+
+
+@pytest.fixture
+def shared_dir():
+    """A directory another user can write (mode 0777, not sticky), under the
+    system's temporary directory (pytest's own tmp_path is 0700)."""
+    with tempfile.TemporaryDirectory(prefix="resmon-output-") as name:
+        os.chmod(name, 0o777)
+        yield name
+
+
+def nobody_runs(argv, **kwargs):
+    """Runs argv as the unprivileged user nobody."""
+    if os.getuid() != 0:
+        pytest.skip("becoming a second user (nobody) needs root")
+    kwargs.setdefault("cwd", "/")
+    return subprocess.run(argv, preexec_fn=become_nobody, capture_output=True, text=True, timeout=120, **kwargs)
+
+
+def require_nobody_reaches(argv):
+    """Skips, saying why, unless nobody can run argv (a probe)."""
+    try:
+        result = nobody_runs(argv)
+    except PermissionError as error:
+        result = subprocess.CompletedProcess(argv, 126, "", str(error))
+    if result.returncode != 0:
+        pytest.skip(f"nobody cannot run {argv}: {result.stderr.strip()[-200:]} "
+                    "(a parent directory not searchable by other users?)")
+
+
+def listing(directory):
+    return sorted(os.listdir(directory))
+
+
+def test_a_link_planted_at_the_old_temporary_name_by_another_user_is_not_followed(shared_dir):
+    # The plugin wrote PATH.tmp<pid> with open(..., "w"): nobody, who may
+    # write the directory, plants that name as a link to root's file.
+    victim = os.path.join(shared_dir, "victim.txt")
+    with open(victim, "w") as f:
+        f.write("root's data\n")
+    os.chmod(victim, 0o600)
+    plant = f"""
+        import os, subprocess
+
+        def become_nobody():
+            os.setgroups([]); os.setgid({NOBODY}); os.setuid({NOBODY})
+
+        def test_planted():
+            subprocess.run(["ln", "-s", {victim!r}, f"{shared_dir}/report.json.tmp{{os.getpid()}}"],
+                           preexec_fn=become_nobody, check=True, cwd="/")
+    """
+    require_nobody_reaches(["ln", "-s", "/nonexistent", os.path.join(shared_dir, "probe")])
+    os.unlink(os.path.join(shared_dir, "probe"))
+    from pathlib import Path
+    result = run_pytest(Path(shared_dir), plant, f"--resmon-json={shared_dir}/report.json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    with open(victim) as f:
+        assert f.read() == "root's data\n"
+    report = os.path.join(shared_dir, "report.json")
+    assert not os.path.islink(report) and stat.S_ISREG(os.lstat(report).st_mode)
+    with open(report) as f:
+        assert list(json.load(f)["tests"]) == ["test_generated.py::test_planted"]
+    assert not [n for n in listing(shared_dir) if ".resmon-" in n]  # no temporary left
+
+
+def test_a_null_device_as_the_report_stays_a_character_device(tmp_path):
+    # A node of its own (major 1, minor 3: what /dev/null is), so that a
+    # failure of this test cannot turn the system's /dev/null into a file.
+    null = tmp_path / "null"
+    try:
+        os.mknod(null, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        with open(null, "w") as f:
+            f.write("probe")
+    except OSError as error:
+        pytest.skip(f"cannot make and open a device node in {tmp_path} ({error}): needs root, no nodev mount")
+    result = run_pytest(tmp_path, "def test_one():\n    pass\n", f"--resmon-json={null}")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert stat.S_ISCHR(os.lstat(null).st_mode)
+    link = tmp_path / "null.json"
+    os.symlink(null, link)
+    result = run_pytest(tmp_path, "def test_one():\n    pass\n", f"--resmon-json={link}")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert os.path.islink(link) and stat.S_ISCHR(os.lstat(null).st_mode)
+    assert not [n for n in listing(tmp_path) if ".resmon-" in n]
+
+
+def test_a_fifo_is_written_in_place_for_its_reader(tmp_path):
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
+    reader.start()
+    _output.write_file(fifo, '{"x": 1}\n')
+    reader.join(timeout=60)
+    assert received == [b'{"x": 1}\n']
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert listing(tmp_path) == ["pipe.json"]
+
+
+def test_a_symbolic_link_is_followed_and_kept(tmp_path):
+    (tmp_path / "target.json").write_text("old\n")
+    os.chmod(tmp_path / "target.json", 0o640)
+    os.symlink("target.json", tmp_path / "link.json")
+    _output.write_file(str(tmp_path / "link.json"), "new\n")
+    assert os.path.islink(tmp_path / "link.json")
+    assert (tmp_path / "target.json").read_text() == "new\n"
+    assert stat.S_IMODE(os.stat(tmp_path / "target.json").st_mode) == 0o640  # the replaced file's mode
+    assert listing(tmp_path) == ["link.json", "target.json"]
+
+
+def test_a_new_file_gets_0666_minus_the_umask_and_bytes_paths_work(tmp_path):
+    old = os.umask(0o027)
+    try:
+        _output.write_file(os.fsencode(tmp_path / "new\xff.json"), b"data\n")
+    finally:
+        os.umask(old)
+    path = os.path.join(os.fsencode(tmp_path), os.fsencode("new\xff.json"))
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o640
+    with open(path, "rb") as f:
+        assert f.read() == b"data\n"
+
+
+def test_a_directory_and_a_missing_directory_are_refused_by_name(tmp_path):
+    with pytest.raises(IsADirectoryError) as error:
+        _output.write_file(tmp_path, "x")
+    assert error.value.filename == str(tmp_path)
+    with pytest.raises(FileNotFoundError) as error:
+        _output.write_file(tmp_path / "no" / "r.json", "x")
+    assert error.value.filename == str(tmp_path / "no" / "r.json")
+
+
+def test_a_read_only_report_is_refused_with_one_line_and_kept(shared_dir):
+    # Root may write any file (as the command, resmon follows access(2)): as nobody.
+    target = os.path.join(shared_dir, "r.json")
+    with open(target, "w") as f:
+        f.write("old\n")
+    os.chmod(target, 0o444)
+    with open(os.path.join(shared_dir, "test_one.py"), "w") as f:
+        f.write("def test_one():\n    pass\n")
+    require_nobody_reaches([sys.executable, "-c", "import resmon._output, pytest"])
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS")}
+    result = nobody_runs([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--resmon-json={target}",
+                          "test_one.py"], cwd=shared_dir, env=env)
+    assert result.returncode == pytest.ExitCode.USAGE_ERROR, result.stdout + result.stderr
+    assert f"resmon: cannot write --resmon-json '{target}': Permission denied" in result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+    with open(target) as f:
+        assert f.read() == "old\n"
+    assert stat.S_IMODE(os.stat(target).st_mode) == 0o444
+    # And write_file itself, when the check before the run passed and the file changed since.
+    code = f"from resmon import _output\ntry:\n    _output.write_file({target!r}, 'new')\n" \
+           "except PermissionError as e:\n    print(e.filename)\n"
+    result = nobody_runs([sys.executable, "-c", code])
+    assert result.stdout.strip() == target, result.stderr
+    assert listing(shared_dir) == ["r.json", "test_one.py"]
+
+
+def test_a_failed_write_leaves_the_old_file_exactly_as_it_was(tmp_path):
+    # A file-size limit makes the write fail half-way (EFBIG), as a full disk would.
+    target = tmp_path / "r.json"
+    target.write_text("old report\n")
+    os.chmod(target, 0o640)
+    before = os.stat(target)
+    code = f"""
+import resource, signal
+from resmon import _output
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+try:
+    _output.write_file({str(target)!r}, "x" * 100000)
+except OSError as e:
+    print(e.errno, e.filename)
+"""
+    result = subprocess.run([sys.executable, "-c", code], cwd="/", capture_output=True, text=True, timeout=60)
+    import errno
+    assert result.stdout.split() == [str(errno.EFBIG), str(target)], result.stderr
+    assert target.read_text() == "old report\n"
+    after = os.stat(target)
+    assert (after.st_ino, after.st_mode, after.st_mtime_ns) == (before.st_ino, before.st_mode, before.st_mtime_ns)
+    assert listing(tmp_path) == ["r.json"]  # the temporary file is gone
