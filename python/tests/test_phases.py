@@ -148,7 +148,24 @@ def test_module_mark_sends_a_datagram(tmp_path, monkeypatch: pytest.MonkeyPatch)
         monkeypatch.setenv("RESMON_MARK_SOCKET", path)
         assert resmon.mark("load")
         assert s.recv(100) == b"load"
-        # A full queue drops the mark and counts it beside the socket.
+        # A full queue drops the mark; with no drop counter beside the socket
+        # none is made (resmon makes it, for every user to append to) ...
+        sent = [resmon.mark("x") for _ in range(5000)]
+        assert False in sent
+        assert not os.path.exists(tmp_path / "dropped")
+        while True:  # empty the queue
+            try:
+                s.recv(100, socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                break
+        # ... and with one, each dropped mark is a byte of it.
+        (tmp_path / "dropped").write_bytes(b"")
         sent = [resmon.mark("x") for _ in range(5000)]
         assert False in sent
         assert os.path.getsize(tmp_path / "dropped") == sent.count(False)
+        # Another user's file in its place (a swapped directory) gets nothing.
+        os.unlink(tmp_path / "dropped")
+        os.symlink(tmp_path / "victim", tmp_path / "dropped")
+        (tmp_path / "victim").write_bytes(b"")
+        assert resmon.mark("x") is False
+        assert os.path.getsize(tmp_path / "victim") == 0
