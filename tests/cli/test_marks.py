@@ -226,6 +226,19 @@ class Marks(unittest.TestCase):
             self.assertEqual(names[:2], ["", "first"])
             self.assertEqual(len(names) - 1 + s["marks_dropped"], 2, s)
 
+    def test_a_mark_after_the_command_exits_is_counted(self):
+        # An orphan marks once the command is reaped (--wait-orphans waits
+        # for it): the window has ended, so the mark is counted dropped --
+        # its datagram was neither left unread in the socket nor uncounted.
+        orphan = f'{{ while kill -0 $$ 2>/dev/null; do sleep 0.01; done; "{RESMON}" mark late; }} &'
+        r = self.run_resmon("-q", "--wait-orphans", "-o", self.path("s.json"), "--", "sh", "-c",
+                            f'"{RESMON}" mark first; {orphan} exit 0')
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(self.path("s.json")) as f:
+            s = json.load(f)
+        self.assertEqual([p["name"] for p in s["phases"]], ["", "first"])
+        self.assertEqual(s["marks_dropped"], 1)
+
     def attacker(self):
         """setpriv arguments for nobody, and a TMPDIR nobody may write (not sticky)."""
         if os.geteuid() != 0:

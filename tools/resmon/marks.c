@@ -317,6 +317,11 @@ void marks_drain(marks_channel *c)
     }
     pthread_join(c->thread, NULL);
     c->thread_alive = 0;
+    /* From here a sender gets EPIPE and counts its mark as dropped; what was
+     * queued before still goes to the window (an accepted datagram is a
+     * phase or counted, never neither). */
+    shutdown(c->fd, SHUT_RD);
+    read_queued(c);
 }
 
 unsigned long long marks_dropped(const marks_channel *c)
