@@ -169,3 +169,34 @@ def test_module_mark_sends_a_datagram(tmp_path, monkeypatch: pytest.MonkeyPatch)
         (tmp_path / "victim").write_bytes(b"")
         assert resmon.mark("x") is False
         assert os.path.getsize(tmp_path / "victim") == 0
+
+
+def test_a_mark_that_returns_true_is_a_phase_even_as_the_window_closes() -> None:
+    # Another thread marks as fast as it can while the window is stopped
+    # under it: every True is a phase (faults.md 34), and a mark refused as
+    # the window closes is False or RuntimeError, never a ValueError.
+    import threading
+    for _ in range(30):
+        mon = ResourceMonitor(sample_interval_sec=0.001)
+        taken: list[bool] = []
+        errors: list[BaseException] = []
+
+        def marker() -> None:
+            while True:
+                try:
+                    if mon.mark("m"):
+                        taken.append(True)
+                except RuntimeError:
+                    return  # stopped
+                except BaseException as e:  # noqa: BLE001 -- reported by the main thread
+                    errors.append(e)
+                    return
+
+        with mon:
+            t = threading.Thread(target=marker)
+            t.start()
+            while not taken and not errors:
+                time.sleep(0)
+        t.join()
+        assert errors == []
+        assert len(mon.summary.phases) == len(taken) + 1
