@@ -239,7 +239,12 @@ marks_channel *marks_open(char *why, size_t cap)
         close(dropped);
     }
     c->fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (c->fd < 0 || bind(c->fd, (struct sockaddr *)&addr, sizeof addr) != 0 ||
+    int bound = c->fd >= 0 && bind(c->fd, (struct sockaddr *)&addr, sizeof addr) == 0;
+    if (!bound && c->fd >= 0 && errno == ENOENT) { /* no /proc: by the name just made */
+        memcpy(addr.sun_path, c->path, strlen(c->path) + 1); /* fits: TMPDIR's length was checked */
+        bound = bind(c->fd, (struct sockaddr *)&addr, sizeof addr) == 0;
+    }
+    if (!bound ||
         fchmodat(c->dir_fd, "socket", 0600, 0) != 0 || pipe2(c->stop_pipe, O_CLOEXEC) != 0 ||
         setenv(RESMON_MARK_ENV, c->path, 1) != 0) {
         snprintf(why, cap, "cannot open the marks socket %s: %s", c->path, strerror(errno));
