@@ -998,8 +998,12 @@ typedef struct resmon_phase {
  * and never allocates but at a window's first mark (the table of
  * RESMON_MAX_PHASES phases, once per monitor); safe from any thread and from
  * the sample callback.  Marks called together are applied in order at the
- * same sample (the phases between them last 0 s).  Returns 0, -EINVAL (bad
- * name, m NULL, or no window open), -ENOSPC (the window holds
+ * same sample (the phases between them last 0 s).  Accepted means recorded:
+ * a mark that returns 0 is a phase of the window, even one made as the
+ * window closes (from stop's last sample callback, or while the target's
+ * end is noticed: a phase of 0 s at the last sample).  Returns 0, -EINVAL
+ * (bad name, m NULL, or no window open -- nor one that is closing, whose
+ * phases are final), -ENOSPC (the window holds
  * RESMON_MAX_PHASES phases: the mark is refused), -EAGAIN (16 marks already
  * wait for the sampler: refused; try again) or -ENOMEM (the first mark could
  * not allocate the table). */

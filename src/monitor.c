@@ -310,7 +310,7 @@ static void open_marked_phases(resmon_monitor *m, const taken_sample *t)
     if (m->rapl.zone_count)
         rm__rapl_read(&m->rapl);
     rm__seqlock_write_begin(&m->published);
-    rm__phases_open(&m->phases, &m->acc, &t->sample, t->energy_j, m->rapl.zone_count ? m->rapl.total_j : NAN);
+    rm__phases_open(&m->phases, &m->acc, &t->sample, t->energy_j, m->rapl.zone_count ? m->rapl.total_j : NAN, 0);
     rm__seqlock_write_end(&m->published);
 }
 
@@ -383,6 +383,9 @@ static int window_begin(resmon_monitor *m, taken_sample *t)
             rm__seqlock_write_end(&m->published);
         }
     } else {
+        rm__seqlock_write_begin(&m->published);
+        rm__phases_refuse(&m->phases); /* no window: a mark made meanwhile is refused from now on */
+        rm__seqlock_write_end(&m->published);
         atomic_store_explicit(&m->window_open, 0, memory_order_release);
         if (m->gpu_in_window)
             rm__gpu_poller_end(m->gpu, 0);
@@ -512,24 +515,34 @@ static void store_cgroup_end(rm__summary_acc *acc, const cgroup_end_figures *end
 /* The window's last sample -- taken at stop, however soon after start, so
  * that every window has two edges and duration_sec is the real one -- then
  * the exact peak and the energy, and the GPU thread goes back to sleep.  A
- * target that ended by itself already has its last sample. */
+ * target that ended by itself already has its last sample (m->first, which
+ * the loop overwrote sample by sample). */
 static void window_end(resmon_monitor *m, int target_ended)
 {
     taken_sample t;
+    const taken_sample *last = &m->first;
     m->base_only = 0; /* the stop's sample is filled whole */
     if (m->gpu_in_window) /* a last GPU reading for the last sample, if the GPU answers in time */
         rm__gpu_poller_end(m->gpu, gpu_wait_ns(m));
     if (!target_ended)
         rm__probe_end_window(m->probe); /* the stop's sample carries no CPU forward */
     if (!target_ended && take_sample(m, 0, &t) >= 0) {
-        t.at_mark = rm__phases_pending(&m->phases); /* marks just before stop: phases of 0 s */
-        publish(m, &t);
+        publish(m, &t); /* at_mark 0: the closing open below takes every mark queued until then */
+        last = &t;
     }
     m->gpu_in_window = 0;
     int reset_error = 0;
     int peak_rc = publish_exact_peak(m, &reset_error);
     if (m->rapl.zone_count)
         rm__rapl_read(&m->rapl);
+    /* Marks queued until now -- before stop, from the stop sample's callback,
+     * or while the target's end was being noticed -- open phases of 0 s at
+     * the last sample; later ones are refused (-EINVAL).  Accepted means
+     * recorded. */
+    rm__seqlock_write_begin(&m->published);
+    rm__phases_open(&m->phases, &m->acc, &last->sample, last->energy_j, m->rapl.zone_count ? m->rapl.total_j : NAN,
+                    1);
+    rm__seqlock_write_end(&m->published);
     cgroup_end_figures end;
     read_cgroup_end(m, &end);
 
@@ -634,7 +647,7 @@ int resmon_monitor_start(resmon_monitor *m)
         rm__seqlock_write_begin(&m->published);
         rm__sample_store_clear(&m->store);
         rm__summary_acc_reset(&m->acc, m->opts.metrics != 0);
-        rm__phases_reset(&m->phases); /* the first sample went into the phases too */
+        rm__phases_refuse(&m->phases); /* the first sample went into the phases too */
         rm__seqlock_write_end(&m->published);
         atomic_store_explicit(&m->window_open, 0, memory_order_release);
         reap_sampler(m);

@@ -42,6 +42,7 @@ int rm__phases_init(rm__phases *p, int metrics_on)
 {
     memset(p, 0, sizeof *p);
     p->metrics_on = metrics_on;
+    p->closed = 1; /* until a window starts */
     return -pthread_mutex_init(&p->lock, NULL);
 }
 
@@ -56,9 +57,18 @@ void rm__phases_reset(rm__phases *p)
     pthread_mutex_lock(&p->lock);
     p->pending_count = 0;
     p->accepted = 0;
+    p->closed = 0;
     atomic_store_explicit(&p->has_pending, 0, memory_order_release);
     pthread_mutex_unlock(&p->lock);
     atomic_store_explicit(&p->count, 0, memory_order_release);
+}
+
+void rm__phases_refuse(rm__phases *p)
+{
+    rm__phases_reset(p);
+    pthread_mutex_lock(&p->lock);
+    p->closed = 1;
+    pthread_mutex_unlock(&p->lock);
 }
 
 int rm__phase_name_check(const char *name)
@@ -96,7 +106,9 @@ int rm__phases_request(rm__phases *p, const char *name)
         atomic_store_explicit(&p->table, table, memory_order_release);
     }
     unsigned needed = p->accepted == 0 ? 2 : 1; /* the first mark also makes the unnamed first phase */
-    if (p->accepted + needed > RESMON_MAX_PHASES)
+    if (p->closed)
+        rc = -EINVAL; /* the window's closing open has taken the queue: nothing would open this one */
+    else if (p->accepted + needed > RESMON_MAX_PHASES)
         rc = -ENOSPC;
     else if (p->pending_count == RM__PHASES_PENDING)
         rc = -EAGAIN;
@@ -156,10 +168,12 @@ static void store_name(rm__phase *ph, const char *name)
 }
 
 void rm__phases_open(rm__phases *p, const rm__summary_acc *window, const resmon_sample *s, double energy_j,
-                     double cpu_energy_total_j)
+                     double cpu_energy_total_j, int closing)
 {
     char names[RM__PHASES_PENDING][RESMON_PHASE_NAME_MAX];
     pthread_mutex_lock(&p->lock); /* held by a mark for a copy of 64 bytes at most */
+    if (closing)
+        p->closed = 1;
     unsigned n = p->pending_count;
     memcpy(names, p->pending, n * sizeof names[0]);
     p->pending_count = 0;

@@ -47,6 +47,7 @@ typedef struct rm__phases {
     unsigned pending_count;                                  /* guarded by lock */
     unsigned accepted;      /* phases of this window, pending included (lock) */
     atomic_int has_pending; /* pending_count != 0, for the sampler's check */
+    int closed;             /* no window takes marks: refused (lock) */
     _Atomic(rm__phase *) table; /* NULL until the first mark */
     _Atomic size_t count;       /* phases readers may copy */
     int metrics_on;
@@ -55,14 +56,21 @@ typedef struct rm__phases {
 int rm__phases_init(rm__phases *p, int metrics_on);
 void rm__phases_free(rm__phases *p);
 
-/* A new window (the owner, while no sampler runs): no phases. */
+/* A new window (the owner, while no sampler runs): no phases, and marks
+ * are taken. */
 void rm__phases_reset(rm__phases *p);
+
+/* A window that never opened (the owner, while no sampler runs): marks are
+ * refused (-EINVAL) again, and any queued are dropped with the window. */
+void rm__phases_refuse(rm__phases *p);
 
 /* 0 when name is a valid phase name, else -EINVAL. */
 int rm__phase_name_check(const char *name);
 
-/* The caller's half of a mark: queues name.  0, -EINVAL, -ENOSPC, -EAGAIN,
- * -ENOMEM (resmon.h). */
+/* The caller's half of a mark: queues name.  0, -EINVAL (a bad name, or the
+ * window closed: rm__phases_open with closing), -ENOSPC, -EAGAIN, -ENOMEM
+ * (resmon.h).  A name queued (0) is opened by the sampler, at the latest by
+ * the window's closing rm__phases_open: accepted means recorded. */
 int rm__phases_request(rm__phases *p, const char *name);
 
 static inline int rm__phases_pending(rm__phases *p)
@@ -78,11 +86,14 @@ void rm__phases_add(rm__phases *p, const resmon_sample *s, double cpu_time_sec, 
 /* The sampler, inside the published brackets, with the sample a mark asked
  * for (already folded by rm__phases_add and into window): ends the current
  * phase there and opens the queued ones, the last of which goes on.
+ * closing: the window's last call, with its last sample; under the same
+ * lock that takes the queue, later marks are refused, so that no mark is
+ * both accepted and left out.
  * window: the window's accumulator (the first phase's figures at the first
  * mark, and the exact peak as of now); cpu_energy_total_j: RAPL's total
  * now, NAN without it. */
 void rm__phases_open(rm__phases *p, const rm__summary_acc *window, const resmon_sample *s, double energy_j,
-                     double cpu_energy_total_j);
+                     double cpu_energy_total_j, int closing);
 
 /* The sampler, inside the published brackets, at the window's end, with
  * the final accumulator: the last phase's exact peak and energy. */

@@ -6,7 +6,9 @@
 #include "test_util.h"
 #include "vm_rss.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -340,6 +342,99 @@ static void mark_then_stop_keeps_the_phase(void **state)
     resmon_monitor_free(m);
 }
 
+/* Accepted means recorded (faults.md 34): 8 threads mark as fast as they
+ * can while the window is stopped under them, 200 times over.  Each marker
+ * marks until the window refuses it as closed (-EINVAL); the main thread
+ * joins them all before the next start, so every mark that returned 0 was
+ * made in this window, and each one is a phase of it -- exactly, a mark
+ * queued while the window closed included. */
+#define WINDOW_MARKERS 8
+
+typedef struct window_marker {
+    resmon_monitor *m;
+    atomic_int *accepted;
+} window_marker;
+
+static void *mark_until_closed(void *arg)
+{
+    window_marker *w = arg;
+    for (;;) {
+        int rc = resmon_monitor_mark(w->m, "m");
+        if (rc == 0)
+            atomic_fetch_add(w->accepted, 1);
+        else if (rc == -EINVAL)
+            return NULL; /* the window is closed: no later mark can be accepted */
+        else
+            sched_yield(); /* -EAGAIN or -ENOSPC: refused, the sampler needs the CPU */
+    }
+}
+
+static void accepted_marks_are_phases_in_every_window(void **state)
+{
+    (void)state;
+    resmon_options o = RESMON_OPTIONS_INIT;
+    o.sample_interval_sec = 0.001;
+    resmon_monitor *m = test_monitor_new(&o);
+    assert_non_null(m);
+    static resmon_phase ph[RESMON_MAX_PHASES];
+    for (int window = 0; window < 200; window++) {
+        atomic_int accepted = 0;
+        window_marker w = {m, &accepted};
+        pthread_t threads[WINDOW_MARKERS];
+        assert_int_equal(resmon_monitor_start(m), 0);
+        for (int i = 0; i < WINDOW_MARKERS; i++)
+            assert_int_equal(pthread_create(&threads[i], NULL, mark_until_closed, &w), 0);
+        while (atomic_load(&accepted) == 0) /* stop while marks are flowing */
+            sched_yield();
+        assert_int_equal(resmon_monitor_stop(m), 0);
+        for (int i = 0; i < WINDOW_MARKERS; i++)
+            pthread_join(threads[i], NULL);
+        ssize_t n = resmon_monitor_get_phases(m, ph, RESMON_MAX_PHASES, sizeof *ph);
+        if (n != atomic_load(&accepted) + 1)
+            print_error("window %d: accepted %d, %zd phases\n", window, atomic_load(&accepted), n);
+        assert_int_equal(n, atomic_load(&accepted) + 1); /* + the unnamed first */
+    }
+    resmon_monitor_free(m);
+}
+
+/* A mark made from the sample callback while stop runs (the stop sample's
+ * callback among them) returns 0 only when its phase is in the window. */
+typedef struct stop_marker {
+    resmon_monitor *m;
+    atomic_int stopping;
+    atomic_int accepted;
+} stop_marker;
+
+static void mark_while_stopping(const resmon_sample *s, void *user)
+{
+    (void)s;
+    stop_marker *sm = user;
+    if (atomic_load(&sm->stopping) && resmon_monitor_mark(sm->m, "at-stop") == 0)
+        atomic_fetch_add(&sm->accepted, 1);
+}
+
+static void a_mark_from_the_stop_samples_callback_is_kept(void **state)
+{
+    (void)state;
+    stop_marker sm = {0};
+    resmon_options o = RESMON_OPTIONS_INIT;
+    o.sample_interval_sec = 10.0; /* no slot's sample: the callbacks are the first sample's and the stop's */
+    o.on_sample = mark_while_stopping;
+    o.on_sample_user = &sm;
+    sm.m = test_monitor_new(&o);
+    assert_non_null(sm.m);
+    assert_int_equal(resmon_monitor_start(sm.m), 0);
+    atomic_store(&sm.stopping, 1);
+    assert_int_equal(resmon_monitor_stop(sm.m), 0);
+    int accepted = atomic_load(&sm.accepted);
+    assert_true(accepted >= 1); /* the stop sample's callback, at least */
+    static resmon_phase ph[RESMON_MAX_PHASES];
+    assert_int_equal(resmon_monitor_get_phases(sm.m, ph, RESMON_MAX_PHASES, sizeof *ph), accepted + 1);
+    assert_string_equal(ph[accepted].name, "at-stop");
+    assert_int_equal(resmon_monitor_mark(sm.m, "after"), -EINVAL);
+    resmon_monitor_free(sm.m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -349,6 +444,8 @@ int main(void)
         cmocka_unit_test(marks_in_a_tight_loop_stay_bounded),
         cmocka_unit_test(marks_race_readers),
         cmocka_unit_test(mark_then_stop_keeps_the_phase),
+        cmocka_unit_test(accepted_marks_are_phases_in_every_window),
+        cmocka_unit_test(a_mark_from_the_stop_samples_callback_is_kept),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

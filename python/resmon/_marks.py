@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import socket
+import stat
 
 _ENV = "RESMON_MARK_SOCKET"
 _NAME_MAX_BYTES = 63
@@ -31,8 +32,9 @@ def mark(name: str) -> bool:
 
     The same as ``resmon mark NAME`` in a shell: a datagram to the channel
     that resmon names in RESMON_MARK_SOCKET.  Never blocks and never raises
-    for the channel: outside resmon it does nothing, and a full channel
-    drops the mark (resmon counts it in the summary's marks_dropped).
+    for the channel: outside resmon it does nothing, and a full channel, or
+    one this user may not send to (the program dropped privileges), drops
+    the mark (resmon counts it in the summary's marks_dropped).
 
     Returns:
         True when the mark was sent, False when not running under resmon or
@@ -50,14 +52,35 @@ def mark(name: str) -> bool:
             s.sendto(data, socket.MSG_DONTWAIT, path)
         return True
     except OSError as e:
-        if e.errno in (errno.EAGAIN, errno.EWOULDBLOCK, errno.ENOBUFS):
-            try:  # resmon is there, its queue full: say so beside the socket
-                fd = os.open(os.path.join(os.path.dirname(path), "dropped"),
-                             os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600)
-                try:
-                    os.write(fd, b"x")
-                finally:
-                    os.close(fd)
-            except OSError:
-                pass
+        # Full (EAGAIN, ENOBUFS), or this user may not send (EACCES, EPERM:
+        # the program dropped privileges): counted.  A channel that is gone
+        # has no count to add to.
+        if e.errno not in (errno.ENOENT, errno.ECONNREFUSED, errno.ENOTDIR):
+            _count_dropped(path)
         return False
+
+
+def _count_dropped(path: str) -> None:
+    """One byte appended to the file "dropped" beside the socket, which resmon
+    made for every user to append to: through the directory, opened without
+    following a link, and only into a regular file of one link owned by the
+    directory's owner (never created here)."""
+    try:
+        dfd = os.open(os.path.dirname(path), os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        owner = os.fstat(dfd).st_uid
+        fd = os.open("dropped", os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dfd)
+    except OSError:
+        return
+    finally:
+        os.close(dfd)
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISREG(st.st_mode) and st.st_nlink == 1 and st.st_uid == owner:
+            os.write(fd, b"x")
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

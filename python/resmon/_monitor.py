@@ -177,8 +177,9 @@ class ResourceMonitor:
 
         Returns:
             True, or False when the mark was refused: the window already
-            holds 256 phases (the last then runs on to the end), or 16 marks
-            wait for the sampler.
+            holds 256 phases (the last then runs on to the end), 16 marks
+            wait for the sampler, or the window is closing (another thread's
+            stop has begun).  True means the phase is in the window.
 
         Raises:
             ValueError: A bad name.

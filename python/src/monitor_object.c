@@ -397,9 +397,20 @@ static PyObject *monitor_summary(monitor_object *self, PyObject *unused)
     return rmpy_summary_to_dict(&s);
 }
 
+/* Whether UTF-8 text holds a C0 control, DEL or a C1 control (U+0080 to
+ * U+009F, encoded 0xC2 0x80-0x9F): the characters a phase name may not hold. */
+static int has_control_character(const char *text)
+{
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++)
+        if (*p < 0x20 || *p == 0x7f || (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f))
+            return 1;
+    return 0;
+}
+
 /* mark(name) -> bool: resmon_monitor_mark.  True when the phase will
- * begin, False when it was refused (the window holds RESMON_MAX_PHASES, or
- * marks wait for the sampler); ValueError for a bad name, RuntimeError
+ * begin, False when it was refused (the window holds RESMON_MAX_PHASES,
+ * marks wait for the sampler, or the window is closing: stop has begun);
+ * ValueError for a bad name, RuntimeError
  * when no window is open. */
 static PyObject *monitor_mark(monitor_object *self, PyObject *arg)
 {
@@ -425,10 +436,12 @@ static PyObject *monitor_mark(monitor_object *self, PyObject *arg)
     int rc = resmon_monitor_mark(self->monitor, name);
     if (rc == -ENOSPC || rc == -EAGAIN)
         Py_RETURN_FALSE;
-    if (rc == -EINVAL && resmon_monitor_running(self->monitor)) {
+    if (rc == -EINVAL && has_control_character(name)) {
         PyErr_SetString(PyExc_ValueError, "a phase name has no control characters");
         return NULL;
     }
+    if (rc == -EINVAL && resmon_monitor_running(self->monitor))
+        Py_RETURN_FALSE; /* a good name refused while running: the window is closing (stop has begun) */
     if (rc == -EINVAL) {
         PyErr_SetString(PyExc_RuntimeError, "mark: the monitor is not running");
         return NULL;

@@ -148,7 +148,55 @@ def test_module_mark_sends_a_datagram(tmp_path, monkeypatch: pytest.MonkeyPatch)
         monkeypatch.setenv("RESMON_MARK_SOCKET", path)
         assert resmon.mark("load")
         assert s.recv(100) == b"load"
-        # A full queue drops the mark and counts it beside the socket.
+        # A full queue drops the mark; with no drop counter beside the socket
+        # none is made (resmon makes it, for every user to append to) ...
+        sent = [resmon.mark("x") for _ in range(5000)]
+        assert False in sent
+        assert not os.path.exists(tmp_path / "dropped")
+        while True:  # empty the queue
+            try:
+                s.recv(100, socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                break
+        # ... and with one, each dropped mark is a byte of it.
+        (tmp_path / "dropped").write_bytes(b"")
         sent = [resmon.mark("x") for _ in range(5000)]
         assert False in sent
         assert os.path.getsize(tmp_path / "dropped") == sent.count(False)
+        # Another user's file in its place (a swapped directory) gets nothing.
+        os.unlink(tmp_path / "dropped")
+        os.symlink(tmp_path / "victim", tmp_path / "dropped")
+        (tmp_path / "victim").write_bytes(b"")
+        assert resmon.mark("x") is False
+        assert os.path.getsize(tmp_path / "victim") == 0
+
+
+def test_a_mark_that_returns_true_is_a_phase_even_as_the_window_closes() -> None:
+    # Another thread marks as fast as it can while the window is stopped
+    # under it: every True is a phase (faults.md 34), and a mark refused as
+    # the window closes is False or RuntimeError, never a ValueError.
+    import threading
+    for _ in range(30):
+        mon = ResourceMonitor(sample_interval_sec=0.001)
+        taken: list[bool] = []
+        errors: list[BaseException] = []
+
+        def marker() -> None:
+            while True:
+                try:
+                    if mon.mark("m"):
+                        taken.append(True)
+                except RuntimeError:
+                    return  # stopped
+                except BaseException as e:  # noqa: BLE001 -- reported by the main thread
+                    errors.append(e)
+                    return
+
+        with mon:
+            t = threading.Thread(target=marker)
+            t.start()
+            while not taken and not errors:
+                time.sleep(0)
+        t.join()
+        assert errors == []
+        assert len(mon.summary.phases) == len(taken) + 1

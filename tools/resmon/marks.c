@@ -2,21 +2,27 @@
  * marks.c -- phases marked by the monitored program itself: the channel
  * `resmon -- CMD` opens for it, and `resmon mark NAME`, which sends on it.
  *
- * The channel is a Unix datagram socket in a directory of its own (mkdtemp:
- * mode 0700, so only this user -- and root -- can reach it), named to the
+ * The channel is a Unix datagram socket (mode 0600: only this user -- and
+ * root -- can send) in a directory of its own (0711, a random name that
+ * also carries resmon's pid, pid namespace and start time), named to the
  * command by RESMON_MARK_SOCKET; every descendant inherits the name.  A
  * mark is one datagram holding the name.  Sending never blocks and never
  * fails the workload: a full queue (net.unix.max_dgram_qlen datagrams) or a
- * channel that is gone drops the mark, and a sender that saw its mark
- * dropped appends one byte to the file "dropped" beside the socket, which
- * resmon counts.  A thread of resmon's receives the marks and hands them to
- * the monitor (resmon_monitor_mark); marks the library refuses (more than
- * RESMON_MAX_PHASES phases) are counted the same way.  resmon removes the
- * directory at the end.
+ * sender that may not send (a command that dropped privileges) drops the
+ * mark, and the sender appends one byte to the file "dropped" beside the
+ * socket (0622: any user may count), which resmon counts.  A name resmon
+ * refuses is sent as an empty datagram.  A thread of resmon's receives the
+ * marks and hands them to the monitor (resmon_monitor_mark); marks the
+ * library refuses (a bad name, more than RESMON_MAX_PHASES phases, a
+ * window already closed) are counted the same way.  resmon works in the
+ * directory through a descriptor held open (faults.md 35) and removes it at
+ * the end; one left by a resmon killed with SIGKILL is removed by the next
+ * resmon that makes its channel in the same place (sweep_stale).
  */
 #include "cli.h"
 #include "utf8.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -35,9 +41,10 @@
 struct marks_channel {
     int fd;
     int stop_pipe[2];
-    char dir[200];
+    int parent_fd; /* the directory the channel's directory is in */
+    int dir_fd;    /* the channel's directory, held open: cleaned up through it */
+    char name[96]; /* the channel directory's name in parent_fd */
     char path[PATH_MAX];
-    char dropped_path[PATH_MAX];
     resmon_monitor *monitor;
     pthread_t thread;
     int thread_alive;
@@ -59,6 +66,136 @@ int mark_name_valid(const char *name)
     return 1;
 }
 
+/* ---- the channel's directory, and those a killed resmon left ----------- */
+
+#define DIR_PREFIX "resmon-marks-"
+
+/* A process's pid namespace and start time ((22) starttime of
+ * /proc/PID/stat, after the last ')'); 0 where unknown. */
+static unsigned long long start_time_of(long pid)
+{
+    char path[64], text[1024];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT || errno == ESRCH ? ULLONG_MAX : 0; /* ULLONG_MAX: no such process */
+    ssize_t n = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (n <= 0)
+        return n == 0 || errno == ESRCH ? ULLONG_MAX : 0;
+    text[n] = '\0';
+    char *p = strrchr(text, ')');
+    for (int field = 2; p && field < 22; field++) /* p at the end of field `field` */
+        p = strchr(p + 1, ' ');
+    return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+static unsigned long long own_pidns(void)
+{
+    struct stat st;
+    return stat("/proc/self/ns/pid", &st) == 0 ? (unsigned long long)st.st_ino : 0;
+}
+
+/* Removes the channel directory name in parent if it is one a resmon of
+ * this user and pid namespace left behind when it was killed: its creator
+ * (pid and start time in the name) is gone.  Only the two files a channel
+ * holds are unlinked, through the directory held open; a directory that is
+ * not empty then stays. */
+static void sweep_one(int parent, const char *name, unsigned long long pidns)
+{
+    long pid;
+    unsigned long long ns, start;
+    int used = 0;
+    if (sscanf(name, DIR_PREFIX "%ld-%llu-%llu-%n", &pid, &ns, &start, &used) != 3 || used == 0 ||
+        strlen(name + used) != 6 || ns != pidns || pid <= 0 || start == 0)
+        return;
+    unsigned long long now = start_time_of(pid);
+    if (now == 0 || now == start)
+        return; /* alive, or not known: nothing is removed on a doubt */
+    int dir = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (dir < 0)
+        return;
+    if (fstat(dir, &st) == 0 && st.st_uid == geteuid()) {
+        unlinkat(dir, "socket", 0);
+        unlinkat(dir, "dropped", 0);
+        struct stat again;
+        if (fstatat(parent, name, &again, AT_SYMLINK_NOFOLLOW) == 0 && again.st_ino == st.st_ino &&
+            again.st_dev == st.st_dev)
+            unlinkat(parent, name, AT_REMOVEDIR);
+    }
+    close(dir);
+}
+
+/* Sweeps what killed resmons left in parent.  With hidepid another user's
+ * processes read as absent, so pid 1 must be visible first. */
+static void sweep_stale(int parent, unsigned long long pidns)
+{
+    if (pidns == 0 || start_time_of(1) == 0 || start_time_of(1) == ULLONG_MAX)
+        return;
+    int listing = openat(parent, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = listing >= 0 ? fdopendir(listing) : NULL;
+    if (!d) {
+        if (listing >= 0)
+            close(listing);
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        if (strncmp(e->d_name, DIR_PREFIX, sizeof DIR_PREFIX - 1) == 0)
+            sweep_one(parent, e->d_name, pidns);
+    closedir(d);
+}
+
+/* Makes the channel's directory in tmp: 0711 (the socket stays 0600, the
+ * drop counter is writable by every user: see marks_open), named for this
+ * process so that a later resmon can tell when it is stale. */
+static int make_dir(marks_channel *c, const char *tmp)
+{
+    c->parent_fd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (c->parent_fd < 0)
+        return -errno;
+    unsigned long long pidns = own_pidns(), start = start_time_of(getpid());
+    if (start == ULLONG_MAX)
+        start = 0;
+    sweep_stale(c->parent_fd, pidns);
+    static const char letters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    for (int attempt = 0; attempt < 100; attempt++) {
+        unsigned char random[6];
+        int rfd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+        ssize_t got = rfd >= 0 ? read(rfd, random, sizeof random) : -1;
+        if (rfd >= 0)
+            close(rfd);
+        if (got != (ssize_t)sizeof random) {
+            struct timespec ts;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            unsigned long long x = (unsigned long long)ts.tv_nsec ^ ((unsigned long long)getpid() << 20) ^ attempt;
+            for (size_t i = 0; i < sizeof random; i++, x >>= 7)
+                random[i] = (unsigned char)x;
+        }
+        char suffix[7];
+        for (size_t i = 0; i < 6; i++)
+            suffix[i] = letters[random[i] % (sizeof letters - 1)];
+        suffix[6] = '\0';
+        snprintf(c->name, sizeof c->name, DIR_PREFIX "%ld-%llu-%llu-%s", (long)getpid(), pidns, start, suffix);
+        if (mkdirat(c->parent_fd, c->name, 0700) == 0) {
+            c->dir_fd = openat(c->parent_fd, c->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            struct stat st;
+            if (c->dir_fd < 0 || fstat(c->dir_fd, &st) != 0 || st.st_uid != geteuid())
+                return -EPERM; /* swapped between mkdirat and openat */
+            return fchmod(c->dir_fd, 0711) == 0 ? 0 : -errno;
+        }
+        if (errno != EEXIST)
+            return -errno;
+    }
+    return -EEXIST;
+}
+
+/* The channel: a socket only this user may send to, and beside it the drop
+ * counter, a file every user may append to (O_APPEND, a byte a mark), so
+ * that a command that dropped privileges (setpriv, su) and so cannot send
+ * still counts its marks as dropped.  Another user who finds the random
+ * name can only add to the count. */
 marks_channel *marks_open(char *why, size_t cap)
 {
     marks_channel *c = calloc(1, sizeof *c);
@@ -66,34 +203,50 @@ marks_channel *marks_open(char *why, size_t cap)
         snprintf(why, cap, "out of memory");
         return NULL;
     }
-    c->fd = c->stop_pipe[0] = c->stop_pipe[1] = -1;
+    c->fd = c->stop_pipe[0] = c->stop_pipe[1] = c->parent_fd = c->dir_fd = -1;
     const char *tmp = getenv("TMPDIR");
-    /* The socket's whole path must fit sun_path: a long TMPDIR gives way to
+    /* The socket's whole path (67 bytes after TMPDIR at most) must fit sun_path: a long TMPDIR gives way to
      * the default.  Without TMPDIR, /dev/shm (memory) before /tmp: where
      * /tmp is a disk's, its mkdir and rmdir cost 0.2 ms each and, when they
      * meet the journal, up to 40 ms (measured on ext4), on every run. */
-    int made = 0;
-    if (!tmp || tmp[0] != '/' || strlen(tmp) > sizeof(((struct sockaddr_un *)0)->sun_path) - 40) {
+    int rc = -1;
+    if (!tmp || tmp[0] != '/' || strlen(tmp) > sizeof(((struct sockaddr_un *)0)->sun_path) - 68) {
         tmp = "/dev/shm";
-        snprintf(c->dir, sizeof c->dir, "%s/resmon-marks-XXXXXX", tmp);
-        made = mkdtemp(c->dir) != NULL;
-        if (!made)
+        if ((rc = make_dir(c, tmp)) < 0) {
+            if (c->parent_fd >= 0)
+                close(c->parent_fd);
+            if (c->dir_fd >= 0)
+                close(c->dir_fd);
+            c->parent_fd = c->dir_fd = -1;
             tmp = "/tmp";
+        }
     }
-    if (!made)
-        snprintf(c->dir, sizeof c->dir, "%s/resmon-marks-XXXXXX", tmp);
-    if (!made && !mkdtemp(c->dir)) {
-        snprintf(why, cap, "cannot create a directory in %s: %s", tmp, strerror(errno));
-        free(c);
+    if (rc < 0 && (rc = make_dir(c, tmp)) < 0) {
+        snprintf(why, cap, "cannot create a directory in %s: %s", tmp, strerror(-rc));
+        marks_close(c);
         return NULL;
     }
-    snprintf(c->path, sizeof c->path, "%.200s/socket", c->dir);
-    snprintf(c->dropped_path, sizeof c->dropped_path, "%.200s/dropped", c->dir);
+    snprintf(c->path, sizeof c->path, "%.100s/%s/socket", tmp, c->name);
+    /* Bound through the directory held open (/proc/self/fd), so that a
+     * directory swapped meanwhile is never where the socket goes. */
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
-    memcpy(addr.sun_path, c->path, strlen(c->path) + 1); /* fits: TMPDIR's length was checked */
+    snprintf(addr.sun_path, sizeof addr.sun_path, "/proc/self/fd/%d/socket", c->dir_fd);
+    int dropped = openat(c->dir_fd, "dropped", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (dropped >= 0) {
+        if (fchmod(dropped, 0622) != 0) {
+            /* the count of senders that cannot send stays this user's */
+        }
+        close(dropped);
+    }
     c->fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (c->fd < 0 || bind(c->fd, (struct sockaddr *)&addr, sizeof addr) != 0 ||
-        pipe2(c->stop_pipe, O_CLOEXEC) != 0 || setenv(RESMON_MARK_ENV, c->path, 1) != 0) {
+    int bound = c->fd >= 0 && bind(c->fd, (struct sockaddr *)&addr, sizeof addr) == 0;
+    if (!bound && c->fd >= 0 && errno == ENOENT) { /* no /proc: by the name just made */
+        memcpy(addr.sun_path, c->path, strlen(c->path) + 1); /* fits: TMPDIR's length was checked */
+        bound = bind(c->fd, (struct sockaddr *)&addr, sizeof addr) == 0;
+    }
+    if (!bound ||
+        fchmodat(c->dir_fd, "socket", 0600, 0) != 0 || pipe2(c->stop_pipe, O_CLOEXEC) != 0 ||
+        setenv(RESMON_MARK_ENV, c->path, 1) != 0) {
         snprintf(why, cap, "cannot open the marks socket %s: %s", c->path, strerror(errno));
         marks_close(c);
         return NULL;
@@ -169,6 +322,11 @@ void marks_drain(marks_channel *c)
     }
     pthread_join(c->thread, NULL);
     c->thread_alive = 0;
+    /* From here a sender gets EPIPE and counts its mark as dropped; what was
+     * queued before still goes to the window (an accepted datagram is a
+     * phase or counted, never neither). */
+    shutdown(c->fd, SHUT_RD);
+    read_queued(c);
 }
 
 unsigned long long marks_dropped(const marks_channel *c)
@@ -176,7 +334,8 @@ unsigned long long marks_dropped(const marks_channel *c)
     if (!c)
         return 0;
     struct stat st;
-    unsigned long long senders = stat(c->dropped_path, &st) == 0 ? (unsigned long long)st.st_size : 0;
+    unsigned long long senders =
+        fstatat(c->dir_fd, "dropped", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) ? (unsigned long long)st.st_size : 0;
     return senders + atomic_load(&c->refused);
 }
 
@@ -191,17 +350,25 @@ void marks_close(marks_channel *c)
         return;
     marks_drain(c);
     const char *named = getenv(RESMON_MARK_ENV);
-    if (named && strcmp(named, c->path) == 0)
+    if (named && c->path[0] && strcmp(named, c->path) == 0)
         unsetenv(RESMON_MARK_ENV);
-    if (c->fd >= 0) {
+    if (c->fd >= 0)
         close(c->fd);
-        unlink(c->path);
-    }
     for (int i = 0; i < 2; i++)
         if (c->stop_pipe[i] >= 0)
             close(c->stop_pipe[i]);
-    unlink(c->dropped_path);
-    rmdir(c->dir);
+    if (c->dir_fd >= 0) { /* through the directory held open: never what its name now points to */
+        unlinkat(c->dir_fd, "socket", 0);
+        unlinkat(c->dir_fd, "dropped", 0);
+        struct stat held, named_now;
+        if (c->parent_fd >= 0 && fstat(c->dir_fd, &held) == 0 &&
+            fstatat(c->parent_fd, c->name, &named_now, AT_SYMLINK_NOFOLLOW) == 0 && held.st_ino == named_now.st_ino &&
+            held.st_dev == named_now.st_dev)
+            unlinkat(c->parent_fd, c->name, AT_REMOVEDIR);
+        close(c->dir_fd);
+    }
+    if (c->parent_fd >= 0)
+        close(c->parent_fd);
     free(c);
 }
 
@@ -214,9 +381,40 @@ static const char mark_usage_text[] =
     "\n"
     "For scripts and Makefiles run under `resmon -- COMMAND`: the phase begins at the\n"
     "mark and lasts until the next one or the end.  NAME is 1 to 63 bytes of UTF-8 without\n"
-    "control characters.  Never blocks and never fails the workload: outside resmon, or\n"
-    "when the channel is full, the mark is dropped (counted in the summary's\n"
-    "marks_dropped) and the status is still 0; a bad NAME is 125.\n";
+    "control characters.  Never blocks and never fails the workload: outside resmon it\n"
+    "does nothing; a NAME resmon refuses (empty, too long, not UTF-8, control\n"
+    "characters) is one line on stderr, a full channel or one this user cannot reach\n"
+    "drops the mark, and each is counted in the summary's marks_dropped; the status is\n"
+    "0.  Only a call that is not a mark at all (no NAME, two, an option) is 125.\n";
+
+/* Counts a mark that did not reach resmon: a byte appended to the file
+ * "dropped" beside the socket, which resmon made for every user to append
+ * to.  Through the directory, opened without following a link, and only
+ * into a regular file of one link owned by the directory's owner: a
+ * channel directory swapped for another user's gets nothing written. */
+static void count_dropped(const char *socket_path)
+{
+    char dir[PATH_MAX];
+    const char *slash = strrchr(socket_path, '/');
+    if (!slash || slash == socket_path || (size_t)(slash - socket_path) >= sizeof dir)
+        return;
+    memcpy(dir, socket_path, (size_t)(slash - socket_path));
+    dir[slash - socket_path] = '\0';
+    int dfd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC); /* 0711: searchable, not readable */
+    if (dfd < 0)
+        return;
+    struct stat dst, fst;
+    int fd = fstat(dfd, &dst) == 0 ? openat(dfd, "dropped", O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+                                   : -1;
+    close(dfd);
+    if (fd < 0)
+        return;
+    if (fstat(fd, &fst) == 0 && S_ISREG(fst.st_mode) && fst.st_nlink == 1 && fst.st_uid == dst.st_uid &&
+        write(fd, "x", 1) != 1) {
+        /* nothing more to do for a mark */
+    }
+    close(fd);
+}
 
 int mark_main(int argc, char **argv)
 {
@@ -224,6 +422,8 @@ int mark_main(int argc, char **argv)
         fputs(mark_usage_text, stdout);
         return stdout_close("resmon mark");
     }
+    /* Usage errors of the call itself (the script is wrong on every run):
+     * 125.  Everything about NAME (which may come from data) is a refusal. */
     const char *name = argc == 3 && strcmp(argv[1], "--") == 0 ? argv[2] : argc == 2 ? argv[1] : NULL;
     if (!name || (name[0] == '-' && argc == 2 && name[1])) {
         fputs(argc < 2 ? "resmon mark: a NAME is required (see resmon mark --help)\n"
@@ -231,36 +431,30 @@ int mark_main(int argc, char **argv)
               stderr);
         return EXIT_USAGE;
     }
-    if (!mark_name_valid(name)) {
-        fputs("resmon mark: NAME must be 1 to 63 bytes of UTF-8 without control characters: '", stderr);
-        print_printable(stderr, name);
-        fputs("'\n", stderr);
-        return EXIT_USAGE;
-    }
     const char *path = getenv(RESMON_MARK_ENV);
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
-    if (!path || !*path || strlen(path) >= sizeof addr.sun_path)
+    int channel = path && *path && strlen(path) < sizeof addr.sun_path;
+    if (!mark_name_valid(name)) {
+        fputs("resmon mark: dropped: NAME must be 1 to 63 bytes of UTF-8 without control characters: '", stderr);
+        print_printable(stderr, name);
+        fputs("'\n", stderr);
+    }
+    if (!channel)
         return 0; /* not under resmon: nothing to mark */
     memcpy(addr.sun_path, path, strlen(path) + 1);
     int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return 0;
-    ssize_t sent = sendto(fd, name, strlen(name), MSG_DONTWAIT | MSG_NOSIGNAL, (struct sockaddr *)&addr, sizeof addr);
+    /* A refused name is sent empty: resmon counts a datagram it refuses. */
+    const char *text = mark_name_valid(name) ? name : "";
+    ssize_t sent = fd < 0 ? -1
+                          : sendto(fd, text, strlen(text), MSG_DONTWAIT | MSG_NOSIGNAL, (struct sockaddr *)&addr,
+                                   sizeof addr);
     int err = errno;
-    close(fd);
-    if (sent < 0 && (err == EAGAIN || err == EWOULDBLOCK || err == ENOBUFS)) {
-        /* resmon is there but its queue is full: say so beside the socket */
-        char dropped[PATH_MAX];
-        const char *slash = strrchr(path, '/');
-        int dir_len = slash ? (int)(slash - path) : 0;
-        snprintf(dropped, sizeof dropped, "%.*s/dropped", dir_len < 200 ? dir_len : 200, path);
-        int dfd = open(dropped, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
-        if (dfd >= 0) {
-            if (write(dfd, "x", 1) != 1) {
-                /* nothing more to do for a mark */
-            }
-            close(dfd);
-        }
-    }
+    if (fd >= 0)
+        close(fd);
+    /* Full (EAGAIN, ENOBUFS), or this user may not send (EACCES, EPERM:
+     * the command dropped privileges): counted.  A channel that is gone
+     * (ENOENT, ECONNREFUSED) has no count to add to. */
+    if (sent < 0 && err != ENOENT && err != ECONNREFUSED && err != ENOTDIR)
+        count_dropped(path);
     return 0;
 }

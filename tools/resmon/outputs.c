@@ -225,9 +225,13 @@ static int write_plot(const cli_options *o, outputs *out, const run_result *r)
     return -1;
 }
 
-int outputs_finish(const cli_options *o, outputs *out, const run_result *r)
+int outputs_finish(const cli_options *o, outputs *out, const run_result *run)
 {
     int rc = 0;
+    run_result counted = *run;
+    if (out->marks) /* marks dropped after the window (an orphan's, --wait-orphans) count too */
+        counted.marks_dropped = marks_dropped(out->marks);
+    const run_result *r = &counted;
     if (out->samples) {
         int err = samples_file_free(out->samples);
         out->samples = NULL;
