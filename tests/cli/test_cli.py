@@ -424,17 +424,18 @@ class Attach(Tmp):
                   "def mark(pid):\n"
                   "    return [l for l in open(f'/proc/{pid}/status') if l.startswith('VmHWM')][0].split()[1]\n"
                   "held = touch(100)\n"
-                  "r, w = os.pipe()\n"
+                  "ready_r, ready_w = os.pipe()\n"
+                  "go_r, go_w = os.pipe()\n"
                   "child = os.fork()\n"
                   "if child == 0:\n"
                   "    more = touch(200)\n"
-                  "    os.write(w, b'x')\n"
-                  "    os.read(r, 1)\n"
+                  "    os.write(ready_w, b'x')\n"
+                  "    os.read(go_r, 1)\n"
                   "    os._exit(0)\n"
-                  "os.read(r, 1)\n"
+                  "os.read(ready_r, 1)\n"
                   "import time; time.sleep(0.1)\n"
                   f"open({marks!r}, 'w').write(mark(os.getpid()) + ' ' + mark(child))\n"
-                  "os.write(w, b'x')\n"
+                  "os.write(go_w, b'x')\n"
                   "os.wait()\n")
         r = resmon("-q", "-i", "0.02", "-o", self.path("s.json"), "--", "sh", "-c",
                    f'"{RESMON}" mark big && exec "{sys.executable}" -c "$0"', script)
