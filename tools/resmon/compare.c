@@ -23,6 +23,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -32,7 +33,8 @@ static const char compare_usage_text[] =
     "Compares two resmon summaries: BASE and NEW are each a summary JSON (resmon -o, the\n"
     "library's resmon_summary_to_json, the Python to_dict()), the JSON report of resmon's\n"
     "pytest plugin (its keys are NODEID::KEY), or a directory of such files holding\n"
-    "repeated runs of one side, compared by median with min..max shown.  A change inside\n"
+    "repeated runs of one side, compared by median with min..max shown; - is standard\n"
+    "input.  Inputs are regular files of at most 32 MiB.  A change inside\n"
     "both sides' spreads is marked as noise.  Every numeric key present on both sides is\n"
     "shown, the exact peaks (exact_peak_rss_mb, hwm_rss_mb) first, then the sampled ones.\n"
     "\n"
@@ -149,23 +151,65 @@ static int side_add_members(side *s, json_t *object, const char *prefix, size_t 
     return 0;
 }
 
+/* The largest input compare reads.  Jansson holds a parsed file at about
+ * ten times its size, and a pytest report's keys are kept for both sides:
+ * a 160 MB report took 3.8 GB.  A summary is a few KiB; 32 MiB is a pytest
+ * report of some 25,000 tests. */
+#define COMPARE_INPUT_MAX ((size_t)32 << 20)
+
+/* The text of path ("-": standard input, which may be a pipe), at most
+ * COMPARE_INPUT_MAX bytes: a FIFO, device or directory is refused without
+ * waiting on it, as is standard output's own file.  Returns 0, or prints one
+ * line and returns EXIT_USAGE. */
+static int input_text(const char *path, char **text, size_t *length)
+{
+    char why[256];
+    FILE *f = stdin;
+    if (strcmp(path, "-") != 0) {
+        const char *const paths[] = {"-", path};
+        const char *const options[] = {"standard output", "the input"};
+        if (output_paths_check("resmon compare", paths, options, 1, 2) != 0)
+            return EXIT_USAGE; /* `compare a.json b.json >> b.json` */
+        if (!(f = input_file_open(path, why, sizeof why))) {
+            char line[300];
+            snprintf(line, sizeof line, ": %s", why);
+            return compare_error(path, line);
+        }
+    }
+    struct stat st;
+    int rc = 0;
+    if (f != stdin && fstat(fileno(f), &st) == 0 && (uintmax_t)st.st_size > COMPARE_INPUT_MAX) {
+        snprintf(why, sizeof why, "%.0f MiB, larger than the %zu MiB compare reads", (double)st.st_size / 1048576,
+                 COMPARE_INPUT_MAX >> 20); /* said before reading any of it */
+        rc = -1;
+    }
+    if (rc == 0)
+        rc = input_file_slurp(f, COMPARE_INPUT_MAX, text, length, why, sizeof why);
+    if (f != stdin)
+        fclose(f);
+    if (rc < 0) {
+        char line[300];
+        snprintf(line, sizeof line, ": %s", why);
+        return compare_error(path, line);
+    }
+    return 0;
+}
+
 /* Reads one file as run number run of s.  Returns 0, or prints one line and
  * returns EXIT_USAGE. */
 static int side_read_file(side *s, const char *path, size_t run)
 {
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return compare_error(path, errno == ENOENT ? ": no such file" : ": cannot be read");
+    char *text;
+    size_t length;
+    int text_rc = input_text(path, &text, &length);
+    if (text_rc != 0)
+        return text_rc;
     json_error_t err;
-    json_t *root = jansson.loadf(f, JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, &err);
-    int read_error = ferror(f);
-    fclose(f);
+    json_t *root = jansson.loadb(text, length, JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, &err);
+    free(text);
     if (!root) {
         char why[JSON_ERROR_TEXT_LENGTH + 64];
-        if (read_error)
-            snprintf(why, sizeof why, ": cannot be read");
-        else
-            snprintf(why, sizeof why, ": not JSON (line %d: %s)", err.line, err.text);
+        snprintf(why, sizeof why, ": not JSON (line %d: %s)", err.line, err.text);
         return compare_error(path, why);
     }
     int rc = 0;
@@ -248,9 +292,9 @@ static int side_read(side *s, const char *path)
     if (!s->index)
         return compare_error(path, ": out of memory");
     struct stat st;
-    if (stat(path, &st) < 0)
+    if (strcmp(path, "-") != 0 && stat(path, &st) < 0)
         return compare_error(path, errno == ENOENT ? ": no such file or directory" : ": cannot be read");
-    if (!S_ISDIR(st.st_mode)) {
+    if (strcmp(path, "-") == 0 || !S_ISDIR(st.st_mode)) {
         s->runs = 1;
         return side_read_file(s, path, 0);
     }
