@@ -246,6 +246,27 @@ class BadUsage(Tmp):
         r = resmon("compare", "--max-increase", "peak_rss_mb=0", base, new)
         self.assertEqual(r.returncode, 0, r.stderr)
 
+    def test_a_change_beyond_a_double_is_a_failure_never_a_pass(self):
+        # issue 28: cpu_sec=10% on 1e308 -> 1.7e308 computed |base| x 10 = +inf and passed.
+        huge = self.write("huge.json", summary(cpu_sec=1e308))
+        larger = self.write("larger.json", summary(cpu_sec=1.7e308))
+        below = self.write("below.json", summary(cpu_sec=-1.7e308))
+        tiny = self.write("tiny.json", summary(cpu_sec=5e-324))
+        one = self.write("one.json", summary(cpu_sec=1.0))
+        for base, new, limit, status in ((huge, larger, "cpu_sec=10%", 1), (huge, larger, "cpu_sec=100%", 0),
+                                         (larger, below, "cpu_sec=10%", 1), (larger, below, "cpu_sec=1", 1),
+                                         (tiny, one, "cpu_sec=10%", 1), (huge, huge, "cpu_sec=0%", 0)):
+            with self.subTest(base=base, new=new, limit=limit):
+                r = resmon("compare", "--max-increase", limit, base, new)
+                self.assertEqual(r.returncode, status, r.stdout + r.stderr)
+        r = resmon("compare", "--max-increase", "cpu_sec=1", larger, below)
+        self.assertIn("does not fit a double", r.stderr)
+        # Medians of two runs near DBL_MAX: halves added, never +inf.
+        self.write("runs/a.json", summary(cpu_sec=1.7e308))
+        self.write("runs/b.json", summary(cpu_sec=1.7e308))
+        r, report = self.compare_json(self.path("runs"), self.path("runs"))
+        self.assertEqual(report["metrics"]["cpu_sec"]["base"], 1.7e308)
+
     def test_malformed_limits(self):
         for arg in ("peak_rss_mb", "peak_rss_mb=", "=10%", "peak_rss_mb=ten", "peak_rss_mb=-1",
                     "peak_rss_mb=10%%", "peak_rss_mb=inf", "peak_rss_mb=nan%"):

@@ -349,7 +349,8 @@ static void spread(metric *m, double *median, double *min, double *max)
 {
     qsort(m->values, m->count, sizeof *m->values, compare_doubles);
     size_t n = m->count;
-    *median = n % 2 ? m->values[n / 2] : (m->values[n / 2 - 1] + m->values[n / 2]) / 2;
+    /* Halves added, not a sum halved: two values near DBL_MAX sum to +inf. */
+    *median = n % 2 ? m->values[n / 2] : m->values[n / 2 - 1] / 2 + m->values[n / 2] / 2;
     *min = m->values[0];
     *max = m->values[n - 1];
 }
@@ -395,7 +396,7 @@ static row *build_rows(side *base, side *next, size_t *count)
         spread(b, &r->base, &r->base_min, &r->base_max);
         spread(n, &r->new_value, &r->new_min, &r->new_max);
         r->change = r->new_value - r->base;
-        r->change_pct = r->base != 0 ? 100.0 * r->change / fabs(r->base) : NAN;
+        r->change_pct = r->base != 0 ? r->change / fabs(r->base) * 100.0 : NAN; /* 100 x change may overflow */
         /* Noise: each side's median lies within the other's runs. */
         r->noise = base->runs > 1 && next->runs > 1 && r->change != 0 && r->new_value >= r->base_min &&
                    r->new_value <= r->base_max && r->base >= r->new_min && r->base <= r->new_max;
@@ -437,11 +438,27 @@ static int limit_names(const limit *l, const char *key)
     return n > k + 2 && strcmp(key + n - k, l->key) == 0 && key[n - k - 1] == ':' && key[n - k - 2] == ':';
 }
 
+/* Whether r breaks l.  A change or a ratio that does not fit a double
+ * (values near DBL_MAX apart, a base near zero: +-inf, or NaN) is never a
+ * pass: it counts as exceeded, and the row says it cannot be compared.  The
+ * relative limit is a ratio compared with N, never |base| x N / 100, which
+ * overflowed to +inf for a huge base and so let every change pass. */
 static int limit_exceeded(const limit *l, const row *r)
 {
-    if (l->percent)
-        return r->base != 0 ? r->change > fabs(r->base) * l->amount / 100 : r->change > 0;
-    return r->change > l->amount;
+    if (!isfinite(r->change) || (l->percent && r->base != 0 && !isfinite(r->change_pct)))
+        return 1;
+    if (!l->percent)
+        return r->change > l->amount;
+    if (r->base == 0)
+        return r->change > 0;
+    double allowed = fabs(r->base) * l->amount / 100;
+    return isfinite(allowed) ? r->change > allowed : r->change_pct > l->amount;
+}
+
+/* Whether r's change or ratio overflowed (see limit_exceeded). */
+static int beyond_doubles(const row *r)
+{
+    return !isfinite(r->change) || (r->base != 0 && !isfinite(r->change_pct));
 }
 
 static void format_limit(const limit *l, char *buf, size_t cap)
@@ -529,7 +546,7 @@ static void format_side(double median, double min, double max, size_t runs, cons
 }
 
 typedef struct cells {
-    char base[112], next[112], change[40], pct[32], note[96];
+    char base[112], next[112], change[40], pct[32], note[160];
 } cells;
 
 static void row_cells(const row *r, const side *base, const side *next, const char *dash, cells *c)
@@ -544,7 +561,8 @@ static void row_cells(const row *r, const side *base, const side *next, const ch
     if (r->limit) {
         char l[48];
         format_limit(r->limit, l, sizeof l);
-        snprintf(c->note, sizeof c->note, "%s limit %s", r->exceeded ? "EXCEEDED" : "ok,", l);
+        snprintf(c->note, sizeof c->note, "%s limit %s%s", r->exceeded ? "EXCEEDED" : "ok,", l,
+                 beyond_doubles(r) ? " (the change does not fit a double)" : "");
     }
     if (r->noise)
         snprintf(c->note + strlen(c->note), sizeof c->note - strlen(c->note), "%snoise", c->note[0] ? "; " : "");
@@ -693,7 +711,11 @@ static void report_exceeded(const row *rows, size_t count)
         format_limit(rows[i].limit, l, sizeof l);
         fputs("resmon compare: ", stderr);
         print_printable(stderr, rows[i].key);
-        fprintf(stderr, " rose from %s to %s (%s), above the limit of %s\n", b, n, pct, l);
+        if (beyond_doubles(&rows[i]))
+            fprintf(stderr, " went from %s to %s, a change that does not fit a double: failed against the limit "
+                            "of %s, never passed\n", b, n, l);
+        else
+            fprintf(stderr, " rose from %s to %s (%s), above the limit of %s\n", b, n, pct, l);
     }
 }
 
