@@ -555,6 +555,15 @@ class FifoInACgroupDirectory(unittest.TestCase):
         summary = json.loads(out)
         self.assertEqual(summary["cgroup_version"], 2)
         self.assertEqual(summary["peak_nprocs"], 1)
+        self.assertEqual(summary["cgroup_peak_mb"], 1.0)  # the sampled memory.current stands
+
+    def test_without_memory_peak_the_sampled_peak_stands(self):
+        # cgroup v2 before Linux 5.19 has no memory.peak: the kernel's peak is
+        # unknown, the samples' is not (it was replaced by NaN, so absent).
+        group = self.make(None)
+        rc, out, err = self.run_to_the_end("-i", "0.02", "--duration", "0.1", "--cgroup", group)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(json.loads(out)["cgroup_peak_mb"], 1.0)
 
     def test_sigterm_ends_a_watch_whose_memory_peak_is_a_fifo(self):
         self.files["memory.peak"] = None
