@@ -180,7 +180,8 @@ RESMON_API const char *resmon_version_string(void);
     XX(EROFS, "read-only file system")                                         \
     XX(EXDEV, "/proc belongs to another PID namespace (mount this one's: unshare --mount-proc)") \
     XX(ECHILD, "the process has already exited (a zombie its parent has not reaped): nothing is left to measure") \
-    XX(ENOEXEC, "a kernel thread, which has no memory of its own to measure")
+    XX(ENOEXEC, "a kernel thread, which has no memory of its own to measure") \
+    XX(ESPIPE, "not a regular file (a FIFO, socket or device where a file was expected)")
 
 /* A short English description of a negative errno (positive values are
  * accepted too).  Never NULL; the string is static and thread-safe. */

@@ -4,6 +4,7 @@
  */
 #include "cgroup.h"
 #include "fileio.h"
+#include "regular_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -350,16 +351,17 @@ int rm__cgroup_open(rm__cgroup *cg, const char *dir)
     int fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
         return -errno;
+    /* Kept open and pread every sample: its type is checked here, once (a
+     * FIFO in a directory given as --cgroup would block the open for ever). */
     int version = 2;
-    int current = openat(fd, "memory.current", O_RDONLY | O_CLOEXEC);
-    if (current < 0) {
+    int current = rm__open_regular_at(fd, "memory.current", NULL);
+    if (current == -ENOENT) {
         version = 1;
-        current = openat(fd, "memory.usage_in_bytes", O_RDONLY | O_CLOEXEC);
+        current = rm__open_regular_at(fd, "memory.usage_in_bytes", NULL);
     }
     if (current < 0) {
-        int err = errno;
         close(fd);
-        return err == ENOENT ? -ENOTSUP : -err;
+        return current == -ENOENT ? -ENOTSUP : current;
     }
     cg->dirfd = fd;
     cg->current_fd = current;

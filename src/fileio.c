@@ -2,19 +2,16 @@
  * fileio.c -- reading small kernel files whole (see fileio.h).
  */
 #include "fileio.h"
+#include "regular_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-ssize_t rm__read_file_at(int dirfd, const char *path, char *buf, size_t cap)
+/* Reads fd whole into buf and closes it. */
+static ssize_t read_and_close(int fd, char *buf, size_t cap)
 {
-    if (cap == 0)
-        return -EINVAL;
-    int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
     size_t used = 0;
     ssize_t result;
     for (;;) {
@@ -38,6 +35,24 @@ ssize_t rm__read_file_at(int dirfd, const char *path, char *buf, size_t cap)
     close(fd);
     buf[result >= 0 ? (size_t)result : 0] = '\0';
     return result;
+}
+
+ssize_t rm__read_file_at(int dirfd, const char *path, char *buf, size_t cap)
+{
+    if (cap == 0)
+        return -EINVAL;
+    buf[0] = '\0';
+    int fd = rm__open_regular_at(dirfd, path, NULL);
+    return fd < 0 ? fd : read_and_close(fd, buf, cap);
+}
+
+ssize_t rm__read_kernel_file_at(int dirfd, const char *path, char *buf, size_t cap)
+{
+    if (cap == 0)
+        return -EINVAL;
+    buf[0] = '\0';
+    int fd = openat(dirfd, path, RM__READ_FLAGS);
+    return fd < 0 ? -errno : read_and_close(fd, buf, cap);
 }
 
 ssize_t rm__pread_file(int fd, char *buf, size_t cap)

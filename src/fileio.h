@@ -15,9 +15,17 @@
 
 /* Reads a whole file into buf (at most cap - 1 bytes, then NUL-terminates),
  * retrying EINTR and short reads.  path is relative to dirfd (or absolute,
- * or relative to the working directory with AT_FDCWD).  Returns the length
- * or a negative errno. */
+ * or relative to the working directory with AT_FDCWD).  Opened non-blocking
+ * and checked to be a regular file (common/regular_file.h): a FIFO, socket
+ * or device is -ESPIPE, never a wait.  Returns the length or a negative
+ * errno. */
 ssize_t rm__read_file_at(int dirfd, const char *path, char *buf, size_t cap);
+
+/* rm__read_file_at without the type check, for a kernel file re-read every
+ * sample (a thread's /proc status, a GPU's sysfs counter): still opened
+ * non-blocking, so a FIFO or device where a fixture put one reads empty or
+ * fails at once, but without the fstat a sample would pay for each file. */
+ssize_t rm__read_kernel_file_at(int dirfd, const char *path, char *buf, size_t cap);
 
 /* pread from offset 0 of an already open file (the cheap way to re-read
  * /proc/PID/statm every sample).  Returns the length read or a negative

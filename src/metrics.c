@@ -4,6 +4,7 @@
  */
 #include "metrics.h"
 #include "fileio.h"
+#include "regular_file.h"
 #include "internal.h"
 
 #include <dirent.h>
@@ -63,7 +64,7 @@ void rm__metrics_open_network(rm__metrics *m, int proc_fd, pid_t root)
         return;
     char path[48];
     snprintf(path, sizeof path, "%d/net/dev", (int)root);
-    m->net_fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
+    m->net_fd = openat(proc_fd, path, RM__READ_FLAGS);
 }
 
 void rm__metrics_free(rm__metrics *m)
@@ -111,7 +112,7 @@ void rm__metrics_start_reading(rm__metrics *m, int baseline)
 static ssize_t read_kept_open(int dir_fd, int *fd, const char *name, char *buf, size_t cap)
 {
     if (*fd < 0) {
-        *fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC);
+        *fd = openat(dir_fd, name, RM__READ_FLAGS);
         if (*fd < 0)
             return errno == ENOENT ? -ESRCH : -errno;
     }
@@ -173,7 +174,7 @@ static int read_context_switches(int dir_fd, uint64_t *voluntary, uint64_t *invo
             continue;
         char path[300], text[4096];
         snprintf(path, sizeof path, "%s/status", entry->d_name);
-        ssize_t n = rm__read_file_at(dirfd(dir), path, text, sizeof text);
+        ssize_t n = rm__read_kernel_file_at(dirfd(dir), path, text, sizeof text);
         uint64_t tv, tiv;
         if (n > 0 && parse_switches(text, (size_t)n, &tv, &tiv) == 0) {
             v += tv;
@@ -321,7 +322,7 @@ static int read_counters(rm__metrics *m, rm__process_metrics *pm, int dir_fd, co
             m->pss_exempt_until_next_ns = pm->born_ns + m->detail_interval_ns;
         /* Opening checks the access a read needs (and walks nothing): a
          * process whose smaps_rollup is refused stays unreadable. */
-        if (pm->smaps_fd < 0 && (pm->smaps_fd = openat(dir_fd, "smaps_rollup", O_RDONLY | O_CLOEXEC)) < 0 &&
+        if (pm->smaps_fd < 0 && (pm->smaps_fd = openat(dir_fd, "smaps_rollup", RM__READ_FLAGS)) < 0 &&
             rm__read_refused(-errno))
             *refused |= SOURCE_SMAPS;
         pm->smaps_known = pm->pss_from_rss = pm->smaps_fd >= 0;

@@ -503,8 +503,8 @@ static void read_cgroup_end(const resmon_monitor *m, cgroup_end_figures *end)
  * where the kernel has no peak to give). */
 static void store_cgroup_end(rm__summary_acc *acc, const cgroup_end_figures *end)
 {
-    if (!(end->peak_mb <= acc->cgroup_peak_mb))
-        acc->cgroup_peak_mb = end->peak_mb;
+    if (!isnan(end->peak_mb) && !(end->peak_mb <= acc->cgroup_peak_mb))
+        acc->cgroup_peak_mb = end->peak_mb; /* NAN (no memory.peak before Linux 5.19) never hides the sampled */
     acc->cgroup_oom_kills = end->oom_kills;
     acc->cgroup_throttled_sec = end->throttled_sec;
     acc->cgroup_nr_throttled = end->nr_throttled;

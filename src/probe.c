@@ -7,6 +7,7 @@
  */
 #include "probe_internal.h"
 #include "fileio.h"
+#include "regular_file.h"
 #include "internal.h"
 
 #include <errno.h>
@@ -48,7 +49,7 @@ int rm__probe_read_process(const rm__tracked *t, rm__process_reading *out)
 int rm__probe_read_stat(rm__tracked *t, rm__process_reading *out)
 {
     if (t->stat_fd < 0) {
-        t->stat_fd = openat(t->dir_fd, "stat", O_RDONLY | O_CLOEXEC);
+        t->stat_fd = openat(t->dir_fd, "stat", RM__READ_FLAGS);
         if (t->stat_fd < 0)
             return errno == ENOENT ? -ESRCH : -errno;
     }

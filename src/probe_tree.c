@@ -4,6 +4,7 @@
  * accounts of processes that ended.
  */
 #include "probe_internal.h"
+#include "regular_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -47,7 +48,7 @@ rm__tracked *rm__probe_find(rm__probe *p, pid_t pid)
 
 static int open_in(int dir_fd, const char *name, int *fd)
 {
-    *fd = openat(dir_fd, name, O_RDONLY | O_CLOEXEC);
+    *fd = openat(dir_fd, name, RM__READ_FLAGS);
     return *fd >= 0 ? 0 : errno == ENOENT ? -ESRCH : -errno;
 }
 

@@ -3,6 +3,7 @@
  */
 #include "proc_tree.h"
 #include "fileio.h"
+#include "regular_file.h"
 #include "procfs.h"
 
 #include <dirent.h>
@@ -95,9 +96,9 @@ int rm__tree_walker_use_cgroup(rm__tree_walker *w, const char *dir)
     int n = snprintf(path, sizeof path, "%s/cgroup.procs", dir);
     if (n < 0 || (size_t)n >= sizeof path)
         return -ENAMETOOLONG;
-    int fd = open(path, O_RDONLY | O_CLOEXEC); /* there and readable: a cgroup, or a fixture of one */
+    int fd = rm__open_regular_at(AT_FDCWD, path, NULL); /* there and readable: a cgroup, or a fixture of one */
     if (fd < 0)
-        return -errno;
+        return fd;
     close(fd);
     fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
@@ -401,7 +402,7 @@ static void parent_of(rm__tree_walker *w, pid_t pid, pid_t *ppid)
     }
     char path[32], stat_text[1024];
     snprintf(path, sizeof path, "%d/stat", (int)pid);
-    ssize_t n = rm__read_file_at(w->proc_fd, path, stat_text, sizeof stat_text);
+    ssize_t n = rm__read_kernel_file_at(w->proc_fd, path, stat_text, sizeof stat_text);
     w->stat_reads++;
     rm__proc_stat st;
     *ppid = n > 0 && rm__parse_stat(stat_text, (size_t)n, &st) == 0 ? st.ppid : -1;
@@ -530,7 +531,7 @@ static int visit_member(pid_t pid, void *user)
  * counts them. */
 static int walk_cgroup_dir(rm__tree_walker *w, int dir_fd, const pid_t *roots, size_t root_count, int depth)
 {
-    int fd = openat(dir_fd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
+    int fd = openat(dir_fd, "cgroup.procs", RM__READ_FLAGS); /* non-blocking: no fstat a walk */
     if (fd < 0)
         return -errno; /* -ENOENT once the cgroup is removed */
     ssize_t n = read_children_file(w, fd);

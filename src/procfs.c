@@ -290,7 +290,7 @@ static int parse_peak_rss(const char *buf, ssize_t n, uint64_t *bytes)
 int rm__read_peak_rss(int dirfd, uint64_t *bytes)
 {
     char buf[4096]; /* status is ~1.5 KiB; VmHWM sits in its first third */
-    return parse_peak_rss(buf, rm__read_file_at(dirfd, "status", buf, sizeof buf), bytes);
+    return parse_peak_rss(buf, rm__read_kernel_file_at(dirfd, "status", buf, sizeof buf), bytes);
 }
 
 int rm__pread_peak_rss(int fd, uint64_t *bytes)

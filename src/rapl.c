@@ -3,6 +3,7 @@
  */
 #include "rapl.h"
 #include "fileio.h"
+#include "regular_file.h"
 #include "sysfs.h"
 
 #include <dirent.h>
@@ -64,7 +65,7 @@ int rm__rapl_open(rm__rapl *r, const rm__sysfs *fs)
         char path[PATH_MAX + 300];
         if ((size_t)snprintf(path, sizeof path, "%s/%s/energy_uj", dir_path, e->d_name) >= sizeof path)
             continue;
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        int fd = open(path, RM__READ_FLAGS);
         if (fd < 0)
             continue; /* EACCES: root-only, unavailable */
         int i = r->zone_count;

@@ -31,7 +31,7 @@ ssize_t rm__sysfs_read(const rm__sysfs *fs, const char *relative, char *buf, siz
     int rc = rm__sysfs_path(fs, relative, path, sizeof path);
     if (rc < 0)
         return rc;
-    ssize_t n = rm__read_file_at(AT_FDCWD, path, buf, cap);
+    ssize_t n = rm__read_kernel_file_at(AT_FDCWD, path, buf, cap); /* GPU counters: every sample */
     while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
         buf[--n] = '\0';
     return n;

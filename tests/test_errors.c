@@ -26,7 +26,7 @@
  * clock_getcpuclockid and pthread_create that resmon returns as they come. */
 static const int passed_through[] = {
     EACCES, EPERM,  ENOENT,       ENOTDIR, EISDIR, ELOOP, ENAMETOOLONG, EMFILE,
-    ENFILE, ENOMEM, EIO,          EINVAL,  ESRCH,  EAGAIN,
+    ENFILE, ENOMEM, EIO,          EINVAL,  ESRCH,  EAGAIN, ESPIPE,
 };
 
 static int has_words(int err)

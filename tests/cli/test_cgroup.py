@@ -595,6 +595,103 @@ class WatchedCgroup(unittest.TestCase):
         self.assertIn("cannot list the processes of cgroup", r.stderr)
 
 
+class FifoInACgroupDirectory(unittest.TestCase):
+    """A directory given as --cgroup is read through files a user made: a
+    FIFO where the kernel has a regular file must never block resmon (an open
+    of a FIFO waits for a writer for ever, out of SIGTERM's reach); it is read
+    as unknown, or refused in one line.  Needs no cgroup: the directory is a
+    fixture."""
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory(prefix="resmon-fake-cgroup-")
+        self.addCleanup(self.dir.cleanup)
+        ready = Ready()
+        self.held = subprocess.Popen([WORKLOAD, "sleep", "600"], **ready.popen_args())
+        self.addCleanup(lambda: (self.held.kill(), self.held.wait()))
+        ready.wait()
+        self.files = {"cgroup.procs": f"{self.held.pid}\n", "memory.current": "1048576\n"}
+
+    def make(self, fifo):
+        for name, text in self.files.items():
+            path = os.path.join(self.dir.name, name)
+            if name == fifo:
+                os.mkfifo(path)
+            else:
+                with open(path, "w") as f:
+                    f.write(text)
+        return self.dir.name
+
+    def run_to_the_end(self, *args):
+        p = subprocess.Popen([RESMON, "-q", "-o", "-", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+        try:
+            out, err = p.communicate(timeout=SAFETY_NET_SEC)
+        except subprocess.TimeoutExpired:
+            p.send_signal(signal.SIGTERM)  # what timeout(1) does; before the fix it did nothing
+            try:
+                p.communicate(timeout=10)
+                self.fail("resmon hung on a FIFO and ended only at SIGTERM")
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.communicate()
+                self.fail("resmon hung on a FIFO, beyond SIGTERM")
+        return p.returncode, out, err
+
+    def test_a_fifo_memory_peak_is_an_unknown_peak_not_a_hang(self):
+        self.files["memory.peak"] = None
+        group = self.make("memory.peak")
+        rc, out, err = self.run_to_the_end("-i", "0.02", "--duration", "0.1", "--cgroup", group)
+        self.assertEqual(rc, 0, err)
+        summary = json.loads(out)
+        self.assertEqual(summary["cgroup_version"], 2)
+        self.assertEqual(summary["peak_nprocs"], 1)
+        self.assertEqual(summary["cgroup_peak_mb"], 1.0)  # the sampled memory.current stands
+
+    def test_without_memory_peak_the_sampled_peak_stands(self):
+        # cgroup v2 before Linux 5.19 has no memory.peak: the kernel's peak is
+        # unknown, the samples' is not (it was replaced by NaN, so absent).
+        group = self.make(None)
+        rc, out, err = self.run_to_the_end("-i", "0.02", "--duration", "0.1", "--cgroup", group)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(json.loads(out)["cgroup_peak_mb"], 1.0)
+
+    def test_sigterm_ends_a_watch_whose_memory_peak_is_a_fifo(self):
+        self.files["memory.peak"] = None
+        group = self.make("memory.peak")
+        samples = os.path.join(self.dir.name, "s.csv")
+        p = subprocess.Popen([RESMON, "-q", "-i", "0.02", "-s", samples, "-o", "-", "--cgroup", group],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.addCleanup(lambda: p.poll() is None and (p.kill(), p.communicate()))
+        deadline = time.monotonic() + SAFETY_NET_SEC  # the first rows: the watch is under way
+        while time.monotonic() < deadline and p.poll() is None:
+            if os.path.exists(samples):
+                with open(samples) as f:
+                    if f.read().count("\n") >= 3:
+                        break
+            time.sleep(0.01)
+        p.send_signal(signal.SIGTERM)
+        try:
+            out, err = p.communicate(timeout=SAFETY_NET_SEC)
+        except subprocess.TimeoutExpired:
+            self.fail("SIGTERM did not end resmon: it waits on the FIFO memory.peak")
+        self.assertIn('"cgroup_path"', out, err)
+
+    def test_a_fifo_memory_current_says_why_there_is_no_cgroup_figure(self):
+        group = self.make("memory.current")
+        rc, out, err = self.run_to_the_end("-i", "0.02", "--duration", "0.1", "--cgroup", group)
+        self.assertEqual(rc, 0, err)
+        summary = json.loads(out)
+        self.assertNotIn("cgroup_peak_mb", summary)
+        self.assertEqual(summary["peak_nprocs"], 1)
+
+    def test_a_fifo_cgroup_procs_is_refused_in_one_line(self):
+        group = self.make("cgroup.procs")
+        rc, out, err = self.run_to_the_end("-i", "0.02", "--duration", "0.1", "--cgroup", group)
+        self.assertEqual(rc, 125, err)
+        self.assertEqual(len(err.splitlines()), 1, err)
+        self.assertIn("not a regular file", err)
+
+
 class CgroupWithout(unittest.TestCase):
     @unittest.skipUnless(CAN_MAKE and os.geteuid() == 0, "needs root where a cgroup can be made")
     def test_unprivileged_run_goes_on_and_says_why_once(self):

@@ -246,6 +246,27 @@ class BadUsage(Tmp):
         r = resmon("compare", "--max-increase", "peak_rss_mb=0", base, new)
         self.assertEqual(r.returncode, 0, r.stderr)
 
+    def test_a_change_beyond_a_double_is_a_failure_never_a_pass(self):
+        # issue 28: cpu_sec=10% on 1e308 -> 1.7e308 computed |base| x 10 = +inf and passed.
+        huge = self.write("huge.json", summary(cpu_sec=1e308))
+        larger = self.write("larger.json", summary(cpu_sec=1.7e308))
+        below = self.write("below.json", summary(cpu_sec=-1.7e308))
+        tiny = self.write("tiny.json", summary(cpu_sec=5e-324))
+        one = self.write("one.json", summary(cpu_sec=1.0))
+        for base, new, limit, status in ((huge, larger, "cpu_sec=10%", 1), (huge, larger, "cpu_sec=100%", 0),
+                                         (larger, below, "cpu_sec=10%", 1), (larger, below, "cpu_sec=1", 1),
+                                         (tiny, one, "cpu_sec=10%", 1), (huge, huge, "cpu_sec=0%", 0)):
+            with self.subTest(base=base, new=new, limit=limit):
+                r = resmon("compare", "--max-increase", limit, base, new)
+                self.assertEqual(r.returncode, status, r.stdout + r.stderr)
+        r = resmon("compare", "--max-increase", "cpu_sec=1", larger, below)
+        self.assertIn("does not fit a double", r.stderr)
+        # Medians of two runs near DBL_MAX: halves added, never +inf.
+        self.write("runs/a.json", summary(cpu_sec=1.7e308))
+        self.write("runs/b.json", summary(cpu_sec=1.7e308))
+        r, report = self.compare_json(self.path("runs"), self.path("runs"))
+        self.assertEqual(report["metrics"]["cpu_sec"]["base"], 1.7e308)
+
     def test_malformed_limits(self):
         for arg in ("peak_rss_mb", "peak_rss_mb=", "=10%", "peak_rss_mb=ten", "peak_rss_mb=-1",
                     "peak_rss_mb=10%%", "peak_rss_mb=inf", "peak_rss_mb=nan%"):
@@ -274,6 +295,48 @@ class BadUsage(Tmp):
         if os.geteuid() != 0:  # root reads any file
             os.chmod(self.good, 0)
             self.assertUsage([self.good, self.good], "cannot be read")
+
+    def test_a_fifo_or_device_is_refused_not_waited_on(self):
+        # issue 28: a FIFO named b.json in a runs directory hung compare in open().
+        runs = self.path("runs")
+        os.mkdir(runs)
+        self.write("runs/a.json", summary())
+        os.mkfifo(os.path.join(runs, "b.json"))
+        self.assertUsage([self.good, runs], "runs/b.json: a FIFO, not a regular file")
+        self.assertUsage([self.good, os.path.join(runs, "b.json")], "b.json: a FIFO, not a regular file")
+        self.assertUsage(["/dev/zero", self.good], "/dev/zero: a character device, not a regular file")
+
+    def test_standard_input_may_be_a_pipe(self):
+        with open(self.good) as f:
+            text = f.read()
+        r = subprocess.run([RESMON, "compare", self.good, "-"], input=text, capture_output=True, text=True,
+                           timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("new - (1 run)", r.stdout)
+
+    def test_standard_output_that_is_an_input_is_refused(self):
+        # `compare a.json b.json >> b.json` would append a table to a summary.
+        with open(self.good) as f:
+            before = f.read()
+        with open(self.good, "a") as out:
+            r = subprocess.run([RESMON, "compare", self.good, self.good], stdout=out, stderr=subprocess.PIPE,
+                               text=True, timeout=60)
+        self.assertEqual(r.returncode, 125, r.stderr)
+        self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+        self.assertIn("standard output '-' and the input", r.stderr)
+        with open(self.good) as f:
+            self.assertEqual(f.read(), before)
+
+    def test_an_input_over_the_size_compare_reads_is_refused_before_reading(self):
+        # A 160 MB report took 3.8 GB of memory and minutes; 32 MiB is the bound.
+        big = self.path("big.json")
+        with open(big, "w") as f:
+            f.truncate((32 << 20) + 1)  # sparse: refused by its size, never read
+        self.assertUsage([big, self.good], "big.json: 32 MiB, larger than the 32 MiB compare reads")
+        r = subprocess.run([RESMON, "compare", "-", self.good], input=b" " * ((32 << 20) + 1), capture_output=True,
+                           timeout=60)
+        self.assertEqual(r.returncode, 125, r.stderr)
+        self.assertIn(b"-: larger than the 32 MiB compare reads", r.stderr)
 
     def test_without_jansson_compare_says_so_in_one_line(self):
         base = self.write("base.json", summary())

@@ -414,6 +414,39 @@ class PlotCommand(Tmp):
         self.assertEqual(r.returncode, 125)
         self.assertIn("line 1 has no elapsed_sec", r.stderr)
 
+    def test_an_output_that_is_a_run_is_refused_before_anything_is_written(self):
+        # issue 28: `resmon plot run.csv -o run.csv` replaced the samples with SVG.
+        run = samples(self.path("run.csv"), [(1, 0, 0, 5), (1.1, 0.1, 40, 8)])
+        with open(run) as f:
+            before = f.read()
+        os.symlink(run, self.path("link.svg"))
+        os.link(run, self.path("hard.svg"))
+        other = samples(self.path("other.csv"), [(1, 0, 0, 5), (1.1, 0.1, 40, 8)])
+        for argv in ([run, "-o", run], [run, "-o", os.path.join(self.dir.name, ".", "run.csv")],
+                     [run, "-o", self.path("link.svg")], [run, "-o", self.path("hard.svg")],
+                     [other, run, "-o", run]):
+            with self.subTest(argv=argv):
+                r = resmon("plot", *argv)
+                self.assertEqual(r.returncode, 125, r.stderr)
+                self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+                self.assertIn("name the same file", r.stderr)
+                with open(run) as f:
+                    self.assertEqual(f.read(), before)
+        self.assertTrue(os.path.islink(self.path("link.svg")))
+        self.run_ok("plot", run, run, "-o", self.path("o.svg"))  # one run twice: two inputs may be one file
+
+    def test_a_fifo_or_device_as_a_run_is_refused_not_waited_on(self):
+        # A FIFO would block open() for ever; a device reads for ever or not at all.
+        os.mkfifo(self.path("fifo.csv"))
+        os.symlink("/dev/zero", self.path("zero.csv"))
+        for name, kind in (("fifo.csv", "a FIFO"), ("zero.csv", "a character device")):
+            with self.subTest(name=name):
+                r = resmon("plot", self.path(name), "-o", self.path("o.svg"), timeout=60)
+                self.assertEqual(r.returncode, 125, r.stderr)
+                self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+                self.assertIn(f"'{self.path(name)}': {kind}, not a regular file", r.stderr)
+                self.assertFalse(os.path.exists(self.path("o.svg")))
+
     def test_usage_errors(self):
         good = samples(self.path("good.csv"), [(1, 0, 0, 5)])
         for argv in (["plot"], ["plot", good], ["plot", good, "-o", self.path("o.svg"), "-l", "a", "-l", "b"],

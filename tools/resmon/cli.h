@@ -250,6 +250,23 @@ void output_file_discard(output_file *f);
  * .png gets PNG, never SVG bytes; "dir.png/x" has none. */
 int path_has_extension(const char *path, const char *ext);
 int output_paths_check_distinct(const char *const *paths, const char *const *options, size_t count);
+/* The same check for a command that reads and writes (plot, compare):
+ * paths[0, output_count) are outputs, the rest inputs; an output may name
+ * neither another output nor an input (two inputs may be one file).  program
+ * starts the message ("resmon plot").  Returns 0, or prints one line and
+ * returns EXIT_USAGE. */
+int output_paths_check(const char *program, const char *const *paths, const char *const *options,
+                       size_t output_count, size_t count);
+
+/* ---- what compare and plot read (input_file.c) ---- */
+/* Opens path for reading: non-blocking, and only a regular file (a FIFO,
+ * socket, device or directory is refused).  Returns the stream, or NULL with
+ * why set ("a FIFO, not a regular file", strerror's words). */
+FILE *input_file_open(const char *path, char *why, size_t cap);
+/* Reads f whole into a NUL-terminated buffer the caller frees; more than
+ * max_bytes is refused (why says so) having read max_bytes + 1 at most.
+ * Returns 0 or -1. */
+int input_file_slurp(FILE *f, size_t max_bytes, char **text, size_t *length, char *why, size_t cap);
 
 /* ---- the command's outputs as a set (outputs.c) ---- */
 typedef struct outputs {

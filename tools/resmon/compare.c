@@ -23,6 +23,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -32,7 +33,8 @@ static const char compare_usage_text[] =
     "Compares two resmon summaries: BASE and NEW are each a summary JSON (resmon -o, the\n"
     "library's resmon_summary_to_json, the Python to_dict()), the JSON report of resmon's\n"
     "pytest plugin (its keys are NODEID::KEY), or a directory of such files holding\n"
-    "repeated runs of one side, compared by median with min..max shown.  A change inside\n"
+    "repeated runs of one side, compared by median with min..max shown; - is standard\n"
+    "input.  Inputs are regular files of at most 32 MiB.  A change inside\n"
     "both sides' spreads is marked as noise.  Every numeric key present on both sides is\n"
     "shown, the exact peaks (exact_peak_rss_mb, hwm_rss_mb) first, then the sampled ones.\n"
     "\n"
@@ -157,23 +159,65 @@ static int side_add_members(side *s, json_t *object, const char *prefix, size_t 
     return 0;
 }
 
+/* The largest input compare reads.  Jansson holds a parsed file at about
+ * ten times its size, and a pytest report's keys are kept for both sides:
+ * a 160 MB report took 3.8 GB.  A summary is a few KiB; 32 MiB is a pytest
+ * report of some 25,000 tests. */
+#define COMPARE_INPUT_MAX ((size_t)32 << 20)
+
+/* The text of path ("-": standard input, which may be a pipe), at most
+ * COMPARE_INPUT_MAX bytes: a FIFO, device or directory is refused without
+ * waiting on it, as is standard output's own file.  Returns 0, or prints one
+ * line and returns EXIT_USAGE. */
+static int input_text(const char *path, char **text, size_t *length)
+{
+    char why[256];
+    FILE *f = stdin;
+    if (strcmp(path, "-") != 0) {
+        const char *const paths[] = {"-", path};
+        const char *const options[] = {"standard output", "the input"};
+        if (output_paths_check("resmon compare", paths, options, 1, 2) != 0)
+            return EXIT_USAGE; /* `compare a.json b.json >> b.json` */
+        if (!(f = input_file_open(path, why, sizeof why))) {
+            char line[300];
+            snprintf(line, sizeof line, ": %s", why);
+            return compare_error(path, line);
+        }
+    }
+    struct stat st;
+    int rc = 0;
+    if (f != stdin && fstat(fileno(f), &st) == 0 && (uintmax_t)st.st_size > COMPARE_INPUT_MAX) {
+        snprintf(why, sizeof why, "%.0f MiB, larger than the %zu MiB compare reads", (double)st.st_size / 1048576,
+                 COMPARE_INPUT_MAX >> 20); /* said before reading any of it */
+        rc = -1;
+    }
+    if (rc == 0)
+        rc = input_file_slurp(f, COMPARE_INPUT_MAX, text, length, why, sizeof why);
+    if (f != stdin)
+        fclose(f);
+    if (rc < 0) {
+        char line[300];
+        snprintf(line, sizeof line, ": %s", why);
+        return compare_error(path, line);
+    }
+    return 0;
+}
+
 /* Reads one file as run number run of s.  Returns 0, or prints one line and
  * returns EXIT_USAGE. */
 static int side_read_file(side *s, const char *path, size_t run)
 {
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return compare_error(path, errno == ENOENT ? ": no such file" : ": cannot be read");
+    char *text;
+    size_t length;
+    int text_rc = input_text(path, &text, &length);
+    if (text_rc != 0)
+        return text_rc;
     json_error_t err;
-    json_t *root = jansson.loadf(f, JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, &err);
-    int read_error = ferror(f);
-    fclose(f);
+    json_t *root = jansson.loadb(text, length, JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, &err);
+    free(text);
     if (!root) {
         char why[JSON_ERROR_TEXT_LENGTH + 64];
-        if (read_error)
-            snprintf(why, sizeof why, ": cannot be read");
-        else
-            snprintf(why, sizeof why, ": not JSON (line %d: %s)", err.line, err.text);
+        snprintf(why, sizeof why, ": not JSON (line %d: %s)", err.line, err.text);
         return compare_error(path, why);
     }
     int rc = 0;
@@ -256,9 +300,9 @@ static int side_read(side *s, const char *path)
     if (!s->index)
         return compare_error(path, ": out of memory");
     struct stat st;
-    if (stat(path, &st) < 0)
+    if (strcmp(path, "-") != 0 && stat(path, &st) < 0)
         return compare_error(path, errno == ENOENT ? ": no such file or directory" : ": cannot be read");
-    if (!S_ISDIR(st.st_mode)) {
+    if (strcmp(path, "-") == 0 || !S_ISDIR(st.st_mode)) {
         s->runs = 1;
         return side_read_file(s, path, 0);
     }
@@ -313,7 +357,8 @@ static void spread(metric *m, double *median, double *min, double *max)
 {
     qsort(m->values, m->count, sizeof *m->values, compare_doubles);
     size_t n = m->count;
-    *median = n % 2 ? m->values[n / 2] : (m->values[n / 2 - 1] + m->values[n / 2]) / 2;
+    /* Halves added, not a sum halved: two values near DBL_MAX sum to +inf. */
+    *median = n % 2 ? m->values[n / 2] : m->values[n / 2 - 1] / 2 + m->values[n / 2] / 2;
     *min = m->values[0];
     *max = m->values[n - 1];
 }
@@ -359,7 +404,7 @@ static row *build_rows(side *base, side *next, size_t *count)
         spread(b, &r->base, &r->base_min, &r->base_max);
         spread(n, &r->new_value, &r->new_min, &r->new_max);
         r->change = r->new_value - r->base;
-        r->change_pct = r->base != 0 ? 100.0 * r->change / fabs(r->base) : NAN;
+        r->change_pct = r->base != 0 ? r->change / fabs(r->base) * 100.0 : NAN; /* 100 x change may overflow */
         /* Noise: each side's median lies within the other's runs. */
         r->noise = base->runs > 1 && next->runs > 1 && r->change != 0 && r->new_value >= r->base_min &&
                    r->new_value <= r->base_max && r->base >= r->new_min && r->base <= r->new_max;
@@ -401,11 +446,27 @@ static int limit_names(const limit *l, const char *key)
     return n > k + 2 && strcmp(key + n - k, l->key) == 0 && key[n - k - 1] == ':' && key[n - k - 2] == ':';
 }
 
+/* Whether r breaks l.  A change or a ratio that does not fit a double
+ * (values near DBL_MAX apart, a base near zero: +-inf, or NaN) is never a
+ * pass: it counts as exceeded, and the row says it cannot be compared.  The
+ * relative limit is a ratio compared with N, never |base| x N / 100, which
+ * overflowed to +inf for a huge base and so let every change pass. */
 static int limit_exceeded(const limit *l, const row *r)
 {
-    if (l->percent)
-        return r->base != 0 ? r->change > fabs(r->base) * l->amount / 100 : r->change > 0;
-    return r->change > l->amount;
+    if (!isfinite(r->change) || (l->percent && r->base != 0 && !isfinite(r->change_pct)))
+        return 1;
+    if (!l->percent)
+        return r->change > l->amount;
+    if (r->base == 0)
+        return r->change > 0;
+    double allowed = fabs(r->base) * l->amount / 100;
+    return isfinite(allowed) ? r->change > allowed : r->change_pct > l->amount;
+}
+
+/* Whether r's change or ratio overflowed (see limit_exceeded). */
+static int beyond_doubles(const row *r)
+{
+    return !isfinite(r->change) || (r->base != 0 && !isfinite(r->change_pct));
 }
 
 static void format_limit(const limit *l, char *buf, size_t cap)
@@ -493,7 +554,7 @@ static void format_side(double median, double min, double max, size_t runs, cons
 }
 
 typedef struct cells {
-    char base[112], next[112], change[40], pct[32], note[96];
+    char base[112], next[112], change[40], pct[32], note[160];
 } cells;
 
 static void row_cells(const row *r, const side *base, const side *next, const char *dash, cells *c)
@@ -508,7 +569,8 @@ static void row_cells(const row *r, const side *base, const side *next, const ch
     if (r->limit) {
         char l[48];
         format_limit(r->limit, l, sizeof l);
-        snprintf(c->note, sizeof c->note, "%s limit %s", r->exceeded ? "EXCEEDED" : "ok,", l);
+        snprintf(c->note, sizeof c->note, "%s limit %s%s", r->exceeded ? "EXCEEDED" : "ok,", l,
+                 beyond_doubles(r) ? " (the change does not fit a double)" : "");
     }
     if (r->noise)
         snprintf(c->note + strlen(c->note), sizeof c->note - strlen(c->note), "%snoise", c->note[0] ? "; " : "");
@@ -657,7 +719,11 @@ static void report_exceeded(const row *rows, size_t count)
         format_limit(rows[i].limit, l, sizeof l);
         fputs("resmon compare: ", stderr);
         print_printable(stderr, rows[i].key);
-        fprintf(stderr, " rose from %s to %s (%s), above the limit of %s\n", b, n, pct, l);
+        if (beyond_doubles(&rows[i]))
+            fprintf(stderr, " went from %s to %s, a change that does not fit a double: failed against the limit "
+                            "of %s, never passed\n", b, n, l);
+        else
+            fprintf(stderr, " rose from %s to %s (%s), above the limit of %s\n", b, n, pct, l);
     }
 }
 

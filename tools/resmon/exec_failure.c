@@ -7,6 +7,7 @@
  * resmon names the interpreter in that case.
  */
 #include "cli.h"
+#include "regular_file.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -38,9 +39,13 @@ static int locate(const char *file, char *found, size_t cap)
 /* The interpreter a "#!" line names, or 0 when the file has no such line. */
 static int read_interpreter(const char *script, char *interpreter, size_t cap)
 {
-    FILE *f = fopen(script, "rbe");
-    if (!f)
+    int fd = rm__open_regular_at(AT_FDCWD, script, NULL); /* swapped for a FIFO: no wait */
+    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+    if (!f) {
+        if (fd >= 0)
+            close(fd);
         return 0;
+    }
     char line[256];
     int found = fgets(line, sizeof line, f) && line[0] == '#' && line[1] == '!';
     fclose(f);

@@ -6,7 +6,10 @@
  * they stat to the same device and inode (hard links, symbolic links, "./"
  * spellings of an existing file) or, for a file not created yet, when the
  * real path of the directory plus the name is the same ("new.json" and
- * "./new.json").  "-" (stdout) counts as one file too.
+ * "./new.json").  "-" (stdout) counts as one file too, and as the file it is
+ * redirected to.  The readers that write (plot -o, compare's standard
+ * output) use the same check: an output that is one of their inputs would
+ * replace what they are reading.
  */
 #include "cli.h"
 
@@ -15,6 +18,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 typedef struct output_identity {
     int exists;
@@ -27,7 +31,9 @@ static void identify(const char *path, output_identity *id)
 {
     memset(id, 0, sizeof *id);
     struct stat st;
-    if (strcmp(path, "-") != 0 && stat(path, &st) == 0) {
+    /* "-" is standard output: the regular file it is (`> run.csv`), when it
+     * is one (a terminal, a pipe or /dev/null is only "-"). */
+    if (strcmp(path, "-") == 0 ? fstat(STDOUT_FILENO, &st) == 0 && S_ISREG(st.st_mode) : stat(path, &st) == 0) {
         id->exists = 1;
         id->device = st.st_dev;
         id->inode = st.st_ino;
@@ -55,23 +61,40 @@ static int same_file(const output_identity *a, const output_identity *b)
     return strcmp(a->name, b->name) == 0;
 }
 
-int output_paths_check_distinct(const char *const *paths, const char *const *options, size_t count)
+int output_paths_check(const char *program, const char *const *paths, const char *const *options,
+                       size_t output_count, size_t count)
 {
-    output_identity ids[8];
-    for (size_t i = 0; i < count && i < 8; i++) {
+    output_identity *ids = calloc(count ? count : 1, sizeof *ids);
+    if (!ids) {
+        fprintf(stderr, "%s: out of memory\n", program);
+        return EXIT_USAGE;
+    }
+    int rc = 0;
+    for (size_t i = 0; i < count && rc == 0; i++) {
         if (!paths[i])
             continue;
         identify(paths[i], &ids[i]);
         for (size_t j = 0; j < i; j++) {
-            if (!paths[j] || !same_file(&ids[i], &ids[j]))
+            if (!paths[j] || (i >= output_count && j >= output_count) || !same_file(&ids[i], &ids[j]))
                 continue;
-            fprintf(stderr, "resmon: %s '", options[j]);
+            fprintf(stderr, "%s: %s '", program, options[j]);
             print_printable(stderr, paths[j]);
             fprintf(stderr, "' and %s '", options[i]);
             print_printable(stderr, paths[i]);
-            fprintf(stderr, "' name the same file: give each output its own (see resmon --help)\n");
-            return EXIT_USAGE;
+            if (i < output_count)
+                fprintf(stderr, "' name the same file: give each output its own (see %s --help)\n", program);
+            else
+                fprintf(stderr, "' name the same file: an output never replaces an input (see %s --help)\n",
+                        program);
+            rc = EXIT_USAGE;
+            break;
         }
     }
-    return 0;
+    free(ids);
+    return rc;
+}
+
+int output_paths_check_distinct(const char *const *paths, const char *const *options, size_t count)
+{
+    return output_paths_check("resmon", paths, options, count, count);
 }

@@ -25,8 +25,9 @@ static const char plot_usage_text[] =
     "  -h, --help               this help (the manual: man resmon)\n"
     "\n"
     "At most 16 runs, each in its own colour; a file's phase column (marks) is drawn as\n"
-    "labelled bands.  A file that cannot be read as samples is named in one line, and the\n"
-    "status is 125; FILE is then left as it was.\n";
+    "labelled bands.  A file that cannot be read as samples (or is no regular file: a FIFO,\n"
+    "a device) is named in one line, and the status is 125; FILE is then left as it was.\n"
+    "FILE may not be one of the RUNs (the same file by any name): refused with 125.\n";
 
 static int plot_usage_error(const char *what, const char *arg)
 {
@@ -169,6 +170,15 @@ int plot_main(int argc, char **argv)
         return stdout_close("resmon plot");
     if (rc != 0)
         return rc;
+    const char *paths[1 + PLOT_MAX_RUNS], *options[1 + PLOT_MAX_RUNS];
+    paths[0] = o.output;
+    options[0] = "-o";
+    for (int i = 0; i < o.run_count; i++) {
+        paths[1 + i] = o.runs[i];
+        options[1 + i] = "the run";
+    }
+    if (output_paths_check("resmon plot", paths, options, 1, 1 + (size_t)o.run_count) != 0)
+        return EXIT_USAGE; /* -o run.csv would replace the samples it charts */
     char converter[4096];
     if (chart_output_check(o.output, "-o", converter, sizeof converter) < 0)
         return EXIT_USAGE;

@@ -258,11 +258,9 @@ int samples_read(const char *path, chart_series *c, double *end_sec, char *why, 
         snprintf(why, cap, "a samples file ends in .csv or .jsonl (as -s writes them)");
         return -1;
     }
-    FILE *f = fopen(path, "re");
-    if (!f) {
-        snprintf(why, cap, "%s", strerror(errno));
+    FILE *f = input_file_open(path, why, cap); /* a FIFO or device: refused, never waited on */
+    if (!f)
         return -1;
-    }
     int rc = jsonl ? read_jsonl(f, c, end_sec, why, cap) : read_csv(f, c, end_sec, why, cap);
     fclose(f);
     if (rc == 0 && chart_series_samples(c) == 0) {
