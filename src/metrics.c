@@ -240,9 +240,11 @@ static int rss_moved(const rm__process_metrics *pm, uint64_t rss_pages)
 /* A fork that has not exec'd shares every page of its parent's: its RSS
  * counts them whole, so it never stands in for its PSS (3 children of a
  * parent that wrote 50 MB made a peak PSS of 201 MB where the truth is
- * ~50).  After an exec the address space is new (its stack moved), and what
- * it shares is libraries: within the stand-in's bound.  Not known (a hidden
- * stat field, a parent not read) keeps the young-and-small rule. */
+ * ~50), nor does its parent's (which then counted the 50 MB beside the
+ * children's quarters: 103 MiB).  After an exec the address space is new
+ * (its stack moved), and what it shares is libraries: within the
+ * stand-in's bound.  Not known (a hidden stat field, a parent not read)
+ * keeps the young-and-small rule. */
 static int shares_parent_image(const rm__process_metrics *pm)
 {
     return pm->image && pm->image == pm->parent_image;
@@ -255,7 +257,7 @@ static int pss_read_due(const rm__metrics *m, const rm__process_metrics *pm, uin
 {
     uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
     return age_ns >= m->detail_interval_ns || rss_pages * page >= PSS_FROM_RSS_BELOW_BYTES ||
-           shares_parent_image(pm);
+           shares_parent_image(pm) || pm->has_sharing_fork;
 }
 
 /* Reads the sources `wanted` asks for (SOURCE_* bits), each on its own: one
@@ -353,7 +355,11 @@ static int read_counters(rm__metrics *m, rm__process_metrics *pm, int dir_fd, co
             pm->smaps_rss_pages = rss_pages;
         }
     }
-    if (pm->smaps_known)
+    /* A zombie's pages are gone: the processes it shared them with hold
+     * them now, and their next readings count them whole.  Its last PSS
+     * beside those would count them twice (3 exited forks of a 50 MB parent
+     * made a peak of 70 MiB over the kernel's 59): it counts nothing. */
+    if (pm->smaps_known && !zombie)
         *got |= SOURCE_SMAPS;
     if (m->groups & RESMON_METRIC_IO && !(*got & SOURCE_IO)) {
         ssize_t n = read_kept_open(dir_fd, &pm->io_fd, "io", text, sizeof text);
@@ -440,7 +446,9 @@ void rm__metrics_add_last_seen(rm__metrics *m, const rm__process_metrics *pm)
 {
     if (!m->groups)
         return; /* the default: a sample costs what it did before the groups */
-    add_levels(m, pm, pm->primed | (pm->smaps_known ? SOURCE_SMAPS : 0u));
+    /* Not its PSS: its pages went to those it shared them with (see
+     * read_counters on zombies). */
+    add_levels(m, pm, pm->primed);
 }
 
 void rm__metrics_settle_reaped(rm__metrics *m, const rm__process_metrics *pm)
@@ -479,11 +487,16 @@ void rm__metrics_plan_pss(rm__metrics *m, unsigned generation, uint64_t boot_ns)
 }
 
 void rm__metrics_joined(rm__metrics *m, rm__process_metrics *pm, const rm__proc_stat *st, uint64_t rss_pages,
-                        uint64_t parent_image)
+                        rm__process_metrics *parent)
 {
     m->pss_changes_noted++;
     pm->image = st ? st->startstack : 0;
-    pm->parent_image = parent_image;
+    pm->parent_image = parent ? parent->image : 0;
+    if (parent && shares_parent_image(pm)) {
+        if (!parent->has_sharing_fork && parent->pss_exempt)
+            m->pss_sharing_changed = 1; /* its RSS stood in: the tree is read again */
+        parent->has_sharing_fork = 1;
+    }
     if (!(m->groups & RESMON_METRIC_MEMORY_DETAIL))
         return;
     int exempt = 0;

@@ -66,6 +66,8 @@ typedef struct rm__process_metrics {
     uint64_t parent_image;        /* its parent's when it was tracked (0: not known):
                                      equal to image while it is a fork that has not
                                      exec'd, sharing its parent's pages */
+    int has_sharing_fork;         /* a child was tracked that shared its image: its
+                                     pages are shared (for the rest of its youth) */
     int pss_exempt;               /* young and small when it joined or at its latest
                                      memory reading: its joining and leaving re-read
                                      no other process (metrics.c, rm__metrics_plan_pss) */
@@ -145,10 +147,10 @@ void rm__metrics_read_process(rm__metrics *m, rm__process_metrics *pm, int dir_f
 void rm__metrics_plan_pss(rm__metrics *m, unsigned generation, uint64_t boot_ns);
 /* The probe tells each change of the tracked set as it makes it: pm has
  * just been tracked (st: its stat, NULL when not read; rss_pages: its RSS
- * then; parent_image: its parent's startstack as last read, 0 when not
- * known), or is about to be forgotten. */
+ * then; parent: its parent's, NULL when the parent is not tracked), or is
+ * about to be forgotten. */
 void rm__metrics_joined(rm__metrics *m, rm__process_metrics *pm, const rm__proc_stat *st, uint64_t rss_pages,
-                        uint64_t parent_image);
+                        rm__process_metrics *parent);
 void rm__metrics_left(rm__metrics *m, const rm__process_metrics *pm);
 /* Whether a failed read (a negative errno) was refused: another user's
  * process, a non-dumpable one, /proc's hidepid.  A process that ended or

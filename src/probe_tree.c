@@ -103,12 +103,12 @@ int rm__probe_track(rm__probe *p, pid_t pid, rm__tracked **out)
         t.last_cpu_ns = now.cpu_ns;
         t.children_ns = now.stat_read ? (now.st.cutime + now.st.cstime) * p->tick_ns : 0;
     }
-    const rm__tracked *parent = now.stat_read ? rm__probe_find(p, now.st.ppid) : NULL;
-    uint64_t parent_image = parent ? parent->metrics.image : 0;
-    p->procs[p->count] = t;
+    rm__tracked *parent = now.stat_read ? rm__probe_find(p, now.st.ppid) : NULL;
+    p->procs[p->count] = t; /* room was made above: parent stays where it is */
     *out = &p->procs[p->count++];
     p->generation++;
-    rm__metrics_joined(&p->metrics, &(*out)->metrics, now.stat_read ? &now.st : NULL, now.rss_pages, parent_image);
+    rm__metrics_joined(&p->metrics, &(*out)->metrics, now.stat_read ? &now.st : NULL, now.rss_pages,
+                       parent ? &parent->metrics : NULL);
     return 0;
 }
 

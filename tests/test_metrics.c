@@ -477,14 +477,14 @@ static void young_small_joins_and_leaves_re_read_no_other_process(void **state)
     fixture_open(&late, root, "late", 0.1, 500, t0, 900);      /* young now, older than 5 s later */
     fixture_process *set[4] = {&old};
     unsigned generation = 1;
-    rm__metrics_joined(&m, &old.pm, &old.st, old.rss_pages, 0);
+    rm__metrics_joined(&m, &old.pm, &old.st, old.rss_pages, NULL);
 
     ASSERT_DOUBLE_EQ(fixture_read(&m, generation, t0 + 10 * ms, 1, set, 1), 3000);
     assert_int_equal(m.smaps_reads, 1);
     fixture_write_pss(&old, 3100); /* a later walk would read 3100 */
 
     /* The young process joins, and leaves: old is not walked again. */
-    rm__metrics_joined(&m, &young.pm, &young.st, young.rss_pages, 0);
+    rm__metrics_joined(&m, &young.pm, &young.st, young.rss_pages, NULL);
     generation++;
     set[1] = &young;
     ASSERT_DOUBLE_EQ(fixture_read(&m, generation, t0 + 20 * ms, 0, set, 2), 3000 + 500 * page_kb);
@@ -495,7 +495,7 @@ static void young_small_joins_and_leaves_re_read_no_other_process(void **state)
     assert_int_equal(m.smaps_reads, 1);
 
     /* A walked process joins: every walked process is read, at one moment. */
-    rm__metrics_joined(&m, &other.pm, &other.st, other.rss_pages, 0);
+    rm__metrics_joined(&m, &other.pm, &other.st, other.rss_pages, NULL);
     generation++;
     set[1] = &other;
     ASSERT_DOUBLE_EQ(fixture_read(&m, generation, t0 + 40 * ms, 0, set, 2), 3100 + 5000);
@@ -518,7 +518,7 @@ static void young_small_joins_and_leaves_re_read_no_other_process(void **state)
     /* A young process that ages past the interval makes a tree-wide reading
      * at the sample it is first walked (5 s after its birth, 4.8 s after the
      * last tree-wide reading: the interval alone would not). */
-    rm__metrics_joined(&m, &late.pm, &late.st, late.rss_pages, 0);
+    rm__metrics_joined(&m, &late.pm, &late.st, late.rss_pages, NULL);
     generation++;
     set[1] = &late;
     ASSERT_DOUBLE_EQ(fixture_read(&m, generation, t0 + 80 * ms, 0, set, 2), 3300 + 500 * page_kb);
@@ -537,9 +537,9 @@ static void young_small_joins_and_leaves_re_read_no_other_process(void **state)
 
 /* A young small fork that has not exec'd (its stat's startstack is its
  * parent's) shares its parent's pages: its PSS is read, never its RSS (3
- * such children of a 50 MB parent made a peak PSS of 201 MB).  The same
- * process after an exec (a new startstack) is young and small again: its
- * RSS stands in. */
+ * such children of a 50 MB parent made a peak PSS of 201 MB), and so is its
+ * young parent's (103 MB).  The same process after an exec (a new
+ * startstack) is young and small again: its RSS stands in. */
 static void a_fork_that_has_not_execd_has_its_pss_read(void **state)
 {
     (void)state;
@@ -552,13 +552,18 @@ static void a_fork_that_has_not_execd_has_its_pss_read(void **state)
     rm__metrics m;
     rm__metrics_init(&m, RESMON_METRIC_MEMORY_DETAIL, 5.0, 1, 100);
     fixture_process parent, fork;
-    fixture_open(&parent, root, "parent", 100, 12800, t0, 12500); /* 50 MiB resident, a quarter its own */
+    fixture_open(&parent, root, "parent", 0.1, 12800, t0, 12500); /* young, 50 MiB resident */
     fixture_open(&fork, root, "fork", 0.1, 12800, t0, 12500);     /* young, the same pages */
     parent.st.startstack = fork.st.startstack = 0x7ffd1000;
     fixture_process *set[2] = {&parent, &fork};
-    rm__metrics_joined(&m, &parent.pm, &parent.st, parent.rss_pages, 0);
-    rm__metrics_joined(&m, &fork.pm, &fork.st, fork.rss_pages, parent.pm.image);
-    ASSERT_DOUBLE_EQ(fixture_read(&m, 2, t0 + 10 * ms, 1, set, 2), 12500 + 12500);
+    /* Alone, young and small: its RSS stands in. */
+    rm__metrics_joined(&m, &parent.pm, &parent.st, parent.rss_pages, NULL);
+    ASSERT_DOUBLE_EQ(fixture_read(&m, 1, t0 + 5 * ms, 1, set, 1), 12800 * page_kb);
+    assert_int_equal(m.smaps_reads, 0);
+    /* Its fork joins: both are read, the parent too (its RSS beside the
+     * fork's quarter counted the pages once and a quarter). */
+    rm__metrics_joined(&m, &fork.pm, &fork.st, fork.rss_pages, &parent.pm);
+    ASSERT_DOUBLE_EQ(fixture_read(&m, 2, t0 + 10 * ms, 0, set, 2), 12500 + 12500);
     assert_int_equal(m.smaps_reads, 2);
     /* It execs: a new address space, small and its own. */
     fork.st.startstack = 0x7ffe2000;
@@ -568,7 +573,7 @@ static void a_fork_that_has_not_execd_has_its_pss_read(void **state)
     /* Not known (a hidden field reads 0): the young-and-small rule. */
     fixture_process hidden;
     fixture_open(&hidden, root, "hidden", 0.1, 12800, t0, 12500);
-    rm__metrics_joined(&m, &hidden.pm, &hidden.st, hidden.rss_pages, 0);
+    rm__metrics_joined(&m, &hidden.pm, &hidden.st, hidden.rss_pages, NULL);
     set[1] = &hidden;
     ASSERT_DOUBLE_EQ(fixture_read(&m, 3, t0 + 30 * ms, 0, set, 2), 12500 + 12800 * page_kb);
     fixture_close(&parent);
