@@ -1331,7 +1331,12 @@ class MetricGroups(Tmp):
         r = resmon("-q", "-o", self.path("s.json"), "--", WORKLOAD, "mem", "64", "0.3")
         self.assertEqual(r.returncode, 0, r.stderr)
         s = self.summary()
-        self.assertGreaterEqual(s["peak_pss_mb"], 60, s)
+        # A read taken while the 64 MiB are being touched is read again once
+        # the RSS grew past a sixteenth and 1 MiB more (resmon.h,
+        # memory_detail_interval_sec): the peak is within that of the
+        # truth, 64 * 15/16 - 1 = 59 (59.8 seen under load, read at 61 MiB
+        # of a 65.4 MiB peak).
+        self.assertGreaterEqual(s["peak_pss_mb"], 59, s)
         self.assertLessEqual(s["peak_pss_mb"], s["peak_rss_mb"] + 1, s)
 
     def test_processes_that_end_or_exec_between_two_reads_are_not_unreadable(self):
