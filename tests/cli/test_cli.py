@@ -344,7 +344,10 @@ class Tree(Tmp):
         s = self.peak("--", "true")
         self.assertGreaterEqual(s["num_samples"], 2)
         self.assertGreaterEqual(s["duration_sec"], 0)
-        self.assertLess(s["wall_sec"], 1 * TIME_FACTOR)
+        # Not held to an interval or a wait (a hang meets the 60 s safety
+        # net): a bound set against that, not against how fast the machine
+        # was when the run began.
+        self.assertLess(s["wall_sec"], 10)
         check = subprocess.run([JSON_CHECK, self.path("s.json")], capture_output=True, text=True)
         self.assertEqual(check.returncode, 0, check.stdout)
 
@@ -357,7 +360,7 @@ class Attach(Tmp):
         r = resmon("-i", "0.05", "--pid", str(target.pid), "--duration", "0.6", "-o", self.path("s.json"))
         elapsed = time.monotonic() - t
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertLess(elapsed, 3 * TIME_FACTOR)
+        self.assertLess(elapsed, 10)  # --duration ended it, not the target's 20 s
         s = self.summary()
         self.assertEqual(s["pid"], target.pid)
         self.assertIsNone(s["exit_status"])
