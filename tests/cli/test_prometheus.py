@@ -716,7 +716,9 @@ class ServerUnderIdleAndSlowClients(Tmp):
         self.assertEqual(run.finish(), 0)
         took = time.monotonic() - started
         print(f"\n  exit with 64 idle connections: {took:.2f} s", file=sys.stderr)
-        self.assertLess(took, 2 * TIME_FACTOR)  # was up to 10 s: epoll_wait(10000) unwoken
+        # The fault was an epoll_wait(10000) never woken: up to 10 s.  Half
+        # that, whatever the factor said when the run began (load may come later).
+        self.assertLess(took, 5)
         del idle
 
     def test_scrapes_are_answered_during_a_slowloris(self):
