@@ -103,6 +103,8 @@ void rm__metrics_start_reading(rm__metrics *m, int baseline)
     m->known_sources = 0;
     m->unreadable = 0;
     m->vmem_bytes = m->threads = m->pss_kb = m->swap_kb = m->uss_kb = 0;
+    m->ended_pss_kb = m->ended_swap_kb = m->ended_uss_kb = 0;
+    m->ended_smaps = 0;
     m->processes = 0;
     m->pss_exempt_until_next_ns = UINT64_MAX;
 }
@@ -358,7 +360,8 @@ static int read_counters(rm__metrics *m, rm__process_metrics *pm, int dir_fd, co
     /* A zombie's pages are gone: the processes it shared them with hold
      * them now, and their next readings count them whole.  Its last PSS
      * beside those would count them twice (3 exited forks of a 50 MB parent
-     * made a peak of 70 MiB over the kernel's 59): it counts nothing. */
+     * made a peak of 70 MiB over the kernel's 59): it is set aside
+     * (note_ended_pss). */
     if (pm->smaps_known && !zombie)
         *got |= SOURCE_SMAPS;
     if (m->groups & RESMON_METRIC_IO && !(*got & SOURCE_IO)) {
@@ -395,6 +398,20 @@ static unsigned wanted_sources(const rm__metrics *m, int zombie)
 }
 
 /* Adds a process's levels from the sources in `from` to this reading's sums. */
+/* The last PSS of a process that ended stands for the reading only when no
+ * live process gave one (a command that ended alone: the window ends on
+ * what it used, as its RSS does); beside live ones, whose readings hold its
+ * shared pages now, it would count them twice. */
+static void note_ended_pss(rm__metrics *m, const rm__process_metrics *pm)
+{
+    if (!pm->smaps_known)
+        return;
+    m->ended_pss_kb += pm->pss_kb;
+    m->ended_swap_kb += pm->swap_kb;
+    m->ended_uss_kb += pm->uss_kb;
+    m->ended_smaps = 1;
+}
+
 static void add_levels(rm__metrics *m, const rm__process_metrics *pm, unsigned from)
 {
     if (from & SOURCE_STAT) {
@@ -423,6 +440,8 @@ void rm__metrics_read_process(rm__metrics *m, rm__process_metrics *pm, int dir_f
     uint64_t now[RM__COUNTER_COUNT] = {0};
     unsigned got = 0, refused = 0;
     int zombie = read_counters(m, pm, dir_fd, st, idle, rss_pages, boot_ns, baseline, now, &got, &refused);
+    if (zombie)
+        note_ended_pss(m, pm);
     if (wanted_sources(m, zombie) & ~got & refused)
         m->unreadable++;
     for (size_t c = 0; c < RM__COUNTER_COUNT; c++) {
@@ -446,9 +465,8 @@ void rm__metrics_add_last_seen(rm__metrics *m, const rm__process_metrics *pm)
 {
     if (!m->groups)
         return; /* the default: a sample costs what it did before the groups */
-    /* Not its PSS: its pages went to those it shared them with (see
-     * read_counters on zombies). */
     add_levels(m, pm, pm->primed);
+    note_ended_pss(m, pm);
 }
 
 void rm__metrics_settle_reaped(rm__metrics *m, const rm__process_metrics *pm)
@@ -537,6 +555,12 @@ void rm__metrics_finish_reading(rm__metrics *m, int baseline)
     for (size_t c = 0; c < RM__COUNTER_COUNT; c++)
         if (m->counted[c] > 0 && (uint64_t)m->counted[c] > m->reported[c])
             m->reported[c] = (uint64_t)m->counted[c];
+    if (m->ended_smaps && !(m->known_sources & SOURCE_SMAPS)) {
+        m->pss_kb = m->ended_pss_kb;
+        m->swap_kb = m->ended_swap_kb;
+        m->uss_kb = m->ended_uss_kb;
+        m->known_sources |= SOURCE_SMAPS;
+    }
     m->pss_exempt_until_ns = m->pss_exempt_until_next_ns;
     m->net_known = 0;
     if (m->net_fd >= 0) {

@@ -100,6 +100,10 @@ typedef struct rm__metrics {
     unsigned unreadable;          /* processes of this reading that refused a
                                      source the groups need (or all of them) */
     uint64_t vmem_bytes, threads, pss_kb, swap_kb, uss_kb; /* this reading's sums */
+    uint64_t ended_pss_kb, ended_swap_kb, ended_uss_kb; /* the last PSS of processes that
+                                     ended (zombies, a reaped root): the reading's only
+                                     when no live process gave one (metrics.c) */
+    int ended_smaps;
     unsigned processes;
     int net_fd;                   /* the root's net/dev; -1 without */
     rm__net_totals net_start, net_now;

@@ -5,6 +5,7 @@ Environment: RESMON (the command), WORKLOAD (tests/cli/workload.c),
 JSON_CHECK (tests/cli/json_check.c, the library's from_json).
 """
 import csv
+import datetime
 import errno
 import json
 import re
@@ -31,7 +32,7 @@ FAKE_NVML_LIB = os.environ["FAKE_NVML_LIB"]
 
 # The samples file's columns without a GPU: the base four, then the metric
 # groups the command collects by default (issue 11 B), in the command's order.
-BASE_COLUMNS = ["timestamp", "elapsed_sec", "cpu_percent", "rss_mb"]
+BASE_COLUMNS = ["timestamp", "unix_time", "elapsed_sec", "cpu_percent", "rss_mb"]
 METRIC_COLUMNS = ["vmem_mb", "pss_mb", "swap_mb", "rchar", "wchar", "read_bytes", "write_bytes", "syscr",
                   "syscw", "nprocs", "nthreads", "user_sec", "sys_sec", "minflt", "majflt", "vol_ctxsw",
                   "invol_ctxsw", "rx_bytes", "tx_bytes", "rx_packets", "tx_packets", "cgroup_mem_mb",
@@ -815,6 +816,17 @@ class Outputs(Tmp):
         self.assertEqual(times, sorted(times))
         self.assertAlmostEqual(max(float(r["rss_mb"]) for r in rows), s["peak_rss_mb"], places=9)
         self.assertAlmostEqual(times[-1] - times[0], s["duration_sec"], places=9)
+        # unix_time joins other logs: the wall clock at each sample, a fixed
+        # offset from the monotonic timestamp (the run's start_time is its first)
+        start = datetime.datetime.strptime(s["start_time"], "%Y-%m-%dT%H:%M:%S.%fZ").replace(
+            tzinfo=datetime.timezone.utc).timestamp()
+        self.assertAlmostEqual(float(rows[0]["unix_time"]), start, delta=0.05)
+        offsets = [float(r["unix_time"]) - float(r["timestamp"]) for r in rows]
+        self.assertLess(max(offsets) - min(offsets), 1e-6)
+        # counts and bytes are integers; measures keep their point
+        for column in ("nprocs", "nthreads", "minflt", "rchar", "syscr", "vol_ctxsw", "unreadable_procs"):
+            self.assertRegex(rows[-1][column], r"^[0-9]+$", column)
+        self.assertRegex(rows[0]["cpu_percent"], r"^[0-9]+\.[0-9]+")
 
     def test_jsonl_samples_parse_back(self):
         s = self.run_full("s.jsonl")

@@ -90,6 +90,7 @@ typedef struct samples_file samples_file;
 typedef struct samples_column {
     const char *name;
     size_t offset; /* a double in resmon_sample */
+    int integral;  /* a count or bytes: written as an integer ("3", not "3.0") */
 } samples_column;
 /* Fills columns (SAMPLES_MAX_METRIC_COLUMNS of room); returns how many. */
 size_t samples_metric_columns(samples_column *columns);

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define SAMPLES_BUFFER_BYTES 65536
@@ -32,13 +33,14 @@ size_t samples_metric_columns(samples_column *columns)
         if (resmon_metric_info(i, &m, sizeof m) < 0 || m.sample_offset + sizeof(double) > sizeof(resmon_sample))
             continue; /* past the sample this command knows: a newer library's */
         if (!cgroup_placed && m.sample_offset > offsetof(resmon_sample, cgroup_mem_mb)) {
-            columns[n++] = (samples_column){"cgroup_mem_mb", offsetof(resmon_sample, cgroup_mem_mb)};
+            columns[n++] = (samples_column){"cgroup_mem_mb", offsetof(resmon_sample, cgroup_mem_mb), 0};
             cgroup_placed = 1;
         }
-        columns[n++] = (samples_column){m.column, m.sample_offset};
+        int integral = strcmp(m.unit, "count") == 0 || strcmp(m.unit, "bytes") == 0;
+        columns[n++] = (samples_column){m.column, m.sample_offset, integral};
     }
     if (!cgroup_placed)
-        columns[n++] = (samples_column){"cgroup_mem_mb", offsetof(resmon_sample, cgroup_mem_mb)};
+        columns[n++] = (samples_column){"cgroup_mem_mb", offsetof(resmon_sample, cgroup_mem_mb), 0};
     return n;
 }
 
@@ -48,6 +50,7 @@ struct samples_file {
     size_t gpu_devices;
     double last_write;
     int write_errno;
+    double wall_offset; /* CLOCK_REALTIME - CLOCK_MONOTONIC at open: a sample's Unix time */
     size_t metric_column_count;
     samples_column metric_columns[SAMPLES_MAX_METRIC_COLUMNS];
     off_t whole_rows_bytes; /* what the file holds, all of it whole rows */
@@ -103,8 +106,12 @@ samples_file *samples_file_open(int fd, const char *path, size_t gpu_devices)
     f->gpu_devices = gpu_devices > RESMON_CLI_MAX_DEVICE_COLUMNS ? RESMON_CLI_MAX_DEVICE_COLUMNS : gpu_devices;
     f->last_write = -1;
     f->metric_column_count = samples_metric_columns(f->metric_columns);
+    struct timespec wall, mono;
+    clock_gettime(CLOCK_REALTIME, &wall);
+    clock_gettime(CLOCK_MONOTONIC, &mono);
+    f->wall_offset = (double)(wall.tv_sec - mono.tv_sec) + (double)(wall.tv_nsec - mono.tv_nsec) * 1e-9;
     if (!f->jsonl) {
-        const char *header = "timestamp,elapsed_sec,cpu_percent,rss_mb";
+        const char *header = "timestamp,unix_time,elapsed_sec,cpu_percent,rss_mb";
         append(f, header, strlen(header));
         for (size_t i = 0; i < f->metric_column_count; i++) {
             append(f, ",", 1);
@@ -126,10 +133,27 @@ samples_file *samples_file_open(int fd, const char *path, size_t gpu_devices)
     return f;
 }
 
-/* CSV: an unknown value is an empty field; JSONL: null. */
-static void put_value(samples_file *f, const char *key, double value, int first)
+/* A count that is whole and exact in a double, as an integer; NULL else. */
+static const char *integer_text(double value, int integral, char *buf, size_t cap)
+{
+    if (!integral || !(fabs(value) < 9007199254740992.0) || value != floor(value))
+        return NULL;
+    snprintf(buf, cap, "%.0f", value);
+    return buf;
+}
+
+/* CSV: an unknown value is an empty field; JSONL: null.  integral: a count
+ * or bytes, written "3" where a measure is "3.0". */
+static void put_number(samples_file *f, const char *key, double value, int first, int integral)
 {
     char number[32];
+    if (integer_text(value, integral, number, sizeof number)) {
+        char field[80];
+        int n = f->jsonl ? snprintf(field, sizeof field, "%s\"%s\": %s", first ? "" : ", ", key, number)
+                         : snprintf(field, sizeof field, "%s%s", first ? "" : ",", number);
+        append(f, field, (size_t)n);
+        return;
+    }
     if (f->jsonl) {
         char field[80];
         rm__json_format_double(value, number);
@@ -143,6 +167,11 @@ static void put_value(samples_file *f, const char *key, double value, int first)
         size_t n = rm__json_format_double(value, number);
         append(f, number, n);
     }
+}
+
+static void put_value(samples_file *f, const char *key, double value, int first)
+{
+    put_number(f, key, value, first, 0);
 }
 
 /* A CSV field that a spreadsheet would run as a formula (OWASP, "CSV
@@ -187,13 +216,14 @@ void samples_file_write(samples_file *f, const resmon_sample *s, double elapsed_
     if (f->jsonl)
         append(f, "{", 1);
     put_value(f, "timestamp", s->timestamp, 1);
+    put_value(f, "unix_time", s->timestamp + f->wall_offset, 0);
     put_value(f, "elapsed_sec", elapsed_sec, 0);
     put_value(f, "cpu_percent", s->cpu_percent, 0);
     put_value(f, "rss_mb", s->rss_mb, 0);
     for (size_t i = 0; i < f->metric_column_count; i++) {
         double value;
         memcpy(&value, (const char *)s + f->metric_columns[i].offset, sizeof value);
-        put_value(f, f->metric_columns[i].name, value, 0);
+        put_number(f, f->metric_columns[i].name, value, 0, f->metric_columns[i].integral);
     }
     if (f->gpu_devices) {
         put_value(f, "gpu_util", s->gpu_util, 0);
