@@ -242,8 +242,31 @@ class BadUsage(Tmp):
             self.assertAlmostEqual(report["metrics"][key]["change"], change)  # reported
             self.assertUsage(["--max-increase", f"{key}=0", base, new],
                              f"--max-increase {key}=0: {key} is a fact of the run, not a cost")
-        # A cost beside them is still gated.
-        r = resmon("compare", "--max-increase", "peak_rss_mb=0", base, new)
+        # A cost beside them is still gated (a run that exited 0: one that
+        # did not never passes a gate, test_a_failed_run_never_passes_a_gate).
+        new_ok = self.write("facts-new-ok.json", summary(marks_dropped=40, exit_status=0, interval_sec=0.5,
+                                                         cgroup_version=2))
+        r = resmon("compare", "--max-increase", "peak_rss_mb=0", base, new_ok)
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+    def test_a_failed_run_never_passes_a_gate(self):
+        # issue 28 review: NEW was `sh -c 'exit 3'` (or killed by a signal):
+        # every limit held, exit 0, the exit_status row buried in the table.
+        ok = self.write("ok.json", summary(exit_status=0, cpu_sec=1.0))
+        for name, figures in (("exit3.json", {"exit_status": 3}), ("killed.json", {"exit_status": 137}),
+                              ("stopped.json", {"exit_status": 0, "interrupted": True})):
+            failed = self.write(name, summary(cpu_sec=0.01, **figures))
+            for base, new, side in ((ok, failed, "NEW"), (failed, ok, "BASE")):
+                with self.subTest(run=name, side=side):
+                    r = resmon("compare", "--max-increase", "cpu_sec=10%", base, new)
+                    self.assertEqual(r.returncode, 1, r.stderr)
+                    self.assertIn(f"resmon compare: {side} run failed: {failed} ", r.stderr)
+                    self.assertIn("no limit passes a failed run", r.stderr)
+                    # without a limit, a table to read: said, not a verdict
+                    r = resmon("compare", base, new)
+                    self.assertEqual(r.returncode, 0, r.stderr)
+                    self.assertIn(f"{side} run failed", r.stderr)
+        r = resmon("compare", "--max-increase", "cpu_sec=10%", ok, ok)
         self.assertEqual(r.returncode, 0, r.stderr)
 
     def test_a_change_beyond_a_double_is_a_failure_never_a_pass(self):

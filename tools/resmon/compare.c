@@ -48,8 +48,9 @@ static const char compare_usage_text[] =
     "                                comment) or json\n"
     "  -h, --help                    this help (the manual: man resmon)\n"
     "\n"
-    "Exit status: 0 when every limit holds, 1 when one is exceeded (each named on stderr),\n"
-    "125 for bad usage, an unreadable input or one that is not a summary, or a KEY that is\n"
+    "Exit status: 0 when every limit holds, 1 when one is exceeded (each named on stderr)\n"
+    "or when, with a limit, a run of either side failed (its exit_status not 0, or\n"
+    "interrupted: a failed run is not a faster one), 125 for bad usage, an unreadable input or one that is not a summary, or a KEY that is\n"
     "not a numeric key on both sides.\n";
 
 enum compare_format { FORMAT_TEXT, FORMAT_MARKDOWN, FORMAT_JSON };
@@ -67,6 +68,8 @@ typedef struct side {
     metric *metrics;
     size_t metric_count, metric_cap;
     json_t *index; /* key -> position in metrics: Jansson's object as a hash table */
+    char *failed;  /* the first run that failed (a summary whose command exited other
+                      than 0, or was interrupted), as one line's words; NULL: none */
 } side;
 
 typedef struct limit {
@@ -225,6 +228,15 @@ static int side_read_file(side *s, const char *path, size_t run)
     if (json_is_number(jansson.object_get(root, "peak_rss_mb")) &&
         json_is_number(jansson.object_get(root, "num_samples"))) {
         rc = side_add_members(s, root, NULL, run);
+        /* A failed run is not a faster one: noted, whatever its figures. */
+        json_t *status = jansson.object_get(root, "exit_status");
+        int interrupted = json_is_true(jansson.object_get(root, "interrupted"));
+        if (rc == 0 && !s->failed && ((json_is_number(status) && jansson.number_value(status) != 0) || interrupted) &&
+            asprintf(&s->failed, "%s %s %g", path, interrupted ? "was interrupted, exit_status" : "exited with status",
+                     json_is_number(status) ? jansson.number_value(status) : NAN) < 0) {
+            s->failed = NULL;
+            rc = -ENOMEM;
+        }
     } else if (json_is_object(tests) && json_is_string(jansson.object_get(root, "resmon_version"))) {
         for (void *at = jansson.object_iter(tests); at && rc == 0; at = jansson.object_iter_next(tests, at)) {
             json_t *record = jansson.object_iter_value(at);
@@ -327,6 +339,7 @@ static int side_read(side *s, const char *path)
 
 static void side_free(side *s)
 {
+    free(s->failed);
     for (size_t i = 0; i < s->metric_count; i++) {
         free(s->metrics[i].key);
         free(s->metrics[i].values);
@@ -844,6 +857,18 @@ int compare_main(int argc, char **argv)
         } else {
             report_exceeded(rows, count);
             rc = exceeded ? 1 : 0;
+            /* A gate never passes a run that failed (its figures may be
+             * smaller for that very reason: a crash is quick and lean). */
+            const side *sides[] = {&base, &next};
+            for (size_t i = 0; i < 2; i++) {
+                if (!sides[i]->failed)
+                    continue;
+                fprintf(stderr, "resmon compare: %s run failed: ", i ? "NEW" : "BASE");
+                print_printable(stderr, sides[i]->failed);
+                fputs(o.limit_count ? ": no limit passes a failed run\n" : "\n", stderr);
+                if (o.limit_count)
+                    rc = 1;
+            }
         }
     }
     free(rows);
