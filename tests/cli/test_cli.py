@@ -1126,6 +1126,31 @@ class FilesAreNeverDamaged(Tmp):
         self.assertEqual(self.read("p.svg"), "old chart\n")
         self.assert_no_temporary_files()
 
+    def test_a_file_size_limit_is_a_write_error_never_a_kill(self):
+        # `ulimit -f` as a user sets it: SIGXFSZ at its default.  resmon died
+        # of it (status 153 for the command's 3, its temporary file left);
+        # the write now fails with EFBIG and is named, and the command still
+        # gets SIGXFSZ as its launcher meant (head dies of it: 128 + 25).
+        self.write("s.json", "old summary\n")
+
+        def ulimit_f():
+            resource.setrlimit(resource.RLIMIT_FSIZE, (200, 200))
+
+        r = resmon("-q", "-o", self.path("s.json"), "--", "sh", "-c", "exit 3", preexec_fn=ulimit_f)
+        self.assertEqual(r.returncode, 3, r.stderr)
+        self.assertIn(f"cannot write summary file '{self.path('s.json')}': File too large", r.stderr)
+        self.assertEqual(self.read("s.json"), "old summary\n")
+        self.assert_no_temporary_files()
+        r = resmon("-q", "--", "sh", "-c", f"head -c 1000 /dev/zero > {self.path('big')}", preexec_fn=ulimit_f)
+        self.assertEqual(r.returncode, 128 + signal.SIGXFSZ, r.stderr)
+        with open(self.path("s.csv"), "w") as f:
+            f.write("timestamp,elapsed_sec,cpu_percent,rss_mb\n1,0,0,5\n1.1,0.1,40,8\n")
+        r = resmon("plot", self.path("s.csv"), "-o", self.path("p.svg"), preexec_fn=ulimit_f)
+        self.assertEqual(r.returncode, 125, r.stderr)
+        self.assertIn("File too large", r.stderr)
+        self.assertFalse(os.path.exists(self.path("p.svg")))
+        self.assert_no_temporary_files()
+
     def test_samples_file_cut_to_whole_rows_when_the_disk_is_full(self):
         limit = 8192  # RLIMIT_FSIZE stands for a full disk: no mount needed
 

@@ -357,10 +357,11 @@ int attach_process(const cli_options *o, outputs *out, run_result *r);
 
 /* First of all in main, before any thread starts: records the signal mask
  * resmon was started with (the command's, see signals_restore_for_exec) and
- * blocks SIGPIPE for resmon's every thread, so a write to a pipe without a
- * reader (stderr, stdout, a FIFO) fails with EPIPE instead of killing resmon
- * with the exit status and the outputs. */
-void signals_block_sigpipe(void);
+ * blocks SIGPIPE and SIGXFSZ for resmon's every thread, so a write to a pipe
+ * without a reader (stderr, stdout, a FIFO) fails with EPIPE, and one past
+ * the file-size limit with EFBIG, instead of killing resmon with the exit
+ * status and the outputs. */
+void signals_block_write_faults(void);
 /* Call once before starting anything: SIGCHLD to its default (an ignored
  * SIGCHLD loses the exit status), the forwarded signals (SIGINT, SIGTERM,
  * SIGHUP, SIGQUIT) unblocked and caught unless ignored at start. */

@@ -11,7 +11,7 @@
 
 int main(int argc, char **argv)
 {
-    signals_block_sigpipe();
+    signals_block_write_faults();
     standard_fds_occupy();
     if (argc > 1 && strcmp(argv[1], "plot") == 0) /* a program named plot runs as "resmon -- plot" */
         return plot_main(argc - 1, argv + 1);

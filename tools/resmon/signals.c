@@ -12,13 +12,16 @@
  * signal that was ignored at start stays ignored for both (nohup, or a
  * non-interactive shell's background job, chose that for the command).
  *
- * SIGPIPE is blocked in resmon from its first instruction on, on every
- * thread (each inherits the mask): a write to a pipe without a reader --
- * stderr closed by whoever reads it, a FIFO output, stdout -- then fails
- * with EPIPE where it is made, and never kills resmon with the command's
- * exit status and the outputs still to write.  The command gets the mask
- * resmon was started with (a blocked signal's pending state is not
- * inherited by a forked child), so it sees SIGPIPE as its launcher meant.
+ * SIGPIPE and SIGXFSZ are blocked in resmon from its first instruction on,
+ * on every thread (each inherits the mask): a write to a pipe without a
+ * reader -- stderr closed by whoever reads it, a FIFO output, stdout --
+ * then fails with EPIPE where it is made, and a write past the file-size
+ * limit (ulimit -f) with EFBIG, each named like any failed write; neither
+ * kills resmon with the command's exit status and the outputs still to
+ * write (`ulimit -f 0` made resmon die of SIGXFSZ, status 153 for the
+ * command's 3, its temporary file left).  The command gets the mask resmon
+ * was started with (a blocked signal's pending state is not inherited by a
+ * forked child), so it sees both as its launcher meant.
  */
 #include "cli.h"
 
@@ -42,14 +45,15 @@ static volatile pid_t forward_group; /* its process group */
 static sigset_t mask_at_start;
 static int mask_recorded;
 
-void signals_block_sigpipe(void)
+void signals_block_write_faults(void)
 {
     sigprocmask(SIG_SETMASK, NULL, &mask_at_start);
     mask_recorded = 1;
-    sigset_t pipe_only;
-    sigemptyset(&pipe_only);
-    sigaddset(&pipe_only, SIGPIPE);
-    sigprocmask(SIG_BLOCK, &pipe_only, NULL);
+    sigset_t write_faults;
+    sigemptyset(&write_faults);
+    sigaddset(&write_faults, SIGPIPE);
+    sigaddset(&write_faults, SIGXFSZ);
+    sigprocmask(SIG_BLOCK, &write_faults, NULL);
 }
 
 /* Sends the signal to the command's whole process group (its descendants,
