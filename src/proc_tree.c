@@ -179,14 +179,23 @@ static int children_fd(rm__walked_process *e, pid_t tid, const pid_t *old_tids, 
 /* More than any one record of a children list or cgroup.procs ("2147483647 "). */
 #define SHORT_READ_SLACK 64
 
+/* The longest pid list there can be: every pid the kernel can give
+ * (pid_max is at most 2^22), each at most 7 digits and a newline.  A
+ * "cgroup.procs" that is longer is not one (a link to /dev/zero in a
+ * --cgroup directory grew the buffer to 2 GB, past SIGTERM). */
+#define PID_LIST_MAX_BYTES ((size_t)(1u << 22) * 8)
+
 /* Reads a children file from its start to its end into w->children_text,
  * growing the buffer as needed: a thread with a thousand children lists
  * more than a page, and a single read stops at one.  Returns the length
- * (NUL-terminated), or a negative errno; -ENOMEM keeps what was read. */
+ * (NUL-terminated), or a negative errno; -ENOMEM keeps what was read,
+ * -EFBIG is a file longer than any pid list. */
 static ssize_t read_children_file(rm__tree_walker *w, int fd)
 {
     size_t used = 0;
     for (;;) {
+        if (used >= PID_LIST_MAX_BYTES)
+            return -EFBIG;
         if (w->children_text_cap - used < 2) {
             size_t cap = w->children_text_cap ? w->children_text_cap * 2 : 4096;
             char *grown = realloc(w->children_text, cap);
