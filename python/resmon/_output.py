@@ -10,7 +10,9 @@ over the path only when complete; on any error the temporary file is
 removed and the old file is exactly as it was.  A symbolic link is followed
 and kept (the file it points to is replaced).  A device or FIFO
 (``/dev/null``, a named pipe) is written in place and never removed.  A
-read-only file is refused, not replaced.  A directory is refused.
+read-only file (no write bit for its owner, root too) is refused, not
+replaced.  A device or FIFO must still be what was checked once opened.
+A directory is refused.
 """
 
 from __future__ import annotations
@@ -42,8 +44,8 @@ def check_writable(path: PathArg) -> None:
 def _refuse(path: str | bytes, st: os.stat_result) -> None:
     if stat.S_ISDIR(st.st_mode):
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
-    if stat.S_ISREG(st.st_mode) and not os.access(path, os.W_OK):
-        # As access(2) decides (root may write any file): a read-only file stays read-only.
+    if stat.S_ISREG(st.st_mode) and (not st.st_mode & stat.S_IWUSR or not os.access(path, os.W_OK)):
+        # A read-only file stays read-only, for root too (access(2) lets root write any file).
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
 
 
@@ -58,12 +60,12 @@ def write_file(path: PathArg, data: str | bytes) -> None:
     except FileNotFoundError:
         st = None
         if os.path.islink(path):  # a dangling symbolic link: its target is created, in place
-            _write_in_place(path, payload, os.O_CREAT, is_fifo=False)
+            _write_in_place(path, payload, os.O_CREAT, is_fifo=False, checked=None)
             return
     if st is not None:
         _refuse(path, st)
         if not stat.S_ISREG(st.st_mode):
-            _write_in_place(path, payload, 0, is_fifo=stat.S_ISFIFO(st.st_mode))
+            _write_in_place(path, payload, 0, is_fifo=stat.S_ISFIFO(st.st_mode), checked=st)
             return
     _write_replacing(os.path.realpath(path) if st is not None else path, payload, st)
 
@@ -74,7 +76,21 @@ def _write_all(fd: int, payload: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def _write_in_place(path: str | bytes, payload: bytes, create: int, is_fifo: bool) -> None:
+def _opened_as_checked(fd: int, checked: os.stat_result | None) -> bool:
+    """The path was checked, then opened by name: another user may have
+    swapped it in between (a link now pointing at a regular file), and writing
+    in place, untruncated, would put the data over the start of that file.
+    With checked, what was opened must be that file; without (a dangling
+    link's target, created by the open), it must be an empty regular file."""
+    now = os.fstat(fd)
+    if checked is None:
+        return stat.S_ISREG(now.st_mode) and now.st_size == 0
+    return (stat.S_IFMT(now.st_mode) == stat.S_IFMT(checked.st_mode)
+            and (now.st_dev, now.st_ino) == (checked.st_dev, checked.st_ino))
+
+
+def _write_in_place(path: str | bytes, payload: bytes, create: int, is_fifo: bool,
+                    checked: os.stat_result | None) -> None:
     flags = os.O_WRONLY | os.O_CLOEXEC | os.O_NOCTTY | create
     try:
         # A FIFO without a reader would block open() with no word of why.
@@ -85,6 +101,9 @@ def _write_in_place(path: str | bytes, payload: bytes, create: int, is_fifo: boo
         print(f"resmon: waiting for a reader on FIFO {os.fsdecode(path)!r}", file=sys.stderr, flush=True)
         fd = os.open(path, flags)
     try:
+        if not _opened_as_checked(fd, checked):
+            raise BlockingIOError(errno.EAGAIN, "it changed while it was being opened; nothing was written",
+                                  path)
         if is_fifo:
             os.set_blocking(fd, True)  # later writes wait for the reader
         _write_all(fd, payload)

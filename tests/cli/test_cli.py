@@ -1075,6 +1075,66 @@ class FilesAreNeverDamaged(Tmp):
         self.assertIn("Permission denied", r.stderr)
         self.assertEqual(self.read("r.json"), "data\n")
 
+    def test_read_only_file_is_refused_as_root_too(self):
+        # access(2) lets root write any file: the owner's write bit decides (review, issue 28).
+        if os.getuid() != 0:
+            self.skipTest("needs root: access(2) already refuses a read-only file for anyone else")
+        self.write("ro", "old\n", mode=0o444)
+        r = resmon("-q", "-o", self.path("ro"), "--", "true")
+        self.assertEqual(r.returncode, 125, r.stderr)
+        self.assertEqual(r.stderr, f"resmon: cannot write summary file '{self.path('ro')}': Permission denied\n")
+        self.assertEqual(self.read("ro"), "old\n")
+        self.assertEqual(stat.S_IMODE(os.stat(self.path("ro")).st_mode), 0o444)
+        self.assert_no_temporary_files()
+
+    def test_fifo_swapped_for_a_regular_file_before_the_open_is_refused(self):
+        # The path is a FIFO when checked; resmon, finding no reader, says it waits and opens it
+        # again by name.  Its stderr is a full pipe, so it stops in that message: the test swaps
+        # the FIFO for a regular file there, then lets it go.  Before, the new text went over the
+        # start of the regular file (old tail kept); now what was opened must be what was checked.
+        if not os.path.exists("/proc/self/syscall"):
+            self.skipTest("no /proc/PID/syscall to see resmon stop in its write to stderr")
+        os.mkfifo(self.path("out"))
+        self.write("regular", "old text that is longer than any summary " * 200)
+        old = self.read("regular")
+        read_end, write_end = os.pipe()
+        os.set_blocking(write_end, False)
+        try:
+            while True:
+                os.write(write_end, b"x" * 4096)
+        except BlockingIOError:
+            pass
+        os.set_blocking(write_end, True)
+        p = subprocess.Popen([RESMON, "-q", "-o", self.path("out"), "--", "true"], stderr=write_end,
+                             stdout=subprocess.DEVNULL)
+        os.close(write_end)
+        try:
+            deadline = time.monotonic() + 60
+            while True:  # resmon blocked in write(2, ...): syscall number, then fd 0x2
+                with open(f"/proc/{p.pid}/syscall") as f:
+                    fields = f.read().split()
+                if len(fields) > 1 and fields[0] == ("64" if os.uname().machine == "aarch64" else "1") \
+                        and fields[1] == "0x2":
+                    break
+                self.assertIsNone(p.poll(), "resmon ended before it waited for a reader")
+                self.assertLess(time.monotonic(), deadline, fields)
+                time.sleep(0.01)
+            os.rename(self.path("regular"), self.path("out"))
+            err = b""
+            while chunk := os.read(read_end, 65536):
+                err += chunk
+            p.wait(timeout=60)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+            os.close(read_end)
+        err = err.lstrip(b"x").decode()
+        self.assertEqual(p.returncode, 125, err)
+        self.assertIn("changed while it was being opened", err)
+        self.assertEqual(self.read("out"), old)
+        self.assert_no_temporary_files()
+
     def test_replaced_file_keeps_its_mode(self):
         self.write("s.json", "old\n", mode=0o640)
         r = resmon("-q", "-o", self.path("s.json"), "--", "true")

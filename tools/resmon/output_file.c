@@ -162,6 +162,31 @@ static FILE *sink_open(output_file *f, int fd)
     return stream;
 }
 
+/* The path is checked, then opened by name: in between another user may
+ * swap it (a link now pointing at a regular file), and writing in place,
+ * with no truncation, would put the new text over the start of that file.
+ * What was opened must be what was checked. */
+static int same_file(int fd, const struct stat *checked)
+{
+    struct stat now;
+    return fstat(fd, &now) == 0 && (now.st_mode & S_IFMT) == (checked->st_mode & S_IFMT) &&
+           now.st_dev == checked->st_dev && now.st_ino == checked->st_ino;
+}
+
+/* A dangling link's target was created by this open -- or, if it appeared
+ * in between, must at least be empty and regular, so nothing is overwritten. */
+static int fresh_file(int fd)
+{
+    struct stat now;
+    return fstat(fd, &now) == 0 && S_ISREG(now.st_mode) && now.st_size == 0;
+}
+
+static int changed(output_file *f, int fd)
+{
+    close(fd);
+    return fail(f, EAGAIN, "it changed while it was being opened; nothing was written");
+}
+
 int output_file_open(output_file *f, const char *path, const char *what)
 {
     int silent = f->silent;
@@ -182,12 +207,20 @@ int output_file_open(output_file *f, const char *path, const char *what)
         return fail(f, EISDIR, NULL);
     if (exists && !S_ISREG(st.st_mode)) {
         fd = open_in_place(f, S_ISFIFO(st.st_mode));
+        if (fd >= 0 && !same_file(fd, &st))
+            return changed(f, fd);
     } else if (!exists && errno == ENOENT && lstat(path, &st) == 0) {
         /* a dangling symbolic link: create its target in place */
         fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0666);
+        if (fd >= 0 && !fresh_file(fd))
+            return changed(f, fd);
     } else {
+        /* A read-only file stays read-only, for root too: access(2) lets
+         * root write any file, the owner's write bit does not. */
+        if (exists && !(st.st_mode & S_IWUSR))
+            return fail(f, EACCES, NULL);
         if (exists && access(path, W_OK) != 0)
-            return fail(f, errno, NULL); /* a read-only file stays read-only */
+            return fail(f, errno, NULL);
         char resolved[PATH_MAX];
         f->final_path = strdup(exists && realpath(path, resolved) ? resolved : path);
         if (!f->final_path)
