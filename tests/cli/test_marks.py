@@ -205,7 +205,7 @@ class Marks(unittest.TestCase):
         self.assertEqual((r.returncode, r.stdout, r.stderr), (0, "", ""))
         self.env["RESMON_MARK_SOCKET"] = self.path("gone/socket")
         self.assertEqual(self.run_resmon("mark", "load").returncode, 0)  # resmon gone: dropped, not failed
-        for bad in ([], ["a", "b"], ["-x"]):  # not a mark at all: the script is wrong on every run
+        for bad in ([], ["a", "b"], ["-x", "y"]):  # not a mark at all: the script is wrong on every run
             r = self.run_resmon("mark", *bad)
             self.assertEqual(r.returncode, 125, bad)
             self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
@@ -218,6 +218,24 @@ class Marks(unittest.TestCase):
         r = self.run_resmon("mark", "--help")
         self.assertEqual(r.returncode, 0)
         self.assertIn("usage: resmon mark NAME", r.stdout)
+
+    def test_a_name_from_data_that_starts_with_a_dash_is_a_name(self):
+        # resmon mark "$name" with a name such as "-O2 build": one argument is
+        # the NAME whatever it starts with (only exactly -h/--help is help), so
+        # a set -e script goes on and the phase is kept.
+        names = ["-O2 build", "-x", "--", "--verbose", "-", "-help"]
+        body = "".join(f'"{RESMON}" mark "{n}"\n' for n in names)
+        r = self.run_resmon("-q", "-o", self.path("s.json"), "--", "sh", "-c",
+                            f'set -e\n{body}"{RESMON}" mark -- -last\necho done')
+        self.assertEqual((r.returncode, r.stdout, r.stderr), (0, "done\n", ""))
+        with open(self.path("s.json")) as f:
+            s = json.load(f)
+        self.assertEqual([p["name"] for p in s["phases"]], ["", *names, "-last"])
+        self.assertEqual(s["marks_dropped"], 0)
+        for helped in ("-h", "--help"):
+            r = self.run_resmon("mark", helped)
+            self.assertEqual(r.returncode, 0)
+            self.assertIn("usage: resmon mark NAME", r.stdout)
 
     def test_a_refused_name_never_fails_the_script_and_is_counted(self):
         # set -e: every name resmon refuses is one line on stderr, exit 0,

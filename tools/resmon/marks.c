@@ -376,6 +376,7 @@ void marks_close(marks_channel *c)
 
 static const char mark_usage_text[] =
     "usage: resmon mark NAME   start the phase NAME of the run this program is monitored in\n"
+    "       resmon mark -- NAME\n"
     "\n"
     "  -h, --help   this help (the manual: man resmon)\n"
     "\n"
@@ -385,7 +386,8 @@ static const char mark_usage_text[] =
     "does nothing; a NAME resmon refuses (empty, too long, not UTF-8, control\n"
     "characters) is one line on stderr, a full channel or one this user cannot reach\n"
     "drops the mark, and each is counted in the summary's marks_dropped; the status is\n"
-    "0.  Only a call that is not a mark at all (no NAME, two, an option) is 125.\n";
+    "0.  A single argument is the NAME whatever it starts with (\"-O2 build\"), except\n"
+    "exactly -h or --help.  Only a call that is not a mark at all (no NAME, two) is 125.\n";
 
 /* Counts a mark that did not reach resmon: a byte appended to the file
  * "dropped" beside the socket, which resmon made for every user to append
@@ -423,9 +425,11 @@ int mark_main(int argc, char **argv)
         return stdout_close("resmon mark");
     }
     /* Usage errors of the call itself (the script is wrong on every run):
-     * 125.  Everything about NAME (which may come from data) is a refusal. */
+     * 125.  Everything about NAME (which may come from data) is a refusal:
+     * one argument is the NAME whatever it starts with ("-O2 build"), only
+     * exactly -h and --help are not. */
     const char *name = argc == 3 && strcmp(argv[1], "--") == 0 ? argv[2] : argc == 2 ? argv[1] : NULL;
-    if (!name || (name[0] == '-' && argc == 2 && name[1])) {
+    if (!name) {
         fputs(argc < 2 ? "resmon mark: a NAME is required (see resmon mark --help)\n"
                        : "resmon mark: one NAME, no options (see resmon mark --help)\n",
               stderr);
