@@ -194,11 +194,32 @@ class Marks(unittest.TestCase):
     def test_the_command_sees_the_channel(self):
         # Only this user may send (the socket is 0600); every user may reach
         # the drop counter (0622) through the unlistable directory (0711).
+        # the drop counter (0622, RESMON_MARK_DROPPED) through the unlistable
+        # directory (0711), beside the socket under a secret name.
         r = self.run_resmon("-q", "--", "sh", "-c", 'test -S "$RESMON_MARK_SOCKET" && '
                             'stat -c %a "$(dirname "$RESMON_MARK_SOCKET")" "$RESMON_MARK_SOCKET" '
-                            '"$(dirname "$RESMON_MARK_SOCKET")/dropped"')
+                            '"$RESMON_MARK_DROPPED"; echo "$RESMON_MARK_DROPPED"')
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertEqual(r.stdout.split(), ["711", "600", "622"])
+        self.assertEqual(r.stdout.split()[:3], ["711", "600", "622"])
+        self.assertRegex(r.stdout.split()[3], r"/resmon-marks-[^/]+/dropped-[0-9a-f]{16}$")
+
+    def test_another_user_who_knows_the_directory_cannot_forge_the_drop_count(self):
+        # The channel's directory name is visible in TMPDIR; the counter's is
+        # not (dropped-<secret>, the directory is 0711): nobody can neither
+        # list it nor truncate or grow it by a guessed name.
+        nobody, tmp = self.attacker()
+        forge = ('d=$(dirname "$RESMON_MARK_SOCKET"); ls "$d" >/dev/null 2>&1 && echo listed; '
+                 'for f in dropped "$(basename "$RESMON_MARK_SOCKET")"; do truncate -s 1000 "$d/$f" 2>/dev/null '
+                 '&& echo forged; done; true')
+        r = self.run_resmon("-q", "-o", self.path("s.json"), "--", "sh", "-c",
+                            f'"{RESMON}" mark one; env -u RESMON_MARK_DROPPED {" ".join(nobody)} sh -c \'{forge}\'')
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, "")
+        with open(self.path("s.json")) as f:
+            s = json.load(f)
+        self.assertEqual(s["marks_dropped"], 0)
+        self.assertEqual([p["name"] for p in s["phases"]], ["", "one"])
+        self.assertEqual(self.channel_dirs() + os.listdir(tmp), [])  # the counter went with the channel
 
     def test_mark_outside_resmon_and_bad_usage(self):
         r = self.run_resmon("mark", "load")
