@@ -308,15 +308,29 @@ class Marks(unittest.TestCase):
         self.assertEqual(s["marks_dropped"], 1)
 
     def attacker(self):
-        """setpriv arguments for nobody, and a TMPDIR nobody may write (not sticky)."""
+        """setpriv arguments for nobody, and a TMPDIR nobody owns (0755: a TMPDIR
+        others may write without the sticky bit is refused for the channel)."""
         if os.geteuid() != 0:
             self.skipTest("needs root, to act as a second user (nobody)")
         os.chmod(self.dir.name, 0o755)
         tmp = self.path("t")  # short: the socket path must fit sun_path
         os.mkdir(tmp)
-        os.chmod(tmp, 0o777)
+        os.chown(tmp, 65534, 65534)
         self.env["TMPDIR"] = tmp
         return ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"], tmp
+
+    def test_a_tmpdir_others_may_write_without_the_sticky_bit_is_not_used(self):
+        # 0777 or 0770 without S_ISVTX: another user could rename the channel
+        # away and bind their own socket; the channel goes to the default.
+        tmp = self.path("t")
+        os.mkdir(tmp)
+        self.env["TMPDIR"] = tmp
+        for mode, used in ((0o777, False), (0o770, False), (0o1777, True), (0o755, True)):
+            os.chmod(tmp, mode)
+            r = self.run_resmon("-q", "--", "sh", "-c", 'echo "$RESMON_MARK_SOCKET"')
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(r.stdout.startswith(tmp + "/"), used, (oct(mode), r.stdout))
+            self.assertEqual(os.listdir(tmp), [])
 
     def test_a_channel_directory_swapped_for_a_link_is_not_cleaned_through_it(self):
         # Another user who may write TMPDIR renames the channel's directory

@@ -168,6 +168,13 @@ static int make_dir(marks_channel *c, const char *tmp)
     c->parent_fd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (c->parent_fd < 0)
         return -errno;
+    struct stat parent;
+    if (fstat(c->parent_fd, &parent) != 0)
+        return -errno;
+    /* Writable by others without the sticky bit: another user could rename
+     * the channel away and bind their own, or plant what the sweep deletes. */
+    if ((parent.st_mode & (S_IWGRP | S_IWOTH)) && !(parent.st_mode & S_ISVTX))
+        return -EXDEV;
     unsigned long long pidns = own_pidns(), start = start_time_of(getpid());
     if (start == ULLONG_MAX)
         start = 0;
@@ -223,6 +230,16 @@ marks_channel *marks_open(char *why, size_t cap)
      * /tmp is a disk's, its mkdir and rmdir cost 0.2 ms each and, when they
      * meet the journal, up to 40 ms (measured on ext4), on every run. */
     int rc = -1;
+    if (tmp && tmp[0] == '/' && strlen(tmp) <= sizeof(((struct sockaddr_un *)0)->sun_path) - 68 &&
+        (rc = make_dir(c, tmp)) == -EXDEV) { /* a TMPDIR others may write, not sticky: the default */
+        if (c->dir_fd >= 0)
+            close(c->dir_fd);
+        c->dir_fd = -1;
+        if (c->parent_fd >= 0)
+            close(c->parent_fd);
+        c->parent_fd = -1;
+        tmp = NULL;
+    }
     if (!tmp || tmp[0] != '/' || strlen(tmp) > sizeof(((struct sockaddr_un *)0)->sun_path) - 68) {
         tmp = "/dev/shm";
         if ((rc = make_dir(c, tmp)) < 0) {
@@ -232,9 +249,10 @@ marks_channel *marks_open(char *why, size_t cap)
                 close(c->dir_fd);
             c->parent_fd = c->dir_fd = -1;
             tmp = "/tmp";
+            rc = make_dir(c, tmp); /* /dev/shm could not be used */
         }
     }
-    if (rc < 0 && (rc = make_dir(c, tmp)) < 0) {
+    if (rc < 0) {
         snprintf(why, cap, "cannot create a directory in %s: %s", tmp, strerror(-rc));
         marks_close(c);
         return NULL;
