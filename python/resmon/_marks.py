@@ -8,6 +8,7 @@ import socket
 import stat
 
 _ENV = "RESMON_MARK_SOCKET"
+_DROPPED_ENV = "RESMON_MARK_DROPPED"  # the drop counter, dropped-<secret>
 _NAME_MAX_BYTES = 63
 
 
@@ -56,22 +57,26 @@ def mark(name: str) -> bool:
         # the program dropped privileges): counted.  A channel that is gone
         # has no count to add to.
         if e.errno not in (errno.ENOENT, errno.ECONNREFUSED, errno.ENOTDIR):
-            _count_dropped(path)
+            _count_dropped(os.environ.get(_DROPPED_ENV))
         return False
 
 
-def _count_dropped(path: str) -> None:
-    """One byte appended to the file "dropped" beside the socket, which resmon
+def _count_dropped(path: str | None) -> None:
+    """One byte appended to the drop counter resmon names in RESMON_MARK_DROPPED
+    (dropped-<secret> beside the socket, a name others cannot list), which resmon
     made for every user to append to: through the directory, opened without
     following a link, and only into a regular file of one link owned by the
     directory's owner (never created here)."""
+    base = os.path.basename(path) if path else ""
+    if not base.startswith("dropped-"):
+        return
     try:
         dfd = os.open(os.path.dirname(path), os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
         return
     try:
         owner = os.fstat(dfd).st_uid
-        fd = os.open("dropped", os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dfd)
+        fd = os.open(base, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dfd)
     except OSError:
         return
     finally:

@@ -158,14 +158,19 @@ def test_module_mark_sends_a_datagram(tmp_path, monkeypatch: pytest.MonkeyPatch)
                 s.recv(100, socket.MSG_DONTWAIT)
             except BlockingIOError:
                 break
-        # ... and with one, each dropped mark is a byte of it.
+        # ... and with one, each dropped mark is a byte of it: the counter
+        # RESMON_MARK_DROPPED names (dropped-<secret>), not a fixed "dropped".
+        counter = tmp_path / "dropped-0123456789abcdef"
+        monkeypatch.setenv("RESMON_MARK_DROPPED", str(counter))
         (tmp_path / "dropped").write_bytes(b"")
+        counter.write_bytes(b"")
         sent = [resmon.mark("x") for _ in range(5000)]
         assert False in sent
-        assert os.path.getsize(tmp_path / "dropped") == sent.count(False)
+        assert os.path.getsize(counter) == sent.count(False)
+        assert os.path.getsize(tmp_path / "dropped") == 0
         # Another user's file in its place (a swapped directory) gets nothing.
-        os.unlink(tmp_path / "dropped")
-        os.symlink(tmp_path / "victim", tmp_path / "dropped")
+        os.unlink(counter)
+        os.symlink(tmp_path / "victim", counter)
         (tmp_path / "victim").write_bytes(b"")
         assert resmon.mark("x") is False
         assert os.path.getsize(tmp_path / "victim") == 0

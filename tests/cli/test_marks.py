@@ -194,18 +194,39 @@ class Marks(unittest.TestCase):
     def test_the_command_sees_the_channel(self):
         # Only this user may send (the socket is 0600); every user may reach
         # the drop counter (0622) through the unlistable directory (0711).
+        # the drop counter (0622, RESMON_MARK_DROPPED) through the unlistable
+        # directory (0711), beside the socket under a secret name.
         r = self.run_resmon("-q", "--", "sh", "-c", 'test -S "$RESMON_MARK_SOCKET" && '
                             'stat -c %a "$(dirname "$RESMON_MARK_SOCKET")" "$RESMON_MARK_SOCKET" '
-                            '"$(dirname "$RESMON_MARK_SOCKET")/dropped"')
+                            '"$RESMON_MARK_DROPPED"; echo "$RESMON_MARK_DROPPED"')
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertEqual(r.stdout.split(), ["711", "600", "622"])
+        self.assertEqual(r.stdout.split()[:3], ["711", "600", "622"])
+        self.assertRegex(r.stdout.split()[3], r"/resmon-marks-[^/]+/dropped-[0-9a-f]{16}$")
+
+    def test_another_user_who_knows_the_directory_cannot_forge_the_drop_count(self):
+        # The channel's directory name is visible in TMPDIR; the counter's is
+        # not (dropped-<secret>, the directory is 0711): nobody can neither
+        # list it nor truncate or grow it by a guessed name.
+        nobody, tmp = self.attacker()
+        forge = ('d=$(dirname "$RESMON_MARK_SOCKET"); ls "$d" >/dev/null 2>&1 && echo listed; '
+                 'for f in dropped "$(basename "$RESMON_MARK_SOCKET")"; do truncate -s 1000 "$d/$f" 2>/dev/null '
+                 '&& echo forged; done; true')
+        r = self.run_resmon("-q", "-o", self.path("s.json"), "--", "sh", "-c",
+                            f'"{RESMON}" mark one; env -u RESMON_MARK_DROPPED {" ".join(nobody)} sh -c \'{forge}\'')
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, "")
+        with open(self.path("s.json")) as f:
+            s = json.load(f)
+        self.assertEqual(s["marks_dropped"], 0)
+        self.assertEqual([p["name"] for p in s["phases"]], ["", "one"])
+        self.assertEqual(self.channel_dirs() + os.listdir(tmp), [])  # the counter went with the channel
 
     def test_mark_outside_resmon_and_bad_usage(self):
         r = self.run_resmon("mark", "load")
         self.assertEqual((r.returncode, r.stdout, r.stderr), (0, "", ""))
         self.env["RESMON_MARK_SOCKET"] = self.path("gone/socket")
         self.assertEqual(self.run_resmon("mark", "load").returncode, 0)  # resmon gone: dropped, not failed
-        for bad in ([], ["a", "b"], ["-x"]):  # not a mark at all: the script is wrong on every run
+        for bad in ([], ["a", "b"], ["-x", "y"]):  # not a mark at all: the script is wrong on every run
             r = self.run_resmon("mark", *bad)
             self.assertEqual(r.returncode, 125, bad)
             self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
@@ -218,6 +239,24 @@ class Marks(unittest.TestCase):
         r = self.run_resmon("mark", "--help")
         self.assertEqual(r.returncode, 0)
         self.assertIn("usage: resmon mark NAME", r.stdout)
+
+    def test_a_name_from_data_that_starts_with_a_dash_is_a_name(self):
+        # resmon mark "$name" with a name such as "-O2 build": one argument is
+        # the NAME whatever it starts with (only exactly -h/--help is help), so
+        # a set -e script goes on and the phase is kept.
+        names = ["-O2 build", "-x", "--", "--verbose", "-", "-help"]
+        body = "".join(f'"{RESMON}" mark "{n}"\n' for n in names)
+        r = self.run_resmon("-q", "-o", self.path("s.json"), "--", "sh", "-c",
+                            f'set -e\n{body}"{RESMON}" mark -- -last\necho done')
+        self.assertEqual((r.returncode, r.stdout, r.stderr), (0, "done\n", ""))
+        with open(self.path("s.json")) as f:
+            s = json.load(f)
+        self.assertEqual([p["name"] for p in s["phases"]], ["", *names, "-last"])
+        self.assertEqual(s["marks_dropped"], 0)
+        for helped in ("-h", "--help"):
+            r = self.run_resmon("mark", helped)
+            self.assertEqual(r.returncode, 0)
+            self.assertIn("usage: resmon mark NAME", r.stdout)
 
     def test_a_refused_name_never_fails_the_script_and_is_counted(self):
         # set -e: every name resmon refuses is one line on stderr, exit 0,
@@ -269,15 +308,29 @@ class Marks(unittest.TestCase):
         self.assertEqual(s["marks_dropped"], 1)
 
     def attacker(self):
-        """setpriv arguments for nobody, and a TMPDIR nobody may write (not sticky)."""
+        """setpriv arguments for nobody, and a TMPDIR nobody owns (0755: a TMPDIR
+        others may write without the sticky bit is refused for the channel)."""
         if os.geteuid() != 0:
             self.skipTest("needs root, to act as a second user (nobody)")
         os.chmod(self.dir.name, 0o755)
         tmp = self.path("t")  # short: the socket path must fit sun_path
         os.mkdir(tmp)
-        os.chmod(tmp, 0o777)
+        os.chown(tmp, 65534, 65534)
         self.env["TMPDIR"] = tmp
         return ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"], tmp
+
+    def test_a_tmpdir_others_may_write_without_the_sticky_bit_is_not_used(self):
+        # 0777 or 0770 without S_ISVTX: another user could rename the channel
+        # away and bind their own socket; the channel goes to the default.
+        tmp = self.path("t")
+        os.mkdir(tmp)
+        self.env["TMPDIR"] = tmp
+        for mode, used in ((0o777, False), (0o770, False), (0o1777, True), (0o755, True)):
+            os.chmod(tmp, mode)
+            r = self.run_resmon("-q", "--", "sh", "-c", 'echo "$RESMON_MARK_SOCKET"')
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(r.stdout.startswith(tmp + "/"), used, (oct(mode), r.stdout))
+            self.assertEqual(os.listdir(tmp), [])
 
     def test_a_channel_directory_swapped_for_a_link_is_not_cleaned_through_it(self):
         # Another user who may write TMPDIR renames the channel's directory

@@ -170,6 +170,7 @@ int plot_main(int argc, char **argv);
 /* ---- marks from the command's programs (marks.c, phases_output.c) ---- */
 /* The environment variable naming the marks socket to the command. */
 #define RESMON_MARK_ENV "RESMON_MARK_SOCKET"
+#define RESMON_MARK_DROPPED_ENV "RESMON_MARK_DROPPED" /* the drop counter: its name is a secret */
 typedef struct marks_channel marks_channel;
 /* Opens the channel and names it in resmon's environment (the command
  * inherits it).  NULL, with a line's worth in why, when it cannot. */

@@ -9,8 +9,11 @@
  * mark is one datagram holding the name.  Sending never blocks and never
  * fails the workload: a full queue (net.unix.max_dgram_qlen datagrams) or a
  * sender that may not send (a command that dropped privileges) drops the
- * mark, and the sender appends one byte to the file "dropped" beside the
- * socket (0622: any user may count), which resmon counts.  A name resmon
+ * mark, and the sender appends one byte to the drop counter beside the
+ * socket (0622: any user may count), which resmon counts.  The counter's
+ * name, dropped-<16 random hex>, is a secret (the 0711 directory cannot be
+ * listed by others) named to the command by RESMON_MARK_DROPPED: another
+ * user who sees the directory's name cannot truncate or grow the count.  A name resmon
  * refuses is sent as an empty datagram.  A thread of resmon's receives the
  * marks and hands them to the monitor (resmon_monitor_mark); marks the
  * library refuses (a bad name, more than RESMON_MAX_PHASES phases, a
@@ -45,6 +48,8 @@ struct marks_channel {
     int dir_fd;    /* the channel's directory, held open: cleaned up through it */
     char name[96]; /* the channel directory's name in parent_fd */
     char path[PATH_MAX];
+    char dropped[32]; /* the drop counter's name in dir_fd: dropped-<16 random hex> */
+    char dropped_path[PATH_MAX];
     resmon_monitor *monitor;
     pthread_t thread;
     int thread_alive;
@@ -118,7 +123,15 @@ static void sweep_one(int parent, const char *name, unsigned long long pidns)
         return;
     if (fstat(dir, &st) == 0 && st.st_uid == geteuid()) {
         unlinkat(dir, "socket", 0);
-        unlinkat(dir, "dropped", 0);
+        int listing = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *d = listing >= 0 ? fdopendir(listing) : NULL;
+        if (!d && listing >= 0)
+            close(listing);
+        for (struct dirent *e; d && (e = readdir(d)) != NULL;)
+            if (strncmp(e->d_name, "dropped", 7) == 0) /* dropped-<secret>, and "dropped" of older resmons */
+                unlinkat(dir, e->d_name, 0);
+        if (d)
+            closedir(d);
         struct stat again;
         if (fstatat(parent, name, &again, AT_SYMLINK_NOFOLLOW) == 0 && again.st_ino == st.st_ino &&
             again.st_dev == st.st_dev)
@@ -155,6 +168,13 @@ static int make_dir(marks_channel *c, const char *tmp)
     c->parent_fd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (c->parent_fd < 0)
         return -errno;
+    struct stat parent;
+    if (fstat(c->parent_fd, &parent) != 0)
+        return -errno;
+    /* Writable by others without the sticky bit: another user could rename
+     * the channel away and bind their own, or plant what the sweep deletes. */
+    if ((parent.st_mode & (S_IWGRP | S_IWOTH)) && !(parent.st_mode & S_ISVTX))
+        return -EXDEV;
     unsigned long long pidns = own_pidns(), start = start_time_of(getpid());
     if (start == ULLONG_MAX)
         start = 0;
@@ -210,6 +230,16 @@ marks_channel *marks_open(char *why, size_t cap)
      * /tmp is a disk's, its mkdir and rmdir cost 0.2 ms each and, when they
      * meet the journal, up to 40 ms (measured on ext4), on every run. */
     int rc = -1;
+    if (tmp && tmp[0] == '/' && strlen(tmp) <= sizeof(((struct sockaddr_un *)0)->sun_path) - 68 &&
+        (rc = make_dir(c, tmp)) == -EXDEV) { /* a TMPDIR others may write, not sticky: the default */
+        if (c->dir_fd >= 0)
+            close(c->dir_fd);
+        c->dir_fd = -1;
+        if (c->parent_fd >= 0)
+            close(c->parent_fd);
+        c->parent_fd = -1;
+        tmp = NULL;
+    }
     if (!tmp || tmp[0] != '/' || strlen(tmp) > sizeof(((struct sockaddr_un *)0)->sun_path) - 68) {
         tmp = "/dev/shm";
         if ((rc = make_dir(c, tmp)) < 0) {
@@ -219,9 +249,10 @@ marks_channel *marks_open(char *why, size_t cap)
                 close(c->dir_fd);
             c->parent_fd = c->dir_fd = -1;
             tmp = "/tmp";
+            rc = make_dir(c, tmp); /* /dev/shm could not be used */
         }
     }
-    if (rc < 0 && (rc = make_dir(c, tmp)) < 0) {
+    if (rc < 0) {
         snprintf(why, cap, "cannot create a directory in %s: %s", tmp, strerror(-rc));
         marks_close(c);
         return NULL;
@@ -231,7 +262,21 @@ marks_channel *marks_open(char *why, size_t cap)
      * directory swapped meanwhile is never where the socket goes. */
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
     snprintf(addr.sun_path, sizeof addr.sun_path, "/proc/self/fd/%d/socket", c->dir_fd);
-    int dropped = openat(c->dir_fd, "dropped", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    unsigned char secret[8];
+    int rfd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    ssize_t got = rfd >= 0 ? read(rfd, secret, sizeof secret) : -1;
+    if (rfd >= 0)
+        close(rfd);
+    if (got != (ssize_t)sizeof secret) {
+        snprintf(why, cap, "cannot read /dev/urandom for the marks channel");
+        marks_close(c);
+        return NULL;
+    }
+    memcpy(c->dropped, "dropped-", 8);
+    for (size_t i = 0; i < sizeof secret; i++)
+        snprintf(c->dropped + 8 + 2 * i, 3, "%02x", secret[i]);
+    snprintf(c->dropped_path, sizeof c->dropped_path, "%.100s/%s/%s", tmp, c->name, c->dropped);
+    int dropped = openat(c->dir_fd, c->dropped, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (dropped >= 0) {
         if (fchmod(dropped, 0622) != 0) {
             /* the count of senders that cannot send stays this user's */
@@ -246,7 +291,7 @@ marks_channel *marks_open(char *why, size_t cap)
     }
     if (!bound ||
         fchmodat(c->dir_fd, "socket", 0600, 0) != 0 || pipe2(c->stop_pipe, O_CLOEXEC) != 0 ||
-        setenv(RESMON_MARK_ENV, c->path, 1) != 0) {
+        setenv(RESMON_MARK_ENV, c->path, 1) != 0 || setenv(RESMON_MARK_DROPPED_ENV, c->dropped_path, 1) != 0) {
         snprintf(why, cap, "cannot open the marks socket %s: %s", c->path, strerror(errno));
         marks_close(c);
         return NULL;
@@ -335,7 +380,7 @@ unsigned long long marks_dropped(const marks_channel *c)
         return 0;
     struct stat st;
     unsigned long long senders =
-        fstatat(c->dir_fd, "dropped", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) ? (unsigned long long)st.st_size : 0;
+        c->dropped[0] && fstatat(c->dir_fd, c->dropped, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) ? (unsigned long long)st.st_size : 0;
     return senders + atomic_load(&c->refused);
 }
 
@@ -352,6 +397,9 @@ void marks_close(marks_channel *c)
     const char *named = getenv(RESMON_MARK_ENV);
     if (named && c->path[0] && strcmp(named, c->path) == 0)
         unsetenv(RESMON_MARK_ENV);
+    named = getenv(RESMON_MARK_DROPPED_ENV);
+    if (named && c->dropped_path[0] && strcmp(named, c->dropped_path) == 0)
+        unsetenv(RESMON_MARK_DROPPED_ENV);
     if (c->fd >= 0)
         close(c->fd);
     for (int i = 0; i < 2; i++)
@@ -359,7 +407,8 @@ void marks_close(marks_channel *c)
             close(c->stop_pipe[i]);
     if (c->dir_fd >= 0) { /* through the directory held open: never what its name now points to */
         unlinkat(c->dir_fd, "socket", 0);
-        unlinkat(c->dir_fd, "dropped", 0);
+        if (c->dropped[0])
+            unlinkat(c->dir_fd, c->dropped, 0);
         struct stat held, named_now;
         if (c->parent_fd >= 0 && fstat(c->dir_fd, &held) == 0 &&
             fstatat(c->parent_fd, c->name, &named_now, AT_SYMLINK_NOFOLLOW) == 0 && held.st_ino == named_now.st_ino &&
@@ -376,6 +425,7 @@ void marks_close(marks_channel *c)
 
 static const char mark_usage_text[] =
     "usage: resmon mark NAME   start the phase NAME of the run this program is monitored in\n"
+    "       resmon mark -- NAME\n"
     "\n"
     "  -h, --help   this help (the manual: man resmon)\n"
     "\n"
@@ -385,26 +435,28 @@ static const char mark_usage_text[] =
     "does nothing; a NAME resmon refuses (empty, too long, not UTF-8, control\n"
     "characters) is one line on stderr, a full channel or one this user cannot reach\n"
     "drops the mark, and each is counted in the summary's marks_dropped; the status is\n"
-    "0.  Only a call that is not a mark at all (no NAME, two, an option) is 125.\n";
+    "0.  A single argument is the NAME whatever it starts with (\"-O2 build\"), except\n"
+    "exactly -h or --help.  Only a call that is not a mark at all (no NAME, two) is 125.\n";
 
-/* Counts a mark that did not reach resmon: a byte appended to the file
- * "dropped" beside the socket, which resmon made for every user to append
+/* Counts a mark that did not reach resmon: a byte appended to the drop
+ * counter RESMON_MARK_DROPPED names (dropped-<secret> beside the socket), which resmon made for every user to append
  * to.  Through the directory, opened without following a link, and only
  * into a regular file of one link owned by the directory's owner: a
  * channel directory swapped for another user's gets nothing written. */
-static void count_dropped(const char *socket_path)
+static void count_dropped(const char *dropped_path)
 {
     char dir[PATH_MAX];
-    const char *slash = strrchr(socket_path, '/');
-    if (!slash || slash == socket_path || (size_t)(slash - socket_path) >= sizeof dir)
+    const char *slash = dropped_path ? strrchr(dropped_path, '/') : NULL;
+    if (!slash || slash == dropped_path || (size_t)(slash - dropped_path) >= sizeof dir ||
+        strncmp(slash + 1, "dropped-", 8) != 0 || strchr(slash + 1, '/'))
         return;
-    memcpy(dir, socket_path, (size_t)(slash - socket_path));
-    dir[slash - socket_path] = '\0';
+    memcpy(dir, dropped_path, (size_t)(slash - dropped_path));
+    dir[slash - dropped_path] = '\0';
     int dfd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC); /* 0711: searchable, not readable */
     if (dfd < 0)
         return;
     struct stat dst, fst;
-    int fd = fstat(dfd, &dst) == 0 ? openat(dfd, "dropped", O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+    int fd = fstat(dfd, &dst) == 0 ? openat(dfd, slash + 1, O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
                                    : -1;
     close(dfd);
     if (fd < 0)
@@ -423,9 +475,11 @@ int mark_main(int argc, char **argv)
         return stdout_close("resmon mark");
     }
     /* Usage errors of the call itself (the script is wrong on every run):
-     * 125.  Everything about NAME (which may come from data) is a refusal. */
+     * 125.  Everything about NAME (which may come from data) is a refusal:
+     * one argument is the NAME whatever it starts with ("-O2 build"), only
+     * exactly -h and --help are not. */
     const char *name = argc == 3 && strcmp(argv[1], "--") == 0 ? argv[2] : argc == 2 ? argv[1] : NULL;
-    if (!name || (name[0] == '-' && argc == 2 && name[1])) {
+    if (!name) {
         fputs(argc < 2 ? "resmon mark: a NAME is required (see resmon mark --help)\n"
                        : "resmon mark: one NAME, no options (see resmon mark --help)\n",
               stderr);
@@ -455,6 +509,6 @@ int mark_main(int argc, char **argv)
      * the command dropped privileges): counted.  A channel that is gone
      * (ENOENT, ECONNREFUSED) has no count to add to. */
     if (sent < 0 && err != ENOENT && err != ECONNREFUSED && err != ENOTDIR)
-        count_dropped(path);
+        count_dropped(getenv(RESMON_MARK_DROPPED_ENV));
     return 0;
 }
