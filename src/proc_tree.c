@@ -189,13 +189,13 @@ static int children_fd(rm__walked_process *e, pid_t tid, const pid_t *old_tids, 
  * growing the buffer as needed: a thread with a thousand children lists
  * more than a page, and a single read stops at one.  Returns the length
  * (NUL-terminated), or a negative errno; -ENOMEM keeps what was read,
- * -EFBIG is a file longer than any pid list. */
+ * -E2BIG is a file longer than any pid list. */
 static ssize_t read_children_file(rm__tree_walker *w, int fd)
 {
     size_t used = 0;
     for (;;) {
         if (used >= PID_LIST_MAX_BYTES)
-            return -EFBIG;
+            return -E2BIG;
         if (w->children_text_cap - used < 2) {
             size_t cap = w->children_text_cap ? w->children_text_cap * 2 : 4096;
             char *grown = realloc(w->children_text, cap);
