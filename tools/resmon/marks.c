@@ -160,6 +160,16 @@ static void sweep_stale(int parent, unsigned long long pidns)
     closedir(d);
 }
 
+/* n bytes from /dev/urandom; -1 when it cannot be read whole. */
+static int random_bytes(unsigned char *buf, size_t n)
+{
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    ssize_t got = fd >= 0 ? read(fd, buf, n) : -1;
+    if (fd >= 0)
+        close(fd);
+    return got == (ssize_t)n ? 0 : -1;
+}
+
 /* Makes the channel's directory in tmp: 0711 (the socket stays 0600, the
  * drop counter is writable by every user: see marks_open), named for this
  * process so that a later resmon can tell when it is stale. */
@@ -182,11 +192,7 @@ static int make_dir(marks_channel *c, const char *tmp)
     static const char letters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
     for (int attempt = 0; attempt < 100; attempt++) {
         unsigned char random[6];
-        int rfd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-        ssize_t got = rfd >= 0 ? read(rfd, random, sizeof random) : -1;
-        if (rfd >= 0)
-            close(rfd);
-        if (got != (ssize_t)sizeof random) {
+        if (random_bytes(random, sizeof random) < 0) {
             struct timespec ts;
             clock_gettime(CLOCK_MONOTONIC, &ts);
             unsigned long long x = (unsigned long long)ts.tv_nsec ^ ((unsigned long long)getpid() << 20) ^ attempt;
@@ -263,11 +269,7 @@ marks_channel *marks_open(char *why, size_t cap)
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
     snprintf(addr.sun_path, sizeof addr.sun_path, "/proc/self/fd/%d/socket", c->dir_fd);
     unsigned char secret[8];
-    int rfd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-    ssize_t got = rfd >= 0 ? read(rfd, secret, sizeof secret) : -1;
-    if (rfd >= 0)
-        close(rfd);
-    if (got != (ssize_t)sizeof secret) {
+    if (random_bytes(secret, sizeof secret) < 0) {
         snprintf(why, cap, "cannot read /dev/urandom for the marks channel");
         marks_close(c);
         return NULL;
