@@ -450,6 +450,17 @@ static double fixture_read(rm__metrics *m, unsigned generation, uint64_t boot_ns
     return s.pss_mb * 1024.0;
 }
 
+/* A fixture tree's start: its directory made from root's template, m set up
+ * for the memory group (5 s detail interval); returns now (CLOCK_BOOTTIME). */
+static uint64_t fixture_begin(char *root, rm__metrics *m)
+{
+    assert_non_null(mkdtemp(root));
+    rm__metrics_init(m, RESMON_METRIC_MEMORY_DETAIL, 5.0, 1, 100);
+    struct timespec now;
+    clock_gettime(CLOCK_BOOTTIME, &now);
+    return rm__timespec_ns(&now);
+}
+
 /* The tree-wide PSS reading (rm__metrics_plan_pss): a young small process
  * (not walked, its RSS standing in) joining or leaving re-reads no other
  * process -- its sharing with them is already inside the RSS bound --
@@ -463,13 +474,9 @@ static void young_small_joins_and_leaves_re_read_no_other_process(void **state)
 {
     (void)state;
     char root[] = "/tmp/resmon-pss-tree-XXXXXX";
-    assert_non_null(mkdtemp(root));
-    uint64_t page_kb = (uint64_t)sysconf(_SC_PAGESIZE) / 1024;
-    struct timespec now;
-    clock_gettime(CLOCK_BOOTTIME, &now);
-    uint64_t t0 = rm__timespec_ns(&now), ms = 1000000;
     rm__metrics m;
-    rm__metrics_init(&m, RESMON_METRIC_MEMORY_DETAIL, 5.0, 1, 100);
+    uint64_t t0 = fixture_begin(root, &m), ms = 1000000;
+    uint64_t page_kb = (uint64_t)sysconf(_SC_PAGESIZE) / 1024;
     fixture_process old, young, other, late;
     fixture_open(&old, root, "old", 100, 1000, t0, 3000);      /* walked: old */
     fixture_open(&young, root, "young", 0.1, 500, t0, 7777);   /* not walked: young, 2 MiB */
@@ -544,13 +551,9 @@ static void a_fork_that_has_not_execd_has_its_pss_read(void **state)
 {
     (void)state;
     char root[] = "/tmp/resmon-pss-fork-XXXXXX";
-    assert_non_null(mkdtemp(root));
-    uint64_t page_kb = (uint64_t)sysconf(_SC_PAGESIZE) / 1024;
-    struct timespec now;
-    clock_gettime(CLOCK_BOOTTIME, &now);
-    uint64_t t0 = rm__timespec_ns(&now), ms = 1000000;
     rm__metrics m;
-    rm__metrics_init(&m, RESMON_METRIC_MEMORY_DETAIL, 5.0, 1, 100);
+    uint64_t t0 = fixture_begin(root, &m), ms = 1000000;
+    uint64_t page_kb = (uint64_t)sysconf(_SC_PAGESIZE) / 1024;
     fixture_process parent, fork;
     fixture_open(&parent, root, "parent", 0.1, 12800, t0, 12500); /* young, 50 MiB resident */
     fixture_open(&fork, root, "fork", 0.1, 12800, t0, 12500);     /* young, the same pages */
