@@ -148,7 +148,9 @@ class ReadmeCiJob(unittest.TestCase):
                       "**1 limit exceeded**", lines[0])
         row = next(line for line in lines if line.startswith("| exact\\_peak\\_rss\\_mb |"))
         self.assertIn("**EXCEEDED limit +10%**", row)
-        self.assertRegex(summary, r"\n\| cpu\\_sec \| .* \| ok, limit \+20% \|\n")
+        # five runs a side: cpu_sec's change may fall inside BASE's spread, which
+        # adds "; noise" to the note (the verdict is the same: the limit holds)
+        self.assertRegex(summary, r"\n\| cpu\\_sec \| .* \| ok, limit \+20%(; noise)? \|\n")
 
     def test_a_change_that_keeps_the_figures_passes(self):
         self.commit("benchmark.c", "#define MIB 20\n/* a comment only */\n" + BENCHMARK)
