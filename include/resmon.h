@@ -117,7 +117,7 @@ extern "C" {
 /* ------------------------------------------------------------------------ */
 
 #define RESMON_VERSION_MAJOR 0
-#define RESMON_VERSION_MINOR 3
+#define RESMON_VERSION_MINOR 4
 #define RESMON_VERSION_PATCH 0
 #define RESMON_VERSION_NUMBER \
     (RESMON_VERSION_MAJOR * 10000 + RESMON_VERSION_MINOR * 100 + RESMON_VERSION_PATCH)

@@ -7,8 +7,12 @@ that cannot be generated from it are checked here against it:
 - debian/changelog's newest entry (its upstream part, before the Debian revision),
 - the man page's footer (doc/resmon.1, .TH's fourth field "resmon VERSION"),
 - the Debian library package, named after the soname as Debian's policy has it
-  (libresmon.so.0.3 is in libresmon0.3): debian/control, its symbols file and
-  the files named after it.
+  (libresmon.so.0.4 is in libresmon0.4): debian/control, its symbols file and
+  the files named after it,
+- CHANGELOG.md: the newest released section is "## [VERSION] - YYYY-MM-DD",
+- the "since X.Y" / "Added in X.Y" tags of include/resmon.h: none newer than
+  the version (a call tagged "since 0.4" in a 0.3.0 library is a lie), and the
+  symbols file's minimal versions: none newer either.
 
 Usage: check_versions.py PROJECT_VERSION SOVERSION SOURCE_DIR"""
 import pathlib
@@ -52,6 +56,42 @@ def man_page_version(path):
     return "(no .TH line)"
 
 
+def version_key(text):
+    return tuple(int(part) for part in text.split("."))
+
+
+def changelog_problems(path, version):
+    released = re.findall(r"^## \[(\d+(?:\.\d+)+)\](.*)$", path.read_text(), re.M)
+    if not released:
+        return [f"{path.name} has no released section (## [X.Y.Z] - DATE)"]
+    newest, rest = released[0]
+    problems = []
+    if newest != version:
+        problems.append(f"{path.name}'s newest released section is {newest}, the project version is {version}")
+    if not re.fullmatch(r" - \d{4}-\d{2}-\d{2}", rest):
+        problems.append(f"{path.name}: section [{newest}] has no date (' - YYYY-MM-DD'): {rest!r}")
+    return problems
+
+
+def since_tag_problems(path, version):
+    current = version_key(version)[:2]
+    problems = []
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        for tag in re.findall(r"(?:[Ss]ince|[Aa]dded in) (\d+\.\d+)\b", line):
+            if version_key(tag)[:2] > current:
+                problems.append(f"{path.name}:{number} says 'since {tag}', the project version is {version}")
+    return problems
+
+
+def symbol_version_problems(path, version):
+    problems = []
+    for line in path.read_text().splitlines():
+        match = re.match(r"^ (\S+)@\S+ (\d+(?:\.\d+)+)", line)
+        if match and version_key(match.group(2)) > version_key(version):
+            problems.append(f"{path.name}: {match.group(1)} needs {match.group(2)}, newer than {version}")
+    return problems
+
+
 def main():
     if len(sys.argv) != 4:
         sys.exit(__doc__)
@@ -86,6 +126,10 @@ def main():
     stale = sorted(p.name for p in debian.glob("libresmon[0-9]*") if not p.name.startswith(library + "."))
     if stale:
         problems.append(f"debian/ has files of another library package: {stale}")
+
+    problems += changelog_problems(root / "CHANGELOG.md", version)
+    problems += since_tag_problems(root / "include/resmon.h", version)
+    problems += symbol_version_problems(symbols, version) if symbols.exists() else []
 
     for problem in problems:
         print("check_versions:", problem, file=sys.stderr)
