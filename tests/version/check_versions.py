@@ -12,7 +12,8 @@ that cannot be generated from it are checked here against it:
 - CHANGELOG.md: the newest released section is "## [VERSION] - YYYY-MM-DD",
 - the "since X.Y" / "Added in X.Y" tags of include/resmon.h: none newer than
   the version (a call tagged "since 0.4" in a 0.3.0 library is a lie), and the
-  symbols file's minimal versions: none newer either.
+  symbols file's minimal versions: none newer either,
+- tests/consumer/CMakeLists.txt's find_package(resmon X.Y): the soname's X.Y.
 
 Usage: check_versions.py PROJECT_VERSION SOVERSION SOURCE_DIR"""
 import pathlib
@@ -129,6 +130,10 @@ def main():
 
     problems += changelog_problems(root / "CHANGELOG.md", version)
     problems += since_tag_problems(root / "include/resmon.h", version)
+    consumer = root / "tests/consumer/CMakeLists.txt"
+    for asked in sorted(set(re.findall(r"find_package\(resmon ([0-9][0-9.]*)", consumer.read_text()))):
+        if asked != soversion:  # 0.x: a minor is a new ABI, so a consumer asks for this one
+            problems.append(f"tests/consumer/CMakeLists.txt asks find_package(resmon {asked}), the soname is {soversion}")
     problems += symbol_version_problems(symbols, version) if symbols.exists() else []
 
     for problem in problems:
