@@ -166,6 +166,11 @@ class CommandCgroup(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(summary.get("cgroup_oom_kills", 0), 0)
         self.assertNotIn("oom_killed", summary)
+        # The JSON records the limit the run ran under (issue 29, 8).
+        self.assertEqual(summary["memory_limit_mb"], 256.0)
+        self.assertIn("memory limit", r.stderr)
+        _, plain = run_json("--", "true")
+        self.assertNotIn("memory_limit_mb", plain)
 
     def assert_leaf_removed(self, proc, stop):
         """The leaf exists while the command runs, and not after `stop`."""
@@ -593,7 +598,21 @@ class WatchedCgroup(unittest.TestCase):
         r = subprocess.run([RESMON, "--cgroup", d, "--duration", "0.1"], capture_output=True, text=True, timeout=60)
         self.assertEqual(r.returncode, 125)
         self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
-        self.assertIn("cannot list the processes of cgroup", r.stderr)
+        self.assertIn("not a cgroup directory", r.stderr)
+
+    def test_no_cgroup_is_refused_alike_with_a_command_or_a_pid(self):
+        # Issue 29, 8: `--cgroup /tmp -- true` ran and said "not supported"
+        # while a missing path was 125: one rule, whatever else is given.
+        d = tempfile.mkdtemp(prefix="resmon-not-a-cgroup-")
+        self.addCleanup(os.rmdir, d)
+        missing = os.path.join(d, "missing")
+        for path in (d, missing, "/tmp"):
+            for rest in (["--", "true"], ["--pid", str(os.getpid()), "--duration", "0.1"], ["--duration", "0.1"]):
+                with self.subTest(path=path, rest=rest):
+                    r = subprocess.run([RESMON, "--cgroup", path, *rest], capture_output=True, text=True, timeout=60)
+                    self.assertEqual(r.returncode, 125, r.stderr)
+                    self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+                    self.assertIn(f"--cgroup '{path}': not a cgroup directory", r.stderr)
 
 
 class FifoInACgroupDirectory(unittest.TestCase):

@@ -184,6 +184,8 @@ int summary_write_json(FILE *out, const cli_options *o, const run_result *r)
         fputs(", \"cgroup_path\": ", out);
         json_write_string(out, o->cgroup_path);
     }
+    if (o->memory_limit_bytes) /* --memory-limit: the limit the run ran under (memory.max), MiB */
+        put_number(out, "memory_limit_mb", (double)o->memory_limit_bytes / 1048576.0);
     if (r->summary.cgroup_oom_kills > 0 && !o->pid && !o->watch_cgroup) /* the command itself, or one of its tree */
         fprintf(out, ", \"oom_killed\": \"%s\"", r->term_signal == SIGKILL ? "command" : "descendant");
     fprintf(out, ", \"interrupted\": %s", r->interrupted ? "true" : "false");
