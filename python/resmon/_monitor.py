@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 import os
 import sys
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -14,12 +16,14 @@ from types import TracebackType
 from . import _resmon
 from ._protocol import GPUProfilerProtocol
 from ._marks import check_name
-from ._records import SAMPLE_METRIC_KEYS, PhaseSummary, ResourceSample, ResourceSummary
+from ._records import METRICS, SAMPLE_METRIC_KEYS, PhaseSummary, ResourceSample, ResourceSummary
 
 # The library's accepted range (resmon_options.sample_interval_sec).
 _MIN_INTERVAL_SEC = 1e-6
 _MAX_INTERVAL_SEC = 1e6
 _MAX_PID = 2**31 - 1  # pid_t
+# The metric groups' totals since the window began: a phase's add up.
+_LAST_FOLDED = frozenset(m["summary_field"] for m in METRICS if m["fold"] == "last")
 
 
 class ResourceMonitor:
@@ -120,6 +124,10 @@ class ResourceMonitor:
             raise ValueError(f"max_samples must be a positive integer up to {sys.maxsize} or None, "
                              f"got {max_samples!r}")
         self._last_mark = ""  # the name of the last mark taken in this window
+        self._marks_taken = 0  # marks taken in this window: phase k is mark k (phase 0 is "")
+        # phase() made the current phase at a block's end: (its index, when, whether "(after NAME)")
+        self._gap: tuple[int, float, bool] | None = None
+        self._adjacent_gaps: list[int] = []  # phase()'s gaps that no code filled: folded in summary
         self._monitor = _resmon.Monitor(self._interval, gpu_profiler, gpu, pid or 0, bool(include_children),
                                         max_samples or 0, _metric_bits(metrics), bool(reset_peak_mark), cgroup_path,
                                         bool(cgroup_members))
@@ -132,7 +140,10 @@ class ResourceMonitor:
         not called then, so the window is closed before it propagates."""
         try:
             self._last_mark = ""
+            self._marks_taken, self._adjacent_gaps = 0, []
             self._monitor.start()
+            # The unnamed first phase: a phase() block at once after the start leaves it no time.
+            self._gap = (0, time.perf_counter(), True)
         except (OSError, ValueError, RuntimeError, MemoryError):
             raise  # start refused: it opened no window (or, EBUSY, not this one)
         except BaseException:  # such as KeyboardInterrupt raised as start returned
@@ -143,6 +154,7 @@ class ResourceMonitor:
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  traceback: TracebackType | None) -> None:
         """Stop background sampling; the last sample is taken before this returns."""
+        self._note_adjacent_gap()  # a block's "(after NAME)" that the window's end follows at once
         self._monitor.stop()
 
     @property
@@ -162,6 +174,7 @@ class ResourceMonitor:
         (see mark)."""
         phases = tuple(PhaseSummary(name=name, start_sec=start, summary=ResourceSummary(**fields))
                        for name, start, fields in self._monitor.phases())
+        phases = _fold_gaps(phases, self._adjacent_gaps)
         return ResourceSummary(**self._monitor.summary(), phases=phases)
 
     def mark(self, name: str) -> bool:
@@ -189,7 +202,17 @@ class ResourceMonitor:
         taken = bool(self._monitor.mark(name))
         if taken:
             self._last_mark = name  # applied microseconds later: phase() below must not wait for it
+            self._marks_taken += 1
+            self._gap = None
         return taken
+
+    def _note_adjacent_gap(self) -> None:
+        """The current phase is a gap phase() made, and the next mark (or the
+        window's end) follows it with no code between: it is no phase of its
+        own, summary folds it into its neighbour."""
+        if self._gap is not None and time.perf_counter() - self._gap[1] < _ADJACENT_SEC:
+            self._adjacent_gaps.append(self._gap[0])
+        self._gap = None
 
     @contextmanager
     def phase(self, name: str) -> Iterator[ResourceMonitor]:
@@ -198,19 +221,66 @@ class ResourceMonitor:
         began is marked again (its name: a second entry in
         ``summary.phases``), or, when that was the unnamed first phase, a
         phase named "(after NAME)"; what runs after the block until the next
-        mark counts there.  Nothing is marked at the end when the window
-        closed inside the block."""
-        before = self._last_mark
+        mark counts there.  Blocks one after another are each a phase, and
+        the time after each until the next block is "(after NAME)" of the
+        block before (or the enclosing block's, for blocks within one); such
+        a phase, or the unnamed first one, that no code filled (the next block, or the window's end,
+        follows within a millisecond) is none: summary.phases folds it into
+        its neighbour, so no phase() block leaves a phase of 0 s.  Nothing
+        is marked at the end when the window closed inside the block."""
+        # The current phase an earlier block's "(after ...)": not one to return to.
+        before = "" if self._gap is not None and self._gap[2] else self._last_mark
+        self._note_adjacent_gap()
         self.mark(name)
         try:
             yield self
         finally:
-            if self.running:
-                self.mark(before or _after_name(name))
+            self._note_adjacent_gap()  # an inner block's end, at once followed by this one's
+            if self.running and self.mark(before or _after_name(name)):
+                self._gap = (self._marks_taken, time.perf_counter(), not before)
 
     def __repr__(self) -> str:
         state = "running" if self.running else "stopped"
         return f"<resmon.ResourceMonitor {state} every {self._interval} s>"
+
+
+# A gap phase() made that the next mark follows within this is no code's time.
+_ADJACENT_SEC = 0.001
+
+# A phase's figures that add up over phases; the rest are peaks (the larger
+# counts), or means and states (the block's own stand).
+_ADDITIVE = ("duration_sec", "cpu_time_sec", "memory_growth_mb", "gpu_energy_j", "cpu_energy_j", "skipped_slots")
+
+
+def _fold_gaps(phases: tuple[PhaseSummary, ...], gaps: list[int]) -> tuple[PhaseSummary, ...]:
+    """Folds each of the gap phases (indices) into the block after it, or,
+    last, the one before: their durations, CPU seconds and totals add up."""
+    out = list(phases)
+    for index in sorted(set(gaps), reverse=True):
+        if not 0 <= index < len(out) or len(out) < 2:
+            continue
+        gap = out.pop(index)
+        at = index if index < len(out) else index - 1
+        block = out[at]
+        first = gap if at == index else block
+        fields = {}
+        for key in (f.name for f in dataclasses.fields(block.summary)):
+            a, b = getattr(block.summary, key), getattr(gap.summary, key)
+            if key == "phases" or b is None or (isinstance(b, float) and math.isnan(b)):
+                continue
+            if a is None or (isinstance(a, float) and math.isnan(a)):
+                fields[key] = b
+            elif key in _ADDITIVE or key in _LAST_FOLDED:
+                fields[key] = a + b
+            elif key == "num_samples":
+                fields[key] = a + b - 1  # the sample at the mark was in both
+            elif key.startswith("peak_") or key == "cgroup_peak_mb":
+                fields[key] = max(a, b)
+        summary = dataclasses.replace(block.summary, **fields)
+        if summary.duration_sec > 0 and summary.cpu_time_sec is not None:
+            summary = dataclasses.replace(summary, mean_cpu_percent=100.0 * summary.cpu_time_sec / summary.duration_sec)
+        out[at] = PhaseSummary(name=block.name, start_sec=first.start_sec, summary=summary)
+    return tuple(out)
 
 
 def _after_name(name: str) -> str:

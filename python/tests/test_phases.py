@@ -70,10 +70,12 @@ def test_phase_block_with_the_longest_name_closes_within_the_limit() -> None:
     # character boundary, or the closing mark raises in the block's finally.
     name = "\u00e9" * 31
     with ResourceMonitor(sample_interval_sec=0.01) as mon:
+        spin_cpu(0.005)  # code before the block: the unnamed first phase is one of its own
         with mon.phase(name):
             pass
         closing = "(after " + "\u00e9" * 27 + ")"
         wait_phase(mon, closing)
+        spin_cpu(0.005)  # code after the block: "(after NAME)" is a phase of its own
     assert len(closing.encode()) <= 63
     assert [p.name for p in mon.summary.phases] == ["", name, closing]
 
@@ -101,6 +103,7 @@ def test_to_dict_carries_phases_and_reads_back() -> None:
 
 def test_phase_block_returns_to_the_phase_before() -> None:
     with ResourceMonitor(sample_interval_sec=0.01) as mon:
+        spin_cpu(0.005)  # code before the block: the unnamed first phase is one of its own
         with mon.phase("load"):
             spin_cpu(0.01)
         wait_phase(mon, "(after load)")
@@ -108,7 +111,52 @@ def test_phase_block_returns_to_the_phase_before() -> None:
         with mon.phase("inner"):
             pass
         wait_phase(mon, "outer")
+        spin_cpu(0.005)  # code after the block: the returned "outer" is a phase of its own
     assert [p.name for p in mon.summary.phases] == ["", "load", "(after load)", "outer", "inner", "outer"]
+
+
+def check_phases_add_up(s: ResourceSummary) -> None:
+    assert s.phases[0].start_sec == 0.0
+    assert all(p.duration_sec > 0 for p in s.phases), [(p.name, p.duration_sec) for p in s.phases]
+    assert sum(p.duration_sec for p in s.phases) == pytest.approx(s.duration_sec, abs=1e-9)
+    assert sum(p.cpu_time_sec for p in s.phases) == pytest.approx(s.cpu_time_sec, abs=1e-9)
+    assert sum(p.num_samples for p in s.phases) == s.num_samples + len(s.phases) - 1
+    for a, b in zip(s.phases, s.phases[1:]):
+        assert b.start_sec == pytest.approx(a.start_sec + a.duration_sec, abs=1e-9)
+
+
+def test_sequential_blocks_are_the_phases_written() -> None:
+    # Issue 29, 7: the second block returned to the first's "(after alloc)",
+    # and the gaps no code filled were phases of 0 s: ["", "alloc", "(after
+    # alloc)", "compute", "(after alloc)"].
+    with ResourceMonitor(sample_interval_sec=0.01) as mon:
+        with mon.phase("alloc"):
+            spin_cpu(0.02)
+        with mon.phase("compute"):
+            spin_cpu(0.02)
+    s = mon.summary
+    assert [p.name for p in s.phases] == ["alloc", "compute"]
+    check_phases_add_up(s)
+    assert s.phases[1].cpu_time_sec == pytest.approx(0.02, abs=0.015)
+    assert json.loads(json.dumps(s.to_dict()))["phases"][1]["name"] == "compute"
+
+
+def test_code_between_blocks_is_after_the_block_before() -> None:
+    with ResourceMonitor(sample_interval_sec=0.01) as mon:
+        spin_cpu(0.01)
+        with mon.phase("alloc"):
+            spin_cpu(0.01)
+        spin_cpu(0.01)
+        with mon.phase("outer"):
+            spin_cpu(0.01)
+            with mon.phase("a"):
+                spin_cpu(0.01)
+            with mon.phase("b"):
+                spin_cpu(0.01)
+        spin_cpu(0.01)
+    s = mon.summary
+    assert [p.name for p in s.phases] == ["", "alloc", "(after alloc)", "outer", "a", "b", "(after outer)"]
+    check_phases_add_up(s)
 
 
 def test_bad_names_and_a_stopped_monitor() -> None:

@@ -9,11 +9,13 @@ pipes (WORKLOAD_READY_FD), never by sleeping and hoping.
 Environment: RESMON (the command), WORKLOAD (tests/cli/workload.c).
 """
 import json
+import re
 import os
 import select
 import resource
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 import unittest
@@ -133,6 +135,41 @@ class CommandCgroup(unittest.TestCase):
         memory_lines = [i for i, line in enumerate(lines) if "MiB" in line]
         self.assertIn("peak memory", lines[memory_lines[0]])  # the first memory line is the tree's peak
 
+    def test_warm_cache_says_why_the_tree_is_below_rss_and_labels_stay_apart(self):
+        # Issue 29, 6: python3's libraries already in the page cache are
+        # charged to the cgroup that read them first, so the leaf's exact peak
+        # sits below the process's RSS (57.1 against 63.0 MiB): the table says
+        # why under the line, the chart too, and the chart's two exact labels
+        # (they overlapped, 3 px apart) stay a label's height apart.
+        subprocess.run([sys.executable, "-c", "pass"], check=True)  # warm, outside the run's cgroup
+        with tempfile.TemporaryDirectory() as tmp:
+            svg = os.path.join(tmp, "p.svg")
+            r, summary = run_json("-i", "0.02", "--plot", svg, "--", sys.executable, "-c",
+                                  "x = bytearray(50 << 20); x[::4096] = b'1' * len(x[::4096])")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            if summary["cgroup_peak_mb"] >= summary["exact_peak_rss_mb"]:
+                self.skipTest("the interpreter's pages were charged to this run's cgroup (a cold cache)")
+            lines = r.stderr.splitlines()
+            at = next(i for i, line in enumerate(lines) if line.lstrip().startswith("peak memory"))
+            self.assertIn("below RSS: file pages already cached", lines[at + 1])
+            with open(svg) as f:
+                chart = f.read()
+            self.assertIn('id="tree-below-rss-note"', chart)
+            ys = [float(re.search(r'<text id="%s" x="\d+" y="([\d.]+)"' % name, chart).group(1))
+                  for name in ("exact-peak-tree-label", "exact-peak-label")]
+            self.assertGreaterEqual(abs(ys[0] - ys[1]), 13, ys)
+
+    def test_first_memory_line_is_the_best_figure_without_a_cgroup(self):
+        # Issue 29, 6: without a cgroup the larger of the exact largest
+        # process and the sampled sum leads; the other follows.
+        r, summary = run_json("--no-cgroup", "--", sys.executable, "-c", "x = bytearray(50 << 20)")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        first = next(line for line in r.stderr.splitlines() if "MiB" in line)
+        best = max(summary["exact_peak_rss_mb"], summary["peak_rss_mb"])
+        self.assertIn(f"{best:10.1f} MiB", first)
+        self.assertIn("exact peak RSS" if summary["exact_peak_rss_mb"] >= summary["peak_rss_mb"] else "peak RSS",
+                      first)
+
     def test_spike_between_samples_is_caught(self):
         # 200 MiB touched and freed between two samples: the window's first
         # (before the command runs) and its last (after it exited) -- a
@@ -166,6 +203,11 @@ class CommandCgroup(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(summary.get("cgroup_oom_kills", 0), 0)
         self.assertNotIn("oom_killed", summary)
+        # The JSON records the limit the run ran under (issue 29, 8).
+        self.assertEqual(summary["memory_limit_mb"], 256.0)
+        self.assertIn("memory limit", r.stderr)
+        _, plain = run_json("--", "true")
+        self.assertNotIn("memory_limit_mb", plain)
 
     def assert_leaf_removed(self, proc, stop):
         """The leaf exists while the command runs, and not after `stop`."""
@@ -593,7 +635,21 @@ class WatchedCgroup(unittest.TestCase):
         r = subprocess.run([RESMON, "--cgroup", d, "--duration", "0.1"], capture_output=True, text=True, timeout=60)
         self.assertEqual(r.returncode, 125)
         self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
-        self.assertIn("cannot list the processes of cgroup", r.stderr)
+        self.assertIn("not a cgroup directory", r.stderr)
+
+    def test_no_cgroup_is_refused_alike_with_a_command_or_a_pid(self):
+        # Issue 29, 8: `--cgroup /tmp -- true` ran and said "not supported"
+        # while a missing path was 125: one rule, whatever else is given.
+        d = tempfile.mkdtemp(prefix="resmon-not-a-cgroup-")
+        self.addCleanup(os.rmdir, d)
+        missing = os.path.join(d, "missing")
+        for path in (d, missing, "/tmp"):
+            for rest in (["--", "true"], ["--pid", str(os.getpid()), "--duration", "0.1"], ["--duration", "0.1"]):
+                with self.subTest(path=path, rest=rest):
+                    r = subprocess.run([RESMON, "--cgroup", path, *rest], capture_output=True, text=True, timeout=60)
+                    self.assertEqual(r.returncode, 125, r.stderr)
+                    self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+                    self.assertIn(f"--cgroup '{path}': not a cgroup directory", r.stderr)
 
 
 class FifoInACgroupDirectory(unittest.TestCase):

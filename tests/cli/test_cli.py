@@ -195,6 +195,9 @@ class BadUsage(Tmp):
         r = resmon("--help")
         self.assertEqual(r.returncode, 0)
         self.assertIn("--interval", r.stdout)
+        # --duration ends --cgroup alone too (which else runs until Ctrl-C): issue 29, 8.
+        duration = next(line for line in r.stdout.splitlines() if "--duration" in line and "SECONDS" in line)
+        self.assertIn("--cgroup", duration)
         self.assertEqual(r.stderr, "")
         r = resmon("--version")
         self.assertEqual(r.returncode, 0)

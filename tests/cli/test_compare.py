@@ -191,8 +191,8 @@ class PytestReports(Tmp):
     def report(self, name, growth):
         return self.write(name, {
             "resmon_version": "0.3.0", "machine": {"hostname": "ci"},
-            "tests": {"t.py::test_small": {"rss_growth_mb": 1.0, "peak_rss_mb": 50.0, "cpu_time_sec": 0.1},
-                      "t.py::test_big[a|b]": {"rss_growth_mb": growth, "peak_rss_mb": 150.0, "cpu_time_sec": 0.2}}})
+            "tests": {"t.py::test_small": {"rss_growth_mb": 1.0, "peak_rss_mb": 50.0, "cpu_sec": 0.1},
+                      "t.py::test_big[a|b]": {"rss_growth_mb": growth, "peak_rss_mb": 150.0, "cpu_sec": 0.2}}})
 
     def test_keys_are_node_id_and_record_key(self):
         _, out = self.compare_json(self.report("a.json", 100), self.report("b.json", 130))

@@ -140,6 +140,19 @@ class LiveChart(Tmp):
         self.assertNotIn("exact peak (largest process)", texts)  # the old legend that read as a ceiling
         self.assertIn("RSS (tree)", texts)
 
+    def test_subtitle_names_the_asked_interval_and_io_lines_never_hide_each_other(self):
+        # Issue 29, 6: the subtitle said "every 0.1006 s" (the measured mean);
+        # equal read and written totals (a copy) drew one line over the other.
+        self.run_ok("-q", "-i", "0.02", "--plot", self.path("p.svg"), "--", "sh", "-c",
+                    "dd if=/dev/zero of=/dev/null bs=64k count=200 2>/dev/null; sleep 0.1")
+        root = self.svg()
+        subtitle = next(t.text for t in root.iter(SVG + "text") if t.get("class") == "subtitle")
+        self.assertRegex(subtitle, r" every 0\.02 s$")
+        read, written = by_id(root, "series-io-read"), by_id(root, "series-io-written")
+        self.assertGreater(float(read.get("stroke-width")), float(written.get("stroke-width")) + 2)
+        group = list(panel(root, "io"))
+        self.assertLess(group.index(read), group.index(written))  # the wide one underneath
+
     def test_process_count_is_drawn_when_counts_were_read(self):
         self.run_ok("-q", "-i", "0.02", "-s", self.path("s.csv"), "--plot", self.path("p.svg"), "--", "sh", "-c",
                     f"{WORKLOAD} sleep 0.4 & {WORKLOAD} sleep 0.4 & wait")

@@ -8,10 +8,13 @@ plot --help` and the PLOT OPTIONS section, `resmon compare --help` and
 COMPARE OPTIONS); and groff formats the page
 without a warning.  Usage: check_options.py RESMON_BINARY MAN_PAGE
 """
+import json
+import os
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
 
 
 def help_options(text):
@@ -61,12 +64,70 @@ def check_command(binary, words, section, roff, problems):
     return len(in_help)
 
 
+def section_text(text, start, next_heading):
+    """The text from the line `start` to the next heading (a line starting with next_heading)."""
+    at = text.find("\n" + start + "\n")
+    if at < 0:
+        return ""
+    end = text.find("\n" + next_heading, at + len(start) + 2)
+    return text[at:end if end >= 0 else len(text)]
+
+
+def output_keys(binary, root):
+    """Every summary key and samples column resmon writes: those of a real run
+    (with a phase, every metric group) and those the sources write only in
+    some runs (GPU, cgroup v2, --pid, --memory-limit, several GPUs)."""
+    keys = set()
+    with tempfile.TemporaryDirectory() as tmp:
+        summary, samples = os.path.join(tmp, "s.json"), os.path.join(tmp, "s.csv")
+        subprocess.run([binary, "-q", "-i", "0.01", "-o", summary, "-s", samples, "--", "sh", "-c",
+                        '"$0" mark a; "$0" mark b', binary], check=True, timeout=60)
+        with open(summary, encoding="utf-8") as f:
+            data = json.load(f)
+        keys |= set(data) | {k for phase in data.get("phases", []) for k in phase} - {"name", "start_sec"}
+        with open(samples, encoding="utf-8") as f:
+            keys |= set(f.readline().strip().split(","))
+    patterns = {
+        "src/summary_json.c": [r'put_\w+\(&w, "(\w+)"', r'\{"(cgroup_\w+)", s->'],
+        "tools/resmon/summary_output.c": [r'put_number\(out, "(\w+)"', r'\\"(\w+)\\": '],
+        "tools/resmon/phases_output.c": [r'put_number\(out, "(\w+)"', r'\\"(\w+)\\": '],
+        "tools/resmon/samples_file.c": [r'put_value\(f, "(\w+)"', r'\{"(\w+)", offsetof', r'gpu%zu_(\w+)'],
+    }
+    for path, regexes in patterns.items():
+        with open(os.path.join(root, path), encoding="utf-8") as f:
+            source = f.read()
+        for regex in regexes:
+            found = set(re.findall(regex, source))
+            keys |= {"gpuN_" + k for k in found} if regex.startswith("gpu") else found
+    return keys
+
+
+def check_glossary(binary, roff, readme, root, problems):
+    """Issue 29, 5: the README's and the man page's glossary name every key
+    and column resmon writes (its unit, source and exactness beside it)."""
+    keys = output_keys(binary, root)
+    sections = {"README.md (## Glossary)": section_text(readme, "## Glossary", "## "),
+                "the man page (GLOSSARY)": section_text(roff, ".SH GLOSSARY", ".SH ").replace("\\-", "-")}
+    for where, text in sections.items():
+        if not text:
+            problems.append(f"{where}: no glossary")
+            continue
+        for key in sorted(keys):
+            if not re.search(r"(?<![\w])" + re.escape(key) + r"(?![\w])", text):
+                problems.append(f"{where}: the glossary lacks {key}")
+    return len(keys)
+
+
 def main():
     binary, man_page = sys.argv[1], sys.argv[2]
     problems = []
     with open(man_page, encoding="utf-8") as f:
         roff = f.read()
     counts = [check_command(binary, words, section, roff, problems) for words, section in COMMANDS]
+    root = os.path.dirname(os.path.dirname(os.path.abspath(man_page)))
+    with open(os.path.join(root, "README.md"), encoding="utf-8") as f:
+        readme = f.read()
+    glossary = check_glossary(binary, roff, readme, root, problems)
 
     if shutil.which("groff"):
         lint = subprocess.run(["groff", "-man", "-ww", "-z", man_page], capture_output=True, text=True)
@@ -77,7 +138,8 @@ def main():
         print("manpage:", problem, file=sys.stderr)
     if problems:
         return 1
-    print(f"manpage: {' + '.join(map(str, counts))} options, the same in --help and {man_page}")
+    print(f"manpage: {' + '.join(map(str, counts))} options, the same in --help and {man_page}; "
+          f"{glossary} keys and columns in both glossaries")
     return 0
 
 

@@ -239,6 +239,7 @@ enum {
     PHASE_ROW_H = 18, RUN_LINE_H = 17
 };
 #define PLOT_W (WIDTH - LEFT - RIGHT)
+#define LABEL_H 13 /* a level label's height, px */
 
 /* Colours of a single run's series, and of the marks around them. */
 #define CPU_COLOR "#2563eb"
@@ -365,6 +366,7 @@ static double field_cgroup(const chart_point *p) { return p->cgroup; }
 typedef struct series_style {
     point_field field;
     const char *id, *color, *dash, *name;
+    const char *width; /* NULL: the usual */
 } series_style;
 
 static void series_id(const canvas *cv, const series_style *st, size_t run, char *id, size_t cap)
@@ -386,7 +388,7 @@ static void draw_series(const canvas *cv, size_t run, const series_style *st, in
     char id[64];
     series_id(cv, st, run, id, sizeof id);
     fprintf(out, "<polyline id=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"%s\" stroke-linejoin=\"round\"", id,
-            color, steps ? "1.3" : "1.8");
+            color, st->width ? st->width : steps ? "1.3" : "1.8");
     if (cv->multi && st->dash)
         fprintf(out, " stroke-dasharray=\"%s\"", st->dash);
     fputs(" points=\"", out);
@@ -463,16 +465,28 @@ static int any_run(const canvas *cv, size_t flag_offset)
 /* A level across the panel with its name and scope written on it, so that
  * a figure of another scope than the curve's cannot be read as a ceiling
  * the curve breaks through. */
+static double level_y(double value, axis y, int top, int height)
+{
+    return top + height - value / y.max * height;
+}
+
+/* Where a level's label goes by itself: above its line, or below it near the
+ * panel's top. */
+static double level_label_y(double py, int top)
+{
+    return py - top < 16 ? py + 13 : py - 4;
+}
+
 static void draw_level(const canvas *cv, const char *id, double value, axis y, int top, int height, const char *color,
-                       const char *dash, const char *text, int label_below)
+                       const char *dash, const char *text, double label_y)
 {
     FILE *out = cv->out;
-    double py = top + height - value / y.max * height;
+    double py = level_y(value, y, top, height);
     fprintf(out, "<line id=\"%s\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1.2\" "
                  "stroke-dasharray=\"%s\" data-value=\"%g\"/>\n",
             id, LEFT, LEFT + PLOT_W, py, py, color, dash, value);
     fprintf(out, "<text id=\"%s-label\" x=\"%d\" y=\"%.1f\" text-anchor=\"end\" class=\"level\" fill=\"%s\">", id,
-            LEFT + PLOT_W - 6, label_below || py - top < 16 ? py + 13 : py - 4, color);
+            LEFT + PLOT_W - 6, label_y, color);
     xml_write_text(out, text);
     fputs("</text>\n", out);
 }
@@ -612,8 +626,8 @@ static void draw_phase_shading(const canvas *cv, int top, int height)
 
 static void draw_cpu_panel(const canvas *cv, int top)
 {
-    static const series_style cpu = {field_cpu, "series-cpu", CPU_COLOR, NULL, "CPU %"},
-                              gpu = {field_gpu_util, "series-gpu-util", GPU_UTIL_COLOR, "6 3", "GPU util %"};
+    static const series_style cpu = {field_cpu, "series-cpu", CPU_COLOR, NULL, "CPU %", NULL},
+                              gpu = {field_gpu_util, "series-gpu-util", GPU_UTIL_COLOR, "6 3", "GPU util %", NULL};
     double data_top = max_known(max_known(field_max(cv, field_cpu), field_max(cv, field_gpu_util)), 100);
     /* The capacity line is drawn when it fits a scale the data can still be
      * read on (within 4 x the data's top); else it is named as off the scale. */
@@ -630,7 +644,8 @@ static void draw_cpu_panel(const canvas *cv, int top)
                  cv->info->cpus == 1 ? "" : "s", cv->info->cpus_source ? cv->info->cpus_source : "given",
                  capacity_drawn ? "" : ", off the scale");
         if (capacity_drawn) {
-            draw_level(cv, "cpu-capacity", capacity, y, top, PANEL_H, CAPACITY_COLOR, "4 3", text, 0);
+            draw_level(cv, "cpu-capacity", capacity, y, top, PANEL_H, CAPACITY_COLOR, "4 3", text,
+                       level_label_y(level_y(capacity, y, top, PANEL_H), top));
         } else {
             fprintf(cv->out, "<text id=\"cpu-capacity-label\" x=\"%d\" y=\"%d\" text-anchor=\"end\" class=\"level\" "
                              "fill=\"%s\">",
@@ -653,7 +668,7 @@ static void draw_cpu_panel(const canvas *cv, int top)
  * is what explains a CPU curve above 100 %. */
 static void draw_nprocs_panel(const canvas *cv, int top)
 {
-    static const series_style procs = {field_nprocs, "series-nprocs", NPROCS_COLOR, NULL, "processes"};
+    static const series_style procs = {field_nprocs, "series-nprocs", NPROCS_COLOR, NULL, "processes", NULL};
     double data_top = max_known(field_max(cv, field_nprocs), 1);
     axis y = {0, nice_step(data_top, 2)};
     y.step = y.step < 1 ? 1 : round(y.step);
@@ -677,10 +692,10 @@ static void draw_nprocs_panel(const canvas *cv, int top)
  * the sampled curve from above. */
 static void draw_memory_panel(const canvas *cv, int top, int show_x_labels)
 {
-    static const series_style rss = {field_rss, "series-rss", RSS_COLOR, NULL, "RSS (tree)"},
-                              pss = {field_pss, "series-pss", PSS_COLOR, "2 3", "PSS (shared split)"},
-                              gpu = {field_gpu_mem, "series-gpu-mem", GPU_MEM_COLOR, "8 3 2 3", "GPU memory"},
-                              cgroup = {field_cgroup, "series-cgroup", TREE_PEAK_COLOR, "6 2", "cgroup (tree)"};
+    static const series_style rss = {field_rss, "series-rss", RSS_COLOR, NULL, "RSS (tree)", NULL},
+                              pss = {field_pss, "series-pss", PSS_COLOR, "2 3", "PSS (shared split)", NULL},
+                              gpu = {field_gpu_mem, "series-gpu-mem", GPU_MEM_COLOR, "8 3 2 3", "GPU memory", NULL},
+                              cgroup = {field_cgroup, "series-cgroup", TREE_PEAK_COLOR, "6 2", "cgroup (tree)", NULL};
     const chart_info *info = cv->info;
     double mem_max = max_known(max_known(field_max(cv, field_rss), field_max(cv, field_gpu_mem)),
                                max_known(info->exact_peak_process_mb, info->exact_peak_tree_mb));
@@ -706,19 +721,40 @@ static void draw_memory_panel(const canvas *cv, int top, int show_x_labels)
         if (cv->runs[r].series->any_cgroup)
             draw_series(cv, r, &cgroup, top, PANEL_H, y, 0, 0);
     }
+    /* The two exact levels' labels never overlap (59.7 over 56.8 MiB did):
+     * when they would, the upper line's label goes above it and the lower
+     * one's below, a label's height (13 px) apart at least. */
+    double tree_py = isnan(info->exact_peak_tree_mb) ? NAN : level_y(info->exact_peak_tree_mb, y, top, PANEL_H);
+    double proc_py = isnan(info->exact_peak_process_mb) ? NAN : level_y(info->exact_peak_process_mb, y, top, PANEL_H);
+    double tree_label = level_label_y(tree_py, top), proc_label = level_label_y(proc_py, top);
+    if (fabs(tree_label - proc_label) < LABEL_H) { /* false when either is NAN */
+        int tree_upper = tree_py <= proc_py;
+        double upper_py = tree_upper ? tree_py : proc_py, lower_py = tree_upper ? proc_py : tree_py;
+        double upper_label = level_label_y(upper_py, top);
+        double lower_label = fmax(lower_py + 13, upper_label + LABEL_H);
+        tree_label = tree_upper ? upper_label : lower_label;
+        proc_label = tree_upper ? lower_label : upper_label;
+    }
     char text[160];
     if (!isnan(info->exact_peak_tree_mb)) {
         snprintf(text, sizeof text, "whole tree, exact: %.1f MiB (%s)", info->exact_peak_tree_mb,
                  info->exact_peak_tree_source ? info->exact_peak_tree_source : "cgroup");
-        draw_level(cv, "exact-peak-tree", info->exact_peak_tree_mb, y, top, PANEL_H, TREE_PEAK_COLOR, "8 3", text, 0);
+        draw_level(cv, "exact-peak-tree", info->exact_peak_tree_mb, y, top, PANEL_H, TREE_PEAK_COLOR, "8 3", text,
+                   tree_label);
     }
     if (!isnan(info->exact_peak_process_mb)) {
         snprintf(text, sizeof text, "largest single process, exact: %.1f MiB (%s)", info->exact_peak_process_mb,
                  info->exact_peak_process_source ? info->exact_peak_process_source : "kernel");
-        /* below its line when the tree's label sits just above it */
-        int crowded = !isnan(info->exact_peak_tree_mb) &&
-                      fabs(info->exact_peak_tree_mb - info->exact_peak_process_mb) / y.max * PANEL_H < 16;
-        draw_level(cv, "exact-peak", info->exact_peak_process_mb, y, top, PANEL_H, PEAK_COLOR, "2 3", text, crowded);
+        draw_level(cv, "exact-peak", info->exact_peak_process_mb, y, top, PANEL_H, PEAK_COLOR, "2 3", text,
+                   proc_label);
+    }
+    if (!isnan(info->exact_peak_tree_mb) && !isnan(info->exact_peak_process_mb) &&
+        info->exact_peak_tree_mb < info->exact_peak_process_mb) {
+        /* On a warm page cache: said where the user looks (see resmon(1)). */
+        fprintf(cv->out, "<text id=\"tree-below-rss-note\" x=\"%d\" y=\"%d\" class=\"level\" fill=\"%s\">", LEFT + 6,
+                top + PANEL_H - 6, TREE_PEAK_COLOR);
+        xml_write_text(cv->out, TREE_BELOW_RSS_NOTE);
+        fputs("</text>\n", cv->out);
     }
     draw_legend(cv, top, legend, n);
     fputs("</g>\n", cv->out);
@@ -728,8 +764,9 @@ static void draw_memory_panel(const canvas *cv, int top, int show_x_labels)
  * included: what the program asked for, so a stall shows as a flat line. */
 static void draw_io_panel(const canvas *cv, int top)
 {
-    static const series_style read = {field_io_read, "series-io-read", IO_READ_COLOR, NULL, "read (calls)"},
-                              written = {field_io_written, "series-io-written", IO_WRITTEN_COLOR, "6 3", "written (calls)"};
+    /* read wide under written: equal totals (a copy) show both lines */
+    static const series_style read = {field_io_read, "series-io-read", IO_READ_COLOR, NULL, "read (calls)", "4.5"},
+                              written = {field_io_written, "series-io-written", IO_WRITTEN_COLOR, "6 3", "written (calls)", NULL};
     axis y = make_axis(max_known(field_max(cv, field_io_read), field_max(cv, field_io_written)), 1);
     fprintf(cv->out, "<g class=\"panel\" id=\"panel-io\">\n");
     draw_panel_frame(cv, top, PANEL_H, y, "I/O so far (MiB)", 1);
@@ -788,7 +825,7 @@ int chart_render_svg(FILE *out, const chart_info *info, const chart_run *runs, s
     return ferror(out) ? -EIO : 0;
 }
 
-int chart_write_svg(const chart_series *series, FILE *out, const char *title, const run_result *r)
+int chart_write_svg(const chart_series *series, FILE *out, const char *title, const run_result *r, double interval_sec)
 {
     chart_series *c = malloc(sizeof *c); /* flush the partial point without changing the caller's */
     if (!c)
@@ -796,14 +833,12 @@ int chart_write_svg(const chart_series *series, FILE *out, const char *title, co
     *c = *series;
     flush_pending(c);
     char subtitle[256];
-    double interval = r->summary.duration_sec > 0 && r->summary.num_samples > 1
-                          ? round(r->summary.duration_sec / (double)(r->summary.num_samples - 1) * 1e4) / 1e4
-                          : 0.0;
     snprintf(subtitle, sizeof subtitle,
              "wall %.2f s \xc2\xb7 mean CPU %.0f %% \xc2\xb7 peak RSS %.1f MiB sampled (tree) \xc2\xb7 %llu sample%s "
              "every %g s",
              r->wall_sec, r->summary.mean_cpu_percent, r->summary.peak_rss_mb,
-             (unsigned long long)r->summary.num_samples, r->summary.num_samples == 1 ? "" : "s", interval);
+             (unsigned long long)r->summary.num_samples, r->summary.num_samples == 1 ? "" : "s",
+             interval_sec); /* the asked interval: the measured mean read "every 0.1006 s" */
     chart_info info = {
         .title = title,
         .subtitle = subtitle,

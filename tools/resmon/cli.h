@@ -142,7 +142,12 @@ typedef struct chart_info {
  * axis ends at the latest end_sec.  Returns 0 or -errno. */
 int chart_render_svg(FILE *out, const chart_info *info, const chart_run *runs, size_t count);
 /* The live run's chart, from what the run produced.  Returns 0 or -errno. */
-int chart_write_svg(const chart_series *c, FILE *out, const char *title, const run_result *r);
+/* interval_sec: the asked interval, which the subtitle names. */
+int chart_write_svg(const chart_series *c, FILE *out, const char *title, const run_result *r, double interval_sec);
+/* Why the whole tree's exact peak (the cgroup's) can sit below the largest
+ * process's RSS: the table and the chart say it where it happens. */
+#define TREE_BELOW_RSS_NOTE                                                                                             \
+    "below RSS: file pages already cached (libraries, binaries) are charged to the cgroup that first read them"
 
 /* ---- chart as PNG: the SVG through rsvg-convert (chart_png.c) ---- */
 /* Whether a chart written to path is PNG (a .png name, any case), SVG, or

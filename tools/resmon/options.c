@@ -8,7 +8,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static const char usage_text[] =
     "usage: resmon [OPTIONS] -- COMMAND [ARG...]   run COMMAND and monitor it and its descendants\n"
@@ -28,7 +30,7 @@ static const char usage_text[] =
     "                           found), none, all (every GPU the job sees), or a backend:device\n"
     "                           such as nvml:0, nvml:GPU-<uuid>, amd:0, intel:0\n"
     "      --no-children        the process alone, not its tree\n"
-    "      --duration SECONDS   stop after this long (with --pid)\n"
+    "      --duration SECONDS   stop after this long (with --pid, or --cgroup without COMMAND)\n"
     "      --wait-orphans       when COMMAND exits, also wait for the processes it started that\n"
     "                           still run (resmon adopts them as child subreaper); by default\n"
     "                           resmon stops at COMMAND's exit, says how many still run, and\n"
@@ -373,9 +375,16 @@ int cli_parse(int argc, char **argv, cli_options *o)
     if (o->no_cgroup && o->cgroup_path)
         return usage_error("give either --no-cgroup or --cgroup, not both%s", "");
     if (o->cgroup_path) {
+        /* One rule with a command, --pid or alone: a path that is no cgroup
+         * (missing, a file, or a directory without cgroup.procs, such as
+         * /tmp) is refused before anything runs. */
         struct stat st;
-        if (stat(o->cgroup_path, &st) != 0 || !S_ISDIR(st.st_mode))
-            return usage_error("--cgroup '%s': not a cgroup directory", o->cgroup_path);
+        int dir = open(o->cgroup_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int is_cgroup = dir >= 0 && fstatat(dir, "cgroup.procs", &st, AT_SYMLINK_NOFOLLOW) == 0;
+        if (dir >= 0)
+            close(dir);
+        if (!is_cgroup)
+            return usage_error("--cgroup '%s': not a cgroup directory (it has no cgroup.procs)", o->cgroup_path);
     }
     if (exporter_options_check(&o->exporters, err, sizeof err) < 0)
         return usage_error("%s", err);

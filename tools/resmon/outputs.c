@@ -199,7 +199,7 @@ static int write_plot(const cli_options *o, outputs *out, const run_result *r)
     char title[512];
     chart_title(o, title, sizeof title);
     if (!out->plot_converter[0]) {
-        chart_write_svg(out->chart, out->plot.stream, title, r);
+        chart_write_svg(out->chart, out->plot.stream, title, r, o->interval_sec);
         return output_file_publish(&out->plot);
     }
     char why[512];
@@ -208,7 +208,7 @@ static int write_plot(const cli_options *o, outputs *out, const run_result *r)
     int converted = 0, drawn = 0;
     if (!svg) {
         snprintf(why, sizeof why, "cannot render the chart: %s", strerror(errno ? errno : ENOMEM));
-    } else if ((drawn = chart_write_svg(out->chart, svg, title, r)) != 0) {
+    } else if ((drawn = chart_write_svg(out->chart, svg, title, r, o->interval_sec)) != 0) {
         snprintf(why, sizeof why, "cannot render the chart: %s", strerror(-drawn));
         fclose(svg);
     } else {

@@ -88,6 +88,9 @@ static void print_cgroup_peak(FILE *out, const cli_options *o, const run_result 
         fprintf(out, "  %-16s %10.1f MiB  cgroup v%d: whole tree, page cache and kernel memory included%s\n",
                 "peak memory", s->cgroup_peak_mb, (int)s->cgroup_version,
                 o->cgroup_path ? " (the cgroup's lifetime peak)" : "");
+        double rss = fmax(s->peak_rss_mb, r->have_rusage ? r->rusage_maxrss_mb : s->hwm_rss_mb);
+        if (s->cgroup_peak_mb < rss) /* a warm page cache: why the exact figure is the lower one */
+            fprintf(out, "%35s(%s)\n", "", TREE_BELOW_RSS_NOTE); /* under the line's words */
         if (o->memory_limit_bytes)
             fprintf(out, "  %-16s %10.1f MiB\n", "memory limit", (double)o->memory_limit_bytes / 1048576.0);
         if (s->cgroup_oom_kills > 0)
@@ -108,7 +111,7 @@ static void print_cgroup_peak(FILE *out, const cli_options *o, const run_result 
     } else if (r->cgroup_note[0]) {
         fprintf(out, "  %-16s no cgroup: ", "peak memory");
         print_printable(out, r->cgroup_note);
-        fputs("; the peaks below are per process or sampled\n", out);
+        fputs("; the peaks here are per process or sampled\n", out);
     } else if (s->cgroup_error) {
         fputs("  peak memory      no cgroup: ", out);
         print_printable(out, o->cgroup_path ? o->cgroup_path : "");
@@ -184,6 +187,8 @@ int summary_write_json(FILE *out, const cli_options *o, const run_result *r)
         fputs(", \"cgroup_path\": ", out);
         json_write_string(out, o->cgroup_path);
     }
+    if (o->memory_limit_bytes) /* --memory-limit: the limit the run ran under (memory.max), MiB */
+        put_number(out, "memory_limit_mb", (double)o->memory_limit_bytes / 1048576.0);
     if (r->summary.cgroup_oom_kills > 0 && !o->pid && !o->watch_cgroup) /* the command itself, or one of its tree */
         fprintf(out, ", \"oom_killed\": \"%s\"", r->term_signal == SIGKILL ? "command" : "descendant");
     fprintf(out, ", \"interrupted\": %s", r->interrupted ? "true" : "false");
@@ -192,6 +197,17 @@ int summary_write_json(FILE *out, const cli_options *o, const run_result *r)
     phases_write_json(out, r);
     fprintf(out, ", \"resmon_version\": \"%s\"}\n", resmon_version_string());
     return ferror(out) ? -1 : 0;
+}
+
+static void print_exact_peak(FILE *out, const run_result *r)
+{
+    const resmon_summary *s = &r->summary;
+    if (r->have_rusage)
+        fprintf(out, "  %-16s %10.1f MiB  wait4: largest single process, exact\n", "exact peak RSS",
+                r->rusage_maxrss_mb);
+    else if (!isnan(s->hwm_rss_mb))
+        fprintf(out, "  %-16s %10.1f MiB  exact, largest single process (%s)\n", "exact peak RSS", s->hwm_rss_mb,
+                s->hwm_scope == RESMON_HWM_WINDOW ? "VmHWM in window" : "VmHWM, process lifetime");
 }
 
 void summary_print_table(FILE *out, const cli_options *o, const run_result *r)
@@ -223,14 +239,24 @@ void summary_print_table(FILE *out, const cli_options *o, const run_result *r)
     else
         fprintf(out, "  %-16s %10.3f s    sampled; mean %.0f %%, peak %.0f %%\n", "CPU time", s->cpu_time_sec,
                 s->mean_cpu_percent, s->peak_cpu_percent);
-    print_cgroup_peak(out, o, r);
-    fprintf(out, "  %-16s %10.1f MiB  sampled: sum of RSS at the samples\n", "peak RSS", s->peak_rss_mb);
-    if (r->have_rusage)
-        fprintf(out, "  %-16s %10.1f MiB  wait4: largest single process, exact\n", "exact peak RSS",
-                r->rusage_maxrss_mb);
-    else if (!isnan(s->hwm_rss_mb))
-        fprintf(out, "  %-16s %10.1f MiB  exact, largest single process (%s)\n", "exact peak RSS", s->hwm_rss_mb,
-                s->hwm_scope == RESMON_HWM_WINDOW ? "VmHWM in window" : "VmHWM, process lifetime");
+    /* The first memory line is the best figure the run has: the cgroup's
+     * peak, else the larger of the exact largest process and the sampled
+     * sum; the others follow as what they are. */
+    int cgroup_leads = s->cgroup_version && !isnan(s->cgroup_peak_mb);
+    double exact = r->have_rusage ? r->rusage_maxrss_mb : s->hwm_rss_mb;
+    int exact_leads = !cgroup_leads && !isnan(exact) && exact >= s->peak_rss_mb;
+    if (cgroup_leads)
+        print_cgroup_peak(out, o, r);
+    if (exact_leads)
+        print_exact_peak(out, r);
+    else
+        fprintf(out, "  %-16s %10.1f MiB  sampled: sum of RSS at the samples\n", "peak RSS", s->peak_rss_mb);
+    if (!cgroup_leads)
+        print_cgroup_peak(out, o, r); /* why there is none, once */
+    if (exact_leads)
+        fprintf(out, "  %-16s %10.1f MiB  sampled: sum of RSS at the samples\n", "peak RSS", s->peak_rss_mb);
+    else
+        print_exact_peak(out, r);
     fprintf(out, "  %-16s %10.1f MiB\n", "mean RSS", s->mean_rss_mb);
     print_metric_groups(out, s);
     if (!isnan(s->mean_gpu_util))
