@@ -8,6 +8,7 @@ Environment: RESMON (the command), WORKLOAD.
 """
 import json
 import os
+import random
 import stat
 import subprocess
 import tempfile
@@ -459,6 +460,104 @@ class Verdicts(Tmp):
         r = resmon("compare", b, a)  # BASE failed, NEW did not
         self.assertEqual(r.returncode, 1)
         self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+
+
+class EndToEnd(Tmp):
+    """Issue 30's "done means", on real runs of WORKLOAD measured by resmon.
+
+    A pool of 10 runs of one unchanged workload (20 MiB touched, 0.3 s of
+    CPU) and 5 runs each of a 2x memory and a +30 % CPU regression, all under
+    one command line (the sizes come from the environment).  Comparisons
+    resample the pool: a random split of the 10 unchanged runs into 5 + 5 is
+    exactly the no-change case the test must pass, 20 times, without 200 runs.
+    """
+
+    COMMAND = ["sh", "-c", '"$0" mem "$MB" 0.05 && "$0" spin "$CPU" && exit "${STATUS:-0}"', WORKLOAD]
+    LIMITS = ["--max-increase", "exact_peak_rss_mb=10%", "--max-increase", "cpu_sec=10%"]
+
+    @classmethod
+    def setUpClass(cls):
+        cls.pool_dir = tempfile.TemporaryDirectory()
+        cls.pool = {}
+        for kind, mb, cpu, count in (("same", 20, 0.3, 10), ("memory", 40, 0.3, 5), ("cpu", 20, 0.39, 5)):
+            cls.pool[kind] = []
+            for i in range(count):
+                path = os.path.join(cls.pool_dir.name, f"{kind}-{i}.json")
+                env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0", MB=str(mb), CPU=str(cpu))
+                r = resmon("-q", "-o", path, "--", *cls.COMMAND, env=env)
+                assert r.returncode == 0, r.stderr
+                with open(path) as f:
+                    cls.pool[kind].append(json.load(f))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.pool_dir.cleanup()
+
+    def repeat(self, name, runs):
+        """A multi-run file as resmon --repeat writes it, from real summaries."""
+        return self.write(name, {"resmon_repeat": 1, "command": runs[0]["command"], "repeat": len(runs), "warmup": 0,
+                                 "completed": len(runs), "runs": runs, "stats": {}})
+
+    def splits(self):
+        rng = random.Random(30)  # fixed: the same 20 comparisons on every run
+        for _ in range(20):
+            runs = rng.sample(self.pool["same"], 10)
+            yield runs[:5], runs[5:]
+
+    def test_an_unchanged_workload_passes_at_least_19_of_20_comparisons(self):
+        passed, verdicts = 0, []
+        for base, new in self.splits():
+            r = resmon("compare", "--format", "json", *self.LIMITS, self.repeat("base.json", base),
+                       self.repeat("new.json", new))
+            self.assertIn(r.returncode, (0, 1), r.stderr)
+            passed += r.returncode == 0
+            verdicts.append({k: v["verdict"] for k, v in json.loads(r.stdout)["metrics"].items()
+                             if k in ("exact_peak_rss_mb", "cpu_sec")})
+        self.assertGreaterEqual(passed, 19, verdicts)
+
+    def test_a_2x_memory_and_a_30_percent_cpu_regression_fail_every_comparison(self):
+        for kind, key in (("memory", "exact_peak_rss_mb"), ("cpu", "cpu_sec")):
+            new = self.repeat("new.json", self.pool[kind])
+            for base, _ in self.splits():
+                with self.subTest(kind=kind):
+                    r = resmon("compare", "--format", "json", *self.LIMITS, self.repeat("base.json", base), new)
+                    self.assertEqual(r.returncode, 1, r.stderr)
+                    row = json.loads(r.stdout)["metrics"][key]
+                    self.assertEqual((row["verdict"], row["exceeded"]), ("regression", True), row)
+                    self.assertIn(f"resmon compare: {key} rose from ", r.stderr)
+
+    def test_a_zero_base_with_an_8_kib_change_passes(self):
+        base = [dict(run, memory_growth_mb=0.0) for run in self.pool["same"][:5]]
+        new = [dict(run, memory_growth_mb=0.0078125) for run in self.pool["same"][5:]]
+        for sides in ((base[:1], new[:1]), (base, new)):
+            r = resmon("compare", "--format", "json", "--max-increase", "memory_growth_mb=20%",
+                       self.repeat("base.json", sides[0]), self.repeat("new.json", sides[1]))
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertFalse(json.loads(r.stdout)["metrics"]["memory_growth_mb"]["exceeded"])
+
+    def test_a_failed_new_fails_and_different_commands_are_refused(self):
+        base = self.repeat("base.json", self.pool["same"][:5])
+        failed = self.path("failed.json")
+        env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0")
+        # issue 30: NEW was `sh -c 'exit 3'`: exit 0, "every limit holds"
+        r = resmon("-q", "-o", failed, "--", "sh", "-c", "exit 3", env=env)
+        self.assertEqual(r.returncode, 3, r.stderr)
+        r = resmon("compare", base, failed)
+        self.assertEqual(r.returncode, 125, r.stderr)  # another command line: refused
+        self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+        self.assertIn("BASE and NEW ran different commands", r.stderr)
+        r = resmon("compare", "--allow-different-commands", base, failed)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertEqual(r.stderr, f"resmon compare: NEW run failed: {failed} exited with status 3: a failed run "
+                                   "fails the comparison, limits or not\n")
+        # the same command line, failing in NEW: exit 1 with one line, limits or not
+        r = resmon("-q", "-o", failed, "--", *self.COMMAND, env=dict(env, MB="20", CPU="0.01", STATUS="3"))
+        self.assertEqual(r.returncode, 3, r.stderr)
+        for limits in ([], self.LIMITS):
+            r = resmon("compare", *limits, base, failed)
+            self.assertEqual(r.returncode, 1, r.stderr)
+            self.assertEqual(r.stderr.splitlines()[-1], f"resmon compare: NEW run failed: {failed} exited with "
+                                                        "status 3: a failed run fails the comparison, limits or not")
 
 
 class BadUsage(Tmp):
