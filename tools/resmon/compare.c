@@ -1,13 +1,17 @@
 /*
- * compare.c -- `resmon compare [OPTIONS] BASE NEW`: a regression gate for CI.
+ * compare.c -- `resmon compare [OPTIONS] BASE NEW`: a regression gate for CI
+ * that tells a change from noise.
  *
  * Each side is one summary JSON (what `resmon -o`, resmon_summary_to_json and
- * the Python to_dict() write), a pytest report (`pytest --resmon-json`), or a
- * directory of either holding repeated runs of that side, which are compared
- * by their median with min..max shown.  Every numeric key present on both
- * sides (in every run of each) gets a row; a pytest report's keys are
- * "NODEID::KEY".  --max-increase limits what may grow; the exit status says
- * whether every limit held.
+ * the Python to_dict() write), the multi-run JSON of `resmon --repeat` (its
+ * "runs"), a pytest report (`pytest --resmon-json`), or a directory of
+ * summaries or reports holding repeated runs of that side.  Every numeric key
+ * present on both sides (in every run of each) gets a row; a pytest report's
+ * keys are "NODEID::KEY".  With enough runs a side, the Mann-Whitney U test
+ * (rank_test.c) says whether a key changed at --alpha; a limit fails only a
+ * change that is significant and exceeds both its relative and its absolute
+ * part.  A failed NEW run, or exit statuses that differ, fail the comparison;
+ * sides that ran different commands are refused.
  *
  * Jansson parses the inputs, loaded when compare runs (optional_library.c,
  * as for reading a .jsonl file), so no other run of the command maps it and
@@ -17,10 +21,13 @@
 #include "cli.h"
 #include "json_number.h"
 #include "jansson_loader.h"
+#include "rank_test.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
+#include <langinfo.h>
+#include <locale.h>
 #include <math.h>
 #include <stdlib.h>
 #include <stdint.h>
@@ -30,28 +37,42 @@
 static const char compare_usage_text[] =
     "usage: resmon compare [OPTIONS] BASE NEW\n"
     "\n"
-    "Compares two resmon summaries: BASE and NEW are each a summary JSON (resmon -o, the\n"
-    "library's resmon_summary_to_json, the Python to_dict()), the JSON report of resmon's\n"
-    "pytest plugin (its keys are NODEID::KEY), or a directory of such files holding\n"
-    "repeated runs of one side, compared by median with min..max shown; - is standard\n"
-    "input.  Inputs are regular files of at most 32 MiB.  A change inside\n"
-    "both sides' spreads is marked as noise.  Every numeric key present on both sides is\n"
-    "shown, the exact peaks (exact_peak_rss_mb, hwm_rss_mb) first, then the sampled ones.\n"
+    "Compares two sides of a benchmark.  BASE and NEW are each a summary JSON (resmon -o,\n"
+    "the library's resmon_summary_to_json, the Python to_dict()), what resmon writes for\n"
+    "repeated runs (every run in it), the JSON report of resmon's pytest plugin (its keys\n"
+    "are NODEID::KEY), or a directory of summaries or reports, one run each; - is standard\n"
+    "input.  Inputs are regular files of at most 32 MiB.  A side's figure is its median.\n"
+    "With enough runs a side (4 at --alpha 0.05, 5 at 0.01) a Mann-Whitney U test says\n"
+    "whether a key changed; each key gets one verdict: regression, improvement,\n"
+    "unchanged, noise, or not enough runs.  Shown: the keys with a limit and the keys\n"
+    "that changed significantly, led by one line saying whether the limits hold.\n"
     "\n"
-    "      --max-increase KEY=LIMIT  fail (exit 1) when KEY grows by more than LIMIT: N% of\n"
-    "                                BASE, or N in KEY's own unit; repeatable.  A KEY that\n"
-    "                                names no pytest report key as a whole names it in\n"
-    "                                every test (rss_growth_mb).  Facts of the run\n"
+    "      --max-increase KEY=LIMIT  fail (exit 1) when KEY rises by more than LIMIT:\n"
+    "                                N% (of BASE), N (KEY's own unit) or N%,M (both:\n"
+    "                                more than N% and more than M); repeatable.  N%\n"
+    "                                alone also needs a rise over 1 unit (0.01 for a\n"
+    "                                _sec key), so a zero or tiny BASE never fails on\n"
+    "                                the percentage alone.  With enough runs the rise\n"
+    "                                must also be significant.  A KEY that names no\n"
+    "                                pytest report key as a whole names it in every\n"
+    "                                test (rss_growth_mb).  Facts of the run\n"
     "                                (marks_dropped, exit_status, interval_sec,\n"
     "                                cgroup_version) are rows, never limits\n"
+    "      --alpha P                 the test's level, 0 < P < 1 (default 0.05)\n"
+    "      --all                     show every key, not only those with a limit or a\n"
+    "                                significant change\n"
+    "      --allow-different-commands\n"
+    "                                compare summaries whose command lines differ\n"
+    "                                (refused otherwise)\n"
     "      --format FORMAT           text (default), markdown (a CI job summary, a PR\n"
-    "                                comment) or json\n"
+    "                                comment) or json (every key, p-values, verdicts)\n"
     "  -h, --help                    this help (the manual: man resmon)\n"
     "\n"
     "Exit status: 0 when every limit holds, 1 when one is exceeded (each named on stderr)\n"
-    "or when, with a limit, a run of either side failed (its exit_status not 0, or\n"
-    "interrupted: a failed run is not a faster one), 125 for bad usage, an unreadable input or one that is not a summary, or a KEY that is\n"
-    "not a numeric key on both sides.\n";
+    "or, limits or not, when a run of NEW failed (exit_status not 0, or interrupted) or\n"
+    "BASE's exit status differs from NEW's; 125 for bad usage, an unreadable input or one\n"
+    "that is not a summary, a KEY that is not a numeric key on both sides, or summaries\n"
+    "of different commands.\n";
 
 enum compare_format { FORMAT_TEXT, FORMAT_MARKDOWN, FORMAT_JSON };
 
@@ -70,23 +91,41 @@ typedef struct side {
     json_t *index; /* key -> position in metrics: Jansson's object as a hash table */
     char *failed;  /* the first run that failed (a summary whose command exited other
                       than 0, or was interrupted), as one line's words; NULL: none */
+    double status; /* the first run's exit_status; NAN: none (a pytest report) */
+    json_t *first; /* the first summary read (a --repeat file: the whole file), kept
+                      for its command; NULL for a pytest report */
+    json_t *command;           /* first's "command" array, or NULL */
+    const char *command_differs; /* the first run whose command is not first's */
+    char *command_differs_owned;
+    size_t only_here;          /* keys of this side that the other lacks */
 } side;
 
+/* KEY=N%, KEY=N or KEY=N%,M: a rise fails when it is more than percent% of
+ * BASE (when percent is not NAN) and more than floor. */
 typedef struct limit {
     const char *arg; /* KEY=LIMIT as given */
     char *key;
-    double amount;
-    int percent;
+    double percent; /* NAN: no relative part */
+    double floor;   /* the absolute part: given, or the key's default with N% alone */
+    int floor_given;
     size_t rows; /* rows it applies to */
 } limit;
+
+enum verdict { VERDICT_NOT_ENOUGH, VERDICT_UNCHANGED, VERDICT_NOISE, VERDICT_REGRESSION, VERDICT_IMPROVEMENT };
+
+static const char *const verdict_names[] = {"not enough runs", "unchanged", "noise", "regression", "improvement"};
 
 typedef struct row {
     const char *key;
     double base, base_min, base_max, new_value, new_min, new_max;
     double change, change_pct; /* change_pct NAN when base is 0 */
-    int noise;
+    double p;                  /* the rank test's two-sided p; NAN: not enough runs */
+    int exact;                 /* p from the exact distribution */
+    int significant;           /* p <= alpha */
+    enum verdict verdict;
     const limit *limit; /* the last --max-increase naming it, or NULL */
     int exceeded;
+    int shown; /* in the text and markdown tables (all rows are in the JSON) */
     size_t order; /* position in BASE, for a stable sort */
 } row;
 
@@ -206,9 +245,74 @@ static int input_text(const char *path, char **text, size_t *length)
     return 0;
 }
 
-/* Reads one file as run number run of s.  Returns 0, or prints one line and
- * returns EXIT_USAGE. */
-static int side_read_file(side *s, const char *path, size_t run)
+static int is_summary(json_t *root)
+{
+    return json_is_object(root) && json_is_number(jansson.object_get(root, "peak_rss_mb")) &&
+           json_is_number(jansson.object_get(root, "num_samples"));
+}
+
+/* Adds one summary as run number run of s: its numbers, whether it failed,
+ * its exit status and command.  Returns 0 or -ENOMEM. */
+static int side_add_summary(side *s, json_t *summary, const char *path, size_t run)
+{
+    int rc = side_add_members(s, summary, NULL, run);
+    /* A failed run is not a faster one: noted, whatever its figures. */
+    json_t *status = jansson.object_get(summary, "exit_status");
+    int interrupted = json_is_true(jansson.object_get(summary, "interrupted"));
+    if (rc == 0 && !s->failed && ((json_is_number(status) && jansson.number_value(status) != 0) || interrupted) &&
+        asprintf(&s->failed, "%s %s %g", path, interrupted ? "was interrupted, exit_status" : "exited with status",
+                 json_is_number(status) ? jansson.number_value(status) : NAN) < 0) {
+        s->failed = NULL;
+        return -ENOMEM;
+    }
+    if (run == 0)
+        s->status = json_is_number(status) ? jansson.number_value(status) : NAN;
+    json_t *command = jansson.object_get(summary, "command");
+    if (run == 0) {
+        s->command = command;
+    } else if (!s->command_differs && (!command != !s->command || (command && !jansson.equal(command, s->command)))) {
+        if (!(s->command_differs_owned = strdup(path)))
+            return -ENOMEM;
+        s->command_differs = s->command_differs_owned;
+    }
+    return rc;
+}
+
+/* A --repeat file's runs as the whole side s.  Returns 0, or prints one line
+ * and returns EXIT_USAGE. */
+static int side_add_repeat(side *s, json_t *root, const char *path, int in_directory)
+{
+    json_t *runs = jansson.object_get(root, "runs");
+    size_t count = json_is_array(runs) ? jansson.array_size(runs) : 0;
+    if (in_directory)
+        return compare_error(path, ": a resmon --repeat file is a side of its own, not a run in a directory");
+    if (!json_is_array(runs))
+        return compare_error(path, ": a resmon --repeat file without a \"runs\" array");
+    if (count == 0)
+        return compare_error(path, ": a resmon --repeat file that holds no run");
+    s->runs = count;
+    for (size_t i = 0; i < count; i++) {
+        char where[64];
+        json_t *run = jansson.array_get(runs, i);
+        if (!is_summary(run)) {
+            snprintf(where, sizeof where, ": run %zu of \"runs\" is not a resmon summary", i + 1);
+            return compare_error(path, where);
+        }
+        char *named;
+        if (asprintf(&named, "%s run %zu", path, i + 1) < 0)
+            return compare_error(path, ": out of memory");
+        int rc = side_add_summary(s, run, named, i);
+        free(named);
+        if (rc < 0)
+            return compare_error(path, ": out of memory");
+    }
+    return 0;
+}
+
+/* Reads one file as run number run of s (a --repeat file: every run of s,
+ * unless in_directory).  Returns 0, or prints one line and returns
+ * EXIT_USAGE. */
+static int side_read_file(side *s, const char *path, size_t run, int in_directory)
 {
     char *text;
     size_t length;
@@ -223,20 +327,18 @@ static int side_read_file(side *s, const char *path, size_t run)
         snprintf(why, sizeof why, ": not JSON (line %d: %s)", err.line, err.text);
         return compare_error(path, why);
     }
-    int rc = 0;
+    int rc = 0, keep = 0;
     json_t *tests = jansson.object_get(root, "tests");
-    if (json_is_number(jansson.object_get(root, "peak_rss_mb")) &&
-        json_is_number(jansson.object_get(root, "num_samples"))) {
-        rc = side_add_members(s, root, NULL, run);
-        /* A failed run is not a faster one: noted, whatever its figures. */
-        json_t *status = jansson.object_get(root, "exit_status");
-        int interrupted = json_is_true(jansson.object_get(root, "interrupted"));
-        if (rc == 0 && !s->failed && ((json_is_number(status) && jansson.number_value(status) != 0) || interrupted) &&
-            asprintf(&s->failed, "%s %s %g", path, interrupted ? "was interrupted, exit_status" : "exited with status",
-                     json_is_number(status) ? jansson.number_value(status) : NAN) < 0) {
-            s->failed = NULL;
-            rc = -ENOMEM;
+    if (is_summary(root)) {
+        rc = side_add_summary(s, root, path, run);
+        keep = run == 0;
+    } else if (json_is_number(jansson.object_get(root, "resmon_repeat"))) {
+        int repeat_rc = side_add_repeat(s, root, path, in_directory);
+        if (repeat_rc != 0) {
+            jansson_release(root);
+            return repeat_rc;
         }
+        keep = 1;
     } else if (json_is_object(tests) && json_is_string(jansson.object_get(root, "resmon_version"))) {
         for (void *at = jansson.object_iter(tests); at && rc == 0; at = jansson.object_iter_next(tests, at)) {
             json_t *record = jansson.object_iter_value(at);
@@ -245,10 +347,14 @@ static int side_read_file(side *s, const char *path, size_t run)
         }
     } else {
         jansson_release(root);
-        return compare_error(path, ": not a resmon summary (no numeric peak_rss_mb and num_samples) "
+        return compare_error(path, ": not a resmon summary (no numeric peak_rss_mb and num_samples), "
+                                   "resmon --repeat file (no resmon_repeat) "
                                    "nor a pytest report (no \"tests\" object and resmon_version)");
     }
-    jansson_release(root);
+    if (keep) /* its command is compared with the other side's */
+        s->first = root;
+    else
+        jansson_release(root);
     if (rc < 0)
         return compare_error(path, ": out of memory");
     return 0;
@@ -308,6 +414,7 @@ static void free_paths(char **paths, size_t count)
 static int side_read(side *s, const char *path)
 {
     s->path = path;
+    s->status = NAN;
     s->index = jansson.object();
     if (!s->index)
         return compare_error(path, ": out of memory");
@@ -316,7 +423,7 @@ static int side_read(side *s, const char *path)
         return compare_error(path, errno == ENOENT ? ": no such file or directory" : ": cannot be read");
     if (strcmp(path, "-") == 0 || !S_ISDIR(st.st_mode)) {
         s->runs = 1;
-        return side_read_file(s, path, 0);
+        return side_read_file(s, path, 0, 0);
     }
     size_t count;
     int error;
@@ -332,7 +439,7 @@ static int side_read(side *s, const char *path)
     s->runs = count;
     int rc = 0;
     for (size_t i = 0; i < count && rc == 0; i++)
-        rc = side_read_file(s, paths[i], i);
+        rc = side_read_file(s, paths[i], i, 1);
     free_paths(paths, count);
     return rc;
 }
@@ -340,6 +447,8 @@ static int side_read(side *s, const char *path)
 static void side_free(side *s)
 {
     free(s->failed);
+    free(s->command_differs_owned);
+    jansson_release(s->first);
     for (size_t i = 0; i < s->metric_count; i++) {
         free(s->metrics[i].key);
         free(s->metrics[i].values);
@@ -400,7 +509,26 @@ static int compare_rows(const void *a, const void *b)
     return (x->order > y->order) - (x->order < y->order);
 }
 
-static row *build_rows(side *base, side *next, size_t *count)
+/* The rank test of one row: p, and whether it is significant at alpha;
+ * p is NAN when the runs are too few for any p to reach alpha. */
+static int test_row(row *r, const metric *b, const metric *n, double alpha)
+{
+    r->p = NAN;
+    if (rank_test_min_p(b->count, n->count) > alpha)
+        return 0;
+    rank_test_result t;
+    int rc = rank_test(b->values, b->count, n->values, n->count, &t);
+    if (rc == -EINVAL) /* a NaN cannot be in JSON: never, but no verdict then */
+        return 0;
+    if (rc < 0)
+        return rc;
+    r->p = t.p;
+    r->exact = t.exact;
+    r->significant = t.p <= alpha;
+    return 0;
+}
+
+static row *build_rows(side *base, side *next, size_t *count, double alpha)
 {
     row *rows = calloc(base->metric_count ? base->metric_count : 1, sizeof *rows);
     *count = 0;
@@ -409,8 +537,10 @@ static row *build_rows(side *base, side *next, size_t *count)
     for (size_t i = 0; i < base->metric_count; i++) {
         metric *b = &base->metrics[i];
         metric *n = (metric *)side_find(next, b->key);
-        if (b->count != base->runs || !n)
+        if (b->count != base->runs || !n) {
+            base->only_here += b->count == base->runs;
             continue;
+        }
         row *r = &rows[(*count)++];
         r->key = b->key;
         r->order = i;
@@ -418,33 +548,71 @@ static row *build_rows(side *base, side *next, size_t *count)
         spread(n, &r->new_value, &r->new_min, &r->new_max);
         r->change = r->new_value - r->base;
         r->change_pct = r->base != 0 ? r->change / fabs(r->base) * 100.0 : NAN; /* 100 x change may overflow */
-        /* Noise: each side's median lies within the other's runs. */
-        r->noise = base->runs > 1 && next->runs > 1 && r->change != 0 && r->new_value >= r->base_min &&
-                   r->new_value <= r->base_max && r->base >= r->new_min && r->base <= r->new_max;
+        if (test_row(r, b, n, alpha) < 0) {
+            free(rows);
+            return NULL;
+        }
     }
+    for (size_t i = 0; i < next->metric_count; i++)
+        next->only_here += next->metrics[i].count == next->runs;
+    next->only_here -= *count;
     qsort(rows, *count, sizeof *rows, compare_rows);
     return rows;
 }
 
 /* ---- limits ----------------------------------------------------------- */
 
-/* KEY=N% or KEY=N, N finite and not negative. */
+/* The absolute part a relative-only limit carries: the smallest rise of
+ * KEY that counts, one unit (MiB, J, W, a percentage point, a count), 0.01
+ * for seconds.  A rise from a zero or tiny base is then judged by its size,
+ * never by a percentage alone (0 -> 0.0078 MiB is not "+inf %"). */
+static double default_floor(const char *key)
+{
+    size_t n = strlen(key);
+    return n >= 4 && strcmp(key + n - 4, "_sec") == 0 ? 0.01 : 1;
+}
+
+/* One N of a limit: finite, not negative; with a % sign when percent. */
+static int parse_amount(const char *text, const char *end_at, int percent, double *out)
+{
+    char *end;
+    errno = 0;
+    double value = strtod(text, &end);
+    if (end == text || errno == ERANGE || !isfinite(value) || value < 0)
+        return -EINVAL;
+    if (percent && *end++ != '%')
+        return -EINVAL;
+    if (end != end_at)
+        return -EINVAL;
+    *out = value;
+    return 0;
+}
+
+/* KEY=N%, KEY=N or KEY=N%,M; each number finite and not negative. */
 static int parse_limit(const char *arg, limit *out)
 {
     const char *eq = strrchr(arg, '=');
     if (!eq || eq == arg || !eq[1])
         return -EINVAL;
-    const char *amount = eq + 1;
-    char *end;
-    errno = 0;
-    double value = strtod(amount, &end);
-    int percent = *end == '%';
-    if (end == amount || errno == ERANGE || !isfinite(value) || value < 0 || end[percent] != '\0')
-        return -EINVAL;
+    const char *amount = eq + 1, *end = amount + strlen(amount), *comma = strchr(amount, ',');
+    out->percent = NAN;
+    out->floor_given = 0;
+    if (comma) {
+        if (parse_amount(amount, comma, 1, &out->percent) < 0 || parse_amount(comma + 1, end, 0, &out->floor) < 0)
+            return -EINVAL;
+        out->floor_given = 1;
+    } else if (end[-1] == '%') {
+        if (parse_amount(amount, end, 1, &out->percent) < 0)
+            return -EINVAL;
+    } else {
+        if (parse_amount(amount, end, 0, &out->floor) < 0)
+            return -EINVAL;
+        out->floor_given = 1;
+    }
     out->arg = arg;
     out->key = strndup(arg, (size_t)(eq - arg));
-    out->amount = value;
-    out->percent = percent;
+    if (out->key && !out->floor_given)
+        out->floor = default_floor(out->key);
     out->rows = 0;
     return out->key ? 0 : -ENOMEM;
 }
@@ -459,21 +627,24 @@ static int limit_names(const limit *l, const char *key)
     return n > k + 2 && strcmp(key + n - k, l->key) == 0 && key[n - k - 1] == ':' && key[n - k - 2] == ':';
 }
 
-/* Whether r breaks l.  A change or a ratio that does not fit a double
- * (values near DBL_MAX apart, a base near zero: +-inf, or NaN) is never a
- * pass: it counts as exceeded, and the row says it cannot be compared.  The
- * relative limit is a ratio compared with N, never |base| x N / 100, which
- * overflowed to +inf for a huge base and so let every change pass. */
+/* Whether r's size breaks l: a rise over the absolute part and, where l
+ * has one, over the relative part.  A change or a ratio that does not fit a
+ * double (values near DBL_MAX apart, a base near zero: +-inf, or NaN) is
+ * never a pass: it counts as exceeded, and the row says it cannot be
+ * compared.  The relative limit is a ratio compared with N, never |base| x
+ * N / 100, which overflowed to +inf for a huge base and so let every change
+ * pass. */
 static int limit_exceeded(const limit *l, const row *r)
 {
-    if (!isfinite(r->change) || (l->percent && r->base != 0 && !isfinite(r->change_pct)))
+    int relative = !isnan(l->percent);
+    if (!isfinite(r->change) || (relative && r->base != 0 && !isfinite(r->change_pct)))
         return 1;
-    if (!l->percent)
-        return r->change > l->amount;
-    if (r->base == 0)
-        return r->change > 0;
-    double allowed = fabs(r->base) * l->amount / 100;
-    return isfinite(allowed) ? r->change > allowed : r->change_pct > l->amount;
+    if (!(r->change > l->floor))
+        return 0;
+    if (!relative || r->base == 0)
+        return 1;
+    double allowed = fabs(r->base) * l->percent / 100;
+    return isfinite(allowed) ? r->change > allowed : r->change_pct > l->percent;
 }
 
 /* Whether r's change or ratio overflowed (see limit_exceeded). */
@@ -482,9 +653,15 @@ static int beyond_doubles(const row *r)
     return !isfinite(r->change) || (r->base != 0 && !isfinite(r->change_pct));
 }
 
+/* +N%, +N, or +N% and +M (a relative-only limit's default floor unsaid). */
 static void format_limit(const limit *l, char *buf, size_t cap)
 {
-    snprintf(buf, cap, "+%.6g%s", l->amount, l->percent ? "%" : "");
+    if (isnan(l->percent))
+        snprintf(buf, cap, "+%.6g", l->floor);
+    else if (l->floor_given)
+        snprintf(buf, cap, "+%.6g%% and +%.6g", l->percent, l->floor);
+    else
+        snprintf(buf, cap, "+%.6g%%", l->percent);
 }
 
 /* Whether a key is a cost that a limit may gate on.  The rest are facts of
@@ -516,6 +693,27 @@ static int limit_error(const limit *l, const char *why)
     return EXIT_USAGE;
 }
 
+/* One row's verdict, and whether it fails its limit.  With too few runs for
+ * the test (p NAN) the limit judges the medians alone, as a single run can
+ * only be judged; otherwise a rise fails only when it is significant too.
+ * A significant rise within the key's limit is "unchanged" for the gate. */
+static void judge(row *r)
+{
+    int beyond = r->limit && limit_exceeded(r->limit, r);
+    if (isnan(r->p)) {
+        r->verdict = VERDICT_NOT_ENOUGH;
+        r->exceeded = beyond;
+        return;
+    }
+    r->exceeded = beyond && ((r->significant && r->change > 0) || beyond_doubles(r));
+    if (r->significant && r->change > 0)
+        r->verdict = r->limit && !r->exceeded ? VERDICT_UNCHANGED : VERDICT_REGRESSION;
+    else if (r->significant && r->change < 0)
+        r->verdict = VERDICT_IMPROVEMENT;
+    else
+        r->verdict = r->change != 0 ? VERDICT_NOISE : VERDICT_UNCHANGED;
+}
+
 /* Attaches each limit to its rows.  Returns 0, or prints one line and
  * returns EXIT_USAGE for a KEY that names no row or no cost. */
 static int apply_limits(limit *limits, size_t limit_count, row *rows, size_t row_count)
@@ -533,11 +731,24 @@ static int apply_limits(limit *limits, size_t limit_count, row *rows, size_t row
             return limit_error(&limits[i], " is not a numeric key of both BASE and NEW (see resmon compare without limits)");
     }
     for (size_t j = 0; j < row_count; j++)
-        rows[j].exceeded = rows[j].limit && limit_exceeded(rows[j].limit, &rows[j]);
+        judge(&rows[j]);
     return 0;
 }
 
 /* ---- output ------------------------------------------------------------ */
+
+/* Rows of a markdown table shown before the rest fold into <details>: a
+ * 500-test pytest report stays some 40 lines in a pull request. */
+#define MARKDOWN_VISIBLE_ROWS 20
+
+typedef struct report {
+    const side *base, *next;
+    row *rows;
+    size_t count;
+    size_t limited, exceeded, significant, shown;
+    double alpha;
+    int utf8; /* the terminal's character set is UTF-8: check marks, en dashes */
+} report;
 
 static void format_number(double value, char *buf, size_t cap)
 {
@@ -550,6 +761,50 @@ static void format_percent(double value, char *buf, size_t cap)
         snprintf(buf, cap, "-");
     else
         snprintf(buf, cap, "%+.1f%%", value);
+}
+
+static void format_p(const row *r, char *buf, size_t cap)
+{
+    if (isnan(r->p))
+        snprintf(buf, cap, "-");
+    else
+        snprintf(buf, cap, "%.2g", r->p);
+}
+
+/* The line that leads every report: do the limits hold? */
+static void headline(const report *rep, int utf8, char *buf, size_t cap)
+{
+    if (rep->limited && rep->exceeded)
+        snprintf(buf, cap, "%s %zu of %zu limit%s exceeded", utf8 ? "\u2717" : "FAIL:", rep->exceeded, rep->limited,
+                 rep->limited == 1 ? "" : "s");
+    else if (rep->limited)
+        snprintf(buf, cap, "%s %zu limit%s hold%s", utf8 ? "\u2713" : "ok:", rep->limited, rep->limited == 1 ? "" : "s",
+                 rep->limited == 1 ? "s" : "");
+    else if (rank_test_min_p(rep->base->runs, rep->next->runs) <= rep->alpha)
+        snprintf(buf, cap, "no limits, a report: %zu of %zu keys changed significantly", rep->significant, rep->count);
+    else
+        snprintf(buf, cap, "no limits, a report");
+}
+
+/* With too few runs for the test, how many it needs; "" with enough. */
+static void runs_line(const report *rep, char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    if (rank_test_min_p(rep->base->runs, rep->next->runs) <= rep->alpha)
+        return;
+    snprintf(buf, cap,
+             "not enough runs: %zu a side needed to tell a change from noise at --alpha %g (BASE has %zu, NEW %zu); "
+             "limits judge the medians alone",
+             rank_test_runs_needed(rep->alpha), rep->alpha, rep->base->runs, rep->next->runs);
+}
+
+/* Keys on one side only (a test added or removed): said, not compared. */
+static void only_line(const report *rep, char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    if (rep->base->only_here || rep->next->only_here)
+        snprintf(buf, cap, "%zu key%s only in BASE and %zu only in NEW: not compared", rep->base->only_here,
+                 rep->base->only_here == 1 ? "" : "s", rep->next->only_here);
 }
 
 /* A side's cell: the median, and min..max (or min–max) with several runs. */
@@ -567,7 +822,7 @@ static void format_side(double median, double min, double max, size_t runs, cons
 }
 
 typedef struct cells {
-    char base[112], next[112], change[40], pct[32], note[160];
+    char base[112], next[112], change[40], pct[32], p[16], note[160];
 } cells;
 
 static void row_cells(const row *r, const side *base, const side *next, const char *dash, cells *c)
@@ -578,15 +833,14 @@ static void row_cells(const row *r, const side *base, const side *next, const ch
     format_number(r->change, change, sizeof change);
     snprintf(c->change, sizeof c->change, "%s%s", r->change > 0 ? "+" : "", change);
     format_percent(r->change_pct, c->pct, sizeof c->pct);
+    format_p(r, c->p, sizeof c->p);
     c->note[0] = '\0';
     if (r->limit) {
-        char l[48];
+        char l[64];
         format_limit(r->limit, l, sizeof l);
         snprintf(c->note, sizeof c->note, "%s limit %s%s", r->exceeded ? "EXCEEDED" : "ok,", l,
                  beyond_doubles(r) ? " (the change does not fit a double)" : "");
     }
-    if (r->noise)
-        snprintf(c->note + strlen(c->note), sizeof c->note - strlen(c->note), "%snoise", c->note[0] ? "; " : "");
 }
 
 static size_t printable_width(const char *text)
@@ -604,30 +858,49 @@ static void print_side_heading(FILE *out, const char *what, const side *s)
     fprintf(out, " (%zu run%s)", s->runs, s->runs == 1 ? "" : "s");
 }
 
-static void print_text(FILE *out, const row *rows, size_t count, const side *base, const side *next)
+static void print_text(FILE *out, const report *rep)
 {
-    print_side_heading(out, "base", base);
+    char line[400];
+    headline(rep, rep->utf8, line, sizeof line);
+    fprintf(out, "%s\n", line);
+    print_side_heading(out, "base", rep->base);
     fputs(", ", out);
-    print_side_heading(out, "new", next);
-    fputc('\n', out);
+    print_side_heading(out, "new", rep->next);
+    fprintf(out, ", alpha %g\n", rep->alpha);
+    runs_line(rep, line, sizeof line);
+    if (line[0])
+        fprintf(out, "%s\n", line);
+    only_line(rep, line, sizeof line);
+    if (line[0])
+        fprintf(out, "%s\n", line);
     size_t key_width = 3, base_width = 4, new_width = 3;
-    for (size_t i = 0; i < count; i++) {
+    for (size_t i = 0; i < rep->count; i++) {
+        if (!rep->rows[i].shown)
+            continue;
         cells c;
-        row_cells(&rows[i], base, next, "..", &c);
-        size_t k = printable_width(rows[i].key);
+        row_cells(&rep->rows[i], rep->base, rep->next, "..", &c);
+        size_t k = printable_width(rep->rows[i].key);
         key_width = k > key_width ? k : key_width;
         base_width = strlen(c.base) > base_width ? strlen(c.base) : base_width;
         new_width = strlen(c.next) > new_width ? strlen(c.next) : new_width;
     }
-    fprintf(out, "%-*s  %*s  %*s  %12s  %9s\n", (int)key_width, "key", (int)base_width, "base", (int)new_width, "new",
-            "change", "change %");
-    for (size_t i = 0; i < count; i++) {
+    if (rep->shown)
+        fprintf(out, "%-*s  %*s  %*s  %12s  %9s  %7s  %s\n", (int)key_width, "key", (int)base_width, "base",
+                (int)new_width, "new", "change", "change %", "p", "verdict");
+    for (size_t i = 0; i < rep->count; i++) {
+        const row *r = &rep->rows[i];
+        if (!r->shown)
+            continue;
         cells c;
-        row_cells(&rows[i], base, next, "..", &c);
-        print_printable(out, rows[i].key);
-        fprintf(out, "%*s  %*s  %*s  %12s  %9s%s%s\n", (int)(key_width - printable_width(rows[i].key)), "",
-                (int)base_width, c.base, (int)new_width, c.next, c.change, c.pct, c.note[0] ? "  " : "", c.note);
+        row_cells(r, rep->base, rep->next, "..", &c);
+        print_printable(out, r->key);
+        fprintf(out, "%*s  %*s  %*s  %12s  %9s  %7s  %s%s%s\n", (int)(key_width - printable_width(r->key)), "",
+                (int)base_width, c.base, (int)new_width, c.next, c.change, c.pct, c.p, verdict_names[r->verdict],
+                c.note[0] ? "; " : "", c.note);
     }
+    if (rep->shown < rep->count)
+        fprintf(out, "(%zu more key%s without a limit or a significant change: --all shows them)\n",
+                rep->count - rep->shown, rep->count - rep->shown == 1 ? "" : "s");
 }
 
 /* Markdown table text: a backslash before each character that would end a
@@ -650,26 +923,83 @@ static void print_markdown_text(FILE *out, const char *text)
     free(escaped);
 }
 
-static void print_markdown(FILE *out, const row *rows, size_t count, const side *base, const side *next,
-                           size_t exceeded, size_t limited)
+/* How far a row moved, for the order of a pull request's table: its
+ * relative change, or any change from a zero base first. */
+static double movement(const row *r)
 {
+    if (isnan(r->change_pct))
+        return r->change != 0 ? INFINITY : 0;
+    return fabs(r->change_pct);
+}
+
+/* Failing rows first, then significant ones, then the most changed. */
+static int compare_for_review(const void *a, const void *b)
+{
+    const row *x = a, *y = b;
+    if (x->exceeded != y->exceeded)
+        return y->exceeded - x->exceeded;
+    if (x->significant != y->significant)
+        return y->significant - x->significant;
+    double mx = movement(x), my = movement(y);
+    if (mx != my)
+        return mx < my ? 1 : -1;
+    return (x->order > y->order) - (x->order < y->order);
+}
+
+static void print_markdown_header(FILE *out)
+{
+    fputs("| key | base | new | change | change % | p | verdict | |\n|:--|--:|--:|--:|--:|--:|:--|:--|\n", out);
+}
+
+static void print_markdown_row(FILE *out, const report *rep, const row *r)
+{
+    cells c;
+    row_cells(r, rep->base, rep->next, "\u2013", &c);
+    fputs("| ", out);
+    print_markdown_text(out, r->key);
+    fprintf(out, " | %s | %s | %s | %s | %s | %s | %s%s%s |\n", c.base, c.next, c.change, c.pct, c.p,
+            verdict_names[r->verdict], r->exceeded ? "**" : "", c.note, r->exceeded ? "**" : "");
+}
+
+/* Sorts rep's rows for review (the text order is not needed after this). */
+static void print_markdown(FILE *out, report *rep)
+{
+    char line[400];
+    headline(rep, 1, line, sizeof line);
     fputs("**resmon compare**: ", out);
-    print_side_heading(out, "base", base);
+    print_side_heading(out, "base", rep->base);
     fputs(" vs ", out);
-    print_side_heading(out, "new", next);
-    if (limited)
-        fprintf(out, ": %s", exceeded ? "" : "every limit holds");
-    if (exceeded)
-        fprintf(out, "**%zu limit%s exceeded**", exceeded, exceeded == 1 ? "" : "s");
-    fputs("\n\n| key | base | new | change | change % | |\n|:--|--:|--:|--:|--:|:--|\n", out);
-    for (size_t i = 0; i < count; i++) {
-        cells c;
-        row_cells(&rows[i], base, next, "\u2013", &c);
-        fputs("| ", out);
-        print_markdown_text(out, rows[i].key);
-        fprintf(out, " | %s | %s | %s | %s | %s%s%s |\n", c.base, c.next, c.change, c.pct,
-                rows[i].exceeded ? "**" : "", c.note, rows[i].exceeded ? "**" : "");
+    print_side_heading(out, "new", rep->next);
+    if (rep->exceeded)
+        fprintf(out, ": \u2717 **%s**\n", line + strlen("\u2717 "));
+    else
+        fprintf(out, ": %s\n", line);
+    runs_line(rep, line, sizeof line);
+    if (line[0])
+        fprintf(out, "\n%s\n", line);
+    only_line(rep, line, sizeof line);
+    if (line[0])
+        fprintf(out, "\n%s\n", line);
+    qsort(rep->rows, rep->count, sizeof *rep->rows, compare_for_review);
+    size_t printed = 0;
+    for (size_t i = 0; i < rep->count; i++) {
+        if (!rep->rows[i].shown)
+            continue;
+        if (printed == 0) {
+            fputc('\n', out);
+            print_markdown_header(out);
+        } else if (printed == MARKDOWN_VISIBLE_ROWS) {
+            fprintf(out, "\n<details><summary>%zu more rows</summary>\n\n", rep->shown - printed);
+            print_markdown_header(out);
+        }
+        print_markdown_row(out, rep, &rep->rows[i]);
+        printed++;
     }
+    if (printed > MARKDOWN_VISIBLE_ROWS)
+        fputs("\n</details>\n", out);
+    if (rep->shown < rep->count)
+        fprintf(out, "\n%zu more key%s without a limit or a significant change (`--all` shows them).\n",
+                rep->count - rep->shown, rep->count - rep->shown == 1 ? "" : "s");
 }
 
 static void put_json_number(FILE *out, const char *key, double value)
@@ -683,40 +1013,67 @@ static void print_json_side(FILE *out, const char *name, const side *s)
 {
     fprintf(out, "\"%s\": {\"path\": ", name);
     json_write_string(out, s->path);
-    fprintf(out, ", \"runs\": %zu}", s->runs);
+    fprintf(out, ", \"runs\": %zu", s->runs);
+    put_json_number(out, "exit_status", s->status); /* NAN: null */
+    fputs(", \"failed\": ", out);
+    if (s->failed)
+        json_write_string(out, s->failed);
+    else
+        fputs("null", out);
+    fprintf(out, ", \"keys_only_here\": %zu}", s->only_here);
 }
 
-static void print_json(FILE *out, const row *rows, size_t count, const side *base, const side *next, size_t exceeded)
+static void print_json_row(FILE *out, const row *r)
+{
+    json_write_string(out, r->key);
+    char number[32];
+    rm__json_format_double(r->base, number);
+    fprintf(out, ": {\"base\": %s", number);
+    put_json_number(out, "new", r->new_value);
+    put_json_number(out, "change", r->change);
+    put_json_number(out, "change_pct", r->change_pct);
+    put_json_number(out, "base_min", r->base_min);
+    put_json_number(out, "base_max", r->base_max);
+    put_json_number(out, "new_min", r->new_min);
+    put_json_number(out, "new_max", r->new_max);
+    put_json_number(out, "p_value", r->p);
+    fprintf(out, ", \"exact\": %s, \"significant\": %s, \"verdict\": \"%s\", \"noise\": %s",
+            !isnan(r->p) && r->exact ? "true" : "false", r->significant ? "true" : "false", verdict_names[r->verdict],
+            r->verdict == VERDICT_NOISE ? "true" : "false");
+    if (r->limit) {
+        char l[64];
+        format_limit(r->limit, l, sizeof l);
+        fprintf(out, ", \"limit\": \"%s\"", l);
+        put_json_number(out, "limit_pct", r->limit->percent);
+        put_json_number(out, "limit_floor", r->limit->floor);
+        fprintf(out, ", \"exceeded\": %s}", r->exceeded ? "true" : "false");
+    } else {
+        fputs(", \"limit\": null, \"limit_pct\": null, \"limit_floor\": null, \"exceeded\": null}", out);
+    }
+}
+
+static void print_json(FILE *out, const report *rep, const char *status_failure)
 {
     fputc('{', out);
-    print_json_side(out, "base", base);
+    print_json_side(out, "base", rep->base);
     fputs(", ", out);
-    print_json_side(out, "new", next);
+    print_json_side(out, "new", rep->next);
+    put_json_number(out, "alpha", rep->alpha);
+    int enough = rank_test_min_p(rep->base->runs, rep->next->runs) <= rep->alpha;
+    fprintf(out, ", \"enough_runs\": %s, \"runs_needed\": %zu", enough ? "true" : "false",
+            rank_test_runs_needed(rep->alpha));
     fputs(", \"metrics\": {", out);
-    for (size_t i = 0; i < count; i++) {
-        const row *r = &rows[i];
+    for (size_t i = 0; i < rep->count; i++) {
         fputs(i ? ", " : "", out);
-        json_write_string(out, r->key);
-        char number[32];
-        rm__json_format_double(r->base, number);
-        fprintf(out, ": {\"base\": %s", number);
-        put_json_number(out, "new", r->new_value);
-        put_json_number(out, "change", r->change);
-        put_json_number(out, "change_pct", r->change_pct);
-        put_json_number(out, "base_min", r->base_min);
-        put_json_number(out, "base_max", r->base_max);
-        put_json_number(out, "new_min", r->new_min);
-        put_json_number(out, "new_max", r->new_max);
-        fprintf(out, ", \"noise\": %s", r->noise ? "true" : "false");
-        if (r->limit) {
-            char l[48];
-            format_limit(r->limit, l, sizeof l);
-            fprintf(out, ", \"limit\": \"%s\", \"exceeded\": %s}", l, r->exceeded ? "true" : "false");
-        } else {
-            fputs(", \"limit\": null, \"exceeded\": null}", out);
-        }
+        print_json_row(out, &rep->rows[i]);
     }
-    fprintf(out, "}, \"limits_exceeded\": %zu}\n", exceeded);
+    fprintf(out, "}, \"limits\": %zu, \"limits_exceeded\": %zu, \"significant\": %zu, \"run_failed\": ", rep->limited,
+            rep->exceeded, rep->significant);
+    if (status_failure)
+        json_write_string(out, status_failure);
+    else
+        fputs("null", out);
+    fprintf(out, ", \"passed\": %s}\n", rep->exceeded || status_failure ? "false" : "true");
 }
 
 /* One line on stderr per exceeded limit: key, base, new, limit. */
@@ -725,7 +1082,7 @@ static void report_exceeded(const row *rows, size_t count)
     for (size_t i = 0; i < count; i++) {
         if (!rows[i].exceeded)
             continue;
-        char b[32], n[32], pct[32], l[48];
+        char b[32], n[32], pct[32], l[64];
         format_number(rows[i].base, b, sizeof b);
         format_number(rows[i].new_value, n, sizeof n);
         format_percent(rows[i].change_pct, pct, sizeof pct);
@@ -746,6 +1103,8 @@ typedef struct compare_options {
     enum compare_format format;
     limit *limits;
     size_t limit_count;
+    double alpha;
+    int all, allow_different_commands;
     const char *base_path, *new_path;
 } compare_options;
 
@@ -765,14 +1124,18 @@ static int compare_usage_error(const char *fmt, const char *arg)
 /* Returns 0, -1 after --help, or EXIT_USAGE after one line. */
 static int compare_parse(int argc, char **argv, compare_options *o)
 {
-    enum { OPT_MAX_INCREASE = 1000, OPT_FORMAT };
+    enum { OPT_MAX_INCREASE = 1000, OPT_FORMAT, OPT_ALPHA, OPT_ALL, OPT_ALLOW_DIFFERENT_COMMANDS };
     static const struct option longopts[] = {
         {"max-increase", required_argument, NULL, OPT_MAX_INCREASE},
         {"format", required_argument, NULL, OPT_FORMAT},
+        {"alpha", required_argument, NULL, OPT_ALPHA},
+        {"all", no_argument, NULL, OPT_ALL},
+        {"allow-different-commands", no_argument, NULL, OPT_ALLOW_DIFFERENT_COMMANDS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof *o);
+    o->alpha = 0.05;
     o->limits = calloc((size_t)argc, sizeof *o->limits);
     if (!o->limits)
         return compare_usage_error("out of memory", NULL);
@@ -783,8 +1146,23 @@ static int compare_parse(int argc, char **argv, compare_options *o)
         switch (c) {
         case OPT_MAX_INCREASE:
             if (parse_limit(optarg, &o->limits[o->limit_count]) < 0)
-                return compare_usage_error("--max-increase '%s': expected KEY=N% or KEY=N, N a number >= 0", optarg);
+                return compare_usage_error(
+                    "--max-increase '%s': expected KEY=N%, KEY=N or KEY=N%,M, N and M numbers >= 0", optarg);
             o->limit_count++;
+            break;
+        case OPT_ALPHA: {
+            char *end;
+            errno = 0;
+            o->alpha = strtod(optarg, &end);
+            if (end == optarg || *end || errno == ERANGE || !(o->alpha > 0 && o->alpha < 1))
+                return compare_usage_error("--alpha '%s': expected a number between 0 and 1 (0.05)", optarg);
+            break;
+        }
+        case OPT_ALL:
+            o->all = 1;
+            break;
+        case OPT_ALLOW_DIFFERENT_COMMANDS:
+            o->allow_different_commands = 1;
             break;
         case OPT_FORMAT:
             if (strcmp(optarg, "text") == 0)
@@ -800,7 +1178,7 @@ static int compare_parse(int argc, char **argv, compare_options *o)
             fputs(compare_usage_text, stdout);
             return -1;
         default:
-            if (optopt == OPT_MAX_INCREASE || optopt == OPT_FORMAT)
+            if (optopt == OPT_MAX_INCREASE || optopt == OPT_FORMAT || optopt == OPT_ALPHA)
                 return compare_usage_error("'%s' needs a value", argv[optind - 1]);
             return compare_usage_error("unknown option '%s'", argv[optind - 1]);
         }
@@ -819,6 +1197,71 @@ static void compare_options_free(compare_options *o)
     free(o->limits);
 }
 
+/* Sides that ran different commands are refused: prints one line and
+ * returns EXIT_USAGE, or returns 0. */
+static int check_commands(const side *base, const side *next)
+{
+    const side *sides[] = {base, next};
+    for (size_t i = 0; i < 2; i++) {
+        if (!sides[i]->command_differs)
+            continue;
+        fprintf(stderr, "resmon compare: %s's runs ran different commands (", i ? "NEW" : "BASE");
+        print_printable(stderr, sides[i]->command_differs);
+        fputs(" is not its first run's); --allow-different-commands compares them anyway\n", stderr);
+        return EXIT_USAGE;
+    }
+    if (base->command && next->command && !jansson.equal(base->command, next->command)) {
+        fputs("resmon compare: BASE and NEW ran different commands (their \"command\" differs); "
+              "--allow-different-commands compares them anyway\n",
+              stderr);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* Why the runs fail the comparison whatever the limits (a crash is quick and
+ * lean, not an improvement): a failed run of NEW, or a failed BASE where NEW
+ * did not fail (their exit statuses differ).  NULL when neither; else the
+ * line's text after "resmon compare: ", which the caller frees. */
+static char *status_failure(const side *base, const side *next)
+{
+    char *line = NULL;
+    int rc = 0;
+    if (next->failed)
+        rc = asprintf(&line, "NEW run failed: %s: a failed run fails the comparison, limits or not", next->failed);
+    else if (base->failed)
+        rc = asprintf(&line, "BASE run failed: %s, and NEW's did not: runs whose exit statuses differ fail the "
+                             "comparison, limits or not", base->failed);
+    else if (!isnan(base->status) && !isnan(next->status) && base->status != next->status)
+        rc = asprintf(&line, "the exit statuses differ (BASE %g, NEW %g): the comparison fails, limits or not",
+                      base->status, next->status);
+    return rc < 0 ? NULL : line;
+}
+
+/* Which rows the tables show, and the counts the headline gives. */
+static void tally(report *rep, int all)
+{
+    for (size_t i = 0; i < rep->count; i++) {
+        row *r = &rep->rows[i];
+        r->shown = all || r->limit || r->exceeded || r->significant;
+        rep->shown += (size_t)r->shown;
+        rep->limited += r->limit != NULL;
+        rep->exceeded += (size_t)r->exceeded;
+        rep->significant += (size_t)r->significant;
+    }
+}
+
+/* Whether the terminal's (the locale's) character set is UTF-8. */
+static int locale_is_utf8(void)
+{
+    if (!setlocale(LC_CTYPE, ""))
+        return 0;
+    const char *codeset = nl_langinfo(CODESET);
+    int utf8 = codeset && (strcmp(codeset, "UTF-8") == 0 || strcmp(codeset, "utf8") == 0);
+    setlocale(LC_CTYPE, "C");
+    return utf8;
+}
+
 int compare_main(int argc, char **argv)
 {
     compare_options o;
@@ -830,47 +1273,45 @@ int compare_main(int argc, char **argv)
     side base = {0}, next = {0};
     row *rows = NULL;
     size_t count = 0;
-    char why[512];
+    char why[512], *failure = NULL;
     if (jansson_load("comparing summaries", why, sizeof why) < 0)
         rc = compare_error(why, "");
     if (rc == 0)
         rc = side_read(&base, o.base_path);
     if (rc == 0)
         rc = side_read(&next, o.new_path);
-    if (rc == 0 && !(rows = build_rows(&base, &next, &count)))
+    if (rc == 0 && !o.allow_different_commands)
+        rc = check_commands(&base, &next);
+    if (rc == 0 && !(rows = build_rows(&base, &next, &count, o.alpha)))
         rc = compare_error("", "out of memory");
     if (rc == 0)
         rc = apply_limits(o.limits, o.limit_count, rows, count);
     if (rc == 0) {
-        size_t exceeded = 0;
-        for (size_t i = 0; i < count; i++)
-            exceeded += (size_t)rows[i].exceeded;
+        report rep = {.base = &base, .next = &next, .rows = rows, .count = count, .alpha = o.alpha};
+        rep.utf8 = locale_is_utf8();
+        tally(&rep, o.all);
+        failure = status_failure(&base, &next);
         if (o.format == FORMAT_JSON)
-            print_json(stdout, rows, count, &base, &next, exceeded);
+            print_json(stdout, &rep, failure);
         else if (o.format == FORMAT_MARKDOWN)
-            print_markdown(stdout, rows, count, &base, &next, exceeded, o.limit_count);
+            print_markdown(stdout, &rep);
         else
-            print_text(stdout, rows, count, &base, &next);
+            print_text(stdout, &rep);
         errno = 0;
         if (fflush(stdout) != 0 || ferror(stdout)) {
             rc = stdout_error(errno);
         } else {
             report_exceeded(rows, count);
-            rc = exceeded ? 1 : 0;
-            /* A gate never passes a run that failed (its figures may be
-             * smaller for that very reason: a crash is quick and lean). */
-            const side *sides[] = {&base, &next};
-            for (size_t i = 0; i < 2; i++) {
-                if (!sides[i]->failed)
-                    continue;
-                fprintf(stderr, "resmon compare: %s run failed: ", i ? "NEW" : "BASE");
-                print_printable(stderr, sides[i]->failed);
-                fputs(o.limit_count ? ": no limit passes a failed run\n" : "\n", stderr);
-                if (o.limit_count)
-                    rc = 1;
+            rc = rep.exceeded ? 1 : 0;
+            if (failure) {
+                fputs("resmon compare: ", stderr);
+                print_printable(stderr, failure);
+                fputc('\n', stderr);
+                rc = 1;
             }
         }
     }
+    free(failure);
     free(rows);
     side_free(&base);
     side_free(&next);

@@ -20,7 +20,8 @@ _resmon_plot()
     _filedir '@(csv|jsonl)'
 }
 
-# resmon compare [OPTIONS] BASE NEW: summaries (.json) or directories of runs.
+# resmon compare [OPTIONS] BASE NEW: summaries and --repeat files (.json) or
+# directories of runs.
 _resmon_compare()
 {
     case $prev in
@@ -29,11 +30,15 @@ _resmon_compare()
             return
             ;;
         --max-increase)
-            return # KEY=LIMIT: nothing to offer
+            return # KEY=N%, KEY=N or KEY=N%,M: nothing to offer
+            ;;
+        --alpha)
+            COMPREPLY=($(compgen -W "0.05 0.01" -- "$cur"))
+            return
             ;;
     esac
     if [[ $cur == -* ]]; then
-        COMPREPLY=($(compgen -W '--max-increase --format --help -h' -- "$cur"))
+        COMPREPLY=($(compgen -W '--max-increase --alpha --all --allow-different-commands --format --help -h' -- "$cur"))
         return
     fi
     _filedir json

@@ -29,6 +29,9 @@ struct jansson_calls {
     __typeof__(json_number_value) *number_value;
     __typeof__(json_string_value) *string_value;
     __typeof__(json_delete) *delete_;
+    __typeof__(json_array_size) *array_size;
+    __typeof__(json_array_get) *array_get;
+    __typeof__(json_equal) *equal;
 };
 
 /* Filled by jansson_load; empty until it succeeds. */

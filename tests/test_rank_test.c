@@ -1,0 +1,168 @@
+/*
+ * test_rank_test.c -- the Mann-Whitney U test of `resmon compare`
+ * (tools/resmon/rank_test.c) against figures from the literature: the exact
+ * distribution's counts for 5 + 5 runs (critical U = 2 at a two-sided 0.05,
+ * as every table of U gives), scipy.stats.mannwhitneyu's documented example
+ * (males/females: U = 17, exact p = 1/9, asymptotic p = 0.11134688653314041),
+ * and a tied case worked by the textbook formula.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <math.h>
+
+#include "../tools/resmon/rank_test.h"
+
+#define N(array) (sizeof(array) / sizeof *(array))
+
+/* cmocka's float assertion works in float; these figures need a double. */
+#define assert_double_equal(a, b, epsilon) assert_close((a), (b), (epsilon), __FILE__, __LINE__)
+
+static void assert_close(double got, double want, double epsilon, const char *file, int line)
+{
+    if (!(fabs(got - want) <= epsilon)) {
+        print_error("%s:%d: %.17g is not %.17g (within %g)\n", file, line, got, want, epsilon);
+        fail();
+    }
+}
+
+static rank_test_result run(const double *a, size_t na, const double *b, size_t nb)
+{
+    rank_test_result r;
+    assert_int_equal(rank_test(a, na, b, nb, &r), 0);
+    return r;
+}
+
+static void test_five_a_side_all_apart_is_the_smallest_p(void **state)
+{
+    (void)state;
+    const double a[] = {1, 2, 3, 4, 5}, b[] = {6, 7, 8, 9, 10};
+    rank_test_result r = run(a, 5, b, 5);
+    assert_true(r.exact);
+    assert_true(r.u == 0);
+    assert_double_equal(r.p, 2.0 / 252, 1e-12);
+    r = run(b, 5, a, 5); /* the other way round: U = 25, the same p */
+    assert_true(r.u == 25);
+    assert_double_equal(r.p, 2.0 / 252, 1e-12);
+}
+
+/* U's counts for 5 + 5: 1, 1, 2, 3, 5, 7, ... of C(10, 5) = 252 orderings. */
+static void test_five_a_side_critical_u_is_2_at_0_05(void **state)
+{
+    (void)state;
+    const double a2[] = {1, 2, 3, 4, 7}, b2[] = {5, 6, 8, 9, 10};
+    rank_test_result r = run(a2, 5, b2, 5);
+    assert_true(r.u == 2);
+    assert_double_equal(r.p, 2.0 * 4 / 252, 1e-12);
+    assert_true(r.p <= 0.05);
+    const double a3[] = {1, 2, 3, 4, 8}, b3[] = {5, 6, 7, 9, 10};
+    r = run(a3, 5, b3, 5);
+    assert_true(r.u == 3);
+    assert_double_equal(r.p, 2.0 * 7 / 252, 1e-12);
+    assert_true(r.p > 0.05);
+    const double a4[] = {1, 2, 3, 5, 8}, b4[] = {4, 6, 7, 9, 10};
+    r = run(a4, 5, b4, 5);
+    assert_true(r.u == 4);
+    assert_double_equal(r.p, 2.0 * 12 / 252, 1e-12);
+}
+
+static void test_scipy_documented_example(void **state)
+{
+    (void)state;
+    const double males[] = {19, 22, 16, 29, 24}, females[] = {20, 11, 17, 12};
+    rank_test_result r = run(males, N(males), females, N(females));
+    assert_true(r.exact);
+    assert_true(r.u == 17);
+    assert_double_equal(r.p, 1.0 / 9, 1e-12); /* scipy: 0.11111111111111112 */
+    /* With a tie, the normal approximation is used. */
+    const double tied[] = {19, 22, 16, 29, 24, 40}, more[] = {20, 11, 17, 12, 40};
+    r = run(tied, N(tied), more, N(more));
+    assert_false(r.exact);
+}
+
+static void test_the_normal_approximation_matches_scipy(void **state)
+{
+    (void)state;
+    /* scipy.stats.mannwhitneyu(males, females, method="asymptotic").pvalue
+     * is 0.11134688653314041: U = 17, mu = 10, sigma^2 = 20/12 x 10; the
+     * formula rank_test uses gives it. */
+    double z = (fabs(17 - 10.0) - 0.5) / sqrt(20.0 / 12 * 10);
+    assert_double_equal(erfc(z / sqrt(2.0)), 0.11134688653314041, 1e-12);
+    /* Tied: ranks 1, 3, 3, 3, 5.5, 5.5, 7, 8.5, 8.5, 10.5, 10.5; U = 6,
+     * tie term 3 x 6 + 24 = 42, sigma^2 = 30/12 x (12 - 42/110). */
+    const double a[] = {1, 2, 2, 3, 5}, b[] = {2, 3, 4, 5, 6, 6};
+    rank_test_result r = run(a, N(a), b, N(b));
+    assert_false(r.exact);
+    assert_true(r.u == 6);
+    assert_double_equal(r.p, 0.1147553032774013, 1e-12);
+}
+
+static void test_every_value_tied_is_no_evidence(void **state)
+{
+    (void)state;
+    const double a[] = {3, 3, 3}, b[] = {3, 3, 3, 3};
+    rank_test_result r = run(a, N(a), b, N(b));
+    assert_true(r.p == 1);
+}
+
+static void test_large_untied_samples_use_the_approximation(void **state)
+{
+    (void)state;
+    double a[60], b[60];
+    for (int i = 0; i < 60; i++) {
+        a[i] = 2 * i;     /* interleaved: no difference */
+        b[i] = 2 * i + 1;
+    }
+    rank_test_result r = run(a, 60, b, 60);
+    assert_false(r.exact);
+    assert_true(r.p > 0.8); /* U = 1770 of a mean 1800: z = 0.155, p = 0.877 */
+    for (int i = 0; i < 60; i++)
+        b[i] = 1000 + i;
+    r = run(a, 60, b, 60);
+    assert_true(r.p < 1e-15);
+}
+
+static void test_bad_input(void **state)
+{
+    (void)state;
+    const double a[] = {1, NAN}, b[] = {2};
+    rank_test_result r;
+    assert_int_equal(rank_test(a, 2, b, 1, &r), -EINVAL);
+    assert_int_equal(rank_test(a, 0, b, 1, &r), -EINVAL);
+}
+
+static void test_smallest_p_and_runs_needed(void **state)
+{
+    (void)state;
+    assert_double_equal(rank_test_min_p(1, 1), 1.0, 1e-12);
+    assert_double_equal(rank_test_min_p(2, 2), 1.0 / 3, 1e-12); /* 2 vs 2 never reaches 0.05 */
+    assert_double_equal(rank_test_min_p(3, 3), 0.1, 1e-12);
+    assert_double_equal(rank_test_min_p(4, 4), 2.0 / 70, 1e-12);
+    assert_double_equal(rank_test_min_p(5, 5), 2.0 / 252, 1e-12);
+    assert_double_equal(rank_test_min_p(1, 5), 1.0 / 3, 1e-12);
+    assert_true(rank_test_min_p(500, 500) < 1e-200);
+    assert_int_equal(rank_test_runs_needed(0.05), 4);
+    assert_int_equal(rank_test_runs_needed(0.01), 5);
+    assert_int_equal(rank_test_runs_needed(0.1), 3);
+    assert_int_equal(rank_test_runs_needed(1), 1);
+    assert_int_equal(rank_test_runs_needed(0), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_five_a_side_all_apart_is_the_smallest_p),
+        cmocka_unit_test(test_five_a_side_critical_u_is_2_at_0_05),
+        cmocka_unit_test(test_scipy_documented_example),
+        cmocka_unit_test(test_the_normal_approximation_matches_scipy),
+        cmocka_unit_test(test_every_value_tied_is_no_evidence),
+        cmocka_unit_test(test_large_untied_samples_use_the_approximation),
+        cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_smallest_p_and_runs_needed),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,37 @@
+/*
+ * rank_test.h -- the Mann-Whitney U test (Wilcoxon rank-sum), two-sided, as
+ * `resmon compare` uses it to tell a change from noise between two sets of
+ * runs.  Pure arithmetic on the caller's arrays: no I/O, no global state.
+ */
+#ifndef RESMON_RANK_TEST_H
+#define RESMON_RANK_TEST_H
+
+#include <stddef.h>
+
+/* The exact distribution of U is used when no value is tied and each side
+ * has at most this many runs; otherwise the normal approximation with the
+ * tie correction and a continuity correction of 0.5 (as scipy.stats.
+ * mannwhitneyu's "asymptotic" method). */
+#define RANK_TEST_EXACT_MAX 50
+
+typedef struct rank_test_result {
+    double u;  /* U of the first sample: its rank sum minus na(na+1)/2 */
+    double p;  /* two-sided p-value, in [0, 1] */
+    int exact; /* 1: from the exact distribution; 0: the normal approximation */
+} rank_test_result;
+
+/* Tests whether a[0..na) and b[0..nb) come from one distribution.  The
+ * arrays are not changed.  Returns 0, -EINVAL when a side is empty or a
+ * value is NaN, -ENOMEM. */
+int rank_test(const double *a, size_t na, const double *b, size_t nb, rank_test_result *out);
+
+/* The smallest two-sided p-value any data can give with na and nb runs
+ * (every run of one side below every run of the other, no ties):
+ * 2 / C(na + nb, na), at most 1.  Below alpha the test can find a change. */
+double rank_test_min_p(size_t na, size_t nb);
+
+/* The fewest runs a side (the same on both) for which rank_test_min_p is at
+ * most alpha; 0 when none up to 1000 is (alpha <= 0). */
+size_t rank_test_runs_needed(double alpha);
+
+#endif
