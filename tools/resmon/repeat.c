@@ -107,6 +107,8 @@ static int run_once(const cli_options *run_options, resmon_gpu *gpu, run_result 
         if (text && fclose(text) != 0)
             written = 0;
         if (!written) {
+            free(*json);
+            *json = NULL;
             fprintf(stderr, "resmon: out of memory\n");
             outputs_discard(&out);
             return EXIT_USAGE;
