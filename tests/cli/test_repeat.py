@@ -119,6 +119,15 @@ class Format(Repeat):
         self.assertEqual(lines[0], "no newlineno newline")
         self.assertEqual(json.loads(lines[1])["completed"], 2)
 
+    def test_marks_work_in_each_run(self):
+        mark = f"'{RESMON}' mark"
+        r = self.repeat("-q", "--repeat", "2", "-o", self.output,
+                        command=["sh", "-c", f"{mark} load && {mark} work"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for run in self.load()["runs"]:
+            self.assertEqual([p["name"] for p in run["phases"] if p["name"]], ["load", "work"])
+            self.assertEqual(run["marks_dropped"], 0)
+
     def test_table_shows_median_spread_and_range(self):
         r = self.repeat("--repeat", "3", command=self.command(default="mem 4 0.01"))
         self.assertEqual(r.returncode, 0, r.stderr)
