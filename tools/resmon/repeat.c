@@ -19,17 +19,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A run this many robust standard deviations (1.4826 x the median absolute
- * deviation, which a single wild run cannot move) from the median is an
- * outlier: Iglewicz and Hoaglin's modified z-score rule.  The deviation is
- * taken at least 1 % of the median, so that figures that are nearly always
- * equal (a peak to the page) do not call a page's difference an outlier. */
-#define OUTLIER_Z 3.5
+/* A run more than this many robust standard deviations (1.4826 x the median
+ * absolute deviation, which a single wild run cannot move) from the median
+ * is an outlier: hyperfine's rule (its modified z-score over 14.826 MADs),
+ * and a first run that is one on the slow side of the wall time looks cold.
+ * The deviation is taken at least 1 % of the median, and a difference
+ * from it under the figure's noise floor (5 ms, 1 MiB, 1 J) is never an
+ * outlier's, so that figures nearly always equal (a peak to the
+ * page, a command of a few ms) do not call a page's or a millisecond's
+ * difference an outlier. */
+#define OUTLIER_SIGMAS 10.0
 #define MAD_TO_SIGMA 1.4826
 #define MIN_SPREAD_OF_MEDIAN 0.01
-/* A first measured run this much slower than the median of the rest looks
- * cold (caches not yet filled). */
-#define COLD_FIRST_RATIO 1.5
 #define MAX_WARNINGS 16
 
 typedef struct figure_stats {
@@ -54,15 +55,16 @@ typedef struct repeat_state {
 static const struct {
     const char *key, *label, *unit;
     int digits;
+    double noise_floor; /* a smaller deviation is never an outlier's (in unit) */
 } headline[] = {
-    {"wall_sec", "wall time", "s", 3},
-    {"cpu_sec", "CPU time", "s", 3},
-    {"cgroup_peak_mb", "peak memory", "MiB", 1},
-    {"exact_peak_rss_mb", "exact peak RSS", "MiB", 1},
-    {"peak_rss_mb", "peak RSS", "MiB", 1},
-    {"peak_gpu_mem_mb", "peak GPU memory", "MiB", 1},
-    {"gpu_energy_j", "GPU energy", "J", 1},
-    {"cpu_energy_j", "CPU energy", "J", 1},
+    {"wall_sec", "wall time", "s", 3, 0.005},
+    {"cpu_sec", "CPU time", "s", 3, 0.005},
+    {"cgroup_peak_mb", "peak memory", "MiB", 1, 1},
+    {"exact_peak_rss_mb", "exact peak RSS", "MiB", 1, 1},
+    {"peak_rss_mb", "peak RSS", "MiB", 1, 1},
+    {"peak_gpu_mem_mb", "peak GPU memory", "MiB", 1, 1},
+    {"gpu_energy_j", "GPU energy", "J", 1, 1},
+    {"cpu_energy_j", "CPU energy", "J", 1, 1},
 };
 #define HEADLINE_COUNT (sizeof headline / sizeof *headline)
 
@@ -196,44 +198,47 @@ static const figure_stats *stats_of(const repeat_state *st, const char *key)
     return NULL;
 }
 
+/* How many robust standard deviations run i's figure lies from the median
+ * (signed: above it positive); 0 when every run has the same figure. */
+static double robust_score(const repeat_state *st, size_t h, const figure_stats *f, size_t i, double *values)
+{
+    for (size_t j = 0; j < st->count; j++)
+        values[j] = fabs(run_value(st, j, f->key) - f->median);
+    double spread = MAD_TO_SIGMA * median_of(values, st->count);
+    if (spread < MIN_SPREAD_OF_MEDIAN * fabs(f->median))
+        spread = MIN_SPREAD_OF_MEDIAN * fabs(f->median);
+    if (spread < headline[h].noise_floor / OUTLIER_SIGMAS)
+        spread = headline[h].noise_floor / OUTLIER_SIGMAS;
+    return (run_value(st, i, f->key) - f->median) / spread;
+}
+
 /* hyperfine's warnings, for the headline figures: runs far from the median,
- * and a first run much slower than the rest. */
+ * and a first run far slower than the rest. */
 static void find_warnings(repeat_state *st, const cli_options *o, double *values)
 {
     for (size_t h = 0; h < HEADLINE_COUNT && st->count >= 3; h++) {
         const figure_stats *f = stats_of(st, headline[h].key);
         if (!f)
             continue;
-        for (size_t i = 0; i < st->count; i++)
-            values[i] = fabs(run_value(st, i, f->key) - f->median);
-        double spread = MAD_TO_SIGMA * median_of(values, st->count);
-        if (spread < MIN_SPREAD_OF_MEDIAN * fabs(f->median))
-            spread = MIN_SPREAD_OF_MEDIAN * fabs(f->median);
-        if (spread <= 0)
-            continue; /* every run the same */
         char runs[128] = "";
         size_t outliers = 0, used = 0;
         for (size_t i = 0; i < st->count; i++) {
-            double value = run_value(st, i, f->key);
-            if (fabs(value - f->median) / spread <= OUTLIER_Z)
+            double score = robust_score(st, h, f, i, values);
+            if (fabs(score) <= OUTLIER_SIGMAS)
                 continue;
+            if (i == 0 && score > 0 && strcmp(f->key, "wall_sec") == 0)
+                warn(st, "the first run took %.3f s, far above the median %.3f s: it looks cold (caches not yet "
+                         "filled)%s",
+                     run_value(st, 0, f->key), f->median, o->warmup ? "" : "; --warmup 1 runs one unmeasured first");
             if (outliers++ < 4 && used < sizeof runs)
                 used += (size_t)snprintf(runs + used, sizeof runs - used, "%s%zu (%.*f %s)", used ? ", " : "", i + 1,
-                                         headline[h].digits, value, headline[h].unit);
+                                         headline[h].digits, run_value(st, i, f->key), headline[h].unit);
         }
         if (outliers)
-            warn(st, "%s: %zu of %zu runs are outliers (over %.1f robust standard deviations from the median): run %s%s; "
-                     "something else on the machine? more runs or a quieter machine",
-                 headline[h].label, outliers, st->count, OUTLIER_Z, runs, outliers > 4 ? ", ..." : "");
-    }
-    if (st->count >= 2) {
-        for (size_t i = 1; i < st->count; i++)
-            values[i - 1] = run_value(st, i, "wall_sec");
-        double rest = median_of(values, st->count - 1), first = run_value(st, 0, "wall_sec");
-        if (first > COLD_FIRST_RATIO * rest)
-            warn(st, "the first run took %.3f s, %.1fx the median of the rest (%.3f s): it looks cold (caches not yet "
-                     "filled)%s",
-                 first, rest > 0 ? first / rest : INFINITY, rest, o->warmup ? "" : "; --warmup 1 runs one unmeasured first");
+            warn(st, "%s: %zu of %zu runs are outliers (over %.0f robust standard deviations from the median "
+                     "%.*f %s): run %s%s; something else on the machine? more runs or a quieter machine",
+                 headline[h].label, outliers, st->count, OUTLIER_SIGMAS, headline[h].digits, f->median,
+                 headline[h].unit, runs, outliers > 4 ? ", ..." : "");
     }
 }
 
