@@ -199,6 +199,19 @@ class Failures(Repeat):
         self.assertEqual((doc["completed"], doc["interrupted"]), (1, True))
         self.assertEqual(doc["runs"][0]["exit_status"], 0)
 
+    def test_a_run_ended_by_ctrl_c_stops_the_repeat_even_with_ignore_failure(self):
+        # Ctrl-C on a terminal goes to the command's process group, not to
+        # resmon: the command dies of SIGINT and resmon sees only that.
+        script = ('n=$(( $(cat "$1" 2>/dev/null || echo 0) + 1 )); echo "$n" > "$1"; '
+                  'if [ "$n" = 2 ]; then kill -INT $$; fi')
+        r = self.repeat("-q", "--repeat", "5", "--ignore-failure", "-o", self.output,
+                        command=["sh", "-c", script, "sh", self.counter])
+        self.assertEqual(r.returncode, 128 + signal.SIGINT, r.stderr)
+        self.assertEqual(self.runs_started(), 2)
+        doc = self.load()
+        self.assertEqual((doc["completed"], doc["interrupted"], doc["failed"]), (1, True, 0))
+
+
 
 class Warnings(Repeat):
     def test_a_run_far_from_the_others_is_an_outlier(self):

@@ -15,6 +15,7 @@
 #include "json_number.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -343,9 +344,13 @@ static int run_all(const cli_options *o, resmon_gpu *gpu, repeat_state *st)
         int rc = run_once(&run_options, gpu, &r, measured ? &json : NULL);
         if (rc != 0)
             return rc;
-        if (r.interrupted) { /* a run cut short is not measured */
+        /* Ctrl-C and Ctrl-\ on the terminal reach the command's group, which
+         * holds the terminal, not resmon: a run they end stops the repeat as
+         * a signal to resmon does, --ignore-failure or not. */
+        int user_stop = r.term_signal == SIGINT || r.term_signal == SIGQUIT;
+        if (r.interrupted || user_stop) { /* a run cut short is not measured */
             free(json);
-            st->interrupted = signals_received();
+            st->interrupted = r.interrupted ? signals_received() : r.term_signal;
             return r.have_exit && r.exit_status ? r.exit_status : 128 + st->interrupted;
         }
         if (!r.have_exit) { /* said by run_command */
