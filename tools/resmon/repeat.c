@@ -199,9 +199,9 @@ static const figure_stats *stats_of(const repeat_state *st, const char *key)
     return NULL;
 }
 
-/* How many robust standard deviations run i's figure lies from the median
- * (signed: above it positive); 0 when every run has the same figure. */
-static double robust_score(const repeat_state *st, size_t h, const figure_stats *f, size_t i, double *values)
+/* One robust standard deviation of a headline figure over the runs (see
+ * OUTLIER_SIGMAS for its floors); never 0. */
+static double robust_spread(const repeat_state *st, size_t h, const figure_stats *f, double *values)
 {
     for (size_t j = 0; j < st->count; j++)
         values[j] = fabs(run_value(st, j, f->key) - f->median);
@@ -210,7 +210,7 @@ static double robust_score(const repeat_state *st, size_t h, const figure_stats 
         spread = MIN_SPREAD_OF_MEDIAN * fabs(f->median);
     if (spread < headline[h].noise_floor / OUTLIER_SIGMAS)
         spread = headline[h].noise_floor / OUTLIER_SIGMAS;
-    return (run_value(st, i, f->key) - f->median) / spread;
+    return spread;
 }
 
 /* hyperfine's warnings, for the headline figures: runs far from the median,
@@ -223,8 +223,9 @@ static void find_warnings(repeat_state *st, const cli_options *o, double *values
             continue;
         char runs[128] = "";
         size_t outliers = 0, used = 0;
+        double spread = robust_spread(st, h, f, values);
         for (size_t i = 0; i < st->count; i++) {
-            double score = robust_score(st, h, f, i, values);
+            double score = (run_value(st, i, f->key) - f->median) / spread; /* above the median: positive */
             if (fabs(score) <= OUTLIER_SIGMAS)
                 continue;
             if (i == 0 && score > 0 && strcmp(f->key, "wall_sec") == 0)
