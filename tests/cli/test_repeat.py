@@ -189,6 +189,8 @@ class Failures(Repeat):
             ready.wait()  # run 2 sleeps
             p.send_signal(signal.SIGTERM)
             self.assertEqual(p.wait(timeout=SAFETY_NET_SEC), 128 + signal.SIGTERM)
+            self.assertEqual(p.stderr.read(), f"resmon: signal {int(signal.SIGTERM)} (Terminated) stops the repeat "
+                                              "(that run is not measured); 1 measured run kept\n")
         finally:
             p.kill()
             p.wait()
@@ -207,6 +209,7 @@ class Failures(Repeat):
         r = self.repeat("-q", "--repeat", "5", "--ignore-failure", "-o", self.output,
                         command=["sh", "-c", script, "sh", self.counter])
         self.assertEqual(r.returncode, 128 + signal.SIGINT, r.stderr)
+        self.assertIn(f"resmon: a run ended by signal {int(signal.SIGINT)} (Interrupt) stops the repeat", r.stderr)
         self.assertEqual(self.runs_started(), 2)
         doc = self.load()
         self.assertEqual((doc["completed"], doc["interrupted"], doc["failed"]), (1, True, 0))

@@ -328,6 +328,15 @@ static void print_progress(const cli_options *o, long index, const run_result *r
             r->have_rusage ? r->rusage_cpu_sec : r->summary.cpu_time_sec);
 }
 
+/* One line: which signal stopped the repeat, and what is kept. */
+static void say_stopped(const repeat_state *st, const run_result *cut_short)
+{
+    fprintf(stderr, "resmon: %ssignal %d (%s) stops the repeat%s; %zu measured run%s kept\n",
+            cut_short && !cut_short->interrupted ? "a run ended by " : "", st->interrupted,
+            strsignal(st->interrupted), cut_short ? " (that run is not measured)" : "", st->count,
+            st->count == 1 ? "" : "s");
+}
+
 /* Runs them all; returns 0, or the status that stopped the repeat. */
 static int run_all(const cli_options *o, resmon_gpu *gpu, repeat_state *st)
 {
@@ -338,6 +347,7 @@ static int run_all(const cli_options *o, resmon_gpu *gpu, repeat_state *st)
         int measured = i >= o->warmup;
         if (signals_received()) { /* between two runs */
             st->interrupted = signals_received();
+            say_stopped(st, NULL);
             return 128 + st->interrupted;
         }
         run_result r;
@@ -352,6 +362,7 @@ static int run_all(const cli_options *o, resmon_gpu *gpu, repeat_state *st)
         if (r.interrupted || user_stop) { /* a run cut short is not measured */
             free(json);
             st->interrupted = r.interrupted ? signals_received() : r.term_signal;
+            say_stopped(st, &r);
             return r.have_exit && r.exit_status ? r.exit_status : 128 + st->interrupted;
         }
         if (!r.have_exit) { /* said by run_command */
