@@ -65,6 +65,10 @@ expect "a GPU selection" "all auto " "$resmon" --gpu a
 expect "a metric group" "counts cpu-split " "$resmon" --metrics c
 expect "a metric group after a comma" "io,faults " "$resmon" --metrics io,f
 expect "an interval is a number" "" "$resmon" -i ""
+expect "options starting --rep" "--repeat " "$resmon" --rep
+expect "options starting --ig" "--ignore-failure " "$resmon" --ig
+expect "a number of runs is a number" "" "$resmon" --repeat ""
+expect_has "the command after --repeat N --warmup K" echo "$resmon" --repeat 5 --warmup 1 ech
 expect_has "the command after --" echo "$resmon" -q -- ech
 expect_has "the command after options and their values" echo "$resmon" -i 0.5 -o out.json ech
 expect_has "the command's own files after --" notes.txt "$resmon" -- cat no

@@ -14,6 +14,7 @@ Environment: RESMON (the command).  Usage: ci_job.py README.md
 Exits 77 (CTest: skipped) without git or cmake, which the job needs (a
 package build's chroot may have neither).
 """
+import json
 import os
 import re
 import shutil
@@ -144,7 +145,7 @@ class ReadmeCiJob(unittest.TestCase):
         self.assertRegex(compare[1], r"^resmon compare: exact_peak_rss_mb rose from [0-9.]+ to [0-9.]+ "
                                      r"\(\+[0-9.]+%\), above the limit of \+10%\n$")
         lines = summary.splitlines()
-        self.assertEqual("**resmon compare**: base runs-base (5 runs) vs new runs-change (5 runs): "
+        self.assertEqual("**resmon compare**: base runs-base.json (5 runs) vs new runs-change.json (5 runs): "
                          "\u2717 **1 of 2 limits exceeded**", lines[0])
         row = next(line for line in lines if line.startswith("| exact\\_peak\\_rss\\_mb |"))
         # five runs a side, every new one above every base one: p = 2/252, or
@@ -156,6 +157,11 @@ class ReadmeCiJob(unittest.TestCase):
     def test_a_change_that_keeps_the_figures_passes(self):
         self.commit("benchmark.c", "#define MIB 20\n/* a comment only */\n" + BENCHMARK)
         statuses, summary = self.run_job()
+        for side in ("base", "change"):  # the benchmark step's --repeat 5 --warmup 1, one file a side
+            with open(os.path.join(self.repo, f"runs-{side}.json")) as f:
+                runs = json.load(f)
+            self.assertEqual((runs["resmon_repeat"], runs["warmup"], runs["completed"], len(runs["runs"])),
+                             (1, 1, 5, 5))
         self.assertEqual([status for status, _ in statuses.values()], [0, 0], statuses)
         self.assertTrue(summary.splitlines()[0].endswith("(5 runs): \u2713 2 limits hold"), summary)
 

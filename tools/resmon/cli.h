@@ -44,6 +44,9 @@ typedef struct cli_options {
     uint64_t memory_limit_bytes; /* --memory-limit; 0 = none */
     const char *cgroup_path;  /* --cgroup: an existing cgroup to read */
     int watch_cgroup;         /* --cgroup without COMMAND or --pid: its processes are the tree */
+    long repeat;              /* --repeat N: measured runs; 0 = one ordinary run */
+    long warmup;              /* --warmup K: unmeasured runs before them */
+    int ignore_failure;       /* --ignore-failure: a failed run does not stop the repeat */
     char **argv;              /* the command, NULL-terminated */
     int argc;
 } cli_options;
@@ -198,6 +201,14 @@ int mark_main(int argc, char **argv);
 void phases_write_json(FILE *out, const run_result *r);
 void phases_print_table(FILE *out, const run_result *r);
 
+/* ---- repeated runs (repeat.c) ---- */
+/* The most runs --repeat and --warmup take: more is surely a typo. */
+#define REPEAT_MAX_RUNS 100000
+/* Runs o->argv o->warmup times unmeasured, then o->repeat times measured,
+ * each a full run; writes the multi-run JSON to o->summary_path and the
+ * table of medians to stderr.  Returns the exit status. */
+int repeat_main(const cli_options *o, resmon_gpu *gpu);
+
 /* ---- the summary: JSON file and the human table ---- */
 int summary_write_json(FILE *out, const cli_options *o, const run_result *r);
 void summary_print_table(FILE *out, const cli_options *o, const run_result *r);
@@ -311,6 +322,9 @@ void outputs_collect_phases(outputs *out, const resmon_monitor *m, run_result *r
 int outputs_command_started(outputs *out);
 /* Nothing ran: closes everything and leaves every path as it was. */
 void outputs_discard(outputs *out);
+/* "-o -": stdout is shared with the command, whose output may not end with a
+ * newline; where stdout is a regular file, starts the JSON on a line of its own. */
+void output_start_on_own_line(FILE *stdout_stream);
 /* Writes every output for what was seen, and the table unless quiet.
  * Returns 0, or -1 when an output could not be written (each printed). */
 int outputs_finish(const cli_options *o, outputs *out, const run_result *r);

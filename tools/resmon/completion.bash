@@ -72,7 +72,8 @@ _resmon()
                 return
                 ;;
             -i | --interval | -o | --output | -s | --samples | --plot | --gpu | --duration | --pid | --metrics | \
-                --serve | --serve-linger | --push | --push-interval | --push-job | --push-timeout | --textfile | --label)
+                --serve | --serve-linger | --push | --push-interval | --push-job | --push-timeout | --textfile | --label | \
+                --repeat | --warmup)
                 ((i++))
                 ;;
             -*) ;;
@@ -89,6 +90,9 @@ _resmon()
             ;;
         --memory-limit)
             return # a size: nothing to offer
+            ;;
+        --repeat | --warmup)
+            return # a number of runs: nothing to offer
             ;;
         --cgroup)
             _filedir -d
@@ -134,7 +138,8 @@ _resmon()
 
     if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W '--interval --output --samples --plot --gpu --no-children
-            --duration --wait-orphans --reset-peak --metrics --memory-limit --no-cgroup --cgroup --pid --serve
+            --duration --wait-orphans --reset-peak --metrics --memory-limit --no-cgroup --cgroup --pid
+            --repeat --warmup --ignore-failure --serve
             --serve-linger --push
             --push-interval --push-job --push-timeout --textfile --label --quiet --list-gpus
             --version --help

@@ -9,6 +9,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A signal ignored at start is not forwarded: else kill -INT would seem to
+ * do nothing, with no word why. */
+static void note_ignored_signals(const cli_options *o)
+{
+    char ignored[64];
+    int ignored_count = signals_ignored_at_start(ignored, sizeof ignored);
+    if (ignored_count && !o->quiet)
+        fprintf(stderr, "resmon: %s ignored when resmon started (a background job?): %s\n", ignored,
+                o->pid || o->watch_cgroup ? "resmon does not stop on it" : "not forwarded to the command");
+}
+
 int main(int argc, char **argv)
 {
     signals_block_write_faults();
@@ -45,17 +56,19 @@ int main(int argc, char **argv)
         else if (rc == 0 && *resmon_gpu_selection(gpu) && !o.quiet) /* what "auto"/"all" picked, and why */
             fprintf(stderr, "resmon: GPU %s\n", resmon_gpu_selection(gpu));
     }
+    if (o.repeat) { /* --repeat: the runs, their outputs and the table are repeat.c's */
+        note_ignored_signals(&o);
+        rc = repeat_main(&o, gpu);
+        resmon_gpu_close(gpu);
+        return rc;
+    }
     outputs out;
     if (outputs_open(&o, gpu, &out) < 0) {
         outputs_discard(&out);
         resmon_gpu_close(gpu);
         return EXIT_USAGE;
     }
-    char ignored[64];
-    int ignored_count = signals_ignored_at_start(ignored, sizeof ignored);
-    if (ignored_count && !o.quiet) /* else kill -INT would seem to do nothing, with no word why */
-        fprintf(stderr, "resmon: %s ignored when resmon started (a background job?): %s\n", ignored,
-                o.pid || o.watch_cgroup ? "resmon does not stop on it" : "not forwarded to the command");
+    note_ignored_signals(&o);
     run_result r;
     memset(&r, 0, sizeof r);
     r.gpu = gpu;

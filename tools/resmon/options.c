@@ -55,6 +55,14 @@ static const char usage_text[] =
     "                           --duration ends or Ctrl-C\n";
 /* The rest (one string literal would pass the 4095 characters C11 promises). */
 static const char usage_text_rest[] =
+    "      --repeat N           run COMMAND N times (1 to 100000), each a full run; -o writes every\n"
+    "                           run's summary and, per figure, n, median, mean, stddev, min and max;\n"
+    "                           the table shows median +- stddev and min..max and warns of outliers\n"
+    "                           and a cold first run.  A failed run stops the repeat with its status\n"
+    "                           (the runs so far are written), as Ctrl-C does.  Outputs of one run\n"
+    "                           (samples, plot, serve, push, textfile) are refused with --repeat\n"
+    "      --warmup K           with --repeat: first run COMMAND K times unmeasured (default 0)\n"
+    "      --ignore-failure     with --repeat: a run that fails does not stop the repeat\n"
     "  -q, --quiet              no human summary on stderr\n"
     "      --list-gpus          list the GPUs resmon finds, then exit\n"
     "      --version            print the version and exit\n"
@@ -163,6 +171,26 @@ static int parse_pid(const char *text, pid_t *out)
     return 0;
 }
 
+/* --repeat, --warmup: decimal digits only, at most REPEAT_MAX_RUNS, at
+ * least minimum. */
+static int parse_count(const char *text, long minimum, long *out)
+{
+    long count = 0;
+    if (!*text)
+        return -EINVAL;
+    for (const char *c = text; *c; c++) {
+        if (*c < '0' || *c > '9')
+            return -EINVAL;
+        count = count * 10 + (*c - '0');
+        if (count > REPEAT_MAX_RUNS)
+            return -ERANGE;
+    }
+    if (count < minimum)
+        return -EINVAL;
+    *out = count;
+    return 0;
+}
+
 /* --metrics: the groups' names as the command spells them (with the Python
  * binding's spellings too, so one list works in both). */
 static const struct {
@@ -228,10 +256,29 @@ static int check_root_variable(const char *variable)
     return 0;
 }
 
+/* What --repeat takes: a command (each run is one), and no output that is
+ * of one run (a samples file, a chart, a live or pushed series). */
+static int repeat_options_check(const cli_options *o, int warmup_given)
+{
+    if (!o->repeat && (warmup_given || o->ignore_failure))
+        return usage_error("%s works with --repeat only", warmup_given ? "--warmup" : "--ignore-failure");
+    if (!o->repeat)
+        return 0;
+    if (o->pid || o->watch_cgroup)
+        return usage_error("--repeat runs a COMMAND: not with --pid or --cgroup without COMMAND%s", "");
+    const char *per_run = o->samples_path ? "-s" : o->plot_path ? "--plot" : o->exporters.serve_address ? "--serve"
+                          : o->exporters.push_url ? "--push" : o->exporters.textfile_path ? "--textfile" : NULL;
+    if (per_run)
+        return usage_error("%s is of one run, not with --repeat (run once without --repeat for it)", per_run);
+    return 0;
+}
+
 int cli_parse(int argc, char **argv, cli_options *o)
 {
     enum { OPT_PLOT = 256, OPT_GPU, OPT_NO_CHILDREN, OPT_DURATION, OPT_PID, OPT_VERSION, OPT_HELP, OPT_LIST_GPUS,
-           OPT_WAIT_ORPHANS, OPT_RESET_PEAK, OPT_METRICS, OPT_MEMORY_LIMIT, OPT_NO_CGROUP, OPT_CGROUP };
+           OPT_WAIT_ORPHANS, OPT_RESET_PEAK, OPT_METRICS, OPT_MEMORY_LIMIT, OPT_NO_CGROUP, OPT_CGROUP,
+           OPT_REPEAT, OPT_WARMUP, OPT_IGNORE_FAILURE };
+    int warmup_given = 0;
     static const struct option longopts[] = {
         {"interval", required_argument, NULL, 'i'},
         {"output", required_argument, NULL, 'o'},
@@ -251,6 +298,9 @@ int cli_parse(int argc, char **argv, cli_options *o)
         {"memory-limit", required_argument, NULL, OPT_MEMORY_LIMIT},
         {"no-cgroup", no_argument, NULL, OPT_NO_CGROUP},
         {"cgroup", required_argument, NULL, OPT_CGROUP},
+        {"repeat", required_argument, NULL, OPT_REPEAT},
+        {"warmup", required_argument, NULL, OPT_WARMUP},
+        {"ignore-failure", no_argument, NULL, OPT_IGNORE_FAILURE},
         EXPORTER_LONG_OPTIONS,
         {NULL, 0, NULL, 0},
     };
@@ -324,6 +374,18 @@ int cli_parse(int argc, char **argv, cli_options *o)
         case OPT_CGROUP:
             o->cgroup_path = optarg;
             break;
+        case OPT_REPEAT:
+            if (parse_count(optarg, 1, &o->repeat) < 0)
+                return usage_error("invalid --repeat '%s': give a number of runs from 1 to 100000", optarg);
+            break;
+        case OPT_WARMUP:
+            if (parse_count(optarg, 0, &o->warmup) < 0)
+                return usage_error("invalid --warmup '%s': give a number of runs from 0 to 100000", optarg);
+            warmup_given = 1;
+            break;
+        case OPT_IGNORE_FAILURE:
+            o->ignore_failure = 1;
+            break;
         case 'q':
             o->quiet = 1;
             break;
@@ -388,5 +450,5 @@ int cli_parse(int argc, char **argv, cli_options *o)
     }
     if (exporter_options_check(&o->exporters, err, sizeof err) < 0)
         return usage_error("%s", err);
-    return 0;
+    return repeat_options_check(o, warmup_given);
 }

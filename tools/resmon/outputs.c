@@ -182,7 +182,7 @@ static void chart_title(const cli_options *o, char *title, size_t cap)
 /* "-o -": the JSON is one line that ends with a newline.  stdout is shared
  * with the command, whose output may not end with one; where stdout is a
  * regular file resmon can look, and starts the JSON on a line of its own. */
-static void start_on_own_line(FILE *stdout_stream)
+void output_start_on_own_line(FILE *stdout_stream)
 {
     struct stat st;
     char last;
@@ -249,7 +249,7 @@ int outputs_finish(const cli_options *o, outputs *out, const run_result *run)
     out->chart = NULL;
     if (out->summary.stream) {
         if (out->summary.stream == stdout)
-            start_on_own_line(stdout);
+            output_start_on_own_line(stdout);
         summary_write_json(out->summary.stream, o, r);
         rc |= output_file_publish(&out->summary);
     }

@@ -1,0 +1,279 @@
+#!/usr/bin/env python3
+"""Tests of `resmon --repeat N [--warmup K]`, run on the real binary.
+
+The command is a small shell script that counts its runs in a file and then
+runs WORKLOAD (tests/cli/workload.c) as the run's number says, so a test
+knows which run did what: how many ran, which one failed, was slow or held
+more memory, and where a signal lands.
+Environment: RESMON (the command), WORKLOAD.
+"""
+import json
+import os
+import signal
+import statistics
+import subprocess
+import tempfile
+import unittest
+
+# tests/cli/helpers.py: the signal dispositions, the environment and resmon().
+from helpers import RESMON, SAFETY_NET_SEC, WORKLOAD, Ready, resmon
+
+# The workload never frees what it holds: LeakSanitizer (in the ASan suite)
+# would call that a leak and fail the run.
+ENV = dict(os.environ, ASAN_OPTIONS="detect_leaks=0")
+
+# $1: the counter file; then one "N:ARGS" per run that differs (WORKLOAD's
+# arguments for run N, counted from 1 with the warm-up runs); the last
+# argument: WORKLOAD's arguments for every other run.
+COUNTING_SCRIPT = """\
+counter=$1; shift
+n=$(( $(cat "$counter" 2>/dev/null || echo 0) + 1 ))
+echo "$n" > "$counter"
+while [ $# -gt 1 ]; do
+    case $1 in "$n":*) set -- "${1#*:}"; break ;; esac
+    shift
+done
+exec "$WORKLOAD" $1
+"""
+
+
+class Repeat(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.counter = self.path("count")
+        self.output = self.path("runs.json")
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def path(self, name):
+        return os.path.join(self.dir.name, name)
+
+    def command(self, *per_run, default="exit 0"):
+        """The counting command: per_run ("2:exit 3", ...), else default."""
+        return ["sh", "-c", COUNTING_SCRIPT, "sh", self.counter, *per_run, default]
+
+    def runs_started(self):
+        with open(self.counter) as f:
+            return int(f.read())
+
+    def repeat(self, *args, command=None, **kw):
+        return resmon(*args, "--", *(command or self.command()), env=dict(ENV, WORKLOAD=WORKLOAD), **kw)
+
+    def load(self):
+        with open(self.output) as f:
+            return json.load(f)  # the multi-run JSON is plain JSON: Python reads it as it is
+
+    def assert_one_line(self, r, code, *words):
+        self.assertEqual(r.returncode, code, r.stderr)
+        lines = r.stderr.splitlines()
+        self.assertEqual(len(lines), 1, r.stderr)
+        for word in words:
+            self.assertIn(word, lines[0])
+
+
+class Format(Repeat):
+    def test_runs_are_full_runs_and_stats_cover_every_numeric_key_of_every_run(self):
+        r = self.repeat("-q", "-i", "0.01", "--repeat", "3", "--warmup", "1", "-o", self.output,
+                        command=self.command(default="mem 8 0.05"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        doc = self.load()
+        self.assertEqual(doc["resmon_repeat"], 1)
+        self.assertEqual(doc["command"], self.command(default="mem 8 0.05"))
+        self.assertEqual((doc["repeat"], doc["warmup"], doc["completed"]), (3, 1, 3))
+        self.assertEqual(len(doc["runs"]), 3)
+        self.assertEqual(self.runs_started(), 4)
+        # Each run is what `resmon -o` writes for one run: the same keys.
+        single = self.path("single.json")
+        self.assertEqual(self.repeat("-q", "-i", "0.01", "-o", single, command=self.command(default="mem 8 0.05"))
+                         .returncode, 0)
+        with open(single) as f:
+            single_keys = set(json.load(f))
+        for run in doc["runs"]:
+            self.assertEqual(set(run), single_keys)
+            self.assertEqual(run["exit_status"], 0)
+            self.assertGreaterEqual(run["exact_peak_rss_mb"], 8)  # its own exact figures
+        numeric = [k for k, v in doc["runs"][0].items()
+                   if all(isinstance(run.get(k), (int, float)) and not isinstance(run.get(k), bool)
+                          for run in doc["runs"])]
+        self.assertEqual(list(doc["stats"]), numeric)
+        for key in ("wall_sec", "cpu_sec", "exact_peak_rss_mb", "exit_status"):
+            values = [run[key] for run in doc["runs"]]
+            s = doc["stats"][key]
+            self.assertEqual(s["n"], 3)
+            self.assertAlmostEqual(s["median"], statistics.median(values))
+            self.assertAlmostEqual(s["mean"], statistics.mean(values))
+            self.assertAlmostEqual(s["stddev"], statistics.stdev(values))
+            self.assertEqual((s["min"], s["max"]), (min(values), max(values)))
+
+    def test_stdout_output_is_one_line_on_a_line_of_its_own(self):
+        # stdout a regular file, as a job's log: resmon can see the command's
+        # output did not end its line (on a pipe it cannot: as without --repeat).
+        with open(self.path("stdout"), "w+") as out:
+            r = subprocess.run([RESMON, "-q", "--repeat", "2", "-o", "-", "--", "sh", "-c", "printf 'no newline'"],
+                               stdout=out, stderr=subprocess.PIPE, text=True, timeout=SAFETY_NET_SEC)
+            out.seek(0)
+            lines = out.read().splitlines()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(len(lines), 2, lines)
+        self.assertEqual(lines[0], "no newlineno newline")
+        self.assertEqual(json.loads(lines[1])["completed"], 2)
+
+    def test_marks_work_in_each_run(self):
+        mark = f"'{RESMON}' mark"
+        r = self.repeat("-q", "--repeat", "2", "-o", self.output,
+                        command=["sh", "-c", f"{mark} load && {mark} work"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for run in self.load()["runs"]:
+            self.assertEqual([p["name"] for p in run["phases"] if p["name"]], ["load", "work"])
+            self.assertEqual(run["marks_dropped"], 0)
+
+    def test_table_shows_median_spread_and_range(self):
+        r = self.repeat("--repeat", "3", command=self.command(default="mem 4 0.01"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("3 runs measured: all exited with status 0", r.stderr)
+        self.assertIn("median \u00b1 stddev", r.stderr)
+        rows = [line for line in r.stderr.splitlines() if line.strip().startswith(("wall time", "CPU time"))]
+        self.assertEqual(len(rows), 2, r.stderr)
+        for row in rows:
+            self.assertRegex(row, r"[0-9.]+ \u00b1 [0-9.]+ s +[0-9.]+ \u2026 [0-9.]+ s$")
+        self.assertEqual(len([l for l in r.stderr.splitlines() if l.startswith("resmon: run ")]), 3)
+        quiet = self.repeat("-q", "--repeat", "2")
+        self.assertEqual((quiet.returncode, quiet.stderr), (0, ""))
+
+
+class Failures(Repeat):
+    def test_a_failed_run_stops_the_repeat_with_its_status_and_the_runs_so_far_are_written(self):
+        r = self.repeat("-q", "--repeat", "5", "-o", self.output, command=self.command("2:exit 3"))
+        self.assertEqual(r.returncode, 3, r.stderr)
+        self.assertEqual(self.runs_started(), 2)
+        doc = self.load()
+        self.assertEqual((doc["repeat"], doc["completed"], doc["failed"]), (5, 2, 1))
+        self.assertEqual([run["exit_status"] for run in doc["runs"]], [0, 3])
+        self.assertIn("--ignore-failure", r.stderr)
+
+    def test_a_failed_warmup_run_stops_it_too_and_writes_nothing(self):
+        with open(self.output, "w") as f:
+            f.write("before")
+        r = self.repeat("-q", "--repeat", "3", "--warmup", "2", "-o", self.output, command=self.command("1:exit 4"))
+        self.assertEqual(r.returncode, 4, r.stderr)
+        self.assertEqual(self.runs_started(), 1)
+        with open(self.output) as f:
+            self.assertEqual(f.read(), "before")  # nothing measured: the path is as it was
+
+    def test_ignore_failure_runs_them_all(self):
+        r = self.repeat("-q", "--repeat", "4", "--ignore-failure", "-o", self.output,
+                        command=self.command("2:exit 3", "3:exit 5"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        doc = self.load()
+        self.assertEqual((doc["completed"], doc["failed"]), (4, 2))
+        self.assertEqual([run["exit_status"] for run in doc["runs"]], [0, 3, 5, 0])
+
+    def test_a_command_that_cannot_run_writes_nothing(self):
+        r = self.repeat("-q", "--repeat", "3", "-o", self.output, command=[self.path("missing")])
+        self.assertEqual(r.returncode, 127, r.stderr)
+        self.assertFalse(os.path.exists(self.output))
+
+    def test_an_unwritable_output_fails_before_any_run(self):
+        r = self.repeat("-q", "--repeat", "3", "-o", self.path("no/such/dir.json"))
+        self.assertEqual(r.returncode, 125, r.stderr)
+        self.assertFalse(os.path.exists(self.counter))
+
+    def test_sigterm_stops_the_repeat_and_the_finished_runs_are_written(self):
+        ready = Ready()
+        args = ready.popen_args()
+        args["env"].update(ENV, WORKLOAD=WORKLOAD)
+        p = subprocess.Popen([RESMON, "-q", "--repeat", "5", "-o", self.output, "--",
+                              *self.command("2:sleep 60")], stderr=subprocess.PIPE, text=True, **args)
+        try:
+            ready.wait()  # run 2 sleeps
+            p.send_signal(signal.SIGTERM)
+            self.assertEqual(p.wait(timeout=SAFETY_NET_SEC), 128 + signal.SIGTERM)
+            self.assertEqual(p.stderr.read(), f"resmon: signal {int(signal.SIGTERM)} (Terminated) stops the repeat "
+                                              "(that run is not measured); 1 measured run kept\n")
+        finally:
+            p.kill()
+            p.wait()
+            p.stderr.close()
+        self.assertEqual(self.runs_started(), 2)
+        doc = self.load()
+        # The run cut short is not measured: runs holds the one that finished.
+        self.assertEqual((doc["completed"], doc["interrupted"]), (1, True))
+        self.assertEqual(doc["runs"][0]["exit_status"], 0)
+
+    def test_a_run_ended_by_ctrl_c_stops_the_repeat_even_with_ignore_failure(self):
+        # Ctrl-C on a terminal goes to the command's process group, not to
+        # resmon: the command dies of SIGINT and resmon sees only that.
+        script = ('n=$(( $(cat "$1" 2>/dev/null || echo 0) + 1 )); echo "$n" > "$1"; '
+                  'if [ "$n" = 2 ]; then kill -INT $$; fi')
+        r = self.repeat("-q", "--repeat", "5", "--ignore-failure", "-o", self.output,
+                        command=["sh", "-c", script, "sh", self.counter])
+        self.assertEqual(r.returncode, 128 + signal.SIGINT, r.stderr)
+        self.assertIn(f"resmon: a run ended by signal {int(signal.SIGINT)} (Interrupt) stops the repeat", r.stderr)
+        self.assertEqual(self.runs_started(), 2)
+        doc = self.load()
+        self.assertEqual((doc["completed"], doc["interrupted"], doc["failed"]), (1, True, 0))
+
+
+
+class Warnings(Repeat):
+    def test_a_run_far_from_the_others_is_an_outlier(self):
+        r = self.repeat("-i", "0.01", "--repeat", "6", "-o", self.output,
+                        command=self.command("4:mem 120 0.01", default="mem 8 0.01"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        warnings = self.load()["warnings"]
+        self.assertTrue(any(w.startswith("exact peak RSS: 1 of 6 runs are outliers") and "run 4 (" in w
+                            for w in warnings), warnings)
+        self.assertIn("warning: exact peak RSS: 1 of 6 runs are outliers", r.stderr)
+
+    def test_a_slow_first_run_looks_cold(self):
+        r = self.repeat("--repeat", "4", "-o", self.output, command=self.command("1:sleep 1.5"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        warnings = self.load()["warnings"]
+        self.assertTrue(any(w.startswith("the first run took") and "--warmup 1" in w for w in warnings), warnings)
+        self.assertIn("warning: the first run took", r.stderr)
+
+    def test_equal_runs_give_no_warning(self):
+        # 40 MiB: a peak that differs by a few pages between runs (more under
+        # a sanitizer) is well inside 1 % of it.
+        r = self.repeat("-q", "--repeat", "5", "-o", self.output, command=self.command(default="mem 40 0.01"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertFalse([w for w in self.load()["warnings"] if "exact peak RSS" in w])
+
+
+class Usage(Repeat):
+    def test_bad_counts_get_one_line_and_125_and_nothing_runs(self):
+        for args, words in ((["--repeat", "0"], ["'0'", "1 to 100000"]),
+                            (["--repeat", "-1"], ["'-1'"]),
+                            (["--repeat", "100001"], ["'100001'"]),
+                            (["--repeat", "99999999999999999999999"], ["'99999999999999999999999'"]),
+                            (["--repeat", "ten"], ["'ten'"]),
+                            (["--repeat", " 3"], ["' 3'"]),
+                            (["--repeat", "3", "--warmup", "-1"], ["--warmup '-1'"]),
+                            (["--repeat", "3", "--warmup", "x"], ["--warmup 'x'"]),
+                            (["--warmup", "2"], ["--warmup works with --repeat only"]),
+                            (["--ignore-failure"], ["--ignore-failure works with --repeat only"])):
+            with self.subTest(args=args):
+                self.assert_one_line(self.repeat(*args), 125, *words)
+                self.assertFalse(os.path.exists(self.counter))
+
+    def test_outputs_of_one_run_are_refused(self):
+        for args, option in ((["-s", self.path("s.csv")], "-s"), (["--plot", self.path("p.svg")], "--plot"),
+                             (["--serve", "127.0.0.1:9"], "--serve"), (["--push", "http://127.0.0.1:9"], "--push"),
+                             (["--textfile", self.path("t.prom")], "--textfile")):
+            with self.subTest(option=option):
+                self.assert_one_line(self.repeat("--repeat", "2", *args), 125, f"{option} is of one run")
+                self.assertFalse(os.path.exists(self.counter))
+
+    def test_repeat_needs_a_command(self):
+        self.assert_one_line(resmon("--repeat", "2", "--pid", str(os.getpid())), 125, "--repeat runs a COMMAND")
+        self.assert_one_line(resmon("--repeat", "2", "--cgroup", "/"), 125, "--repeat runs a COMMAND")
+
+    def test_help_names_the_options(self):
+        out = resmon("--help").stdout
+        for option in ("--repeat N", "--warmup K", "--ignore-failure"):
+            self.assertIn(option, out)
+
+
+if __name__ == "__main__":
+    unittest.main()
