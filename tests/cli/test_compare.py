@@ -331,7 +331,7 @@ class PytestReports(Tmp):
                 r = resmon("compare", "--max-increase", limit, a, self.report("e.json", new))
                 self.assertEqual(r.returncode, status, r.stderr)
         # seconds: the floor is 0.01 s
-        r = resmon("compare", "--max-increase", "cpu_time_sec=10%", a, b)
+        r = resmon("compare", "--max-increase", "cpu_sec=10%", a, b)
         self.assertEqual(r.returncode, 0, r.stderr)
 
     def test_a_limit_has_a_relative_and_an_absolute_part_both_exceeded_to_fail(self):
@@ -367,7 +367,7 @@ class PytestReports(Tmp):
 
     def test_markdown_of_a_500_test_suite_fits_a_pull_request(self):
         # issue 30: 6 rows a test, ~3,000 rows pasted into a PR comment.
-        keys = ("rss_growth_mb", "peak_rss_mb", "cpu_time_sec", "wall_sec", "children_peak_rss_mb", "exact_peak_rss_mb")
+        keys = ("rss_growth_mb", "peak_rss_mb", "cpu_sec", "wall_sec", "children_peak_rss_mb", "exact_peak_rss_mb")
         def suite(side, run, grow):
             tests = {}
             for t in range(500):

@@ -436,6 +436,12 @@ int cli_parse(int argc, char **argv, cli_options *o)
                            "--cgroup%s", "");
     if (o->no_cgroup && o->cgroup_path)
         return usage_error("give either --no-cgroup or --cgroup, not both%s", "");
+    if (exporter_options_check(&o->exporters, err, sizeof err) < 0)
+        return usage_error("%s", err);
+    int rc = repeat_options_check(o, warmup_given);
+    if (rc != 0)
+        return rc;
+    /* The file system last: a wrong combination of options is named first. */
     if (o->cgroup_path) {
         /* One rule with a command, --pid or alone: a path that is no cgroup
          * (missing, a file, or a directory without cgroup.procs, such as
@@ -448,7 +454,5 @@ int cli_parse(int argc, char **argv, cli_options *o)
         if (!is_cgroup)
             return usage_error("--cgroup '%s': not a cgroup directory (it has no cgroup.procs)", o->cgroup_path);
     }
-    if (exporter_options_check(&o->exporters, err, sizeof err) < 0)
-        return usage_error("%s", err);
-    return repeat_options_check(o, warmup_given);
+    return 0;
 }
