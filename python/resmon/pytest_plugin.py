@@ -76,6 +76,7 @@ import platform
 import resource
 import socket
 import sys
+import threading
 import time
 from typing import Any
 
@@ -84,8 +85,10 @@ import pytest
 from . import _output
 
 # The keys of a record that a limit may name, in the record's order.
-LIMIT_KEYS = ("rss_growth_mb", "peak_rss_mb", "children_peak_rss_mb", "tree_peak_rss_mb", "cpu_time_sec",
+LIMIT_KEYS = ("rss_growth_mb", "peak_rss_mb", "retained_mb", "tree_peak_rss_mb", "cpu_time_sec",
               "wall_sec", "peak_gpu_mem_mb", "gpu_energy_j")
+# The figures that work left running by an earlier test can inflate.
+MEMORY_KEYS = ("rss_growth_mb", "peak_rss_mb", "retained_mb", "tree_peak_rss_mb")
 _PROPERTY = "resmon"  # the name of the record among a report's user_properties
 _DEFAULT_INTERVAL_SEC = 0.01
 
@@ -102,6 +105,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                   help="limits for every test, KEY=VALUE (e.g. rss_growth_mb=500); the marker overrides")
     parser.addini("resmon_interval", default=str(_DEFAULT_INTERVAL_SEC),
                   help="seconds between samples of the process tree (default 0.01)")
+    parser.addini("resmon_cgroup", default="auto",
+                  help="auto (default): measure each test in a leaf memory cgroup of its own where one can be "
+                       "made (exact, each page once); no: sample the process tree instead")
     parser.addini("resmon_gpu", default="none",
                   help="GPU to measure: none (default), auto, all, or a device such as nvml:0")
 
@@ -140,7 +146,13 @@ class _Session:
         self.measure_all = bool(config.getoption("resmon") or config.getoption("resmon_json"))
         self.monitor: Any = None  # one ResourceMonitor, a new window per test
         self.records: dict[str, dict[str, Any]] = {}  # node id -> record (from the reports)
-        self.exceeded: dict[str, str] = {}  # node id -> the failure's message, until its report
+        self.exceeded: dict[str, Any] = {}  # node id -> the failure's message (and short line), until its report
+        # A leaf cgroup per test unless the ini says no; the first refusal
+        # (its reason) ends the tries for the session.
+        self.use_cgroup = config.getini("resmon_cgroup").strip().lower() not in ("no", "false", "0", "off")
+        self.leaf_error: str | None = None
+        # Threads and processes a test left running: key -> (node id, name).
+        self.lingering: dict[Any, tuple[str, str]] = {}
 
     def limits_of(self, item: pytest.Item) -> dict[str, float]:
         limits = dict(self.default_limits)
@@ -164,6 +176,25 @@ class _Session:
                                            gpu=gpu, metrics=["counts"])
         return self.monitor
 
+    def make_leaf(self) -> Any:
+        """A new leaf cgroup for one test, (handle, path, version), or None
+        where none can be made (then the session stops trying)."""
+        if self.leaf_error is not None:
+            return None
+        from . import _resmon
+        try:
+            handle, path, version = _resmon.cgroup_create(0)
+        except OSError as error:
+            self.leaf_error = str(error)
+            return None
+        try:
+            _resmon.cgroup_join(handle, 0)  # this process: what it and its children charge from now on
+        except OSError as error:
+            self.leaf_error = str(error)
+            _resmon.cgroup_remove(handle)
+            return None
+        return handle, os.fsdecode(path), version
+
     @pytest.hookimpl(hookwrapper=True, trylast=True)
     def pytest_runtest_call(self, item: pytest.Item):
         try:
@@ -175,14 +206,28 @@ class _Session:
         if not limits and not self.measure_all:
             yield
             return
-        children_maxrss_before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        # Work an earlier test left running, still running now: what it does
+        # from here on lands in this test's figures and is not this test's.
+        for key in [key for key in self.lingering if not _still_running(key)]:
+            del self.lingering[key]
+        overlapped = [f"{what} (left by {node})" for node, what in self.lingering.values()]
+        threads_before = _threads()
+        procs_before = _descendants()
         cpu_before = _cpu_sec(resource.RUSAGE_SELF) + _cpu_sec(resource.RUSAGE_CHILDREN)
+        try:
+            monitor = self.open_monitor()
+        except (OSError, ValueError) as error:  # e.g. resmon_gpu names a GPU that is not there
+            self.exceeded[item.nodeid] = f"resmon: the test cannot be measured: {error}"
+            yield
+            return
+        leaf = self.make_leaf() if self.use_cgroup else None
         exact = _reset_peak_mark()
         rss_start = _status_mb("VmRSS")
         try:
-            monitor = self.open_monitor()
             monitor.__enter__()
-        except (OSError, ValueError) as error:  # e.g. resmon_gpu names a GPU that is not there
+        except (OSError, ValueError) as error:
+            if leaf:
+                _remove_leaf(leaf)
             self.exceeded[item.nodeid] = f"resmon: the test cannot be measured: {error}"
             yield
             return
@@ -192,27 +237,66 @@ class _Session:
         finally:
             wall = time.perf_counter() - wall_start
             monitor.__exit__(None, None, None)
+            hwm = _status_mb("VmHWM") if exact else None
+            rss_end = _status_mb("VmRSS")
+            leaf_figures = None
+            left = {}
+            if leaf:
+                leaf_figures = _leaf_figures(leaf)
+                for pid in leaf_figures.pop("pids"):
+                    if pid != os.getpid():
+                        left[("process", pid, _start_time(pid))] = f"process {pid} ({_comm(pid)})"
+                _remove_leaf(leaf)  # this process and anything left running go back to the parent cgroup
         cpu = _cpu_sec(resource.RUSAGE_SELF) + _cpu_sec(resource.RUSAGE_CHILDREN) - cpu_before
-        hwm = _status_mb("VmHWM") if exact else None
-        children_maxrss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-        record = _record(monitor.summary, monitor.samples, rss_start, hwm, children_maxrss_before,
-                         children_maxrss, cpu, wall)
+        for key, name in _threads().items():
+            if key not in threads_before:
+                left[key] = name
+        if not leaf:
+            for key, name in _descendants().items():
+                if key not in procs_before:
+                    left[key] = name
+        record = _record(monitor.summary, monitor.samples, rss_start, hwm, rss_end, leaf_figures, cpu, wall)
+        if leaf is None and self.use_cgroup and self.leaf_error:
+            record["cgroup_error"] = self.leaf_error
+        if left:
+            record["left_running"] = sorted(left.values())
+            for key, what in left.items():
+                self.lingering[key] = (item.nodeid, what)
+            item.warn(pytest.PytestWarning(
+                f"resmon: {item.nodeid} left running after it returned: {', '.join(sorted(left.values()))}; "
+                "what they use later is charged to no test"))
+        if overlapped:
+            record["overlapped_by"] = overlapped
+            item.warn(pytest.PytestWarning(
+                f"resmon: {item.nodeid} ran beside work an earlier test left running: {', '.join(overlapped)}; "
+                "its memory figures include that work's, so no memory limit is applied to it"))
         item.user_properties.append((_PROPERTY, json.dumps(record)))
         if outcome.excinfo is None:  # a test that failed by itself keeps its own failure
-            message = _over_limits(record, limits)
-            if message:
-                self.exceeded[item.nodeid] = message
+            checked = {k: v for k, v in limits.items() if not (overlapped and k in MEMORY_KEYS)}
+            failures = _over_limits(record, checked)
+            if failures:
+                self.exceeded[item.nodeid] = failures
 
     @pytest.hookimpl(hookwrapper=True, tryfirst=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]):
         # A limit exceeded fails the call phase itself, as a failed assertion
         # would: FAILED, not ERROR, and "-x" and xdist see an ordinary failure.
-        message = self.exceeded.pop(item.nodeid, None) if call.when == "call" else None
-        if message and call.excinfo is None:
+        failure = self.exceeded.pop(item.nodeid, None) if call.when == "call" else None
+        if failure and call.excinfo is None:
+            message, short = failure if isinstance(failure, tuple) else (failure, failure.splitlines()[0])
             try:
                 pytest.fail(message, pytrace=False)
             except pytest.fail.Exception:
                 call.excinfo = pytest.ExceptionInfo.from_current()
+            outcome = yield
+            # pytest's short summary ("FAILED t.py::test_x - reason") shows the
+            # report's crash line, which a failure without a traceback lacks.
+            report = outcome.get_result()
+            if getattr(report.longrepr, "reprcrash", False) is None:
+                from _pytest._code.code import ReprFileLocation
+                path, lineno, _ = item.location
+                report.longrepr.reprcrash = ReprFileLocation(path, (lineno or 0) + 1, short)
+            return
         yield
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -321,29 +405,47 @@ def _cpu_sec(who: int) -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _record(summary: Any, samples: list[Any], rss_start: float | None, hwm: float | None,
-            children_before_kb: int, children_after_kb: int, cpu: float, wall: float) -> dict[str, Any]:
+def _record(summary: Any, samples: list[Any], rss_start: float | None, hwm: float | None, rss_end: float | None,
+            leaf: dict[str, Any] | None, cpu: float, wall: float) -> dict[str, Any]:
     # The tree's first sample: the last one kept, less the window's growth.
     tree_first = samples[-1].rss_mb - summary.memory_growth_mb if samples else summary.peak_rss_mb
     tree_growth = max(summary.peak_rss_mb - tree_first, 0.0)
-    children_peak = children_after_kb / 1024 if children_after_kb > children_before_kb else None
     exact = hwm is not None and rss_start is not None
-    peak = hwm if exact else summary.peak_rss_mb  # the tree's, without the exact figure
-    # The sampled tree counts pages slightly differently from VmHWM (statm):
-    # it stands in for the exact figure only where other processes ran.
-    several = summary.peak_nprocs is not None and summary.peak_nprocs > 1
-    growth = max(peak - rss_start if exact else tree_growth, tree_growth if several else 0.0,
-                 children_peak or 0.0, 0.0)
+    # The pytest process's own rise: exact from its high-water mark, else sampled.
+    own_growth = max(hwm - rss_start, 0.0) if exact else tree_growth
+    own_retained = max(rss_end - rss_start, 0.0) if exact and rss_end is not None else None
+    if leaf is not None:
+        # Every page the test's processes were charged with while in the
+        # leaf, once: the pytest process's new pages and its children's (a
+        # forked child's inherited pages only once written).  A page the
+        # process maps without a charge of its own (a file already cached)
+        # raises its RSS only: hence the larger of the two exact figures.
+        measured_by = "cgroup"
+        growth = max(own_growth, leaf["peak_mb"])
+        retained = max(own_retained or 0.0, leaf["current_mb"])
+    else:
+        # The process tree sampled every interval: a child's RSS counts the
+        # pages it shares with pytest (inherited by fork) again, and a
+        # process that left the tree (double fork) is not seen.
+        measured_by = "sampled-tree"
+        several = summary.peak_nprocs is not None and summary.peak_nprocs > 1
+        growth = max(own_growth, tree_growth if several else 0.0)
+        retained = own_retained
+    start = rss_start if rss_start is not None else tree_first
     record: dict[str, Any] = {
         "rss_growth_mb": growth,
-        "peak_rss_mb": peak,
+        "peak_rss_mb": start + growth,
+        "rss_start_mb": start,
+        "retained_mb": min(retained, growth) if retained is not None else None,
+        "measured_by": measured_by,
+        "exact": exact and leaf is not None or (exact and not (summary.peak_nprocs or 1) > 1),
         "peak_rss_exact": exact,
-        "rss_start_mb": rss_start,
-        "children_peak_rss_mb": children_peak,
         "tree_peak_rss_mb": summary.peak_rss_mb,
         "cpu_time_sec": cpu,
         "wall_sec": wall,
     }
+    if leaf is not None:
+        record["cgroup_peak_mb"] = leaf["peak_mb"]
     if summary.peak_gpu_mem_mb is not None:
         record["peak_gpu_mem_mb"] = summary.peak_gpu_mem_mb
     if summary.gpu_energy_j is not None:
@@ -351,15 +453,104 @@ def _record(summary: Any, samples: list[Any], rss_start: float | None, hwm: floa
     return record
 
 
-def _over_limits(record: dict[str, Any], limits: dict[str, float]) -> str:
-    lines = []
+_LEAF_FILES = {1: ("memory.max_usage_in_bytes", "memory.usage_in_bytes"), 2: ("memory.peak", "memory.current")}
+
+
+def _leaf_figures(leaf: Any) -> dict[str, Any]:
+    """The leaf's peak and current charge (MiB) and the pids in it."""
+    _, path, version = leaf
+    peak_file, current_file = _LEAF_FILES[version]
+    figures: dict[str, Any] = {}
+    for key, name in (("peak_mb", peak_file), ("current_mb", current_file)):
+        with open(os.path.join(path, name)) as f:
+            figures[key] = int(f.read().split()[0]) / (1 << 20)
+    with open(os.path.join(path, "cgroup.procs")) as f:
+        figures["pids"] = [int(line) for line in f if line.strip()]
+    return figures
+
+
+def _remove_leaf(leaf: Any) -> None:
+    from . import _resmon
+    try:
+        _resmon.cgroup_remove(leaf[0])
+    except OSError as error:  # left for a later create's sweep
+        sys.stderr.write(f"resmon: cannot remove the cgroup {leaf[1]}: {error}\n")
+
+
+def _threads() -> dict[Any, str]:
+    """This process's threads but the main one and resmon's own: key -> name."""
+    names = {t.native_id: t.name for t in threading.enumerate()}
+    found = {}
+    try:
+        tids = [int(t) for t in os.listdir("/proc/self/task")]
+    except OSError:
+        return found
+    for tid in tids:
+        comm = _comm(tid)
+        if tid == os.getpid() or comm.startswith("resmon-"):
+            continue
+        found[("thread", tid, _start_time(tid))] = f"thread {names.get(tid, comm)!r}"
+    return found
+
+
+def _descendants() -> dict[Any, str]:
+    """Every descendant process of this one: key -> name."""
+    found, queue = {}, [os.getpid()]
+    while queue:
+        pid = queue.pop()
+        try:
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tasks:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/children") as f:
+                    children = [int(c) for c in f.read().split()]
+            except OSError:
+                continue
+            for child in children:
+                found[("process", child, _start_time(child))] = f"process {child} ({_comm(child)})"
+                queue.append(child)
+    return found
+
+
+def _comm(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return "?"
+
+
+def _start_time(pid: int) -> int | None:
+    """The process's (or this process's thread's) start time, which tells a reused id apart."""
+    try:
+        with open(f"/proc/self/task/{pid}/stat" if os.path.exists(f"/proc/self/task/{pid}") else f"/proc/{pid}/stat",
+                  "rb") as f:
+            stat = f.read()
+        state = stat[stat.rindex(b")") + 2:].split()
+        return None if state[0] == b"Z" else int(state[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _still_running(key: Any) -> bool:
+    kind, pid, start = key
+    return start is not None and _start_time(pid) == start
+
+
+def _over_limits(record: dict[str, Any], limits: dict[str, float]) -> tuple[str, str] | None:
+    """The failure's lines and its short-summary line, or None within limits."""
+    lines, short = [], []
     for key, limit in limits.items():
         value = record.get(key)
         if value is None:
             lines.append(f"resmon_limit: {key} was not measured (limit {limit:g})")
+            short.append(f"{key} not measured")
         elif value > limit:
             lines.append(f"resmon_limit: {key} = {value:.4g} exceeds the limit of {limit:g}")
-    return "\n".join(lines)
+            short.append(f"{key} {value:.4g} > {limit:g}")
+    return ("\n".join(lines), "resmon_limit: " + "; ".join(short)) if lines else None
 
 
 def _machine() -> dict[str, Any]:
