@@ -18,33 +18,35 @@ Usage::
     resmon_limit = rss_growth_mb=500
 
 What a record covers: the test's call phase only (the test function's body),
-not its fixtures' setup and teardown.  Memory a fixture allocated before the
-call is in the RSS at the call's start, so it is not growth; memory the test
-leaves for a fixture's teardown to free counts.  Its figures:
+not its fixtures' setup and teardown.  What pytest holds when the call begins
+(``rss_start_mb``: a fixture's, a conftest's) is the base and never charged.
+
+How: where a leaf memory cgroup can be made (root, or a delegated subtree;
+ini ``resmon_cgroup = no`` turns it off), the pytest process joins a leaf of
+the test's own for the call and leaves it (removed) at the end; every page
+the test's processes newly touch is charged there once, the test's own and
+its children's (forked, spawned, double-forked; a forked child's inherited
+pages only if it writes them): ``"measured_by": "cgroup"``.  Elsewhere the
+process tree is sampled (``"measured_by": "sampled-tree"``; a forked child's
+inherited pages count again, a double-forked grandchild is not seen;
+``cgroup_error`` says why no leaf).  Its figures, which add up:
 
 ``rss_growth_mb``
-    How much memory the test used: the largest of (a) the pytest process's
-    exact peak during the call (``peak_rss_mb``) minus its RSS when the call
-    began, (b) ``children_peak_rss_mb``, the whole of a child that did not
-    exist when the call began, and (c) when a sample saw more than one
-    process, the sampled peak of the process tree (pytest and every
-    descendant alive at a sample) minus the tree's first sample.  (a) and
-    (b) are exact; (c) catches children still running, or several running
-    at once, to the sample interval's resolution.
+    What the test added at its peak: the larger of the pytest process's
+    exact rise (VmHWM, reset when the call begins by writing 5 to
+    /proc/self/clear_refs, minus ``rss_start_mb``) and the leaf's exact
+    peak (``cgroup_peak_mb``).
 ``peak_rss_mb``
-    The pytest process's exact peak RSS during the call: the kernel's
-    high-water mark (VmHWM), reset when the call begins by writing 5 to
-    /proc/self/clear_refs.  Where the kernel refuses the reset it is the
-    sampled peak of the process tree and ``peak_rss_exact`` is false.
-``children_peak_rss_mb``
-    The exact peak RSS of the largest child process (with its own reaped
-    descendants) that the test started and reaped (``ru_maxrss`` of
-    RUSAGE_CHILDREN, when it rose during the call); None when no child
-    reaped during the call exceeded the largest one reaped before it (the
-    sampled tree figure still covers such a child).
+    ``rss_start_mb + rss_growth_mb``.
+``retained_mb``
+    What the test still held when it returned (the leaf's charge then, or
+    the process's RSS rise), at most ``rss_growth_mb``.
+``exact``
+    True when the figures above are the kernel's, not samples
+    (``peak_rss_exact``: the process's own mark could be reset).
 ``tree_peak_rss_mb``
     The sampled peak RSS of the whole process tree during the call (sum over
-    the processes alive at each sample).
+    the processes alive at each sample; pages shared after fork in each).
 ``cpu_time_sec``
     User + system CPU seconds from the kernel (getrusage): the pytest
     process (all its threads, resmon's sampler thread included) and every
@@ -61,6 +63,11 @@ call's start, so after a measured run VmHWM and ``ru_maxrss`` of the pytest
 process (and what a parent such as ``resmon -- pytest`` or ``/usr/bin/time``
 reports as its exact peak) show the peak since the last measured test began,
 not the session's.  Only measured tests reset it.
+
+Work left running when a test returns (threads, processes) is named in its
+record (``left_running``) and a warning, and not charged to a later test: a
+child leaves the leaf with its test, and a later test that runs beside such
+work names it (``overlapped_by``, a warning) and gets no memory limit.
 
 Under pytest-xdist each worker measures its own tests (its own process and
 its children); the records travel with the test reports, so the controller's
@@ -96,7 +103,11 @@ _DEFAULT_INTERVAL_SEC = 0.01
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("resmon", "resmon: per-test memory and CPU")
     group.addoption("--resmon", action="store_true", default=False,
-                    help="measure every test; print the heaviest by memory growth and by CPU at the end")
+                    help="measure every test; print the heaviest by memory growth and by CPU at the end. "
+                         "rss_growth_mb: what the test (with its children) added at its peak over pytest's RSS "
+                         "at the call's start (rss_start_mb, never charged); peak_rss_mb = rss_start_mb + "
+                         "rss_growth_mb; retained_mb: what it still held when it returned (<= rss_growth_mb); "
+                         "measured_by: cgroup (a leaf of the test's own: exact, each page once) or sampled-tree")
     group.addoption("--resmon-top", type=int, default=10, metavar="N",
                     help="how many tests --resmon lists (default 10)")
     group.addoption("--resmon-json", metavar="PATH", default=None,
