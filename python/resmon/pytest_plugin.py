@@ -27,9 +27,10 @@ the test's own for the call and leaves it (removed) at the end; every page
 the test's processes newly touch is charged there once, the test's own and
 its children's (forked, spawned, double-forked; a forked child's inherited
 pages only if it writes them): ``"measured_by": "cgroup"``.  Elsewhere the
-process tree is sampled (``"measured_by": "sampled-tree"``; a forked child's
-inherited pages count again, a double-forked grandchild is not seen;
-``cgroup_error`` says why no leaf).  Its figures, which add up:
+process tree's PSS is sampled (``"measured_by": "sampled-tree"``: each page
+once, but only what a sample sees; a double-forked grandchild leaves the tree
+and is not seen; ``cgroup_error`` says why no leaf).  Its figures, which add
+up:
 
 ``rss_growth_mb``
     What the test added at its peak: the larger of the pytest process's
@@ -183,8 +184,11 @@ class _Session:
         if self.monitor is None:
             from ._monitor import ResourceMonitor  # the extension loads only when a test is measured
             gpu = None if self.gpu == "none" else self.gpu
+            # Without leaf cgroups the tree's PSS too (each page once, shared
+            # ones split among their sharers): a few /proc reads per sample.
+            metrics = ["counts"] if self.leaf_error is None else ["counts", "memory_detail"]
             self.monitor = ResourceMonitor(self.interval, pid=os.getpid(), include_children=True, max_samples=1,
-                                           gpu=gpu, metrics=["counts"])
+                                           gpu=gpu, metrics=metrics)
         return self.monitor
 
     def make_leaf(self) -> Any:
@@ -217,26 +221,28 @@ class _Session:
         if not limits and not self.measure_all:
             yield
             return
-        # Work an earlier test left running, still running now: what it does
-        # from here on lands in this test's figures and is not this test's.
-        for key in [key for key in self.lingering if not _still_running(key)]:
-            del self.lingering[key]
-        overlapped = [f"{what} (left by {node})" for node, what in self.lingering.values()]
         threads_before = _threads()
         procs_before = _descendants()
         cpu_before = _cpu_sec(resource.RUSAGE_SELF) + _cpu_sec(resource.RUSAGE_CHILDREN)
-        try:
-            monitor = self.open_monitor()
-        except (OSError, ValueError) as error:  # e.g. resmon_gpu names a GPU that is not there
-            self.exceeded[item.nodeid] = f"resmon: the test cannot be measured: {error}"
-            yield
-            return
-        leaf = self.make_leaf() if self.use_cgroup else None
+        if self.use_cgroup:
+            leaf = self.make_leaf()
+        else:
+            leaf, self.leaf_error = None, self.leaf_error or "off (resmon_cgroup = no)"
+        # Work an earlier test left running, still running now, whose use
+        # from here on lands in this test's figures: a thread always (it
+        # shares this process's memory), a process only outside a leaf (a
+        # leaf holds only what this test starts).
+        for key in [key for key in self.lingering if not _still_running(key)]:
+            del self.lingering[key]
+        overlapped = [f"{what} (left by {node})" for key, (node, what) in self.lingering.items()
+                      if key[0] == "thread" or leaf is None]
         exact = _reset_peak_mark()
         rss_start = _status_mb("VmRSS")
         try:
+            monitor = self.open_monitor()
             monitor.__enter__()
-        except (OSError, ValueError) as error:
+            first = monitor.samples[-1:]  # the first sample is taken before __enter__ returns
+        except (OSError, ValueError) as error:  # e.g. resmon_gpu names a GPU that is not there
             if leaf:
                 _remove_leaf(leaf)
             self.exceeded[item.nodeid] = f"resmon: the test cannot be measured: {error}"
@@ -254,9 +260,10 @@ class _Session:
             left = {}
             if leaf:
                 leaf_figures = _leaf_figures(leaf)
-                for pid in leaf_figures.pop("pids"):
-                    if pid != os.getpid():
-                        left[("process", pid, _start_time(pid))] = f"process {pid} ({_comm(pid)})"
+                for pid in (leaf_figures or {}).pop("pids", []):
+                    start = _start_time(pid)
+                    if pid != os.getpid() and start is not None:  # a zombie is done
+                        left[("process", pid, start)] = f"process {pid} ({_comm(pid)})"
                 _remove_leaf(leaf)  # this process and anything left running go back to the parent cgroup
         cpu = _cpu_sec(resource.RUSAGE_SELF) + _cpu_sec(resource.RUSAGE_CHILDREN) - cpu_before
         for key, name in _threads().items():
@@ -266,8 +273,8 @@ class _Session:
             for key, name in _descendants().items():
                 if key not in procs_before:
                     left[key] = name
-        record = _record(monitor.summary, monitor.samples, rss_start, hwm, rss_end, leaf_figures, cpu, wall)
-        if leaf is None and self.use_cgroup and self.leaf_error:
+        record = _record(monitor.summary, first + monitor.samples, rss_start, hwm, rss_end, leaf_figures, cpu, wall)
+        if leaf is None and self.leaf_error:
             record["cgroup_error"] = self.leaf_error
         if left:
             record["left_running"] = sorted(left.values())
@@ -418,9 +425,15 @@ def _cpu_sec(who: int) -> float:
 
 def _record(summary: Any, samples: list[Any], rss_start: float | None, hwm: float | None, rss_end: float | None,
             leaf: dict[str, Any] | None, cpu: float, wall: float) -> dict[str, Any]:
-    # The tree's first sample: the last one kept, less the window's growth.
-    tree_first = samples[-1].rss_mb - summary.memory_growth_mb if samples else summary.peak_rss_mb
+    # samples: the window's first and last (the tree, pytest and its descendants).
+    tree_first = samples[0].rss_mb if samples else summary.peak_rss_mb
     tree_growth = max(summary.peak_rss_mb - tree_first, 0.0)
+    first_pss = samples[0].pss_mb if samples else None
+    if first_pss is not None and summary.peak_pss_mb is not None and not math.isnan(first_pss):
+        # PSS counts a page shared after fork once over the tree, where RSS
+        # counts it in each process: the tree's growth in PSS is what its
+        # processes added.
+        tree_growth = max(summary.peak_pss_mb - first_pss, 0.0)
     exact = hwm is not None and rss_start is not None
     # The pytest process's own rise: exact from its high-water mark, else sampled.
     own_growth = max(hwm - rss_start, 0.0) if exact else tree_growth
@@ -435,8 +448,8 @@ def _record(summary: Any, samples: list[Any], rss_start: float | None, hwm: floa
         growth = max(own_growth, leaf["peak_mb"])
         retained = max(own_retained or 0.0, leaf["current_mb"])
     else:
-        # The process tree sampled every interval: a child's RSS counts the
-        # pages it shares with pytest (inherited by fork) again, and a
+        # The process tree sampled every interval (PSS where it can be read,
+        # else RSS, which counts a forked child's inherited pages again); a
         # process that left the tree (double fork) is not seen.
         measured_by = "sampled-tree"
         several = summary.peak_nprocs is not None and summary.peak_nprocs > 1
@@ -449,7 +462,7 @@ def _record(summary: Any, samples: list[Any], rss_start: float | None, hwm: floa
         "rss_start_mb": start,
         "retained_mb": min(retained, growth) if retained is not None else None,
         "measured_by": measured_by,
-        "exact": exact and leaf is not None or (exact and not (summary.peak_nprocs or 1) > 1),
+        "exact": exact and (leaf is not None or not (summary.peak_nprocs or 1) > 1),
         "peak_rss_exact": exact,
         "tree_peak_rss_mb": summary.peak_rss_mb,
         "cpu_time_sec": cpu,
@@ -471,13 +484,16 @@ def _leaf_figures(leaf: Any) -> dict[str, Any]:
     """The leaf's peak and current charge (MiB) and the pids in it."""
     _, path, version = leaf
     peak_file, current_file = _LEAF_FILES[version]
-    figures: dict[str, Any] = {}
-    for key, name in (("peak_mb", peak_file), ("current_mb", current_file)):
-        with open(os.path.join(path, name)) as f:
-            figures[key] = int(f.read().split()[0]) / (1 << 20)
-    with open(os.path.join(path, "cgroup.procs")) as f:
-        figures["pids"] = [int(line) for line in f if line.strip()]
-    return figures
+    try:
+        figures: dict[str, Any] = {}
+        for key, name in (("peak_mb", peak_file), ("current_mb", current_file)):
+            with open(os.path.join(path, name)) as f:
+                figures[key] = int(f.read().split()[0]) / (1 << 20)
+        with open(os.path.join(path, "cgroup.procs")) as f:
+            figures["pids"] = [int(line) for line in f if line.strip()]
+        return figures
+    except (OSError, ValueError, IndexError):  # the leaf was removed under us: measured as without one
+        return None
 
 
 def _remove_leaf(leaf: Any) -> None:

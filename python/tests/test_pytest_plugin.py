@@ -118,9 +118,11 @@ def test_rss_growth_is_the_exact_peak_above_the_calls_start(tmp_path):
     assert 0 < record["cpu_time_sec"] and 0 < record["wall_sec"]
 
 
-def test_a_test_running_a_child_is_measured_with_it(tmp_path):
-    # The child touches 80 MiB and burns 0.3 s of CPU; the kernel's own
-    # accounting of it (wait4) is what the record must hold.
+@pytest.mark.parametrize("cgroup", ["auto", "no"])
+def test_a_test_running_a_child_is_measured_with_it(tmp_path, cgroup):
+    # The child touches 80 MiB and burns 0.3 s of CPU, in the test's leaf
+    # cgroup or seen by the samples of the tree (its PSS); the kernel's own
+    # CPU accounting of it (wait4) is in the record.
     result = run_pytest(tmp_path, """
         import resource, subprocess, sys, time, json
 
@@ -140,9 +142,12 @@ def test_a_test_running_a_child_is_measured_with_it(tmp_path):
             with open("kernel.json", "w") as f:
                 json.dump({"maxrss_kb": after.ru_maxrss,
                            "cpu": after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime}, f)
-    """, "--resmon-json=report.json")
+    """, "--resmon-json=report.json", ini=f"resmon_cgroup = {cgroup}\n")
     assert outcomes(result) == {"test_child": "PASSED"}, result.stdout
     record = report(tmp_path)["tests"]["test_generated.py::test_child"]
+    if cgroup == "no":
+        assert record["measured_by"] == "sampled-tree", record
+        assert record["cgroup_error"] == "off (resmon_cgroup = no)", record
     kernel = report(tmp_path, "kernel.json")
     # The child's 80 MiB, whoever measured them (its leaf cgroup, or samples
     # of the tree while it held them for 0.3 s of CPU).
