@@ -313,7 +313,11 @@ class _Session:
             if getattr(report.longrepr, "reprcrash", False) is None:
                 from _pytest._code.code import ReprFileLocation
                 path, lineno, _ = item.location
-                report.longrepr.reprcrash = ReprFileLocation(path, (lineno or 0) + 1, short)
+                crash = ReprFileLocation(path, (lineno or 0) + 1, short)
+                report.longrepr.reprcrash = crash
+                chain = getattr(report.longrepr, "chain", None)
+                if chain:  # what pytest-xdist sends the controller
+                    chain[-1] = (chain[-1][0], crash, chain[-1][2])
             return
         yield
 

@@ -300,8 +300,9 @@ def test_a_measured_test_resets_the_peak_mark(tmp_path, monkeypatch):
     assert outcomes(control) == {"test_big": "PASSED", "test_after": "PASSED"}, control.stdout
 
 
-def test_under_xdist_every_workers_tests_are_reported(tmp_path):
+def test_under_xdist_every_workers_tests_are_reported(tmp_path, monkeypatch):
     pytest.importorskip("xdist")
+    monkeypatch.setenv("COLUMNS", "200")
     result = run_pytest(tmp_path, ALLOCATE_100 + """
         import os, pytest
 
@@ -317,6 +318,9 @@ def test_under_xdist_every_workers_tests_are_reported(tmp_path):
     assert re.search(r"\b1 failed, 6 passed\b", result.stdout), result.stdout
     assert "FAILED test_generated.py::test_over" in result.stdout
     assert "resmon_limit: rss_growth_mb = " in result.stdout
+    # The reason reaches the controller's short summary too.
+    assert re.search(r"^FAILED test_generated\.py::test_over - resmon_limit: rss_growth_mb [0-9.]+ > 50$",
+                     result.stdout, re.M), result.stdout
     workers = {(tmp_path / f"worker-{n}").read_text() for n in range(6)}
     assert len(workers) == 2, workers  # both workers ran tests
     tests = report(tmp_path)["tests"]
