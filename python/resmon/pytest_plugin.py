@@ -369,6 +369,9 @@ def _is_worker(config: pytest.Config) -> bool:
 
 
 def _check_limit(key: str, value: Any, where: str) -> None:
+    if key == "children_peak_rss_mb":  # the kernel's ru_maxrss of reaped children: inherited pages too
+        raise pytest.UsageError(f"{where}: children_peak_rss_mb is no more: rss_growth_mb holds what a test's "
+                                "children added")
     if key not in LIMIT_KEYS:
         raise pytest.UsageError(f"{where}: unknown key {key!r} (one of {', '.join(LIMIT_KEYS)})")
     if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))

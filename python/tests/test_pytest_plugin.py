@@ -230,8 +230,15 @@ def test_bad_limits(tmp_path):
         @pytest.mark.resmon_limit(rss_growth_mb="lots")
         def test_not_a_number():
             pass
+
+        @pytest.mark.resmon_limit(children_peak_rss_mb=10)
+        def test_removed_key():
+            pass
     """)
-    assert outcomes(result) == {"test_unknown_key": "FAILED", "test_not_a_number": "FAILED"}, result.stdout
+    assert outcomes(result) == {"test_unknown_key": "FAILED", "test_not_a_number": "FAILED",
+                                "test_removed_key": "FAILED"}, result.stdout
+    assert "resmon_limit: children_peak_rss_mb is no more: rss_growth_mb holds what a test's children added" \
+        in result.stdout
     assert "resmon_limit: unknown key 'rss_growth' (one of rss_growth_mb," in result.stdout
     assert "resmon_limit: rss_growth_mb='lots' is not a number >= 0" in result.stdout
     result = run_pytest(tmp_path, "def test_x():\n    pass\n", ini="resmon_limit = rss_growth_mb\n")
