@@ -114,7 +114,9 @@ def test_rss_growth_is_the_exact_peak_above_the_calls_start(tmp_path):
     assert record["rss_start_mb"] >= 60, record
     assert record["peak_rss_mb"] == pytest.approx(record["rss_start_mb"] + record["rss_growth_mb"], abs=0.01)
     assert record["measured_by"] in ("cgroup", "sampled-tree")
-    assert 0 <= record["retained_mb"] < 5 * SHADOW, record  # the 100 MiB were freed
+    assert 0 <= record["retained_mb"] <= record["rss_growth_mb"], record
+    if not ASAN:  # the 100 MiB were freed (ASan's quarantine keeps them resident)
+        assert record["retained_mb"] < 5, record
     assert 0 < record["cpu_time_sec"] and 0 < record["wall_sec"]
 
 
