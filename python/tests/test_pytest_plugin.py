@@ -151,9 +151,10 @@ def test_a_test_running_a_child_is_measured_with_it(tmp_path, cgroup):
         assert record["measured_by"] == "sampled-tree", record
         assert record["cgroup_error"] == "off (resmon_cgroup = no)", record
     kernel = report(tmp_path, "kernel.json")
-    # The child's 80 MiB, whoever measured them (its leaf cgroup, or samples
-    # of the tree while it held them for 0.3 s of CPU).
-    assert record["rss_growth_mb"] >= 80, record
+    # The child's 80 MiB: all of them in its leaf cgroup; seen by samples of
+    # the tree's PSS while it held them for 0.3 s of CPU, which came out 75
+    # to 80 under load (the tree's PSS, not the child's RSS: see the report).
+    assert record["rss_growth_mb"] >= (80 if cgroup == "auto" else 70), record
     assert record["peak_rss_mb"] == pytest.approx(record["rss_start_mb"] + record["rss_growth_mb"], abs=0.01)
     assert record["cpu_time_sec"] >= kernel["cpu"] >= 0.3
     assert record["tree_peak_rss_mb"] >= record["rss_start_mb"]
