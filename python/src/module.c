@@ -387,6 +387,96 @@ static PyObject *cgroup_field_names(PyObject *module, PyObject *unused)
     return names;
 }
 
+/* ---- leaf cgroups (resmon_cgroup) ---------------------------------------- */
+
+/* A leaf cgroup is a capsule holding the resmon_cgroup; removing it (or
+ * dropping the capsule) removes the leaf, moving any process still in it
+ * to the parent cgroup first.  The pytest plugin makes one per test. */
+#define CGROUP_CAPSULE "resmon._resmon.cgroup"
+static char cgroup_removed; /* a removed leaf's capsule points here */
+
+static void cgroup_capsule_free(PyObject *capsule)
+{
+    resmon_cgroup *cg = PyCapsule_GetPointer(capsule, CGROUP_CAPSULE);
+    if (cg)
+        resmon_cgroup_remove(cg);
+}
+
+static resmon_cgroup *cgroup_of(PyObject *capsule)
+{
+    resmon_cgroup *cg = PyCapsule_GetPointer(capsule, CGROUP_CAPSULE);
+    if (cg == (void *)&cgroup_removed) {
+        PyErr_SetString(PyExc_ValueError, "the cgroup was removed");
+        return NULL;
+    }
+    return cg;
+}
+
+/* cgroup_create(memory_limit_bytes) -> (capsule, path bytes, version) */
+static PyObject *cgroup_create(PyObject *module, PyObject *arg)
+{
+    (void)module;
+    long long limit;
+    if (rmpy_integer_argument(arg, "memory_limit_bytes", 0, LLONG_MAX, &limit) < 0)
+        return NULL;
+    char err[RESMON_ERR_MAX] = "";
+    resmon_cgroup *cg = NULL;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = resmon_cgroup_create(&cg, (uint64_t)limit, err, sizeof err);
+    Py_END_ALLOW_THREADS
+    if (rc < 0)
+        return rmpy_raise(rc, err[0] ? err : NULL);
+    PyObject *capsule = PyCapsule_New(cg, CGROUP_CAPSULE, cgroup_capsule_free);
+    if (!capsule) {
+        resmon_cgroup_remove(cg);
+        return NULL;
+    }
+    PyObject *result = Py_BuildValue("(Ny#i)", capsule, resmon_cgroup_path(cg),
+                                     (Py_ssize_t)strlen(resmon_cgroup_path(cg)), resmon_cgroup_version(cg));
+    return result;
+}
+
+/* cgroup_join(capsule, pid): moves pid (0: the calling process) into the leaf. */
+static PyObject *cgroup_join(PyObject *module, PyObject *args)
+{
+    (void)module;
+    PyObject *capsule;
+    int pid;
+    if (!PyArg_ParseTuple(args, "Oi:cgroup_join", &capsule, &pid))
+        return NULL;
+    resmon_cgroup *cg = cgroup_of(capsule);
+    if (!cg)
+        return NULL;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = resmon_cgroup_join(cg, (pid_t)pid);
+    Py_END_ALLOW_THREADS
+    if (rc < 0)
+        return rmpy_raise(rc, NULL);
+    Py_RETURN_NONE;
+}
+
+/* cgroup_remove(capsule): moves what is still in the leaf to its parent and
+ * removes it; None, or OSError when the directory could not be removed. */
+static PyObject *cgroup_remove(PyObject *module, PyObject *capsule)
+{
+    (void)module;
+    resmon_cgroup *cg = cgroup_of(capsule);
+    if (!cg)
+        return NULL;
+    if (PyCapsule_SetPointer(capsule, &cgroup_removed) < 0) /* a marker: never a cgroup again */
+        return NULL;
+    PyCapsule_SetDestructor(capsule, NULL);
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = resmon_cgroup_remove(cg);
+    Py_END_ALLOW_THREADS
+    if (rc < 0)
+        return rmpy_raise(rc, NULL);
+    Py_RETURN_NONE;
+}
+
 /* ---- the module ------------------------------------------------------------ */
 
 static PyMethodDef module_functions[] = {
@@ -397,6 +487,10 @@ static PyMethodDef module_functions[] = {
     {"metrics", metric_list, METH_NOARGS, "metrics() -> tuple of dict: the library's metric list (resmon_metric_info)."},
     {"cgroup_fields", cgroup_field_names, METH_NOARGS,
      "cgroup_fields() -> tuple of str: the summary's cgroup figures (cgroup_path), in the JSON's order."},
+    {"cgroup_create", cgroup_create, METH_O,
+     "cgroup_create(memory_limit_bytes) -> (leaf, path bytes, version): resmon_cgroup_create."},
+    {"cgroup_join", cgroup_join, METH_VARARGS, "cgroup_join(leaf, pid): resmon_cgroup_join (pid 0: this process)."},
+    {"cgroup_remove", cgroup_remove, METH_O, "cgroup_remove(leaf): resmon_cgroup_remove."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -181,3 +181,39 @@ def test_from_dict_reads_cgroup_keys_and_checks_them():
     for bad in ({"cgroup_version": 3}, {"cgroup_version": True}, {"cgroup_peak_mb": "12"}, {"cgroup_error": 5}):
         with pytest.raises(ValueError):
             ResourceSummary.from_dict({**seed, **bad})
+
+
+LEAF_CHILD = """
+import os, sys
+from resmon import _resmon
+try:
+    leaf, path, version = _resmon.cgroup_create(0)
+except OSError as error:
+    print("skip", error)
+    sys.exit(0)
+path = os.fsdecode(path)
+_resmon.cgroup_join(leaf, 0)
+with open(os.path.join(path, "cgroup.procs")) as f:
+    inside = [int(pid) for pid in f]
+block = bytearray(32 << 20)
+block[::4096] = b"x" * len(range(0, len(block), 4096))
+peak = "memory.max_usage_in_bytes" if version == 1 else "memory.peak"
+with open(os.path.join(path, peak)) as f:
+    peak_mb = int(f.read()) / (1 << 20)
+_resmon.cgroup_remove(leaf)
+try:
+    _resmon.cgroup_remove(leaf)
+    twice = "removed twice"
+except ValueError as error:
+    twice = str(error)
+print(inside == [os.getpid()], version in (1, 2), 32 <= peak_mb < 40, os.path.exists(path), twice)
+"""
+
+
+def test_the_binding_makes_joins_and_removes_a_leaf_cgroup():
+    # In a child of its own, so that this process never changes cgroup.
+    result = subprocess.run([sys.executable, "-c", LEAF_CHILD], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    if result.stdout.startswith("skip"):
+        pytest.skip(f"no leaf cgroup can be made here: {result.stdout.strip()}")
+    assert result.stdout == "True True True False the cgroup was removed\n"
