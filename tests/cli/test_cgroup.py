@@ -261,12 +261,18 @@ class CommandCgroup(unittest.TestCase):
             os.kill(pid, signal.SIGKILL)
         proc.communicate(timeout=SAFETY_NET_SEC)  # the command held resmon's pipes
         deadline = time.monotonic() + SAFETY_NET_SEC  # the kernel empties the leaf once they have exited
+        # Any resmon that starts from here on may remove the leaf (another
+        # test's, another user's, a CI run's beside this one): gone early is
+        # the end this test checks too, so the wait ends on empty or gone.
         while time.monotonic() < deadline:
-            with open(os.path.join(stale_dir, "cgroup.procs")) as f:
-                if not f.read().strip():
-                    break
+            try:
+                with open(os.path.join(stale_dir, "cgroup.procs")) as f:
+                    if not f.read().strip():
+                        break
+            except FileNotFoundError:
+                break
             time.sleep(0.01)
-        self.assertEqual(leaves_of(proc.pid), stale)  # left behind, empty
+        self.assertIn(leaves_of(proc.pid), (stale, []))  # left behind, empty (or already swept)
         with open("/proc/self/stat") as f:
             starttime = f.read().rsplit(")", 1)[1].split()[19]
         pidns = os.stat("/proc/self/ns/pid").st_ino
