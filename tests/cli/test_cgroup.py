@@ -348,6 +348,16 @@ class CommandCgroup(unittest.TestCase):
         self.assertEqual(status, 0, err)
         self.assertEqual(summary["orphans_left"], 1)
         leaf = leaves_of(proc.pid)
+        self.assertEqual(len(leaf), 1, err)  # kept, with its limit, for the orphan
+        leaf_dir = os.path.join(own_memory_cgroup(), leaf[0])
+        # Once the orphan is gone, any resmon that starts (another test's, a
+        # run beside this one) may sweep the empty leaf: a sleeper of this
+        # test's keeps it until its figures are read.
+        keeper = subprocess.Popen(["sleep", "600"])
+        self.addCleanup(keeper.wait)
+        self.addCleanup(keeper.kill)
+        with open(os.path.join(leaf_dir, "cgroup.procs"), "w") as f:
+            f.write(str(keeper.pid))
         os.close(ready.write_fd)
         os.write(gate, b"go\n")  # resmon has exited: the orphan allocates now
         readable, _, _ = select.select([ready.read_fd], [], [], SAFETY_NET_SEC)
@@ -356,18 +366,21 @@ class CommandCgroup(unittest.TestCase):
         # b"r": it touched 300 MiB past a 64 MiB limit; b"": every writer is
         # gone -- the orphan has ended.
         self.assertEqual(got, b"", "the orphan went past --memory-limit after resmon exited")
-        self.assertEqual(len(leaf), 1, err)  # kept, with its limit, for the orphan
         self.assertIn("stays under the memory limit", err)
-        leaf_dir = os.path.join(own_memory_cgroup(), leaf[0])
         events = "memory.events" if os.path.exists(os.path.join(leaf_dir, "memory.events")) else "memory.oom_control"
         with open(os.path.join(leaf_dir, events)) as f:
             kills = dict(line.split() for line in f)["oom_kill"]
         self.assertEqual(int(kills), 1)
+        keeper.kill()
+        keeper.wait()
         deadline = time.monotonic() + SAFETY_NET_SEC  # the kernel empties the leaf once it has exited
         while time.monotonic() < deadline:
-            with open(os.path.join(leaf_dir, "cgroup.procs")) as f:
-                if not f.read().strip():
-                    break
+            try:  # from here another resmon may sweep it first: gone is the end checked too
+                with open(os.path.join(leaf_dir, "cgroup.procs")) as f:
+                    if not f.read().strip():
+                        break
+            except FileNotFoundError:
+                break
             time.sleep(0.01)
         r, _ = run_json("--", "true")
         self.assertEqual(r.returncode, 0, r.stderr)
