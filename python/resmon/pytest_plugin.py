@@ -101,6 +101,9 @@ LIMIT_KEYS = ("rss_growth_mb", "peak_rss_mb", "retained_mb", "tree_peak_rss_mb",
 MEMORY_KEYS = ("rss_growth_mb", "peak_rss_mb", "retained_mb", "tree_peak_rss_mb")
 _PROPERTY = "resmon"  # the name of the record among a report's user_properties
 _DEFAULT_INTERVAL_SEC = 0.01
+# resmon_cgroup's words (case and spaces aside); anything else is refused.
+_CGROUP_ON = ("auto", "yes", "on", "true", "1")
+_CGROUP_OFF = ("no", "off", "false", "0", "none")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -121,7 +124,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                   help="seconds between samples of the process tree (default 0.01)")
     parser.addini("resmon_cgroup", default="auto",
                   help="auto (default): measure each test in a leaf memory cgroup of its own where one can be "
-                       "made (exact, each page once); no: sample the process tree instead")
+                       "made (exact, each page once); no (or none, off): sample the process tree instead; "
+                       "any other value is refused")
     parser.addini("resmon_gpu", default="none",
                   help="GPU to measure: none (default), auto, all, or a device such as nvml:0")
 
@@ -138,6 +142,9 @@ def pytest_configure(config: pytest.Config) -> None:
     except ValueError as error:
         raise pytest.UsageError(f"resmon: {error}" if str(error) else
                                 "resmon: resmon_interval must be a positive number of seconds") from None
+    cgroup = config.getini("resmon_cgroup").strip().lower()
+    if cgroup not in _CGROUP_ON + _CGROUP_OFF:  # "none" or a typo must not measure otherwise than asked
+        raise pytest.UsageError(f"resmon: resmon_cgroup = {config.getini('resmon_cgroup')!r}: auto or no")
     if config.getoption("resmon_top") < 0:
         raise pytest.UsageError("resmon: --resmon-top must be 0 or more")
     json_path = config.getoption("resmon_json")
@@ -163,7 +170,7 @@ class _Session:
         self.exceeded: dict[str, Any] = {}  # node id -> the failure's message (and short line), until its report
         # A leaf cgroup per test unless the ini says no; the first refusal
         # (its reason) ends the tries for the session.
-        self.use_cgroup = config.getini("resmon_cgroup").strip().lower() not in ("no", "false", "0", "off")
+        self.use_cgroup = config.getini("resmon_cgroup").strip().lower() in _CGROUP_ON
         self.leaf_error: str | None = None
         # Threads and processes a test left running: key -> (node id, name).
         self.lingering: dict[Any, tuple[str, str]] = {}

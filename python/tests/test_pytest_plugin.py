@@ -263,6 +263,20 @@ def test_bad_limits(tmp_path):
     assert "resmon_limit: 'rss_growth_mb' is not KEY=VALUE" in result.stderr
 
 
+def test_a_bad_resmon_cgroup_value_is_refused_and_none_turns_the_leaves_off(tmp_path):
+    # "none" (resmon_gpu's word for off) or a typo measured with leaves, silently.
+    for value in ("nope", "autoo", "2"):
+        result = run_pytest(tmp_path, "def test_x():\n    pass\n", "--resmon", ini=f"resmon_cgroup = {value}\n")
+        assert result.returncode == 4, result.stdout + result.stderr
+        assert f"resmon: resmon_cgroup = '{value}': auto or no" in result.stderr, result.stderr
+    for value in ("none", "Off ", "no"):
+        result = run_pytest(tmp_path, "def test_x():\n    pass\n", "--resmon-json=report.json",
+                            ini=f"resmon_cgroup = {value}\n")
+        assert result.returncode == 0, result.stdout + result.stderr
+        record = report(tmp_path)["tests"]["test_generated.py::test_x"]
+        assert record["measured_by"] == "sampled-tree", (value, record)
+
+
 def test_a_gpu_that_cannot_be_opened_fails_the_measured_test_with_one_line(tmp_path, monkeypatch):
     monkeypatch.setenv("RESMON_NVML_LIBRARY", str(tmp_path / "no-libnvidia-ml.so.1"))
     result = run_pytest(tmp_path, """
