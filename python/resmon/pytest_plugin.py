@@ -42,6 +42,10 @@ up:
 ``retained_mb``
     What the test still held when it returned (the leaf's charge then, or
     the process's RSS rise), at most ``rss_growth_mb``.
+    The leaf is charged with the page cache of files the test writes or
+    reads too (no RSS holds it, the kernel drops it at will): what of it is
+    still cached at the end (``cgroup_file_mb``) is taken out of the leaf's
+    peak and charge; over 1 MiB of it makes ``exact`` false.
 ``exact``
     True when the figures above are the kernel's, not samples
     (``peak_rss_exact``: the process's own mark could be reset).
@@ -462,9 +466,16 @@ def _record(summary: Any, samples: list[Any], rss_start: float | None, hwm: floa
         # forked child's inherited pages only once written).  A page the
         # process maps without a charge of its own (a file already cached)
         # raises its RSS only: hence the larger of the two exact figures.
+        # The leaf is also charged with the page cache of the files the test
+        # wrote or read: memory the kernel may drop at will, which no RSS
+        # holds.  What of it is still cached at the end is taken out of the
+        # peak and the charge; then the figure is a close estimate, no
+        # longer exact (how much was cached at the peak is not known).
         measured_by = "cgroup"
-        growth = max(own_growth, leaf["peak_mb"])
-        retained = max(own_retained or 0.0, leaf["current_mb"])
+        file = leaf.get("file_mb", 0.0)
+        growth = max(own_growth, leaf["peak_mb"] - file)
+        retained = max(own_retained or 0.0, leaf["current_mb"] - file)
+        exact = exact and file < 1.0
     else:
         # The process tree sampled every interval (PSS where it can be read,
         # else RSS, which counts a forked child's inherited pages again); a
@@ -481,13 +492,14 @@ def _record(summary: Any, samples: list[Any], rss_start: float | None, hwm: floa
         "retained_mb": min(retained, growth) if retained is not None else None,
         "measured_by": measured_by,
         "exact": exact and (leaf is not None or not (summary.peak_nprocs or 1) > 1),
-        "peak_rss_exact": exact,
+        "peak_rss_exact": hwm is not None and rss_start is not None,
         "tree_peak_rss_mb": summary.peak_rss_mb,
         "cpu_sec": cpu,
         "wall_sec": wall,
     }
     if leaf is not None:
         record["cgroup_peak_mb"] = leaf["peak_mb"]
+        record["cgroup_file_mb"] = leaf.get("file_mb", 0.0)
     if summary.peak_gpu_mem_mb is not None:
         record["peak_gpu_mem_mb"] = summary.peak_gpu_mem_mb
     if summary.gpu_energy_j is not None:
@@ -496,6 +508,8 @@ def _record(summary: Any, samples: list[Any], rss_start: float | None, hwm: floa
 
 
 _LEAF_FILES = {1: ("memory.max_usage_in_bytes", "memory.usage_in_bytes"), 2: ("memory.peak", "memory.current")}
+# memory.stat's page cache (tmpfs and shared memory in it) and its shared memory.
+_LEAF_CACHE_KEYS = {1: (b"cache", b"shmem"), 2: (b"file", b"shmem")}
 
 
 def _leaf_figures(leaf: Any) -> dict[str, Any]:
@@ -507,6 +521,13 @@ def _leaf_figures(leaf: Any) -> dict[str, Any]:
         for key, name in (("peak_mb", peak_file), ("current_mb", current_file)):
             with open(os.path.join(path, name)) as f:
                 figures[key] = int(f.read().split()[0]) / (1 << 20)
+        stat = {}
+        with open(os.path.join(path, "memory.stat"), "rb") as f:
+            for line in f:
+                key, _, value = line.partition(b" ")
+                stat[key] = int(value)
+        cache, shmem = _LEAF_CACHE_KEYS[version]
+        figures["file_mb"] = max(stat.get(cache, 0) - stat.get(shmem, 0), 0) / (1 << 20)
         with open(os.path.join(path, "cgroup.procs")) as f:
             figures["pids"] = [int(line) for line in f if line.strip()]
         return figures

@@ -577,3 +577,25 @@ def test_a_thread_left_running_is_named_and_not_charged_to_the_next_test(tmp_pat
     assert "resmon: test_generated.py::test_leaves left running after it returned: thread 'late-allocator'" \
         in result.stdout
     assert "resmon: test_generated.py::test_next_one ran beside work an earlier test left running" in result.stdout
+
+
+def test_a_test_that_writes_a_big_file_is_not_charged_with_its_page_cache(tmp_path):
+    # The leaf is charged with the page cache of a file the test writes; no
+    # RSS ever holds it: 200 MiB written through an 1 MiB buffer failed a
+    # limit of 50 as rss_growth_mb 206.8 (retained 206.7).
+    result = run_pytest(tmp_path, """
+        import os, pytest
+
+        @pytest.mark.resmon_limit(rss_growth_mb=50, retained_mb=50)
+        def test_write(tmp_path):
+            chunk = b"x" * (1 << 20)
+            with open(tmp_path / "big", "wb") as f:
+                for _ in range(200):
+                    f.write(chunk)
+    """, "--resmon-json=report.json")
+    record = cgroup_records(tmp_path, result)["test_generated.py::test_write"]
+    assert outcomes(result) == {"test_write": "PASSED"}, result.stdout
+    assert record["rss_growth_mb"] < 50 and record["retained_mb"] < 50, record
+    assert record["cgroup_peak_mb"] >= record["rss_growth_mb"], record
+    if record["cgroup_file_mb"] >= 1:  # the kernel kept some of it cached
+        assert record["exact"] is False, record
