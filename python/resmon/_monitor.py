@@ -81,6 +81,10 @@ class ResourceMonitor:
             cgroup's processes (its cgroup.procs and its descendants', listed
             at each sample) instead of this one; starting fails with OSError
             when cgroup.procs cannot be read.
+        memory_detail_interval: with the ``memory_detail`` metric group, read
+            each process's PSS/USS (smaps_rollup, the costly read) at most
+            this often, in seconds; None: the library's 0.5 s.  Between
+            reads a process's figure is its last one.
 
     Raises:
         ValueError: A bad interval, pid, max_samples, metric group or GPU spec, both
@@ -102,8 +106,11 @@ class ResourceMonitor:
         reset_peak_mark: bool = False,
         cgroup_path: str | bytes | os.PathLike[str] | os.PathLike[bytes] | None = None,
         cgroup_members: bool = False,
+        memory_detail_interval: float | None = None,
     ) -> None:
         self._interval = _checked_interval(sample_interval_sec)
+        if memory_detail_interval is not None:
+            memory_detail_interval = _checked_interval(memory_detail_interval, "memory_detail_interval")
         self._gpu_profiler = gpu_profiler
         if gpu is not None and not isinstance(gpu, str):
             raise ValueError(f"gpu must be a string such as 'auto' or 'nvml:0', got {gpu!r}")
@@ -130,7 +137,7 @@ class ResourceMonitor:
         self._adjacent_gaps: list[int] = []  # phase()'s gaps that no code filled: folded in summary
         self._monitor = _resmon.Monitor(self._interval, gpu_profiler, gpu, pid or 0, bool(include_children),
                                         max_samples or 0, _metric_bits(metrics), bool(reset_peak_mark), cgroup_path,
-                                        bool(cgroup_members))
+                                        bool(cgroup_members), memory_detail_interval)
 
     def __enter__(self) -> ResourceMonitor:
         """Start background sampling; the first sample is taken before this returns.
@@ -320,20 +327,20 @@ def _metric_bits(metrics: str | Iterable[str] | None) -> int:
     return bits
 
 
-def _checked_interval(value: object) -> float:
+def _checked_interval(value: object, name: str = "sample_interval_sec") -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"sample_interval_sec must be a number of seconds, got {value!r}")
+        raise ValueError(f"{name} must be a number of seconds, got {value!r}")
     try:
         interval = float(value)
     except OverflowError:  # an int beyond any double, such as 10**400
-        raise ValueError(f"sample_interval_sec must be finite, got {value!r}") from None
+        raise ValueError(f"{name} must be finite, got {value!r}") from None
     if not math.isfinite(interval):
-        raise ValueError(f"sample_interval_sec must be finite, got {interval}")
+        raise ValueError(f"{name} must be finite, got {interval}")
     if interval <= 0:
-        raise ValueError(f"sample_interval_sec must be positive, got {interval}")
+        raise ValueError(f"{name} must be positive, got {interval}")
     if not _MIN_INTERVAL_SEC <= interval <= _MAX_INTERVAL_SEC:
         raise ValueError(
-            f"sample_interval_sec must be between {_MIN_INTERVAL_SEC} and {_MAX_INTERVAL_SEC}, got {interval}")
+            f"{name} must be between {_MIN_INTERVAL_SEC} and {_MAX_INTERVAL_SEC}, got {interval}")
     return interval
 
 

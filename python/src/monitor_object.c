@@ -114,23 +114,25 @@ static int optional_path(PyObject *value, void *out)
 static int monitor_init(monitor_object *self, PyObject *args, PyObject *kwargs)
 {
     static char *keywords[] = {"interval", "profiler", "gpu", "pid", "include_children", "max_samples", "metrics",
-                               "reset_peak_mark", "cgroup_path", "cgroup_members", NULL};
-    PyObject *interval_arg, *pid_arg = NULL, *max_samples_arg = NULL, *metrics_arg = NULL;
+                               "reset_peak_mark", "cgroup_path", "cgroup_members", "memory_detail_interval", NULL};
+    PyObject *interval_arg, *pid_arg = NULL, *max_samples_arg = NULL, *metrics_arg = NULL, *detail_arg = NULL;
     PyObject *profiler = Py_None;
     const char *gpu_spec = NULL;
     int include_children = 0, reset_peak_mark = 0, cgroup_members = 0;
     PyObject *cgroup_path_bytes = NULL; /* str, bytes or os.PathLike, as the file system spells it */
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OzOpOOpO&p", keywords, &interval_arg, &profiler, &gpu_spec,
-                                     &pid_arg, &include_children, &max_samples_arg, &metrics_arg, &reset_peak_mark,
-                                     optional_path, &cgroup_path_bytes, &cgroup_members))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OzOpOOpO&pO", keywords, &interval_arg, &profiler,
+                                     &gpu_spec, &pid_arg, &include_children, &max_samples_arg, &metrics_arg,
+                                     &reset_peak_mark, optional_path, &cgroup_path_bytes, &cgroup_members, &detail_arg))
         return -1;
-    double interval;
+    double interval, detail_interval = 0;
     long long pid = 0, max_samples = 0, metrics = 0;
     int bad = rmpy_real_argument(interval_arg, "interval", &interval) < 0 ||
               (pid_arg && rmpy_integer_argument(pid_arg, "pid", 0, INT32_MAX, &pid) < 0) ||
               (max_samples_arg &&
                rmpy_integer_argument(max_samples_arg, "max_samples", 0, PY_SSIZE_T_MAX, &max_samples) < 0) ||
-              (metrics_arg && rmpy_integer_argument(metrics_arg, "metrics", 0, UINT_MAX, &metrics) < 0);
+              (metrics_arg && rmpy_integer_argument(metrics_arg, "metrics", 0, UINT_MAX, &metrics) < 0) ||
+              (detail_arg && detail_arg != Py_None &&
+               rmpy_real_argument(detail_arg, "memory_detail_interval", &detail_interval) < 0);
     const char *cgroup_path = cgroup_path_bytes ? PyBytes_AS_STRING(cgroup_path_bytes) : NULL;
     if (!bad && self->monitor) {
         PyErr_SetString(PyExc_RuntimeError, "Monitor is already initialised");
@@ -153,6 +155,7 @@ static int monitor_init(monitor_object *self, PyObject *args, PyObject *kwargs)
     opts.reset_peak_mark = reset_peak_mark; /* 0: write nothing to any process */
     opts.cgroup_path = cgroup_path;         /* copied by resmon_monitor_new */
     opts.cgroup_members = cgroup_members;
+    opts.memory_detail_interval_sec = detail_interval; /* 0: the library's 0.5 s; a bad one: -EINVAL below */
     resmon_gpu_profiler python_profiler;
     resmon_gpu *gpu = NULL;
     if (profiler != Py_None) {
@@ -532,7 +535,8 @@ static PyGetSetDef monitor_getset[] = {
 
 static PyType_Slot monitor_slots[] = {
     {Py_tp_doc, (void *)"Monitor(interval, profiler=None, gpu=None, pid=0, include_children=False, max_samples=0, "
-                        "metrics=0, reset_peak_mark=False, cgroup_path=None, cgroup_members=False)\n\n"
+                        "metrics=0, reset_peak_mark=False, cgroup_path=None, cgroup_members=False, "
+                        "memory_detail_interval=None)\n\n"
                         "One libresmon monitor; resmon.ResourceMonitor is the API to use."},
     {Py_tp_new, (void *)monitor_new_object},
     {Py_tp_init, (void *)monitor_init},

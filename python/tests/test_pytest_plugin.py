@@ -154,7 +154,7 @@ def test_a_test_running_a_child_is_measured_with_it(tmp_path, cgroup):
     # The child's 80 MiB: all of them in its leaf cgroup; seen by samples of
     # the tree's PSS while it held them for 0.3 s of CPU, which came out 75
     # to 80 under load (the tree's PSS, not the child's RSS: see the report).
-    assert record["rss_growth_mb"] >= (80 if record["measured_by"] == "cgroup" else 70), record
+    assert record["rss_growth_mb"] >= (80 if record["measured_by"] == "cgroup" else 70), json.dumps(record)
     assert record["peak_rss_mb"] == pytest.approx(record["rss_start_mb"] + record["rss_growth_mb"], abs=0.01)
     assert record["cpu_sec"] >= kernel["cpu"] >= 0.3
     assert record["tree_peak_rss_mb"] >= record["rss_start_mb"]
