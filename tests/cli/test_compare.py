@@ -461,6 +461,52 @@ class Verdicts(Tmp):
         self.assertEqual(r.returncode, 1)
         self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
 
+    def test_a_directory_mixing_summaries_and_pytest_reports_is_refused(self):
+        # review of issue 30: a summary and a pytest report in one directory
+        # shared no key, so compare showed no row and passed (exit 0).
+        one = self.write("one.json", summary(exit_status=0))
+        self.write("mix/a.json", summary(exit_status=0))
+        self.write("mix/b.json", {"resmon_version": "0.4.0", "tests": {"t.py::x": {"cpu_sec": 1.0}}})
+        for args in ((self.path("mix"), one), (one, self.path("mix"))):
+            r = resmon("compare", *args)
+            self.assertEqual(r.returncode, 125, r.stdout + r.stderr)
+            self.assertEqual(r.stderr, f"resmon compare: {self.path('mix', 'b.json')}: a directory of summaries "
+                                       "holds this one, of another kind: its runs are of one kind\n")
+            self.assertEqual(r.stdout, "")
+
+    def test_standard_input_as_both_sides_is_refused(self):
+        # review of issue 30: `compare - -` read standard input for BASE, then
+        # found it empty for NEW: "-: not JSON", which blamed the input.
+        one = self.write("one.json", summary(exit_status=0))
+        with open(one) as f:
+            r = resmon("compare", "-", "-", stdin=f)
+        self.assertEqual(r.returncode, 125)
+        self.assertEqual(r.stderr, "resmon compare: BASE and NEW are both standard input (-), which is read once "
+                                   "(see resmon compare --help)\n")
+
+    def test_a_failed_run_is_never_shown_under_a_check_mark(self):
+        # review of issue 30: NEW failed, exit 1, yet the report (and the PR
+        # comment made of it) led with "✓ 1 limit holds" and never said why.
+        a = self.write("a.json", summary(exit_status=0))
+        b = self.write("b.json", summary(exit_status=2))
+        env = dict(os.environ, LC_ALL="C.UTF-8")
+        for limits in ([], ["--max-increase", "peak_rss_mb=10%"]):
+            r = resmon("compare", *limits, a, b, env=env)
+            self.assertEqual(r.returncode, 1, r.stderr)
+            lines = r.stdout.splitlines()
+            self.assertNotIn("\u2713", r.stdout)
+            self.assertTrue(lines[0].startswith("\u2717 a run failed (below)"), lines[0])
+            self.assertEqual(lines[1], f"NEW run failed: {b} exited with status 2: a failed run fails the "
+                                       "comparison, limits or not")
+            r = resmon("compare", "--format", "markdown", *limits, a, b, env=env)
+            self.assertEqual(r.returncode, 1, r.stderr)
+            self.assertNotIn("\u2713", r.stdout)
+            self.assertIn("\u2717 **a run failed (below)", r.stdout.splitlines()[0])
+            self.assertIn("**NEW run failed: ", r.stdout)
+        r = resmon("compare", "--max-increase", "peak_rss_mb=10%", a, a, env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(r.stdout.startswith("\u2713 1 limit holds\n"), r.stdout)
+
 
 class EndToEnd(Tmp):
     """Issue 30's "done means", on real runs of WORKLOAD measured by resmon.

@@ -98,6 +98,7 @@ typedef struct side {
     const char *command_differs; /* the first run whose command is not first's */
     char *command_differs_owned;
     size_t only_here;          /* keys of this side that the other lacks */
+    const char *kind;          /* what a directory's runs are: "summaries", "pytest reports", or NULL */
 } side;
 
 /* KEY=N%, KEY=N or KEY=N%,M: a rise fails when it is more than percent% of
@@ -329,6 +330,18 @@ static int side_read_file(side *s, const char *path, size_t run, int in_director
     }
     int rc = 0, keep = 0;
     json_t *tests = jansson.object_get(root, "tests");
+    /* A directory's runs are of one kind: a summary's keys and a report's
+     * NODEID::KEY never meet, so a mix compared nothing and passed. */
+    const char *kind = is_summary(root) ? "summaries" : json_is_object(tests) ? "pytest reports" : NULL;
+    if (in_directory && kind && s->kind && strcmp(kind, s->kind) != 0) {
+        char why[128];
+        snprintf(why, sizeof why, ": a directory of %s holds this one, of another kind: its runs are of one kind",
+                 s->kind);
+        jansson_release(root);
+        return compare_error(path, why);
+    }
+    if (kind && !s->kind)
+        s->kind = kind;
     if (is_summary(root)) {
         rc = side_add_summary(s, root, path, run);
         keep = run == 0;
@@ -748,6 +761,7 @@ typedef struct report {
     size_t limited, exceeded, significant, shown;
     double alpha;
     int utf8; /* the terminal's character set is UTF-8: check marks, en dashes */
+    const char *failure; /* why the runs fail the comparison whatever the limits, or NULL */
 } report;
 
 static void format_number(double value, char *buf, size_t cap)
@@ -774,7 +788,12 @@ static void format_p(const row *r, char *buf, size_t cap)
 /* The line that leads every report: do the limits hold? */
 static void headline(const report *rep, int utf8, char *buf, size_t cap)
 {
-    if (rep->limited && rep->exceeded)
+    if (rep->failure && rep->limited) /* a failed run fails the comparison: no check mark, limits or not */
+        snprintf(buf, cap, "%s a run failed (below), and %zu of %zu limit%s exceeded", utf8 ? "\u2717" : "FAIL:",
+                 rep->exceeded, rep->limited, rep->limited == 1 ? "" : "s");
+    else if (rep->failure)
+        snprintf(buf, cap, "%s a run failed (below)", utf8 ? "\u2717" : "FAIL:");
+    else if (rep->limited && rep->exceeded)
         snprintf(buf, cap, "%s %zu of %zu limit%s exceeded", utf8 ? "\u2717" : "FAIL:", rep->exceeded, rep->limited,
                  rep->limited == 1 ? "" : "s");
     else if (rep->limited)
@@ -863,6 +882,10 @@ static void print_text(FILE *out, const report *rep)
     char line[400];
     headline(rep, rep->utf8, line, sizeof line);
     fprintf(out, "%s\n", line);
+    if (rep->failure) {
+        print_printable(out, rep->failure);
+        fputc('\n', out);
+    }
     print_side_heading(out, "base", rep->base);
     fputs(", ", out);
     print_side_heading(out, "new", rep->next);
@@ -970,10 +993,15 @@ static void print_markdown(FILE *out, report *rep)
     print_side_heading(out, "base", rep->base);
     fputs(" vs ", out);
     print_side_heading(out, "new", rep->next);
-    if (rep->exceeded)
+    if (rep->exceeded || rep->failure)
         fprintf(out, ": \u2717 **%s**\n", line + strlen("\u2717 "));
     else
         fprintf(out, ": %s\n", line);
+    if (rep->failure) {
+        fputs("\n**", out);
+        print_markdown_text(out, rep->failure);
+        fputs("**\n", out);
+    }
     runs_line(rep, line, sizeof line);
     if (line[0])
         fprintf(out, "\n%s\n", line);
@@ -1187,6 +1215,8 @@ static int compare_parse(int argc, char **argv, compare_options *o)
         return compare_usage_error(argc - optind < 2 ? "expected BASE and NEW%s" : "expected only BASE and NEW%s", "");
     o->base_path = argv[optind];
     o->new_path = argv[optind + 1];
+    if (strcmp(o->base_path, "-") == 0 && strcmp(o->new_path, "-") == 0)
+        return compare_usage_error("BASE and NEW are both standard input (-), which is read once%s", "");
     return 0;
 }
 
@@ -1291,6 +1321,7 @@ int compare_main(int argc, char **argv)
         rep.utf8 = locale_is_utf8();
         tally(&rep, o.all);
         failure = status_failure(&base, &next);
+        rep.failure = failure;
         if (o.format == FORMAT_JSON)
             print_json(stdout, &rep, failure);
         else if (o.format == FORMAT_MARKDOWN)
