@@ -484,6 +484,20 @@ class Verdicts(Tmp):
         self.assertEqual(r.stderr, "resmon compare: BASE and NEW are both standard input (-), which is read once "
                                    "(see resmon compare --help)\n")
 
+    def test_a_byte_count_over_a_zero_base_never_fails_a_percentage_alone(self):
+        # review of issue 30: the floor of KEY=N% was one byte for a byte
+        # count: 54 bytes of net_tx_bytes over 0 failed "=20%", a page of I/O too.
+        base = self.write("b.json", summary(io_write_bytes=0, net_tx_bytes=0, io_wchar=100, exit_status=0))
+        new = self.write("n.json", summary(io_write_bytes=4096, net_tx_bytes=54, io_wchar=8292, exit_status=0))
+        big = self.write("g.json", summary(io_write_bytes=4 << 20, net_tx_bytes=0, io_wchar=100, exit_status=0))
+        for key in ("io_write_bytes", "net_tx_bytes", "io_wchar"):
+            r = resmon("compare", "--max-increase", f"{key}=20%", base, new)
+            self.assertEqual(r.returncode, 0, r.stderr)
+        r = resmon("compare", "--max-increase", "io_write_bytes=20%", base, big)  # 4 MiB over 0 still fails
+        self.assertEqual(r.returncode, 1, r.stderr)
+        r = resmon("compare", "--max-increase", "io_write_bytes=20%,0", base, new)  # a floor given is the floor
+        self.assertEqual(r.returncode, 1, r.stderr)
+
     def test_a_failed_run_is_never_shown_under_a_check_mark(self):
         # review of issue 30: NEW failed, exit 1, yet the report (and the PR
         # comment made of it) led with "✓ 1 limit holds" and never said why.

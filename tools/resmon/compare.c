@@ -51,7 +51,8 @@ static const char compare_usage_text[] =
     "                                N% (of BASE), N (KEY's own unit) or N%,M (both:\n"
     "                                more than N% and more than M); repeatable.  N%\n"
     "                                alone also needs a rise over 1 unit (0.01 for a\n"
-    "                                _sec key), so a zero or tiny BASE never fails on\n"
+    "                                _sec key, 1 MiB for _bytes, io_rchar, io_wchar),\n"
+    "                                so a zero or tiny BASE never fails on\n"
     "                                the percentage alone.  With enough runs the rise\n"
     "                                must also be significant.  A KEY that names no\n"
     "                                pytest report key as a whole names it in every\n"
@@ -582,6 +583,14 @@ static row *build_rows(side *base, side *next, size_t *count, double alpha)
 static double default_floor(const char *key)
 {
     size_t n = strlen(key);
+    const char *name = strrchr(key, ':'); /* a pytest report's NODEID::KEY: its KEY */
+    name = name ? name + 1 : key;
+    /* A byte count's unit is a byte: a page of I/O or one packet over a zero
+     * base failed "+20%", as 8 KiB of rss_growth_mb did (issue 30); its
+     * floor is a MiB, as a _mb key's. */
+    if ((n >= 6 && strcmp(key + n - 6, "_bytes") == 0) || strcmp(name, "io_rchar") == 0 ||
+        strcmp(name, "io_wchar") == 0)
+        return 1048576;
     return n >= 4 && strcmp(key + n - 4, "_sec") == 0 ? 0.01 : 1;
 }
 
