@@ -498,6 +498,25 @@ class Verdicts(Tmp):
         r = resmon("compare", "--max-increase", "io_write_bytes=20%,0", base, new)  # a floor given is the floor
         self.assertEqual(r.returncode, 1, r.stderr)
 
+    def test_uneven_sides_never_hide_a_regression_as_noise(self):
+        # review of issue 30: 1 run against 51 passed the exact test's bound
+        # (2/52 < 0.05), but the normal approximation then decides, and its p
+        # never gets under 0.096: a 2x regression was "noise" and every
+        # limit held. The same with ties at any size (1 run against 40 in
+        # pairs: p 0.099).
+        def repeat(name, values):
+            runs = [summary(peak_rss_mb=v, command=["prog"], exit_status=0) for v in values]
+            return self.write(name, {"resmon_repeat": 1, "command": ["prog"], "repeat": len(runs), "warmup": 0,
+                                     "completed": len(runs), "runs": runs, "stats": {}, "warnings": []})
+        base = repeat("base.json", [100])
+        for name, values in (("untied.json", [200 + i / 100 for i in range(51)]),
+                             ("tied.json", [200 + i // 2 for i in range(40)])):
+            new = repeat(name, values)
+            r, out = self.compare_json("--max-increase", "peak_rss_mb=10%", base, new)
+            row = out["metrics"]["peak_rss_mb"]
+            self.assertEqual(r.returncode, 1, (name, row))
+            self.assertEqual((row["verdict"], row["exceeded"]), ("not enough runs", True), name)
+
     def test_a_failed_run_is_never_shown_under_a_check_mark(self):
         # review of issue 30: NEW failed, exit 1, yet the report (and the PR
         # comment made of it) led with "✓ 1 limit holds" and never said why.
