@@ -145,6 +145,9 @@ static void test_smallest_p_and_runs_needed(void **state)
     assert_double_equal(rank_test_min_p(5, 5), 2.0 / 252, 1e-12);
     assert_double_equal(rank_test_min_p(1, 5), 1.0 / 3, 1e-12);
     assert_true(rank_test_min_p(500, 500) < 1e-200);
+    /* the approximation's best, 1 against 51 (scipy: 0.0957649) */
+    assert_double_equal(rank_test_asymptotic_min_p(1, 51), 0.09576491004999943, 1e-12);
+    assert_true(rank_test_asymptotic_min_p(4, 4) < 0.05);
     assert_int_equal(rank_test_runs_needed(0.05), 4);
     assert_int_equal(rank_test_runs_needed(0.01), 5);
     assert_int_equal(rank_test_runs_needed(0.1), 3);

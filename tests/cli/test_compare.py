@@ -461,6 +461,85 @@ class Verdicts(Tmp):
         self.assertEqual(r.returncode, 1)
         self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
 
+    def test_a_directory_mixing_summaries_and_pytest_reports_is_refused(self):
+        # review of issue 30: a summary and a pytest report in one directory
+        # shared no key, so compare showed no row and passed (exit 0).
+        one = self.write("one.json", summary(exit_status=0))
+        self.write("mix/a.json", summary(exit_status=0))
+        self.write("mix/b.json", {"resmon_version": "0.4.0", "tests": {"t.py::x": {"cpu_sec": 1.0}}})
+        for args in ((self.path("mix"), one), (one, self.path("mix"))):
+            r = resmon("compare", *args)
+            self.assertEqual(r.returncode, 125, r.stdout + r.stderr)
+            self.assertEqual(r.stderr, f"resmon compare: {self.path('mix', 'b.json')}: a directory of summaries "
+                                       "holds this one, of another kind: its runs are of one kind\n")
+            self.assertEqual(r.stdout, "")
+
+    def test_standard_input_as_both_sides_is_refused(self):
+        # review of issue 30: `compare - -` read standard input for BASE, then
+        # found it empty for NEW: "-: not JSON", which blamed the input.
+        one = self.write("one.json", summary(exit_status=0))
+        with open(one) as f:
+            r = resmon("compare", "-", "-", stdin=f)
+        self.assertEqual(r.returncode, 125)
+        self.assertEqual(r.stderr, "resmon compare: BASE and NEW are both standard input (-), which is read once "
+                                   "(see resmon compare --help)\n")
+
+    def test_a_byte_count_over_a_zero_base_never_fails_a_percentage_alone(self):
+        # review of issue 30: the floor of KEY=N% was one byte for a byte
+        # count: 54 bytes of net_tx_bytes over 0 failed "=20%", a page of I/O too.
+        base = self.write("b.json", summary(io_write_bytes=0, net_tx_bytes=0, io_wchar=100, exit_status=0))
+        new = self.write("n.json", summary(io_write_bytes=4096, net_tx_bytes=54, io_wchar=8292, exit_status=0))
+        big = self.write("g.json", summary(io_write_bytes=4 << 20, net_tx_bytes=0, io_wchar=100, exit_status=0))
+        for key in ("io_write_bytes", "net_tx_bytes", "io_wchar"):
+            r = resmon("compare", "--max-increase", f"{key}=20%", base, new)
+            self.assertEqual(r.returncode, 0, r.stderr)
+        r = resmon("compare", "--max-increase", "io_write_bytes=20%", base, big)  # 4 MiB over 0 still fails
+        self.assertEqual(r.returncode, 1, r.stderr)
+        r = resmon("compare", "--max-increase", "io_write_bytes=20%,0", base, new)  # a floor given is the floor
+        self.assertEqual(r.returncode, 1, r.stderr)
+
+    def test_uneven_sides_never_hide_a_regression_as_noise(self):
+        # review of issue 30: 1 run against 51 passed the exact test's bound
+        # (2/52 < 0.05), but the normal approximation then decides, and its p
+        # never gets under 0.096: a 2x regression was "noise" and every
+        # limit held. The same with ties at any size (1 run against 40 in
+        # pairs: p 0.099).
+        def repeat(name, values):
+            runs = [summary(peak_rss_mb=v, command=["prog"], exit_status=0) for v in values]
+            return self.write(name, {"resmon_repeat": 1, "command": ["prog"], "repeat": len(runs), "warmup": 0,
+                                     "completed": len(runs), "runs": runs, "stats": {}, "warnings": []})
+        base = repeat("base.json", [100])
+        for name, values in (("untied.json", [200 + i / 100 for i in range(51)]),
+                             ("tied.json", [200 + i // 2 for i in range(40)])):
+            new = repeat(name, values)
+            r, out = self.compare_json("--max-increase", "peak_rss_mb=10%", base, new)
+            row = out["metrics"]["peak_rss_mb"]
+            self.assertEqual(r.returncode, 1, (name, row))
+            self.assertEqual((row["verdict"], row["exceeded"]), ("not enough runs", True), name)
+
+    def test_a_failed_run_is_never_shown_under_a_check_mark(self):
+        # review of issue 30: NEW failed, exit 1, yet the report (and the PR
+        # comment made of it) led with "✓ 1 limit holds" and never said why.
+        a = self.write("a.json", summary(exit_status=0))
+        b = self.write("b.json", summary(exit_status=2))
+        env = dict(os.environ, LC_ALL="C.UTF-8")
+        for limits in ([], ["--max-increase", "peak_rss_mb=10%"]):
+            r = resmon("compare", *limits, a, b, env=env)
+            self.assertEqual(r.returncode, 1, r.stderr)
+            lines = r.stdout.splitlines()
+            self.assertNotIn("\u2713", r.stdout)
+            self.assertTrue(lines[0].startswith("\u2717 a run failed (below)"), lines[0])
+            self.assertEqual(lines[1], f"NEW run failed: {b} exited with status 2: a failed run fails the "
+                                       "comparison, limits or not")
+            r = resmon("compare", "--format", "markdown", *limits, a, b, env=env)
+            self.assertEqual(r.returncode, 1, r.stderr)
+            self.assertNotIn("\u2713", r.stdout)
+            self.assertIn("\u2717 **a run failed (below)", r.stdout.splitlines()[0])
+            self.assertIn("**NEW run failed: ", r.stdout)
+        r = resmon("compare", "--max-increase", "peak_rss_mb=10%", a, a, env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(r.stdout.startswith("\u2713 1 limit holds\n"), r.stdout)
+
 
 class EndToEnd(Tmp):
     """Issue 30's "done means", on real runs of WORKLOAD measured by resmon.

@@ -152,6 +152,19 @@ class Failures(Repeat):
         self.assertEqual([run["exit_status"] for run in doc["runs"]], [0, 3])
         self.assertIn("--ignore-failure", r.stderr)
 
+    def test_what_a_run_leaves_running_is_never_counted_in_the_next(self):
+        # review of issue 30: resmon, a subreaper, kept each run's orphan as
+        # its child; the next run counted it (orphans_left 1, 2, 3; the
+        # sampled tree and peak_nprocs grew run by run). Now the repeat waits
+        # for them, unmeasured, between two runs.
+        r = self.repeat("-q", "--repeat", "3", "-o", self.output, command=["sh", "-c", "sleep 1.5 & exit 0"])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        left = [run["orphans_left"] for run in self.load()["runs"]]
+        self.assertTrue(all(n <= 1 for n in left), left)  # 0 only where a run outlasted its orphan (a busy machine)
+        for i, n in enumerate(left[:-1]):
+            self.assertEqual(f"resmon: run {i + 1} left 1 process running: waiting for it before the next run" in
+                             r.stderr, n == 1, r.stderr)
+
     def test_a_failed_warmup_run_stops_it_too_and_writes_nothing(self):
         with open(self.output, "w") as f:
             f.write("before")

@@ -157,6 +157,13 @@ static void wait_for_orphans(run_result *r)
     }
 }
 
+void run_wait_leftovers(void)
+{
+    run_result unmeasured;
+    memset(&unmeasured, 0, sizeof unmeasured);
+    wait_for_orphans(&unmeasured);
+}
+
 /* Reaps a command that never ran (exec failed, or the monitor did not
  * start): its status is resmon's own, so only EINTR needs care. */
 static void reap_unstarted(pid_t child)

@@ -367,6 +367,10 @@ void cgroup_done(const cli_options *o, resmon_cgroup *cg);
  * line, EXIT_USAGE, EXIT_CANNOT_EXECUTE or EXIT_NOT_FOUND when nothing ran.
  * r->have_exit is 0 when the kernel gave no exit status. */
 int run_command(const cli_options *o, outputs *out, run_result *r);
+/* Between two runs of --repeat: waits, unmeasured, for the processes the last
+ * run left running (adopted orphans), reaping each, so that the next run
+ * counts none of them; returns early when a signal arrives. */
+void run_wait_leftovers(void);
 /* Whether pid can be monitored (resmon_process_check): 0, or prints one
  * line with the library's words and returns EXIT_USAGE (no such process, a
  * kernel thread, already exited). */

@@ -27,8 +27,14 @@ int rank_test(const double *a, size_t na, const double *b, size_t nb, rank_test_
 
 /* The smallest two-sided p-value any data can give with na and nb runs
  * (every run of one side below every run of the other, no ties):
- * 2 / C(na + nb, na), at most 1.  Below alpha the test can find a change. */
+ * 2 / C(na + nb, na), at most 1.  Below alpha the exact test can find a
+ * change; where the approximation decides (ties, a side over
+ * RANK_TEST_EXACT_MAX), rank_test_asymptotic_min_p must be below it too. */
 double rank_test_min_p(size_t na, size_t nb);
+
+/* The smallest p the normal approximation gives with na and nb runs (the
+ * sides apart, no ties): 1 run against 51 never gets under 0.096. */
+double rank_test_asymptotic_min_p(size_t na, size_t nb);
 
 /* The fewest runs a side (the same on both) for which rank_test_min_p is at
  * most alpha; 0 when none up to 1000 is (alpha <= 0). */

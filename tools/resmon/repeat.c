@@ -380,6 +380,15 @@ static int run_all(const cli_options *o, resmon_gpu *gpu, repeat_state *st)
                     r.exit_status);
             return r.exit_status;
         }
+        /* What a run left running is still resmon's (a subreaper's) child:
+         * the next run's tree, orphan count and reaped CPU would count it. */
+        if (r.orphans_left > 0 && i + 1 < o->warmup + o->repeat) {
+            fprintf(stderr, "resmon: %s %ld left %d process%s running: waiting for %s before the next run, so that "
+                            "no run counts another's (--wait-orphans counts them in their own run)\n",
+                    measured ? "run" : "warm-up run", measured ? i - o->warmup + 1 : i + 1, r.orphans_left,
+                    r.orphans_left == 1 ? "" : "es", r.orphans_left == 1 ? "it" : "them");
+            run_wait_leftovers();
+        }
     }
     return 0;
 }
