@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <langinfo.h>
+#include <limits.h>
 #include <locale.h>
 #include <math.h>
 #include <stdlib.h>
@@ -1185,6 +1186,11 @@ static int compare_parse(int argc, char **argv, compare_options *o)
         default:
             if (optopt == OPT_MAX_INCREASE || optopt == OPT_FORMAT || optopt == OPT_ALPHA)
                 return compare_usage_error("'%s' needs a value", argv[optind - 1]);
+            if (optopt > 0 && optopt <= UCHAR_MAX) {
+                /* A short option: inside a group ("-xh") optind has not moved past its word. */
+                char word[] = {'-', (char)optopt, '\0'};
+                return compare_usage_error("unknown option '%s'", word);
+            }
             return compare_usage_error("unknown option '%s'", argv[optind - 1]);
         }
     }
