@@ -193,11 +193,24 @@ def _compare_setup(config: pytest.Config) -> list[str] | None:
     if baseline in ("", "-"):
         raise pytest.UsageError("resmon: --resmon-compare needs a BASELINE file or directory (not standard input)")
     args = [f"--max-increase={limit}" for limit in [*config.getini("resmon_compare_fail"), *given]]
+    json_path = config.getoption("resmon_json")
+    if json_path and _replaces_input(json_path, baseline):
+        # Written before the comparison, it would be compared with itself.
+        raise pytest.UsageError(f"resmon: --resmon-json {json_path!r} is in --resmon-compare {baseline!r}: "
+                                "an output never replaces an input")
     if not _is_worker(config):
         status, _, err = _compare_run(args, baseline, baseline)
         if status not in (0, 1):
             raise pytest.UsageError(f"--resmon-compare: {err.strip()}")
     return args
+
+
+def _replaces_input(output: str, baseline: str) -> bool:
+    """Whether writing output changes BASELINE: the same file, or a file of
+    BASELINE's directory."""
+    real = os.path.realpath(output)
+    base = os.path.realpath(baseline)
+    return real == base or (os.path.isdir(base) and os.path.dirname(real) == base)
 
 
 def _compare_run(args: list[str], base: str, new: str) -> tuple[int, str, str]:

@@ -656,3 +656,16 @@ def test_a_missing_or_invalid_baseline_is_a_usage_error_before_any_test_runs(tmp
         assert result.returncode == 4, (baseline, result.stdout + result.stderr)
         assert "test_x" not in outcomes(result)
         assert words in result.stderr, (baseline, result.stderr)
+    # --resmon-json is written before the comparison: into BASELINE it would
+    # be compared with itself (a file) or join its runs (a directory).
+    result = run_pytest(tmp_path, "def test_x():\n    pass\n", "--resmon-json=base.json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    (tmp_path / "runs").mkdir()
+    os.rename(tmp_path / "base.json", tmp_path / "runs" / "1.json")
+    for baseline, output in (("runs/1.json", "./runs/1.json"), ("runs", "runs/2.json")):
+        result = run_pytest(tmp_path, "def test_x():\n    pass\n", f"--resmon-compare={baseline}",
+                            f"--resmon-json={output}")
+        assert result.returncode == 4, (baseline, result.stdout + result.stderr)
+        assert "test_x" not in outcomes(result)
+        assert "an output never replaces an input" in result.stderr
+        assert sorted(os.listdir(tmp_path / "runs")) == ["1.json"]
