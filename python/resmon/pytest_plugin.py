@@ -14,6 +14,10 @@ Usage::
     pytest --resmon                 # the 10 heaviest tests at the end
     pytest --resmon-json=run.json   # every test's record, for resmon compare
 
+    # a gate: this session against a baseline report, by resmon compare's
+    # own engine; a limit exceeded fails the session (exit status 1)
+    pytest --resmon-compare=base.json --resmon-compare-fail=rss_growth_mb=10%,8
+
     # pytest.ini / [tool.pytest.ini_options]: a limit for every test
     resmon_limit = rss_growth_mb=500
 
@@ -79,6 +83,17 @@ work names it (``overlapped_by``, a warning) and gets no memory limit.
 Under pytest-xdist each worker measures its own tests (its own process and
 its children); the records travel with the test reports, so the controller's
 ``--resmon`` table and ``--resmon-json`` report hold every worker's tests.
+
+``--resmon-compare BASELINE`` measures every test and, at the session's end
+(in the controller), compares this session's report with BASELINE (a
+``--resmon-json`` report, or a directory of them) by running ``resmon
+compare``'s own engine, compiled into the extension: ``_resmon.compare``.  The
+limits (``--resmon-compare-fail``, repeatable, and the ini's
+``resmon_compare_fail``, read first) are its ``--max-increase`` limits, spelled
+the same: ``KEY=N%``, ``KEY=N`` or ``KEY=N%,M``; a KEY names that figure in
+every test, ``NODEID::KEY`` one test's.  The verdict is printed at the end;
+a limit exceeded fails the session (exit status 1), and BASELINE or a limit
+that the engine refuses is a usage error before any test runs.
 """
 
 from __future__ import annotations
@@ -90,6 +105,7 @@ import platform
 import resource
 import socket
 import sys
+import tempfile
 import threading
 import time
 from typing import Any
@@ -122,8 +138,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="how many tests --resmon lists (default 10)")
     group.addoption("--resmon-json", metavar="PATH", default=None,
                     help="measure every test; write each test's record, keyed by node id, to PATH")
+    group.addoption("--resmon-compare", metavar="BASELINE", default=None,
+                    help="measure every test and compare the session with BASELINE (a --resmon-json report or "
+                         "a directory of them) by resmon compare's own engine; its verdict at the end, and a "
+                         "limit exceeded fails the session (exit status 1)")
+    group.addoption("--resmon-compare-fail", metavar="KEY=LIMIT", action="append", default=[],
+                    help="with --resmon-compare: fail when KEY rises by more than LIMIT, spelled as resmon "
+                         "compare's --max-increase: N%% (of BASELINE), N (KEY's unit) or N%%,M (both); KEY alone "
+                         "(rss_growth_mb) names it in every test, NODEID::KEY one test's; repeatable, after the "
+                         "ini's resmon_compare_fail (the last limit naming a key is its limit)")
     parser.addini("resmon_limit", type="args", default=[],
                   help="limits for every test, KEY=VALUE (e.g. rss_growth_mb=500); the marker overrides")
+    parser.addini("resmon_compare_fail", type="args", default=[],
+                  help="limits for --resmon-compare, each KEY=LIMIT as --resmon-compare-fail "
+                       "(e.g. rss_growth_mb=10%,8 cpu_sec=30%,0.5)")
     parser.addini("resmon_interval", default=str(_DEFAULT_INTERVAL_SEC),
                   help="seconds between samples of the process tree (default 0.01)")
     parser.addini("resmon_cgroup", default="auto",
@@ -157,18 +185,63 @@ def pytest_configure(config: pytest.Config) -> None:
             _output.check_writable(json_path)
         except OSError as error:
             raise pytest.UsageError(f"resmon: cannot write --resmon-json {json_path!r}: {error.strerror}") from None
-    config.pluginmanager.register(_Session(config, default_limits, interval), "resmon-session")
+    compare = _compare_setup(config)
+    config.pluginmanager.register(_Session(config, default_limits, interval, compare), "resmon-session")
+
+
+def _compare_setup(config: pytest.Config) -> list[str] | None:
+    """--resmon-compare's arguments for the engine, less the two inputs;
+    None without it.  In the controller, BASELINE and the limits are tried
+    at once (BASELINE against itself), so a limit the engine refuses or a
+    BASELINE it cannot read is a usage error before any test runs, in the
+    engine's own words."""
+    baseline = config.getoption("resmon_compare")
+    given = config.getoption("resmon_compare_fail")
+    if baseline is None:
+        if given:
+            raise pytest.UsageError("resmon: --resmon-compare-fail needs --resmon-compare BASELINE")
+        return None
+    if baseline in ("", "-"):
+        raise pytest.UsageError("resmon: --resmon-compare needs a BASELINE file or directory (not standard input)")
+    args = [f"--max-increase={limit}" for limit in [*config.getini("resmon_compare_fail"), *given]]
+    json_path = config.getoption("resmon_json")
+    if json_path and _replaces_input(json_path, baseline):
+        # Written before the comparison, it would be compared with itself.
+        raise pytest.UsageError(f"resmon: --resmon-json {json_path!r} is in --resmon-compare {baseline!r}: "
+                                "an output never replaces an input")
+    if not _is_worker(config):
+        status, _, err = _compare_run(args, baseline, baseline)
+        if status not in (0, 1):
+            raise pytest.UsageError(f"--resmon-compare: {err.strip()}")
+    return args
+
+
+def _replaces_input(output: str, baseline: str) -> bool:
+    """Whether writing output changes BASELINE: the same file, or a file of
+    BASELINE's directory."""
+    real = os.path.realpath(output)
+    base = os.path.realpath(baseline)
+    return real == base or (os.path.isdir(base) and os.path.dirname(real) == base)
+
+
+def _compare_run(args: list[str], base: str, new: str) -> tuple[int, str, str]:
+    from . import _resmon
+    # "--": BASELINE is an input whatever it starts with.
+    return _resmon.compare([*args, "--", base, new])
 
 
 class _Session:
     """The plugin's state for one pytest process (the controller or a worker)."""
 
-    def __init__(self, config: pytest.Config, default_limits: dict[str, float], interval: float) -> None:
+    def __init__(self, config: pytest.Config, default_limits: dict[str, float], interval: float,
+                 compare: list[str] | None = None) -> None:
         self.config = config
         self.default_limits = default_limits
         self.interval = interval
         self.gpu = config.getini("resmon_gpu")
-        self.measure_all = bool(config.getoption("resmon") or config.getoption("resmon_json"))
+        self.measure_all = bool(config.getoption("resmon") or config.getoption("resmon_json") or compare is not None)
+        self.compare = compare  # the engine's limit arguments under --resmon-compare, else None
+        self.compared: tuple[int, str, str] | None = None  # its (exit status, report, messages)
         self.monitor: Any = None  # one ResourceMonitor, a new window per test
         self.records: dict[str, dict[str, Any]] = {}  # node id -> record (from the reports)
         self.exceeded: dict[str, Any] = {}  # node id -> the failure's message (and short line), until its report
@@ -345,27 +418,56 @@ class _Session:
                     self.records[report.nodeid] = json.loads(value)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if _is_worker(self.config):
+            return
         path = self.config.getoption("resmon_json")
-        if not path or _is_worker(self.config):
+        if not path and self.compare is None:
             return
         from . import library_version
-        report = {
+        text = json.dumps({
             "resmon_version": library_version,
             "machine": _machine(),
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "tests": self.records,
-        }
-        try:
-            # The command's rules (README, "Your files"): a temporary made with
-            # O_EXCL, devices and FIFOs in place, a link kept, read-only refused.
-            _output.write_file(path, json.dumps(report, indent=1) + "\n")
-        except OSError as error:
-            sys.stderr.write(f"resmon: cannot write --resmon-json {error.filename!r}: {error.strerror}\n")
+        }, indent=1) + "\n"
+        if path:
+            try:
+                # The command's rules (README, "Your files"): a temporary made with
+                # O_EXCL, devices and FIFOs in place, a link kept, read-only refused.
+                _output.write_file(path, text)
+            except OSError as error:
+                sys.stderr.write(f"resmon: cannot write --resmon-json {error.filename!r}: {error.strerror}\n")
+                if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
+                    session.exitstatus = pytest.ExitCode.USAGE_ERROR
+        if self.compare is not None and session.exitstatus != pytest.ExitCode.INTERRUPTED:
+            self.compare_session(session, text)
+
+    def compare_session(self, session: pytest.Session, text: str) -> None:
+        """Runs the engine on BASELINE and this session's report (written to
+        a private temporary directory), keeps its verdict for the terminal
+        summary, and fails the session as `resmon compare` would exit."""
+        baseline = self.config.getoption("resmon_compare")
+        with tempfile.TemporaryDirectory(prefix="resmon-compare-") as directory:
+            new = os.path.join(directory, "this-session.json")
+            with open(new, "w") as f:
+                f.write(text)
+            self.compared = status, _, _ = _compare_run(self.compare, baseline, new)
+        if status != 0:  # the reason lines are the terminal summary's
             if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
-                session.exitstatus = pytest.ExitCode.USAGE_ERROR
+                session.exitstatus = pytest.ExitCode.TESTS_FAILED if status == 1 else pytest.ExitCode.USAGE_ERROR
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if not self.config.getoption("resmon") or _is_worker(self.config):
+        if _is_worker(self.config):
+            return
+        if self.compared is not None:
+            status, out, err = self.compared
+            terminalreporter.write_sep("-", f"resmon compare: {self.config.getoption('resmon_compare')} vs "
+                                            "this session")
+            for line in out.splitlines():
+                terminalreporter.write_line(line)
+            for line in err.splitlines():
+                terminalreporter.write_line(line, red=True, bold=True)
+        if not self.config.getoption("resmon"):
             return
         top = self.config.getoption("resmon_top")
         write = terminalreporter.write_line

@@ -48,4 +48,8 @@ extern PyType_Spec rmpy_monitor_spec;
 /* Converts a summary to the dict of ResourceSummary's fields (None for NAN). */
 PyObject *rmpy_summary_to_dict(const resmon_summary *s);
 
+/* compare(args) -> (exit_status, stdout_text, stderr_text): `resmon compare
+ * ARGS...` (tools/resmon/compare.c) with its output captured (compare_binding.c). */
+PyObject *rmpy_compare(PyObject *module, PyObject *args);
+
 #endif

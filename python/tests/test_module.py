@@ -3,6 +3,7 @@ heap Monitor type, per module object, that its instances hold and release."""
 
 import gc
 import importlib.util
+import json
 import sys
 import weakref
 
@@ -73,3 +74,25 @@ def test_instances_hold_their_type_and_give_it_back():
     gc.collect()
     after = sys.getrefcount(_resmon.Monitor)  # outside assert: pytest's rewriting holds one more
     assert after == before
+
+
+def test_compare_runs_resmon_compare_in_process_and_leaves_the_process_as_it_was(tmp_path, capfd):
+    import locale
+    from resmon import _resmon
+    base = tmp_path / "base.json"
+    base.write_text(json.dumps({"resmon_version": "0.4.0", "tests": {"t.py::test_x": {"rss_growth_mb": 1.0}}}))
+    ctype = locale.setlocale(locale.LC_CTYPE)
+    # An unknown option inside a cluster stops getopt mid-word; the next
+    # call must not resume in the freed argv (glibc is reset with optind 0).
+    status, out, err = _resmon.compare(["-xh", str(base), str(base)])
+    assert (status, out) == (125, "") and err.startswith("resmon compare: unknown option"), err
+    status, out, err = _resmon.compare(["--max-increase=rss_growth_mb=10%,1", str(base), str(base)])
+    assert (status, err) == (0, ""), err
+    assert "1 limit hold" in out
+    status, out, _ = _resmon.compare(["--help"])
+    assert status == 0 and out.startswith("usage: resmon compare")
+    # The engine probes the locale for its check marks: the interpreter's
+    # LC_CTYPE is put back, not left at "C".
+    assert locale.setlocale(locale.LC_CTYPE) == ctype
+    # Nothing went to the process's own streams.
+    assert capfd.readouterr() == ("", "")

@@ -599,3 +599,107 @@ def test_a_test_that_writes_a_big_file_is_not_charged_with_its_page_cache(tmp_pa
     assert record["cgroup_peak_mb"] >= record["rss_growth_mb"], record
     if record["cgroup_file_mb"] >= 1:  # the kernel kept some of it cached
         assert record["exact"] is False, record
+# ---- --resmon-compare: the session against a baseline, by resmon compare's engine
+
+COMPARED = """
+        def allocate(mib):
+            block = bytearray(mib << 20)
+            block[::4096] = b"x" * len(range(0, len(block), 4096))
+            return block
+
+        def test_light():
+            pass
+
+        def test_heavy():
+            allocate(MIB)
+"""
+
+
+def compared_source(mib):
+    return COMPARED.replace("MIB", str(mib))
+
+
+def test_a_session_within_its_baselines_limits_passes_and_one_that_allocates_twice_fails(tmp_path):
+    result = run_pytest(tmp_path, compared_source(64), "--resmon-json=base.json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    limit = "--resmon-compare-fail=rss_growth_mb=50%,8"
+    result = run_pytest(tmp_path, compared_source(64), "--resmon-compare=base.json", limit)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert re.search(r"-+ resmon compare: base\.json vs this session -+", result.stdout)
+    assert re.search(r"^(\u2713|ok:) 2 limits hold", result.stdout, re.M), result.stdout
+    assert "test_generated.py::test_heavy::rss_growth_mb" in result.stdout  # the rows a limit names
+
+    result = run_pytest(tmp_path, compared_source(128), "--resmon-compare=base.json", limit)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert outcomes(result) == {"test_light": "PASSED", "test_heavy": "PASSED"}  # the session fails, no test
+    assert re.search(r"^(\u2717|FAIL:) 1 of 2 limits exceeded", result.stdout, re.M), result.stdout
+    # The engine's reason line, as `resmon compare` writes it on stderr.
+    assert re.search(r"^resmon compare: test_generated\.py::test_heavy::rss_growth_mb rose from [\d.]+ to [\d.]+ "
+                     r"\(\+\d+\.\d%\), above the limit of \+50% and \+8$", result.stdout, re.M), result.stdout
+
+
+def test_compare_limits_come_from_the_ini_and_the_command_line_replaces_a_keys(tmp_path):
+    result = run_pytest(tmp_path, compared_source(32), "--resmon-json=base.json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    ini = "resmon_compare_fail = rss_growth_mb=10%,4 cpu_sec=1000%,5\n"
+    result = run_pytest(tmp_path, compared_source(64), "--resmon-compare=base.json", ini=ini)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "test_heavy::rss_growth_mb rose from" in result.stdout
+    # The command line's limit comes last: it is the key's limit (as the
+    # last --max-increase naming a key is, in resmon compare).
+    result = run_pytest(tmp_path, compared_source(64), "--resmon-compare=base.json",
+                        "--resmon-compare-fail=rss_growth_mb=200%,4", ini=ini)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert re.search(r"^(\u2713|ok:) 4 limits hold", result.stdout, re.M), result.stdout
+
+
+def test_a_bad_compare_limit_is_a_usage_error_in_resmon_compares_words(tmp_path):
+    from resmon import _resmon
+    (tmp_path / "base.json").write_text(json.dumps({"resmon_version": "0.4.0",
+                                                    "tests": {"t.py::test_x": {"rss_growth_mb": 1.0}}}))
+    base = str(tmp_path / "base.json")
+    for limit in ("rss_growth_mb=ten%", "rss_growth_mb=-5%,1", "rss_growth_mb", "no_such_key=10%",
+                  "exit_status=1"):
+        # What `resmon compare --max-increase LIMIT` says, from the same engine.
+        status, _, words = _resmon.compare(["--max-increase", limit, base, base])
+        assert status == 125 and words.startswith("resmon compare: --max-increase "), words
+        for args, ini in (([f"--resmon-compare-fail={limit}"], None), ([], f"resmon_compare_fail = {limit}\n")):
+            result = run_pytest(tmp_path, "def test_x():\n    pass\n", "--resmon-compare=base.json", *args, ini=ini)
+            assert result.returncode == 4, result.stdout + result.stderr
+            assert "test_x" not in outcomes(result)  # refused before any test ran
+            assert f"--resmon-compare: {words.strip()}" in result.stderr, (words, result.stderr)
+    result = run_pytest(tmp_path, "def test_x():\n    pass\n", "--resmon-compare=base.json",
+                        "--resmon-compare-fail=rss_growth_mb=ten%")
+    assert ("--resmon-compare: resmon compare: --max-increase 'rss_growth_mb=ten%': expected KEY=N%, KEY=N or "
+            "KEY=N%,M, N and M numbers >= 0 (see resmon compare --help)") in result.stderr
+    result = run_pytest(tmp_path, "def test_x():\n    pass\n", "--resmon-compare-fail=rss_growth_mb=10%")
+    assert result.returncode == 4
+    assert "--resmon-compare-fail needs --resmon-compare BASELINE" in result.stderr
+
+
+def test_a_missing_or_invalid_baseline_is_a_usage_error_before_any_test_runs(tmp_path):
+    (tmp_path / "notjson.json").write_text("{not json")
+    (tmp_path / "other.json").write_text(json.dumps({"tests": "no"}))
+    (tmp_path / "empty").mkdir()
+    for baseline, words in (("missing.json", "resmon compare: missing.json: no such file or directory"),
+                            ("notjson.json", "resmon compare: notjson.json: not JSON (line 1:"),
+                            ("other.json", "resmon compare: other.json: not a resmon summary"),
+                            ("empty", "resmon compare: empty: "),
+                            ("-", "resmon: --resmon-compare needs a BASELINE file or directory")):
+        result = run_pytest(tmp_path, "def test_x():\n    pass\n", f"--resmon-compare={baseline}")
+        assert result.returncode == 4, (baseline, result.stdout + result.stderr)
+        assert "test_x" not in outcomes(result)
+        assert words in result.stderr, (baseline, result.stderr)
+    # --resmon-json is written before the comparison: into BASELINE it would
+    # be compared with itself (a file) or join its runs (a directory).
+    result = run_pytest(tmp_path, "def test_x():\n    pass\n", "--resmon-json=base.json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    (tmp_path / "runs").mkdir()
+    os.rename(tmp_path / "base.json", tmp_path / "runs" / "1.json")
+    for baseline, output in (("runs/1.json", "./runs/1.json"), ("runs", "runs/2.json")):
+        result = run_pytest(tmp_path, "def test_x():\n    pass\n", f"--resmon-compare={baseline}",
+                            f"--resmon-json={output}")
+        assert result.returncode == 4, (baseline, result.stdout + result.stderr)
+        assert "test_x" not in outcomes(result)
+        assert "an output never replaces an input" in result.stderr
+        assert sorted(os.listdir(tmp_path / "runs")) == ["1.json"]

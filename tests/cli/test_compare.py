@@ -735,6 +735,8 @@ class BadUsage(Tmp):
         self.assertUsage([self.good, self.good, self.good], "expected only BASE and NEW")
         self.assertUsage(["--format", "html", self.good, self.good], "--format 'html': expected text, markdown or json")
         self.assertUsage(["--frobnicate", self.good, self.good], "unknown option '--frobnicate'")
+        # A short option inside a group names itself, not the word before it.
+        self.assertUsage(["-xh", self.good, self.good], "unknown option '-x'")
         self.assertUsage([self.good, self.good, "--format"], "'--format' needs a value")
 
     def test_unreadable_or_non_summary_inputs_name_the_file(self):

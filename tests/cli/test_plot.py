@@ -475,6 +475,10 @@ class PlotCommand(Tmp):
                 r = resmon(*argv)
                 self.assertEqual(r.returncode, 125, r.stderr)
                 self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+        # A short option inside a group names itself, not the word before it ('plot').
+        r = resmon("plot", "-xh", good, "-o", self.path("o.svg"))
+        self.assertEqual(r.returncode, 125, r.stderr)
+        self.assertIn("unknown option '-x'", r.stderr)
         r = self.run_ok("plot", "--help")
         self.assertIn("usage: resmon plot", r.stdout)
         self.assertEqual(resmon("plot", "-h").stdout, r.stdout)

@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <langinfo.h>
+#include <limits.h>
 #include <locale.h>
 #include <math.h>
 #include <stdlib.h>
@@ -131,12 +132,17 @@ typedef struct row {
     size_t order; /* position in BASE, for a stable sort */
 } row;
 
+/* Where the report goes and where its messages go: the process's stdout and
+ * stderr for the command, a caller's streams for compare_run (the Python
+ * binding's).  Set by compare_run for the length of one call. */
+static FILE *compare_out, *compare_err;
+
 /* "resmon compare: " then text shown printable, then the rest; returns 125. */
 static int compare_error(const char *text, const char *why)
 {
-    fputs("resmon compare: ", stderr);
-    print_printable(stderr, text);
-    fprintf(stderr, "%s\n", why);
+    fputs("resmon compare: ", compare_err);
+    print_printable(compare_err, text);
+    fprintf(compare_err, "%s\n", why);
     return EXIT_USAGE;
 }
 
@@ -144,7 +150,7 @@ static int compare_error(const char *text, const char *why)
  * (ENOSPC, EPIPE...) where stdio still has it. */
 static int stdout_error(int err)
 {
-    fprintf(stderr, "resmon compare: standard output cannot be written: %s\n", strerror(err ? err : EIO));
+    fprintf(compare_err, "resmon compare: standard output cannot be written: %s\n", strerror(err ? err : EIO));
     return EXIT_USAGE;
 }
 
@@ -220,7 +226,7 @@ static int input_text(const char *path, char **text, size_t *length)
     if (strcmp(path, "-") != 0) {
         const char *const paths[] = {"-", path};
         const char *const options[] = {"standard output", "the input"};
-        if (output_paths_check("resmon compare", paths, options, 1, 2) != 0)
+        if (compare_out == stdout && output_paths_check("resmon compare", paths, options, 1, 2) != 0)
             return EXIT_USAGE; /* `compare a.json b.json >> b.json` */
         if (!(f = input_file_open(path, why, sizeof why))) {
             char line[300];
@@ -713,11 +719,11 @@ static int is_cost(const char *key)
  * returns EXIT_USAGE. */
 static int limit_error(const limit *l, const char *why)
 {
-    fputs("resmon compare: --max-increase ", stderr);
-    print_printable(stderr, l->arg);
-    fputs(": ", stderr);
-    print_printable(stderr, l->key);
-    fprintf(stderr, "%s\n", why);
+    fputs("resmon compare: --max-increase ", compare_err);
+    print_printable(compare_err, l->arg);
+    fputs(": ", compare_err);
+    print_printable(compare_err, l->key);
+    fprintf(compare_err, "%s\n", why);
     return EXIT_USAGE;
 }
 
@@ -1130,13 +1136,13 @@ static void report_exceeded(const row *rows, size_t count)
         format_number(rows[i].new_value, n, sizeof n);
         format_percent(rows[i].change_pct, pct, sizeof pct);
         format_limit(rows[i].limit, l, sizeof l);
-        fputs("resmon compare: ", stderr);
-        print_printable(stderr, rows[i].key);
+        fputs("resmon compare: ", compare_err);
+        print_printable(compare_err, rows[i].key);
         if (beyond_doubles(&rows[i]))
-            fprintf(stderr, " went from %s to %s, a change that does not fit a double: failed against the limit "
+            fprintf(compare_err, " went from %s to %s, a change that does not fit a double: failed against the limit "
                             "of %s, never passed\n", b, n, l);
         else
-            fprintf(stderr, " rose from %s to %s (%s), above the limit of %s\n", b, n, pct, l);
+            fprintf(compare_err, " rose from %s to %s (%s), above the limit of %s\n", b, n, pct, l);
     }
 }
 
@@ -1153,14 +1159,14 @@ typedef struct compare_options {
 
 static int compare_usage_error(const char *fmt, const char *arg)
 {
-    fputs("resmon compare: ", stderr);
+    fputs("resmon compare: ", compare_err);
     const char *slot = strstr(fmt, "%s");
-    fwrite(fmt, 1, slot ? (size_t)(slot - fmt) : strlen(fmt), stderr);
+    fwrite(fmt, 1, slot ? (size_t)(slot - fmt) : strlen(fmt), compare_err);
     if (slot) {
-        print_printable(stderr, arg);
-        fputs(slot + 2, stderr);
+        print_printable(compare_err, arg);
+        fputs(slot + 2, compare_err);
     }
-    fputs(" (see resmon compare --help)\n", stderr);
+    fputs(" (see resmon compare --help)\n", compare_err);
     return EXIT_USAGE;
 }
 
@@ -1183,7 +1189,7 @@ static int compare_parse(int argc, char **argv, compare_options *o)
     if (!o->limits)
         return compare_usage_error("out of memory", NULL);
     opterr = 0;
-    optind = 1;
+    optind = 0; /* glibc's full reset: a second call (the Python binding's) forgets the first's argv */
     int c;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
@@ -1218,11 +1224,16 @@ static int compare_parse(int argc, char **argv, compare_options *o)
                 return compare_usage_error("--format '%s': expected text, markdown or json", optarg);
             break;
         case 'h':
-            fputs(compare_usage_text, stdout);
+            fputs(compare_usage_text, compare_out);
             return -1;
         default:
             if (optopt == OPT_MAX_INCREASE || optopt == OPT_FORMAT || optopt == OPT_ALPHA)
                 return compare_usage_error("'%s' needs a value", argv[optind - 1]);
+            if (optopt > 0 && optopt <= UCHAR_MAX) {
+                /* A short option: inside a group ("-xh") optind has not moved past its word. */
+                char word[] = {'-', (char)optopt, '\0'};
+                return compare_usage_error("unknown option '%s'", word);
+            }
             return compare_usage_error("unknown option '%s'", argv[optind - 1]);
         }
     }
@@ -1250,15 +1261,15 @@ static int check_commands(const side *base, const side *next)
     for (size_t i = 0; i < 2; i++) {
         if (!sides[i]->command_differs)
             continue;
-        fprintf(stderr, "resmon compare: %s's runs ran different commands (", i ? "NEW" : "BASE");
-        print_printable(stderr, sides[i]->command_differs);
-        fputs(" is not its first run's); --allow-different-commands compares them anyway\n", stderr);
+        fprintf(compare_err, "resmon compare: %s's runs ran different commands (", i ? "NEW" : "BASE");
+        print_printable(compare_err, sides[i]->command_differs);
+        fputs(" is not its first run's); --allow-different-commands compares them anyway\n", compare_err);
         return EXIT_USAGE;
     }
     if (base->command && next->command && !jansson.equal(base->command, next->command)) {
         fputs("resmon compare: BASE and NEW ran different commands (their \"command\" differs); "
               "--allow-different-commands compares them anyway\n",
-              stderr);
+              compare_err);
         return EXIT_USAGE;
     }
     return 0;
@@ -1296,24 +1307,36 @@ static void tally(report *rep, int all)
     }
 }
 
-/* Whether the terminal's (the locale's) character set is UTF-8. */
+/* Whether the terminal's (the environment's locale's) character set is
+ * UTF-8.  The caller's LC_CTYPE is put back as it was: in a Python process
+ * it is the interpreter's, not "C". */
 static int locale_is_utf8(void)
 {
-    if (!setlocale(LC_CTYPE, ""))
+    const char *current = setlocale(LC_CTYPE, NULL);
+    char *saved = current ? strdup(current) : NULL;
+    if (!saved)
         return 0;
-    const char *codeset = nl_langinfo(CODESET);
-    int utf8 = codeset && (strcmp(codeset, "UTF-8") == 0 || strcmp(codeset, "utf8") == 0);
-    setlocale(LC_CTYPE, "C");
+    int utf8 = 0;
+    if (setlocale(LC_CTYPE, "")) {
+        const char *codeset = nl_langinfo(CODESET);
+        utf8 = codeset && (strcmp(codeset, "UTF-8") == 0 || strcmp(codeset, "utf8") == 0);
+    }
+    setlocale(LC_CTYPE, saved);
+    free(saved);
     return utf8;
 }
 
-int compare_main(int argc, char **argv)
+/* The subcommand, writing to out and err: its exit status, or -1 after
+ * --help.  Neither stream is closed. */
+static int compare_streams(int argc, char **argv, FILE *out, FILE *err)
 {
+    compare_out = out;
+    compare_err = err;
     compare_options o;
     int rc = compare_parse(argc, argv, &o);
     if (rc != 0) {
         compare_options_free(&o);
-        return rc == -1 ? stdout_close("resmon compare") : rc;
+        return rc;
     }
     side base = {0}, next = {0};
     row *rows = NULL;
@@ -1338,21 +1361,21 @@ int compare_main(int argc, char **argv)
         failure = status_failure(&base, &next);
         rep.failure = failure;
         if (o.format == FORMAT_JSON)
-            print_json(stdout, &rep, failure);
+            print_json(out, &rep, failure);
         else if (o.format == FORMAT_MARKDOWN)
-            print_markdown(stdout, &rep);
+            print_markdown(out, &rep);
         else
-            print_text(stdout, &rep);
+            print_text(out, &rep);
         errno = 0;
-        if (fflush(stdout) != 0 || ferror(stdout)) {
+        if (fflush(out) != 0 || ferror(out)) {
             rc = stdout_error(errno);
         } else {
             report_exceeded(rows, count);
             rc = rep.exceeded ? 1 : 0;
             if (failure) {
-                fputs("resmon compare: ", stderr);
-                print_printable(stderr, failure);
-                fputc('\n', stderr);
+                fputs("resmon compare: ", err);
+                print_printable(err, failure);
+                fputc('\n', err);
                 rc = 1;
             }
         }
@@ -1362,6 +1385,20 @@ int compare_main(int argc, char **argv)
     side_free(&base);
     side_free(&next);
     compare_options_free(&o);
+    return rc;
+}
+
+int compare_run(int argc, char **argv, FILE *out, FILE *err)
+{
+    int rc = compare_streams(argc, argv, out, err);
+    return rc == -1 ? 0 : rc;
+}
+
+int compare_main(int argc, char **argv)
+{
+    int rc = compare_streams(argc, argv, stdout, stderr);
+    if (rc == -1)
+        return stdout_close("resmon compare");
     errno = 0;
     if (fclose(stdout) != 0 && rc != EXIT_USAGE)
         rc = stdout_error(errno);

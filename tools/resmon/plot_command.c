@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +90,11 @@ static int plot_parse(int argc, char **argv, plot_options *o)
         case ':':
             return plot_usage_error("option needs a value:", argv[optind - 1]);
         default:
+            if (optopt > 0 && optopt <= UCHAR_MAX) {
+                /* A short option: inside a group ("-xh") optind has not moved past its word. */
+                char word[] = {'-', (char)optopt, '\0'};
+                return plot_usage_error("unknown option", word);
+            }
             return plot_usage_error("unknown option", argv[optind - 1]);
         }
     }
