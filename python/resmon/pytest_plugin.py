@@ -38,8 +38,9 @@ up:
 
 ``rss_growth_mb``
     What the test added at its peak: the larger of the pytest process's
-    exact rise (VmHWM, reset when the call begins by writing 5 to
-    /proc/self/clear_refs, minus ``rss_start_mb``) and the leaf's exact
+    exact rise (VmHWM minus ``rss_start_mb``: in a leaf when the mark rose in
+    the call, else reset when the call begins by writing 5 to
+    /proc/self/clear_refs) and the leaf's exact
     peak (``cgroup_peak_mb``).
 ``peak_rss_mb``
     ``rss_start_mb + rss_growth_mb``.
@@ -69,11 +70,13 @@ up:
     Only when a GPU is measured (ini ``resmon_gpu = auto`` or a device such
     as ``nvml:0``): the device's peak memory used and its energy in the call.
 
-Peak mark: measuring a test resets the pytest process's peak-RSS mark at the
-call's start, so after a measured run VmHWM and ``ru_maxrss`` of the pytest
-process (and what a parent such as ``resmon -- pytest`` or ``/usr/bin/time``
-reports as its exact peak) show the peak since the last measured test began,
-not the session's.  Only measured tests reset it.
+Peak mark: where a test runs in a leaf cgroup, the pytest process's peak-RSS
+mark (VmHWM, ``ru_maxrss``) is left alone, so a parent such as
+``resmon -- pytest`` or ``/usr/bin/time`` still reports the session's exact
+peak.  Without a leaf (``resmon_cgroup = no``, no cgroup to make) measuring a
+test resets the mark at the call's start -- the one exact figure of the
+process's own rise there is -- and such a parent then reports the peak since
+the last measured test began, not the session's.
 
 Work left running when a test returns (threads, processes) is named in its
 record (``left_running``) and a warning, and not charged to a later test: a
@@ -325,7 +328,13 @@ class _Session:
             del self.lingering[key]
         overlapped = [f"{what} (left by {node})" for key, (node, what) in self.lingering.items()
                       if key[0] == "thread" or leaf is None]
-        exact = _reset_peak_mark()
+        # In a leaf, the peak mark is left alone (faults.md 24: a reset makes
+        # an outer resmon or /usr/bin/time lose the session's peak): the leaf
+        # is charged with every page the test newly touches, and a mark that
+        # rose during the call is this process's own exact peak.  Without a
+        # leaf the mark is reset, the one exact figure there is.
+        hwm_before = _status_mb("VmHWM") if leaf else None
+        exact = hwm_before is not None if leaf else _reset_peak_mark()
         rss_start = _status_mb("VmRSS")
         try:
             monitor = self.open_monitor()
@@ -344,6 +353,8 @@ class _Session:
             wall = time.perf_counter() - wall_start
             monitor.__exit__(None, None, None)
             hwm = _status_mb("VmHWM") if exact else None
+            if hwm is not None and hwm_before is not None and hwm <= hwm_before and rss_start is not None:
+                hwm = rss_start  # the mark did not rise: the process's own new pages are the leaf's charge
             rss_end = _status_mb("VmRSS")
             leaf_figures = None
             left = {}
