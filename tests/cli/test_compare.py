@@ -557,16 +557,22 @@ class EndToEnd(Tmp):
     @classmethod
     def setUpClass(cls):
         cls.pool_dir = tempfile.TemporaryDirectory()
-        cls.pool = {}
-        for kind, mb, cpu, count in (("same", 20, 0.3, 10), ("memory", 40, 0.3, 5), ("cpu", 20, 0.39, 5)):
-            cls.pool[kind] = []
-            for i in range(count):
-                path = os.path.join(cls.pool_dir.name, f"{kind}-{i}.json")
-                env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0", MB=str(mb), CPU=str(cpu))
-                r = resmon("-q", "-o", path, "--", *cls.COMMAND, env=env)
-                assert r.returncode == 0, r.stderr
-                with open(path) as f:
-                    cls.pool[kind].append(json.load(f))
+        kinds = {"same": (20, 0.3), "memory": (40, 0.3), "cpu": (20, 0.39)}
+        cls.pool = {kind: [] for kind in kinds}
+        # Interleaved (same, memory, cpu, same, ...), so that load which
+        # comes or goes while the pool is made weighs on every kind alike:
+        # made kind by kind, the 20 MiB of page faults cost 0.15 s more CPU
+        # in the busy "same" runs than in the quiet "cpu" ones, and the +30 %
+        # of CPU vanished (14 of 20 comparisons passed).
+        order = ["same", "memory", "cpu", "same"] * 5
+        for i, kind in enumerate(order):
+            mb, cpu = kinds[kind]
+            path = os.path.join(cls.pool_dir.name, f"{kind}-{i}.json")
+            env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0", MB=str(mb), CPU=str(cpu))
+            r = resmon("-q", "-o", path, "--", *cls.COMMAND, env=env)
+            assert r.returncode == 0, r.stderr
+            with open(path) as f:
+                cls.pool[kind].append(json.load(f))
 
     @classmethod
     def tearDownClass(cls):

@@ -380,9 +380,19 @@ int run_command(const cli_options *o, outputs *out, run_result *r)
         cgroup_read_to_end(cg, r);
     if (o->wait_orphans)
         r->wall_sec = clock_monotonic_sec() - start;
+    r->wait4_maxrss_mb = NAN;
     if (r->have_rusage) {
         /* The kernel's peak of the largest process is the exact peak for
-         * this window: the command's life is the window. */
+         * this window: the command's life is the window -- unless a sample
+         * saw one process above it (the library's figure is never below a
+         * process's sampled RSS): that process reset its mark (clear_refs,
+         * faults.md 24) or was never reaped (an orphan left running).  The
+         * larger figure is then the peak, and it is said to be sampled. */
+        double seen = r->summary.hwm_rss_mb;
+        if (!isnan(seen) && seen > r->rusage_maxrss_mb + 1.0) {
+            r->wait4_maxrss_mb = r->rusage_maxrss_mb;
+            r->rusage_maxrss_mb = seen;
+        }
         r->summary.hwm_rss_mb = r->rusage_maxrss_mb;
         r->summary.hwm_scope = RESMON_HWM_WINDOW;
         keep_kernel_switches(r);

@@ -66,6 +66,8 @@ typedef struct run_result {
     int have_rusage;
     double rusage_cpu_sec;     /* user + system of the command and all it reaped */
     double rusage_maxrss_mb;   /* largest single process's peak RSS */
+    double wait4_maxrss_mb;    /* wait4's figure when a sample saw one process above it
+                                  (its mark reset, or it was never reaped); else NAN */
     double rusage_nvcsw, rusage_nivcsw; /* context switches (voluntary,
                                   involuntary) of the command and all it and
                                   resmon reaped */

@@ -6,6 +6,7 @@
 #include "compare.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -71,6 +72,7 @@ int main(int argc, char **argv)
     note_ignored_signals(&o);
     run_result r;
     memset(&r, 0, sizeof r);
+    r.wait4_maxrss_mb = NAN; /* set by run_command when a sample saw more */
     r.gpu = gpu;
     int attached = o.pid || o.watch_cgroup; /* resmon did not start what it monitors */
     rc = attached ? attach_process(&o, &out, &r) : run_command(&o, &out, &r);

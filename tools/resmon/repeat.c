@@ -94,6 +94,7 @@ static int run_once(const cli_options *run_options, resmon_gpu *gpu, run_result 
         return EXIT_USAGE;
     }
     memset(r, 0, sizeof *r);
+    r->wait4_maxrss_mb = NAN;
     r->gpu = gpu;
     int rc = run_command(run_options, &out, r);
     if (rc != 0) {

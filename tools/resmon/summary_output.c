@@ -137,8 +137,10 @@ int summary_write_json(FILE *out, const cli_options *o, const run_result *r)
      * sampled CPU clock total. */
     put_number(out, "cpu_sec", r->have_rusage ? r->rusage_cpu_sec : r->summary.cpu_time_sec);
     fprintf(out, ", \"cpu_sec_source\": \"%s\"", r->have_rusage ? "wait4" : "samples");
-    if (r->have_rusage)
+    if (r->have_rusage) {
         put_number(out, "exact_peak_rss_mb", r->rusage_maxrss_mb);
+        fprintf(out, ", \"exact_peak_rss_source\": \"%s\"", isnan(r->wait4_maxrss_mb) ? "wait4" : "samples");
+    }
     put_number(out, "interval_sec", o->interval_sec);
     char when[40];
     format_iso8601(r->start_wall_epoch, when, sizeof when);
@@ -202,7 +204,10 @@ int summary_write_json(FILE *out, const cli_options *o, const run_result *r)
 static void print_exact_peak(FILE *out, const run_result *r)
 {
     const resmon_summary *s = &r->summary;
-    if (r->have_rusage)
+    if (r->have_rusage && !isnan(r->wait4_maxrss_mb))
+        fprintf(out, "  %-16s %10.1f MiB  sampled, largest single process: wait4 said %.1f (a process reset its "
+                "peak mark, or was not reaped)\n", "exact peak RSS", r->rusage_maxrss_mb, r->wait4_maxrss_mb);
+    else if (r->have_rusage)
         fprintf(out, "  %-16s %10.1f MiB  wait4: largest single process, exact\n", "exact peak RSS",
                 r->rusage_maxrss_mb);
     else if (!isnan(s->hwm_rss_mb))
