@@ -55,6 +55,14 @@ struct marks_channel {
     int thread_alive;
     atomic_ullong refused; /* marks the library refused */
     atomic_ullong taken;
+    /* The receiver and the sample callback (marks_take_queued) both take
+     * datagrams; the lock keeps them in the order they were sent.  held: a
+     * datagram received and not yet accepted (the monitor's queue was full),
+     * taken before anything received after it. */
+    pthread_mutex_t lock;
+    int lock_made;
+    char held[RESMON_PHASE_NAME_MAX];
+    ssize_t held_len; /* -1: none */
 };
 
 int mark_name_valid(const char *name)
@@ -230,6 +238,13 @@ marks_channel *marks_open(char *why, size_t cap)
         return NULL;
     }
     c->fd = c->stop_pipe[0] = c->stop_pipe[1] = c->parent_fd = c->dir_fd = -1;
+    c->held_len = -1;
+    if (pthread_mutex_init(&c->lock, NULL) != 0) {
+        snprintf(why, cap, "out of memory");
+        free(c);
+        return NULL;
+    }
+    c->lock_made = 1;
     const char *tmp = getenv("TMPDIR");
     /* The socket's whole path (67 bytes after TMPDIR at most) must fit sun_path: a long TMPDIR gives way to
      * the default.  Without TMPDIR, /dev/shm (memory) before /tmp: where
@@ -301,34 +316,73 @@ marks_channel *marks_open(char *why, size_t cap)
     return c;
 }
 
-/* Hands one datagram's name to the monitor.  The queue of marks waiting
- * for the sampler is short: when it is full, wait for the sampler (this is
- * resmon's thread, not the workload's). */
-static void take_mark(marks_channel *c, const char *buf, ssize_t n)
+/* Offers the held datagram's name to the monitor: 0 (a phase), -EAGAIN (its
+ * queue is full: try again), or another error (counted as refused). */
+static int offer_held(marks_channel *c)
 {
     char name[RESMON_PHASE_NAME_MAX];
-    int rc = -EINVAL;
-    if (n > 0 && n < (ssize_t)sizeof name) {
-        memcpy(name, buf, (size_t)n);
-        name[n] = '\0';
-        rc = memchr(buf, '\0', (size_t)n) ? -EINVAL : resmon_monitor_mark(c->monitor, name);
-        for (int tries = 0; rc == -EAGAIN && tries < 1000; tries++) {
-            struct timespec ms = {0, 1000000};
-            nanosleep(&ms, NULL);
-            rc = resmon_monitor_mark(c->monitor, name);
-        }
-    }
-    atomic_fetch_add(rc == 0 ? &c->taken : &c->refused, 1);
+    ssize_t n = c->held_len;
+    if (n <= 0 || n >= (ssize_t)sizeof name || memchr(c->held, '\0', (size_t)n))
+        return -EINVAL;
+    memcpy(name, c->held, (size_t)n);
+    name[n] = '\0';
+    return resmon_monitor_mark(c->monitor, name);
 }
 
-/* Reads what is queued; returns when the socket is empty. */
+/* Under c->lock: hands the held datagram, then every queued one, to the
+ * monitor in order.  Returns 1 when one waits for room in the monitor's
+ * queue (it stays held), 0 when the socket is empty. */
+static int take_locked(marks_channel *c)
+{
+    for (;;) {
+        if (c->held_len < 0) {
+            char buf[256];
+            ssize_t n = recv(c->fd, buf, sizeof buf, MSG_DONTWAIT | MSG_TRUNC);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n < 0)
+                return 0;
+            /* longer than a name: refused whatever it holds */
+            c->held_len = n < (ssize_t)sizeof c->held ? n : (ssize_t)sizeof c->held;
+            memcpy(c->held, buf, (size_t)c->held_len);
+        }
+        int rc = offer_held(c);
+        if (rc == -EAGAIN)
+            return 1;
+        atomic_fetch_add(rc == 0 ? &c->taken : &c->refused, 1);
+        c->held_len = -1;
+    }
+}
+
+/* Reads what is queued; returns when the socket is empty.  The queue of
+ * marks waiting for the sampler is short: when it is full, wait for the
+ * sampler (this is resmon's thread, not the workload's), without the lock,
+ * so that the sample callback never waits on this wait. */
 static void read_queued(marks_channel *c)
 {
-    char buf[256];
-    ssize_t n;
-    while ((n = recv(c->fd, buf, sizeof buf, MSG_DONTWAIT | MSG_TRUNC)) >= 0 || errno == EINTR)
-        if (n >= 0)
-            take_mark(c, buf, n > (ssize_t)sizeof buf ? (ssize_t)sizeof buf : n);
+    for (int tries = 0;;) {
+        pthread_mutex_lock(&c->lock);
+        int waiting = take_locked(c);
+        if (waiting && ++tries >= 1000) { /* a sampler that stopped taking: counted */
+            atomic_fetch_add(&c->refused, 1);
+            c->held_len = -1;
+            tries = 0;
+        }
+        pthread_mutex_unlock(&c->lock);
+        if (!waiting)
+            return;
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+}
+
+void marks_take_queued(marks_channel *c)
+{
+    if (!c || !c->monitor || c->fd < 0)
+        return;
+    pthread_mutex_lock(&c->lock);
+    take_locked(c); /* a mark waiting for room stays the receiver's */
+    pthread_mutex_unlock(&c->lock);
 }
 
 static void *receiver(void *arg)
@@ -420,6 +474,8 @@ void marks_close(marks_channel *c)
     }
     if (c->parent_fd >= 0)
         close(c->parent_fd);
+    if (c->lock_made)
+        pthread_mutex_destroy(&c->lock);
     free(c);
 }
 
