@@ -690,6 +690,27 @@ class Orphans(Tmp):
         self.assertEqual(s["orphans_left"], 0)
         self.assertNotIn("still run", r.stderr)
 
+    def test_a_signal_that_cuts_the_orphans_wait_short_says_so_and_counts_those_left(self):
+        # SIGTERM to resmon during --wait-orphans is forwarded to the
+        # command's group and ends the wait: one orphan dies of it, the other
+        # ignores it.  The line says the wait was cut short, and orphans_left
+        # counts only the one still running (not the other's zombie).  Before
+        # the fix: 2, and "(--wait-orphans waits for them)".
+        script = (f"{WORKLOAD} sleep 30 >/dev/null 2>&1 & echo $!; "
+                  f"(trap '' TERM; exec {WORKLOAD} sleep 30) >/dev/null 2>&1 & echo $!; exit 0")
+        p = subprocess.Popen([RESMON, "-q", "--wait-orphans", "-o", self.path("s.json"), "--", "sh", "-c", script],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        dies, stays = int(p.stdout.readline()), int(p.stdout.readline())
+        self.addCleanup(lambda: proc_state(stays) and os.kill(stays, signal.SIGKILL))
+        p.send_signal(signal.SIGTERM)
+        _, err = p.communicate(timeout=60)
+        self.assertIn("the wait for the command's orphans was cut short by SIGTERM: 1 process still runs", err)
+        self.assertNotIn("--wait-orphans waits", err)
+        s = self.summary()
+        self.assertTrue(s["interrupted"], s)
+        self.assertEqual(s["orphans_left"], 1, (s, err))
+        self.assertIn(proc_state(stays), ("S", "R"))
+
     def test_as_pid_1_every_orphan_is_reaped(self):
         script = "for i in $(seq 300); do (sleep .01 &); done; sleep 1; ps -eo stat= | grep -c Z"
         r = subprocess.run(["unshare", "-pf", "--mount-proc", RESMON, "-q", "--", "sh", "-c", script],
