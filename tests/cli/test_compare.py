@@ -693,6 +693,17 @@ class BadUsage(Tmp):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("new - (1 run)", r.stdout)
 
+    def test_standard_input_for_both_sides_is_refused_in_one_line(self):
+        # `compare - -`: the second side would read an empty rest of the
+        # pipe ("not JSON ... near end of file" before the fix).
+        with open(self.good) as f:
+            text = f.read()
+        r = subprocess.run([RESMON, "compare", "-", "-"], input=text, capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 125, r.stderr)
+        self.assertEqual(r.stdout, "")
+        self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+        self.assertIn("BASE and NEW are both standard input", r.stderr)
+
     def test_standard_output_that_is_an_input_is_refused(self):
         # `compare a.json b.json >> b.json` would append a table to a summary.
         with open(self.good) as f:

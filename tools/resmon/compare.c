@@ -1187,6 +1187,9 @@ static int compare_parse(int argc, char **argv, compare_options *o)
         return compare_usage_error(argc - optind < 2 ? "expected BASE and NEW%s" : "expected only BASE and NEW%s", "");
     o->base_path = argv[optind];
     o->new_path = argv[optind + 1];
+    if (strcmp(o->base_path, "-") == 0 && strcmp(o->new_path, "-") == 0) /* the second would read what is left: nothing */
+        return compare_usage_error("BASE and NEW are both standard input ('-'): at most one side can be read from it%s",
+                                   "");
     return 0;
 }
 
