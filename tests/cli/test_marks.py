@@ -422,5 +422,44 @@ class Marks(unittest.TestCase):
             shutil.rmtree(foreign)
 
 
+    def test_the_directories_of_a_killed_resmon_0_3_are_swept_too(self):
+        # resmon 0.3 named its channel resmon-marks-XXXXXX (mkdtemp, no
+        # creator in the name).  Dead (nothing receives on its socket):
+        # removed by the next resmon.  Kept: a live one, one without a socket
+        # (a 0.3 resmon between mkdtemp and bind), a symlink, another user's.
+        import socket as socketlib
+        def old(name, live=False, with_socket=True):
+            d = self.path(name)
+            os.mkdir(d, 0o700)
+            with open(os.path.join(d, "dropped"), "w") as f:
+                f.write("xx")
+            s = None
+            if with_socket:
+                s = socketlib.socket(socketlib.AF_UNIX, socketlib.SOCK_DGRAM)
+                s.bind(os.path.join(d, "socket"))
+                if not live:
+                    s.close()
+                    s = None
+            return d, s
+        dead, _ = old("resmon-marks-Ab12Cd")
+        live, receiver = old("resmon-marks-Li1VeX", live=True)
+        self.addCleanup(receiver.close)
+        unbound, _ = old("resmon-marks-NoSock", with_socket=False)
+        victim, _ = old("victim-marks")
+        os.symlink(victim, self.path("resmon-marks-Link00"))
+        kept = [live, unbound, self.path("resmon-marks-Link00")]
+        if os.geteuid() == 0:
+            foreign, _ = old("resmon-marks-Other0")
+            for name in ("", "dropped", "socket"):
+                os.lchown(os.path.join(foreign, name), 65534, 65534)
+            kept.append(foreign)
+        r = self.run_resmon("-q", "--", "true")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertFalse(os.path.exists(dead), os.listdir(dead) if os.path.isdir(dead) else None)
+        self.assertEqual(sorted(os.path.join(self.dir.name, n) for n in self.channel_dirs()), sorted(kept))
+        self.assertEqual(sorted(os.listdir(live)), ["dropped", "socket"])
+        self.assertEqual(sorted(os.listdir(victim)), ["dropped", "socket"])
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -19,7 +19,7 @@
  * library refuses (a bad name, more than RESMON_MAX_PHASES phases, a
  * window already closed) are counted the same way.  resmon works in the
  * directory through a descriptor held open (faults.md 35) and removes it at
- * the end; one left by a resmon killed with SIGKILL is removed by the next
+ * the end; one left by a resmon killed with SIGKILL (0.3's too) is removed by the next
  * resmon that makes its channel in the same place (sweep_stale).
  */
 #include "cli.h"
@@ -109,11 +109,42 @@ static unsigned long long own_pidns(void)
     return stat("/proc/self/ns/pid", &st) == 0 ? (unsigned long long)st.st_ino : 0;
 }
 
+/* Removes the channel directory dir (name in parent, held open, checked as
+ * this user's): only the files a channel holds are unlinked, through the
+ * directory held open; a directory that is not empty then stays. */
+static void remove_channel_dir(int parent, const char *name, int dir, const struct stat *st)
+{
+    unlinkat(dir, "socket", 0);
+    int listing = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = listing >= 0 ? fdopendir(listing) : NULL;
+    if (!d && listing >= 0)
+        close(listing);
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;)
+        if (strncmp(e->d_name, "dropped", 7) == 0) /* dropped-<secret>, and "dropped" of older resmons */
+            unlinkat(dir, e->d_name, 0);
+    if (d)
+        closedir(d);
+    struct stat again;
+    if (fstatat(parent, name, &again, AT_SYMLINK_NOFOLLOW) == 0 && again.st_ino == st->st_ino &&
+        again.st_dev == st->st_dev)
+        unlinkat(parent, name, AT_REMOVEDIR);
+}
+
+/* Opens the directory name in parent without following a link; -1 unless
+ * it is a directory of this user's. */
+static int open_own_dir(int parent, const char *name, struct stat *st)
+{
+    int dir = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dir >= 0 && (fstat(dir, st) != 0 || !S_ISDIR(st->st_mode) || st->st_uid != geteuid())) {
+        close(dir);
+        dir = -1;
+    }
+    return dir;
+}
+
 /* Removes the channel directory name in parent if it is one a resmon of
  * this user and pid namespace left behind when it was killed: its creator
- * (pid and start time in the name) is gone.  Only the two files a channel
- * holds are unlinked, through the directory held open; a directory that is
- * not empty then stays. */
+ * (pid and start time in the name) is gone. */
 static void sweep_one(int parent, const char *name, unsigned long long pidns)
 {
     long pid;
@@ -125,25 +156,38 @@ static void sweep_one(int parent, const char *name, unsigned long long pidns)
     unsigned long long now = start_time_of(pid);
     if (now == 0 || now == start)
         return; /* alive, or not known: nothing is removed on a doubt */
-    int dir = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     struct stat st;
+    int dir = open_own_dir(parent, name, &st);
+    if (dir >= 0) {
+        remove_channel_dir(parent, name, dir, &st);
+        close(dir);
+    }
+}
+
+/* The same for a directory of resmon 0.3 (resmon-marks-XXXXXX, mkdtemp's
+ * six letters and digits; no creator in its name): its creator is gone when
+ * nothing receives on its socket (connect: ECONNREFUSED).  One without a
+ * socket may be a 0.3 resmon's between mkdtemp and bind: kept. */
+static void sweep_old(int parent, const char *name)
+{
+    const char *suffix = name + sizeof DIR_PREFIX - 1;
+    if (strlen(suffix) != 6 || strspn(suffix, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") != 6)
+        return;
+    struct stat st, sock;
+    int dir = open_own_dir(parent, name, &st);
     if (dir < 0)
         return;
-    if (fstat(dir, &st) == 0 && st.st_uid == geteuid()) {
-        unlinkat(dir, "socket", 0);
-        int listing = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        DIR *d = listing >= 0 ? fdopendir(listing) : NULL;
-        if (!d && listing >= 0)
-            close(listing);
-        for (struct dirent *e; d && (e = readdir(d)) != NULL;)
-            if (strncmp(e->d_name, "dropped", 7) == 0) /* dropped-<secret>, and "dropped" of older resmons */
-                unlinkat(dir, e->d_name, 0);
-        if (d)
-            closedir(d);
-        struct stat again;
-        if (fstatat(parent, name, &again, AT_SYMLINK_NOFOLLOW) == 0 && again.st_ino == st.st_ino &&
-            again.st_dev == st.st_dev)
-            unlinkat(parent, name, AT_REMOVEDIR);
+    if (fstatat(dir, "socket", &sock, AT_SYMLINK_NOFOLLOW) == 0 && S_ISSOCK(sock.st_mode) &&
+        sock.st_uid == geteuid()) {
+        /* Through the directory held open (its socket was checked above and
+         * only its owner can add to it: 0700). */
+        struct sockaddr_un addr = {.sun_family = AF_UNIX};
+        snprintf(addr.sun_path, sizeof addr.sun_path, "/proc/self/fd/%d/socket", dir);
+        int probe = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (probe >= 0 && connect(probe, (struct sockaddr *)&addr, sizeof addr) != 0 && errno == ECONNREFUSED)
+            remove_channel_dir(parent, name, dir, &st);
+        if (probe >= 0)
+            close(probe);
     }
     close(dir);
 }
@@ -163,8 +207,10 @@ static void sweep_stale(int parent, unsigned long long pidns)
     }
     struct dirent *e;
     while ((e = readdir(d)) != NULL)
-        if (strncmp(e->d_name, DIR_PREFIX, sizeof DIR_PREFIX - 1) == 0)
+        if (strncmp(e->d_name, DIR_PREFIX, sizeof DIR_PREFIX - 1) == 0) {
             sweep_one(parent, e->d_name, pidns);
+            sweep_old(parent, e->d_name);
+        }
     closedir(d);
 }
 
