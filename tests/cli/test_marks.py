@@ -346,6 +346,29 @@ class Marks(unittest.TestCase):
             self.assertEqual(r.stdout.startswith(tmp + "/"), used, (oct(mode), r.stdout))
             self.assertEqual(os.listdir(tmp), [])
 
+    def test_a_tmpdir_that_is_another_users_link_is_not_followed(self):
+        # TMPDIR names a symbolic link that nobody owns (planted in /tmp,
+        # which fs.protected_symlinks=0 lets root follow; here in a private
+        # directory, where the kernel always follows): the channel goes to
+        # the default, nothing is made where the link points.  This user's
+        # own link is followed.
+        if os.geteuid() != 0:
+            self.skipTest("needs root, to give the link to a second user (nobody)")
+        target = self.path("target")
+        os.mkdir(target)
+        os.chown(target, 65534, 65534)
+        link = self.path("l")
+        os.symlink(target, link)
+        os.lchown(link, 65534, 65534)
+        self.env["TMPDIR"] = link
+        r = self.run_resmon("-q", "--", "sh", "-c", 'echo "$RESMON_MARK_SOCKET"')
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertFalse(r.stdout.startswith(link + "/"), r.stdout)
+        self.assertEqual(os.listdir(target), [])
+        os.lchown(link, 0, 0)  # root's own link: followed, as any TMPDIR
+        r = self.run_resmon("-q", "--", "sh", "-c", 'echo "$RESMON_MARK_SOCKET"')
+        self.assertTrue(r.stdout.startswith(link + "/"), r.stdout)
+
     def test_a_channel_directory_swapped_for_a_link_is_not_cleaned_through_it(self):
         # Another user who may write TMPDIR renames the channel's directory
         # and puts a link to a victim directory in its place while resmon

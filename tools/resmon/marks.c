@@ -229,9 +229,20 @@ static int random_bytes(unsigned char *buf, size_t n)
  * process so that a later resmon can tell when it is stale. */
 static int make_dir(marks_channel *c, const char *tmp)
 {
-    c->parent_fd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    /* A symbolic link another user owns (planted in /tmp, where
+     * fs.protected_symlinks=0 lets root follow it) is not followed: that
+     * user chose where the channel goes.  The link is checked again after
+     * the open (a link's target never changes: the same inode, the same
+     * place). */
+    struct stat link, link_after;
+    int is_link = lstat(tmp, &link) == 0 && S_ISLNK(link.st_mode);
+    if (is_link && link.st_uid != geteuid() && link.st_uid != 0)
+        return -EXDEV;
+    c->parent_fd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC | (is_link ? 0 : O_NOFOLLOW));
     if (c->parent_fd < 0)
-        return -errno;
+        return errno == ELOOP ? -EXDEV : -errno; /* became a link meanwhile */
+    if (is_link && (lstat(tmp, &link_after) != 0 || link_after.st_ino != link.st_ino || link_after.st_dev != link.st_dev))
+        return -EXDEV;
     struct stat parent;
     if (fstat(c->parent_fd, &parent) != 0)
         return -errno;
