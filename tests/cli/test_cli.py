@@ -469,6 +469,13 @@ class Attach(Tmp):
         self.assertIsNone(target.poll())  # not forwarded: resmon did not start it
 
 
+def proc_ignores_term(pid):
+    """Whether pid ignores SIGTERM (SigIgn of /proc/PID/status)."""
+    with open(f"/proc/{pid}/status") as f:
+        ignored = next(int(line.split()[1], 16) for line in f if line.startswith("SigIgn:"))
+    return bool(ignored & (1 << (signal.SIGTERM - 1)))
+
+
 def proc_state(pid):
     """The state letter of pid ('Z' for a zombie), or None when it is gone."""
     try:
@@ -696,11 +703,16 @@ class Orphans(Tmp):
         # ignores it.  The line says the wait was cut short, and orphans_left
         # counts only the one still running (not the other's zombie).  Before
         # the fix: 2, and "(--wait-orphans waits for them)".
-        script = (f"{WORKLOAD} sleep 30 >/dev/null 2>&1 & echo $!; "
-                  f"(trap '' TERM; exec {WORKLOAD} sleep 30) >/dev/null 2>&1 & echo $!; exit 0")
+        # Each orphan names itself once it runs (the second after its trap):
+        # the signal is sent only then.
+        orphan = f"exec sh -c 'echo $$; exec {WORKLOAD} sleep 30 >/dev/null 2>&1'"
+        script = f"({orphan}) & (trap '' TERM; {orphan}) & exit 0"
         p = subprocess.Popen([RESMON, "-q", "--wait-orphans", "-o", self.path("s.json"), "--", "sh", "-c", script],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        dies, stays = int(p.stdout.readline()), int(p.stdout.readline())
+        first, second = int(p.stdout.readline()), int(p.stdout.readline())
+        ignoring = [pid for pid in (first, second) if proc_ignores_term(pid)]
+        self.assertEqual(len(ignoring), 1)
+        stays = ignoring[0]
         self.addCleanup(lambda: proc_state(stays) and os.kill(stays, signal.SIGKILL))
         p.send_signal(signal.SIGTERM)
         _, err = p.communicate(timeout=60)
