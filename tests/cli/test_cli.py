@@ -469,6 +469,13 @@ class Attach(Tmp):
         self.assertIsNone(target.poll())  # not forwarded: resmon did not start it
 
 
+def proc_ignores_term(pid):
+    """Whether pid ignores SIGTERM (SigIgn of /proc/PID/status)."""
+    with open(f"/proc/{pid}/status") as f:
+        ignored = next(int(line.split()[1], 16) for line in f if line.startswith("SigIgn:"))
+    return bool(ignored & (1 << (signal.SIGTERM - 1)))
+
+
 def proc_state(pid):
     """The state letter of pid ('Z' for a zombie), or None when it is gone."""
     try:
@@ -689,6 +696,32 @@ class Orphans(Tmp):
         self.assertGreater(s["cpu_sec"], 0.1)  # the spinning orphan, reaped by resmon
         self.assertEqual(s["orphans_left"], 0)
         self.assertNotIn("still run", r.stderr)
+
+    def test_a_signal_that_cuts_the_orphans_wait_short_says_so_and_counts_those_left(self):
+        # SIGTERM to resmon during --wait-orphans is forwarded to the
+        # command's group and ends the wait: one orphan dies of it, the other
+        # ignores it.  The line says the wait was cut short, and orphans_left
+        # counts only the one still running (not the other's zombie).  Before
+        # the fix: 2, and "(--wait-orphans waits for them)".
+        # Each orphan names itself once it runs (the second after its trap):
+        # the signal is sent only then.
+        orphan = f"exec sh -c 'echo $$; exec {WORKLOAD} sleep 30 >/dev/null 2>&1'"
+        script = f"({orphan}) & (trap '' TERM; {orphan}) & exit 0"
+        p = subprocess.Popen([RESMON, "-q", "--wait-orphans", "-o", self.path("s.json"), "--", "sh", "-c", script],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        first, second = int(p.stdout.readline()), int(p.stdout.readline())
+        ignoring = [pid for pid in (first, second) if proc_ignores_term(pid)]
+        self.assertEqual(len(ignoring), 1)
+        stays = ignoring[0]
+        self.addCleanup(lambda: proc_state(stays) and os.kill(stays, signal.SIGKILL))
+        p.send_signal(signal.SIGTERM)
+        _, err = p.communicate(timeout=60)
+        self.assertIn("the wait for the command's orphans was cut short by SIGTERM: 1 process still runs", err)
+        self.assertNotIn("--wait-orphans waits", err)
+        s = self.summary()
+        self.assertTrue(s["interrupted"], s)
+        self.assertEqual(s["orphans_left"], 1, (s, err))
+        self.assertIn(proc_state(stays), ("S", "R"))
 
     def test_as_pid_1_every_orphan_is_reaped(self):
         script = "for i in $(seq 300); do (sleep .01 &); done; sleep 1; ps -eo stat= | grep -c Z"

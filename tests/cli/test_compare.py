@@ -780,6 +780,17 @@ class BadUsage(Tmp):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("new - (1 run)", r.stdout)
 
+    def test_standard_input_for_both_sides_is_refused_in_one_line(self):
+        # `compare - -`: the second side would read an empty rest of the
+        # pipe ("not JSON ... near end of file" before the fix).
+        with open(self.good) as f:
+            text = f.read()
+        r = subprocess.run([RESMON, "compare", "-", "-"], input=text, capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 125, r.stderr)
+        self.assertEqual(r.stdout, "")
+        self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+        self.assertIn("BASE and NEW are both standard input", r.stderr)
+
     def test_standard_output_that_is_an_input_is_refused(self):
         # `compare a.json b.json >> b.json` would append a table to a summary.
         with open(self.good) as f:
@@ -803,6 +814,19 @@ class BadUsage(Tmp):
                            timeout=60)
         self.assertEqual(r.returncode, 125, r.stderr)
         self.assertIn(b"-: larger than the 32 MiB compare reads", r.stderr)
+
+    def test_an_input_that_needs_more_memory_than_compare_allows_is_refused(self):
+        # Under the 32 MiB byte bound, a pytest report takes ~24 MiB of memory
+        # per MB: a 20 MB one would take ~480 MiB.  Refused, named, 125 (it
+        # was accepted before: 434 MiB for 17.9 MB).
+        keys = ("rss_growth_mb", "peak_rss_mb", "cpu_sec", "wall_sec", "exact_peak_rss_mb", "children_peak_rss_mb")
+        tests = {f"tests/test_m{t // 100}.py::test_case_{t}[p-{t % 7}]": {k: 10 + t % 97 * 0.37 for k in keys}
+                 for t in range(120000)}
+        big = self.path("big-report.json")
+        with open(big, "w") as f:
+            json.dump({"resmon_version": "0.4.0", "tests": tests}, f)
+        self.assertLess(os.path.getsize(big), 32 << 20)
+        self.assertUsage([big, big], "big-report.json: needs more than the 256 MiB of memory compare allows")
 
     def test_without_jansson_compare_says_so_in_one_line(self):
         base = self.write("base.json", summary())

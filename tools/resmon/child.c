@@ -240,6 +240,23 @@ static int reap_command(pid_t child, const cli_options *o, run_result *r)
     return 0;
 }
 
+/* After a signal cut --wait-orphans short (it was forwarded to the
+ * command's group): reaps those it ended, allowing them up to half a second
+ * to end, and returns how many still run (a zombie is not left running).
+ * -1 when /proc cannot say. */
+static int orphans_after_signal(run_result *r)
+{
+    for (int tries = 0; tries < 100; tries++) {
+        reap_exited_orphans(r);
+        if (count_children() <= 0)
+            break;
+        struct timespec pause = {0, 5000000};
+        nanosleep(&pause, NULL);
+    }
+    reap_exited_orphans(r);
+    return count_children();
+}
+
 /* After the command's exit: reaps the orphans that are done, waits for the
  * rest with --wait-orphans, and says how many are left running.  Returns
  * whether any process of the tree outlived the monitor's window (reaped
@@ -249,14 +266,23 @@ static int settle_orphans(const cli_options *o, pid_t group, run_result *r)
     int outlived = reap_exited_orphans(r);
     int left = count_children();
     outlived += left != 0; /* -1, unknown: maybe */
+    int cut_short = 0;
     if (left > 0 && o->wait_orphans) {
         signals_forward_to(0, group); /* they may still be in the command's group */
         wait_for_orphans(r);
         signals_forward_to(0, 0);
-        left = count_children();
+        cut_short = signals_received() != 0;
+        left = cut_short ? orphans_after_signal(r) : count_children();
     }
     r->orphans_left = left > 0 ? left : 0;
-    if (left > 0)
+    if (left > 0 && cut_short)
+        fprintf(stderr, "resmon: the wait for the command's orphans was cut short by SIG%s: %d process%s still run%s; "
+                        "not measured further\n",
+                sigabbrev_np(signals_received()) ? sigabbrev_np(signals_received()) : "?", left, left == 1 ? "" : "es", left == 1 ? "s" : "");
+    else if (cut_short)
+        fprintf(stderr, "resmon: the wait for the command's orphans was cut short by SIG%s: none still runs\n",
+                sigabbrev_np(signals_received()) ? sigabbrev_np(signals_received()) : "?");
+    else if (left > 0)
         fprintf(stderr, "resmon: %d process%s started by the command still run%s\n", left, left == 1 ? "" : "es",
                 getpid() == 1 ? " and end with resmon (PID 1 of this namespace)"
                               : "; not measured further (--wait-orphans waits for them)");

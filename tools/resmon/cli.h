@@ -187,6 +187,10 @@ typedef struct marks_channel marks_channel;
 marks_channel *marks_open(char *why, size_t cap);
 /* Hands every mark received from now on to m.  0 or -errno. */
 int marks_start(marks_channel *c, resmon_monitor *m);
+/* From the sample callback, on the sampler's thread: hands what was sent so
+ * far to the monitor, so that a window the command's exit ends takes every
+ * mark sent before the exit (the receiver thread may not have run yet). */
+void marks_take_queued(marks_channel *c);
 /* Takes what was sent so far and stops receiving (before the monitor stops). */
 void marks_drain(marks_channel *c);
 /* Marks dropped (by a full channel or refused by the library), and taken. */

@@ -42,7 +42,8 @@ static const char compare_usage_text[] =
     "the library's resmon_summary_to_json, the Python to_dict()), what resmon writes for\n"
     "repeated runs (every run in it), the JSON report of resmon's pytest plugin (its keys\n"
     "are NODEID::KEY), or a directory of summaries or reports, one run each; - is standard\n"
-    "input.  Inputs are regular files of at most 32 MiB.  A side's figure is its median.\n"
+    "input.  Inputs are regular files of at most 32 MiB, read in at most 256 MiB of memory\n"
+    "(a pytest report of some 10 MB).  A side's figure is its median.\n"
     "With enough runs a side (4 at --alpha 0.05, 5 at 0.01) a Mann-Whitney U test says\n"
     "whether a key changed; each key gets one verdict: regression, improvement,\n"
     "unchanged, noise, or not enough runs.  Shown: the keys with a limit and the keys\n"
@@ -215,6 +216,51 @@ static int side_add_members(side *s, json_t *object, const char *prefix, size_t 
  * report of some 25,000 tests. */
 #define COMPARE_INPUT_MAX ((size_t)32 << 20)
 
+/* ...but memory, not bytes, is what a side costs: a pytest report took 24
+ * MiB of memory per MB (its tree, and the keys kept for both sides), so 32
+ * MiB of input could take 770 MiB.  Every allocation Jansson makes in
+ * compare (the trees and both sides' key index) is counted, with the
+ * allocator's overhead, against this budget; an input that would pass it is
+ * refused, named, as one over the byte bound is. */
+#define COMPARE_MEMORY_MAX ((size_t)256 << 20)
+#define BUDGET_HEADER 16 /* keeps malloc's alignment */
+#define BUDGET_OVERHEAD 16 /* what malloc adds to each block */
+static size_t budget_held;
+static int budget_exceeded;
+
+static void *budget_malloc(size_t n)
+{
+    size_t cost = n + BUDGET_HEADER + BUDGET_OVERHEAD;
+    if (n > COMPARE_MEMORY_MAX || cost > COMPARE_MEMORY_MAX - budget_held) {
+        budget_exceeded = 1;
+        return NULL;
+    }
+    size_t *block = malloc(n + BUDGET_HEADER);
+    if (!block)
+        return NULL;
+    block[0] = cost;
+    budget_held += cost;
+    return (char *)block + BUDGET_HEADER;
+}
+
+static void budget_free(void *p)
+{
+    if (!p)
+        return;
+    size_t *block = (size_t *)(void *)((char *)p - BUDGET_HEADER);
+    budget_held -= block[0];
+    free(block);
+}
+
+/* After a failed read: the line that says so, when the budget was the
+ * reason. */
+static int budget_error(const char *path)
+{
+    char line[160];
+    snprintf(line, sizeof line, ": needs more than the %zu MiB of memory compare allows", COMPARE_MEMORY_MAX >> 20);
+    return compare_error(path, line);
+}
+
 /* The text of path ("-": standard input, which may be a pipe), at most
  * COMPARE_INPUT_MAX bytes: a FIFO, device or directory is refused without
  * waiting on it, as is standard output's own file.  Returns 0, or prints one
@@ -330,6 +376,8 @@ static int side_read_file(side *s, const char *path, size_t run, int in_director
     json_error_t err;
     json_t *root = jansson.loadb(text, length, JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, &err);
     free(text);
+    if (!root && budget_exceeded)
+        return budget_error(path);
     if (!root) {
         char why[JSON_ERROR_TEXT_LENGTH + 64];
         snprintf(why, sizeof why, ": not JSON (line %d: %s)", err.line, err.text);
@@ -376,7 +424,7 @@ static int side_read_file(side *s, const char *path, size_t run, int in_director
     else
         jansson_release(root);
     if (rc < 0)
-        return compare_error(path, ": out of memory");
+        return budget_exceeded ? budget_error(path) : compare_error(path, ": out of memory");
     return 0;
 }
 
@@ -1344,6 +1392,8 @@ static int compare_streams(int argc, char **argv, FILE *out, FILE *err)
     char why[512], *failure = NULL;
     if (jansson_load("comparing summaries", why, sizeof why) < 0)
         rc = compare_error(why, "");
+    else
+        jansson.set_alloc_funcs(budget_malloc, budget_free); /* before Jansson's first allocation */
     if (rc == 0)
         rc = side_read(&base, o.base_path);
     if (rc == 0)

@@ -19,7 +19,7 @@
  * library refuses (a bad name, more than RESMON_MAX_PHASES phases, a
  * window already closed) are counted the same way.  resmon works in the
  * directory through a descriptor held open (faults.md 35) and removes it at
- * the end; one left by a resmon killed with SIGKILL is removed by the next
+ * the end; one left by a resmon killed with SIGKILL (0.3's too) is removed by the next
  * resmon that makes its channel in the same place (sweep_stale).
  */
 #include "cli.h"
@@ -55,6 +55,14 @@ struct marks_channel {
     int thread_alive;
     atomic_ullong refused; /* marks the library refused */
     atomic_ullong taken;
+    /* The receiver and the sample callback (marks_take_queued) both take
+     * datagrams; the lock keeps them in the order they were sent.  held: a
+     * datagram received and not yet accepted (the monitor's queue was full),
+     * taken before anything received after it. */
+    pthread_mutex_t lock;
+    int lock_made;
+    char held[RESMON_PHASE_NAME_MAX];
+    ssize_t held_len; /* -1: none */
 };
 
 int mark_name_valid(const char *name)
@@ -101,11 +109,42 @@ static unsigned long long own_pidns(void)
     return stat("/proc/self/ns/pid", &st) == 0 ? (unsigned long long)st.st_ino : 0;
 }
 
+/* Removes the channel directory dir (name in parent, held open, checked as
+ * this user's): only the files a channel holds are unlinked, through the
+ * directory held open; a directory that is not empty then stays. */
+static void remove_channel_dir(int parent, const char *name, int dir, const struct stat *st)
+{
+    unlinkat(dir, "socket", 0);
+    int listing = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = listing >= 0 ? fdopendir(listing) : NULL;
+    if (!d && listing >= 0)
+        close(listing);
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;)
+        if (strncmp(e->d_name, "dropped", 7) == 0) /* dropped-<secret>, and "dropped" of older resmons */
+            unlinkat(dir, e->d_name, 0);
+    if (d)
+        closedir(d);
+    struct stat again;
+    if (fstatat(parent, name, &again, AT_SYMLINK_NOFOLLOW) == 0 && again.st_ino == st->st_ino &&
+        again.st_dev == st->st_dev)
+        unlinkat(parent, name, AT_REMOVEDIR);
+}
+
+/* Opens the directory name in parent without following a link; -1 unless
+ * it is a directory of this user's. */
+static int open_own_dir(int parent, const char *name, struct stat *st)
+{
+    int dir = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dir >= 0 && (fstat(dir, st) != 0 || !S_ISDIR(st->st_mode) || st->st_uid != geteuid())) {
+        close(dir);
+        dir = -1;
+    }
+    return dir;
+}
+
 /* Removes the channel directory name in parent if it is one a resmon of
  * this user and pid namespace left behind when it was killed: its creator
- * (pid and start time in the name) is gone.  Only the two files a channel
- * holds are unlinked, through the directory held open; a directory that is
- * not empty then stays. */
+ * (pid and start time in the name) is gone. */
 static void sweep_one(int parent, const char *name, unsigned long long pidns)
 {
     long pid;
@@ -117,25 +156,38 @@ static void sweep_one(int parent, const char *name, unsigned long long pidns)
     unsigned long long now = start_time_of(pid);
     if (now == 0 || now == start)
         return; /* alive, or not known: nothing is removed on a doubt */
-    int dir = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     struct stat st;
+    int dir = open_own_dir(parent, name, &st);
+    if (dir >= 0) {
+        remove_channel_dir(parent, name, dir, &st);
+        close(dir);
+    }
+}
+
+/* The same for a directory of resmon 0.3 (resmon-marks-XXXXXX, mkdtemp's
+ * six letters and digits; no creator in its name): its creator is gone when
+ * nothing receives on its socket (connect: ECONNREFUSED).  One without a
+ * socket may be a 0.3 resmon's between mkdtemp and bind: kept. */
+static void sweep_old(int parent, const char *name)
+{
+    const char *suffix = name + sizeof DIR_PREFIX - 1;
+    if (strlen(suffix) != 6 || strspn(suffix, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") != 6)
+        return;
+    struct stat st, sock;
+    int dir = open_own_dir(parent, name, &st);
     if (dir < 0)
         return;
-    if (fstat(dir, &st) == 0 && st.st_uid == geteuid()) {
-        unlinkat(dir, "socket", 0);
-        int listing = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        DIR *d = listing >= 0 ? fdopendir(listing) : NULL;
-        if (!d && listing >= 0)
-            close(listing);
-        for (struct dirent *e; d && (e = readdir(d)) != NULL;)
-            if (strncmp(e->d_name, "dropped", 7) == 0) /* dropped-<secret>, and "dropped" of older resmons */
-                unlinkat(dir, e->d_name, 0);
-        if (d)
-            closedir(d);
-        struct stat again;
-        if (fstatat(parent, name, &again, AT_SYMLINK_NOFOLLOW) == 0 && again.st_ino == st.st_ino &&
-            again.st_dev == st.st_dev)
-            unlinkat(parent, name, AT_REMOVEDIR);
+    if (fstatat(dir, "socket", &sock, AT_SYMLINK_NOFOLLOW) == 0 && S_ISSOCK(sock.st_mode) &&
+        sock.st_uid == geteuid()) {
+        /* Through the directory held open (its socket was checked above and
+         * only its owner can add to it: 0700). */
+        struct sockaddr_un addr = {.sun_family = AF_UNIX};
+        snprintf(addr.sun_path, sizeof addr.sun_path, "/proc/self/fd/%d/socket", dir);
+        int probe = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (probe >= 0 && connect(probe, (struct sockaddr *)&addr, sizeof addr) != 0 && errno == ECONNREFUSED)
+            remove_channel_dir(parent, name, dir, &st);
+        if (probe >= 0)
+            close(probe);
     }
     close(dir);
 }
@@ -155,8 +207,10 @@ static void sweep_stale(int parent, unsigned long long pidns)
     }
     struct dirent *e;
     while ((e = readdir(d)) != NULL)
-        if (strncmp(e->d_name, DIR_PREFIX, sizeof DIR_PREFIX - 1) == 0)
+        if (strncmp(e->d_name, DIR_PREFIX, sizeof DIR_PREFIX - 1) == 0) {
             sweep_one(parent, e->d_name, pidns);
+            sweep_old(parent, e->d_name);
+        }
     closedir(d);
 }
 
@@ -175,9 +229,20 @@ static int random_bytes(unsigned char *buf, size_t n)
  * process so that a later resmon can tell when it is stale. */
 static int make_dir(marks_channel *c, const char *tmp)
 {
-    c->parent_fd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    /* A symbolic link another user owns (planted in /tmp, where
+     * fs.protected_symlinks=0 lets root follow it) is not followed: that
+     * user chose where the channel goes.  The link is checked again after
+     * the open (a link's target never changes: the same inode, the same
+     * place). */
+    struct stat link, link_after;
+    int is_link = lstat(tmp, &link) == 0 && S_ISLNK(link.st_mode);
+    if (is_link && link.st_uid != geteuid() && link.st_uid != 0)
+        return -EXDEV;
+    c->parent_fd = open(tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC | (is_link ? 0 : O_NOFOLLOW));
     if (c->parent_fd < 0)
-        return -errno;
+        return errno == ELOOP ? -EXDEV : -errno; /* became a link meanwhile */
+    if (is_link && (lstat(tmp, &link_after) != 0 || link_after.st_ino != link.st_ino || link_after.st_dev != link.st_dev))
+        return -EXDEV;
     struct stat parent;
     if (fstat(c->parent_fd, &parent) != 0)
         return -errno;
@@ -230,6 +295,13 @@ marks_channel *marks_open(char *why, size_t cap)
         return NULL;
     }
     c->fd = c->stop_pipe[0] = c->stop_pipe[1] = c->parent_fd = c->dir_fd = -1;
+    c->held_len = -1;
+    if (pthread_mutex_init(&c->lock, NULL) != 0) {
+        snprintf(why, cap, "out of memory");
+        free(c);
+        return NULL;
+    }
+    c->lock_made = 1;
     const char *tmp = getenv("TMPDIR");
     /* The socket's whole path (67 bytes after TMPDIR at most) must fit sun_path: a long TMPDIR gives way to
      * the default.  Without TMPDIR, /dev/shm (memory) before /tmp: where
@@ -301,34 +373,73 @@ marks_channel *marks_open(char *why, size_t cap)
     return c;
 }
 
-/* Hands one datagram's name to the monitor.  The queue of marks waiting
- * for the sampler is short: when it is full, wait for the sampler (this is
- * resmon's thread, not the workload's). */
-static void take_mark(marks_channel *c, const char *buf, ssize_t n)
+/* Offers the held datagram's name to the monitor: 0 (a phase), -EAGAIN (its
+ * queue is full: try again), or another error (counted as refused). */
+static int offer_held(marks_channel *c)
 {
     char name[RESMON_PHASE_NAME_MAX];
-    int rc = -EINVAL;
-    if (n > 0 && n < (ssize_t)sizeof name) {
-        memcpy(name, buf, (size_t)n);
-        name[n] = '\0';
-        rc = memchr(buf, '\0', (size_t)n) ? -EINVAL : resmon_monitor_mark(c->monitor, name);
-        for (int tries = 0; rc == -EAGAIN && tries < 1000; tries++) {
-            struct timespec ms = {0, 1000000};
-            nanosleep(&ms, NULL);
-            rc = resmon_monitor_mark(c->monitor, name);
-        }
-    }
-    atomic_fetch_add(rc == 0 ? &c->taken : &c->refused, 1);
+    ssize_t n = c->held_len;
+    if (n <= 0 || n >= (ssize_t)sizeof name || memchr(c->held, '\0', (size_t)n))
+        return -EINVAL;
+    memcpy(name, c->held, (size_t)n);
+    name[n] = '\0';
+    return resmon_monitor_mark(c->monitor, name);
 }
 
-/* Reads what is queued; returns when the socket is empty. */
+/* Under c->lock: hands the held datagram, then every queued one, to the
+ * monitor in order.  Returns 1 when one waits for room in the monitor's
+ * queue (it stays held), 0 when the socket is empty. */
+static int take_locked(marks_channel *c)
+{
+    for (;;) {
+        if (c->held_len < 0) {
+            char buf[256];
+            ssize_t n = recv(c->fd, buf, sizeof buf, MSG_DONTWAIT | MSG_TRUNC);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n < 0)
+                return 0;
+            /* longer than a name: refused whatever it holds */
+            c->held_len = n < (ssize_t)sizeof c->held ? n : (ssize_t)sizeof c->held;
+            memcpy(c->held, buf, (size_t)c->held_len);
+        }
+        int rc = offer_held(c);
+        if (rc == -EAGAIN)
+            return 1;
+        atomic_fetch_add(rc == 0 ? &c->taken : &c->refused, 1);
+        c->held_len = -1;
+    }
+}
+
+/* Reads what is queued; returns when the socket is empty.  The queue of
+ * marks waiting for the sampler is short: when it is full, wait for the
+ * sampler (this is resmon's thread, not the workload's), without the lock,
+ * so that the sample callback never waits on this wait. */
 static void read_queued(marks_channel *c)
 {
-    char buf[256];
-    ssize_t n;
-    while ((n = recv(c->fd, buf, sizeof buf, MSG_DONTWAIT | MSG_TRUNC)) >= 0 || errno == EINTR)
-        if (n >= 0)
-            take_mark(c, buf, n > (ssize_t)sizeof buf ? (ssize_t)sizeof buf : n);
+    for (int tries = 0;;) {
+        pthread_mutex_lock(&c->lock);
+        int waiting = take_locked(c);
+        if (waiting && ++tries >= 1000) { /* a sampler that stopped taking: counted */
+            atomic_fetch_add(&c->refused, 1);
+            c->held_len = -1;
+            tries = 0;
+        }
+        pthread_mutex_unlock(&c->lock);
+        if (!waiting)
+            return;
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
+}
+
+void marks_take_queued(marks_channel *c)
+{
+    if (!c || !c->monitor || c->fd < 0)
+        return;
+    pthread_mutex_lock(&c->lock);
+    take_locked(c); /* a mark waiting for room stays the receiver's */
+    pthread_mutex_unlock(&c->lock);
 }
 
 static void *receiver(void *arg)
@@ -420,6 +531,8 @@ void marks_close(marks_channel *c)
     }
     if (c->parent_fd >= 0)
         close(c->parent_fd);
+    if (c->lock_made)
+        pthread_mutex_destroy(&c->lock);
     free(c);
 }
 

@@ -116,6 +116,10 @@ void outputs_collect_phases(outputs *out, const resmon_monitor *m, run_result *r
 void outputs_on_sample(const resmon_sample *s, void *user)
 {
     outputs *out = user;
+    /* Before the window can close: the sample may be the last, taken as
+     * the command's exit was noticed, and a mark sent before the exit may
+     * still be in the socket (one recv when it is empty). */
+    marks_take_queued(out->marks);
     if (!out->have_first) {
         out->first_timestamp = s->timestamp;
         out->have_first = 1;
