@@ -716,11 +716,17 @@ class Orphans(Tmp):
         self.addCleanup(lambda: proc_state(stays) and os.kill(stays, signal.SIGKILL))
         p.send_signal(signal.SIGTERM)
         _, err = p.communicate(timeout=60)
-        self.assertIn("the wait for the command's orphans was cut short by SIGTERM: 1 process still runs", err)
+        # resmon gives the orphans the signal ended 0.5 s to go; under a
+        # sanitizer one's exit (TSan's report at exit) can take longer, and
+        # it is then counted as still running (seen in CI5's TSan stage).
+        left = (1, 2) if SANITIZED else (1,)
+        self.assertRegex(err, r"the wait for the command's orphans was cut short by SIGTERM: "
+                              r"(1 process still runs|2 processes still run)")
         self.assertNotIn("--wait-orphans waits", err)
         s = self.summary()
         self.assertTrue(s["interrupted"], s)
-        self.assertEqual(s["orphans_left"], 1, (s, err))
+        self.assertIn(s["orphans_left"], left, (s, err))
+        self.assertIn(f": {s['orphans_left']} process", err)
         self.assertIn(proc_state(stays), ("S", "R"))
 
     def test_as_pid_1_every_orphan_is_reaped(self):
