@@ -939,6 +939,19 @@ static size_t printable_width(const char *text)
     return n;
 }
 
+/* The lines on the runs (how many, whether enough) and on keys of one side
+ * only, each after PREFIX: the text and the markdown reports share them. */
+static void print_notes(FILE *out, const report *rep, const char *prefix)
+{
+    char line[400]; /* as the reports' own */
+    runs_line(rep, line, sizeof line);
+    if (line[0])
+        fprintf(out, "%s%s\n", prefix, line);
+    only_line(rep, line, sizeof line);
+    if (line[0])
+        fprintf(out, "%s%s\n", prefix, line);
+}
+
 static void print_side_heading(FILE *out, const char *what, const side *s)
 {
     fprintf(out, "%s ", what);
@@ -959,12 +972,7 @@ static void print_text(FILE *out, const report *rep)
     fputs(", ", out);
     print_side_heading(out, "new", rep->next);
     fprintf(out, ", alpha %g\n", rep->alpha);
-    runs_line(rep, line, sizeof line);
-    if (line[0])
-        fprintf(out, "%s\n", line);
-    only_line(rep, line, sizeof line);
-    if (line[0])
-        fprintf(out, "%s\n", line);
+    print_notes(out, rep, "");
     size_t key_width = 3, base_width = 4, new_width = 3;
     for (size_t i = 0; i < rep->count; i++) {
         if (!rep->rows[i].shown)
@@ -1071,12 +1079,7 @@ static void print_markdown(FILE *out, report *rep)
         print_markdown_text(out, rep->failure);
         fputs("**\n", out);
     }
-    runs_line(rep, line, sizeof line);
-    if (line[0])
-        fprintf(out, "\n%s\n", line);
-    only_line(rep, line, sizeof line);
-    if (line[0])
-        fprintf(out, "\n%s\n", line);
+    print_notes(out, rep, "\n");
     qsort(rep->rows, rep->count, sizeof *rep->rows, compare_for_review);
     size_t printed = 0;
     for (size_t i = 0; i < rep->count; i++) {
