@@ -825,10 +825,21 @@ class HonestFigures(Tmp):
         self.assertEqual(self.summary()["exact_peak_rss_source"], "wait4")
 
     def test_last_sample_is_not_the_zombies(self):
-        r = resmon("-i", "0.02", "-o", self.path("s.json"), "--", WORKLOAD, "mem", "100", "0.5")
+        # A zombie reads 0 RSS; the window must end on what the process held,
+        # not on 0 (growth = -first). The workload frees its 100 MiB before it
+        # exits (LeakSanitizer), so a last sample taken after the free may sit
+        # a little below the first (CI: -0.26 MiB under ASan): the point is
+        # that it is the live process's RSS, never the zombie's 0.
+        r = resmon("-i", "0.02", "-o", self.path("s.json"), "-s", self.path("s.csv"),
+                   "--", WORKLOAD, "mem", "100", "0.5")
         self.assertEqual(r.returncode, 0, r.stderr)
         s = self.summary()
-        self.assertGreaterEqual(s["memory_growth_mb"], 0)
+        with open(self.path("s.csv")) as f:
+            rows = list(csv.DictReader(f))
+        first, last = float(rows[0]["rss_mb"]), float(rows[-1]["rss_mb"])
+        self.assertGreater(last, 0, rows[-3:])
+        self.assertAlmostEqual(s["memory_growth_mb"], last - first, delta=0.01)
+        self.assertGreater(s["memory_growth_mb"], -first / 2, s)
 
     def test_table_cpu_line_names_its_source_and_mean(self):
         r = resmon("-o", self.path("s.json"), "--", "sh", "-c", f"{WORKLOAD} spin 0.6 & {WORKLOAD} spin 0.6 & wait")
