@@ -772,3 +772,15 @@ def test_the_baseline_is_checked_once_as_a_pytest_report_never_against_itself(tm
         assert outcomes(result) == {}  # refused before any test ran
         assert ("resmon: --resmon-compare 'summary.json' is not a pytest report (no \"tests\" object): the "
                 "baseline of a session is a --resmon-json report") in result.stderr
+
+
+def test_a_failed_gate_says_why_without_pytests_summary(tmp_path):
+    # Finding 4: under --no-summary (or -p no:terminal) the gate failed the
+    # session (exit 1) with no reason anywhere.
+    result = run_pytest(tmp_path, compared_source(8), "--resmon-json=base.json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    for quiet in ("--no-summary",):
+        result = run_pytest(tmp_path, compared_source(8), "--resmon-compare=base.json", quiet,
+                            "--resmon-compare-fail=test_generated.py::test_heavy::rss_growth_mb=1", "-k", "light")
+        assert result.returncode == 1, result.stdout + result.stderr
+        assert "rss_growth_mb=1 named no test measured in both" in result.stderr, (quiet, result.stderr)
