@@ -192,12 +192,15 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(_Session(config, default_limits, interval, compare), "resmon-session")
 
 
-def _compare_setup(config: pytest.Config) -> list[str] | None:
-    """--resmon-compare's arguments for the engine, less the two inputs;
-    None without it.  In the controller, BASELINE and the limits are tried
-    at once (BASELINE against itself), so a limit the engine refuses or a
-    BASELINE it cannot read is a usage error before any test runs, in the
-    engine's own words."""
+def _compare_setup(config: pytest.Config) -> tuple[list[str], frozenset[str]] | None:
+    """--resmon-compare's arguments for the engine, less the two inputs, and
+    BASELINE's rows (NODEID::KEY, numeric in each of its reports); None
+    without it.  In the controller, BASELINE and the limits are checked at
+    once, so a limit the engine refuses or a BASELINE that is no pytest
+    report is a usage error before any test runs, in the engine's own words
+    where it has some.  BASELINE is never compared with itself: twice its
+    size could pass the engine's memory bound that BASELINE and a session
+    fit in."""
     baseline = config.getoption("resmon_compare")
     given = config.getoption("resmon_compare_fail")
     if baseline is None:
@@ -212,11 +215,75 @@ def _compare_setup(config: pytest.Config) -> list[str] | None:
         # Written before the comparison, it would be compared with itself.
         raise pytest.UsageError(f"resmon: --resmon-json {json_path!r} is in --resmon-compare {baseline!r}: "
                                 "an output never replaces an input")
-    if not _is_worker(config):
-        status, _, err = _compare_run(args, baseline, baseline)
+    if _is_worker(config):
+        return args, frozenset()
+    with tempfile.TemporaryDirectory(prefix="resmon-compare-") as directory:
+        empty = os.path.join(directory, "empty.json")
+        with open(empty, "w") as f:
+            json.dump({"resmon_version": "0", "tests": {}}, f)
+        # The engine reads BASELINE once (beside an empty report): its words
+        # for a file it cannot read, and its memory bound.
+        status, _, err = _compare_run(["--allow-different-commands"], baseline, empty)
         if status not in (0, 1):
             raise pytest.UsageError(f"--resmon-compare: {err.strip()}")
-    return args
+        rows = _baseline_rows(baseline)
+        # The limits, on a report of one test holding every key BASELINE
+        # has, and each test a NODEID::KEY limit names: a typo or a fact of
+        # the run is refused in the engine's words.
+        probe: dict[str, dict[str, int]] = {}
+        for row in rows:
+            node, _, key = row.rpartition("::")
+            probe.setdefault("resmon-compare-probe", {})[key] = 0
+        for limit in args:
+            named = limit.partition("=")[2].rpartition("=")[0]
+            node = named.rpartition("::")[0]
+            for row in rows:
+                if node and row.startswith(node + "::"):
+                    probe.setdefault(node, {})[row[len(node) + 2:]] = 0
+        path = os.path.join(directory, "limits.json")
+        with open(path, "w") as f:
+            json.dump({"resmon_version": "0", "tests": probe}, f)
+        status, _, err = _compare_run(args, path, path)
+        if status not in (0, 1):
+            raise pytest.UsageError(f"--resmon-compare: {err.strip()}")
+    return args, rows
+
+
+def _baseline_rows(baseline: str) -> frozenset[str]:
+    """BASELINE's rows (NODEID::KEY with a numeric value in each report it
+    holds), or a usage error when a report is not a pytest report (a
+    command's summary has no "tests": it would judge nothing)."""
+    if os.path.isdir(baseline):
+        paths = [os.path.join(baseline, name) for name in sorted(os.listdir(baseline))
+                 if not name.startswith(".") and name.endswith(".json")]
+    else:
+        paths = [baseline]
+    rows: set[str] | None = None
+    for path in paths:
+        try:
+            with open(path, "rb") as f:
+                root = json.load(f)
+        except (OSError, ValueError) as error:  # the engine read it a moment ago
+            raise pytest.UsageError(f"resmon: --resmon-compare {path!r}: {error}") from None
+        tests = root.get("tests") if isinstance(root, dict) else None
+        if not isinstance(tests, dict):
+            raise pytest.UsageError(f"resmon: --resmon-compare {path!r} is not a pytest report (no \"tests\" "
+                                    "object): the baseline of a session is a --resmon-json report")
+        found = {f"{node}::{key}" for node, record in tests.items() if isinstance(record, dict)
+                 for key, value in record.items() if _is_number(value)}
+        rows = found if rows is None else rows & found
+    return frozenset(rows or ())
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _limit_names(limit: str, row: str) -> bool:
+    """Whether a --max-increase limit names row, as the engine's
+    limit_names: the whole row, or its NODEID::KEY's tail after a "::"."""
+    key = limit.partition("=")[2].rpartition("=")[0]
+    return row == key or row.endswith("::" + key)
 
 
 def _replaces_input(output: str, baseline: str) -> bool:
@@ -237,14 +304,18 @@ class _Session:
     """The plugin's state for one pytest process (the controller or a worker)."""
 
     def __init__(self, config: pytest.Config, default_limits: dict[str, float], interval: float,
-                 compare: list[str] | None = None) -> None:
+                 compare: tuple[list[str], frozenset[str]] | None = None) -> None:
         self.config = config
         self.default_limits = default_limits
         self.interval = interval
         self.gpu = config.getini("resmon_gpu")
         self.measure_all = bool(config.getoption("resmon") or config.getoption("resmon_json") or compare is not None)
-        self.compare = compare  # the engine's limit arguments under --resmon-compare, else None
+        # Under --resmon-compare: the engine's limit arguments and BASELINE's
+        # rows (NODEID::KEY); else None.
+        self.compare = compare[0] if compare is not None else None
+        self.baseline_rows = compare[1] if compare is not None else frozenset()
         self.compared: tuple[int, str, str] | None = None  # its (exit status, report, messages)
+        self.compare_shown = False  # whether the terminal summary showed it
         self.monitor: Any = None  # one ResourceMonitor, a new window per test
         self.records: dict[str, dict[str, Any]] = {}  # node id -> record (from the reports)
         self.exceeded: dict[str, Any] = {}  # node id -> the failure's message (and short line), until its report
@@ -456,21 +527,42 @@ class _Session:
     def compare_session(self, session: pytest.Session, text: str) -> None:
         """Runs the engine on BASELINE and this session's report (written to
         a private temporary directory), keeps its verdict for the terminal
-        summary, and fails the session as `resmon compare` would exit."""
-        baseline = self.config.getoption("resmon_compare")
-        with tempfile.TemporaryDirectory(prefix="resmon-compare-") as directory:
-            new = os.path.join(directory, "this-session.json")
-            with open(new, "w") as f:
-                f.write(text)
-            self.compared = status, _, _ = _compare_run(self.compare, baseline, new)
+        summary, and fails the session as `resmon compare` would exit.  A
+        limit naming no test measured here and in BASELINE is left out, and
+        said so; a gate that judged nothing says so, and fails the session
+        when it had limits (a gate that judged nothing is no pass)."""
+        if self.config.getoption("collectonly"):
+            return  # no test ran: nothing to judge
+        rows = {f"{node}::{key}" for node, record in self.records.items()
+                for key, value in record.items() if _is_number(value)} & self.baseline_rows
+        limits = [limit for limit in self.compare if any(_limit_names(limit, row) for row in rows)]
+        unjudged = [f"resmon compare: {limit.partition('=')[2]} named no test measured in both BASELINE and this "
+                    "session: not judged\n" for limit in self.compare if limit not in limits]
+        if not rows:
+            why = "resmon compare: no measured test in common with BASELINE: nothing judged\n"
+            self.compared = (1 if self.compare else 0), "", why
+        else:
+            baseline = self.config.getoption("resmon_compare")
+            with tempfile.TemporaryDirectory(prefix="resmon-compare-") as directory:
+                new = os.path.join(directory, "this-session.json")
+                with open(new, "w") as f:
+                    f.write(text)
+                status, out, err = _compare_run(limits, baseline, new)
+            if self.compare and not limits and status == 0:
+                status = 1  # each limit left out: nothing was gated
+            self.compared = status, out, "".join(unjudged) + err
+        status = self.compared[0]
+        # Nothing judged keeps pytest's own "no tests ran" (5), and any failure.
+        failing = (pytest.ExitCode.OK,) if not limits else (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED)
         if status != 0:  # the reason lines are the terminal summary's
-            if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
+            if session.exitstatus in failing:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED if status == 1 else pytest.ExitCode.USAGE_ERROR
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if _is_worker(self.config):
             return
         if self.compared is not None:
+            self.compare_shown = True
             status, out, err = self.compared
             terminalreporter.write_sep("-", f"resmon compare: {self.config.getoption('resmon_compare')} vs "
                                             "this session")
@@ -491,6 +583,13 @@ class _Session:
             for node_id, r in heaviest:
                 write(f"{r['rss_growth_mb']:10.1f} {r['peak_rss_mb']:9.1f} {r['cpu_sec']:8.3f} "
                       f"{r['wall_sec']:8.3f}  {node_id}")
+
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        # Without pytest's terminal summary (--no-summary, -p no:terminal) the
+        # reason a gate failed the session still reaches the user.
+        if self.compared is not None and not self.compare_shown and self.compared[2]:
+            sys.stderr.write(self.compared[2])
 
 
 def _is_worker(config: pytest.Config) -> bool:

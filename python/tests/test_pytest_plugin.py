@@ -711,3 +711,76 @@ def test_a_missing_or_invalid_baseline_is_a_usage_error_before_any_test_runs(tmp
         assert "test_x" not in outcomes(result)
         assert "an output never replaces an input" in result.stderr
         assert sorted(os.listdir(tmp_path / "runs")) == ["1.json"]
+
+
+def test_a_session_sharing_no_measured_test_with_its_baseline_says_nothing_was_judged(tmp_path):
+    # Review of issue 30 (item 3), finding 1: each of these exited 4 after the
+    # run, naming "resmon compare without limits", a command pytest lacks.
+    result = run_pytest(tmp_path, compared_source(8), "--resmon-json=base.json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    limit = "--resmon-compare-fail=rss_growth_mb=50%,8"
+    result = run_pytest(tmp_path, compared_source(8), "--resmon-compare=base.json", limit, "--co")
+    assert result.returncode == 0, result.stdout + result.stderr  # no test ran: nothing to judge
+    assert "resmon compare" not in result.stdout + result.stderr
+    nothing = "resmon compare: no measured test in common with BASELINE: nothing judged"
+    result = run_pytest(tmp_path, compared_source(8), "--resmon-compare=base.json", limit, "-k", "no_such_test")
+    assert result.returncode == 5, result.stdout + result.stderr  # pytest's own "no tests ran"
+    assert nothing in result.stdout
+    skipped = compared_source(8).replace("def test_", "@pytest.mark.skip\n        def test_")
+    skipped = "import pytest\n" + textwrap.dedent(skipped)
+    result = run_pytest(tmp_path, skipped, "--resmon-compare=base.json", limit)
+    assert result.returncode == 1, result.stdout + result.stderr  # a gate that judged nothing is no pass
+    assert nothing in result.stdout and "without limits" not in result.stdout
+    result = run_pytest(tmp_path, skipped, "--resmon-compare=base.json")
+    assert result.returncode == 0, result.stdout + result.stderr  # no limit: said, not failed
+    assert nothing in result.stdout
+    # A limit on one test not run here is named and left out; the rest judge.
+    heavy = "--resmon-compare-fail=test_generated.py::test_heavy::rss_growth_mb=50%,8"
+    result = run_pytest(tmp_path, compared_source(8), "--resmon-compare=base.json", limit, heavy, "-k", "light")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert ("resmon compare: test_generated.py::test_heavy::rss_growth_mb=50%,8 named no test measured in both "
+            "BASELINE and this session: not judged") in result.stdout
+    assert re.search(r"^(\u2713|ok:) 1 limit holds", result.stdout, re.M), result.stdout
+    result = run_pytest(tmp_path, compared_source(8), "--resmon-compare=base.json", heavy, "-k", "light")
+    assert result.returncode == 1, result.stdout + result.stderr  # its only limit judged nothing
+
+
+def test_the_baseline_is_checked_once_as_a_pytest_report_never_against_itself(tmp_path):
+    # Finding 2: BASELINE was compared with itself at start-up.
+    from resmon import _resmon
+    result = run_pytest(tmp_path, compared_source(8), "--resmon-json=base.json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    # (a) a baseline within the engine's memory bound beside a session, but
+    # not twice over, was refused before any test ran.
+    tests = report(tmp_path, "base.json")["tests"]
+    filler = {k: 1.5 for k in ("rss_growth_mb", "peak_rss_mb", "retained_mb", "tree_peak_rss_mb", "cpu_sec",
+                               "wall_sec")}
+    tests.update({f"test_other.py::test_{i}": filler for i in range(100000)})
+    (tmp_path / "big.json").write_text(json.dumps({"resmon_version": "0.4.0", "tests": tests}))
+    big = str(tmp_path / "big.json")
+    assert _resmon.compare(["--", big, big])[0] == 125  # the premise: BASELINE twice is over the bound
+    result = run_pytest(tmp_path, compared_source(8), "--resmon-compare=big.json",
+                        "--resmon-compare-fail=rss_growth_mb=50%,8", timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert re.search(r"^(\u2713|ok:) 2 limits hold", result.stdout, re.M), result.stdout
+    # (b) a command's summary judged nothing (exit 0 without limits).
+    summary = {"resmon_version": "0.4.0", "peak_rss_mb": 10.0, "num_samples": 3, "cpu_sec": 0.1}
+    (tmp_path / "summary.json").write_text(json.dumps(summary))
+    for limits in ([], ["--resmon-compare-fail=cpu_sec=10%"]):
+        result = run_pytest(tmp_path, compared_source(8), "--resmon-compare=summary.json", *limits)
+        assert result.returncode == 4, result.stdout + result.stderr
+        assert outcomes(result) == {}  # refused before any test ran
+        assert ("resmon: --resmon-compare 'summary.json' is not a pytest report (no \"tests\" object): the "
+                "baseline of a session is a --resmon-json report") in result.stderr
+
+
+def test_a_failed_gate_says_why_without_pytests_summary(tmp_path):
+    # Finding 4: under --no-summary (or -p no:terminal) the gate failed the
+    # session (exit 1) with no reason anywhere.
+    result = run_pytest(tmp_path, compared_source(8), "--resmon-json=base.json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    for quiet in ("--no-summary",):
+        result = run_pytest(tmp_path, compared_source(8), "--resmon-compare=base.json", quiet,
+                            "--resmon-compare-fail=test_generated.py::test_heavy::rss_growth_mb=1", "-k", "light")
+        assert result.returncode == 1, result.stdout + result.stderr
+        assert "rss_growth_mb=1 named no test measured in both" in result.stderr, (quiet, result.stderr)
