@@ -105,6 +105,7 @@ import json
 import math
 import os
 import platform
+import re
 import resource
 import socket
 import sys
@@ -192,9 +193,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(_Session(config, default_limits, interval, compare), "resmon-session")
 
 
-def _compare_setup(config: pytest.Config) -> tuple[list[str], frozenset[str]] | None:
-    """--resmon-compare's arguments for the engine, less the two inputs, and
-    BASELINE's rows (NODEID::KEY, numeric in each of its reports); None
+def _compare_setup(config: pytest.Config) -> tuple[list[str], frozenset[str], frozenset[str]] | None:
+    """--resmon-compare's arguments for the engine, less the two inputs,
+    BASELINE's rows (NODEID::KEY, numeric in each of its reports) and its
+    tests (each report's node ids); None
     without it.  In the controller, BASELINE and the limits are checked at
     once, so a limit the engine refuses or a BASELINE that is no pytest
     report is a usage error before any test runs, in the engine's own words
@@ -216,7 +218,15 @@ def _compare_setup(config: pytest.Config) -> tuple[list[str], frozenset[str]] | 
         raise pytest.UsageError(f"resmon: --resmon-json {json_path!r} is in --resmon-compare {baseline!r}: "
                                 "an output never replaces an input")
     if _is_worker(config):
-        return args, frozenset()
+        return args, frozenset(), frozenset()
+    try:
+        return _check_baseline(baseline, args)
+    except OSError as error:  # a full or unwritable TMPDIR
+        raise pytest.UsageError(f"resmon: --resmon-compare cannot write its check of BASELINE in "
+                                f"{tempfile.gettempdir()!r}: {error.strerror or error}") from None
+
+
+def _check_baseline(baseline: str, args: list[str]) -> tuple[list[str], frozenset[str], frozenset[str]]:
     with tempfile.TemporaryDirectory(prefix="resmon-compare-") as directory:
         empty = os.path.join(directory, "empty.json")
         with open(empty, "w") as f:
@@ -225,8 +235,8 @@ def _compare_setup(config: pytest.Config) -> tuple[list[str], frozenset[str]] | 
         # for a file it cannot read, and its memory bound.
         status, _, err = _compare_run(["--allow-different-commands"], baseline, empty)
         if status not in (0, 1):
-            raise pytest.UsageError(f"--resmon-compare: {err.strip()}")
-        rows = _baseline_rows(baseline)
+            raise pytest.UsageError(_usage_words(err))
+        rows, tests = _baseline_rows(baseline)
         # The limits, on a report of one test holding every key BASELINE
         # has, and each test a NODEID::KEY limit names: a typo or a fact of
         # the run is refused in the engine's words.
@@ -245,13 +255,13 @@ def _compare_setup(config: pytest.Config) -> tuple[list[str], frozenset[str]] | 
             json.dump({"resmon_version": "0", "tests": probe}, f)
         status, _, err = _compare_run(args, path, path)
         if status not in (0, 1):
-            raise pytest.UsageError(f"--resmon-compare: {err.strip()}")
-    return args, rows
+            raise pytest.UsageError(_usage_words(err))
+    return args, rows, tests
 
 
-def _baseline_rows(baseline: str) -> frozenset[str]:
+def _baseline_rows(baseline: str) -> tuple[frozenset[str], frozenset[str]]:
     """BASELINE's rows (NODEID::KEY with a numeric value in each report it
-    holds), or a usage error when a report is not a pytest report (a
+    holds) and tests (in each report), or a usage error when a report is not a pytest report (a
     command's summary has no "tests": it would judge nothing)."""
     if os.path.isdir(baseline):
         paths = [os.path.join(baseline, name) for name in sorted(os.listdir(baseline))
@@ -259,6 +269,7 @@ def _baseline_rows(baseline: str) -> frozenset[str]:
     else:
         paths = [baseline]
     rows: set[str] | None = None
+    tests_in_all: set[str] | None = None
     for path in paths:
         try:
             with open(path, "rb") as f:
@@ -272,7 +283,9 @@ def _baseline_rows(baseline: str) -> frozenset[str]:
         found = {f"{node}::{key}" for node, record in tests.items() if isinstance(record, dict)
                  for key, value in record.items() if _is_number(value)}
         rows = found if rows is None else rows & found
-    return frozenset(rows or ())
+        nodes = {node for node, record in tests.items() if isinstance(record, dict)}
+        tests_in_all = nodes if tests_in_all is None else tests_in_all & nodes
+    return frozenset(rows or ()), frozenset(tests_in_all or ())
 
 
 def _is_number(value: Any) -> bool:
@@ -295,16 +308,46 @@ def _replaces_input(output: str, baseline: str) -> bool:
 
 
 def _compare_run(args: list[str], base: str, new: str) -> tuple[int, str, str]:
+    """The engine's exit status, report and messages, in the words of this
+    plugin: the session's report is a private temporary file, and the
+    engine's hints name `resmon compare` flags that pytest does not have."""
     from . import _resmon
     # "--": BASELINE is an input whatever it starts with.
-    return _resmon.compare([*args, "--", base, new])
+    status, out, err = _resmon.compare([*args, "--", base, new])
+    return status, _in_pytest_words(out, new), _in_pytest_words(err, new)
+
+
+_PYTEST_WORDS = (
+    ("resmon compare: --max-increase ", "resmon: --resmon-compare-fail "),
+    (" is not a numeric key of both BASE and NEW (see resmon compare without limits)",
+     " is not a numeric key of BASELINE's tests"),
+    (": --all shows them)", ": `resmon compare --all BASELINE REPORT` shows them, REPORT from --resmon-json)"),
+)
+
+
+def _usage_words(err: str) -> str:
+    """The engine's refusal as a usage error: a limit's in the plugin's own
+    words, the rest naming the option whose input it refused."""
+    err = err.strip()
+    return err if err.startswith("resmon: ") else f"--resmon-compare: {err}"
+
+
+def _in_pytest_words(text: str, new: str) -> str:
+    text = text.replace(new, "this session")
+    for engine, plugin in _PYTEST_WORDS:
+        text = text.replace(engine, plugin)
+    # One session is one run: say what a test of significance would need.
+    return re.sub(r"not enough runs: (\d+) a side needed to tell a change from noise at --alpha (\S+) "
+                  r"\(BASE has (\d+), NEW \d+\)",
+                  r"one session is one run, and telling a change from noise at alpha \2 needs \1 a side "
+                  r"(BASELINE has \3)", text)
 
 
 class _Session:
     """The plugin's state for one pytest process (the controller or a worker)."""
 
     def __init__(self, config: pytest.Config, default_limits: dict[str, float], interval: float,
-                 compare: tuple[list[str], frozenset[str]] | None = None) -> None:
+                 compare: tuple[list[str], frozenset[str], frozenset[str]] | None = None) -> None:
         self.config = config
         self.default_limits = default_limits
         self.interval = interval
@@ -314,6 +357,7 @@ class _Session:
         # rows (NODEID::KEY); else None.
         self.compare = compare[0] if compare is not None else None
         self.baseline_rows = compare[1] if compare is not None else frozenset()
+        self.baseline_tests = compare[2] if compare is not None else frozenset()
         self.compared: tuple[int, str, str] | None = None  # its (exit status, report, messages)
         self.compare_shown = False  # whether the terminal summary showed it
         self.monitor: Any = None  # one ResourceMonitor, a new window per test
@@ -543,20 +587,42 @@ class _Session:
             self.compared = (1 if self.compare else 0), "", why
         else:
             baseline = self.config.getoption("resmon_compare")
-            with tempfile.TemporaryDirectory(prefix="resmon-compare-") as directory:
-                new = os.path.join(directory, "this-session.json")
-                with open(new, "w") as f:
-                    f.write(text)
-                status, out, err = _compare_run(limits, baseline, new)
+            try:
+                with tempfile.TemporaryDirectory(prefix="resmon-compare-") as directory:
+                    new = os.path.join(directory, "this-session.json")
+                    with open(new, "w") as f:
+                        f.write(text)
+                    status, out, err = _compare_run(limits, baseline, new)
+            except OSError as error:  # a full or unwritable TMPDIR: one line, as --resmon-json's
+                status, out, err = 2, "", (f"resmon: --resmon-compare cannot write this session's report in "
+                                           f"{tempfile.gettempdir()!r}: {error.strerror or error}\n")
             if self.compare and not limits and status == 0:
                 status = 1  # each limit left out: nothing was gated
-            self.compared = status, out, "".join(unjudged) + err
+            self.compared = status, out, "".join(unjudged) + self.unjudged_tests(limits) + err
         status = self.compared[0]
         # Nothing judged keeps pytest's own "no tests ran" (5), and any failure.
         failing = (pytest.ExitCode.OK,) if not limits else (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED)
         if status != 0:  # the reason lines are the terminal summary's
             if session.exitstatus in failing:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED if status == 1 else pytest.ExitCode.USAGE_ERROR
+
+    def unjudged_tests(self, limits: list[str]) -> str:
+        """A line per limit that some test measured in both BASELINE and
+        this session escaped, because BASELINE holds no number for the key
+        there (missing, or a string): a limit that holds for the rest must
+        not read as holding for those."""
+        lines = []
+        for limit in limits:
+            missed = [node for node, record in self.records.items() if node in self.baseline_tests
+                      for key, value in record.items()
+                      if _is_number(value) and _limit_names(limit, f"{node}::{key}")
+                      and f"{node}::{key}" not in self.baseline_rows]
+            if missed:
+                shown = ", ".join(missed[:3]) + (f" and {len(missed) - 3} more" if len(missed) > 3 else "")
+                lines.append(f"resmon compare: {limit.partition('=')[2]} not judged in {len(missed)} "
+                             f"test{'s' if len(missed) != 1 else ''} where BASELINE has no number for it: "
+                             f"{shown}\n")
+        return "".join(lines)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if _is_worker(self.config):

@@ -663,6 +663,7 @@ def test_compare_limits_come_from_the_ini_and_the_command_line_replaces_a_keys(t
 
 def test_a_bad_compare_limit_is_a_usage_error_in_resmon_compares_words(tmp_path):
     from resmon import _resmon
+    from resmon.pytest_plugin import _in_pytest_words
     (tmp_path / "base.json").write_text(json.dumps({"resmon_version": "0.4.0",
                                                     "tests": {"t.py::test_x": {"rss_growth_mb": 1.0}}}))
     base = str(tmp_path / "base.json")
@@ -671,15 +672,22 @@ def test_a_bad_compare_limit_is_a_usage_error_in_resmon_compares_words(tmp_path)
         # What `resmon compare --max-increase LIMIT` says, from the same engine.
         status, _, words = _resmon.compare(["--max-increase", limit, base, base])
         assert status == 125 and words.startswith("resmon compare: --max-increase "), words
+        # ... in the plugin's words: its option, never a command it lacks
+        words = _in_pytest_words(words, "/nonexistent/this-session.json")
+        assert words.startswith("resmon: --resmon-compare-fail ") and "without limits" not in words, words
         for args, ini in (([f"--resmon-compare-fail={limit}"], None), ([], f"resmon_compare_fail = {limit}\n")):
             result = run_pytest(tmp_path, "def test_x():\n    pass\n", "--resmon-compare=base.json", *args, ini=ini)
             assert result.returncode == 4, result.stdout + result.stderr
             assert "test_x" not in outcomes(result)  # refused before any test ran
-            assert f"--resmon-compare: {words.strip()}" in result.stderr, (words, result.stderr)
+            assert f"ERROR: {words.strip()}" in result.stderr, (words, result.stderr)
     result = run_pytest(tmp_path, "def test_x():\n    pass\n", "--resmon-compare=base.json",
                         "--resmon-compare-fail=rss_growth_mb=ten%")
-    assert ("--resmon-compare: resmon compare: --max-increase 'rss_growth_mb=ten%': expected KEY=N%, KEY=N or "
+    assert ("ERROR: resmon: --resmon-compare-fail 'rss_growth_mb=ten%': expected KEY=N%, KEY=N or "
             "KEY=N%,M, N and M numbers >= 0 (see resmon compare --help)") in result.stderr
+    result = run_pytest(tmp_path, "def test_x():\n    pass\n", "--resmon-compare=base.json",
+                        "--resmon-compare-fail=no_such_key=10%")
+    assert ("ERROR: resmon: --resmon-compare-fail no_such_key=10%: no_such_key is not a numeric key of BASELINE's "
+            "tests") in result.stderr, result.stderr
     result = run_pytest(tmp_path, "def test_x():\n    pass\n", "--resmon-compare-fail=rss_growth_mb=10%")
     assert result.returncode == 4
     assert "--resmon-compare-fail needs --resmon-compare BASELINE" in result.stderr
@@ -784,3 +792,69 @@ def test_a_failed_gate_says_why_without_pytests_summary(tmp_path):
                             "--resmon-compare-fail=test_generated.py::test_heavy::rss_growth_mb=1", "-k", "light")
         assert result.returncode == 1, result.stdout + result.stderr
         assert "rss_growth_mb=1 named no test measured in both" in result.stderr, (quiet, result.stderr)
+
+
+def test_the_verdict_speaks_of_this_session_and_the_plugins_options(tmp_path):
+    # Finding 5: the header named the deleted temporary report, hints named
+    # resmon compare's flags, and "ok, limit +0%" sat beside a +24 % rise.
+    result = run_pytest(tmp_path, compared_source(8), "--resmon-json=base.json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    base = report(tmp_path, "base.json")
+    base["tests"]["test_generated.py::test_light"]["cpu_sec"] = 1e-6  # any rise is over +0%, and under 0.01 s
+    (tmp_path / "base.json").write_text(json.dumps(base))
+    result = run_pytest(tmp_path, compared_source(8), "--resmon-compare=base.json",
+                        "--resmon-compare-fail=cpu_sec=0%")
+    out = result.stdout + result.stderr
+    assert "resmon-compare-" not in out and "this-session.json" not in out, out
+    assert re.search(r"^base base\.json \(1 run\), new this session \(1 run\)", result.stdout, re.M), out
+    assert "one session is one run, and telling a change from noise at alpha 0.05 needs 4 a side" in out
+    assert ": --all shows them" not in out and "`resmon compare --all BASELINE REPORT` shows them" in out
+    light = next(line for line in result.stdout.splitlines() if "test_light::cpu_sec" in line)
+    rise = float(light.split()[2]) - 1e-6
+    if rise <= 0.01:
+        assert light.endswith("ok, limit +0%, under its floor of +0.01"), light
+    else:  # a machine so slow that pytest's own work in the test took 10 ms of CPU
+        assert "EXCEEDED limit +0%" in light, light
+
+
+def test_a_test_whose_baseline_has_no_number_for_a_limited_key_is_named_unjudged(tmp_path):
+    # Finding 6: a BASELINE test whose limited key is a string or missing was
+    # silently left out ("1 limit holds").
+    result = run_pytest(tmp_path, compared_source(8), "--resmon-json=base.json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    base = report(tmp_path, "base.json")
+    base["tests"]["test_generated.py::test_light"]["rss_growth_mb"] = "n/a"
+    (tmp_path / "base.json").write_text(json.dumps(base))
+    result = run_pytest(tmp_path, compared_source(8), "--resmon-compare=base.json",
+                        "--resmon-compare-fail=rss_growth_mb=50%,8")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert ("resmon compare: rss_growth_mb=50%,8 not judged in 1 test where BASELINE has no number for it: "
+            "test_generated.py::test_light") in result.stdout, result.stdout
+    assert re.search(r"^(\u2713|ok:) 1 limit holds", result.stdout, re.M), result.stdout
+    del base["tests"]["test_generated.py::test_light"]["rss_growth_mb"]
+    (tmp_path / "base.json").write_text(json.dumps(base))
+    result = run_pytest(tmp_path, compared_source(8), "--resmon-compare=base.json",
+                        "--resmon-compare-fail=rss_growth_mb=50%,8")
+    assert "not judged in 1 test where BASELINE has no number for it: test_generated.py::test_light" in result.stdout
+
+
+def test_an_unwritable_temporary_directory_is_one_line_and_exit_4(tmp_path):
+    # Finding 3: a full TMPDIR while writing the session's report was a raw
+    # OSError traceback (exit 1).  The report is written at the session's
+    # end; a conftest that points tempfile at a missing directory just
+    # before stands in for the full disk.
+    result = run_pytest(tmp_path, compared_source(8), "--resmon-json=base.json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    (tmp_path / "conftest.py").write_text(textwrap.dedent("""\
+        import pytest, tempfile
+
+        @pytest.hookimpl(tryfirst=True)
+        def pytest_sessionfinish(session):
+            tempfile.tempdir = "/nonexistent/resmon-tmp"
+        """))
+    result = run_pytest(tmp_path, compared_source(8), "--resmon-compare=base.json",
+                        "--resmon-compare-fail=rss_growth_mb=50%,8")
+    assert result.returncode == 4, result.stdout + result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+    assert ("resmon: --resmon-compare cannot write this session's report in '/nonexistent/resmon-tmp': No such "
+            "file or directory") in result.stdout, result.stdout

@@ -324,6 +324,13 @@ class PytestReports(Tmp):
         r = resmon("compare", "--max-increase", "rss_growth_mb=20%", self.report("c.json", 0.001),
                    self.report("d.json", 0.9))
         self.assertEqual(r.returncode, 0, r.stderr)
+        # and the row names the floor that passed it: "ok, limit +20%" beside
+        # +89900% read as a bug (review of pytest --resmon-compare, finding 5)
+        self.assertRegex(r.stdout, r"test_big\[a\|b\]::rss_growth_mb .* \+89900\.0% .* ok, limit \+20%, under its "
+                                   r"floor of \+1\n")
+        r = resmon("compare", "--max-increase", "rss_growth_mb=20%", self.report("c.json", 0.001),
+                   self.report("d.json", 0.0009))
+        self.assertRegex(r.stdout, r"test_big\[a\|b\]::rss_growth_mb .* ok, limit \+20%\n")  # a fall: no floor said
         # Over the floor a rise from zero fails; so does one an explicit floor of 0 catches.
         for limit, new, status in (("rss_growth_mb=20%", 1.5, 1), ("rss_growth_mb=20%,0", 0.0078125, 1),
                                    ("rss_growth_mb=0.005", 0.0078125, 1), ("rss_growth_mb=20%,2", 1.5, 0)):

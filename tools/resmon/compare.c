@@ -729,6 +729,17 @@ static int limit_exceeded(const limit *l, const row *r)
     return isfinite(allowed) ? r->change > allowed : r->change_pct > l->percent;
 }
 
+/* Whether a rise above a relative limit passed only because it is no
+ * larger than the limit's floor: "ok, limit +0%" beside +24 % reads as a
+ * bug unless the floor that decided is named (a relative-only limit's
+ * default floor is otherwise unsaid). */
+static int passed_by_floor(const limit *l, const row *r)
+{
+    if (isnan(l->percent) || !(r->change > 0) || r->change > l->floor)
+        return 0;
+    return r->base == 0 || r->change > fabs(r->base) * l->percent / 100;
+}
+
 /* Whether r's change or ratio overflowed (see limit_exceeded). */
 static int beyond_doubles(const row *r)
 {
@@ -926,7 +937,10 @@ static void row_cells(const row *r, const side *base, const side *next, const ch
     if (r->limit) {
         char l[64];
         format_limit(r->limit, l, sizeof l);
-        snprintf(c->note, sizeof c->note, "%s limit %s%s", r->exceeded ? "EXCEEDED" : "ok,", l,
+        char floor[48] = "";
+        if (!r->exceeded && !r->limit->floor_given && passed_by_floor(r->limit, r))
+            snprintf(floor, sizeof floor, ", under its floor of +%.6g", r->limit->floor);
+        snprintf(c->note, sizeof c->note, "%s limit %s%s%s", r->exceeded ? "EXCEEDED" : "ok,", l, floor,
                  beyond_doubles(r) ? " (the change does not fit a double)" : "");
     }
 }
