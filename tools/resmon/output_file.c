@@ -222,7 +222,19 @@ int output_file_open(output_file *f, const char *path, const char *what)
         if (exists && access(path, W_OK) != 0)
             return fail(f, errno, NULL);
         char resolved[PATH_MAX];
-        f->final_path = strdup(exists && realpath(path, resolved) ? resolved : path);
+        const char *final_path = path;
+        if (exists && realpath(path, resolved)) {
+            /* realpath() reads links itself (readlink), outside the rule
+             * (fs.protected_symlinks) that the kernel applied when stat()
+             * followed them: a link swapped in since -- by another user, in
+             * /tmp -- would send the file to where it points.  The
+             * resolution stands only when it names the file stat() saw. */
+            struct stat again;
+            if (lstat(resolved, &again) != 0 || again.st_dev != st.st_dev || again.st_ino != st.st_ino)
+                return fail(f, EAGAIN, "it changed while it was being opened; nothing was written");
+            final_path = resolved;
+        }
+        f->final_path = strdup(final_path);
         if (!f->final_path)
             return fail(f, ENOMEM, NULL);
         fd = open_temporary(f, exists ? &st : NULL);
