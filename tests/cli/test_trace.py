@@ -18,6 +18,7 @@ import shutil
 import signal
 import stat
 import subprocess
+import sys
 import tempfile
 import time
 import unittest
@@ -255,12 +256,20 @@ class Trace(unittest.TestCase):
         self.assertIn((1, "GPU power"), counters)
 
     def test_marks_at_one_sample_are_slices_of_their_own(self):
-        # 300 marks as fast as a shell sends them: several land on one
-        # sample (phases of 0 s), and past 256 they are refused; the trace
-        # has exactly the summary's phases, in order.
-        script = self.script(f'i=0\nwhile [ $i -lt 300 ]; do "{RESMON}" mark "m$i"; i=$((i+1)); done\n')
+        # 300 marks sent in a burst (datagrams on RESMON_MARK_SOCKET, as
+        # resmon mark sends them): several land on one sample (phases of
+        # 0 s), past 256 they are refused, a full channel drops some; the
+        # trace has exactly the summary's phases, in order.
+        sender = ("import os, socket, time\n"
+                  "s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\n"
+                  "for i in range(300):\n"
+                  "    try:\n"
+                  "        s.sendto(b'm%d' % i, socket.MSG_DONTWAIT, os.environ['RESMON_MARK_SOCKET'])\n"
+                  "    except OSError:\n"
+                  "        pass\n"
+                  "time.sleep(0.2)\n")
         r = self.run_resmon("-q", "-i", "0.05", "-o", self.path("s.json"), "--trace", self.path("t.json"),
-                            "--", "sh", script)
+                            "--", sys.executable, "-c", sender)
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(self.path("s.json")) as f:
             summary = json.load(f)

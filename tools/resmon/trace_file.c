@@ -268,21 +268,12 @@ static void phase_edge(trace_file *t, const char *phase_type, int64_t ns)
     event_end(t, &e);
 }
 
-/* The phases that started since the last sample: the open one ends where
- * the first of them starts; each (but the time before the first mark,
- * which has no name) begins at its own first sample.  Several marks at one
- * sample make phases of 0 s, each a slice of its own. */
-static void phases_update(trace_file *t, const resmon_monitor *m)
+/* Phases [t->phases_seen, n) of the window's: the open one ends where the
+ * first of them starts; each (but the time before the first mark, which
+ * has no name) begins at its own first sample.  Several marks at one sample
+ * make phases of 0 s, each a slice of its own. */
+static void phases_add(trace_file *t, const resmon_phase *phases, size_t n)
 {
-    char name[RESMON_PHASE_NAME_MAX];
-    int count = m ? resmon_monitor_phase(m, name, sizeof name) : 0;
-    if (count <= 0 || (size_t)count <= t->phases_seen)
-        return;
-    resmon_phase *phases = calloc((size_t)count, sizeof *phases);
-    if (!phases)
-        return; /* tried again at the next sample */
-    ssize_t got = resmon_monitor_get_phases(m, phases, (size_t)count, sizeof *phases);
-    size_t n = got < 0 ? 0 : (size_t)got < (size_t)count ? (size_t)got : (size_t)count;
     for (size_t i = t->phases_seen; i < n; i++) {
         int64_t at = trace_ns(t, phases[i].start_timestamp);
         if (t->phase_open)
@@ -294,6 +285,20 @@ static void phases_update(trace_file *t, const resmon_monitor *m)
     }
     if (n > t->phases_seen)
         t->phases_seen = n;
+}
+
+/* The phases that started since the last sample. */
+static void phases_update(trace_file *t, const resmon_monitor *m)
+{
+    char name[RESMON_PHASE_NAME_MAX];
+    int count = m ? resmon_monitor_phase(m, name, sizeof name) : 0;
+    if (count <= 0 || (size_t)count <= t->phases_seen)
+        return;
+    resmon_phase *phases = calloc((size_t)count, sizeof *phases);
+    if (!phases)
+        return; /* tried again at the next sample */
+    ssize_t got = resmon_monitor_get_phases(m, phases, (size_t)count, sizeof *phases);
+    phases_add(t, phases, got < 0 ? 0 : (size_t)got < (size_t)count ? (size_t)got : (size_t)count);
     free(phases);
 }
 
@@ -451,6 +456,8 @@ int trace_file_finish(trace_file *t, const cli_options *o, const run_result *r)
     if (!t)
         return 0;
     pthread_mutex_lock(&t->lock);
+    if (r && r->phases) /* a mark the window's last sample took after its callback: a phase of 0 s there */
+        phases_add(t, r->phases, r->phase_count);
     if (o && r && r->command_start_timestamp > 0)
         command_slice(t, o, r);
     if (t->phase_open && !isnan(t->last_timestamp))
