@@ -14,6 +14,7 @@ optionally RESMON_TRACE_MODEL (a node_modules directory holding
 import json
 import math
 import os
+import random
 import shutil
 import signal
 import stat
@@ -281,6 +282,50 @@ class Trace(unittest.TestCase):
             self.assertAlmostEqual(start, p["start_sec"] * 1e6, delta=1, msg=name)
             self.assertAlmostEqual(end - start, p["duration_sec"] * 1e6, delta=1, msg=name)
         self.assertTrue(any(end == start for _, start, end, _ in phases), "no two marks at one sample")
+
+    def feed_processes(self, lines):
+        """trace_file_processes() given lines "pid ppid start end name" (cli_trace_processes)."""
+        r = subprocess.run([os.environ["TRACE_PROCESSES"], self.path("p.json")], input="".join(lines), text=True,
+                           capture_output=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        slices, _ = check_trace(self, read_trace(self.path("p.json")))
+        return {track: spans for track, spans in slices.items() if track[0] == 2}
+
+    def test_processes_take_the_first_free_slot_and_never_overlap_on_one(self):
+        # 500 processes of a made-up build: each a slice with its args, on a
+        # slot where nothing else runs at the time.  Handed over in start
+        # order (all at once, as a list at the end) the slots are as many as
+        # ran at once; handed over one by one as they end (as taskstats
+        # delivers them), more may be opened, never an overlap.
+        rng = random.Random(34)
+        spans = []
+        for pid in range(100, 600):
+            start = round(rng.uniform(0, 20), 6)
+            spans.append((pid, start, round(start + rng.expovariate(1 / 0.7), 6)))
+        most_at_once = max(sum(1 for _, s, e in spans if s <= t < e) for _, t, _ in spans)
+        by_start = ["batch\n"] + [f"{pid} 99 {s} {e} cc{pid}\n" for pid, s, e in sorted(spans, key=lambda x: x[1])]
+        by_end = [f"{pid} 99 {s} {e} cc{pid}\n" for pid, s, e in sorted(spans, key=lambda x: x[2])]
+        for lines, exact in ((by_start, True), (by_end, False)):
+            with self.subTest(order="start" if exact else "end"):
+                slots = self.feed_processes(lines)
+                got = sorted((args["pid"], name, start, end) for spans_ in slots.values()
+                             for name, start, end, args in spans_)
+                self.assertEqual([(pid, name) for pid, name, _, _ in got], [(pid, f"cc{pid}") for pid, _, _ in
+                                                                          sorted(spans)])
+                for (pid, _, start, end), (_, s, e) in zip(got, sorted(spans)):
+                    self.assertAlmostEqual(start, s * 1e6, delta=0.002)
+                    self.assertAlmostEqual(end, e * 1e6, delta=0.002)
+                if exact:
+                    self.assertEqual(len(slots), most_at_once)
+                else:
+                    self.assertGreaterEqual(len(slots), most_at_once)
+        # One still running when handed over: drawn to the trace's end, and said so.
+        slots = self.feed_processes(["1 0 0 2 make\n", "2 1 0.5 - cc1\n"])
+        spans_ = {name: (start, end, args) for s in slots.values() for name, start, end, args in s}
+        self.assertEqual(spans_["cc1"][1], 2e6)
+        self.assertTrue(spans_["cc1"][2]["running_at_end"])
+        self.assertEqual(spans_["cc1"][2]["ppid"], 1)
+        self.assertEqual((spans_["make"][2]["cpu_sec"], spans_["make"][2]["peak_rss_mb"]), (0.5, 12.25))
 
     def test_the_check_refuses_what_a_viewer_would_not_draw(self):
         # The strict check itself: each mistake a writer could make is caught.
