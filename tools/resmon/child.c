@@ -366,6 +366,8 @@ int run_command(const cli_options *o, outputs *out, run_result *r)
     }
     r->start_wall_epoch = clock_realtime_sec();
     double start = clock_monotonic_sec();
+    r->command_pid = child;
+    r->command_start_timestamp = start;
     if (write(go_write, "g", 1) != 1) {
         /* cannot happen while the child lives; it exits 125 on EOF */
     }
@@ -387,7 +389,8 @@ int run_command(const cli_options *o, outputs *out, run_result *r)
     outputs_command_started(out);
 
     rc = wait_for_exit(child, &tty, r);
-    r->wall_sec = clock_monotonic_sec() - start;
+    r->command_end_timestamp = clock_monotonic_sec();
+    r->wall_sec = r->command_end_timestamp - start;
     outputs_marks_drain(out); /* marks sent before the exit belong to the window */
     resmon_monitor_stop(m);
     resmon_monitor_get_summary(m, &r->summary, sizeof r->summary);

@@ -13,6 +13,7 @@
 
 #include "exporters.h"
 #include "resmon.h"
+#include "trace_file.h"
 
 #include <signal.h>
 #include <stdint.h>
@@ -31,6 +32,7 @@ typedef struct cli_options {
     const char *summary_path; /* -o: NULL none, "-" stdout */
     const char *samples_path; /* -s: .csv or .jsonl */
     const char *plot_path;    /* --plot: .svg */
+    const char *trace_path;   /* --trace: .json, the Chrome trace-event timeline (trace_file.c) */
     const char *gpu;          /* --gpu: "auto", "none" */
     int include_children;
     double duration_sec;      /* --duration with --pid; 0 = until it ends */
@@ -79,6 +81,11 @@ typedef struct run_result {
     size_t phase_count;
     int have_marks;             /* the command had a marks channel */
     unsigned long long marks_dropped;
+    /* The command resmon ran, for its slice in the trace: its pid, when it
+     * was let go (exec) and when its exit was noticed (CLOCK_MONOTONIC);
+     * 0 when resmon ran none. */
+    pid_t command_pid;
+    double command_start_timestamp, command_end_timestamp;
 } run_result;
 
 /* Per-device GPU columns are written for at most this many devices. */
@@ -305,6 +312,8 @@ typedef struct outputs {
     marks_channel *marks;  /* COMMAND's marks channel; NULL with --pid or when it cannot open */
     const resmon_monitor *monitor; /* for the phase of each sample */
     resmon_phase *phases;  /* outputs_collect_phases */
+    output_file trace_output; /* --trace, and its writer */
+    trace_file *trace;
 } outputs;
 /* Checks and opens every output named in o.  Returns 0, or prints one line
  * and returns -1 (then call outputs_discard). */

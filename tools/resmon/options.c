@@ -26,6 +26,9 @@ static const char usage_text[] =
     "  -o, --output FILE        summary as JSON (\"-\" for stdout: one line, after COMMAND's output)\n"
     "  -s, --samples FILE       every sample, CSV or JSON Lines by extension (.csv, .jsonl)\n"
     "      --plot FILE          a chart of the run: SVG, or PNG for a .png name (needs rsvg-convert)\n"
+    "      --trace FILE.json    a timeline of the run in the Chrome trace-event format (open it in\n"
+    "                           ui.perfetto.dev or chrome://tracing): phases, CPU, memory and GPU\n"
+    "                           counters, and the command as a slice; written as the run goes\n"
     "      --gpu WHICH          auto (default: the GPUs CUDA_VISIBLE_DEVICES shows, else the first\n"
     "                           found), none, all (every GPU the job sees), or a backend:device\n"
     "                           such as nvml:0, nvml:GPU-<uuid>, amd:0, intel:0\n"
@@ -60,7 +63,8 @@ static const char usage_text_rest[] =
     "                           the table shows median +- stddev and min..max and warns of outliers\n"
     "                           and a cold first run.  A failed run stops the repeat with its status\n"
     "                           (the runs so far are written), as Ctrl-C does.  Outputs of one run\n"
-    "                           (samples, plot, serve, push, textfile) are refused with --repeat\n"
+    "                           (samples, plot, trace, serve, push, textfile) are refused with\n"
+    "                           --repeat\n"
     "      --warmup K           with --repeat: first run COMMAND K times unmeasured (default 0)\n"
     "      --ignore-failure     with --repeat: a run that fails does not stop the repeat\n"
     "  -q, --quiet              no human summary on stderr\n"
@@ -79,9 +83,9 @@ static const char usage_text_rest[] =
     "\n"
     "Files: -o and --plot are written to a temporary file beside FILE and renamed over\n"
     "it at the end, so a failed run leaves an existing FILE as it was; -s FILE takes\n"
-    "its name once COMMAND runs.  A device or FIFO is written in place; on a FIFO with\n"
-    "no reader resmon says so and waits for one.  Two outputs naming one file are\n"
-    "refused.\n";
+    "its name once COMMAND runs, as does --trace FILE.  A device or FIFO is written in\n"
+    "place; on a FIFO with no reader resmon says so and waits for one.  Two outputs\n"
+    "naming one file are refused.\n";
 
 /* --list-gpus: one line per GPU, as "--gpu" names it. */
 static void list_gpus(FILE *out)
@@ -266,7 +270,8 @@ static int repeat_options_check(const cli_options *o, int warmup_given)
         return 0;
     if (o->pid || o->watch_cgroup)
         return usage_error("--repeat runs a COMMAND: not with --pid or --cgroup without COMMAND%s", "");
-    const char *per_run = o->samples_path ? "-s" : o->plot_path ? "--plot" : o->exporters.serve_address ? "--serve"
+    const char *per_run = o->samples_path ? "-s" : o->plot_path ? "--plot" : o->trace_path ? "--trace"
+                          : o->exporters.serve_address ? "--serve"
                           : o->exporters.push_url ? "--push" : o->exporters.textfile_path ? "--textfile" : NULL;
     if (per_run)
         return usage_error("%s is of one run, not with --repeat (run once without --repeat for it)", per_run);
@@ -277,13 +282,14 @@ int cli_parse(int argc, char **argv, cli_options *o)
 {
     enum { OPT_PLOT = 256, OPT_GPU, OPT_NO_CHILDREN, OPT_DURATION, OPT_PID, OPT_VERSION, OPT_HELP, OPT_LIST_GPUS,
            OPT_WAIT_ORPHANS, OPT_RESET_PEAK, OPT_METRICS, OPT_MEMORY_LIMIT, OPT_NO_CGROUP, OPT_CGROUP,
-           OPT_REPEAT, OPT_WARMUP, OPT_IGNORE_FAILURE };
+           OPT_REPEAT, OPT_WARMUP, OPT_IGNORE_FAILURE, OPT_TRACE };
     int warmup_given = 0;
     static const struct option longopts[] = {
         {"interval", required_argument, NULL, 'i'},
         {"output", required_argument, NULL, 'o'},
         {"samples", required_argument, NULL, 's'},
         {"plot", required_argument, NULL, OPT_PLOT},
+        {"trace", required_argument, NULL, OPT_TRACE},
         {"gpu", required_argument, NULL, OPT_GPU},
         {"no-children", no_argument, NULL, OPT_NO_CHILDREN},
         {"duration", required_argument, NULL, OPT_DURATION},
@@ -332,6 +338,11 @@ int cli_parse(int argc, char **argv, cli_options *o)
             break;
         case OPT_PLOT:
             o->plot_path = optarg;
+            break;
+        case OPT_TRACE:
+            if (!path_has_extension(optarg, ".json"))
+                return usage_error("trace file '%s' must end in .json", optarg);
+            o->trace_path = optarg;
             break;
         case OPT_GPU:
             if (strcmp(optarg, "auto") != 0 && strcmp(optarg, "none") != 0 && strcmp(optarg, "all") != 0 &&

@@ -19,22 +19,25 @@ static int written_in_place(const char *path)
     return strcmp(path, "-") == 0 || (stat(path, &st) == 0 && !S_ISREG(st.st_mode));
 }
 
+static void chart_title(const cli_options *o, char *title, size_t cap);
+
 int outputs_open(const cli_options *o, resmon_gpu *gpu, outputs *out)
 {
     memset(out, 0, sizeof *out);
     out->gpu = gpu;
-    const char *const paths[] = {o->summary_path, o->samples_path, o->plot_path, o->exporters.textfile_path};
-    const char *const options[] = {"-o", "-s", "--plot", "--textfile"};
-    if (output_paths_check_distinct(paths, options, 4) != 0)
+    const char *const paths[] = {o->summary_path, o->samples_path, o->plot_path, o->trace_path,
+                                 o->exporters.textfile_path};
+    const char *const options[] = {"-o", "-s", "--plot", "--trace", "--textfile"};
+    if (output_paths_check_distinct(paths, options, 5) != 0)
         return -1;
     if (o->plot_path && chart_output_check(o->plot_path, "--plot", out->plot_converter, sizeof out->plot_converter) < 0)
         return -1; /* a .png without rsvg-convert: before anything is created */
-    output_file *files[] = {&out->summary, &out->samples_output, &out->plot};
-    const char *const what[] = {"summary file", "samples file", "plot file"};
+    output_file *files[] = {&out->summary, &out->samples_output, &out->plot, &out->trace_output};
+    const char *const what[] = {"summary file", "samples file", "plot file", "trace file"};
     /* In-place outputs first: opening a FIFO may wait for its reader, and a
      * user who gives up (Ctrl-C) then leaves no temporary file behind. */
     for (int in_place = 1; in_place >= 0; in_place--)
-        for (size_t i = 0; i < 3; i++)
+        for (size_t i = 0; i < 4; i++)
             if (paths[i] && written_in_place(paths[i]) == in_place &&
                 output_file_open(files[i], paths[i], what[i]) < 0)
                 return -1;
@@ -43,6 +46,14 @@ int outputs_open(const cli_options *o, resmon_gpu *gpu, outputs *out)
                                            resmon_gpu_device_count(gpu)))) {
         fprintf(stderr, "resmon: out of memory\n");
         return -1;
+    }
+    if (o->trace_path) {
+        char title[512];
+        chart_title(o, title, sizeof title);
+        if (!(out->trace = trace_file_open(out->trace_output.fd, title, gpu != NULL))) {
+            fprintf(stderr, "resmon: out of memory\n");
+            return -1;
+        }
     }
     if (o->plot_path && !(out->chart = chart_series_new())) {
         fprintf(stderr, "resmon: out of memory\n");
@@ -137,6 +148,7 @@ void outputs_on_sample(const resmon_sample *s, void *user)
         size_t shown = (size_t)count < RESMON_CLI_MAX_DEVICE_COLUMNS ? (size_t)count : RESMON_CLI_MAX_DEVICE_COLUMNS;
         samples_file_write(out->samples, s, elapsed, devices, shown, phase);
     }
+    trace_file_sample(out->trace, s, out->monitor); /* accepts NULL */
     if (out->chart && phases > 0)
         chart_series_phase(out->chart, phase, elapsed);
     if (out->chart)
@@ -147,7 +159,8 @@ int outputs_command_started(outputs *out)
 {
     /* The samples file is read while the run goes on (tail -f), so it takes
      * its name as soon as the command runs, not at the end. */
-    return output_file_publish_early(&out->samples_output);
+    int rc = output_file_publish_early(&out->samples_output);
+    return rc | output_file_publish_early(&out->trace_output); /* the same for the timeline */
 }
 
 void outputs_discard(outputs *out)
@@ -157,6 +170,9 @@ void outputs_discard(outputs *out)
     output_file_discard(&out->summary);
     output_file_discard(&out->samples_output);
     output_file_discard(&out->plot);
+    trace_file_finish(out->trace, NULL, NULL);
+    out->trace = NULL;
+    output_file_discard(&out->trace_output);
     chart_series_free(out->chart);
     out->chart = NULL;
     exporters_discard(out->exporters);
@@ -246,6 +262,17 @@ int outputs_finish(const cli_options *o, outputs *out, const run_result *run)
             rc = -1;
         }
         rc |= output_file_publish(&out->samples_output);
+    }
+    if (out->trace) {
+        int err = trace_file_finish(out->trace, o, r);
+        out->trace = NULL;
+        if (err < 0) {
+            fprintf(stderr, "resmon: error writing trace file '");
+            print_printable(stderr, o->trace_path);
+            fprintf(stderr, "': %s (the file ends with the last whole event written)\n", strerror(-err));
+            rc = -1;
+        }
+        rc |= output_file_publish(&out->trace_output);
     }
     if (out->plot.stream)
         rc |= write_plot(o, out, r);
