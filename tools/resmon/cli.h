@@ -11,6 +11,7 @@
 #ifndef RESMON_CLI_H
 #define RESMON_CLI_H
 
+#include "chart_series.h"
 #include "exporters.h"
 #include "resmon.h"
 
@@ -109,22 +110,7 @@ void samples_file_write(samples_file *f, const resmon_sample *s, double elapsed_
  * failed write (the file then ends with the last whole row written). */
 int samples_file_free(samples_file *f);
 
-/* ---- chart: a thinned series of a run, and one renderer (chart.c) ---- */
-typedef struct chart_series chart_series;
-chart_series *chart_series_new(void);
-void chart_series_add(chart_series *c, const resmon_sample *s, double elapsed_sec);
-/* A phase named name starts at elapsed_sec (the previous one ends there);
- * the same name again goes on with it.  "" is time outside any named phase
- * (not drawn).  A name is kept to CHART_PHASE_NAME_MAX - 1 bytes; after
- * CHART_MAX_PHASES phases, later ones are counted, not kept, and the last
- * kept band runs on to the end ("+N more phases" under the strip). */
-#define CHART_MAX_PHASES 64
-#define CHART_PHASE_NAME_MAX 64
-void chart_series_phase(chart_series *c, const char *name, double elapsed_sec);
-/* Flushes the partly filled point: call once all samples are added. */
-void chart_series_finish(chart_series *c);
-size_t chart_series_samples(const chart_series *c);
-void chart_series_free(chart_series *c);
+/* ---- chart: the series (chart_series.h) and its SVG renderer (chart.c) ---- */
 /* CPUs in resmon's affinity mask (what a command it starts may use), or 0. */
 int chart_cpus_available(void);
 

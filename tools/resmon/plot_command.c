@@ -4,6 +4,7 @@
  * by the renderer the live run's --plot uses.
  */
 #include "cli.h"
+#include "chart_series.h"
 
 #include <errno.h>
 #include <getopt.h>
