@@ -2,6 +2,7 @@
  * options.c -- the resmon command line.
  */
 #include "cli.h"
+#include "option_values.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -137,18 +138,6 @@ static int unknown_option_error(const char *word, int short_option, const struct
     }
     char flag[3] = {'-', (char)short_option, '\0'};
     return usage_error("unknown option '%s'", flag);
-}
-
-/* A positive, finite number of seconds, the whole argument. */
-static int parse_seconds(const char *text, double *out)
-{
-    char *end;
-    errno = 0;
-    double value = strtod(text, &end);
-    if (end == text || *end != '\0' || errno == ERANGE || !isfinite(value) || value <= 0)
-        return -EINVAL;
-    *out = value;
-    return 0;
 }
 
 /* Decimal digits only: no sign, no space on either side (strtol alone
@@ -318,7 +307,7 @@ int cli_parse(int argc, char **argv, cli_options *o)
         switch (c) {
         case 'i':
             /* The library's range: below 1 us or above 11 days is surely a unit mistake. */
-            if (parse_seconds(optarg, &o->interval_sec) < 0 || o->interval_sec < 1e-6 || o->interval_sec > 1e6)
+            if (parse_seconds(optarg, &o->interval_sec, 0) < 0 || o->interval_sec < 1e-6 || o->interval_sec > 1e6)
                 return usage_error("invalid interval '%s': give a number of seconds from 0.000001 to 1000000",
                                    optarg);
             break;
@@ -343,7 +332,7 @@ int cli_parse(int argc, char **argv, cli_options *o)
             o->include_children = 0;
             break;
         case OPT_DURATION:
-            if (parse_seconds(optarg, &o->duration_sec) < 0)
+            if (parse_seconds(optarg, &o->duration_sec, 0) < 0)
                 return usage_error("invalid duration '%s': give a positive number of seconds", optarg);
             break;
         case OPT_PID:
