@@ -465,36 +465,9 @@ static int window_loop(resmon_monitor *m, taken_sample *t)
     }
 }
 
-/* What the cgroup says at the window's end; NAN where it says nothing. */
-typedef struct cgroup_end_figures {
-    double peak_mb, oom_kills, throttled_sec, nr_throttled, io_read_bytes, io_write_bytes;
-} cgroup_end_figures;
-
-static void read_cgroup_end(const resmon_monitor *m, cgroup_end_figures *end)
-{
-    end->peak_mb = end->oom_kills = end->throttled_sec = end->nr_throttled = NAN;
-    end->io_read_bytes = end->io_write_bytes = NAN;
-    if (m->cgroup.dirfd < 0)
-        return;
-    uint64_t value, other;
-    if (rm__cgroup_read_peak(&m->cgroup, &value) == 0)
-        end->peak_mb = (double)value / RM__BYTES_PER_MIB;
-    if (rm__cgroup_read_oom_kills(&m->cgroup, &value) == 0)
-        end->oom_kills = (double)value;
-    if (rm__cgroup_read_throttling(&m->cgroup, &value, &other) == 0) {
-        end->throttled_sec = (double)value * 1e-6;
-        end->nr_throttled = (double)other;
-    }
-    rm__cgroup_io io;
-    if (rm__cgroup_read_io(&m->cgroup, &io) == 0) {
-        end->io_read_bytes = (double)io.rbytes;
-        end->io_write_bytes = (double)io.wbytes;
-    }
-}
-
 /* The kernel's peak, never below a sampled value (the sampled one stands
  * where the kernel has no peak to give). */
-static void store_cgroup_end(rm__summary_acc *acc, const cgroup_end_figures *end)
+static void store_cgroup_end(rm__summary_acc *acc, const rm__cgroup_end *end)
 {
     if (!isnan(end->peak_mb) && !(end->peak_mb <= acc->cgroup_peak_mb))
         acc->cgroup_peak_mb = end->peak_mb; /* NAN (no memory.peak before Linux 5.19) never hides the sampled */
@@ -536,8 +509,8 @@ static void window_end(resmon_monitor *m, int target_ended)
     rm__phases_open(&m->phases, &m->acc, &last->sample, last->energy_j, m->rapl.zone_count ? m->rapl.total_j : NAN,
                     1);
     rm__seqlock_write_end(&m->published);
-    cgroup_end_figures end;
-    read_cgroup_end(m, &end);
+    rm__cgroup_end end;
+    rm__cgroup_read_end(m->cgroup.dirfd >= 0 ? &m->cgroup : NULL, &end);
 
     rm__summary_acc final = m->acc; /* a plain copy: only this thread stores to it */
     store_cgroup_end(&final, &end);
