@@ -9,7 +9,11 @@
  * as long as they live, and the next resmon removes the empty leaf.  Where none can be made the run goes on without, and the table
  * says once why.
  */
+#include "cgroup_run.h"
 #include "cli.h"
+#include "options.h"
+#include "run_result.h"
+#include "text_output.h"
 
 #include <errno.h>
 #include <math.h>

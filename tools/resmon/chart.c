@@ -12,8 +12,10 @@
  *
  * The series (chart_series.h) is the model; this file only draws it.
  */
-#include "cli.h"
+#include "chart.h"
 #include "chart_series.h"
+#include "run_result.h"
+#include "text_output.h"
 
 #include <errno.h>
 #include <math.h>

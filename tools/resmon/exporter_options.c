@@ -3,9 +3,9 @@
  * --textfile, --label and their companions, and their --help section.
  */
 #include "exporter_options.h"
-#include "cli.h"
 #include "option_values.h"
 #include "push.h"
+#include "text_output.h"
 #include "utf8.h"
 
 #include <stdio.h>

@@ -9,11 +9,13 @@
  * the command, only the library's public API is used.
  */
 #include "exporters.h"
-#include "cli.h"
 #include "command_exposition.h"
+#include "exporter_options.h"
 #include "periodic.h"
 #include "push.h"
 #include "serve.h"
+#include "signals.h"
+#include "text_output.h"
 #include "textfile.h"
 #include "utf8.h"
 

@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* ---- the running exporters (main.c calls these) ---- */
+/* ---- the running exporters (outputs.c calls these) ---- */
 
 typedef struct exporters exporters;
 

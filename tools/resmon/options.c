@@ -1,8 +1,14 @@
 /*
  * options.c -- the resmon command line.
  */
+#include "options.h"
+#include "cgroup_run.h"
 #include "cli.h"
+#include "exporter_options.h"
 #include "option_values.h"
+#include "output_paths.h"
+#include "repeat.h"
+#include "text_output.h"
 
 #include <errno.h>
 #include <getopt.h>
