@@ -9,11 +9,6 @@
 #include "run_result.h"
 #include "resmon.h"
 
-#include <stdint.h>
-
-/* Parses a --memory-limit SIZE: bytes, or a number with K, M, G or T
- * (powers of 1024, optionally followed by "iB" or "B").  0 or -EINVAL. */
-int cgroup_parse_size(const char *text, uint64_t *bytes);
 /* Makes COMMAND's leaf cgroup before it is forked (none with --no-cgroup or
  * --cgroup).  Returns 0 -- with *cg NULL and the reason in r->cgroup_note
  * when none could be made -- or, having printed one line, EXIT_USAGE when

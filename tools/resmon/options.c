@@ -2,12 +2,10 @@
  * options.c -- the resmon command line.
  */
 #include "options.h"
-#include "cgroup_run.h"
 #include "cli.h"
 #include "exporter_options.h"
 #include "option_values.h"
 #include "output_paths.h"
-#include "repeat.h"
 #include "text_output.h"
 
 #include <errno.h>
@@ -359,7 +357,7 @@ int cli_parse(int argc, char **argv, cli_options *o)
                                    *err ? err : optarg);
             break;
         case OPT_MEMORY_LIMIT:
-            if (cgroup_parse_size(optarg, &o->memory_limit_bytes) < 0)
+            if (parse_size(optarg, &o->memory_limit_bytes) < 0)
                 return usage_error("invalid memory limit '%s': give bytes (at least 4096) or a number with K, M, G "
                                    "or T, such as 4G", optarg);
             break;

@@ -9,6 +9,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* The most runs --repeat and --warmup take: more is surely a typo. */
+#define REPEAT_MAX_RUNS 100000
+
 typedef struct cli_options {
     double interval_sec;
     const char *summary_path; /* -o: NULL none, "-" stdout */

@@ -7,8 +7,6 @@
 #include "options.h"
 #include "resmon.h"
 
-/* The most runs --repeat and --warmup take: more is surely a typo. */
-#define REPEAT_MAX_RUNS 100000
 /* Runs o->argv o->warmup times unmeasured, then o->repeat times measured,
  * each a full run; writes the multi-run JSON to o->summary_path and the
  * table of medians to stderr.  Returns the exit status. */
