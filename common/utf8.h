@@ -60,4 +60,32 @@ static inline int rm__utf8_valid(const char *text)
     return 1;
 }
 
+/* Writes value as a Prometheus label value (text format and OpenMetrics
+ * alike): backslash, double quote and line feed escaped, and each byte that
+ * starts no well-formed sequence written as U+FFFD, as the JSON and SVG do,
+ * so a scraper never rejects a whole exposition for one label (a command's
+ * name in Latin-1, a comm cut mid-character at 15 bytes).  put(out, bytes,
+ * n) receives the text piece by piece.  The library's exposition and the
+ * command's own series both write through this one. */
+static inline void rm__label_value_write(const char *value, void (*put)(void *out, const char *bytes, size_t n),
+                                         void *out)
+{
+    const unsigned char *p = (const unsigned char *)value;
+    while (*p) {
+        uint32_t code_point;
+        size_t length = rm__utf8_sequence_length(p, &code_point);
+        if (length == 0)
+            put(out, RM__UTF8_REPLACEMENT, sizeof RM__UTF8_REPLACEMENT - 1);
+        else if (*p == '\\')
+            put(out, "\\\\", 2);
+        else if (*p == '"')
+            put(out, "\\\"", 2);
+        else if (*p == '\n')
+            put(out, "\\n", 2);
+        else
+            put(out, (const char *)p, length);
+        p += length ? length : 1;
+    }
+}
+
 #endif

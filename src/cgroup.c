@@ -4,9 +4,11 @@
  */
 #include "cgroup.h"
 #include "fileio.h"
+#include "internal.h"
 #include "regular_file.h"
 
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -453,6 +455,28 @@ int rm__cgroup_read_io(const rm__cgroup *cg, rm__cgroup_io *out)
     if (n < 0)
         return (int)n;
     return rm__cgroup_parse_io_stat(buf, (size_t)n, out);
+}
+
+void rm__cgroup_read_end(const rm__cgroup *cg, rm__cgroup_end *end)
+{
+    end->peak_mb = end->oom_kills = end->throttled_sec = end->nr_throttled = NAN;
+    end->io_read_bytes = end->io_write_bytes = NAN;
+    if (!cg)
+        return;
+    uint64_t value, other;
+    if (rm__cgroup_read_peak(cg, &value) == 0)
+        end->peak_mb = (double)value / RM__BYTES_PER_MIB;
+    if (rm__cgroup_read_oom_kills(cg, &value) == 0)
+        end->oom_kills = (double)value;
+    if (rm__cgroup_read_throttling(cg, &value, &other) == 0) {
+        end->throttled_sec = (double)value * 1e-6;
+        end->nr_throttled = (double)other;
+    }
+    rm__cgroup_io io;
+    if (rm__cgroup_read_io(cg, &io) == 0) {
+        end->io_read_bytes = (double)io.rbytes;
+        end->io_write_bytes = (double)io.wbytes;
+    }
 }
 
 const char *rm__cgroup_limit_file(int version)

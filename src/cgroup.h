@@ -97,6 +97,14 @@ int rm__cgroup_read_throttling(const rm__cgroup *cg, uint64_t *throttled_usec, u
 /* v2 io.stat summed over devices (-ENOENT without the io controller, and on v1). */
 int rm__cgroup_read_io(const rm__cgroup *cg, rm__cgroup_io *out);
 
+/* What the cgroup says at a window's end: its peak (MiB), OOM kills, time
+ * throttled (s) and times throttled, bytes read and written; NAN where it
+ * says nothing (a file missing, an older kernel, cg NULL: no cgroup open). */
+typedef struct rm__cgroup_end {
+    double peak_mb, oom_kills, throttled_sec, nr_throttled, io_read_bytes, io_write_bytes;
+} rm__cgroup_end;
+void rm__cgroup_read_end(const rm__cgroup *cg, rm__cgroup_end *end);
+
 /* The name of the memory-limit file of a layout: "memory.max" or
  * "memory.limit_in_bytes". */
 const char *rm__cgroup_limit_file(int version);

@@ -175,29 +175,10 @@ static void printf_(writer *w, const char *fmt, ...)
         put(w, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
 }
 
-/* A label value as both formats require: backslash, double quote and line
- * feed escaped, and valid UTF-8 -- a value from outside (a command's name in
- * Latin-1, a comm cut mid-character at 15 bytes) has each byte that starts
- * no well-formed sequence written as U+FFFD, as the JSON and SVG do, so a
- * scraper never rejects the whole exposition for one label. */
-static void put_label_value(writer *w, const char *value)
+/* The writer as rm__label_value_write's sink (utf8.h: the one label escaper). */
+static void put_bytes(void *w, const char *text, size_t n)
 {
-    const unsigned char *p = (const unsigned char *)value;
-    while (*p) {
-        uint32_t code_point;
-        size_t length = rm__utf8_sequence_length(p, &code_point);
-        if (length == 0)
-            puts_(w, RM__UTF8_REPLACEMENT);
-        else if (*p == '\\')
-            puts_(w, "\\\\");
-        else if (*p == '"')
-            puts_(w, "\\\"");
-        else if (*p == '\n')
-            puts_(w, "\\n");
-        else
-            put(w, (const char *)p, length);
-        p += length ? length : 1;
-    }
+    put(w, text, n);
 }
 
 static void put_labels(writer *w, const resmon_label *labels, size_t count)
@@ -209,7 +190,7 @@ static void put_labels(writer *w, const resmon_label *labels, size_t count)
         puts_(w, i ? "," : "");
         puts_(w, labels[i].name); /* any length: not through printf_'s buffer */
         puts_(w, "=\"");
-        put_label_value(w, labels[i].value);
+        rm__label_value_write(labels[i].value, put_bytes, w);
         puts_(w, "\"");
     }
     puts_(w, "}");

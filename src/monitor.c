@@ -152,17 +152,13 @@ int resmon_monitor_new(resmon_monitor **out, const resmon_options *opts)
     resmon_monitor *m = calloc(1, sizeof *m);
     if (!m)
         return -ENOMEM;
-    if (!(m->proc_root = strdup(rm__proc_root()))) {
-        free(m);
-        return -ENOMEM;
-    }
     m->opts = o;
     m->cgroup.dirfd = m->cgroup.current_fd = -1;
-    if (o.cgroup_path && !(m->cgroup_path = strdup(o.cgroup_path))) {
-        free(m->proc_root);
-        free(m);
-        return -ENOMEM;
-    }
+    rc = -ENOMEM;
+    if (!(m->proc_root = strdup(rm__proc_root())))
+        goto fail;
+    if (o.cgroup_path && !(m->cgroup_path = strdup(o.cgroup_path)))
+        goto fail;
     m->opts.cgroup_path = m->cgroup_path;
     rm__sysfs_from_env(&m->sysfs);
     m->interval_ns = (uint64_t)llround(interval * 1e9);
@@ -171,21 +167,11 @@ int resmon_monitor_new(resmon_monitor **out, const resmon_options *opts)
         gpu_interval = DEFAULT_MIN_GPU_INTERVAL_SEC;
     m->gpu_interval_ns = (uint64_t)llround(gpu_interval * 1e9);
 
-    rc = -rm__phases_init(&m->phases, o.metrics != 0);
-    if (rc != 0) {
-        free(m->cgroup_path);
-        free(m->proc_root);
-        free(m);
-        return -rc;
-    }
+    if ((rc = rm__phases_init(&m->phases, o.metrics != 0)) < 0)
+        goto fail;
     if (o.gpu_profiler && (rc = rm__gpu_poller_new(&m->gpu, &profiler, opts->gpu_profiler, m->gpu_interval_ns,
-                                                        o.gpu_interval_sec <= 0)) < 0) {
-        rm__phases_free(&m->phases);
-        free(m->cgroup_path);
-        free(m->proc_root);
-        free(m);
-        return rc;
-    }
+                                                        o.gpu_interval_sec <= 0)) < 0)
+        goto fail_phases;
     m->opts.gpu_profiler = NULL; /* the poller holds the table; this copy is not kept */
     rm__sample_store_init(&m->store, o.max_samples);
     if (!m->opts.metrics && !m->cgroup_path) /* every field after gpu_proc_mem_mb is NAN: keep 64 bytes a sample */
@@ -193,6 +179,14 @@ int resmon_monitor_new(resmon_monitor **out, const resmon_options *opts)
     rm__summary_acc_reset(&m->acc, m->opts.metrics != 0);
     *out = m;
     return 0;
+
+fail_phases:
+    rm__phases_free(&m->phases);
+fail:
+    free(m->cgroup_path);
+    free(m->proc_root);
+    free(m);
+    return rc;
 }
 
 /* The monitor whose sampler thread this is (NULL on every other thread), so
@@ -395,9 +389,6 @@ static int window_begin(resmon_monitor *m, taken_sample *t)
     return rc;
 }
 
-/* Samples on schedule until stop, or until the target ends (a zombie or
- * gone: no process is left to sample).  Returns 1 when the target ended, its
- * last sample already taken. */
 /* The exact peak so far, from the kernel's marks (VmHWM of every monitored
  * process), into the summary: a live gauge for a scraper while the window
  * runs, and its final value at the end.  Returns what rm__probe_peak_rss
@@ -432,8 +423,10 @@ static int publish_exact_peak(resmon_monitor *m, int *reset_error)
  * status file per monitored process), so the live exact peak costs little. */
 #define LIVE_PEAK_PERIOD_NS 1000000000ULL
 
-/* t: the window's first sample, which the loop's samples overwrite (with
- * base_only, only their base fields). */
+/* Samples on schedule until stop, or until the target ends (a zombie or
+ * gone: no process is left to sample).  Returns 1 when the target ended, its
+ * last sample already taken.  t: the window's first sample, which the loop's
+ * samples overwrite (with base_only, only their base fields). */
 static int window_loop(resmon_monitor *m, taken_sample *t)
 {
     uint64_t window_start_ns = m->previous_ns;
@@ -472,36 +465,9 @@ static int window_loop(resmon_monitor *m, taken_sample *t)
     }
 }
 
-/* What the cgroup says at the window's end; NAN where it says nothing. */
-typedef struct cgroup_end_figures {
-    double peak_mb, oom_kills, throttled_sec, nr_throttled, io_read_bytes, io_write_bytes;
-} cgroup_end_figures;
-
-static void read_cgroup_end(const resmon_monitor *m, cgroup_end_figures *end)
-{
-    end->peak_mb = end->oom_kills = end->throttled_sec = end->nr_throttled = NAN;
-    end->io_read_bytes = end->io_write_bytes = NAN;
-    if (m->cgroup.dirfd < 0)
-        return;
-    uint64_t value, other;
-    if (rm__cgroup_read_peak(&m->cgroup, &value) == 0)
-        end->peak_mb = (double)value / RM__BYTES_PER_MIB;
-    if (rm__cgroup_read_oom_kills(&m->cgroup, &value) == 0)
-        end->oom_kills = (double)value;
-    if (rm__cgroup_read_throttling(&m->cgroup, &value, &other) == 0) {
-        end->throttled_sec = (double)value * 1e-6;
-        end->nr_throttled = (double)other;
-    }
-    rm__cgroup_io io;
-    if (rm__cgroup_read_io(&m->cgroup, &io) == 0) {
-        end->io_read_bytes = (double)io.rbytes;
-        end->io_write_bytes = (double)io.wbytes;
-    }
-}
-
 /* The kernel's peak, never below a sampled value (the sampled one stands
  * where the kernel has no peak to give). */
-static void store_cgroup_end(rm__summary_acc *acc, const cgroup_end_figures *end)
+static void store_cgroup_end(rm__summary_acc *acc, const rm__cgroup_end *end)
 {
     if (!isnan(end->peak_mb) && !(end->peak_mb <= acc->cgroup_peak_mb))
         acc->cgroup_peak_mb = end->peak_mb; /* NAN (no memory.peak before Linux 5.19) never hides the sampled */
@@ -543,8 +509,8 @@ static void window_end(resmon_monitor *m, int target_ended)
     rm__phases_open(&m->phases, &m->acc, &last->sample, last->energy_j, m->rapl.zone_count ? m->rapl.total_j : NAN,
                     1);
     rm__seqlock_write_end(&m->published);
-    cgroup_end_figures end;
-    read_cgroup_end(m, &end);
+    rm__cgroup_end end;
+    rm__cgroup_read_end(m->cgroup.dirfd >= 0 ? &m->cgroup : NULL, &end);
 
     rm__summary_acc final = m->acc; /* a plain copy: only this thread stores to it */
     store_cgroup_end(&final, &end);

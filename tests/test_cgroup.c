@@ -300,6 +300,36 @@ static void reads_v2_files(void **state)
     remove_tree(f.root);
 }
 
+/* A window's end figures (rm__cgroup_read_end): each file's figure, in the
+ * summary's units, or NAN where the version has no such file or there is no
+ * cgroup at all. */
+static void end_figures_read_each_file_or_nan(void **state)
+{
+    (void)state;
+    rm__cgroup_end end;
+    rm__cgroup_read_end(NULL, &end);
+    assert_true(isnan(end.peak_mb) && isnan(end.oom_kills) && isnan(end.throttled_sec));
+    assert_true(isnan(end.nr_throttled) && isnan(end.io_read_bytes) && isnan(end.io_write_bytes));
+    fixture f;
+    make_fixture(&f, 1);
+    rm__cgroup cg;
+    assert_int_equal(rm__cgroup_open(&cg, f.group), 0);
+    rm__cgroup_read_end(&cg, &end);
+    assert_true(end.peak_mb == 200.0 && end.oom_kills == 1.0);
+    assert_true(isnan(end.throttled_sec) && isnan(end.nr_throttled)); /* v2 only */
+    assert_true(isnan(end.io_read_bytes) && isnan(end.io_write_bytes));
+    rm__cgroup_close(&cg);
+    remove_tree(f.root);
+    make_fixture(&f, 2);
+    assert_int_equal(rm__cgroup_open(&cg, f.group), 0);
+    rm__cgroup_read_end(&cg, &end);
+    assert_true(end.peak_mb == 70.0 && end.oom_kills == 2.0);
+    assert_true(end.throttled_sec == 0.25 && end.nr_throttled == 4.0);
+    assert_true(end.io_read_bytes == 4096.0 && end.io_write_bytes == 8192.0);
+    rm__cgroup_close(&cg);
+    remove_tree(f.root);
+}
+
 static void open_refuses_a_directory_without_memory_files(void **state)
 {
     (void)state;
@@ -912,6 +942,7 @@ int main(void)
         cmocka_unit_test(locate_prefers_v2_with_memory_controller),
         cmocka_unit_test(reads_v1_files),
         cmocka_unit_test(reads_v2_files),
+        cmocka_unit_test(end_figures_read_each_file_or_nan),
         cmocka_unit_test(open_refuses_a_directory_without_memory_files),
         cmocka_unit_test(monitor_reads_a_fixture_cgroup),
         cmocka_unit_test(monitor_without_its_cgroup_still_runs),

@@ -9,7 +9,10 @@
  * in their order, and then again all in one call when the first word of the
  * first line is "batch".
  */
-#include "cli.h"
+#include "options.h"
+#include "output_file.h"
+#include "run_result.h"
+#include "trace_file.h"
 
 #include <fcntl.h>
 #include <math.h>

@@ -10,8 +10,14 @@
  * its own ru_maxrss, or /usr/bin/time around it, would see the reset), so
  * the exact peak reported is the target's lifetime peak.
  */
+#include "attach.h"
 #include "cli.h"
 #include "clocks.h"
+#include "options.h"
+#include "outputs.h"
+#include "run_result.h"
+#include "signals.h"
+#include "text_output.h"
 
 #include <errno.h>
 #include <poll.h>

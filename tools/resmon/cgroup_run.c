@@ -9,42 +9,16 @@
  * as long as they live, and the next resmon removes the empty leaf.  Where none can be made the run goes on without, and the table
  * says once why.
  */
+#include "cgroup_run.h"
 #include "cli.h"
+#include "options.h"
+#include "run_result.h"
+#include "text_output.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-int cgroup_parse_size(const char *text, uint64_t *bytes)
-{
-    char *end;
-    errno = 0;
-    if (!*text || *text == '-' || *text == '+' || *text == ' ')
-        return -EINVAL;
-    double value = strtod(text, &end);
-    if (end == text || errno == ERANGE || !isfinite(value) || value <= 0)
-        return -EINVAL;
-    double unit = 1;
-    const char *units = "KMGT";
-    const char *u = *end ? strchr(units, *end == 'k' ? 'K' : *end) : NULL;
-    if (*end && !u)
-        return -EINVAL;
-    if (u) {
-        for (const char *p = units; p <= u; p++)
-            unit *= 1024;
-        end++;
-        if (strcmp(end, "iB") == 0 || strcmp(end, "B") == 0)
-            end += strlen(end);
-    }
-    if (*end)
-        return -EINVAL;
-    double total = value * unit;
-    if (total < 4096 || total > 9.2e18) /* below a page, or beyond what the files hold */
-        return -EINVAL;
-    *bytes = (uint64_t)total;
-    return 0;
-}
 
 int cgroup_for_command(const cli_options *o, run_result *r, resmon_cgroup **cg)
 {

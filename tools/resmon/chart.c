@@ -10,15 +10,12 @@
  * One renderer serves the live run (--plot) and saved samples files
  * (resmon plot): both feed a chart_series sample by sample.
  *
- * The series is thinned evenly as the run grows so memory stays constant on
- * day-long runs: at most CHART_MAX_POINTS points, each covering `stride`
- * samples; when full, neighbours merge pairwise and the stride doubles.  A
- * point keeps the mean of CPU and GPU utilization (a rate: its mean is what
- * was used) and the maximum of memory and of the process count (levels: a
- * chart must not hide a peak) and of the I/O totals (they only grow, so the
- * maximum is the latest).
+ * The series (chart_series.h) is the model; this file only draws it.
  */
-#include "cli.h"
+#include "chart.h"
+#include "chart_series.h"
+#include "run_result.h"
+#include "text_output.h"
 
 #include <errno.h>
 #include <math.h>
@@ -26,196 +23,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define CHART_MAX_POINTS 2048
-#define BYTES_PER_MIB 1048576.0
-
-typedef struct chart_point {
-    double t, cpu, rss, gpu_util, gpu_mem;
-    double pss, io_read, io_written, nprocs; /* NAN when not read; I/O in MiB */
-    double cgroup; /* the tree's cgroup memory (whole tree, page cache included); NAN without one */
-} chart_point;
-
-/* The metric-group metrics the chart draws, named by their samples-file
- * column; where each lives in a resmon_sample comes from the library's
- * metric list (resmon_metric_info). */
-enum drawn_metric { DRAWN_PSS, DRAWN_IO_READ, DRAWN_IO_WRITTEN, DRAWN_NPROCS, DRAWN_COUNT };
-static const char *const drawn_columns[DRAWN_COUNT] = {"pss_mb", "rchar", "wchar", "nprocs"};
-
-typedef struct chart_phase {
-    double start;
-    char name[CHART_PHASE_NAME_MAX];
-} chart_phase;
-
-struct chart_series {
-    chart_point points[CHART_MAX_POINTS];
-    size_t count;
-    size_t stride;          /* samples per point */
-    chart_point pending;    /* the point being filled */
-    size_t pending_samples;
-    size_t gpu_util_samples, gpu_mem_samples; /* in pending */
-    int any_gpu_util, any_gpu_mem, any_pss, any_io, any_nprocs;
-    int any_cgroup;
-    /* the whole run, unthinned, for its legend line */
-    size_t samples;
-    double cpu_sum, rss_max, t_last;
-    chart_phase phases[CHART_MAX_PHASES];
-    size_t phase_count, phases_dropped;
-    size_t drawn[DRAWN_COUNT]; /* each drawn metric's offset in resmon_sample; SIZE_MAX: not in the list */
-};
-
-chart_series *chart_series_new(void)
-{
-    chart_series *c = calloc(1, sizeof *c);
-    if (!c)
-        return NULL;
-    c->stride = 1;
-    for (size_t d = 0; d < DRAWN_COUNT; d++) {
-        c->drawn[d] = SIZE_MAX;
-        for (size_t i = 0; i < resmon_metric_count(); i++) {
-            resmon_metric m;
-            if (resmon_metric_info(i, &m, sizeof m) == 0 && strcmp(m.column, drawn_columns[d]) == 0)
-                c->drawn[d] = m.sample_offset;
-        }
-    }
-    return c;
-}
-
-void chart_series_free(chart_series *c)
-{
-    free(c);
-}
-
-static double max_known(double a, double b)
-{
-    if (isnan(a))
-        return b;
-    if (isnan(b))
-        return a;
-    return a > b ? a : b;
-}
-
-static double mean_known(double a, double b)
-{
-    if (isnan(a))
-        return b;
-    if (isnan(b))
-        return a;
-    return (a + b) / 2;
-}
-
-static void halve(chart_series *c)
-{
-    size_t out = 0;
-    for (size_t i = 0; i + 1 < c->count; i += 2) {
-        chart_point a = c->points[i], b = c->points[i + 1];
-        c->points[out++] = (chart_point){a.t,
-                                         (a.cpu + b.cpu) / 2,
-                                         max_known(a.rss, b.rss),
-                                         mean_known(a.gpu_util, b.gpu_util),
-                                         max_known(a.gpu_mem, b.gpu_mem),
-                                         max_known(a.pss, b.pss),
-                                         max_known(a.io_read, b.io_read),
-                                         max_known(a.io_written, b.io_written),
-                                         max_known(a.nprocs, b.nprocs),
-                                         max_known(a.cgroup, b.cgroup)};
-    }
-    if (c->count % 2)
-        c->points[out++] = c->points[c->count - 1];
-    c->count = out;
-    c->stride *= 2;
-}
-
-static void flush_pending(chart_series *c)
-{
-    if (c->pending_samples == 0)
-        return;
-    if (c->count == CHART_MAX_POINTS)
-        halve(c);
-    chart_point p = c->pending;
-    p.cpu /= (double)c->pending_samples;
-    p.gpu_util = c->gpu_util_samples ? p.gpu_util / (double)c->gpu_util_samples : NAN;
-    if (!c->gpu_mem_samples)
-        p.gpu_mem = NAN;
-    c->points[c->count++] = p;
-    c->pending_samples = c->gpu_util_samples = c->gpu_mem_samples = 0;
-}
-
-void chart_series_finish(chart_series *c)
-{
-    flush_pending(c);
-}
-
-static double drawn_value(const chart_series *c, const resmon_sample *s, enum drawn_metric d)
-{
-    double value = NAN;
-    if (c->drawn[d] != SIZE_MAX)
-        memcpy(&value, (const char *)s + c->drawn[d], sizeof value);
-    return value;
-}
-
-void chart_series_add(chart_series *c, const resmon_sample *s, double elapsed_sec)
-{
-    chart_point *p = &c->pending;
-    double pss = drawn_value(c, s, DRAWN_PSS), io_read = drawn_value(c, s, DRAWN_IO_READ),
-           io_written = drawn_value(c, s, DRAWN_IO_WRITTEN), nprocs = drawn_value(c, s, DRAWN_NPROCS);
-    if (c->pending_samples == 0)
-        *p = (chart_point){elapsed_sec, 0, NAN, 0, 0, NAN, NAN, NAN, NAN, NAN};
-    p->cpu += s->cpu_percent;
-    p->rss = max_known(p->rss, s->rss_mb);
-    p->pss = max_known(p->pss, pss);
-    p->io_read = max_known(p->io_read, io_read / BYTES_PER_MIB);
-    p->io_written = max_known(p->io_written, io_written / BYTES_PER_MIB);
-    p->nprocs = max_known(p->nprocs, nprocs);
-    c->any_pss |= !isnan(pss);
-    p->cgroup = max_known(p->cgroup, s->cgroup_mem_mb);
-    c->any_cgroup |= !isnan(s->cgroup_mem_mb);
-    c->any_io |= !isnan(io_read) || !isnan(io_written);
-    c->any_nprocs |= !isnan(nprocs);
-    if (!isnan(s->gpu_util)) {
-        p->gpu_util += s->gpu_util;
-        c->gpu_util_samples++;
-        c->any_gpu_util = 1;
-    }
-    if (!isnan(s->gpu_mem_mb)) {
-        p->gpu_mem = c->gpu_mem_samples ? (s->gpu_mem_mb > p->gpu_mem ? s->gpu_mem_mb : p->gpu_mem) : s->gpu_mem_mb;
-        c->gpu_mem_samples++;
-        c->any_gpu_mem = 1;
-    }
-    c->samples++;
-    c->cpu_sum += s->cpu_percent;
-    c->rss_max = c->samples == 1 ? s->rss_mb : max_known(c->rss_max, s->rss_mb);
-    c->t_last = elapsed_sec > c->t_last ? elapsed_sec : c->t_last;
-    if (++c->pending_samples >= c->stride)
-        flush_pending(c);
-}
-
-void chart_series_phase(chart_series *c, const char *name, double elapsed_sec)
-{
-    char kept[CHART_PHASE_NAME_MAX];
-    size_t len = strlen(name);
-    if (len >= sizeof kept) { /* cut on a character boundary */
-        len = sizeof kept - 1;
-        while (len > 0 && ((unsigned char)name[len] & 0xC0) == 0x80)
-            len--;
-    }
-    memcpy(kept, name, len);
-    kept[len] = '\0';
-    if (c->phase_count && strcmp(c->phases[c->phase_count - 1].name, kept) == 0)
-        return; /* the same phase goes on */
-    if (c->phase_count == CHART_MAX_PHASES) {
-        c->phases_dropped++; /* the last band runs on to the end */
-        return;
-    }
-    chart_phase *p = &c->phases[c->phase_count++];
-    p->start = elapsed_sec;
-    memcpy(p->name, kept, len + 1);
-}
-
-size_t chart_series_samples(const chart_series *c)
-{
-    return c->samples;
-}
 
 int chart_cpus_available(void)
 {
@@ -446,7 +253,7 @@ static double field_max(const canvas *cv, point_field field)
     double top = NAN;
     for (size_t r = 0; r < cv->run_count; r++)
         for (size_t i = 0; i < cv->runs[r].series->count; i++)
-            top = max_known(top, field(&cv->runs[r].series->points[i]));
+            top = chart_max_known(top, field(&cv->runs[r].series->points[i]));
     return top;
 }
 
@@ -628,12 +435,12 @@ static void draw_cpu_panel(const canvas *cv, int top)
 {
     static const series_style cpu = {field_cpu, "series-cpu", CPU_COLOR, NULL, "CPU %", NULL},
                               gpu = {field_gpu_util, "series-gpu-util", GPU_UTIL_COLOR, "6 3", "GPU util %", NULL};
-    double data_top = max_known(max_known(field_max(cv, field_cpu), field_max(cv, field_gpu_util)), 100);
+    double data_top = chart_max_known(chart_max_known(field_max(cv, field_cpu), field_max(cv, field_gpu_util)), 100);
     /* The capacity line is drawn when it fits a scale the data can still be
      * read on (within 4 x the data's top); else it is named as off the scale. */
     double capacity = cv->info->cpus * 100.0;
     int capacity_drawn = cv->info->cpus > 0 && capacity <= 4 * data_top;
-    axis y = make_axis(capacity_drawn ? max_known(data_top, capacity) : data_top, 100);
+    axis y = make_axis(capacity_drawn ? chart_max_known(data_top, capacity) : data_top, 100);
     int any_gpu = ANY(cv, any_gpu_util);
     fprintf(cv->out, "<g class=\"panel\" id=\"panel-cpu\">\n");
     draw_panel_frame(cv, top, PANEL_H, y, any_gpu ? "CPU and GPU utilization (%)" : "CPU (%)", 0);
@@ -669,7 +476,7 @@ static void draw_cpu_panel(const canvas *cv, int top)
 static void draw_nprocs_panel(const canvas *cv, int top)
 {
     static const series_style procs = {field_nprocs, "series-nprocs", NPROCS_COLOR, NULL, "processes", NULL};
-    double data_top = max_known(field_max(cv, field_nprocs), 1);
+    double data_top = chart_max_known(field_max(cv, field_nprocs), 1);
     axis y = {0, nice_step(data_top, 2)};
     y.step = y.step < 1 ? 1 : round(y.step);
     y.max = ceil(data_top * 1.05 / y.step) * y.step;
@@ -697,10 +504,10 @@ static void draw_memory_panel(const canvas *cv, int top, int show_x_labels)
                               gpu = {field_gpu_mem, "series-gpu-mem", GPU_MEM_COLOR, "8 3 2 3", "GPU memory", NULL},
                               cgroup = {field_cgroup, "series-cgroup", TREE_PEAK_COLOR, "6 2", "cgroup (tree)", NULL};
     const chart_info *info = cv->info;
-    double mem_max = max_known(max_known(field_max(cv, field_rss), field_max(cv, field_gpu_mem)),
-                               max_known(info->exact_peak_process_mb, info->exact_peak_tree_mb));
-    mem_max = max_known(mem_max, field_max(cv, field_cgroup));
-    axis y = make_axis(max_known(mem_max, field_max(cv, field_pss)), 1);
+    double mem_max = chart_max_known(chart_max_known(field_max(cv, field_rss), field_max(cv, field_gpu_mem)),
+                               chart_max_known(info->exact_peak_process_mb, info->exact_peak_tree_mb));
+    mem_max = chart_max_known(mem_max, field_max(cv, field_cgroup));
+    axis y = make_axis(chart_max_known(mem_max, field_max(cv, field_pss)), 1);
     fprintf(cv->out, "<g class=\"panel\" id=\"panel-memory\">\n");
     draw_panel_frame(cv, top, PANEL_H, y, "Memory (MiB)", show_x_labels);
     draw_phase_shading(cv, top, PANEL_H);
@@ -767,7 +574,7 @@ static void draw_io_panel(const canvas *cv, int top)
     /* read wide under written: equal totals (a copy) show both lines */
     static const series_style read = {field_io_read, "series-io-read", IO_READ_COLOR, NULL, "read (calls)", "4.5"},
                               written = {field_io_written, "series-io-written", IO_WRITTEN_COLOR, "6 3", "written (calls)", NULL};
-    axis y = make_axis(max_known(field_max(cv, field_io_read), field_max(cv, field_io_written)), 1);
+    axis y = make_axis(chart_max_known(field_max(cv, field_io_read), field_max(cv, field_io_written)), 1);
     fprintf(cv->out, "<g class=\"panel\" id=\"panel-io\">\n");
     draw_panel_frame(cv, top, PANEL_H, y, "I/O so far (MiB)", 1);
     draw_phase_shading(cv, top, PANEL_H);
@@ -831,7 +638,7 @@ int chart_write_svg(const chart_series *series, FILE *out, const char *title, co
     if (!c)
         return -ENOMEM;
     *c = *series;
-    flush_pending(c);
+    chart_series_finish(c);
     char subtitle[256];
     snprintf(subtitle, sizeof subtitle,
              "wall %.2f s \xc2\xb7 mean CPU %.0f %% \xc2\xb7 peak RSS %.1f MiB sampled (tree) \xc2\xb7 %llu sample%s "

@@ -5,7 +5,9 @@
  * error, never SVG bytes under a .png name.  librsvg is not linked: the
  * command pays for it only when a PNG is asked for, and only at the end.
  */
-#include "cli.h"
+#include "chart_png.h"
+#include "output_paths.h"
+#include "text_output.h"
 
 #include <errno.h>
 #include <fcntl.h>

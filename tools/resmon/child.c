@@ -13,8 +13,16 @@
  * leaves them running; --wait-orphans waits for them (reaping each, so
  * their CPU counts) before the outputs are written.
  */
+#include "child.h"
+#include "cgroup_run.h"
 #include "cli.h"
 #include "clocks.h"
+#include "exec_failure.h"
+#include "options.h"
+#include "outputs.h"
+#include "run_result.h"
+#include "signals.h"
+#include "terminal.h"
 
 #include <dirent.h>
 #include <errno.h>

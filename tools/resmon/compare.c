@@ -19,9 +19,13 @@
  */
 #include "compare.h"
 #include "cli.h"
-#include "json_number.h"
+#include "input_file.h"
 #include "jansson_loader.h"
+#include "json_number.h"
+#include "output_file.h"
+#include "output_paths.h"
 #include "rank_test.h"
+#include "text_output.h"
 
 #include <dirent.h>
 #include <errno.h>

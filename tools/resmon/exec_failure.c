@@ -6,8 +6,10 @@
  * send the user looking for the wrong file.  Like bash ("bad interpreter"),
  * resmon names the interpreter in that case.
  */
+#include "exec_failure.h"
 #include "cli.h"
 #include "regular_file.h"
+#include "text_output.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -7,7 +7,7 @@
  * check), and anything else is named in the one-line error: "b.json: a
  * FIFO, not a regular file".
  */
-#include "cli.h"
+#include "input_file.h"
 #include "regular_file.h"
 
 #include <errno.h>

@@ -2,8 +2,18 @@
  * main.c -- the resmon command: run a command (or attach to a process), monitor
  * its process tree with libresmon, and report.
  */
+#include "attach.h"
+#include "child.h"
 #include "cli.h"
 #include "compare.h"
+#include "marks.h"
+#include "options.h"
+#include "output_file.h"
+#include "outputs.h"
+#include "plot_command.h"
+#include "repeat.h"
+#include "run_result.h"
+#include "signals.h"
 
 #include <errno.h>
 #include <math.h>

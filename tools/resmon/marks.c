@@ -22,7 +22,10 @@
  * the end; one left by a resmon killed with SIGKILL (0.3's too) is removed by the next
  * resmon that makes its channel in the same place (sweep_stale).
  */
+#include "marks.h"
 #include "cli.h"
+#include "output_file.h"
+#include "text_output.h"
 #include "utf8.h"
 
 #include <dirent.h>

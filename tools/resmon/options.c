@@ -1,7 +1,12 @@
 /*
  * options.c -- the resmon command line.
  */
+#include "options.h"
 #include "cli.h"
+#include "exporter_options.h"
+#include "option_values.h"
+#include "output_paths.h"
+#include "text_output.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -141,18 +146,6 @@ static int unknown_option_error(const char *word, int short_option, const struct
     }
     char flag[3] = {'-', (char)short_option, '\0'};
     return usage_error("unknown option '%s'", flag);
-}
-
-/* A positive, finite number of seconds, the whole argument. */
-static int parse_seconds(const char *text, double *out)
-{
-    char *end;
-    errno = 0;
-    double value = strtod(text, &end);
-    if (end == text || *end != '\0' || errno == ERANGE || !isfinite(value) || value <= 0)
-        return -EINVAL;
-    *out = value;
-    return 0;
 }
 
 /* Decimal digits only: no sign, no space on either side (strtol alone
@@ -324,7 +317,7 @@ int cli_parse(int argc, char **argv, cli_options *o)
         switch (c) {
         case 'i':
             /* The library's range: below 1 us or above 11 days is surely a unit mistake. */
-            if (parse_seconds(optarg, &o->interval_sec) < 0 || o->interval_sec < 1e-6 || o->interval_sec > 1e6)
+            if (parse_seconds(optarg, &o->interval_sec, 0) < 0 || o->interval_sec < 1e-6 || o->interval_sec > 1e6)
                 return usage_error("invalid interval '%s': give a number of seconds from 0.000001 to 1000000",
                                    optarg);
             break;
@@ -354,7 +347,7 @@ int cli_parse(int argc, char **argv, cli_options *o)
             o->include_children = 0;
             break;
         case OPT_DURATION:
-            if (parse_seconds(optarg, &o->duration_sec) < 0)
+            if (parse_seconds(optarg, &o->duration_sec, 0) < 0)
                 return usage_error("invalid duration '%s': give a positive number of seconds", optarg);
             break;
         case OPT_PID:
@@ -375,7 +368,7 @@ int cli_parse(int argc, char **argv, cli_options *o)
                                    *err ? err : optarg);
             break;
         case OPT_MEMORY_LIMIT:
-            if (cgroup_parse_size(optarg, &o->memory_limit_bytes) < 0)
+            if (parse_size(optarg, &o->memory_limit_bytes) < 0)
                 return usage_error("invalid memory limit '%s': give bytes (at least 4096) or a number with K, M, G "
                                    "or T, such as 4G", optarg);
             break;

@@ -11,7 +11,9 @@
  * a FIFO) is written in place and never removed.  "-" is stdout.  Every
  * descriptor is close-on-exec, so the command inherits none of them.
  */
+#include "output_file.h"
 #include "cli.h"
+#include "text_output.h"
 
 #include <errno.h>
 #include <fcntl.h>

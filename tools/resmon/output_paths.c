@@ -11,7 +11,9 @@
  * output) use the same check: an output that is one of their inputs would
  * replace what they are reading.
  */
+#include "output_paths.h"
 #include "cli.h"
+#include "text_output.h"
 
 #include <limits.h>
 #include <stdlib.h>

@@ -3,7 +3,19 @@
  * the command starts, fed each sample as it is taken, written when the run
  * ends -- or discarded, leaving every path as it was, when nothing ran.
  */
-#include "cli.h"
+#include "outputs.h"
+#include "chart.h"
+#include "chart_png.h"
+#include "chart_series.h"
+#include "exporters.h"
+#include "marks.h"
+#include "options.h"
+#include "output_file.h"
+#include "output_paths.h"
+#include "run_result.h"
+#include "samples_file.h"
+#include "summary_output.h"
+#include "text_output.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -4,7 +4,9 @@
  * the phase's summary by resmon_summary_to_json), so it carries every
  * summary key there is.
  */
-#include "cli.h"
+#include "phases_output.h"
+#include "run_result.h"
+#include "text_output.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -3,7 +3,15 @@
  * saved samples files (-s), several runs overlaid with a colour each, drawn
  * by the renderer the live run's --plot uses.
  */
+#include "plot_command.h"
+#include "chart.h"
+#include "chart_png.h"
+#include "chart_series.h"
 #include "cli.h"
+#include "output_file.h"
+#include "output_paths.h"
+#include "samples_read.h"
+#include "text_output.h"
 
 #include <errno.h>
 #include <getopt.h>

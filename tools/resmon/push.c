@@ -13,8 +13,8 @@
  * the timeout: a dead or slow gateway is one line on stderr.
  */
 #include "push.h"
-#include "cli.h"
 #include "optional_library.h"
+#include "text_output.h"
 
 #include <stdio.h>
 #include <stdlib.h>

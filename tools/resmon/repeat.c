@@ -10,9 +10,19 @@
  * run that fails stops the repeat (unless --ignore-failure), and so does a
  * signal; the runs measured until then are still written.
  */
+#include "repeat.h"
+#include "child.h"
 #include "cli.h"
 #include "jansson_loader.h"
 #include "json_number.h"
+#include "marks.h"
+#include "options.h"
+#include "output_file.h"
+#include "outputs.h"
+#include "run_result.h"
+#include "signals.h"
+#include "summary_output.h"
+#include "text_output.h"
 
 #include <math.h>
 #include <signal.h>

@@ -9,13 +9,15 @@
  * size limit) is cut back to the last whole row it wrote, and no row is
  * written after it; the error is reported when the file is closed.
  */
-#include "cli.h"
+#include "samples_file.h"
 #include "json_number.h"
+#include "output_paths.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>

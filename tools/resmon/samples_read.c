@@ -7,8 +7,12 @@
  * back.  An empty CSV field or a JSON null is a value not read.  A `phase`
  * column (text) marks phases: a phase starts at the first row that names it.
  */
-#include "cli.h"
+#include "samples_read.h"
+#include "chart_series.h"
+#include "input_file.h"
 #include "jansson_loader.h"
+#include "output_paths.h"
+#include "samples_file.h"
 
 #include <errno.h>
 #include <stdio.h>

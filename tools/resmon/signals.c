@@ -23,7 +23,7 @@
  * was started with (a blocked signal's pending state is not inherited by a
  * forked child), so it sees both as its launcher meant.
  */
-#include "cli.h"
+#include "signals.h"
 
 #include <errno.h>
 #include <pthread.h>

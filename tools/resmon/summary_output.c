@@ -2,8 +2,12 @@
  * summary_output.c -- the run's summary as JSON (-o) and as the human table
  * on stderr.
  */
-#include "cli.h"
+#include "summary_output.h"
 #include "json_number.h"
+#include "options.h"
+#include "phases_output.h"
+#include "run_result.h"
+#include "text_output.h"
 
 #include <math.h>
 #include <signal.h>

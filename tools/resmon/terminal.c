@@ -14,7 +14,7 @@
  * --foreground keeps the command in resmon's group instead; then a forwarded
  * SIGTERM would miss the command's descendants.)
  */
-#include "cli.h"
+#include "terminal.h"
 
 #include <errno.h>
 #include <fcntl.h>

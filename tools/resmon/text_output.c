@@ -9,7 +9,7 @@
  * errors="replace" does.  Messages on stderr show such bytes as \xNN, so a
  * terminal never receives a raw control byte from resmon.
  */
-#include "cli.h"
+#include "text_output.h"
 #include "utf8.h"
 
 #include <stdint.h>

@@ -15,7 +15,8 @@
  * command starts instead of being replaced.
  */
 #include "textfile.h"
-#include "cli.h"
+#include "output_file.h"
+#include "text_output.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -12,14 +12,17 @@
  * a file cut after any event becomes JSON by adding "]", which is what the
  * viewers' importers do with a trace that lacks it.
  */
-#include "cli.h"
 #include "clocks.h"
 #include "json_number.h"
+#include "options.h"
+#include "run_result.h"
+#include "text_output.h"
 #include "trace_file.h"
 
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,0 +1,34 @@
+/*
+ * cgroup_run.h -- the command's cgroup: made, entered, read to the end and
+ * removed (cgroup_run.c).
+ */
+#ifndef RESMON_CGROUP_RUN_H
+#define RESMON_CGROUP_RUN_H
+
+#include "options.h"
+#include "run_result.h"
+#include "resmon.h"
+
+/* Makes COMMAND's leaf cgroup before it is forked (none with --no-cgroup or
+ * --cgroup).  Returns 0 -- with *cg NULL and the reason in r->cgroup_note
+ * when none could be made -- or, having printed one line, EXIT_USAGE when
+ * --memory-limit asked for one that cannot be made. */
+int cgroup_for_command(const cli_options *o, run_result *r, resmon_cgroup **cg);
+/* What the forked, still held COMMAND said of joining the leaf before it may
+ * exec (join_rc: 0 or a negative errno; it joins itself, which is cheaper
+ * for the kernel than a move by resmon).  On failure the leaf is removed
+ * (*cg NULL) and the reason noted; returns EXIT_USAGE (printed) when
+ * --memory-limit needs it, else 0. */
+int cgroup_enter(const cli_options *o, run_result *r, resmon_cgroup **cg, int join_rc);
+/* The leaf's own figures (peak, OOM kills, throttling, I/O: its lifetime,
+ * which is the run's) read again after the orphans the command left were
+ * waited for or counted, so that r->summary covers them too; the monitor
+ * read them at the command's exit. */
+void cgroup_read_to_end(const resmon_cgroup *cg, run_result *r);
+/* Removes the leaf and frees cg.  What still runs in it moves to the parent,
+ * except under --memory-limit: then it stays in the leaf, under the limit,
+ * and the leaf stays until a later resmon finds it empty (said on stderr);
+ * any other failure to remove it is said too.  Accepts NULL. */
+void cgroup_done(const cli_options *o, resmon_cgroup *cg);
+
+#endif

@@ -1,0 +1,21 @@
+/*
+ * chart_png.h -- the chart as PNG: the SVG through rsvg-convert (chart_png.c).
+ */
+#ifndef RESMON_CHART_PNG_H
+#define RESMON_CHART_PNG_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* Whether a chart written to path is PNG (a .png name, any case), SVG, or
+ * refused; for PNG finds rsvg-convert on PATH into converter (else ""), and
+ * refuses the name when it is missing.  Returns 0, or prints one line naming
+ * option and path and returns -1. */
+int chart_output_check(const char *path, const char *option, char *converter, size_t cap);
+/* A stream to render the SVG into, for chart_png_finish; NULL (errno) on failure. */
+FILE *chart_png_begin(void);
+/* Converts what svg holds to PNG on out_fd and closes svg.  Returns 0, or
+ * fills why with one line's worth and returns -1. */
+int chart_png_finish(FILE *svg, const char *converter, int out_fd, char *why, size_t cap);
+
+#endif

@@ -1,0 +1,51 @@
+/*
+ * option_values.c -- values of the command's options (see option_values.h).
+ */
+#include "option_values.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int parse_seconds(const char *text, double *out, int zero_allowed)
+{
+    char *end;
+    errno = 0;
+    double value = strtod(text, &end);
+    if (end == text || *end != '\0' || errno == ERANGE || !isfinite(value) || value < 0 ||
+        (value == 0 && !zero_allowed))
+        return -EINVAL;
+    *out = value;
+    return 0;
+}
+
+int parse_size(const char *text, uint64_t *bytes)
+{
+    char *end;
+    errno = 0;
+    if (!*text || *text == '-' || *text == '+' || *text == ' ')
+        return -EINVAL;
+    double value = strtod(text, &end);
+    if (end == text || errno == ERANGE || !isfinite(value) || value <= 0)
+        return -EINVAL;
+    double unit = 1;
+    const char *units = "KMGT";
+    const char *u = *end ? strchr(units, *end == 'k' ? 'K' : *end) : NULL;
+    if (*end && !u)
+        return -EINVAL;
+    if (u) {
+        for (const char *p = units; p <= u; p++)
+            unit *= 1024;
+        end++;
+        if (strcmp(end, "iB") == 0 || strcmp(end, "B") == 0)
+            end += strlen(end);
+    }
+    if (*end)
+        return -EINVAL;
+    double total = value * unit;
+    if (total < 4096 || total > 9.2e18) /* below a page, or beyond what the files hold */
+        return -EINVAL;
+    *bytes = (uint64_t)total;
+    return 0;
+}

@@ -1,0 +1,17 @@
+/*
+ * option_values.h -- the values the command's options take (seconds, sizes),
+ * each parsed one way for options.c and exporter_options.c.
+ */
+#ifndef RESMON_OPTION_VALUES_H
+#define RESMON_OPTION_VALUES_H
+
+#include <stdint.h>
+
+/* A finite number of seconds, the whole of text: positive, or also 0 when
+ * zero_allowed.  0, or -EINVAL (*out untouched). */
+int parse_seconds(const char *text, double *out, int zero_allowed);
+/* A --memory-limit SIZE: bytes, or a number with K, M, G or T (powers of
+ * 1024, optionally followed by "iB" or "B"), at least a page.  0 or -EINVAL. */
+int parse_size(const char *text, uint64_t *bytes);
+
+#endif

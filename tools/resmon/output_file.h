@@ -1,0 +1,39 @@
+/*
+ * output_file.h -- one output file, written beside its final name and renamed
+ * into place (output_file.c).
+ */
+#ifndef RESMON_OUTPUT_FILE_H
+#define RESMON_OUTPUT_FILE_H
+
+#include <stdio.h>
+
+typedef struct output_file {
+    const char *path;  /* as given; "-" is stdout */
+    const char *what;  /* "summary file", for messages */
+    FILE *stream;      /* NULL when not open */
+    char *temp_path;   /* resmon's temporary file until renamed; NULL when in place */
+    char *final_path;  /* what the rename replaces (symbolic links resolved) */
+    int silent;        /* set before opening: failures are not printed, only kept */
+    int error;         /* the errno of the last failure */
+    int fd;            /* the stream's descriptor (fileno() has none for it); -1 when closed */
+    struct output_sink *sink; /* where the stream's failed write(2) keeps its errno; NULL for stdout */
+} output_file;
+/* Occupies closed descriptors 0, 1 and 2 with /dev/null, so no file resmon
+ * opens later takes their place.  Call before opening anything. */
+void standard_fds_occupy(void);
+/* Opens path for writing, close-on-exec, leaving an existing file untouched
+ * (see output_file.c).  Returns 0, or prints one line and returns -1. */
+int output_file_open(output_file *f, const char *path, const char *what);
+/* Gives a temporary file its final name now (the samples file, once the
+ * command runs).  Returns 0, or prints one line and returns -1. */
+int output_file_publish_early(output_file *f);
+/* Flushes, closes and renames into place.  Returns 0, or prints one line
+ * naming the error, removes the temporary file and returns -1. */
+int output_file_publish(output_file *f);
+/* Closes and removes resmon's temporary file; the path given is untouched. */
+void output_file_discard(output_file *f);
+/* Closes stdout (help, version): 0, or EXIT_USAGE after one line, from
+ * who ("resmon plot"), that names the failed write's errno. */
+int stdout_close(const char *who);
+
+#endif

@@ -1,0 +1,39 @@
+/*
+ * samples_file.h -- the samples file: CSV or JSON Lines, written as samples
+ * arrive (samples_file.c).
+ */
+#ifndef RESMON_SAMPLES_FILE_H
+#define RESMON_SAMPLES_FILE_H
+
+#include "resmon.h"
+
+#include <stddef.h>
+
+/* Per-device GPU columns are written for at most this many devices. */
+#define RESMON_CLI_MAX_DEVICE_COLUMNS 16
+
+typedef struct samples_file samples_file;
+/* The metric-group columns, after CPU and RSS (and before any GPU's): the
+ * library's metric list (resmon_metric_info) and the tree's cgroup memory,
+ * in resmon_sample's order -- what the writer writes and the reader
+ * (samples_read.c) reads, one list for both.  Each is a distinct double of
+ * resmon_sample, so the sample's size bounds them. */
+#define SAMPLES_MAX_METRIC_COLUMNS (sizeof(resmon_sample) / sizeof(double))
+typedef struct samples_column {
+    const char *name;
+    size_t offset; /* a double in resmon_sample */
+    int integral;  /* a count or bytes: written as an integer ("3", not "3.0") */
+} samples_column;
+/* Fills columns (SAMPLES_MAX_METRIC_COLUMNS of room); returns how many. */
+size_t samples_metric_columns(samples_column *columns);
+/* Writes rows to fd (which stays the caller's); the format comes from path's
+ * extension.  gpu_devices: 0 no GPU columns; 1 the GPU columns; N > 1 also
+ * per-device columns gpuI_*.  NULL when out of memory. */
+samples_file *samples_file_open(int fd, const char *path, size_t gpu_devices);
+void samples_file_write(samples_file *f, const resmon_sample *s, double elapsed_sec,
+                        const resmon_gpu_reading *devices, size_t device_count, const char *phase);
+/* Writes what is buffered and frees f; returns 0, or -errno of the first
+ * failed write (the file then ends with the last whole row written). */
+int samples_file_free(samples_file *f);
+
+#endif

@@ -1,0 +1,26 @@
+/*
+ * text_output.h -- text from outside (argv, GPU names), which may not be
+ * UTF-8, written safely (text_output.c).
+ */
+#ifndef RESMON_TEXT_OUTPUT_H
+#define RESMON_TEXT_OUTPUT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* Writes text as a JSON string literal (quotes included): escapes what JSON
+ * requires and writes each byte that is not valid UTF-8 as \ufffd. */
+void json_write_string(FILE *out, const char *text);
+/* Writes text as XML character data: escapes markup, replaces invalid UTF-8
+ * with U+FFFD and drops the control characters XML 1.0 forbids. */
+void xml_write_text(FILE *out, const char *text);
+/* Writes text for a message on a terminal: control characters and bytes
+ * that are not valid UTF-8 appear as \xNN. */
+void print_printable(FILE *out, const char *text);
+/* The same into buf (cap bytes, always NUL-terminated, cut to fit). */
+void printable_copy(char *buf, size_t cap, const char *text);
+/* A malloc'ed copy of text with each byte that is not valid UTF-8 replaced
+ * by U+FFFD; NULL when out of memory. */
+char *utf8_repaired(const char *text);
+
+#endif
