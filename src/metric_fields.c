@@ -13,7 +13,7 @@
 #define RM__UNIT_SECONDS "seconds"
 #define RM__UNIT_COUNT "count"
 
-#define FIELD(group, sample_field, summary_field, fold, unit, column, prometheus, help, words)                     \
+#define FIELD(group, sample_field, summary_field, fold, unit, column, prometheus, help, words, ...)                \
     {sizeof(resmon_metric),                                                                                       \
      #sample_field,                                                                                               \
      #summary_field,                                                                                              \
