@@ -265,6 +265,7 @@ typedef struct resmon_sample {
     double cgroup_mem_mb;    /* since 0.4: the cgroup's charged memory, MiB; NAN without one */
     double unreadable_procs; /* since 0.4: processes not read in full (see above) */
     double uss_mb;           /* since 0.4, MEMORY_DETAIL: unique set size (smaps_rollup) */
+    double open_fds;         /* since 0.4, COUNTS: open file descriptors (each process's fd directory) */
 } resmon_sample;
 
 /* How much to trust resmon_summary.hwm_rss_mb (see "Summary: the exact peak
@@ -432,6 +433,7 @@ typedef struct resmon_summary {
     int32_t cgroup_error;   /* 0, or the negative errno of opening cgroup_path */
     double peak_unreadable_procs; /* since 0.4: the largest unreadable_procs of a sample */
     double peak_uss_mb; /* since 0.4: the largest sampled uss_mb (NAN when no sample had it) */
+    double peak_open_fds; /* since 0.4: the largest sampled open_fds (NAN when no sample had it) */
 } resmon_summary;
 
 /* Serialises a summary (s->struct_size must be set, as every resmon function

@@ -122,11 +122,14 @@
       "missing from the sums).",                                                                                   \
       "processes not readable in full", ANY, READING(UNREADABLE), ONE)
 
-/* Since 0.4, after the fields above in both structs. */
+/* Since 0.4, after the fields above in both structs, in the order added. */
 #define RM__METRICS_ADDED(X)                                                                                       \
     X(RESMON_METRIC_MEMORY_DETAIL, uss_mb, peak_uss_mb, MAX, MIB, "uss_mb", "resmon_unique_memory_max_bytes",     \
       "Largest sampled unique set size (USS: private pages, freed when the process exits) in the window so far.", \
-      "unique set size (smaps_rollup private pages)", SMAPS, LEVEL(USS_KB), KIB_TO_MIB)
+      "unique set size (smaps_rollup private pages)", SMAPS, LEVEL(USS_KB), KIB_TO_MIB)                         \
+    X(RESMON_METRIC_COUNTS, open_fds, peak_open_fds, MAX, COUNT, "open_fds", "resmon_open_fds_max",               \
+      "Largest sampled number of open file descriptors of the monitored processes in the window so far.",       \
+      "open file descriptors (fd directory)", FDS, LEVEL(OPEN_FDS), ONE)
 
 /* Every metric, in resmon_summary's order. */
 #define RM__METRIC_LIST(X)                                                                                         \

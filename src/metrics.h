@@ -34,7 +34,8 @@ enum {
     RM__SOURCE_SMAPS = 4,    /* smaps_rollup: PSS, swap, USS */
     RM__SOURCE_IO = 8,       /* io */
     RM__SOURCE_NET = 16,     /* the root's net/dev, once per reading */
-    RM__SOURCE_ANY = 32      /* always known (unreadable_procs) */
+    RM__SOURCE_ANY = 32,     /* always known (unreadable_procs) */
+    RM__SOURCE_FDS = 64      /* the fd directory: open descriptors */
 };
 
 /* Where a reading keeps each metric (metric_list.h's SLOT), one enum for
@@ -72,6 +73,7 @@ typedef struct rm__process_metrics {
                                      (stat is the row's: read once by the probe) */
     int status_fd;                /* a one-thread process's status, for its
                                      context switches; -1 before */
+    int fd_dir_fd;                /* its fd directory, for its open descriptors; -1 before */
     int zombie;                   /* its latest stat read showed a zombie */
     uint64_t born_ns;             /* its start (stat's starttime) after boot, when born_known */
     int born_known;
