@@ -131,6 +131,26 @@
       "Largest sampled number of open file descriptors of the monitored processes in the window so far.",       \
       "open file descriptors (fd directory)", FDS, LEVEL(OPEN_FDS), ONE)
 
+/* The metric groups (resmon_options.metrics), in bit order: the one list
+ * their names are spelled in (resmon_metric_group_info, and through it the
+ * command's --metrics and --help, the Python binding's METRIC_GROUPS, the
+ * cost benchmark).  Each entry is
+ *   X(BIT, NAME, COMMAND_NAME, WORDS, FILES)
+ *   BIT          its RESMON_METRIC_* bit (RESMON_METRIC_ALL is every bit up
+ *                to the last one's)
+ *   NAME         the Python binding's name (metrics="memory_detail")
+ *   COMMAND_NAME the command's --metrics word (it takes NAME too, and NAME
+ *                with '-' for '_')
+ *   WORDS        what it measures, for a person
+ *   FILES        what it reads per process */
+#define RM__METRIC_GROUP_LIST(X)                                                                                   \
+    X(RESMON_METRIC_IO, "io", "io", "bytes and calls read and written", "io")                                      \
+    X(RESMON_METRIC_MEMORY_DETAIL, "memory_detail", "memory", "vmem, PSS, USS, swap", "stat, smaps_rollup")       \
+    X(RESMON_METRIC_COUNTS, "counts", "counts", "processes, threads, open descriptors", "stat, fd/")               \
+    X(RESMON_METRIC_CPU_SPLIT, "cpu_split", "cpu-split", "user and system seconds", "stat")                        \
+    X(RESMON_METRIC_FAULTS, "faults", "faults", "page faults, context switches", "stat, every thread's status")   \
+    X(RESMON_METRIC_NETWORK, "network", "network", "the namespace's bytes and packets", "net/dev, once per sample")
+
 /* Every metric, in resmon_summary's order. */
 #define RM__METRIC_LIST(X)                                                                                         \
     RM__METRICS_MEMORY(X) RM__METRICS_IO(X) RM__METRICS_COUNTS(X) RM__METRICS_CPU_SPLIT(X) RM__METRICS_FAULTS(X)   \
