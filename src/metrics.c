@@ -57,8 +57,10 @@ void rm__metrics_init(rm__metrics *m, unsigned groups, double detail_interval_se
     m->net_fd = -1;
     m->pss_exempt_until_ns = m->pss_exempt_until_next_ns = UINT64_MAX;
     for (size_t i = 0; i < SAMPLE_FIGURE_COUNT; i++)
-        if (m->groups & sample_figures[i].groups)
+        if (m->groups & sample_figures[i].groups) {
             m->wanted |= sample_figures[i].source & PROCESS_SOURCES;
+            m->shown[m->shown_count++] = (unsigned char)i;
+        }
     m->known_sources = RM__SOURCE_ANY;
     derive_from_readers(m);
 }
@@ -107,9 +109,10 @@ void rm__metrics_start_reading(rm__metrics *m, int baseline)
             m->figure[c] = 0;
         }
     m->known_sources = RM__SOURCE_ANY;
-    for (size_t slot = RM__COUNTER_COUNT; slot < RM__SLOT_COUNT; slot++)
-        m->figure[slot] = 0; /* the levels' sums and the reading's own */
-    memset(m->ended, 0, sizeof m->ended);
+    /* The levels' sums and the reading's own. */
+    memset(&m->figure[RM__COUNTER_COUNT], 0, (RM__SLOT_COUNT - RM__COUNTER_COUNT) * sizeof *m->figure);
+    if (m->ended_smaps)
+        memset(m->ended, 0, sizeof m->ended);
     m->ended_smaps = 0;
     m->pss_exempt_until_next_ns = UINT64_MAX;
 }
@@ -672,19 +675,25 @@ void rm__metrics_finish_reading(rm__metrics *m, int baseline)
     read_network(m, baseline);
 }
 
+#define SET_NAN(group, sample_field, ...) s->sample_field = NAN;
+
 void rm__metrics_fill_sample(const rm__metrics *m, resmon_sample *s)
 {
     /* A field is its slot's figure when a group that shows it is on and some
      * process gave its source (the sum over those that could be read), else
-     * NAN; unreadable_procs says how many could not. */
+     * NAN; unreadable_procs says how many could not.  (NAN first, written
+     * straight: a sample without groups costs no loop.) */
+    RM__METRIC_LIST(SET_NAN)
     double tick_sec = (double)m->tick_ns * 1e-9;
-    for (size_t i = 0; i < SAMPLE_FIGURE_COUNT; i++) {
-        const sample_figure *f = &sample_figures[i];
-        double value = NAN;
-        if (m->groups & f->groups && m->known_sources & f->source) {
-            value = (double)m->figure[f->slot];
-            value = f->scale == SCALE_TICKS ? value * tick_sec : value / scale_divisor[f->scale];
-        }
+    for (size_t k = 0; k < m->shown_count; k++) {
+        const sample_figure *f = &sample_figures[m->shown[k]];
+        if (!(m->known_sources & f->source))
+            continue;
+        double value = (double)m->figure[f->slot];
+        if (f->scale == SCALE_TICKS)
+            value *= tick_sec;
+        else if (f->scale != SCALE_ONE)
+            value /= scale_divisor[f->scale];
         memcpy((char *)s + f->offset, &value, sizeof value);
     }
 }

@@ -118,6 +118,8 @@ typedef struct rm__metrics {
                                      largest count so far, a level's sum over this
                                      reading's processes, the reading's own */
     unsigned wanted;              /* the sources the groups on ask a process for */
+    unsigned char shown[RM__METRIC_COUNT]; /* the list's metrics of the groups on */
+    unsigned shown_count;
     unsigned stands_when_idle;    /* sources an idle process cannot have moved */
     unsigned folds_into_parent;   /* sources whose counts the kernel adds to a reaper's */
     unsigned known_sources;       /* sources some process gave this reading */
