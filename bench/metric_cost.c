@@ -31,24 +31,43 @@
 #define PSS_EVERY_READING 1e-6 /* memory_detail_interval_sec below any reading's period */
 
 typedef struct group_row {
-    const char *name; /* for --loop */
-    const char *label;
+    const char *name;  /* for --loop */
+    const char *alias; /* for --loop too (the command's word), or NULL */
+    char label[128];
     unsigned groups;
     double memory_detail_interval_sec; /* 0: the library's default, 0.5 s */
 } group_row;
 
-static const group_row rows[] = {
-    {"none", "none (CPU clock + statm)", 0, 0},
-    {"io", "IO (`io`)", RESMON_METRIC_IO, 0},
-    {"memory", "MEMORY_DETAIL, PSS on its 0.5 s schedule", RESMON_METRIC_MEMORY_DETAIL, 0},
-    {"pss", "MEMORY_DETAIL, PSS read every sample", RESMON_METRIC_MEMORY_DETAIL, PSS_EVERY_READING},
-    {"counts", "COUNTS (`stat`)", RESMON_METRIC_COUNTS, 0},
-    {"cpu_split", "CPU_SPLIT (`stat`)", RESMON_METRIC_CPU_SPLIT, 0},
-    {"faults", "FAULTS (`stat` + every thread's `status`)", RESMON_METRIC_FAULTS, 0},
-    {"network", "NETWORK (`net/dev`, once per sample)", RESMON_METRIC_NETWORK, 0},
-    {"all", "ALL, PSS on its schedule", RESMON_METRIC_ALL, 0},
-};
-#define ROW_COUNT (sizeof rows / sizeof *rows)
+/* none, each group of the library's list (resmon_metric_group_info; PSS on
+ * its 0.5 s schedule), MEMORY_DETAIL with PSS read every sample, all. */
+#define ROW_MAX 32
+static group_row rows[ROW_MAX];
+static size_t ROW_COUNT;
+
+static void add_row(const char *name, const char *alias, const char *label, unsigned groups, double interval)
+{
+    if (ROW_COUNT == ROW_MAX)
+        return;
+    group_row *row = &rows[ROW_COUNT++];
+    *row = (group_row){name, alias, "", groups, interval};
+    snprintf(row->label, sizeof row->label, "%s", label);
+}
+
+static void make_rows(void)
+{
+    add_row("none", NULL, "none (CPU clock + statm)", 0, 0);
+    resmon_metric_group g;
+    for (size_t i = 0; resmon_metric_group_info(i, &g, sizeof g) == 0; i++) {
+        char label[128];
+        int n = snprintf(label, sizeof label, "%s (`%s`)", g.name, g.files);
+        for (int c = 0; c < n && label[c] != ' '; c++)
+            label[c] = (char)(label[c] >= 'a' && label[c] <= 'z' ? label[c] - 'a' + 'A' : label[c]);
+        add_row(g.name, g.command_name, label, g.bit, 0);
+        if (g.bit == RESMON_METRIC_MEMORY_DETAIL)
+            add_row("pss", NULL, "MEMORY_DETAIL, PSS read every sample", g.bit, PSS_EVERY_READING);
+    }
+    add_row("all", NULL, "ALL, PSS on its schedule", RESMON_METRIC_ALL, 0);
+}
 
 static double thread_cpu_sec(void)
 {
@@ -164,7 +183,7 @@ static int print_table(long readings, long big_mib)
 static int loop_only(const char *group, long n, long big_mib)
 {
     for (size_t i = 0; i < ROW_COUNT; i++) {
-        if (strcmp(rows[i].name, group) != 0)
+        if (strcmp(rows[i].name, group) != 0 && !(rows[i].alias && strcmp(rows[i].alias, group) == 0))
             continue;
         pid_t big = big_mib > 0 ? start_big_process(big_mib) : 0;
         if (big < 0)
@@ -197,6 +216,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    make_rows();
     if (loop_group)
         return loop_only(loop_group, loop_n, big_mib_given ? big_mib : 0); /* this process by default */
     if (readings <= 0 || big_mib < 0) {

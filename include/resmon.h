@@ -265,6 +265,7 @@ typedef struct resmon_sample {
     double cgroup_mem_mb;    /* since 0.4: the cgroup's charged memory, MiB; NAN without one */
     double unreadable_procs; /* since 0.4: processes not read in full (see above) */
     double uss_mb;           /* since 0.4, MEMORY_DETAIL: unique set size (smaps_rollup) */
+    double open_fds;         /* since 0.4, COUNTS: open file descriptors (/proc/PID/fd) */
 } resmon_sample;
 
 /* How much to trust resmon_summary.hwm_rss_mb (see "Summary: the exact peak
@@ -432,6 +433,7 @@ typedef struct resmon_summary {
     int32_t cgroup_error;   /* 0, or the negative errno of opening cgroup_path */
     double peak_unreadable_procs; /* since 0.4: the largest unreadable_procs of a sample */
     double peak_uss_mb; /* since 0.4: the largest sampled uss_mb (NAN when no sample had it) */
+    double peak_open_fds; /* since 0.4: the largest sampled open_fds (NAN when no sample had it) */
 } resmon_summary;
 
 /* Serialises a summary (s->struct_size must be set, as every resmon function
@@ -529,6 +531,28 @@ RESMON_API size_t resmon_metric_count(void);
  * out_size bytes (pass sizeof *out).  The strings are static.  0, or -EINVAL
  * (out NULL, out_size too small) or -ERANGE (index beyond the list). */
 RESMON_API int resmon_metric_info(size_t index, resmon_metric *out, size_t out_size);
+
+/* The metric groups (since 0.4): each RESMON_METRIC_* bit with its names, so
+ * a program (or a binding) that lets its user pick groups needs no list of
+ * its own.  In bit order; resmon_metric.group names a metric's group. */
+typedef struct resmon_metric_group {
+    size_t struct_size;       /* bytes filled; see "Versioning" */
+    const char *name;         /* "memory_detail": the Python binding's metrics= name */
+    const char *command_name; /* "memory": the resmon command's --metrics word */
+    const char *words;        /* what it measures, for a person ("vmem, PSS, USS, swap") */
+    const char *files;        /* what it reads per process ("stat, smaps_rollup") */
+    uint32_t bit;             /* its RESMON_METRIC_* bit */
+    uint32_t reserved;        /* 0 */
+} resmon_metric_group;
+
+/* How many metric groups there are (since 0.4). */
+RESMON_API size_t resmon_metric_group_count(void);
+
+/* Describes group `index` (0 to resmon_metric_group_count() - 1) in out,
+ * filling out_size bytes (pass sizeof *out), as resmon_metric_info does
+ * (since 0.4).  The strings are static.  0, or -EINVAL (out NULL, out_size
+ * too small) or -ERANGE (index beyond the list). */
+RESMON_API int resmon_metric_group_info(size_t index, resmon_metric_group *out, size_t out_size);
 
 /* ------------------------------------------------------------------------ */
 /* GPU profilers                                                             */
@@ -710,11 +734,11 @@ typedef void (*resmon_sample_cb)(const resmon_sample *sample, void *user);
  * last. */
 #define RESMON_METRIC_IO            0x01u /* /proc/PID/io */
 #define RESMON_METRIC_MEMORY_DETAIL 0x02u /* vmem (stat), PSS and swap (smaps_rollup) */
-#define RESMON_METRIC_COUNTS        0x04u /* processes and threads (stat) */
+#define RESMON_METRIC_COUNTS        0x04u /* processes and threads (stat), open descriptors (fd) */
 #define RESMON_METRIC_CPU_SPLIT     0x08u /* user and system seconds (stat) */
 #define RESMON_METRIC_FAULTS        0x10u /* faults (stat); context switches (status) */
 #define RESMON_METRIC_NETWORK       0x20u /* /proc/PID/net/dev, once per sample */
-#define RESMON_METRIC_ALL           0x3fu
+#define RESMON_METRIC_ALL           ((RESMON_METRIC_NETWORK << 1) - 1u) /* every group (0x3f) */
 
 /* What a monitor measures, and how often.  Zero in every field means the
  * default; RESMON_OPTIONS_INIT (below) sets struct_size.

@@ -64,7 +64,7 @@ typedef struct metric {
 #define ROW_INTEGER_BYTES 0
 #define ROW_INTEGER_SECONDS 0
 #define ROW_INTEGER_COUNT 1
-#define ROW(group_, sample_, summary_, fold_, unit_, column_, name_, help_, words_)                               \
+#define ROW(group_, sample_, summary_, fold_, unit_, column_, name_, help_, words_, ...)                          \
     {.name = name_, .type = ROW_TYPE_##fold_, .unit = ROW_UNIT_##unit_, .help = help_,                           \
      .integer = ROW_INTEGER_##unit_, .field = {offsetof(resmon_summary, summary_), ROW_SCALE_##unit_}},
 

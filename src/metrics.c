@@ -12,39 +12,39 @@
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define DEFAULT_DETAIL_INTERVAL_SEC 0.5
-#define STAT_GROUPS (RESMON_METRIC_COUNTS | RESMON_METRIC_CPU_SPLIT | RESMON_METRIC_FAULTS | RESMON_METRIC_MEMORY_DETAIL)
 
-/* The files a process's figures come from, each read (or refused) on its
- * own: a refused one blanks only its own fields. */
-enum {
-    SOURCE_STAT = 1,     /* stat: vmem, counts, CPU split, faults */
-    SOURCE_SWITCHES = 2, /* every thread's status: context switches */
-    SOURCE_SMAPS = 4,    /* smaps_rollup: PSS, swap */
-    SOURCE_IO = 8        /* io */
-};
+/* The sources a process is asked for (RM__SOURCE_* read per process). */
+#define PROCESS_SOURCES (RM__SOURCE_STAT | RM__SOURCE_SWITCHES | RM__SOURCE_SMAPS | RM__SOURCE_IO | RM__SOURCE_FDS)
 
-/* Which source each counter comes from, and whether the kernel adds a reaped
- * child's count to its parent's (only then is a settled child subtracted). */
-static const struct {
-    unsigned source;
-    int folds_into_parent;
-} counter_info[RM__COUNTER_COUNT] = {
-    [RM__IO_RCHAR] = {SOURCE_IO, 1},
-    [RM__IO_WCHAR] = {SOURCE_IO, 1},
-    [RM__IO_READ_BYTES] = {SOURCE_IO, 1},
-    [RM__IO_WRITE_BYTES] = {SOURCE_IO, 1},
-    [RM__IO_SYSCR] = {SOURCE_IO, 1},
-    [RM__IO_SYSCW] = {SOURCE_IO, 1},
-    [RM__USER_TICKS] = {SOURCE_STAT, 1},
-    [RM__SYSTEM_TICKS] = {SOURCE_STAT, 1},
-    [RM__MINOR_FAULTS] = {SOURCE_STAT, 1},
-    [RM__MAJOR_FAULTS] = {SOURCE_STAT, 1},
-    [RM__VOLUNTARY_SWITCHES] = {SOURCE_SWITCHES, 0},
-    [RM__INVOLUNTARY_SWITCHES] = {SOURCE_SWITCHES, 0},
-};
+/* The metric list (metric_list.h) as the reading uses it: each slot's
+ * source, and each sample field's group, source, slot and scale. */
+#define SLOT_SOURCE(group, sample_field, summary_field, fold, unit, column, prometheus, help, words, source, slot, \
+                    scale)                                                                                          \
+    [RM__SLOT_NAME_##slot] = RM__SOURCE_##source,
+static const unsigned char slot_source[RM__SLOT_COUNT] = {RM__METRIC_LIST(SLOT_SOURCE)};
+
+enum { SCALE_ONE, SCALE_KIB_TO_MIB, SCALE_BYTES_TO_MIB, SCALE_TICKS };
+static const double scale_divisor[] = {[SCALE_ONE] = 1.0, [SCALE_KIB_TO_MIB] = 1024.0,
+                                       [SCALE_BYTES_TO_MIB] = RM__BYTES_PER_MIB};
+
+typedef struct sample_figure {
+    size_t offset;  /* in resmon_sample */
+    unsigned groups; /* the groups that show it (unreadable_procs: any but NETWORK) */
+    unsigned char source, slot, scale;
+} sample_figure;
+
+#define SAMPLE_FIGURE(group, sample_field, summary_field, fold, unit, column, prometheus, help, words, source, slot, \
+                      scale)                                                                                          \
+    {offsetof(resmon_sample, sample_field), (group) ? (group) : RESMON_METRIC_ALL & ~RESMON_METRIC_NETWORK,       \
+     RM__SOURCE_##source, RM__SLOT_NAME_##slot, SCALE_##scale},
+static const sample_figure sample_figures[] = {RM__METRIC_LIST(SAMPLE_FIGURE)};
+#define SAMPLE_FIGURE_COUNT (sizeof sample_figures / sizeof *sample_figures)
+
+static void derive_from_readers(rm__metrics *m);
 
 void rm__metrics_init(rm__metrics *m, unsigned groups, double detail_interval_sec, int tree, long ticks_per_sec)
 {
@@ -56,6 +56,13 @@ void rm__metrics_init(rm__metrics *m, unsigned groups, double detail_interval_se
     m->tick_ns = ticks_per_sec > 0 ? 1000000000u / (uint64_t)ticks_per_sec : 0;
     m->net_fd = -1;
     m->pss_exempt_until_ns = m->pss_exempt_until_next_ns = UINT64_MAX;
+    for (size_t i = 0; i < SAMPLE_FIGURE_COUNT; i++)
+        if (m->groups & sample_figures[i].groups) {
+            m->wanted |= sample_figures[i].source & PROCESS_SOURCES;
+            m->shown[m->shown_count++] = (unsigned char)i;
+        }
+    m->known_sources = RM__SOURCE_ANY;
+    derive_from_readers(m);
 }
 
 void rm__metrics_open_network(rm__metrics *m, int proc_fd, pid_t root)
@@ -77,13 +84,14 @@ void rm__metrics_free(rm__metrics *m)
 void rm__process_metrics_init(rm__process_metrics *pm, int count_from_zero)
 {
     memset(pm, 0, sizeof *pm);
-    pm->io_fd = pm->smaps_fd = pm->status_fd = -1;
+    pm->io_fd = pm->smaps_fd = pm->status_fd = pm->fd_dir_fd = -1;
     pm->count_from_zero = count_from_zero;
+    pm->last[RM__PROCESSES] = 1; /* a process whose stat was read counts one */
 }
 
 void rm__process_metrics_close(rm__process_metrics *pm)
 {
-    int *fds[] = {&pm->io_fd, &pm->smaps_fd, &pm->status_fd};
+    int *fds[] = {&pm->io_fd, &pm->smaps_fd, &pm->status_fd, &pm->fd_dir_fd};
     for (size_t i = 0; i < sizeof fds / sizeof *fds; i++) {
         if (*fds[i] >= 0)
             close(*fds[i]);
@@ -98,14 +106,14 @@ void rm__metrics_start_reading(rm__metrics *m, int baseline)
     if (baseline)
         for (size_t c = 0; c < RM__COUNTER_COUNT; c++) {
             m->counted[c] = 0;
-            m->reported[c] = 0;
+            m->figure[c] = 0;
         }
-    m->known_sources = 0;
-    m->unreadable = 0;
-    m->vmem_bytes = m->threads = m->pss_kb = m->swap_kb = m->uss_kb = 0;
-    m->ended_pss_kb = m->ended_swap_kb = m->ended_uss_kb = 0;
+    m->known_sources = RM__SOURCE_ANY;
+    /* The levels' sums and the reading's own. */
+    memset(&m->figure[RM__COUNTER_COUNT], 0, (RM__SLOT_COUNT - RM__COUNTER_COUNT) * sizeof *m->figure);
+    if (m->ended_smaps)
+        memset(m->ended, 0, sizeof m->ended);
     m->ended_smaps = 0;
-    m->processes = 0;
     m->pss_exempt_until_next_ns = UINT64_MAX;
 }
 
@@ -202,7 +210,7 @@ static int read_switches(const rm__metrics *m, rm__process_metrics *pm, int dir_
         ssize_t n = read_kept_open(dir_fd, &pm->status_fd, "status", text, sizeof text);
         return n > 0 ? parse_switches(text, (size_t)n, voluntary, involuntary) : n < 0 ? (int)n : -EINVAL;
     }
-    if (pm->primed & SOURCE_SWITCHES && !m->final_reading &&
+    if (pm->primed & RM__SOURCE_SWITCHES && !m->final_reading &&
         ++pm->switch_scans_skipped < (threads + SWITCH_THREADS_PER_READING - 1) / SWITCH_THREADS_PER_READING) {
         *voluntary = pm->last[RM__VOLUNTARY_SWITCHES]; /* stands still until the next scan */
         *involuntary = pm->last[RM__INVOLUNTARY_SWITCHES];
@@ -212,8 +220,6 @@ static int read_switches(const rm__metrics *m, rm__process_metrics *pm, int dir_
     return read_context_switches(dir_fd, voluntary, involuntary);
 }
 
-/* Fills now[] with the lifetime counters of the groups read; marks each
- * group read in *read_groups.  Returns -ESRCH when the process is gone. */
 /* PSS is read again before its interval when RSS has grown by more than a
  * sixteenth (and 1 MiB) since the last read, or shrunk by more than a quarter:
  * an exec, a large allocation or a release would otherwise show up to an
@@ -262,142 +268,199 @@ static int pss_read_due(const rm__metrics *m, const rm__process_metrics *pm, uin
            shares_parent_image(pm) || pm->has_sharing_fork;
 }
 
-/* Reads the sources `wanted` asks for (SOURCE_* bits), each on its own: one
- * that is refused (another user's io, a non-dumpable process's smaps_rollup)
- * costs only its own fields.  Fills now[] and the levels in pm, returns the
- * sources read in *got and those refused in *refused, or -ESRCH when the
- * process is gone. */
-static int read_counters(rm__metrics *m, rm__process_metrics *pm, int dir_fd, const rm__proc_stat *st, int idle,
-                         uint64_t rss_pages, uint64_t boot_ns, int baseline, uint64_t *now, unsigned *got,
-                         unsigned *refused)
+/* One process's reading, as its readers share it. */
+typedef struct process_reading {
+    int dir_fd;
+    const rm__proc_stat *st; /* its stat of this reading, NULL when not read */
+    uint64_t rss_pages;      /* its resident pages now */
+    uint64_t boot_ns;        /* CLOCK_BOOTTIME now */
+    uint64_t age_ns;         /* since it started; UINT64_MAX when unknown */
+    int baseline;
+    int zombie;              /* its latest stat showed a zombie */
+    uint64_t *now;           /* its counters' lifetime values, by slot */
+    unsigned refused;        /* sources refused (another user's, not dumpable) */
+} process_reading;
+
+/* A source's reader: fills r->now[] (its counters) and pm->last[] (its
+ * levels), returns its source bit when read, else 0 (adding the bit to
+ * r->refused when refused). */
+typedef unsigned source_reader(rm__metrics *m, rm__process_metrics *pm, process_reading *r);
+
+/* stat, which the probe read and parsed (once for everyone). */
+static unsigned read_stat_source(rm__metrics *m, rm__process_metrics *pm, process_reading *r)
 {
-    char text[4096];
-    int zombie = 0;
-    if (st && m->tick_ns) {
-        pm->born_ns = st->starttime * m->tick_ns; /* kept: an idle process's stat is not read */
-        pm->born_known = 1;
+    const rm__proc_stat *st = r->st;
+    if (!st)
+        return 0;
+    r->now[RM__USER_TICKS] = st->utime + (m->tree ? st->cutime : 0);
+    r->now[RM__SYSTEM_TICKS] = st->stime + (m->tree ? st->cstime : 0);
+    r->now[RM__MINOR_FAULTS] = st->minflt + (m->tree ? st->cminflt : 0);
+    r->now[RM__MAJOR_FAULTS] = st->majflt + (m->tree ? st->cmajflt : 0);
+    r->zombie = pm->zombie = st->state == 'Z';
+    if (!r->zombie && st->vsize) { /* a zombie keeps what it had alive */
+        pm->last[RM__VMEM_BYTES] = st->vsize;
+        pm->last[RM__THREADS] = st->num_threads;
+    } else if (pm->last[RM__THREADS] == 0) {
+        /* First seen as a zombie (stat reads 0 threads): it is still a
+         * process, with the thread it ended with, so a tree never shows
+         * fewer threads than processes. */
+        pm->last[RM__THREADS] = 1;
     }
-    if (st)
-        pm->image = st->startstack; /* an exec changes it: it ran, so its stat is read */
-    uint64_t age_ns = pm->born_known && boot_ns >= pm->born_ns ? boot_ns - pm->born_ns : UINT64_MAX; /* unknown: read */
-    if (idle) {
-        /* It has not run since its previous reading: its faults, switches,
-         * I/O, threads and size are what they were (only running changes
-         * them), so the sources it gave then stand, unread. */
-        *got |= pm->primed & (SOURCE_STAT | SOURCE_SWITCHES | SOURCE_IO);
-        for (size_t c = 0; c < RM__COUNTER_COUNT; c++)
-            if (*got & counter_info[c].source)
-                now[c] = pm->last[c];
-        zombie = pm->zombie;
-    }
-    if (m->groups & STAT_GROUPS && st && !(*got & SOURCE_STAT)) {
-        now[RM__USER_TICKS] = st->utime + (m->tree ? st->cutime : 0);
-        now[RM__SYSTEM_TICKS] = st->stime + (m->tree ? st->cstime : 0);
-        now[RM__MINOR_FAULTS] = st->minflt + (m->tree ? st->cminflt : 0);
-        now[RM__MAJOR_FAULTS] = st->majflt + (m->tree ? st->cmajflt : 0);
-        zombie = pm->zombie = st->state == 'Z';
-        if (!zombie && st->vsize) { /* a zombie keeps what it had alive */
-            pm->vmem_bytes = st->vsize;
-            pm->threads = st->num_threads;
-        } else if (pm->threads == 0) {
-            /* First seen as a zombie (stat reads 0 threads): it is still a
-             * process, with the thread it ended with, so a tree never
-             * shows fewer threads than processes. */
-            pm->threads = 1;
-        }
-        *got |= SOURCE_STAT;
-    }
-    if (m->groups & RESMON_METRIC_FAULTS && !(*got & SOURCE_SWITCHES)) {
-        int rc = read_switches(m, pm, dir_fd, st, &now[RM__VOLUNTARY_SWITCHES], &now[RM__INVOLUNTARY_SWITCHES]);
-        if (rc == 0)
-            *got |= SOURCE_SWITCHES;
-        else if (rm__read_refused(rc))
-            *refused |= SOURCE_SWITCHES;
-    }
-    int exempt = m->groups & RESMON_METRIC_MEMORY_DETAIL && !zombie && !pss_read_due(m, pm, age_ns, rss_pages);
-    if (m->groups & RESMON_METRIC_MEMORY_DETAIL && !zombie) {
-        if (!exempt && pm->pss_exempt && !m->pss_tree_due)
-            m->pss_sharing_changed = 1; /* grew past the floor: the next reading reads the tree (plan_pss) */
-        pm->pss_exempt = exempt;
-    }
+    return RM__SOURCE_STAT;
+}
+
+/* Every thread's status: context switches (see SWITCH_THREADS_PER_READING). */
+static unsigned read_switches_source(rm__metrics *m, rm__process_metrics *pm, process_reading *r)
+{
+    int rc = read_switches(m, pm, r->dir_fd, r->st, &r->now[RM__VOLUNTARY_SWITCHES],
+                           &r->now[RM__INVOLUNTARY_SWITCHES]);
+    if (rc == 0)
+        return RM__SOURCE_SWITCHES;
+    if (rm__read_refused(rc))
+        r->refused |= RM__SOURCE_SWITCHES;
+    return 0;
+}
+
+/* smaps_rollup: PSS, swap and USS, on the schedule of pss_read_due and
+ * rm__metrics_plan_pss (a young small process's RSS stands in). */
+static unsigned read_smaps_source(rm__metrics *m, rm__process_metrics *pm, process_reading *r)
+{
+    if (r->zombie)
+        return 0; /* no memory map (note_ended_pss keeps its last) */
+    uint64_t rss_pages = r->rss_pages;
+    int exempt = !pss_read_due(m, pm, r->age_ns, rss_pages);
+    if (!exempt && pm->pss_exempt && !m->pss_tree_due)
+        m->pss_sharing_changed = 1; /* grew past the floor: the next reading reads the tree (plan_pss) */
+    pm->pss_exempt = exempt;
     if (exempt) {
         /* Its age-out makes a tree-wide reading (plan_pss). */
         if (pm->born_ns + m->detail_interval_ns < m->pss_exempt_until_next_ns)
             m->pss_exempt_until_next_ns = pm->born_ns + m->detail_interval_ns;
         /* Opening checks the access a read needs (and walks nothing): a
          * process whose smaps_rollup is refused stays unreadable. */
-        if (pm->smaps_fd < 0 && (pm->smaps_fd = openat(dir_fd, "smaps_rollup", RM__READ_FLAGS)) < 0 &&
+        if (pm->smaps_fd < 0 && (pm->smaps_fd = openat(r->dir_fd, "smaps_rollup", RM__READ_FLAGS)) < 0 &&
             rm__read_refused(-errno))
-            *refused |= SOURCE_SMAPS;
+            r->refused |= RM__SOURCE_SMAPS;
         pm->smaps_known = pm->pss_from_rss = pm->smaps_fd >= 0;
-        pm->pss_kb = pm->uss_kb = rss_pages * ((uint64_t)sysconf(_SC_PAGESIZE) / 1024);
-        pm->swap_kb = 0;
-        pm->smaps_read_ns = boot_ns;
+        pm->last[RM__PSS_KB] = pm->last[RM__USS_KB] = rss_pages * ((uint64_t)sysconf(_SC_PAGESIZE) / 1024);
+        pm->last[RM__SWAP_KB] = 0;
+        pm->smaps_read_ns = r->boot_ns;
         pm->smaps_rss_pages = rss_pages;
-    } else if (m->groups & RESMON_METRIC_MEMORY_DETAIL && !zombie &&
-               (baseline || m->final_reading || m->pss_tree_due || !pm->smaps_known || pm->pss_from_rss ||
-                rss_moved(pm, rss_pages))) {
+    } else if (r->baseline || m->final_reading || m->pss_tree_due || !pm->smaps_known || pm->pss_from_rss ||
+               rss_moved(pm, rss_pages)) {
+        char text[4096];
         pm->pss_from_rss = 0;
         m->smaps_reads++;
-        ssize_t n = read_smaps_rollup(dir_fd, &pm->smaps_fd, text, sizeof text);
+        ssize_t n = read_smaps_rollup(r->dir_fd, &pm->smaps_fd, text, sizeof text);
         if (rm__read_refused(n))
-            *refused |= SOURCE_SMAPS;
+            r->refused |= RM__SOURCE_SMAPS;
         /* A refused read leaves no earlier figure standing: after an exec
          * into a non-dumpable image, the old image's PSS is not this one's. */
-        pm->smaps_known = n >= 0 && rm__parse_status_kb(text, (size_t)n, "Pss", &pm->pss_kb) == 0 &&
-                          rm__parse_status_kb(text, (size_t)n, "Swap", &pm->swap_kb) == 0;
+        pm->smaps_known = n >= 0 && rm__parse_status_kb(text, (size_t)n, "Pss", &pm->last[RM__PSS_KB]) == 0 &&
+                          rm__parse_status_kb(text, (size_t)n, "Swap", &pm->last[RM__SWAP_KB]) == 0;
         uint64_t clean_kb, dirty_kb; /* USS: the pages no other process maps */
         if (pm->smaps_known && rm__parse_status_kb(text, (size_t)n, "Private_Clean", &clean_kb) == 0 &&
             rm__parse_status_kb(text, (size_t)n, "Private_Dirty", &dirty_kb) == 0)
-            pm->uss_kb = clean_kb + dirty_kb;
+            pm->last[RM__USS_KB] = clean_kb + dirty_kb;
         else
             pm->smaps_known = 0;
         if (pm->smaps_known) {
-            pm->smaps_read_ns = boot_ns;
+            pm->smaps_read_ns = r->boot_ns;
             pm->smaps_rss_pages = rss_pages;
         }
     }
-    /* A zombie's pages are gone: the processes it shared them with hold
-     * them now, and their next readings count them whole.  Its last PSS
-     * beside those would count them twice (3 exited forks of a 50 MB parent
-     * made a peak of 70 MiB over the kernel's 59): it is set aside
-     * (note_ended_pss). */
-    if (pm->smaps_known && !zombie)
-        *got |= SOURCE_SMAPS;
-    if (m->groups & RESMON_METRIC_IO && !(*got & SOURCE_IO)) {
-        ssize_t n = read_kept_open(dir_fd, &pm->io_fd, "io", text, sizeof text);
-        rm__proc_io io;
-        if (rm__read_refused(n))
-            *refused |= SOURCE_IO;
-        if (n >= 0 && rm__parse_io(text, (size_t)n, &io) == 0) {
-            now[RM__IO_RCHAR] = io.rchar;
-            now[RM__IO_WCHAR] = io.wchar;
-            now[RM__IO_READ_BYTES] = io.read_bytes;
-            now[RM__IO_WRITE_BYTES] = io.write_bytes;
-            now[RM__IO_SYSCR] = io.syscr;
-            now[RM__IO_SYSCW] = io.syscw;
-            *got |= SOURCE_IO;
-        }
-    }
-    return zombie;
+    return pm->smaps_known ? RM__SOURCE_SMAPS : 0;
 }
 
-/* The sources the groups ask of a process (a zombie has no memory map). */
-static unsigned wanted_sources(const rm__metrics *m, int zombie)
+/* io */
+static unsigned read_io_source(rm__metrics *m, rm__process_metrics *pm, process_reading *r)
 {
-    unsigned wanted = 0;
-    if (m->groups & STAT_GROUPS)
-        wanted |= SOURCE_STAT;
-    if (m->groups & RESMON_METRIC_FAULTS)
-        wanted |= SOURCE_SWITCHES;
-    if (m->groups & RESMON_METRIC_MEMORY_DETAIL && !zombie)
-        wanted |= SOURCE_SMAPS;
-    if (m->groups & RESMON_METRIC_IO)
-        wanted |= SOURCE_IO;
-    return wanted;
+    (void)m;
+    char text[4096];
+    ssize_t n = read_kept_open(r->dir_fd, &pm->io_fd, "io", text, sizeof text);
+    rm__proc_io io;
+    if (rm__read_refused(n))
+        r->refused |= RM__SOURCE_IO;
+    if (n < 0 || rm__parse_io(text, (size_t)n, &io) != 0)
+        return 0;
+    r->now[RM__IO_RCHAR] = io.rchar;
+    r->now[RM__IO_WCHAR] = io.wchar;
+    r->now[RM__IO_READ_BYTES] = io.read_bytes;
+    r->now[RM__IO_WRITE_BYTES] = io.write_bytes;
+    r->now[RM__IO_SYSCR] = io.syscr;
+    r->now[RM__IO_SYSCW] = io.syscw;
+    return RM__SOURCE_IO;
 }
 
-/* Adds a process's levels from the sources in `from` to this reading's sums. */
+/* The fd directory: its entries are the open descriptors.  Kept open and
+ * listed again from its start with getdents64 (no DIR: no allocation), in
+ * one call for up to ~300 descriptors -- a listing that leaves room for
+ * another entry is the whole directory. */
+static unsigned read_fds_source(rm__metrics *m, rm__process_metrics *pm, process_reading *r)
+{
+    (void)m;
+    if (pm->fd_dir_fd < 0) {
+        pm->fd_dir_fd = openat(r->dir_fd, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (pm->fd_dir_fd < 0) {
+            if (rm__read_refused(-errno))
+                r->refused |= RM__SOURCE_FDS;
+            return 0;
+        }
+    } else if (lseek(pm->fd_dir_fd, 0, SEEK_SET) < 0) {
+        return 0;
+    }
+    char buf[8192];
+    uint64_t count = 0;
+    for (;;) {
+        long n = syscall(SYS_getdents64, pm->fd_dir_fd, buf, sizeof buf);
+        if (n < 0) {
+            if (rm__read_refused(-errno))
+                r->refused |= RM__SOURCE_FDS;
+            return 0; /* ended (ENOENT), or refused after an exec into a non-dumpable image */
+        }
+        /* Each entry: d_ino (8 bytes), d_off (8), d_reclen (2), d_type (1), d_name. */
+        for (long at = 0; at < n;) {
+            unsigned short reclen;
+            memcpy(&reclen, buf + at + 16, sizeof reclen);
+            count += buf[at + 19] != '.'; /* not . or .. */
+            at += reclen ? reclen : n;
+        }
+        if (n == 0 || (size_t)n + 64 <= sizeof buf) /* room for another entry was left: the end */
+            break;
+    }
+    pm->last[RM__OPEN_FDS] = count;
+    return RM__SOURCE_FDS;
+}
+
+/* The readers, in the order a process is read (stat first: the others use
+ * what it showed), with what the kernel does to their figures:
+ * stands_when_idle, a process that has not run since its previous reading
+ * cannot have moved them (only running does), so its latest stand, unread;
+ * folds_into_parent, the kernel adds a reaped child's counts to its
+ * parent's (only then is a settled child subtracted). */
+static const struct {
+    unsigned source;
+    unsigned char stands_when_idle, folds_into_parent;
+    source_reader *read;
+} readers[] = {
+    {RM__SOURCE_STAT, 1, 1, read_stat_source},
+    {RM__SOURCE_SWITCHES, 1, 0, read_switches_source},
+    {RM__SOURCE_SMAPS, 0, 0, read_smaps_source},
+    {RM__SOURCE_IO, 1, 1, read_io_source},
+    {RM__SOURCE_FDS, 1, 0, read_fds_source},
+};
+#define READER_COUNT (sizeof readers / sizeof *readers)
+
+static void derive_from_readers(rm__metrics *m)
+{
+    for (size_t i = 0; i < READER_COUNT; i++) {
+        if (readers[i].stands_when_idle)
+            m->stands_when_idle |= readers[i].source;
+        if (readers[i].folds_into_parent)
+            m->folds_into_parent |= readers[i].source;
+    }
+}
+
 /* The last PSS of a process that ended stands for the reading only when no
  * live process gave one (a command that ended alone: the window ends on
  * what it used, as its RSS does); beside live ones, whose readings hold its
@@ -406,30 +469,24 @@ static void note_ended_pss(rm__metrics *m, const rm__process_metrics *pm)
 {
     if (!pm->smaps_known)
         return;
-    m->ended_pss_kb += pm->pss_kb;
-    m->ended_swap_kb += pm->swap_kb;
-    m->ended_uss_kb += pm->uss_kb;
+    for (size_t l = RM__COUNTER_COUNT; l < RM__LEVEL_END; l++)
+        if (slot_source[l] == RM__SOURCE_SMAPS)
+            m->ended[l] += pm->last[l];
     m->ended_smaps = 1;
 }
 
+/* Adds a process's levels from the sources in `from` to this reading's sums. */
 static void add_levels(rm__metrics *m, const rm__process_metrics *pm, unsigned from)
 {
-    if (from & SOURCE_STAT) {
-        m->processes++;
-        m->vmem_bytes += pm->vmem_bytes;
-        m->threads += pm->threads;
-    }
-    if (from & SOURCE_SMAPS) {
-        m->pss_kb += pm->pss_kb;
-        m->swap_kb += pm->swap_kb;
-        m->uss_kb += pm->uss_kb;
-    }
+    for (size_t l = RM__COUNTER_COUNT; l < RM__LEVEL_END; l++)
+        if (from & slot_source[l])
+            m->figure[l] += pm->last[l];
     m->known_sources |= from;
 }
 
 int rm__metrics_need_stat(const rm__metrics *m)
 {
-    return (m->groups & STAT_GROUPS) != 0;
+    return (m->wanted & RM__SOURCE_STAT) != 0;
 }
 
 void rm__metrics_read_process(rm__metrics *m, rm__process_metrics *pm, int dir_fd, const rm__proc_stat *st, int idle,
@@ -438,14 +495,41 @@ void rm__metrics_read_process(rm__metrics *m, rm__process_metrics *pm, int dir_f
     if (!m->groups)
         return; /* the default: a sample costs what it did before the groups */
     uint64_t now[RM__COUNTER_COUNT] = {0};
-    unsigned got = 0, refused = 0;
-    int zombie = read_counters(m, pm, dir_fd, st, idle, rss_pages, boot_ns, baseline, now, &got, &refused);
-    if (zombie)
+    if (st && m->tick_ns) {
+        pm->born_ns = st->starttime * m->tick_ns; /* kept: an idle process's stat is not read */
+        pm->born_known = 1;
+    }
+    if (st)
+        pm->image = st->startstack; /* an exec changes it: it ran, so its stat is read */
+    process_reading r = {
+        .dir_fd = dir_fd,
+        .st = st,
+        .rss_pages = rss_pages,
+        .boot_ns = boot_ns,
+        .age_ns = pm->born_known && boot_ns >= pm->born_ns ? boot_ns - pm->born_ns : UINT64_MAX, /* unknown: read */
+        .baseline = baseline,
+        .now = now,
+    };
+    unsigned got = 0;
+    if (idle) {
+        /* It has not run since its previous reading: the sources that only
+         * running moves stand as it gave them then, unread. */
+        got = pm->primed & m->stands_when_idle;
+        for (size_t c = 0; c < RM__COUNTER_COUNT; c++)
+            if (got & slot_source[c])
+                now[c] = pm->last[c];
+        r.zombie = pm->zombie;
+    }
+    for (size_t i = 0; i < READER_COUNT; i++)
+        if (m->wanted & readers[i].source & ~got)
+            got |= readers[i].read(m, pm, &r);
+    if (r.zombie)
         note_ended_pss(m, pm);
-    if (wanted_sources(m, zombie) & ~got & refused)
-        m->unreadable++;
+    /* A zombie has no memory map to ask for. */
+    if (m->wanted & ~(r.zombie ? RM__SOURCE_SMAPS : 0u) & ~got & r.refused)
+        m->figure[RM__UNREADABLE]++;
     for (size_t c = 0; c < RM__COUNTER_COUNT; c++) {
-        unsigned source = counter_info[c].source;
+        unsigned source = slot_source[c];
         if (!(got & source))
             continue;
         /* A source read for the first time counts from now, unless the
@@ -456,7 +540,7 @@ void rm__metrics_read_process(rm__metrics *m, rm__process_metrics *pm, int dir_f
             m->counted[c] += (int64_t)(now[c] - from);
         pm->last[c] = now[c]; /* a sum over threads may shrink: count from here */
     }
-    pm->primed |= got & ~SOURCE_SMAPS;
+    pm->primed |= got & ~RM__SOURCE_SMAPS;
     pm->count_from_zero = 0;
     add_levels(m, pm, got);
 }
@@ -474,7 +558,7 @@ void rm__metrics_settle_reaped(rm__metrics *m, const rm__process_metrics *pm)
     if (!m->groups)
         return; /* the default: a sample costs what it did before the groups */
     for (size_t c = 0; c < RM__COUNTER_COUNT; c++)
-        if (pm->primed & counter_info[c].source && counter_info[c].folds_into_parent)
+        if (pm->primed & slot_source[c] & m->folds_into_parent)
             m->counted[c] -= (int64_t)pm->last[c];
 }
 
@@ -539,7 +623,7 @@ void rm__metrics_left(rm__metrics *m, const rm__process_metrics *pm)
 void rm__metrics_count_unreadable(rm__metrics *m, unsigned processes)
 {
     if (m->groups)
-        m->unreadable += processes;
+        m->figure[RM__UNREADABLE] += processes;
 }
 
 void rm__metrics_raise_switches(rm__metrics *m, rm__counter counter, uint64_t value)
@@ -548,71 +632,68 @@ void rm__metrics_raise_switches(rm__metrics *m, rm__counter counter, uint64_t va
         m->counted[counter] = (int64_t)value;
 }
 
+/* A counter that only grows, measured from the window's start: an
+ * interface that disappeared (its counts gone from the sum) shows 0 more,
+ * never a negative amount. */
+static uint64_t since(uint64_t now, uint64_t start)
+{
+    return now > start ? now - start : 0;
+}
+
+/* The root's net/dev, once per reading. */
+static void read_network(rm__metrics *m, int baseline)
+{
+    if (m->net_fd < 0)
+        return;
+    char text[16384]; /* ~130 bytes per interface */
+    ssize_t n = rm__pread_file(m->net_fd, text, sizeof text);
+    if (n <= 0 || rm__parse_net_dev(text, (size_t)n, &m->net_now) != 0)
+        return;
+    if (baseline)
+        m->net_start = m->net_now;
+    m->figure[RM__NET_RX_BYTES] = since(m->net_now.rx_bytes, m->net_start.rx_bytes);
+    m->figure[RM__NET_TX_BYTES] = since(m->net_now.tx_bytes, m->net_start.tx_bytes);
+    m->figure[RM__NET_RX_PACKETS] = since(m->net_now.rx_packets, m->net_start.rx_packets);
+    m->figure[RM__NET_TX_PACKETS] = since(m->net_now.tx_packets, m->net_start.tx_packets);
+    m->known_sources |= RM__SOURCE_NET;
+}
+
 void rm__metrics_finish_reading(rm__metrics *m, int baseline)
 {
     if (!m->groups)
         return; /* the default: a sample costs what it did before the groups */
     for (size_t c = 0; c < RM__COUNTER_COUNT; c++)
-        if (m->counted[c] > 0 && (uint64_t)m->counted[c] > m->reported[c])
-            m->reported[c] = (uint64_t)m->counted[c];
-    if (m->ended_smaps && !(m->known_sources & SOURCE_SMAPS)) {
-        m->pss_kb = m->ended_pss_kb;
-        m->swap_kb = m->ended_swap_kb;
-        m->uss_kb = m->ended_uss_kb;
-        m->known_sources |= SOURCE_SMAPS;
+        if (m->counted[c] > 0 && (uint64_t)m->counted[c] > m->figure[c])
+            m->figure[c] = (uint64_t)m->counted[c];
+    if (m->ended_smaps && !(m->known_sources & RM__SOURCE_SMAPS)) {
+        for (size_t l = RM__COUNTER_COUNT; l < RM__LEVEL_END; l++)
+            if (slot_source[l] == RM__SOURCE_SMAPS)
+                m->figure[l] = m->ended[l];
+        m->known_sources |= RM__SOURCE_SMAPS;
     }
     m->pss_exempt_until_ns = m->pss_exempt_until_next_ns;
-    m->net_known = 0;
-    if (m->net_fd >= 0) {
-        char text[16384]; /* ~130 bytes per interface */
-        ssize_t n = rm__pread_file(m->net_fd, text, sizeof text);
-        m->net_known = n > 0 && rm__parse_net_dev(text, (size_t)n, &m->net_now) == 0;
-        if (m->net_known && baseline)
-            m->net_start = m->net_now;
-    }
+    read_network(m, baseline);
 }
 
-/* A counter that only grows, measured from the window's start: an
- * interface that disappeared (its counts gone from the sum) shows 0 more,
- * never a negative amount. */
-static double since(uint64_t now, uint64_t start)
-{
-    return now > start ? (double)(now - start) : 0.0;
-}
+#define SET_NAN(group, sample_field, ...) s->sample_field = NAN;
 
 void rm__metrics_fill_sample(const rm__metrics *m, resmon_sample *s)
 {
-    /* A field is the sum over the processes whose source could be read (NAN
-     * when none could); unreadable_procs says how many could not. */
-    unsigned on = m->groups, known = m->known_sources;
+    /* A field is its slot's figure when a group that shows it is on and some
+     * process gave its source (the sum over those that could be read), else
+     * NAN; unreadable_procs says how many could not.  (NAN first, written
+     * straight: a sample without groups costs no loop.) */
+    RM__METRIC_LIST(SET_NAN)
     double tick_sec = (double)m->tick_ns * 1e-9;
-    int stat = !!(known & SOURCE_STAT), smaps = (on & RESMON_METRIC_MEMORY_DETAIL) && (known & SOURCE_SMAPS);
-    int io = (on & RESMON_METRIC_IO) && (known & SOURCE_IO);
-    int vmem = (on & RESMON_METRIC_MEMORY_DETAIL) && stat, counts = (on & RESMON_METRIC_COUNTS) && stat;
-    int split = (on & RESMON_METRIC_CPU_SPLIT) && stat, faults = (on & RESMON_METRIC_FAULTS) && stat;
-    int switches = (on & RESMON_METRIC_FAULTS) && (known & SOURCE_SWITCHES);
-    int net = (on & RESMON_METRIC_NETWORK) && m->net_known;
-    s->vmem_mb = vmem ? (double)m->vmem_bytes / RM__BYTES_PER_MIB : NAN;
-    s->pss_mb = smaps ? (double)m->pss_kb / 1024.0 : NAN;
-    s->swap_mb = smaps ? (double)m->swap_kb / 1024.0 : NAN;
-    s->io_rchar = io ? (double)m->reported[RM__IO_RCHAR] : NAN;
-    s->io_wchar = io ? (double)m->reported[RM__IO_WCHAR] : NAN;
-    s->io_read_bytes = io ? (double)m->reported[RM__IO_READ_BYTES] : NAN;
-    s->io_write_bytes = io ? (double)m->reported[RM__IO_WRITE_BYTES] : NAN;
-    s->io_syscr = io ? (double)m->reported[RM__IO_SYSCR] : NAN;
-    s->io_syscw = io ? (double)m->reported[RM__IO_SYSCW] : NAN;
-    s->nprocs = counts ? (double)m->processes : NAN;
-    s->nthreads = counts ? (double)m->threads : NAN;
-    s->cpu_user_sec = split ? (double)m->reported[RM__USER_TICKS] * tick_sec : NAN;
-    s->cpu_sys_sec = split ? (double)m->reported[RM__SYSTEM_TICKS] * tick_sec : NAN;
-    s->minor_faults = faults ? (double)m->reported[RM__MINOR_FAULTS] : NAN;
-    s->major_faults = faults ? (double)m->reported[RM__MAJOR_FAULTS] : NAN;
-    s->voluntary_switches = switches ? (double)m->reported[RM__VOLUNTARY_SWITCHES] : NAN;
-    s->involuntary_switches = switches ? (double)m->reported[RM__INVOLUNTARY_SWITCHES] : NAN;
-    s->net_rx_bytes = net ? since(m->net_now.rx_bytes, m->net_start.rx_bytes) : NAN;
-    s->net_tx_bytes = net ? since(m->net_now.tx_bytes, m->net_start.tx_bytes) : NAN;
-    s->net_rx_packets = net ? since(m->net_now.rx_packets, m->net_start.rx_packets) : NAN;
-    s->net_tx_packets = net ? since(m->net_now.tx_packets, m->net_start.tx_packets) : NAN;
-    s->unreadable_procs = on & ~RESMON_METRIC_NETWORK ? (double)m->unreadable : NAN;
-    s->uss_mb = smaps ? (double)m->uss_kb / 1024.0 : NAN;
+    for (size_t k = 0; k < m->shown_count; k++) {
+        const sample_figure *f = &sample_figures[m->shown[k]];
+        if (!(m->known_sources & f->source))
+            continue;
+        double value = (double)m->figure[f->slot];
+        if (f->scale == SCALE_TICKS)
+            value *= tick_sec;
+        else if (f->scale != SCALE_ONE)
+            value /= scale_divisor[f->scale];
+        memcpy((char *)s + f->offset, &value, sizeof value);
+    }
 }

@@ -17,6 +17,7 @@
 #ifndef RESMON_METRICS_H
 #define RESMON_METRICS_H
 
+#include "metric_list.h"
 #include "procfs.h"
 #include "resmon.h"
 
@@ -24,20 +25,47 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* The sources a process's figures come from (metric_list.h's SOURCE), each
+ * read (or refused) on its own: a refused one blanks only its own fields.
+ * NET is the reading's (the root's net/dev); ANY is always known. */
+enum {
+    RM__SOURCE_STAT = 1,     /* stat: vmem, counts, CPU split, faults */
+    RM__SOURCE_SWITCHES = 2, /* every thread's status: context switches */
+    RM__SOURCE_SMAPS = 4,    /* smaps_rollup: PSS, swap, USS */
+    RM__SOURCE_IO = 8,       /* io */
+    RM__SOURCE_NET = 16,     /* the root's net/dev, once per reading */
+    RM__SOURCE_ANY = 32,     /* always known (unreadable_procs) */
+    RM__SOURCE_FDS = 64      /* the fd directory: open descriptors */
+};
+
+/* Where a reading keeps each metric (metric_list.h's SLOT), one enum for
+ * all, from the list: the counters (lifetime counts per process) first, then
+ * the levels (summed over the reading's processes), then the reading's own. */
+#define RM__PICK_COUNTER_COUNTER(name) RM__##name,
+#define RM__PICK_COUNTER_LEVEL(name)
+#define RM__PICK_COUNTER_READING(name)
+#define RM__PICK_LEVEL_COUNTER(name)
+#define RM__PICK_LEVEL_LEVEL(name) RM__##name,
+#define RM__PICK_LEVEL_READING(name)
+#define RM__PICK_READING_COUNTER(name)
+#define RM__PICK_READING_LEVEL(name)
+#define RM__PICK_READING_READING(name) RM__##name,
+/* A SLOT column's enumerator: COUNTER(IO_RCHAR) is RM__IO_RCHAR. */
+#define RM__SLOT_NAME_COUNTER(name) RM__##name
+#define RM__SLOT_NAME_LEVEL(name) RM__##name
+#define RM__SLOT_NAME_READING(name) RM__##name
+#define RM__SLOTS_COUNTER(g, sf, su, f, u, c, p, h, w, source, slot, scale) RM__PICK_COUNTER_##slot
+#define RM__SLOTS_LEVEL(g, sf, su, f, u, c, p, h, w, source, slot, scale) RM__PICK_LEVEL_##slot
+#define RM__SLOTS_READING(g, sf, su, f, u, c, p, h, w, source, slot, scale) RM__PICK_READING_##slot
 typedef enum rm__counter {
-    RM__IO_RCHAR,
-    RM__IO_WCHAR,
-    RM__IO_READ_BYTES,
-    RM__IO_WRITE_BYTES,
-    RM__IO_SYSCR,
-    RM__IO_SYSCW,
-    RM__USER_TICKS,
-    RM__SYSTEM_TICKS,
-    RM__MINOR_FAULTS,
-    RM__MAJOR_FAULTS,
-    RM__VOLUNTARY_SWITCHES,
-    RM__INVOLUNTARY_SWITCHES,
-    RM__COUNTER_COUNT
+    RM__METRIC_LIST(RM__SLOTS_COUNTER)
+    RM__COUNTER_COUNT,
+    RM__LEVEL_BEFORE = RM__COUNTER_COUNT - 1,
+    RM__METRIC_LIST(RM__SLOTS_LEVEL)
+    RM__LEVEL_END,                       /* the levels are RM__COUNTER_COUNT .. RM__LEVEL_END - 1 */
+    RM__READING_BEFORE = RM__LEVEL_END - 1,
+    RM__METRIC_LIST(RM__SLOTS_READING)
+    RM__SLOT_COUNT
 } rm__counter;
 
 typedef struct rm__process_metrics {
@@ -45,6 +73,7 @@ typedef struct rm__process_metrics {
                                      (stat is the row's: read once by the probe) */
     int status_fd;                /* a one-thread process's status, for its
                                      context switches; -1 before */
+    int fd_dir_fd;                /* its fd directory, for its open descriptors; -1 before */
     int zombie;                   /* its latest stat read showed a zombie */
     uint64_t born_ns;             /* its start (stat's starttime) after boot, when born_known */
     int born_known;
@@ -54,10 +83,10 @@ typedef struct rm__process_metrics {
                                      counters in last[] hold a reading */
     int count_from_zero;          /* born since the previous reading: its whole
                                      count belongs to the window */
-    uint64_t last[RM__COUNTER_COUNT]; /* lifetime values at the latest reading */
-    uint64_t vmem_bytes, threads; /* at the latest reading while alive */
-    uint64_t pss_kb, swap_kb;     /* at the latest smaps_rollup read */
-    uint64_t uss_kb;              /* its Private_Clean + Private_Dirty */
+    uint64_t last[RM__LEVEL_END]; /* counters: lifetime values at the latest reading;
+                                     levels: at the latest reading of their source
+                                     (stat's while alive; smaps_rollup's: PSS, swap and
+                                     USS, its Private_Clean + Private_Dirty) */
     int smaps_known;
     uint64_t smaps_read_ns;       /* CLOCK_BOOTTIME of that read */
     uint64_t smaps_rss_pages;     /* the process's RSS at that read */
@@ -85,7 +114,14 @@ typedef struct rm__metrics {
      * a total may dip below what was reported until the parent's increase
      * arrives; a sample shows the largest so far (reported). */
     int64_t counted[RM__COUNTER_COUNT];
-    uint64_t reported[RM__COUNTER_COUNT];
+    uint64_t figure[RM__SLOT_COUNT]; /* what a sample shows, by slot: a counter's
+                                     largest count so far, a level's sum over this
+                                     reading's processes, the reading's own */
+    unsigned wanted;              /* the sources the groups on ask a process for */
+    unsigned char shown[RM__METRIC_COUNT]; /* the list's metrics of the groups on */
+    unsigned shown_count;
+    unsigned stands_when_idle;    /* sources an idle process cannot have moved */
+    unsigned folds_into_parent;   /* sources whose counts the kernel adds to a reaper's */
     unsigned known_sources;       /* sources some process gave this reading */
     int pss_tree_due;             /* this reading reads every smaps_rollup */
     unsigned pss_generation;      /* the tracked set they were last all read for */
@@ -97,17 +133,12 @@ typedef struct rm__metrics {
                                      not walked at the previous reading; UINT64_MAX: none */
     uint64_t pss_exempt_until_next_ns; /* the same, gathered by this reading */
     unsigned smaps_reads;         /* smaps_rollup page walks so far (tests, benchmarks) */
-    unsigned unreadable;          /* processes of this reading that refused a
-                                     source the groups need (or all of them) */
-    uint64_t vmem_bytes, threads, pss_kb, swap_kb, uss_kb; /* this reading's sums */
-    uint64_t ended_pss_kb, ended_swap_kb, ended_uss_kb; /* the last PSS of processes that
+    uint64_t ended[RM__LEVEL_END]; /* the smaps_rollup levels of processes that
                                      ended (zombies, a reaped root): the reading's only
                                      when no live process gave one (metrics.c) */
     int ended_smaps;
-    unsigned processes;
     int net_fd;                   /* the root's net/dev; -1 without */
     rm__net_totals net_start, net_now;
-    int net_known;                /* net_now is this reading's */
 } rm__metrics;
 
 /* Prepares m for groups (0: nothing is ever read).  detail_interval_sec as

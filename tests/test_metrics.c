@@ -1124,6 +1124,7 @@ static void groups_are_off_by_default_and_checked(void **state)
     ASSERT_NAN(sample.pss_mb);
     ASSERT_NAN(sample.nprocs);
     ASSERT_NAN(sample.net_rx_bytes);
+    ASSERT_NAN(sample.open_fds);
     resmon_monitor_free(m);
 
     resmon_options o = RESMON_OPTIONS_INIT;
@@ -1150,6 +1151,74 @@ static void groups_are_off_by_default_and_checked(void **state)
     resmon_monitor_free(m);
 }
 
+/* Entries of /proc/PID/fd, as `ls` counts them. */
+static int listed_fds(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
+    DIR *dir = opendir(path);
+    assert_non_null(dir);
+    int count = 0;
+    for (struct dirent *e; (e = readdir(dir));)
+        count += e->d_name[0] != '.';
+    closedir(dir);
+    return count;
+}
+
+/* open_fds (COUNTS) is the tree's open descriptors: a child holding 100 more
+ * than it began with (and 400, past one getdents64 buffer) shows them, as
+ * its fd directory lists them; the summary keeps the peak. */
+static void open_fds_counts_the_descriptors(void **state)
+{
+    (void)state;
+    int ready[2], go[2];
+    assert_int_equal(pipe(ready), 0);
+    assert_int_equal(pipe(go), 0);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        close(ready[0]);
+        close(go[1]);
+        char c;
+        for (int round = 0; round < 2; round++) {
+            for (int i = 0; i < (round == 0 ? 100 : 300); i++)
+                if (open("/dev/null", O_RDONLY) < 0)
+                    _exit(2);
+            if (write(ready[1], "r", 1) != 1 || read(go[0], &c, 1) != 1)
+                _exit(3);
+        }
+        _exit(0);
+    }
+    close(ready[1]);
+    close(go[0]);
+    char c;
+    for (int round = 0; round < 2; round++) {
+        assert_int_equal(read(ready[0], &c, 1), 1); /* it holds its descriptors now */
+        resmon_options o = RESMON_OPTIONS_INIT;
+        o.pid = child;
+        o.metrics = round == 0 ? RESMON_METRIC_COUNTS : RESMON_METRIC_ALL;
+        resmon_monitor *m;
+        assert_int_equal(resmon_monitor_new(&m, &o), 0);
+        assert_int_equal(resmon_monitor_start(m), 0);
+        assert_int_equal(resmon_monitor_stop(m), 0);
+        int truth = listed_fds(child);
+        assert_true(truth >= (round == 0 ? 100 : 400));
+        resmon_sample sample;
+        assert_true(resmon_monitor_get_samples(m, &sample, 1, sizeof sample) >= 1);
+        ASSERT_DOUBLE_EQ(sample.open_fds, truth);
+        resmon_summary s = {.struct_size = sizeof s};
+        assert_int_equal(resmon_monitor_get_summary(m, &s, sizeof s), 0);
+        ASSERT_DOUBLE_EQ(s.peak_open_fds, truth);
+        resmon_monitor_free(m);
+        assert_int_equal(write(go[1], "g", 1), 1);
+    }
+    int status;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    close(ready[0]);
+    close(go[1]);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 3 && strcmp(argv[1], "--hold-memory") == 0)
@@ -1172,6 +1241,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(switches_of_reaped_children_are_kept),
         cmocka_unit_test(network_counts_the_namespace_traffic),
         cmocka_unit_test(groups_are_off_by_default_and_checked),
+        cmocka_unit_test(open_fds_counts_the_descriptors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

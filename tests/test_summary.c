@@ -429,6 +429,40 @@ static void summaries_racing_the_writer_are_of_one_moment(void **state)
     assert_int_equal(atomic_load(&r.bad), 0);
 }
 
+/* resmon_metric_group_info lists every group once, in bit order, with
+ * distinct names; their bits make RESMON_METRIC_ALL and every metric's group
+ * is one of them. */
+static void the_group_list_describes_every_group(void **state)
+{
+    (void)state;
+    size_t count = resmon_metric_group_count();
+    assert_true(count >= 6);
+    unsigned all = 0;
+    resmon_metric_group g, previous = {0};
+    for (size_t i = 0; i < count; i++) {
+        assert_int_equal(resmon_metric_group_info(i, &g, sizeof g), 0);
+        assert_int_equal(g.struct_size, sizeof g);
+        assert_true(g.bit != 0 && (g.bit & (g.bit - 1)) == 0 && g.bit > previous.bit); /* one bit, in order */
+        assert_true(*g.name && *g.command_name && *g.words && *g.files);
+        assert_int_equal(g.reserved, 0);
+        if (i > 0) {
+            assert_string_not_equal(g.name, previous.name);
+            assert_string_not_equal(g.command_name, previous.command_name);
+        }
+        all |= g.bit;
+        previous = g;
+    }
+    assert_int_equal(all, RESMON_METRIC_ALL);
+    assert_int_equal(resmon_metric_group_info(count, &g, sizeof g), -ERANGE);
+    assert_int_equal(resmon_metric_group_info(0, NULL, sizeof g), -EINVAL);
+    assert_int_equal(resmon_metric_group_info(0, &g, offsetof(resmon_metric_group, reserved)), -EINVAL);
+    for (size_t i = 0; i < resmon_metric_count(); i++) {
+        resmon_metric m;
+        assert_int_equal(resmon_metric_info(i, &m, sizeof m), 0);
+        assert_true(m.group == 0 || (m.group & all) == m.group);
+    }
+}
+
 /* resmon_metric_info describes the list the library itself folds and writes:
  * every metric-group double of resmon_sample (but the cgroup's, which is not
  * a metric group) once, each under its JSON key. */
@@ -521,6 +555,7 @@ int main(void)
         cmocka_unit_test(empty_summary_is_zeroed_with_gpu_nan),
         cmocka_unit_test(metric_groups_fold_into_peaks_and_totals),
         cmocka_unit_test(the_metric_list_describes_every_metric_field),
+        cmocka_unit_test(the_group_list_describes_every_group),
         cmocka_unit_test(one_sample_has_zero_duration),
         cmocka_unit_test(cpu_and_rss_follow_the_seed),
         cmocka_unit_test(cpu_peak_is_never_below_the_mean),

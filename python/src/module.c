@@ -526,22 +526,15 @@ static void module_free(void *module)
 }
 
 /* METRIC_GROUPS: {name: RESMON_METRIC_* bit}, the names ResourceMonitor's
- * metrics= takes, so the bits are spelled only in resmon.h. */
+ * metrics= takes, from the library's group list (resmon_metric_group_info). */
 static int add_metric_groups(PyObject *module)
 {
-    static const struct {
-        const char *name;
-        unsigned bit;
-    } groups[] = {
-        {"io", RESMON_METRIC_IO},         {"memory_detail", RESMON_METRIC_MEMORY_DETAIL},
-        {"counts", RESMON_METRIC_COUNTS}, {"cpu_split", RESMON_METRIC_CPU_SPLIT},
-        {"faults", RESMON_METRIC_FAULTS}, {"network", RESMON_METRIC_NETWORK},
-    };
     PyObject *d = PyDict_New();
     if (!d)
         return -1;
-    for (size_t i = 0; i < sizeof groups / sizeof *groups; i++)
-        if (put_item(d, groups[i].name, PyLong_FromUnsignedLong(groups[i].bit)) < 0) {
+    resmon_metric_group g;
+    for (size_t i = 0; resmon_metric_group_info(i, &g, sizeof g) == 0; i++)
+        if (put_item(d, g.name, PyLong_FromUnsignedLong(g.bit)) < 0) {
             Py_DECREF(d);
             return -1;
         }

@@ -3,6 +3,7 @@ entry of the C library's metric list), and the summary folds them as the
 list says."""
 
 import math
+import os
 from dataclasses import fields
 
 from resmon import ResourceMonitor, ResourceSample, ResourceSummary, _resmon
@@ -60,3 +61,22 @@ def test_samples_without_metric_groups_have_none() -> None:
     assert mon.samples
     for s in mon.samples:
         assert all(getattr(s, key) is None for key in SAMPLE_METRIC_KEYS)
+
+
+def test_open_fds_counts_the_descriptors_of_the_tree() -> None:
+    # 100 more descriptors than the process had: the samples' open_fds (the
+    # counts group) is within a few of /proc/self/fd's listing (the listing's
+    # own directory descriptor, the sampler's kept files), and the summary
+    # keeps the peak.
+    opened = [os.open("/dev/null", os.O_RDONLY) for _ in range(100)]
+    try:
+        with ResourceMonitor(sample_interval_sec=0.01, metrics=["counts"]) as mon:
+            truth = len(os.listdir("/proc/self/fd"))
+    finally:
+        for fd in opened:
+            os.close(fd)
+    last = mon.samples[-1]
+    assert truth >= 100
+    assert abs(last.open_fds - truth) <= 3, (last.open_fds, truth)
+    assert mon.summary.peak_open_fds >= last.open_fds
+    assert last.nprocs == 1 and last.io_rchar is None  # only the counts group

@@ -36,7 +36,7 @@ BASE_COLUMNS = ["timestamp", "unix_time", "elapsed_sec", "cpu_percent", "rss_mb"
 METRIC_COLUMNS = ["vmem_mb", "pss_mb", "swap_mb", "rchar", "wchar", "read_bytes", "write_bytes", "syscr",
                   "syscw", "nprocs", "nthreads", "user_sec", "sys_sec", "minflt", "majflt", "vol_ctxsw",
                   "invol_ctxsw", "rx_bytes", "tx_bytes", "rx_packets", "tx_packets", "cgroup_mem_mb",
-                  "unreadable_procs", "uss_mb"]
+                  "unreadable_procs", "uss_mb", "open_fds"]
 SAMPLE_COLUMNS = BASE_COLUMNS + METRIC_COLUMNS + ["phase"]  # phase: last, "" before any mark (issue 22)
 
 

@@ -118,6 +118,27 @@ def check_glossary(binary, roff, readme, root, problems):
     return len(keys)
 
 
+def check_metric_groups(binary, roff, problems):
+    """Issue 32, 3: --help lists the metric groups from the library's list;
+    the man page's --metrics entry must name each one (its text may be its
+    own)."""
+    text = subprocess.run([binary, "--help"], capture_output=True, text=True).stdout
+    paragraph = re.search(r"--metrics GROUPS(.*?)\n {6}-", text, re.S)
+    if not paragraph:
+        problems.append("--help has no --metrics paragraph")
+        return 0
+    groups = re.findall(r"(?:separated:|,)\s+([a-z][a-z-]*) \(", paragraph.group(1))
+    entry = re.search(r"^\.BI \\-\\-metrics .*?^\.TP", roff, re.S | re.M)
+    if not groups or not entry:
+        problems.append("no metric groups found in --help or the man page's --metrics entry")
+        return 0
+    named = set(re.findall(r"^\.BR? ([a-z][a-z-]*)", entry.group(0).replace("\\-", "-"), re.M))
+    for group in groups:
+        if group not in named:
+            problems.append(f"the man page's --metrics entry does not name the group {group}")
+    return len(groups)
+
+
 def main():
     binary, man_page = sys.argv[1], sys.argv[2]
     problems = []
@@ -128,6 +149,7 @@ def main():
     with open(os.path.join(root, "README.md"), encoding="utf-8") as f:
         readme = f.read()
     glossary = check_glossary(binary, roff, readme, root, problems)
+    groups = check_metric_groups(binary, roff, problems)
 
     if shutil.which("groff"):
         lint = subprocess.run(["groff", "-man", "-ww", "-z", man_page], capture_output=True, text=True)
@@ -139,7 +161,7 @@ def main():
     if problems:
         return 1
     print(f"manpage: {' + '.join(map(str, counts))} options, the same in --help and {man_page}; "
-          f"{glossary} keys and columns in both glossaries")
+          f"{glossary} keys and columns in both glossaries; {groups} metric groups")
     return 0
 
 

@@ -46,10 +46,9 @@ static const char usage_text[] =
     "      --reset-peak         with --pid: reset the target's kernel peak-RSS mark, for a peak\n"
     "                           of the monitored window only; by default the target is left\n"
     "                           untouched and the exact peak is its lifetime peak\n"
-    "      --metrics GROUPS     the metric groups to read, comma separated: io, memory (vmem,\n"
-    "                           PSS, swap), counts (processes, threads), cpu-split (user and\n"
-    "                           system), faults (and context switches), network; or all\n"
-    "                           (default) or none (CPU and RSS only, the cheapest)\n"
+    "      --metrics GROUPS     the metric groups to read, comma separated:";
+/* (--metrics' groups: print_metric_groups, from the library's list.) */
+static const char usage_text_limits[] =
     "      --memory-limit SIZE  run COMMAND under this memory limit (bytes, or K, M, G, T: powers\n"
     "                           of 1024): the kernel's OOM killer ends a process of the tree that\n"
     "                           would go over, and the table and JSON report it; 125 when no\n"
@@ -188,24 +187,75 @@ static int parse_count(const char *text, long minimum, long *out)
     return 0;
 }
 
-/* --metrics: the groups' names as the command spells them (with the Python
- * binding's spellings too, so one list works in both). */
-static const struct {
-    const char *name;
-    unsigned bits;
-} metric_group_names[] = {
-    {"io", RESMON_METRIC_IO},
-    {"memory", RESMON_METRIC_MEMORY_DETAIL},
-    {"memory-detail", RESMON_METRIC_MEMORY_DETAIL},
-    {"memory_detail", RESMON_METRIC_MEMORY_DETAIL},
-    {"counts", RESMON_METRIC_COUNTS},
-    {"cpu-split", RESMON_METRIC_CPU_SPLIT},
-    {"cpu_split", RESMON_METRIC_CPU_SPLIT},
-    {"faults", RESMON_METRIC_FAULTS},
-    {"network", RESMON_METRIC_NETWORK},
-    {"all", RESMON_METRIC_ALL},
-    {"none", 0},
-};
+/* Writes a word of --help's text after *column, wrapping under the
+ * descriptions (column 27) before column 94. */
+static void put_help_word(FILE *out, size_t *column, const char *word, size_t length)
+{
+    enum { INDENT = 27, WIDTH = 94 };
+    if (*column + 1 + length > WIDTH) {
+        fprintf(out, "\n%*s", INDENT, "");
+        *column = INDENT;
+    } else {
+        fputc(' ', out);
+        ++*column;
+    }
+    fwrite(word, 1, length, out);
+    *column += length;
+}
+
+static void put_help_words(FILE *out, size_t *column, const char *text)
+{
+    while (*text) {
+        size_t length = strcspn(text, " ");
+        put_help_word(out, column, text, length);
+        text += length;
+        text += *text == ' ';
+    }
+}
+
+/* --help's list of the metric groups, from the library's (each group's
+ * command word and words). */
+static void print_metric_groups(FILE *out)
+{
+    size_t column = strlen("      --metrics GROUPS     the metric groups to read, comma separated:");
+    char item[256];
+    resmon_metric_group g;
+    for (size_t i = 0, count = resmon_metric_group_count(); resmon_metric_group_info(i, &g, sizeof g) == 0; i++) {
+        snprintf(item, sizeof item, "%s (%s)%s", g.command_name, g.words, i + 1 == count ? ";" : ",");
+        put_help_words(out, &column, item);
+    }
+    put_help_words(out, &column, "or all (default) or none (CPU and RSS only, the cheapest)");
+    fputc('\n', out);
+}
+
+/* Whether word (length bytes) is name, '-' standing for '_' when dashes. */
+static int word_is(const char *word, size_t length, const char *name, int dashes)
+{
+    if (strlen(name) != length)
+        return 0;
+    for (size_t i = 0; i < length; i++)
+        if (word[i] != name[i] && !(dashes && word[i] == '-' && name[i] == '_'))
+            return 0;
+    return 1;
+}
+
+/* --metrics: a group's bits by any of its names in the library's list (the
+ * command's word, the Python binding's name, that name with '-' for '_'),
+ * or all, or none.  -EINVAL for another word. */
+static int metric_group_bits(const char *word, size_t length, unsigned *bits)
+{
+    if (word_is(word, length, "all", 0) || word_is(word, length, "none", 0)) {
+        *bits = word[0] == 'a' ? RESMON_METRIC_ALL : 0;
+        return 0;
+    }
+    resmon_metric_group g;
+    for (size_t i = 0; resmon_metric_group_info(i, &g, sizeof g) == 0; i++)
+        if (word_is(word, length, g.command_name, 0) || word_is(word, length, g.name, 1)) {
+            *bits = g.bit;
+            return 0;
+        }
+    return -EINVAL;
+}
 
 /* A comma-separated list of group names; returns 0, or -EINVAL with the
  * first unknown (or empty) name copied into bad. */
@@ -215,16 +265,12 @@ static int parse_metric_groups(const char *text, unsigned *out, char *bad, size_
     const char *word = text;
     for (;;) {
         size_t length = strcspn(word, ",");
-        size_t i = 0;
-        for (; i < sizeof metric_group_names / sizeof *metric_group_names; i++)
-            if (length && strlen(metric_group_names[i].name) == length &&
-                strncmp(metric_group_names[i].name, word, length) == 0)
-                break;
-        if (i == sizeof metric_group_names / sizeof *metric_group_names) {
+        unsigned bits;
+        if (metric_group_bits(word, length, &bits) < 0) {
             snprintf(bad, badcap, "%.*s", (int)length, word);
             return -EINVAL;
         }
-        groups |= metric_group_names[i].bits;
+        groups |= bits;
         if (word[length] == '\0')
             break;
         word += length + 1;
@@ -361,11 +407,16 @@ int cli_parse(int argc, char **argv, cli_options *o)
             o->reset_peak = 1;
             break;
         case OPT_METRICS:
-            if (parse_metric_groups(optarg, &o->metrics, err, sizeof err) < 0)
-                return usage_error(*err ? "unknown metric group '%s': use io, memory, counts, cpu-split, faults, "
-                                          "network, all or none, comma separated"
-                                        : "empty metric group in '--metrics %s'",
-                                   *err ? err : optarg);
+            if (parse_metric_groups(optarg, &o->metrics, err, sizeof err) < 0) {
+                if (!*err)
+                    return usage_error("empty metric group in '--metrics %s'", optarg);
+                char fmt[384] = "unknown metric group '%s': use "; /* the words from the group list */
+                resmon_metric_group g;
+                for (size_t i = 0; resmon_metric_group_info(i, &g, sizeof g) == 0; i++)
+                    snprintf(fmt + strlen(fmt), sizeof fmt - strlen(fmt), "%s, ", g.command_name);
+                snprintf(fmt + strlen(fmt), sizeof fmt - strlen(fmt), "all or none, comma separated");
+                return usage_error(fmt, err);
+            }
             break;
         case OPT_MEMORY_LIMIT:
             if (parse_size(optarg, &o->memory_limit_bytes) < 0)
@@ -399,6 +450,8 @@ int cli_parse(int argc, char **argv, cli_options *o)
         case 'h':
         case OPT_HELP:
             fputs(usage_text, stdout);
+            print_metric_groups(stdout);
+            fputs(usage_text_limits, stdout);
             fputs(usage_text_rest, stdout);
             fputs(exporter_usage_text, stdout);
             return -1;
