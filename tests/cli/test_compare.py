@@ -385,6 +385,9 @@ class PytestReports(Tmp):
         self.assertNotIn("only in", r.stdout)
         # The headline counts the limit given, and the keys it judged.
         self.assertEqual(r.stdout.splitlines()[0].split(" ", 1)[1], "1 of 1 limit exceeded, in 1 of 2 keys")
+        _, out = self.compare_json("--max-increase", "rss_growth_mb=10%", self.path("base"), new)
+        self.assertEqual((out["limits"], out["limits_exceeded"], out["limits_given"], out["limits_given_exceeded"]),
+                         (2, 1, 1, 1))
         r = resmon("compare", "--max-increase", "t.py::test_big[a|b]::rss_growth_mb=10%", self.path("base"),
                    self.report("same.json", 10))
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)

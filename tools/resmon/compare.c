@@ -1307,8 +1307,11 @@ static void print_json(FILE *out, const report *rep, const char *status_failure)
         fputs(i ? ", " : "", out);
         print_json_row(out, &rep->rows[i]);
     }
-    fprintf(out, "}, \"limits\": %zu, \"limits_exceeded\": %zu, \"significant\": %zu, \"run_failed\": ", rep->limited,
-            rep->exceeded, rep->significant);
+    /* limits and limits_exceeded count rows (keys); limits_given those the
+     * command line gave, as the headline counts them. */
+    fprintf(out, "}, \"limits\": %zu, \"limits_exceeded\": %zu, \"limits_given\": %zu, "
+                 "\"limits_given_exceeded\": %zu, \"significant\": %zu, \"run_failed\": ",
+            rep->limited, rep->exceeded, rep->given, rep->given_exceeded, rep->significant);
     if (status_failure)
         json_write_string(out, status_failure);
     else
