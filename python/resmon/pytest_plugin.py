@@ -96,7 +96,9 @@ limits (``--resmon-compare-fail``, repeatable, and the ini's
 the same: ``KEY=N%``, ``KEY=N`` or ``KEY=N%,M``; a KEY names that figure in
 every test, ``NODEID::KEY`` one test's.  The verdict is printed at the end;
 a limit exceeded fails the session (exit status 1), and BASELINE or a limit
-that the engine refuses is a usage error before any test runs.
+that the engine refuses is a usage error before any test runs.  A limit that
+judges nothing is named: on a test this session did not measure, a warning;
+otherwise it fails the session (exit status 1).
 """
 
 from __future__ import annotations
@@ -237,19 +239,20 @@ def _check_baseline(baseline: str, args: list[str]) -> tuple[list[str], frozense
         if status not in (0, 1):
             raise pytest.UsageError(_usage_words(err))
         rows, tests = _baseline_rows(baseline)
+        _check_renamed_keys(baseline, args, rows)
         # The limits, on a report of one test holding every key BASELINE
-        # has, and each test a NODEID::KEY limit names: a typo or a fact of
-        # the run is refused in the engine's words.
+        # has, and every row a NODEID::KEY limit names as the engine matches
+        # it (the whole row or its tail after a "::": test_grow::KEY): a typo
+        # or a fact of the run is refused in the engine's words.
         probe: dict[str, dict[str, int]] = {}
         for row in rows:
             node, _, key = row.rpartition("::")
             probe.setdefault("resmon-compare-probe", {})[key] = 0
         for limit in args:
-            named = limit.partition("=")[2].rpartition("=")[0]
-            node = named.rpartition("::")[0]
             for row in rows:
-                if node and row.startswith(node + "::"):
-                    probe.setdefault(node, {})[row[len(node) + 2:]] = 0
+                if _limit_names(limit, row):
+                    node, _, key = row.rpartition("::")
+                    probe.setdefault(node, {})[key] = 0
         path = os.path.join(directory, "limits.json")
         with open(path, "w") as f:
             json.dump({"resmon_version": "0", "tests": probe}, f)
@@ -259,33 +262,59 @@ def _check_baseline(baseline: str, args: list[str]) -> tuple[list[str], frozense
     return args, rows, tests
 
 
+def _check_renamed_keys(baseline: str, args: list[str], rows: frozenset[str]) -> None:
+    """A limit on a key that a BASELINE from resmon 0.3 spells otherwise
+    (its record's cpu_time_sec is 0.4's cpu_sec) is a usage error saying
+    so, not "not a numeric key" or a limit that names no test."""
+    old = any(row.endswith("::cpu_time_sec") for row in rows)
+    new = any(row.endswith("::cpu_sec") for row in rows)
+    for limit in args:
+        named = limit.partition("=")[2].rpartition("=")[0]
+        key = named.rpartition("::")[2]
+        if key == "cpu_time_sec" or (key == "cpu_sec" and old and not new):
+            words = "cpu_time_sec is now cpu_sec (the kernel's CPU seconds)" if key == "cpu_time_sec" else \
+                "cpu_sec was cpu_time_sec in the records of resmon 0.3"
+            raise pytest.UsageError(f"resmon: --resmon-compare-fail {limit.partition('=')[2]}: {words}"
+                                    + (f"; BASELINE {baseline!r} is from resmon 0.3: record a new one "
+                                       "(pytest --resmon-json) and limit cpu_sec" if old and not new else ""))
+
+
 def _baseline_rows(baseline: str) -> tuple[frozenset[str], frozenset[str]]:
-    """BASELINE's rows (NODEID::KEY with a numeric value in each report it
-    holds) and tests (in each report), or a usage error when a report is not a pytest report (a
+    """BASELINE's rows (NODEID::KEY with a numeric value in any report it
+    holds: the engine judges a key over the reports that hold it, so a
+    partial report of a `-k` session ungates nothing) and tests (in any
+    report), or a usage error when a report is not a pytest report (a
     command's summary has no "tests": it would judge nothing)."""
     if os.path.isdir(baseline):
         paths = [os.path.join(baseline, name) for name in sorted(os.listdir(baseline))
                  if not name.startswith(".") and name.endswith(".json")]
     else:
         paths = [baseline]
-    rows: set[str] | None = None
-    tests_in_all: set[str] | None = None
+    rows: set[str] = set()
+    tests_in_any: set[str] = set()
     for path in paths:
         try:
             with open(path, "rb") as f:
                 root = json.load(f)
         except (OSError, ValueError) as error:  # the engine read it a moment ago
             raise pytest.UsageError(f"resmon: --resmon-compare {path!r}: {error}") from None
+        except RecursionError:  # valid JSON nested deeper than Python's parser goes
+            raise pytest.UsageError(f"resmon: --resmon-compare {path!r}: nested too deeply to read (a "
+                                    "--resmon-json report is a few levels deep)") from None
         tests = root.get("tests") if isinstance(root, dict) else None
         if not isinstance(tests, dict):
             raise pytest.UsageError(f"resmon: --resmon-compare {path!r} is not a pytest report (no \"tests\" "
                                     "object): the baseline of a session is a --resmon-json report")
         found = {f"{node}::{key}" for node, record in tests.items() if isinstance(record, dict)
                  for key, value in record.items() if _is_number(value)}
-        rows = found if rows is None else rows & found
-        nodes = {node for node, record in tests.items() if isinstance(record, dict)}
-        tests_in_all = nodes if tests_in_all is None else tests_in_all & nodes
-    return frozenset(rows or ()), frozenset(tests_in_all or ())
+        rows |= found
+        tests_in_any |= {node for node, record in tests.items() if isinstance(record, dict)}
+    return frozenset(rows), frozenset(tests_in_any)
+
+
+def _some(names: list[str]) -> str:
+    """The first three names, and how many more."""
+    return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
 
 
 def _is_number(value: Any) -> bool:
@@ -571,22 +600,48 @@ class _Session:
     def compare_session(self, session: pytest.Session, text: str) -> None:
         """Runs the engine on BASELINE and this session's report (written to
         a private temporary directory), keeps its verdict for the terminal
-        summary, and fails the session as `resmon compare` would exit.  A
-        limit naming no test measured here and in BASELINE is left out, and
-        said so; a gate that judged nothing says so, and fails the session
-        when it had limits (a gate that judged nothing is no pass)."""
+        summary, and fails the session as `resmon compare` would exit.
+
+        A limit that judges nothing here is left out of the engine's run and
+        named, by one rule whatever the other limits: one naming a test
+        (NODEID::KEY) that this session did not measure (deselected, skipped:
+        a shard of a sharded suite) is a warning, never a failure; any other
+        (a KEY, or a test measured here) that judges nothing because
+        BASELINE has no number for it fails the session (a gate that judged
+        nothing is no pass).  BASELINE is read again here, as the engine
+        reads it now: a start-up read may be stale."""
         if self.config.getoption("collectonly"):
             return  # no test ran: nothing to judge
-        rows = {f"{node}::{key}" for node, record in self.records.items()
-                for key, value in record.items() if _is_number(value)} & self.baseline_rows
+        baseline = self.config.getoption("resmon_compare")
+        try:
+            self.baseline_rows, self.baseline_tests = _baseline_rows(baseline)
+        except pytest.UsageError as error:  # changed or removed since start-up
+            self.compared = 2, "", f"{error}\n"
+            self.fail_session(session, 2, [])
+            return
+        measured = {f"{node}::{key}" for node, record in self.records.items()
+                    for key, value in record.items() if _is_number(value)}
+        rows = measured & self.baseline_rows
         limits = [limit for limit in self.compare if any(_limit_names(limit, row) for row in rows)]
-        unjudged = [f"resmon compare: {limit.partition('=')[2]} named no test measured in both BASELINE and this "
-                    "session: not judged\n" for limit in self.compare if limit not in limits]
+        unjudged, failed = [], False
+        for limit in self.compare:
+            if limit in limits:
+                continue
+            words = limit.partition("=")[2]
+            named = words.rpartition("=")[0]
+            here = [row.rpartition("::")[0] for row in sorted(measured) if _limit_names(limit, row)]
+            if not here and "::" in named:
+                unjudged.append(f"resmon compare: {words} names no test measured in this session (deselected, "
+                                "skipped or not collected): not judged here, never a failure\n")
+                continue
+            failed = True
+            where = (f"in {_some(here)}, measured here," if here else "in any test measured here")
+            unjudged.append(f"resmon compare: {words} judged nothing: BASELINE has no number for it {where} - "
+                            "this fails the session; record a BASELINE that holds them (pytest --resmon-json)\n")
         if not rows:
             why = "resmon compare: no measured test in common with BASELINE: nothing judged\n"
-            self.compared = (1 if self.compare else 0), "", why
+            self.compared = (1 if failed else 0), "", "".join(unjudged) + why
         else:
-            baseline = self.config.getoption("resmon_compare")
             try:
                 with tempfile.TemporaryDirectory(prefix="resmon-compare-") as directory:
                     new = os.path.join(directory, "this-session.json")
@@ -596,10 +651,15 @@ class _Session:
             except OSError as error:  # a full or unwritable TMPDIR: one line, as --resmon-json's
                 status, out, err = 2, "", (f"resmon: --resmon-compare cannot write this session's report in "
                                            f"{tempfile.gettempdir()!r}: {error.strerror or error}\n")
-            if self.compare and not limits and status == 0:
-                status = 1  # each limit left out: nothing was gated
+            if self.compare and not limits:  # the engine ran without limits: not "no limits, a report"
+                out = out.replace("no limits, a report", f"no limit judged ({len(self.compare)} given: below), "
+                                                         "a report", 1).replace("; limits judge the medians alone", "")
+            if failed and status == 0:
+                status = 1
             self.compared = status, out, "".join(unjudged) + self.unjudged_tests(limits) + err
-        status = self.compared[0]
+        self.fail_session(session, self.compared[0], limits)
+
+    def fail_session(self, session: pytest.Session, status: int, limits: list[str]) -> None:
         # Nothing judged keeps pytest's own "no tests ran" (5), and any failure.
         failing = (pytest.ExitCode.OK,) if not limits else (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED)
         if status != 0:  # the reason lines are the terminal summary's
@@ -607,10 +667,10 @@ class _Session:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED if status == 1 else pytest.ExitCode.USAGE_ERROR
 
     def unjudged_tests(self, limits: list[str]) -> str:
-        """A line per limit that some test measured in both BASELINE and
-        this session escaped, because BASELINE holds no number for the key
-        there (missing, or a string): a limit that holds for the rest must
-        not read as holding for those."""
+        """A line per limit that some test measured here escaped, because
+        BASELINE holds no number for the key there (missing, or a string),
+        and one per limit for the tests BASELINE lacks: a limit that holds
+        for the rest must not read as holding for those."""
         lines = []
         for limit in limits:
             missed = [node for node, record in self.records.items() if node in self.baseline_tests
@@ -618,10 +678,16 @@ class _Session:
                       if _is_number(value) and _limit_names(limit, f"{node}::{key}")
                       and f"{node}::{key}" not in self.baseline_rows]
             if missed:
-                shown = ", ".join(missed[:3]) + (f" and {len(missed) - 3} more" if len(missed) > 3 else "")
                 lines.append(f"resmon compare: {limit.partition('=')[2]} not judged in {len(missed)} "
                              f"test{'s' if len(missed) != 1 else ''} where BASELINE has no number for it: "
-                             f"{shown}\n")
+                             f"{_some(missed)}\n")
+            absent = [node for node, record in self.records.items() if node not in self.baseline_tests
+                      and any(_is_number(value) and _limit_names(limit, f"{node}::{key}")
+                              for key, value in record.items())]
+            if absent:
+                lines.append(f"resmon compare: {limit.partition('=')[2]} not judged in {len(absent)} "
+                             f"test{'s' if len(absent) != 1 else ''} that BASELINE lacks (new, or not in its "
+                             f"reports): {_some(absent)}\n")
         return "".join(lines)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:

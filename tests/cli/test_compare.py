@@ -104,7 +104,7 @@ class RealRuns(Tmp):
         self.assertIsNone(row["limit"])
         self.assertEqual((row["verdict"], row["p_value"], row["significant"]), ("not enough runs", None, False))
         self.assertEqual(out["base"], {"path": self.path("base.json"), "runs": 1, "exit_status": 0, "failed": None,
-                                       "keys_only_here": 0})
+                                       "keys_only_here": 0, "keys_in_some_runs": 0})
         self.assertEqual((out["limits_exceeded"], out["enough_runs"], out["runs_needed"]), (0, False, 4))
         self.assertTrue(out["passed"])
 
@@ -267,14 +267,21 @@ class RepeatedRuns(Tmp):
         with open(path) as f:
             return json.load(f)
 
-    def test_a_key_missing_from_one_run_is_not_compared(self):
+    def test_a_key_missing_from_one_run_is_judged_over_the_runs_that_hold_it(self):
+        # review 4 of issue 30, finding 1: a key was compared only when every
+        # run of a directory held it, so one partial run ungated it (exit 0).
         self.write("base/a.json", summary(exact_peak_rss_mb=10))
         self.write("base/b.json", summary())
         self.write("new.json", summary(exact_peak_rss_mb=12))
         _, out = self.compare_json(self.path("base"), self.path("new.json"))
-        self.assertNotIn("exact_peak_rss_mb", out["metrics"])
+        row = out["metrics"]["exact_peak_rss_mb"]
+        self.assertEqual((row["base"], row["base_runs"], row["new_runs"]), (10, 1, 1))
+        self.assertEqual((out["base"]["keys_in_some_runs"], out["base"]["keys_only_here"]), (1, 0))
         r = resmon("compare", "--max-increase", "exact_peak_rss_mb=1%", self.path("base"), self.path("new.json"))
-        self.assertEqual(r.returncode, 125)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("EXCEEDED limit +1%; BASE has 1 of 2 runs", r.stdout)
+        self.assertIn(f"BASE: 1 compared key is missing from some of its 2 runs ({self.path('base', 'b.json')} "
+                      "lacks 1 of", r.stdout)
 
     def test_only_json_files_of_a_directory_are_runs(self):
         self.runs("base", [100, 100])
@@ -358,6 +365,36 @@ class PytestReports(Tmp):
         r, out = self.compare_json("--max-increase", "rss_growth_mb=10%", a, self.report("b.json", 115))
         self.assertEqual(out["metrics"]["t.py::test_big[a|b]::rss_growth_mb"]["limit_floor"], 1)
 
+    def test_a_partial_report_in_a_baseline_directory_never_ungates_its_missing_tests(self):
+        # review 4 of issue 30, finding 1: five full reports and one of a
+        # `pytest -k` session; test_big, missing from one, was "only in NEW"
+        # and a 4x rise of it passed.
+        for i in range(5):
+            self.report(f"base/r{i}.json", 10 + i * 0.01)
+        partial = self.read_json(self.report("base/r5.json", 10))
+        del partial["tests"]["t.py::test_big[a|b]"]
+        self.write("base/r5.json", partial)
+        new = self.report("new.json", 40)
+        r = resmon("compare", "--max-increase", "rss_growth_mb=10%", self.path("base"), new)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("t.py::test_big[a|b]::rss_growth_mb rose from 10.02 to 40", r.stderr)
+        self.assertIn("EXCEEDED limit +10%; BASE has 5 of 6 runs", r.stdout)
+        self.assertIn(f"BASE: 3 compared keys are missing from some of its 6 runs "
+                      f"({self.path('base', 'r5.json')} lacks 3 of 6): each is judged over the runs that hold it",
+                      r.stdout)
+        self.assertNotIn("only in", r.stdout)
+        # The headline counts the limit given, and the keys it judged.
+        self.assertEqual(r.stdout.splitlines()[0].split(" ", 1)[1], "1 of 1 limit exceeded, in 1 of 2 keys")
+        _, out = self.compare_json("--max-increase", "rss_growth_mb=10%", self.path("base"), new)
+        self.assertEqual((out["limits"], out["limits_exceeded"], out["limits_given"], out["limits_given_exceeded"]),
+                         (2, 1, 1, 1))
+        r = resmon("compare", "--max-increase", "t.py::test_big[a|b]::rss_growth_mb=10%", self.path("base"),
+                   self.report("same.json", 10))
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(r.stdout.splitlines()[0].split(" ", 1)[1], "1 limit holds")
+        r = resmon("compare", "--max-increase", "rss_growth_mb=10%", self.path("base"), self.report("same.json", 10))
+        self.assertEqual(r.stdout.splitlines()[0].split(" ", 1)[1], "1 limit holds in 2 keys")
+
     def test_tests_in_one_report_only_are_counted_not_compared(self):
         a = self.report("a.json", 100)
         doc = self.read_json(a)
@@ -393,7 +430,7 @@ class PytestReports(Tmp):
         text = r.stdout
         visible = text[:text.index("<details>")].splitlines() + text[text.index("</details>"):].splitlines()
         self.assertLessEqual(len(visible), 40, text)
-        self.assertTrue(visible[0].endswith(": \u2717 **3 of 500 limits exceeded**"), visible[0])
+        self.assertTrue(visible[0].endswith(": \u2717 **1 of 1 limit exceeded, in 3 of 500 keys**"), visible[0])
         rows = [line for line in visible if line.startswith("| t.py")]
         self.assertEqual(len(rows), 20)
         self.assertEqual(sorted(row.split(" | ")[0] for row in rows[:3]),
@@ -477,8 +514,10 @@ class Verdicts(Tmp):
         for args in ((self.path("mix"), one), (one, self.path("mix"))):
             r = resmon("compare", *args)
             self.assertEqual(r.returncode, 125, r.stdout + r.stderr)
-            self.assertEqual(r.stderr, f"resmon compare: {self.path('mix', 'b.json')}: a directory of summaries "
-                                       "holds this one, of another kind: its runs are of one kind\n")
+            # review 4, finding 7: both kinds named, not the second file blamed
+            self.assertEqual(r.stderr, f"resmon compare: {self.path('mix')} holds summaries "
+                                       f"({self.path('mix', 'a.json')}) and pytest reports "
+                                       f"({self.path('mix', 'b.json')}): a directory's runs are of one kind\n")
             self.assertEqual(r.stdout, "")
 
     def test_standard_input_as_both_sides_is_refused(self):

@@ -182,6 +182,15 @@ class Failures(Repeat):
         self.assertEqual((doc["completed"], doc["failed"]), (4, 2))
         self.assertEqual([run["exit_status"] for run in doc["runs"]], [0, 3, 5, 0])
 
+    def test_ignore_failure_never_passes_a_command_that_always_failed(self):
+        # review 4 of issue 30, finding 8: every run exited 3, and the repeat
+        # exited 0 -- a CI step green on a command that never succeeded.
+        r = self.repeat("-q", "--repeat", "3", "--ignore-failure", "-o", self.output, command=["sh", "-c", "exit 3"])
+        self.assertEqual(r.returncode, 3, r.stderr)
+        self.assertIn("resmon: every measured run failed (the last with status 3): the repeat exits with it", r.stderr)
+        doc = self.load()
+        self.assertEqual((doc["completed"], doc["failed"]), (3, 3))
+
     def test_a_command_that_cannot_run_writes_nothing(self):
         r = self.repeat("-q", "--repeat", "3", "-o", self.output, command=[self.path("missing")])
         self.assertEqual(r.returncode, 127, r.stderr)

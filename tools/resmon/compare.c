@@ -6,7 +6,8 @@
  * the Python to_dict() write), the multi-run JSON of `resmon --repeat` (its
  * "runs"), a pytest report (`pytest --resmon-json`), or a directory of
  * summaries or reports holding repeated runs of that side.  Every numeric key
- * present on both sides (in every run of each) gets a row; a pytest report's
+ * present on both sides gets a row, judged over the runs of each side that
+ * hold it (a partial report in a directory lacks some); a pytest report's
  * keys are "NODEID::KEY".  With enough runs a side, the Mann-Whitney U test
  * (rank_test.c) says whether a key changed at --alpha; a limit fails only a
  * change that is significant and exceeds both its relative and its absolute
@@ -47,7 +48,8 @@ static const char compare_usage_text[] =
     "repeated runs (every run in it), the JSON report of resmon's pytest plugin (its keys\n"
     "are NODEID::KEY), or a directory of summaries or reports, one run each; - is standard\n"
     "input.  Inputs are regular files of at most 32 MiB, read in at most 256 MiB of memory\n"
-    "(a pytest report of some 10 MB).  A side's figure is its median.\n"
+    "(a pytest report of some 10 MB).  A side's figure is its median, over the runs that\n"
+    "hold the key (a run that lacks it, a partial pytest report, is said beside it).\n"
     "With enough runs a side (4 at --alpha 0.05, 5 at 0.01) a Mann-Whitney U test says\n"
     "whether a key changed; each key gets one verdict: regression, improvement,\n"
     "unchanged, noise, or not enough runs.  Shown: the keys with a limit and the keys\n"
@@ -87,7 +89,8 @@ enum compare_format { FORMAT_TEXT, FORMAT_MARKDOWN, FORMAT_JSON };
 typedef struct metric {
     char *key;
     double *values; /* capacity: the side's number of runs */
-    size_t count;
+    size_t count;   /* the runs that hold it: a directory's partial report lacks some keys */
+    size_t last_run; /* the last run that gave it a value, plus 1 */
 } metric;
 
 typedef struct side {
@@ -106,6 +109,10 @@ typedef struct side {
     char *command_differs_owned;
     size_t only_here;          /* keys of this side that the other lacks */
     const char *kind;          /* what a directory's runs are: "summaries", "pytest reports", or NULL */
+    char *kind_path;           /* the first run of that kind */
+    size_t *run_keys;          /* per run: how many keys it holds (a run lacks metric_count - this) */
+    char **run_names;          /* per run: its file (a --repeat file's "PATH run N") */
+    size_t partial;            /* compared keys that some runs of this side lack */
 } side;
 
 /* KEY=N%, KEY=N or KEY=N%,M: a rise fails when it is more than percent% of
@@ -117,6 +124,7 @@ typedef struct limit {
     double floor;   /* the absolute part: given, or the key's default with N% alone */
     int floor_given;
     size_t rows; /* rows it applies to */
+    size_t judged, exceeded; /* rows it is the limit of (the last naming a row wins), rows it fails */
 } limit;
 
 enum verdict { VERDICT_NOT_ENOUGH, VERDICT_UNCHANGED, VERDICT_NOISE, VERDICT_REGRESSION, VERDICT_IMPROVEMENT };
@@ -128,6 +136,7 @@ typedef struct row {
     double base, base_min, base_max, new_value, new_min, new_max;
     double change, change_pct; /* change_pct NAN when base is 0 */
     double p;                  /* the rank test's two-sided p; NAN: not enough runs */
+    size_t base_runs, new_runs; /* the runs of each side that hold the key */
     int exact;                 /* p from the exact distribution */
     int significant;           /* p <= alpha */
     enum verdict verdict;
@@ -161,17 +170,21 @@ static int stdout_error(int err)
 
 /* ---- reading one side ------------------------------------------------ */
 
+/* A key is judged over the runs that hold it: a directory's reports from a
+ * `pytest -k`, `-x` or interrupted session lack some tests, and a key kept
+ * only when every run held it silently left those tests ungated. */
 static int side_add(side *s, const char *key, double value, size_t run)
 {
     json_t *at = jansson.object_get(s->index, key);
     if (at) {
         metric *m = &s->metrics[jansson.integer_value(at)];
-        if (m->count == run) /* present in every run so far */
+        if (m->last_run != run + 1) { /* once a run */
             m->values[m->count++] = value;
+            m->last_run = run + 1;
+            s->run_keys[run]++;
+        }
         return 0;
     }
-    if (run != 0) /* missing from an earlier run: never compared */
-        return 0;
     if (s->metric_count == s->metric_cap) {
         size_t cap = s->metric_cap ? 2 * s->metric_cap : 64;
         metric *grown = realloc(s->metrics, cap * sizeof *grown);
@@ -191,6 +204,8 @@ static int side_add(side *s, const char *key, double value, size_t run)
     }
     m->values[0] = value;
     m->count = 1;
+    m->last_run = run + 1;
+    s->run_keys[run]++;
     s->metric_count++;
     return 0;
 }
@@ -303,6 +318,27 @@ static int input_text(const char *path, char **text, size_t *length)
     return 0;
 }
 
+/* Room for runs runs of s: their key counts and names.  Returns 0 or
+ * -ENOMEM. */
+static int side_set_runs(side *s, size_t runs)
+{
+    size_t *keys = calloc(runs, sizeof *keys);
+    char **names = calloc(runs, sizeof *names);
+    if (!keys || !names) {
+        free(keys);
+        free(names);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < s->runs && s->run_names; i++)
+        free(s->run_names[i]);
+    free(s->run_keys);
+    free(s->run_names);
+    s->run_keys = keys;
+    s->run_names = names;
+    s->runs = runs;
+    return 0;
+}
+
 static int is_summary(json_t *root)
 {
     return json_is_object(root) && json_is_number(jansson.object_get(root, "peak_rss_mb")) &&
@@ -348,7 +384,8 @@ static int side_add_repeat(side *s, json_t *root, const char *path, int in_direc
         return compare_error(path, ": a resmon --repeat file without a \"runs\" array");
     if (count == 0)
         return compare_error(path, ": a resmon --repeat file that holds no run");
-    s->runs = count;
+    if (side_set_runs(s, count) < 0)
+        return compare_error(path, ": out of memory");
     for (size_t i = 0; i < count; i++) {
         char where[64];
         json_t *run = jansson.array_get(runs, i);
@@ -360,7 +397,7 @@ static int side_add_repeat(side *s, json_t *root, const char *path, int in_direc
         if (asprintf(&named, "%s run %zu", path, i + 1) < 0)
             return compare_error(path, ": out of memory");
         int rc = side_add_summary(s, run, named, i);
-        free(named);
+        s->run_names[i] = named;
         if (rc < 0)
             return compare_error(path, ": out of memory");
     }
@@ -393,14 +430,25 @@ static int side_read_file(side *s, const char *path, size_t run, int in_director
      * NODEID::KEY never meet, so a mix compared nothing and passed. */
     const char *kind = is_summary(root) ? "summaries" : json_is_object(tests) ? "pytest reports" : NULL;
     if (in_directory && kind && s->kind && strcmp(kind, s->kind) != 0) {
-        char why[128];
-        snprintf(why, sizeof why, ": a directory of %s holds this one, of another kind: its runs are of one kind",
-                 s->kind);
+        /* Both named: the first file read is not the odd one more often than
+         * the one that differs from it. */
+        fputs("resmon compare: ", compare_err);
+        print_printable(compare_err, s->path);
+        fprintf(compare_err, " holds %s (", s->kind);
+        print_printable(compare_err, s->kind_path);
+        fprintf(compare_err, ") and %s (", kind);
+        print_printable(compare_err, path);
+        fputs("): a directory's runs are of one kind\n", compare_err);
         jansson_release(root);
-        return compare_error(path, why);
+        return EXIT_USAGE;
     }
-    if (kind && !s->kind)
+    if (kind && !s->kind) {
         s->kind = kind;
+        if (!(s->kind_path = strdup(path))) {
+            jansson_release(root);
+            return compare_error(path, ": out of memory");
+        }
+    }
     if (is_summary(root)) {
         rc = side_add_summary(s, root, path, run);
         keep = run == 0;
@@ -494,7 +542,8 @@ static int side_read(side *s, const char *path)
     if (strcmp(path, "-") != 0 && stat(path, &st) < 0)
         return compare_error(path, errno == ENOENT ? ": no such file or directory" : ": cannot be read");
     if (strcmp(path, "-") == 0 || !S_ISDIR(st.st_mode)) {
-        s->runs = 1;
+        if (side_set_runs(s, 1) < 0 || !(s->run_names[0] = strdup(path)))
+            return compare_error(path, ": out of memory");
         return side_read_file(s, path, 0, 0);
     }
     size_t count;
@@ -508,10 +557,16 @@ static int side_read(side *s, const char *path)
         free_paths(paths, count);
         return compare_error(path, ": the directory holds no .json file");
     }
-    s->runs = count;
+    if (side_set_runs(s, count) < 0) {
+        free_paths(paths, count);
+        return compare_error(path, ": out of memory");
+    }
     int rc = 0;
-    for (size_t i = 0; i < count && rc == 0; i++)
-        rc = side_read_file(s, paths[i], i, 1);
+    for (size_t i = 0; i < count && rc == 0; i++) {
+        s->run_names[i] = paths[i];
+        paths[i] = NULL; /* the side's now */
+        rc = side_read_file(s, s->run_names[i], i, 1);
+    }
     free_paths(paths, count);
     return rc;
 }
@@ -520,6 +575,11 @@ static void side_free(side *s)
 {
     free(s->failed);
     free(s->command_differs_owned);
+    free(s->kind_path);
+    for (size_t i = 0; i < s->runs && s->run_names; i++)
+        free(s->run_names[i]);
+    free(s->run_names);
+    free(s->run_keys);
     jansson_release(s->first);
     for (size_t i = 0; i < s->metric_count; i++) {
         free(s->metrics[i].key);
@@ -529,12 +589,11 @@ static void side_free(side *s)
     jansson_release(s->index);
 }
 
-/* The metric of key present in every run of s, or NULL. */
+/* The metric of key, in the runs of s that hold it, or NULL. */
 static const metric *side_find(const side *s, const char *key)
 {
     json_t *at = jansson.object_get(s->index, key);
-    const metric *m = at ? &s->metrics[jansson.integer_value(at)] : NULL;
-    return m && m->count == s->runs ? m : NULL;
+    return at ? &s->metrics[jansson.integer_value(at)] : NULL;
 }
 
 /* ---- the rows --------------------------------------------------------- */
@@ -615,13 +674,17 @@ static row *build_rows(side *base, side *next, size_t *count, double alpha)
     for (size_t i = 0; i < base->metric_count; i++) {
         metric *b = &base->metrics[i];
         metric *n = (metric *)side_find(next, b->key);
-        if (b->count != base->runs || !n) {
-            base->only_here += b->count == base->runs;
+        if (!n) {
+            base->only_here++;
             continue;
         }
         row *r = &rows[(*count)++];
         r->key = b->key;
         r->order = i;
+        r->base_runs = b->count;
+        r->new_runs = n->count;
+        base->partial += b->count < base->runs;
+        next->partial += n->count < next->runs;
         spread(b, &r->base, &r->base_min, &r->base_max);
         spread(n, &r->new_value, &r->new_min, &r->new_max);
         r->change = r->new_value - r->base;
@@ -631,9 +694,7 @@ static row *build_rows(side *base, side *next, size_t *count, double alpha)
             return NULL;
         }
     }
-    for (size_t i = 0; i < next->metric_count; i++)
-        next->only_here += next->metrics[i].count == next->runs;
-    next->only_here -= *count;
+    next->only_here = next->metric_count - *count;
     qsort(rows, *count, sizeof *rows, compare_rows);
     return rows;
 }
@@ -827,8 +888,14 @@ static int apply_limits(limit *limits, size_t limit_count, row *rows, size_t row
         if (!limits[i].rows)
             return limit_error(&limits[i], " is not a numeric key of both BASE and NEW (see resmon compare without limits)");
     }
-    for (size_t j = 0; j < row_count; j++)
+    for (size_t j = 0; j < row_count; j++) {
         judge(&rows[j]);
+        if (rows[j].limit) {
+            limit *l = &limits[rows[j].limit - limits];
+            l->judged++;
+            l->exceeded += (size_t)rows[j].exceeded;
+        }
+    }
     return 0;
 }
 
@@ -842,7 +909,8 @@ typedef struct report {
     const side *base, *next;
     row *rows;
     size_t count;
-    size_t limited, exceeded, significant, shown;
+    size_t limited, exceeded, significant, shown; /* rows */
+    size_t given, given_exceeded; /* the limits given that judge a row, and those exceeded in one */
     double alpha;
     int utf8; /* the terminal's character set is UTF-8: check marks, en dashes */
     const char *failure; /* why the runs fail the comparison whatever the limits, or NULL */
@@ -869,20 +937,27 @@ static void format_p(const row *r, char *buf, size_t cap)
         snprintf(buf, cap, "%.2g", r->p);
 }
 
-/* The line that leads every report: do the limits hold? */
+/* The line that leads every report: do the limits hold?  It counts the
+ * limits given; where one judges several keys (rss_growth_mb in every test
+ * of a pytest report) the keys are counted beside them. */
 static void headline(const report *rep, int utf8, char *buf, size_t cap)
 {
+    char keys[96] = "";
+    if (rep->limited != rep->given && rep->exceeded)
+        snprintf(keys, sizeof keys, ", in %zu of %zu keys", rep->exceeded, rep->limited);
+    else if (rep->limited != rep->given)
+        snprintf(keys, sizeof keys, " in %zu keys", rep->limited);
     if (rep->failure && rep->limited) /* a failed run fails the comparison: no check mark, limits or not */
-        snprintf(buf, cap, "%s a run failed (below), and %zu of %zu limit%s exceeded", utf8 ? "\u2717" : "FAIL:",
-                 rep->exceeded, rep->limited, rep->limited == 1 ? "" : "s");
+        snprintf(buf, cap, "%s a run failed (below), and %zu of %zu limit%s exceeded%s", utf8 ? "\u2717" : "FAIL:",
+                 rep->given_exceeded, rep->given, rep->given == 1 ? "" : "s", keys);
     else if (rep->failure)
         snprintf(buf, cap, "%s a run failed (below)", utf8 ? "\u2717" : "FAIL:");
     else if (rep->limited && rep->exceeded)
-        snprintf(buf, cap, "%s %zu of %zu limit%s exceeded", utf8 ? "\u2717" : "FAIL:", rep->exceeded, rep->limited,
-                 rep->limited == 1 ? "" : "s");
+        snprintf(buf, cap, "%s %zu of %zu limit%s exceeded%s", utf8 ? "\u2717" : "FAIL:", rep->given_exceeded,
+                 rep->given, rep->given == 1 ? "" : "s", keys);
     else if (rep->limited)
-        snprintf(buf, cap, "%s %zu limit%s hold%s", utf8 ? "\u2713" : "ok:", rep->limited, rep->limited == 1 ? "" : "s",
-                 rep->limited == 1 ? "s" : "");
+        snprintf(buf, cap, "%s %zu limit%s hold%s%s", utf8 ? "\u2713" : "ok:", rep->given, rep->given == 1 ? "" : "s",
+                 rep->given == 1 ? "s" : "", keys);
     else if (rank_test_min_p(rep->base->runs, rep->next->runs) <= rep->alpha)
         snprintf(buf, cap, "no limits, a report: %zu of %zu keys changed significantly", rep->significant, rep->count);
     else
@@ -925,27 +1000,38 @@ static void format_side(double median, double min, double max, size_t runs, cons
 }
 
 typedef struct cells {
-    char base[112], next[112], change[40], pct[32], p[16], note[160];
+    char base[112], next[112], change[40], pct[32], p[16], note[256];
 } cells;
 
 static void row_cells(const row *r, const side *base, const side *next, const char *dash, cells *c)
 {
-    format_side(r->base, r->base_min, r->base_max, base->runs, dash, c->base, sizeof c->base);
-    format_side(r->new_value, r->new_min, r->new_max, next->runs, dash, c->next, sizeof c->next);
+    format_side(r->base, r->base_min, r->base_max, r->base_runs, dash, c->base, sizeof c->base);
+    format_side(r->new_value, r->new_min, r->new_max, r->new_runs, dash, c->next, sizeof c->next);
     char change[32];
     format_number(r->change, change, sizeof change);
     snprintf(c->change, sizeof c->change, "%s%s", r->change > 0 ? "+" : "", change);
     format_percent(r->change_pct, c->pct, sizeof c->pct);
     format_p(r, c->p, sizeof c->p);
     c->note[0] = '\0';
+    /* A key some runs lack is judged over the runs that hold it: said. */
+    char held[128] = "";
+    if (r->base_runs < base->runs || r->new_runs < next->runs)
+        snprintf(held, sizeof held, "; %s has %zu of %zu runs", r->base_runs < base->runs ? "BASE" : "NEW",
+                 r->base_runs < base->runs ? r->base_runs : r->new_runs,
+                 r->base_runs < base->runs ? base->runs : next->runs);
+    if (r->base_runs < base->runs && r->new_runs < next->runs)
+        snprintf(held, sizeof held, "; BASE has %zu of %zu runs, NEW %zu of %zu", r->base_runs, base->runs,
+                 r->new_runs, next->runs);
     if (r->limit) {
         char l[64];
         format_limit(r->limit, l, sizeof l);
         char floor[48] = "";
         if (!r->exceeded && !r->limit->floor_given && passed_by_floor(r->limit, r))
             snprintf(floor, sizeof floor, ", under its floor of +%.6g", r->limit->floor);
-        snprintf(c->note, sizeof c->note, "%s limit %s%s%s", r->exceeded ? "EXCEEDED" : "ok,", l, floor,
-                 beyond_doubles(r) ? " (the change does not fit a double)" : "");
+        snprintf(c->note, sizeof c->note, "%s limit %s%s%s%s", r->exceeded ? "EXCEEDED" : "ok,", l, floor,
+                 beyond_doubles(r) ? " (the change does not fit a double)" : "", held);
+    } else if (held[0]) {
+        snprintf(c->note, sizeof c->note, "%s", held + 2);
     }
 }
 
@@ -957,14 +1043,53 @@ static size_t printable_width(const char *text)
     return n;
 }
 
-/* The lines on the runs (how many, whether enough) and on keys of one side
- * only, each after PREFIX: the text and the markdown reports share them. */
-static void print_notes(FILE *out, const report *rep, const char *prefix)
+static void print_markdown_text(FILE *out, const char *text);
+
+/* A run's name in a note: printable, escaped for markdown. */
+static void print_note_text(FILE *out, const char *text, int markdown)
+{
+    if (markdown)
+        print_markdown_text(out, text);
+    else
+        print_printable(out, text);
+}
+
+/* The keys that some runs of s lack, compared over the runs that hold
+ * them: how many, and which runs lack keys (the first two named). */
+static void print_partial(FILE *out, const char *name, const side *s, const char *prefix, int markdown)
+{
+    if (!s->partial)
+        return;
+    fprintf(out, "%s%s: %zu compared key%s %s missing from some of its %zu runs (", prefix, name, s->partial,
+            s->partial == 1 ? "" : "s", s->partial == 1 ? "is" : "are", s->runs);
+    size_t named = 0, lacking = 0;
+    for (size_t i = 0; i < s->runs; i++) {
+        if (s->run_keys[i] >= s->metric_count)
+            continue;
+        if (named < 2) {
+            fputs(named ? "; " : "", out);
+            print_note_text(out, s->run_names[i] ? s->run_names[i] : "?", markdown);
+            fprintf(out, " lacks %zu of %zu", s->metric_count - s->run_keys[i], s->metric_count);
+            named++;
+        }
+        lacking++;
+    }
+    if (lacking > named)
+        fprintf(out, "; %zu more run%s", lacking - named, lacking - named == 1 ? "" : "s");
+    fputs("): each is judged over the runs that hold it\n", out);
+}
+
+/* The lines on the runs (how many, whether enough), on keys some runs lack
+ * and on keys of one side only, each after PREFIX: the text and the
+ * markdown reports share them. */
+static void print_notes(FILE *out, const report *rep, const char *prefix, int markdown)
 {
     char line[400]; /* as the reports' own */
     runs_line(rep, line, sizeof line);
     if (line[0])
         fprintf(out, "%s%s\n", prefix, line);
+    print_partial(out, "BASE", rep->base, prefix, markdown);
+    print_partial(out, "NEW", rep->next, prefix, markdown);
     only_line(rep, line, sizeof line);
     if (line[0])
         fprintf(out, "%s%s\n", prefix, line);
@@ -990,7 +1115,7 @@ static void print_text(FILE *out, const report *rep)
     fputs(", ", out);
     print_side_heading(out, "new", rep->next);
     fprintf(out, ", alpha %g\n", rep->alpha);
-    print_notes(out, rep, "");
+    print_notes(out, rep, "", 0);
     size_t key_width = 3, base_width = 4, new_width = 3;
     for (size_t i = 0; i < rep->count; i++) {
         if (!rep->rows[i].shown)
@@ -1097,7 +1222,7 @@ static void print_markdown(FILE *out, report *rep)
         print_markdown_text(out, rep->failure);
         fputs("**\n", out);
     }
-    print_notes(out, rep, "\n");
+    print_notes(out, rep, "\n", 1);
     qsort(rep->rows, rep->count, sizeof *rep->rows, compare_for_review);
     size_t printed = 0;
     for (size_t i = 0; i < rep->count; i++) {
@@ -1138,7 +1263,7 @@ static void print_json_side(FILE *out, const char *name, const side *s)
         json_write_string(out, s->failed);
     else
         fputs("null", out);
-    fprintf(out, ", \"keys_only_here\": %zu}", s->only_here);
+    fprintf(out, ", \"keys_only_here\": %zu, \"keys_in_some_runs\": %zu}", s->only_here, s->partial);
 }
 
 static void print_json_row(FILE *out, const row *r)
@@ -1154,6 +1279,7 @@ static void print_json_row(FILE *out, const row *r)
     put_json_number(out, "base_max", r->base_max);
     put_json_number(out, "new_min", r->new_min);
     put_json_number(out, "new_max", r->new_max);
+    fprintf(out, ", \"base_runs\": %zu, \"new_runs\": %zu", r->base_runs, r->new_runs);
     put_json_number(out, "p_value", r->p);
     fprintf(out, ", \"exact\": %s, \"significant\": %s, \"verdict\": \"%s\", \"noise\": %s",
             !isnan(r->p) && r->exact ? "true" : "false", r->significant ? "true" : "false", verdict_names[r->verdict],
@@ -1185,8 +1311,11 @@ static void print_json(FILE *out, const report *rep, const char *status_failure)
         fputs(i ? ", " : "", out);
         print_json_row(out, &rep->rows[i]);
     }
-    fprintf(out, "}, \"limits\": %zu, \"limits_exceeded\": %zu, \"significant\": %zu, \"run_failed\": ", rep->limited,
-            rep->exceeded, rep->significant);
+    /* limits and limits_exceeded count rows (keys); limits_given those the
+     * command line gave, as the headline counts them. */
+    fprintf(out, "}, \"limits\": %zu, \"limits_exceeded\": %zu, \"limits_given\": %zu, "
+                 "\"limits_given_exceeded\": %zu, \"significant\": %zu, \"run_failed\": ",
+            rep->limited, rep->exceeded, rep->given, rep->given_exceeded, rep->significant);
     if (status_failure)
         json_write_string(out, status_failure);
     else
@@ -1364,8 +1493,12 @@ static char *status_failure(const side *base, const side *next)
 }
 
 /* Which rows the tables show, and the counts the headline gives. */
-static void tally(report *rep, int all)
+static void tally(report *rep, int all, const limit *limits, size_t limit_count)
 {
+    for (size_t i = 0; i < limit_count; i++) {
+        rep->given += limits[i].judged > 0;
+        rep->given_exceeded += limits[i].exceeded > 0;
+    }
     for (size_t i = 0; i < rep->count; i++) {
         row *r = &rep->rows[i];
         r->shown = all || r->limit || r->exceeded || r->significant;
@@ -1428,7 +1561,7 @@ static int compare_streams(int argc, char **argv, FILE *out, FILE *err)
     if (rc == 0) {
         report rep = {.base = &base, .next = &next, .rows = rows, .count = count, .alpha = o.alpha};
         rep.utf8 = locale_is_utf8();
-        tally(&rep, o.all);
+        tally(&rep, o.all, o.limits, o.limit_count);
         failure = status_failure(&base, &next);
         rep.failure = failure;
         if (o.format == FORMAT_JSON)

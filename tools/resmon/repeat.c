@@ -352,6 +352,7 @@ static void say_stopped(const repeat_state *st, const run_result *cut_short)
 static int run_all(const cli_options *o, resmon_gpu *gpu, repeat_state *st)
 {
     cli_options run_options = *o;
+    int last_failure = 0; /* the last failed measured run's status */
     run_options.summary_path = NULL; /* each run's summary is kept here */
     run_options.quiet = 1;           /* the table is of them all */
     for (long i = 0; i < o->warmup + o->repeat; i++) {
@@ -384,8 +385,10 @@ static int run_all(const cli_options *o, resmon_gpu *gpu, repeat_state *st)
             return EXIT_USAGE;
         if (!o->quiet)
             print_progress(o, i, &r);
-        if (r.exit_status != 0 && measured)
+        if (r.exit_status != 0 && measured) {
             st->failed++;
+            last_failure = r.exit_status;
+        }
         if (r.exit_status != 0 && !o->ignore_failure) {
             fprintf(stderr, "resmon: the repeat stops at a failed run (status %d); --ignore-failure goes on\n",
                     r.exit_status);
@@ -400,6 +403,13 @@ static int run_all(const cli_options *o, resmon_gpu *gpu, repeat_state *st)
                     r.orphans_left == 1 ? "" : "es", r.orphans_left == 1 ? "it" : "them");
             run_wait_leftovers();
         }
+    }
+    /* --ignore-failure measures failed runs; it does not make a command that
+     * never succeeded pass (a CI step would go green on it). */
+    if (st->failed && st->failed == st->count) {
+        fprintf(stderr, "resmon: every measured run failed (the last with status %d): the repeat exits with it, "
+                        "--ignore-failure or not\n", last_failure);
+        return last_failure;
     }
     return 0;
 }
