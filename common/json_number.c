@@ -20,11 +20,63 @@
 #define FIXED_MIN_EXPONENT (-4)
 #define FIXED_MAX_EXPONENT 15
 
+/* Below this, a whole number has at most 15 digits (see exact_digits). */
+#define FIFTEEN_DIGITS 1000000000000000ull
+
+/* The fast path of shortest_digits, without printf or strtod: a value whose
+ * exact decimal expansion has at most 15 significant digits -- a whole
+ * number below 1e15, or a binary fraction m / 2^j such as a size in KiB over
+ * 1024, whose expansion is m * 5^j / 10^j -- has that expansion as its
+ * shortest text.  (Any other text of fewer digits differs from it by at
+ * least 5 in its last place, a relative 5e-15, far more than the half unit
+ * in the last place, 2^-53 ~ 1.1e-16, that reading back forgives; and the
+ * 15-digit rounding below prints exactly these digits padded with zeros.)
+ * Returns the digit count as shortest_digits does, or 0 to take the slow
+ * path. */
+static int exact_digits(double value, char *digits, int *exponent)
+{
+    double magnitude = fabs(value);
+    if (!(magnitude >= DBL_MIN) || magnitude >= (double)FIFTEEN_DIGITS)
+        return 0; /* zero and subnormals, large values: the slow path */
+    int binary_exponent;
+    double fraction = frexp(magnitude, &binary_exponent); /* [0.5, 1) */
+    uint64_t mantissa = (uint64_t)ldexp(fraction, 53); /* exact: 53 bits */
+    int shift = binary_exponent - 53;                  /* value = mantissa * 2^shift */
+    while (shift < 0 && (mantissa & 1) == 0) {
+        mantissa >>= 1;
+        shift++;
+    }
+    uint64_t scaled = mantissa; /* value = scaled * 10^-fraction_digits */
+    int fraction_digits = 0;
+    if (shift >= 0) {
+        scaled <<= shift; /* below 1e15: checked above */
+    } else {
+        for (; fraction_digits < -shift; fraction_digits++) {
+            if (scaled >= FIFTEEN_DIGITS / 5)
+                return 0;
+            scaled *= 5;
+        }
+    }
+    int zeros = 0; /* a whole number's trailing zeros are not digits */
+    for (; scaled % 10 == 0; scaled /= 10)
+        zeros++;
+    int count = 0;
+    for (uint64_t rest = scaled; rest; rest /= 10)
+        count++;
+    *exponent = count + zeros - 1 - fraction_digits;
+    for (int i = count - 1; i >= 0; i--, scaled /= 10)
+        digits[i] = (char)('0' + scaled % 10);
+    return count;
+}
+
 /* The shortest significant digits of value (no sign, no dot, no trailing
  * zeros) into digits, and its decimal exponent: value = 0.d1d2... x 10^(exp+1).
  * Returns the number of digits. */
 static int shortest_digits(double value, char *digits, int *exponent)
 {
+    int fast = exact_digits(value, digits, exponent);
+    if (fast > 0)
+        return fast;
     char text[40];
     /* For a normal double, the 15-digit rounding reads back whenever any
      * string of 15 digits or fewer does, and then it is that string padded
