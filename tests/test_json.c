@@ -707,6 +707,24 @@ static void format_double_is_byte_for_byte_the_printf_path(void **state)
         int e = (int)(next_random(&seed) % 120) - 60;
         assert_formats_as_reference(ldexp((double)(next_random(&seed) >> (11 + next_random(&seed) % 53)), e));
         assert_formats_as_reference((double)(next_random(&seed) % 100000000) / 1000.0);
+        /* the 128-bit path's range, 1e-5 to 1e16: full mantissas, timestamps, percentages */
+        assert_formats_as_reference(ldexp((double)(next_random(&seed) >> 11), (int)(next_random(&seed) % 72) - 70));
+        assert_formats_as_reference(24000.0 + (double)(next_random(&seed) % 100000000000ull) * 1e-9);
+        assert_formats_as_reference((double)(next_random(&seed) % 1000000) / 7.0);
+    }
+    /* the neighbours of powers of two and of ten, where the doubles below are
+     * twice as dense and where rounding carries into a new digit */
+    for (int e = -20; e <= 54; e++) {
+        double values[] = {ldexp(1.0, e), pow(10.0, e * 0.3), pow(10.0, (double)(e / 4))};
+        for (size_t v = 0; v < 3; v++) {
+            double x = values[v];
+            for (int step = 0; step < 4; step++) {
+                assert_formats_as_reference(x);
+                assert_formats_as_reference(nextafter(values[v], 0.0));
+                x = nextafter(x, INFINITY);
+                values[v] = nextafter(values[v], 0.0);
+            }
+        }
     }
 }
 
