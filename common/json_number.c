@@ -36,16 +36,22 @@
 static int exact_digits(double value, char *digits, int *exponent)
 {
     double magnitude = fabs(value);
+    if (magnitude == 0) { /* "0e+00": one digit */
+        digits[0] = '0';
+        *exponent = 0;
+        return 1;
+    }
     if (!(magnitude >= DBL_MIN) || magnitude >= (double)FIFTEEN_DIGITS)
-        return 0; /* zero and subnormals, large values: the slow path */
+        return 0; /* subnormals, large values: the slow path */
     int binary_exponent;
     double fraction = frexp(magnitude, &binary_exponent); /* [0.5, 1) */
     uint64_t mantissa = (uint64_t)ldexp(fraction, 53); /* exact: 53 bits */
     int shift = binary_exponent - 53;                  /* value = mantissa * 2^shift */
-    while (shift < 0 && (mantissa & 1) == 0) {
-        mantissa >>= 1;
-        shift++;
-    }
+    int zero_bits = __builtin_ctzll(mantissa); /* mantissa >= 2^52: not zero */
+    if (zero_bits > -shift)
+        zero_bits = shift < 0 ? -shift : 0;
+    mantissa >>= zero_bits;
+    shift += zero_bits;
     uint64_t scaled = mantissa; /* value = scaled * 10^-fraction_digits */
     int fraction_digits = 0;
     if (shift >= 0) {
