@@ -25,10 +25,9 @@ resmon's own CPU is read from the kernel while it runs: the sum of its
 threads' /proc/PID/task/TID/schedstat run time (nanoseconds; the same CPU
 /proc/PID/stat counts in clock ticks) at the first reading after a 1 s
 warm-up and at the last before the window of SAMPLES intervals closes,
-divided by the samples in that window (the window's length over the
-interval; a sampler that cannot keep up is charged for the samples it should
-have taken, and the "kept" column says what share it took, from the
-summary's num_samples over its duration).
+divided by the samples taken in that window (the window's length over the
+interval, times the share of the slots the summary says were taken:
+num_samples over its duration; shown as "kept" when below 95 %).
 
 Then a real wide build: BUILD_FILES small generated C files compiled by
 `make -jBUILD_JOBS` (well above the cores) under resmon (default, then
@@ -253,11 +252,13 @@ def capacity(n):
     return None
 
 
-def fmt_ms(got, per):
+def fmt_ms(got, per, kept=None):
+    """CPU per sample: the window's CPU over the samples taken in it (the
+    slots it held times the share the summary says were taken)."""
     if got is None:
         return "n/a"
     ns, seconds = got
-    return "%.2f ms" % (ns / 1e6 / (seconds / per))
+    return "%.2f ms" % (ns / 1e6 / (seconds / per * (kept or 1.0)))
 
 
 def tree_table(args, exe, scratch):
@@ -298,13 +299,13 @@ def tree_table(args, exe, scratch):
             row = [label]
             for name, _, _ in cases:
                 got, kept, per = cells[name]
-                text = fmt_ms(got, per)
+                text = fmt_ms(got, per, kept)
                 if kept is not None and kept < 0.95:
                     text += " (kept %.0f %%)" % (100 * kept)
                 row.append(text)
             if args.prmon and cells["prmon"][0] and cells["pid"][0]:
                 p = cells["prmon"][0][0] / cells["prmon"][0][1]
-                r = cells["pid"][0][0] / cells["pid"][0][1] / (1 / INTERVAL)
+                r = cells["pid"][0][0] / cells["pid"][0][1] / (1 / INTERVAL) / (cells["pid"][1] or 1.0)
                 row.append("%.0fx" % (p / r) if r > 0 else "n/a")
             rows.append(row)
     header = ["N", "resmon --pid (default groups)", "--pid --metrics none",
