@@ -108,6 +108,7 @@ static int round_to(const char *all, int exponent, int precision, char *out, int
     return 1;
 }
 
+#ifdef __SIZEOF_INT128__
 __extension__ typedef unsigned __int128 wide_uint;
 
 /* The 17 significant digits of magnitude, correctly rounded (to nearest,
@@ -189,6 +190,23 @@ static int reads_back_exactly(const char *digits, int count, int exponent, const
     wide_uint limit = below && scale->mantissa == (1ull << 52) ? scale->power : scale->power * 2;
     return distance < limit || (distance == limit && (scale->mantissa & 1) == 0);
 }
+#else /* no 128-bit integers (32-bit targets): printf and strtod, as before */
+struct exact_scale {
+    int unused;
+};
+
+static int seventeen_digits(double magnitude, char *all, int *exponent, struct exact_scale *scale)
+{
+    (void)magnitude, (void)all, (void)exponent, (void)scale;
+    return 0;
+}
+
+static int reads_back_exactly(const char *digits, int count, int exponent, const struct exact_scale *scale)
+{
+    (void)digits, (void)count, (void)exponent, (void)scale;
+    return -1;
+}
+#endif
 
 /* Whether digits (d.ddd x 10^exponent) read back as magnitude. */
 static int reads_back(const char *digits, int count, int exponent, double magnitude)
@@ -242,7 +260,8 @@ static int shortest_digits(double value, char *digits, int *exponent)
     } else {
         char all[20];
         int all_exponent;
-        struct exact_scale scale = {0, 0, 0, 0};
+        struct exact_scale scale;
+        memset(&scale, 0, sizeof scale);
         int exact = seventeen_digits(fabs(value), all, &all_exponent, &scale);
         if (!exact) {
             char text[40];
