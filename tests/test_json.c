@@ -8,8 +8,15 @@
 #include "resmon.h"
 #include "test_util.h"
 
+#include "json_number.h"
+
 #include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* What the seed's to_dict() followed by json.dumps() writes (generated with
  * CPython 3.11 from the seed's field rules). */
@@ -592,6 +599,135 @@ static void enum_names_are_the_json_words(void **state)
     assert_null(resmon_energy_source_name((resmon_energy_source)-1));
 }
 
+/* The formatter as it was before its printf-free fast path (issue 33,
+ * item 5): the shortest of 15, 16, 17 digits that strtod reads back, laid out
+ * as Python's repr.  The fast path must write these bytes for every value. */
+static size_t reference_format(double value, char *buf)
+{
+    if (!isfinite(value))
+        return (size_t)snprintf(buf, 32, "null");
+    char text[40], digits[20];
+    for (int precision = fabs(value) < DBL_MIN ? 1 : 15; precision <= 17; precision++) {
+        snprintf(text, sizeof text, "%.*e", precision - 1, value);
+        if (strtod(text, NULL) == value)
+            break;
+    }
+    const char *p = text + (text[0] == '-');
+    int count = 0;
+    for (; *p != 'e'; p++)
+        if (*p != '.')
+            digits[count++] = *p;
+    int exponent = atoi(p + 1);
+    while (count > 1 && digits[count - 1] == '0')
+        count--;
+    size_t len = 0;
+    if (signbit(value))
+        buf[len++] = '-';
+    if (exponent < -4 || exponent > 15) {
+        buf[len++] = digits[0];
+        if (count > 1) {
+            buf[len++] = '.';
+            for (int i = 1; i < count; i++)
+                buf[len++] = digits[i];
+        }
+        len += (size_t)snprintf(buf + len, 8, "e%c%02d", exponent < 0 ? '-' : '+', abs(exponent));
+    } else if (exponent < 0) {
+        buf[len++] = '0';
+        buf[len++] = '.';
+        for (int i = 0; i < -exponent - 1; i++)
+            buf[len++] = '0';
+        for (int i = 0; i < count; i++)
+            buf[len++] = digits[i];
+    } else {
+        for (int i = 0; i < exponent + 1; i++)
+            buf[len++] = i < count ? digits[i] : '0';
+        buf[len++] = '.';
+        if (count > exponent + 1)
+            for (int i = exponent + 1; i < count; i++)
+                buf[len++] = digits[i];
+        else
+            buf[len++] = '0';
+    }
+    buf[len] = '\0';
+    return len;
+}
+
+static void assert_formats_as_reference(double value)
+{
+    char got[40], want[40];
+    size_t got_len = rm__json_format_double(value, got);
+    size_t want_len = reference_format(value, want);
+    if (got_len != want_len || strcmp(got, want) != 0)
+        fail_msg("%.17g (%a): \"%s\" where \"%s\"", value, value, got, want);
+}
+
+static uint64_t next_random(uint64_t *state)
+{
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    return *state;
+}
+
+/* Sizes in KiB over 1024 (rss_mb), whole counts, binary fractions at the
+ * edge of 15 digits, the notation edges (1e-4, 1e15, 1e16), halves that round
+ * to even, subnormals, and random bit patterns: byte for byte the text the
+ * printf path writes. */
+static void format_double_is_byte_for_byte_the_printf_path(void **state)
+{
+    (void)state;
+    static const double tricky[] = {
+        0.0, -0.0, 1.0, -1.0, 0.5, 0.1, 0.2, 0.3, 1.0 / 3, 2.0 / 3, 1e-4, 9.999999999999999e-5, 1e-5,
+        0.0001220703125, 1e15, 999999999999999.0, 999999999999999.9, 1e15 + 0.5, 1e16, 1e17, 123456789.123,
+        1.0625, 0.01171875, 3.5859375, 0.25, 1.5e-7, 5e-324, 2.2250738585072014e-308, 1.7976931348623157e308,
+        9007199254740992.0, 9007199254740993.0, 4503599627370495.5, 0.000244140625, 2.384185791015625e-07,
+        1.4210854715202004e-14, 0.30000000000000004, 24284.807125398, 1796192867.867789, 0.033727111000189325,
+        8.74942713000233, 100.0, 1e-3, 123456789012345.6, 12345678901234.56, 281474976710655.0,
+        281474976710655.5, 140737488355327.75, 0.1 + 0.2, 1e300, 1e-300, 65536.0 / 3,
+    };
+    for (size_t i = 0; i < sizeof tricky / sizeof tricky[0]; i++) {
+        assert_formats_as_reference(tricky[i]);
+        assert_formats_as_reference(-tricky[i]);
+    }
+    for (int j = 0; j <= 60; j++)
+        for (uint64_t m = 1; m < 4096; m += 7) {
+            assert_formats_as_reference(ldexp((double)m, -j));
+            assert_formats_as_reference(ldexp((double)((1ull << 52) + m), -j));
+            assert_formats_as_reference(ldexp((double)((1ull << 40) - m), -j));
+        }
+    for (uint64_t kib = 0; kib < 200000; kib += 13)
+        assert_formats_as_reference((double)kib / 1024.0);
+    uint64_t seed = 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < 200000; i++) {
+        uint64_t bits = next_random(&seed);
+        double value;
+        memcpy(&value, &bits, sizeof value);
+        assert_formats_as_reference(value);
+        /* values with few significant bits: the fast path's own ground */
+        int e = (int)(next_random(&seed) % 120) - 60;
+        assert_formats_as_reference(ldexp((double)(next_random(&seed) >> (11 + next_random(&seed) % 53)), e));
+        assert_formats_as_reference((double)(next_random(&seed) % 100000000) / 1000.0);
+        /* the 128-bit path's range, 1e-5 to 1e16: full mantissas, timestamps, percentages */
+        assert_formats_as_reference(ldexp((double)(next_random(&seed) >> 11), (int)(next_random(&seed) % 72) - 70));
+        assert_formats_as_reference(24000.0 + (double)(next_random(&seed) % 100000000000ull) * 1e-9);
+        assert_formats_as_reference((double)(next_random(&seed) % 1000000) / 7.0);
+    }
+    /* the neighbours of powers of two and of ten, where the doubles below are
+     * twice as dense and where rounding carries into a new digit */
+    for (int e = -20; e <= 54; e++) {
+        double values[] = {ldexp(1.0, e), pow(10.0, e * 0.3), pow(10.0, (double)(e / 4))};
+        for (size_t v = 0; v < 3; v++) {
+            double x = values[v];
+            for (int step = 0; step < 4; step++) {
+                assert_formats_as_reference(x);
+                assert_formats_as_reference(nextafter(values[v], 0.0));
+                x = nextafter(x, INFINITY);
+                values[v] = nextafter(values[v], 0.0);
+            }
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -615,6 +751,7 @@ int main(void)
         cmocka_unit_test(from_json_bounds_its_input),
         cmocka_unit_test(strerror_names_every_code),
         cmocka_unit_test(enum_names_are_the_json_words),
+        cmocka_unit_test(format_double_is_byte_for_byte_the_printf_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -911,6 +911,25 @@ class Outputs(Tmp):
         self.assertEqual(set(rows[0]), set(SAMPLE_COLUMNS))
         self.assertGreaterEqual(max(r["rss_mb"] for r in rows), 64)
 
+    def test_samples_numbers_are_written_as_python_writes_them(self):
+        # The row's formatter skips printf (issue 33, item 5): every number
+        # stays the text Python writes -- repr(float) for a measure, a plain
+        # integer for a count -- and a JSON Lines row is json.dumps's own.
+        self.run_full("s.jsonl")
+        with open(self.path("s.jsonl")) as f:
+            for line in f:
+                self.assertEqual(json.dumps(json.loads(line)), line.rstrip("\n"))
+        self.run_full("s.csv")
+        with open(self.path("s.csv")) as f:
+            rows = list(csv.reader(f))[1:]
+        self.assertTrue(rows)
+        for row in rows:
+            for field in row[:-1]:  # the last is the phase
+                if re.fullmatch(r"-?[0-9]+", field):
+                    self.assertEqual(str(int(field)), field)
+                elif field:
+                    self.assertEqual(repr(float(field)), field)
+
     def test_summary_parses_with_the_library_and_has_the_run_keys(self):
         s = self.run_full("s.csv")
         seed_keys = ["peak_rss_mb", "mean_rss_mb", "peak_gpu_mem_mb", "mean_gpu_util", "memory_growth_mb",

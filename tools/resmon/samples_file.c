@@ -18,6 +18,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -135,13 +136,25 @@ samples_file *samples_file_open(int fd, const char *path, size_t gpu_devices)
     return f;
 }
 
-/* A count that is whole and exact in a double, as an integer; NULL else. */
-static const char *integer_text(double value, int integral, char *buf, size_t cap)
+/* A count that is whole and exact in a double, as an integer (the text
+ * printf's "%.0f" writes, "-0" included, without printf: this runs for
+ * every column of every row); 0 else.  buf holds at least 24 bytes. */
+static size_t integer_text(double value, int integral, char *buf)
 {
     if (!integral || !(fabs(value) < 9007199254740992.0) || value != floor(value))
-        return NULL;
-    snprintf(buf, cap, "%.0f", value);
-    return buf;
+        return 0;
+    char reversed[20];
+    size_t count = 0, len = 0;
+    uint64_t whole = (uint64_t)fabs(value);
+    do {
+        reversed[count++] = (char)('0' + whole % 10);
+        whole /= 10;
+    } while (whole);
+    if (signbit(value))
+        buf[len++] = '-';
+    while (count)
+        buf[len++] = reversed[--count];
+    return len;
 }
 
 /* CSV: an unknown value is an empty field; JSONL: null.  integral: a count
@@ -149,26 +162,23 @@ static const char *integer_text(double value, int integral, char *buf, size_t ca
 static void put_number(samples_file *f, const char *key, double value, int first, int integral)
 {
     char number[32];
-    if (integer_text(value, integral, number, sizeof number)) {
-        char field[80];
-        int n = f->jsonl ? snprintf(field, sizeof field, "%s\"%s\": %s", first ? "" : ", ", key, number)
-                         : snprintf(field, sizeof field, "%s%s", first ? "" : ",", number);
-        append(f, field, (size_t)n);
-        return;
-    }
+    size_t n = integer_text(value, integral, number);
     if (f->jsonl) {
-        char field[80];
-        rm__json_format_double(value, number);
-        int n = snprintf(field, sizeof field, "%s\"%s\": %s", first ? "" : ", ", key, number);
-        append(f, field, (size_t)n);
+        if (!first)
+            append(f, ", ", 2);
+        append(f, "\"", 1);
+        append(f, key, strlen(key));
+        append(f, "\": ", 3);
+        if (!n)
+            n = rm__json_format_double(value, number);
+        append(f, number, n);
         return;
     }
     if (!first)
         append(f, ",", 1);
-    if (!isnan(value)) {
-        size_t n = rm__json_format_double(value, number);
-        append(f, number, n);
-    }
+    if (!n && !isnan(value))
+        n = rm__json_format_double(value, number);
+    append(f, number, n);
 }
 
 static void put_value(samples_file *f, const char *key, double value, int first)
