@@ -79,6 +79,8 @@ typedef struct run_result {
     size_t phase_count;
     int have_marks;             /* the command had a marks channel */
     unsigned long long marks_dropped;
+    /* ---- every process of the run (process_records.h, processes_output.c) ---- */
+    struct process_records *processes; /* NULL: not kept (--pid, --cgroup, --repeat, --no-children) */
 } run_result;
 
 /* Per-device GPU columns are written for at most this many devices. */
@@ -214,6 +216,12 @@ void phases_print_table(FILE *out, const run_result *r);
  * each a full run; writes the multi-run JSON to o->summary_path and the
  * table of medians to stderr.  Returns the exit status. */
 int repeat_main(const cli_options *o, resmon_gpu *gpu);
+
+/* ---- every process of the run: table and JSON (processes_output.c) ---- */
+/* ", \"processes\": {...}" into the summary JSON; nothing without records. */
+void processes_write_json(FILE *out, const run_result *r);
+/* "heaviest processes" lines of the table; nothing without records. */
+void processes_print_table(FILE *out, const run_result *r);
 
 /* ---- the summary: JSON file and the human table ---- */
 int summary_write_json(FILE *out, const cli_options *o, const run_result *r);
