@@ -30,6 +30,8 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#define PROCESS_FOREIGN_CACHE 256
+
 struct process_records {
     pthread_mutex_t lock;
     pid_t resmon_pid;
@@ -39,6 +41,10 @@ struct process_records {
     pid_t *members;      /* open-addressing set, PROCESS_MEMBER_SLOTS; 0 = empty, -1 = removed */
     size_t member_count; /* slots used, removed ones included */
     pid_t ended[PROCESS_ENDED_RING]; /* the members that ended last */
+    struct foreign_parent {
+        pid_t pid;
+        unsigned long long start; /* (22) starttime: a reused pid differs */
+    } foreign[PROCESS_FOREIGN_CACHE];
     size_t ended_next;
     process_record open[PROCESS_OPEN_MAX]; /* multi-threaded processes being folded */
     size_t open_count;
@@ -168,9 +174,10 @@ static void member_add(process_records *p, pid_t pid)
     p->member_count++;
 }
 
-/* The parent of a live pid from /proc/PID/stat, after the last ')';
- * 0 when it is gone. */
-static pid_t live_parent(pid_t pid)
+/* The parent of a live pid from /proc/PID/stat, after the last ')', and
+ * its start time (field 22, which tells a reused pid apart); 0 when it is
+ * gone. */
+static pid_t live_parent(pid_t pid, unsigned long long *start)
 {
     char path[64], buf[512];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
@@ -182,17 +189,23 @@ static pid_t live_parent(pid_t pid)
     buf[n] = '\0';
     char *close = strrchr(buf, ')');
     int ppid;
-    if (!close || sscanf(close + 1, " %*c %d", &ppid) != 1)
+    /* (3) state (4) ppid, (5)-(21) skipped, (22) starttime */
+    if (!close || sscanf(close + 1, " %*c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+                         &ppid, start) != 2)
         return 0;
     return (pid_t)ppid;
 }
 
 /* 1: parent belongs to the run (rules 1-3); 0: it does not; -1: parent is
- * gone, undecided (rule 4).  Live ancestors found on the way are added. */
+ * gone, undecided (rule 4).  Live ancestors found on the way are added.  A
+ * parent found foreign is remembered with its start time, so that the next
+ * exits of a busy foreign parent (another build's make) cost one read of
+ * /proc, not a walk to init. */
 static int parent_in_run(process_records *p, pid_t parent)
 {
     pid_t chain[64];
     size_t depth = 0;
+    unsigned long long parent_start = 0, start = 0;
     if (ended_recently(p, parent))
         return 1;
     for (pid_t at = parent; depth < sizeof chain / sizeof chain[0]; depth++) {
@@ -202,13 +215,20 @@ static int parent_in_run(process_records *p, pid_t parent)
             return 1;
         }
         if (at <= 1)
-            return 0;
+            break;
         chain[depth] = at;
-        pid_t up = live_parent(at);
+        pid_t up = live_parent(at, &start);
         if (up == 0)
             return depth == 0 ? -1 : 0; /* a gone grandparent: its child was reparented, not ours */
+        if (depth == 0) {
+            parent_start = start;
+            const struct foreign_parent *f = &p->foreign[(size_t)parent % PROCESS_FOREIGN_CACHE];
+            if (f->pid == parent && f->start == start)
+                return 0;
+        }
         at = up;
     }
+    p->foreign[(size_t)parent % PROCESS_FOREIGN_CACHE] = (struct foreign_parent){parent, parent_start};
     return 0;
 }
 
