@@ -264,12 +264,15 @@ unsigned long long taskstats_stop(taskstats_listener *l)
 {
     if (!l)
         return 0;
+    /* Deregistered first (the kernel handles it within the send): the
+     * socket then takes no new record, and the thread's last drain ends
+     * with what was queued, however busy the machine's other processes. */
+    genl_send(l->fd, l->family, TASKSTATS_CMD_GET, 0, TASKSTATS_CMD_ATTR_DEREGISTER_CPUMASK, l->cpumask,
+              strlen(l->cpumask) + 1);
     if (write(l->stop_pipe[1], "s", 1) != 1) {
         /* cannot fail on a fresh pipe */
     }
     pthread_join(l->thread, NULL);
-    genl_send(l->fd, l->family, TASKSTATS_CMD_GET, 0, TASKSTATS_CMD_ATTR_DEREGISTER_CPUMASK, l->cpumask,
-              strlen(l->cpumask) + 1);
     unsigned long long overruns = atomic_load(&l->overruns);
     listener_free(l);
     return overruns;
