@@ -137,6 +137,26 @@ class Processes(unittest.TestCase):
         self.assertEqual(record["exit_code"], 0)
         self.assertGreater(record["peak_rss_mb"], 0)
 
+    def test_the_processes_file_has_a_row_per_process_as_they_end(self):
+        import csv
+        for name in ("p.csv", "p.jsonl"):
+            path = os.path.join(self.dir.name, name)
+            summary, _ = self.with_taskstats("--processes-file", path, "--", "sh", "-c",
+                                             'for i in 1 2 3 4 5; do /bin/true; done')
+            with open(path, newline="") as f:
+                rows = list(csv.DictReader(f)) if name.endswith(".csv") else [json.loads(line) for line in f]
+            self.assertEqual(len(rows), summary["processes"]["count"])
+            self.assertEqual(sorted(r["comm"] for r in rows), ["sh"] + ["true"] * 5)
+            self.assertEqual({r["source"] for r in rows}, {"taskstats"})
+            self.assertEqual(rows[-1]["comm"], "sh")  # written as they end: the shell last
+
+    def test_the_processes_file_needs_commands_tree(self):
+        done = subprocess.run([RESMON, "--processes-file", os.path.join(self.dir.name, "p.csv"), "--pid", "1"],
+                              capture_output=True, text=True, timeout=SAFETY_NET_SEC)
+        self.assertEqual(done.returncode, 125)
+        self.assertEqual(len(done.stderr.splitlines()), 1)
+        self.assertIn("--processes-file", done.stderr)
+
     def test_without_cap_net_admin_the_records_are_what_resmon_reaps(self):
         if not shutil.which("setpriv"):
             self.skipTest("no setpriv here to drop CAP_NET_ADMIN")

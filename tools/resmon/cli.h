@@ -49,6 +49,7 @@ typedef struct cli_options {
     int ignore_failure;       /* --ignore-failure: a failed run does not stop the repeat */
     char **argv;              /* the command, NULL-terminated */
     int argc;
+    const char *processes_path; /* --processes-file: .csv or .jsonl */
 } cli_options;
 
 /* Parses the command line.  Returns 0, or prints one line to stderr and
@@ -313,6 +314,8 @@ typedef struct outputs {
     marks_channel *marks;  /* COMMAND's marks channel; NULL with --pid or when it cannot open */
     const resmon_monitor *monitor; /* for the phase of each sample */
     resmon_phase *phases;  /* outputs_collect_phases */
+    output_file processes_output; /* --processes-file */
+    struct processes_file *processes; /* its rows (processes_file.h); NULL without */
 } outputs;
 /* Checks and opens every output named in o.  Returns 0, or prints one line
  * and returns -1 (then call outputs_discard). */

@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "compare.h"
 #include "process_records.h"
+#include "processes_file.h"
 
 #include <errno.h>
 #include <math.h>
@@ -79,6 +80,8 @@ int main(int argc, char **argv)
     int attached = o.pid || o.watch_cgroup; /* resmon did not start what it monitors */
     if (!attached && o.include_children) /* out of memory: the run goes on without them */
         r.processes = process_records_new(getpid());
+    if (r.processes && out.processes) /* --processes-file: each record as it is kept */
+        process_records_on_record(r.processes, processes_file_write, out.processes);
     rc = attached ? attach_process(&o, &out, &r) : run_command(&o, &out, &r);
     if (rc != 0) {
         process_records_free(r.processes);

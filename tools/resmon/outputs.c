@@ -4,6 +4,7 @@
  * ends -- or discarded, leaving every path as it was, when nothing ran.
  */
 #include "cli.h"
+#include "processes_file.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -23,24 +24,29 @@ int outputs_open(const cli_options *o, resmon_gpu *gpu, outputs *out)
 {
     memset(out, 0, sizeof *out);
     out->gpu = gpu;
-    const char *const paths[] = {o->summary_path, o->samples_path, o->plot_path, o->exporters.textfile_path};
-    const char *const options[] = {"-o", "-s", "--plot", "--textfile"};
-    if (output_paths_check_distinct(paths, options, 4) != 0)
+    const char *const paths[] = {o->summary_path, o->samples_path, o->plot_path, o->processes_path,
+                                 o->exporters.textfile_path};
+    const char *const options[] = {"-o", "-s", "--plot", "--processes-file", "--textfile"};
+    if (output_paths_check_distinct(paths, options, 5) != 0)
         return -1;
     if (o->plot_path && chart_output_check(o->plot_path, "--plot", out->plot_converter, sizeof out->plot_converter) < 0)
         return -1; /* a .png without rsvg-convert: before anything is created */
-    output_file *files[] = {&out->summary, &out->samples_output, &out->plot};
-    const char *const what[] = {"summary file", "samples file", "plot file"};
+    output_file *files[] = {&out->summary, &out->samples_output, &out->plot, &out->processes_output};
+    const char *const what[] = {"summary file", "samples file", "plot file", "processes file"};
     /* In-place outputs first: opening a FIFO may wait for its reader, and a
      * user who gives up (Ctrl-C) then leaves no temporary file behind. */
     for (int in_place = 1; in_place >= 0; in_place--)
-        for (size_t i = 0; i < 3; i++)
+        for (size_t i = 0; i < 4; i++)
             if (paths[i] && written_in_place(paths[i]) == in_place &&
                 output_file_open(files[i], paths[i], what[i]) < 0)
                 return -1;
     if (o->samples_path &&
         !(out->samples = samples_file_open(out->samples_output.fd, o->samples_path,
                                            resmon_gpu_device_count(gpu)))) {
+        fprintf(stderr, "resmon: out of memory\n");
+        return -1;
+    }
+    if (o->processes_path && !(out->processes = processes_file_open(out->processes_output.fd, o->processes_path))) {
         fprintf(stderr, "resmon: out of memory\n");
         return -1;
     }
@@ -147,7 +153,7 @@ int outputs_command_started(outputs *out)
 {
     /* The samples file is read while the run goes on (tail -f), so it takes
      * its name as soon as the command runs, not at the end. */
-    return output_file_publish_early(&out->samples_output);
+    return output_file_publish_early(&out->samples_output) | output_file_publish_early(&out->processes_output);
 }
 
 void outputs_discard(outputs *out)
@@ -156,6 +162,9 @@ void outputs_discard(outputs *out)
     out->samples = NULL;
     output_file_discard(&out->summary);
     output_file_discard(&out->samples_output);
+    processes_file_free(out->processes);
+    out->processes = NULL;
+    output_file_discard(&out->processes_output);
     output_file_discard(&out->plot);
     chart_series_free(out->chart);
     out->chart = NULL;
@@ -246,6 +255,17 @@ int outputs_finish(const cli_options *o, outputs *out, const run_result *run)
             rc = -1;
         }
         rc |= output_file_publish(&out->samples_output);
+    }
+    if (out->processes) {
+        int err = processes_file_free(out->processes);
+        out->processes = NULL;
+        if (err < 0) {
+            fprintf(stderr, "resmon: error writing processes file '");
+            print_printable(stderr, o->processes_path);
+            fprintf(stderr, "': %s (the file ends with the last whole row written)\n", strerror(-err));
+            rc = -1;
+        }
+        rc |= output_file_publish(&out->processes_output);
     }
     if (out->plot.stream)
         rc |= write_plot(o, out, r);
