@@ -22,6 +22,24 @@ from helpers import RESMON, SAFETY_NET_SEC
 # The real interpreter, not a shell shim in front of it (pyenv's is bash).
 PYTHON = os.path.realpath(sys.executable)
 DROP_NET_ADMIN = ["setpriv", "--inh-caps=-net_admin", "--bounding-set=-net_admin"]
+# A double fork: the grandchild waits on a pipe until the middle process has
+# been reaped (the pipe's writer closes after the waitpid), so it ends as an
+# orphan resmon adopted; it touches 40 MiB.  Prints the middle's pid.
+DOUBLE_FORK = ("import os\n"
+               "r, w = os.pipe()\n"
+               "middle = os.fork()\n"
+               "if middle == 0:\n"
+               "    if os.fork() == 0:\n"
+               "        os.close(w)\n"
+               "        os.read(r, 1)\n"
+               "        block = bytearray(40 << 20)\n"
+               "        for at in range(0, len(block), 4096): block[at] = 1\n"
+               "        os._exit(0)\n"
+               "    os._exit(0)\n"
+               "os.close(r)\n"
+               "os.waitpid(middle, 0)\n"
+               "print(middle, flush=True)\n"
+               "os.close(w)\n")
 
 
 class Processes(unittest.TestCase):
@@ -93,25 +111,8 @@ class Processes(unittest.TestCase):
         self.assertIn(f"pid {leaker}", done.stderr.split("by peak RSS")[1].splitlines()[0])
 
     def test_a_double_forked_orphan_is_recorded(self):
-        # The grandchild waits on a pipe until the middle process has been
-        # reaped (the pipe's writer closes after the waitpid), so it ends as
-        # an orphan that resmon adopted: its parent at exit is resmon.
-        tree = ("import os\n"
-                "r, w = os.pipe()\n"
-                "middle = os.fork()\n"
-                "if middle == 0:\n"
-                "    if os.fork() == 0:\n"
-                "        os.close(w)\n"
-                "        os.read(r, 1)\n"
-                "        block = bytearray(40 << 20)\n"
-                "        for at in range(0, len(block), 4096): block[at] = 1\n"
-                "        os._exit(0)\n"
-                "    os._exit(0)\n"
-                "os.close(r)\n"
-                "os.waitpid(middle, 0)\n"
-                "print(middle, flush=True)\n"
-                "os.close(w)\n")
-        summary, done = self.with_taskstats("--wait-orphans", "--", PYTHON, "-c", tree)
+        # The grandchild's parent at exit is resmon (rule 1 of the membership).
+        summary, done = self.with_taskstats("--wait-orphans", "--", PYTHON, "-c", DOUBLE_FORK)
         p = summary["processes"]
         self.assertEqual(p["count"], 3, p["by_name"])
         top = p["top_by_peak_rss"][0]
@@ -156,6 +157,19 @@ class Processes(unittest.TestCase):
         self.assertEqual(done.returncode, 125)
         self.assertEqual(len(done.stderr.splitlines()), 1)
         self.assertIn("--processes-file", done.stderr)
+
+    def test_without_cap_net_admin_an_adopted_orphan_is_recorded_from_wait4(self):
+        if not shutil.which("setpriv"):
+            self.skipTest("no setpriv here to drop CAP_NET_ADMIN")
+        summary, done = self.run_resmon("--wait-orphans", "--", PYTHON, "-c", DOUBLE_FORK, prefix=DROP_NET_ADMIN)
+        p = summary["processes"]
+        self.assertEqual(p["source"], "wait4")
+        self.assertEqual(p["count"], 2)  # the command (with the middle it reaped) and the orphan
+        orphan = p["top_by_peak_rss"][0]
+        self.assertGreaterEqual(orphan["peak_rss_mb"], 40)
+        self.assertNotEqual(orphan["pid"], int(done.stdout.split()[0]))
+        self.assertTrue(orphan["comm"].startswith("python"), orphan)  # read before the reap
+        self.assertEqual(orphan["source"], "wait4")
 
     def test_without_cap_net_admin_the_records_are_what_resmon_reaps(self):
         if not shutil.which("setpriv"):

@@ -76,6 +76,18 @@ static void zombie_comm(pid_t pid, char *comm, size_t cap)
     fclose(f);
 }
 
+/* The pid of a child that has exited, left unreaped (so its name can still
+ * be read); 0 when none has (with WNOHANG); -errno (EINTR: a signal came
+ * while it waited, which the caller must see). */
+static pid_t exited_child(int options)
+{
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    if (waitid(P_ALL, 0, &info, WEXITED | WNOWAIT | options) != 0)
+        return -errno;
+    return info.si_pid > 0 ? info.si_pid : 0;
+}
+
 /* Reaps an adopted orphan that has exited, adding its accounting, or
  * consumes a stop report of one (only asked for while the terminal is
  * lent).  Returns 1 when a process was reaped. */
@@ -85,6 +97,12 @@ static int reap_adopted(pid_t pid, int options, run_result *r)
     struct rusage usage;
     pid_t got;
     char comm[PROCESS_COMM_MAX];
+    if (pid == -1 && r->processes) { /* which one, for its record's name (a stop report leaves -1) */
+        pid_t exited;
+        while ((exited = exited_child(options & WNOHANG)) == -EINTR)
+            ;
+        pid = exited > 0 ? exited : -1;
+    }
     zombie_comm(pid, comm, sizeof comm);
     while ((got = wait4(pid, &status, options | WUNTRACED, &usage)) < 0 && errno == EINTR)
         ;
@@ -170,11 +188,21 @@ static void wait_for_orphans(run_result *r)
         struct rusage usage;
         if (signals_received())
             return;
-        pid_t got = wait4(-1, &status, 0, &usage);
+        char comm[PROCESS_COMM_MAX] = "";
+        pid_t exited = -1;
+        if (r->processes) { /* waits, leaving it to be read */
+            exited = exited_child(0);
+            if (exited == -EINTR)
+                continue; /* signals_received() says whether to stop */
+            if (exited <= 0)
+                return; /* ECHILD: none left */
+            zombie_comm(exited, comm, sizeof comm);
+        }
+        pid_t got = wait4(exited, &status, 0, &usage);
         if (got > 0) {
             add_usage(r, &usage);
             if (r->processes)
-                process_records_wait4(r->processes, got, "", status, &usage, clock_monotonic_sec());
+                process_records_wait4(r->processes, got, comm, status, &usage, clock_monotonic_sec());
         } else if (errno != EINTR) {
             return; /* ECHILD: none left */
         }
