@@ -412,8 +412,9 @@ void process_records_taskstats(const struct taskstats *ts, void *user)
     pid_t tgid = (pid_t)(ts->version >= 12 ? ts->ac_tgid : ts->ac_pid);
     if (tgid == p->resmon_pid)
         return; /* resmon's own threads */
-    double end_sec = monotonic_sec() - p->start_monotonic_sec;
-    pthread_mutex_lock(&p->lock);
+    double now = monotonic_sec();
+    pthread_mutex_lock(&p->lock); /* the start is set while the listener runs */
+    double end_sec = now - p->start_monotonic_sec;
     int in = member_known(p, tgid) ? 1 : parent_in_run(p, (pid_t)ts->ac_ppid);
     if (in > 0) {
         take_member(p, ts, end_sec);
