@@ -151,6 +151,17 @@ class Processes(unittest.TestCase):
             self.assertEqual({r["source"] for r in rows}, {"taskstats"})
             self.assertEqual(rows[-1]["comm"], "sh")  # written as they end: the shell last
 
+    def test_a_failed_start_leaves_an_existing_processes_file_as_it_was(self):
+        path = os.path.join(self.dir.name, "p.csv")
+        with open(path, "w") as f:
+            f.write("kept\n")
+        done = subprocess.run([RESMON, "--processes-file", path, "--", os.path.join(self.dir.name, "missing")],
+                              capture_output=True, text=True, timeout=SAFETY_NET_SEC)
+        self.assertEqual(done.returncode, 127)
+        with open(path) as f:
+            self.assertEqual(f.read(), "kept\n")
+        self.assertEqual(os.listdir(self.dir.name), ["p.csv"])  # no temporary file left
+
     def test_the_processes_file_needs_commands_tree(self):
         done = subprocess.run([RESMON, "--processes-file", os.path.join(self.dir.name, "p.csv"), "--pid", "1"],
                               capture_output=True, text=True, timeout=SAFETY_NET_SEC)
