@@ -21,7 +21,9 @@ from helpers import RESMON, SAFETY_NET_SEC
 
 # The real interpreter, not a shell shim in front of it (pyenv's is bash).
 PYTHON = os.path.realpath(sys.executable)
-DROP_NET_ADMIN = ["setpriv", "--inh-caps=-net_admin", "--bounding-set=-net_admin"]
+# Root drops CAP_NET_ADMIN (dropping the bounding set needs CAP_SETPCAP); any
+# other user has none to drop.
+DROP_NET_ADMIN = ["setpriv", "--inh-caps=-net_admin", "--bounding-set=-net_admin"] if os.geteuid() == 0 else []
 # A double fork: the grandchild waits on a pipe until the middle process has
 # been reaped (the pipe's writer closes after the waitpid), so it ends as an
 # orphan resmon adopted; it touches 40 MiB.  Prints the middle's pid.
@@ -170,7 +172,7 @@ class Processes(unittest.TestCase):
         self.assertIn("--processes-file", done.stderr)
 
     def test_without_cap_net_admin_an_adopted_orphan_is_recorded_from_wait4(self):
-        if not shutil.which("setpriv"):
+        if DROP_NET_ADMIN and not shutil.which("setpriv"):
             self.skipTest("no setpriv here to drop CAP_NET_ADMIN")
         summary, done = self.run_resmon("--wait-orphans", "--", PYTHON, "-c", DOUBLE_FORK, prefix=DROP_NET_ADMIN)
         p = summary["processes"]
@@ -183,7 +185,7 @@ class Processes(unittest.TestCase):
         self.assertEqual(orphan["source"], "wait4")
 
     def test_without_cap_net_admin_the_records_are_what_resmon_reaps(self):
-        if not shutil.which("setpriv"):
+        if DROP_NET_ADMIN and not shutil.which("setpriv"):
             self.skipTest("no setpriv here to drop CAP_NET_ADMIN")
         summary, done = self.run_resmon("--", "sh", "-c", "/bin/true; exit 3", prefix=DROP_NET_ADMIN)
         p = summary["processes"]
