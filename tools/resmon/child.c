@@ -23,6 +23,8 @@
 #include "run_result.h"
 #include "signals.h"
 #include "terminal.h"
+#include "process_records.h"
+#include "taskstats.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -66,6 +68,34 @@ static void keep_kernel_switches(run_result *r)
         s->involuntary_switches = r->rusage_nivcsw;
 }
 
+/* The name of a process that has exited but is not reaped yet, for its
+ * record; "" when unknown. */
+static void zombie_comm(pid_t pid, char *comm, size_t cap)
+{
+    comm[0] = '\0';
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
+    FILE *f = pid > 0 ? fopen(path, "re") : NULL;
+    if (!f)
+        return;
+    if (!fgets(comm, (int)cap, f))
+        comm[0] = '\0';
+    comm[strcspn(comm, "\n")] = '\0';
+    fclose(f);
+}
+
+/* The pid of a child that has exited, left unreaped (so its name can still
+ * be read); 0 when none has (with WNOHANG); -errno (EINTR: a signal came
+ * while it waited, which the caller must see). */
+static pid_t exited_child(int options)
+{
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    if (waitid(P_ALL, 0, &info, WEXITED | WNOWAIT | options) != 0)
+        return -errno;
+    return info.si_pid > 0 ? info.si_pid : 0;
+}
+
 /* Reaps an adopted orphan that has exited, adding its accounting, or
  * consumes a stop report of one (only asked for while the terminal is
  * lent).  Returns 1 when a process was reaped. */
@@ -74,11 +104,21 @@ static int reap_adopted(pid_t pid, int options, run_result *r)
     int status;
     struct rusage usage;
     pid_t got;
+    char comm[PROCESS_COMM_MAX];
+    if (pid == -1 && r->processes) { /* which one, for its record's name (a stop report leaves -1) */
+        pid_t exited;
+        while ((exited = exited_child(options & WNOHANG)) == -EINTR)
+            ;
+        pid = exited > 0 ? exited : -1;
+    }
+    zombie_comm(pid, comm, sizeof comm);
     while ((got = wait4(pid, &status, options | WUNTRACED, &usage)) < 0 && errno == EINTR)
         ;
     if (got <= 0 || WIFSTOPPED(status))
         return 0;
     add_usage(r, &usage);
+    if (r->processes)
+        process_records_wait4(r->processes, got, comm, status, &usage, clock_monotonic_sec());
     return 1;
 }
 
@@ -156,9 +196,21 @@ static void wait_for_orphans(run_result *r)
         struct rusage usage;
         if (signals_received())
             return;
-        pid_t got = wait4(-1, &status, 0, &usage);
+        char comm[PROCESS_COMM_MAX] = "";
+        pid_t exited = -1;
+        if (r->processes) { /* waits, leaving it to be read */
+            exited = exited_child(0);
+            if (exited == -EINTR)
+                continue; /* signals_received() says whether to stop */
+            if (exited <= 0)
+                return; /* ECHILD: none left */
+            zombie_comm(exited, comm, sizeof comm);
+        }
+        pid_t got = wait4(exited, &status, 0, &usage);
         if (got > 0) {
             add_usage(r, &usage);
+            if (r->processes)
+                process_records_wait4(r->processes, got, comm, status, &usage, clock_monotonic_sec());
         } else if (errno != EINTR) {
             return; /* ECHILD: none left */
         }
@@ -228,10 +280,14 @@ static int reap_command(pid_t child, const cli_options *o, run_result *r)
     int status = 0;
     struct rusage usage;
     pid_t got;
+    char comm[PROCESS_COMM_MAX];
+    zombie_comm(child, comm, sizeof comm);
     while ((got = wait4(child, &status, 0, &usage)) < 0 && errno == EINTR)
         ;
     if (got != child)
         return got < 0 ? -errno : -ECHILD;
+    if (r->processes)
+        process_records_wait4(r->processes, child, comm, status, &usage, clock_monotonic_sec());
     r->have_exit = 1;
     if (WIFSIGNALED(status)) {
         r->term_signal = WTERMSIG(status);
@@ -336,6 +392,7 @@ int run_command(const cli_options *o, outputs *out, run_result *r)
     resmon_cgroup *cg = NULL; /* the command's leaf cgroup */
     resmon_monitor *m = NULL;
     terminal_lease tty = {.fd = -1};
+    taskstats_listener *listener = NULL; /* every exit's record, while COMMAND's tree runs */
     int go_write = -1, error_read = -1;
     pid_t held = -1; /* forked but not running COMMAND: killed and reaped at done */
     int status = cgroup_for_command(o, r, &cg);
@@ -372,10 +429,16 @@ int run_command(const cli_options *o, outputs *out, run_result *r)
         status = EXIT_USAGE;
         goto done;
     }
+    /* Registered (and acked) before the go byte: no exit of the tree is
+     * missed.  Without CAP_NET_ADMIN (-EPERM) or taskstats (-ENOENT), the
+     * records are the processes resmon reaps. */
+    int listening = r->processes ? taskstats_start(process_records_taskstats, r->processes, &listener) : 0;
     r->start_wall_epoch = clock_realtime_sec();
     double start = clock_monotonic_sec();
     r->command_pid = child;
     r->command_start_timestamp = start;
+    if (r->processes)
+        process_records_start(r->processes, start, listening);
     if (write(go_write, "g", 1) != 1) {
         /* cannot happen while the child lives; it exits 125 on EOF */
     }
@@ -417,6 +480,7 @@ int run_command(const cli_options *o, outputs *out, run_result *r)
         cgroup_read_to_end(cg, r);
     if (o->wait_orphans)
         r->wall_sec = clock_monotonic_sec() - start;
+
     r->wait4_maxrss_mb = NAN;
     if (r->have_rusage) {
         /* The kernel's peak of the largest process is the exact peak for
@@ -435,6 +499,10 @@ int run_command(const cli_options *o, outputs *out, run_result *r)
         keep_kernel_switches(r);
     }
 done:
+    /* Every process of the tree is reaped here (or left running): every
+     * exit's record was sent before its reap, and the stop drains them. */
+    if (r->processes)
+        process_records_finish(r->processes, taskstats_stop(listener)); /* accepts NULL */
     if (m) /* stopped before the exporters let go of it, so its summary and last sample agree */
         resmon_monitor_stop(m);
     outputs_monitor_free(out, m); /* accepts NULL */

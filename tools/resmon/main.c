@@ -14,11 +14,14 @@
 #include "repeat.h"
 #include "run_result.h"
 #include "signals.h"
+#include "process_records.h"
+#include "processes_file.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* A signal ignored at start is not forwarded: else kill -INT would seem to
  * do nothing, with no word why. */
@@ -85,13 +88,19 @@ int main(int argc, char **argv)
     r.wait4_maxrss_mb = NAN; /* set by run_command when a sample saw more */
     r.gpu = gpu;
     int attached = o.pid || o.watch_cgroup; /* resmon did not start what it monitors */
+    if (!attached && o.include_children) /* out of memory: the run goes on without them */
+        r.processes = process_records_new(getpid());
+    if (r.processes && out.processes) /* --processes-file: each record as it is kept */
+        process_records_on_record(r.processes, processes_file_write, out.processes);
     rc = attached ? attach_process(&o, &out, &r) : run_command(&o, &out, &r);
     if (rc != 0) {
+        process_records_free(r.processes);
         outputs_discard(&out);
         resmon_gpu_close(gpu);
         return rc;
     }
     rc = outputs_finish(&o, &out, &r);
+    process_records_free(r.processes);
     resmon_gpu_close(gpu);
     if (rc < 0)
         return attached ? EXIT_USAGE : (r.exit_status ? r.exit_status : EXIT_USAGE);

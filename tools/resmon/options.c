@@ -34,6 +34,8 @@ static const char usage_text[] =
     "      --trace FILE.json    a timeline of the run in the Chrome trace-event format (open it in\n"
     "                           ui.perfetto.dev or chrome://tracing): phases, CPU, memory and GPU\n"
     "                           counters, and the command as a slice; written as the run goes\n"
+    "      --processes-file FILE  one record per process of COMMAND's tree as it ends, CSV or\n"
+    "                           JSON Lines by extension (own CPU and peak with CAP_NET_ADMIN)\n"
     "      --gpu WHICH          auto (default: the GPUs CUDA_VISIBLE_DEVICES shows, else the first\n"
     "                           found), none, all (every GPU the job sees), or a backend:device\n"
     "                           such as nvml:0, nvml:GPU-<uuid>, amd:0, intel:0\n"
@@ -309,7 +311,7 @@ static int repeat_options_check(const cli_options *o, int warmup_given)
         return 0;
     if (o->pid || o->watch_cgroup)
         return usage_error("--repeat runs a COMMAND: not with --pid or --cgroup without COMMAND%s", "");
-    const char *per_run = o->samples_path ? "-s" : o->plot_path ? "--plot" : o->trace_path ? "--trace"
+    const char *per_run = o->samples_path ? "-s" : o->processes_path ? "--processes-file" : o->plot_path ? "--plot" : o->trace_path ? "--trace"
                           : o->exporters.serve_address ? "--serve"
                           : o->exporters.push_url ? "--push" : o->exporters.textfile_path ? "--textfile" : NULL;
     if (per_run)
@@ -321,7 +323,7 @@ int cli_parse(int argc, char **argv, cli_options *o)
 {
     enum { OPT_PLOT = 256, OPT_GPU, OPT_NO_CHILDREN, OPT_DURATION, OPT_PID, OPT_VERSION, OPT_HELP, OPT_LIST_GPUS,
            OPT_WAIT_ORPHANS, OPT_RESET_PEAK, OPT_METRICS, OPT_MEMORY_LIMIT, OPT_NO_CGROUP, OPT_CGROUP,
-           OPT_REPEAT, OPT_WARMUP, OPT_IGNORE_FAILURE, OPT_TRACE };
+           OPT_REPEAT, OPT_WARMUP, OPT_IGNORE_FAILURE, OPT_TRACE, OPT_PROCESSES_FILE };
     int warmup_given = 0;
     static const struct option longopts[] = {
         {"interval", required_argument, NULL, 'i'},
@@ -346,6 +348,7 @@ int cli_parse(int argc, char **argv, cli_options *o)
         {"repeat", required_argument, NULL, OPT_REPEAT},
         {"warmup", required_argument, NULL, OPT_WARMUP},
         {"ignore-failure", no_argument, NULL, OPT_IGNORE_FAILURE},
+        {"processes-file", required_argument, NULL, OPT_PROCESSES_FILE},
         EXPORTER_LONG_OPTIONS,
         {NULL, 0, NULL, 0},
     };
@@ -382,6 +385,11 @@ int cli_parse(int argc, char **argv, cli_options *o)
             if (!path_has_extension(optarg, ".json"))
                 return usage_error("trace file '%s' must end in .json", optarg);
             o->trace_path = optarg;
+            break;
+        case OPT_PROCESSES_FILE:
+            if (!path_has_extension(optarg, ".csv") && !path_has_extension(optarg, ".jsonl"))
+                return usage_error("processes file '%s' must end in .csv or .jsonl", optarg);
+            o->processes_path = optarg;
             break;
         case OPT_GPU:
             if (strcmp(optarg, "auto") != 0 && strcmp(optarg, "none") != 0 && strcmp(optarg, "all") != 0 &&
@@ -486,6 +494,9 @@ int cli_parse(int argc, char **argv, cli_options *o)
         return EXIT_USAGE;
     if (o->reset_peak && !o->pid)
         return usage_error("--reset-peak works with --pid only%s", "");
+    if (o->processes_path && (o->pid || o->watch_cgroup || !o->include_children))
+        return usage_error("--processes-file records COMMAND's tree: not with --pid, --cgroup without COMMAND or "
+                           "--no-children%s", "");
     if (o->wait_orphans && (o->pid || o->watch_cgroup))
         return usage_error("--wait-orphans works with a command only%s", "");
     if (o->memory_limit_bytes && (o->pid || o->no_cgroup || o->cgroup_path))

@@ -36,6 +36,7 @@ typedef struct cli_options {
     int ignore_failure;       /* --ignore-failure: a failed run does not stop the repeat */
     char **argv;              /* the command, NULL-terminated */
     int argc;
+    const char *processes_path; /* --processes-file: .csv or .jsonl */
 } cli_options;
 
 /* Parses the command line.  Returns 0, or prints one line to stderr and

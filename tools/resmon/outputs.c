@@ -12,6 +12,7 @@
 #include "options.h"
 #include "output_file.h"
 #include "output_paths.h"
+#include "processes_file.h"
 #include "run_result.h"
 #include "samples_file.h"
 #include "summary_output.h"
@@ -37,19 +38,20 @@ int outputs_open(const cli_options *o, resmon_gpu *gpu, outputs *out)
 {
     memset(out, 0, sizeof *out);
     out->gpu = gpu;
-    const char *const paths[] = {o->summary_path, o->samples_path, o->plot_path, o->trace_path,
+    const char *const paths[] = {o->summary_path, o->samples_path, o->plot_path, o->trace_path, o->processes_path,
                                  o->exporters.textfile_path};
-    const char *const options[] = {"-o", "-s", "--plot", "--trace", "--textfile"};
-    if (output_paths_check_distinct(paths, options, 5) != 0)
+    const char *const options[] = {"-o", "-s", "--plot", "--trace", "--processes-file", "--textfile"};
+    if (output_paths_check_distinct(paths, options, sizeof paths / sizeof *paths) != 0)
         return -1;
     if (o->plot_path && chart_output_check(o->plot_path, "--plot", out->plot_converter, sizeof out->plot_converter) < 0)
         return -1; /* a .png without rsvg-convert: before anything is created */
-    output_file *files[] = {&out->summary, &out->samples_output, &out->plot, &out->trace_output};
-    const char *const what[] = {"summary file", "samples file", "plot file", "trace file"};
+    output_file *files[] = {&out->summary, &out->samples_output, &out->plot, &out->trace_output,
+                            &out->processes_output};
+    const char *const what[] = {"summary file", "samples file", "plot file", "trace file", "processes file"};
     /* In-place outputs first: opening a FIFO may wait for its reader, and a
      * user who gives up (Ctrl-C) then leaves no temporary file behind. */
     for (int in_place = 1; in_place >= 0; in_place--)
-        for (size_t i = 0; i < 4; i++)
+        for (size_t i = 0; i < sizeof files / sizeof *files; i++)
             if (paths[i] && written_in_place(paths[i]) == in_place &&
                 output_file_open(files[i], paths[i], what[i]) < 0)
                 return -1;
@@ -66,6 +68,10 @@ int outputs_open(const cli_options *o, resmon_gpu *gpu, outputs *out)
             fprintf(stderr, "resmon: out of memory\n");
             return -1;
         }
+    }
+    if (o->processes_path && !(out->processes = processes_file_open(out->processes_output.fd, o->processes_path))) {
+        fprintf(stderr, "resmon: out of memory\n");
+        return -1;
     }
     if (o->plot_path && !(out->chart = chart_series_new())) {
         fprintf(stderr, "resmon: out of memory\n");
@@ -172,6 +178,7 @@ int outputs_command_started(outputs *out)
     /* The samples file is read while the run goes on (tail -f), so it takes
      * its name as soon as the command runs, not at the end. */
     int rc = output_file_publish_early(&out->samples_output);
+    rc |= output_file_publish_early(&out->processes_output);
     return rc | output_file_publish_early(&out->trace_output); /* the same for the timeline */
 }
 
@@ -181,6 +188,9 @@ void outputs_discard(outputs *out)
     out->samples = NULL;
     output_file_discard(&out->summary);
     output_file_discard(&out->samples_output);
+    processes_file_free(out->processes);
+    out->processes = NULL;
+    output_file_discard(&out->processes_output);
     output_file_discard(&out->plot);
     trace_file_finish(out->trace, NULL, NULL);
     out->trace = NULL;
@@ -285,6 +295,17 @@ int outputs_finish(const cli_options *o, outputs *out, const run_result *run)
             rc = -1;
         }
         rc |= output_file_publish(&out->trace_output);
+    }
+    if (out->processes) {
+        int err = processes_file_free(out->processes);
+        out->processes = NULL;
+        if (err < 0) {
+            fprintf(stderr, "resmon: error writing processes file '");
+            print_printable(stderr, o->processes_path);
+            fprintf(stderr, "': %s (the file ends with the last whole row written)\n", strerror(-err));
+            rc = -1;
+        }
+        rc |= output_file_publish(&out->processes_output);
     }
     if (out->plot.stream)
         rc |= write_plot(o, out, r);

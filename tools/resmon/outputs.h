@@ -30,6 +30,8 @@ typedef struct outputs {
     resmon_phase *phases;  /* outputs_collect_phases */
     output_file trace_output; /* --trace, and its writer */
     trace_file *trace;
+    output_file processes_output; /* --processes-file */
+    struct processes_file *processes; /* its rows (processes_file.h); NULL without */
 } outputs;
 /* Checks and opens every output named in o.  Returns 0, or prints one line
  * and returns -1 (then call outputs_discard). */

@@ -23,12 +23,14 @@
 #include "signals.h"
 #include "summary_output.h"
 #include "text_output.h"
+#include "process_records.h"
 
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* A run more than this many robust standard deviations (1.4826 x the median
  * absolute deviation, which a single wild run cannot move) from the median
@@ -106,8 +108,14 @@ static int run_once(const cli_options *run_options, resmon_gpu *gpu, run_result 
     memset(r, 0, sizeof *r);
     r->wait4_maxrss_mb = NAN;
     r->gpu = gpu;
+    /* Each run's JSON is what -o writes for one run: its processes too
+     * (out of memory: the run goes on without them). */
+    struct process_records *records = run_options->include_children ? process_records_new(getpid()) : NULL;
+    r->processes = records;
     int rc = run_command(run_options, &out, r);
     if (rc != 0) {
+        process_records_free(records);
+        r->processes = NULL;
         outputs_discard(&out);
         return rc;
     }
@@ -124,6 +132,8 @@ static int run_once(const cli_options *run_options, resmon_gpu *gpu, run_result 
             free(*json);
             *json = NULL;
             fprintf(stderr, "resmon: out of memory\n");
+            process_records_free(records);
+            r->processes = NULL;
             outputs_discard(&out);
             return EXIT_USAGE;
         }
@@ -131,6 +141,8 @@ static int run_once(const cli_options *run_options, resmon_gpu *gpu, run_result 
             (*json)[size - 1] = '\0';
     }
     outputs_finish(run_options, &out, r); /* no file and quiet: only releases */
+    process_records_free(records); /* r outlives the run: its medians only */
+    r->processes = NULL;
     return 0;
 }
 

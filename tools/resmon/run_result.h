@@ -37,6 +37,8 @@ typedef struct run_result {
      * 0 when resmon ran none. */
     pid_t command_pid;
     double command_start_timestamp, command_end_timestamp;
+    /* ---- every process of the run (process_records.h, processes_output.c) ---- */
+    struct process_records *processes; /* NULL: not kept (--pid, --cgroup, --repeat, --no-children) */
 } run_result;
 
 /* Why the whole tree's exact peak (the cgroup's) can sit below the largest

@@ -6,6 +6,7 @@
 #include "json_number.h"
 #include "options.h"
 #include "phases_output.h"
+#include "processes_output.h"
 #include "run_result.h"
 #include "text_output.h"
 
@@ -201,6 +202,7 @@ int summary_write_json(FILE *out, const cli_options *o, const run_result *r)
     if (!o->pid && !o->watch_cgroup) /* adopted descendants still running when resmon stopped */
         fprintf(out, ", \"orphans_left\": %d", r->orphans_left);
     phases_write_json(out, r);
+    processes_write_json(out, r);
     fprintf(out, ", \"resmon_version\": \"%s\"}\n", resmon_version_string());
     return ferror(out) ? -1 : 0;
 }
@@ -296,4 +298,5 @@ void summary_print_table(FILE *out, const cli_options *o, const run_result *r)
         fputs("; under a few scheduler ticks, one sample's CPU % is coarse (peak over 20 ms spans)", out);
     fputc('\n', out);
     phases_print_table(out, r);
+    processes_print_table(out, r);
 }

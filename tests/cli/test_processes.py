@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""Every process of the run, however short it lived (issue 34): the summary's
+"processes" and the table's "heaviest processes", on real process trees.
+
+With taskstats (root: CAP_NET_ADMIN) each process has its own record; the
+tests that need it skip, saying why, where the kernel or the sandbox lacks
+it.  Without CAP_NET_ADMIN (dropped with setpriv) the records are the
+processes resmon reaps, from wait4.
+
+Environment: RESMON (the command).
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+from helpers import RESMON, SAFETY_NET_SEC
+
+# The real interpreter, not a shell shim in front of it (pyenv's is bash).
+PYTHON = os.path.realpath(sys.executable)
+# Root drops CAP_NET_ADMIN (dropping the bounding set needs CAP_SETPCAP); any
+# other user has none to drop.
+DROP_NET_ADMIN = ["setpriv", "--inh-caps=-net_admin", "--bounding-set=-net_admin"] if os.geteuid() == 0 else []
+# A double fork: the grandchild waits on a pipe until the middle process has
+# been reaped (the pipe's writer closes after the waitpid), so it ends as an
+# orphan resmon adopted; it touches 40 MiB.  Prints the middle's pid.
+DOUBLE_FORK = ("import os\n"
+               "r, w = os.pipe()\n"
+               "middle = os.fork()\n"
+               "if middle == 0:\n"
+               "    if os.fork() == 0:\n"
+               "        os.close(w)\n"
+               "        os.read(r, 1)\n"
+               "        block = bytearray(40 << 20)\n"
+               "        for at in range(0, len(block), 4096): block[at] = 1\n"
+               "        os._exit(0)\n"
+               "    os._exit(0)\n"
+               "os.close(r)\n"
+               "os.waitpid(middle, 0)\n"
+               "print(middle, flush=True)\n"
+               "os.close(w)\n")
+
+
+class Processes(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory(prefix="resmon-processes-test-")
+        self.env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0")
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def run_resmon(self, *args, prefix=(), stdin=None):
+        summary = os.path.join(self.dir.name, "s.json")
+        done = subprocess.run([*prefix, RESMON, "-o", summary, *args], capture_output=True, text=True,
+                              timeout=SAFETY_NET_SEC * 3, env=self.env, stdin=stdin)
+        with open(summary) as f:
+            return json.load(f), done
+
+    def with_taskstats(self, *args):
+        summary, done = self.run_resmon(*args)
+        p = summary["processes"]
+        if p["source"] != "taskstats":
+            self.skipTest(f"no taskstats here: {p.get('unavailable')}")
+        return summary, done
+
+    def names(self, p):
+        return {n["comm"]: n for n in p["by_name"]}
+
+    def test_a_loop_of_300_short_processes_is_every_one_recorded(self):
+        summary, done = self.with_taskstats("--", "sh", "-c",
+                                            'i=0; while [ $i -lt 300 ]; do /bin/true; i=$((i+1)); done')
+        p = summary["processes"]
+        names = self.names(p)
+        self.assertEqual(names["true"]["count"], 300, p["by_name"])
+        self.assertEqual(names["sh"]["count"], 1, p["by_name"])
+        self.assertEqual(p["count"], 301, p["by_name"])
+        self.assertEqual(p["unattributed"], 0)
+        self.assertEqual(p["overruns"], 0)
+        # Each record's CPU is the process's own up to its exit record; the
+        # exit's last work (releasing memory and files) is in wait4 only, so
+        # the records sum to at most wait4's figure, and the rest is said.
+        self.assertLessEqual(p["cpu_sec"], summary["cpu_sec"] + 0.010)
+        self.assertAlmostEqual(p["cpu_sec"] + p["cpu_sec_after_records"], summary["cpu_sec"], delta=1e-6)
+        self.assertGreater(p["cpu_sec"], 0)
+        self.assertIn("heaviest processes (taskstats: 301 processes", done.stderr)
+
+    def test_the_leaking_worker_of_a_pool_is_the_top_process(self):
+        # Four forked workers; the third touches 200 MiB, the others 8.
+        # Each prints its pid; the parent waits for all (no sleeps).
+        pool = ("import os, sys\n"
+                "pids = []\n"
+                "for i in range(4):\n"
+                "    pid = os.fork()\n"
+                "    if pid == 0:\n"
+                "        block = bytearray((200 if i == 2 else 8) << 20)\n"
+                "        for at in range(0, len(block), 4096): block[at] = 1\n"
+                "        os._exit(0)\n"
+                "    pids.append(pid)\n"
+                "print(pids[2], flush=True)\n"
+                "for pid in pids: os.waitpid(pid, 0)\n")
+        summary, done = self.with_taskstats("--", PYTHON, "-c", pool)
+        leaker = int(done.stdout.split()[0])
+        p = summary["processes"]
+        top = p["top_by_peak_rss"][0]
+        self.assertEqual(top["pid"], leaker, p["top_by_peak_rss"])
+        self.assertGreaterEqual(top["peak_rss_mb"], 200)
+        self.assertEqual(top["source"], "taskstats")
+        self.assertEqual(len(p["top_by_peak_rss"]), 5)  # 4 workers and their parent, the top N of 5
+        self.assertLess(p["top_by_peak_rss"][1]["peak_rss_mb"], 100)
+        self.assertIn(f"pid {leaker}", done.stderr.split("by peak RSS")[1].splitlines()[0])
+
+    def test_a_double_forked_orphan_is_recorded(self):
+        # The grandchild's parent at exit is resmon (rule 1 of the membership).
+        summary, done = self.with_taskstats("--wait-orphans", "--", PYTHON, "-c", DOUBLE_FORK)
+        p = summary["processes"]
+        self.assertEqual(p["count"], 3, p["by_name"])
+        top = p["top_by_peak_rss"][0]
+        self.assertGreaterEqual(top["peak_rss_mb"], 40)
+        self.assertNotEqual(top["pid"], int(done.stdout.split()[0]))
+
+    def test_threads_fold_into_their_process(self):
+        code = ("import threading\n"
+                "ts = [threading.Thread(target=sum, args=(range(10**5),)) for _ in range(3)]\n"
+                "[t.start() for t in ts]\n"
+                "[t.join() for t in ts]\n")
+        summary, _ = self.with_taskstats("--", PYTHON, "-c", code)
+        p = summary["processes"]
+        self.assertEqual(p["count"], 1, p["by_name"])
+        self.assertEqual(p["top_by_cpu"][0]["threads"], 4)
+
+    def test_a_process_that_lives_a_millisecond_is_recorded(self):
+        summary, _ = self.with_taskstats("--", "/bin/true")
+        p = summary["processes"]
+        self.assertEqual(p["count"], 1)
+        record = p["top_by_peak_rss"][0]
+        self.assertEqual(record["comm"], "true")
+        self.assertEqual(record["exit_code"], 0)
+        self.assertGreater(record["peak_rss_mb"], 0)
+
+    def test_the_processes_file_has_a_row_per_process_as_they_end(self):
+        import csv
+        for name in ("p.csv", "p.jsonl"):
+            path = os.path.join(self.dir.name, name)
+            summary, _ = self.with_taskstats("--processes-file", path, "--", "sh", "-c",
+                                             'for i in 1 2 3 4 5; do /bin/true; done')
+            with open(path, newline="") as f:
+                rows = list(csv.DictReader(f)) if name.endswith(".csv") else [json.loads(line) for line in f]
+            self.assertEqual(len(rows), summary["processes"]["count"])
+            self.assertEqual(sorted(r["comm"] for r in rows), ["sh"] + ["true"] * 5)
+            self.assertEqual({r["source"] for r in rows}, {"taskstats"})
+            self.assertEqual(rows[-1]["comm"], "sh")  # written as they end: the shell last
+
+    def test_a_failed_start_leaves_an_existing_processes_file_as_it_was(self):
+        path = os.path.join(self.dir.name, "p.csv")
+        with open(path, "w") as f:
+            f.write("kept\n")
+        done = subprocess.run([RESMON, "--processes-file", path, "--", os.path.join(self.dir.name, "missing")],
+                              capture_output=True, text=True, timeout=SAFETY_NET_SEC)
+        self.assertEqual(done.returncode, 127)
+        with open(path) as f:
+            self.assertEqual(f.read(), "kept\n")
+        self.assertEqual(os.listdir(self.dir.name), ["p.csv"])  # no temporary file left
+
+    def test_the_processes_file_needs_commands_tree(self):
+        done = subprocess.run([RESMON, "--processes-file", os.path.join(self.dir.name, "p.csv"), "--pid", "1"],
+                              capture_output=True, text=True, timeout=SAFETY_NET_SEC)
+        self.assertEqual(done.returncode, 125)
+        self.assertEqual(len(done.stderr.splitlines()), 1)
+        self.assertIn("--processes-file", done.stderr)
+
+    def test_without_cap_net_admin_an_adopted_orphan_is_recorded_from_wait4(self):
+        if DROP_NET_ADMIN and not shutil.which("setpriv"):
+            self.skipTest("no setpriv here to drop CAP_NET_ADMIN")
+        summary, done = self.run_resmon("--wait-orphans", "--", PYTHON, "-c", DOUBLE_FORK, prefix=DROP_NET_ADMIN)
+        p = summary["processes"]
+        self.assertEqual(p["source"], "wait4")
+        self.assertEqual(p["count"], 2)  # the command (with the middle it reaped) and the orphan
+        orphan = p["top_by_peak_rss"][0]
+        self.assertGreaterEqual(orphan["peak_rss_mb"], 40)
+        self.assertNotEqual(orphan["pid"], int(done.stdout.split()[0]))
+        self.assertTrue(orphan["comm"].startswith("python"), orphan)  # read before the reap
+        self.assertEqual(orphan["source"], "wait4")
+
+    def test_without_cap_net_admin_the_records_are_what_resmon_reaps(self):
+        if DROP_NET_ADMIN and not shutil.which("setpriv"):
+            self.skipTest("no setpriv here to drop CAP_NET_ADMIN")
+        summary, done = self.run_resmon("--", "sh", "-c", "/bin/true; exit 3", prefix=DROP_NET_ADMIN)
+        p = summary["processes"]
+        self.assertEqual(p["source"], "wait4")
+        self.assertIn("CAP_NET_ADMIN", p["unavailable"])
+        self.assertEqual(p["count"], 1)  # the command; its child is in its figures, not invented
+        record = p["top_by_cpu"][0]
+        self.assertEqual((record["comm"], record["exit_code"], record["source"]), ("sh", 3, "wait4"))
+        self.assertAlmostEqual(p["cpu_sec"], summary["cpu_sec"], delta=1e-6)
+        self.assertIn("heaviest processes (wait4: the 1 resmon reaped", done.stderr)
+        self.assertIn("needs CAP_NET_ADMIN", done.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

@@ -1,0 +1,187 @@
+/*
+ * test_process_records.c -- the run's membership rules, thread folding and
+ * bounds of tools/resmon/process_records.c, fed synthetic taskstats records.
+ *
+ * The run's root is this test's pid; synthetic pids lie above pid_max (no
+ * /proc entry), so a record whose parent is one of them is "parent gone"
+ * (rule 4) unless the parent is already known.
+ */
+#include "test_util.h"
+
+#include "../tools/resmon/process_records.h"
+
+#include <linux/acct.h>
+
+#define GONE_BASE 5000000 /* above any pid_max: never in /proc */
+
+static struct taskstats record(pid_t pid, pid_t tgid, pid_t ppid, const char *comm, int last, double cpu_sec,
+                               unsigned long long rss_kib)
+{
+    struct taskstats ts;
+    memset(&ts, 0, sizeof ts);
+    ts.version = TASKSTATS_VERSION;
+    ts.ac_pid = (unsigned)pid;
+    ts.ac_tgid = (unsigned)tgid;
+    ts.ac_ppid = (unsigned)ppid;
+    snprintf(ts.ac_comm, sizeof ts.ac_comm, "%s", comm);
+    ts.ac_flag = last ? AGROUP : 0;
+    ts.cpu_run_virtual_total = (unsigned long long)(cpu_sec * 1e9);
+    ts.ac_utime = (unsigned long long)(cpu_sec * 1e6);
+    ts.hiwater_rss = rss_kib;
+    return ts;
+}
+
+static process_records *started(void)
+{
+    process_records *p = process_records_new(getpid());
+    assert_non_null(p);
+    process_records_start(p, 0, 0);
+    return p;
+}
+
+static void a_child_of_the_root_belongs(void **state)
+{
+    (void)state;
+    process_records *p = started();
+    struct taskstats ts = record(GONE_BASE + 1, GONE_BASE + 1, getpid(), "cmd", 1, 0.5, 1024);
+    process_records_taskstats(&ts, p);
+    process_records_finish(p, 0);
+    process_totals t;
+    process_records_totals(p, &t);
+    assert_int_equal(t.count, 1);
+    ASSERT_BETWEEN(t.cpu_sec, 0.4999, 0.5001);
+    process_records_free(p);
+}
+
+static void a_child_read_before_its_gone_parent_waits_for_it(void **state)
+{
+    (void)state;
+    process_records *p = started();
+    /* grandchild first (its parent already reaped: rule 4), then the parent,
+     * a child of the root, places it */
+    struct taskstats grandchild = record(GONE_BASE + 3, GONE_BASE + 3, GONE_BASE + 2, "cc1", 1, 1.0, 400 * 1024);
+    struct taskstats parent = record(GONE_BASE + 2, GONE_BASE + 2, getpid(), "gcc", 1, 0.1, 2048);
+    process_records_taskstats(&grandchild, p);
+    process_records_taskstats(&parent, p);
+    process_records_finish(p, 0);
+    process_totals t;
+    process_records_totals(p, &t);
+    assert_int_equal(t.count, 2);
+    assert_int_equal(t.unattributed, 0);
+    const process_record *top;
+    assert_int_equal(process_records_top_rss(p, &top), 2);
+    assert_int_equal(top[0].pid, GONE_BASE + 3);
+    assert_string_equal(top[0].comm, "cc1");
+    process_records_free(p);
+}
+
+static void a_record_of_another_tree_is_left_out_and_counted_only_with_overruns(void **state)
+{
+    (void)state;
+    for (int overruns = 0; overruns <= 1; overruns++) {
+        process_records *p = started();
+        struct taskstats foreign = record(GONE_BASE + 5, GONE_BASE + 5, GONE_BASE + 4, "as", 1, 1.0, 1024);
+        struct taskstats foreign_alive_parent = record(GONE_BASE + 6, GONE_BASE + 6, 1, "cron", 1, 1.0, 1024);
+        process_records_taskstats(&foreign, p);
+        process_records_taskstats(&foreign_alive_parent, p);
+        /* ppid 0: the kernel's "no parent" (it ended first, or lives in
+         * another pid namespace) -- not the empty slot of the pid set */
+        struct taskstats no_parent = record(GONE_BASE + 7, GONE_BASE + 7, 0, "bash", 1, 1.0, 1024);
+        process_records_taskstats(&no_parent, p);
+        process_records_finish(p, (unsigned long long)overruns);
+        process_totals t;
+        process_records_totals(p, &t);
+        assert_int_equal(t.count, 0);
+        assert_int_equal(t.unattributed, overruns); /* its parent's record may have been lost */
+        process_records_free(p);
+    }
+}
+
+static void threads_fold_into_their_process_at_its_last_record(void **state)
+{
+    (void)state;
+    process_records *p = started();
+    pid_t tgid = GONE_BASE + 10;
+    struct taskstats t1 = record(tgid + 1, tgid, getpid(), "worker", 0, 1.0, 100 * 1024);
+    struct taskstats t2 = record(tgid + 2, tgid, getpid(), "worker", 0, 2.0, 300 * 1024);
+    struct taskstats leader = record(tgid, tgid, getpid(), "worker", 1, 0.5, 200 * 1024);
+    process_records_taskstats(&t1, p);
+    process_records_taskstats(&t2, p);
+    process_records_taskstats(&leader, p);
+    process_records_finish(p, 0);
+    process_totals t;
+    process_records_totals(p, &t);
+    assert_int_equal(t.count, 1);
+    const process_record *top;
+    assert_int_equal(process_records_top_cpu(p, &top), 1);
+    assert_int_equal(top[0].threads, 3);
+    ASSERT_BETWEEN(top[0].cpu_user_sec + top[0].cpu_sys_sec, 3.4999, 3.5001);
+    ASSERT_BETWEEN(top[0].peak_rss_mb, 299.99, 300.01); /* the shared memory's mark, not a sum */
+    process_records_free(p);
+}
+
+static void the_top_and_the_names_stay_bounded(void **state)
+{
+    (void)state;
+    process_records *p = started();
+    for (int i = 0; i < PROCESS_MAX_NAMES + 100; i++) {
+        char comm[16];
+        snprintf(comm, sizeof comm, "n%d", i);
+        struct taskstats ts = record(GONE_BASE + 100 + i, GONE_BASE + 100 + i, getpid(), comm, 1, 0.001 * i,
+                                     (unsigned long long)i);
+        process_records_taskstats(&ts, p);
+    }
+    process_records_finish(p, 0);
+    const process_record *top;
+    assert_int_equal(process_records_top_rss(p, &top), PROCESS_TOP_N);
+    assert_int_equal(top[0].pid, GONE_BASE + 100 + PROCESS_MAX_NAMES + 99);
+    const process_aggregate *names;
+    size_t count = process_records_by_name(p, &names);
+    assert_int_equal(count, PROCESS_MAX_NAMES + 1);
+    int other = 0;
+    for (size_t i = 0; i < count; i++)
+        if (strcmp(names[i].comm, "(other names)") == 0)
+            other = (int)names[i].count;
+    assert_int_equal(other, 100);
+    process_records_free(p);
+}
+
+static void wait4_records_are_kept_only_without_taskstats(void **state)
+{
+    (void)state;
+    struct rusage ru;
+    memset(&ru, 0, sizeof ru);
+    ru.ru_utime.tv_sec = 2;
+    ru.ru_maxrss = 4096;
+    for (int error = 0; error >= -EPERM; error -= EPERM) {
+        process_records *p = process_records_new(getpid());
+        assert_non_null(p);
+        process_records_start(p, 0, error);
+        process_records_wait4(p, GONE_BASE + 50, "sh", 3 << 8, &ru, 1.0);
+        process_records_finish(p, 0);
+        process_totals t;
+        process_records_totals(p, &t);
+        assert_int_equal(t.count, error ? 1 : 0);
+        assert_string_equal(t.source, error ? "wait4" : "taskstats");
+        if (error) {
+            const process_record *top;
+            process_records_top_cpu(p, &top);
+            assert_int_equal(top[0].exit_code, 3);
+            assert_string_equal(top[0].source, "wait4");
+        }
+        process_records_free(p);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_child_of_the_root_belongs),
+        cmocka_unit_test(a_child_read_before_its_gone_parent_waits_for_it),
+        cmocka_unit_test(a_record_of_another_tree_is_left_out_and_counted_only_with_overruns),
+        cmocka_unit_test(threads_fold_into_their_process_at_its_last_record),
+        cmocka_unit_test(the_top_and_the_names_stay_bounded),
+        cmocka_unit_test(wait4_records_are_kept_only_without_taskstats),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,510 @@
+/*
+ * process_records.c -- which taskstats records belong to the run, threads
+ * folded into processes, and the bounded aggregates (process_records.h).
+ *
+ * Membership rule.  taskstats reports every task of the machine; a record
+ * belongs to the run when resmon is an ancestor of the task, decided in
+ * this order:
+ *   1. its parent (ac_ppid, read by the kernel at the exit) is resmon: the
+ *      command itself, or an orphan resmon adopted as subreaper (a double
+ *      fork's grandchild lands here);
+ *   2. its parent is a pid already known to the run (a process recorded
+ *      before, or one the walk of rule 3 passed through);
+ *   3. the live /proc/PPID/stat chain, read now, reaches resmon or a known
+ *      pid (the parent still runs: a child usually ends before its parent);
+ *   4. the parent is gone from /proc (it ended and was reaped between the
+ *      child's exit and this read): the record waits, bounded, until a
+ *      record of that parent arrives and places it; at finish the rest
+ *      are counted as unattributed, never guessed.
+ * resmon runs nothing else while the command runs, so every child of
+ * resmon is the command's or an orphan of its tree.
+ */
+#include "process_records.h"
+
+#include <linux/acct.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#define PROCESS_FOREIGN_CACHE 256
+
+struct process_records {
+    pthread_mutex_t lock;
+    pid_t resmon_pid;
+    double start_monotonic_sec;
+    void (*on_record)(const process_record *, void *);
+    void *on_record_user;
+    pid_t *members;      /* open-addressing set, PROCESS_MEMBER_SLOTS; 0 = empty, -1 = removed */
+    size_t member_count; /* slots used, removed ones included */
+    pid_t ended[PROCESS_ENDED_RING]; /* the members that ended last */
+    struct foreign_parent {
+        pid_t pid;
+        unsigned long long start; /* (22) starttime: a reused pid differs */
+    } foreign[PROCESS_FOREIGN_CACHE];
+    size_t ended_next;
+    process_record open[PROCESS_OPEN_MAX]; /* multi-threaded processes being folded */
+    size_t open_count;
+    struct pending {
+        struct taskstats ts;
+        double end_sec;
+    } *pending;
+    size_t pending_count;
+    process_record top_rss[PROCESS_TOP_N], top_cpu[PROCESS_TOP_N];
+    size_t top_rss_count, top_cpu_count;
+    process_aggregate names[PROCESS_MAX_NAMES + 1]; /* the last: "(other names)" */
+    size_t name_count;
+    int other_names_used;
+    process_totals totals;
+};
+
+static double monotonic_sec(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+process_records *process_records_new(pid_t resmon_pid)
+{
+    process_records *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    p->members = calloc(PROCESS_MEMBER_SLOTS, sizeof *p->members);
+    p->pending = calloc(PROCESS_PENDING_MAX, sizeof *p->pending);
+    if (!p->members || !p->pending) {
+        process_records_free(p);
+        return NULL;
+    }
+    pthread_mutex_init(&p->lock, NULL);
+    p->resmon_pid = resmon_pid;
+    p->totals.source = "taskstats";
+    return p;
+}
+
+void process_records_start(process_records *p, double start_monotonic_sec, int source_error)
+{
+    pthread_mutex_lock(&p->lock);
+    p->start_monotonic_sec = start_monotonic_sec;
+    p->totals.source_error = source_error;
+    p->totals.source = source_error ? "wait4" : "taskstats";
+    pthread_mutex_unlock(&p->lock);
+}
+
+void process_records_free(process_records *p)
+{
+    if (!p)
+        return;
+    if (p->members)
+        pthread_mutex_destroy(&p->lock);
+    free(p->members);
+    free(p->pending);
+    free(p);
+}
+
+void process_records_on_record(process_records *p, void (*fn)(const process_record *, void *), void *user)
+{
+    p->on_record = fn;
+    p->on_record_user = user;
+}
+
+/* ---- the member set: the run's pids seen so far ---- */
+static size_t member_slot(pid_t pid)
+{
+    return ((size_t)pid * 2654435761u) % PROCESS_MEMBER_SLOTS;
+}
+
+static pid_t *member_find(const process_records *p, pid_t pid)
+{
+    if (pid <= 0)
+        return NULL; /* 0: the kernel's "no parent" (it ended first, another namespace) */
+    for (size_t i = member_slot(pid);; i = (i + 1) % PROCESS_MEMBER_SLOTS) {
+        if (p->members[i] == pid)
+            return &p->members[i];
+        if (p->members[i] == 0)
+            return NULL;
+    }
+}
+
+static int member_known(const process_records *p, pid_t pid)
+{
+    return member_find(p, pid) != NULL;
+}
+
+/* A member's last record came: its pid leaves the set, so that a process
+ * of another tree that is given the same pid later (pid_max may be 32768)
+ * is not taken for it.  The last PROCESS_ENDED_RING ended pids stay
+ * recognised for a child whose record is read after its parent's (two
+ * CPUs' exits crossing). */
+static void member_ended(process_records *p, pid_t pid)
+{
+    pid_t *slot = member_find(p, pid);
+    if (slot)
+        *slot = -1;
+    p->ended[p->ended_next] = pid;
+    p->ended_next = (p->ended_next + 1) % PROCESS_ENDED_RING;
+}
+
+static int ended_recently(const process_records *p, pid_t pid)
+{
+    for (size_t i = 0; pid > 0 && i < PROCESS_ENDED_RING; i++)
+        if (p->ended[i] == pid)
+            return 1;
+    return 0;
+}
+
+/* Adds pid; a set three quarters full starts over (the bound: only a
+ * parent that ended long ago is forgotten, and its late children then go
+ * through the /proc walk or wait as pending). */
+static void member_add(process_records *p, pid_t pid)
+{
+    if (pid <= 0 || member_known(p, pid))
+        return;
+    if (p->member_count >= PROCESS_MEMBER_SLOTS / 4 * 3) {
+        memset(p->members, 0, PROCESS_MEMBER_SLOTS * sizeof *p->members);
+        p->member_count = 0;
+    }
+    size_t i = member_slot(pid);
+    while (p->members[i] != 0)
+        i = (i + 1) % PROCESS_MEMBER_SLOTS;
+    p->members[i] = pid;
+    p->member_count++;
+}
+
+/* The parent of a live pid from /proc/PID/stat, after the last ')', and
+ * its start time (field 22, which tells a reused pid apart); 0 when it is
+ * gone. */
+static pid_t live_parent(pid_t pid, unsigned long long *start)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    char *close = strrchr(buf, ')');
+    int ppid;
+    /* (3) state (4) ppid, (5)-(21) skipped, (22) starttime */
+    if (!close || sscanf(close + 1, " %*c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+                         &ppid, start) != 2)
+        return 0;
+    return (pid_t)ppid;
+}
+
+/* 1: parent belongs to the run (rules 1-3); 0: it does not; -1: parent is
+ * gone, undecided (rule 4).  Live ancestors found on the way are added.  A
+ * parent found foreign is remembered with its start time, so that the next
+ * exits of a busy foreign parent (another build's make) cost one read of
+ * /proc, not a walk to init. */
+static int parent_in_run(process_records *p, pid_t parent)
+{
+    pid_t chain[64];
+    size_t depth = 0;
+    unsigned long long parent_start = 0, start = 0;
+    if (ended_recently(p, parent))
+        return 1;
+    for (pid_t at = parent; depth < sizeof chain / sizeof chain[0]; depth++) {
+        if (at == p->resmon_pid || member_known(p, at)) {
+            for (size_t i = 0; i < depth; i++)
+                member_add(p, chain[i]);
+            return 1;
+        }
+        if (at <= 1)
+            break;
+        chain[depth] = at;
+        pid_t up = live_parent(at, &start);
+        if (up == 0)
+            return depth == 0 ? -1 : 0; /* a gone grandparent: its child was reparented, not ours */
+        if (depth == 0) {
+            parent_start = start;
+            const struct foreign_parent *f = &p->foreign[(size_t)parent % PROCESS_FOREIGN_CACHE];
+            if (f->pid == parent && f->start == start)
+                return 0;
+        }
+        at = up;
+    }
+    p->foreign[(size_t)parent % PROCESS_FOREIGN_CACHE] = (struct foreign_parent){parent, parent_start};
+    return 0;
+}
+
+/* ---- the kept figures ---- */
+static void top_insert(process_record *top, size_t *count, const process_record *r, int by_cpu)
+{
+    double key = by_cpu ? r->cpu_user_sec + r->cpu_sys_sec : r->peak_rss_mb;
+    if (isnan(key))
+        return;
+    size_t at = *count;
+    while (at > 0) {
+        const process_record *q = &top[at - 1];
+        double qkey = by_cpu ? q->cpu_user_sec + q->cpu_sys_sec : q->peak_rss_mb;
+        if (qkey >= key)
+            break;
+        at--;
+    }
+    if (at >= PROCESS_TOP_N)
+        return;
+    size_t last = *count < PROCESS_TOP_N ? *count : PROCESS_TOP_N - 1;
+    memmove(&top[at + 1], &top[at], (last - at) * sizeof *top);
+    top[at] = *r;
+    if (*count < PROCESS_TOP_N)
+        (*count)++;
+}
+
+static process_aggregate *aggregate_for(process_records *p, const char *comm)
+{
+    for (size_t i = 0; i < p->name_count; i++)
+        if (strcmp(p->names[i].comm, comm) == 0)
+            return &p->names[i];
+    if (p->name_count < PROCESS_MAX_NAMES) {
+        process_aggregate *a = &p->names[p->name_count++];
+        snprintf(a->comm, sizeof a->comm, "%s", comm);
+        a->peak_rss_mb = NAN;
+        return a;
+    }
+    process_aggregate *other = &p->names[PROCESS_MAX_NAMES];
+    if (!p->other_names_used) {
+        snprintf(other->comm, sizeof other->comm, "(other names)");
+        other->peak_rss_mb = NAN;
+        p->other_names_used = 1;
+    }
+    return other;
+}
+
+/* Keeps one finished process (lock held). */
+static void keep(process_records *p, const process_record *r)
+{
+    p->totals.count++;
+    p->totals.thread_records += (unsigned long)r->threads;
+    double cpu = r->cpu_user_sec + r->cpu_sys_sec;
+    p->totals.cpu_sec += cpu;
+    top_insert(p->top_rss, &p->top_rss_count, r, 0);
+    top_insert(p->top_cpu, &p->top_cpu_count, r, 1);
+    process_aggregate *a = aggregate_for(p, r->comm[0] ? r->comm : "?");
+    a->count++;
+    a->cpu_sec += cpu;
+    if (!isnan(r->peak_rss_mb) && (isnan(a->peak_rss_mb) || r->peak_rss_mb > a->peak_rss_mb)) {
+        a->peak_rss_mb = r->peak_rss_mb;
+        a->peak_pid = r->pid;
+    }
+    if (p->on_record)
+        p->on_record(r, p->on_record_user);
+}
+
+static int status_to_code(int status)
+{
+    return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+}
+
+/* One thread's record as a process record.  CPU: the scheduler's exact
+ * runtime (cpu_run_virtual_total, ns), split between user and system in the
+ * ratio of the tick-sampled ac_utime/ac_stime, as the kernel splits what
+ * wait4 reports (cputime_adjust); the ticks alone miss a process shorter
+ * than a tick. */
+static void from_taskstats(const process_records *p, const struct taskstats *ts, double end_sec, process_record *r)
+{
+    memset(r, 0, sizeof *r);
+    r->pid = (pid_t)(ts->version >= 12 ? ts->ac_tgid : ts->ac_pid);
+    r->ppid = (pid_t)ts->ac_ppid;
+    snprintf(r->comm, sizeof r->comm, "%.*s", (int)sizeof ts->ac_comm, ts->ac_comm);
+    double elapsed = (double)(ts->version >= 12 && ts->ac_tgetime ? ts->ac_tgetime : ts->ac_etime) / 1e6;
+    r->end_sec = end_sec;
+    r->start_sec = end_sec - elapsed;
+    double user = (double)ts->ac_utime / 1e6, sys = (double)ts->ac_stime / 1e6;
+    double runtime = (double)ts->cpu_run_virtual_total / 1e9;
+    if (runtime > 0) {
+        double ticks = user + sys;
+        user = ticks > 0 ? runtime * user / ticks : runtime;
+        sys = runtime - user;
+    }
+    r->cpu_user_sec = user;
+    r->cpu_sys_sec = sys;
+    r->peak_rss_mb = (double)ts->hiwater_rss / 1024.0; /* KiB */
+    r->read_bytes = (double)ts->read_bytes;
+    r->write_bytes = (double)ts->write_bytes;
+    r->minor_faults = (double)ts->ac_minflt;
+    r->major_faults = (double)ts->ac_majflt;
+    r->voluntary_switches = (double)ts->nvcsw;
+    r->involuntary_switches = (double)ts->nivcsw;
+    r->exit_code = status_to_code((int)ts->ac_exitcode);
+    r->threads = 1;
+    r->source = "taskstats";
+    (void)p;
+}
+
+/* Adds a thread's figures into its process's: times and counts add up,
+ * the memory (shared by the threads) is the largest mark. */
+static void fold(process_record *into, const process_record *thread)
+{
+    into->cpu_user_sec += thread->cpu_user_sec;
+    into->cpu_sys_sec += thread->cpu_sys_sec;
+    into->read_bytes += thread->read_bytes;
+    into->write_bytes += thread->write_bytes;
+    into->minor_faults += thread->minor_faults;
+    into->major_faults += thread->major_faults;
+    into->voluntary_switches += thread->voluntary_switches;
+    into->involuntary_switches += thread->involuntary_switches;
+    into->threads += thread->threads;
+    if (thread->peak_rss_mb > into->peak_rss_mb)
+        into->peak_rss_mb = thread->peak_rss_mb;
+    if (thread->start_sec < into->start_sec)
+        into->start_sec = thread->start_sec;
+    if (thread->end_sec > into->end_sec)
+        into->end_sec = thread->end_sec;
+}
+
+/* A member's thread record: folded into its open process until the
+ * process's last thread (AGROUP, taskstats v12+) ends it.  Before v12 a
+ * record has no thread group id: each is kept as its own process. */
+static void take_member(process_records *p, const struct taskstats *ts, double end_sec)
+{
+    process_record r;
+    from_taskstats(p, ts, end_sec, &r);
+    member_add(p, r.pid);
+    size_t i = 0;
+    while (i < p->open_count && p->open[i].pid != r.pid)
+        i++;
+    int last = ts->version < 12 || (ts->ac_flag & AGROUP);
+    if (i < p->open_count) {
+        fold(&p->open[i], &r);
+        if (last) { /* the last thread's status and name are the process's */
+            p->open[i].exit_code = r.exit_code;
+            memcpy(p->open[i].comm, r.comm, sizeof r.comm);
+            process_record done = p->open[i];
+            p->open[i] = p->open[--p->open_count];
+            keep(p, &done);
+            member_ended(p, r.pid);
+        }
+    } else if (last) {
+        keep(p, &r);
+        member_ended(p, r.pid);
+    } else if (p->open_count < PROCESS_OPEN_MAX) {
+        p->open[p->open_count++] = r;
+    } else {
+        keep(p, &r); /* more processes with threads ending at once than the bound: kept unfolded */
+    }
+}
+
+/* Places the pending records whose parent is pid (now known to be in the
+ * run); each placed one may place others. */
+static void place_pending(process_records *p, pid_t pid)
+{
+    for (size_t i = 0; i < p->pending_count;) {
+        if ((pid_t)p->pending[i].ts.ac_ppid == pid) {
+            struct pending q = p->pending[i];
+            p->pending[i] = p->pending[--p->pending_count];
+            take_member(p, &q.ts, q.end_sec);
+            place_pending(p, (pid_t)(q.ts.version >= 12 ? q.ts.ac_tgid : q.ts.ac_pid));
+            i = 0;
+        } else {
+            i++;
+        }
+    }
+}
+
+void process_records_taskstats(const struct taskstats *ts, void *user)
+{
+    process_records *p = user;
+    pid_t tgid = (pid_t)(ts->version >= 12 ? ts->ac_tgid : ts->ac_pid);
+    if (tgid == p->resmon_pid)
+        return; /* resmon's own threads */
+    double now = monotonic_sec();
+    pthread_mutex_lock(&p->lock); /* the start is set while the listener runs */
+    double end_sec = now - p->start_monotonic_sec;
+    int in = member_known(p, tgid) ? 1 : parent_in_run(p, (pid_t)ts->ac_ppid);
+    if (in > 0) {
+        take_member(p, ts, end_sec);
+        if (p->pending_count)
+            place_pending(p, tgid);
+    } else if (in < 0) {
+        if (p->pending_count < PROCESS_PENDING_MAX) {
+            p->pending[p->pending_count].ts = *ts;
+            p->pending[p->pending_count].end_sec = end_sec;
+            p->pending_count++;
+        } else {
+            p->totals.unattributed++;
+        }
+    }
+    pthread_mutex_unlock(&p->lock);
+}
+
+void process_records_wait4(process_records *p, pid_t pid, const char *comm, int status, const struct rusage *ru,
+                           double end_monotonic_sec)
+{
+    process_record r;
+    memset(&r, 0, sizeof r);
+    r.pid = pid;
+    r.ppid = p->resmon_pid;
+    snprintf(r.comm, sizeof r.comm, "%s", comm && comm[0] ? comm : "?");
+    r.start_sec = NAN;
+    r.end_sec = end_monotonic_sec - p->start_monotonic_sec;
+    r.cpu_user_sec = (double)ru->ru_utime.tv_sec + (double)ru->ru_utime.tv_usec / 1e6;
+    r.cpu_sys_sec = (double)ru->ru_stime.tv_sec + (double)ru->ru_stime.tv_usec / 1e6;
+    r.peak_rss_mb = (double)ru->ru_maxrss / 1024.0; /* KiB */
+    r.read_bytes = r.write_bytes = NAN;
+    r.minor_faults = (double)ru->ru_minflt;
+    r.major_faults = (double)ru->ru_majflt;
+    r.voluntary_switches = (double)ru->ru_nvcsw;
+    r.involuntary_switches = (double)ru->ru_nivcsw;
+    r.exit_code = status_to_code(status);
+    r.threads = 0;
+    r.source = "wait4";
+    pthread_mutex_lock(&p->lock);
+    if (p->totals.source_error) /* with taskstats, its own record of the process is kept */
+        keep(p, &r);
+    pthread_mutex_unlock(&p->lock);
+}
+
+void process_records_finish(process_records *p, unsigned long long overruns)
+{
+    pthread_mutex_lock(&p->lock);
+    /* A pending record whose parent ended in the run was placed when that
+     * parent's record came: what is left belongs to another tree (a
+     * parent's record comes after its children's, and every record of the
+     * run has come) -- unless records were lost, and then its parent's may
+     * have been among them: counted, not guessed. */
+    if (overruns)
+        p->totals.unattributed += p->pending_count;
+    p->pending_count = 0;
+    while (p->open_count > 0) { /* the last thread's record was lost (overrun) */
+        process_record done = p->open[--p->open_count];
+        keep(p, &done);
+    }
+    p->totals.overruns = overruns;
+    pthread_mutex_unlock(&p->lock);
+}
+
+void process_records_totals(const process_records *p, process_totals *t)
+{
+    *t = p->totals;
+}
+
+size_t process_records_top_rss(const process_records *p, const process_record **out)
+{
+    *out = p->top_rss;
+    return p->top_rss_count;
+}
+
+size_t process_records_top_cpu(const process_records *p, const process_record **out)
+{
+    *out = p->top_cpu;
+    return p->top_cpu_count;
+}
+
+static int by_cpu_descending(const void *a, const void *b)
+{
+    double x = ((const process_aggregate *)a)->cpu_sec, y = ((const process_aggregate *)b)->cpu_sec;
+    return (x < y) - (x > y);
+}
+
+size_t process_records_by_name(process_records *p, const process_aggregate **out)
+{
+    /* "(other names)" is used only once every row is taken: it follows them. */
+    qsort(p->names, p->name_count, sizeof *p->names, by_cpu_descending);
+    *out = p->names;
+    return p->name_count + (size_t)p->other_names_used;
+}

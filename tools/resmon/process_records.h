@@ -1,0 +1,105 @@
+/*
+ * process_records.h -- every process of a run, however short it lived,
+ * folded into what fits in memory: aggregates by command name and the top
+ * N by peak RSS and by CPU.
+ *
+ * Records come from taskstats (exact: each process's own CPU and own peak
+ * RSS, one record per exit) or, where taskstats is not allowed, from wait4
+ * of the processes resmon reaps itself (the command and the orphans it
+ * adopts as subreaper: exact, but each figure includes what that process
+ * reaped).  Each record says its source.
+ *
+ * Bound: PROCESS_TOP_N records per ranking, PROCESS_MAX_NAMES aggregates
+ * (later names fold into one "(other names)" row), PROCESS_OPEN_MAX
+ * multi-threaded processes being folded at once, PROCESS_PENDING_MAX
+ * records whose parent is not yet known, a set of PROCESS_MEMBER_SLOTS pids
+ * and the last PROCESS_ENDED_RING ended: under 3 MiB whatever the number of
+ * processes.
+ */
+#ifndef RESMON_PROCESS_RECORDS_H
+#define RESMON_PROCESS_RECORDS_H
+
+#include <linux/taskstats.h>
+#include <stddef.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#define PROCESS_TOP_N 5
+#define PROCESS_MAX_NAMES 512
+#define PROCESS_OPEN_MAX 256
+#define PROCESS_PENDING_MAX 1024
+#define PROCESS_MEMBER_SLOTS 65536
+#define PROCESS_ENDED_RING 256
+#define PROCESS_COMM_MAX 32
+
+typedef struct process_record {
+    pid_t pid;            /* the process (thread group) */
+    pid_t ppid;           /* its parent when it ended */
+    char comm[PROCESS_COMM_MAX];
+    double start_sec;     /* relative to the run's start; NAN unknown */
+    double end_sec;
+    double cpu_user_sec, cpu_sys_sec;
+    double peak_rss_mb;   /* its own high-water mark (taskstats), or wait4's (its and what it reaped) */
+    double read_bytes, write_bytes; /* storage I/O; NAN unknown */
+    double minor_faults, major_faults;
+    double voluntary_switches, involuntary_switches;
+    int exit_code;        /* -1 unknown, else the code, or 128 + signal */
+    int threads;          /* the thread records folded into it */
+    const char *source;   /* "taskstats", "wait4" */
+} process_record;
+
+typedef struct process_aggregate {
+    char comm[PROCESS_COMM_MAX];
+    unsigned long count;
+    double cpu_sec;
+    double peak_rss_mb;   /* the largest own peak among them */
+    pid_t peak_pid;       /* the process that had it */
+} process_aggregate;
+
+typedef struct process_records process_records;
+
+/* Records for a run of processes descending from resmon_pid (resmon, their
+ * subreaper).  NULL when out of memory. */
+process_records *process_records_new(pid_t resmon_pid);
+/* The run starts (times are relative to start_monotonic_sec); source_error:
+ * 0 when taskstats listens, else its -errno: then the records are the
+ * processes resmon reaps (process_records_wait4), otherwise those calls are
+ * ignored.  Call before taskstats can deliver. */
+void process_records_start(process_records *p, double start_monotonic_sec, int source_error);
+void process_records_free(process_records *p);
+
+/* Called for each record as it is kept (on the listener's thread or the
+ * caller's), for --processes-file; NULL for none. */
+void process_records_on_record(process_records *p, void (*fn)(const process_record *, void *), void *user);
+
+/* A taskstats_callback (user: the records): keeps the record when the task
+ * belongs to the run, folding threads into their process. */
+void process_records_taskstats(const struct taskstats *ts, void *user);
+
+/* A process resmon reaped (wait4): its status and accounting, kept when
+ * taskstats does not listen.  comm may be "" when unknown. */
+void process_records_wait4(process_records *p, pid_t pid, const char *comm, int status, const struct rusage *ru,
+                           double end_monotonic_sec);
+
+/* After the last record (taskstats stopped): counts the records never
+ * placed and keeps what is still open; overruns: taskstats_overruns. */
+void process_records_finish(process_records *p, unsigned long long overruns);
+
+/* ---- what the outputs read, after finish ---- */
+typedef struct process_totals {
+    unsigned long count;        /* processes recorded */
+    unsigned long thread_records;
+    double cpu_sec;             /* their CPU, summed */
+    unsigned long unattributed; /* parent unknown and never placed, with records lost (overruns) */
+    unsigned long long overruns;
+    int source_error;           /* 0, or why taskstats did not listen (-EPERM ...) */
+    const char *source;         /* "taskstats", "wait4" */
+} process_totals;
+void process_records_totals(const process_records *p, process_totals *t);
+/* The top records by own peak RSS and by CPU, largest first; returns how many (<= PROCESS_TOP_N). */
+size_t process_records_top_rss(const process_records *p, const process_record **out);
+size_t process_records_top_cpu(const process_records *p, const process_record **out);
+/* The aggregates by command name, largest CPU first (sorted in place). */
+size_t process_records_by_name(process_records *p, const process_aggregate **out);
+
+#endif

@@ -1,0 +1,141 @@
+/*
+ * processes_file.c -- --processes-file: one record per process of the run,
+ * CSV or JSON Lines by extension, written as each process ends (on the
+ * taskstats listener's thread, or resmon's main one for wait4 records).
+ *
+ * Crash-safe as the samples file is: each row goes out in one write(2), so
+ * a crash or a kill leaves whole rows; a write that fails part way is cut
+ * back to the last whole row (a regular file), no row is written after it,
+ * and the error is reported when the file is closed.
+ */
+#include "processes_file.h"
+
+#include "output_paths.h"
+#include "text_output.h"
+#include "json_number.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define ROW_MAX 1024
+
+struct processes_file {
+    int fd;
+    int jsonl;
+    int write_errno;
+    off_t whole_rows_bytes;
+};
+
+static const char *const columns[] = {
+    "pid", "ppid", "comm", "start_sec", "end_sec", "cpu_user_sec", "cpu_sys_sec", "peak_rss_mb", "read_bytes",
+    "write_bytes", "minor_faults", "major_faults", "voluntary_switches", "involuntary_switches", "exit_code",
+    "threads", "source",
+};
+
+static void write_row(processes_file *f, const char *row, size_t n)
+{
+    size_t done = 0;
+    while (done < n && !f->write_errno) {
+        ssize_t w = write(f->fd, row + done, n - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            f->write_errno = w < 0 ? errno : EIO;
+            if (ftruncate(f->fd, f->whole_rows_bytes) != 0) {
+                /* not a regular file: it keeps what it took */
+            }
+            return;
+        }
+        done += (size_t)w;
+    }
+    if (!f->write_errno)
+        f->whole_rows_bytes += (off_t)n;
+}
+
+processes_file *processes_file_open(int fd, const char *path)
+{
+    processes_file *f = calloc(1, sizeof *f);
+    if (!f)
+        return NULL;
+    f->fd = fd;
+    f->jsonl = path_has_extension(path, ".jsonl");
+    if (!f->jsonl) {
+        char header[ROW_MAX];
+        size_t n = 0;
+        for (size_t i = 0; i < sizeof columns / sizeof columns[0]; i++)
+            n += (size_t)snprintf(header + n, sizeof header - n, "%s%s", i ? "," : "", columns[i]);
+        header[n++] = '\n';
+        write_row(f, header, n);
+    }
+    return f;
+}
+
+/* The command name as a CSV field: always quoted (a name may hold a comma,
+ * a quote or a newline), guarded against spreadsheet formulas as the
+ * samples file's phase is (a leading = + - @ ' gets a ' before it). */
+static void put_csv_text(FILE *row, const char *text)
+{
+    fputc('"', row);
+    if (text[0] && strchr("=+-@'", text[0]))
+        fputc('\'', row);
+    for (const char *p = text; *p; p++) {
+        if (*p == '"')
+            fputc('"', row);
+        fputc(*p, row);
+    }
+    fputc('"', row);
+}
+
+void processes_file_write(const process_record *r, void *user)
+{
+    processes_file *f = user;
+    if (f->write_errno)
+        return;
+    char buf[ROW_MAX];
+    FILE *row = fmemopen(buf, sizeof buf, "w");
+    if (!row)
+        return;
+    const double numbers[] = {r->start_sec, r->end_sec, r->cpu_user_sec, r->cpu_sys_sec, r->peak_rss_mb,
+                              r->read_bytes, r->write_bytes, r->minor_faults, r->major_faults,
+                              r->voluntary_switches, r->involuntary_switches};
+    if (f->jsonl) {
+        fprintf(row, "{\"pid\": %d, \"ppid\": %d, \"comm\": ", (int)r->pid, (int)r->ppid);
+        json_write_string(row, r->comm);
+    } else {
+        fprintf(row, "%d,%d,", (int)r->pid, (int)r->ppid);
+        put_csv_text(row, r->comm);
+    }
+    for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++) {
+        char number[32];
+        if (i >= 5 && numbers[i] == numbers[i]) /* bytes and counts: "49", not "49.0" */
+            snprintf(number, sizeof number, "%.0f", numbers[i]);
+        else
+            rm__json_format_double(numbers[i], number);
+        if (f->jsonl)
+            fprintf(row, ", \"%s\": %s", columns[3 + i], number);
+        else
+            fprintf(row, ",%s", strcmp(number, "null") == 0 ? "" : number);
+    }
+    if (f->jsonl)
+        fprintf(row, ", \"exit_code\": %d, \"threads\": %d, \"source\": \"%s\"}\n", r->exit_code, r->threads,
+                r->source);
+    else
+        fprintf(row, ",%d,%d,%s\n", r->exit_code, r->threads, r->source);
+    long n = ftell(row);
+    int full = fflush(row) != 0 || n <= 0 || (size_t)n >= sizeof buf - 1;
+    fclose(row);
+    if (!full) /* a row never exceeds the buffer: comm is at most 31 bytes */
+        write_row(f, buf, (size_t)n);
+}
+
+int processes_file_free(processes_file *f)
+{
+    if (!f)
+        return 0;
+    int err = f->write_errno;
+    free(f);
+    return err ? -err : 0;
+}
