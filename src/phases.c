@@ -203,7 +203,13 @@ void rm__phases_open(rm__phases *p, const rm__summary_acc *window, const resmon_
         fresh.cgroup_version = window->cgroup_version;
         fresh.cgroup_error = window->cgroup_error;
         rm__summary_acc_add(&fresh, s, 0.0, 0); /* the mark's sample: this phase's first */
-        rm__summary_acc_add_energy(&fresh, energy_j);
+        /* The phase's energy starts where the last one's ended: at the
+         * window's latest counter reading.  The mark's sample may carry
+         * none (NAN: the GPU thread was late, on a busy machine), and
+         * starting at the next reading lost the energy of the intervals
+         * between -- the phases summed to 300 J of the window's 320. */
+        rm__summary_acc_add_energy(&fresh, isnan(energy_j) && window->energy_count ? window->last_energy_j
+                                                                                  : energy_j);
         rm__summary_acc_store(&ph->acc, &fresh);
         store_metric_base(ph, s);
         ph->hwm_start_mb = window_exact_peak(window);
