@@ -5,12 +5,18 @@
  *   probe.c       opening, closing, and one reading (read_all): it reads
  *                 each tracked process once -- CPU clock, statm and, when
  *                 anything needs it, stat, parsed once into the row -- and
- *                 hands the parsed figures to the files below
- *   probe_tree.c  tree membership: which processes are tracked, the walk,
- *                 orphans, and settling those that ended
+ *                 hands the parsed figures to the files below; it settles
+ *                 the processes the walk or the reading found ended
+ *   probe_tree.c  tree membership: which processes are tracked, the walk
+ *                 (which marks those that ended), orphans
  *   probe_cpu.c   CPU accounting: the counted/reported carry, the CPU of
  *                 reaped children (cutime/cstime), the root's tail
  *   probe_peak.c  the kernel's peak-RSS marks: reset, keep or watch them
+ *   probe_read.c  the reads of one process (CPU clock, statm, stat): a leaf
+ *
+ * Calls point one way: probe.c calls the others; probe_tree.c and
+ * probe_cpu.c call probe_read.c (and metrics.c); none calls probe.c, and
+ * neither probe_tree.c nor probe_cpu.c nor probe_peak.c calls another of them.
  *
  * A tracked process is one row (rm__tracked): its /proc files, its CPU
  * accounting, its peak marks and its metric-group counters (metrics.h), so
@@ -157,7 +163,8 @@ struct rm__probe {
     size_t members;
 };
 
-/* probe.c: the reads of one process. */
+/* probe_read.c (a leaf: file reads and parsers only): the reads of one
+ * process. */
 int rm__probe_read_process(const rm__tracked *t, rm__process_reading *out);
 int rm__probe_read_stat(rm__tracked *t, rm__process_reading *out);
 
@@ -166,8 +173,10 @@ int rm__probe_track(rm__probe *p, pid_t pid, rm__tracked **out);
 void rm__probe_release(rm__tracked *t);
 void rm__probe_untrack_at(rm__probe *p, size_t index);
 rm__tracked *rm__probe_find(rm__probe *p, pid_t pid);
-void rm__probe_refresh_tree(rm__probe *p);
-void rm__probe_forget_ended(rm__probe *p);
+/* The walk: tracks new descendants, marks those that ended (ending) and
+ * returns how many are marked; probe.c settles them, then drops them. */
+size_t rm__probe_refresh_tree(rm__probe *p);
+void rm__probe_drop_ended(rm__probe *p);
 
 /* probe_cpu.c */
 void rm__probe_cpu_begin(rm__probe *p);
@@ -175,7 +184,8 @@ void rm__probe_cpu_begin(rm__probe *p);
  * after its own read in this reading, so that the child's credit and the
  * parent's increase land in the same reading. */
 void rm__probe_cpu_catch_up(rm__probe *p);
-void rm__probe_cpu_settle(rm__probe *p, const rm__tracked *t);
+/* t was reaped and its parent is tracked. */
+void rm__probe_cpu_settle(rm__probe *p, const rm__tracked *t, rm__tracked *parent);
 void rm__probe_cpu_root_tail(rm__probe *p, uint64_t boot_ns);
 void rm__probe_cpu_note_children(rm__probe *p, int baseline);
 

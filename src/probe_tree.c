@@ -1,7 +1,9 @@
 /*
  * probe_tree.c -- which processes a probe tracks (see probe_internal.h):
- * tracking and untracking, the walk of the tree, orphans, and settling the
- * accounts of processes that ended.
+ * tracking and untracking, the walk of the tree and orphans.  It finds
+ * which processes ended and leaves settling their accounts to probe.c: it
+ * calls only down (probe_read.c, metrics.c's per-process open and close,
+ * proc_tree.c), never into CPU or peak accounting.
  */
 #include "probe_internal.h"
 #include "regular_file.h"
@@ -112,22 +114,15 @@ int rm__probe_track(rm__probe *p, pid_t pid, rm__tracked **out)
     return 0;
 }
 
-/* Settles every process this reading found ended, then forgets them.  All
- * are settled before any is forgotten: a parent that ended in the same
- * interval as its child still takes the child's credit. */
-void rm__probe_forget_ended(rm__probe *p)
+/* Forgets every process found ended (its rows released), once probe.c has
+ * settled their accounts (see settle_ended there).  One stable pass: the
+ * set keeps parents before children, which the reading relies on (see
+ * read_all). */
+void rm__probe_drop_ended(rm__probe *p)
 {
-    for (size_t i = 1; i < p->count; i++)
-        if (p->procs[i].ending) {
-            rm__probe_cpu_settle(p, &p->procs[i]);
-            rm__probe_peak_settle(p, &p->procs[i]);
-        }
-    /* One stable pass: the set keeps parents before children, which the
-     * reading relies on (see read_all). */
     size_t kept = 1;
     for (size_t i = 1; i < p->count; i++) {
         if (p->procs[i].ending) {
-            rm__metrics_left(&p->metrics, &p->procs[i].metrics);
             rm__probe_release(&p->procs[i]);
             p->generation++;
         } else {
@@ -244,14 +239,17 @@ static int walk_and_track(rm__probe *p)
 }
 
 /* Brings the tracked set up to date with the tree: new descendants are
- * tracked, processes that ended are dropped.  A walk that runs out of
- * memory keeps the old set: a sample of the known processes beats none. */
-void rm__probe_refresh_tree(rm__probe *p)
+ * tracked, and those that ended are marked (ending) for the caller to settle
+ * and drop.  A walk that runs out of memory keeps the old set: a sample of
+ * the known processes beats none.  Returns how many of the tracked
+ * processes are marked ended. */
+size_t rm__probe_refresh_tree(rm__probe *p)
 {
     int rc = walk_and_track(p);
-    if (rc < 0)
-        return;
     if (rc == 1)
         walk_and_track(p);
-    rm__probe_forget_ended(p);
+    size_t ended = 0;
+    for (size_t i = 1; i < p->count; i++)
+        ended += p->procs[i].ending != STILL_TRACKED;
+    return ended;
 }
