@@ -87,6 +87,7 @@ void rm__probe_close(rm__probe *p)
     while (p->count > 0)
         rm__probe_untrack_at(p, p->count - 1);
     free(p->procs);
+    free(p->index);
     free(p->pid_list);
     free(p->walk_roots);
     rm__metrics_free(&p->metrics);
@@ -124,6 +125,19 @@ static int stat_wanted(const rm__probe *p, const rm__tracked *t, const rm__proce
 static int is_idle(const rm__probe *p, const rm__tracked *t, const rm__process_reading *now, int baseline)
 {
     return !baseline && !p->last_reading && !t->stat_due && t->read_once && now->cpu_ns == t->last_cpu_ns;
+}
+
+/* Whether a process's latest statm stands for this reading: it did not run
+ * since (its CPU clock stood still), so only reclaim or swap could have
+ * changed its resident set, and it was read within IDLE_STATM_REFRESH_NS.
+ * The root (its zombie is the target's end) and the window's first and
+ * last readings always read it.  A sleeping process then costs its CPU
+ * clock alone here. */
+static int statm_stands(const rm__probe *p, const rm__tracked *t, uint64_t cpu_ns, size_t i, uint64_t boot_ns,
+                        int baseline)
+{
+    return i != 0 && !baseline && !p->last_reading && cpu_ns == t->last_cpu_ns && t->statm_read_ns != 0 &&
+           boot_ns - t->statm_read_ns < IDLE_STATM_REFRESH_NS;
 }
 
 /* Settles every process found ended (by the walk or by this reading) and
@@ -178,7 +192,15 @@ static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
         rm__tracked *t = &p->procs[i];
         rm__process_reading now; /* read_process fills the rest; st only with stat_read */
         now.stat_read = 0;
-        int gone = rm__probe_read_process(t, &now) < 0, tree_due;
+        int gone = rm__probe_read_cpu(t, &now.cpu_ns) < 0, tree_due;
+        if (!gone && statm_stands(p, t, now.cpu_ns, i, boot_ns, baseline)) {
+            now.rss_pages = t->rss_pages;
+            now.has_memory = t->has_memory;
+        } else if (!gone) {
+            gone = rm__probe_read_statm(t, &now) < 0;
+            t->statm_read_ns = boot_ns;
+            t->has_memory = now.has_memory;
+        }
         int idle = !gone && groups && is_idle(p, t, &now, baseline);
         tree_due = 0;
         if (!gone && (groups || p->include_children) &&

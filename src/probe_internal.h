@@ -58,11 +58,15 @@ typedef struct rm__tracked {
                               in this reading, whatever the schedule */
     /* memory and peak marks (probe_peak.c) */
     uint64_t rss_pages;      /* the latest reading while it had memory */
+    uint64_t statm_read_ns;  /* when (CLOCK_BOOTTIME) statm was last read */
+    int has_memory;          /* statm then showed any (0: a zombie) */
     uint64_t peak_rss_bytes; /* the largest RSS sampled */
     uint64_t hwm_bytes;      /* the latest VmHWM read during the window (0: none) */
     uint64_t hwm_read_ns;    /* when (CLOCK_BOOTTIME) */
     uint64_t hwm_start_bytes; /* watch_peak_marks: VmHWM at its first reading of the window */
     int hwm_start_known;
+    uint64_t hwm_kept_cpu_ns; /* keep_peak_marks: its CPU clock at the latest mark read */
+    int hwm_kept_read;        /* ... and there was one */
     int peak_reset_ok;
     /* membership (probe_tree.c) */
     unsigned seen_walk;  /* the walk that last found it (tree mode) */
@@ -103,6 +107,13 @@ typedef struct rm__process_reading {
  * increase then land in the same reading. */
 #define CHILDREN_CPU_REFRESH_NS 10000000u
 
+/* A process whose CPU clock stood still since its previous reading cannot
+ * have touched its memory: its resident set changes only by the kernel's
+ * reclaim or swap, and statm is re-read at most this often for it (once a
+ * second).  The root and every process in the window's first and last
+ * readings are read each time. */
+#define IDLE_STATM_REFRESH_NS 1000000000u
+
 struct rm__probe {
     int proc_fd;
     pid_t root;
@@ -121,6 +132,11 @@ struct rm__probe {
     rm__tree_walker walker;
     rm__tracked *procs;     /* procs[0] is the root */
     size_t count, cap;
+    /* pid -> index + 1 in procs (0: empty), open addressing, rebuilt when
+     * the set changed otherwise than by a track (rm__probe_find). */
+    uint32_t *index;
+    size_t index_cap;         /* a power of two, at least twice count */
+    unsigned index_generation; /* the generation it holds */
     pid_t *pid_list;        /* for rm__probe_pids */
     size_t pid_list_cap;
     long ticks_per_sec;     /* stat's clock ticks */
@@ -166,6 +182,10 @@ struct rm__probe {
 /* probe_read.c (a leaf: file reads and parsers only): the reads of one
  * process. */
 int rm__probe_read_process(const rm__tracked *t, rm__process_reading *out);
+/* Its halves: the CPU clock (-ESRCH once reaped), and statm into
+ * out->rss_pages and out->has_memory. */
+int rm__probe_read_cpu(const rm__tracked *t, uint64_t *ns);
+int rm__probe_read_statm(const rm__tracked *t, rm__process_reading *out);
 int rm__probe_read_stat(rm__tracked *t, rm__process_reading *out);
 
 /* probe_tree.c */

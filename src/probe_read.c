@@ -22,20 +22,28 @@ static int read_cpu_ns(const rm__tracked *t, uint64_t *ns)
     return 0;
 }
 
-/* One process's CPU clock and resident memory (statm). */
-int rm__probe_read_process(const rm__tracked *t, rm__process_reading *out)
+int rm__probe_read_cpu(const rm__tracked *t, uint64_t *ns)
 {
-    int rc = read_cpu_ns(t, &out->cpu_ns);
-    if (rc < 0)
-        return rc;
+    return read_cpu_ns(t, ns);
+}
+
+int rm__probe_read_statm(const rm__tracked *t, rm__process_reading *out)
+{
     char text[128];
     ssize_t n = rm__pread_file(t->statm_fd, text, sizeof text);
     if (n < 0)
         return (int)n;
     uint64_t size_pages;
-    rc = rm__parse_statm(text, (size_t)n, &size_pages, &out->rss_pages);
+    int rc = rm__parse_statm(text, (size_t)n, &size_pages, &out->rss_pages);
     out->has_memory = size_pages != 0;
     return rc;
+}
+
+/* One process's CPU clock and resident memory (statm). */
+int rm__probe_read_process(const rm__tracked *t, rm__process_reading *out)
+{
+    int rc = read_cpu_ns(t, &out->cpu_ns);
+    return rc < 0 ? rc : rm__probe_read_statm(t, out);
 }
 
 /* A process's stat, read and parsed once into out->st for everyone that

@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 /* In a tree, a process's stat is read when it is tracked: its parent and
@@ -40,11 +41,54 @@ void rm__probe_untrack_at(rm__probe *p, size_t index)
     p->generation++;
 }
 
+static size_t index_slot(const rm__probe *p, pid_t pid)
+{
+    return ((uint32_t)pid * 2654435761u) & (p->index_cap - 1);
+}
+
+static void index_insert(rm__probe *p, size_t at)
+{
+    size_t slot = index_slot(p, p->procs[at].pid);
+    while (p->index[slot])
+        slot = (slot + 1) & (p->index_cap - 1);
+    p->index[slot] = (uint32_t)at + 1;
+}
+
+/* Rebuilds the pid index for the current set; -ENOMEM leaves none. */
+static int index_rebuild(rm__probe *p)
+{
+    size_t need = 16;
+    while (need < p->cap * 2)
+        need *= 2;
+    if (need != p->index_cap) {
+        uint32_t *grown = realloc(p->index, need * sizeof *grown);
+        if (!grown)
+            return -ENOMEM;
+        p->index = grown;
+        p->index_cap = need;
+    }
+    memset(p->index, 0, p->index_cap * sizeof *p->index);
+    for (size_t i = 0; i < p->count; i++)
+        index_insert(p, i);
+    p->index_generation = p->generation;
+    return 0;
+}
+
+/* The row of pid, through a hash of the tracked set (a walk of 10 000
+ * processes looks each one up: a scan made that quadratic). */
 rm__tracked *rm__probe_find(rm__probe *p, pid_t pid)
 {
-    for (size_t i = 0; i < p->count; i++)
-        if (p->procs[i].pid == pid)
-            return &p->procs[i];
+    if (p->index_generation != p->generation || !p->index) {
+        if (index_rebuild(p) < 0) {
+            for (size_t i = 0; i < p->count; i++)
+                if (p->procs[i].pid == pid)
+                    return &p->procs[i];
+            return NULL;
+        }
+    }
+    for (size_t slot = index_slot(p, pid); p->index[slot]; slot = (slot + 1) & (p->index_cap - 1))
+        if (p->procs[p->index[slot] - 1].pid == pid)
+            return &p->procs[p->index[slot] - 1];
     return NULL;
 }
 
@@ -107,8 +151,13 @@ int rm__probe_track(rm__probe *p, pid_t pid, rm__tracked **out)
     }
     rm__tracked *parent = now.stat_read ? rm__probe_find(p, now.st.ppid) : NULL;
     p->procs[p->count] = t; /* room was made above: parent stays where it is */
+    int index_current = p->index && p->index_generation == p->generation && p->index_cap >= p->cap * 2;
     *out = &p->procs[p->count++];
     p->generation++;
+    if (index_current) { /* one more row: added, not rebuilt */
+        index_insert(p, p->count - 1);
+        p->index_generation = p->generation;
+    }
     rm__metrics_joined(&p->metrics, &(*out)->metrics, now.stat_read ? &now.st : NULL, now.rss_pages,
                        parent ? &parent->metrics : NULL);
     return 0;

@@ -33,13 +33,39 @@ static int grow_pids(pid_t **array, size_t *cap, size_t need)
     return 0;
 }
 
+static size_t found_slot(const rm__tree_walker *w, pid_t pid)
+{
+    return ((uint32_t)pid * 2654435761u) & (w->found_set_cap - 1);
+}
+
+/* Adds pid to the hash of found pids: 1 when it was there already. */
+static int found_set_add(rm__tree_walker *w, pid_t pid)
+{
+    size_t slot = found_slot(w, pid);
+    for (; w->found_set[slot]; slot = (slot + 1) & (w->found_set_cap - 1))
+        if (w->found_set[slot] == pid)
+            return 1;
+    w->found_set[slot] = pid;
+    return 0;
+}
+
 static int append_found(rm__tree_walker *w, pid_t pid)
 {
-    for (size_t i = 0; i < w->found_len; i++) /* the lists can repeat a pid mid-change */
-        if (w->found[i] == pid)
-            return 0;
+    if (w->found_set_cap < 2 * (w->found_len + 1)) { /* grown, and filled again from found */
+        size_t cap = w->found_set_cap ? w->found_set_cap * 2 : 128;
+        pid_t *grown = realloc(w->found_set, cap * sizeof *grown);
+        if (!grown)
+            return -ENOMEM;
+        w->found_set = grown;
+        w->found_set_cap = cap;
+        memset(w->found_set, 0, cap * sizeof *grown);
+        for (size_t i = 0; i < w->found_len; i++)
+            found_set_add(w, w->found[i]);
+    }
+    if (found_set_add(w, pid)) /* the lists can repeat a pid mid-change */
+        return 0;
     if (grow_pids(&w->found, &w->found_cap, w->found_len + 1) < 0)
-        return -ENOMEM;
+        return -ENOMEM; /* a pid in the set but not listed: looked for again next walk */
     w->found[w->found_len++] = pid;
     return 0;
 }
@@ -77,6 +103,7 @@ void rm__tree_walker_init(rm__tree_walker *w, int proc_fd, rm__tree_method metho
 void rm__tree_walker_free(rm__tree_walker *w)
 {
     free(w->found);
+    free(w->found_set);
     free(w->links);
     free(w->previous_links);
     for (size_t i = 0; i < w->walked_count; i++)
@@ -594,6 +621,8 @@ int rm__tree_walker_note_parent(rm__tree_walker *w, pid_t pid, pid_t ppid)
 int rm__tree_walk_from(rm__tree_walker *w, const pid_t *roots, size_t root_count)
 {
     w->found_len = 0;
+    if (w->found_set)
+        memset(w->found_set, 0, w->found_set_cap * sizeof *w->found_set);
     if (w->members_fd >= 0)
         return walk_cgroup(w, roots, root_count);
     return w->use_children_files ? walk_children_files(w, roots, root_count) : walk_scan(w, roots, root_count);

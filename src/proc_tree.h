@@ -53,6 +53,9 @@ typedef struct rm__tree_walker {
     int use_children_files;   /* 1: task/TID/children lists; 0: scan /proc */
     pid_t *found;             /* descendants of the last walk (owned) */
     size_t found_len, found_cap;
+    pid_t *found_set;         /* the same pids hashed (0: empty), so a pid
+                                 listed twice is kept once without a scan */
+    size_t found_set_cap;     /* a power of two, at least twice found_len */
     /* The /proc scan's parent links, sorted by pid: this walk's and the
      * previous one's.  A pid listed in both keeps its parent without its
      * stat being read again, so a steady system costs one directory listing
