@@ -25,6 +25,7 @@
 #define RESMON_PROC_TREE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 typedef struct rm__parent_link {
@@ -68,6 +69,9 @@ typedef struct rm__tree_walker {
     unsigned long stat_reads; /* stat files read by scans (for tests, benchmarks) */
     rm__walked_process *walked; /* children mode */
     size_t walked_count, walked_cap;
+    uint32_t *walked_index;   /* pid -> index + 1 in walked (0: empty), open
+                                 addressing, rebuilt after a walk forgot some */
+    size_t walked_index_cap;  /* a power of two, at least twice walked_cap */
     char *children_text;      /* one children file, read whole (reused) */
     size_t children_text_cap;
     unsigned walk_number;
