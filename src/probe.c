@@ -1,13 +1,13 @@
 /*
  * probe.c -- CPU time and resident memory of a process or process tree
  * (see probe.h): opening and closing a probe, and one reading, which reads
- * each tracked process once and hands the figures to the concerns split
- * out in probe_tree.c, probe_cpu.c, probe_peak.c and metrics.c (see
- * probe_internal.h).
+ * each tracked process once (probe_read.c) and hands the figures to the
+ * concerns split out in probe_tree.c, probe_cpu.c, probe_peak.c and
+ * metrics.c (see probe_internal.h).  It alone calls them all: the walk
+ * (probe_tree.c) says which processes ended, and this file hands those to
+ * CPU, peak and metric settlement, so no file below calls back up.
  */
 #include "probe_internal.h"
-#include "fileio.h"
-#include "regular_file.h"
 #include "internal.h"
 
 #include <errno.h>
@@ -17,50 +17,6 @@
 #include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
-
-static int read_cpu_ns(const rm__tracked *t, uint64_t *ns)
-{
-    struct timespec ts;
-    if (clock_gettime(t->cpu_clock, &ts) != 0)
-        return -ESRCH; /* the kernel answers EINVAL once the process is gone */
-    *ns = rm__timespec_ns(&ts);
-    return 0;
-}
-
-/* One process's CPU clock and resident memory (statm). */
-int rm__probe_read_process(const rm__tracked *t, rm__process_reading *out)
-{
-    int rc = read_cpu_ns(t, &out->cpu_ns);
-    if (rc < 0)
-        return rc;
-    char text[128];
-    ssize_t n = rm__pread_file(t->statm_fd, text, sizeof text);
-    if (n < 0)
-        return (int)n;
-    uint64_t size_pages;
-    rc = rm__parse_statm(text, (size_t)n, &size_pages, &out->rss_pages);
-    out->has_memory = size_pages != 0;
-    return rc;
-}
-
-/* A process's stat, read and parsed once into out->st for everyone that
- * needs it (the CPU of reaped children, the parent, the start time, the
- * groups' counts and faults); opened at the first need and kept open. */
-int rm__probe_read_stat(rm__tracked *t, rm__process_reading *out)
-{
-    if (t->stat_fd < 0) {
-        t->stat_fd = openat(t->dir_fd, "stat", RM__READ_FLAGS);
-        if (t->stat_fd < 0)
-            return errno == ENOENT ? -ESRCH : -errno;
-    }
-    char text[1024];
-    ssize_t n = rm__pread_file(t->stat_fd, text, sizeof text);
-    if (n < 0)
-        return (int)n;
-    int rc = rm__parse_stat(text, (size_t)n, &out->st);
-    out->stat_read = rc == 0;
-    return rc;
-}
 
 int rm__probe_open(rm__probe **out, pid_t pid, int include_children, const char *proc_root)
 {
@@ -131,6 +87,7 @@ void rm__probe_close(rm__probe *p)
     while (p->count > 0)
         rm__probe_untrack_at(p, p->count - 1);
     free(p->procs);
+    free(p->index);
     free(p->pid_list);
     free(p->walk_roots);
     rm__metrics_free(&p->metrics);
@@ -170,6 +127,41 @@ static int is_idle(const rm__probe *p, const rm__tracked *t, const rm__process_r
     return !baseline && !p->last_reading && !t->stat_due && t->read_once && now->cpu_ns == t->last_cpu_ns;
 }
 
+/* Whether a process's latest statm stands for this reading: it did not run
+ * since (its CPU clock stood still), so only reclaim or swap could have
+ * changed its resident set, and it was read within IDLE_STATM_REFRESH_NS.
+ * The root (its zombie is the target's end) and the window's first and
+ * last readings always read it.  A sleeping process then costs its CPU
+ * clock alone here. */
+static int statm_stands(const rm__probe *p, const rm__tracked *t, uint64_t cpu_ns, size_t i, uint64_t boot_ns,
+                        int baseline)
+{
+    return i != 0 && !baseline && !p->last_reading && cpu_ns == t->last_cpu_ns && t->statm_read_ns != 0 &&
+           boot_ns - t->statm_read_ns < IDLE_STATM_REFRESH_NS;
+}
+
+/* Settles every process found ended (by the walk or by this reading) and
+ * then has the tree forget them: the CPU taken off for a reaped child whose
+ * parent is tracked, the peak it keeps for the window, its metric-group
+ * counters.  All are settled before any is forgotten: a parent that ended in
+ * the same interval as its child still takes the child's credit. */
+static void settle_ended(rm__probe *p)
+{
+    for (size_t i = 1; i < p->count; i++) {
+        const rm__tracked *t = &p->procs[i];
+        if (!t->ending)
+            continue;
+        rm__tracked *parent = t->ending == ENDED_REAPED ? rm__probe_find(p, t->ppid) : NULL;
+        if (parent)
+            rm__probe_cpu_settle(p, t, parent);
+        rm__probe_peak_settle(p, t);
+    }
+    for (size_t i = 1; i < p->count; i++)
+        if (p->procs[i].ending)
+            rm__metrics_left(&p->metrics, &p->procs[i].metrics);
+    rm__probe_drop_ended(p);
+}
+
 static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
 {
     if (p->root_gone)
@@ -177,8 +169,8 @@ static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
     struct timespec boot;
     clock_gettime(CLOCK_BOOTTIME, &boot);
     uint64_t boot_ns = rm__timespec_ns(&boot);
-    if (p->include_children)
-        rm__probe_refresh_tree(p);
+    if (p->include_children && rm__probe_refresh_tree(p) > 0)
+        settle_ended(p);
     int groups = p->metrics.groups != 0; /* none by default: no call into metrics.c at all */
     if (groups) {
         p->metrics.final_reading = p->last_reading;
@@ -189,6 +181,7 @@ static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
     rm__probe_reading r = {0};
     uint64_t rss_pages = 0;
     int root_exited = 0;
+    size_t gone_count = 0; /* processes this reading found gone */
     /* Parents before children (a process is tracked after its parent): a
      * child that exits and is reaped between the two reads is then either
      * read before its parent's counters hold it, or found gone and settled
@@ -199,7 +192,15 @@ static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
         rm__tracked *t = &p->procs[i];
         rm__process_reading now; /* read_process fills the rest; st only with stat_read */
         now.stat_read = 0;
-        int gone = rm__probe_read_process(t, &now) < 0, tree_due;
+        int gone = rm__probe_read_cpu(t, &now.cpu_ns) < 0, tree_due;
+        if (!gone && statm_stands(p, t, now.cpu_ns, i, boot_ns, baseline)) {
+            now.rss_pages = t->rss_pages;
+            now.has_memory = t->has_memory;
+        } else if (!gone) {
+            gone = rm__probe_read_statm(t, &now) < 0;
+            t->statm_read_ns = boot_ns;
+            t->has_memory = now.has_memory;
+        }
         int idle = !gone && groups && is_idle(p, t, &now, baseline);
         tree_due = 0;
         if (!gone && (groups || p->include_children) &&
@@ -213,6 +214,7 @@ static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
         }
         if (gone) {
             t->ending = ENDED_REAPED; /* since the walk */
+            gone_count++;
             continue;
         }
         if (i == 0 && !now.has_memory) {
@@ -241,7 +243,8 @@ static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
     int root_reaped = p->procs[0].ending == ENDED_REAPED;
     if (root_reaped && !p->previous_boottime_ns)
         return -ESRCH; /* gone before the first reading: nothing to give */
-    rm__probe_forget_ended(p);
+    if (gone_count > 0)
+        settle_ended(p);
     if (p->stat_due_pending)
         rm__probe_cpu_catch_up(p);
     if (root_reaped) {

@@ -57,7 +57,8 @@ int rm__probe_members_of_cgroup(rm__probe *p, const char *dir);
 
 /* Call before the first reading: the kernel's peak-RSS marks are never reset
  * (they may belong to a program that reads its own ru_maxrss); instead each
- * reading reads every process's mark, and rm__probe_peak_rss gives the
+ * reading reads the mark of every process that ran since its previous mark
+ * read (a mark rises only while its process runs), and rm__probe_peak_rss gives the
  * largest ever seen with RESMON_HWM_LIFETIME -- also after the target ended. */
 void rm__probe_keep_peak_marks(rm__probe *p);
 

@@ -43,15 +43,13 @@ void rm__probe_cpu_catch_up(rm__probe *p)
 /* Its CPU up to the latest reading was counted while it was tracked; once
  * reaped, all of its CPU lands in its parent's cutime, so when that parent
  * is tracked its increase is reduced by what was already counted (and, for
- * a process older than the window, by its past).  The parent's stat is then
+ * a process older than the window, by its past).  probe.c calls this for a
+ * reaped process whose parent is tracked.  The parent's stat is then
  * read in this same reading (stat_due), so that the reduction and the
  * increase meet: apart, the reduction showed as a 0 % sample and the
  * increase as a run of samples pinned at every CPU busy. */
-void rm__probe_cpu_settle(rm__probe *p, const rm__tracked *t)
+void rm__probe_cpu_settle(rm__probe *p, const rm__tracked *t, rm__tracked *parent)
 {
-    rm__tracked *parent = t->ending == ENDED_REAPED ? rm__probe_find(p, t->ppid) : NULL;
-    if (!parent)
-        return;
     p->counted_ns -= (int64_t)lifetime_cpu_ns(t);
     rm__metrics_settle_reaped(&p->metrics, &t->metrics);
     if (p->include_children)

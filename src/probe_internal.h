@@ -5,12 +5,18 @@
  *   probe.c       opening, closing, and one reading (read_all): it reads
  *                 each tracked process once -- CPU clock, statm and, when
  *                 anything needs it, stat, parsed once into the row -- and
- *                 hands the parsed figures to the files below
- *   probe_tree.c  tree membership: which processes are tracked, the walk,
- *                 orphans, and settling those that ended
+ *                 hands the parsed figures to the files below; it settles
+ *                 the processes the walk or the reading found ended
+ *   probe_tree.c  tree membership: which processes are tracked, the walk
+ *                 (which marks those that ended), orphans
  *   probe_cpu.c   CPU accounting: the counted/reported carry, the CPU of
  *                 reaped children (cutime/cstime), the root's tail
  *   probe_peak.c  the kernel's peak-RSS marks: reset, keep or watch them
+ *   probe_read.c  the reads of one process (CPU clock, statm, stat): a leaf
+ *
+ * Calls point one way: probe.c calls the others; probe_tree.c and
+ * probe_cpu.c call probe_read.c (and metrics.c); none calls probe.c, and
+ * neither probe_tree.c nor probe_cpu.c nor probe_peak.c calls another of them.
  *
  * A tracked process is one row (rm__tracked): its /proc files, its CPU
  * accounting, its peak marks and its metric-group counters (metrics.h), so
@@ -52,11 +58,15 @@ typedef struct rm__tracked {
                               in this reading, whatever the schedule */
     /* memory and peak marks (probe_peak.c) */
     uint64_t rss_pages;      /* the latest reading while it had memory */
+    uint64_t statm_read_ns;  /* when (CLOCK_BOOTTIME) statm was last read */
+    int has_memory;          /* statm then showed any (0: a zombie) */
     uint64_t peak_rss_bytes; /* the largest RSS sampled */
     uint64_t hwm_bytes;      /* the latest VmHWM read during the window (0: none) */
     uint64_t hwm_read_ns;    /* when (CLOCK_BOOTTIME) */
     uint64_t hwm_start_bytes; /* watch_peak_marks: VmHWM at its first reading of the window */
     int hwm_start_known;
+    uint64_t hwm_kept_cpu_ns; /* keep_peak_marks: its CPU clock at the latest mark read */
+    int hwm_kept_read;        /* ... and there was one */
     int peak_reset_ok;
     /* membership (probe_tree.c) */
     unsigned seen_walk;  /* the walk that last found it (tree mode) */
@@ -97,6 +107,13 @@ typedef struct rm__process_reading {
  * increase then land in the same reading. */
 #define CHILDREN_CPU_REFRESH_NS 10000000u
 
+/* A process whose CPU clock stood still since its previous reading cannot
+ * have touched its memory: its resident set changes only by the kernel's
+ * reclaim or swap, and statm is re-read at most this often for it (once a
+ * second).  The root and every process in the window's first and last
+ * readings are read each time. */
+#define IDLE_STATM_REFRESH_NS 1000000000u
+
 struct rm__probe {
     int proc_fd;
     pid_t root;
@@ -115,6 +132,11 @@ struct rm__probe {
     rm__tree_walker walker;
     rm__tracked *procs;     /* procs[0] is the root */
     size_t count, cap;
+    /* pid -> index + 1 in procs (0: empty), open addressing, rebuilt when
+     * the set changed otherwise than by a track (rm__probe_find). */
+    uint32_t *index;
+    size_t index_cap;         /* a power of two, at least twice count */
+    unsigned index_generation; /* the generation it holds */
     pid_t *pid_list;        /* for rm__probe_pids */
     size_t pid_list_cap;
     long ticks_per_sec;     /* stat's clock ticks */
@@ -157,8 +179,13 @@ struct rm__probe {
     size_t members;
 };
 
-/* probe.c: the reads of one process. */
+/* probe_read.c (a leaf: file reads and parsers only): the reads of one
+ * process. */
 int rm__probe_read_process(const rm__tracked *t, rm__process_reading *out);
+/* Its halves: the CPU clock (-ESRCH once reaped), and statm into
+ * out->rss_pages and out->has_memory. */
+int rm__probe_read_cpu(const rm__tracked *t, uint64_t *ns);
+int rm__probe_read_statm(const rm__tracked *t, rm__process_reading *out);
 int rm__probe_read_stat(rm__tracked *t, rm__process_reading *out);
 
 /* probe_tree.c */
@@ -166,8 +193,10 @@ int rm__probe_track(rm__probe *p, pid_t pid, rm__tracked **out);
 void rm__probe_release(rm__tracked *t);
 void rm__probe_untrack_at(rm__probe *p, size_t index);
 rm__tracked *rm__probe_find(rm__probe *p, pid_t pid);
-void rm__probe_refresh_tree(rm__probe *p);
-void rm__probe_forget_ended(rm__probe *p);
+/* The walk: tracks new descendants, marks those that ended (ending) and
+ * returns how many are marked; probe.c settles them, then drops them. */
+size_t rm__probe_refresh_tree(rm__probe *p);
+void rm__probe_drop_ended(rm__probe *p);
 
 /* probe_cpu.c */
 void rm__probe_cpu_begin(rm__probe *p);
@@ -175,7 +204,8 @@ void rm__probe_cpu_begin(rm__probe *p);
  * after its own read in this reading, so that the child's credit and the
  * parent's increase land in the same reading. */
 void rm__probe_cpu_catch_up(rm__probe *p);
-void rm__probe_cpu_settle(rm__probe *p, const rm__tracked *t);
+/* t was reaped and its parent is tracked. */
+void rm__probe_cpu_settle(rm__probe *p, const rm__tracked *t, rm__tracked *parent);
 void rm__probe_cpu_root_tail(rm__probe *p, uint64_t boot_ns);
 void rm__probe_cpu_note_children(rm__probe *p, int baseline);
 

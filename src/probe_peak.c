@@ -77,9 +77,16 @@ void rm__probe_peak_refresh_root(rm__probe *p, uint64_t boot_ns)
 void rm__probe_peak_marks_after_read(rm__probe *p, rm__tracked *t, const rm__process_reading *now)
 {
     uint64_t bytes;
-    if (p->keep_peak_marks && now->has_memory && rm__read_peak_rss(t->dir_fd, &bytes) == 0 &&
-        bytes > p->lifetime_peak_bytes)
-        p->lifetime_peak_bytes = bytes;
+    /* A mark rises only by the process's own page faults, so only while it
+     * runs: a process whose CPU clock stood still since its latest mark
+     * read is not read again (a sleeping tree costs no status per sample). */
+    int ran = !t->hwm_kept_read || now->cpu_ns != t->hwm_kept_cpu_ns;
+    if (p->keep_peak_marks && ran && now->has_memory && rm__read_peak_rss(t->dir_fd, &bytes) == 0) {
+        t->hwm_kept_read = 1;
+        t->hwm_kept_cpu_ns = now->cpu_ns;
+        if (bytes > p->lifetime_peak_bytes)
+            p->lifetime_peak_bytes = bytes;
+    }
     if (p->watch_peak_marks && !t->hwm_start_known && now->has_memory &&
         rm__read_peak_rss(t->dir_fd, &t->hwm_start_bytes) == 0) {
         t->hwm_start_known = 1;

@@ -1,7 +1,9 @@
 /*
  * probe_tree.c -- which processes a probe tracks (see probe_internal.h):
- * tracking and untracking, the walk of the tree, orphans, and settling the
- * accounts of processes that ended.
+ * tracking and untracking, the walk of the tree and orphans.  It finds
+ * which processes ended and leaves settling their accounts to probe.c: it
+ * calls only down (probe_read.c, metrics.c's per-process open and close,
+ * proc_tree.c), never into CPU or peak accounting.
  */
 #include "probe_internal.h"
 #include "regular_file.h"
@@ -10,6 +12,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 /* In a tree, a process's stat is read when it is tracked: its parent and
@@ -38,11 +41,54 @@ void rm__probe_untrack_at(rm__probe *p, size_t index)
     p->generation++;
 }
 
+static size_t index_slot(const rm__probe *p, pid_t pid)
+{
+    return ((uint32_t)pid * 2654435761u) & (p->index_cap - 1);
+}
+
+static void index_insert(rm__probe *p, size_t at)
+{
+    size_t slot = index_slot(p, p->procs[at].pid);
+    while (p->index[slot])
+        slot = (slot + 1) & (p->index_cap - 1);
+    p->index[slot] = (uint32_t)at + 1;
+}
+
+/* Rebuilds the pid index for the current set; -ENOMEM leaves none. */
+static int index_rebuild(rm__probe *p)
+{
+    size_t need = 16;
+    while (need < p->cap * 2)
+        need *= 2;
+    if (need != p->index_cap) {
+        uint32_t *grown = realloc(p->index, need * sizeof *grown);
+        if (!grown)
+            return -ENOMEM;
+        p->index = grown;
+        p->index_cap = need;
+    }
+    memset(p->index, 0, p->index_cap * sizeof *p->index);
+    for (size_t i = 0; i < p->count; i++)
+        index_insert(p, i);
+    p->index_generation = p->generation;
+    return 0;
+}
+
+/* The row of pid, through a hash of the tracked set (a walk of 10 000
+ * processes looks each one up: a scan made that quadratic). */
 rm__tracked *rm__probe_find(rm__probe *p, pid_t pid)
 {
-    for (size_t i = 0; i < p->count; i++)
-        if (p->procs[i].pid == pid)
-            return &p->procs[i];
+    if (p->index_generation != p->generation || !p->index) {
+        if (index_rebuild(p) < 0) {
+            for (size_t i = 0; i < p->count; i++)
+                if (p->procs[i].pid == pid)
+                    return &p->procs[i];
+            return NULL;
+        }
+    }
+    for (size_t slot = index_slot(p, pid); p->index[slot]; slot = (slot + 1) & (p->index_cap - 1))
+        if (p->procs[p->index[slot] - 1].pid == pid)
+            return &p->procs[p->index[slot] - 1];
     return NULL;
 }
 
@@ -105,29 +151,27 @@ int rm__probe_track(rm__probe *p, pid_t pid, rm__tracked **out)
     }
     rm__tracked *parent = now.stat_read ? rm__probe_find(p, now.st.ppid) : NULL;
     p->procs[p->count] = t; /* room was made above: parent stays where it is */
+    int index_current = p->index && p->index_generation == p->generation && p->index_cap >= p->cap * 2;
     *out = &p->procs[p->count++];
     p->generation++;
+    if (index_current) { /* one more row: added, not rebuilt */
+        index_insert(p, p->count - 1);
+        p->index_generation = p->generation;
+    }
     rm__metrics_joined(&p->metrics, &(*out)->metrics, now.stat_read ? &now.st : NULL, now.rss_pages,
                        parent ? &parent->metrics : NULL);
     return 0;
 }
 
-/* Settles every process this reading found ended, then forgets them.  All
- * are settled before any is forgotten: a parent that ended in the same
- * interval as its child still takes the child's credit. */
-void rm__probe_forget_ended(rm__probe *p)
+/* Forgets every process found ended (its rows released), once probe.c has
+ * settled their accounts (see settle_ended there).  One stable pass: the
+ * set keeps parents before children, which the reading relies on (see
+ * read_all). */
+void rm__probe_drop_ended(rm__probe *p)
 {
-    for (size_t i = 1; i < p->count; i++)
-        if (p->procs[i].ending) {
-            rm__probe_cpu_settle(p, &p->procs[i]);
-            rm__probe_peak_settle(p, &p->procs[i]);
-        }
-    /* One stable pass: the set keeps parents before children, which the
-     * reading relies on (see read_all). */
     size_t kept = 1;
     for (size_t i = 1; i < p->count; i++) {
         if (p->procs[i].ending) {
-            rm__metrics_left(&p->metrics, &p->procs[i].metrics);
             rm__probe_release(&p->procs[i]);
             p->generation++;
         } else {
@@ -244,14 +288,17 @@ static int walk_and_track(rm__probe *p)
 }
 
 /* Brings the tracked set up to date with the tree: new descendants are
- * tracked, processes that ended are dropped.  A walk that runs out of
- * memory keeps the old set: a sample of the known processes beats none. */
-void rm__probe_refresh_tree(rm__probe *p)
+ * tracked, and those that ended are marked (ending) for the caller to settle
+ * and drop.  A walk that runs out of memory keeps the old set: a sample of
+ * the known processes beats none.  Returns how many of the tracked
+ * processes are marked ended. */
+size_t rm__probe_refresh_tree(rm__probe *p)
 {
     int rc = walk_and_track(p);
-    if (rc < 0)
-        return;
     if (rc == 1)
         walk_and_track(p);
-    rm__probe_forget_ended(p);
+    size_t ended = 0;
+    for (size_t i = 1; i < p->count; i++)
+        ended += p->procs[i].ending != STILL_TRACKED;
+    return ended;
 }

@@ -981,6 +981,101 @@ static void walk_follows_a_process_handed_to_a_subreaper(void **state)
     assert_next_reading_tracks_a_fork_of(subreaper_gets_a_grandchild, &threads);
 }
 
+/* A process that sleeps between readings keeps its latest statm figure
+ * and peak mark unread (issue 33: its CPU clock is the reading), so one that
+ * woke, allocated and slept again must be read afresh the next reading:
+ * its new RSS in the tree's sum, its new VmHWM in the lifetime peak.  The
+ * child (not the root, whose statm is read every time) maps `step` MiB on
+ * each go and reports ready asleep; on the second go it unmaps them again,
+ * so only its peak mark shows them, and it ends before the peak is asked
+ * (a live process's mark is read then anyway). */
+enum { WAKE_STEP_MB = 64 };
+
+static int grow_in_a_child_on_go(const test_child *self, const void *arg)
+{
+    (void)arg;
+    pid_t child = fork();
+    if (child == 0) {
+        size_t bytes = (size_t)WAKE_STEP_MB << 20;
+        test_child_go_wait(self);
+        char *kept = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (kept == MAP_FAILED)
+            _exit(2);
+        test_touch(kept, bytes);
+        test_child_ready(self);
+        test_child_go_wait(self);
+        char *released = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (released == MAP_FAILED)
+            _exit(2);
+        test_touch(released, bytes);
+        munmap(released, bytes);
+        test_child_ready(self);
+        test_child_await(self); /* until the test closes go: it ends */
+        _exit(0);
+    }
+    test_child_send(self, &child, sizeof child);
+    test_child_idle();
+}
+
+static void wait_for_zombie(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    double safety_net = test_now() + 60;
+    for (;;) {
+        char text[512] = "";
+        FILE *f = fopen(path, "r");
+        assert_non_null(f);
+        size_t n = fread(text, 1, sizeof text - 1, f);
+        fclose(f);
+        text[n] = '\0';
+        const char *paren = strrchr(text, ')');
+        if (paren && paren[1] == ' ' && paren[2] == 'Z')
+            return;
+        assert_true(test_now() < safety_net);
+        test_sleep(0.0005); /* waiting for a state, not for a time */
+    }
+}
+
+static void sleeper_that_woke_is_read_at_its_new_rss_and_peak(void **state)
+{
+    (void)state;
+    test_child target = test_spawn(grow_in_a_child_on_go, NULL, TEST_SPAWN_GROUP);
+    pid_t child;
+    test_child_receive(&target, &child, sizeof child);
+    rm__probe *probe;
+    assert_int_equal(rm__probe_open(&probe, target.pid, 1, NULL), 0);
+    rm__probe_keep_peak_marks(probe);
+    rm__probe_reading r;
+    assert_int_equal(rm__probe_begin(probe, &r), 0);
+    for (int i = 0; i < 3; i++) /* the child asleep: its statm now stands */
+        assert_int_equal(rm__probe_read(probe, &r), 0);
+    assert_true(probe_tracks(probe, child));
+    uint64_t asleep = r.rss_bytes, step = (uint64_t)WAKE_STEP_MB << 20;
+    test_child_go(&target);
+    test_child_wait_ready(&target); /* mapped, touched, asleep again */
+    assert_int_equal(rm__probe_read(probe, &r), 0);
+    uint64_t grown = r.rss_bytes;
+    test_child_go(&target);
+    test_child_wait_ready(&target); /* a further step mapped and unmapped */
+    assert_int_equal(rm__probe_read(probe, &r), 0);
+    double child_mark_mb = peak_mark_mb(child);
+    /* It ends now (a zombie: no mark left to read), so the lifetime peak
+     * holds its mark only if that reading read it. */
+    test_child_release(&target);
+    wait_for_zombie(child);
+    uint64_t peak;
+    resmon_hwm_scope scope;
+    int reset_error;
+    assert_int_equal(rm__probe_peak_rss(probe, &peak, &scope, &reset_error), 0);
+    rm__probe_close(probe);
+    test_child_kill(&target);
+    assert_true(grown >= asleep + step * 15 / 16);
+    assert_int_equal(scope, RESMON_HWM_LIFETIME);
+    assert_true(child_mark_mb >= 2.0 * WAKE_STEP_MB);
+    assert_true((double)peak >= child_mark_mb * 1048576.0);
+}
+
 static int use_children_lists(void **state)
 {
     (void)state;
@@ -1024,6 +1119,10 @@ int main(void)
         cmocka_unit_test_setup(walk_follows_a_process_handed_to_a_subreaper, use_proc_scan),
         cmocka_unit_test(target_reaped_before_stop_keeps_its_cpu_and_peak),
         cmocka_unit_test_setup(probe_peak_keeps_a_descendant_that_ended, use_children_lists),
+        cmocka_unit_test_setup(sleeper_that_woke_is_read_at_its_new_rss_and_peak, use_children_lists),
+        cmocka_unit_test_setup(sleeper_that_woke_is_read_at_its_new_rss_and_peak, use_proc_scan),
     };
+    if (getenv("RESMON_TEST_FILTER")) /* one test by name, e.g. while proving it */
+        cmocka_set_test_filter(getenv("RESMON_TEST_FILTER"));
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,66 @@
+/*
+ * probe_read.c -- the reads of one tracked process (see probe_internal.h):
+ * its CPU clock, statm and stat.  A leaf of the probe: it calls only the
+ * file readers and parsers below it, never back into the probe's other
+ * files, which all read processes through it.
+ */
+#include "probe_internal.h"
+#include "fileio.h"
+#include "regular_file.h"
+#include "internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <time.h>
+
+static int read_cpu_ns(const rm__tracked *t, uint64_t *ns)
+{
+    struct timespec ts;
+    if (clock_gettime(t->cpu_clock, &ts) != 0)
+        return -ESRCH; /* the kernel answers EINVAL once the process is gone */
+    *ns = rm__timespec_ns(&ts);
+    return 0;
+}
+
+int rm__probe_read_cpu(const rm__tracked *t, uint64_t *ns)
+{
+    return read_cpu_ns(t, ns);
+}
+
+int rm__probe_read_statm(const rm__tracked *t, rm__process_reading *out)
+{
+    char text[128];
+    ssize_t n = rm__pread_file(t->statm_fd, text, sizeof text);
+    if (n < 0)
+        return (int)n;
+    uint64_t size_pages;
+    int rc = rm__parse_statm(text, (size_t)n, &size_pages, &out->rss_pages);
+    out->has_memory = size_pages != 0;
+    return rc;
+}
+
+/* One process's CPU clock and resident memory (statm). */
+int rm__probe_read_process(const rm__tracked *t, rm__process_reading *out)
+{
+    int rc = read_cpu_ns(t, &out->cpu_ns);
+    return rc < 0 ? rc : rm__probe_read_statm(t, out);
+}
+
+/* A process's stat, read and parsed once into out->st for everyone that
+ * needs it (the CPU of reaped children, the parent, the start time, the
+ * groups' counts and faults); opened at the first need and kept open. */
+int rm__probe_read_stat(rm__tracked *t, rm__process_reading *out)
+{
+    if (t->stat_fd < 0) {
+        t->stat_fd = openat(t->dir_fd, "stat", RM__READ_FLAGS);
+        if (t->stat_fd < 0)
+            return errno == ENOENT ? -ESRCH : -errno;
+    }
+    char text[1024];
+    ssize_t n = rm__pread_file(t->stat_fd, text, sizeof text);
+    if (n < 0)
+        return (int)n;
+    int rc = rm__parse_stat(text, (size_t)n, &out->st);
+    out->stat_read = rc == 0;
+    return rc;
+}
