@@ -190,8 +190,19 @@ class Trace(unittest.TestCase):
         self.assertFalse(any(name.startswith("GPU") for _, name in counters))  # no GPU measured here
         # The command: one slice named by it, its status and wait4's figures in args.
         processes = [s for track, spans in slices.items() if track[0] == 2 for s in spans]
-        self.assertEqual(len(processes), 1, processes)
-        name, start, end, args = processes[0]
+        commands = [p for p in processes if p[3]["source"] != "taskstats"]
+        self.assertEqual(len(commands), 1, processes)
+        # Every other process of the tree, from its taskstats record, as it
+        # ended: the two `resmon mark`s and the two workloads.
+        others = sorted(p[0] for p in processes if p[3]["source"] == "taskstats")
+        if summary["processes"]["source"] == "taskstats":
+            self.assertEqual(others, ["cli_workload", "cli_workload", "resmon", "resmon"], processes)
+            workload = next(p for p in processes if p[0] == "cli_workload" and p[3]["peak_rss_mb"] >= 64)
+            self.assertEqual(workload[3]["ppid"], commands[0][3]["pid"])
+            self.assertTrue(phases[0][1] - 1e5 <= workload[1] <= workload[2] <= phases[0][2] + 1e5, (workload, phases))
+        else:
+            self.assertEqual(others, [], processes)  # without taskstats: the command's slice alone
+        name, start, end, args = commands[0]
         self.assertEqual(name, "sh")
         self.assertEqual(args["exit_status"], 3)
         self.assertEqual(args["command"], f"sh {script}")

@@ -16,6 +16,7 @@
 #include "signals.h"
 #include "process_records.h"
 #include "processes_file.h"
+#include "trace_file.h"
 
 #include <errno.h>
 #include <math.h>
@@ -32,6 +33,41 @@ static void note_ignored_signals(const cli_options *o)
     if (ignored_count && !o->quiet)
         fprintf(stderr, "resmon: %s ignored when resmon started (a background job?): %s\n", ignored,
                 o->pid || o->watch_cgroup ? "resmon does not stop on it" : "not forwarded to the command");
+}
+
+/* Where each kept process record goes: --processes-file's row and, with
+ * --trace, the process's slice on the timeline. */
+typedef struct record_sinks {
+    processes_file *file;
+    trace_file *trace;
+    const run_result *run; /* the records' time base, and the command's pid */
+} record_sinks;
+
+/* Called with the records' lock held, after child.c stored the command's
+ * pid and start under it (process_records_start). */
+static void record_to_sinks(const process_record *rec, void *user)
+{
+    const record_sinks *sinks = user;
+    if (sinks->file)
+        processes_file_write(rec, sinks->file);
+    /* The command's own slice comes at the end from its wait4 (trace_file.c,
+     * with its command line and status); a record without its times (wait4
+     * knows no start) has no place on a timeline. */
+    if (!sinks->trace || rec->pid == sinks->run->command_pid || isnan(rec->start_sec) || isnan(rec->end_sec))
+        return;
+    trace_process slice = {
+        .pid = (int)rec->pid,
+        .ppid = (int)rec->ppid,
+        .name = rec->comm,
+        .start_timestamp = sinks->run->command_start_timestamp + rec->start_sec,
+        .end_timestamp = sinks->run->command_start_timestamp + rec->end_sec,
+        .cpu_sec = rec->cpu_user_sec + rec->cpu_sys_sec,
+        .peak_rss_mb = rec->peak_rss_mb,
+        .exit_status = rec->exit_code,
+        .term_signal = 0, /* the record's code folds a signal into 128 + N: not told apart */
+        .source = rec->source,
+    };
+    trace_file_processes(sinks->trace, &slice, 1);
 }
 
 int main(int argc, char **argv)
@@ -90,8 +126,9 @@ int main(int argc, char **argv)
     int attached = o.pid || o.watch_cgroup; /* resmon did not start what it monitors */
     if (!attached && o.include_children) /* out of memory: the run goes on without them */
         r.processes = process_records_new(getpid());
-    if (r.processes && out.processes) /* --processes-file: each record as it is kept */
-        process_records_on_record(r.processes, processes_file_write, out.processes);
+    record_sinks sinks = {out.processes, out.trace, &r};
+    if (r.processes && (out.processes || out.trace)) /* each record as it is kept */
+        process_records_on_record(r.processes, record_to_sinks, &sinks);
     rc = attached ? attach_process(&o, &out, &r) : run_command(&o, &out, &r);
     if (rc != 0) {
         process_records_free(r.processes);
