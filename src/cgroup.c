@@ -463,7 +463,7 @@ void rm__cgroup_read_end(const rm__cgroup *cg, rm__cgroup_end *end)
     end->io_read_bytes = end->io_write_bytes = NAN;
     if (!cg)
         return;
-    uint64_t value, other;
+    uint64_t value = 0, other = 0; /* set by each read that succeeds; gcc -O3 cannot tell */
     if (rm__cgroup_read_peak(cg, &value) == 0)
         end->peak_mb = (double)value / RM__BYTES_PER_MIB;
     if (rm__cgroup_read_oom_kills(cg, &value) == 0)
@@ -472,7 +472,7 @@ void rm__cgroup_read_end(const rm__cgroup *cg, rm__cgroup_end *end)
         end->throttled_sec = (double)value * 1e-6;
         end->nr_throttled = (double)other;
     }
-    rm__cgroup_io io;
+    rm__cgroup_io io = {0};
     if (rm__cgroup_read_io(cg, &io) == 0) {
         end->io_read_bytes = (double)io.rbytes;
         end->io_write_bytes = (double)io.wbytes;
