@@ -50,6 +50,7 @@
 #include <strings.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #define FAKE_API __attribute__((visibility("default")))
@@ -82,6 +83,7 @@ typedef struct {
 static struct {
     int devices, init, lost_after, fail_after, slow_ms, mem_v2, unified, broken, mig, procs_slow_us;
     char unsupported[128];
+    char energy_fail_file[256]; /* energy reads fail (UNKNOWN) while this file exists */
     double util, mem_used_mb, mem_total_mb, clock, memclock, power_w, limit_w, energy_step_j;
     process_table compute, mps;
     char models[8][32];
@@ -180,6 +182,9 @@ static void configure(void)
     const char *u = strstr(config, "unsupported=");
     if (u)
         snprintf(fake.unsupported, sizeof fake.unsupported, "%.*s", (int)strcspn(u + 12, ";"), u + 12);
+    const char *ef = strstr(config, "energy_fail_file=");
+    if (ef)
+        snprintf(fake.energy_fail_file, sizeof fake.energy_fail_file, "%.*s", (int)strcspn(ef + 17, ";"), ef + 17);
     fake.unified = (int)value_of(config, "unified", 0);
     fake.broken = (int)value_of(config, "broken", -1);
     fake.mig = (int)value_of(config, "mig", -1);
@@ -459,6 +464,8 @@ FAKE_API int nvmlDeviceGetTotalEnergyConsumption(struct nvmlDevice_st *d, unsign
 {
     (void)d;
     int rc = device_call("energy");
+    if (rc == 0 && fake.energy_fail_file[0] && access(fake.energy_fail_file, F_OK) == 0)
+        return 999; /* UNKNOWN: this reading has no energy, the next may */
     if (rc == 0) {
         fake.energy_j += fake.energy_step_j;
         *mj = (unsigned long long)(fake.energy_j * 1000);

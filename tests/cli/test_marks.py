@@ -15,7 +15,7 @@ import unittest
 import xml.etree.ElementTree as ET
 
 # tests/cli/helpers.py: the signal dispositions and the environment.
-from helpers import RESMON, WORKLOAD
+from helpers import RESMON, TIME_FACTOR, WORKLOAD
 SVG = "{http://www.w3.org/2000/svg}"
 
 
@@ -169,6 +169,29 @@ class Marks(unittest.TestCase):
         lines = [line for line in r.stderr.splitlines() if line.startswith("  phase a ")]
         self.assertEqual(len(lines), 1, r.stderr)
         self.assertIn("GPU 1000.0 MiB 42 %", lines[0])
+
+    def test_phases_energy_adds_up_when_the_marks_sample_has_no_reading(self):
+        # CI6's busy stage: the phases summed to 300 J of the window's 320.
+        # A mark whose sample has no energy reading (the GPU thread late, or
+        # a failed read) opened its phase at the next reading, and the energy
+        # between was nobody's.  Here energy reads fail while a file exists,
+        # and the mark comes in that gap.
+        sysfs = self.path("sysfs")
+        os.makedirs(sysfs)
+        gap = self.path("no-energy")
+        self.env.update(RESMON_NVML_LIBRARY=os.environ["FAKE_NVML_LIB"], RESMON_SYSFS_ROOT=sysfs,
+                        FAKE_NVML=f"devices=1;energy_fail_file={gap}")
+        t = 0.1 * TIME_FACTOR
+        script = self.script(f'"{RESMON}" mark a\n"{WORKLOAD}" sleep {2 * t}\ntouch "{gap}"\n'
+                             f'"{WORKLOAD}" sleep {t}\n"{RESMON}" mark b\n"{WORKLOAD}" sleep {t}\n'
+                             f'rm "{gap}"\n"{WORKLOAD}" sleep {2 * t}\n')
+        r = self.run_resmon("-i", "0.02", "--gpu", "nvml:0", "-o", self.path("s.json"), "--", "sh", script)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(self.path("s.json")) as f:
+            s = json.load(f)
+        self.assertEqual([p["name"] for p in s["phases"]], ["", "a", "b"])
+        self.assertGreater(s["phases"][2]["gpu_energy_j"], 0)
+        self.assertAlmostEqual(sum(p.get("gpu_energy_j") or 0 for p in s["phases"]), s["gpu_energy_j"], places=6)
 
     def test_every_mark_is_taken_or_counted_dropped(self):
         # 300 marks: the window holds 256 phases, the rest are refused or
