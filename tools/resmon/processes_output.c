@@ -136,10 +136,10 @@ void processes_print_table(FILE *out, const run_result *r)
         fprintf(out, "  heaviest processes (wait4: the %lu resmon reaped, each with what it reaped; %s)\n", t.count,
                 unavailable_reason(t.source_error));
     else
-        fprintf(out, "  heaviest processes (taskstats: %lu processes, each its own peak, exact, and CPU, in clock ticks)\n", t.count);
+        fprintf(out, "  heaviest processes (taskstats: %lu processes, each its own peak, exact, and CPU, approximate)\n", t.count);
     if (!t.source_error && r->have_rusage)
-        fprintf(out, "    their CPU sums to %.3f s of wait4's exact %.3f s: the kernel's records count CPU in clock "
-                     "ticks and end before each exit's own work (releasing memory and files)\n",
+        fprintf(out, "    their own CPU sums to %.3f s of wait4's exact %.3f s for the whole tree: a record is "
+                     "the kernel's at the process's exit, before its last work (README, \"Which process?\")\n",
                 t.cpu_sec, r->rusage_cpu_sec);
     if (t.unattributed || t.overruns)
         fprintf(out, "    %lu process%s not placed in the tree, %llu overrun%s of the kernel's records\n",
