@@ -87,7 +87,7 @@ void rm__probe_close(rm__probe *p)
     while (p->count > 0)
         rm__probe_untrack_at(p, p->count - 1);
     free(p->procs);
-    free(p->index);
+    rm__pid_index_free(&p->index);
     free(p->pid_list);
     free(p->walk_roots);
     rm__metrics_free(&p->metrics);

@@ -26,6 +26,7 @@
 #define RESMON_PROBE_INTERNAL_H
 
 #include "metrics.h"
+#include "pid_index.h"
 #include "probe.h"
 #include "proc_tree.h"
 #include "procfs.h"
@@ -134,8 +135,7 @@ struct rm__probe {
     size_t count, cap;
     /* pid -> index + 1 in procs (0: empty), open addressing, rebuilt when
      * the set changed otherwise than by a track (rm__probe_find). */
-    uint32_t *index;
-    size_t index_cap;         /* a power of two, at least twice count */
+    rm__pid_index index;
     unsigned index_generation; /* the generation it holds */
     pid_t *pid_list;        /* for rm__probe_pids */
     size_t pid_list_cap;

@@ -41,35 +41,14 @@ void rm__probe_untrack_at(rm__probe *p, size_t index)
     p->generation++;
 }
 
-static size_t index_slot(const rm__probe *p, pid_t pid)
-{
-    return ((uint32_t)pid * 2654435761u) & (p->index_cap - 1);
-}
-
-static void index_insert(rm__probe *p, size_t at)
-{
-    size_t slot = index_slot(p, p->procs[at].pid);
-    while (p->index[slot])
-        slot = (slot + 1) & (p->index_cap - 1);
-    p->index[slot] = (uint32_t)at + 1;
-}
-
-/* Rebuilds the pid index for the current set; -ENOMEM leaves none. */
+/* Rebuilds the pid index for the current set (room for every row procs
+ * has room for); -ENOMEM leaves it stale, and rm__probe_find scans. */
 static int index_rebuild(rm__probe *p)
 {
-    size_t need = 16;
-    while (need < p->cap * 2)
-        need *= 2;
-    if (need != p->index_cap) {
-        uint32_t *grown = realloc(p->index, need * sizeof *grown);
-        if (!grown)
-            return -ENOMEM;
-        p->index = grown;
-        p->index_cap = need;
-    }
-    memset(p->index, 0, p->index_cap * sizeof *p->index);
+    if (rm__pid_index_reset(&p->index, p->cap) < 0)
+        return -ENOMEM;
     for (size_t i = 0; i < p->count; i++)
-        index_insert(p, i);
+        rm__pid_index_add(&p->index, p->procs[i].pid, i);
     p->index_generation = p->generation;
     return 0;
 }
@@ -78,7 +57,7 @@ static int index_rebuild(rm__probe *p)
  * processes looks each one up: a scan made that quadratic). */
 rm__tracked *rm__probe_find(rm__probe *p, pid_t pid)
 {
-    if (p->index_generation != p->generation || !p->index) {
+    if (p->index_generation != p->generation || !p->index.cap) {
         if (index_rebuild(p) < 0) {
             for (size_t i = 0; i < p->count; i++)
                 if (p->procs[i].pid == pid)
@@ -86,9 +65,9 @@ rm__tracked *rm__probe_find(rm__probe *p, pid_t pid)
             return NULL;
         }
     }
-    for (size_t slot = index_slot(p, pid); p->index[slot]; slot = (slot + 1) & (p->index_cap - 1))
-        if (p->procs[p->index[slot] - 1].pid == pid)
-            return &p->procs[p->index[slot] - 1];
+    for (size_t s = rm__pid_index_first(&p->index, pid); p->index.slots[s]; s = rm__pid_index_next(&p->index, s))
+        if (p->procs[p->index.slots[s] - 1].pid == pid)
+            return &p->procs[p->index.slots[s] - 1];
     return NULL;
 }
 
@@ -151,11 +130,11 @@ int rm__probe_track(rm__probe *p, pid_t pid, rm__tracked **out)
     }
     rm__tracked *parent = now.stat_read ? rm__probe_find(p, now.st.ppid) : NULL;
     p->procs[p->count] = t; /* room was made above: parent stays where it is */
-    int index_current = p->index && p->index_generation == p->generation && p->index_cap >= p->cap * 2;
+    int index_current = p->index_generation == p->generation && rm__pid_index_fits(&p->index, p->cap);
     *out = &p->procs[p->count++];
     p->generation++;
     if (index_current) { /* one more row: added, not rebuilt */
-        index_insert(p, p->count - 1);
+        rm__pid_index_add(&p->index, p->procs[p->count - 1].pid, p->count - 1);
         p->index_generation = p->generation;
     }
     rm__metrics_joined(&p->metrics, &(*out)->metrics, now.stat_read ? &now.st : NULL, now.rss_pages,

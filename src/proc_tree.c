@@ -33,39 +33,29 @@ static int grow_pids(pid_t **array, size_t *cap, size_t need)
     return 0;
 }
 
-static size_t found_slot(const rm__tree_walker *w, pid_t pid)
+/* Whether pid is listed in found already, through found_index. */
+static int found_has(const rm__tree_walker *w, pid_t pid)
 {
-    return ((uint32_t)pid * 2654435761u) & (w->found_set_cap - 1);
-}
-
-/* Adds pid to the hash of found pids: 1 when it was there already. */
-static int found_set_add(rm__tree_walker *w, pid_t pid)
-{
-    size_t slot = found_slot(w, pid);
-    for (; w->found_set[slot]; slot = (slot + 1) & (w->found_set_cap - 1))
-        if (w->found_set[slot] == pid)
+    const rm__pid_index *ix = &w->found_index;
+    for (size_t s = rm__pid_index_first(ix, pid); ix->slots[s]; s = rm__pid_index_next(ix, s))
+        if (w->found[ix->slots[s] - 1] == pid)
             return 1;
-    w->found_set[slot] = pid;
     return 0;
 }
 
 static int append_found(rm__tree_walker *w, pid_t pid)
 {
-    if (w->found_set_cap < 2 * (w->found_len + 1)) { /* grown, and filled again from found */
-        size_t cap = w->found_set_cap ? w->found_set_cap * 2 : 128;
-        pid_t *grown = realloc(w->found_set, cap * sizeof *grown);
-        if (!grown)
+    if (!rm__pid_index_fits(&w->found_index, w->found_len + 1)) { /* grown, and filled again from found */
+        if (rm__pid_index_reset(&w->found_index, 2 * (w->found_len + 1)) < 0)
             return -ENOMEM;
-        w->found_set = grown;
-        w->found_set_cap = cap;
-        memset(w->found_set, 0, cap * sizeof *grown);
         for (size_t i = 0; i < w->found_len; i++)
-            found_set_add(w, w->found[i]);
+            rm__pid_index_add(&w->found_index, w->found[i], i);
     }
-    if (found_set_add(w, pid)) /* the lists can repeat a pid mid-change */
+    if (found_has(w, pid)) /* the lists can repeat a pid mid-change */
         return 0;
     if (grow_pids(&w->found, &w->found_cap, w->found_len + 1) < 0)
-        return -ENOMEM; /* a pid in the set but not listed: looked for again next walk */
+        return -ENOMEM;
+    rm__pid_index_add(&w->found_index, pid, w->found_len);
     w->found[w->found_len++] = pid;
     return 0;
 }
@@ -103,13 +93,13 @@ void rm__tree_walker_init(rm__tree_walker *w, int proc_fd, rm__tree_method metho
 void rm__tree_walker_free(rm__tree_walker *w)
 {
     free(w->found);
-    free(w->found_set);
+    rm__pid_index_free(&w->found_index);
     free(w->links);
     free(w->previous_links);
     for (size_t i = 0; i < w->walked_count; i++)
         close_walked(&w->walked[i]);
     free(w->walked);
-    free(w->walked_index);
+    rm__pid_index_free(&w->walked_index);
     free(w->children_text);
     if (w->members_fd >= 0)
         close(w->members_fd);
@@ -152,36 +142,14 @@ static int visit_child(pid_t pid, void *user)
     return 0;
 }
 
-static size_t walked_slot(const rm__tree_walker *w, pid_t pid)
-{
-    return ((uint32_t)pid * 2654435761u) & (w->walked_index_cap - 1);
-}
-
-static void walked_index_insert(rm__tree_walker *w, size_t at)
-{
-    size_t slot = walked_slot(w, w->walked[at].pid);
-    while (w->walked_index[slot])
-        slot = (slot + 1) & (w->walked_index_cap - 1);
-    w->walked_index[slot] = (uint32_t)at + 1;
-}
-
-/* Refills the pid index of walked (sized for walked_cap): -ENOMEM leaves
+/* Refills the pid index of walked (room for walked_cap): -ENOMEM leaves
  * the old one, still right for the entries it holds. */
 static int walked_index_rebuild(rm__tree_walker *w)
 {
-    size_t need = 32;
-    while (need < w->walked_cap * 2)
-        need *= 2;
-    if (need != w->walked_index_cap) {
-        uint32_t *grown = realloc(w->walked_index, need * sizeof *grown);
-        if (!grown)
-            return -ENOMEM;
-        w->walked_index = grown;
-        w->walked_index_cap = need;
-    }
-    memset(w->walked_index, 0, w->walked_index_cap * sizeof *w->walked_index);
+    if (rm__pid_index_reset(&w->walked_index, w->walked_cap) < 0)
+        return -ENOMEM;
     for (size_t i = 0; i < w->walked_count; i++)
-        walked_index_insert(w, i);
+        rm__pid_index_add(&w->walked_index, w->walked[i].pid, i);
     return 0;
 }
 
@@ -190,11 +158,11 @@ static int walked_index_rebuild(rm__tree_walker *w)
  * made that quadratic). */
 static rm__walked_process *walked_entry(rm__tree_walker *w, pid_t pid)
 {
-    if (w->walked_index_cap) {
-        for (size_t slot = walked_slot(w, pid); w->walked_index[slot];
-             slot = (slot + 1) & (w->walked_index_cap - 1))
-            if (w->walked[w->walked_index[slot] - 1].pid == pid)
-                return &w->walked[w->walked_index[slot] - 1];
+    const rm__pid_index *ix = &w->walked_index;
+    if (ix->cap) {
+        for (size_t s = rm__pid_index_first(ix, pid); ix->slots[s]; s = rm__pid_index_next(ix, s))
+            if (w->walked[ix->slots[s] - 1].pid == pid)
+                return &w->walked[ix->slots[s] - 1];
     } else {
         for (size_t i = 0; i < w->walked_count; i++) /* no index: memory ran out */
             if (w->walked[i].pid == pid)
@@ -208,7 +176,7 @@ static rm__walked_process *walked_entry(rm__tree_walker *w, pid_t pid)
         w->walked = grown;
         w->walked_cap = cap;
     }
-    if (w->walked_index_cap < w->walked_cap * 2 && walked_index_rebuild(w) < 0)
+    if (!rm__pid_index_fits(&w->walked_index, w->walked_cap) && walked_index_rebuild(w) < 0)
         return NULL; /* no room to find it again: not walked this time */
     char path[32];
     snprintf(path, sizeof path, "%d/task", (int)pid);
@@ -219,7 +187,7 @@ static rm__walked_process *walked_entry(rm__tree_walker *w, pid_t pid)
     memset(e, 0, sizeof *e);
     e->pid = pid;
     e->task_fd = task_fd;
-    walked_index_insert(w, w->walked_count - 1);
+    rm__pid_index_add(&w->walked_index, pid, w->walked_count - 1);
     return e;
 }
 
@@ -450,9 +418,7 @@ static int walk_children_files(rm__tree_walker *w, const pid_t *roots, size_t ro
     if (w->walked_count != before && walked_index_rebuild(w) < 0) {
         /* Not reached (the index keeps its size), but a stale index must
          * not stay: without one, walked_entry scans. */
-        free(w->walked_index);
-        w->walked_index = NULL;
-        w->walked_index_cap = 0;
+        rm__pid_index_free(&w->walked_index);
     }
     return rc;
 }
@@ -674,8 +640,8 @@ int rm__tree_walker_note_parent(rm__tree_walker *w, pid_t pid, pid_t ppid)
 int rm__tree_walk_from(rm__tree_walker *w, const pid_t *roots, size_t root_count)
 {
     w->found_len = 0;
-    if (w->found_set)
-        memset(w->found_set, 0, w->found_set_cap * sizeof *w->found_set);
+    if (w->found_index.cap)
+        rm__pid_index_reset(&w->found_index, 0); /* clears, keeping its room: cannot fail */
     if (w->members_fd >= 0)
         return walk_cgroup(w, roots, root_count);
     return w->use_children_files ? walk_children_files(w, roots, root_count) : walk_scan(w, roots, root_count);

@@ -24,6 +24,8 @@
 #ifndef RESMON_PROC_TREE_H
 #define RESMON_PROC_TREE_H
 
+#include "pid_index.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -54,9 +56,8 @@ typedef struct rm__tree_walker {
     int use_children_files;   /* 1: task/TID/children lists; 0: scan /proc */
     pid_t *found;             /* descendants of the last walk (owned) */
     size_t found_len, found_cap;
-    pid_t *found_set;         /* the same pids hashed (0: empty), so a pid
-                                 listed twice is kept once without a scan */
-    size_t found_set_cap;     /* a power of two, at least twice found_len */
+    rm__pid_index found_index; /* pid -> found, so that a pid listed twice
+                                  is kept once without a scan */
     /* The /proc scan's parent links, sorted by pid: this walk's and the
      * previous one's.  A pid listed in both keeps its parent without its
      * stat being read again, so a steady system costs one directory listing
@@ -69,9 +70,7 @@ typedef struct rm__tree_walker {
     unsigned long stat_reads; /* stat files read by scans (for tests, benchmarks) */
     rm__walked_process *walked; /* children mode */
     size_t walked_count, walked_cap;
-    uint32_t *walked_index;   /* pid -> index + 1 in walked (0: empty), open
-                                 addressing, rebuilt after a walk forgot some */
-    size_t walked_index_cap;  /* a power of two, at least twice walked_cap */
+    rm__pid_index walked_index; /* pid -> walked, reset after a walk forgot some */
     char *children_text;      /* one children file, read whole (reused) */
     size_t children_text_cap;
     unsigned walk_number;
