@@ -1156,6 +1156,25 @@ class FilesAreNeverDamaged(Tmp):
         self.assertTrue(stat.S_ISCHR(os.stat("/dev/null").st_mode))
         self.assert_no_temporary_files()
 
+    def test_a_symbolic_link_loop_is_refused_for_every_output_and_kept(self):
+        # Review of issue 34: a link loop at an output path was replaced by a
+        # regular file (exit 0), for -o, -s, --plot, --trace and
+        # --processes-file alike (faults.md 17, 31).
+        os.symlink("m", self.path("l"))
+        os.symlink("l", self.path("m"))
+        for option, name in (("-o", "x.json"), ("-s", "x.csv"), ("--plot", "x.svg"), ("--trace", "x.json"),
+                             ("--processes-file", "x.csv")):
+            with self.subTest(option=option):
+                loop = self.path(name)
+                os.symlink(loop, loop)  # a link to itself
+                r = resmon("-q", option, loop, "--", "true")
+                self.assertEqual(r.returncode, 125, r.stderr)
+                self.assertIn("Too many levels of symbolic links", r.stderr)
+                self.assertTrue(os.path.islink(loop))
+                os.unlink(loop)
+        self.assertEqual(os.readlink(self.path("l")), "m")
+        self.assert_no_temporary_files()
+
     def test_read_only_file_is_refused_and_kept(self):
         self.write("r.json", "data\n", mode=0o444)
         program, as_user = RESMON, {}

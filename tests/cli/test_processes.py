@@ -9,6 +9,7 @@ processes resmon reaps, from wait4.
 
 Environment: RESMON (the command).
 """
+import csv
 import json
 import os
 import shutil
@@ -68,6 +69,47 @@ class Processes(unittest.TestCase):
 
     def names(self, p):
         return {n["comm"]: n for n in p["by_name"]}
+
+    def test_a_process_is_named_by_its_main_thread_whichever_thread_ends_last(self):
+        # Review: the last thread's name was the process's (worker-0,
+        # worker-4, ... in four runs), splitting one program in "by name".
+        code = ("import ctypes, os, threading, time\n"
+                "libc = ctypes.CDLL(None)\n"
+                "libc.prctl(15, b'mainproc', 0, 0, 0)\n"
+                "def work(i):\n"
+                "    libc.prctl(15, b'worker-%d' % i, 0, 0, 0)\n"
+                "    while True: time.sleep(0.01)\n"
+                "for i in range(8): threading.Thread(target=work, args=(i,), daemon=True).start()\n"
+                "time.sleep(0.2)\n"
+                "os._exit(0)\n")
+        for _ in range(3):
+            summary, _ = self.with_taskstats("--", PYTHON, "-c", code)
+            names = self.names(summary["processes"])
+            self.assertIn("mainproc", names, names)
+            self.assertFalse([n for n in names if n.startswith("worker-")], names)
+            self.assertEqual(names["mainproc"]["count"], 1)
+
+    def test_the_csv_processes_file_is_utf8_whatever_a_command_calls_itself(self):
+        # Review: a name with a byte like \xff was written raw, and a reader
+        # decoding UTF-8 failed on the whole file (the JSON wrote U+FFFD).
+        path = os.path.join(self.dir.name, "p.csv")
+        code = "import ctypes; ctypes.CDLL(None).prctl(15, b'a\\xff,\\\"b', 0, 0, 0)"
+        self.with_taskstats("--processes-file", path, "--", PYTHON, "-c", code)
+        with open(path, encoding="utf-8", newline="") as f:
+            rows = list(csv.DictReader(f))
+        self.assertIn('a\ufffd,"b', [r["comm"] for r in rows], rows)
+
+    def test_a_process_deeper_than_the_ancestor_bound_is_still_recorded(self):
+        # Review: 64 levels below resmon, records were dropped as foreign and
+        # not even counted (127 of 182 at depth 90).
+        script = os.path.join(self.dir.name, "nest.sh")
+        with open(script, "w") as f:
+            f.write('[ "$1" -gt 0 ] && sh "$0" $(($1 - 1)); /bin/true\n')
+        summary, _ = self.with_taskstats("--", "sh", script, "90")
+        p = summary["processes"]
+        self.assertEqual(p["count"], 182, {k: v for k, v in p.items() if k not in ("by_name", "top_by_cpu",
+                                                                                     "top_by_peak_rss")})
+        self.assertEqual(p.get("unattributed", 0), 0)
 
     def test_a_loop_of_300_short_processes_is_every_one_recorded(self):
         summary, done = self.with_taskstats("--", "sh", "-c",

@@ -205,6 +205,9 @@ int output_file_open(output_file *f, const char *path, const char *what)
     struct stat st;
     int exists = stat(path, &st) == 0;
     int fd;
+    if (!exists && errno != ENOENT)
+        return fail(f, errno, NULL); /* a link loop (ELOOP), a link the kernel will not follow for us
+                                        (EACCES): refused, never replaced by a file of ours */
     if (exists && S_ISDIR(st.st_mode))
         return fail(f, EISDIR, NULL);
     if (exists && !S_ISREG(st.st_mode)) {

@@ -197,13 +197,15 @@ static pid_t live_parent(pid_t pid, unsigned long long *start)
 }
 
 /* 1: parent belongs to the run (rules 1-3); 0: it does not; -1: parent is
- * gone, undecided (rule 4).  Live ancestors found on the way are added.  A
+ * gone, undecided (rule 4); -2: the chain of live ancestors is deeper than
+ * PROCESS_CHAIN_MAX (a process that deep is counted unattributed, never
+ * dropped as foreign: a recursive script 90 levels deep lost 55 records).  Live ancestors found on the way are added.  A
  * parent found foreign is remembered with its start time, so that the next
  * exits of a busy foreign parent (another build's make) cost one read of
  * /proc, not a walk to init. */
 static int parent_in_run(process_records *p, pid_t parent)
 {
-    pid_t chain[64];
+    pid_t chain[PROCESS_CHAIN_MAX];
     size_t depth = 0;
     unsigned long long parent_start = 0, start = 0;
     if (ended_recently(p, parent))
@@ -228,6 +230,8 @@ static int parent_in_run(process_records *p, pid_t parent)
         }
         at = up;
     }
+    if (depth == PROCESS_CHAIN_MAX)
+        return -2;
     p->foreign[(size_t)parent % PROCESS_FOREIGN_CACHE] = (struct foreign_parent){parent, parent_start};
     return 0;
 }
@@ -369,11 +373,16 @@ static void take_member(process_records *p, const struct taskstats *ts, double e
     while (i < p->open_count && p->open[i].pid != r.pid)
         i++;
     int last = ts->version < 12 || (ts->ac_flag & AGROUP);
+    /* The process's name is its main thread's, whichever thread ends last:
+     * named worker threads (JVMs, tokio, Python's) split one program in
+     * "by name" under random thread names. */
+    int leader = ts->version < 12 || ts->ac_pid == ts->ac_tgid;
     if (i < p->open_count) {
         fold(&p->open[i], &r);
-        if (last) { /* the last thread's status and name are the process's */
-            p->open[i].exit_code = r.exit_code;
+        if (leader)
             memcpy(p->open[i].comm, r.comm, sizeof r.comm);
+        if (last) { /* the last thread's status is the process's */
+            p->open[i].exit_code = r.exit_code;
             process_record done = p->open[i];
             p->open[i] = p->open[--p->open_count];
             keep(p, &done);
@@ -420,6 +429,8 @@ void process_records_taskstats(const struct taskstats *ts, void *user)
         take_member(p, ts, end_sec);
         if (p->pending_count)
             place_pending(p, tgid);
+    } else if (in == -2) {
+        p->totals.unattributed++;
     } else if (in < 0) {
         if (p->pending_count < PROCESS_PENDING_MAX) {
             p->pending[p->pending_count].ts = *ts;

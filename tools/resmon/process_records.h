@@ -31,6 +31,7 @@
 #define PROCESS_MEMBER_SLOTS 65536
 #define PROCESS_ENDED_RING 256
 #define PROCESS_COMM_MAX 32
+#define PROCESS_CHAIN_MAX 1024 /* live ancestors followed up to resmon, at most */
 
 typedef struct process_record {
     pid_t pid;            /* the process (thread group) */

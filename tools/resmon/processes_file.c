@@ -9,6 +9,7 @@
  * and the error is reported when the file is closed.
  */
 #include "processes_file.h"
+#include "utf8.h"
 
 #include "output_paths.h"
 #include "text_output.h"
@@ -75,16 +76,26 @@ processes_file *processes_file_open(int fd, const char *path)
 
 /* The command name as a CSV field: always quoted (a name may hold a comma,
  * a quote or a newline), guarded against spreadsheet formulas as the
- * samples file's phase is (a leading = + - @ ' gets a ' before it). */
+ * samples file's phase is (a leading = + - @ ' gets a ' before it), and
+ * UTF-8: a byte that starts no well-formed sequence (a Latin-1 name, a comm
+ * cut mid-character at 15 bytes) is U+FFFD, as in the JSON, so a reader
+ * decoding UTF-8 never fails on the file. */
 static void put_csv_text(FILE *row, const char *text)
 {
     fputc('"', row);
     if (text[0] && strchr("=+-@'", text[0]))
         fputc('\'', row);
-    for (const char *p = text; *p; p++) {
-        if (*p == '"')
-            fputc('"', row);
-        fputc(*p, row);
+    const unsigned char *p = (const unsigned char *)text;
+    while (*p) {
+        uint32_t code_point;
+        size_t length = rm__utf8_sequence_length(p, &code_point);
+        if (length == 0)
+            fputs(RM__UTF8_REPLACEMENT, row);
+        else if (*p == '"')
+            fputs("\"\"", row);
+        else
+            fwrite(p, 1, length, row);
+        p += length ? length : 1;
     }
     fputc('"', row);
 }
