@@ -514,8 +514,14 @@ static int by_cpu_descending(const void *a, const void *b)
 
 size_t process_records_by_name(process_records *p, const process_aggregate **out)
 {
-    /* "(other names)" is used only once every row is taken: it follows them. */
-    qsort(p->names, p->name_count, sizeof *p->names, by_cpu_descending);
+    /* "(other names)", used only once every row is taken, follows them in
+     * the array and is ranked with them: past PROCESS_MAX_NAMES names the
+     * driver that ends last (make, python) lands there, and a table that
+     * left it out hid the heaviest program.  Sorting moves it from its
+     * fixed place, so this is for the end of the run, after the last
+     * record. */
+    size_t count = p->name_count + (size_t)p->other_names_used;
+    qsort(p->names, count, sizeof *p->names, by_cpu_descending);
     *out = p->names;
-    return p->name_count + (size_t)p->other_names_used;
+    return count;
 }

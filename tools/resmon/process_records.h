@@ -100,7 +100,8 @@ void process_records_totals(const process_records *p, process_totals *t);
 /* The top records by own peak RSS and by CPU, largest first; returns how many (<= PROCESS_TOP_N). */
 size_t process_records_top_rss(const process_records *p, const process_record **out);
 size_t process_records_top_cpu(const process_records *p, const process_record **out);
-/* The aggregates by command name, largest CPU first (sorted in place). */
+/* Every name's aggregate, "(other names)" among them, by CPU (heaviest
+ * first).  At the end of the run only: the sort moves the rows. */
 size_t process_records_by_name(process_records *p, const process_aggregate **out);
 
 #endif
