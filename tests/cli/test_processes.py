@@ -18,7 +18,7 @@ import sys
 import tempfile
 import unittest
 
-from helpers import RESMON, SAFETY_NET_SEC
+from helpers import RESMON, SAFETY_NET_SEC, SANITIZED
 
 # The real interpreter, not a shell shim in front of it (pyenv's is bash).
 PYTHON = os.path.realpath(sys.executable)
@@ -171,7 +171,10 @@ class Processes(unittest.TestCase):
         summary, _ = self.with_taskstats("--", PYTHON, "-c", code)
         p = summary["processes"]
         self.assertEqual(p["count"], 1, p["by_name"])
-        self.assertEqual(p["top_by_cpu"][0]["threads"], 4)
+        if SANITIZED:  # TSan restarts its own thread in resmon's forked child: it ends at the exec, one more
+            self.assertIn(p["top_by_cpu"][0]["threads"], (4, 5))
+        else:
+            self.assertEqual(p["top_by_cpu"][0]["threads"], 4)
 
     def test_a_process_that_lives_a_millisecond_is_recorded(self):
         summary, _ = self.with_taskstats("--", "/bin/true")
