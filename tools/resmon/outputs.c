@@ -267,6 +267,21 @@ static int write_plot(const cli_options *o, outputs *out, const run_result *r)
     return -1;
 }
 
+/* The end of an output written as the run went (samples, trace, processes):
+ * its writer's error (-errno, or 0) in one line, then the file takes its
+ * name.  Returns 0, or -1 when either failed. */
+static int finish_stream(int err, const char *what, const char *path, const char *unit, output_file *file)
+{
+    int rc = 0;
+    if (err < 0) {
+        fprintf(stderr, "resmon: error writing %s '", what);
+        print_printable(stderr, path);
+        fprintf(stderr, "': %s (the file ends with the last whole %s written)\n", strerror(-err), unit);
+        rc = -1;
+    }
+    return rc | output_file_publish(file);
+}
+
 int outputs_finish(const cli_options *o, outputs *out, const run_result *run)
 {
     int rc = 0;
@@ -277,35 +292,17 @@ int outputs_finish(const cli_options *o, outputs *out, const run_result *run)
     if (out->samples) {
         int err = samples_file_free(out->samples);
         out->samples = NULL;
-        if (err < 0) {
-            fprintf(stderr, "resmon: error writing samples file '");
-            print_printable(stderr, o->samples_path);
-            fprintf(stderr, "': %s (the file ends with the last whole row written)\n", strerror(-err));
-            rc = -1;
-        }
-        rc |= output_file_publish(&out->samples_output);
+        rc |= finish_stream(err, "samples file", o->samples_path, "row", &out->samples_output);
     }
     if (out->trace) {
         int err = trace_file_finish(out->trace, o, r);
         out->trace = NULL;
-        if (err < 0) {
-            fprintf(stderr, "resmon: error writing trace file '");
-            print_printable(stderr, o->trace_path);
-            fprintf(stderr, "': %s (the file ends with the last whole event written)\n", strerror(-err));
-            rc = -1;
-        }
-        rc |= output_file_publish(&out->trace_output);
+        rc |= finish_stream(err, "trace file", o->trace_path, "event", &out->trace_output);
     }
     if (out->processes) {
         int err = processes_file_free(out->processes);
         out->processes = NULL;
-        if (err < 0) {
-            fprintf(stderr, "resmon: error writing processes file '");
-            print_printable(stderr, o->processes_path);
-            fprintf(stderr, "': %s (the file ends with the last whole row written)\n", strerror(-err));
-            rc = -1;
-        }
-        rc |= output_file_publish(&out->processes_output);
+        rc |= finish_stream(err, "processes file", o->processes_path, "row", &out->processes_output);
     }
     if (out->plot.stream)
         rc |= write_plot(o, out, r);
