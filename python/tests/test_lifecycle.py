@@ -64,6 +64,12 @@ def child_work(mon: ResourceMonitor) -> int:
     return 0 if own.summary.num_samples >= 2 and own.summary.mean_gpu_util == 40.0 else 3
 
 
+# GCC 12's AddressSanitizer does not hold its allocator's locks across fork()
+# (see the next test): a child forked while the sampler or the GPU thread is
+# inside malloc can hang in its own first malloc.  CI's ASan stage hung here
+# once in 15 forks (stop 37); glibc's malloc is fork-safe: the plain build
+# runs this test.
+@pytest.mark.skipif("ASAN_OPTIONS" in os.environ, reason="ASan's allocator is not fork-safe with other threads")
 def test_fork_with_a_running_monitor_does_not_deadlock_the_child():
     idle = ResourceMonitor(sample_interval_sec=0.001)  # no window open: usable in the child
     with ResourceMonitor(sample_interval_sec=0.001, gpu_profiler=Profiler()) as mon:
@@ -172,6 +178,13 @@ def test_keyboard_interrupt_during_enter_leaves_no_sampler_running():
 
 
 def test_a_running_monitor_in_a_cycle_through_its_profiler_is_collected():
+    # A monitor an earlier test left in a cycle (a failed test's traceback
+    # holds its frame) keeps its GPU thread until collected: collect first, so
+    # that the baseline does not fall during this test.
+    gc.collect()
+    deadline = time.monotonic() + 10
+    while count_named("resmon-gpu") > 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
     samplers, gpu_threads = count_named("resmon-sampler"), count_named("resmon-gpu")
     profiler = Profiler()
     mon = ResourceMonitor(sample_interval_sec=0.001, gpu_profiler=profiler)
