@@ -476,6 +476,15 @@ def proc_ignores_term(pid):
     return bool(ignored & (1 << (signal.SIGTERM - 1)))
 
 
+def kill_if_alive(pid):
+    """SIGKILL for a cleanup: the process may be gone already (killed by the
+    test and reaped by init, sooner on a busy machine), which is no error."""
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
 def proc_state(pid):
     """The state letter of pid ('Z' for a zombie), or None when it is gone."""
     try:
@@ -1273,7 +1282,7 @@ class FilesAreNeverDamaged(Tmp):
         p = subprocess.Popen([RESMON, "-q", "-o", self.path("s.json"), "--plot", self.path("p.svg"), "--",
                               "sh", "-c", f"echo $$; exec {WORKLOAD} sleep 30"], stdout=subprocess.PIPE, text=True)
         command_pid = int(p.stdout.readline())  # the command runs (and is about to exec the workload)
-        self.addCleanup(os.kill, command_pid, signal.SIGKILL)
+        self.addCleanup(kill_if_alive, command_pid)
         p.stdout.close()
         p.kill()
         p.wait()
