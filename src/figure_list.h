@@ -3,8 +3,9 @@
  * resmon_summary outside the metric groups (those are metric_list.h's): the
  * base figures, the GPU's and the cgroup's, written once.  Every place in the
  * library that names such a figure expands this list, as metric_list.h's
- * are expanded: the summary JSON both ways (summary_json.c,
- * summary_json_read.c) and the Prometheus rows (exposition.c).
+ * are expanded: the summary JSON both ways (through figure_fields.c's
+ * tables, walked by summary_json.c and summary_json_read.c) and the
+ * Prometheus rows (exposition.c).
  *
  * A summary figure is
  *   X(GROUP, FIELD, TYPE, FOLD, UNIT, JSON, PROM_TYPE, PROM_ORDER, PROM_NAME, HELP)
@@ -106,7 +107,7 @@
       "Memory charged to the cgroup at the latest sample: the whole tree, page cache and kernel memory included.")
 
 /* A fold from a sample's figure names a double of resmon_sample: expanded in
- * one .c file (summary_json.c) as a compile-time check of the list. */
+ * figure_fields.c as a compile-time check of the list. */
 #define RM__FOLD_CHECK_MAX(field) RM__FOLD_CHECK_FIELD(field)
 #define RM__FOLD_CHECK_MEAN(field) RM__FOLD_CHECK_FIELD(field)
 #define RM__FOLD_CHECK_GROWTH(field) RM__FOLD_CHECK_FIELD(field)
