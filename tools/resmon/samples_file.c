@@ -10,6 +10,7 @@
  * written after it; the error is reported when the file is closed.
  */
 #include "samples_file.h"
+#include "figure_list.h"
 #include "json_number.h"
 #include "output_paths.h"
 
@@ -27,23 +28,26 @@
 #define SAMPLES_BUFFER_BYTES 65536
 #define MAX_ROW_BYTES 4096 /* per-device columns: 4 x 16 values fit a row */
 
+/* The sample's cgroup figures (figure_list.h): columns named as the fields,
+ * placed among the metric columns by their place in resmon_sample. */
+#define CGROUP_COLUMN(group, field, ...) {#field, offsetof(resmon_sample, field), 0},
+static const samples_column cgroup_columns[] = {RM__SAMPLE_FIGURES_CGROUP(CGROUP_COLUMN)};
+#define CGROUP_COLUMNS (sizeof cgroup_columns / sizeof *cgroup_columns)
+
 size_t samples_metric_columns(samples_column *columns)
 {
-    size_t n = 0, count = resmon_metric_count();
-    int cgroup_placed = 0;
-    for (size_t i = 0; i < count && n + 2 <= SAMPLES_MAX_METRIC_COLUMNS; i++) {
+    size_t n = 0, placed = 0, count = resmon_metric_count();
+    for (size_t i = 0; i < count && n + CGROUP_COLUMNS - placed + 1 <= SAMPLES_MAX_METRIC_COLUMNS; i++) {
         resmon_metric m;
         if (resmon_metric_info(i, &m, sizeof m) < 0 || m.sample_offset + sizeof(double) > sizeof(resmon_sample))
             continue; /* past the sample this command knows: a newer library's */
-        if (!cgroup_placed && m.sample_offset > offsetof(resmon_sample, cgroup_mem_mb)) {
-            columns[n++] = (samples_column){"cgroup_mem_mb", offsetof(resmon_sample, cgroup_mem_mb), 0};
-            cgroup_placed = 1;
-        }
+        while (placed < CGROUP_COLUMNS && m.sample_offset > cgroup_columns[placed].offset)
+            columns[n++] = cgroup_columns[placed++];
         int integral = strcmp(m.unit, "count") == 0 || strcmp(m.unit, "bytes") == 0;
         columns[n++] = (samples_column){m.column, m.sample_offset, integral};
     }
-    if (!cgroup_placed)
-        columns[n++] = (samples_column){"cgroup_mem_mb", offsetof(resmon_sample, cgroup_mem_mb), 0};
+    while (placed < CGROUP_COLUMNS)
+        columns[n++] = cgroup_columns[placed++];
     return n;
 }
 

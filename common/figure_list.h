@@ -1,11 +1,16 @@
 /*
  * figure_list.h -- the one list of the figures of resmon_sample and
  * resmon_summary outside the metric groups (those are metric_list.h's): the
- * base figures, the GPU's and the cgroup's, written once.  Every place in the
- * library that names such a figure expands this list, as metric_list.h's
- * are expanded: the summary JSON both ways (through figure_fields.c's
- * tables, walked by summary_json.c and summary_json_read.c) and the
- * Prometheus rows (exposition.c).
+ * base figures, the GPU's and the cgroup's, written once.  The places that
+ * name such a figure expand this list, as metric_list.h's are expanded: the
+ * summary JSON both ways (through src/figure_fields.c's tables, walked by
+ * summary_json.c and summary_json_read.c), the Prometheus rows
+ * (exposition.c), the command's cgroup columns in the samples file
+ * (tools/resmon/samples_file.c) and the Python binding's cgroup keys
+ * (python/src/module.c).  It names only public fields (resmon.h), so it
+ * lives in common/, which the library, the command and the binding share;
+ * the structs' layout is the ABI, so a command built with it reads any
+ * library of the same soname.
  *
  * A summary figure is
  *   X(GROUP, FIELD, TYPE, FOLD, UNIT, JSON, PROM_TYPE, PROM_ORDER, PROM_NAME, HELP)
