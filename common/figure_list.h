@@ -5,9 +5,9 @@
  * name such a figure expand this list, as metric_list.h's are expanded: the
  * summary JSON both ways (through src/figure_fields.c's tables, walked by
  * summary_json.c and summary_json_read.c), the Prometheus rows
- * (exposition.c), the command's cgroup columns in the samples file
- * (tools/resmon/samples_file.c) and the Python binding's cgroup keys
- * (python/src/module.c).  It names only public fields (resmon.h), so it
+ * (exposition.c), the command's samples-file columns of these figures (CPU,
+ * RSS, GPU, cgroup memory: tools/resmon/samples_file.c) and the Python
+ * binding's cgroup keys (python/src/module.c).  It names only public fields (resmon.h), so it
  * lives in common/, which the library, the command and the binding share;
  * the structs' layout is the ABI, so a command built with it reads any
  * library of the same soname.
