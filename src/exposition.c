@@ -9,6 +9,7 @@
  * Prometheus' naming conventions ask.
  */
 #include "internal.h"
+#include "figure_list.h"
 #include "metric_list.h"
 #include "json_number.h"
 #include "struct_size.h"
@@ -22,17 +23,9 @@
 
 typedef enum metric_type { METRIC_GAUGE, METRIC_COUNTER } metric_type;
 
-/* Where a value comes from: the window's summary, or the latest sample
- * (NULL when no sample was taken).  NAN leaves the series out. */
-typedef double (*metric_value)(const resmon_summary *s, const resmon_sample *last);
-
-/* A metric-group field of the summary (resmon_options.metrics), times a scale
- * to its base unit.  A summary from an older resmon.h ends before these
- * fields; its zero-extended copies are not measurements and are left out. */
-typedef struct summary_field {
-    size_t offset; /* 0: the metric has a metric_value instead */
-    double scale;
-} summary_field;
+/* Where a row's value is: a field of the window's summary, or of the latest
+ * sample (NAN when no sample was taken).  NAN leaves the series out. */
+typedef enum metric_source { FROM_SUMMARY, FROM_LAST_SAMPLE } metric_source;
 
 typedef struct metric {
     /* The family name.  For a counter the series adds "_total" (and so does
@@ -41,106 +34,119 @@ typedef struct metric {
     metric_type type;
     const char *unit; /* OpenMetrics # UNIT, a suffix of name; NULL for none */
     const char *help; /* fixed text: no backslash, quote or newline to escape */
-    metric_value value;
     int integer;      /* written without a fraction (counts) */
-    summary_field field; /* when value is NULL */
+    metric_source source;
+    size_t offset;    /* of the field in its struct: a double, or a uint64_t count */
+    int is_u64;
+    /* To the base unit: times multiply, over divide (each exact where 1). */
+    double multiply, divide;
+    int needs_cgroup; /* known only when the summary had a cgroup */
 } metric;
 
-#define FROM_FUNCTION(function, integer) function, integer, {0, 0}
+/* Each unit's Prometheus unit and conversion to it: values in base units
+ * (MiB as bytes, percent as a ratio of 1, MHz as hertz), counts without a
+ * fraction. */
+#define UNIT_MIB "bytes", 0, RM__BYTES_PER_MIB, 1.0
+#define UNIT_BYTES "bytes", 0, 1.0, 1.0
+#define UNIT_SECONDS "seconds", 0, 1.0, 1.0
+#define UNIT_COUNT NULL, 1, 1.0, 1.0
+#define UNIT_PERCENT "ratio", 0, 1.0, 100.0
+#define UNIT_MHZ "hertz", 0, 1e6, 1.0
+#define UNIT_WATTS "watts", 0, 1.0, 1.0
+#define UNIT_JOULES "joules", 0, 1.0, 1.0
+#define UNIT_OF(spec) UNIT_OF_(spec)
+#define UNIT_OF_(prom_unit, integer_, multiply_, divide_)                                                         \
+    .unit = prom_unit, .integer = integer_, .multiply = multiply_, .divide = divide_
+
+#define TYPE_GAUGE METRIC_GAUGE
+#define TYPE_COUNTER METRIC_COUNTER
+#define IS_U64_DOUBLE 0
+#define IS_U64_U64 1
+#define NEEDS_CGROUP_BASE 0
+#define NEEDS_CGROUP_GPU 0
+#define NEEDS_CGROUP_CGROUP 1
+
+/* A figure of the figure list (figure_list.h) at its PROM_ORDER; one that
+ * is not exposed (NONE) makes no row. */
+#define ROW_NONE(...)
+#define ROW_GAUGE(...) ROW_EXPOSED(GAUGE, __VA_ARGS__)
+#define ROW_COUNTER(...) ROW_EXPOSED(COUNTER, __VA_ARGS__)
+#define ROW_EXPOSED(type_, order, name_, help_, group, struct_, source_, field, is_u64_, unit_)                  \
+    [order] = {.name = name_, .type = TYPE_##type_, .help = help_, UNIT_OF(UNIT_##unit_), .source = source_,     \
+               .offset = offsetof(struct_, field), .is_u64 = IS_U64_##is_u64_, .needs_cgroup = NEEDS_CGROUP_##group},
+#define SUMMARY_ROW(group, field, type, fold, unit, json, prom_type, order, name, help)                           \
+    ROW_##prom_type(order, name, help, group, resmon_summary, FROM_SUMMARY, field, type, unit)
+#define SAMPLE_ROW(group, field, unit, prom_type, order, name, help)                                              \
+    ROW_##prom_type(order, name, help, group, resmon_sample, FROM_LAST_SAMPLE, field, DOUBLE, unit)
+#define COUNT_EXPOSED_NONE 0
+#define COUNT_EXPOSED_GAUGE 1
+#define COUNT_EXPOSED_COUNTER 1
+#define SUMMARY_EXPOSED(group, field, type, fold, unit, json, prom_type, ...) +COUNT_EXPOSED_##prom_type
+#define SAMPLE_EXPOSED(group, field, unit, prom_type, ...) +COUNT_EXPOSED_##prom_type
 
 /* A row of the metric list (metric_list.h): a MAX is a gauge, a LAST a
- * counter; values in base units (MiB as bytes), counts without a fraction. */
+ * counter. */
 #define ROW_TYPE_MAX METRIC_GAUGE
 #define ROW_TYPE_LAST METRIC_COUNTER
-#define ROW_UNIT_MIB "bytes"
-#define ROW_UNIT_BYTES "bytes"
-#define ROW_UNIT_SECONDS "seconds"
-#define ROW_UNIT_COUNT NULL
-#define ROW_SCALE_MIB RM__BYTES_PER_MIB
-#define ROW_SCALE_BYTES 1.0
-#define ROW_SCALE_SECONDS 1.0
-#define ROW_SCALE_COUNT 1.0
-#define ROW_INTEGER_MIB 0
-#define ROW_INTEGER_BYTES 0
-#define ROW_INTEGER_SECONDS 0
-#define ROW_INTEGER_COUNT 1
 #define ROW(group_, sample_, summary_, fold_, unit_, column_, name_, help_, words_, ...)                          \
-    {.name = name_, .type = ROW_TYPE_##fold_, .unit = ROW_UNIT_##unit_, .help = help_,                           \
-     .integer = ROW_INTEGER_##unit_, .field = {offsetof(resmon_summary, summary_), ROW_SCALE_##unit_}},
+    {.name = name_, .type = ROW_TYPE_##fold_, .help = help_, UNIT_OF(UNIT_##unit_), .source = FROM_SUMMARY,     \
+     .offset = offsetof(resmon_summary, summary_)},
 
-#define LAST(field) (last ? last->field : NAN)
+/* CPU, memory, the samples, GPU and energy. */
+static const metric base_rows[] = {RM__SUMMARY_FIGURES_BASE(SUMMARY_ROW) RM__SAMPLE_FIGURES_BASE(SAMPLE_ROW)};
+_Static_assert(sizeof base_rows / sizeof *base_rows ==
+                   (0 RM__SUMMARY_FIGURES_BASE(SUMMARY_EXPOSED) RM__SAMPLE_FIGURES_BASE(SAMPLE_EXPOSED)),
+               "the base rows' PROM_ORDER run 0, 1, 2, ... without a gap");
 
-static double cpu_seconds(const resmon_summary *s, const resmon_sample *last) { (void)last; return s->cpu_time_sec; }
-static double cpu_ratio(const resmon_summary *s, const resmon_sample *last) { (void)s; return LAST(cpu_percent) / 100.0; }
-static double rss_bytes(const resmon_summary *s, const resmon_sample *last) { (void)s; return LAST(rss_mb) * RM__BYTES_PER_MIB; }
-static double rss_max_bytes(const resmon_summary *s, const resmon_sample *last) { (void)last; return s->peak_rss_mb * RM__BYTES_PER_MIB; }
-static double rss_mean_bytes(const resmon_summary *s, const resmon_sample *last) { (void)last; return s->mean_rss_mb * RM__BYTES_PER_MIB; }
-static double rss_exact_max_bytes(const resmon_summary *s, const resmon_sample *last) { (void)last; return s->hwm_rss_mb * RM__BYTES_PER_MIB; }
-static double samples(const resmon_summary *s, const resmon_sample *last) { (void)last; return (double)s->num_samples; }
-static double skipped_slots(const resmon_summary *s, const resmon_sample *last) { (void)last; return (double)s->skipped_slots; }
-static double duration(const resmon_summary *s, const resmon_sample *last) { (void)last; return s->duration_sec; }
-static double gpu_ratio(const resmon_summary *s, const resmon_sample *last) { (void)s; return LAST(gpu_util) / 100.0; }
-static double gpu_mem_bytes(const resmon_summary *s, const resmon_sample *last) { (void)s; return LAST(gpu_mem_mb) * RM__BYTES_PER_MIB; }
-static double gpu_mem_max_bytes(const resmon_summary *s, const resmon_sample *last) { (void)last; return s->peak_gpu_mem_mb * RM__BYTES_PER_MIB; }
-static double gpu_proc_mem_bytes(const resmon_summary *s, const resmon_sample *last) { (void)s; return LAST(gpu_proc_mem_mb) * RM__BYTES_PER_MIB; }
-static double gpu_hertz(const resmon_summary *s, const resmon_sample *last) { (void)s; return LAST(gpu_clock_mhz) * 1e6; }
-static double gpu_watts(const resmon_summary *s, const resmon_sample *last) { (void)s; return LAST(gpu_power_w); }
-static double gpu_joules(const resmon_summary *s, const resmon_sample *last) { (void)last; return s->gpu_energy_j; }
-static double cpu_joules(const resmon_summary *s, const resmon_sample *last) { (void)last; return s->cpu_energy_j; }
-/* Since 0.4: a cgroup's figures, only when the summary had a cgroup (an
- * older caller's summary reads cgroup_version 0). */
-#define CGROUP(value) (s->cgroup_version ? (value) : NAN)
-static double cgroup_bytes(const resmon_summary *s, const resmon_sample *last) { return CGROUP(LAST(cgroup_mem_mb) * RM__BYTES_PER_MIB); }
-static double cgroup_max_bytes(const resmon_summary *s, const resmon_sample *last) { (void)last; return CGROUP(s->cgroup_peak_mb * RM__BYTES_PER_MIB); }
-static double cgroup_oom_kills(const resmon_summary *s, const resmon_sample *last) { (void)last; return CGROUP(s->cgroup_oom_kills); }
-static double cgroup_throttled(const resmon_summary *s, const resmon_sample *last) { (void)last; return CGROUP(s->cgroup_throttled_sec); }
-static double cgroup_io_read(const resmon_summary *s, const resmon_sample *last) { (void)last; return CGROUP(s->cgroup_io_read_bytes); }
-static double cgroup_io_write(const resmon_summary *s, const resmon_sample *last) { (void)last; return CGROUP(s->cgroup_io_write_bytes); }
-
-static const metric metrics[] = {
-    {"resmon_cpu_seconds", METRIC_COUNTER, "seconds", "CPU time of the monitored processes in the window.", FROM_FUNCTION(cpu_seconds, 0)},
-    {"resmon_cpu_utilization_ratio", METRIC_GAUGE, "ratio", "CPU time over wall time at the latest sample (1 = one core busy).", FROM_FUNCTION(cpu_ratio, 0)},
-    {"resmon_resident_memory_bytes", METRIC_GAUGE, "bytes", "Resident memory at the latest sample.", FROM_FUNCTION(rss_bytes, 0)},
-    {"resmon_resident_memory_max_bytes", METRIC_GAUGE, "bytes", "Largest sampled resident memory in the window so far.", FROM_FUNCTION(rss_max_bytes, 0)},
-    {"resmon_resident_memory_mean_bytes", METRIC_GAUGE, "bytes", "Mean sampled resident memory in the window so far.", FROM_FUNCTION(rss_mean_bytes, 0)},
-    {"resmon_resident_memory_exact_max_bytes", METRIC_GAUGE, "bytes", "Exact peak resident memory from the kernel's high-water mark (largest single process).", FROM_FUNCTION(rss_exact_max_bytes, 0)},
-    {"resmon_samples", METRIC_COUNTER, NULL, "Samples taken in the window.", FROM_FUNCTION(samples, 1)},
-    {"resmon_skipped_slots", METRIC_COUNTER, NULL, "Schedule slots missed because the sampler ran late.", FROM_FUNCTION(skipped_slots, 1)},
-    {"resmon_window_duration_seconds", METRIC_GAUGE, "seconds", "Time from the window's first sample to its latest.", FROM_FUNCTION(duration, 0)},
-    {"resmon_gpu_utilization_ratio", METRIC_GAUGE, "ratio", "GPU utilization at the latest sample.", FROM_FUNCTION(gpu_ratio, 0)},
-    {"resmon_gpu_memory_used_bytes", METRIC_GAUGE, "bytes", "GPU memory in use at the latest sample.", FROM_FUNCTION(gpu_mem_bytes, 0)},
-    {"resmon_gpu_memory_used_max_bytes", METRIC_GAUGE, "bytes", "Largest sampled GPU memory in use in the window so far.", FROM_FUNCTION(gpu_mem_max_bytes, 0)},
-    {"resmon_gpu_process_memory_bytes", METRIC_GAUGE, "bytes", "GPU memory of the monitored processes at the latest sample.", FROM_FUNCTION(gpu_proc_mem_bytes, 0)},
-    {"resmon_gpu_clock_hertz", METRIC_GAUGE, "hertz", "GPU clock at the latest sample.", FROM_FUNCTION(gpu_hertz, 0)},
-    {"resmon_gpu_power_watts", METRIC_GAUGE, "watts", "GPU power draw at the latest sample.", FROM_FUNCTION(gpu_watts, 0)},
-    {"resmon_gpu_energy_joules", METRIC_COUNTER, "joules", "GPU energy in the window.", FROM_FUNCTION(gpu_joules, 0)},
-    {"resmon_cpu_energy_joules", METRIC_COUNTER, "joules", "CPU package energy (RAPL) in the window.", FROM_FUNCTION(cpu_joules, 0)},
-    /* The metric groups (resmon_options.metrics); sums over the monitored
-     * processes, totals counted from the window's start.  From the metric
-     * list, in the order these rows had before it. */
+/* The metric groups (resmon_options.metrics); sums over the monitored
+ * processes, totals counted from the window's start.  From the metric list,
+ * in the order these rows had before it. */
+static const metric metric_rows[] = {
     RM__METRICS_CPU_SPLIT(ROW) RM__METRICS_MEMORY(ROW) RM__METRICS_COUNTS(ROW) RM__METRICS_UNREADABLE(ROW)
-    RM__METRICS_IO(ROW) RM__METRICS_FAULTS(ROW) RM__METRICS_NETWORK(ROW) RM__METRICS_ADDED(ROW)
-    /* The monitored cgroup (resmon_options.cgroup_path). */
-    {"resmon_cgroup_memory_bytes", METRIC_GAUGE, "bytes", "Memory charged to the cgroup at the latest sample: the whole tree, page cache and kernel memory included.", FROM_FUNCTION(cgroup_bytes, 0)},
-    {"resmon_cgroup_memory_max_bytes", METRIC_GAUGE, "bytes", "Peak memory charged to the cgroup: largest sampled so far, the kernel's exact peak once the window ends.", FROM_FUNCTION(cgroup_max_bytes, 0)},
-    {"resmon_cgroup_oom_kills", METRIC_COUNTER, NULL, "Processes of the cgroup ended by the kernel's OOM killer (read when the window ends).", FROM_FUNCTION(cgroup_oom_kills, 1)},
-    {"resmon_cgroup_cpu_throttled_seconds", METRIC_COUNTER, "seconds", "Time the cgroup's CPU was throttled (v2 cpu.stat, read when the window ends).", FROM_FUNCTION(cgroup_throttled, 0)},
-    {"resmon_cgroup_io_read_bytes", METRIC_COUNTER, "bytes", "Bytes the cgroup read from storage (v2 io.stat, read when the window ends).", FROM_FUNCTION(cgroup_io_read, 0)},
-    {"resmon_cgroup_io_write_bytes", METRIC_COUNTER, "bytes", "Bytes the cgroup wrote to storage (v2 io.stat, read when the window ends).", FROM_FUNCTION(cgroup_io_write, 0)},
+    RM__METRICS_IO(ROW) RM__METRICS_FAULTS(ROW) RM__METRICS_NETWORK(ROW) RM__METRICS_ADDED(ROW)};
+
+/* The monitored cgroup (resmon_options.cgroup_path). */
+static const metric cgroup_rows[] = {RM__SAMPLE_FIGURES_CGROUP(SAMPLE_ROW) RM__SUMMARY_FIGURES_CGROUP(SUMMARY_ROW)};
+_Static_assert(sizeof cgroup_rows / sizeof *cgroup_rows ==
+                   (0 RM__SUMMARY_FIGURES_CGROUP(SUMMARY_EXPOSED) RM__SAMPLE_FIGURES_CGROUP(SAMPLE_EXPOSED)),
+               "the cgroup rows' PROM_ORDER run 0, 1, 2, ... without a gap");
+
+static const struct {
+    const metric *rows;
+    size_t count;
+} sections[] = {
+    {base_rows, sizeof base_rows / sizeof *base_rows},
+    {metric_rows, sizeof metric_rows / sizeof *metric_rows},
+    {cgroup_rows, sizeof cgroup_rows / sizeof *cgroup_rows},
 };
 
 /* A metric's value, NAN when unknown -- including a summary field that the
- * caller's resmon_summary (callers_size bytes) does not have. */
+ * caller's resmon_summary (callers_size bytes) does not have: a summary from
+ * an older resmon.h ends before the newer fields, and its zero-extended
+ * copies are not measurements.  A cgroup's figures are known only when the
+ * summary had a cgroup (an older caller's summary reads cgroup_version 0). */
 static double metric_value_of(const metric *mt, const resmon_summary *s, const resmon_sample *last,
                               size_t callers_size)
 {
-    if (mt->value)
-        return mt->value(s, last);
-    if (mt->field.offset + sizeof(double) > callers_size)
+    if (mt->needs_cgroup && !s->cgroup_version)
         return NAN;
+    const char *from = (const char *)s;
+    if (mt->source == FROM_LAST_SAMPLE) {
+        if (!last)
+            return NAN;
+        from = (const char *)last;
+    } else if (mt->offset + sizeof(double) > callers_size) {
+        return NAN;
+    }
     double value;
-    memcpy(&value, (const char *)s + mt->field.offset, sizeof value);
-    return value * mt->field.scale;
+    if (mt->is_u64) {
+        uint64_t count;
+        memcpy(&count, from + mt->offset, sizeof count);
+        value = (double)count;
+    } else {
+        memcpy(&value, from + mt->offset, sizeof value);
+    }
+    return value * mt->multiply / mt->divide;
 }
 
 /* Appends with snprintf semantics: counts everything, writes what fits. */
@@ -272,11 +278,13 @@ int resmon_exposition_render(const resmon_summary *summary, const resmon_sample 
     if (rc < 0)
         return rc;
     writer w = {buf, cap, 0};
-    for (size_t i = 0; i < sizeof metrics / sizeof metrics[0]; i++) {
-        double value = metric_value_of(&metrics[i], &own_summary, last ? &own_last : NULL, summary->struct_size);
-        if (isfinite(value))
-            put_metric(&w, &metrics[i], value, format, labels, label_count);
-    }
+    for (size_t section = 0; section < sizeof sections / sizeof *sections; section++)
+        for (size_t i = 0; i < sections[section].count; i++) {
+            const metric *mt = &sections[section].rows[i];
+            double value = metric_value_of(mt, &own_summary, last ? &own_last : NULL, summary->struct_size);
+            if (isfinite(value))
+                put_metric(&w, mt, value, format, labels, label_count);
+        }
     if (format == RESMON_EXPOSITION_OPENMETRICS)
         puts_(&w, "# EOF\n");
     if (cap)

@@ -5,6 +5,7 @@
  * never links Jansson.
  */
 #include "json_number.h"
+#include "figure_fields.h"
 #include "json_text.h"
 #include "metric_fields.h"
 #include "struct_size.h"
@@ -34,6 +35,68 @@ static void put_double(rm__json_text *w, const char *key, double value)
     rm__json_put(w, number, n);
 }
 
+static void put_count(rm__json_text *w, const char *key, uint64_t count)
+{
+    char text[24];
+    int n = snprintf(text, sizeof text, "%llu", (unsigned long long)count);
+    put_key(w, key);
+    rm__json_put(w, text, (size_t)n);
+}
+
+/* Whether a figure of s with this value is written (figure_list.h's JSON
+ * column).  Beyond the seed's keys, only what is known: the CPU figures of
+ * a measured window (a seed summary has none, and then no skipped_slots
+ * either), the exact peak with its scope, the GPU's energy. */
+static int written(const rm__summary_figure *f, const resmon_summary *s, double value)
+{
+    switch (f->json) {
+    case RM__FIGURE_JSON_REQUIRED:
+    case RM__FIGURE_JSON_SEED: return 1;
+    case RM__FIGURE_JSON_UNLESS_NAN: return !isnan(value);
+    case RM__FIGURE_JSON_KNOWN:
+    case RM__FIGURE_JSON_ENERGY:
+    case RM__FIGURE_JSON_CGROUP: return isfinite(value);
+    case RM__FIGURE_JSON_MEASURED: return isfinite(s->cpu_time_sec);
+    case RM__FIGURE_JSON_HWM: return isfinite(value) && s->hwm_scope != RESMON_HWM_UNKNOWN;
+    }
+    return 0;
+}
+
+static void put_figures(rm__json_text *w, const resmon_summary *s, const rm__summary_figures *list)
+{
+    for (size_t i = 0; i < list->count; i++) {
+        const rm__summary_figure *f = &list->figures[i];
+        const char *at = (const char *)s + f->offset;
+        uint64_t count = 0;
+        double value;
+        if (f->is_u64) {
+            memcpy(&count, at, sizeof count);
+            value = (double)count;
+        } else {
+            memcpy(&value, at, sizeof value);
+        }
+        if (!written(f, s, value))
+            continue;
+        if (f->is_u64)
+            put_count(w, f->key, count);
+        else
+            put_double(w, f->key, value);
+        if (f->json == RM__FIGURE_JSON_HWM) {
+            put_key(w, "hwm_scope");
+            if (s->hwm_scope == RESMON_HWM_WINDOW)
+                rm__json_put(w, "\"window\"", 8);
+            else
+                rm__json_put(w, "\"lifetime\"", 10);
+        } else if (f->json == RM__FIGURE_JSON_ENERGY) {
+            put_key(w, "gpu_energy_source");
+            if (s->gpu_energy_source == RESMON_ENERGY_COUNTER)
+                rm__json_put(w, "\"counter\"", 9);
+            else
+                rm__json_put(w, "\"integrated\"", 12);
+        }
+    }
+}
+
 int resmon_summary_to_json(const resmon_summary *caller_summary, char *buf, size_t cap)
 {
     if (!caller_summary || (!buf && cap))
@@ -46,53 +109,8 @@ int resmon_summary_to_json(const resmon_summary *caller_summary, char *buf, size
     const resmon_summary *s = &own;
     rm__json_text w = {buf, cap, 0};
     rm__json_put(&w, "{", 1);
-    /* The seed's to_dict() keys, in its order. */
-    put_double(&w, "peak_rss_mb", s->peak_rss_mb);
-    put_double(&w, "mean_rss_mb", s->mean_rss_mb);
-    put_double(&w, "peak_gpu_mem_mb", s->peak_gpu_mem_mb);
-    put_double(&w, "mean_gpu_util", s->mean_gpu_util);
-    put_double(&w, "memory_growth_mb", s->memory_growth_mb);
-    char count[24];
-    int count_len = snprintf(count, sizeof count, "%llu", (unsigned long long)s->num_samples);
-    put_key(&w, "num_samples");
-    rm__json_put(&w, count, (size_t)count_len);
-    put_double(&w, "duration_sec", s->duration_sec);
-    if (!isnan(s->mean_gpu_clock_mhz))
-        put_double(&w, "mean_gpu_clock_mhz", s->mean_gpu_clock_mhz);
-    if (!isnan(s->mean_gpu_power_w))
-        put_double(&w, "mean_gpu_power_w", s->mean_gpu_power_w);
-    /* Beyond the seed, only when known: first the CPU figures of a measured
-     * window (a seed summary has none, and then no skipped_slots either). */
-    if (isfinite(s->mean_cpu_percent))
-        put_double(&w, "mean_cpu_percent", s->mean_cpu_percent);
-    if (isfinite(s->peak_cpu_percent))
-        put_double(&w, "peak_cpu_percent", s->peak_cpu_percent);
-    if (isfinite(s->cpu_time_sec)) {
-        put_double(&w, "cpu_time_sec", s->cpu_time_sec);
-        put_key(&w, "skipped_slots");
-        count_len = snprintf(count, sizeof count, "%llu", (unsigned long long)s->skipped_slots);
-        rm__json_put(&w, count, (size_t)count_len);
-    }
-    if (isfinite(s->hwm_rss_mb) && s->hwm_scope != RESMON_HWM_UNKNOWN) {
-        put_double(&w, "hwm_rss_mb", s->hwm_rss_mb);
-        put_key(&w, "hwm_scope");
-        if (s->hwm_scope == RESMON_HWM_WINDOW)
-            rm__json_put(&w, "\"window\"", 8);
-        else
-            rm__json_put(&w, "\"lifetime\"", 10);
-    }
-    if (isfinite(s->gpu_energy_j)) {
-        put_double(&w, "gpu_energy_j", s->gpu_energy_j);
-        put_key(&w, "gpu_energy_source");
-        if (s->gpu_energy_source == RESMON_ENERGY_COUNTER)
-            rm__json_put(&w, "\"counter\"", 9);
-        else
-            rm__json_put(&w, "\"integrated\"", 12);
-    }
-    if (isfinite(s->cpu_energy_j))
-        put_double(&w, "cpu_energy_j", s->cpu_energy_j);
-    if (isfinite(s->peak_gpu_proc_mem_mb))
-        put_double(&w, "peak_gpu_proc_mem_mb", s->peak_gpu_proc_mem_mb);
+    /* The seed's to_dict() keys, in its order, then the rest (figure_list.h). */
+    put_figures(&w, s, &rm__summary_figures_base);
     for (size_t i = 0; i < rm__metric_field_count; i++) {
         /* A summary from an older resmon.h ends before these fields: the
          * zeros it was extended with are not measurements. */
@@ -107,20 +125,7 @@ int resmon_summary_to_json(const resmon_summary *caller_summary, char *buf, size
     if (has_cgroup) {
         put_key(&w, "cgroup_version");
         rm__json_put(&w, s->cgroup_version == 2 ? "2" : "1", 1);
-        const struct {
-            const char *key;
-            double value;
-        } cgroup_fields[] = {
-            {"cgroup_peak_mb", s->cgroup_peak_mb},
-            {"cgroup_oom_kills", s->cgroup_oom_kills},
-            {"cgroup_throttled_sec", s->cgroup_throttled_sec},
-            {"cgroup_nr_throttled", s->cgroup_nr_throttled},
-            {"cgroup_io_read_bytes", s->cgroup_io_read_bytes},
-            {"cgroup_io_write_bytes", s->cgroup_io_write_bytes},
-        };
-        for (size_t i = 0; i < sizeof cgroup_fields / sizeof *cgroup_fields; i++)
-            if (isfinite(cgroup_fields[i].value))
-                put_double(&w, cgroup_fields[i].key, cgroup_fields[i].value);
+        put_figures(&w, s, &rm__summary_figures_cgroup);
     }
     rm__json_put(&w, "}", 1);
     if (cap)

@@ -7,6 +7,7 @@
  * strings.)  Apart from the writer (summary_json.c), so that a program that
  * only writes JSON -- the resmon command -- neither links nor loads Jansson.
  */
+#include "figure_fields.h"
 #include "json_number.h"
 #include "metric_fields.h"
 #include "struct_size.h"
@@ -142,21 +143,47 @@ static int read_energy_source(const json_t *root, resmon_energy_source *out, cha
     return rc;
 }
 
+/* Reads the figures of a list (figure_fields.h) into s, each as its JSON
+ * column says, with the keys that go with some of them. */
+static int read_figures(const json_t *root, const char *json, size_t len, const rm__summary_figures *list,
+                        resmon_summary *s, char *err, size_t errcap)
+{
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < list->count; i++) {
+        const rm__summary_figure *f = &list->figures[i];
+        void *at = (char *)s + f->offset;
+        if (f->is_u64) {
+            if (f->json == RM__FIGURE_JSON_REQUIRED || json_object_get(root, f->key))
+                rc = read_count(root, json, len, f->key, at, err, errcap);
+            continue;
+        }
+        key_presence presence = f->json == RM__FIGURE_JSON_REQUIRED ? REQUIRED : OPTIONAL;
+        double value = NAN;
+        rc = read_number(root, f->key, presence, &value, err, errcap);
+        memcpy(at, &value, sizeof value);
+        if (rc == 0 && f->json == RM__FIGURE_JSON_HWM) {
+            rc = read_hwm_scope(root, &s->hwm_scope, err, errcap);
+            if (rc == 0 && isnan(s->hwm_rss_mb) != (s->hwm_scope == RESMON_HWM_UNKNOWN))
+                rc = fail(err, errcap, "keys \"hwm_rss_mb\" and \"hwm_scope\" must appear together");
+        } else if (rc == 0 && f->json == RM__FIGURE_JSON_ENERGY) {
+            rc = read_energy_source(root, &s->gpu_energy_source, err, errcap);
+        }
+    }
+    return rc;
+}
+
 /* Since 0.4: the cgroup's figures, all optional; cgroup_version 1 or 2
  * when present (the other keys are unknown without it). */
-static int read_cgroup(const json_t *root, resmon_summary *s, char *err, size_t errcap)
+static int read_cgroup(const json_t *root, const char *json, size_t len, resmon_summary *s, char *err,
+                       size_t errcap)
 {
     double version = NAN;
     int rc = read_number(root, "cgroup_version", OPTIONAL, &version, err, errcap);
     if (rc == 0 && !isnan(version) && version != 1 && version != 2)
         rc = fail(err, errcap, "key \"cgroup_version\" must be 1 or 2");
     s->cgroup_version = isnan(version) ? 0 : (int32_t)version;
-    if (rc == 0) rc = read_number(root, "cgroup_peak_mb", OPTIONAL, &s->cgroup_peak_mb, err, errcap);
-    if (rc == 0) rc = read_number(root, "cgroup_oom_kills", OPTIONAL, &s->cgroup_oom_kills, err, errcap);
-    if (rc == 0) rc = read_number(root, "cgroup_throttled_sec", OPTIONAL, &s->cgroup_throttled_sec, err, errcap);
-    if (rc == 0) rc = read_number(root, "cgroup_nr_throttled", OPTIONAL, &s->cgroup_nr_throttled, err, errcap);
-    if (rc == 0) rc = read_number(root, "cgroup_io_read_bytes", OPTIONAL, &s->cgroup_io_read_bytes, err, errcap);
-    if (rc == 0) rc = read_number(root, "cgroup_io_write_bytes", OPTIONAL, &s->cgroup_io_write_bytes, err, errcap);
+    if (rc == 0)
+        rc = read_figures(root, json, len, &rm__summary_figures_cgroup, s, err, errcap);
     return rc;
 }
 
@@ -165,34 +192,12 @@ static int summary_from_object(const json_t *root, const char *json, size_t len,
 {
     memset(s, 0, sizeof *s);
     s->struct_size = sizeof *s;
-    int rc = 0;
-    if (rc == 0) rc = read_number(root, "peak_rss_mb", REQUIRED, &s->peak_rss_mb, err, errcap);
-    if (rc == 0) rc = read_number(root, "mean_rss_mb", REQUIRED, &s->mean_rss_mb, err, errcap);
-    if (rc == 0) rc = read_number(root, "peak_gpu_mem_mb", OPTIONAL, &s->peak_gpu_mem_mb, err, errcap);
-    if (rc == 0) rc = read_number(root, "mean_gpu_util", OPTIONAL, &s->mean_gpu_util, err, errcap);
-    if (rc == 0) rc = read_number(root, "memory_growth_mb", REQUIRED, &s->memory_growth_mb, err, errcap);
-    if (rc == 0) rc = read_count(root, json, len, "num_samples", &s->num_samples, err, errcap);
-    if (rc == 0) rc = read_number(root, "duration_sec", REQUIRED, &s->duration_sec, err, errcap);
-    if (rc == 0) rc = read_number(root, "mean_gpu_clock_mhz", OPTIONAL, &s->mean_gpu_clock_mhz, err, errcap);
-    if (rc == 0) rc = read_number(root, "mean_gpu_power_w", OPTIONAL, &s->mean_gpu_power_w, err, errcap);
-    if (rc == 0) rc = read_number(root, "mean_cpu_percent", OPTIONAL, &s->mean_cpu_percent, err, errcap);
-    if (rc == 0) rc = read_number(root, "peak_cpu_percent", OPTIONAL, &s->peak_cpu_percent, err, errcap);
-    if (rc == 0) rc = read_number(root, "cpu_time_sec", OPTIONAL, &s->cpu_time_sec, err, errcap);
-    if (rc == 0 && json_object_get(root, "skipped_slots"))
-        rc = read_count(root, json, len, "skipped_slots", &s->skipped_slots, err, errcap);
-    if (rc == 0) rc = read_number(root, "hwm_rss_mb", OPTIONAL, &s->hwm_rss_mb, err, errcap);
-    if (rc == 0) rc = read_hwm_scope(root, &s->hwm_scope, err, errcap);
-    if (rc == 0 && isnan(s->hwm_rss_mb) != (s->hwm_scope == RESMON_HWM_UNKNOWN))
-        rc = fail(err, errcap, "keys \"hwm_rss_mb\" and \"hwm_scope\" must appear together");
-    if (rc == 0) rc = read_number(root, "gpu_energy_j", OPTIONAL, &s->gpu_energy_j, err, errcap);
-    if (rc == 0) rc = read_energy_source(root, &s->gpu_energy_source, err, errcap);
-    if (rc == 0) rc = read_number(root, "cpu_energy_j", OPTIONAL, &s->cpu_energy_j, err, errcap);
-    if (rc == 0) rc = read_number(root, "peak_gpu_proc_mem_mb", OPTIONAL, &s->peak_gpu_proc_mem_mb, err, errcap);
+    int rc = read_figures(root, json, len, &rm__summary_figures_base, s, err, errcap);
     for (size_t i = 0; rc == 0 && i < rm__metric_field_count; i++)
         rc = read_number(root, rm__metric_fields[i].summary_field, OPTIONAL, rm__summary_metric(s, &rm__metric_fields[i]),
                          err, errcap);
     if (rc == 0)
-        rc = read_cgroup(root, s, err, errcap);
+        rc = read_cgroup(root, json, len, s, err, errcap);
     return rc;
 }
 

@@ -8,7 +8,9 @@
 #include "resmon.h"
 #include "test_util.h"
 
+#include "figure_list.h"
 #include "json_number.h"
+#include "metric_list.h"
 
 #include <errno.h>
 #include <float.h>
@@ -728,9 +730,53 @@ static void format_double_is_byte_for_byte_the_printf_path(void **state)
     }
 }
 
+/* Every figure of resmon_summary and resmon_sample is in exactly one list:
+ * the figure list (figure_list.h) or the metric list (metric_list.h), so a
+ * field added to a struct but to neither list -- which the summary JSON,
+ * the exposition and the command's columns would then silently leave out --
+ * fails here.  The 8-byte words that are no figure: the struct's size, and
+ * the enum and int words beside their figures (hwm_scope, gpu_energy_source,
+ * hwm_error, cgroup_version with cgroup_error). */
+#define MARK_SUMMARY_FIGURE(group, field, ...) mark(summary_seen, offsetof(resmon_summary, field));
+#define MARK_SAMPLE_FIGURE(group, field, ...) mark(sample_seen, offsetof(resmon_sample, field));
+#define MARK_METRIC(group, sample_field, summary_field, ...)                                                       \
+    mark(summary_seen, offsetof(resmon_summary, summary_field));                                                  \
+    mark(sample_seen, offsetof(resmon_sample, sample_field));
+static void mark(int *seen, size_t offset)
+{
+    assert_int_equal(offset % 8, 0);
+    seen[offset / 8]++;
+}
+
+static void every_figure_is_in_one_list(void **state)
+{
+    (void)state;
+    int summary_seen[sizeof(resmon_summary) / 8] = {0};
+    int sample_seen[sizeof(resmon_sample) / 8] = {0};
+    RM__SUMMARY_FIGURES_BASE(MARK_SUMMARY_FIGURE)
+    RM__SUMMARY_FIGURES_CGROUP(MARK_SUMMARY_FIGURE)
+    RM__SAMPLE_FIGURES_BASE(MARK_SAMPLE_FIGURE)
+    RM__SAMPLE_FIGURES_CGROUP(MARK_SAMPLE_FIGURE)
+    RM__METRIC_LIST(MARK_METRIC)
+    const size_t not_figures[] = {offsetof(resmon_summary, struct_size), offsetof(resmon_summary, hwm_scope),
+                                  offsetof(resmon_summary, gpu_energy_source), offsetof(resmon_summary, hwm_error),
+                                  offsetof(resmon_summary, cgroup_version)};
+    for (size_t i = 0; i < sizeof not_figures / sizeof *not_figures; i++)
+        mark(summary_seen, not_figures[i]);
+    for (size_t i = 0; i < sizeof summary_seen / sizeof *summary_seen; i++) {
+        if (summary_seen[i] != 1)
+            fail_msg("resmon_summary's word at byte %zu is in %d lists", i * 8, summary_seen[i]);
+    }
+    for (size_t i = 0; i < sizeof sample_seen / sizeof *sample_seen; i++) {
+        if (sample_seen[i] != 1)
+            fail_msg("resmon_sample's double at byte %zu is in %d lists", i * 8, sample_seen[i]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(every_figure_is_in_one_list),
         cmocka_unit_test(to_json_matches_python_byte_for_byte),
         cmocka_unit_test(from_json_reads_python_values),
         cmocka_unit_test(from_json_is_lenient_where_python_is),

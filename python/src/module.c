@@ -3,6 +3,7 @@
  * out of C, the GPU list, and module set-up.
  */
 #include "binding.h"
+#include "figure_list.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -98,19 +99,14 @@ static int put_name(PyObject *dict, const char *key, const char *name)
     return put_item(dict, key, PyUnicode_FromString(name));
 }
 
-/* The summary's cgroup figures (resmon_options.cgroup_path), in the order of
- * resmon_summary_to_json; cgroup_version and cgroup_error come besides. */
+/* The summary's cgroup figures (resmon_options.cgroup_path), from the
+ * library's figure list, in the order of resmon_summary_to_json;
+ * cgroup_version and cgroup_error come besides. */
+#define CGROUP_FIELD(group, field, ...) {#field, offsetof(resmon_summary, field)},
 static const struct {
     const char *key;
     size_t offset;
-} cgroup_fields[] = {
-    {"cgroup_peak_mb", offsetof(resmon_summary, cgroup_peak_mb)},
-    {"cgroup_oom_kills", offsetof(resmon_summary, cgroup_oom_kills)},
-    {"cgroup_throttled_sec", offsetof(resmon_summary, cgroup_throttled_sec)},
-    {"cgroup_nr_throttled", offsetof(resmon_summary, cgroup_nr_throttled)},
-    {"cgroup_io_read_bytes", offsetof(resmon_summary, cgroup_io_read_bytes)},
-    {"cgroup_io_write_bytes", offsetof(resmon_summary, cgroup_io_write_bytes)},
-};
+} cgroup_fields[] = {RM__SUMMARY_FIGURES_CGROUP(CGROUP_FIELD)};
 
 PyObject *rmpy_summary_to_dict(const resmon_summary *s)
 {

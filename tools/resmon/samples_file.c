@@ -10,6 +10,7 @@
  * written after it; the error is reported when the file is closed.
  */
 #include "samples_file.h"
+#include "figure_list.h"
 #include "json_number.h"
 #include "output_paths.h"
 
@@ -27,23 +28,50 @@
 #define SAMPLES_BUFFER_BYTES 65536
 #define MAX_ROW_BYTES 4096 /* per-device columns: 4 x 16 values fit a row */
 
+/* The sample's cgroup figures (figure_list.h): columns named as the fields,
+ * placed among the metric columns by their place in resmon_sample. */
+#define CGROUP_COLUMN(group, field, ...) {#field, offsetof(resmon_sample, field), 0},
+static const samples_column cgroup_columns[] = {RM__SAMPLE_FIGURES_CGROUP(CGROUP_COLUMN)};
+#define CGROUP_COLUMNS (sizeof cgroup_columns / sizeof *cgroup_columns)
+
 size_t samples_metric_columns(samples_column *columns)
 {
-    size_t n = 0, count = resmon_metric_count();
-    int cgroup_placed = 0;
-    for (size_t i = 0; i < count && n + 2 <= SAMPLES_MAX_METRIC_COLUMNS; i++) {
+    size_t n = 0, placed = 0, count = resmon_metric_count();
+    for (size_t i = 0; i < count && n + CGROUP_COLUMNS - placed + 1 <= SAMPLES_MAX_METRIC_COLUMNS; i++) {
         resmon_metric m;
         if (resmon_metric_info(i, &m, sizeof m) < 0 || m.sample_offset + sizeof(double) > sizeof(resmon_sample))
             continue; /* past the sample this command knows: a newer library's */
-        if (!cgroup_placed && m.sample_offset > offsetof(resmon_sample, cgroup_mem_mb)) {
-            columns[n++] = (samples_column){"cgroup_mem_mb", offsetof(resmon_sample, cgroup_mem_mb), 0};
-            cgroup_placed = 1;
-        }
+        while (placed < CGROUP_COLUMNS && m.sample_offset > cgroup_columns[placed].offset)
+            columns[n++] = cgroup_columns[placed++];
         int integral = strcmp(m.unit, "count") == 0 || strcmp(m.unit, "bytes") == 0;
         columns[n++] = (samples_column){m.column, m.sample_offset, integral};
     }
-    if (!cgroup_placed)
-        columns[n++] = (samples_column){"cgroup_mem_mb", offsetof(resmon_sample, cgroup_mem_mb), 0};
+    while (placed < CGROUP_COLUMNS)
+        columns[n++] = cgroup_columns[placed++];
+    return n;
+}
+
+/* The sample's base and GPU figures (figure_list.h) as columns named as the
+ * fields: the base ones after the timestamps (the timestamp itself, the
+ * list's first, is written with unix_time and elapsed_sec), the GPU's after
+ * the metric columns, when there is a GPU. */
+#define IS_GPU_BASE 0
+#define IS_GPU_GPU 1
+#define FIGURE_COLUMN(group, field, ...) {{#field, offsetof(resmon_sample, field), 0}, IS_GPU_##group},
+static const struct {
+    samples_column column;
+    int gpu;
+} figure_columns[] = {RM__SAMPLE_FIGURES_BASE(FIGURE_COLUMN)};
+#define FIGURE_COLUMNS (sizeof figure_columns / sizeof *figure_columns)
+_Static_assert(offsetof(resmon_sample, timestamp) == 0, "the timestamp is the sample's first figure");
+
+/* Appends the base figures' columns (gpu 0) or the GPU's (gpu 1). */
+static size_t add_figure_columns(samples_column *columns, int gpu)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < FIGURE_COLUMNS; i++)
+        if (figure_columns[i].gpu == gpu && figure_columns[i].column.offset != offsetof(resmon_sample, timestamp))
+            columns[n++] = figure_columns[i].column;
     return n;
 }
 
@@ -54,8 +82,8 @@ struct samples_file {
     double last_write;
     int write_errno;
     double wall_offset; /* CLOCK_REALTIME - CLOCK_MONOTONIC at open: a sample's Unix time */
-    size_t metric_column_count;
-    samples_column metric_columns[SAMPLES_MAX_METRIC_COLUMNS];
+    size_t column_count; /* after the timestamps: base, metric and GPU columns, once chosen */
+    samples_column columns[FIGURE_COLUMNS + SAMPLES_MAX_METRIC_COLUMNS];
     off_t whole_rows_bytes; /* what the file holds, all of it whole rows */
     size_t used;
     char buffer[SAMPLES_BUFFER_BYTES];
@@ -108,21 +136,20 @@ samples_file *samples_file_open(int fd, const char *path, size_t gpu_devices)
     f->jsonl = path_has_extension(path, ".jsonl");
     f->gpu_devices = gpu_devices > RESMON_CLI_MAX_DEVICE_COLUMNS ? RESMON_CLI_MAX_DEVICE_COLUMNS : gpu_devices;
     f->last_write = -1;
-    f->metric_column_count = samples_metric_columns(f->metric_columns);
+    f->column_count = add_figure_columns(f->columns, 0);
+    f->column_count += samples_metric_columns(f->columns + f->column_count);
+    if (gpu_devices)
+        f->column_count += add_figure_columns(f->columns + f->column_count, 1);
     struct timespec wall, mono;
     clock_gettime(CLOCK_REALTIME, &wall);
     clock_gettime(CLOCK_MONOTONIC, &mono);
     f->wall_offset = (double)(wall.tv_sec - mono.tv_sec) + (double)(wall.tv_nsec - mono.tv_nsec) * 1e-9;
     if (!f->jsonl) {
-        const char *header = "timestamp,unix_time,elapsed_sec,cpu_percent,rss_mb";
+        const char *header = "timestamp,unix_time,elapsed_sec";
         append(f, header, strlen(header));
-        for (size_t i = 0; i < f->metric_column_count; i++) {
+        for (size_t i = 0; i < f->column_count; i++) {
             append(f, ",", 1);
-            append(f, f->metric_columns[i].name, strlen(f->metric_columns[i].name));
-        }
-        if (gpu_devices) {
-            header = ",gpu_util,gpu_mem_mb,gpu_clock_mhz,gpu_power_w,gpu_proc_mem_mb";
-            append(f, header, strlen(header));
+            append(f, f->columns[i].name, strlen(f->columns[i].name));
         }
         for (size_t i = 0; f->gpu_devices > 1 && i < f->gpu_devices; i++) {
             char columns[160];
@@ -230,19 +257,10 @@ void samples_file_write(samples_file *f, const resmon_sample *s, double elapsed_
     put_value(f, "timestamp", s->timestamp, 1);
     put_value(f, "unix_time", s->timestamp + f->wall_offset, 0);
     put_value(f, "elapsed_sec", elapsed_sec, 0);
-    put_value(f, "cpu_percent", s->cpu_percent, 0);
-    put_value(f, "rss_mb", s->rss_mb, 0);
-    for (size_t i = 0; i < f->metric_column_count; i++) {
+    for (size_t i = 0; i < f->column_count; i++) {
         double value;
-        memcpy(&value, (const char *)s + f->metric_columns[i].offset, sizeof value);
-        put_number(f, f->metric_columns[i].name, value, 0, f->metric_columns[i].integral);
-    }
-    if (f->gpu_devices) {
-        put_value(f, "gpu_util", s->gpu_util, 0);
-        put_value(f, "gpu_mem_mb", s->gpu_mem_mb, 0);
-        put_value(f, "gpu_clock_mhz", s->gpu_clock_mhz, 0);
-        put_value(f, "gpu_power_w", s->gpu_power_w, 0);
-        put_value(f, "gpu_proc_mem_mb", s->gpu_proc_mem_mb, 0);
+        memcpy(&value, (const char *)s + f->columns[i].offset, sizeof value);
+        put_number(f, f->columns[i].name, value, 0, f->columns[i].integral);
     }
     for (size_t i = 0; f->gpu_devices > 1 && i < f->gpu_devices; i++) {
         resmon_gpu_reading r = {.util_percent = NAN, .mem_used_mb = NAN, .mem_total_mb = NAN, .clock_mhz = NAN,
