@@ -219,7 +219,10 @@ static void put_metric(writer *w, const metric *mt, double value, resmon_exposit
     printf_(w, "%s%s", mt->name, suffix);
     put_labels(w, labels, label_count);
     char number[32];
-    if (mt->integer)
+    /* A count prints without a fraction only where it is one a uint64_t
+     * holds: a caller's negative or huge figure is printed as the double it
+     * is (converting it would be undefined, and gcc and clang differ). */
+    if (mt->integer && value >= 0 && value < 18446744073709551616.0)
         snprintf(number, sizeof number, "%" PRIu64, (uint64_t)value);
     else
         rm__json_format_double(value, number);

@@ -118,6 +118,27 @@ static void unknown_fields_are_left_out(void **state)
     free(text);
 }
 
+/* A count a caller set out of a uint64_t's range is printed as the double it
+ * is, not converted (undefined: gcc printed 0, clang 9223372036854775808). */
+static void a_count_out_of_range_is_printed_as_it_is(void **state)
+{
+    (void)state;
+    resmon_summary s = cpu_only_summary();
+    s.cgroup_version = 2;
+    s.cgroup_oom_kills = -1;
+    char *text = render(&s, NULL, RESMON_EXPOSITION_PROMETHEUS, NULL, 0);
+    ASSERT_CONTAINS(text, "\nresmon_cgroup_oom_kills_total -1.0\n");
+    free(text);
+    s.cgroup_oom_kills = 1e30;
+    text = render(&s, NULL, RESMON_EXPOSITION_PROMETHEUS, NULL, 0);
+    ASSERT_CONTAINS(text, "\nresmon_cgroup_oom_kills_total 1e+30\n");
+    free(text);
+    s.cgroup_oom_kills = 3;
+    text = render(&s, NULL, RESMON_EXPOSITION_PROMETHEUS, NULL, 0);
+    ASSERT_CONTAINS(text, "\nresmon_cgroup_oom_kills_total 3\n");
+    free(text);
+}
+
 static void gpu_and_energy_in_base_units(void **state)
 {
     (void)state;
@@ -443,6 +464,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(prometheus_text_has_help_type_and_base_units),
         cmocka_unit_test(unknown_fields_are_left_out),
+        cmocka_unit_test(a_count_out_of_range_is_printed_as_it_is),
         cmocka_unit_test(gpu_and_energy_in_base_units),
         cmocka_unit_test(metric_groups_in_base_units_with_prometheus_names),
         cmocka_unit_test(an_older_summary_has_no_metric_group_series),
