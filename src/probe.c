@@ -140,6 +140,20 @@ static int statm_stands(const rm__probe *p, const rm__tracked *t, uint64_t cpu_n
            boot_ns - t->statm_read_ns < IDLE_STATM_REFRESH_NS;
 }
 
+/* Whether the clock read before this reading's walk stands for the reading
+ * (no second read): the process did not run since its previous reading,
+ * and no process read before it in this reading counted a reaped child
+ * (cutime, or the groups' counters of a process that ran).  A process
+ * reaped between the two reads would be counted twice until the next
+ * reading found it gone: read after its parent, as the order below
+ * promises, it is found gone now.  The root (its end is the target's) and
+ * the window's first and last readings read it afresh. */
+static int clock_read_stands(const rm__probe *p, const rm__tracked *t, size_t i, int baseline, int reaps_counted)
+{
+    return i != 0 && !baseline && !p->last_reading && !reaps_counted && t->clock_walk == p->walk &&
+           t->clock_read && t->clock_ns == t->last_cpu_ns;
+}
+
 /* Settles every process found ended (by the walk or by this reading) and
  * then has the tree forget them: the CPU taken off for a reaped child whose
  * parent is tracked, the peak it keeps for the window, its metric-group
@@ -188,11 +202,16 @@ static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
      * next reading -- never counted in both at once.  Children first counted
      * a child's I/O and CPU twice when its parent reaped it mid-reading, and
      * the monotonic totals kept the double. */
+    int reaps_counted = 0; /* a process read so far may have counted a reaped child's life */
     for (size_t i = p->members; i < p->count; i++) {
         rm__tracked *t = &p->procs[i];
         rm__process_reading now; /* read_process fills the rest; st only with stat_read */
         now.stat_read = 0;
-        int gone = rm__probe_read_cpu(t, &now.cpu_ns) < 0, tree_due;
+        int gone = 0, tree_due;
+        if (clock_read_stands(p, t, i, baseline, reaps_counted))
+            now.cpu_ns = t->clock_ns;
+        else
+            gone = rm__probe_read_cpu(t, &now.cpu_ns) < 0;
         if (!gone && statm_stands(p, t, now.cpu_ns, i, boot_ns, baseline)) {
             now.rss_pages = t->rss_pages;
             now.has_memory = t->has_memory;
@@ -225,7 +244,9 @@ static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
             root_exited = 1;
             now.rss_pages = t->rss_pages;
         }
+        uint64_t children_ns = t->children_ns;
         rm__probe_cpu_account(p, t, &now, baseline);
+        reaps_counted |= t->children_ns > children_ns || (groups && !idle);
         t->rss_pages = now.rss_pages;
         rss_pages += now.rss_pages;
         r.process_count++;

@@ -69,8 +69,17 @@ typedef struct rm__tracked {
     uint64_t hwm_kept_cpu_ns; /* keep_peak_marks: its CPU clock at the latest mark read */
     int hwm_kept_read;        /* ... and there was one */
     int peak_reset_ok;
+    uint64_t hwm_mark_cpu_ns; /* its CPU clock (latest reading) when rm__probe_peak_rss last read its mark */
+    int hwm_mark_read;        /* ... and there was such a read this window */
     /* membership (probe_tree.c) */
     unsigned seen_walk;  /* the walk that last found it (tree mode) */
+    /* Its CPU clock read before the walk `clock_walk` (clock_read: it could
+     * be), told to the walker so that a process that did not run has its
+     * children lists reused; the reading after that walk takes it for its
+     * own where nothing could have reaped it since (see read_all). */
+    uint64_t clock_ns;
+    unsigned clock_walk;
+    int clock_read;
     int ending;          /* this reading found it ENDED_REAPED */
     int adopted;         /* tree mode: its parent ended (it is an orphan), yet
                             it stays in the tree, and the walk starts from it */

@@ -108,6 +108,7 @@ void rm__probe_peak_begin(rm__probe *p)
     for (size_t i = p->members; i < p->count; i++) {
         p->procs[i].hwm_bytes = 0; /* read before the reset: not this window's */
         p->procs[i].hwm_read_ns = 0;
+        p->procs[i].hwm_mark_read = 0;
         int reset = rm__reset_peak_rss(p->procs[i].dir_fd);
         p->procs[i].peak_reset_ok = reset == 0;
         if (reset < 0 && p->peak_reset_error == 0)
@@ -124,8 +125,16 @@ int rm__probe_peak_rss(rm__probe *p, uint64_t *bytes, resmon_hwm_scope *scope, i
         rm__tracked *t = &p->procs[i];
         uint64_t value;
         int reaped_root = i == 0 && p->root_gone;
-        int rc = reaped_root ? -ESRCH : rm__read_peak_rss(t->dir_fd, &value);
-        if (rc == 0 && value > t->hwm_bytes)
+        /* A mark rises only by the process's own page faults: one whose CPU
+         * clock stood still since the reading before its latest mark read
+         * keeps that mark, unread (a sleeping tree costs no status a second). */
+        int mark_stands = i != 0 && t->hwm_mark_read && t->last_cpu_ns == t->hwm_mark_cpu_ns;
+        int rc = reaped_root ? -ESRCH : mark_stands ? 0 : rm__read_peak_rss(t->dir_fd, &value);
+        if (rc == 0 && !mark_stands) {
+            t->hwm_mark_read = 1;
+            t->hwm_mark_cpu_ns = t->last_cpu_ns;
+        }
+        if (rc == 0 && !mark_stands && value > t->hwm_bytes)
             t->hwm_bytes = value; /* a zombie has no mark: its last read stands */
         else if (rc < 0 && i == 0 && !reaped_root)
             read_error = rc; /* the root's reason, e.g. -EMFILE: no descriptor left */

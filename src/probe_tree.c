@@ -271,8 +271,26 @@ static int walk_and_track(rm__probe *p)
  * and drop.  A walk that runs out of memory keeps the old set: a sample of
  * the known processes beats none.  Returns how many of the tracked
  * processes are marked ended. */
+/* Before a walk of children lists: every tracked process's CPU clock, read
+ * once (in order, parents first) and told to the walker, which reuses the
+ * lists of those that did not run (see rm__tree_walker_note_clock).  The
+ * reading that follows takes these for its own where it may (read_all), so
+ * a sleeping process costs this one read. */
+static void read_clocks_for_walk(rm__probe *p)
+{
+    if (!rm__tree_walker_takes_notes(&p->walker))
+        return;
+    for (size_t i = p->members; i < p->count; i++) {
+        rm__tracked *t = &p->procs[i];
+        t->clock_read = rm__probe_read_cpu(t, &t->clock_ns) == 0;
+        t->clock_walk = p->walk + 1;
+        rm__tree_walker_note_clock(&p->walker, t->pid, t->clock_read, t->clock_ns);
+    }
+}
+
 size_t rm__probe_refresh_tree(rm__probe *p)
 {
+    read_clocks_for_walk(p);
     int rc = walk_and_track(p);
     if (rc == 1)
         walk_and_track(p);

@@ -43,7 +43,7 @@ static int found_has(const rm__tree_walker *w, pid_t pid)
     return 0;
 }
 
-static int append_found(rm__tree_walker *w, pid_t pid)
+static int append_found(rm__tree_walker *w, pid_t pid, pid_t parent)
 {
     if (!rm__pid_index_fits(&w->found_index, w->found_len + 1)) { /* grown, and filled again from found */
         if (rm__pid_index_reset(&w->found_index, 2 * (w->found_len + 1)) < 0)
@@ -53,9 +53,18 @@ static int append_found(rm__tree_walker *w, pid_t pid)
     }
     if (found_has(w, pid)) /* the lists can repeat a pid mid-change */
         return 0;
+    size_t cap = w->found_cap;
     if (grow_pids(&w->found, &w->found_cap, w->found_len + 1) < 0)
         return -ENOMEM;
+    if (w->found_cap != cap) {
+        size_t parent_cap = cap;
+        if (grow_pids(&w->found_parent, &parent_cap, w->found_cap) < 0) {
+            w->found_cap = cap; /* found keeps its larger room unused */
+            return -ENOMEM;
+        }
+    }
     rm__pid_index_add(&w->found_index, pid, w->found_len);
+    w->found_parent[w->found_len] = parent;
     w->found[w->found_len++] = pid;
     return 0;
 }
@@ -93,6 +102,7 @@ void rm__tree_walker_init(rm__tree_walker *w, int proc_fd, rm__tree_method metho
 void rm__tree_walker_free(rm__tree_walker *w)
 {
     free(w->found);
+    free(w->found_parent);
     rm__pid_index_free(&w->found_index);
     free(w->links);
     free(w->previous_links);
@@ -129,13 +139,31 @@ int rm__tree_walker_use_cgroup(rm__tree_walker *w, const char *dir)
 
 struct children_visit {
     rm__tree_walker *walker;
+    rm__walked_process *listing; /* the process whose lists are read */
     int error;
 };
+
+/* Keeps pid in listing's list of children, for the walks that reuse it. */
+static void keep_listed(rm__walked_process *e, pid_t pid)
+{
+    if (e->listed_len == e->listed_cap) {
+        size_t cap = e->listed_cap ? 2 * e->listed_cap : 8;
+        pid_t *grown = realloc(e->listed, cap * sizeof *grown);
+        if (!grown) {
+            e->listed_valid = 0; /* not whole: never reused */
+            return;
+        }
+        e->listed = grown;
+        e->listed_cap = cap;
+    }
+    e->listed[e->listed_len++] = pid;
+}
 
 static int visit_child(pid_t pid, void *user)
 {
     struct children_visit *v = user;
-    if (append_found(v->walker, pid) < 0) {
+    keep_listed(v->listing, pid);
+    if (append_found(v->walker, pid, v->listing->pid) < 0) {
         v->error = -ENOMEM;
         return 1;
     }
@@ -156,7 +184,7 @@ static int walked_index_rebuild(rm__tree_walker *w)
 /* The kept-open files of a process the children walk visits, found by pid
  * through a hash (a walk of 10 000 processes looks each one up: a scan
  * made that quadratic). */
-static rm__walked_process *walked_entry(rm__tree_walker *w, pid_t pid)
+static rm__walked_process *walked_find(rm__tree_walker *w, pid_t pid)
 {
     const rm__pid_index *ix = &w->walked_index;
     if (ix->cap) {
@@ -168,6 +196,14 @@ static rm__walked_process *walked_entry(rm__tree_walker *w, pid_t pid)
             if (w->walked[i].pid == pid)
                 return &w->walked[i];
     }
+    return NULL;
+}
+
+static rm__walked_process *walked_entry(rm__tree_walker *w, pid_t pid)
+{
+    rm__walked_process *known = walked_find(w, pid);
+    if (known)
+        return known;
     if (w->walked_count == w->walked_cap) {
         size_t cap = w->walked_cap ? w->walked_cap * 2 : 16;
         rm__walked_process *grown = realloc(w->walked, cap * sizeof *grown);
@@ -196,6 +232,38 @@ static void close_walked(rm__walked_process *e)
     for (size_t i = 0; i < e->thread_count; i++)
         close(e->children_fd[i]);
     close(e->task_fd);
+    free(e->listed);
+}
+
+void rm__tree_walker_note_clock(rm__tree_walker *w, pid_t pid, int known, uint64_t cpu_ns)
+{
+    rm__walked_process *e = walked_find(w, pid);
+    if (!e)
+        return; /* not walked yet: read afresh */
+    unsigned next = w->walk_number + 1;
+    e->clock_ns = cpu_ns;
+    e->clock_walk = known ? next : 0;
+    if (known && e->listed_valid && e->listed_clock_ns == cpu_ns)
+        return;
+    /* It ran or ended: its lists and those of every process above it are
+     * read afresh (an entry already marked has its ancestors marked). */
+    while (e && e->changed_walk != next) {
+        e->changed_walk = next;
+        e = e->parent ? walked_find(w, e->parent) : NULL;
+    }
+}
+
+int rm__tree_walker_takes_notes(const rm__tree_walker *w)
+{
+    return w->use_children_files && w->members_fd < 0;
+}
+
+/* Whether e's children are taken from its latest reading of its lists:
+ * noted before this walk, and neither it (its clock moved) nor anything
+ * below it changed (rm__tree_walker_note_clock). */
+static int reuses_listed(const rm__tree_walker *w, const rm__walked_process *e)
+{
+    return e->listed_valid && e->clock_walk == w->walk_number && e->changed_walk != w->walk_number;
 }
 
 /* The children file of thread tid, kept open across walks for the first
@@ -289,13 +357,14 @@ static int add_children_by_links(rm__tree_walker *w, rm__walked_process *e, size
         close(e->children_fd[i]);
     e->thread_count = 0;
     e->listed_threads = threads;
+    e->listed_valid = 0; /* many threads: the links are read each walk anyway */
     if (w->links_walk != w->walk_number) {
         int rc = build_links(w);
         if (rc < 0)
             return rc == -ENOMEM ? rc : 0;
     }
     for (size_t i = 0; i < w->link_count; i++)
-        if (w->links[i].ppid == e->pid && append_found(w, w->links[i].pid) < 0)
+        if (w->links[i].ppid == e->pid && append_found(w, w->links[i].pid, e->pid) < 0)
             return -ENOMEM;
     return 0;
 }
@@ -304,13 +373,25 @@ static int add_children_by_links(rm__tree_walker *w, rm__walked_process *e, size
  * thread is listed under that thread, not under the main one).  The task
  * directory and the children files stay open between walks: a walk of a
  * steady process is one lseek, one getdents and one pread per thread. */
-static int add_children_of(rm__tree_walker *w, pid_t pid)
+static int add_children_of(rm__tree_walker *w, pid_t pid, pid_t parent)
 {
     rm__walked_process *e = walked_entry(w, pid);
     if (!e)
         return 0;
     e->seen_walk = w->walk_number;
-    struct children_visit visit = {w, 0};
+    e->parent = parent;
+    if (reuses_listed(w, e)) {
+        for (size_t i = 0; i < e->listed_len; i++)
+            if (append_found(w, e->listed[i], pid) < 0)
+                return -ENOMEM;
+        return 0;
+    }
+    /* Read afresh: reusable later when its clock was noted for this walk
+     * and the reading is whole (a failed read or the links clear it). */
+    e->listed_len = 0;
+    e->listed_valid = e->clock_walk == w->walk_number;
+    e->listed_clock_ns = e->clock_ns;
+    struct children_visit visit = {w, e, 0};
     /* /proc counts a process's threads in the link count of its task
      * directory (2 + threads): one fstat tells how to find its children
      * where its latest listing found one thread, many, or none yet. */
@@ -329,20 +410,25 @@ static int add_children_of(rm__tree_walker *w, pid_t pid)
             if (n > 0)
                 rm__parse_pid_list(w->children_text, (size_t)n, visit_child, &visit);
             if (n == -ENOMEM)
-                return -ENOMEM;
-            if (n >= 0)
+                return e->listed_valid = 0, -ENOMEM;
+            if (n >= 0) {
+                if (visit.error)
+                    e->listed_valid = 0;
                 return visit.error;
+            }
+            e->listed_len = 0; /* read again below */
         } else if (threads > many) {
             return add_children_by_links(w, e, threads);
         } /* else a thread came or went, or it ended: list its threads */
     }
     e->listed_threads = 0;
     char dirents[16384];
+    int whole = 1; /* every thread's list read */
     if (lseek(e->task_fd, 0, SEEK_SET) < 0)
-        return 0;
+        return e->listed_valid = 0, 0;
     ssize_t len = getdents64(e->task_fd, dirents, sizeof dirents);
     if (len <= 0)
-        return 0; /* ended: it is forgotten after the walk */
+        return e->listed_valid = 0, 0; /* ended: it is forgotten after the walk */
     /* The threads listed now replace the cached ones; a cached thread that
      * is no longer listed has ended and its file is closed. */
     pid_t old_tids[RM__CACHED_THREADS];
@@ -363,14 +449,18 @@ static int add_children_of(rm__tree_walker *w, pid_t pid)
             listed++;
             int owned;
             int fd = children_fd(e, tid, old_tids, old_fds, old_count, &owned);
-            if (fd < 0)
+            if (fd < 0) {
+                whole = 0;
                 continue; /* thread ended mid-walk */
+            }
             for (size_t i = 0; !owned && i < old_count; i++)
                 if (old_fds[i] == fd)
                     reused[i] = 1;
             ssize_t n = read_children_file(w, fd);
             if (n > 0) /* a garbled list yields the pids before the garbage */
                 rm__parse_pid_list(w->children_text, (size_t)n, visit_child, &visit);
+            if (n < 0)
+                whole = 0;
             if (e->thread_count < RM__CACHED_THREADS) {
                 e->tids[e->thread_count] = tid;
                 e->children_fd[e->thread_count++] = fd;
@@ -390,13 +480,17 @@ static int add_children_of(rm__tree_walker *w, pid_t pid)
         if (visit.error || (size_t)len < sizeof dirents - 512)
             break;
         len = getdents64(e->task_fd, dirents, sizeof dirents);
-        if (len <= 0)
+        if (len <= 0) {
+            whole = whole && len == 0;
             break;
+        }
     }
     for (size_t i = 0; i < old_count; i++)
         if (!reused[i])
             close(old_fds[i]);
     e->listed_threads = visit.error ? 0 : listed;
+    /* keep_listed clears listed_valid when out of memory */
+    e->listed_valid = whole && e->listed_valid && !visit.error;
     return visit.error;
 }
 
@@ -405,9 +499,9 @@ static int walk_children_files(rm__tree_walker *w, const pid_t *roots, size_t ro
     w->walk_number++;
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < root_count; i++)
-        rc = add_children_of(w, roots[i]);
+        rc = add_children_of(w, roots[i], 0);
     for (size_t i = 0; rc == 0 && i < w->found_len; i++)
-        rc = add_children_of(w, w->found[i]);
+        rc = add_children_of(w, w->found[i], w->found_parent[i]);
     /* Forget the processes this walk did not reach: ended or reparented. */
     size_t before = w->walked_count;
     for (size_t i = w->walked_count; i-- > 0;)
@@ -551,7 +645,7 @@ static int walk_scan(rm__tree_walker *w, const pid_t *roots, size_t root_count)
             break;
         for (size_t i = 0; i < w->link_count; i++)
             if (w->links[i].ppid == parent && !is_root(roots, root_count, w->links[i].pid) &&
-                append_found(w, w->links[i].pid) < 0)
+                append_found(w, w->links[i].pid, parent) < 0)
                 return -ENOMEM;
     }
     return 0;
@@ -568,7 +662,7 @@ static int visit_member(pid_t pid, void *user)
     struct members_visit *v = user;
     if (is_root(v->roots, v->root_count, pid))
         return 0;
-    return append_found(v->walker, pid) < 0 ? -ENOMEM : 0;
+    return append_found(v->walker, pid, 0) < 0 ? -ENOMEM : 0;
 }
 
 /* Descendant cgroups deeper than this are not followed (a loop cannot

@@ -15,7 +15,9 @@
  * third of the processes /proc listed last) has its children found from the
  * parent links of one /proc listing per walk, as the scan does, since a
  * children file per thread costs more; the others list their threads and
- * read each thread's file.
+ * read each thread's file.  A process the caller vouches did not run since
+ * its lists were last read (rm__tree_walker_note_clock) costs nothing: its
+ * lists are reused.
  *
  * A third membership source replaces both where a cgroup's processes are the
  * tree (rm__tree_walker_use_cgroup): each walk lists its cgroup.procs -- one
@@ -49,12 +51,24 @@ typedef struct rm__walked_process {
     size_t listed_threads; /* threads its latest task listing found (0: none yet) */
     pid_t tids[RM__CACHED_THREADS];
     int children_fd[RM__CACHED_THREADS];
+    pid_t parent;         /* whose list had it in the latest walk (0: a root) */
+    /* Its children as its latest whole reading of its lists found them,
+     * and its CPU clock noted before that walk (rm__tree_walker_note_clock):
+     * reused, unread, while the clock stands and nothing below it changed. */
+    pid_t *listed;
+    size_t listed_len, listed_cap;
+    int listed_valid;
+    uint64_t listed_clock_ns;
+    uint64_t clock_ns;     /* the clock noted for the walk clock_walk */
+    unsigned clock_walk;
+    unsigned changed_walk; /* it or a process below it ran or ended before this walk */
 } rm__walked_process;
 
 typedef struct rm__tree_walker {
     int proc_fd;              /* the /proc directory (or a fixture tree) */
     int use_children_files;   /* 1: task/TID/children lists; 0: scan /proc */
     pid_t *found;             /* descendants of the last walk (owned) */
+    pid_t *found_parent;      /* whose list had each (children mode; 0: none) */
     size_t found_len, found_cap;
     rm__pid_index found_index; /* pid -> found, so that a pid listed twice
                                   is kept once without a scan */
@@ -104,6 +118,22 @@ int rm__tree_walk(rm__tree_walker *w, pid_t root);
 /* The same from several roots at once: every descendant of any of them, the
  * roots themselves left out (unless one descends from another), each once. */
 int rm__tree_walk_from(rm__tree_walker *w, const pid_t *roots, size_t root_count);
+
+/* Before a walk (children mode): pid's CPU clock now (known: 0 when it
+ * could not be read, ended).  A process whose clock stood still since the
+ * walk that last read its children lists cannot have forked, so the next
+ * walk takes those lists unread -- unless a process below it ran or ended
+ * since: a child's clone(CLONE_PARENT) and the orphans handed to a
+ * subreaper add to a list without its owner running, so a change marks
+ * every process above it to be read afresh.  (A child reaped without its
+ * parent running -- SIGCHLD ignored -- stays listed until then; the caller
+ * finds it ended by its own reading.)  A process never noted is read
+ * afresh. */
+void rm__tree_walker_note_clock(rm__tree_walker *w, pid_t pid, int known, uint64_t cpu_ns);
+
+/* Whether walks read children lists, so that notes help (children mode
+ * without a cgroup). */
+int rm__tree_walker_takes_notes(const rm__tree_walker *w);
 
 /* A process the latest walk did not reach is alive with parent ppid, read
  * from its own stat.  Where that walk went by parent links (the /proc scan,

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -22,6 +23,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -981,6 +983,103 @@ static void walk_follows_a_process_handed_to_a_subreaper(void **state)
     assert_next_reading_tracks_a_fork_of(subreaper_gets_a_grandchild, &threads);
 }
 
+/* Issue 33: a process whose CPU clock stood still since the walk that last
+ * read its children lists has them reused, unread.  The rules that keep
+ * that exact, each with a root that sleeps through the readings before: */
+
+/* A sleeping process that wakes and forks: its clock moved, its list is
+ * read afresh and the child tracked at the next reading. */
+static int forks_on_go(const test_child *self, const void *arg)
+{
+    (void)arg;
+    test_child_ready(self);
+    test_child_go_wait(self);
+    pid_t child = fork();
+    if (child == 0)
+        test_child_idle();
+    test_child_send(self, &child, sizeof child);
+    test_child_idle();
+}
+
+static void walk_finds_a_fork_of_a_process_that_slept(void **state)
+{
+    (void)state;
+    assert_next_reading_tracks_a_fork_of(forks_on_go, NULL);
+}
+
+/* A child of a sleeping root makes a process with clone(CLONE_PARENT):
+ * the root's list grows while the root never runs.  The child that ran has
+ * the lists above it read afresh. */
+static int child_clones_a_sibling_on_go(const test_child *self, const void *arg)
+{
+    (void)arg;
+    if (fork() == 0) {
+        test_child_go_wait(self);
+        pid_t sibling = (pid_t)syscall(SYS_clone, CLONE_PARENT | SIGCHLD, NULL, NULL, NULL, NULL);
+        if (sibling == 0)
+            test_child_idle();
+        test_child_send(self, &sibling, sizeof sibling);
+        test_child_idle();
+    }
+    test_child_ready(self);
+    test_child_idle();
+}
+
+static void walk_finds_a_sibling_made_with_clone_parent(void **state)
+{
+    (void)state;
+    assert_next_reading_tracks_a_fork_of(child_clones_a_sibling_on_go, NULL);
+}
+
+/* A sleeping subreaper whose child forks and ends between two readings: the
+ * grandchild, never tracked, is handed to the subreaper, whose list grows
+ * while it never runs.  The child that ended has the lists above it read
+ * afresh, and the orphan is tracked at the next reading. */
+static int subreaper_gets_an_orphan_born_on_go(const test_child *self, const void *arg)
+{
+    (void)arg;
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
+        return 2;
+    if (fork() == 0) {
+        test_child_go_wait(self);
+        pid_t parent = getpid();
+        sigset_t usr1;
+        sigemptyset(&usr1);
+        sigaddset(&usr1, SIGUSR1);
+        sigprocmask(SIG_BLOCK, &usr1, NULL);
+        if (fork() == 0) {
+            if (prctl(PR_SET_PDEATHSIG, SIGUSR1) != 0)
+                _exit(2);
+            if (getppid() == parent) { /* else handed over already */
+                int sig;
+                sigwait(&usr1, &sig);
+            }
+            pid_t me = getpid();
+            test_child_send(self, &me, sizeof me);
+            test_child_idle();
+        }
+        _exit(0); /* the subreaper leaves it a zombie */
+    }
+    test_child_ready(self);
+    test_child_idle();
+}
+
+static void walk_finds_an_orphan_handed_to_a_sleeping_subreaper(void **state)
+{
+    (void)state;
+    assert_next_reading_tracks_a_fork_of(subreaper_gets_an_orphan_born_on_go, NULL);
+}
+
+/* The subreaper test above with a subreaper of one thread (children
+ * lists, reused while it sleeps): what the handed-over grandchild forks is
+ * found. */
+static void walk_follows_a_process_handed_to_a_sleeping_subreaper(void **state)
+{
+    (void)state;
+    int threads = 0;
+    assert_next_reading_tracks_a_fork_of(subreaper_gets_a_grandchild, &threads);
+}
+
 /* A process that sleeps between readings keeps its latest statm figure
  * and peak mark unread (issue 33: its CPU clock is the reading), so one that
  * woke, allocated and slept again must be read afresh the next reading:
@@ -1076,6 +1175,41 @@ static void sleeper_that_woke_is_read_at_its_new_rss_and_peak(void **state)
     assert_true((double)peak >= child_mark_mb * 1048576.0);
 }
 
+/* The exact peak asked while the window runs (once a second by the
+ * command) reads the mark only of a process that ran since its latest
+ * mark read: one that woke, peaked and slept again between two asks must
+ * be read at the next ask, its mark above anything a sample saw. */
+static void peak_asked_again_reads_the_mark_of_a_sleeper_that_woke(void **state)
+{
+    (void)state;
+    test_child target = test_spawn(grow_in_a_child_on_go, NULL, TEST_SPAWN_GROUP);
+    pid_t child;
+    test_child_receive(&target, &child, sizeof child);
+    rm__probe *probe;
+    assert_int_equal(rm__probe_open(&probe, target.pid, 1, NULL), 0);
+    rm__probe_reading r;
+    uint64_t peak;
+    resmon_hwm_scope scope;
+    int reset_error;
+    assert_int_equal(rm__probe_begin(probe, &r), 0);
+    for (int i = 0; i < 3; i++) /* the child asleep: its mark, once read, stands */
+        assert_int_equal(rm__probe_read(probe, &r), 0);
+    assert_true(probe_tracks(probe, child));
+    assert_int_equal(rm__probe_peak_rss(probe, &peak, &scope, &reset_error), 0);
+    assert_int_equal(rm__probe_peak_rss(probe, &peak, &scope, &reset_error), 0);
+    test_child_go(&target);
+    test_child_wait_ready(&target); /* a step mapped and kept, asleep again */
+    test_child_go(&target);
+    test_child_wait_ready(&target); /* a further step mapped and unmapped */
+    assert_int_equal(rm__probe_read(probe, &r), 0);
+    double child_mark_mb = peak_mark_mb(child);
+    assert_int_equal(rm__probe_peak_rss(probe, &peak, &scope, &reset_error), 0);
+    rm__probe_close(probe);
+    test_child_kill(&target);
+    assert_true(child_mark_mb >= 2.0 * WAKE_STEP_MB);
+    assert_true((double)peak >= child_mark_mb * 1048576.0);
+}
+
 static int use_children_lists(void **state)
 {
     (void)state;
@@ -1117,6 +1251,11 @@ int main(void)
         cmocka_unit_test_setup(walk_finds_a_fork_in_a_process_of_many_threads, use_children_lists),
         cmocka_unit_test_setup(walk_follows_a_process_handed_to_a_subreaper, use_children_lists),
         cmocka_unit_test_setup(walk_follows_a_process_handed_to_a_subreaper, use_proc_scan),
+        cmocka_unit_test_setup(walk_finds_a_fork_of_a_process_that_slept, use_children_lists),
+        cmocka_unit_test_setup(walk_finds_a_sibling_made_with_clone_parent, use_children_lists),
+        cmocka_unit_test_setup(walk_finds_an_orphan_handed_to_a_sleeping_subreaper, use_children_lists),
+        cmocka_unit_test_setup(walk_follows_a_process_handed_to_a_sleeping_subreaper, use_children_lists),
+        cmocka_unit_test_setup(peak_asked_again_reads_the_mark_of_a_sleeper_that_woke, use_children_lists),
         cmocka_unit_test(target_reaped_before_stop_keeps_its_cpu_and_peak),
         cmocka_unit_test_setup(probe_peak_keeps_a_descendant_that_ended, use_children_lists),
         cmocka_unit_test_setup(sleeper_that_woke_is_read_at_its_new_rss_and_peak, use_children_lists),
