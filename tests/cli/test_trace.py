@@ -213,7 +213,7 @@ class Trace(unittest.TestCase):
             self.assertEqual(others, [], processes)  # without taskstats: the command's slice alone
         name, start, end, args = commands[0]
         self.assertEqual(name, "sh")
-        self.assertEqual(args["exit_status"], 3)
+        self.assertEqual((args["exit_code"], args.get("signal")), (3, None))
         self.assertEqual(args["command"], f"sh {script}")
         self.assertIsInstance(args["pid"], int)
         self.assertIsInstance(args["ppid"], int)

@@ -401,7 +401,7 @@ static void process_slice(trace_file *t, const trace_process *p)
     }
     put_arg_number(&e, "cpu_sec", p->cpu_sec);
     put_arg_number(&e, "peak_rss_mb", p->peak_rss_mb);
-    put_arg_integer(&e, "exit_status", p->exit_status);
+    put_arg_integer(&e, "exit_code", p->exit_code); /* or the signal: never "137" for SIGKILL */
     put_arg_integer(&e, "signal", p->term_signal > 0 ? p->term_signal : -1);
     if (running)
         put(&e, ",\"running_at_end\":true");
@@ -447,7 +447,7 @@ static void command_slice(trace_file *t, const cli_options *o, const run_result 
         .end_timestamp = r->command_end_timestamp > 0 ? r->command_end_timestamp : NAN,
         .cpu_sec = r->have_rusage ? r->rusage_cpu_sec : NAN,
         .peak_rss_mb = r->have_rusage ? r->rusage_maxrss_mb : NAN,
-        .exit_status = r->have_exit ? r->exit_status : -1,
+        .exit_code = r->have_exit && !r->term_signal ? r->exit_status : -1,
         .term_signal = r->have_exit ? r->term_signal : 0,
         .source = r->have_rusage ? "wait4, with the processes it reaped" : NULL,
     };
