@@ -303,6 +303,22 @@ class Processes(unittest.TestCase):
         for key in ("minor_faults", "voluntary_switches"):  # counts are integers in the fallback too
             self.assertIsInstance(record[key], int, record)
 
+    def test_in_another_pid_namespace_the_reason_names_it(self):
+        # The kernel refuses a taskstats listener outside the initial pid
+        # namespace with EINVAL, which read "Invalid argument".
+        if os.geteuid() != 0 or not shutil.which("unshare"):
+            self.skipTest("making a pid namespace needs root and unshare")
+        unshare = ["unshare", "--pid", "--fork", "--mount-proc"]
+        if subprocess.run([*unshare, "true"], capture_output=True, timeout=SAFETY_NET_SEC).returncode != 0:
+            self.skipTest("no pid namespace can be made here (a container's seccomp or policy)")
+        summary, done = self.run_resmon("--", "/bin/true", prefix=unshare)
+        p = summary["processes"]
+        if p["source"] == "taskstats":
+            self.skipTest("taskstats listens in a child pid namespace here")
+        self.assertEqual(p["count"], 1)
+        self.assertIn("initial pid namespace", p["unavailable"])
+        self.assertNotIn("Invalid argument", done.stderr)
+
     def test_without_cap_net_admin_an_adopted_orphan_is_recorded_from_wait4(self):
         if DROP_NET_ADMIN and not shutil.which("setpriv"):
             self.skipTest("no setpriv here to drop CAP_NET_ADMIN")

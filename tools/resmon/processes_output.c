@@ -75,6 +75,23 @@ static void write_records(FILE *out, const char *key, const process_record *reco
     fputc(']', out);
 }
 
+/* 1 when this process is in a user namespace other than the initial one,
+ * whose uid_map alone maps every uid to itself.  (A pid namespace cannot be
+ * told from inside as simply: a container's own /proc shows one level of
+ * NSpid, and the initial namespaces' inode numbers are not fixed on every
+ * kernel -- 478180 on this machine's 6.18, not PROC_PID_INIT_INO.) */
+static int in_other_user_namespace(void)
+{
+    FILE *f = fopen("/proc/self/uid_map", "re");
+    if (!f)
+        return 0;
+    unsigned long inside, outside, count;
+    int initial = fscanf(f, "%lu %lu %lu", &inside, &outside, &count) == 3 && inside == 0 && outside == 0 &&
+                  count == 4294967295ul && fgetc(f) == '\n' && fgetc(f) == EOF;
+    fclose(f);
+    return !initial;
+}
+
 /* Why per-process figures are missing, in a few words; "" when they are not. */
 static const char *unavailable_reason(int source_error)
 {
@@ -86,6 +103,14 @@ static const char *unavailable_reason(int source_error)
         return "taskstats needs CAP_NET_ADMIN (root)";
     case ENOENT:
         return "the kernel has no taskstats here (CONFIG_TASKSTATS, or another network namespace)";
+    case EINVAL:
+        /* The kernel's answer to a listener outside the initial user or pid
+         * namespace (add_del_listener); the CPU mask is the online CPUs'. */
+        if (in_other_user_namespace())
+            return "taskstats serves only the initial user namespace, and resmon runs in another (a container or "
+                   "rootless: run it in the host's)";
+        return "taskstats serves only the initial pid namespace, and resmon runs in another (a container: run it "
+               "in the host's)";
     default:
         return strerror(-source_error);
     }
