@@ -37,6 +37,11 @@
 
 #define PROCESS_FOREIGN_CACHE 256
 
+/* A record's source, by these very pointers (a record read back from the
+ * --processes all file is checked against them). */
+static const char SOURCE_TASKSTATS[] = "taskstats";
+static const char SOURCE_WAIT4[] = "wait4";
+
 struct process_records {
     pthread_mutex_t lock;
     pid_t resmon_pid;
@@ -87,7 +92,7 @@ process_records *process_records_new(pid_t resmon_pid)
     }
     pthread_mutex_init(&p->lock, NULL);
     p->resmon_pid = resmon_pid;
-    p->totals.source = "taskstats";
+    p->totals.source = SOURCE_TASKSTATS;
     return p;
 }
 
@@ -96,7 +101,7 @@ void process_records_start(process_records *p, double start_monotonic_sec, int s
     pthread_mutex_lock(&p->lock);
     p->start_monotonic_sec = start_monotonic_sec;
     p->totals.source_error = source_error;
-    p->totals.source = source_error ? "wait4" : "taskstats";
+    p->totals.source = source_error ? SOURCE_WAIT4 : SOURCE_TASKSTATS;
     pthread_mutex_unlock(&p->lock);
 }
 
@@ -333,10 +338,11 @@ static void keep(process_records *p, const process_record *r)
         a->peak_rss_mb = r->peak_rss_mb;
         a->peak_pid = r->pid;
     }
-    /* A failed write is counted at the end from the file's size (stdio
-     * may report it only at a later flush); the first error is kept. */
-    if (p->all && fwrite(r, sizeof *r, 1, p->all) != 1 && !p->totals.keep_all_error)
-        p->totals.keep_all_error = ferror(p->all) && errno ? -errno : -EIO;
+    /* After the first failed write nothing more is written, so the file
+     * holds a prefix of the records (stdio may report the failure only at
+     * a later flush); the missing ones are counted from its size. */
+    if (p->all && !p->totals.keep_all_error && fwrite(r, sizeof *r, 1, p->all) != 1)
+        p->totals.keep_all_error = errno ? -errno : -EIO;
     if (p->on_record)
         p->on_record(r, p->on_record_user);
 }
@@ -382,7 +388,7 @@ static void from_taskstats(const process_records *p, const struct taskstats *ts,
     r->involuntary_switches = (double)ts->nivcsw;
     set_status(r, (int)ts->ac_exitcode);
     r->threads = 1;
-    r->source = "taskstats";
+    r->source = SOURCE_TASKSTATS;
     (void)p;
 }
 
@@ -510,7 +516,7 @@ void process_records_wait4(process_records *p, pid_t pid, const char *comm, int 
     r.involuntary_switches = (double)ru->ru_nivcsw;
     set_status(&r, status);
     r.threads = 0;
-    r.source = "wait4";
+    r.source = SOURCE_WAIT4;
     pthread_mutex_lock(&p->lock);
     if (p->totals.source_error) /* with taskstats, its own record of the process is kept */
         keep(p, &r);
@@ -579,15 +585,22 @@ long process_records_each(process_records *p, void (*fn)(const process_record *,
     if (!p->all)
         return (long)p->totals.count; /* no file: every record lost */
     struct stat st;
-    if (fflush(p->all) != 0 && !p->totals.keep_all_error)
-        p->totals.keep_all_error = -errno;
+    if (!p->totals.keep_all_error && fflush(p->all) != 0)
+        p->totals.keep_all_error = errno ? -errno : -EIO;
     if (fstat(fileno(p->all), &st) != 0)
         return -errno;
     unsigned long held = (unsigned long)((size_t)st.st_size / sizeof(process_record));
     rewind(p->all);
+    clearerr(p->all); /* a failed write's flag: what follows is the reading */
     process_record r;
-    for (unsigned long i = 0; i < held && fread(&r, sizeof r, 1, p->all) == 1; i++)
+    unsigned long given = 0;
+    for (; given < held && fread(&r, sizeof r, 1, p->all) == 1; given++) {
+        if (r.source != SOURCE_TASKSTATS && r.source != SOURCE_WAIT4)
+            break; /* not a record as written: never follow its pointer */
+        r.comm[sizeof r.comm - 1] = '\0';
         fn(&r, user);
+    }
+    held = given;
     if (ferror(p->all))
         return -EIO;
     return held < p->totals.count ? (long)(p->totals.count - held) : 0;
