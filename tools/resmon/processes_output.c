@@ -79,7 +79,7 @@ static void write_records(FILE *out, const char *key, const process_record *reco
  * whose uid_map alone maps every uid to itself.  (A pid namespace cannot be
  * told from inside as simply: a container's own /proc shows one level of
  * NSpid, and the initial namespaces' inode numbers are not fixed on every
- * kernel -- 478180 on this machine's 6.18, not PROC_PID_INIT_INO.) */
+ * kernel: 478180, not PROC_PID_INIT_INO, on a 6.18 where taskstats listened.) */
 static int in_other_user_namespace(void)
 {
     FILE *f = fopen("/proc/self/uid_map", "re");
@@ -159,6 +159,7 @@ void processes_write_json(FILE *out, const run_result *r)
         fputs(", \"records\": [", out);
         long lost = process_records_each(r->processes, list_record, &list);
         fputc(']', out);
+        process_records_totals(r->processes, &t); /* the file's last flush may have failed */
         /* Every record or, said here, how many are missing and why: the
          * list is never short without a word. */
         fprintf(out, ", \"records_missing\": %lu", t.count - (list.written < t.count ? list.written : t.count));
@@ -224,6 +225,9 @@ void processes_print_table(FILE *out, const run_result *r)
     if (t.unattributed || t.overruns)
         fprintf(out, "    %lu process%s not placed in the tree, %llu overrun%s of the kernel's records\n",
                 t.unattributed, t.unattributed == 1 ? "" : "es", t.overruns, t.overruns == 1 ? "" : "s");
+    if (t.keep_all_error) /* --processes all: the JSON says how many */
+        fprintf(out, "    --processes all: the JSON's records are missing some (its temporary file in $TMPDIR or "
+                     "/tmp: %s)\n", strerror(-t.keep_all_error));
     if (t.exited_nonzero || t.signaled)
         fprintf(out, "    %lu exited with a code other than 0, %lu %s killed by a signal\n", t.exited_nonzero,
                 t.signaled, t.signaled == 1 ? "was" : "were");
