@@ -176,6 +176,83 @@ static void wait4_records_are_kept_only_without_taskstats(void **state)
     }
 }
 
+/* ac_exitcode is the task's exit_code, a wait status: SIGKILL is signal 9,
+ * never "exit 137", and an exit code of 137 is not a signal. */
+static void a_signal_is_told_from_an_exit_code(void **state)
+{
+    (void)state;
+    process_records *p = started();
+    struct taskstats killed = record(GONE_BASE + 60, GONE_BASE + 60, getpid(), "killed", 1, 0.2, 1024);
+    killed.ac_exitcode = SIGKILL;
+    struct taskstats exited = record(GONE_BASE + 61, GONE_BASE + 61, getpid(), "exited", 1, 0.1, 1024);
+    exited.ac_exitcode = 137 << 8;
+    process_records_taskstats(&killed, p);
+    process_records_taskstats(&exited, p);
+    process_records_finish(p, 0);
+    const process_record *top;
+    assert_int_equal(process_records_top_cpu(p, &top), 2);
+    assert_string_equal(top[0].comm, "killed");
+    assert_int_equal(top[0].exit_code, -1);
+    assert_int_equal(top[0].signal, SIGKILL);
+    assert_int_equal(top[1].exit_code, 137);
+    assert_int_equal(top[1].signal, 0);
+    process_totals t;
+    process_records_totals(p, &t);
+    assert_int_equal(t.signaled, 1);
+    assert_int_equal(t.exited_nonzero, 1);
+    process_records_free(p);
+}
+
+static void count_record(const process_record *r, void *user)
+{
+    pid_t *pids = user;
+    pids[++pids[0]] = r->pid;
+}
+
+/* --processes all: every record comes back in the order they ended, from
+ * the temporary file; with no temporary file, each is counted missing. */
+static void keep_all_gives_back_every_record_or_counts_the_missing(void **state)
+{
+    (void)state;
+    enum { N = 2000 }; /* more than any in-memory bound of the records */
+    static pid_t pids[N + 1];
+    for (int unwritable = 0; unwritable <= 1; unwritable++) {
+        char *tmpdir = getenv("TMPDIR") ? strdup(getenv("TMPDIR")) : NULL;
+        if (unwritable)
+            setenv("TMPDIR", "/nonexistent-resmon-test", 1);
+        process_records *p = process_records_new(getpid());
+        assert_non_null(p);
+        assert_int_equal(process_records_keep_all(p), unwritable ? -ENOENT : 0);
+        if (tmpdir)
+            setenv("TMPDIR", tmpdir, 1);
+        else
+            unsetenv("TMPDIR");
+        free(tmpdir);
+        process_records_start(p, 0, 0);
+        for (int i = 0; i < N; i++) {
+            struct taskstats ts = record(GONE_BASE + 100 + i, GONE_BASE + 100 + i, getpid(), "cc1", 1, 0.01, 1024);
+            process_records_taskstats(&ts, p);
+        }
+        process_records_finish(p, 0);
+        pids[0] = 0;
+        long missing = process_records_each(p, count_record, pids);
+        process_totals t;
+        process_records_totals(p, &t);
+        assert_int_equal(t.keep_all, 1);
+        if (unwritable) {
+            assert_int_equal(missing, N);
+            assert_int_equal(pids[0], 0);
+            assert_int_equal(t.keep_all_error, -ENOENT);
+        } else {
+            assert_int_equal(missing, 0);
+            assert_int_equal(pids[0], N);
+            for (int i = 0; i < N; i++)
+                assert_int_equal(pids[1 + i], GONE_BASE + 100 + i);
+        }
+        process_records_free(p);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -185,6 +262,8 @@ int main(void)
         cmocka_unit_test(threads_fold_into_their_process_at_its_last_record),
         cmocka_unit_test(the_top_and_the_names_stay_bounded),
         cmocka_unit_test(wait4_records_are_kept_only_without_taskstats),
+        cmocka_unit_test(a_signal_is_told_from_an_exit_code),
+        cmocka_unit_test(keep_all_gives_back_every_record_or_counts_the_missing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1133,6 +1133,24 @@ class FilesAreNeverDamaged(Tmp):
     def assert_no_temporary_files(self):
         self.assertEqual([n for n in os.listdir(self.dir.name) if ".resmon-" in n], [])
 
+    def test_a_killed_resmon_leaves_no_temporary_file(self):
+        # SIGKILL (or the OOM killer) right after the start: every output is
+        # still resmon's unnamed temporary file, and none is left behind
+        # (".s.json.resmon-XXXXXX" beside s.json was, for each output).
+        self.write("s.json", "kept\n")
+        p = subprocess.Popen([RESMON, "-q", "-o", self.path("s.json"), "-s", self.path("s.csv"),
+                              "--trace", self.path("t.json"), "--processes-file", self.path("p.csv"),
+                              "--plot", self.path("c.svg"), "--", "sh", "-c", "echo $$; exec sleep 30"],
+                             stdout=subprocess.PIPE, text=True)
+        command = int(p.stdout.readline())  # the command runs: every output is open
+        p.kill()
+        p.wait()
+        p.stdout.close()
+        os.kill(command, signal.SIGKILL)
+        remove_leaf_of_killed(p.pid)
+        self.assert_no_temporary_files()
+        self.assertEqual(self.read("s.json"), "kept\n")  # never replaced by a half-written summary
+
     def test_failed_start_keeps_existing_outputs(self):
         self.write("precious.json", "precious\n")
         os.mkdir(self.path("somedir.csv"))

@@ -216,6 +216,122 @@ class Processes(unittest.TestCase):
         self.assertEqual(len(done.stderr.splitlines()), 1)
         self.assertIn("--processes-file", done.stderr)
 
+    def test_processes_all_lists_every_record_as_the_processes_file_has_them(self):
+        rows_path = os.path.join(self.dir.name, "p.jsonl")
+        summary, done = self.with_taskstats("--processes", "all", "--processes-file", rows_path, "--", "sh", "-c",
+                                            'i=0; while [ $i -lt 300 ]; do /bin/true; i=$((i+1)); done')
+        p = summary["processes"]
+        self.assertEqual(p["count"], 301)
+        self.assertEqual(len(p["records"]), 301)
+        self.assertEqual(p["records_missing"], 0)
+        self.assertNotIn("records_error", p)
+        with open(rows_path) as f:
+            rows = [json.loads(line) for line in f]
+        self.assertEqual(p["records"], rows)  # the same records, in the order they ended
+        for record in p["records"]:  # counts are integers in the JSON, as in the file
+            for key in ("minor_faults", "major_faults", "voluntary_switches", "involuntary_switches",
+                        "read_bytes", "write_bytes"):
+                self.assertIsInstance(record[key], int, (key, record))
+        # the default keeps the top N only
+        summary, _ = self.with_taskstats("--", "/bin/true")
+        self.assertNotIn("records", summary["processes"])
+
+    def test_processes_all_says_how_many_records_are_missing_and_why(self):
+        self.env["TMPDIR"] = os.path.join(self.dir.name, "missing")
+        summary, done = self.with_taskstats("--processes", "all", "--", "sh", "-c", "/bin/true; /bin/true")
+        p = summary["processes"]
+        self.assertEqual(p["count"], 3)
+        self.assertEqual((p["records"], p["records_missing"]), ([], 3))
+        self.assertIn("No such file or directory", p["records_error"])
+        self.assertIn("--processes all: no temporary file", done.stderr)
+        self.assertEqual(sorted(os.listdir(self.dir.name)), ["s.json"])  # nothing left beside the output
+
+    def test_processes_all_is_refused_where_it_would_list_nothing(self):
+        for args, word in ((["--processes", "all", "--", "true"], "-o"),
+                           (["--processes", "all", "-o", "-", "--no-children", "--", "true"], "--no-children"),
+                           (["--processes", "some", "-o", "-", "--", "true"], "top or all")):
+            done = subprocess.run([RESMON, *args], capture_output=True, text=True, timeout=SAFETY_NET_SEC)
+            self.assertEqual(done.returncode, 125, args)
+            self.assertEqual(len(done.stderr.splitlines()), 1, done.stderr)
+            self.assertIn(word, done.stderr)
+
+    def test_a_process_killed_by_a_signal_has_the_signal_not_exit_137(self):
+        # The child writes its pid and sleeps; the shell kills it once the
+        # pid is written (a comm of sh or sleep: killed before or after the
+        # exec), then runs a process that exits with 137 on its own.
+        script = ('sh -c \'echo $$ > "$1"; exec sleep 3600\' sh "$1" </dev/null >/dev/null 2>&1 & '
+                  'while ! [ -s "$1" ]; do :; done; '
+                  'kill -KILL "$(cat "$1")"; wait; sh -c "exit 137"; exit 0')
+        pid_file = os.path.join(self.dir.name, "pid")
+
+        def kill_left_sleep():  # a failed run's sleep would hold the test for its hour
+            try:
+                with open(pid_file) as f:
+                    pid = int(f.read())
+                with open(f"/proc/{pid}/cmdline", "rb") as f:  # still that sleep, not a reused pid
+                    if f.read() == b"sleep\x003600\x00":
+                        os.kill(pid, 9)
+            except (OSError, ValueError):
+                pass
+        self.addCleanup(kill_left_sleep)
+        for name in ("p.csv", "p.jsonl"):
+            if os.path.exists(pid_file):  # the last run's pid would be killed again, and the sleep waited for
+                os.unlink(pid_file)
+            rows_path = os.path.join(self.dir.name, name)
+            trace_path = os.path.join(self.dir.name, "t.json")
+            summary, done = self.with_taskstats("--processes", "all", "--processes-file", rows_path,
+                                                "--trace", trace_path, "--", "sh", "-c", script, "sh", pid_file)
+            p = summary["processes"]
+            with open(pid_file) as f:
+                killed_pid = int(f.read())
+            records = {r["pid"]: r for r in p["records"]}
+            killed = records[killed_pid]
+            self.assertEqual((killed["exit_code"], killed["signal"]), (None, 9), killed)
+            exited = [r for r in p["records"] if r["exit_code"] == 137]
+            self.assertEqual(len(exited), 1, p["records"])
+            self.assertIsNone(exited[0]["signal"])
+            self.assertEqual((p["signaled"], p["exited_nonzero"]), (1, 1))
+            with open(rows_path, newline="") as f:
+                rows = list(csv.DictReader(f)) if name.endswith(".csv") else [json.loads(line) for line in f]
+            row = [r for r in rows if int(r["pid"]) == killed_pid][0]
+            none = "" if name.endswith(".csv") else None
+            self.assertEqual((row["exit_code"], str(row["signal"])), (none, "9"), row)
+            with open(trace_path) as f:
+                slices = [e for e in json.load(f) if e.get("ph") == "X" and e["args"].get("pid") == killed_pid]
+            self.assertEqual(len(slices), 1)
+            self.assertEqual(slices[0]["args"]["signal"], 9)
+            self.assertNotIn("exit_code", slices[0]["args"])
+            self.assertIn("1 exited with a code other than 0, 1 was killed by a signal", done.stderr)
+            self.assertIn(f"pid {killed_pid}", done.stderr)
+            killed_line = [line for line in done.stderr.splitlines() if f"pid {killed_pid} " in line][0]
+            self.assertIn("killed by SIGKILL", killed_line)
+
+    def test_without_cap_net_admin_a_killed_command_has_its_signal(self):
+        if DROP_NET_ADMIN and not shutil.which("setpriv"):
+            self.skipTest("no setpriv here to drop CAP_NET_ADMIN")
+        summary, done = self.run_resmon("--", "sh", "-c", "kill -KILL $$", prefix=DROP_NET_ADMIN)
+        record = summary["processes"]["top_by_cpu"][0]
+        self.assertEqual((record["exit_code"], record["signal"], record["source"]), (None, 9, "wait4"))
+        self.assertEqual(summary["exit_status"], 137)  # the command's status as the shell sees it, as before
+        for key in ("minor_faults", "voluntary_switches"):  # counts are integers in the fallback too
+            self.assertIsInstance(record[key], int, record)
+
+    def test_in_another_pid_namespace_the_reason_names_it(self):
+        # The kernel refuses a taskstats listener outside the initial pid
+        # namespace with EINVAL, which read "Invalid argument".
+        if os.geteuid() != 0 or not shutil.which("unshare"):
+            self.skipTest("making a pid namespace needs root and unshare")
+        unshare = ["unshare", "--pid", "--fork", "--mount-proc"]
+        if subprocess.run([*unshare, "true"], capture_output=True, timeout=SAFETY_NET_SEC).returncode != 0:
+            self.skipTest("no pid namespace can be made here (a container's seccomp or policy)")
+        summary, done = self.run_resmon("--", "/bin/true", prefix=unshare)
+        p = summary["processes"]
+        if p["source"] == "taskstats":
+            self.skipTest("taskstats listens in a child pid namespace here")
+        self.assertEqual(p["count"], 1)
+        self.assertIn("initial pid namespace", p["unavailable"])
+        self.assertNotIn("Invalid argument", done.stderr)
+
     def test_without_cap_net_admin_an_adopted_orphan_is_recorded_from_wait4(self):
         if DROP_NET_ADMIN and not shutil.which("setpriv"):
             self.skipTest("no setpriv here to drop CAP_NET_ADMIN")

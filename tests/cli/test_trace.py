@@ -213,7 +213,7 @@ class Trace(unittest.TestCase):
             self.assertEqual(others, [], processes)  # without taskstats: the command's slice alone
         name, start, end, args = commands[0]
         self.assertEqual(name, "sh")
-        self.assertEqual(args["exit_status"], 3)
+        self.assertEqual((args["exit_code"], args.get("signal")), (3, None))
         self.assertEqual(args["command"], f"sh {script}")
         self.assertIsInstance(args["pid"], int)
         self.assertIsInstance(args["ppid"], int)
@@ -368,6 +368,34 @@ class Trace(unittest.TestCase):
         for events in bad:
             with self.subTest(events=events), self.assertRaises(AssertionError):
                 check_trace(self, meta + events)
+
+    def test_a_long_command_line_is_cut_with_a_mark_never_silently(self):
+        # 600 bytes of "x" then "é" (2 bytes) across the 512-byte cut: the
+        # slice's command and the run's name end with an ellipsis, are cut
+        # on a character boundary, and the slice says how long the line was.
+        long_arg = "x" * 508 + "\u00e9" * 50
+        trace = self.path("t.json")
+        done = self.run_resmon("-q", "--trace", trace, "--", "sh", "-c", "exit 0", "sh", long_arg)
+        self.assertEqual(done.returncode, 0, done.stderr)
+        events = read_trace(trace)
+        slices, _ = check_trace(self, events)
+        full = f"sh -c exit 0 sh {long_arg}"
+        commands = [s for spans in slices.values() for s in spans if s[3].get("source", "").startswith("wait4")]
+        self.assertEqual(len(commands), 1)
+        args = commands[0][3]
+        self.assertTrue(args["command"].endswith("\u2026"), args["command"][-20:])
+        self.assertTrue(full.startswith(args["command"][:-1]))
+        self.assertLessEqual(len(args["command"].encode()), 512)
+        self.assertEqual((args["command_truncated"], args["command_bytes"]), (True, len(full.encode())))
+        title = [e["args"]["name"] for e in events if e["name"] == "process_name" and e["pid"] == 1][0]
+        self.assertTrue(title.endswith("\u2026"), title[-20:])
+        self.assertNotIn("\ufffd", title + args["command"])  # never cut inside a character
+        # a line that fits is whole, with no mark
+        done = self.run_resmon("-q", "--trace", trace, "--", "sh", "-c", "exit 0")
+        slices, _ = check_trace(self, read_trace(trace))
+        args = [s for spans in slices.values() for s in spans if s[3].get("source", "").startswith("wait4")][0][3]
+        self.assertEqual(args["command"], "sh -c exit 0")
+        self.assertNotIn("command_truncated", args)
 
     def test_the_name_must_end_in_json(self):
         for name in ("t.csv", "t.jsonl", "t"):

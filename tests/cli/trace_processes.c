@@ -50,7 +50,7 @@ int main(int argc, char **argv)
         double end = strcmp(end_text, "-") == 0 ? NAN : strtod(end_text, NULL);
         processes[n] = (trace_process){.pid = pid, .ppid = ppid, .name = names[n], .start_timestamp = 100 + start,
                                        .end_timestamp = isnan(end) ? NAN : 100 + end, .cpu_sec = 0.5,
-                                       .peak_rss_mb = 12.25, .exit_status = 0, .source = "test"};
+                                       .peak_rss_mb = 12.25, .exit_code = 0, .source = "test"};
         if (!isnan(end) && end > last)
             last = end;
         n++;

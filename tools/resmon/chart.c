@@ -303,17 +303,7 @@ static void draw_level(const canvas *cv, const char *id, double value, axis y, i
 static void write_cut(FILE *out, const char *text, size_t max)
 {
     char shown[128];
-    if (max > sizeof shown)
-        max = sizeof shown;
-    if (strlen(text) < max) {
-        xml_write_text(out, text);
-        return;
-    }
-    size_t cut = max - 4;
-    while (cut > 0 && ((unsigned char)text[cut] & 0xC0) == 0x80)
-        cut--;
-    memcpy(shown, text, cut);
-    memcpy(shown + cut, "\xe2\x80\xa6", 4); /* ellipsis */
+    text_cut(shown, max < sizeof shown ? max : sizeof shown, text);
     xml_write_text(out, shown);
 }
 

@@ -71,7 +71,7 @@ _resmon()
                 _command_offset $((i + 1))
                 return
                 ;;
-            -i | --interval | -o | --output | -s | --samples | --processes-file | --plot | --trace | --gpu | --duration | --pid | --metrics | \
+            -i | --interval | -o | --output | -s | --samples | --processes-file | --processes | --plot | --trace | --gpu | --duration | --pid | --metrics | \
                 --serve | --serve-linger | --push | --push-interval | --push-job | --push-timeout | --textfile | --label | \
                 --repeat | --warmup)
                 ((i++))
@@ -121,6 +121,10 @@ _resmon()
             _filedir json
             return
             ;;
+        --processes)
+            COMPREPLY=($(compgen -W 'top all' -- "$cur"))
+            return
+            ;;
         --gpu)
             local gpus
             gpus=$("$1" --list-gpus 2>/dev/null | cut -f1 | grep ':')
@@ -141,7 +145,7 @@ _resmon()
     esac
 
     if [[ $cur == -* ]]; then
-        COMPREPLY=($(compgen -W '--interval --output --samples --processes-file --plot --trace --gpu --no-children
+        COMPREPLY=($(compgen -W '--interval --output --samples --processes-file --processes --plot --trace --gpu --no-children
             --duration --wait-orphans --reset-peak --metrics --memory-limit --no-cgroup --cgroup --pid
             --repeat --warmup --ignore-failure --serve
             --serve-linger --push

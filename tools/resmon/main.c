@@ -15,6 +15,7 @@
 #include "run_result.h"
 #include "signals.h"
 #include "process_records.h"
+#include "processes_output.h"
 #include "processes_file.h"
 #include "trace_file.h"
 
@@ -63,8 +64,8 @@ static void record_to_sinks(const process_record *rec, void *user)
         .end_timestamp = sinks->run->command_start_timestamp + rec->end_sec,
         .cpu_sec = rec->cpu_user_sec + rec->cpu_sys_sec,
         .peak_rss_mb = rec->peak_rss_mb,
-        .exit_status = rec->exit_code,
-        .term_signal = 0, /* the record's code folds a signal into 128 + N: not told apart */
+        .exit_code = rec->exit_code,
+        .term_signal = rec->signal,
         .source = rec->source,
     };
     trace_file_processes(sinks->trace, &slice, 1);
@@ -126,6 +127,8 @@ int main(int argc, char **argv)
     int attached = o.pid || o.watch_cgroup; /* resmon did not start what it monitors */
     if (!attached && o.include_children) /* out of memory: the run goes on without them */
         r.processes = process_records_new(getpid());
+    if (r.processes && o.processes_all)
+        processes_keep_all(r.processes, &o);
     record_sinks sinks = {out.processes, out.trace, &r};
     if (r.processes && (out.processes || out.trace)) /* each record as it is kept */
         process_records_on_record(r.processes, record_to_sinks, &sinks);

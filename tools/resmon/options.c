@@ -36,6 +36,8 @@ static const char usage_text[] =
     "                           counters, and the command as a slice; written as the run goes\n"
     "      --processes-file FILE  one record per process of COMMAND's tree as it ends, CSV or\n"
     "                           JSON Lines by extension (own CPU and peak with CAP_NET_ADMIN)\n"
+    "      --processes WHICH    the JSON summary's processes: top (default: the top 5 by peak and\n"
+    "                           by CPU, and every command name) or all (every record too)\n"
     "      --gpu WHICH          auto (default: the GPUs CUDA_VISIBLE_DEVICES shows, else the first\n"
     "                           found), none, all (every GPU the job sees), or a backend:device\n"
     "                           such as nvml:0, nvml:GPU-<uuid>, amd:0, intel:0\n"
@@ -323,7 +325,8 @@ int cli_parse(int argc, char **argv, cli_options *o)
 {
     enum { OPT_PLOT = 256, OPT_GPU, OPT_NO_CHILDREN, OPT_DURATION, OPT_PID, OPT_VERSION, OPT_HELP, OPT_LIST_GPUS,
            OPT_WAIT_ORPHANS, OPT_RESET_PEAK, OPT_METRICS, OPT_MEMORY_LIMIT, OPT_NO_CGROUP, OPT_CGROUP,
-           OPT_REPEAT, OPT_WARMUP, OPT_IGNORE_FAILURE, OPT_TRACE, OPT_PROCESSES_FILE };
+           OPT_REPEAT, OPT_WARMUP, OPT_IGNORE_FAILURE, OPT_TRACE, OPT_PROCESSES_FILE,
+           OPT_PROCESSES };
     int warmup_given = 0;
     static const struct option longopts[] = {
         {"interval", required_argument, NULL, 'i'},
@@ -349,6 +352,7 @@ int cli_parse(int argc, char **argv, cli_options *o)
         {"warmup", required_argument, NULL, OPT_WARMUP},
         {"ignore-failure", no_argument, NULL, OPT_IGNORE_FAILURE},
         {"processes-file", required_argument, NULL, OPT_PROCESSES_FILE},
+        {"processes", required_argument, NULL, OPT_PROCESSES},
         EXPORTER_LONG_OPTIONS,
         {NULL, 0, NULL, 0},
     };
@@ -390,6 +394,11 @@ int cli_parse(int argc, char **argv, cli_options *o)
             if (!path_has_extension(optarg, ".csv") && !path_has_extension(optarg, ".jsonl"))
                 return usage_error("processes file '%s' must end in .csv or .jsonl", optarg);
             o->processes_path = optarg;
+            break;
+        case OPT_PROCESSES:
+            if (strcmp(optarg, "top") != 0 && strcmp(optarg, "all") != 0)
+                return usage_error("unknown --processes '%s': use top or all", optarg);
+            o->processes_all = strcmp(optarg, "all") == 0;
             break;
         case OPT_GPU:
             if (strcmp(optarg, "auto") != 0 && strcmp(optarg, "none") != 0 && strcmp(optarg, "all") != 0 &&
@@ -497,6 +506,11 @@ int cli_parse(int argc, char **argv, cli_options *o)
     if (o->processes_path && (o->pid || o->watch_cgroup || !o->include_children))
         return usage_error("--processes-file records COMMAND's tree: not with --pid, --cgroup without COMMAND or "
                            "--no-children%s", "");
+    if (o->processes_all && (o->pid || o->watch_cgroup || !o->include_children))
+        return usage_error("--processes all records COMMAND's tree: not with --pid, --cgroup without COMMAND or "
+                           "--no-children%s", "");
+    if (o->processes_all && !o->summary_path)
+        return usage_error("--processes all lists every process in the JSON summary: give -o FILE (or -o -)%s", "");
     if (o->wait_orphans && (o->pid || o->watch_cgroup))
         return usage_error("--wait-orphans works with a command only%s", "");
     if (o->memory_limit_bytes && (o->pid || o->no_cgroup || o->cgroup_path))

@@ -37,6 +37,7 @@ typedef struct cli_options {
     char **argv;              /* the command, NULL-terminated */
     int argc;
     const char *processes_path; /* --processes-file: .csv or .jsonl */
+    int processes_all;        /* --processes all: every record in the JSON summary, not the top N only */
 } cli_options;
 
 /* Parses the command line.  Returns 0, or prints one line to stderr and

@@ -6,7 +6,11 @@
  * temporary file in the same directory and renamed over the path only when
  * the output is complete: until then the old file stays exactly as it was,
  * and if anything fails only the temporary file -- which resmon created --
- * is removed.  A symbolic link is followed, so the file it points to is
+ * is removed.  Where the file system allows it the temporary file has no
+ * name (O_TMPFILE) until it is renamed: it is linked as ".NAME.resmon-XXXXXX"
+ * just before the rename, so a resmon killed (SIGKILL, the OOM killer) while
+ * it runs leaves nothing beside the output; elsewhere it has that name from
+ * the start, and a kill leaves it (README, Guarantees).  A symbolic link is followed, so the file it points to is
  * replaced and the link stays.  Anything else (a device such as /dev/null,
  * a FIFO) is written in place and never removed.  "-" is stdout.  Every
  * descriptor is close-on-exec, so the command inherits none of them.
@@ -21,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 void standard_fds_occupy(void)
@@ -83,6 +88,55 @@ static mode_t creation_mode(void)
     return 0666 & ~mask;
 }
 
+/* An unnamed file in the directory of final_path (dir_len bytes of it), or
+ * -1.  Only where the file can be given a name later through
+ * /proc/self/fd (linkat with AT_SYMLINK_FOLLOW, which needs no privilege). */
+static int open_unnamed(const char *final_path, size_t dir_len)
+{
+    char dir[PATH_MAX];
+    if (dir_len >= sizeof dir)
+        return -1;
+    if (dir_len)
+        memcpy(dir, final_path, dir_len);
+    else
+        dir[dir_len++] = '.';
+    dir[dir_len] = '\0';
+    int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+    char link[64];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    if (fd >= 0 && access(link, F_OK) != 0) { /* no /proc: it could never be named */
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+/* Gives the unnamed temporary file its name, temp_path's XXXXXX made
+ * unique (linkat never replaces a file).  0 or -errno. */
+static int name_temporary(output_file *f)
+{
+    char link[64];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", f->fd);
+    char *x = f->temp_path + strlen(f->temp_path) - 6;
+    static const char letters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    unsigned long long seed = (unsigned long long)now.tv_nsec ^ ((unsigned long long)getpid() << 32);
+    for (int attempt = 0; attempt < 100; attempt++) {
+        for (int i = 0; i < 6; i++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            x[i] = letters[(seed >> 33) % (sizeof letters - 1)];
+        }
+        if (linkat(AT_FDCWD, link, AT_FDCWD, f->temp_path, AT_SYMLINK_FOLLOW) == 0) {
+            f->temp_unnamed = 0;
+            return 0;
+        }
+        if (errno != EEXIST)
+            return -errno;
+    }
+    return -EEXIST;
+}
+
 /* Creates the temporary file beside final_path, with the mode (and, where
  * allowed, the owner) the replaced file had. */
 static int open_temporary(output_file *f, const struct stat *existing)
@@ -96,7 +150,10 @@ static int open_temporary(output_file *f, const struct stat *existing)
     /* The name is cut so that a target near NAME_MAX still gets a temporary
      * file (".", ".resmon-XXXXXX": 15 bytes more). */
     snprintf(f->temp_path, cap, "%.*s.%.200s.resmon-XXXXXX", (int)dir_len, f->final_path, base);
-    int fd = mkostemp(f->temp_path, O_CLOEXEC);
+    int fd = open_unnamed(f->final_path, dir_len);
+    f->temp_unnamed = fd >= 0;
+    if (fd < 0) /* a file system without O_TMPFILE, or no /proc */
+        fd = mkostemp(f->temp_path, O_CLOEXEC);
     if (fd < 0) {
         int err = errno;
         free(f->temp_path);
@@ -270,6 +327,7 @@ static void forget_temporary(output_file *f)
     free(f->temp_path);
     free(f->final_path);
     f->temp_path = f->final_path = NULL;
+    f->temp_unnamed = 0;
 }
 
 /* Flushes the stream; 0 or the errno of the first failed write. */
@@ -296,6 +354,8 @@ int output_file_publish(output_file *f)
     }
     if (!err && f->temp_path && fsync(f->fd) != 0)
         err = errno; /* the data must be on disk before the name points at it */
+    if (!err && f->temp_unnamed) /* named while its descriptor is open, renamed below */
+        err = -name_temporary(f);
     if (fclose(f->stream) != 0 && !err)
         err = errno; /* close(2)'s own: NFS reports a failed write here */
     f->stream = NULL;
@@ -315,8 +375,11 @@ int output_file_publish_early(output_file *f)
 {
     if (!f->temp_path)
         return 0;
+    int err = f->temp_unnamed ? -name_temporary(f) : 0;
+    if (err)
+        return fail(f, err, NULL);
     if (rename(f->temp_path, f->final_path) != 0)
-        return fail(f, errno, NULL);
+        return fail(f, errno, NULL); /* named now: output_file_discard removes it */
     forget_temporary(f);
     return 0;
 }
@@ -328,7 +391,7 @@ void output_file_discard(output_file *f)
     f->stream = NULL;
     f->sink = NULL; /* freed by the close */
     f->fd = -1;
-    if (f->temp_path)
+    if (f->temp_path && !f->temp_unnamed)
         unlink(f->temp_path); /* resmon's own temporary file, never the path given */
     forget_temporary(f);
 }

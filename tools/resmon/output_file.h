@@ -12,6 +12,7 @@ typedef struct output_file {
     const char *what;  /* "summary file", for messages */
     FILE *stream;      /* NULL when not open */
     char *temp_path;   /* resmon's temporary file until renamed; NULL when in place */
+    int temp_unnamed;  /* the temporary file has no name yet (O_TMPFILE): temp_path is the name it will get */
     char *final_path;  /* what the rename replaces (symbolic links resolved) */
     int silent;        /* set before opening: failures are not printed, only kept */
     int error;         /* the errno of the last failure */

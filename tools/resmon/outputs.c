@@ -216,9 +216,16 @@ static void chart_title(const cli_options *o, char *title, size_t cap)
                  o->include_children ? " and descendants" : "");
         return;
     }
-    int n = snprintf(title, cap, "resmon \xe2\x80\x94");
-    for (int i = 0; i < o->argc && n < (int)cap - 1; i++)
-        n += snprintf(title + n, cap - (size_t)n, " %s", o->argv[i]);
+    /* A long command line is cut with an ellipsis, never silently: the
+     * trace's process name is this title. */
+    char *line = words_joined(o->argc, o->argv);
+    char *full = NULL;
+    if (line && asprintf(&full, "resmon \xe2\x80\x94 %s", line) >= 0)
+        text_cut(title, cap, full);
+    else
+        text_cut(title, cap, "resmon");
+    free(full);
+    free(line);
 }
 
 /* "-o -": the JSON is one line that ends with a newline.  stdout is shared

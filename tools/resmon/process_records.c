@@ -20,17 +20,27 @@
  * resmon is the command's or an orphan of its tree.
  */
 #include "process_records.h"
+#include "json_number.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <linux/acct.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #define PROCESS_FOREIGN_CACHE 256
+
+/* A record's source, by these very pointers (a record read back from the
+ * --processes all file is checked against them). */
+static const char SOURCE_TASKSTATS[] = "taskstats";
+static const char SOURCE_WAIT4[] = "wait4";
 
 struct process_records {
     pthread_mutex_t lock;
@@ -59,6 +69,7 @@ struct process_records {
     size_t name_count;
     int other_names_used;
     process_totals totals;
+    FILE *all; /* --processes all: every record, as the struct, in an unlinked file */
 };
 
 static double monotonic_sec(void)
@@ -81,7 +92,7 @@ process_records *process_records_new(pid_t resmon_pid)
     }
     pthread_mutex_init(&p->lock, NULL);
     p->resmon_pid = resmon_pid;
-    p->totals.source = "taskstats";
+    p->totals.source = SOURCE_TASKSTATS;
     return p;
 }
 
@@ -90,7 +101,7 @@ void process_records_start(process_records *p, double start_monotonic_sec, int s
     pthread_mutex_lock(&p->lock);
     p->start_monotonic_sec = start_monotonic_sec;
     p->totals.source_error = source_error;
-    p->totals.source = source_error ? "wait4" : "taskstats";
+    p->totals.source = source_error ? SOURCE_WAIT4 : SOURCE_TASKSTATS;
     pthread_mutex_unlock(&p->lock);
 }
 
@@ -102,6 +113,8 @@ void process_records_free(process_records *p)
         pthread_mutex_destroy(&p->lock);
     free(p->members);
     free(p->pending);
+    if (p->all)
+        fclose(p->all);
     free(p);
 }
 
@@ -236,6 +249,32 @@ static int parent_in_run(process_records *p, pid_t parent)
     return 0;
 }
 
+void process_record_figures(const process_record *r, process_figure out[PROCESS_FIGURES])
+{
+    const process_figure figures[PROCESS_FIGURES] = {
+        {"start_sec", r->start_sec, 0},
+        {"end_sec", r->end_sec, 0},
+        {"cpu_user_sec", r->cpu_user_sec, 0},
+        {"cpu_sys_sec", r->cpu_sys_sec, 0},
+        {"peak_rss_mb", r->peak_rss_mb, 0},
+        {"read_bytes", r->read_bytes, 1},
+        {"write_bytes", r->write_bytes, 1},
+        {"minor_faults", r->minor_faults, 1},
+        {"major_faults", r->major_faults, 1},
+        {"voluntary_switches", r->voluntary_switches, 1},
+        {"involuntary_switches", r->involuntary_switches, 1},
+    };
+    memcpy(out, figures, sizeof figures);
+}
+
+void process_figure_format(const process_figure *f, char *buf)
+{
+    if (f->count && isfinite(f->value)) /* whole, and below 2^53: exact */
+        snprintf(buf, 32, "%.0f", f->value);
+    else
+        rm__json_format_double(f->value, buf);
+}
+
 /* ---- the kept figures ---- */
 static void top_insert(process_record *top, size_t *count, const process_record *r, int by_cpu)
 {
@@ -286,6 +325,10 @@ static void keep(process_records *p, const process_record *r)
     p->totals.thread_records += (unsigned long)r->threads;
     double cpu = r->cpu_user_sec + r->cpu_sys_sec;
     p->totals.cpu_sec += cpu;
+    if (r->signal)
+        p->totals.signaled++;
+    else if (r->exit_code > 0)
+        p->totals.exited_nonzero++;
     top_insert(p->top_rss, &p->top_rss_count, r, 0);
     top_insert(p->top_cpu, &p->top_cpu_count, r, 1);
     process_aggregate *a = aggregate_for(p, r->comm[0] ? r->comm : "?");
@@ -295,13 +338,22 @@ static void keep(process_records *p, const process_record *r)
         a->peak_rss_mb = r->peak_rss_mb;
         a->peak_pid = r->pid;
     }
+    /* After the first failed write nothing more is written, so the file
+     * holds a prefix of the records (stdio may report the failure only at
+     * a later flush); the missing ones are counted from its size. */
+    if (p->all && !p->totals.keep_all_error && fwrite(r, sizeof *r, 1, p->all) != 1)
+        p->totals.keep_all_error = errno ? -errno : -EIO;
     if (p->on_record)
         p->on_record(r, p->on_record_user);
 }
 
-static int status_to_code(int status)
+/* A wait status (wait4's, and taskstats' ac_exitcode, which is the task's
+ * exit_code in the same encoding) as the code or the signal: a process
+ * killed by SIGKILL is signal 9, never "exit 137" as a shell would say. */
+static void set_status(process_record *r, int status)
 {
-    return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+    r->exit_code = WIFSIGNALED(status) ? -1 : WEXITSTATUS(status);
+    r->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
 }
 
 /* One thread's record as a process record.  CPU: the scheduler's exact
@@ -334,9 +386,9 @@ static void from_taskstats(const process_records *p, const struct taskstats *ts,
     r->major_faults = (double)ts->ac_majflt;
     r->voluntary_switches = (double)ts->nvcsw;
     r->involuntary_switches = (double)ts->nivcsw;
-    r->exit_code = status_to_code((int)ts->ac_exitcode);
+    set_status(r, (int)ts->ac_exitcode);
     r->threads = 1;
-    r->source = "taskstats";
+    r->source = SOURCE_TASKSTATS;
     (void)p;
 }
 
@@ -383,6 +435,7 @@ static void take_member(process_records *p, const struct taskstats *ts, double e
             memcpy(p->open[i].comm, r.comm, sizeof r.comm);
         if (last) { /* the last thread's status is the process's */
             p->open[i].exit_code = r.exit_code;
+            p->open[i].signal = r.signal;
             process_record done = p->open[i];
             p->open[i] = p->open[--p->open_count];
             keep(p, &done);
@@ -461,9 +514,9 @@ void process_records_wait4(process_records *p, pid_t pid, const char *comm, int 
     r.major_faults = (double)ru->ru_majflt;
     r.voluntary_switches = (double)ru->ru_nvcsw;
     r.involuntary_switches = (double)ru->ru_nivcsw;
-    r.exit_code = status_to_code(status);
+    set_status(&r, status);
     r.threads = 0;
-    r.source = "wait4";
+    r.source = SOURCE_WAIT4;
     pthread_mutex_lock(&p->lock);
     if (p->totals.source_error) /* with taskstats, its own record of the process is kept */
         keep(p, &r);
@@ -487,6 +540,70 @@ void process_records_finish(process_records *p, unsigned long long overruns)
     }
     p->totals.overruns = overruns;
     pthread_mutex_unlock(&p->lock);
+}
+
+/* An unlinked temporary file: O_TMPFILE where the file system has it,
+ * else a name that is removed at once.  Nothing is left behind by a kill. */
+static int unlinked_temporary(void)
+{
+    const char *dir = getenv("TMPDIR");
+    if (!dir || !*dir)
+        dir = "/tmp";
+    int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd >= 0)
+        return fd;
+    char path[4096];
+    if ((size_t)snprintf(path, sizeof path, "%s/resmon-processes-XXXXXX", dir) >= sizeof path)
+        return -ENAMETOOLONG;
+    fd = mkostemp(path, O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    unlink(path);
+    return fd;
+}
+
+int process_records_keep_all(process_records *p)
+{
+    pthread_mutex_lock(&p->lock);
+    p->totals.keep_all = 1;
+    int fd = unlinked_temporary();
+    if (fd >= 0 && !(p->all = fdopen(fd, "w+"))) {
+        int err = -errno;
+        close(fd);
+        fd = err;
+    }
+    if (fd < 0)
+        p->totals.keep_all_error = fd;
+    pthread_mutex_unlock(&p->lock);
+    return fd < 0 ? fd : 0;
+}
+
+long process_records_each(process_records *p, void (*fn)(const process_record *, void *), void *user)
+{
+    if (!p->totals.keep_all)
+        return 0;
+    if (!p->all)
+        return (long)p->totals.count; /* no file: every record lost */
+    struct stat st;
+    if (!p->totals.keep_all_error && fflush(p->all) != 0)
+        p->totals.keep_all_error = errno ? -errno : -EIO;
+    if (fstat(fileno(p->all), &st) != 0)
+        return -errno;
+    unsigned long held = (unsigned long)((size_t)st.st_size / sizeof(process_record));
+    rewind(p->all);
+    clearerr(p->all); /* a failed write's flag: what follows is the reading */
+    process_record r;
+    unsigned long given = 0;
+    for (; given < held && fread(&r, sizeof r, 1, p->all) == 1; given++) {
+        if (r.source != SOURCE_TASKSTATS && r.source != SOURCE_WAIT4)
+            break; /* not a record as written: never follow its pointer */
+        r.comm[sizeof r.comm - 1] = '\0';
+        fn(&r, user);
+    }
+    held = given;
+    if (ferror(p->all))
+        return -EIO;
+    return held < p->totals.count ? (long)(p->totals.count - held) : 0;
 }
 
 void process_records_totals(const process_records *p, process_totals *t)

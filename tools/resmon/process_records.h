@@ -14,7 +14,10 @@
  * multi-threaded processes being folded at once, PROCESS_PENDING_MAX
  * records whose parent is not yet known, a set of PROCESS_MEMBER_SLOTS pids
  * and the last PROCESS_ENDED_RING ended: under 3 MiB whatever the number of
- * processes.
+ * processes.  With --processes all every record is kept too, but on disk:
+ * an unlinked temporary file in $TMPDIR (or /tmp) that takes sizeof
+ * (process_record), 152 bytes on x86-64, per process and is read back once, at the
+ * end; memory stays within the bound above.
  */
 #ifndef RESMON_PROCESS_RECORDS_H
 #define RESMON_PROCESS_RECORDS_H
@@ -44,10 +47,24 @@ typedef struct process_record {
     double read_bytes, write_bytes; /* storage I/O; NAN unknown */
     double minor_faults, major_faults;
     double voluntary_switches, involuntary_switches;
-    int exit_code;        /* -1 unknown, else the code, or 128 + signal */
+    int exit_code;        /* the code it exited with; -1: it was killed by a signal, or unknown */
+    int signal;           /* the signal that ended it (SIGKILL: 9, never "exit 137"); 0: none */
     int threads;          /* the thread records folded into it */
     const char *source;   /* "taskstats", "wait4" */
 } process_record;
+
+/* A record's figures in the order every output writes them (the JSON's
+ * records, the processes file's columns), each saying whether it is a
+ * count (bytes, faults, switches: written as an integer, "49" not "49.0"). */
+#define PROCESS_FIGURES 11
+typedef struct process_figure {
+    const char *key;
+    double value; /* NAN: unknown (null, or an empty CSV field) */
+    int count;
+} process_figure;
+void process_record_figures(const process_record *r, process_figure out[PROCESS_FIGURES]);
+/* A figure as JSON number text ("null" when unknown); buf holds 32 bytes. */
+void process_figure_format(const process_figure *f, char *buf);
 
 typedef struct process_aggregate {
     char comm[PROCESS_COMM_MAX];
@@ -73,6 +90,11 @@ void process_records_free(process_records *p);
  * caller's), for --processes-file; NULL for none. */
 void process_records_on_record(process_records *p, void (*fn)(const process_record *, void *), void *user);
 
+/* --processes all: every record kept from now on is also written to an
+ * unlinked temporary file, for process_records_each.  0, or -errno (no
+ * temporary file could be made: the run goes on, process_totals says why). */
+int process_records_keep_all(process_records *p);
+
 /* A taskstats_callback (user: the records): keeps the record when the task
  * belongs to the run, folding threads into their process. */
 void process_records_taskstats(const struct taskstats *ts, void *user);
@@ -92,8 +114,12 @@ typedef struct process_totals {
     unsigned long thread_records;
     double cpu_sec;             /* their CPU, summed */
     unsigned long unattributed; /* parent unknown and never placed, with records lost (overruns) */
+    unsigned long exited_nonzero; /* processes that exited with a code other than 0 */
+    unsigned long signaled;     /* processes a signal ended */
     unsigned long long overruns;
     int source_error;           /* 0, or why taskstats did not listen (-EPERM ...) */
+    int keep_all;               /* process_records_keep_all was asked */
+    int keep_all_error;         /* 0, or -errno of the temporary file's failure (records from then on lost) */
     const char *source;         /* "taskstats", "wait4" */
 } process_totals;
 void process_records_totals(const process_records *p, process_totals *t);
@@ -103,5 +129,9 @@ size_t process_records_top_cpu(const process_records *p, const process_record **
 /* Every name's aggregate, "(other names)" among them, by CPU (heaviest
  * first).  At the end of the run only: the sort moves the rows. */
 size_t process_records_by_name(process_records *p, const process_aggregate **out);
+/* With keep_all: calls fn for every record kept, in the order they ended.
+ * Returns how many records the file lost (a failed write: process_totals'
+ * keep_all_error says why), or -errno when the file cannot be read back. */
+long process_records_each(process_records *p, void (*fn)(const process_record *, void *), void *user);
 
 #endif

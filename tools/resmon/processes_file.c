@@ -33,7 +33,7 @@ struct processes_file {
 static const char *const columns[] = {
     "pid", "ppid", "comm", "start_sec", "end_sec", "cpu_user_sec", "cpu_sys_sec", "peak_rss_mb", "read_bytes",
     "write_bytes", "minor_faults", "major_faults", "voluntary_switches", "involuntary_switches", "exit_code",
-    "threads", "source",
+    "signal", "threads", "source",
 };
 
 static void write_row(processes_file *f, const char *row, size_t n)
@@ -109,9 +109,8 @@ void processes_file_write(const process_record *r, void *user)
     FILE *row = fmemopen(buf, sizeof buf, "w");
     if (!row)
         return;
-    const double numbers[] = {r->start_sec, r->end_sec, r->cpu_user_sec, r->cpu_sys_sec, r->peak_rss_mb,
-                              r->read_bytes, r->write_bytes, r->minor_faults, r->major_faults,
-                              r->voluntary_switches, r->involuntary_switches};
+    process_figure figures[PROCESS_FIGURES];
+    process_record_figures(r, figures);
     if (f->jsonl) {
         fprintf(row, "{\"pid\": %d, \"ppid\": %d, \"comm\": ", (int)r->pid, (int)r->ppid);
         json_write_string(row, r->comm);
@@ -119,22 +118,26 @@ void processes_file_write(const process_record *r, void *user)
         fprintf(row, "%d,%d,", (int)r->pid, (int)r->ppid);
         put_csv_text(row, r->comm);
     }
-    for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++) {
+    for (size_t i = 0; i < PROCESS_FIGURES; i++) {
         char number[32];
-        if (i >= 5 && numbers[i] == numbers[i]) /* bytes and counts: "49", not "49.0" */
-            snprintf(number, sizeof number, "%.0f", numbers[i]);
-        else
-            rm__json_format_double(numbers[i], number);
+        process_figure_format(&figures[i], number);
         if (f->jsonl)
-            fprintf(row, ", \"%s\": %s", columns[3 + i], number);
+            fprintf(row, ", \"%s\": %s", figures[i].key, number);
         else
             fprintf(row, ",%s", strcmp(number, "null") == 0 ? "" : number);
     }
+    /* The code it exited with or the signal that ended it, the other one
+     * null (JSON) or empty (CSV). */
+    char code[16] = "", signal[16] = "";
+    if (r->exit_code >= 0)
+        snprintf(code, sizeof code, "%d", r->exit_code);
+    if (r->signal > 0)
+        snprintf(signal, sizeof signal, "%d", r->signal);
     if (f->jsonl)
-        fprintf(row, ", \"exit_code\": %d, \"threads\": %d, \"source\": \"%s\"}\n", r->exit_code, r->threads,
-                r->source);
+        fprintf(row, ", \"exit_code\": %s, \"signal\": %s, \"threads\": %d, \"source\": \"%s\"}\n",
+                code[0] ? code : "null", signal[0] ? signal : "null", r->threads, r->source);
     else
-        fprintf(row, ",%d,%d,%s\n", r->exit_code, r->threads, r->source);
+        fprintf(row, ",%s,%s,%d,%s\n", code, signal, r->threads, r->source);
     long n = ftell(row);
     int full = fflush(row) != 0 || n <= 0 || (size_t)n >= sizeof buf - 1;
     fclose(row);

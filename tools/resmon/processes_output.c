@@ -6,10 +6,12 @@
 #include "processes_output.h"
 #include "text_output.h"
 #include "json_number.h"
+#include "options.h"
 #include "process_records.h"
 
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <string.h>
 
 /* How many names the table shows (the JSON has them all). */
@@ -26,27 +28,40 @@ static void write_record(FILE *out, const process_record *p)
 {
     fprintf(out, "{\"pid\": %d, \"ppid\": %d, \"comm\": ", (int)p->pid, (int)p->ppid);
     json_write_string(out, p->comm);
-    const struct {
-        const char *key;
-        double value;
-    } numbers[] = {
-        {"start_sec", p->start_sec},
-        {"end_sec", p->end_sec},
-        {"cpu_user_sec", p->cpu_user_sec},
-        {"cpu_sys_sec", p->cpu_sys_sec},
-        {"peak_rss_mb", p->peak_rss_mb},
-        {"read_bytes", p->read_bytes},
-        {"write_bytes", p->write_bytes},
-        {"minor_faults", p->minor_faults},
-        {"major_faults", p->major_faults},
-        {"voluntary_switches", p->voluntary_switches},
-        {"involuntary_switches", p->involuntary_switches},
-    };
-    for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++) {
-        fputs(", ", out);
-        put_number(out, numbers[i].key, numbers[i].value);
+    process_figure figures[PROCESS_FIGURES];
+    process_record_figures(p, figures);
+    for (size_t i = 0; i < PROCESS_FIGURES; i++) {
+        char number[32];
+        process_figure_format(&figures[i], number); /* counts as integers, as in the processes file */
+        fprintf(out, ", \"%s\": %s", figures[i].key, number);
     }
-    fprintf(out, ", \"exit_code\": %d, \"threads\": %d, \"source\": \"%s\"}", p->exit_code, p->threads, p->source);
+    /* One of the two is null: the code it exited with, or the signal that
+     * ended it (both null: unknown). */
+    fputs(", \"exit_code\": ", out);
+    if (p->exit_code >= 0)
+        fprintf(out, "%d", p->exit_code);
+    else
+        fputs("null", out);
+    fputs(", \"signal\": ", out);
+    if (p->signal > 0)
+        fprintf(out, "%d", p->signal);
+    else
+        fputs("null", out);
+    fprintf(out, ", \"threads\": %d, \"source\": \"%s\"}", p->threads, p->source);
+}
+
+/* --processes all: each record after the one before. */
+typedef struct record_list {
+    FILE *out;
+    unsigned long written;
+} record_list;
+
+static void list_record(const process_record *p, void *user)
+{
+    record_list *list = user;
+    if (list->written++)
+        fputs(", ", list->out);
+    write_record(list->out, p);
 }
 
 static void write_records(FILE *out, const char *key, const process_record *records, size_t count)
@@ -60,6 +75,23 @@ static void write_records(FILE *out, const char *key, const process_record *reco
     fputc(']', out);
 }
 
+/* 1 when this process is in a user namespace other than the initial one,
+ * whose uid_map alone maps every uid to itself.  (A pid namespace cannot be
+ * told from inside as simply: a container's own /proc shows one level of
+ * NSpid, and the initial namespaces' inode numbers are not fixed on every
+ * kernel: 478180, not PROC_PID_INIT_INO, on a 6.18 where taskstats listened.) */
+static int in_other_user_namespace(void)
+{
+    FILE *f = fopen("/proc/self/uid_map", "re");
+    if (!f)
+        return 0;
+    unsigned long inside, outside, count;
+    int initial = fscanf(f, "%lu %lu %lu", &inside, &outside, &count) == 3 && inside == 0 && outside == 0 &&
+                  count == 4294967295ul && fgetc(f) == '\n' && fgetc(f) == EOF;
+    fclose(f);
+    return !initial;
+}
+
 /* Why per-process figures are missing, in a few words; "" when they are not. */
 static const char *unavailable_reason(int source_error)
 {
@@ -71,6 +103,14 @@ static const char *unavailable_reason(int source_error)
         return "taskstats needs CAP_NET_ADMIN (root)";
     case ENOENT:
         return "the kernel has no taskstats here (CONFIG_TASKSTATS, or another network namespace)";
+    case EINVAL:
+        /* The kernel's answer to a listener outside the initial user or pid
+         * namespace (add_del_listener); the CPU mask is the online CPUs'. */
+        if (in_other_user_namespace())
+            return "taskstats serves only the initial user namespace, and resmon runs in another (a container or "
+                   "rootless: run it in the host's)";
+        return "taskstats serves only the initial pid namespace, and resmon runs in another (a container: run it "
+               "in the host's)";
     default:
         return strerror(-source_error);
     }
@@ -84,8 +124,8 @@ void processes_write_json(FILE *out, const run_result *r)
     process_records_totals(r->processes, &t);
     fprintf(out, ", \"processes\": {\"source\": \"%s\", \"count\": %lu, ", t.source, t.count);
     put_number(out, "cpu_sec", t.cpu_sec);
-    fprintf(out, ", \"unattributed\": %lu, \"overruns\": %llu, \"top_n\": %d", t.unattributed, t.overruns,
-            PROCESS_TOP_N);
+    fprintf(out, ", \"unattributed\": %lu, \"overruns\": %llu, \"exited_nonzero\": %lu, \"signaled\": %lu, "
+                 "\"top_n\": %d", t.unattributed, t.overruns, t.exited_nonzero, t.signaled, PROCESS_TOP_N);
     if (!t.source_error && r->have_rusage) {
         /* A record is taken as the task exits, before its memory and files
          * are released: that last work is in wait4's figure only. */
@@ -114,16 +154,57 @@ void processes_write_json(FILE *out, const run_result *r)
     write_records(out, "top_by_peak_rss", top, n);
     n = process_records_top_cpu(r->processes, &top);
     write_records(out, "top_by_cpu", top, n);
+    if (t.keep_all) { /* --processes all */
+        record_list list = {out, 0};
+        fputs(", \"records\": [", out);
+        long lost = process_records_each(r->processes, list_record, &list);
+        fputc(']', out);
+        process_records_totals(r->processes, &t); /* the file's last flush may have failed */
+        /* Every record or, said here, how many are missing and why: the
+         * list is never short without a word. */
+        fprintf(out, ", \"records_missing\": %lu", t.count - (list.written < t.count ? list.written : t.count));
+        if (lost != 0 || list.written < t.count) {
+            int err = lost < 0 ? (int)lost : t.keep_all_error ? t.keep_all_error : -EIO;
+            fputs(", \"records_error\": ", out);
+            char why[160];
+            snprintf(why, sizeof why, "the temporary file of every record (in $TMPDIR or /tmp): %s", strerror(-err));
+            json_write_string(out, why);
+        }
+    }
     fputc('}', out);
+}
+
+/* How a process ended, when that is worth a word: "", "exit 3", "killed by SIGKILL". */
+static void ending(const process_record *p, char *text, size_t size)
+{
+    const char *name = p->signal > 0 ? sigabbrev_np(p->signal) : NULL;
+    if (p->signal > 0 && name)
+        snprintf(text, size, "  killed by SIG%s", name);
+    else if (p->signal > 0)
+        snprintf(text, size, "  killed by signal %d", p->signal);
+    else if (p->exit_code > 0)
+        snprintf(text, size, "  exit %d", p->exit_code);
+    else
+        text[0] = '\0';
+}
+
+void processes_keep_all(process_records *records, const cli_options *o)
+{
+    int rc = process_records_keep_all(records);
+    if (rc < 0 && !o->quiet) /* the JSON says it too, with how many are missing */
+        fprintf(stderr, "resmon: --processes all: no temporary file for the records in $TMPDIR or /tmp (%s): "
+                        "the JSON lists none\n", strerror(-rc));
 }
 
 static void print_record(FILE *out, const char *label, const process_record *p)
 {
+    char end[48];
+    ending(p, end, sizeof end);
     fprintf(out, "    %-12s ", label);
     print_printable(out, p->comm);
     size_t len = strlen(p->comm);
-    fprintf(out, "%*s pid %-8d %8.1f MiB peak %9.3f s CPU\n", (int)(len < 16 ? 16 - len : 0), "", (int)p->pid,
-            p->peak_rss_mb, p->cpu_user_sec + p->cpu_sys_sec);
+    fprintf(out, "%*s pid %-8d %8.1f MiB peak %9.3f s CPU%s\n", (int)(len < 16 ? 16 - len : 0), "", (int)p->pid,
+            p->peak_rss_mb, p->cpu_user_sec + p->cpu_sys_sec, end);
 }
 
 void processes_print_table(FILE *out, const run_result *r)
@@ -144,6 +225,12 @@ void processes_print_table(FILE *out, const run_result *r)
     if (t.unattributed || t.overruns)
         fprintf(out, "    %lu process%s not placed in the tree, %llu overrun%s of the kernel's records\n",
                 t.unattributed, t.unattributed == 1 ? "" : "es", t.overruns, t.overruns == 1 ? "" : "s");
+    if (t.keep_all_error) /* --processes all: the JSON says how many */
+        fprintf(out, "    --processes all: the JSON's records are missing some (its temporary file in $TMPDIR or "
+                     "/tmp: %s)\n", strerror(-t.keep_all_error));
+    if (t.exited_nonzero || t.signaled)
+        fprintf(out, "    %lu exited with a code other than 0, %lu %s killed by a signal\n", t.exited_nonzero,
+                t.signaled, t.signaled == 1 ? "was" : "were");
     const process_record *top;
     size_t n = process_records_top_rss(r->processes, &top);
     for (size_t i = 0; i < n; i++)

@@ -24,6 +24,7 @@
 #include "summary_output.h"
 #include "text_output.h"
 #include "process_records.h"
+#include "processes_output.h"
 
 #include <math.h>
 #include <signal.h>
@@ -112,6 +113,8 @@ static int run_once(const cli_options *run_options, resmon_gpu *gpu, run_result 
      * (out of memory: the run goes on without them). */
     struct process_records *records = run_options->include_children ? process_records_new(getpid()) : NULL;
     r->processes = records;
+    if (records && run_options->processes_all)
+        processes_keep_all(records, run_options);
     int rc = run_command(run_options, &out, r);
     if (rc != 0) {
         process_records_free(records);

@@ -16,6 +16,42 @@
 #include <stdlib.h>
 #include <string.h>
 
+int text_cut(char *buf, size_t cap, const char *text)
+{
+    static const char ellipsis[] = "\xe2\x80\xa6";
+    size_t length = strlen(text);
+    if (length < cap) {
+        memcpy(buf, text, length + 1);
+        return 0;
+    }
+    size_t cut = cap - sizeof ellipsis; /* room for the ellipsis and the NUL */
+    while (cut > 0 && ((unsigned char)text[cut] & 0xC0) == 0x80) /* not inside a character */
+        cut--;
+    memcpy(buf, text, cut);
+    memcpy(buf + cut, ellipsis, sizeof ellipsis);
+    return 1;
+}
+
+char *words_joined(int count, char *const *words)
+{
+    size_t length = 1;
+    for (int i = 0; i < count; i++)
+        length += strlen(words[i]) + 1;
+    char *joined = malloc(length);
+    if (!joined)
+        return NULL;
+    size_t at = 0;
+    for (int i = 0; i < count; i++) {
+        size_t n = strlen(words[i]);
+        if (i)
+            joined[at++] = ' ';
+        memcpy(joined + at, words[i], n);
+        at += n;
+    }
+    joined[at] = '\0';
+    return joined;
+}
+
 static const char replacement_character[] = RM__UTF8_REPLACEMENT;
 
 /* Writes one character of the text: the bytes of a well-formed sequence and

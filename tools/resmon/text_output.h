@@ -19,6 +19,14 @@ void xml_write_text(FILE *out, const char *text);
 void print_printable(FILE *out, const char *text);
 /* The same into buf (cap bytes, always NUL-terminated, cut to fit). */
 void printable_copy(char *buf, size_t cap, const char *text);
+/* Copies text into buf (cap bytes, cap >= 4, always NUL-terminated); text
+ * that does not fit is cut on a character boundary with an ellipsis
+ * ("\u2026") where it was cut, so a cut is never taken for the whole.
+ * Returns 1 when it cut, else 0. */
+int text_cut(char *buf, size_t cap, const char *text);
+/* The words joined by single spaces (a command line), malloc'ed; NULL when
+ * out of memory. */
+char *words_joined(int count, char *const *words);
 /* A malloc'ed copy of text with each byte that is not valid UTF-8 replaced
  * by U+FFFD; NULL when out of memory. */
 char *utf8_repaired(const char *text);

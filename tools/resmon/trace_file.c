@@ -30,8 +30,10 @@
 
 #define TRACE_BUFFER_BYTES 65536
 #define MAX_EVENT_BYTES 8192
-/* A name or command line is cut to this many bytes: escaped (6 bytes a
- * byte at most), two of them and the rest fit one event. */
+/* A name or command line is cut to this many bytes, an ellipsis where it
+ * was cut (a command line's slice also says command_truncated and its
+ * command_bytes): escaped (6 bytes a byte at most), two of them and the
+ * rest fit one event. */
 #define MAX_TEXT_BYTES 512
 
 /* The viewer's processes and threads (pid and tid are ids of the trace, not
@@ -144,16 +146,17 @@ static void put_microseconds(event *e, int64_t ns)
 }
 
 /* Text from outside (a command line, a phase's name) as a JSON string: the
- * command's one writer of such strings, cut to MAX_TEXT_BYTES. */
-static void put_string(event *e, const char *text)
+ * command's one writer of such strings, cut to MAX_TEXT_BYTES with an
+ * ellipsis where it was cut.  Returns 1 when it cut. */
+static int put_string(event *e, const char *text)
 {
     char cut[MAX_TEXT_BYTES + 1];
-    snprintf(cut, sizeof cut, "%s", text);
+    int was_cut = text_cut(cut, sizeof cut, text);
     size_t room = sizeof e->text - e->length;
     FILE *f = e->overflow ? NULL : fmemopen(e->text + e->length, room, "w");
     if (!f) {
         e->overflow = 1;
-        return;
+        return was_cut;
     }
     json_write_string(f, cut);
     int failed = fflush(f) != 0 || ferror(f);
@@ -163,6 +166,7 @@ static void put_string(event *e, const char *text)
         e->overflow = 1;
     else
         e->length += (size_t)n;
+    return was_cut;
 }
 
 /* Starts an event: name, category, phase type, pid and tid. */
@@ -397,11 +401,14 @@ static void process_slice(trace_file *t, const trace_process *p)
     put_arg_integer(&e, "ppid", p->ppid > 0 ? p->ppid : -1);
     if (p->command_line) {
         put(&e, ",\"command\":");
-        put_string(&e, p->command_line);
+        if (put_string(&e, p->command_line)) { /* the whole line's length, and a word that it was cut */
+            put_arg_integer(&e, "command_bytes", (long long)strlen(p->command_line));
+            put(&e, ",\"command_truncated\":true");
+        }
     }
     put_arg_number(&e, "cpu_sec", p->cpu_sec);
     put_arg_number(&e, "peak_rss_mb", p->peak_rss_mb);
-    put_arg_integer(&e, "exit_status", p->exit_status);
+    put_arg_integer(&e, "exit_code", p->exit_code); /* or the signal: never "137" for SIGKILL */
     put_arg_integer(&e, "signal", p->term_signal > 0 ? p->term_signal : -1);
     if (running)
         put(&e, ",\"running_at_end\":true");
@@ -433,11 +440,7 @@ static const char *last_part(const char *path)
 /* The command resmon ran, as its wait4 knows it (with what it reaped). */
 static void command_slice(trace_file *t, const cli_options *o, const run_result *r)
 {
-    char line[MAX_TEXT_BYTES + 1];
-    size_t n = 0;
-    line[0] = '\0';
-    for (int i = 0; i < o->argc && n < sizeof line - 1; i++)
-        n += (size_t)snprintf(line + n, sizeof line - n, "%s%s", i ? " " : "", o->argv[i]);
+    char *line = words_joined(o->argc, o->argv); /* whole: put_string cuts it, and says so */
     trace_process p = {
         .pid = (int)r->command_pid,
         .ppid = (int)getpid(),
@@ -447,11 +450,12 @@ static void command_slice(trace_file *t, const cli_options *o, const run_result 
         .end_timestamp = r->command_end_timestamp > 0 ? r->command_end_timestamp : NAN,
         .cpu_sec = r->have_rusage ? r->rusage_cpu_sec : NAN,
         .peak_rss_mb = r->have_rusage ? r->rusage_maxrss_mb : NAN,
-        .exit_status = r->have_exit ? r->exit_status : -1,
+        .exit_code = r->have_exit && !r->term_signal ? r->exit_status : -1,
         .term_signal = r->have_exit ? r->term_signal : 0,
         .source = r->have_rusage ? "wait4, with the processes it reaped" : NULL,
     };
     process_slice(t, &p);
+    free(line);
 }
 
 int trace_file_finish(trace_file *t, const cli_options *o, const run_result *r)

@@ -43,7 +43,7 @@ typedef struct trace_process {
     double end_timestamp;      /* NAN: still running when it was handed over (drawn to the trace's end) */
     double cpu_sec;            /* user + system; NAN: unknown */
     double peak_rss_mb;        /* NAN: unknown */
-    int exit_status;           /* as the shell sees it (code, or 128 + signal); -1: unknown */
+    int exit_code;             /* the code it exited with; -1: a signal ended it, or unknown */
     int term_signal;           /* the signal that ended it; 0: none */
     const char *source;        /* where the figures come from ("wait4", "taskstats", "sampled"); NULL: none */
 } trace_process;
