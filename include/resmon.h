@@ -1083,7 +1083,7 @@ RESMON_API int resmon_phases_to_json(const resmon_phase *phases, size_t count, s
  *
  * Bounded: every process seen is counted, and a record is kept when it is
  * among the RESMON_PROCESS_TOP largest by peak RSS or by CPU seen so far in
- * the window: at most RESMON_MAX_PROCESSES records (about 9 KiB), however
+ * the window: at most RESMON_MAX_PROCESSES records (about 10 KiB), however
  * many processes the tree runs. */
 
 /* A command name's bytes with the NUL, as the kernel keeps it (15 bytes at

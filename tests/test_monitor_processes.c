@@ -35,11 +35,32 @@ static void read_exactly(int fd, void *buf, size_t n)
     size_t got = 0;
     while (got < n) {
         ssize_t r = read(fd, (char *)buf + got, n - got);
-        if (r <= 0 && errno != EINTR)
-            fail_msg("read: %zd (%s)", r, strerror(errno));
+        if (r == 0 || (r < 0 && errno != EINTR))
+            fail_msg("read: %zd (%s)", r, r ? strerror(errno) : "end of file");
         if (r > 0)
             got += (size_t)r;
     }
+}
+
+/* What a test leaves running, ended by the teardown also when an assertion
+ * failed midway (cmocka then leaves the test at once). */
+static struct {
+    resmon_monitor *m;
+    pid_t root; /* its group is killed too */
+} left;
+
+static int end_what_is_left(void **state)
+{
+    (void)state;
+    resmon_monitor_free(left.m);
+    if (left.root > 0) {
+        kill(-left.root, SIGKILL);
+        kill(left.root, SIGKILL);
+        waitpid(left.root, NULL, 0);
+    }
+    left.m = NULL;
+    left.root = 0;
+    return 0;
 }
 
 /* A child: waits for a byte on go for each step, then _exit (no atexit
@@ -189,6 +210,7 @@ static void records_of_a_real_tree(void **state)
 
     tree t;
     tree_start(&t);
+    left.root = t.root;
     int samples[2];
     assert_int_equal(pipe2(samples, O_CLOEXEC), 0);
     assert_int_equal(fcntl(samples[1], F_SETFL, O_NONBLOCK), 0);
@@ -198,7 +220,7 @@ static void records_of_a_real_tree(void **state)
     o.sample_interval_sec = 0.01;
     o.on_sample = on_sample;
     o.on_sample_user = &samples[1];
-    resmon_monitor *m = test_monitor_new(&o);
+    resmon_monitor *m = left.m = test_monitor_new(&o);
     assert_non_null(m);
     assert_int_equal(resmon_monitor_start(m), 0);
     resmon_process procs[RESMON_MAX_PROCESSES];
@@ -261,9 +283,11 @@ static void records_of_a_real_tree(void **state)
     assert_memory_equal(again, procs, (size_t)n * sizeof *procs);
 
     resmon_monitor_free(m);
+    left.m = NULL;
     close(samples[0]);
     close(samples[1]);
     tree_end(&t);
+    left.root = 0;
 }
 
 /* A stride larger than the library's record gets the record and zeros;
@@ -273,10 +297,11 @@ static void strides_and_refusals(void **state)
     (void)state;
     tree t;
     tree_start(&t);
+    left.root = t.root;
     resmon_options o = RESMON_OPTIONS_INIT;
     o.pid = t.root;
     o.include_children = 1;
-    resmon_monitor *m = test_monitor_new(&o);
+    resmon_monitor *m = left.m = test_monitor_new(&o);
     assert_non_null(m);
     uint64_t seen = 99;
     assert_int_equal(resmon_monitor_get_processes(m, NULL, 0, 0, &seen), 0); /* no window yet: none */
@@ -304,14 +329,73 @@ static void strides_and_refusals(void **state)
 
     /* One process, not a tree: no records are kept. */
     o.include_children = 0;
-    m = test_monitor_new(&o);
+    m = left.m = test_monitor_new(&o);
     assert_non_null(m);
     assert_int_equal(resmon_monitor_get_processes(m, NULL, 0, 0, NULL), -ENOTSUP);
     assert_int_equal(resmon_monitor_start(m), 0);
     assert_int_equal(resmon_monitor_stop(m), 0);
     assert_int_equal(resmon_monitor_get_processes(m, NULL, 0, 0, NULL), -ENOTSUP);
     resmon_monitor_free(m);
+    left.m = NULL;
     tree_end(&t);
+    left.root = 0;
+}
+
+/* A window the target's end closed by itself: its records are readable
+ * without stop, from another thread than the sampler that wrote them (the
+ * window's closing publishes them), every process marked exited. */
+static void readable_once_the_target_ended(void **state)
+{
+    (void)state;
+    int go[2], forked[2];
+    assert_int_equal(pipe2(go, O_CLOEXEC), 0);
+    assert_int_equal(pipe2(forked, O_CLOEXEC), 0);
+    pid_t root = fork();
+    assert_true(root >= 0);
+    if (root == 0) {
+        char step;
+        pid_t child = fork();
+        if (child == 0) {
+            read_exactly(go[0], &step, 1);
+            _exit(0);
+        }
+        if (write(forked[1], &child, sizeof child) != (ssize_t)sizeof child)
+            _exit(3);
+        waitpid(child, NULL, 0); /* it exits when told, then the root does */
+        _exit(0);
+    }
+    left.root = root;
+    pid_t child;
+    read_exactly(forked[0], &child, sizeof child); /* the window's first walk finds it */
+    resmon_options o = RESMON_OPTIONS_INIT;
+    o.pid = root;
+    o.include_children = 1;
+    o.sample_interval_sec = 0.005;
+    resmon_monitor *m = left.m = test_monitor_new(&o);
+    assert_non_null(m);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    assert_int_equal(write(go[1], "x", 1), 1);
+    double deadline = test_now() + test_scaled(30);
+    while (resmon_monitor_running(m) && test_now() < deadline)
+        test_sleep(0.001); /* waits for the window's end, an event the monitor reports */
+    assert_int_equal(resmon_monitor_running(m), 0);
+    resmon_process procs[4];
+    uint64_t seen = 0;
+    ssize_t n = resmon_monitor_get_processes(m, procs, 4, sizeof *procs, &seen);
+    assert_int_equal(n, 2);
+    assert_int_equal(seen, 2);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(procs[i].end, RESMON_PROCESS_EXITED);
+        assert_true(procs[i].pid == root ? procs[i].ppid == getpid() : procs[i].pid == child && procs[i].ppid == root);
+    }
+    resmon_monitor_free(m);
+    left.m = NULL;
+    waitpid(root, NULL, 0);
+    left.root = 0;
+    close(go[0]);
+    close(go[1]);
+    close(forked[0]);
+    close(forked[1]);
 }
 
 /* The bound: of many processes, the kept records are exactly the top
@@ -356,8 +440,9 @@ static void bound_keeps_each_rankings_top(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(records_of_a_real_tree),
-        cmocka_unit_test(strides_and_refusals),
+        cmocka_unit_test_teardown(records_of_a_real_tree, end_what_is_left),
+        cmocka_unit_test_teardown(strides_and_refusals, end_what_is_left),
+        cmocka_unit_test_teardown(readable_once_the_target_ended, end_what_is_left),
         cmocka_unit_test(bound_keeps_each_rankings_top),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
