@@ -1060,6 +1060,104 @@ RESMON_API int resmon_phases_to_json(const resmon_phase *phases, size_t count, s
                                      size_t cap);
 
 /* ------------------------------------------------------------------------ */
+/* Processes                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* A monitor of a tree (resmon_options.include_children, or cgroup_members)
+ * keeps a record of each process it saw: which one took the memory and the
+ * CPU.  Since 0.4.
+ *
+ *     resmon_process procs[RESMON_MAX_PROCESSES];
+ *     uint64_t seen;
+ *     ssize_t n = resmon_monitor_get_processes(mon, procs, RESMON_MAX_PROCESSES,
+ *                                              sizeof *procs, &seen);
+ *
+ * Sampled: the library sees a process only through its readings (the walk
+ * of the tree each sample), so every figure is as of the last reading that
+ * read it, and a process that lives less than an interval between two
+ * readings may never be seen -- it then has no record and is not counted
+ * (its CPU is still in the window's cpu_time_sec, through its parent's
+ * reaped-children time; the library cannot tell how many such processes
+ * there were).  The resmon command's --processes, from the kernel's
+ * taskstats, sees every one.
+ *
+ * Bounded: every process seen is counted, and a record is kept when it is
+ * among the RESMON_PROCESS_TOP largest by peak RSS or by CPU seen so far in
+ * the window: at most RESMON_MAX_PROCESSES records (about 10 KiB), however
+ * many processes the tree runs. */
+
+/* A command name's bytes with the NUL, as the kernel keeps it (15 bytes at
+ * most, cut by the kernel). */
+#define RESMON_PROCESS_COMM_MAX 16
+/* Records kept by each ranking (peak RSS, CPU), and both together. */
+#define RESMON_PROCESS_TOP 64
+#define RESMON_MAX_PROCESSES (2 * RESMON_PROCESS_TOP)
+
+/* How a record's process left the window. */
+typedef enum resmon_process_end {
+    RESMON_PROCESS_RUNNING = 0, /* alive at the window's last reading */
+    RESMON_PROCESS_EXITED = 1,  /* ended within the window */
+    RESMON_PROCESS_LEFT = 2     /* cgroup_members: moved out of the cgroup, alive */
+} resmon_process_end;
+
+/* Where a record's figures come from.  The library samples; other sources
+ * may be added by later versions. */
+typedef enum resmon_process_source {
+    RESMON_PROCESS_SAMPLED = 0 /* the monitor's readings of /proc (see above) */
+} resmon_process_source;
+
+/* One process of the tree.  Arrays of records are copied with the caller's
+ * stride; struct_size says how much of each was written.  Times are seconds
+ * relative to the window's first reading (CLOCK_BOOTTIME, the clock of the
+ * kernel's start times).
+ *
+ *   start_sec    when the process started, from the kernel (stat's
+ *                starttime: to a clock tick, usually 10 ms); negative for a
+ *                process older than the window
+ *   end_sec      the last reading that saw it alive (or, for the monitored
+ *                root, as a zombie): an exited process ended at most one
+ *                interval later; the window's last reading for one running
+ *   cpu_sec      its CPU clock (all its threads, since it started) at its
+ *                last reading, without the children it reaped (each is its
+ *                own record); an exited process may have run up to an
+ *                interval more
+ *   peak_rss_mb  its own peak RSS: the larger of its largest sampled RSS
+ *                and the kernel's mark (VmHWM) where the monitor read it
+ *                (at its first reading and at least once a second, and at
+ *                the window's end for those running: exact for them).  The
+ *                mark is the process's lifetime peak, or since the window's
+ *                start with resmon_options.reset_peak_mark.
+ *   comm         its command name at its latest stat reading (a name
+ *                changes at exec; a process that exec'd and ended between
+ *                two readings keeps the name it had before) */
+typedef struct resmon_process {
+    size_t struct_size; /* set by the library; see "Versioning" */
+    pid_t pid;
+    pid_t ppid;         /* its parent at its latest stat reading */
+    char comm[RESMON_PROCESS_COMM_MAX];
+    double start_sec;
+    double end_sec;
+    double cpu_sec;
+    double peak_rss_mb;
+    resmon_process_end end;
+    resmon_process_source source;
+} resmon_process;
+
+/* Copies min(n, cap) of the window's n kept records into out, by peak RSS,
+ * largest first (equal peaks: by CPU) -- stride bytes apart, each one's
+ * first stride bytes (at least sizeof(resmon_process) as of 0.4; pass
+ * sizeof *out; out may be NULL when cap is 0) -- stores in *seen (when not
+ * NULL) how many processes the window saw, records kept or not, and
+ * returns n.  The records are written by the sampler thread as processes
+ * end and at the window's last reading, so they are read once the window
+ * has closed (by stop, or by the target's end: resmon_monitor_running
+ * returns 0), and stay readable until the next start.  Returns -EBUSY while
+ * the window is open, -ENOTSUP for a monitor of one process (not a tree),
+ * -EINVAL for a bad argument. */
+RESMON_API ssize_t resmon_monitor_get_processes(const resmon_monitor *m, resmon_process *out, size_t cap,
+                                                size_t stride, uint64_t *seen);
+
+/* ------------------------------------------------------------------------ */
 /* Cgroups                                                                   */
 /* ------------------------------------------------------------------------ */
 

@@ -19,6 +19,7 @@
 #include "internal.h"
 #include "phases.h"
 #include "probe.h"
+#include "process_list.h"
 #include "procfs.h"
 #include "rapl.h"
 #include "sample_store.h"
@@ -78,6 +79,11 @@ struct resmon_monitor {
      * MARK_WAKE and wakes it too (the sampler takes the mark's sample). */
     atomic_int stop_word;
     rm__phases phases; /* resmon_monitor_mark (phases.h) */
+    /* Tree mode: the window's per-process records, written by the sampler
+     * (through the probe) and read once window_open is 0: a reader's
+     * acquire of it sees them complete.  -ENOTSUP: one process, none kept. */
+    rm__process_list processes;
+    int processes_rc;
 
     /* Touched only by start/stop/free (the owner's thread) and, while it
      * runs, the sampler thread (probe, previous reading). */
@@ -154,6 +160,7 @@ int resmon_monitor_new(resmon_monitor **out, const resmon_options *opts)
         return -ENOMEM;
     m->opts = o;
     m->cgroup.dirfd = m->cgroup.current_fd = -1;
+    m->processes_rc = o.include_children || o.cgroup_members ? 0 : -ENOTSUP; /* as the probe will say */
     rc = -ENOMEM;
     if (!(m->proc_root = strdup(rm__proc_root())))
         goto fail;
@@ -499,6 +506,7 @@ static void window_end(resmon_monitor *m, int target_ended)
     m->gpu_in_window = 0;
     int reset_error = 0;
     int peak_rc = publish_exact_peak(m, &reset_error);
+    rm__probe_processes_end(m->probe); /* after the marks were read: those still running get theirs */
     if (m->rapl.zone_count)
         rm__rapl_read(&m->rapl);
     /* Marks queued until now -- before stop, from the stop sample's callback,
@@ -584,6 +592,7 @@ int resmon_monitor_start(resmon_monitor *m)
     rm__seqlock_write_end(&m->published);
     atomic_store(&m->stop_word, 0);
     atomic_store_explicit(&m->window_open, 1, memory_order_release);
+    rm__process_list_reset(&m->processes); /* after window_open: readers are told -EBUSY */
 
     /* Signals meant for the program (SIGINT, SIGCHLD, ...) must never be
      * delivered to resmon's threads, so they start with all blocked; and
@@ -603,6 +612,7 @@ int resmon_monitor_start(resmon_monitor *m)
         return rc;
     }
     m->first_ended = rc == RM__PROBE_ENDED;
+    m->processes_rc = rm__probe_keep_processes(m->probe, &m->processes); /* from the first reading on */
     rc = pthread_create(&m->thread, NULL, sampler_main, m);
     pthread_sigmask(SIG_SETMASK, &previous, NULL);
     if (rc != 0) { /* no window after all: nothing of its first sample stays */
@@ -715,4 +725,18 @@ int resmon_monitor_phase(const resmon_monitor *m, char *name, size_t cap)
     if (!m)
         return -EINVAL;
     return rm__phases_current(&m->phases, &m->published, name, cap);
+}
+
+ssize_t resmon_monitor_get_processes(const resmon_monitor *m, resmon_process *out, size_t cap, size_t stride,
+                                     uint64_t *seen)
+{
+    if (!m || (!out && cap) || (cap && stride < sizeof(resmon_process)))
+        return -EINVAL;
+    if (atomic_load_explicit(&m->window_open, memory_order_acquire))
+        return -EBUSY; /* the sampler writes them until the window closes */
+    if (m->processes_rc < 0)
+        return m->processes_rc;
+    if (seen)
+        *seen = m->processes.seen;
+    return (ssize_t)rm__process_list_copy(&m->processes, out, cap, stride);
 }

@@ -169,6 +169,7 @@ static void settle_ended(rm__probe *p)
         if (parent)
             rm__probe_cpu_settle(p, t, parent);
         rm__probe_peak_settle(p, t);
+        rm__probe_process_ended(p, t);
     }
     for (size_t i = 1; i < p->count; i++)
         if (p->procs[i].ending)

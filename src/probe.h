@@ -110,6 +110,18 @@ void rm__probe_end_window(rm__probe *p);
  * error, e.g. -EMFILE; -ESRCH when it is gone). */
 int rm__probe_peak_rss(rm__probe *p, uint64_t *bytes, resmon_hwm_scope *scope, int *reset_error);
 
+/* Per-process records (probe_processes.c; tree mode only): from now on each
+ * process that ends goes into list, its times counted from the window's
+ * first reading.  Call once that reading was taken (rm__probe_begin).
+ * -ENOTSUP for a probe of one process. */
+struct rm__process_list;
+int rm__probe_keep_processes(rm__probe *p, struct rm__process_list *list);
+
+/* After the window's last reading and rm__probe_peak_rss (which read the
+ * marks of those still running): the records of every process still
+ * tracked go into the list. */
+void rm__probe_processes_end(rm__probe *p);
+
 /* The pids read by the latest reading (borrowed until the next one). */
 void rm__probe_pids(rm__probe *p, const pid_t **pids, size_t *count);
 

@@ -12,11 +12,14 @@
  *   probe_cpu.c   CPU accounting: the counted/reported carry, the CPU of
  *                 reaped children (cutime/cstime), the root's tail
  *   probe_peak.c  the kernel's peak-RSS marks: reset, keep or watch them
+ *   probe_processes.c  the per-process records (process_list.h): a row's
+ *                 figures handed over when it ends and at the window's end
  *   probe_read.c  the reads of one process (CPU clock, statm, stat): a leaf
  *
  * Calls point one way: probe.c calls the others; probe_tree.c and
  * probe_cpu.c call probe_read.c (and metrics.c); none calls probe.c, and
- * neither probe_tree.c nor probe_cpu.c nor probe_peak.c calls another of them.
+ * neither probe_tree.c nor probe_cpu.c nor probe_peak.c calls another of them;
+ * probe_processes.c reads rows only (rm__probe_known_peak below).
  *
  * A tracked process is one row (rm__tracked): its /proc files, its CPU
  * accounting, its peak marks and its metric-group counters (metrics.h), so
@@ -30,8 +33,10 @@
 #include "probe.h"
 #include "proc_tree.h"
 #include "procfs.h"
+#include "process_list.h"
 
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -81,6 +86,9 @@ typedef struct rm__tracked {
     unsigned clock_walk;
     int clock_read;
     int ending;          /* this reading found it ENDED_REAPED */
+    /* identity, from its latest stat read (tree mode: rm__probe_note_identity) */
+    char comm[RM__COMM_MAX]; /* a name changes at exec: the latest read stands */
+    uint64_t start_ticks;    /* stat's starttime: clock ticks after boot */
     int adopted;         /* tree mode: its parent ended (it is an orphan), yet
                             it stays in the tree, and the walk starts from it */
     /* the metric groups' counters and levels (metrics.c) */
@@ -186,6 +194,11 @@ struct rm__probe {
     /* rm__probe_members_of_cgroup: the tree is a cgroup's processes, and
      * procs[0] (this process) stands for no one: 1 is the first index read. */
     size_t members;
+    /* rm__probe_keep_processes: where each process's record goes (NULL:
+     * none kept), and the window's first reading (CLOCK_BOOTTIME), which
+     * the records' times count from. */
+    rm__process_list *processes;
+    uint64_t window_start_ns;
 };
 
 /* probe_read.c (a leaf: file reads and parsers only): the reads of one
@@ -206,6 +219,13 @@ rm__tracked *rm__probe_find(rm__probe *p, pid_t pid);
  * returns how many are marked; probe.c settles them, then drops them. */
 size_t rm__probe_refresh_tree(rm__probe *p);
 void rm__probe_drop_ended(rm__probe *p);
+
+/* A process's name and start time, from a stat read of it (tree mode). */
+static inline void rm__probe_note_identity(rm__tracked *t, const rm__proc_stat *st)
+{
+    memcpy(t->comm, st->comm, sizeof t->comm);
+    t->start_ticks = st->starttime;
+}
 
 /* probe_cpu.c */
 void rm__probe_cpu_begin(rm__probe *p);
@@ -233,6 +253,7 @@ static inline void rm__probe_cpu_account_children(rm__probe *p, rm__tracked *t, 
     t->ppid = now->st.ppid;
     t->threads = now->st.num_threads;
     t->stat_due = 0;
+    rm__probe_note_identity(t, &now->st);
 }
 
 /* Adds a live process's increases since its previous reading (now: this
@@ -270,10 +291,21 @@ static inline uint64_t rm__probe_cpu_hand_out(rm__probe *p, uint64_t boot_ns, in
 }
 
 /* probe_peak.c */
+/* The largest peak-RSS figure known for a process: the kernel's mark as
+ * last read, and never below what a sample saw. */
+static inline uint64_t rm__probe_known_peak(const rm__tracked *t)
+{
+    return t->hwm_bytes > t->peak_rss_bytes ? t->hwm_bytes : t->peak_rss_bytes;
+}
+
 /* With keep_peak_marks or watch_peak_marks: after a live process's reading. */
 void rm__probe_peak_marks_after_read(rm__probe *p, rm__tracked *t, const rm__process_reading *now);
 void rm__probe_peak_refresh_root(rm__probe *p, uint64_t boot_ns);
 void rm__probe_peak_settle(rm__probe *p, const rm__tracked *t);
 void rm__probe_peak_begin(rm__probe *p);
+
+/* probe_processes.c: a process found ended (ENDED_REAPED or ENDED_LEFT),
+ * before it is dropped. */
+void rm__probe_process_ended(rm__probe *p, const rm__tracked *t);
 
 #endif

@@ -10,13 +10,6 @@
 #include <errno.h>
 #include <fcntl.h>
 
-/* The largest peak-RSS figure known for a process: the kernel's mark as
- * last read, and never below what a sample saw. */
-static uint64_t known_peak(const rm__tracked *t)
-{
-    return t->hwm_bytes > t->peak_rss_bytes ? t->hwm_bytes : t->peak_rss_bytes;
-}
-
 /* What a watched process tells of the window's peak (watch_peak_marks).
  * The mark never falls, so when it rose after the process's first reading
  * of the window, its latest value is the largest RSS since then: exact.
@@ -26,7 +19,7 @@ static uint64_t watched_peak(const rm__tracked *t, uint64_t *unrisen_bound)
 {
     *unrisen_bound = 0;
     if (t->hwm_start_known && t->hwm_bytes > t->hwm_start_bytes)
-        return known_peak(t);
+        return rm__probe_known_peak(t);
     if (t->hwm_start_known)
         *unrisen_bound = t->hwm_start_bytes;
     return t->peak_rss_bytes;
@@ -37,8 +30,8 @@ static void note_watched(const rm__tracked *t, uint64_t *window, uint64_t *lifet
     uint64_t bound, figure = watched_peak(t, &bound);
     if (figure > *window)
         *window = figure;
-    if (known_peak(t) > *lifetime)
-        *lifetime = known_peak(t);
+    if (rm__probe_known_peak(t) > *lifetime)
+        *lifetime = rm__probe_known_peak(t);
     if (bound > *unrisen)
         *unrisen = bound;
 }
@@ -46,8 +39,8 @@ static void note_watched(const rm__tracked *t, uint64_t *window, uint64_t *lifet
 /* A process that ended keeps its peak for the window's. */
 void rm__probe_peak_settle(rm__probe *p, const rm__tracked *t)
 {
-    if (known_peak(t) > p->ended_peak_bytes)
-        p->ended_peak_bytes = known_peak(t);
+    if (rm__probe_known_peak(t) > p->ended_peak_bytes)
+        p->ended_peak_bytes = rm__probe_known_peak(t);
     if (t->hwm_bytes)
         p->ended_peak_known = 1;
     if (p->watch_peak_marks)
@@ -140,8 +133,8 @@ int rm__probe_peak_rss(rm__probe *p, uint64_t *bytes, resmon_hwm_scope *scope, i
             read_error = rc; /* the root's reason, e.g. -EMFILE: no descriptor left */
         if (t->hwm_bytes) {
             any = 1;
-            if (known_peak(t) > peak)
-                peak = known_peak(t);
+            if (rm__probe_known_peak(t) > peak)
+                peak = rm__probe_known_peak(t);
         }
     }
     if (!any)

@@ -123,6 +123,7 @@ int rm__probe_track(rm__probe *p, pid_t pid, rm__tracked **out)
     if (now.stat_read) {
         t.ppid = now.st.ppid;
         t.threads = now.st.num_threads;
+        rm__probe_note_identity(&t, &now.st);
     }
     if (!born_since) {
         t.last_cpu_ns = now.cpu_ns;

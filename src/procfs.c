@@ -73,12 +73,17 @@ int rm__parse_stat(const char *buf, size_t len, rm__proc_stat *out)
             break;
         }
     }
-    if (!close_paren || !memchr(buf, '(', (size_t)(close_paren - buf)))
+    const char *open_paren = close_paren ? memchr(buf, '(', (size_t)(close_paren - buf)) : NULL;
+    if (!open_paren)
         return -EINVAL;
     size_t pos = (size_t)(close_paren - buf) + 1;
     if (pos + 2 > len || buf[pos] != ' ')
         return -EINVAL;
     rm__proc_stat st = {0};
+    size_t comm_len = (size_t)(close_paren - open_paren) - 1; /* the pid is digits: the first '(' opens it */
+    if (comm_len >= sizeof st.comm)
+        comm_len = sizeof st.comm - 1;
+    memcpy(st.comm, open_paren + 1, comm_len);
     st.state = buf[pos + 1]; /* (3) state */
     if (st.state == ' ' || st.state == '\n' || st.state == '\0')
         return -EINVAL;

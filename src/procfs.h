@@ -15,8 +15,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* A command name's bytes with the NUL, as the kernel keeps it (TASK_COMM_LEN). */
+#define RM__COMM_MAX 16
+
 /* Fields of /proc/PID/stat that resmon uses, numbered as in proc(5). */
 typedef struct rm__proc_stat {
+    char comm[RM__COMM_MAX]; /* (2) NUL-terminated, cut to fit */
     char state;          /* (3) */
     pid_t ppid;          /* (4) */
     uint64_t minflt;     /* (10) minor faults */

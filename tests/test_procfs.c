@@ -34,6 +34,7 @@ static void stat_parses_ordinary_line(void **state)
     rm__proc_stat st;
     assert_int_equal(rm__parse_stat(line, (size_t)n, &st), 0);
     assert_int_equal(st.state, 'S');
+    assert_string_equal(st.comm, "bash");
     assert_int_equal(st.ppid, 7);
     assert_int_equal(st.utime, 250);
     assert_int_equal(st.stime, 50);
@@ -66,9 +67,16 @@ static void stat_survives_hostile_comm(void **state)
         int n = make_stat(line, sizeof line, 42, comms[i], 7);
         rm__proc_stat st;
         assert_int_equal(rm__parse_stat(line, (size_t)n, &st), 0);
+        assert_string_equal(st.comm, comms[i]); /* the name whole: from the first '(' to the last ')' */
         assert_int_equal(st.ppid, 7);
         assert_int_equal(st.starttime, 12345);
     }
+    /* A name longer than the kernel keeps (15 bytes) is cut, never overruns. */
+    char line[512];
+    int n = make_stat(line, sizeof line, 42, "a-name-of-twenty-bytes", 7);
+    rm__proc_stat st;
+    assert_int_equal(rm__parse_stat(line, (size_t)n, &st), 0);
+    assert_string_equal(st.comm, "a-name-of-twent");
 }
 
 static void stat_rejects_garbage(void **state)

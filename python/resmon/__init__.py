@@ -13,19 +13,21 @@ backed by libresmon's C sampler thread, which takes no GIL per sample::
 Beyond calibrax: exact peak RSS (``hwm_rss_mb``), CPU means, energy,
 monitoring another process tree (``pid=``, ``include_children=``), a bounded
 sample store (``max_samples=``) and built-in NVIDIA/AMD/Intel GPU readings
-(``gpu="auto"``, ``list_gpus()``).
+(``gpu="auto"``, ``list_gpus()``), and for a tree the processes that took
+the memory and the CPU (``summary.processes``).
 """
 
 from ._marks import mark
 from ._monitor import GPUInfo, ResourceMonitor, list_gpus
 from ._protocol import GPUProfilerProtocol
-from ._records import PhaseSummary, ResourceSample, ResourceSummary
+from ._records import PhaseSummary, ProcessRecord, ResourceSample, ResourceSummary
 from ._resmon import library_version
 
 __all__ = [
     "GPUInfo",
     "GPUProfilerProtocol",
     "PhaseSummary",
+    "ProcessRecord",
     "ResourceMonitor",
     "ResourceSample",
     "ResourceSummary",

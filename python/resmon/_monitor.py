@@ -16,7 +16,7 @@ from types import TracebackType
 from . import _resmon
 from ._protocol import GPUProfilerProtocol
 from ._marks import check_name
-from ._records import METRICS, SAMPLE_METRIC_KEYS, PhaseSummary, ResourceSample, ResourceSummary
+from ._records import METRICS, SAMPLE_METRIC_KEYS, PhaseSummary, ProcessRecord, ResourceSample, ResourceSummary
 
 # The library's accepted range (resmon_options.sample_interval_sec).
 _MIN_INTERVAL_SEC = 1e-6
@@ -24,6 +24,8 @@ _MAX_INTERVAL_SEC = 1e6
 _MAX_PID = 2**31 - 1  # pid_t
 # The metric groups' totals since the window began: a phase's add up.
 _LAST_FOLDED = frozenset(m["summary_field"] for m in METRICS if m["fold"] == "last")
+# The order of Monitor.processes()'s tuples.
+_PROCESS_FIELDS = tuple(f.name for f in dataclasses.fields(ProcessRecord))
 
 
 class ResourceMonitor:
@@ -178,11 +180,17 @@ class ResourceMonitor:
     def summary(self) -> ResourceSummary:
         """Aggregated metrics of the current (or last) window, or a zeroed
         summary if no sample has been taken; ``phases`` holds its phases
-        (see mark)."""
+        (see mark); with ``include_children=True``, once the window closed,
+        ``processes`` holds its processes (ProcessRecord) and
+        ``processes_seen`` how many it saw."""
         phases = tuple(PhaseSummary(name=name, start_sec=start, summary=ResourceSummary(**fields))
                        for name, start, fields in self._monitor.phases())
         phases = _fold_gaps(phases, self._adjacent_gaps)
-        return ResourceSummary(**self._monitor.summary(), phases=phases)
+        found = self._monitor.processes()  # None: one process, or the window still open
+        seen, processes = found if found is not None else (None, [])
+        return ResourceSummary(**self._monitor.summary(), phases=phases,
+                               processes=tuple(ProcessRecord(**dict(zip(_PROCESS_FIELDS, p))) for p in processes),
+                               processes_seen=seen)
 
     def mark(self, name: str) -> bool:
         """resmon only: start the phase ``name`` of the open window.

@@ -67,6 +67,50 @@ _SEED_REQUIRED = ("peak_rss_mb", "mean_rss_mb", "peak_gpu_mem_mb", "mean_gpu_uti
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ProcessRecord:
+    """One process of a monitored tree (``ResourceMonitor(pid=...,
+    include_children=True)``), as the library's samples saw it
+    (resmon_monitor_get_processes): ``summary.processes``.
+
+    Sampled: a process that lived less than a sample interval may have no
+    record (its CPU is still in the window's ``cpu_time_sec``).  Bounded: the
+    64 largest by peak RSS and the 64 largest by CPU are kept;
+    ``summary.processes_seen`` counts every process seen.
+
+    Attributes:
+        pid: The process.
+        ppid: Its parent at its latest reading.
+        comm: Its command name (15 bytes at most) at its latest reading.
+        start_sec: When it started (the kernel's start time, to a clock
+            tick), seconds after the window's first sample; negative when it
+            is older than the window.
+        end_sec: The last reading that saw it: the window's last for one
+            still running; an exited one ended within an interval after.
+        cpu_sec: Its CPU time (all its threads, since it started) at its last
+            reading, without the children it reaped.
+        peak_rss_mb: Its own peak RSS: the larger of its largest sample and
+            the kernel's mark (VmHWM) as read.
+        end: "running" (alive at the window's end), "exited", or "left" (moved
+            out of a monitored cgroup).
+        source: "sampled": the figures come from the monitor's readings.
+    """
+
+    pid: int
+    ppid: int
+    comm: str
+    start_sec: float
+    end_sec: float
+    cpu_sec: float
+    peak_rss_mb: float
+    end: str
+    source: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as a JSON-compatible dictionary."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class _SummaryFields:
     """Aggregated resource usage over a monitoring period.
 
@@ -140,6 +184,11 @@ class _SummaryFields:
     cgroup_error: int = 0
     # The window's phases (ResourceMonitor.mark), oldest first; () without marks.
     phases: tuple[PhaseSummary, ...] = ()
+    # A tree's processes (include_children=True), once the window closed:
+    # the kept records, by peak RSS; processes_seen counts every process the
+    # window saw.  () and None otherwise.  Not in to_dict (the library's JSON).
+    processes: tuple[ProcessRecord, ...] = ()
+    processes_seen: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Serialize to a JSON-compatible dictionary.
@@ -217,7 +266,7 @@ class _SummaryFields:
         missing = [key for key in _SEED_REQUIRED if key not in data]
         if missing:
             raise ValueError(f"ResourceSummary.from_dict: missing required key(s) {', '.join(missing)}")
-        known = {f.name for f in fields(cls)} - {"phases"}
+        known = {f.name for f in fields(cls)} - {"phases", "processes", "processes_seen"}
         values = {key: value for key, value in data.items() if key in known}
         for key, value in values.items():
             _check_field(key, value)

@@ -502,6 +502,50 @@ static PyObject *monitor_phases(monitor_object *self, PyObject *unused)
     return list;
 }
 
+/* processes() -> (seen, [(pid, ppid, comm, start_sec, end_sec, cpu_sec,
+ * peak_rss_mb, end, source)]) or None: resmon_monitor_get_processes, None
+ * for a monitor of one process (-ENOTSUP) and while the window is open
+ * (-EBUSY: the sampler still writes them). */
+static PyObject *monitor_processes(monitor_object *self, PyObject *unused)
+{
+    (void)unused;
+    static const char *const ends[] = {"running", "exited", "left"};
+    if (check_initialised(self) < 0)
+        return NULL;
+    if (orphaned(self))
+        return raise_orphaned(self);
+    resmon_process *procs = PyMem_Malloc(RESMON_MAX_PROCESSES * sizeof *procs);
+    if (!procs)
+        return PyErr_NoMemory();
+    uint64_t seen = 0;
+    ssize_t n = resmon_monitor_get_processes(self->monitor, procs, RESMON_MAX_PROCESSES, sizeof *procs, &seen);
+    if (n == -ENOTSUP || n == -EBUSY) {
+        PyMem_Free(procs);
+        Py_RETURN_NONE;
+    }
+    if (n < 0) {
+        PyMem_Free(procs);
+        return rmpy_raise((int)n, NULL);
+    }
+    if (n > RESMON_MAX_PROCESSES)
+        n = RESMON_MAX_PROCESSES;
+    PyObject *list = PyList_New(n);
+    for (ssize_t i = 0; list && i < n; i++) {
+        const resmon_process *p = &procs[i];
+        const char *end = (unsigned)p->end < sizeof ends / sizeof *ends ? ends[p->end] : "unknown";
+        PyObject *comm = PyUnicode_DecodeUTF8(p->comm, (Py_ssize_t)strlen(p->comm), "replace");
+        PyObject *item = comm ? Py_BuildValue("(iiNddddss)", (int)p->pid, (int)p->ppid, comm, p->start_sec,
+                                              p->end_sec, p->cpu_sec, p->peak_rss_mb, end, "sampled")
+                              : NULL;
+        if (!item)
+            Py_CLEAR(list);
+        else
+            PyList_SET_ITEM(list, i, item);
+    }
+    PyMem_Free(procs);
+    return list ? Py_BuildValue("(KN)", (unsigned long long)seen, list) : NULL;
+}
+
 static PyObject *monitor_running(monitor_object *self, void *closure)
 {
     (void)closure;
@@ -525,6 +569,9 @@ static PyMethodDef monitor_methods[] = {
     {"phase", (PyCFunction)monitor_phase, METH_NOARGS, "The current phase's name (\"\" before the first mark)."},
     {"phases", (PyCFunction)monitor_phases, METH_NOARGS,
      "The window's phases as tuples (name, start_sec, summary dict)."},
+    {"processes", (PyCFunction)monitor_processes, METH_NOARGS,
+     "(seen, [(pid, ppid, comm, start_sec, end_sec, cpu_sec, peak_rss_mb, end, source)]) of a tree's window, "
+     "or None (one process, or the window still open)."},
     {NULL, NULL, 0, NULL},
 };
 

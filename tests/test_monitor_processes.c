@@ -1,0 +1,449 @@
+/*
+ * test_monitor_processes.c -- the library's per-process records
+ * (resmon_monitor_get_processes): a real tree whose one child allocates
+ * 100 MiB is its top record, with its own pid, parent, name and a peak
+ * between what a sample saw and the kernel's own mark; a child that ended
+ * mid-window says so; the bound keeps the top of each ranking; the calls'
+ * refusals (window open, one process, stride).
+ */
+#include "process_list.h"
+#include "resmon.h"
+#include "test_util.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define ALLOC_MB 100
+
+/* Messages on the tree's report pipe: one write each (atomic: < PIPE_BUF). */
+enum { PIDS, ALLOCATED, REAPED };
+typedef struct report {
+    int kind;
+    pid_t pid[3]; /* PIDS: the allocating child and the two idle ones; REAPED: [0] */
+} report;
+
+static void send_report(int fd, const report *r)
+{
+    if (write(fd, r, sizeof *r) != (ssize_t)sizeof *r)
+        _exit(3);
+}
+
+static void read_exactly(int fd, void *buf, size_t n)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = read(fd, (char *)buf + got, n - got);
+        if (r == 0 || (r < 0 && errno != EINTR))
+            fail_msg("read: %zd (%s)", r, r ? strerror(errno) : "end of file");
+        if (r > 0)
+            got += (size_t)r;
+    }
+}
+
+/* What a test leaves running, ended by the teardown also when an assertion
+ * failed midway (cmocka then leaves the test at once). */
+static struct {
+    resmon_monitor *m;
+    pid_t root; /* its group is killed too */
+} left;
+
+static int end_what_is_left(void **state)
+{
+    (void)state;
+    resmon_monitor_free(left.m);
+    if (left.root > 0) {
+        kill(-left.root, SIGKILL);
+        kill(left.root, SIGKILL);
+        waitpid(left.root, NULL, 0);
+    }
+    left.m = NULL;
+    left.root = 0;
+    return 0;
+}
+
+/* A child: waits for a byte on go for each step, then _exit (no atexit
+ * handlers, so no sanitizer's leak check forks a helper). */
+static void child_main(int go, int report_fd, int allocates)
+{
+    char step;
+    if (allocates) {
+        read_exactly(go, &step, 1); /* allocate now */
+        char *block = malloc((size_t)ALLOC_MB << 20);
+        if (!block)
+            _exit(2);
+        test_touch(block, (size_t)ALLOC_MB << 20);
+        report r = {.kind = ALLOCATED, .pid = {getpid()}};
+        send_report(report_fd, &r);
+    }
+    read_exactly(go, &step, 1); /* exit now (or at EOF: the test ended) */
+    _exit(0);
+}
+
+/* The tree's root: forks the three children, reports their pids, reaps
+ * each one as it exits and reports it, then waits to be told to exit. */
+static void root_main(int go[4][2], int report_fd)
+{
+    report pids = {.kind = PIDS};
+    for (int i = 0; i < 3; i++) {
+        pid_t pid = fork();
+        if (pid == 0)
+            child_main(go[i][0], report_fd, i == 0);
+        pids.pid[i] = pid;
+    }
+    send_report(report_fd, &pids);
+    for (;;) {
+        pid_t pid = wait(NULL);
+        if (pid < 0)
+            break;
+        report r = {.kind = REAPED, .pid = {pid}};
+        send_report(report_fd, &r);
+    }
+    char step;
+    read_exactly(go[3][0], &step, 1);
+    _exit(0);
+}
+
+typedef struct tree {
+    pid_t root, child[3];
+    int go[4][2]; /* the test writes a step to child i (3: the root) */
+    int report[2];
+} tree;
+
+static void tree_start(tree *t)
+{
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(pipe2(t->go[i], O_CLOEXEC), 0);
+    assert_int_equal(pipe2(t->report, O_CLOEXEC), 0);
+    t->root = fork();
+    assert_true(t->root >= 0);
+    if (t->root == 0) {
+        setpgid(0, 0); /* one group: the cleanup kills all of it */
+        root_main(t->go, t->report[1]);
+    }
+    setpgid(t->root, t->root);
+    report r;
+    read_exactly(t->report[0], &r, sizeof r);
+    assert_int_equal(r.kind, PIDS);
+    memcpy(t->child, r.pid, sizeof t->child);
+}
+
+static void tree_step(tree *t, int which)
+{
+    assert_int_equal(write(t->go[which][1], "x", 1), 1);
+}
+
+static report tree_next_report(tree *t)
+{
+    report r;
+    read_exactly(t->report[0], &r, sizeof r);
+    return r;
+}
+
+static void tree_end(tree *t)
+{
+    kill(-t->root, SIGKILL);
+    waitpid(t->root, NULL, 0);
+    for (int i = 0; i < 4; i++) {
+        close(t->go[i][0]);
+        close(t->go[i][1]);
+    }
+    close(t->report[0]);
+    close(t->report[1]);
+}
+
+/* The sampler tells the test each sample's timestamp through a pipe that
+ * never blocks it: the test waits on samples as events. */
+static void on_sample(const resmon_sample *s, void *user)
+{
+    int fd = *(const int *)user;
+    ssize_t ignored = write(fd, &s->timestamp, sizeof s->timestamp);
+    (void)ignored;
+}
+
+/* Returns once a sample taken after `after` (CLOCK_MONOTONIC seconds) was
+ * published: its reading began after that moment. */
+static void wait_sample_after(int fd, double after)
+{
+    double timestamp;
+    do
+        read_exactly(fd, &timestamp, sizeof timestamp);
+    while (timestamp <= after);
+}
+
+static double vm_hwm_mb_of(pid_t pid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    double kb = NAN;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmHWM: %lf kB", &kb) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return kb / 1024.0;
+}
+
+static const resmon_process *find_pid(const resmon_process *procs, size_t n, pid_t pid)
+{
+    for (size_t i = 0; i < n; i++)
+        if (procs[i].pid == pid)
+            return &procs[i];
+    print_error("no record of pid %d\n", (int)pid);
+    fail();
+    return NULL;
+}
+
+static void records_of_a_real_tree(void **state)
+{
+    (void)state;
+    if (TEST_UNDER_TSAN)
+        skip(); /* its shadow memory is resident in every process: the idle ones would hold gigabytes */
+    char self_comm[RESMON_PROCESS_COMM_MAX] = "";
+    FILE *f = fopen("/proc/self/comm", "r");
+    assert_non_null(f);
+    assert_non_null(fgets(self_comm, sizeof self_comm, f));
+    fclose(f);
+    self_comm[strcspn(self_comm, "\n")] = '\0';
+
+    tree t;
+    tree_start(&t);
+    left.root = t.root;
+    int samples[2];
+    assert_int_equal(pipe2(samples, O_CLOEXEC), 0);
+    assert_int_equal(fcntl(samples[1], F_SETFL, O_NONBLOCK), 0);
+    resmon_options o = RESMON_OPTIONS_INIT;
+    o.pid = t.root;
+    o.include_children = 1;
+    o.sample_interval_sec = 0.01;
+    o.on_sample = on_sample;
+    o.on_sample_user = &samples[1];
+    resmon_monitor *m = left.m = test_monitor_new(&o);
+    assert_non_null(m);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    resmon_process procs[RESMON_MAX_PROCESSES];
+    assert_int_equal(resmon_monitor_get_processes(m, procs, RESMON_MAX_PROCESSES, sizeof *procs, NULL), -EBUSY);
+
+    tree_step(&t, 0); /* the first child allocates */
+    report r = tree_next_report(&t);
+    assert_int_equal(r.kind, ALLOCATED);
+    wait_sample_after(samples[0], test_now()); /* a reading saw it holding the memory */
+    double own_hwm_mb = vm_hwm_mb_of(t.child[0]);
+    assert_true(own_hwm_mb >= ALLOC_MB);
+    tree_step(&t, 0); /* it exits, and the root reaps it */
+    r = tree_next_report(&t);
+    assert_int_equal(r.kind, REAPED);
+    assert_int_equal(r.pid[0], t.child[0]);
+    wait_sample_after(samples[0], test_now()); /* a walk found it gone: it ended mid-window */
+    wait_sample_after(samples[0], test_now());
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    resmon_summary s = test_summary(m);
+
+    uint64_t seen = 0;
+    ssize_t n = resmon_monitor_get_processes(m, procs, RESMON_MAX_PROCESSES, sizeof *procs, &seen);
+    assert_int_equal(n, 4); /* the root and its three children */
+    assert_int_equal(seen, 4);
+    const resmon_process *top = &procs[0];
+    assert_int_equal(top->pid, t.child[0]); /* the allocating child has the largest peak */
+    ASSERT_BETWEEN(top->peak_rss_mb, ALLOC_MB, own_hwm_mb);
+    assert_int_equal(top->end, RESMON_PROCESS_EXITED);
+    assert_true(top->cpu_sec > 0); /* touching 100 MiB takes the kernel's time */
+    for (ssize_t i = 1; i < n; i++)
+        assert_true(procs[i].peak_rss_mb <= procs[i - 1].peak_rss_mb);
+
+    const resmon_process *root = find_pid(procs, (size_t)n, t.root);
+    assert_int_equal(root->ppid, getpid());
+    assert_int_equal(root->end, RESMON_PROCESS_RUNNING);
+    for (int i = 0; i < 3; i++) {
+        const resmon_process *c = find_pid(procs, (size_t)n, t.child[i]);
+        assert_int_equal(c->ppid, t.root);
+        assert_int_equal(c->end, i == 0 ? RESMON_PROCESS_EXITED : RESMON_PROCESS_RUNNING);
+    }
+    for (ssize_t i = 0; i < n; i++) {
+        const resmon_process *p = &procs[i];
+        assert_int_equal(p->struct_size, sizeof *p);
+        assert_int_equal(p->source, RESMON_PROCESS_SAMPLED);
+        assert_string_equal(p->comm, self_comm); /* forked, never exec'd: the test's name */
+        /* All started before the window, within the test's second or so; the
+         * running ones were last seen by the window's last reading. */
+        ASSERT_BETWEEN(p->start_sec, -test_scaled(30), 0.011);
+        ASSERT_BETWEEN(p->end_sec, 0, s.duration_sec + test_scaled(0.05));
+        if (p->end == RESMON_PROCESS_RUNNING) /* the reading's own clock, microseconds after its timestamp */
+            ASSERT_BETWEEN(p->end_sec, s.duration_sec - test_scaled(0.05), s.duration_sec + test_scaled(0.05));
+        if (p->pid != t.child[0])
+            assert_true(p->peak_rss_mb < ALLOC_MB);
+    }
+    assert_true(top->end_sec < root->end_sec); /* its end was seen samples before stop */
+
+    /* Readable after stop until the next start, the same each time. */
+    resmon_process again[RESMON_MAX_PROCESSES];
+    assert_int_equal(resmon_monitor_get_processes(m, again, RESMON_MAX_PROCESSES, sizeof *again, NULL), n);
+    assert_memory_equal(again, procs, (size_t)n * sizeof *procs);
+
+    resmon_monitor_free(m);
+    left.m = NULL;
+    close(samples[0]);
+    close(samples[1]);
+    tree_end(&t);
+    left.root = 0;
+}
+
+/* A stride larger than the library's record gets the record and zeros;
+ * smaller than the 0.4 record is refused; cap 0 counts. */
+static void strides_and_refusals(void **state)
+{
+    (void)state;
+    tree t;
+    tree_start(&t);
+    left.root = t.root;
+    resmon_options o = RESMON_OPTIONS_INIT;
+    o.pid = t.root;
+    o.include_children = 1;
+    resmon_monitor *m = left.m = test_monitor_new(&o);
+    assert_non_null(m);
+    uint64_t seen = 99;
+    assert_int_equal(resmon_monitor_get_processes(m, NULL, 0, 0, &seen), 0); /* no window yet: none */
+    assert_int_equal(seen, 0);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    assert_int_equal(resmon_monitor_get_processes(m, NULL, 0, 0, &seen), 4);
+    assert_int_equal(seen, 4);
+    struct {
+        resmon_process p;
+        unsigned char tail[24];
+    } wide[4];
+    memset(wide, 0xab, sizeof wide);
+    assert_int_equal(resmon_monitor_get_processes(m, &wide[0].p, 4, sizeof *wide, NULL), 4);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(wide[i].p.struct_size, sizeof(resmon_process));
+        for (size_t b = 0; b < sizeof wide[i].tail; b++)
+            assert_int_equal(wide[i].tail[b], 0);
+    }
+    resmon_process one;
+    assert_int_equal(resmon_monitor_get_processes(m, &one, 1, sizeof one - 8, NULL), -EINVAL);
+    assert_int_equal(resmon_monitor_get_processes(m, NULL, 1, sizeof one, NULL), -EINVAL);
+    assert_int_equal(resmon_monitor_get_processes(NULL, NULL, 0, 0, NULL), -EINVAL);
+    resmon_monitor_free(m);
+
+    /* One process, not a tree: no records are kept. */
+    o.include_children = 0;
+    m = left.m = test_monitor_new(&o);
+    assert_non_null(m);
+    assert_int_equal(resmon_monitor_get_processes(m, NULL, 0, 0, NULL), -ENOTSUP);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    assert_int_equal(resmon_monitor_get_processes(m, NULL, 0, 0, NULL), -ENOTSUP);
+    resmon_monitor_free(m);
+    left.m = NULL;
+    tree_end(&t);
+    left.root = 0;
+}
+
+/* A window the target's end closed by itself: its records are readable
+ * without stop, from another thread than the sampler that wrote them (the
+ * window's closing publishes them), every process marked exited. */
+static void readable_once_the_target_ended(void **state)
+{
+    (void)state;
+    int go[2], forked[2];
+    assert_int_equal(pipe2(go, O_CLOEXEC), 0);
+    assert_int_equal(pipe2(forked, O_CLOEXEC), 0);
+    pid_t root = fork();
+    assert_true(root >= 0);
+    if (root == 0) {
+        char step;
+        pid_t child = fork();
+        if (child == 0) {
+            read_exactly(go[0], &step, 1);
+            _exit(0);
+        }
+        if (write(forked[1], &child, sizeof child) != (ssize_t)sizeof child)
+            _exit(3);
+        waitpid(child, NULL, 0); /* it exits when told, then the root does */
+        _exit(0);
+    }
+    left.root = root;
+    pid_t child;
+    read_exactly(forked[0], &child, sizeof child); /* the window's first walk finds it */
+    resmon_options o = RESMON_OPTIONS_INIT;
+    o.pid = root;
+    o.include_children = 1;
+    o.sample_interval_sec = 0.005;
+    resmon_monitor *m = left.m = test_monitor_new(&o);
+    assert_non_null(m);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    assert_int_equal(write(go[1], "x", 1), 1);
+    double deadline = test_now() + test_scaled(30);
+    while (resmon_monitor_running(m) && test_now() < deadline)
+        test_sleep(0.001); /* waits for the window's end, an event the monitor reports */
+    assert_int_equal(resmon_monitor_running(m), 0);
+    resmon_process procs[4];
+    uint64_t seen = 0;
+    ssize_t n = resmon_monitor_get_processes(m, procs, 4, sizeof *procs, &seen);
+    assert_int_equal(n, 2);
+    assert_int_equal(seen, 2);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(procs[i].end, RESMON_PROCESS_EXITED);
+        assert_true(procs[i].pid == root ? procs[i].ppid == getpid() : procs[i].pid == child && procs[i].ppid == root);
+    }
+    resmon_monitor_free(m);
+    left.m = NULL;
+    waitpid(root, NULL, 0);
+    left.root = 0;
+    close(go[0]);
+    close(go[1]);
+    close(forked[0]);
+    close(forked[1]);
+}
+
+/* The bound: of many processes, the kept records are exactly the top
+ * RESMON_PROCESS_TOP by peak and by CPU (each once), by peak first, and
+ * every process is counted. */
+static void bound_keeps_each_rankings_top(void **state)
+{
+    (void)state;
+    static rm__process_list list;
+    rm__process_list_reset(&list);
+    enum { COUNT = 5000 };
+    for (int i = 0; i < COUNT; i++) {
+        /* peak and CPU in unrelated orders: (i * 7919) % COUNT permutes 0..COUNT-1 */
+        resmon_process r = {.struct_size = sizeof r, .pid = i + 1};
+        r.peak_rss_mb = (double)((i * 7919) % COUNT);
+        r.cpu_sec = (double)((i * 104729) % COUNT);
+        rm__process_list_add(&list, &r);
+    }
+    resmon_process out[RESMON_MAX_PROCESSES];
+    size_t n = rm__process_list_copy(&list, out, RESMON_MAX_PROCESSES, sizeof *out);
+    assert_int_equal(list.seen, COUNT);
+    size_t top_peak = 0, top_cpu = 0, both = 0;
+    for (size_t i = 0; i < n; i++) {
+        int by_peak = out[i].peak_rss_mb >= COUNT - RESMON_PROCESS_TOP;
+        int by_cpu = out[i].cpu_sec >= COUNT - RESMON_PROCESS_TOP;
+        assert_true(by_peak || by_cpu);
+        top_peak += (size_t)by_peak;
+        top_cpu += (size_t)by_cpu;
+        both += (size_t)(by_peak && by_cpu);
+        if (i > 0)
+            assert_true(out[i].peak_rss_mb < out[i - 1].peak_rss_mb);
+    }
+    assert_int_equal(top_peak, RESMON_PROCESS_TOP);
+    assert_int_equal(top_cpu, RESMON_PROCESS_TOP);
+    assert_int_equal(n, 2 * RESMON_PROCESS_TOP - both);
+    assert_int_equal(out[0].peak_rss_mb, COUNT - 1);
+    /* cap below n: the first cap, n still returned */
+    assert_int_equal(rm__process_list_copy(&list, out, 3, sizeof *out), n);
+    assert_int_equal(out[2].peak_rss_mb, COUNT - 3);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(records_of_a_real_tree, end_what_is_left),
+        cmocka_unit_test_teardown(strides_and_refusals, end_what_is_left),
+        cmocka_unit_test_teardown(readable_once_the_target_ended, end_what_is_left),
+        cmocka_unit_test(bound_keeps_each_rankings_top),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
