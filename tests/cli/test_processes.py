@@ -176,6 +176,49 @@ class Processes(unittest.TestCase):
         else:
             self.assertEqual(p["top_by_cpu"][0]["threads"], 4)
 
+    def test_a_pid_reused_outside_the_run_does_not_bring_its_children_in(self):
+        # Review (rev34 F1): a member that had ended was recognised by pid
+        # alone, so the children of a process of another tree that was given
+        # its pid (pid_max may be 32768) were counted in the run.  The
+        # command's python child prints its pid and ends; outside resmon's
+        # tree a shell is given that pid (ns_last_pid) and runs three
+        # children; then the command ends.
+        last_pid = "/proc/sys/kernel/ns_last_pid"
+        if not os.access(last_pid, os.W_OK):
+            self.skipTest(f"{last_pid} is not writable here (root in the initial pid namespace)")
+        summary_path = os.path.join(self.dir.name, "s.json")
+        run = subprocess.Popen([RESMON, "-o", summary_path, "--", "sh", "-c",
+                                f"{PYTHON} -c 'import os; print(os.getpid(), flush=True)'; read x"],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=self.env)
+        foreign = None
+        try:
+            ended = int(run.stdout.readline())
+            for _ in range(20):  # another process of the machine may take the pid first
+                with open(last_pid, "w") as f:
+                    f.write(str(ended - 1))
+                foreign = subprocess.Popen(["sh", "-c", "for i in 1 2 3; do /bin/true; done; echo done; read x"],
+                                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+                if foreign.pid == ended:
+                    break
+                foreign.communicate("", timeout=SAFETY_NET_SEC)
+                foreign = None
+            if foreign is None:
+                self.skipTest(f"pid {ended} was taken by another process of the machine each time")
+            self.assertEqual(foreign.stdout.readline(), "done\n")  # its three children have ended
+            run.communicate("", timeout=SAFETY_NET_SEC)
+        finally:
+            if run.poll() is None:
+                run.kill()
+                run.wait()
+            if foreign:
+                foreign.communicate("", timeout=SAFETY_NET_SEC)
+        with open(summary_path) as f:
+            p = json.load(f)["processes"]
+        if p["source"] != "taskstats":
+            self.skipTest(f"no taskstats here: {p.get('unavailable')}")
+        self.assertNotIn("true", self.names(p), p["by_name"])
+        self.assertEqual(p["count"], 2, p["by_name"])  # sh and its python child
+
     def test_a_process_that_lives_a_millisecond_is_recorded(self):
         summary, _ = self.with_taskstats("--", "/bin/true")
         p = summary["processes"]

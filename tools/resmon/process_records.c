@@ -29,6 +29,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #define PROCESS_FOREIGN_CACHE 256
 
@@ -40,7 +41,11 @@ struct process_records {
     void *on_record_user;
     pid_t *members;      /* open-addressing set, PROCESS_MEMBER_SLOTS; 0 = empty, -1 = removed */
     size_t member_count; /* slots used, removed ones included */
-    pid_t ended[PROCESS_ENDED_RING]; /* the members that ended last */
+    struct ended_member {
+        pid_t pid;
+        double latest_start_boot_sec; /* its start, at the latest (CLOCK_BOOTTIME): tells a reused pid apart */
+    } ended[PROCESS_ENDED_RING];     /* the members that ended last */
+    double boot_minus_monotonic_sec; /* CLOCK_BOOTTIME - CLOCK_MONOTONIC at the start */
     struct foreign_parent {
         pid_t pid;
         unsigned long long start; /* (22) starttime: a reused pid differs */
@@ -61,11 +66,16 @@ struct process_records {
     process_totals totals;
 };
 
-static double monotonic_sec(void)
+static double clock_sec(clockid_t clock)
 {
     struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
+    clock_gettime(clock, &t);
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static double monotonic_sec(void)
+{
+    return clock_sec(CLOCK_MONOTONIC);
 }
 
 process_records *process_records_new(pid_t resmon_pid)
@@ -89,6 +99,7 @@ void process_records_start(process_records *p, double start_monotonic_sec, int s
 {
     pthread_mutex_lock(&p->lock);
     p->start_monotonic_sec = start_monotonic_sec;
+    p->boot_minus_monotonic_sec = clock_sec(CLOCK_BOOTTIME) - monotonic_sec();
     p->totals.source_error = source_error;
     p->totals.source = source_error ? "wait4" : "taskstats";
     pthread_mutex_unlock(&p->lock);
@@ -137,23 +148,26 @@ static int member_known(const process_records *p, pid_t pid)
 /* A member's last record came: its pid leaves the set, so that a process
  * of another tree that is given the same pid later (pid_max may be 32768)
  * is not taken for it.  The last PROCESS_ENDED_RING ended pids stay
- * recognised for a child whose record is read after its parent's (two
- * CPUs' exits crossing). */
-static void member_ended(process_records *p, pid_t pid)
+ * recognised, with their start, for a child whose record is read after its
+ * parent's (two CPUs' exits crossing).  latest_start_sec: the member's
+ * start relative to the run, at the latest (the record's elapsed time
+ * counted back from when it was read, which is after the exit). */
+static void member_ended(process_records *p, pid_t pid, double latest_start_sec)
 {
     pid_t *slot = member_find(p, pid);
     if (slot)
         *slot = -1;
-    p->ended[p->ended_next] = pid;
+    p->ended[p->ended_next] = (struct ended_member){
+        pid, p->start_monotonic_sec + p->boot_minus_monotonic_sec + latest_start_sec};
     p->ended_next = (p->ended_next + 1) % PROCESS_ENDED_RING;
 }
 
-static int ended_recently(const process_records *p, pid_t pid)
+static const struct ended_member *ended_recently(const process_records *p, pid_t pid)
 {
     for (size_t i = 0; pid > 0 && i < PROCESS_ENDED_RING; i++)
-        if (p->ended[i] == pid)
-            return 1;
-    return 0;
+        if (p->ended[i].pid == pid)
+            return &p->ended[i];
+    return NULL;
 }
 
 /* Adds pid; a set three quarters full starts over (the bound: only a
@@ -174,26 +188,62 @@ static void member_add(process_records *p, pid_t pid)
     p->member_count++;
 }
 
-/* The parent of a live pid from /proc/PID/stat, after the last ')', and
- * its start time (field 22, which tells a reused pid apart); 0 when it is
- * gone. */
-static pid_t live_parent(pid_t pid, unsigned long long *start)
+/* What /proc/PID/stat says of a live pid (fields after the last ')'). */
+struct proc_stat {
+    char state;               /* (3): 'Z' a zombie, 'X' dead */
+    pid_t ppid;               /* (4) */
+    unsigned flags;           /* (9): PF_EXITING once it is in its exit */
+    unsigned long long start; /* (22) starttime, clock ticks since boot: a reused pid differs */
+};
+
+/* 0, or -1 when the pid is gone. */
+static int read_proc_stat(pid_t pid, struct proc_stat *st)
 {
     char path[64], buf[512];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
     FILE *f = fopen(path, "re");
     if (!f)
-        return 0;
+        return -1;
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
     buf[n] = '\0';
     char *close = strrchr(buf, ')');
     int ppid;
-    /* (3) state (4) ppid, (5)-(21) skipped, (22) starttime */
-    if (!close || sscanf(close + 1, " %*c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
-                         &ppid, start) != 2)
+    /* (5)-(8) and (10)-(21) skipped */
+    if (!close || sscanf(close + 1, " %c %d %*d %*d %*d %*d %u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+                         &st->state, &ppid, &st->flags, &st->start) != 4)
+        return -1;
+    st->ppid = (pid_t)ppid;
+    return 0;
+}
+
+/* The parent of a live pid and its start time; 0 when it is gone. */
+static pid_t live_parent(pid_t pid, unsigned long long *start)
+{
+    struct proc_stat st;
+    if (read_proc_stat(pid, &st) != 0)
         return 0;
-    return (pid_t)ppid;
+    *start = st.start;
+    return st.ppid;
+}
+
+#define PF_EXITING_FLAG 0x4 /* include/linux/sched.h PF_EXITING */
+
+/* Whether the pid of a member that ended is now another process's (a pid
+ * is told apart by pid and start time, faults.md #9).  The member's last
+ * record came, so it is in its exit for good (PF_EXITING), a zombie, or
+ * gone: a live process not exiting under its pid is another; one exiting
+ * is another when it started after the member's latest start.  A pid gone
+ * from /proc names nobody else now: the member, reaped. */
+static int ended_pid_reused(const struct ended_member *e)
+{
+    struct proc_stat st;
+    if (read_proc_stat(e->pid, &st) != 0)
+        return 0;
+    if (st.state != 'Z' && st.state != 'X' && !(st.flags & PF_EXITING_FLAG))
+        return 1;
+    long ticks = sysconf(_SC_CLK_TCK);
+    return ticks > 0 && (double)st.start / (double)ticks > e->latest_start_boot_sec;
 }
 
 /* 1: parent belongs to the run (rules 1-3); 0: it does not; -1: parent is
@@ -208,8 +258,9 @@ static int parent_in_run(process_records *p, pid_t parent)
     pid_t chain[PROCESS_CHAIN_MAX];
     size_t depth = 0;
     unsigned long long parent_start = 0, start = 0;
-    if (ended_recently(p, parent))
-        return 1;
+    const struct ended_member *ended = ended_recently(p, parent);
+    if (ended && !ended_pid_reused(ended))
+        return 1; /* else the walk below tells whose child it is */
     for (pid_t at = parent; depth < sizeof chain / sizeof chain[0]; depth++) {
         if (at == p->resmon_pid || member_known(p, at)) {
             for (size_t i = 0; i < depth; i++)
@@ -386,11 +437,11 @@ static void take_member(process_records *p, const struct taskstats *ts, double e
             process_record done = p->open[i];
             p->open[i] = p->open[--p->open_count];
             keep(p, &done);
-            member_ended(p, r.pid);
+            member_ended(p, r.pid, done.start_sec);
         }
     } else if (last) {
         keep(p, &r);
-        member_ended(p, r.pid);
+        member_ended(p, r.pid, r.start_sec);
     } else if (p->open_count < PROCESS_OPEN_MAX) {
         p->open[p->open_count++] = r;
     } else {
