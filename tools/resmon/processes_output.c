@@ -71,6 +71,8 @@ static const char *unavailable_reason(int source_error)
         return "taskstats needs CAP_NET_ADMIN (root)";
     case ENOENT:
         return "the kernel has no taskstats here (CONFIG_TASKSTATS, or another network namespace)";
+    case ENETUNREACH:
+        return "taskstats delivers no record to this network namespace (a container, PrivateNetwork=)";
     default:
         return strerror(-source_error);
     }
