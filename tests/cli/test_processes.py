@@ -219,6 +219,34 @@ class Processes(unittest.TestCase):
         self.assertNotIn("true", self.names(p), p["by_name"])
         self.assertEqual(p["count"], 2, p["by_name"])  # sh and its python child
 
+    def test_threads_fold_when_300_processes_fold_at_once(self):
+        # Review (rev34 F3): past 256 multi-threaded processes folding at
+        # once, their threads were counted as processes (345 for 301).  300
+        # forked workers each end a thread, then all wait on a pipe that
+        # closes once every one has.
+        code = ("import os, threading\n"
+                "r, w = os.pipe()\n"
+                "done_r, done_w = os.pipe()\n"
+                "for _ in range(300):\n"
+                "    if os.fork() == 0:\n"
+                "        os.close(w)\n"
+                "        t = threading.Thread(target=sum, args=(range(10),)); t.start(); t.join()\n"
+                "        os.write(done_w, b'x')\n"
+                "        os.read(r, 1)\n"
+                "        os._exit(0)\n"
+                "for _ in range(300): os.read(done_r, 1)\n"
+                "os.close(w)\n"
+                "for _ in range(300): os.wait()\n")
+        path = os.path.join(self.dir.name, "p.jsonl")
+        summary, _ = self.with_taskstats("--processes-file", path, "--", PYTHON, "-c", code)
+        p = summary["processes"]
+        self.assertEqual(p["count"], 301, {k: v for k, v in p.items() if k != "by_name"})
+        self.assertNotIn("unfolded_thread_records", p)
+        with open(path) as f:
+            rows = [json.loads(line) for line in f]
+        self.assertEqual(len({r["pid"] for r in rows}), 301)
+        self.assertEqual(sorted(r["threads"] for r in rows).count(2), 300)
+
     def test_a_process_that_lives_a_millisecond_is_recorded(self):
         summary, _ = self.with_taskstats("--", "/bin/true")
         p = summary["processes"]

@@ -51,8 +51,8 @@ struct process_records {
         unsigned long long start; /* (22) starttime: a reused pid differs */
     } foreign[PROCESS_FOREIGN_CACHE];
     size_t ended_next;
-    process_record open[PROCESS_OPEN_MAX]; /* multi-threaded processes being folded */
-    size_t open_count;
+    process_record *open; /* multi-threaded processes being folded, room for open_capacity */
+    size_t open_count, open_capacity;
     struct pending {
         struct taskstats ts;
         double end_sec;
@@ -113,6 +113,7 @@ void process_records_free(process_records *p)
         pthread_mutex_destroy(&p->lock);
     free(p->members);
     free(p->pending);
+    free(p->open);
     free(p);
 }
 
@@ -412,6 +413,26 @@ static void fold(process_record *into, const process_record *thread)
         into->end_sec = thread->end_sec;
 }
 
+/* Room for one more open process: the array grows (doubling) up to
+ * PROCESS_OPEN_MAX.  300 forked workers that each ended a thread before
+ * their main one overflowed a fixed 256: 44 processes counted twice. */
+static int open_room(process_records *p)
+{
+    if (p->open_count < p->open_capacity)
+        return 1;
+    if (p->open_capacity >= PROCESS_OPEN_MAX)
+        return 0;
+    size_t capacity = p->open_capacity ? p->open_capacity * 2 : 64;
+    if (capacity > PROCESS_OPEN_MAX)
+        capacity = PROCESS_OPEN_MAX;
+    process_record *grown = realloc(p->open, capacity * sizeof *grown);
+    if (!grown)
+        return 0;
+    p->open = grown;
+    p->open_capacity = capacity;
+    return 1;
+}
+
 /* A member's thread record: folded into its open process until the
  * process's last thread (AGROUP, taskstats v12+) ends it.  Before v12 a
  * record has no thread group id: each is kept as its own process. */
@@ -442,10 +463,11 @@ static void take_member(process_records *p, const struct taskstats *ts, double e
     } else if (last) {
         keep(p, &r);
         member_ended(p, r.pid, r.start_sec);
-    } else if (p->open_count < PROCESS_OPEN_MAX) {
+    } else if (open_room(p)) {
         p->open[p->open_count++] = r;
-    } else {
-        keep(p, &r); /* more processes with threads ending at once than the bound: kept unfolded */
+    } else { /* more processes with threads ending at once than the bound (or memory): kept unfolded, said */
+        p->totals.unfolded++;
+        keep(p, &r);
     }
 }
 

@@ -11,7 +11,8 @@
  *
  * Bound: PROCESS_TOP_N records per ranking, PROCESS_MAX_NAMES aggregates
  * (later names fold into one "(other names)" row), PROCESS_OPEN_MAX
- * multi-threaded processes being folded at once, PROCESS_PENDING_MAX
+ * multi-threaded processes being folded at once (grown as needed; past it a
+ * thread's record is kept unfolded, and counted), PROCESS_PENDING_MAX
  * records whose parent is not yet known, a set of PROCESS_MEMBER_SLOTS pids
  * and the last PROCESS_ENDED_RING ended: under 3 MiB whatever the number of
  * processes.
@@ -26,7 +27,7 @@
 
 #define PROCESS_TOP_N 5
 #define PROCESS_MAX_NAMES 512
-#define PROCESS_OPEN_MAX 256
+#define PROCESS_OPEN_MAX 8192
 #define PROCESS_PENDING_MAX 1024
 #define PROCESS_MEMBER_SLOTS 65536
 #define PROCESS_ENDED_RING 256
@@ -90,6 +91,7 @@ void process_records_finish(process_records *p, unsigned long long overruns);
 typedef struct process_totals {
     unsigned long count;        /* processes recorded */
     unsigned long thread_records;
+    unsigned long unfolded;     /* thread records kept as processes: more than PROCESS_OPEN_MAX folding at once */
     double cpu_sec;             /* their CPU, summed */
     unsigned long unattributed; /* parent unknown and never placed, with records lost (overruns) */
     unsigned long long overruns;

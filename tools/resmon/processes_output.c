@@ -88,6 +88,8 @@ void processes_write_json(FILE *out, const run_result *r)
     put_number(out, "cpu_sec", t.cpu_sec);
     fprintf(out, ", \"unattributed\": %lu, \"overruns\": %llu, \"top_n\": %d", t.unattributed, t.overruns,
             PROCESS_TOP_N);
+    if (t.unfolded)
+        fprintf(out, ", \"unfolded_thread_records\": %lu", t.unfolded);
     if (!t.source_error && r->have_rusage) {
         /* A record is taken as the task exits, before its memory and files
          * are released: that last work is in wait4's figure only. */
@@ -146,6 +148,9 @@ void processes_print_table(FILE *out, const run_result *r)
     if (t.unattributed || t.overruns)
         fprintf(out, "    %lu process%s not placed in the tree, %llu overrun%s of the kernel's records\n",
                 t.unattributed, t.unattributed == 1 ? "" : "es", t.overruns, t.overruns == 1 ? "" : "s");
+    if (t.unfolded)
+        fprintf(out, "    %lu thread record%s kept as processes: more than %d processes folding threads at once\n",
+                t.unfolded, t.unfolded == 1 ? "" : "s", PROCESS_OPEN_MAX);
     const process_record *top;
     size_t n = process_records_top_rss(r->processes, &top);
     for (size_t i = 0; i < n; i++)
