@@ -153,6 +153,11 @@ class Processes(unittest.TestCase):
         self.assertEqual(len(p["top_by_peak_rss"]), 5)  # 4 workers and their parent, the top N of 5
         self.assertLess(p["top_by_peak_rss"][1]["peak_rss_mb"], 100)
         self.assertIn(f"pid {leaker}", done.stderr.split("by peak RSS")[1].splitlines()[0])
+        # Review (rev34 F5): a forked worker's peak counts the pages it
+        # shares with its parent; the heading called it "its own peak, exact".
+        heading = done.stderr.split("heaviest processes")[1].splitlines()[0]
+        self.assertNotIn("exact", heading)
+        self.assertIn("high-water mark, which counts the pages it shares with its parent", heading)
 
     def test_a_double_forked_orphan_is_recorded(self):
         # The grandchild's parent at exit is resmon (rule 1 of the membership).

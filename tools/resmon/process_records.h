@@ -3,8 +3,9 @@
  * folded into what fits in memory: aggregates by command name and the top
  * N by peak RSS and by CPU.
  *
- * Records come from taskstats (exact: each process's own CPU and own peak
- * RSS, one record per exit) or, where taskstats is not allowed, from wait4
+ * Records come from taskstats (each process's own CPU and its own
+ * high-water mark of RSS, which for a forked child counts the pages it
+ * shares with its parent; one record per exit) or, where taskstats is not allowed, from wait4
  * of the processes resmon reaps itself (the command and the orphans it
  * adopts as subreaper: exact, but each figure includes what that process
  * reaped).  Each record says its source.
@@ -41,7 +42,8 @@ typedef struct process_record {
     double start_sec;     /* relative to the run's start; NAN unknown */
     double end_sec;
     double cpu_user_sec, cpu_sys_sec;
-    double peak_rss_mb;   /* its own high-water mark (taskstats), or wait4's (its and what it reaped) */
+    double peak_rss_mb;   /* its own high-water mark (taskstats; a forked child's counts the pages it shares
+                           * with its parent), or wait4's (its and what it reaped) */
     double read_bytes, write_bytes; /* storage I/O; NAN unknown */
     double minor_faults, major_faults;
     double voluntary_switches, involuntary_switches;
