@@ -368,8 +368,15 @@ static void from_taskstats(const process_records *p, const struct taskstats *ts,
     r->ppid = (pid_t)ts->ac_ppid;
     snprintf(r->comm, sizeof r->comm, "%.*s", (int)sizeof ts->ac_comm, ts->ac_comm);
     double elapsed = (double)(ts->version >= 12 && ts->ac_tgetime ? ts->ac_tgetime : ts->ac_etime) / 1e6;
+    /* The end is when the record was read: the kernel stamps no time on it
+     * (its elapsed time counts to an instant it does not give), so the end
+     * is late by the listener's delay -- under a millisecond idle, tens on
+     * a busy machine -- and the start, the elapsed time before it, as late.
+     * Nothing of the run starts before it: the command is forked before
+     * the run's start but held until then (its elapsed time counts the
+     * wait), so a start before 0 is 0. */
     r->end_sec = end_sec;
-    r->start_sec = end_sec - elapsed;
+    r->start_sec = end_sec - elapsed > 0 ? end_sec - elapsed : 0;
     double user = (double)ts->ac_utime / 1e6, sys = (double)ts->ac_stime / 1e6;
     double runtime = (double)ts->cpu_run_virtual_total / 1e9;
     if (runtime > 0) {
