@@ -46,6 +46,7 @@ struct process_records {
         double latest_start_boot_sec; /* its start, at the latest (CLOCK_BOOTTIME): tells a reused pid apart */
     } ended[PROCESS_ENDED_RING];     /* the members that ended last */
     double boot_minus_monotonic_sec; /* CLOCK_BOOTTIME - CLOCK_MONOTONIC at the start */
+    double real_minus_monotonic_sec; /* CLOCK_REALTIME - CLOCK_MONOTONIC at the start */
     struct foreign_parent {
         pid_t pid;
         unsigned long long start; /* (22) starttime: a reused pid differs */
@@ -100,6 +101,7 @@ void process_records_start(process_records *p, double start_monotonic_sec, int s
     pthread_mutex_lock(&p->lock);
     p->start_monotonic_sec = start_monotonic_sec;
     p->boot_minus_monotonic_sec = clock_sec(CLOCK_BOOTTIME) - monotonic_sec();
+    p->real_minus_monotonic_sec = clock_sec(CLOCK_REALTIME) - monotonic_sec();
     p->totals.source_error = source_error;
     p->totals.source = source_error ? "wait4" : "taskstats";
     pthread_mutex_unlock(&p->lock);
@@ -478,16 +480,40 @@ static void take_member(process_records *p, const struct taskstats *ts, double e
     }
 }
 
-/* Places the pending records whose parent is pid (now known to be in the
- * run); each placed one may place others. */
-static void place_pending(process_records *p, pid_t pid)
+/* When a process started, at the earliest, in seconds since the epoch: its
+ * begin time, whole seconds (floored) -- from a thread group leader's
+ * record only (another thread started later than its process); 0 unknown. */
+static double earliest_start_epoch_sec(const struct taskstats *ts)
 {
+    if (ts->version >= 12 && ts->ac_pid != ts->ac_tgid)
+        return 0;
+    return (double)(ts->version >= 10 && ts->ac_btime64 ? ts->ac_btime64 : ts->ac_btime);
+}
+
+/* When a pending record's process started, at the latest (its elapsed
+ * time counted back from when it was read), in seconds since the epoch. */
+static double latest_start_epoch_sec(const process_records *p, const struct pending *q)
+{
+    const struct taskstats *ts = &q->ts;
+    double elapsed = (double)(ts->version >= 12 && ts->ac_tgetime ? ts->ac_tgetime : ts->ac_etime) / 1e6;
+    return p->start_monotonic_sec + p->real_minus_monotonic_sec + q->end_sec - elapsed;
+}
+
+/* Places the pending records whose parent is the process of record parent
+ * (now known to be in the run); each placed one may place others.  A
+ * pending record names its parent by pid, and the parent was gone when it
+ * came: a process that started after the child cannot be its parent, only
+ * a later holder of the pid (faults.md #9), and does not place it. */
+static void place_pending(process_records *p, const struct taskstats *parent)
+{
+    pid_t pid = (pid_t)(parent->version >= 12 ? parent->ac_tgid : parent->ac_pid);
+    double parent_earliest = earliest_start_epoch_sec(parent);
     for (size_t i = 0; i < p->pending_count;) {
-        if ((pid_t)p->pending[i].ts.ac_ppid == pid) {
+        if ((pid_t)p->pending[i].ts.ac_ppid == pid && latest_start_epoch_sec(p, &p->pending[i]) >= parent_earliest) {
             struct pending q = p->pending[i];
             p->pending[i] = p->pending[--p->pending_count];
             take_member(p, &q.ts, q.end_sec);
-            place_pending(p, (pid_t)(q.ts.version >= 12 ? q.ts.ac_tgid : q.ts.ac_pid));
+            place_pending(p, &q.ts);
             i = 0;
         } else {
             i++;
@@ -508,7 +534,7 @@ void process_records_taskstats(const struct taskstats *ts, void *user)
     if (in > 0) {
         take_member(p, ts, end_sec);
         if (p->pending_count)
-            place_pending(p, tgid);
+            place_pending(p, ts);
     } else if (in == -2) {
         p->totals.unattributed++;
     } else if (in < 0) {
