@@ -16,7 +16,8 @@
  * forked child starts with the pages it shares with its parent (two idle
  * workers of a parent that touched 200 MiB showed 204.8 MiB each): its
  * high-water mark, not what it added, and not "exact" for what it used. */
-#define OWN_PEAK "peak RSS: each one's own high-water mark, which counts the pages it shares with its parent; CPU: approximate"
+#define OWN_PEAK                                                                                                \
+    "peak RSS: each one's own high-water mark, which counts the pages it shares with its parent; CPU: approximate"
 
 /* How many names the table shows (the JSON has them all). */
 #define TABLE_NAMES 5

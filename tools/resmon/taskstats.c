@@ -140,8 +140,12 @@ static void deliver(taskstats_listener *l, struct nlmsghdr *h)
                     memset(&ts, 0, sizeof ts);
                     size_t got = inner->nla_len - NLA_HDRLEN;
                     memcpy(&ts, (char *)inner + NLA_HDRLEN, got < sizeof ts ? got : sizeof ts);
-                    if (l->probe > 0 && (pid_t)ts.ac_pid == l->probe)
-                        l->probe_seen = 1; /* resmon's own probe: no task of anyone's run */
+                    /* resmon's own probe, no task of anyone's run (by its
+                     * thread group too: under TSan a forked child carries
+                     * a thread of TSan's, which has a record of its own) */
+                    if (l->probe > 0 &&
+                        ((pid_t)ts.ac_pid == l->probe || (ts.version >= 12 && (pid_t)ts.ac_tgid == l->probe)))
+                        l->probe_seen = 1;
                     else
                         l->callback(&ts, l->user);
                 }
