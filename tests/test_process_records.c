@@ -227,6 +227,28 @@ static void a_pending_record_is_not_placed_by_a_later_holder_of_its_parents_pid(
     }
 }
 
+/* Review (rev34 F6): a record's end was when it was read, however late.
+ * Its begin time and elapsed time say in which wall-clock second the kernel
+ * made it: a record read 98 s after that second ends there. */
+static void a_record_read_late_ends_within_the_second_the_kernel_made_it(void **state)
+{
+    (void)state;
+    process_records *p = started();
+    struct timespec mono;
+    clock_gettime(CLOCK_MONOTONIC, &mono);
+    struct taskstats ts = record(GONE_BASE + 30, GONE_BASE + 30, getpid(), "late", 1, 0.1, 1024);
+    ts.ac_etime = 1500000; /* 1.5 s */
+    ts.ac_btime64 = (unsigned long long)time(NULL) - 100;
+    process_records_taskstats(&ts, p);
+    process_records_finish(p, 0);
+    const process_record *top;
+    assert_int_equal(process_records_top_cpu(p, &top), 1);
+    double now = (double)mono.tv_sec + (double)mono.tv_nsec / 1e9; /* the run started at monotonic 0 */
+    ASSERT_BETWEEN(top[0].end_sec, now - 100, now - 97);
+    ASSERT_BETWEEN(top[0].end_sec - top[0].start_sec, 1.4999, 1.5001);
+    process_records_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -238,6 +260,7 @@ int main(void)
         cmocka_unit_test(wait4_records_are_kept_only_without_taskstats),
         cmocka_unit_test(threads_fold_for_many_processes_at_once_and_past_the_bound_are_counted),
         cmocka_unit_test(a_pending_record_is_not_placed_by_a_later_holder_of_its_parents_pid),
+        cmocka_unit_test(a_record_read_late_ends_within_the_second_the_kernel_made_it),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -374,9 +374,19 @@ static void from_taskstats(const process_records *p, const struct taskstats *ts,
      * (its elapsed time counts to an instant it does not give), so the end
      * is late by the listener's delay -- under a millisecond idle, tens on
      * a busy machine -- and the start, the elapsed time before it, as late.
+     * The begin time, whole seconds counted back from the instant by the
+     * whole seconds of ac_etime, says in which wall-clock second the record
+     * was made: a record read after that second (a listener held up by a
+     * slow output) ends at that second's end, late by under a second.
      * Nothing of the run starts before it: the command is forked before
      * the run's start but held until then (its elapsed time counts the
      * wait), so a start before 0 is 0. */
+    if (ts->version >= 10 && ts->ac_btime64) {
+        double made_by_epoch = (double)ts->ac_btime64 + floor((double)ts->ac_etime / 1e6) + 1;
+        double made_by = made_by_epoch - p->real_minus_monotonic_sec - p->start_monotonic_sec;
+        if (made_by < end_sec)
+            end_sec = made_by;
+    }
     r->end_sec = end_sec;
     r->start_sec = end_sec - elapsed > 0 ? end_sec - elapsed : 0;
     double user = (double)ts->ac_utime / 1e6, sys = (double)ts->ac_stime / 1e6;
@@ -398,7 +408,6 @@ static void from_taskstats(const process_records *p, const struct taskstats *ts,
     r->exit_code = status_to_code((int)ts->ac_exitcode);
     r->threads = 1;
     r->source = "taskstats";
-    (void)p;
 }
 
 /* Adds a thread's figures into its process's: times and counts add up,
