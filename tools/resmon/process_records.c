@@ -384,7 +384,7 @@ static void from_taskstats(const process_records *p, const struct taskstats *ts,
     if (ts->version >= 10 && ts->ac_btime64) {
         double made_by_epoch = (double)ts->ac_btime64 + floor((double)ts->ac_etime / 1e6) + 1;
         double made_by = made_by_epoch - p->real_minus_monotonic_sec - p->start_monotonic_sec;
-        if (made_by < end_sec)
+        if (made_by < end_sec && made_by > 0) /* a wall clock stepped back since the start: left as read */
             end_sec = made_by;
     }
     r->end_sec = end_sec;
