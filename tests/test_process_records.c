@@ -253,6 +253,79 @@ static void keep_all_gives_back_every_record_or_counts_the_missing(void **state)
     }
 }
 
+/* Review (rev34 F3): past 256 processes folding threads at once, each
+ * thread's record was kept as a process (345 for 301), silently.  Within
+ * PROCESS_OPEN_MAX every one folds; past it the unfolded are counted. */
+static void threads_fold_for_many_processes_at_once_and_past_the_bound_are_counted(void **state)
+{
+    (void)state;
+    for (int extra = 0; extra <= 10; extra += 10) {
+        process_records *p = started();
+        int processes = (extra ? PROCESS_OPEN_MAX : 300) + extra;
+        for (int i = 0; i < processes; i++) { /* each ends a thread first */
+            pid_t tgid = GONE_BASE + 1000 + 2 * i;
+            struct taskstats thread = record(tgid + 1, tgid, getpid(), "worker", 0, 0.001, 1024);
+            process_records_taskstats(&thread, p);
+        }
+        for (int i = 0; i < processes; i++) {
+            pid_t tgid = GONE_BASE + 1000 + 2 * i;
+            struct taskstats leader = record(tgid, tgid, getpid(), "worker", 1, 0.001, 1024);
+            process_records_taskstats(&leader, p);
+        }
+        process_records_finish(p, 0);
+        process_totals t;
+        process_records_totals(p, &t);
+        assert_int_equal(t.unfolded, extra);
+        assert_int_equal(t.count, processes + extra); /* an unfolded thread reads as one more process: said */
+        assert_int_equal(t.thread_records, 2 * processes);
+        process_records_free(p);
+    }
+}
+
+/* A pending record names its gone parent by pid: a process given that pid
+ * later, which started after the child, is not its parent (faults.md #9). */
+static void a_pending_record_is_not_placed_by_a_later_holder_of_its_parents_pid(void **state)
+{
+    (void)state;
+    for (int reused = 0; reused <= 1; reused++) {
+        process_records *p = started();
+        struct taskstats child = record(GONE_BASE + 21, GONE_BASE + 21, GONE_BASE + 20, "cc1", 1, 1.0, 1024);
+        child.ac_etime = 1000ull * 1000000; /* started 1000 s before it was read */
+        process_records_taskstats(&child, p);
+        struct taskstats parent = record(GONE_BASE + 20, GONE_BASE + 20, getpid(), "gcc", 1, 0.1, 1024);
+        double now = (double)time(NULL);
+        parent.ac_btime64 = (unsigned long long)(reused ? now - 10 : now - 2000);
+        process_records_taskstats(&parent, p);
+        process_records_finish(p, 0);
+        process_totals t;
+        process_records_totals(p, &t);
+        assert_int_equal(t.count, reused ? 1 : 2);
+        process_records_free(p);
+    }
+}
+
+/* Review (rev34 F6): a record's end was when it was read, however late.
+ * Its begin time and elapsed time say in which wall-clock second the kernel
+ * made it: a record read 98 s after that second ends there. */
+static void a_record_read_late_ends_within_the_second_the_kernel_made_it(void **state)
+{
+    (void)state;
+    process_records *p = started();
+    struct timespec mono;
+    clock_gettime(CLOCK_MONOTONIC, &mono);
+    struct taskstats ts = record(GONE_BASE + 30, GONE_BASE + 30, getpid(), "late", 1, 0.1, 1024);
+    ts.ac_etime = 1500000; /* 1.5 s */
+    ts.ac_btime64 = (unsigned long long)time(NULL) - 100;
+    process_records_taskstats(&ts, p);
+    process_records_finish(p, 0);
+    const process_record *top;
+    assert_int_equal(process_records_top_cpu(p, &top), 1);
+    double now = (double)mono.tv_sec + (double)mono.tv_nsec / 1e9; /* the run started at monotonic 0 */
+    ASSERT_BETWEEN(top[0].end_sec, now - 100, now - 97);
+    ASSERT_BETWEEN(top[0].end_sec - top[0].start_sec, 1.4999, 1.5001);
+    process_records_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -264,6 +337,9 @@ int main(void)
         cmocka_unit_test(wait4_records_are_kept_only_without_taskstats),
         cmocka_unit_test(a_signal_is_told_from_an_exit_code),
         cmocka_unit_test(keep_all_gives_back_every_record_or_counts_the_missing),
+        cmocka_unit_test(threads_fold_for_many_processes_at_once_and_past_the_bound_are_counted),
+        cmocka_unit_test(a_pending_record_is_not_placed_by_a_later_holder_of_its_parents_pid),
+        cmocka_unit_test(a_record_read_late_ends_within_the_second_the_kernel_made_it),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -50,14 +50,19 @@ struct process_records {
     void *on_record_user;
     pid_t *members;      /* open-addressing set, PROCESS_MEMBER_SLOTS; 0 = empty, -1 = removed */
     size_t member_count; /* slots used, removed ones included */
-    pid_t ended[PROCESS_ENDED_RING]; /* the members that ended last */
+    struct ended_member {
+        pid_t pid;
+        double latest_start_boot_sec; /* its start, at the latest (CLOCK_BOOTTIME): tells a reused pid apart */
+    } ended[PROCESS_ENDED_RING];     /* the members that ended last */
+    double boot_minus_monotonic_sec; /* CLOCK_BOOTTIME - CLOCK_MONOTONIC at the start */
+    double real_minus_monotonic_sec; /* CLOCK_REALTIME - CLOCK_MONOTONIC at the start */
     struct foreign_parent {
         pid_t pid;
         unsigned long long start; /* (22) starttime: a reused pid differs */
     } foreign[PROCESS_FOREIGN_CACHE];
     size_t ended_next;
-    process_record open[PROCESS_OPEN_MAX]; /* multi-threaded processes being folded */
-    size_t open_count;
+    process_record *open; /* multi-threaded processes being folded, room for open_capacity */
+    size_t open_count, open_capacity;
     struct pending {
         struct taskstats ts;
         double end_sec;
@@ -72,11 +77,16 @@ struct process_records {
     FILE *all; /* --processes all: every record, as the struct, in an unlinked file */
 };
 
-static double monotonic_sec(void)
+static double clock_sec(clockid_t clock)
 {
     struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
+    clock_gettime(clock, &t);
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static double monotonic_sec(void)
+{
+    return clock_sec(CLOCK_MONOTONIC);
 }
 
 process_records *process_records_new(pid_t resmon_pid)
@@ -100,6 +110,8 @@ void process_records_start(process_records *p, double start_monotonic_sec, int s
 {
     pthread_mutex_lock(&p->lock);
     p->start_monotonic_sec = start_monotonic_sec;
+    p->boot_minus_monotonic_sec = clock_sec(CLOCK_BOOTTIME) - monotonic_sec();
+    p->real_minus_monotonic_sec = clock_sec(CLOCK_REALTIME) - monotonic_sec();
     p->totals.source_error = source_error;
     p->totals.source = source_error ? SOURCE_WAIT4 : SOURCE_TASKSTATS;
     pthread_mutex_unlock(&p->lock);
@@ -115,6 +127,7 @@ void process_records_free(process_records *p)
     free(p->pending);
     if (p->all)
         fclose(p->all);
+    free(p->open);
     free(p);
 }
 
@@ -150,23 +163,26 @@ static int member_known(const process_records *p, pid_t pid)
 /* A member's last record came: its pid leaves the set, so that a process
  * of another tree that is given the same pid later (pid_max may be 32768)
  * is not taken for it.  The last PROCESS_ENDED_RING ended pids stay
- * recognised for a child whose record is read after its parent's (two
- * CPUs' exits crossing). */
-static void member_ended(process_records *p, pid_t pid)
+ * recognised, with their start, for a child whose record is read after its
+ * parent's (two CPUs' exits crossing).  latest_start_sec: the member's
+ * start relative to the run, at the latest (the record's elapsed time
+ * counted back from when it was read, which is after the exit). */
+static void member_ended(process_records *p, pid_t pid, double latest_start_sec)
 {
     pid_t *slot = member_find(p, pid);
     if (slot)
         *slot = -1;
-    p->ended[p->ended_next] = pid;
+    p->ended[p->ended_next] = (struct ended_member){
+        pid, p->start_monotonic_sec + p->boot_minus_monotonic_sec + latest_start_sec};
     p->ended_next = (p->ended_next + 1) % PROCESS_ENDED_RING;
 }
 
-static int ended_recently(const process_records *p, pid_t pid)
+static const struct ended_member *ended_recently(const process_records *p, pid_t pid)
 {
     for (size_t i = 0; pid > 0 && i < PROCESS_ENDED_RING; i++)
-        if (p->ended[i] == pid)
-            return 1;
-    return 0;
+        if (p->ended[i].pid == pid)
+            return &p->ended[i];
+    return NULL;
 }
 
 /* Adds pid; a set three quarters full starts over (the bound: only a
@@ -187,26 +203,62 @@ static void member_add(process_records *p, pid_t pid)
     p->member_count++;
 }
 
-/* The parent of a live pid from /proc/PID/stat, after the last ')', and
- * its start time (field 22, which tells a reused pid apart); 0 when it is
- * gone. */
-static pid_t live_parent(pid_t pid, unsigned long long *start)
+/* What /proc/PID/stat says of a live pid (fields after the last ')'). */
+struct proc_stat {
+    char state;               /* (3): 'Z' a zombie, 'X' dead */
+    pid_t ppid;               /* (4) */
+    unsigned flags;           /* (9): PF_EXITING once it is in its exit */
+    unsigned long long start; /* (22) starttime, clock ticks since boot: a reused pid differs */
+};
+
+/* 0, or -1 when the pid is gone. */
+static int read_proc_stat(pid_t pid, struct proc_stat *st)
 {
     char path[64], buf[512];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
     FILE *f = fopen(path, "re");
     if (!f)
-        return 0;
+        return -1;
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
     buf[n] = '\0';
     char *close = strrchr(buf, ')');
     int ppid;
-    /* (3) state (4) ppid, (5)-(21) skipped, (22) starttime */
-    if (!close || sscanf(close + 1, " %*c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
-                         &ppid, start) != 2)
+    /* (5)-(8) and (10)-(21) skipped */
+    if (!close || sscanf(close + 1, " %c %d %*d %*d %*d %*d %u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+                         &st->state, &ppid, &st->flags, &st->start) != 4)
+        return -1;
+    st->ppid = (pid_t)ppid;
+    return 0;
+}
+
+/* The parent of a live pid and its start time; 0 when it is gone. */
+static pid_t live_parent(pid_t pid, unsigned long long *start)
+{
+    struct proc_stat st;
+    if (read_proc_stat(pid, &st) != 0)
         return 0;
-    return (pid_t)ppid;
+    *start = st.start;
+    return st.ppid;
+}
+
+#define PF_EXITING_FLAG 0x4 /* include/linux/sched.h PF_EXITING */
+
+/* Whether the pid of a member that ended is now another process's (a pid
+ * is told apart by pid and start time, faults.md #9).  The member's last
+ * record came, so it is in its exit for good (PF_EXITING), a zombie, or
+ * gone: a live process not exiting under its pid is another; one exiting
+ * is another when it started after the member's latest start.  A pid gone
+ * from /proc names nobody else now: the member, reaped. */
+static int ended_pid_reused(const struct ended_member *e)
+{
+    struct proc_stat st;
+    if (read_proc_stat(e->pid, &st) != 0)
+        return 0;
+    if (st.state != 'Z' && st.state != 'X' && !(st.flags & PF_EXITING_FLAG))
+        return 1;
+    long ticks = sysconf(_SC_CLK_TCK);
+    return ticks > 0 && (double)st.start / (double)ticks > e->latest_start_boot_sec;
 }
 
 /* 1: parent belongs to the run (rules 1-3); 0: it does not; -1: parent is
@@ -221,8 +273,9 @@ static int parent_in_run(process_records *p, pid_t parent)
     pid_t chain[PROCESS_CHAIN_MAX];
     size_t depth = 0;
     unsigned long long parent_start = 0, start = 0;
-    if (ended_recently(p, parent))
-        return 1;
+    const struct ended_member *ended = ended_recently(p, parent);
+    if (ended && !ended_pid_reused(ended))
+        return 1; /* else the walk below tells whose child it is */
     for (pid_t at = parent; depth < sizeof chain / sizeof chain[0]; depth++) {
         if (at == p->resmon_pid || member_known(p, at)) {
             for (size_t i = 0; i < depth; i++)
@@ -368,8 +421,25 @@ static void from_taskstats(const process_records *p, const struct taskstats *ts,
     r->ppid = (pid_t)ts->ac_ppid;
     snprintf(r->comm, sizeof r->comm, "%.*s", (int)sizeof ts->ac_comm, ts->ac_comm);
     double elapsed = (double)(ts->version >= 12 && ts->ac_tgetime ? ts->ac_tgetime : ts->ac_etime) / 1e6;
+    /* The end is when the record was read: the kernel stamps no time on it
+     * (its elapsed time counts to an instant it does not give), so the end
+     * is late by the listener's delay -- under a millisecond idle, tens on
+     * a busy machine -- and the start, the elapsed time before it, as late.
+     * The begin time, whole seconds counted back from the instant by the
+     * whole seconds of ac_etime, says in which wall-clock second the record
+     * was made: a record read after that second (a listener held up by a
+     * slow output) ends at that second's end, late by under a second.
+     * Nothing of the run starts before it: the command is forked before
+     * the run's start but held until then (its elapsed time counts the
+     * wait), so a start before 0 is 0. */
+    if (ts->version >= 10 && ts->ac_btime64) {
+        double made_by_epoch = (double)ts->ac_btime64 + floor((double)ts->ac_etime / 1e6) + 1;
+        double made_by = made_by_epoch - p->real_minus_monotonic_sec - p->start_monotonic_sec;
+        if (made_by < end_sec && made_by > 0) /* a wall clock stepped back since the start: left as read */
+            end_sec = made_by;
+    }
     r->end_sec = end_sec;
-    r->start_sec = end_sec - elapsed;
+    r->start_sec = end_sec - elapsed > 0 ? end_sec - elapsed : 0;
     double user = (double)ts->ac_utime / 1e6, sys = (double)ts->ac_stime / 1e6;
     double runtime = (double)ts->cpu_run_virtual_total / 1e9;
     if (runtime > 0) {
@@ -413,6 +483,26 @@ static void fold(process_record *into, const process_record *thread)
         into->end_sec = thread->end_sec;
 }
 
+/* Room for one more open process: the array grows (doubling) up to
+ * PROCESS_OPEN_MAX.  300 forked workers that each ended a thread before
+ * their main one overflowed a fixed 256: 44 processes counted twice. */
+static int open_room(process_records *p)
+{
+    if (p->open_count < p->open_capacity)
+        return 1;
+    if (p->open_capacity >= PROCESS_OPEN_MAX)
+        return 0;
+    size_t capacity = p->open_capacity ? p->open_capacity * 2 : 64;
+    if (capacity > PROCESS_OPEN_MAX)
+        capacity = PROCESS_OPEN_MAX;
+    process_record *grown = realloc(p->open, capacity * sizeof *grown);
+    if (!grown)
+        return 0;
+    p->open = grown;
+    p->open_capacity = capacity;
+    return 1;
+}
+
 /* A member's thread record: folded into its open process until the
  * process's last thread (AGROUP, taskstats v12+) ends it.  Before v12 a
  * record has no thread group id: each is kept as its own process. */
@@ -439,28 +529,53 @@ static void take_member(process_records *p, const struct taskstats *ts, double e
             process_record done = p->open[i];
             p->open[i] = p->open[--p->open_count];
             keep(p, &done);
-            member_ended(p, r.pid);
+            member_ended(p, r.pid, done.start_sec);
         }
     } else if (last) {
         keep(p, &r);
-        member_ended(p, r.pid);
-    } else if (p->open_count < PROCESS_OPEN_MAX) {
+        member_ended(p, r.pid, r.start_sec);
+    } else if (open_room(p)) {
         p->open[p->open_count++] = r;
-    } else {
-        keep(p, &r); /* more processes with threads ending at once than the bound: kept unfolded */
+    } else { /* more processes with threads ending at once than the bound (or memory): kept unfolded, said */
+        p->totals.unfolded++;
+        keep(p, &r);
     }
 }
 
-/* Places the pending records whose parent is pid (now known to be in the
- * run); each placed one may place others. */
-static void place_pending(process_records *p, pid_t pid)
+/* When a process started, at the earliest, in seconds since the epoch: its
+ * begin time, whole seconds (floored) -- from a thread group leader's
+ * record only (another thread started later than its process); 0 unknown. */
+static double earliest_start_epoch_sec(const struct taskstats *ts)
 {
+    if (ts->version >= 12 && ts->ac_pid != ts->ac_tgid)
+        return 0;
+    return (double)(ts->version >= 10 && ts->ac_btime64 ? ts->ac_btime64 : ts->ac_btime);
+}
+
+/* When a pending record's process started, at the latest (its elapsed
+ * time counted back from when it was read), in seconds since the epoch. */
+static double latest_start_epoch_sec(const process_records *p, const struct pending *q)
+{
+    const struct taskstats *ts = &q->ts;
+    double elapsed = (double)(ts->version >= 12 && ts->ac_tgetime ? ts->ac_tgetime : ts->ac_etime) / 1e6;
+    return p->start_monotonic_sec + p->real_minus_monotonic_sec + q->end_sec - elapsed;
+}
+
+/* Places the pending records whose parent is the process of record parent
+ * (now known to be in the run); each placed one may place others.  A
+ * pending record names its parent by pid, and the parent was gone when it
+ * came: a process that started after the child cannot be its parent, only
+ * a later holder of the pid (faults.md #9), and does not place it. */
+static void place_pending(process_records *p, const struct taskstats *parent)
+{
+    pid_t pid = (pid_t)(parent->version >= 12 ? parent->ac_tgid : parent->ac_pid);
+    double parent_earliest = earliest_start_epoch_sec(parent);
     for (size_t i = 0; i < p->pending_count;) {
-        if ((pid_t)p->pending[i].ts.ac_ppid == pid) {
+        if ((pid_t)p->pending[i].ts.ac_ppid == pid && latest_start_epoch_sec(p, &p->pending[i]) >= parent_earliest) {
             struct pending q = p->pending[i];
             p->pending[i] = p->pending[--p->pending_count];
             take_member(p, &q.ts, q.end_sec);
-            place_pending(p, (pid_t)(q.ts.version >= 12 ? q.ts.ac_tgid : q.ts.ac_pid));
+            place_pending(p, &q.ts);
             i = 0;
         } else {
             i++;
@@ -481,7 +596,7 @@ void process_records_taskstats(const struct taskstats *ts, void *user)
     if (in > 0) {
         take_member(p, ts, end_sec);
         if (p->pending_count)
-            place_pending(p, tgid);
+            place_pending(p, ts);
     } else if (in == -2) {
         p->totals.unattributed++;
     } else if (in < 0) {

@@ -3,15 +3,17 @@
  * folded into what fits in memory: aggregates by command name and the top
  * N by peak RSS and by CPU.
  *
- * Records come from taskstats (exact: each process's own CPU and own peak
- * RSS, one record per exit) or, where taskstats is not allowed, from wait4
+ * Records come from taskstats (each process's own CPU and its own
+ * high-water mark of RSS, which for a forked child counts the pages it
+ * shares with its parent; one record per exit) or, where taskstats is not allowed, from wait4
  * of the processes resmon reaps itself (the command and the orphans it
  * adopts as subreaper: exact, but each figure includes what that process
  * reaped).  Each record says its source.
  *
  * Bound: PROCESS_TOP_N records per ranking, PROCESS_MAX_NAMES aggregates
  * (later names fold into one "(other names)" row), PROCESS_OPEN_MAX
- * multi-threaded processes being folded at once, PROCESS_PENDING_MAX
+ * multi-threaded processes being folded at once (grown as needed; past it a
+ * thread's record is kept unfolded, and counted), PROCESS_PENDING_MAX
  * records whose parent is not yet known, a set of PROCESS_MEMBER_SLOTS pids
  * and the last PROCESS_ENDED_RING ended: under 3 MiB whatever the number of
  * processes.  With --processes all every record is kept too, but on disk:
@@ -29,7 +31,7 @@
 
 #define PROCESS_TOP_N 5
 #define PROCESS_MAX_NAMES 512
-#define PROCESS_OPEN_MAX 256
+#define PROCESS_OPEN_MAX 8192
 #define PROCESS_PENDING_MAX 1024
 #define PROCESS_MEMBER_SLOTS 65536
 #define PROCESS_ENDED_RING 256
@@ -43,7 +45,8 @@ typedef struct process_record {
     double start_sec;     /* relative to the run's start; NAN unknown */
     double end_sec;
     double cpu_user_sec, cpu_sys_sec;
-    double peak_rss_mb;   /* its own high-water mark (taskstats), or wait4's (its and what it reaped) */
+    double peak_rss_mb;   /* its own high-water mark (taskstats; a forked child's counts the pages it shares
+                           * with its parent), or wait4's (its and what it reaped) */
     double read_bytes, write_bytes; /* storage I/O; NAN unknown */
     double minor_faults, major_faults;
     double voluntary_switches, involuntary_switches;
@@ -112,6 +115,7 @@ void process_records_finish(process_records *p, unsigned long long overruns);
 typedef struct process_totals {
     unsigned long count;        /* processes recorded */
     unsigned long thread_records;
+    unsigned long unfolded;     /* thread records kept as processes: more than PROCESS_OPEN_MAX folding at once */
     double cpu_sec;             /* their CPU, summed */
     unsigned long unattributed; /* parent unknown and never placed, with records lost (overruns) */
     unsigned long exited_nonzero; /* processes that exited with a code other than 0 */

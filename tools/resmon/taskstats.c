@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* Room for the socket's queue: a record's message is about 500 bytes, its
@@ -36,6 +37,8 @@ struct taskstats_listener {
     char cpumask[64];
     taskstats_callback callback;
     void *user;
+    pid_t probe;     /* while registering: the child whose record shows that records come */
+    int probe_seen;
     pthread_t thread;
     atomic_ullong overruns;
 };
@@ -137,7 +140,14 @@ static void deliver(taskstats_listener *l, struct nlmsghdr *h)
                     memset(&ts, 0, sizeof ts);
                     size_t got = inner->nla_len - NLA_HDRLEN;
                     memcpy(&ts, (char *)inner + NLA_HDRLEN, got < sizeof ts ? got : sizeof ts);
-                    l->callback(&ts, l->user);
+                    /* resmon's own probe, no task of anyone's run (by its
+                     * thread group too: under TSan a forked child carries
+                     * a thread of TSan's, which has a record of its own) */
+                    if (l->probe > 0 &&
+                        ((pid_t)ts.ac_pid == l->probe || (ts.version >= 12 && (pid_t)ts.ac_tgid == l->probe)))
+                        l->probe_seen = 1;
+                    else
+                        l->callback(&ts, l->user);
                 }
                 inner_left -= NLA_ALIGN(inner->nla_len);
                 inner = (struct nlattr *)((char *)inner + NLA_ALIGN(inner->nla_len));
@@ -195,6 +205,30 @@ static void listener_free(taskstats_listener *l)
     free(l);
 }
 
+/* Whether registered records are delivered: a child that exits at once
+ * must have its record queued on the socket by the time it is reaped (the
+ * kernel sends it from the exit, before the task becomes a zombie).  In a
+ * network namespace other than the initial one the registration is acked
+ * but the kernel sends every record to the initial namespace's socket of
+ * that port: nothing comes, and "0 processes" would read as exact.
+ * Returns 0, or -ENETUNREACH when the probe's record did not come. */
+static int probe_delivery(taskstats_listener *l)
+{
+    pid_t child = vfork(); /* the child only exits: no copy of resmon's memory map */
+    if (child < 0)
+        return -errno;
+    if (child == 0)
+        _exit(0);
+    l->probe = child;
+    while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
+        ;
+    int rc = drain(l); /* everything queued, the probe's record among it */
+    if (rc == 0 && !l->probe_seen && atomic_load(&l->overruns) == 0)
+        rc = -ENETUNREACH;
+    l->probe = 0;
+    return rc;
+}
+
 /* Opens the socket, resolves the family and registers for the CPUs. */
 static int listener_register(taskstats_listener *l)
 {
@@ -230,8 +264,10 @@ static int listener_register(taskstats_listener *l)
             return -errno;
         }
         for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
-            if (h->nlmsg_type == NLMSG_ERROR)
-                return ((struct nlmsgerr *)NLMSG_DATA(h))->error; /* 0: the ack */
+            if (h->nlmsg_type == NLMSG_ERROR) {
+                int error = ((struct nlmsgerr *)NLMSG_DATA(h))->error; /* 0: the ack */
+                return error ? error : probe_delivery(l);
+            }
             deliver(l, h);
         }
     }

@@ -23,9 +23,11 @@ typedef void (*taskstats_callback)(const struct taskstats *ts, void *user);
 
 /* Opens the socket, resolves the family and registers for every online CPU,
  * then reads records on a thread of its own until taskstats_stop.  Records
- * of tasks that exit after the call returns are delivered.  Returns 0, or
+ * of tasks that exit after the call returns are delivered (a child forked
+ * and reaped here, whose record must come, shows it).  Returns 0, or
  * -EPERM without CAP_NET_ADMIN, -ENOENT where the kernel has no taskstats
- * (or not in this network namespace), another -errno. */
+ * (or not in this network namespace), -ENETUNREACH where it registers but
+ * delivers nothing (another network namespace), another -errno. */
 int taskstats_start(taskstats_callback callback, void *user, taskstats_listener **out);
 
 /* Delivers what the socket still holds (every task that exited before the
