@@ -176,6 +176,83 @@ static void wait4_records_are_kept_only_without_taskstats(void **state)
     }
 }
 
+static resmon_process sampled_record(pid_t pid, pid_t ppid, const char *comm, double cpu_sec, double peak_mb)
+{
+    resmon_process r;
+    memset(&r, 0, sizeof r);
+    r.struct_size = sizeof r;
+    r.pid = pid;
+    r.ppid = ppid;
+    snprintf(r.comm, sizeof r.comm, "%s", comm);
+    r.start_sec = 0.25;
+    r.end_sec = 0.75;
+    r.cpu_sec = cpu_sec;
+    r.peak_rss_mb = peak_mb;
+    r.end = RESMON_PROCESS_EXITED;
+    return r;
+}
+
+/* Without taskstats the library's records join the wait4 ones: a process
+ * resmon reaped keeps its exact record only, the CPU of the others (already
+ * in their reaper's wait4 figure) is summed apart, and a name's sampled and
+ * wait4 records are two rows.  With taskstats they are ignored. */
+static void sampled_records_join_wait4_s_without_double_counting(void **state)
+{
+    (void)state;
+    struct rusage ru;
+    memset(&ru, 0, sizeof ru);
+    ru.ru_utime.tv_sec = 3;
+    ru.ru_maxrss = 200 * 1024;
+    const resmon_process sampled[] = {
+        sampled_record(GONE_BASE + 70, getpid(), "sh", 1.0, 2.0),           /* the command: wait4 has it */
+        sampled_record(GONE_BASE + 71, GONE_BASE + 70, "cc1", 2.0, 150.0),
+        sampled_record(GONE_BASE + 72, GONE_BASE + 70, "sh", 0.5, 1.0),
+    };
+    for (int error = 0; error >= -EPERM; error -= EPERM) {
+        process_records *p = process_records_new(getpid());
+        assert_non_null(p);
+        process_records_start(p, 10.0, error);
+        process_records_sampled(p, sampled, 3, 9, 10.5); /* the window's first reading 0.5 s after the start */
+        process_records_wait4(p, GONE_BASE + 70, "sh", 0, &ru, 12.0); /* reaped after the window closed */
+        process_records_finish(p, 0);
+        process_totals t;
+        process_records_totals(p, &t);
+        assert_int_equal(t.count, error ? 1 : 0);
+        ASSERT_BETWEEN(t.cpu_sec, error ? 2.9999 : 0, error ? 3.0001 : 0.0001);
+        assert_int_equal(t.sampled, error ? 1 : 0);
+        if (!error) {
+            assert_int_equal(t.sampled_count, 0);
+            process_records_free(p);
+            continue;
+        }
+        assert_int_equal(t.sampled_seen, 9);
+        assert_int_equal(t.sampled_count, 2);
+        ASSERT_BETWEEN(t.sampled_cpu_sec, 2.4999, 2.5001);
+        const process_record *top;
+        assert_int_equal(process_records_top_rss(p, &top), 3);
+        assert_string_equal(top[0].source, "wait4");
+        assert_int_equal(top[0].pid, GONE_BASE + 70);
+        assert_string_equal(top[1].source, "sampled");
+        assert_string_equal(top[1].comm, "cc1");
+        ASSERT_BETWEEN(top[1].start_sec, 0.7499, 0.7501);
+        ASSERT_BETWEEN(top[1].end_sec, 1.2499, 1.2501);
+        assert_true(isnan(top[1].cpu_user_sec) && isnan(top[1].minor_faults));
+        ASSERT_BETWEEN(top[1].cpu_sec, 1.9999, 2.0001);
+        assert_int_equal(top[1].exit_code, -1);
+        const process_aggregate *names;
+        size_t n = process_records_by_name(p, &names);
+        assert_int_equal(n, 3);
+        int sh_rows = 0;
+        for (size_t i = 0; i < n; i++)
+            if (strcmp(names[i].comm, "sh") == 0) {
+                sh_rows++;
+                assert_int_equal(names[i].count, 1);
+            }
+        assert_int_equal(sh_rows, 2);
+        process_records_free(p);
+    }
+}
+
 /* ac_exitcode is the task's exit_code, a wait status: SIGKILL is signal 9,
  * never "exit 137", and an exit code of 137 is not a signal. */
 static void a_signal_is_told_from_an_exit_code(void **state)
@@ -335,6 +412,7 @@ int main(void)
         cmocka_unit_test(threads_fold_into_their_process_at_its_last_record),
         cmocka_unit_test(the_top_and_the_names_stay_bounded),
         cmocka_unit_test(wait4_records_are_kept_only_without_taskstats),
+        cmocka_unit_test(sampled_records_join_wait4_s_without_double_counting),
         cmocka_unit_test(a_signal_is_told_from_an_exit_code),
         cmocka_unit_test(keep_all_gives_back_every_record_or_counts_the_missing),
         cmocka_unit_test(threads_fold_for_many_processes_at_once_and_past_the_bound_are_counted),

@@ -5,7 +5,8 @@
 With taskstats (root: CAP_NET_ADMIN) each process has its own record; the
 tests that need it skip, saying why, where the kernel or the sandbox lacks
 it.  Without CAP_NET_ADMIN (dropped with setpriv) the records are the
-processes resmon reaps, from wait4.
+processes resmon reaps, from wait4, and the library's sampled records of the
+others its walk saw.
 
 Environment: RESMON (the command).
 """
@@ -16,6 +17,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 from helpers import RESMON, SAFETY_NET_SEC, SANITIZED
@@ -43,6 +45,23 @@ DOUBLE_FORK = ("import os\n"
                "os.waitpid(middle, 0)\n"
                "print(middle, flush=True)\n"
                "os.close(w)\n")
+# A child that touches 100 MiB, says so by creating READY, waits until the
+# test opens and closes the FIFO RELEASE, then writes its parent's pid, its
+# pid and its final VmHWM (KiB, its lifetime peak) to HWM and exits; its
+# parent (the command) reaps it, so resmon never does.
+SAMPLED_CHILD = ("import os, sys\n"
+                 "ready, release, hwm_path = sys.argv[1:4]\n"
+                 "child = os.fork()\n"
+                 "if child == 0:\n"
+                 "    block = bytearray(100 << 20)\n"
+                 "    for at in range(0, len(block), 4096): block[at] = 1\n"
+                 "    open(ready, 'w').close()\n"
+                 "    with open(release) as f: f.read()\n"
+                 "    with open('/proc/self/status') as f:\n"
+                 "        hwm = [line.split()[1] for line in f if line.startswith('VmHWM:')][0]\n"
+                 "    with open(hwm_path, 'w') as f: f.write(f'{os.getppid()} {os.getpid()} {hwm}\\n')\n"
+                 "    os._exit(0)\n"
+                 "os.waitpid(child, 0)\n")
 
 
 class Processes(unittest.TestCase):
@@ -461,6 +480,81 @@ class Processes(unittest.TestCase):
         self.assertAlmostEqual(p["cpu_sec"], summary["cpu_sec"], delta=1e-6)
         self.assertIn("heaviest processes (wait4: the 1 resmon reaped", done.stderr)
         self.assertIn("needs CAP_NET_ADMIN", done.stderr)
+
+    def test_without_cap_net_admin_the_walk_s_records_join_wait4_s(self):
+        if DROP_NET_ADMIN and not shutil.which("setpriv"):
+            self.skipTest("no setpriv here to drop CAP_NET_ADMIN")
+        d = self.dir.name
+        ready, release, hwm_path = (os.path.join(d, name) for name in ("ready", "release", "hwm"))
+        samples, summary_path = os.path.join(d, "samples.csv"), os.path.join(d, "s.json")
+        os.mkfifo(release)
+        resmon = subprocess.Popen([*DROP_NET_ADMIN, RESMON, "-o", summary_path, "-s", samples, "--processes", "all",
+                                   "--", PYTHON, "-c", SAMPLED_CHILD, ready, release, hwm_path],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self.env)
+        try:
+            # Two samples written after the child said it touched its memory:
+            # the second was read after that, so the walk saw it whole.
+            deadline = time.monotonic() + SAFETY_NET_SEC
+            rows_at_ready = None
+            while True:
+                self.assertLess(time.monotonic(), deadline, "the child was never sampled after its allocation")
+                self.assertIsNone(resmon.poll(), "resmon ended before the child was released")
+                rows = 0
+                if os.path.exists(samples):
+                    with open(samples) as f:
+                        rows = sum(1 for _ in f)
+                if rows_at_ready is None and os.path.exists(ready):
+                    rows_at_ready = rows
+                if rows_at_ready is not None and rows >= rows_at_ready + 2:
+                    break
+                time.sleep(0.02)  # polling the samples file: the event is its rows
+            with open(release, "w"):
+                pass
+            out, err = resmon.communicate(timeout=SAFETY_NET_SEC * 3)
+        finally:
+            if resmon.poll() is None:
+                resmon.kill()
+                resmon.communicate()
+        self.assertEqual(resmon.returncode, 0, err)
+        with open(hwm_path) as f:
+            command_pid, child_pid, hwm_kib = (int(v) for v in f.read().split())
+        with open(summary_path) as f:
+            summary = json.load(f)
+        p = summary["processes"]
+        self.assertEqual(p["source"], "wait4")
+        # The command's record is wait4's, exact, and only that one: the
+        # walk's record of it is not counted again.
+        self.assertEqual(p["count"], 1)
+        self.assertAlmostEqual(p["cpu_sec"], summary["cpu_sec"], delta=1e-6)
+        of_command = [r for r in p["records"] if r["pid"] == command_pid]
+        self.assertEqual([r["source"] for r in of_command], ["wait4"], of_command)
+        # The child, reaped by the command, is the top sampled record, its
+        # peak within its own lifetime mark (VmHWM after its last page).
+        self.assertGreaterEqual(p["sampled"]["seen"], 2)
+        self.assertEqual(p["sampled"]["records"], sum(1 for r in p["records"] if r["source"] == "sampled"))
+        self.assertEqual(p["records_missing"], 0)
+        sampled = [r for r in p["top_by_peak_rss"] if r["source"] == "sampled"]
+        top = sampled[0]
+        self.assertEqual((top["pid"], top["ppid"]), (child_pid, command_pid), sampled)
+        hwm_mb = hwm_kib / 1024
+        self.assertGreaterEqual(top["peak_rss_mb"], 100)
+        self.assertLessEqual(top["peak_rss_mb"], hwm_mb + 1e-6)
+        self.assertGreater(top["peak_rss_mb"], hwm_mb - 2, (top, hwm_mb))  # read after its allocation
+        self.assertGreater(top["cpu_sec"], 0)
+        self.assertIsNone(top["cpu_user_sec"])  # the walk reads the sum, not the split: unknown, not invented
+        self.assertTrue(0 <= top["start_sec"] <= top["end_sec"] <= summary["wall_sec"], top)
+        # The table says which figures are sampled and that the count is a
+        # lower bound.
+        self.assertRegex(err, r"python\S*\s+pid %d .*\(sampled\)" % child_pid)
+        self.assertIn("the walk saw", err)
+        self.assertIn("a lower bound", err)
+        self.assertIn("(sampled): CPU and peak RSS as of the last sample", err)
+
+    def test_with_taskstats_no_record_is_sampled(self):
+        summary, done = self.with_taskstats("--", "sh", "-c", "/bin/true")
+        p = summary["processes"]
+        self.assertNotIn("sampled", p)
+        self.assertNotIn("(sampled)", done.stderr)
 
 
 if __name__ == "__main__":

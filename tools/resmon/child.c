@@ -383,6 +383,35 @@ static pid_t spawn_held(const cli_options *o, const resmon_cgroup *cg, int *go_w
     return child;
 }
 
+/* The window's first reading (CLOCK_MONOTONIC), which the library's
+ * process records count from: the command keeps one sample (the stop's,
+ * the last: duration_sec after the first) unless every sample is kept;
+ * NAN when neither tells. */
+static double window_first_reading(const resmon_monitor *m, const resmon_summary *s)
+{
+    resmon_sample oldest;
+    ssize_t kept = resmon_monitor_get_samples(m, &oldest, 1, sizeof oldest);
+    if (kept < 1)
+        return NAN;
+    if ((uint64_t)kept == s->num_samples)
+        return oldest.timestamp;
+    if (kept == 1)
+        return oldest.timestamp - s->duration_sec;
+    return NAN;
+}
+
+/* Without taskstats, what the library's walk saw of the tree joins the
+ * records that resmon reaps (process_records_sampled). */
+static void take_sampled_records(process_records *records, const resmon_monitor *m, const resmon_summary *s)
+{
+    resmon_process sampled[RESMON_MAX_PROCESSES];
+    uint64_t seen = 0;
+    ssize_t n = resmon_monitor_get_processes(m, sampled, RESMON_MAX_PROCESSES, sizeof *sampled, &seen);
+    if (n >= 0) /* a monitor of one process (-ENOTSUP) has none */
+        process_records_sampled(records, sampled, (size_t)n < RESMON_MAX_PROCESSES ? (size_t)n : RESMON_MAX_PROCESSES,
+                                seen, window_first_reading(m, s));
+}
+
 int run_command(const cli_options *o, outputs *out, run_result *r)
 {
     signals_prepare();
@@ -465,6 +494,8 @@ int run_command(const cli_options *o, outputs *out, run_result *r)
     outputs_marks_drain(out); /* marks sent before the exit belong to the window */
     resmon_monitor_stop(m);
     resmon_monitor_get_summary(m, &r->summary, sizeof r->summary);
+    if (r->processes && listening < 0)
+        take_sampled_records(r->processes, m, &r->summary);
     outputs_collect_phases(out, m, r);
     outputs_monitor_free(out, m);
     m = NULL;

@@ -62,7 +62,7 @@ static void record_to_sinks(const process_record *rec, void *user)
         .name = rec->comm,
         .start_timestamp = sinks->run->command_start_timestamp + rec->start_sec,
         .end_timestamp = sinks->run->command_start_timestamp + rec->end_sec,
-        .cpu_sec = rec->cpu_user_sec + rec->cpu_sys_sec,
+        .cpu_sec = rec->cpu_sec,
         .peak_rss_mb = rec->peak_rss_mb,
         .exit_code = rec->exit_code,
         .term_signal = rec->signal,

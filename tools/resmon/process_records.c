@@ -41,6 +41,7 @@
  * --processes all file is checked against them). */
 static const char SOURCE_TASKSTATS[] = "taskstats";
 static const char SOURCE_WAIT4[] = "wait4";
+static const char SOURCE_SAMPLED[] = "sampled";
 
 struct process_records {
     pthread_mutex_t lock;
@@ -75,6 +76,8 @@ struct process_records {
     int other_names_used;
     process_totals totals;
     FILE *all; /* --processes all: every record, as the struct, in an unlinked file */
+    process_record sampled[RESMON_MAX_PROCESSES]; /* the library's, kept at finish */
+    size_t sampled_count;
 };
 
 static double clock_sec(clockid_t clock)
@@ -309,6 +312,7 @@ void process_record_figures(const process_record *r, process_figure out[PROCESS_
         {"end_sec", r->end_sec, 0},
         {"cpu_user_sec", r->cpu_user_sec, 0},
         {"cpu_sys_sec", r->cpu_sys_sec, 0},
+        {"cpu_sec", r->cpu_sec, 0},
         {"peak_rss_mb", r->peak_rss_mb, 0},
         {"read_bytes", r->read_bytes, 1},
         {"write_bytes", r->write_bytes, 1},
@@ -331,13 +335,13 @@ void process_figure_format(const process_figure *f, char *buf)
 /* ---- the kept figures ---- */
 static void top_insert(process_record *top, size_t *count, const process_record *r, int by_cpu)
 {
-    double key = by_cpu ? r->cpu_user_sec + r->cpu_sys_sec : r->peak_rss_mb;
+    double key = by_cpu ? r->cpu_sec : r->peak_rss_mb;
     if (isnan(key))
         return;
     size_t at = *count;
     while (at > 0) {
         const process_record *q = &top[at - 1];
-        double qkey = by_cpu ? q->cpu_user_sec + q->cpu_sys_sec : q->peak_rss_mb;
+        double qkey = by_cpu ? q->cpu_sec : q->peak_rss_mb;
         if (qkey >= key)
             break;
         at--;
@@ -351,21 +355,23 @@ static void top_insert(process_record *top, size_t *count, const process_record 
         (*count)++;
 }
 
-static process_aggregate *aggregate_for(process_records *p, const char *comm)
+static process_aggregate *aggregate_for(process_records *p, const char *comm, const char *source)
 {
     for (size_t i = 0; i < p->name_count; i++)
-        if (strcmp(p->names[i].comm, comm) == 0)
+        if (strcmp(p->names[i].comm, comm) == 0 && p->names[i].source == source)
             return &p->names[i];
     if (p->name_count < PROCESS_MAX_NAMES) {
         process_aggregate *a = &p->names[p->name_count++];
         snprintf(a->comm, sizeof a->comm, "%s", comm);
         a->peak_rss_mb = NAN;
+        a->source = source;
         return a;
     }
     process_aggregate *other = &p->names[PROCESS_MAX_NAMES];
     if (!p->other_names_used) {
         snprintf(other->comm, sizeof other->comm, "(other names)");
         other->peak_rss_mb = NAN;
+        other->source = source; /* the first to fold here: with taskstats, the only one */
         p->other_names_used = 1;
     }
     return other;
@@ -374,17 +380,22 @@ static process_aggregate *aggregate_for(process_records *p, const char *comm)
 /* Keeps one finished process (lock held). */
 static void keep(process_records *p, const process_record *r)
 {
-    p->totals.count++;
-    p->totals.thread_records += (unsigned long)r->threads;
-    double cpu = r->cpu_user_sec + r->cpu_sys_sec;
-    p->totals.cpu_sec += cpu;
-    if (r->signal)
-        p->totals.signaled++;
-    else if (r->exit_code > 0)
-        p->totals.exited_nonzero++;
+    double cpu = r->cpu_sec;
+    if (r->source == SOURCE_SAMPLED) { /* its CPU is already in its reaper's wait4 figure: summed apart */
+        p->totals.sampled_count++;
+        p->totals.sampled_cpu_sec += cpu;
+    } else {
+        p->totals.count++;
+        p->totals.thread_records += (unsigned long)r->threads;
+        p->totals.cpu_sec += cpu;
+        if (r->signal)
+            p->totals.signaled++;
+        else if (r->exit_code > 0)
+            p->totals.exited_nonzero++;
+    }
     top_insert(p->top_rss, &p->top_rss_count, r, 0);
     top_insert(p->top_cpu, &p->top_cpu_count, r, 1);
-    process_aggregate *a = aggregate_for(p, r->comm[0] ? r->comm : "?");
+    process_aggregate *a = aggregate_for(p, r->comm[0] ? r->comm : "?", r->source);
     a->count++;
     a->cpu_sec += cpu;
     if (!isnan(r->peak_rss_mb) && (isnan(a->peak_rss_mb) || r->peak_rss_mb > a->peak_rss_mb)) {
@@ -449,6 +460,7 @@ static void from_taskstats(const process_records *p, const struct taskstats *ts,
     }
     r->cpu_user_sec = user;
     r->cpu_sys_sec = sys;
+    r->cpu_sec = user + sys;
     r->peak_rss_mb = (double)ts->hiwater_rss / 1024.0; /* KiB */
     r->read_bytes = (double)ts->read_bytes;
     r->write_bytes = (double)ts->write_bytes;
@@ -468,6 +480,7 @@ static void fold(process_record *into, const process_record *thread)
 {
     into->cpu_user_sec += thread->cpu_user_sec;
     into->cpu_sys_sec += thread->cpu_sys_sec;
+    into->cpu_sec += thread->cpu_sec;
     into->read_bytes += thread->read_bytes;
     into->write_bytes += thread->write_bytes;
     into->minor_faults += thread->minor_faults;
@@ -623,6 +636,7 @@ void process_records_wait4(process_records *p, pid_t pid, const char *comm, int 
     r.end_sec = end_monotonic_sec - p->start_monotonic_sec;
     r.cpu_user_sec = (double)ru->ru_utime.tv_sec + (double)ru->ru_utime.tv_usec / 1e6;
     r.cpu_sys_sec = (double)ru->ru_stime.tv_sec + (double)ru->ru_stime.tv_usec / 1e6;
+    r.cpu_sec = r.cpu_user_sec + r.cpu_sys_sec;
     r.peak_rss_mb = (double)ru->ru_maxrss / 1024.0; /* KiB */
     r.read_bytes = r.write_bytes = NAN;
     r.minor_faults = (double)ru->ru_minflt;
@@ -633,8 +647,51 @@ void process_records_wait4(process_records *p, pid_t pid, const char *comm, int 
     r.threads = 0;
     r.source = SOURCE_WAIT4;
     pthread_mutex_lock(&p->lock);
-    if (p->totals.source_error) /* with taskstats, its own record of the process is kept */
+    if (p->totals.source_error) { /* with taskstats, its own record of the process is kept */
         keep(p, &r);
+        member_add(p, pid); /* its sampled record is not kept beside this exact one */
+    }
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* A library record as the command's: times moved from the window's first
+ * reading to the run's start; the figures the walk does not read (I/O,
+ * faults, switches, the CPU split, the exit status) unknown. */
+static void from_sampled(const process_records *p, const resmon_process *s, double window_first_monotonic_sec,
+                         process_record *r)
+{
+    memset(r, 0, sizeof *r);
+    r->pid = s->pid;
+    r->ppid = s->ppid;
+    snprintf(r->comm, sizeof r->comm, "%s", s->comm);
+    double shift = window_first_monotonic_sec - p->start_monotonic_sec; /* NAN: the times are unknown */
+    r->start_sec = s->start_sec + shift;
+    r->end_sec = s->end_sec + shift;
+    r->cpu_user_sec = r->cpu_sys_sec = NAN;
+    r->cpu_sec = s->cpu_sec;
+    r->peak_rss_mb = s->peak_rss_mb;
+    r->read_bytes = r->write_bytes = NAN;
+    r->minor_faults = r->major_faults = NAN;
+    r->voluntary_switches = r->involuntary_switches = NAN;
+    r->exit_code = -1;
+    r->signal = 0;
+    r->threads = 0;
+    r->source = SOURCE_SAMPLED;
+}
+
+void process_records_sampled(process_records *p, const resmon_process *records, size_t count, uint64_t seen,
+                             double window_first_monotonic_sec)
+{
+    pthread_mutex_lock(&p->lock);
+    if (p->totals.source_error) {
+        p->totals.sampled = 1;
+        p->totals.sampled_seen = seen;
+        if (count > RESMON_MAX_PROCESSES)
+            count = RESMON_MAX_PROCESSES;
+        for (size_t i = 0; i < count; i++)
+            from_sampled(p, &records[i], window_first_monotonic_sec, &p->sampled[i]);
+        p->sampled_count = count;
+    }
     pthread_mutex_unlock(&p->lock);
 }
 
@@ -653,6 +710,12 @@ void process_records_finish(process_records *p, unsigned long long overruns)
         process_record done = p->open[--p->open_count];
         keep(p, &done);
     }
+    /* Every wait4 record has come: the processes resmon reaped keep theirs
+     * (the command's is exact), the others the walk saw keep the sampled. */
+    for (size_t i = 0; i < p->sampled_count; i++)
+        if (!member_known(p, p->sampled[i].pid))
+            keep(p, &p->sampled[i]);
+    p->sampled_count = 0;
     p->totals.overruns = overruns;
     pthread_mutex_unlock(&p->lock);
 }
@@ -698,7 +761,7 @@ long process_records_each(process_records *p, void (*fn)(const process_record *,
     if (!p->totals.keep_all)
         return 0;
     if (!p->all)
-        return (long)p->totals.count; /* no file: every record lost */
+        return (long)(p->totals.count + p->totals.sampled_count); /* no file: every record lost */
     struct stat st;
     if (!p->totals.keep_all_error && fflush(p->all) != 0)
         p->totals.keep_all_error = errno ? -errno : -EIO;
@@ -710,7 +773,7 @@ long process_records_each(process_records *p, void (*fn)(const process_record *,
     process_record r;
     unsigned long given = 0;
     for (; given < held && fread(&r, sizeof r, 1, p->all) == 1; given++) {
-        if (r.source != SOURCE_TASKSTATS && r.source != SOURCE_WAIT4)
+        if (r.source != SOURCE_TASKSTATS && r.source != SOURCE_WAIT4 && r.source != SOURCE_SAMPLED)
             break; /* not a record as written: never follow its pointer */
         r.comm[sizeof r.comm - 1] = '\0';
         fn(&r, user);
@@ -718,7 +781,8 @@ long process_records_each(process_records *p, void (*fn)(const process_record *,
     held = given;
     if (ferror(p->all))
         return -EIO;
-    return held < p->totals.count ? (long)(p->totals.count - held) : 0;
+    unsigned long kept = p->totals.count + p->totals.sampled_count;
+    return held < kept ? (long)(kept - held) : 0;
 }
 
 void process_records_totals(const process_records *p, process_totals *t)

@@ -8,7 +8,11 @@
  * shares with its parent; one record per exit) or, where taskstats is not allowed, from wait4
  * of the processes resmon reaps itself (the command and the orphans it
  * adopts as subreaper: exact, but each figure includes what that process
- * reaped).  Each record says its source.
+ * reaped) and, alongside, the library's sampled records of the processes
+ * its walk saw (resmon_monitor_get_processes: each one's own CPU and peak as
+ * of the last sample that read it; a process that lived less than an
+ * interval between two samples may be missing).  Each record says its
+ * source.
  *
  * Bound: PROCESS_TOP_N records per ranking, PROCESS_MAX_NAMES aggregates
  * (later names fold into one "(other names)" row), PROCESS_OPEN_MAX
@@ -18,13 +22,14 @@
  * and the last PROCESS_ENDED_RING ended: under 3 MiB whatever the number of
  * processes.  With --processes all every record is kept too, but on disk:
  * an unlinked temporary file in $TMPDIR (or /tmp) that takes sizeof
- * (process_record), 152 bytes on x86-64, per process and is read back once, at the
+ * (process_record), 160 bytes on x86-64, per process and is read back once, at the
  * end; memory stays within the bound above.
  */
 #ifndef RESMON_PROCESS_RECORDS_H
 #define RESMON_PROCESS_RECORDS_H
 
 #include <linux/taskstats.h>
+#include <resmon.h>
 #include <stddef.h>
 #include <sys/resource.h>
 #include <sys/types.h>
@@ -44,7 +49,8 @@ typedef struct process_record {
     char comm[PROCESS_COMM_MAX];
     double start_sec;     /* relative to the run's start; NAN unknown */
     double end_sec;
-    double cpu_user_sec, cpu_sys_sec;
+    double cpu_user_sec, cpu_sys_sec; /* NAN when only the sum is known (sampled) */
+    double cpu_sec;       /* their sum: what rankings and sums use */
     double peak_rss_mb;   /* its own high-water mark (taskstats; a forked child's counts the pages it shares
                            * with its parent), or wait4's (its and what it reaped) */
     double read_bytes, write_bytes; /* storage I/O; NAN unknown */
@@ -53,13 +59,13 @@ typedef struct process_record {
     int exit_code;        /* the code it exited with; -1: it was killed by a signal, or unknown */
     int signal;           /* the signal that ended it (SIGKILL: 9, never "exit 137"); 0: none */
     int threads;          /* the thread records folded into it */
-    const char *source;   /* "taskstats", "wait4" */
+    const char *source;   /* "taskstats", "wait4", "sampled" */
 } process_record;
 
 /* A record's figures in the order every output writes them (the JSON's
  * records, the processes file's columns), each saying whether it is a
  * count (bytes, faults, switches: written as an integer, "49" not "49.0"). */
-#define PROCESS_FIGURES 11
+#define PROCESS_FIGURES 12
 typedef struct process_figure {
     const char *key;
     double value; /* NAN: unknown (null, or an empty CSV field) */
@@ -75,6 +81,8 @@ typedef struct process_aggregate {
     double cpu_sec;
     double peak_rss_mb;   /* the largest own peak among them */
     pid_t peak_pid;       /* the process that had it */
+    const char *source;   /* the records' source: a name's wait4 and sampled records are two rows (a wait4
+                           * figure includes what that process reaped, sampled ones among them) */
 } process_aggregate;
 
 typedef struct process_records process_records;
@@ -107,16 +115,28 @@ void process_records_taskstats(const struct taskstats *ts, void *user);
 void process_records_wait4(process_records *p, pid_t pid, const char *comm, int status, const struct rusage *ru,
                            double end_monotonic_sec);
 
+/* Without taskstats: the library's sampled records of the window (times
+ * relative to its first reading, window_first_monotonic_sec; NAN: unknown)
+ * and how many processes it saw.  Kept at process_records_finish, after
+ * the wait4 records: a process resmon reaped keeps its exact wait4 record
+ * and its sampled one is dropped.  Ignored with taskstats. */
+void process_records_sampled(process_records *p, const resmon_process *records, size_t count, uint64_t seen,
+                             double window_first_monotonic_sec);
+
 /* After the last record (taskstats stopped): counts the records never
  * placed and keeps what is still open; overruns: taskstats_overruns. */
 void process_records_finish(process_records *p, unsigned long long overruns);
 
 /* ---- what the outputs read, after finish ---- */
 typedef struct process_totals {
-    unsigned long count;        /* processes recorded */
+    unsigned long count;        /* processes recorded by the source (taskstats or wait4), sampled ones not */
     unsigned long thread_records;
     unsigned long unfolded;     /* thread records kept as processes: more than PROCESS_OPEN_MAX folding at once */
-    double cpu_sec;             /* their CPU, summed */
+    double cpu_sec;             /* their CPU, summed (a sampled process's CPU is in its reaper's wait4 figure) */
+    unsigned long sampled_count; /* sampled records kept (without taskstats) */
+    unsigned long long sampled_seen; /* processes the library's walk saw: a lower bound of the tree's */
+    double sampled_cpu_sec;     /* the sampled records' own CPU, summed */
+    int sampled;                /* process_records_sampled was given the library's records */
     unsigned long unattributed; /* parent unknown and never placed, with records lost (overruns) */
     unsigned long exited_nonzero; /* processes that exited with a code other than 0 */
     unsigned long signaled;     /* processes a signal ended */

@@ -31,9 +31,9 @@ struct processes_file {
 };
 
 static const char *const columns[] = {
-    "pid", "ppid", "comm", "start_sec", "end_sec", "cpu_user_sec", "cpu_sys_sec", "peak_rss_mb", "read_bytes",
-    "write_bytes", "minor_faults", "major_faults", "voluntary_switches", "involuntary_switches", "exit_code",
-    "signal", "threads", "source",
+    "pid", "ppid", "comm", "start_sec", "end_sec", "cpu_user_sec", "cpu_sys_sec", "cpu_sec", "peak_rss_mb",
+    "read_bytes", "write_bytes", "minor_faults", "major_faults", "voluntary_switches", "involuntary_switches",
+    "exit_code", "signal", "threads", "source",
 };
 
 static void write_row(processes_file *f, const char *row, size_t n)

@@ -21,6 +21,15 @@
 #define OWN_PEAK                                                                                                \
     "peak RSS: each one's own high-water mark, which counts the pages it shares with its parent; CPU: approximate"
 
+/* What a sampled record's figures are (resmon.h, "Processes"), and what
+ * the walk's count of processes is. */
+#define SAMPLED_FIGURES                                                                                         \
+    "CPU and peak RSS as of the last sample that read each process (an exited one may have run up to an "      \
+    "interval more); pid, parent, name and times from /proc"
+#define SAMPLED_SEEN                                                                                            \
+    "a lower bound: a process that lived less than an interval between two samples may never be seen (its "    \
+    "CPU is in its reaper's wait4 figure)"
+
 /* How many names the table shows (the JSON has them all). */
 #define TABLE_NAMES 5
 
@@ -147,6 +156,15 @@ void processes_write_json(FILE *out, const run_result *r)
         fputs(", \"unavailable\": ", out);
         json_write_string(out, unavailable_reason(t.source_error));
     }
+    if (t.sampled) { /* the walk's records, apart from count and cpu_sec: their CPU is in wait4's */
+        fprintf(out, ", \"sampled\": {\"seen\": %llu, \"records\": %lu, ", t.sampled_seen, t.sampled_count);
+        put_number(out, "cpu_sec", t.sampled_cpu_sec);
+        fputs(", \"figures\": ", out);
+        json_write_string(out, SAMPLED_FIGURES);
+        fputs(", \"seen_is\": ", out);
+        json_write_string(out, SAMPLED_SEEN);
+        fputc('}', out);
+    }
     const process_aggregate *names;
     size_t name_count = process_records_by_name(r->processes, &names);
     fputs(", \"by_name\": [", out);
@@ -157,7 +175,7 @@ void processes_write_json(FILE *out, const run_result *r)
         put_number(out, "cpu_sec", names[i].cpu_sec);
         fputs(", ", out);
         put_number(out, "peak_rss_mb", names[i].peak_rss_mb);
-        fprintf(out, ", \"peak_pid\": %d}", (int)names[i].peak_pid);
+        fprintf(out, ", \"peak_pid\": %d, \"source\": \"%s\"}", (int)names[i].peak_pid, names[i].source);
     }
     fputc(']', out);
     const process_record *top;
@@ -173,8 +191,9 @@ void processes_write_json(FILE *out, const run_result *r)
         process_records_totals(r->processes, &t); /* the file's last flush may have failed */
         /* Every record or, said here, how many are missing and why: the
          * list is never short without a word. */
-        fprintf(out, ", \"records_missing\": %lu", t.count - (list.written < t.count ? list.written : t.count));
-        if (lost != 0 || list.written < t.count) {
+        unsigned long kept = t.count + t.sampled_count;
+        fprintf(out, ", \"records_missing\": %lu", kept - (list.written < kept ? list.written : kept));
+        if (lost != 0 || list.written < kept) {
             int err = lost < 0 ? (int)lost : t.keep_all_error ? t.keep_all_error : -EIO;
             fputs(", \"records_error\": ", out);
             char why[160];
@@ -207,15 +226,22 @@ void processes_keep_all(process_records *records, const cli_options *o)
                         "the JSON lists none\n", strerror(-rc));
 }
 
-static void print_record(FILE *out, const char *label, const process_record *p)
+/* "  (sampled)" after a figure from the walk when the run's source is
+ * another: the reader tells the exact from the sampled on each line. */
+static const char *source_note(const char *source, const process_totals *t)
+{
+    return t->sampled && strcmp(source, t->source) != 0 ? "  (sampled)" : "";
+}
+
+static void print_record(FILE *out, const char *label, const process_record *p, const process_totals *t)
 {
     char end[48];
     ending(p, end, sizeof end);
     fprintf(out, "    %-12s ", label);
     print_printable(out, p->comm);
     size_t len = strlen(p->comm);
-    fprintf(out, "%*s pid %-8d %8.1f MiB peak %9.3f s CPU%s\n", (int)(len < 16 ? 16 - len : 0), "", (int)p->pid,
-            p->peak_rss_mb, p->cpu_user_sec + p->cpu_sys_sec, end);
+    fprintf(out, "%*s pid %-8d %8.1f MiB peak %9.3f s CPU%s%s\n", (int)(len < 16 ? 16 - len : 0), "", (int)p->pid,
+            p->peak_rss_mb, p->cpu_sec, end, source_note(p->source, t));
 }
 
 void processes_print_table(FILE *out, const run_result *r)
@@ -227,6 +253,9 @@ void processes_print_table(FILE *out, const run_result *r)
     if (t.source_error)
         fprintf(out, "  heaviest processes (wait4: the %lu resmon reaped, each with what it reaped; %s)\n", t.count,
                 unavailable_reason(t.source_error));
+    if (t.sampled)
+        fprintf(out, "    the walk saw %llu process%s (%s); %lu kept, marked (sampled)\n    (sampled): %s\n",
+                t.sampled_seen, t.sampled_seen == 1 ? "" : "es", SAMPLED_SEEN, t.sampled_count, SAMPLED_FIGURES);
     else
         fprintf(out, "  heaviest processes (taskstats: %lu processes; %s)\n", t.count, OWN_PEAK);
     if (!t.source_error && r->have_rusage)
@@ -248,18 +277,18 @@ void processes_print_table(FILE *out, const run_result *r)
     const process_record *top;
     size_t n = process_records_top_rss(r->processes, &top);
     for (size_t i = 0; i < n; i++)
-        print_record(out, i ? "" : "by peak RSS", &top[i]);
+        print_record(out, i ? "" : "by peak RSS", &top[i], &t);
     n = process_records_top_cpu(r->processes, &top);
     for (size_t i = 0; i < n; i++)
-        print_record(out, i ? "" : "by CPU", &top[i]);
+        print_record(out, i ? "" : "by CPU", &top[i], &t);
     const process_aggregate *names;
     size_t name_count = process_records_by_name(r->processes, &names);
     for (size_t i = 0; i < name_count && i < TABLE_NAMES; i++) {
         fprintf(out, "    %-12s ", i ? "" : "by name");
         print_printable(out, names[i].comm);
         size_t len = strlen(names[i].comm);
-        fprintf(out, "%*s %6lu process%s %9.3f s CPU  peak %.1f MiB (pid %d)\n", (int)(len < 16 ? 16 - len : 0), "",
-                names[i].count, names[i].count == 1 ? "  " : "es", names[i].cpu_sec, names[i].peak_rss_mb,
-                (int)names[i].peak_pid);
+        fprintf(out, "%*s %6lu process%s %9.3f s CPU  peak %.1f MiB (pid %d)%s\n", (int)(len < 16 ? 16 - len : 0),
+                "", names[i].count, names[i].count == 1 ? "  " : "es", names[i].cpu_sec, names[i].peak_rss_mb,
+                (int)names[i].peak_pid, source_note(names[i].source, &t));
     }
 }
