@@ -538,7 +538,9 @@ class Processes(unittest.TestCase):
         self.assertEqual((top["pid"], top["ppid"]), (child_pid, command_pid), sampled)
         hwm_mb = hwm_kib / 1024
         self.assertGreaterEqual(top["peak_rss_mb"], 100)
-        self.assertLessEqual(top["peak_rss_mb"], hwm_mb + 1e-6)
+        # Not above the mark but for the drift of the kernel's per-CPU RSS
+        # counters, which /proc reads without summing them (32 pages a CPU).
+        self.assertLessEqual(top["peak_rss_mb"], hwm_mb * 1.01, (top, hwm_mb))
         self.assertGreater(top["peak_rss_mb"], hwm_mb - 2, (top, hwm_mb))  # read after its allocation
         self.assertGreater(top["cpu_sec"], 0)
         self.assertIsNone(top["cpu_user_sec"])  # the walk reads the sum, not the split: unknown, not invented
