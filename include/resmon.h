@@ -1114,9 +1114,10 @@ typedef enum resmon_process_source {
  *   start_sec    when the process started, from the kernel (stat's
  *                starttime: to a clock tick, usually 10 ms); negative for a
  *                process older than the window
- *   end_sec      the last reading that saw it alive (or, for the monitored
- *                root, as a zombie): an exited process ended at most one
- *                interval later; the window's last reading for one running
+ *   end_sec      the last reading that saw it alive, or the first that
+ *                saw it a zombie (exited, not yet reaped, however late its
+ *                parent reaps it): an exited process ended at most one
+ *                interval before; the window's last reading for one running
  *   cpu_sec      its CPU clock (all its threads, since it started) at its
  *                last reading, without the children it reaped (each is its
  *                own record); an exited process may have run up to an

@@ -220,6 +220,8 @@ static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
             gone = rm__probe_read_statm(t, &now) < 0;
             t->statm_read_ns = boot_ns;
             t->has_memory = now.has_memory;
+            if (!now.has_memory && !gone && !t->exited_seen_ns)
+                t->exited_seen_ns = boot_ns;
         }
         int idle = !gone && groups && is_idle(p, t, &now, baseline);
         tree_due = 0;

@@ -66,6 +66,8 @@ typedef struct rm__tracked {
     uint64_t rss_pages;      /* the latest reading while it had memory */
     uint64_t statm_read_ns;  /* when (CLOCK_BOOTTIME) statm was last read */
     int has_memory;          /* statm then showed any (0: a zombie) */
+    uint64_t exited_seen_ns; /* the first reading whose statm showed it a zombie
+                                (0: none): its end, however late its reap */
     uint64_t peak_rss_bytes; /* the largest RSS sampled */
     uint64_t hwm_bytes;      /* the latest VmHWM read during the window (0: none) */
     uint64_t hwm_read_ns;    /* when (CLOCK_BOOTTIME) */

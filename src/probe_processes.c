@@ -52,8 +52,12 @@ static void add_record(rm__probe *p, const rm__tracked *t, uint64_t last_seen_ns
 
 void rm__probe_process_ended(rm__probe *p, const rm__tracked *t)
 {
-    if (p->processes) /* the previous reading was the last to read it */
-        add_record(p, t, p->previous_boottime_ns, t->ending == ENDED_LEFT ? RESMON_PROCESS_LEFT : RESMON_PROCESS_EXITED);
+    /* The previous reading was the last to read it; a child its parent reaps
+     * late was a zombie from the first reading that saw it one, which is its
+     * end (rev2 F1: a child reaped a second after its exit ended at the reap). */
+    if (p->processes)
+        add_record(p, t, t->exited_seen_ns ? t->exited_seen_ns : p->previous_boottime_ns,
+                   t->ending == ENDED_LEFT ? RESMON_PROCESS_LEFT : RESMON_PROCESS_EXITED);
 }
 
 void rm__probe_processes_end(rm__probe *p)
@@ -67,7 +71,7 @@ void rm__probe_processes_end(rm__probe *p)
          * as they were. */
         const rm__tracked *t = &p->procs[i];
         int ended = (i == 0 && p->root_gone) || !t->has_memory;
-        add_record(p, t, ended ? t->statm_read_ns : p->previous_boottime_ns,
+        add_record(p, t, ended ? (t->exited_seen_ns ? t->exited_seen_ns : t->statm_read_ns) : p->previous_boottime_ns,
                    ended ? RESMON_PROCESS_EXITED : RESMON_PROCESS_RUNNING);
     }
     p->processes = NULL; /* the window's list is complete */

@@ -398,6 +398,89 @@ static void readable_once_the_target_ended(void **state)
     close(forked[1]);
 }
 
+static char state_of(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    const char *paren = strrchr(buf, ')');
+    return paren && paren[1] == ' ' ? paren[2] : 0;
+}
+
+/* Review (rev2 F1): a child its parent reaps late ended when it exited --
+ * at the first reading that saw it a zombie -- not at the reap: here the
+ * parent reaps it some 0.3 s (60 intervals) after it exited. */
+static void a_child_reaped_late_ends_when_it_exited(void **state)
+{
+    (void)state;
+    int go[2], reap[2], forked[2], samples[2];
+    assert_int_equal(pipe2(go, O_CLOEXEC), 0);
+    assert_int_equal(pipe2(reap, O_CLOEXEC), 0);
+    assert_int_equal(pipe2(forked, O_CLOEXEC), 0);
+    assert_int_equal(pipe2(samples, O_CLOEXEC | O_NONBLOCK), 0);
+    pid_t root = fork();
+    assert_true(root >= 0);
+    if (root == 0) {
+        char step;
+        pid_t child = fork();
+        if (child == 0) {
+            read_exactly(go[0], &step, 1);
+            _exit(0);
+        }
+        if (write(forked[1], &child, sizeof child) != (ssize_t)sizeof child)
+            _exit(3);
+        read_exactly(reap[0], &step, 1); /* the child is a zombie until told */
+        waitpid(child, NULL, 0);
+        _exit(0);
+    }
+    left.root = root;
+    pid_t child;
+    read_exactly(forked[0], &child, sizeof child);
+    int fl = fcntl(samples[0], F_GETFL);
+    assert_int_equal(fcntl(samples[0], F_SETFL, fl & ~O_NONBLOCK), 0); /* the test blocks, the sampler never */
+    resmon_options o = RESMON_OPTIONS_INIT;
+    o.pid = root;
+    o.include_children = 1;
+    o.sample_interval_sec = 0.005;
+    o.on_sample = on_sample;
+    o.on_sample_user = &samples[1];
+    resmon_monitor *m = left.m = test_monitor_new(&o);
+    assert_non_null(m);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    assert_int_equal(write(go[1], "x", 1), 1);
+    double deadline = test_now() + test_scaled(30);
+    while (state_of(child) != 'Z' && test_now() < deadline)
+        test_sleep(0.001);
+    assert_int_equal(state_of(child), 'Z');
+    wait_sample_after(samples[0], test_now() + 0.3); /* at least 0.3 s a zombie, sampled throughout */
+    assert_int_equal(write(reap[1], "x", 1), 1);
+    while (resmon_monitor_running(m) && test_now() < deadline)
+        test_sleep(0.001); /* the root ends once it reaped */
+    assert_int_equal(resmon_monitor_running(m), 0);
+    resmon_process procs[4];
+    uint64_t seen = 0;
+    ssize_t n = resmon_monitor_get_processes(m, procs, 4, sizeof *procs, &seen);
+    assert_int_equal(n, 2);
+    const resmon_process *c = find_pid(procs, 2, child), *r = find_pid(procs, 2, root);
+    assert_int_equal(c->end, RESMON_PROCESS_EXITED);
+    if (!(c->end_sec + 0.2 < r->end_sec))
+        fail_msg("the child ended at %.3f s, its parent (which reaped it 0.3 s after its exit) at %.3f s", c->end_sec,
+                 r->end_sec);
+    resmon_monitor_free(m);
+    left.m = NULL;
+    waitpid(root, NULL, 0);
+    left.root = 0;
+    int fds[] = {go[0], go[1], reap[0], reap[1], forked[0], forked[1], samples[0], samples[1]};
+    for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
+        close(fds[i]);
+}
+
 /* The bound: of many processes, the kept records are exactly the top
  * RESMON_PROCESS_TOP by peak and by CPU (each once), by peak first, and
  * every process is counted. */
@@ -443,6 +526,7 @@ int main(void)
         cmocka_unit_test_teardown(records_of_a_real_tree, end_what_is_left),
         cmocka_unit_test_teardown(strides_and_refusals, end_what_is_left),
         cmocka_unit_test_teardown(readable_once_the_target_ended, end_what_is_left),
+        cmocka_unit_test_teardown(a_child_reaped_late_ends_when_it_exited, end_what_is_left),
         cmocka_unit_test(bound_keeps_each_rankings_top),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
