@@ -9,6 +9,7 @@
 #include "process_list.h"
 #include "resmon.h"
 #include "test_util.h"
+#include "vm_rss.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -174,16 +175,7 @@ static void wait_sample_after(int fd, double after)
 
 static double vm_hwm_mb_of(pid_t pid)
 {
-    char path[64], line[256];
-    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    FILE *f = fopen(path, "r");
-    double kb = NAN;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "VmHWM: %lf kB", &kb) == 1)
-            break;
-    if (f)
-        fclose(f);
-    return kb / 1024.0;
+    return vm_status_mb_of(pid, "VmHWM:");
 }
 
 static const resmon_process *find_pid(const resmon_process *procs, size_t n, pid_t pid)
@@ -344,26 +336,38 @@ static void strides_and_refusals(void **state)
 /* A window the target's end closed by itself: its records are readable
  * without stop, from another thread than the sampler that wrote them (the
  * window's closing publishes them), every process marked exited. */
-static void readable_once_the_target_ended(void **state)
+/* Forks a root whose one child exits when a byte arrives on go_fd; the
+ * root writes the child's pid to forked_fd, then reaps it -- at once, or
+ * only when a byte arrives on reap_fd (>= 0: the child stays a zombie until
+ * then) -- and exits.  Returns the root's pid (in the test process). */
+static pid_t root_with_one_child(int go_fd, int forked_fd, int reap_fd)
 {
-    (void)state;
-    int go[2], forked[2];
-    assert_int_equal(pipe2(go, O_CLOEXEC), 0);
-    assert_int_equal(pipe2(forked, O_CLOEXEC), 0);
     pid_t root = fork();
     assert_true(root >= 0);
     if (root == 0) {
         char step;
         pid_t child = fork();
         if (child == 0) {
-            read_exactly(go[0], &step, 1);
+            read_exactly(go_fd, &step, 1);
             _exit(0);
         }
-        if (write(forked[1], &child, sizeof child) != (ssize_t)sizeof child)
+        if (write(forked_fd, &child, sizeof child) != (ssize_t)sizeof child)
             _exit(3);
+        if (reap_fd >= 0)
+            read_exactly(reap_fd, &step, 1);
         waitpid(child, NULL, 0); /* it exits when told, then the root does */
         _exit(0);
     }
+    return root;
+}
+
+static void readable_once_the_target_ended(void **state)
+{
+    (void)state;
+    int go[2], forked[2];
+    assert_int_equal(pipe2(go, O_CLOEXEC), 0);
+    assert_int_equal(pipe2(forked, O_CLOEXEC), 0);
+    pid_t root = root_with_one_child(go[0], forked[1], -1);
     left.root = root;
     pid_t child;
     read_exactly(forked[0], &child, sizeof child); /* the window's first walk finds it */
@@ -424,21 +428,7 @@ static void a_child_reaped_late_ends_when_it_exited(void **state)
     assert_int_equal(pipe2(reap, O_CLOEXEC), 0);
     assert_int_equal(pipe2(forked, O_CLOEXEC), 0);
     assert_int_equal(pipe2(samples, O_CLOEXEC | O_NONBLOCK), 0);
-    pid_t root = fork();
-    assert_true(root >= 0);
-    if (root == 0) {
-        char step;
-        pid_t child = fork();
-        if (child == 0) {
-            read_exactly(go[0], &step, 1);
-            _exit(0);
-        }
-        if (write(forked[1], &child, sizeof child) != (ssize_t)sizeof child)
-            _exit(3);
-        read_exactly(reap[0], &step, 1); /* the child is a zombie until told */
-        waitpid(child, NULL, 0);
-        _exit(0);
-    }
+    pid_t root = root_with_one_child(go[0], forked[1], reap[0]); /* the child is a zombie until told */
     left.root = root;
     pid_t child;
     read_exactly(forked[0], &child, sizeof child);

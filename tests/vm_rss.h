@@ -1,16 +1,19 @@
 /*
- * vm_rss.h -- a process's VmRSS, as the kernel's status file says it: the
- * one reader that tests/test_phases.c and bench/bench_sampler.c share.
+ * vm_rss.h -- a process's VmRSS (or VmHWM), as the kernel's status file says
+ * it: the one reader that tests/test_phases.c, tests/test_monitor_processes.c
+ * and bench/bench_sampler.c share.
  */
 #ifndef RESMON_TEST_VM_RSS_H
 #define RESMON_TEST_VM_RSS_H
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/types.h>
 
-/* VmRSS of pid (0: this process) in MiB; NAN when it cannot be read. */
-static inline double vm_rss_mb_of(pid_t pid)
+/* A "Name:   N kB" line of pid's status file (0: this process), in MiB;
+ * NAN when it cannot be read.  field is "VmRSS:", "VmHWM:", ... */
+static inline double vm_status_mb_of(pid_t pid, const char *field)
 {
     char path[64], line[256];
     if (pid)
@@ -19,12 +22,19 @@ static inline double vm_rss_mb_of(pid_t pid)
         snprintf(path, sizeof path, "/proc/self/status");
     FILE *f = fopen(path, "r");
     double kb = NAN;
+    size_t len = strlen(field);
     while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "VmRSS: %lf kB", &kb) == 1)
+        if (strncmp(line, field, len) == 0 && sscanf(line + len, " %lf kB", &kb) == 1)
             break;
     if (f)
         fclose(f);
     return kb / 1024.0;
+}
+
+/* VmRSS of pid (0: this process) in MiB; NAN when it cannot be read. */
+static inline double vm_rss_mb_of(pid_t pid)
+{
+    return vm_status_mb_of(pid, "VmRSS:");
 }
 
 #endif
