@@ -48,7 +48,12 @@ int rm__probe_read_process(const rm__tracked *t, rm__process_reading *out)
 
 /* A process's stat, read and parsed once into out->st for everyone that
  * needs it (the CPU of reaped children, the parent, the start time, the
- * groups' counts and faults); opened at the first need and kept open. */
+ * groups' counts and faults); opened at the first need and kept open.
+ * Through that kept-open file a process already reaped still reads, but
+ * released: its parent shows as 0 and its children's CPU as 0.  Taken for a
+ * live process's, that reading lost its parent (so the CPU its parent's
+ * cutime took over was never settled: counted twice, CI's test_tree) and
+ * reset its children's CPU.  A process whose parent was known reads gone. */
 int rm__probe_read_stat(rm__tracked *t, rm__process_reading *out)
 {
     if (t->stat_fd < 0) {
@@ -61,6 +66,8 @@ int rm__probe_read_stat(rm__tracked *t, rm__process_reading *out)
     if (n < 0)
         return (int)n;
     int rc = rm__parse_stat(text, (size_t)n, &out->st);
+    if (rc == 0 && out->st.ppid == 0 && t->ppid != 0)
+        rc = -ESRCH;
     out->stat_read = rc == 0;
     return rc;
 }

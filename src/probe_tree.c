@@ -111,6 +111,10 @@ int rm__probe_track(rm__probe *p, pid_t pid, rm__tracked **out)
         rc = rm__probe_read_process(&t, &now); /* both reads also prove the process readable */
     if (rc == 0 && reads_stat_at_birth(p))
         rc = rm__probe_read_stat(&t, &now);
+    /* Found in the tree, so it has a parent: none means reaped (released)
+     * since the walk listed it -- see rm__probe_read_stat. */
+    if (rc == 0 && now.stat_read && now.st.ppid == 0 && pid != p->root)
+        rc = -ESRCH;
     if (rc < 0) {
         rm__probe_release(&t);
         return rc;
@@ -168,10 +172,10 @@ static int still_alive(rm__tracked *t, pid_t *ppid)
 {
     rm__process_reading now = {0};
     /* Through the descriptors kept open on it, a process already reaped still
-     * reads (statm as zeros, like a zombie), but the kernel shows its parent
-     * as 0 once it is released: reaped, so its parent's counters now hold it
-     * (a reaped child taken for a live one was counted twice). */
-    int alive = rm__probe_read_process(t, &now) == 0 && rm__probe_read_stat(t, &now) == 0 && now.st.ppid != 0;
+     * reads (statm as zeros, like a zombie), but its stat reads gone once it
+     * is released: reaped, so its parent's counters now hold it (a reaped
+     * child taken for a live one was counted twice). */
+    int alive = rm__probe_read_process(t, &now) == 0 && rm__probe_read_stat(t, &now) == 0;
     *ppid = now.st.ppid;
     return alive;
 }
