@@ -176,6 +176,18 @@ class BadUsage(Tmp):
         self.assert_usage_error("--plot", self.path("missing/p.svg"), message="cannot write plot file")
         self.assert_usage_error("--gpu", "quantum", message="unknown GPU selection")
         self.assert_usage_error("--duration", "1", message="--duration works with --pid only")
+        # A file or target option given twice: the second value silently
+        # replaced the first, so the file first named was never written.
+        for option, first, second in (("-o", "a.json", "b.json"), ("-s", "a.csv", "b.jsonl"),
+                                      ("--plot", "a.svg", "b.svg"), ("--trace", "a.json", "b.json"),
+                                      ("--processes-file", "a.csv", "b.csv")):
+            self.assert_usage_error(option, self.path(first), option, self.path(second),
+                                    message=f"{option} given twice ('{self.path(second)}' after an earlier one)")
+            self.assertFalse(os.path.exists(self.path(first)))
+            self.assertFalse(os.path.exists(self.path(second)))
+        self.assert_usage_error("--cgroup", "/sys/fs/cgroup/a", "--cgroup", "/sys/fs/cgroup/b",
+                                message="--cgroup given twice")
+        self.assert_usage_error("--pid", "1", "--pid", "2", message="--pid given twice ('2' after an earlier one)")
 
     def test_missing_command(self):
         r = resmon()

@@ -131,6 +131,20 @@ static int usage_error(const char *fmt, const char *arg)
     return EXIT_USAGE;
 }
 
+/* An option that names a file or the target, given once: a second value
+ * silently replacing the first lost the file the user asked for ("-o a.json
+ * -o b.json" wrote b.json alone).  The same value again is harmless. */
+static int set_once(const char **slot, const char *value, const char *option)
+{
+    if (*slot && strcmp(*slot, value) != 0) {
+        char fmt[128];
+        snprintf(fmt, sizeof fmt, "%s given twice ('%%s' after an earlier one): give it once", option);
+        return usage_error(fmt, value);
+    }
+    *slot = value;
+    return 0;
+}
+
 /* getopt_long found an option it does not take: say which, in the user's
  * spelling ("--quiet=yes" is an option that takes no value, not an unknown
  * one). */
@@ -375,25 +389,30 @@ int cli_parse(int argc, char **argv, cli_options *o)
                                    optarg);
             break;
         case 'o':
-            o->summary_path = optarg;
+            if (set_once(&o->summary_path, optarg, "-o") != 0)
+                return EXIT_USAGE;
             break;
         case 's':
             if (!path_has_extension(optarg, ".csv") && !path_has_extension(optarg, ".jsonl"))
                 return usage_error("samples file '%s' must end in .csv or .jsonl", optarg);
-            o->samples_path = optarg;
+            if (set_once(&o->samples_path, optarg, "-s") != 0)
+                return EXIT_USAGE;
             break;
         case OPT_PLOT:
-            o->plot_path = optarg;
+            if (set_once(&o->plot_path, optarg, "--plot") != 0)
+                return EXIT_USAGE;
             break;
         case OPT_TRACE:
             if (!path_has_extension(optarg, ".json"))
                 return usage_error("trace file '%s' must end in .json", optarg);
-            o->trace_path = optarg;
+            if (set_once(&o->trace_path, optarg, "--trace") != 0)
+                return EXIT_USAGE;
             break;
         case OPT_PROCESSES_FILE:
             if (!path_has_extension(optarg, ".csv") && !path_has_extension(optarg, ".jsonl"))
                 return usage_error("processes file '%s' must end in .csv or .jsonl", optarg);
-            o->processes_path = optarg;
+            if (set_once(&o->processes_path, optarg, "--processes-file") != 0)
+                return EXIT_USAGE;
             break;
         case OPT_PROCESSES:
             if (strcmp(optarg, "top") != 0 && strcmp(optarg, "all") != 0)
@@ -413,10 +432,15 @@ int cli_parse(int argc, char **argv, cli_options *o)
             if (parse_seconds(optarg, &o->duration_sec, 0) < 0)
                 return usage_error("invalid duration '%s': give a positive number of seconds", optarg);
             break;
-        case OPT_PID:
-            if (parse_pid(optarg, &o->pid) < 0)
+        case OPT_PID: {
+            pid_t pid;
+            if (parse_pid(optarg, &pid) < 0)
                 return usage_error("invalid PID '%s': give a process id in decimal digits only", optarg);
+            if (o->pid && o->pid != pid)
+                return usage_error("--pid given twice ('%s' after an earlier one): give it once", optarg);
+            o->pid = pid;
             break;
+        }
         case OPT_WAIT_ORPHANS:
             o->wait_orphans = 1;
             break;
@@ -444,7 +468,8 @@ int cli_parse(int argc, char **argv, cli_options *o)
             o->no_cgroup = 1;
             break;
         case OPT_CGROUP:
-            o->cgroup_path = optarg;
+            if (set_once(&o->cgroup_path, optarg, "--cgroup") != 0)
+                return EXIT_USAGE;
             break;
         case OPT_REPEAT:
             if (parse_count(optarg, 1, &o->repeat) < 0)
