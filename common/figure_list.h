@@ -111,6 +111,23 @@
     X(CGROUP, cgroup_mem_mb, MIB, GAUGE, 0, "resmon_cgroup_memory_bytes",                                         \
       "Memory charged to the cgroup at the latest sample: the whole tree, page cache and kernel memory included.")
 
+/* The FOLD column taken apart: its kind (MAX, MEAN, GROWTH, SPAN, COUNT or
+ * OWN) and the sample figure it folds (nothing for SPAN, COUNT and OWN).
+ * RM__FOLD_KIND_##fold and RM__FOLD_FROM_##fold, passed on as a macro's
+ * arguments, expand to them (summary.h and summary.c fold by them). */
+#define RM__FOLD_KIND_MAX(field) MAX
+#define RM__FOLD_KIND_MEAN(field) MEAN
+#define RM__FOLD_KIND_GROWTH(field) GROWTH
+#define RM__FOLD_KIND_SPAN SPAN
+#define RM__FOLD_KIND_COUNT COUNT
+#define RM__FOLD_KIND_OWN OWN
+#define RM__FOLD_FROM_MAX(field) field
+#define RM__FOLD_FROM_MEAN(field) field
+#define RM__FOLD_FROM_GROWTH(field) field
+#define RM__FOLD_FROM_SPAN
+#define RM__FOLD_FROM_COUNT
+#define RM__FOLD_FROM_OWN
+
 /* A fold from a sample's figure names a double of resmon_sample: expanded in
  * figure_fields.c as a compile-time check of the list. */
 #define RM__FOLD_CHECK_MAX(field) RM__FOLD_CHECK_FIELD(field)
