@@ -4,10 +4,17 @@
  * base figures, the GPU's and the cgroup's, written once.  The places that
  * name such a figure expand this list, as metric_list.h's are expanded: the
  * summary JSON both ways (through src/figure_fields.c's tables, walked by
- * summary_json.c and summary_json_read.c), the Prometheus rows
- * (exposition.c), the command's samples-file columns of these figures (CPU,
- * RSS, GPU, cgroup memory: tools/resmon/samples_file.c) and the Python
- * binding's cgroup keys (python/src/module.c).  It names only public fields (resmon.h), so it
+ * summary_json.c and summary_json_read.c), the fold from the samples of the
+ * GPU's and the cgroup's figures (summary.c, by summary.h's RM__FOLD_KNOWN),
+ * the Prometheus rows (exposition.c), the command's samples-file columns of
+ * these figures (CPU, RSS, GPU, cgroup memory: tools/resmon/samples_file.c,
+ * written, and samples_read.c, read back) and the Python binding's summary
+ * dict and keys (python/src/module.c).  Two places still name figures by
+ * hand, each for a reason the list cannot carry: summary.c's add_base folds
+ * the base figures (CPU, RSS, count, span) on the sampler's path, its first
+ * sample shared with the CPU peak's spans; and the command's table
+ * (tools/resmon/summary_output.c) joins figures into lines of its own
+ * wording and order.  It names only public fields (resmon.h), so it
  * lives in common/, which the library, the command and the binding share;
  * the structs' layout is the ABI, so a command built with it reads any
  * library of the same soname.
