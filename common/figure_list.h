@@ -4,10 +4,17 @@
  * base figures, the GPU's and the cgroup's, written once.  The places that
  * name such a figure expand this list, as metric_list.h's are expanded: the
  * summary JSON both ways (through src/figure_fields.c's tables, walked by
- * summary_json.c and summary_json_read.c), the Prometheus rows
- * (exposition.c), the command's samples-file columns of these figures (CPU,
- * RSS, GPU, cgroup memory: tools/resmon/samples_file.c) and the Python
- * binding's cgroup keys (python/src/module.c).  It names only public fields (resmon.h), so it
+ * summary_json.c and summary_json_read.c), the fold from the samples of the
+ * GPU's and the cgroup's figures (summary.c, by summary.h's RM__FOLD_KNOWN),
+ * the Prometheus rows (exposition.c), the command's samples-file columns of
+ * these figures (CPU, RSS, GPU, cgroup memory: tools/resmon/samples_file.c,
+ * written, and samples_read.c, read back) and the Python binding's summary
+ * dict and keys (python/src/module.c).  Two places still name figures by
+ * hand, each for a reason the list cannot carry: summary.c's add_base folds
+ * the base figures (CPU, RSS, count, span) on the sampler's path, its first
+ * sample shared with the CPU peak's spans; and the command's table
+ * (tools/resmon/summary_output.c) joins figures into lines of its own
+ * wording and order.  It names only public fields (resmon.h), so it
  * lives in common/, which the library, the command and the binding share;
  * the structs' layout is the ABI, so a command built with it reads any
  * library of the same soname.
@@ -110,6 +117,23 @@
 #define RM__SAMPLE_FIGURES_CGROUP(X)                                                                               \
     X(CGROUP, cgroup_mem_mb, MIB, GAUGE, 0, "resmon_cgroup_memory_bytes",                                         \
       "Memory charged to the cgroup at the latest sample: the whole tree, page cache and kernel memory included.")
+
+/* The FOLD column taken apart: its kind (MAX, MEAN, GROWTH, SPAN, COUNT or
+ * OWN) and the sample figure it folds (nothing for SPAN, COUNT and OWN).
+ * RM__FOLD_KIND_##fold and RM__FOLD_FROM_##fold, passed on as a macro's
+ * arguments, expand to them (summary.h and summary.c fold by them). */
+#define RM__FOLD_KIND_MAX(field) MAX
+#define RM__FOLD_KIND_MEAN(field) MEAN
+#define RM__FOLD_KIND_GROWTH(field) GROWTH
+#define RM__FOLD_KIND_SPAN SPAN
+#define RM__FOLD_KIND_COUNT COUNT
+#define RM__FOLD_KIND_OWN OWN
+#define RM__FOLD_FROM_MAX(field) field
+#define RM__FOLD_FROM_MEAN(field) field
+#define RM__FOLD_FROM_GROWTH(field) field
+#define RM__FOLD_FROM_SPAN
+#define RM__FOLD_FROM_COUNT
+#define RM__FOLD_FROM_OWN
 
 /* A fold from a sample's figure names a double of resmon_sample: expanded in
  * figure_fields.c as a compile-time check of the list. */

@@ -18,6 +18,13 @@ _Static_assert(sizeof(rm__summary_acc) % sizeof(uint64_t) == 0, "the accumulator
 #define SET(field, value)                                                                         \
     _Generic((field), double: rm__shared_store_double, uint64_t: rm__shared_store_u64)(&(field), (value))
 
+/* The figures only some samples know (RM__FOLD_KNOWN in summary.h): a MAX
+ * starts NAN, a MEAN's sum and count 0 (memset). */
+#define RESET_KNOWN(group, field, type, fold, ...) RM__FOLD_KNOWN(RESET_KNOWN, group, field, fold)
+#define RESET_KNOWN_MAX(field, from) acc->field = NAN;
+#define RESET_KNOWN_MEAN(field, from)
+#define RESET_KNOWN_OWN(field, from)
+
 static void reset_fields(rm__summary_acc *acc, int metrics_on)
 {
     memset(acc, 0, sizeof *acc);
@@ -25,8 +32,9 @@ static void reset_fields(rm__summary_acc *acc, int metrics_on)
     acc->hwm_scope = RESMON_HWM_UNKNOWN;
     acc->previous_power_w = NAN;
     acc->cpu_energy_j = NAN;
-    acc->peak_gpu_proc_mem_mb = NAN;
-    acc->cgroup_peak_mb = acc->cgroup_oom_kills = acc->cgroup_throttled_sec = acc->cgroup_nr_throttled = NAN;
+    RM__SUMMARY_FIGURES_BASE(RESET_KNOWN)
+    RM__SUMMARY_FIGURES_CGROUP(RESET_KNOWN)
+    acc->cgroup_oom_kills = acc->cgroup_throttled_sec = acc->cgroup_nr_throttled = NAN;
     acc->cgroup_io_read_bytes = acc->cgroup_io_write_bytes = NAN;
     for (size_t i = 0; i < rm__metric_field_count; i++)
         *rm__summary_metric(&acc->metrics, &rm__metric_fields[i]) = NAN;
@@ -68,15 +76,19 @@ static void add_metric_fields(resmon_summary *metrics, const resmon_sample *s)
     }
 }
 
-/* GPU fields are averaged over the samples that have them, as the seed does
- * (it filters out None before taking the mean). */
-static void add_if_known(double value, double *sum, uint64_t *count)
-{
-    if (!isnan(value)) {
-        SET(*sum, *sum + value);
-        SET(*count, *count + 1);
+/* The figures only some samples know are folded over the samples that have
+ * them, as the seed does (it filters out None before taking the mean, and
+ * its peaks): a MAX keeps the largest, a MEAN adds to its sum and count. */
+#define ADD_KNOWN(group, field, type, fold, ...) RM__FOLD_KNOWN(ADD_KNOWN, group, field, fold)
+#define ADD_KNOWN_MAX(field, from)                                                                                \
+    if (!isnan(s->from) && !(s->from <= acc->field))                                                              \
+        SET(acc->field, s->from);
+#define ADD_KNOWN_MEAN(field, from)                                                                               \
+    if (!isnan(s->from)) {                                                                                        \
+        SET(acc->sum_##from, acc->sum_##from + s->from);                                                          \
+        SET(acc->known_##from, acc->known_##from + 1);                                                            \
     }
-}
+#define ADD_KNOWN_OWN(field, from)
 
 /* The CPU peak is the largest rate over spans of consecutive samples, each
  * at least RM__CPU_PEAK_SPAN_SEC and not ended by a sample taken under half
@@ -154,9 +166,8 @@ void rm__summary_acc_add(rm__summary_acc *acc, const resmon_sample *s, double cp
                          int short_interval)
 {
     add_base(acc, s, cpu_time_sec, short_interval);
-    add_if_known(s->gpu_util, &acc->sum_gpu_util, &acc->gpu_util_count);
-    add_if_known(s->gpu_clock_mhz, &acc->sum_gpu_clock_mhz, &acc->gpu_clock_count);
-    add_if_known(s->gpu_power_w, &acc->sum_gpu_power_w, &acc->gpu_power_count);
+    RM__SUMMARY_FIGURES_BASE(ADD_KNOWN)
+    RM__SUMMARY_FIGURES_CGROUP(ADD_KNOWN)
     if (!isnan(s->gpu_power_w) && !isnan(acc->previous_power_w) && s->timestamp > acc->previous_timestamp) {
         SET(acc->integrated_energy_j, acc->integrated_energy_j + (s->gpu_power_w + acc->previous_power_w) / 2 *
                                                                      (s->timestamp - acc->previous_timestamp));
@@ -164,17 +175,8 @@ void rm__summary_acc_add(rm__summary_acc *acc, const resmon_sample *s, double cp
     }
     SET(acc->previous_power_w, s->gpu_power_w);
     SET(acc->previous_timestamp, s->timestamp);
-    if (!isnan(s->gpu_proc_mem_mb) && !(s->gpu_proc_mem_mb <= acc->peak_gpu_proc_mem_mb))
-        SET(acc->peak_gpu_proc_mem_mb, s->gpu_proc_mem_mb);
     if (acc->metrics_on)
         add_metric_fields(&acc->metrics, s);
-    if (!isnan(s->cgroup_mem_mb) && !(s->cgroup_mem_mb <= acc->cgroup_peak_mb))
-        SET(acc->cgroup_peak_mb, s->cgroup_mem_mb);
-    if (!isnan(s->gpu_mem_mb)) {
-        if (acc->gpu_mem_count == 0 || s->gpu_mem_mb > acc->peak_gpu_mem_mb)
-            SET(acc->peak_gpu_mem_mb, s->gpu_mem_mb);
-        SET(acc->gpu_mem_count, acc->gpu_mem_count + 1);
-    }
 }
 
 void rm__summary_acc_add_energy(rm__summary_acc *acc, double energy_j)
@@ -192,22 +194,23 @@ static double mean_or_nan(double sum, uint64_t count)
     return count ? sum / (double)count : NAN;
 }
 
+#define RESULT_KNOWN(group, field, type, fold, ...) RM__FOLD_KNOWN(RESULT_KNOWN, group, field, fold)
+#define RESULT_KNOWN_MAX(field, from) s.field = acc->field;
+#define RESULT_KNOWN_MEAN(field, from) s.field = mean_or_nan(acc->sum_##from, acc->known_##from);
+#define RESULT_KNOWN_OWN(field, from)
+
 resmon_summary rm__summary_acc_result(const rm__summary_acc *acc)
 {
     resmon_summary s;
     memset(&s, 0, sizeof s);
     s.struct_size = sizeof s;
-    s.peak_gpu_mem_mb = acc->gpu_mem_count ? acc->peak_gpu_mem_mb : NAN;
-    s.mean_gpu_util = mean_or_nan(acc->sum_gpu_util, acc->gpu_util_count);
-    s.mean_gpu_clock_mhz = mean_or_nan(acc->sum_gpu_clock_mhz, acc->gpu_clock_count);
-    s.mean_gpu_power_w = mean_or_nan(acc->sum_gpu_power_w, acc->gpu_power_count);
+    RM__SUMMARY_FIGURES_BASE(RESULT_KNOWN)
+    RM__SUMMARY_FIGURES_CGROUP(RESULT_KNOWN)
     s.hwm_rss_mb = acc->hwm_rss_mb;
     s.hwm_scope = acc->hwm_scope;
     s.hwm_error = acc->hwm_error;
     s.skipped_slots = acc->skipped_slots;
     s.cpu_energy_j = acc->cpu_energy_j;
-    s.peak_gpu_proc_mem_mb = acc->peak_gpu_proc_mem_mb;
-    s.cgroup_peak_mb = acc->cgroup_peak_mb;
     s.cgroup_oom_kills = acc->cgroup_oom_kills;
     s.cgroup_throttled_sec = acc->cgroup_throttled_sec;
     s.cgroup_nr_throttled = acc->cgroup_nr_throttled;

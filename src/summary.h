@@ -9,7 +9,32 @@
 #ifndef RESMON_SUMMARY_H
 #define RESMON_SUMMARY_H
 
+#include "figure_list.h"
 #include "resmon.h"
+
+/* The summary figures folded from a sample's figure that only some samples
+ * know: the GPU's and the cgroup's MAX and MEAN (figure_list.h).
+ * RM__FOLD_KNOWN(OP, GROUP, FIELD, FOLD) expands OP_MAX(FIELD, FROM) or
+ * OP_MEAN(FIELD, FROM) (FROM: the sample's figure) for such a figure,
+ * OP_OWN for a figure not folded from the samples, and nothing for a base
+ * figure: those (CPU, RSS, the count and the span, always known) summary.c
+ * folds by hand in add_base, the sampler's path, where the first sample
+ * also starts the CPU peak's spans. */
+#define RM__FOLD_KNOWN(op, group, field, fold)                                                                    \
+    RM__FOLD_KNOWN_##group(op, field, RM__FOLD_KIND_##fold, RM__FOLD_FROM_##fold)
+#define RM__FOLD_KNOWN_BASE(op, field, kind, from)
+#define RM__FOLD_KNOWN_GPU(op, field, kind, from) RM__FOLD_KNOWN_OP(op, field, kind, from)
+#define RM__FOLD_KNOWN_CGROUP(op, field, kind, from) RM__FOLD_KNOWN_OP(op, field, kind, from)
+#define RM__FOLD_KNOWN_OP(op, field, kind, from) op##_##kind(field, from)
+
+/* Each MAX its largest known value (NAN before one); each MEAN the sum and
+ * the count of the samples that knew its figure. */
+#define RM__ACC_FOLDED(group, field, type, fold, ...) RM__FOLD_KNOWN(RM__ACC_FOLDED, group, field, fold)
+#define RM__ACC_FOLDED_MAX(field, from) double field;
+#define RM__ACC_FOLDED_MEAN(field, from)                                                                           \
+    double sum_##from;                                                                                             \
+    uint64_t known_##from;
+#define RM__ACC_FOLDED_OWN(field, from)
 
 typedef struct rm__summary_acc {
     uint64_t count;
@@ -20,8 +45,9 @@ typedef struct rm__summary_acc {
     /* The CPU peak is taken over spans of samples (see cpu_peak_span in
      * summary.c): the closed span latest, and the open one after it. */
     double peak_last_cpu_sec, peak_last_span_sec, peak_open_cpu_sec, peak_open_span_sec;
-    uint64_t gpu_util_count, gpu_mem_count, gpu_clock_count, gpu_power_count;
-    double sum_gpu_util, peak_gpu_mem_mb, sum_gpu_clock_mhz, sum_gpu_power_w;
+    /* The GPU's and the cgroup's folds of sampled figures (RM__ACC_FOLDED). */
+    RM__SUMMARY_FIGURES_BASE(RM__ACC_FOLDED)
+    RM__SUMMARY_FIGURES_CGROUP(RM__ACC_FOLDED)
     double hwm_rss_mb;
     resmon_hwm_scope hwm_scope;
     int hwm_error;
@@ -34,10 +60,10 @@ typedef struct rm__summary_acc {
     uint64_t integrated_intervals;
     double previous_power_w, previous_timestamp;
     double cpu_energy_j;
-    double peak_gpu_proc_mem_mb;
-    /* The cgroup's figures (resmon_options.cgroup_path): the largest sampled
-     * cgroup_mem_mb, then what the monitor reads at the window's end. */
-    double cgroup_peak_mb, cgroup_oom_kills, cgroup_throttled_sec, cgroup_nr_throttled;
+    /* The cgroup's figures (resmon_options.cgroup_path) the monitor reads at
+     * the window's end (cgroup_peak_mb above, folded, takes the kernel's
+     * exact peak then too). */
+    double cgroup_oom_kills, cgroup_throttled_sec, cgroup_nr_throttled;
     double cgroup_io_read_bytes, cgroup_io_write_bytes;
     int cgroup_version, cgroup_error;
     resmon_summary metrics; /* only its metric-group fields (metric_fields.h) */

@@ -8,9 +8,11 @@
 #include "resmon.h"
 #include "test_util.h"
 
+#include "figure_fields.h"
 #include "figure_list.h"
 #include "json_number.h"
 #include "metric_list.h"
+#include "summary.h"
 
 #include <errno.h>
 #include <float.h>
@@ -773,10 +775,75 @@ static void every_figure_is_in_one_list(void **state)
     }
 }
 
+/* Each consumer derived from the figure list has every figure of it: the
+ * summary JSON's tables (figure_fields.c), and the fold from the samples
+ * (summary.c), checked by folding two samples whose every figure differs
+ * and reading each folded figure back as its FOLD column says. */
+#define TABLE_FIGURE(group, field, ...) offsetof(resmon_summary, field),
+static void assert_table_is_list(const rm__summary_figures *table, const size_t *offsets, size_t count)
+{
+    assert_int_equal(table->count, count);
+    for (size_t i = 0; i < count; i++)
+        assert_int_equal(table->figures[i].offset, offsets[i]);
+}
+
+#define CHECK_FOLD(group, field, type, fold, ...) CHECK_FOLD_OF(field, RM__FOLD_KIND_##fold, SAMPLE_FIGURE_OF_##fold)
+#define CHECK_FOLD_OF(field, kind, from) CHECK_FOLD_KIND(field, kind, from) /* kind expanded: MAX, ... */
+#define CHECK_FOLD_KIND(field, kind, from)                                                                         \
+    check_fold(#field, (double)summary.field, FOLD_##kind, offsetof(resmon_sample, from), first, second);
+/* RM__FOLD_FROM_##fold, but the timestamp where a fold names no figure */
+#define SAMPLE_FIGURE_OF_MAX(field) field
+#define SAMPLE_FIGURE_OF_MEAN(field) field
+#define SAMPLE_FIGURE_OF_GROWTH(field) field
+#define SAMPLE_FIGURE_OF_SPAN timestamp
+#define SAMPLE_FIGURE_OF_COUNT timestamp
+#define SAMPLE_FIGURE_OF_OWN timestamp
+enum fold_kind { FOLD_MAX, FOLD_MEAN, FOLD_GROWTH, FOLD_SPAN, FOLD_COUNT, FOLD_OWN };
+static void check_fold(const char *field, double got, enum fold_kind kind, size_t from, const resmon_sample *first,
+                       const resmon_sample *second)
+{
+    if (kind == FOLD_OWN) /* not from the samples' figures */
+        return;
+    double a, b;
+    memcpy(&a, (const char *)first + from, sizeof a);
+    memcpy(&b, (const char *)second + from, sizeof b);
+    double want = kind == FOLD_MAX      ? fmax(a, b)
+                  : kind == FOLD_MEAN   ? (a + b) / 2
+                  : kind == FOLD_GROWTH ? b - a
+                  : kind == FOLD_SPAN   ? b - a
+                                        : 2; /* COUNT */
+    if (got != want)
+        fail_msg("%s folds to %g, its FOLD says %g", field, got, want);
+}
+
+static void every_consumer_has_every_figure(void **state)
+{
+    (void)state;
+    static const size_t base[] = {RM__SUMMARY_FIGURES_BASE(TABLE_FIGURE)};
+    static const size_t cgroup[] = {RM__SUMMARY_FIGURES_CGROUP(TABLE_FIGURE)};
+    assert_table_is_list(&rm__summary_figures_base, base, sizeof base / sizeof *base);
+    assert_table_is_list(&rm__summary_figures_cgroup, cgroup, sizeof cgroup / sizeof *cgroup);
+
+    resmon_sample samples[2];
+    for (int k = 0; k < 2; k++)
+        for (size_t i = 0; i < sizeof samples[k] / sizeof(double); i++) /* all doubles; every figure its own */
+            memcpy((char *)&samples[k] + i * sizeof(double), &(double){(k ? 3.0 : 1.0) * (double)(i + 1)},
+                   sizeof(double));
+    const resmon_sample *first = &samples[0], *second = &samples[1];
+    rm__summary_acc acc;
+    rm__summary_acc_reset(&acc, 1);
+    rm__summary_acc_add(&acc, first, 0.0, 0);
+    rm__summary_acc_add(&acc, second, 0.0, 0);
+    resmon_summary summary = rm__summary_acc_result(&acc);
+    RM__SUMMARY_FIGURES_BASE(CHECK_FOLD)
+    RM__SUMMARY_FIGURES_CGROUP(CHECK_FOLD)
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_figure_is_in_one_list),
+        cmocka_unit_test(every_consumer_has_every_figure),
         cmocka_unit_test(to_json_matches_python_byte_for_byte),
         cmocka_unit_test(from_json_reads_python_values),
         cmocka_unit_test(from_json_is_lenient_where_python_is),

@@ -99,37 +99,64 @@ static int put_name(PyObject *dict, const char *key, const char *name)
     return put_item(dict, key, PyUnicode_FromString(name));
 }
 
-/* The summary's cgroup figures (resmon_options.cgroup_path), from the
- * library's figure list, in the order of resmon_summary_to_json;
- * cgroup_version and cgroup_error come besides. */
-#define CGROUP_FIELD(group, field, ...) {#field, offsetof(resmon_summary, field)},
-static const struct {
+/* The summary's figures from the library's figure list (figure_list.h), in
+ * the order of resmon_summary_to_json: the base and GPU ones before the
+ * metric groups', each with the word that follows it there (hwm_scope after
+ * hwm_rss_mb, gpu_energy_source after gpu_energy_j); the cgroup's after,
+ * with cgroup_version and cgroup_error besides. */
+enum followed_by { FOLLOWED_BY_NOTHING, FOLLOWED_BY_HWM_SCOPE, FOLLOWED_BY_ENERGY_SOURCE };
+#define FOLLOWED_BY_REQUIRED FOLLOWED_BY_NOTHING
+#define FOLLOWED_BY_SEED FOLLOWED_BY_NOTHING
+#define FOLLOWED_BY_UNLESS_NAN FOLLOWED_BY_NOTHING
+#define FOLLOWED_BY_KNOWN FOLLOWED_BY_NOTHING
+#define FOLLOWED_BY_MEASURED FOLLOWED_BY_NOTHING
+#define FOLLOWED_BY_CGROUP FOLLOWED_BY_NOTHING
+#define FOLLOWED_BY_HWM FOLLOWED_BY_HWM_SCOPE
+#define FOLLOWED_BY_ENERGY FOLLOWED_BY_ENERGY_SOURCE
+#define IS_COUNT_DOUBLE 0
+#define IS_COUNT_U64 1
+#define SUMMARY_FIELD(group, field, type, fold, unit, json, ...)                                                   \
+    {#field, offsetof(resmon_summary, field), IS_COUNT_##type, FOLLOWED_BY_##json},
+typedef struct summary_field {
     const char *key;
     size_t offset;
-} cgroup_fields[] = {RM__SUMMARY_FIGURES_CGROUP(CGROUP_FIELD)};
+    int is_count;                /* a uint64_t; else a double */
+    enum followed_by followed_by;
+} summary_field;
+static const summary_field base_fields[] = {RM__SUMMARY_FIGURES_BASE(SUMMARY_FIELD)};
+static const summary_field cgroup_fields[] = {RM__SUMMARY_FIGURES_CGROUP(SUMMARY_FIELD)};
+#define BASE_FIELDS (sizeof base_fields / sizeof *base_fields)
+#define CGROUP_FIELDS (sizeof cgroup_fields / sizeof *cgroup_fields)
+
+/* Adds a base or GPU figure, and the word that follows it. */
+static int put_base_field(PyObject *d, const resmon_summary *s, const summary_field *f)
+{
+    const char *at = (const char *)s + f->offset;
+    int failed;
+    if (f->is_count) {
+        uint64_t count;
+        memcpy(&count, at, sizeof count);
+        failed = put_item(d, f->key, PyLong_FromUnsignedLongLong(count));
+    } else {
+        double value;
+        memcpy(&value, at, sizeof value);
+        failed = put_number(d, f->key, value);
+    }
+    if (!failed && f->followed_by == FOLLOWED_BY_HWM_SCOPE)
+        failed = put_name(d, "hwm_scope", resmon_hwm_scope_name(s->hwm_scope));
+    else if (!failed && f->followed_by == FOLLOWED_BY_ENERGY_SOURCE)
+        failed = put_name(d, "gpu_energy_source", resmon_energy_source_name(s->gpu_energy_source));
+    return failed;
+}
 
 PyObject *rmpy_summary_to_dict(const resmon_summary *s)
 {
     PyObject *d = PyDict_New();
     if (!d)
         return NULL;
-    int failed = put_number(d, "peak_rss_mb", s->peak_rss_mb) || put_number(d, "mean_rss_mb", s->mean_rss_mb) ||
-                 put_number(d, "peak_gpu_mem_mb", s->peak_gpu_mem_mb) ||
-                 put_number(d, "mean_gpu_util", s->mean_gpu_util) ||
-                 put_number(d, "memory_growth_mb", s->memory_growth_mb) ||
-                 put_item(d, "num_samples", PyLong_FromUnsignedLongLong(s->num_samples)) ||
-                 put_number(d, "duration_sec", s->duration_sec) ||
-                 put_number(d, "mean_gpu_clock_mhz", s->mean_gpu_clock_mhz) ||
-                 put_number(d, "mean_gpu_power_w", s->mean_gpu_power_w) ||
-                 put_number(d, "mean_cpu_percent", s->mean_cpu_percent) ||
-                 put_number(d, "peak_cpu_percent", s->peak_cpu_percent) ||
-                 put_number(d, "cpu_time_sec", s->cpu_time_sec) || put_number(d, "hwm_rss_mb", s->hwm_rss_mb) ||
-                 put_name(d, "hwm_scope", resmon_hwm_scope_name(s->hwm_scope)) ||
-                 put_item(d, "skipped_slots", PyLong_FromUnsignedLongLong(s->skipped_slots)) ||
-                 put_number(d, "gpu_energy_j", s->gpu_energy_j) ||
-                 put_name(d, "gpu_energy_source", resmon_energy_source_name(s->gpu_energy_source)) ||
-                 put_number(d, "cpu_energy_j", s->cpu_energy_j) ||
-                 put_number(d, "peak_gpu_proc_mem_mb", s->peak_gpu_proc_mem_mb);
+    int failed = 0;
+    for (size_t i = 0; !failed && i < BASE_FIELDS; i++)
+        failed = put_base_field(d, s, &base_fields[i]);
     for (size_t i = 0; !failed && i < resmon_metric_count(); i++) {
         resmon_metric m;
         double value;
@@ -144,7 +171,7 @@ PyObject *rmpy_summary_to_dict(const resmon_summary *s)
         failed = (has_cgroup ? put_item(d, "cgroup_version", PyLong_FromLong(s->cgroup_version))
                              : PyDict_SetItemString(d, "cgroup_version", Py_None)) ||
                  put_item(d, "cgroup_error", PyLong_FromLong(s->cgroup_error));
-    for (size_t i = 0; !failed && i < sizeof cgroup_fields / sizeof *cgroup_fields; i++) {
+    for (size_t i = 0; !failed && i < CGROUP_FIELDS; i++) {
         double value;
         memcpy(&value, (const char *)s + cgroup_fields[i].offset, sizeof value);
         failed = put_number(d, cgroup_fields[i].key, has_cgroup ? value : NAN);
@@ -218,30 +245,39 @@ static int get_choice(PyObject *mapping, const char *key, const char *(*name)(in
     return rc;
 }
 
+/* Reads a base or GPU figure, and the word that follows it. */
+static int get_base_field(PyObject *fields, resmon_summary *s, const summary_field *f, int *hwm_scope,
+                          int *energy_source)
+{
+    char *at = (char *)s + f->offset;
+    if (f->is_count) {
+        uint64_t count;
+        if (get_count(fields, f->key, &count))
+            return -1;
+        memcpy(at, &count, sizeof count);
+    } else {
+        double value;
+        if (get_number(fields, f->key, &value))
+            return -1;
+        memcpy(at, &value, sizeof value);
+    }
+    if (f->followed_by == FOLLOWED_BY_HWM_SCOPE)
+        return get_choice(fields, "hwm_scope", hwm_scope_word, hwm_scope);
+    if (f->followed_by == FOLLOWED_BY_ENERGY_SOURCE)
+        return get_choice(fields, "gpu_energy_source", energy_source_word, energy_source);
+    return 0;
+}
+
 static PyObject *summary_to_json(PyObject *module, PyObject *fields)
 {
     (void)module;
     resmon_summary s;
     memset(&s, 0, sizeof s);
     s.struct_size = sizeof s;
-    int hwm_scope, energy_source;
-    if (get_number(fields, "peak_rss_mb", &s.peak_rss_mb) || get_number(fields, "mean_rss_mb", &s.mean_rss_mb) ||
-        get_number(fields, "peak_gpu_mem_mb", &s.peak_gpu_mem_mb) ||
-        get_number(fields, "mean_gpu_util", &s.mean_gpu_util) ||
-        get_number(fields, "memory_growth_mb", &s.memory_growth_mb) ||
-        get_count(fields, "num_samples", &s.num_samples) || get_number(fields, "duration_sec", &s.duration_sec) ||
-        get_number(fields, "mean_gpu_clock_mhz", &s.mean_gpu_clock_mhz) ||
-        get_number(fields, "mean_gpu_power_w", &s.mean_gpu_power_w) ||
-        get_number(fields, "mean_cpu_percent", &s.mean_cpu_percent) ||
-        get_number(fields, "peak_cpu_percent", &s.peak_cpu_percent) ||
-        get_number(fields, "cpu_time_sec", &s.cpu_time_sec) || get_number(fields, "hwm_rss_mb", &s.hwm_rss_mb) ||
-        get_choice(fields, "hwm_scope", hwm_scope_word, &hwm_scope) ||
-        get_count(fields, "skipped_slots", &s.skipped_slots) ||
-        get_number(fields, "gpu_energy_j", &s.gpu_energy_j) ||
-        get_choice(fields, "gpu_energy_source", energy_source_word, &energy_source) ||
-        get_number(fields, "cpu_energy_j", &s.cpu_energy_j) ||
-        get_number(fields, "peak_gpu_proc_mem_mb", &s.peak_gpu_proc_mem_mb))
-        return NULL;
+    int hwm_scope = 0, energy_source = 0;
+    for (size_t i = 0; i < BASE_FIELDS; i++)
+        if (get_base_field(fields, &s, &base_fields[i], &hwm_scope, &energy_source))
+            return NULL;
     for (size_t i = 0; i < resmon_metric_count(); i++) {
         resmon_metric m;
         double value;
@@ -259,7 +295,7 @@ static PyObject *summary_to_json(PyObject *module, PyObject *fields)
         return NULL;
     }
     s.cgroup_version = (int32_t)cgroup_version;
-    for (size_t i = 0; i < sizeof cgroup_fields / sizeof *cgroup_fields; i++) {
+    for (size_t i = 0; i < CGROUP_FIELDS; i++) {
         double value;
         if (get_number(fields, cgroup_fields[i].key, &value))
             return NULL;

@@ -114,6 +114,20 @@ def test_a_real_window_matches() -> None:
     assert list(summary.to_dict())[:7] == SEED_KEYS
 
 
+def test_the_bindings_summary_dict_has_every_json_key_in_its_order() -> None:
+    """The binding's dict (python/src/module.c) and the C library's JSON are
+    both made from the figure and metric lists: with every figure known, the
+    JSON writes every key, and the dict has each of them, in that order, and
+    cgroup_error besides -- a figure left out of the dict fails here."""
+    with ResourceMonitor(sample_interval_sec=0.01) as mon:
+        sum(i * i for i in range(10_000))
+    raw = mon._monitor.summary()
+    words = {"hwm_scope": "window", "gpu_energy_source": "counter", "cgroup_version": 2, "cgroup_error": 0}
+    known = {key: words.get(key, 2 if isinstance(value, int) else 1.5) for key, value in raw.items()}
+    json_keys = list(json.loads(_resmon.summary_to_json(known)))
+    assert [key for key in raw if key != "cgroup_error"] == json_keys
+
+
 def test_seed_keys_first_extras_only_when_known() -> None:
     seed_fields = dict(peak_rss_mb=512.0, mean_rss_mb=400.0, peak_gpu_mem_mb=None, mean_gpu_util=None,
                        memory_growth_mb=10.0, num_samples=50, duration_sec=5.0)

@@ -65,8 +65,7 @@ static const struct {
 #define FIGURE_COLUMNS (sizeof figure_columns / sizeof *figure_columns)
 _Static_assert(offsetof(resmon_sample, timestamp) == 0, "the timestamp is the sample's first figure");
 
-/* Appends the base figures' columns (gpu 0) or the GPU's (gpu 1). */
-static size_t add_figure_columns(samples_column *columns, int gpu)
+size_t samples_figure_columns(samples_column *columns, int gpu)
 {
     size_t n = 0;
     for (size_t i = 0; i < FIGURE_COLUMNS; i++)
@@ -136,10 +135,10 @@ samples_file *samples_file_open(int fd, const char *path, size_t gpu_devices)
     f->jsonl = path_has_extension(path, ".jsonl");
     f->gpu_devices = gpu_devices > RESMON_CLI_MAX_DEVICE_COLUMNS ? RESMON_CLI_MAX_DEVICE_COLUMNS : gpu_devices;
     f->last_write = -1;
-    f->column_count = add_figure_columns(f->columns, 0);
+    f->column_count = samples_figure_columns(f->columns, 0);
     f->column_count += samples_metric_columns(f->columns + f->column_count);
     if (gpu_devices)
-        f->column_count += add_figure_columns(f->columns + f->column_count, 1);
+        f->column_count += samples_figure_columns(f->columns + f->column_count, 1);
     struct timespec wall, mono;
     clock_gettime(CLOCK_REALTIME, &wall);
     clock_gettime(CLOCK_MONOTONIC, &mono);

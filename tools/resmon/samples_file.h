@@ -26,6 +26,11 @@ typedef struct samples_column {
 } samples_column;
 /* Fills columns (SAMPLES_MAX_METRIC_COLUMNS of room); returns how many. */
 size_t samples_metric_columns(samples_column *columns);
+/* The sample's base figures but the timestamp (gpu 0: CPU and RSS, always
+ * written, after the timestamps) or its GPU figures (gpu 1: after the metric
+ * columns, when there is a GPU), from the figure list (figure_list.h):
+ * fills columns (SAMPLES_MAX_METRIC_COLUMNS of room); returns how many. */
+size_t samples_figure_columns(samples_column *columns, int gpu);
 /* Writes rows to fd (which stays the caller's); the format comes from path's
  * extension.  gpu_devices: 0 no GPU columns; 1 the GPU columns; N > 1 also
  * per-device columns gpuI_*.  NULL when out of memory. */

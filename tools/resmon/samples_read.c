@@ -21,31 +21,34 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The columns read, and where each goes in a resmon_sample: the fixed ones,
- * then the metric columns exactly as samples_file.c writes them
- * (samples_metric_columns: the library's metric list and cgroup_mem_mb); the
- * text column `phase` last. */
-enum column { COL_ELAPSED, COL_CPU, COL_RSS, COL_GPU_UTIL, COL_GPU_MEM, COL_FIRST_METRIC };
-#define COLUMN_CAP (COL_FIRST_METRIC + SAMPLES_MAX_METRIC_COLUMNS + 1)
-static const char *column_names[COLUMN_CAP] = {"elapsed_sec", "cpu_percent", "rss_mb", "gpu_util", "gpu_mem_mb"};
-static size_t column_offsets[COLUMN_CAP] = {0, offsetof(resmon_sample, cpu_percent), offsetof(resmon_sample, rss_mb),
-                                            offsetof(resmon_sample, gpu_util), offsetof(resmon_sample, gpu_mem_mb)};
-static int phase_column; /* the column count, and the phase's index */
-#define REQUIRED_COLUMNS 3 /* the first three */
+/* The columns read, and where each goes in a resmon_sample: elapsed_sec
+ * (the timestamp), then the figure and metric columns exactly as
+ * samples_file.c writes them -- the base figures (CPU, RSS: required), the
+ * GPU's (samples_figure_columns), the metric groups' and the cgroup's
+ * (samples_metric_columns) -- and the text column `phase` last. */
+#define COL_ELAPSED 0
+#define COLUMN_CAP (1 + 2 * SAMPLES_MAX_METRIC_COLUMNS + 1)
+static const char *column_names[COLUMN_CAP] = {"elapsed_sec"};
+static size_t column_offsets[COLUMN_CAP];
+static int phase_column;     /* the column count, and the phase's index */
+static int required_columns; /* elapsed_sec and the base figures, first */
 
 static void list_columns(void)
 {
     if (phase_column)
         return;
-    samples_column metric[SAMPLES_MAX_METRIC_COLUMNS];
-    size_t count = samples_metric_columns(metric);
-    int n = COL_FIRST_METRIC;
+    samples_column columns[3 * SAMPLES_MAX_METRIC_COLUMNS];
+    size_t base = samples_figure_columns(columns, 0);
+    size_t count = base + samples_figure_columns(columns + base, 1);
+    count += samples_metric_columns(columns + count);
+    int n = COL_ELAPSED + 1;
     for (size_t i = 0; i < count; i++) {
-        column_names[n] = metric[i].name;
-        column_offsets[n++] = metric[i].offset;
+        column_names[n] = columns[i].name;
+        column_offsets[n++] = columns[i].offset;
     }
     column_names[n] = "phase";
     phase_column = n;
+    required_columns = 1 + (int)base;
 }
 
 /* One row's values: numbers (NAN when not read) and the phase's text. */
@@ -57,7 +60,7 @@ typedef struct row {
 /* Checks a row and feeds it to the series; 0, or -1 with why filled. */
 static int take_row(const row *r, size_t line, double *last_elapsed, chart_series *c, char *why, size_t cap)
 {
-    for (int i = 0; i < REQUIRED_COLUMNS; i++)
+    for (int i = 0; i < required_columns; i++)
         if (isnan(r->value[i])) {
             snprintf(why, cap, "line %zu has no %s", line, column_names[i]);
             return -1;
@@ -75,7 +78,7 @@ static int take_row(const row *r, size_t line, double *last_elapsed, chart_serie
     for (size_t i = 0; i < sizeof s / sizeof(double); i++)
         memcpy((char *)&s + i * sizeof(double), &(double){NAN}, sizeof(double));
     s.timestamp = elapsed;
-    for (int i = COL_CPU; i < phase_column; i++)
+    for (int i = COL_ELAPSED + 1; i < phase_column; i++)
         memcpy((char *)&s + column_offsets[i], &r->value[i], sizeof(double));
     if (r->phase)
         chart_series_phase(c, r->phase, elapsed);
@@ -159,7 +162,7 @@ static int read_csv(FILE *f, chart_series *c, double *end_sec, char *why, size_t
                 for (int i = 0; i <= phase_column; i++)
                     if (strcmp(fields[k], column_names[i]) == 0)
                         where[i] = k;
-            for (int i = 0; i < REQUIRED_COLUMNS; i++)
+            for (int i = 0; i < required_columns; i++)
                 if (where[i] < 0) {
                     snprintf(why, cap, "not a samples file: the CSV header has no %s column", column_names[i]);
                     goto done;

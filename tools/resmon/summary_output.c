@@ -1,6 +1,15 @@
 /*
  * summary_output.c -- the run's summary as JSON (-o) and as the human table
  * on stderr.
+ *
+ * The JSON's figures are the library's (resmon_summary_to_json, from the
+ * figure and metric lists); the command adds only keys of its own run.  The
+ * table names its figures by hand, the one place that does so on purpose:
+ * each line joins figures under words of its own (PSS with swap and
+ * virtual, the four I/O totals, throttled time with periods), picks between
+ * sources (wait4 or VmHWM, the cgroup's peak or the sampled one) and runs in
+ * the order a reader wants, not the structs'; a list column for that would
+ * be the table again, spelled as macro arguments.
  */
 #include "summary_output.h"
 #include "json_number.h"
