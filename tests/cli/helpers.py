@@ -22,7 +22,6 @@ signal.signal(signal.SIGQUIT, signal.SIG_DFL)
 RESMON = os.environ["RESMON"]
 WORKLOAD = os.environ["WORKLOAD"]
 SANITIZED = os.environ.get("RESMON_TEST_SANITIZED") == "1"
-SAFETY_NET_SEC = 60  # a wait on a workload that never comes fails here, not at ctest's timeout
 
 
 def time_factor():
@@ -38,6 +37,14 @@ def time_factor():
 
 
 TIME_FACTOR = time_factor()
+# A wait on a workload that never comes, or on a command that never ends,
+# fails here, not at ctest's timeout.  A safety net, not a bound on speed:
+# load may arrive after the factor was chosen (a factor of 1 on a quiet
+# machine, then six busy loops: `resmon compare` on a large report, 6.6 s of
+# CPU, took 70 s at load 13), so it is never scaled by less than 5, as
+# tests/scale_timeouts.cmake scales ctest's limits.
+LOAD_MARGIN = 5
+SAFETY_NET_SEC = 60 * max(TIME_FACTOR, LOAD_MARGIN)
 
 
 NOBODY = 65534
@@ -72,7 +79,7 @@ def program_for(test, uid, path):
     return copy
 
 
-def resmon(*args, timeout=60, **kw):
+def resmon(*args, timeout=SAFETY_NET_SEC, **kw):
     """Runs the command to its end; its output as text."""
     return subprocess.run([RESMON, *args], capture_output=True, text=True, timeout=timeout, **kw)
 

@@ -24,7 +24,7 @@ import unittest
 from helpers import NOBODY, RESMON, SAFETY_NET_SEC, SANITIZED, WORKLOAD, Ready, program_for
 
 
-def run_json(*args, timeout=60, **kw):
+def run_json(*args, timeout=SAFETY_NET_SEC, **kw):
     """Runs resmon with -o - and returns (completed process, summary)."""
     r = subprocess.run([RESMON, "-o", "-", *args], capture_output=True, text=True, timeout=timeout, **kw)
     lines = [line for line in r.stdout.splitlines() if line.startswith("{")]
@@ -651,7 +651,8 @@ class WatchedCgroup(unittest.TestCase):
     def test_a_directory_that_is_no_cgroup_is_refused(self):
         d = tempfile.mkdtemp(prefix="resmon-not-a-cgroup-")
         self.addCleanup(os.rmdir, d)
-        r = subprocess.run([RESMON, "--cgroup", d, "--duration", "0.1"], capture_output=True, text=True, timeout=60)
+        r = subprocess.run([RESMON, "--cgroup", d, "--duration", "0.1"], capture_output=True, text=True,
+                           timeout=SAFETY_NET_SEC)
         self.assertEqual(r.returncode, 125)
         self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
         self.assertIn("not a cgroup directory", r.stderr)
@@ -665,7 +666,8 @@ class WatchedCgroup(unittest.TestCase):
         for path in (d, missing, "/tmp"):
             for rest in (["--", "true"], ["--pid", str(os.getpid()), "--duration", "0.1"], ["--duration", "0.1"]):
                 with self.subTest(path=path, rest=rest):
-                    r = subprocess.run([RESMON, "--cgroup", path, *rest], capture_output=True, text=True, timeout=60)
+                    r = subprocess.run([RESMON, "--cgroup", path, *rest], capture_output=True, text=True,
+                                       timeout=SAFETY_NET_SEC)
                     self.assertEqual(r.returncode, 125, r.stderr)
                     self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
                     self.assertIn(f"--cgroup '{path}': not a cgroup directory", r.stderr)
@@ -790,14 +792,14 @@ class CgroupWithout(unittest.TestCase):
         unprivileged = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
         program = program_for(self, NOBODY, RESMON)  # a copy where the build tree is closed to nobody
         r = subprocess.run([*unprivileged, program, "-o", "-", "--", "true"], capture_output=True, text=True,
-                           timeout=60)
+                           timeout=SAFETY_NET_SEC)
         self.assertEqual(r.returncode, 0, r.stderr)
         summary = json.loads(r.stdout)
         self.assertIn("Permission denied", summary["cgroup_unavailable"])
         self.assertNotIn("cgroup_peak_mb", summary)  # unknown is absent, never NaN or 0
         self.assertEqual(r.stderr.count("no cgroup:"), 1)
         r = subprocess.run([*unprivileged, program, "--memory-limit", "1G", "--", "true"], capture_output=True,
-                           text=True, timeout=60)
+                           text=True, timeout=SAFETY_NET_SEC)
         self.assertEqual(r.returncode, 125)
         self.assertIn("--memory-limit needs a cgroup", r.stderr)
         self.assertEqual(len(r.stderr.splitlines()), 1)

@@ -151,7 +151,7 @@ class BadUsage(Tmp):
             self.skipTest("cannot create a PID namespace here: " + probe.stderr.decode(errors="replace"))
         marker = self.path("started")
         r = subprocess.run([*unshare, RESMON, "-o", self.path("s.json"), "--", "touch", marker],
-                           capture_output=True, text=True, timeout=60)
+                           capture_output=True, text=True, timeout=SAFETY_NET_SEC)
         self.assertEqual(r.returncode, 125, r.stderr)
         lines = r.stderr.strip().splitlines()
         self.assertEqual(len(lines), 1, r.stderr)
@@ -160,7 +160,7 @@ class BadUsage(Tmp):
         self.assertFalse(os.path.exists(self.path("s.json")))
         # With its own /proc it measures the command.
         r = subprocess.run([*unshare, "--mount-proc", RESMON, "-q", "--", "true"], capture_output=True, text=True,
-                           timeout=60)
+                           timeout=SAFETY_NET_SEC)
         self.assertEqual(r.returncode, 0, r.stderr)
 
     def test_each_bad_input_is_one_line_and_125(self):
@@ -241,7 +241,7 @@ class Streams(Tmp):
         try:
             r = subprocess.run([RESMON, "-o", self.path("s.json"), "--push", f"http://127.0.0.1:{dead}",
                                 "--", "sh", "-c", script], stderr=write_end, stdout=subprocess.DEVNULL,
-                               timeout=60)
+                               timeout=SAFETY_NET_SEC)
         finally:
             os.close(write_end)
             with open(pids) as f:
@@ -266,7 +266,7 @@ class Signals(Tmp):
         ready.wait()  # the command runs and handles its signals
         wait_for_rows(self.path("s.csv"), 11)  # header and 10 samples
         p.send_signal(sig)
-        out, err = p.communicate(timeout=30)
+        out, err = p.communicate(timeout=SAFETY_NET_SEC)
         return p.returncode, err
 
     def test_sigterm_is_forwarded_and_outputs_written(self):
@@ -298,7 +298,7 @@ class Signals(Tmp):
         def as_background_job():  # what a non-interactive shell does for `resmon ... &`
             signal.signal(signal.SIGINT, signal.SIG_IGN)
             signal.signal(signal.SIGQUIT, signal.SIG_IGN)
-        r = subprocess.run([RESMON, "--", "true"], capture_output=True, text=True, timeout=30,
+        r = subprocess.run([RESMON, "--", "true"], capture_output=True, text=True, timeout=SAFETY_NET_SEC,
                            preexec_fn=as_background_job)
         self.assertEqual(r.returncode, 0, r.stderr)
         lines = [line for line in r.stderr.splitlines() if "ignored when resmon started" in line]
@@ -522,7 +522,7 @@ class ProcessStart(Tmp):
                     "os.execv(sys.argv[1], sys.argv[1:])")
         r = subprocess.run([sys.executable, "-c", launcher, RESMON, "-o", self.path("s.json"), "--",
                             "sh", "-c", "cat /proc/self/status; exit 3"],
-                           capture_output=True, text=True, timeout=60)
+                           capture_output=True, text=True, timeout=SAFETY_NET_SEC)
         self.assertEqual(r.returncode, 3, r.stderr)
         s = self.summary()
         self.assertEqual(s["exit_status"], 3)
@@ -548,7 +548,7 @@ class SignalsReachTheTree(Tmp):
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         grandchild = int(p.stdout.readline())
         p.send_signal(signal.SIGTERM)
-        p.communicate(timeout=30)
+        p.communicate(timeout=SAFETY_NET_SEC)
         self.assertEqual(p.returncode, 128 + signal.SIGTERM)
         deadline = time.monotonic() + 10
         while proc_state(grandchild) not in (None, "Z") and time.monotonic() < deadline:
@@ -736,7 +736,7 @@ class Orphans(Tmp):
         stays = ignoring[0]
         self.addCleanup(lambda: proc_state(stays) and os.kill(stays, signal.SIGKILL))
         p.send_signal(signal.SIGTERM)
-        _, err = p.communicate(timeout=60)
+        _, err = p.communicate(timeout=SAFETY_NET_SEC)
         # resmon gives the orphans the signal ended 0.5 s to go; under a
         # sanitizer one's exit (TSan's report at exit) can take longer, and
         # it is then counted as still running (seen in CI5's TSan stage).
@@ -753,7 +753,7 @@ class Orphans(Tmp):
     def test_as_pid_1_every_orphan_is_reaped(self):
         script = "for i in $(seq 300); do (sleep .01 &); done; sleep 1; ps -eo stat= | grep -c Z"
         r = subprocess.run(["unshare", "-pf", "--mount-proc", RESMON, "-q", "--", "sh", "-c", script],
-                           capture_output=True, text=True, timeout=60)
+                           capture_output=True, text=True, timeout=SAFETY_NET_SEC)
         if r.returncode not in (0, 1) or not r.stdout.strip():
             self.skipTest(f"no pid namespace here: {r.stderr.strip()}")
         self.assertEqual(r.stdout.strip(), "0")
@@ -1222,7 +1222,7 @@ class FilesAreNeverDamaged(Tmp):
             os.chmod(self.dir.name, 0o777)
             as_user = {"preexec_fn": lambda: os.setuid(NOBODY)}
         r = subprocess.run([program, "-q", "-o", self.path("r.json"), "--", "true"], capture_output=True,
-                           text=True, timeout=60, **as_user)
+                           text=True, timeout=SAFETY_NET_SEC, **as_user)
         self.assertEqual(r.returncode, 125, r.stderr)
         self.assertIn("Permission denied", r.stderr)
         self.assertEqual(self.read("r.json"), "data\n")
@@ -1275,7 +1275,7 @@ class FilesAreNeverDamaged(Tmp):
             err = b""
             while chunk := os.read(read_end, 65536):
                 err += chunk
-            p.wait(timeout=60)
+            p.wait(timeout=SAFETY_NET_SEC)
         finally:
             if p.poll() is None:
                 p.kill()
@@ -1423,7 +1423,7 @@ class OutputChecks(Tmp):
 
     def test_closed_stdout_does_not_become_the_summary(self):
         r = subprocess.run(["sh", "-c", 'exec "$0" "$@" >&-', RESMON, "-q", "-o", self.path("c.json"), "--",
-                            "sh", "-c", "echo out"], capture_output=True, text=True, timeout=60)
+                            "sh", "-c", "echo out"], capture_output=True, text=True, timeout=SAFETY_NET_SEC)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(self.summary("c.json")["exit_status"], 0)  # JSON only, no "out" in it
 
@@ -1443,7 +1443,8 @@ class OutputChecks(Tmp):
         # Help and version too: one line with the reason, not a silent 125.
         for args in (("--help",), ("--version",), ("plot", "--help"), ("compare", "--help"), ("mark", "--help")):
             with open("/dev/full", "w") as full:
-                r = subprocess.run([RESMON, *args], stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+                r = subprocess.run([RESMON, *args], stdout=full, stderr=subprocess.PIPE, text=True,
+                                   timeout=SAFETY_NET_SEC)
             self.assertEqual(r.returncode, 125, args)
             self.assertRegex(r.stderr, r"^resmon[a-z ]*: cannot write standard output: No space left on device\n$")
 
@@ -1459,7 +1460,7 @@ class OutputChecks(Tmp):
         self.assertIn(f"waiting for a reader on FIFO '{fifo}'", line)
         with open(fifo) as f:
             rows = list(csv.DictReader(f))
-        out, err = p.communicate(timeout=30)
+        out, err = p.communicate(timeout=SAFETY_NET_SEC)
         self.assertEqual(p.returncode, 0, err)
         self.assertEqual(out, "hi\n")
         self.assertGreaterEqual(len(rows), 2)
@@ -1477,7 +1478,7 @@ class OutputChecks(Tmp):
         self.assertTrue(ready)
         self.assertIn("waiting for a reader on FIFO", p.stderr.readline())
         p.send_signal(signal.SIGINT)  # the user gives up waiting
-        p.wait(timeout=30)
+        p.wait(timeout=SAFETY_NET_SEC)
         self.assertEqual(sorted(os.listdir(self.dir.name)), ["rows.csv", "s.json"])
         with open(self.path("s.json")) as f:
             self.assertEqual(f.read(), "old\n")
@@ -1493,7 +1494,7 @@ class OutputChecks(Tmp):
             f.readline()  # the header: resmon is writing; then the reader leaves
         p.stdin.close()
         err = p.stderr.read()
-        p.wait(timeout=30)
+        p.wait(timeout=SAFETY_NET_SEC)
         self.assertEqual(p.returncode, 125, err)  # not killed by SIGPIPE: the run ends and says why
         self.assertIn("Broken pipe", err)
         p = subprocess.Popen([RESMON, "-q", "-o", "-", "--", "sh", "-c", "read line; true"], stdin=subprocess.PIPE,
@@ -1501,13 +1502,13 @@ class OutputChecks(Tmp):
         p.stdout.close()  # nobody reads the summary on stdout
         p.stdin.close()
         err = p.stderr.read()
-        p.wait(timeout=30)
+        p.wait(timeout=SAFETY_NET_SEC)
         self.assertEqual(p.returncode, 125, err)
         self.assertIn("cannot write summary file '-': Broken pipe", err)
 
     def test_summary_on_stdout_is_the_last_line(self):
         with open(self.path("out.txt"), "w+") as out:  # a command output without a final newline
-            r = subprocess.run([RESMON, "-q", "-o", "-", "--", "printf", "abc"], stdout=out, timeout=60)
+            r = subprocess.run([RESMON, "-q", "-o", "-", "--", "printf", "abc"], stdout=out, timeout=SAFETY_NET_SEC)
             self.assertEqual(r.returncode, 0)
             out.seek(0)
             text = out.read()
@@ -1523,7 +1524,7 @@ class InvalidText(Tmp):
         arg = b"bad\xff\xfe\xc0\x80\xed\xa0\x80 ctl\x01\x1b end"
         r = subprocess.run([RESMON.encode(), b"-q", b"-o", self.path("w.json").encode(), b"--plot",
                             self.path("w.svg").encode(), b"-s", self.path("w.jsonl").encode(), b"--",
-                            WORKLOAD.encode(), b"exit", b"0", arg], capture_output=True, timeout=60)
+                            WORKLOAD.encode(), b"exit", b"0", arg], capture_output=True, timeout=SAFETY_NET_SEC)
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(self.path("w.json"), "rb") as f:
             summary = json.loads(f.read().decode("utf-8"))  # strict: raises on invalid UTF-8
@@ -1563,12 +1564,12 @@ class InvalidText(Tmp):
                 f.write(content)
         env = dict(os.environ, RESMON_SYSFS_ROOT=sysfs, RESMON_NVML_LIBRARY=self.path("no-nvml.so"))
         r = subprocess.run([RESMON, "-q", "--gpu", "amd:0", "-o", self.path("s.json"), "--plot", self.path("p.svg"),
-                            "--", "true"], capture_output=True, env=env, timeout=60)
+                            "--", "true"], capture_output=True, env=env, timeout=SAFETY_NET_SEC)
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(self.path("s.json"), "rb") as f:
             gpus = json.loads(f.read().decode("utf-8"))["gpus"]
         self.assertEqual(gpus[0]["name"], "Radeon \ufffd\x1b[31m X")
-        r = subprocess.run([RESMON, "--list-gpus"], capture_output=True, env=env, timeout=60)
+        r = subprocess.run([RESMON, "--list-gpus"], capture_output=True, env=env, timeout=SAFETY_NET_SEC)
         self.assertIn(b"amd:0\tRadeon \\xff\\x1b[31m X", r.stdout)
         self.assertNotIn(b"\x1b", r.stdout)
 

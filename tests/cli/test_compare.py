@@ -15,7 +15,7 @@ import tempfile
 import unittest
 
 # tests/cli/helpers.py: the signal dispositions, the environment and resmon().
-from helpers import RESMON, WORKLOAD, resmon
+from helpers import RESMON, SAFETY_NET_SEC, WORKLOAD, resmon
 
 
 def summary(**figures):
@@ -830,7 +830,7 @@ class BadUsage(Tmp):
         with open(self.good) as f:
             text = f.read()
         r = subprocess.run([RESMON, "compare", self.good, "-"], input=text, capture_output=True, text=True,
-                           timeout=60)
+                           timeout=SAFETY_NET_SEC)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("new - (1 run)", r.stdout)
 
@@ -839,7 +839,8 @@ class BadUsage(Tmp):
         # pipe ("not JSON ... near end of file" before the fix).
         with open(self.good) as f:
             text = f.read()
-        r = subprocess.run([RESMON, "compare", "-", "-"], input=text, capture_output=True, text=True, timeout=60)
+        r = subprocess.run([RESMON, "compare", "-", "-"], input=text, capture_output=True, text=True,
+                           timeout=SAFETY_NET_SEC)
         self.assertEqual(r.returncode, 125, r.stderr)
         self.assertEqual(r.stdout, "")
         self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
@@ -851,7 +852,7 @@ class BadUsage(Tmp):
             before = f.read()
         with open(self.good, "a") as out:
             r = subprocess.run([RESMON, "compare", self.good, self.good], stdout=out, stderr=subprocess.PIPE,
-                               text=True, timeout=60)
+                               text=True, timeout=SAFETY_NET_SEC)
         self.assertEqual(r.returncode, 125, r.stderr)
         self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
         self.assertIn("standard output '-' and the input", r.stderr)
@@ -865,7 +866,7 @@ class BadUsage(Tmp):
             f.truncate((32 << 20) + 1)  # sparse: refused by its size, never read
         self.assertUsage([big, self.good], "big.json: 32 MiB, larger than the 32 MiB compare reads")
         r = subprocess.run([RESMON, "compare", "-", self.good], input=b" " * ((32 << 20) + 1), capture_output=True,
-                           timeout=60)
+                           timeout=SAFETY_NET_SEC)
         self.assertEqual(r.returncode, 125, r.stderr)
         self.assertIn(b"-: larger than the 32 MiB compare reads", r.stderr)
 
@@ -915,7 +916,7 @@ class BadUsage(Tmp):
             self.skipTest("no /dev/full")
         with open("/dev/full", "w") as full:
             r = subprocess.run([RESMON, "compare", self.good, self.good], stdout=full, stderr=subprocess.PIPE,
-                               text=True, timeout=60)
+                               text=True, timeout=SAFETY_NET_SEC)
         self.assertEqual(r.returncode, 125)
         self.assertIn("standard output cannot be written: No space left on device", r.stderr)
 

@@ -15,7 +15,7 @@ import unittest
 import xml.etree.ElementTree as ET
 
 # tests/cli/helpers.py: the signal dispositions and the environment.
-from helpers import RESMON, TIME_FACTOR, WORKLOAD
+from helpers import RESMON, SAFETY_NET_SEC, TIME_FACTOR, WORKLOAD
 SVG = "{http://www.w3.org/2000/svg}"
 
 
@@ -37,7 +37,7 @@ class Marks(unittest.TestCase):
         return self.path("w.sh")
 
     def run_resmon(self, *args, pass_fds=()):
-        return subprocess.run([RESMON, *args], capture_output=True, text=True, timeout=120, env=self.env,
+        return subprocess.run([RESMON, *args], capture_output=True, text=True, timeout=SAFETY_NET_SEC, env=self.env,
                               pass_fds=pass_fds)
 
     def channel_dirs(self):
@@ -51,7 +51,7 @@ class Marks(unittest.TestCase):
         env = dict(self.env)
         env.pop("TMPDIR")
         r = subprocess.run([RESMON, "-q", "--", "sh", "-c", 'echo "$RESMON_MARK_SOCKET"; "$0" mark step', RESMON],
-                           capture_output=True, text=True, timeout=120, env=env)
+                           capture_output=True, text=True, timeout=SAFETY_NET_SEC, env=env)
         self.assertEqual(r.returncode, 0, r.stderr)
         socket = r.stdout.strip()
         self.assertRegex(socket, r"^/dev/shm/resmon-marks-[^/]+/socket$")
@@ -143,7 +143,7 @@ class Marks(unittest.TestCase):
         for field in seen:
             self.assertNotIn(field[:1], ("=", "+", "-", "@"))
         r = subprocess.run([RESMON, "plot", self.path("s.csv"), "-o", self.path("p.svg")], capture_output=True,
-                           text=True, timeout=120)
+                           text=True, timeout=SAFETY_NET_SEC)
         self.assertEqual(r.returncode, 0, r.stderr)
         root = ET.parse(self.path("p.svg")).getroot()
         labels = ["".join(t.itertext()) for g in root.iter(SVG + "g") if g.get("class") == "phase"
@@ -292,7 +292,7 @@ class Marks(unittest.TestCase):
                 f.write(f'"{RESMON}" mark "'.encode() + b + b'"\n')
             f.write(f'"{RESMON}" mark last\necho done\n'.encode())
         r = subprocess.run([RESMON, "-q", "-o", self.path("s.json"), "--", "sh", script], capture_output=True,
-                           timeout=120, env=self.env)
+                           timeout=SAFETY_NET_SEC, env=self.env)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(r.stdout, b"done\n")
         self.assertEqual(len(r.stderr.splitlines()), len(bad), r.stderr)
@@ -422,7 +422,7 @@ class Marks(unittest.TestCase):
         # setpriv to nobody: the socket (0600) refuses the mark; it is
         # counted through the drop file every user may append to.
         nobody, tmp = self.attacker()
-        probe = subprocess.run([*nobody, RESMON, "mark", "--help"], capture_output=True, timeout=60)
+        probe = subprocess.run([*nobody, RESMON, "mark", "--help"], capture_output=True, timeout=SAFETY_NET_SEC)
         if probe.returncode != 0:
             self.skipTest(f"nobody cannot run {RESMON} (a parent directory is not searchable): {probe.stderr!r}")
         r = self.run_resmon("-q", "-o", self.path("s.json"), "--", "sh", "-c",

@@ -15,7 +15,7 @@ import unittest
 import xml.etree.ElementTree as ET
 
 # tests/cli/helpers.py: the signal dispositions, the environment and resmon().
-from helpers import WORKLOAD, resmon
+from helpers import SAFETY_NET_SEC, WORKLOAD, resmon
 SVG = "{http://www.w3.org/2000/svg}"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -459,7 +459,7 @@ class PlotCommand(Tmp):
         os.symlink("/dev/zero", self.path("zero.csv"))
         for name, kind in (("fifo.csv", "a FIFO"), ("zero.csv", "a character device")):
             with self.subTest(name=name):
-                r = resmon("plot", self.path(name), "-o", self.path("o.svg"), timeout=60)
+                r = resmon("plot", self.path(name), "-o", self.path("o.svg"), timeout=SAFETY_NET_SEC)
                 self.assertEqual(r.returncode, 125, r.stderr)
                 self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
                 self.assertIn(f"'{self.path(name)}': {kind}, not a regular file", r.stderr)

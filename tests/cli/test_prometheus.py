@@ -29,7 +29,7 @@ import urllib.request
 import uuid
 
 # tests/cli/helpers.py: the signal dispositions, the environment, the time factor.
-from helpers import NOBODY, RESMON, SANITIZED, TIME_FACTOR, WORKLOAD, program_for
+from helpers import NOBODY, RESMON, SAFETY_NET_SEC, SANITIZED, TIME_FACTOR, WORKLOAD, program_for
 
 FAKE_NVML_LIB = os.environ.get("FAKE_NVML_LIB")  # tests/fake_nvml.c, loaded as NVML
 HAVE_SERVERS = all(shutil.which(p) for p in ("prometheus", "promtool", "prometheus-pushgateway"))
@@ -76,7 +76,8 @@ def wait_until(what, predicate, deadline=DEADLINE):
 
 
 def promtool_check(text):
-    r = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True, timeout=30)
+    r = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True,
+                       timeout=SAFETY_NET_SEC)
     return r.returncode, r.stdout + r.stderr
 
 
@@ -168,7 +169,7 @@ class Run:
             self.proc.kill()
             raise AssertionError(f"command did not start: {line!r} {self.proc.stderr.read()}")
 
-    def finish(self, timeout=60):
+    def finish(self, timeout=SAFETY_NET_SEC):
         self.proc.stdin.close()
         rc = self.proc.wait(timeout=timeout)
         self.stderr = self.proc.stderr.read()
@@ -240,7 +241,7 @@ class Scrape(Tmp):
         job = f"resmon-test-{self.run_id}"
         r = subprocess.run([RESMON, "-q", "-o", self.path("s.json"), "--push", gateway, "--push-job", job,
                             "--label", f"run={self.run_id}", "--label", "path=/a/b", "--", WORKLOAD, "exit", "3"],
-                           capture_output=True, text=True, timeout=60)
+                           capture_output=True, text=True, timeout=SAFETY_NET_SEC)
         self.assertEqual(r.returncode, 3, r.stderr)
         self.assertEqual(r.stderr, "")
         with open(self.path("s.json")) as f:
@@ -339,7 +340,7 @@ class Endpoint(Tmp):
         self.assertAlmostEqual(series("resmon_cpu_user_seconds_total"), s["cpu_user_sec"], places=9)
         self.assertAlmostEqual(series("resmon_proportional_memory_max_bytes"), s["peak_pss_mb"] * 1048576, places=3)
         run.proc.send_signal(signal.SIGINT)  # cuts the linger short
-        self.assertEqual(run.proc.wait(timeout=60), 0)
+        self.assertEqual(run.proc.wait(timeout=SAFETY_NET_SEC), 0)
 
     def test_port_in_use_is_125_before_the_command_starts(self):
         with socket.socket() as taken:
@@ -348,7 +349,7 @@ class Endpoint(Tmp):
             port = taken.getsockname()[1]
             marker = self.path("started")
             r = subprocess.run([RESMON, "--serve", f"127.0.0.1:{port}", "--", "touch", marker],
-                               capture_output=True, text=True, timeout=30)
+                               capture_output=True, text=True, timeout=SAFETY_NET_SEC)
         self.assertEqual(r.returncode, 125, r.stderr)
         self.assertEqual(r.stderr.count("\n"), 1)
         self.assertIn("Address already in use", r.stderr)
@@ -395,7 +396,7 @@ class Endpoint(Tmp):
         for t in threads:
             t.start()
         for t in threads:
-            t.join(timeout=120)
+            t.join(timeout=SAFETY_NET_SEC)
         self.assertEqual(failures, [])
         self.assertEqual(http_get(self.url)[0], 200)  # the silent client blocks nobody
         grown_mib = (rss_kib() - before) / 1024
@@ -419,7 +420,7 @@ class Options(Tmp):
         for label in ("1x=a", "__x=a", "a-b=c", "noequals", "command=x", "job=x"):
             marker = self.path("started")
             r = subprocess.run([RESMON, "--label", label, "--textfile", self.path("m.prom"), "--", "touch", marker],
-                               capture_output=True, text=True, timeout=30)
+                               capture_output=True, text=True, timeout=SAFETY_NET_SEC)
             self.assertEqual(r.returncode, 125, (label, r.stderr))
             self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
             self.assertFalse(os.path.exists(marker))
@@ -428,7 +429,8 @@ class Options(Tmp):
 
     def test_serve_needs_an_explicit_host(self):
         for address in (":9464", "9464", "127.0.0.1:", "127.0.0.1:notaport"):
-            r = subprocess.run([RESMON, "--serve", address, "--", "true"], capture_output=True, text=True, timeout=30)
+            r = subprocess.run([RESMON, "--serve", address, "--", "true"], capture_output=True, text=True,
+                               timeout=SAFETY_NET_SEC)
             self.assertEqual(r.returncode, 125, (address, r.stderr))
             self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
 
@@ -438,7 +440,7 @@ class Options(Tmp):
         self.addCleanup(target.terminate)
         prom = self.path("pid.prom")
         r = subprocess.run([RESMON, "-q", "--pid", str(target.pid), "--duration", "0.3", "--textfile", prom],
-                           capture_output=True, text=True, timeout=30)
+                           capture_output=True, text=True, timeout=SAFETY_NET_SEC)
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(prom) as f:
             text = f.read()
@@ -446,14 +448,14 @@ class Options(Tmp):
         self.assertIn(f'resmon_samples_total{{command="{comm}"}} ', text)
 
     def test_help_documents_the_options(self):
-        r = subprocess.run([RESMON, "--help"], capture_output=True, text=True, timeout=30)
+        r = subprocess.run([RESMON, "--help"], capture_output=True, text=True, timeout=SAFETY_NET_SEC)
         for option in ("--serve HOST:PORT", "--serve-linger", "--push URL", "--push-interval", "--push-timeout",
                        "--textfile PATH", "--label KEY=VALUE", "No authentication"):
             self.assertIn(option, r.stdout)
 
     def test_a_dead_pushgateway_does_not_change_the_status(self):
         r = subprocess.run([RESMON, "-q", "--push", f"http://127.0.0.1:{free_port()}", "--", WORKLOAD, "exit", "3"],
-                           capture_output=True, text=True, timeout=60)
+                           capture_output=True, text=True, timeout=SAFETY_NET_SEC)
         self.assertEqual(r.returncode, 3)
         self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
         self.assertIn("push to http://127.0.0.1:", r.stderr)
@@ -466,7 +468,7 @@ class Options(Tmp):
             started = time.monotonic()
             r = subprocess.run([RESMON, "-q", "--push", f"http://127.0.0.1:{silent.getsockname()[1]}",
                                 "--push-timeout", "1", "--", WORKLOAD, "exit", "0"],
-                               capture_output=True, text=True, timeout=60)
+                               capture_output=True, text=True, timeout=SAFETY_NET_SEC)
             took = time.monotonic() - started
         self.assertEqual(r.returncode, 0)
         self.assertIn("timeout", r.stderr.lower())
@@ -499,7 +501,8 @@ class Options(Tmp):
         env = dict(os.environ, RESMON_NVML_LIBRARY=FAKE_NVML_LIB, FAKE_NVML="devices=1", RESMON_SYSFS_ROOT=sysfs)
         prom = self.path("gpu.prom")
         r = subprocess.run([RESMON, "-q", "-i", "0.02", "--gpu", "nvml:0", "--textfile", prom, "-o", self.path("s.json"),
-                            "--", WORKLOAD, "sleep", "0.3"], capture_output=True, text=True, timeout=60, env=env)
+                            "--", WORKLOAD, "sleep", "0.3"], capture_output=True, text=True, timeout=SAFETY_NET_SEC,
+                           env=env)
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(self.path("s.json")) as f:
             s = json.load(f)
@@ -515,7 +518,7 @@ class Options(Tmp):
 
     def test_unwritable_textfile_is_125(self):
         r = subprocess.run([RESMON, "--textfile", "/nonexistent-dir/x.prom", "--", "true"],
-                           capture_output=True, text=True, timeout=30)
+                           capture_output=True, text=True, timeout=SAFETY_NET_SEC)
         self.assertEqual(r.returncode, 125)
         self.assertIn("No such file or directory", r.stderr)
 
@@ -561,7 +564,7 @@ class TextfileIsAnOutputFile(Tmp):
         marker = self.path("started")
         program, as_user = as_nobody_if_root(self, self.dir.name)
         r = subprocess.run([program, "-q", "--textfile", prom, "--", "touch", marker], capture_output=True,
-                           text=True, timeout=60, **as_user)
+                           text=True, timeout=SAFETY_NET_SEC, **as_user)
         self.assertEqual(r.returncode, 125, r.stderr)
         self.assertIn("Permission denied", r.stderr)
         self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
@@ -575,7 +578,7 @@ class TextfileIsAnOutputFile(Tmp):
         stdout_was_link = os.path.islink("/dev/stdout")
         for path in ("/dev/null", "/dev/stdout", fifo, self.dir.name, "-"):
             marker = self.path("started")
-            r = resmon_run("-q", "--textfile", path, "--", "touch", marker, text=True, timeout=30)
+            r = resmon_run("-q", "--textfile", path, "--", "touch", marker, text=True, timeout=SAFETY_NET_SEC)
             self.assertEqual(r.returncode, 125, (path, r.stderr))
             self.assertIn("not a regular file", r.stderr)
             self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
@@ -759,7 +762,7 @@ class ServerUnderIdleAndSlowClients(Tmp):
         for address in ("127.0.0.1:99999", "127.0.0.1:65536", "127.0.0.1:0", "127.0.0.1:-1", "127.0.0.1:+80",
                         "[::1]:70000"):
             marker = self.path("started")
-            r = resmon_run("--serve", address, "--", "touch", marker, text=True, timeout=30)
+            r = resmon_run("--serve", address, "--", "touch", marker, text=True, timeout=SAFETY_NET_SEC)
             self.assertEqual(r.returncode, 125, (address, r.stderr))
             self.assertIn("from 1 to 65535", r.stderr)
             self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
@@ -773,7 +776,7 @@ class ServerUnderIdleAndSlowClients(Tmp):
             self.skipTest("unshare -n (a private network namespace) is not available")
         for address in (f"0.0.0.0:{free_port()}", f"[::]:{free_port()}"):
             r = subprocess.run([unshare, "-n", RESMON, "-q", "--serve", address, "--", "true"],
-                               capture_output=True, text=True, timeout=30)
+                               capture_output=True, text=True, timeout=SAFETY_NET_SEC)
             if "Address family not supported" in r.stderr:
                 continue  # no IPv6 in the namespace
             self.assertEqual(r.returncode, 0, (address, r.stderr))
@@ -910,7 +913,7 @@ class CommandSeries(Tmp):
         self.assertIn(f'resmon_command_running{{command="{command}"}} 0\n', text)
         self.assertIn(f'resmon_command_exit_status{{command="{command}"}} 3\n', text)
         run.proc.send_signal(signal.SIGINT)
-        self.assertEqual(run.proc.wait(timeout=60), 3)
+        self.assertEqual(run.proc.wait(timeout=SAFETY_NET_SEC), 3)
 
     def test_the_exact_peak_is_a_live_gauge(self):
         port = free_port()
@@ -971,7 +974,7 @@ class ForwardedSignalsReachTheMainThread(Tmp):
                 self.assertEqual(blocked_signals(pid, tid), set(FORWARDED), name)
             self.assertEqual(blocked_signals(pid, pid), set(), "the main thread takes them")
             run.proc.send_signal(signal.SIGQUIT)
-            self.assertEqual(run.proc.wait(timeout=60 * TIME_FACTOR), 42)  # the command got it, its status stands
+            self.assertEqual(run.proc.wait(timeout=SAFETY_NET_SEC), 42)  # the command got it, its status stands
             run.finish()
         self.assertTrue(run.summary["interrupted"])
         self.assertEqual(run.summary["exit_status"], 42)

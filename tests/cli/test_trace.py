@@ -148,7 +148,8 @@ class Trace(unittest.TestCase):
         return os.path.join(self.dir.name, name)
 
     def run_resmon(self, *args, **kw):
-        return subprocess.run([RESMON, *args], capture_output=True, text=True, timeout=120, env=self.env, **kw)
+        return subprocess.run([RESMON, *args], capture_output=True, text=True, timeout=SAFETY_NET_SEC, env=self.env,
+                              **kw)
 
     def script(self, text):
         with open(self.path("w.sh"), "w") as f:
@@ -245,7 +246,7 @@ class Trace(unittest.TestCase):
         with open(f"/proc/{p.pid}/task/{p.pid}/children") as f:
             children = [int(pid) for pid in f.read().split()]
         p.send_signal(signal.SIGKILL)
-        p.wait(timeout=30)
+        p.wait(timeout=SAFETY_NET_SEC)
         for child in children:  # the command, left behind by the killed resmon
             os.killpg(child, signal.SIGKILL)
         with open(trace) as f:
@@ -306,7 +307,7 @@ class Trace(unittest.TestCase):
     def feed_processes(self, lines):
         """trace_file_processes() given lines "pid ppid start end name" (cli_trace_processes)."""
         r = subprocess.run([os.environ["TRACE_PROCESSES"], self.path("p.json")], input="".join(lines), text=True,
-                           capture_output=True, timeout=60)
+                           capture_output=True, timeout=SAFETY_NET_SEC)
         self.assertEqual(r.returncode, 0, r.stderr)
         slices, _ = check_trace(self, read_trace(self.path("p.json")))
         return {track: spans for track, spans in slices.items() if track[0] == 2}
@@ -464,7 +465,7 @@ class Trace(unittest.TestCase):
         self.assertIn(f"waiting for a reader on FIFO '{fifo}'", p.stderr.readline())
         with open(fifo) as f:
             events = json.loads(f.read())
-        out, err = p.communicate(timeout=30)
+        out, err = p.communicate(timeout=SAFETY_NET_SEC)
         self.assertEqual(p.returncode, 0, err)
         self.assertEqual(out, "hi\n")
         check_trace(self, events)
@@ -491,7 +492,7 @@ class Trace(unittest.TestCase):
             "t => ({tid: t.id, name: t.name, slices: t.events.filter(e => e.isComplete()).map("
             "e => [e.name, e.start, e.end])}))}))));")
         out = subprocess.run([node, "-e", reader, self.path("t.json")], capture_output=True, text=True,
-                             timeout=60, env=dict(self.env, NODE_PATH=modules))
+                             timeout=SAFETY_NET_SEC, env=dict(self.env, NODE_PATH=modules))
         self.assertEqual(out.returncode, 0, out.stderr)
         model = {p["pid"]: p for p in json.loads(out.stdout)}
         self.assertEqual(model[1]["name"], f"resmon \u2014 sh {script}")
