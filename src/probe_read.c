@@ -96,7 +96,13 @@ int rm__probe_read_process(const rm__tracked *t, rm__process_reading *out)
  * released: its parent shows as 0 and its children's CPU as 0.  Taken for a
  * live process's, that reading lost its parent (so the CPU its parent's
  * cutime took over was never settled: counted twice, CI's test_tree) and
- * reset its children's CPU.  A process whose parent was known reads gone. */
+ * reset its children's CPU.  A process whose parent was known reads gone.
+ * So does one in state X (dead: its parent is reaping it), whose figures
+ * still read whole: its parent's counters (cutime, faults, I/O) take it
+ * over before it is released, so a parent read earlier in the same reading
+ * may already hold it -- taken for live, it was counted twice until the
+ * next reading settled it, and for good when that was the window's last
+ * (161 of 932 000 stat reads of children being reaped read X, whole). */
 int rm__probe_read_stat(rm__tracked *t, rm__process_reading *out)
 {
     if (t->stat_fd < 0) {
@@ -109,7 +115,7 @@ int rm__probe_read_stat(rm__tracked *t, rm__process_reading *out)
     if (n < 0)
         return (int)n;
     int rc = rm__parse_stat(text, (size_t)n, &out->st);
-    if (rc == 0 && out->st.ppid == 0 && t->ppid != 0)
+    if (rc == 0 && ((out->st.ppid == 0 && t->ppid != 0) || out->st.state == 'X'))
         rc = -ESRCH;
     out->stat_read = rc == 0;
     return rc;

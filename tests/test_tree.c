@@ -579,6 +579,15 @@ static void stat_of_a_released_process_reads_gone(void **state)
     assert_int_equal(rm__probe_read_stat(&t, &now), 0);
     assert_int_equal(now.st.ppid, 77);
 
+    /* Dead (X): its parent is reaping it, and its counters take it over. */
+    close(t.stat_fd);
+    char dead_stat[1024];
+    snprintf(dead_stat, sizeof dead_stat, "%s", self_stat);
+    strrchr(dead_stat, ')')[2] = 'X';
+    t.stat_fd = stat_file_with_parent(dead_stat, "77");
+    assert_int_equal(rm__probe_read_stat(&t, &now), -ESRCH);
+    assert_false(now.stat_read);
+
     t.ppid = 0; /* never had one known: init, or a parent outside the namespace */
     close(t.stat_fd);
     t.stat_fd = stat_file_with_parent(self_stat, "0");
