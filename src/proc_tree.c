@@ -369,6 +369,28 @@ static int add_children_by_links(rm__tree_walker *w, rm__walked_process *e, size
     return 0;
 }
 
+/* The process behind e's kept-open task directory ended (it lists nothing),
+ * yet its pid was listed in this walk: the pid was reused, by a process
+ * reaped and replaced within one interval.  Kept, the old descriptors read
+ * nothing at every walk that listed the new process, and its descendants
+ * were never found.  Its files are opened afresh by pid: 0, or -1 when
+ * that fails too (gone; the old ones stay, and the walk that no longer
+ * lists it forgets it). */
+static int reopen_reused(rm__tree_walker *w, rm__walked_process *e)
+{
+    char path[32];
+    snprintf(path, sizeof path, "%d/task", (int)e->pid);
+    int task_fd = openat(w->proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (task_fd < 0)
+        return -1;
+    for (size_t i = 0; i < e->thread_count; i++)
+        close(e->children_fd[i]);
+    close(e->task_fd);
+    e->task_fd = task_fd;
+    e->thread_count = 0;
+    return 0;
+}
+
 /* Appends the children of every thread of pid (a child forked by a worker
  * thread is listed under that thread, not under the main one).  The task
  * directory and the children files stay open between walks: a walk of a
@@ -427,6 +449,8 @@ static int add_children_of(rm__tree_walker *w, pid_t pid, pid_t parent)
     if (lseek(e->task_fd, 0, SEEK_SET) < 0)
         return e->listed_valid = 0, 0;
     ssize_t len = getdents64(e->task_fd, dirents, sizeof dirents);
+    if (len <= 0 && reopen_reused(w, e) == 0)
+        len = getdents64(e->task_fd, dirents, sizeof dirents);
     if (len <= 0)
         return e->listed_valid = 0, 0; /* ended: it is forgotten after the walk */
     /* The threads listed now replace the cached ones; a cached thread that

@@ -40,9 +40,13 @@ int resmon_process_check(pid_t pid)
     rm__proc_stat stat;
     if ((rc = rm__parse_stat(text, (size_t)n, &stat)) < 0)
         return rc;
-    if (stat.state == 'Z' || stat.state == 'X')
+    /* A zombie leader with threads still running (its main thread called
+     * pthread_exit) is a live process: stat shows its leader's state and
+     * no address space, its threads hold both (see probe_read.c). */
+    int main_thread_exited = stat.state == 'Z' && stat.num_threads > 1;
+    if ((stat.state == 'Z' || stat.state == 'X') && !main_thread_exited)
         return -ECHILD;
-    if (stat.vsize == 0)
+    if (stat.vsize == 0 && !main_thread_exited)
         return -ENOEXEC;
     return 0;
 }

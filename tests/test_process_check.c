@@ -99,6 +99,9 @@ static void a_fixture_tree_names_each_case(void **state)
         {103, "103 (x) X 1 103 103 0 -1 4227084 10 0 0 0 1 2 0 0 20 0 1 0 50 0 0 "
               "18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n", -ECHILD},
         {104, "104 (garbled", -EINVAL},
+        /* Its main thread exited, another thread runs: alive. */
+        {106, "106 (m) Z 1 106 106 0 -1 4227084 10 0 0 0 1 2 0 0 20 0 2 0 50 0 0 "
+              "18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n", 0},
     };
     char path[256];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

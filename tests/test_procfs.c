@@ -465,6 +465,44 @@ static void parent_links_of_an_earlier_walk_are_not_kept(void **state)
     assert_int_equal(test_remove_tree(dir), 0);
 }
 
+/* A pid reaped and reused within one interval by a process the walk lists
+ * again (a fork of the tree's): the walker's descriptors kept open on the
+ * old one read nothing, and the new one's children were never found while
+ * it lived.  Here 200 ends (its directory removed) and 200 comes back, a
+ * new process with child 400. */
+static void a_reused_pid_has_its_new_children_found(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/resmon-proc-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    int root_fd = open(dir, O_RDONLY | O_DIRECTORY);
+    assert_true(root_fd >= 0);
+    const char *dirs[] = {"100", "100/task", "100/task/100", "200", "200/task", "200/task/200"};
+    for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++)
+        mkdirat(root_fd, dirs[i], 0755);
+    write_file(root_fd, "100/task/100/children", "200 ");
+    write_file(root_fd, "200/task/200/children", "300 ");
+    rm__tree_walker w;
+    rm__tree_walker_init(&w, root_fd, RM__TREE_CHILDREN_FILES);
+    assert_int_equal(rm__tree_walk(&w, 100), 0);
+    assert_true(has_pid(&w, 200) && has_pid(&w, 300));
+
+    char old[600];
+    snprintf(old, sizeof old, "%s/200", dir);
+    assert_int_equal(test_remove_tree(old), 0);
+    for (size_t i = 3; i < sizeof dirs / sizeof *dirs; i++)
+        mkdirat(root_fd, dirs[i], 0755);
+    write_file(root_fd, "200/task/200/children", "400 ");
+    for (int walk = 0; walk < 2; walk++) {
+        assert_int_equal(rm__tree_walk(&w, 100), 0);
+        assert_int_equal(w.found_len, 2);
+        assert_true(has_pid(&w, 200) && has_pid(&w, 400));
+    }
+    rm__tree_walker_free(&w);
+    close(root_fd);
+    assert_int_equal(test_remove_tree(dir), 0);
+}
+
 /* A children list longer than any single read (1200 pids, ~6 KiB) is read to
  * its end: every child is found. */
 static void children_file_longer_than_a_page_is_read_whole(void **state)
@@ -549,6 +587,7 @@ int main(void)
         cmocka_unit_test(children_files_include_worker_threads),
         cmocka_unit_test(children_file_longer_than_a_page_is_read_whole),
         cmocka_unit_test(parent_links_of_an_earlier_walk_are_not_kept),
+        cmocka_unit_test(a_reused_pid_has_its_new_children_found),
         cmocka_unit_test(reads_real_proc_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -579,12 +579,112 @@ static void stat_of_a_released_process_reads_gone(void **state)
     assert_int_equal(rm__probe_read_stat(&t, &now), 0);
     assert_int_equal(now.st.ppid, 77);
 
+    /* Dead (X): its parent is reaping it, and its counters take it over. */
+    close(t.stat_fd);
+    char dead_stat[1024];
+    snprintf(dead_stat, sizeof dead_stat, "%s", self_stat);
+    strrchr(dead_stat, ')')[2] = 'X';
+    t.stat_fd = stat_file_with_parent(dead_stat, "77");
+    assert_int_equal(rm__probe_read_stat(&t, &now), -ESRCH);
+    assert_false(now.stat_read);
+
     t.ppid = 0; /* never had one known: init, or a parent outside the namespace */
     close(t.stat_fd);
     t.stat_fd = stat_file_with_parent(self_stat, "0");
     assert_int_equal(rm__probe_read_stat(&t, &now), 0);
     assert_true(now.stat_read);
     close(t.stat_fd);
+}
+
+/* A process whose main thread exited (pthread_exit in main) while another
+ * thread runs: its leader is a zombie, so statm read through it shows zeros
+ * (and stat shows Z) while the thread holds all the process's memory.  Taken
+ * for a zombie, a root ended the run at its main thread's exit (a program of
+ * 100 MiB for 2 s: 3 samples of 1.2 MiB over 0.2 s) and a child's memory
+ * read 0.  The probe reads the memory through a live thread. */
+#define LEADER_GONE_BYTES (32u << 20)
+
+typedef struct leader_gone_args {
+    const test_child *self;
+    pthread_t main_thread;
+} leader_gone_args;
+
+static void *hold_memory_after_main(void *arg)
+{
+    leader_gone_args *a = arg;
+    char *block = malloc(LEADER_GONE_BYTES);
+    if (!block)
+        _exit(96);
+    test_touch(block, LEADER_GONE_BYTES);
+    pthread_join(a->main_thread, NULL); /* the main thread has exited */
+    test_child_ready(a->self);
+    test_child_await(a->self);
+    _exit(0);
+}
+
+static int main_thread_exits_first(const test_child *self, const void *arg)
+{
+    (void)arg;
+    static leader_gone_args a;
+    a.self = self;
+    a.main_thread = pthread_self();
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, hold_memory_after_main, &a) != 0)
+        return 95;
+    pthread_exit(NULL);
+}
+
+/* Test side: waits until the child's leader shows as a zombie (its main
+ * thread's exit is complete: its address space is detached). */
+static void wait_leader_zombie(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    double safety_net = test_now() + 60;
+    for (;;) {
+        char text[512] = "";
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        assert_true(fd >= 0);
+        ssize_t n = read(fd, text, sizeof text - 1);
+        close(fd);
+        assert_true(n > 0);
+        const char *paren = strrchr(text, ')');
+        if (paren && paren[1] == ' ' && paren[2] == 'Z')
+            return;
+        assert_true(test_now() < safety_net);
+        test_sleep(0.0005); /* waiting for a state, not for a time */
+    }
+}
+
+static void process_whose_main_thread_exited_reads_live(void **state)
+{
+    int tree = *(int *)*state;
+    test_child child = test_spawn(main_thread_exits_first, NULL, 0);
+    test_child_wait_ready(&child);
+    wait_leader_zombie(child.pid);
+    rm__probe *probe;
+    rm__probe_reading r;
+    assert_int_equal(rm__probe_open(&probe, child.pid, tree, NULL), 0);
+    assert_int_equal(rm__probe_begin(probe, &r), 0); /* not RM__PROBE_ENDED */
+    assert_true(r.rss_bytes >= LEADER_GONE_BYTES);
+    assert_int_equal(rm__probe_read(probe, &r), 0);
+    assert_true(r.rss_bytes >= LEADER_GONE_BYTES);
+    rm__probe_close(probe);
+    test_child_reap(&child, NULL);
+}
+
+static int tree_mode = 1, single_mode = 0;
+
+static int use_tree_mode(void **state)
+{
+    *state = &tree_mode;
+    return 0;
+}
+
+static int use_single_mode(void **state)
+{
+    *state = &single_mode;
+    return 0;
 }
 
 /* Spinners report on `ready` once running, and spin until `stop`.  Threads
@@ -1297,6 +1397,8 @@ int main(void)
         cmocka_unit_test_setup(tree_cpu_counts_tracked_children_once, use_children_lists),
         cmocka_unit_test_setup(tree_cpu_counts_tracked_children_once, use_proc_scan),
         cmocka_unit_test(stat_of_a_released_process_reads_gone),
+        cmocka_unit_test_setup(process_whose_main_thread_exited_reads_live, use_tree_mode),
+        cmocka_unit_test_setup(process_whose_main_thread_exited_reads_live, use_single_mode),
         cmocka_unit_test(busy_machine_loses_no_cpu),
         cmocka_unit_test(probe_readings_add_up_to_the_cpu_clock),
         cmocka_unit_test_setup(tree_tracks_every_child_of_a_large_family, use_children_lists),
