@@ -204,14 +204,16 @@ static int write_pending(stream_writer *w)
 void stream_writer_write(stream_writer *w)
 {
     write_pending(w);
-    w->last_write = clock_monotonic_sec();
 }
 
 void stream_writer_write_due(stream_writer *w, size_t room)
 {
     size_t waiting = w->used - w->written;
-    if (waiting + room > STREAM_BUFFER_BYTES || w->last_write < 0 || clock_monotonic_sec() - w->last_write >= 1.0)
-        stream_writer_write(w);
+    double now = clock_monotonic_sec();
+    if (waiting + room > STREAM_BUFFER_BYTES || w->last_write < 0 || now - w->last_write >= 1.0) {
+        write_pending(w);
+        w->last_write = now;
+    }
 }
 
 /* Waits for the reader to take the rest, while it takes some (see the

@@ -34,10 +34,12 @@ stream_writer *stream_writer_new(int fd);
  * Nothing is written here. */
 void stream_writer_append(stream_writer *w, const char *text, size_t n);
 /* Writes what is buffered when it is more than room bytes short of the
- * buffer's size, or when the last write is a second old: a regular file
- * then holds every line up to a second ago, as a killed run leaves it. */
+ * buffer's size, or at the first call, or when the last such write is a
+ * second old: a regular file then holds every line up to a second ago, as a
+ * killed run leaves it. */
 void stream_writer_write_due(stream_writer *w, size_t room);
-/* Writes what is buffered now (as far as a pipe takes it). */
+/* Writes what is buffered now (as far as a pipe takes it): a header, a
+ * row that is due at once.  The second counted by write_due goes on. */
 void stream_writer_write(stream_writer *w);
 
 /* How the close went. */
