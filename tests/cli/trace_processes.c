@@ -72,7 +72,8 @@ int main(int argc, char **argv)
     run_result r;
     memset(&o, 0, sizeof o);
     memset(&r, 0, sizeof r);
-    int rc = trace_file_finish(t, &o, &r);
+    stream_outcome outcome;
+    trace_file_finish(t, &o, &r, -1, &outcome);
     close(fd);
-    return rc == 0 ? 0 : 1;
+    return outcome.error == 0 && !outcome.reader_stuck ? 0 : 1;
 }

@@ -15,6 +15,7 @@
 #include "processes_file.h"
 #include "run_result.h"
 #include "samples_file.h"
+#include "signals.h"
 #include "summary_output.h"
 #include "text_output.h"
 
@@ -192,7 +193,8 @@ void outputs_discard(outputs *out)
     out->processes = NULL;
     output_file_discard(&out->processes_output);
     output_file_discard(&out->plot);
-    trace_file_finish(out->trace, NULL, NULL);
+    stream_outcome nothing_written;
+    trace_file_finish(out->trace, NULL, NULL, -1, &nothing_written);
     out->trace = NULL;
     output_file_discard(&out->trace_output);
     chart_series_free(out->chart);
@@ -275,15 +277,22 @@ static int write_plot(const cli_options *o, outputs *out, const run_result *r)
 }
 
 /* The end of an output written as the run went (samples, trace, processes):
- * its writer's error (-errno, or 0) in one line, then the file takes its
- * name.  Returns 0, or -1 when either failed. */
-static int finish_stream(int err, const char *what, const char *path, const char *unit, output_file *file)
+ * what its writer could not write in one line -- a failed write's error, or
+ * a reader (a FIFO's, a pipe's) that did not take it all -- then the file
+ * takes its name.  Returns 0, or -1 when either failed. */
+static int finish_stream(const stream_outcome *outcome, const char *what, const char *path, const char *unit,
+                         output_file *file)
 {
     int rc = 0;
-    if (err < 0) {
+    if (outcome->error < 0 || outcome->reader_stuck) {
         fprintf(stderr, "resmon: error writing %s '", what);
         print_printable(stderr, path);
-        fprintf(stderr, "': %s (the file ends with the last whole %s written)\n", strerror(-err), unit);
+        if (outcome->error < 0)
+            fprintf(stderr, "': %s (the file ends with the last whole %s written)\n", strerror(-outcome->error),
+                    unit);
+        else
+            fprintf(stderr, "': %s; %lu %s%s not written\n", outcome->stuck_why, outcome->lines_lost, unit,
+                    outcome->lines_lost == 1 ? "" : "s");
         rc = -1;
     }
     return rc | output_file_publish(file);
@@ -296,20 +305,24 @@ int outputs_finish(const cli_options *o, outputs *out, const run_result *run)
     if (out->marks) /* marks dropped after the window (an orphan's, --wait-orphans) count too */
         counted.marks_dropped = marks_dropped(out->marks);
     const run_result *r = &counted;
+    /* A stuck reader is waited for while it reads, and not past a signal
+     * resmon received: the files after it, and the summary, still come. */
+    int stop_fd = signals_stop_fd();
+    stream_outcome outcome;
     if (out->samples) {
-        int err = samples_file_free(out->samples);
+        samples_file_close(out->samples, stop_fd, &outcome);
         out->samples = NULL;
-        rc |= finish_stream(err, "samples file", o->samples_path, "row", &out->samples_output);
+        rc |= finish_stream(&outcome, "samples file", o->samples_path, "row", &out->samples_output);
     }
     if (out->trace) {
-        int err = trace_file_finish(out->trace, o, r);
+        trace_file_finish(out->trace, o, r, stop_fd, &outcome);
         out->trace = NULL;
-        rc |= finish_stream(err, "trace file", o->trace_path, "event", &out->trace_output);
+        rc |= finish_stream(&outcome, "trace file", o->trace_path, "event", &out->trace_output);
     }
     if (out->processes) {
-        int err = processes_file_free(out->processes);
+        processes_file_close(out->processes, stop_fd, &outcome);
         out->processes = NULL;
-        rc |= finish_stream(err, "processes file", o->processes_path, "row", &out->processes_output);
+        rc |= finish_stream(&outcome, "processes file", o->processes_path, "row", &out->processes_output);
     }
     if (out->plot.stream)
         rc |= write_plot(o, out, r);

@@ -3,31 +3,31 @@
  * CSV or JSON Lines by extension, written as each process ends (on the
  * taskstats listener's thread, or resmon's main one for wait4 records).
  *
- * Crash-safe as the samples file is: each row goes out in one write(2), so
- * a crash or a kill leaves whole rows; a write that fails part way is cut
- * back to the last whole row (a regular file), no row is written after it,
- * and the error is reported when the file is closed.
+ * Crash-safe as the samples file is, through the same stream writer
+ * (stream_writer.c): each row is written as it is made, at row boundaries,
+ * so a crash or a kill leaves whole rows; a write that fails part way is
+ * cut back to the last whole row (a regular file), no row is written after
+ * it, and the error is reported when the file is closed.  The rows come
+ * with the records' lock held: a FIFO's reader that lags is never waited
+ * for here, only at the close, where no lock is held.
  */
 #include "processes_file.h"
+#include "stream_writer.h"
 #include "utf8.h"
 
 #include "output_paths.h"
 #include "text_output.h"
 #include "json_number.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define ROW_MAX 1024
 
 struct processes_file {
-    int fd;
+    stream_writer *out;
     int jsonl;
-    int write_errno;
-    off_t whole_rows_bytes;
 };
 
 static const char *const columns[] = {
@@ -38,22 +38,8 @@ static const char *const columns[] = {
 
 static void write_row(processes_file *f, const char *row, size_t n)
 {
-    size_t done = 0;
-    while (done < n && !f->write_errno) {
-        ssize_t w = write(f->fd, row + done, n - done);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            f->write_errno = w < 0 ? errno : EIO;
-            if (ftruncate(f->fd, f->whole_rows_bytes) != 0) {
-                /* not a regular file: it keeps what it took */
-            }
-            return;
-        }
-        done += (size_t)w;
-    }
-    if (!f->write_errno)
-        f->whole_rows_bytes += (off_t)n;
+    stream_writer_append(f->out, row, n);
+    stream_writer_write(f->out);
 }
 
 processes_file *processes_file_open(int fd, const char *path)
@@ -61,7 +47,10 @@ processes_file *processes_file_open(int fd, const char *path)
     processes_file *f = calloc(1, sizeof *f);
     if (!f)
         return NULL;
-    f->fd = fd;
+    if (!(f->out = stream_writer_new(fd))) {
+        free(f);
+        return NULL;
+    }
     f->jsonl = path_has_extension(path, ".jsonl");
     if (!f->jsonl) {
         char header[ROW_MAX];
@@ -103,8 +92,6 @@ static void put_csv_text(FILE *row, const char *text)
 void processes_file_write(const process_record *r, void *user)
 {
     processes_file *f = user;
-    if (f->write_errno)
-        return;
     char buf[ROW_MAX];
     FILE *row = fmemopen(buf, sizeof buf, "w");
     if (!row)
@@ -145,11 +132,19 @@ void processes_file_write(const process_record *r, void *user)
         write_row(f, buf, (size_t)n);
 }
 
-int processes_file_free(processes_file *f)
+void processes_file_close(processes_file *f, int stop_fd, stream_outcome *outcome)
+{
+    memset(outcome, 0, sizeof *outcome);
+    if (!f)
+        return;
+    stream_writer_close(f->out, stop_fd, outcome);
+    free(f);
+}
+
+void processes_file_free(processes_file *f)
 {
     if (!f)
-        return 0;
-    int err = f->write_errno;
+        return;
+    stream_writer_discard(f->out);
     free(f);
-    return err ? -err : 0;
 }

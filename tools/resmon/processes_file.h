@@ -6,17 +6,21 @@
 #define RESMON_PROCESSES_FILE_H
 
 #include "process_records.h"
+#include "stream_writer.h"
 
 typedef struct processes_file processes_file;
 
 /* Writes rows to fd (which stays the caller's; a CSV header at once); the
  * format comes from path's extension.  NULL when out of memory. */
 processes_file *processes_file_open(int fd, const char *path);
-/* process_records_on_record's callback (user: the file): one row, in one
- * write(2). */
+/* process_records_on_record's callback (user: the file): one row, written
+ * at once as far as the file takes it without waiting. */
 void processes_file_write(const process_record *r, void *user);
-/* Frees f; returns 0, or -errno of the first failed write (the file then
- * ends with the last whole row written). */
-int processes_file_free(processes_file *f);
+/* Writes what a FIFO's reader has not taken yet (waiting while it reads,
+ * see stream_writer_close) and frees f; *outcome says what was not written
+ * (a failed write: the file then ends with the last whole row written). */
+void processes_file_close(processes_file *f, int stop_fd, stream_outcome *outcome);
+/* Frees f, writing nothing more (nothing ran). */
+void processes_file_free(processes_file *f);
 
 #endif

@@ -2,20 +2,20 @@
  * samples_file.c -- every sample, as CSV or JSON Lines, written as it is
  * taken (on the sampler thread).
  *
- * Rows go into a buffer that is written with write(2) only at row boundaries
- * -- when it is nearly full, and at least once a second -- so the file always
- * ends with a whole row: a crash or a kill leaves every row up to the last
- * write, never half a row.  A write that fails part way (a full disk, a file
- * size limit) is cut back to the last whole row it wrote, and no row is
- * written after it; the error is reported when the file is closed.
+ * Rows go out through a stream writer (stream_writer.c) at row boundaries
+ * only -- when its buffer is nearly full, and at least once a second -- so
+ * the file always ends with a whole row: a crash or a kill leaves every row
+ * up to the last write, never half a row.  A write that fails part way (a
+ * full disk, a file size limit) is cut back to the last whole row it wrote,
+ * and no row is written after it; a reader of a pipe or FIFO that lags is
+ * never waited for while the run goes on.  Both are reported at the close.
  */
 #include "samples_file.h"
 #include "figure_list.h"
 #include "json_number.h"
 #include "output_paths.h"
+#include "stream_writer.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -23,9 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
-#define SAMPLES_BUFFER_BYTES 65536
 #define MAX_ROW_BYTES 4096 /* per-device columns: 4 x 16 values fit a row */
 
 /* The sample's cgroup figures (figure_list.h): columns named as the fields,
@@ -75,55 +73,17 @@ size_t samples_figure_columns(samples_column *columns, int gpu)
 }
 
 struct samples_file {
-    int fd;
+    stream_writer *out;
     int jsonl;
     size_t gpu_devices;
-    double last_write;
-    int write_errno;
     double wall_offset; /* CLOCK_REALTIME - CLOCK_MONOTONIC at open: a sample's Unix time */
     size_t column_count; /* after the timestamps: base, metric and GPU columns, once chosen */
     samples_column columns[FIGURE_COLUMNS + SAMPLES_MAX_METRIC_COLUMNS];
-    off_t whole_rows_bytes; /* what the file holds, all of it whole rows */
-    size_t used;
-    char buffer[SAMPLES_BUFFER_BYTES];
 };
-
-/* After a write that stopped after `written` bytes of the buffer, cuts the
- * file back to the end of the last whole row among them.  (Only a regular
- * file can be cut; a pipe or device keeps what it took.) */
-static void keep_whole_rows(samples_file *f, size_t written)
-{
-    while (written > 0 && f->buffer[written - 1] != '\n')
-        written--;
-    f->whole_rows_bytes += (off_t)written;
-    if (ftruncate(f->fd, f->whole_rows_bytes) != 0) {
-        /* not a regular file */
-    }
-}
-
-static void write_buffer(samples_file *f)
-{
-    size_t done = 0;
-    while (done < f->used && !f->write_errno) {
-        ssize_t n = write(f->fd, f->buffer + done, f->used - done);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            f->write_errno = n < 0 ? errno : EIO; /* kept, reported at close */
-            keep_whole_rows(f, done);
-        } else {
-            done += (size_t)n;
-        }
-    }
-    if (!f->write_errno)
-        f->whole_rows_bytes += (off_t)done;
-    f->used = 0;
-}
 
 static void append(samples_file *f, const char *text, size_t n)
 {
-    memcpy(f->buffer + f->used, text, n);
-    f->used += n;
+    stream_writer_append(f->out, text, n);
 }
 
 samples_file *samples_file_open(int fd, const char *path, size_t gpu_devices)
@@ -131,10 +91,12 @@ samples_file *samples_file_open(int fd, const char *path, size_t gpu_devices)
     samples_file *f = calloc(1, sizeof *f);
     if (!f)
         return NULL;
-    f->fd = fd;
+    if (!(f->out = stream_writer_new(fd))) {
+        free(f);
+        return NULL;
+    }
     f->jsonl = path_has_extension(path, ".jsonl");
     f->gpu_devices = gpu_devices > RESMON_CLI_MAX_DEVICE_COLUMNS ? RESMON_CLI_MAX_DEVICE_COLUMNS : gpu_devices;
-    f->last_write = -1;
     f->column_count = samples_figure_columns(f->columns, 0);
     f->column_count += samples_metric_columns(f->columns + f->column_count);
     if (gpu_devices)
@@ -157,7 +119,7 @@ samples_file *samples_file_open(int fd, const char *path, size_t gpu_devices)
             append(f, columns, (size_t)written);
         }
         append(f, ",phase\n", 7); /* last: the phase marks named (empty before the first) */
-        write_buffer(f);
+        stream_writer_write(f->out);
     }
     return f;
 }
@@ -249,8 +211,6 @@ static void put_phase(samples_file *f, const char *phase)
 void samples_file_write(samples_file *f, const resmon_sample *s, double elapsed_sec,
                         const resmon_gpu_reading *devices, size_t device_count, const char *phase)
 {
-    if (SAMPLES_BUFFER_BYTES - f->used < MAX_ROW_BYTES)
-        write_buffer(f);
     if (f->jsonl)
         append(f, "{", 1);
     put_value(f, "timestamp", s->timestamp, 1);
@@ -279,18 +239,22 @@ void samples_file_write(samples_file *f, const resmon_sample *s, double elapsed_
     }
     put_phase(f, phase ? phase : "");
     append(f, f->jsonl ? "}\n" : "\n", f->jsonl ? 2 : 1);
-    if (f->last_write < 0 || s->timestamp - f->last_write >= 1.0) {
-        write_buffer(f);
-        f->last_write = s->timestamp;
-    }
+    stream_writer_write_due(f->out, MAX_ROW_BYTES);
 }
 
-int samples_file_free(samples_file *f)
+void samples_file_close(samples_file *f, int stop_fd, stream_outcome *outcome)
+{
+    memset(outcome, 0, sizeof *outcome);
+    if (!f)
+        return;
+    stream_writer_close(f->out, stop_fd, outcome);
+    free(f);
+}
+
+void samples_file_free(samples_file *f)
 {
     if (!f)
-        return 0;
-    write_buffer(f);
-    int rc = f->write_errno ? -f->write_errno : 0;
+        return;
+    stream_writer_discard(f->out);
     free(f);
-    return rc;
 }

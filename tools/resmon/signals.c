@@ -26,6 +26,7 @@
 #include "signals.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -40,6 +41,9 @@ static const int forwarded_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 #define FORWARDED_COUNT (sizeof forwarded_signals / sizeof forwarded_signals[0])
 
 static volatile sig_atomic_t received_signal;
+/* A pipe the handler writes a byte to: a wait on a stuck output (a FIFO
+ * whose reader stopped reading) polls its read end, and ends on a signal. */
+static int stop_pipe[2] = {-1, -1};
 static volatile pid_t forward_pid;   /* the command */
 static volatile pid_t forward_group; /* its process group */
 static sigset_t mask_at_start;
@@ -67,6 +71,9 @@ static void on_signal(int sig)
 {
     int saved_errno = errno;
     received_signal = sig;
+    if (stop_pipe[1] >= 0 && write(stop_pipe[1], "", 1) < 0) {
+        /* full: a byte is there already */
+    }
     pid_t group = forward_group, pid = forward_pid;
     if (group > 0)
         kill(-group, sig);
@@ -84,6 +91,8 @@ void signals_prepare(void)
     dfl.sa_handler = SIG_DFL;
     sigemptyset(&dfl.sa_mask);
     sigaction(SIGCHLD, &dfl, NULL);
+    if (stop_pipe[0] < 0 && pipe2(stop_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
+        stop_pipe[0] = stop_pipe[1] = -1; /* no pipe: an output's wait ends on its own bound only */
 
     sigset_t ours;
     sigemptyset(&ours);
@@ -109,6 +118,11 @@ void signals_forward_to(pid_t pid, pid_t group)
 {
     forward_pid = pid;
     forward_group = group;
+}
+
+int signals_stop_fd(void)
+{
+    return stop_pipe[0];
 }
 
 int signals_received(void)

@@ -22,6 +22,10 @@ void signals_block_write_faults(void);
 void signals_prepare(void);
 /* Where a caught signal goes: the process group and the pid (0: nowhere). */
 void signals_forward_to(pid_t pid, pid_t group);
+/* A descriptor that becomes readable once a forwarded signal is received
+ * (after signals_prepare; -1 before, or when no pipe could be made): a wait
+ * polls it to end on SIGTERM or SIGINT.  Never read: it stays readable. */
+int signals_stop_fd(void);
 /* The last forwarded signal resmon received, or 0. */
 int signals_received(void);
 /* Blocks the forwarded signals in the calling thread, storing its previous

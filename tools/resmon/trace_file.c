@@ -1,12 +1,13 @@
 /*
  * trace_file.c -- the run as a Chrome trace-event timeline (see trace_file.h).
  *
- * Events go into a buffer that is written with write(2) only at event
- * boundaries (every event is one line) -- when it is nearly full, and at
- * least once a second -- so the file always ends with a whole event, as the
- * samples file always ends with a whole row.  A write that fails part way is
- * cut back to the last whole event it wrote, and nothing is written after
- * it; the error is reported when the file is finished.
+ * Events go out through a stream writer (stream_writer.c) only at event
+ * boundaries (every event is one line) -- when its buffer is nearly full,
+ * and at least once a second -- so the file always ends with a whole event,
+ * as the samples file always ends with a whole row.  A write that fails part
+ * way is cut back to the last whole event it wrote, and nothing is written
+ * after it; a FIFO's reader that lags is never waited for while the run goes
+ * on (nor with the lock held).  Both are reported when the file is finished.
  *
  * The separator comes before an event, not after ("[", "{...}", ",{...}"):
  * a file cut after any event becomes JSON by adding "]", which is what the
@@ -16,6 +17,7 @@
 #include "json_number.h"
 #include "options.h"
 #include "run_result.h"
+#include "stream_writer.h"
 #include "text_output.h"
 #include "trace_file.h"
 
@@ -28,7 +30,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define TRACE_BUFFER_BYTES 65536
 #define MAX_EVENT_BYTES 8192
 /* A name or command line is cut to this many bytes, an ellipsis where it
  * was cut (a command line's slice also says command_truncated and its
@@ -47,68 +48,30 @@ enum {
 
 struct trace_file {
     pthread_mutex_t lock;
-    int fd;
+    stream_writer *out;
     int gpu;
-    int write_errno;
     unsigned long long events; /* written to the buffer: the first has no comma before it */
     double origin;             /* the first sample's timestamp; NAN until one came */
     double last_timestamp;     /* the latest sample's */
-    double last_write;         /* CLOCK_MONOTONIC of the last write; < 0: none yet */
     size_t phases_seen;        /* phases started so far, as the monitor counts them */
     int phase_open;            /* a phase slice is open on the phases track */
     char phase_name[RESMON_PHASE_NAME_MAX];
     int64_t *slot_end_ns;      /* per slot, where its last slice ends */
     size_t slot_count, slot_cap;
-    off_t whole_bytes;         /* what the file holds, all of it whole events */
-    size_t used;
-    char buffer[TRACE_BUFFER_BYTES];
 };
 
 /* ---- writing whole events ---- */
 
-static void keep_whole_events(trace_file *t, size_t written)
-{
-    while (written > 0 && t->buffer[written - 1] != '\n')
-        written--;
-    t->whole_bytes += (off_t)written;
-    if (ftruncate(t->fd, t->whole_bytes) != 0) {
-        /* not a regular file: a pipe or device keeps what it took */
-    }
-}
-
-static void write_buffer(trace_file *t)
-{
-    size_t done = 0;
-    while (done < t->used && !t->write_errno) {
-        ssize_t n = write(t->fd, t->buffer + done, t->used - done);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            t->write_errno = n < 0 ? errno : EIO; /* kept, reported at the finish */
-            keep_whole_events(t, done);
-        } else {
-            done += (size_t)n;
-        }
-    }
-    if (!t->write_errno)
-        t->whole_bytes += (off_t)done;
-    t->used = 0;
-    t->last_write = clock_monotonic_sec();
-}
-
 static void append(trace_file *t, const char *text, size_t n)
 {
-    if (TRACE_BUFFER_BYTES - t->used < n)
-        write_buffer(t);
-    memcpy(t->buffer + t->used, text, n);
-    t->used += n;
+    stream_writer_append(t->out, text, n);
 }
 
-/* Writes at least once a second, so a killed run loses at most that. */
+/* Writes when the buffer is nearly full and at least once a second, so a
+ * killed run loses at most that. */
 static void write_if_due(trace_file *t)
 {
-    if (t->last_write < 0 || clock_monotonic_sec() - t->last_write >= 1.0)
-        write_buffer(t);
+    stream_writer_write_due(t->out, MAX_EVENT_BYTES);
 }
 
 /* ---- one event, built in place ---- */
@@ -237,12 +200,14 @@ trace_file *trace_file_open(int fd, const char *title, int gpu)
     trace_file *t = calloc(1, sizeof *t);
     if (!t)
         return NULL;
+    if (!(t->out = stream_writer_new(fd))) {
+        free(t);
+        return NULL;
+    }
     pthread_mutex_init(&t->lock, NULL);
-    t->fd = fd;
     t->gpu = gpu;
     t->origin = NAN;
     t->last_timestamp = NAN;
-    t->last_write = -1;
     append(t, "[\n", 2);
     name_track(t, "process", TRACE_PID_RUN, TRACE_TID_PHASES, title, 0);
     name_track(t, "thread", TRACE_PID_RUN, TRACE_TID_PHASES, "phases", 0);
@@ -458,10 +423,11 @@ static void command_slice(trace_file *t, const cli_options *o, const run_result 
     free(line);
 }
 
-int trace_file_finish(trace_file *t, const cli_options *o, const run_result *r)
+void trace_file_finish(trace_file *t, const cli_options *o, const run_result *r, int stop_fd, stream_outcome *outcome)
 {
+    memset(outcome, 0, sizeof *outcome);
     if (!t)
-        return 0;
+        return;
     pthread_mutex_lock(&t->lock);
     if (r && r->phases) /* a mark the window's last sample took after its callback: a phase of 0 s there */
         phases_add(t, r->phases, r->phase_count);
@@ -470,14 +436,14 @@ int trace_file_finish(trace_file *t, const cli_options *o, const run_result *r)
     if (t->phase_open && !isnan(t->last_timestamp))
         phase_edge(t, "E", trace_ns(t, t->last_timestamp));
     t->phase_open = 0;
+    pthread_mutex_unlock(&t->lock);
+    pthread_mutex_destroy(&t->lock); /* the last call: nothing else writes now */
     if (o && r) {
         append(t, "]\n", 2);
-        write_buffer(t);
+        stream_writer_close(t->out, stop_fd, outcome); /* may wait for a FIFO's reader: no lock held */
+    } else {
+        stream_writer_discard(t->out);
     }
-    int rc = t->write_errno ? -t->write_errno : 0;
-    pthread_mutex_unlock(&t->lock);
-    pthread_mutex_destroy(&t->lock);
     free(t->slot_end_ns);
     free(t);
-    return rc;
 }

@@ -29,6 +29,7 @@
 #define RESMON_TRACE_FILE_H
 
 #include "resmon.h"
+#include "stream_writer.h"
 
 #include <stddef.h>
 
@@ -66,9 +67,12 @@ struct cli_options;
 struct run_result;
 /* The end of the run: the last phase ends at the last sample, the command
  * resmon ran (when it did) gets its slice, and "]" closes the array.  Then
- * writes what is buffered and frees t.  Returns 0, or -errno of the first
- * failed write (the file then ends with the last whole event written).
- * o and r NULL: nothing ran; only the free, nothing more is written. */
-int trace_file_finish(trace_file *t, const struct cli_options *o, const struct run_result *r);
+ * writes what is buffered, with no lock held (waiting for a FIFO's reader
+ * while it reads, see stream_writer_close), and frees t.  *outcome says
+ * what was not written (a failed write: the file then ends with the last
+ * whole event written).  o and r NULL: nothing ran; only the free, nothing
+ * more is written. */
+void trace_file_finish(trace_file *t, const struct cli_options *o, const struct run_result *r, int stop_fd,
+                       stream_outcome *outcome);
 
 #endif

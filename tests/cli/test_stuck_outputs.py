@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""A streamed output (-s, --trace, --processes-file) on a FIFO whose reader
+stopped reading never hangs resmon: SIGTERM ends it within a bound, the
+summary is still written, and one line names the file and what was not
+written.  A reader that merely lags still gets every row.
+
+Each FIFO's pipe is shrunk to one page (F_SETPIPE_SZ on the reader's end), so
+a few rows fill it.  The signal comes once a second output, a regular file,
+shows that more than a page of rows was taken since the start: before the
+fix resmon was then blocked on the FIFO for good.
+
+Environment: RESMON (the command).
+"""
+import fcntl
+import json
+import os
+import select
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+import unittest
+
+from helpers import RESMON, SAFETY_NET_SEC, TIME_FACTOR
+
+F_SETPIPE_SZ = 1031
+PIPE_BYTES = 4096
+# SIGTERM to exit: the forwarding, the command's end, the writer's 1 s of
+# grace for the reader after a stop, the summary.
+EXIT_AFTER_SIGTERM_SEC = 5 * TIME_FACTOR
+
+
+class StuckOutputs(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory(prefix="resmon-stuck-test-")
+        self.env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0")
+
+    def tearDown(self):
+        self.dir.cleanup()
+
+    def path(self, name):
+        return os.path.join(self.dir.name, name)
+
+    def reader_end(self, fifo):
+        """The FIFO's read end, open before resmon starts (so resmon's open
+        does not wait), its pipe one page."""
+        os.mkfifo(fifo)
+        fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+        self.addCleanup(os.close, fd)
+        fcntl.fcntl(fd, F_SETPIPE_SZ, PIPE_BYTES)
+        return fd
+
+    def start(self, args, command):
+        p = subprocess.Popen([RESMON, "-q", "-o", self.path("s.json"), *args, "--", *command],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             text=True, env=self.env, start_new_session=True)
+        self.addCleanup(lambda: p.poll() is not None or os.killpg(p.pid, signal.SIGKILL))
+        return p
+
+    def wait_for_witness(self, path, needle, count, p):
+        """Until the regular file at path holds needle count times (it is
+        written at least once a second)."""
+        deadline = time.monotonic() + SAFETY_NET_SEC
+        while True:
+            try:
+                with open(path) as f:
+                    if f.read().count(needle) >= count:
+                        return
+            except FileNotFoundError:
+                pass  # named once the command runs
+            if p.poll() is not None:
+                self.fail(f"resmon ended before {path} held {count} of {needle!r}: {p.stderr.read()}")
+            if time.monotonic() > deadline:
+                self.fail(f"{path} never held {count} of {needle!r} in {SAFETY_NET_SEC} s: resmon is stuck")
+            time.sleep(0.01)  # a file written gives no event here: looked at again
+
+    def sigterm_ends_it(self, option, name, unit, command, witness):
+        fifo = self.path(name)
+        self.reader_end(fifo)
+        witness_option, witness_name, needle, count = witness
+        p = self.start([option, fifo, witness_option, self.path(witness_name), "-i", "0.001"], command)
+        self.wait_for_witness(self.path(witness_name), needle, count, p)
+        os.kill(p.pid, signal.SIGTERM)
+        sent = time.monotonic()
+        try:
+            _, err = p.communicate(timeout=EXIT_AFTER_SIGTERM_SEC)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+            self.fail(f"resmon still ran {EXIT_AFTER_SIGTERM_SEC:.0f} s after SIGTERM, its {option} FIFO "
+                      f"full and unread")
+        took = time.monotonic() - sent
+        self.assertLess(took, EXIT_AFTER_SIGTERM_SEC)
+        # The summary, whole: the command's end by SIGTERM, and its samples.
+        with open(self.path("s.json")) as f:
+            summary = json.load(f)
+        self.assertEqual(summary["signal"], signal.SIGTERM)
+        self.assertGreater(summary["num_samples"], 0)
+        self.assertRegex(err, rf"resmon: error writing \w+ file '{fifo}': the reader stopped reading; "
+                              rf"[1-9][0-9]* {unit}s? not written\n")
+        self.assertEqual(p.returncode, 128 + signal.SIGTERM, err)  # the command's status, as for any failed output
+        return err
+
+    def test_sigterm_ends_resmon_whose_samples_fifo_is_not_read(self):
+        self.sigterm_ends_it("-s", "rows.csv", "row", ["sleep", "1000"],
+                             ("--trace", "witness.json", '"name":"RSS (tree)"', 50))
+
+    def test_sigterm_ends_resmon_whose_trace_fifo_is_not_read(self):
+        self.sigterm_ends_it("--trace", "trace.json", "event", ["sleep", "1000"], ("-s", "witness.csv", "\n", 50))
+
+    def test_sigterm_ends_resmon_whose_processes_fifo_is_not_read(self):
+        # Rows come as processes end (taskstats), each slice on the trace
+        # after its row: 15 rows are more than the page takes.
+        summary = subprocess.run([RESMON, "-q", "-o", "-", "--", "true"], capture_output=True, text=True,
+                                 timeout=SAFETY_NET_SEC, env=self.env)
+        source = json.loads(summary.stdout)["processes"]
+        if source["source"] != "taskstats":
+            self.skipTest(f"no taskstats here, no row before the end: {source.get('unavailable')}")
+        self.sigterm_ends_it("--processes-file", "processes.jsonl", "row",
+                             ["sh", "-c", "while :; do /bin/true; done"],
+                             ("--trace", "witness.json", '"cat":"process"', 15))
+
+    def read_slowly(self, fd, into):
+        """Reads the FIFO a little at a time, with pauses, to its end."""
+        while True:
+            select.select([fd], [], [])
+            try:
+                chunk = os.read(fd, 512)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                return
+            into.append(chunk)
+            time.sleep(0.002)  # a slow reader, not a synchronisation
+
+    def slow_reader_gets_everything(self, option, name, extra=()):
+        fifo = self.path(name)
+        fd = self.reader_end(fifo)
+        p = self.start([option, fifo, "-i", "0.001", *extra], ["sleep", "0.5"])
+        got = []
+        reader = threading.Thread(target=self.read_slowly, args=(fd, got))
+        reader.start()
+        _, err = p.communicate(timeout=SAFETY_NET_SEC)
+        reader.join(SAFETY_NET_SEC)
+        self.assertEqual(p.returncode, 0, err)
+        self.assertNotIn("not written", err)
+        with open(self.path("s.json")) as f:
+            summary = json.load(f)
+        return b"".join(got).decode(), summary
+
+    def test_a_slow_samples_reader_gets_every_row(self):
+        text, summary = self.slow_reader_gets_everything("-s", "rows.csv")
+        lines = text.split("\n")
+        self.assertEqual(lines[-1], "")  # ends with a whole row
+        self.assertEqual(len(lines) - 2, summary["num_samples"])  # the header, and the empty after the last
+        self.assertGreater(len(text), 4 * PIPE_BYTES)  # it lagged: far more than the pipe holds
+
+    def test_a_slow_trace_reader_gets_every_event(self):
+        text, summary = self.slow_reader_gets_everything("--trace", "trace.json")
+        events = json.loads(text)  # whole, "]" included
+        cpu = [e for e in events if e["name"] == "CPU" and e["ph"] == "C"]
+        self.assertEqual(len(cpu), summary["num_samples"])
+        self.assertGreater(len(text), 4 * PIPE_BYTES)
+
+
+if __name__ == "__main__":
+    unittest.main()
