@@ -188,6 +188,44 @@ class BadUsage(Tmp):
         self.assert_usage_error("--cgroup", "/sys/fs/cgroup/a", "--cgroup", "/sys/fs/cgroup/b",
                                 message="--cgroup given twice")
         self.assert_usage_error("--pid", "1", "--pid", "2", message="--pid given twice ('2' after an earlier one)")
+        # Every other option that takes one value, the exporters' too: the
+        # second value silently replaced the first (rc 0 before).
+        for option, first, second in (("-i", "0.5", "0.25"), ("--gpu", "none", "auto"), ("--metrics", "io", "memory"),
+                                      ("--memory-limit", "1G", "2G"), ("--processes", "top", "all"),
+                                      ("--textfile", self.path("a.prom"), self.path("b.prom")),
+                                      ("--serve", "127.0.0.1:1", "127.0.0.1:2"),
+                                      ("--push", "http://127.0.0.1:1/", "http://127.0.0.1:2/"),
+                                      ("--push-job", "a", "b"), ("--push-timeout", "1", "2")):
+            self.assert_usage_error(option, first, option, second,
+                                    message=f"{option} given twice ('{second}' after an earlier one)")
+        # The same value again is harmless; --label repeats.
+        r = resmon("-q", "-i", "0.5", "--interval", "0.5", "--label", "a=1", "--label", "b=2", "--", "true")
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+    def test_subcommand_option_given_twice_is_refused(self):
+        with open(self.path("run.csv"), "w") as f:
+            f.write("timestamp,elapsed_sec,cpu_percent,rss_mb\n1,0,0,5\n1.1,0.1,40,8\n")
+        run = self.path("run.csv")
+        for args, message in (
+                (("plot", run, "-o", self.path("a.svg"), "--output", self.path("b.svg")),
+                 f"resmon plot: -o given twice ('{self.path('b.svg')}' after an earlier one)"),
+                (("plot", run, "-o", self.path("a.svg"), "--title", "A", "--title", "B"),
+                 "resmon plot: --title given twice ('B' after an earlier one)"),
+                (("plot", run, "-o", self.path("a.svg"), "--cpus", "2", "--cpus", "4"),
+                 "resmon plot: --cpus given twice ('4' after an earlier one)"),
+                (("compare", "--format", "json", "--format", "text", run, run),
+                 "resmon compare: --format given twice ('text' after an earlier one)"),
+                (("compare", "--alpha", "0.1", "--alpha", "0.2", run, run),
+                 "resmon compare: --alpha given twice ('0.2' after an earlier one)")):
+            r = resmon(*args)
+            self.assertEqual(r.returncode, 125, r.stderr)
+            self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+            self.assertIn(message, r.stderr)
+            self.assertFalse(os.path.exists(self.path("a.svg")))
+            self.assertFalse(os.path.exists(self.path("b.svg")))
+        # The same value again, and one --label for each RUN: accepted.
+        r = resmon("plot", run, run, "-l", "x", "-l", "y", "--title", "T", "--title", "T", "-o", self.path("a.svg"))
+        self.assertEqual(r.returncode, 0, r.stderr)
 
     def test_missing_command(self):
         r = resmon()

@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""A streamed output (-s, --trace, --processes-file) on a FIFO whose reader
-stopped reading never hangs resmon: SIGTERM ends it within a bound, the
-summary is still written, and one line names the file and what was not
-written.  A reader that merely lags still gets every row.
+"""An output on a FIFO whose reader stopped reading never hangs resmon:
+the streamed ones (-s, --trace, --processes-file) and those written at the
+end (--plot, -o) alike.  SIGTERM ends it within a bound, else it gives up
+after READER_STUCK_SEC without progress -- once for all the outputs, not
+per output; the other outputs are still written, and one line names the
+file and what was not written.  A reader that merely lags still gets every
+row; one that went away is named so.
 
 Each FIFO's pipe is shrunk to one page (F_SETPIPE_SZ on the reader's end), so
 a few rows fill it.  The signal comes once a second output, a regular file,
@@ -13,11 +16,14 @@ Environment: RESMON (the command).
 """
 import fcntl
 import json
+import re
 import os
 import select
+import shutil
 import signal
 import subprocess
 import tempfile
+import termios
 import threading
 import time
 import unittest
@@ -29,6 +35,11 @@ PIPE_BYTES = 4096
 # SIGTERM to exit: the forwarding, the command's end, the writer's 1 s of
 # grace for the reader after a stop, the summary.
 EXIT_AFTER_SIGTERM_SEC = 5 * TIME_FACTOR
+# How long the end waits for readers that take nothing (reader_wait.h).
+READER_STUCK_SEC = 5
+# SIGTERM while the end already waits: its 1 s of grace and the outputs
+# after it; below READER_STUCK_SEC at factor 1, so the signal is what ended it.
+EXIT_AFTER_SIGTERM_AT_THE_END_SEC = 3 * TIME_FACTOR
 
 
 class StuckOutputs(unittest.TestCase):
@@ -120,6 +131,114 @@ class StuckOutputs(unittest.TestCase):
         self.sigterm_ends_it("--processes-file", "processes.jsonl", "row",
                              ["sh", "-c", "while :; do /bin/true; done"],
                              ("--trace", "witness.json", '"cat":"process"', 15))
+
+    def held_fifo(self, name, full=True):
+        """A FIFO the test holds open for reading and writing and never
+        reads: resmon's open does not wait, and its pipe (one page) is full
+        from the start, or fills."""
+        fifo = self.path(name)
+        os.mkfifo(fifo)
+        fd = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)
+        self.addCleanup(os.close, fd)
+        fcntl.fcntl(fd, F_SETPIPE_SZ, PIPE_BYTES)
+        if full:
+            os.write(fd, b"\n" * PIPE_BYTES)
+        return fifo, fd
+
+    def wait_until_full(self, fd, p):
+        """Until the pipe holds a page: resmon wrote what it takes and
+        waits for the rest (a pipe's fill gives no event: looked at again)."""
+        deadline = time.monotonic() + SAFETY_NET_SEC
+        while int.from_bytes(fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"), "little") < PIPE_BYTES:
+            if p.poll() is not None:
+                self.fail(f"resmon ended before it filled the FIFO: {p.stderr.read()}")
+            if time.monotonic() > deadline:
+                self.fail(f"the FIFO never filled in {SAFETY_NET_SEC} s")
+            time.sleep(0.01)
+
+    def run_to_the_end(self, args, command=("true",)):
+        p = subprocess.Popen([RESMON, "-q", "-i", "0.001", *args, "--", *command], stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=self.env,
+                             start_new_session=True)
+        self.addCleanup(lambda: p.poll() is not None or os.killpg(p.pid, signal.SIGKILL))
+        return p
+
+    def finished(self, p, within, what):
+        try:
+            _, err = p.communicate(timeout=within)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+            self.fail(f"resmon still ran after {within:.0f} s: {what}")
+        return err
+
+    def stuck_plot(self, name):
+        fifo, _ = self.held_fifo(name)
+        p = self.run_to_the_end(["--plot", fifo, "-o", self.path("s.json")])
+        err = self.finished(p, SAFETY_NET_SEC, "its --plot FIFO full and unread")
+        self.assertRegex(err, rf"^resmon: cannot write plot file '{re.escape(fifo)}': the reader stopped reading; "
+                              rf"[1-9][0-9]* bytes? not written\n$")
+        self.assertEqual(p.returncode, 125, err)  # the command succeeded: the failed output sets 125
+        with open(self.path("s.json")) as f:
+            self.assertEqual(json.load(f)["exit_status"], 0)
+
+    def test_a_stuck_plot_fifo_is_given_up_and_the_summary_still_written(self):
+        # Before: the chart's blocking write waited for ever, no summary.
+        self.stuck_plot("plot.svg")
+
+    @unittest.skipUnless(shutil.which("rsvg-convert"), "no rsvg-convert for a PNG chart")
+    def test_a_stuck_png_plot_fifo_is_given_up_too(self):
+        # Before: rsvg-convert wrote into the FIFO and resmon waited for it
+        # (waitpid) for ever.
+        self.stuck_plot("plot.png")
+
+    def test_a_stuck_summary_fifo_is_given_up_and_the_plot_still_written(self):
+        fifo, _ = self.held_fifo("s.json")
+        p = self.run_to_the_end(["-o", fifo, "--plot", self.path("c.svg"), "-s", self.path("rows.csv")])
+        err = self.finished(p, SAFETY_NET_SEC, "its -o FIFO full and unread")
+        self.assertRegex(err, rf"^resmon: cannot write summary file '{re.escape(fifo)}': the reader stopped reading; "
+                              rf"[1-9][0-9]* bytes? not written\n$")
+        self.assertEqual(p.returncode, 125, err)
+        with open(self.path("c.svg")) as f:
+            self.assertTrue(f.read().rstrip().endswith("</svg>"))
+        with open(self.path("rows.csv")) as f:
+            self.assertTrue(f.read().endswith("\n"))
+
+    def test_sigterm_ends_resmon_stuck_on_its_plot_fifo(self):
+        fifo, fd = self.held_fifo("plot.svg", full=False)
+        p = self.run_to_the_end(["--plot", fifo, "-o", self.path("s.json")], ["sleep", "0.2"])
+        self.wait_until_full(fd, p)  # the chart is more than a page
+        os.kill(p.pid, signal.SIGTERM)
+        sent = time.monotonic()
+        err = self.finished(p, SAFETY_NET_SEC, "SIGTERM did not end it, its --plot FIFO full and unread")
+        self.assertLess(time.monotonic() - sent, EXIT_AFTER_SIGTERM_AT_THE_END_SEC, err)
+        self.assertIn(f"cannot write plot file '{fifo}': the reader stopped reading;", err)
+        with open(self.path("s.json")) as f:
+            self.assertEqual(json.load(f)["exit_status"], 0)
+
+    def test_stuck_fifos_share_one_bound(self):
+        # Each output gave up on its own 5 s: 4 outputs took 20 s.
+        fifos = [self.held_fifo(name)[0] for name in ("rows.csv", "trace.json", "plot.svg", "s.json")]
+        started = time.monotonic()
+        p = self.run_to_the_end(["-s", fifos[0], "--trace", fifos[1], "--plot", fifos[2], "-o", fifos[3]])
+        err = self.finished(p, SAFETY_NET_SEC, "four FIFOs full and unread")
+        took = time.monotonic() - started
+        self.assertEqual(len(err.splitlines()), 4, err)
+        for fifo in fifos:
+            self.assertIn(f" '{fifo}': the reader stopped reading; ", err)
+        self.assertLess(took, 2 * READER_STUCK_SEC * TIME_FACTOR, err)
+
+    def test_a_reader_that_went_away_is_named(self):
+        fifo = self.path("rows.csv")
+        os.mkfifo(fifo)
+        fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+        p = self.start(["-s", fifo, "--trace", self.path("witness.json"), "-i", "0.001"], ["sleep", "1000"])
+        self.wait_for_witness(self.path("witness.json"), '"name":"RSS (tree)"', 10, p)
+        os.close(fd)  # the only reader: the next write fails with EPIPE
+        os.kill(p.pid, signal.SIGTERM)
+        err = self.finished(p, SAFETY_NET_SEC, "its -s FIFO's reader gone")
+        self.assertRegex(err, rf"^resmon: error writing samples file '{re.escape(fifo)}': the reader went away; "
+                              rf"[1-9][0-9]* rows? not written\n$")
 
     def read_slowly(self, fd, into):
         """Reads the FIFO a little at a time, with pauses, to its end."""

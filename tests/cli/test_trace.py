@@ -312,6 +312,25 @@ class Trace(unittest.TestCase):
         slices, _ = check_trace(self, read_trace(self.path("p.json")))
         return {track: spans for track, spans in slices.items() if track[0] == 2}
 
+    def test_a_trace_whose_reader_fell_64_mib_behind_still_closes(self):
+        # The reader takes nothing while more than the writer keeps (64 MiB)
+        # is written, then reads it all: the events past the bound are
+        # dropped and counted, and the array still ends with "]" (it had
+        # none: the closing line was dropped with them).
+        p = subprocess.Popen([os.environ["TRACE_PROCESSES"], "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        self.addCleanup(lambda: p.poll() is not None or p.kill())
+        p.stdin.write(b"repeat 450000\n100 99 0 0.5 cc\n")
+        p.stdin.close()
+        p.stdin = None  # written: communicate has nothing to send
+        self.assertEqual(p.stderr.readline(), b"fed\n")  # all appended, nothing read yet
+        out, err = p.communicate(timeout=SAFETY_NET_SEC)
+        self.assertEqual(p.returncode, 1, err)
+        self.assertRegex(err.decode(), r"^the reader fell 64 MiB behind; [1-9][0-9]* not written\n$")
+        self.assertGreater(len(out), 32 << 20)
+        events = json.loads(out)  # whole: "]" included
+        self.assertEqual(events[0]["ph"], "M")
+
     def test_processes_take_the_first_free_slot_and_never_overlap_on_one(self):
         # 500 processes of a made-up build: each a slice with its args, on a
         # slot where nothing else runs at the time.  Handed over in start

@@ -7,7 +7,11 @@
  * "-" for a process still running).  One sample at 0 and one at the latest
  * end start and end the timeline; the lines are handed over one call each,
  * in their order, and then again all in one call when the first word of the
- * first line is "batch".
+ * first line is "batch".  A line "repeat N": the processes are handed over
+ * N times more, each time after the last one ended (a trace far larger than
+ * the writer keeps for a reader that lags).  OUT "-": standard output, a
+ * pipe the test reads only after "fed" on standard error.  How the close
+ * went is the status (0: all written) and, when not all, a line on stderr.
  */
 #include "options.h"
 #include "output_file.h"
@@ -27,7 +31,7 @@ int main(int argc, char **argv)
 {
     if (argc != 2)
         return 2;
-    int fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = strcmp(argv[1], "-") == 0 ? STDOUT_FILENO : open(argv[1], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     trace_file *t = fd >= 0 ? trace_file_open(fd, "test", 0) : NULL;
     if (!t)
         return 1;
@@ -37,11 +41,14 @@ int main(int argc, char **argv)
     double last = 0;
     char line[256];
     int batch = 0;
+    long repeat = 0;
     while (n < MAX_PROCESSES && fgets(line, sizeof line, stdin)) {
         if (strncmp(line, "batch", 5) == 0) {
             batch = 1;
             continue;
         }
+        if (sscanf(line, "repeat %ld", &repeat) == 1)
+            continue;
         int pid, ppid;
         double start;
         char end_text[32];
@@ -68,12 +75,25 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < n; i++)
             trace_file_processes(t, &processes[i], 1);
     }
+    for (long k = 0; k < repeat; k++) {
+        for (size_t i = 0; i < n; i++) {
+            processes[i].start_timestamp += last + 1;
+            processes[i].end_timestamp += last + 1;
+        }
+        trace_file_processes(t, processes, n);
+    }
+    fputs("fed\n", stderr);
+    fflush(stderr);
     cli_options o;
     run_result r;
     memset(&o, 0, sizeof o);
     memset(&r, 0, sizeof r);
     stream_outcome outcome;
-    trace_file_finish(t, &o, &r, -1, &outcome);
+    reader_wait wait;
+    reader_wait_init(&wait, -1, 0);
+    trace_file_finish(t, &o, &r, &wait, &outcome);
     close(fd);
+    if (outcome.reader_stuck)
+        fprintf(stderr, "%s; %lu not written\n", outcome.stuck_why, outcome.lines_lost);
     return outcome.error == 0 && !outcome.reader_stuck ? 0 : 1;
 }

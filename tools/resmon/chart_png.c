@@ -4,6 +4,9 @@
  * checked -- before the command starts, so a missing converter is a usage
  * error, never SVG bytes under a .png name.  librsvg is not linked: the
  * command pays for it only when a PNG is asked for, and only at the end.
+ * The converter writes into a memory file, copied into the output after it
+ * exited: on the output itself (a FIFO whose reader stopped reading) it
+ * would block, and resmon with it in waitpid, for ever.
  */
 #include "chart_png.h"
 #include "output_paths.h"
@@ -84,9 +87,27 @@ static void first_line(int fd, char *why, size_t cap, size_t used)
     snprintf(why + used, cap - used, ": %s", text);
 }
 
-int chart_png_finish(FILE *svg, const char *converter, int out_fd, char *why, size_t cap)
+/* The converter's PNG into out. */
+static int copy_png(int png_fd, FILE *out, char *why, size_t cap)
 {
-    int rc = -1, err_fd = -1, status = 0;
+    char chunk[65536];
+    ssize_t n;
+    if (lseek(png_fd, 0, SEEK_SET) != 0) {
+        snprintf(why, cap, "cannot read the converted chart: %s", strerror(errno));
+        return -1;
+    }
+    while ((n = read(png_fd, chunk, sizeof chunk)) > 0)
+        fwrite(chunk, 1, (size_t)n, out);
+    if (n < 0) {
+        snprintf(why, cap, "cannot read the converted chart: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int chart_png_finish(FILE *svg, const char *converter, FILE *out, char *why, size_t cap)
+{
+    int rc = -1, err_fd = -1, png_fd = -1, status = 0;
     posix_spawn_file_actions_t actions;
     posix_spawnattr_t attr;
     if (fflush(svg) != 0 || ferror(svg)) {
@@ -95,12 +116,13 @@ int chart_png_finish(FILE *svg, const char *converter, int out_fd, char *why, si
         return -1;
     }
     err_fd = memfd_create("resmon-rsvg-stderr", MFD_CLOEXEC);
+    png_fd = memfd_create("resmon-chart.png", MFD_CLOEXEC);
     posix_spawn_file_actions_init(&actions);
     posix_spawnattr_init(&attr);
     /* dup2 clears close-on-exec on the copies; the converter starts with an
      * empty signal mask and default dispositions, whatever resmon blocks. */
     posix_spawn_file_actions_adddup2(&actions, fileno(svg), 0);
-    posix_spawn_file_actions_adddup2(&actions, out_fd, 1);
+    posix_spawn_file_actions_adddup2(&actions, png_fd, 1);
     if (err_fd >= 0)
         posix_spawn_file_actions_adddup2(&actions, err_fd, 2);
     sigset_t none, all;
@@ -111,7 +133,9 @@ int chart_png_finish(FILE *svg, const char *converter, int out_fd, char *why, si
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
     char *const argv[] = {"rsvg-convert", "--format", "png", NULL};
     pid_t pid;
-    if (lseek(fileno(svg), 0, SEEK_SET) != 0) {
+    if (png_fd < 0) {
+        snprintf(why, cap, "cannot render the chart: %s", strerror(errno));
+    } else if (lseek(fileno(svg), 0, SEEK_SET) != 0) {
         snprintf(why, cap, "cannot render the chart: %s", strerror(errno));
     } else if ((errno = posix_spawn(&pid, converter, &actions, &attr, argv, environ)) != 0) {
         snprintf(why, cap, "cannot run %s: %s", converter, strerror(errno));
@@ -119,7 +143,7 @@ int chart_png_finish(FILE *svg, const char *converter, int out_fd, char *why, si
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
             ;
         if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-            rc = 0;
+            rc = copy_png(png_fd, out, why, cap);
         } else {
             int n = WIFEXITED(status) ? snprintf(why, cap, "%s exited with status %d", converter, WEXITSTATUS(status))
                                       : snprintf(why, cap, "%s was killed by signal %d", converter, WTERMSIG(status));
@@ -131,6 +155,8 @@ int chart_png_finish(FILE *svg, const char *converter, int out_fd, char *why, si
     posix_spawn_file_actions_destroy(&actions);
     if (err_fd >= 0)
         close(err_fd);
+    if (png_fd >= 0)
+        close(png_fd);
     fclose(svg);
     return rc;
 }

@@ -14,8 +14,9 @@
 int chart_output_check(const char *path, const char *option, char *converter, size_t cap);
 /* A stream to render the SVG into, for chart_png_finish; NULL (errno) on failure. */
 FILE *chart_png_begin(void);
-/* Converts what svg holds to PNG on out_fd and closes svg.  Returns 0, or
- * fills why with one line's worth and returns -1. */
-int chart_png_finish(FILE *svg, const char *converter, int out_fd, char *why, size_t cap);
+/* Converts what svg holds to PNG, written to out, and closes svg.  Returns
+ * 0 (a failed write of out is out's, for its publish to name), or fills why
+ * with one line's worth and returns -1. */
+int chart_png_finish(FILE *svg, const char *converter, FILE *out, char *why, size_t cap);
 
 #endif

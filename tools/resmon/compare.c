@@ -23,6 +23,7 @@
 #include "input_file.h"
 #include "jansson_loader.h"
 #include "json_number.h"
+#include "option_once.h"
 #include "output_file.h"
 #include "output_paths.h"
 #include "rank_test.h"
@@ -1357,14 +1358,7 @@ typedef struct compare_options {
 
 static int compare_usage_error(const char *fmt, const char *arg)
 {
-    fputs("resmon compare: ", compare_err);
-    const char *slot = strstr(fmt, "%s");
-    fwrite(fmt, 1, slot ? (size_t)(slot - fmt) : strlen(fmt), compare_err);
-    if (slot) {
-        print_printable(compare_err, arg);
-        fputs(slot + 2, compare_err);
-    }
-    fputs(" (see resmon compare --help)\n", compare_err);
+    print_usage_line(compare_err, "resmon compare", fmt, arg, "resmon compare --help");
     return EXIT_USAGE;
 }
 
@@ -1389,7 +1383,12 @@ static int compare_parse(int argc, char **argv, compare_options *o)
     opterr = 0;
     optind = 0; /* glibc's full reset: a second call (the Python binding's) forgets the first's argv */
     int c;
+    option_once given = {0};
+    char twice[160];
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        if (optarg && c != '?' && c != OPT_MAX_INCREASE && /* --max-increase: one for each KEY */
+            option_once_check(&given, c, optarg, longopts, twice, sizeof twice) != 0)
+            return compare_usage_error(twice, optarg);
         switch (c) {
         case OPT_MAX_INCREASE:
             if (parse_limit(optarg, &o->limits[o->limit_count]) < 0)

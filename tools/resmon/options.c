@@ -4,6 +4,7 @@
 #include "options.h"
 #include "cli.h"
 #include "exporter_options.h"
+#include "option_once.h"
 #include "option_values.h"
 #include "output_paths.h"
 #include "text_output.h"
@@ -92,8 +93,11 @@ static const char usage_text_rest[] =
     "Files: -o and --plot are written to a temporary file beside FILE and renamed over\n"
     "it at the end, so a failed run leaves an existing FILE as it was; -s FILE takes\n"
     "its name once COMMAND runs, as does --trace FILE.  A device or FIFO is written in\n"
-    "place; on a FIFO with no reader resmon says so and waits for one.  Two outputs\n"
-    "naming one file are refused.\n";
+    "place; on a FIFO with no reader resmon says so and waits for one.  At the end a\n"
+    "FIFO's reader that takes nothing for 5 s (or 1 s after a signal), for all outputs\n"
+    "together, is given up on, in one line naming what was not written.  Two outputs\n"
+    "naming one file are refused, and so is an option that takes one value given twice\n"
+    "with different values (--label repeats).\n";
 
 /* --list-gpus: one line per GPU, as "--gpu" names it. */
 static void list_gpus(FILE *out)
@@ -120,29 +124,8 @@ static void list_gpus(FILE *out)
  * line, so anything) in place of fmt's one %s, shown printable. */
 static int usage_error(const char *fmt, const char *arg)
 {
-    const char *slot = strstr(fmt, "%s");
-    fputs("resmon: ", stderr);
-    fwrite(fmt, 1, slot ? (size_t)(slot - fmt) : strlen(fmt), stderr);
-    if (slot) {
-        print_printable(stderr, arg);
-        fputs(slot + 2, stderr);
-    }
-    fputs(" (see resmon --help)\n", stderr);
+    print_usage_line(stderr, "resmon", fmt, arg, "resmon --help");
     return EXIT_USAGE;
-}
-
-/* An option that names a file or the target, given once: a second value
- * silently replacing the first lost the file the user asked for ("-o a.json
- * -o b.json" wrote b.json alone).  The same value again is harmless. */
-static int set_once(const char **slot, const char *value, const char *option)
-{
-    if (*slot && strcmp(*slot, value) != 0) {
-        char fmt[128];
-        snprintf(fmt, sizeof fmt, "%s given twice ('%%s' after an earlier one): give it once", option);
-        return usage_error(fmt, value);
-    }
-    *slot = value;
-    return 0;
 }
 
 /* getopt_long found an option it does not take: say which, in the user's
@@ -380,7 +363,13 @@ int cli_parse(int argc, char **argv, cli_options *o)
     opterr = 0; /* our own messages: one line each */
     int c, word_index = optind;
     /* "+": stop at the first non-option, which starts COMMAND. */
+    option_once given = {0};
     for (; (c = getopt_long(argc, argv, "+:i:o:s:qh", longopts, NULL)) != -1; word_index = optind) {
+        /* A second value silently replaced the first: refused, as in every
+         * subcommand (only --label repeats). */
+        if (optarg && c != ':' && c != '?' && c != EXPORTER_OPT_LABEL &&
+            option_once_check(&given, c, optarg, longopts, err, sizeof err) != 0)
+            return usage_error(err, optarg);
         switch (c) {
         case 'i':
             /* The library's range: below 1 us or above 11 days is surely a unit mistake. */
@@ -389,30 +378,25 @@ int cli_parse(int argc, char **argv, cli_options *o)
                                    optarg);
             break;
         case 'o':
-            if (set_once(&o->summary_path, optarg, "-o") != 0)
-                return EXIT_USAGE;
+            o->summary_path = optarg;
             break;
         case 's':
             if (!path_has_extension(optarg, ".csv") && !path_has_extension(optarg, ".jsonl"))
                 return usage_error("samples file '%s' must end in .csv or .jsonl", optarg);
-            if (set_once(&o->samples_path, optarg, "-s") != 0)
-                return EXIT_USAGE;
+            o->samples_path = optarg;
             break;
         case OPT_PLOT:
-            if (set_once(&o->plot_path, optarg, "--plot") != 0)
-                return EXIT_USAGE;
+            o->plot_path = optarg;
             break;
         case OPT_TRACE:
             if (!path_has_extension(optarg, ".json"))
                 return usage_error("trace file '%s' must end in .json", optarg);
-            if (set_once(&o->trace_path, optarg, "--trace") != 0)
-                return EXIT_USAGE;
+            o->trace_path = optarg;
             break;
         case OPT_PROCESSES_FILE:
             if (!path_has_extension(optarg, ".csv") && !path_has_extension(optarg, ".jsonl"))
                 return usage_error("processes file '%s' must end in .csv or .jsonl", optarg);
-            if (set_once(&o->processes_path, optarg, "--processes-file") != 0)
-                return EXIT_USAGE;
+            o->processes_path = optarg;
             break;
         case OPT_PROCESSES:
             if (strcmp(optarg, "top") != 0 && strcmp(optarg, "all") != 0)
@@ -436,8 +420,6 @@ int cli_parse(int argc, char **argv, cli_options *o)
             pid_t pid;
             if (parse_pid(optarg, &pid) < 0)
                 return usage_error("invalid PID '%s': give a process id in decimal digits only", optarg);
-            if (o->pid && o->pid != pid)
-                return usage_error("--pid given twice ('%s' after an earlier one): give it once", optarg);
             o->pid = pid;
             break;
         }
@@ -468,8 +450,7 @@ int cli_parse(int argc, char **argv, cli_options *o)
             o->no_cgroup = 1;
             break;
         case OPT_CGROUP:
-            if (set_once(&o->cgroup_path, optarg, "--cgroup") != 0)
-                return EXIT_USAGE;
+            o->cgroup_path = optarg;
             break;
         case OPT_REPEAT:
             if (parse_count(optarg, 1, &o->repeat) < 0)

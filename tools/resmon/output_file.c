@@ -12,8 +12,11 @@
  * it runs leaves nothing beside the output; elsewhere it has that name from
  * the start, and a kill leaves it (README, Guarantees).  A symbolic link is followed, so the file it points to is
  * replaced and the link stays.  Anything else (a device such as /dev/null,
- * a FIFO) is written in place and never removed.  "-" is stdout.  Every
- * descriptor is close-on-exec, so the command inherits none of them.
+ * a FIFO) is written in place and never removed, without blocking: a FIFO
+ * whose reader stopped reading held a blocking write(2) for ever, SIGTERM
+ * included, and the outputs after it were never written; its writes wait
+ * through reader_wait.c instead, and give up with it.  "-" is stdout.
+ * Every descriptor is close-on-exec, so the command inherits none of them.
  */
 #include "output_file.h"
 #include "cli.h"
@@ -75,9 +78,11 @@ static int open_in_place(output_file *f, int is_fifo)
         print_printable(stderr, f->path);
         fprintf(stderr, "' (%s)\n", f->what);
         fd = open(f->path, flags);
-    } else if (fd >= 0 && is_fifo) {
-        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK); /* later writes wait for the reader */
     }
+    /* Written without blocking (see sink_write): the open file description
+     * is resmon's own, no one else's flags change. */
+    if (fd >= 0)
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
     return fd;
 }
 
@@ -177,24 +182,36 @@ static int open_temporary(output_file *f, const struct stat *existing)
  * kept here for output_file_publish to report (ENOSPC, EIO, EFBIG...). */
 struct output_sink {
     int fd;
-    int write_errno;
+    int write_errno;           /* ETIMEDOUT: the reader stopped reading, and the wait gave up */
+    int in_place;              /* not a regular file: written without blocking, waiting through wait */
+    unsigned long long lost;   /* bytes not written, after the first failure */
+    reader_wait *wait;         /* the end's, or own_wait */
+    reader_wait own_wait;
 };
 
+/* After the first failure nothing more is written, and what comes is
+ * counted: the stream is told it was taken, so stdio neither keeps it nor
+ * hands it over again. */
 static ssize_t sink_write(void *cookie, const char *buf, size_t size)
 {
     struct output_sink *sink = cookie;
     size_t done = 0;
-    while (done < size) {
+    while (done < size && !sink->write_errno) {
         ssize_t n = write(sink->fd, buf + done, size - done);
-        if (n < 0 && errno == EINTR)
+        if (n > 0) {
+            done += (size_t)n;
+            if (sink->in_place)
+                reader_wait_progress(sink->wait);
+        } else if (n < 0 && errno == EINTR) {
             continue;
-        if (n <= 0) {
-            if (!sink->write_errno)
-                sink->write_errno = n < 0 ? errno : EIO;
-            return done ? (ssize_t)done : -1;
+        } else if (n < 0 && errno == EAGAIN && sink->in_place) {
+            if (!reader_wait_writable(sink->wait, sink->fd))
+                sink->write_errno = ETIMEDOUT;
+        } else {
+            sink->write_errno = n < 0 ? errno : EIO;
         }
-        done += (size_t)n;
     }
+    sink->lost += size - done;
     return (ssize_t)size;
 }
 
@@ -213,6 +230,10 @@ static FILE *sink_open(output_file *f, int fd)
     if (!(f->sink = calloc(1, sizeof *f->sink)))
         return NULL;
     f->sink->fd = fd;
+    struct stat st;
+    f->sink->in_place = fstat(fd, &st) == 0 && !S_ISREG(st.st_mode);
+    reader_wait_init(&f->sink->own_wait, -1, 0);
+    f->sink->wait = &f->sink->own_wait;
     FILE *stream = fopencookie(f->sink, "w", (cookie_io_functions_t){.write = sink_write, .close = sink_close});
     if (!stream) {
         free(f->sink);
@@ -321,6 +342,24 @@ int output_file_open(output_file *f, const char *path, const char *what)
     return 0;
 }
 
+void output_file_wait_with(output_file *f, reader_wait *wait)
+{
+    if (f->sink && wait)
+        f->sink->wait = wait;
+}
+
+/* What the reader of a FIFO or pipe did not take, for the message: NULL
+ * where err is a failure of the file itself (strerror names it). */
+static const char *reader_failure(const output_file *f, int err, char *reason, size_t cap)
+{
+    if (!f->sink || !f->sink->in_place || (err != ETIMEDOUT && err != EPIPE))
+        return NULL;
+    snprintf(reason, cap, "%s; %llu byte%s not written",
+             err == EPIPE ? "the reader went away" : "the reader stopped reading", f->sink->lost,
+             f->sink->lost == 1 ? "" : "s");
+    return reason;
+}
+
 /* The temporary file has its final name (or is gone): nothing to rename. */
 static void forget_temporary(output_file *f)
 {
@@ -352,6 +391,8 @@ int output_file_publish(output_file *f)
         f->fd = -1;
         return err ? fail(f, err, NULL) : 0;
     }
+    char reader_reason[128];
+    const char *reason = err ? reader_failure(f, err, reader_reason, sizeof reader_reason) : NULL;
     if (!err && f->temp_path && fsync(f->fd) != 0)
         err = errno; /* the data must be on disk before the name points at it */
     if (!err && f->temp_unnamed) /* named while its descriptor is open, renamed below */
@@ -365,7 +406,7 @@ int output_file_publish(output_file *f)
         err = errno;
     if (err) {
         output_file_discard(f);
-        return fail(f, err, NULL);
+        return fail(f, err, reason);
     }
     forget_temporary(f);
     return 0;

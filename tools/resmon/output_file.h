@@ -5,6 +5,8 @@
 #ifndef RESMON_OUTPUT_FILE_H
 #define RESMON_OUTPUT_FILE_H
 
+#include "reader_wait.h"
+
 #include <stdio.h>
 
 typedef struct output_file {
@@ -28,6 +30,13 @@ int output_file_open(output_file *f, const char *path, const char *what);
 /* Gives a temporary file its final name now (the samples file, once the
  * command runs).  Returns 0, or prints one line and returns -1. */
 int output_file_publish_early(output_file *f);
+/* A FIFO, pipe or device (anything but a regular file) is written without
+ * blocking: where its reader has no room, the writes wait through wait
+ * (reader_wait.h, which stays the caller's; the end's, shared by every
+ * output) and give up with it -- the rest is counted, and the publish names
+ * what was not written.  Without one, the file has a wait of its own, which
+ * no signal ends.  Call after opening. */
+void output_file_wait_with(output_file *f, reader_wait *wait);
 /* Flushes, closes and renames into place.  Returns 0, or prints one line
  * naming the error, removes the temporary file and returns -1. */
 int output_file_publish(output_file *f);

@@ -185,16 +185,16 @@ int outputs_command_started(outputs *out)
 
 void outputs_discard(outputs *out)
 {
-    samples_file_free(out->samples);
+    stream_outcome nothing_written;
+    samples_file_close(out->samples, NULL, &nothing_written);
     out->samples = NULL;
     output_file_discard(&out->summary);
     output_file_discard(&out->samples_output);
-    processes_file_free(out->processes);
+    processes_file_close(out->processes, NULL, &nothing_written);
     out->processes = NULL;
     output_file_discard(&out->processes_output);
     output_file_discard(&out->plot);
-    stream_outcome nothing_written;
-    trace_file_finish(out->trace, NULL, NULL, -1, &nothing_written);
+    trace_file_finish(out->trace, NULL, NULL, NULL, &nothing_written);
     out->trace = NULL;
     output_file_discard(&out->trace_output);
     chart_series_free(out->chart);
@@ -263,7 +263,7 @@ static int write_plot(const cli_options *o, outputs *out, const run_result *r)
         snprintf(why, sizeof why, "cannot render the chart: %s", strerror(-drawn));
         fclose(svg);
     } else {
-        converted = chart_png_finish(svg, out->plot_converter, out->plot.fd, why, sizeof why) == 0;
+        converted = chart_png_finish(svg, out->plot_converter, out->plot.stream, why, sizeof why) == 0;
     }
     if (converted)
         return output_file_publish(&out->plot);
@@ -306,21 +306,25 @@ int outputs_finish(const cli_options *o, outputs *out, const run_result *run)
         counted.marks_dropped = marks_dropped(out->marks);
     const run_result *r = &counted;
     /* A stuck reader is waited for while it reads, and not past a signal
-     * resmon received: the files after it, and the summary, still come. */
-    int stop_fd = signals_stop_fd();
+     * resmon received: the files after it, and the summary, still come.
+     * One wait for every output, so stuck readers cost its bound once. */
+    reader_wait wait;
+    reader_wait_init(&wait, signals_stop_fd(), signals_received() != 0);
+    output_file_wait_with(&out->plot, &wait);
+    output_file_wait_with(&out->summary, &wait);
     stream_outcome outcome;
     if (out->samples) {
-        samples_file_close(out->samples, stop_fd, &outcome);
+        samples_file_close(out->samples, &wait, &outcome);
         out->samples = NULL;
         rc |= finish_stream(&outcome, "samples file", o->samples_path, "row", &out->samples_output);
     }
     if (out->trace) {
-        trace_file_finish(out->trace, o, r, stop_fd, &outcome);
+        trace_file_finish(out->trace, o, r, &wait, &outcome);
         out->trace = NULL;
         rc |= finish_stream(&outcome, "trace file", o->trace_path, "event", &out->trace_output);
     }
     if (out->processes) {
-        processes_file_close(out->processes, stop_fd, &outcome);
+        processes_file_close(out->processes, &wait, &outcome);
         out->processes = NULL;
         rc |= finish_stream(&outcome, "processes file", o->processes_path, "row", &out->processes_output);
     }

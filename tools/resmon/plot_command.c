@@ -8,6 +8,7 @@
 #include "chart_png.h"
 #include "chart_series.h"
 #include "cli.h"
+#include "option_once.h"
 #include "output_file.h"
 #include "output_paths.h"
 #include "samples_read.h"
@@ -38,15 +39,10 @@ static const char plot_usage_text[] =
     "a device) is named in one line, and the status is 125; FILE is then left as it was.\n"
     "FILE may not be one of the RUNs (the same file by any name): refused with 125.\n";
 
+/* what, then 'arg' -- or arg in what's place for "%s" where it has one. */
 static int plot_usage_error(const char *what, const char *arg)
 {
-    fprintf(stderr, "resmon plot: %s", what);
-    if (arg) {
-        fputs(" '", stderr);
-        print_printable(stderr, arg);
-        fputc('\'', stderr);
-    }
-    fputs(" (see resmon plot --help)\n", stderr);
+    print_usage_line(stderr, "resmon plot", what, arg, "resmon plot --help");
     return EXIT_USAGE;
 }
 
@@ -71,7 +67,12 @@ static int plot_parse(int argc, char **argv, plot_options *o)
     opterr = 0;
     optind = 1;
     int c;
+    option_once given = {0};
+    char twice[160];
     while ((c = getopt_long(argc, argv, ":o:l:h", longopts, NULL)) != -1) {
+        if (optarg && c != ':' && c != '?' && c != 'l' && /* -l: one for each RUN */
+            option_once_check(&given, c, optarg, longopts, twice, sizeof twice) != 0)
+            return plot_usage_error(twice, optarg);
         switch (c) {
         case 'o':
             o->output = optarg;
@@ -165,7 +166,7 @@ static int plot_png(output_file *file, const char *converter, const chart_info *
     } else if (chart_render_svg(svg, info, runs, (size_t)count) != 0) {
         snprintf(why, sizeof why, "cannot render the chart: %s", strerror(errno ? errno : EIO));
         fclose(svg);
-    } else if (chart_png_finish(svg, converter, file->fd, why, sizeof why) == 0) {
+    } else if (chart_png_finish(svg, converter, file->stream, why, sizeof why) == 0) {
         return 0;
     }
     fputs("resmon plot: cannot write '", stderr);

@@ -132,19 +132,8 @@ void processes_file_write(const process_record *r, void *user)
         write_row(f, buf, (size_t)n);
 }
 
-void processes_file_close(processes_file *f, int stop_fd, stream_outcome *outcome)
+void processes_file_close(processes_file *f, reader_wait *wait, stream_outcome *outcome)
 {
-    memset(outcome, 0, sizeof *outcome);
-    if (!f)
-        return;
-    stream_writer_close(f->out, stop_fd, outcome);
-    free(f);
-}
-
-void processes_file_free(processes_file *f)
-{
-    if (!f)
-        return;
-    stream_writer_discard(f->out);
+    stream_writer_close(f ? f->out : NULL, wait, outcome);
     free(f);
 }

@@ -16,11 +16,11 @@ processes_file *processes_file_open(int fd, const char *path);
 /* process_records_on_record's callback (user: the file): one row, written
  * at once as far as the file takes it without waiting. */
 void processes_file_write(const process_record *r, void *user);
-/* Writes what a FIFO's reader has not taken yet (waiting while it reads,
- * see stream_writer_close) and frees f; *outcome says what was not written
- * (a failed write: the file then ends with the last whole row written). */
-void processes_file_close(processes_file *f, int stop_fd, stream_outcome *outcome);
-/* Frees f, writing nothing more (nothing ran). */
-void processes_file_free(processes_file *f);
+/* Writes what a FIFO's reader has not taken yet (waiting while the end's
+ * wait lasts, see stream_writer_close) and frees f (accepts NULL); *outcome
+ * says what was not written (a failed write: the file then ends with the
+ * last whole row written).  wait NULL: nothing ran, nothing more is
+ * written. */
+void processes_file_close(processes_file *f, reader_wait *wait, stream_outcome *outcome);
 
 #endif

@@ -477,6 +477,9 @@ int repeat_main(const cli_options *o, resmon_gpu *gpu)
     if (summary.stream) {
         if (summary.stream == stdout)
             output_start_on_own_line(stdout);
+        reader_wait wait; /* a FIFO's stuck reader: given up on after the bound, or soon after a signal */
+        reader_wait_init(&wait, signals_stop_fd(), signals_received() != 0);
+        output_file_wait_with(&summary, &wait);
         write_json(summary.stream, o, &st);
         if (output_file_publish(&summary) < 0 && status == 0)
             status = EXIT_USAGE;

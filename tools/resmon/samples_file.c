@@ -242,19 +242,8 @@ void samples_file_write(samples_file *f, const resmon_sample *s, double elapsed_
     stream_writer_write_due(f->out, MAX_ROW_BYTES);
 }
 
-void samples_file_close(samples_file *f, int stop_fd, stream_outcome *outcome)
+void samples_file_close(samples_file *f, reader_wait *wait, stream_outcome *outcome)
 {
-    memset(outcome, 0, sizeof *outcome);
-    if (!f)
-        return;
-    stream_writer_close(f->out, stop_fd, outcome);
-    free(f);
-}
-
-void samples_file_free(samples_file *f)
-{
-    if (!f)
-        return;
-    stream_writer_discard(f->out);
+    stream_writer_close(f ? f->out : NULL, wait, outcome);
     free(f);
 }

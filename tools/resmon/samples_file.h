@@ -38,11 +38,11 @@ size_t samples_figure_columns(samples_column *columns, int gpu);
 samples_file *samples_file_open(int fd, const char *path, size_t gpu_devices);
 void samples_file_write(samples_file *f, const resmon_sample *s, double elapsed_sec,
                         const resmon_gpu_reading *devices, size_t device_count, const char *phase);
-/* Writes what is buffered (waiting for a FIFO's reader while it reads, see
- * stream_writer_close) and frees f; *outcome says what was not written (a
- * failed write: the file then ends with the last whole row written). */
-void samples_file_close(samples_file *f, int stop_fd, stream_outcome *outcome);
-/* Frees f, writing nothing more (nothing ran). */
-void samples_file_free(samples_file *f);
+/* Writes what is buffered (waiting for a FIFO's reader while the end's
+ * wait lasts, see stream_writer_close) and frees f (accepts NULL);
+ * *outcome says what was not written (a failed write: the file then ends
+ * with the last whole row written).  wait NULL: nothing ran, nothing more
+ * is written. */
+void samples_file_close(samples_file *f, reader_wait *wait, stream_outcome *outcome);
 
 #endif

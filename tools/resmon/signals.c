@@ -42,7 +42,8 @@ static const int forwarded_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
 static volatile sig_atomic_t received_signal;
 /* A pipe the handler writes a byte to: a wait on a stuck output (a FIFO
- * whose reader stopped reading) polls its read end, and ends on a signal. */
+ * whose reader stopped reading) polls its read end, ends on a signal, and
+ * drains it (reader_wait.c). */
 static int stop_pipe[2] = {-1, -1};
 static volatile pid_t forward_pid;   /* the command */
 static volatile pid_t forward_group; /* its process group */

@@ -24,7 +24,9 @@ void signals_prepare(void);
 void signals_forward_to(pid_t pid, pid_t group);
 /* A descriptor that becomes readable once a forwarded signal is received
  * (after signals_prepare; -1 before, or when no pipe could be made): a wait
- * polls it to end on SIGTERM or SIGINT.  Never read: it stays readable. */
+ * polls it to end on SIGTERM or SIGINT.  The wait that sees it drains it
+ * and keeps the stop itself (reader_wait.c), so a later poll is not woken
+ * by an old byte; signals_received() says a signal came before a wait began. */
 int signals_stop_fd(void);
 /* The last forwarded signal resmon received, or 0. */
 int signals_received(void);

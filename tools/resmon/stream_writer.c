@@ -19,6 +19,7 @@
  */
 #include "stream_writer.h"
 #include "clocks.h"
+#include "reader_wait.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -29,8 +30,6 @@
 #include <unistd.h>
 
 #define STREAM_BUFFER_BYTES 65536
-/* After a stop, the reader gets this long in all to take the rest. */
-#define STREAM_STOP_GRACE_SEC 1.0
 
 struct stream_writer {
     int fd;
@@ -43,7 +42,7 @@ struct stream_writer {
     off_t whole_bytes;     /* a regular file: what it holds, all of it whole lines */
     int error;             /* errno of the first failed write; nothing is written after it */
     int overflow;          /* the backlog reached its bound: nothing more is kept */
-    unsigned long lines_dropped; /* lines not kept since the overflow */
+    unsigned long lines_dropped; /* lines not kept since the overflow or the error */
     double last_write;     /* CLOCK_MONOTONIC; < 0: none yet */
 };
 
@@ -99,23 +98,48 @@ static int make_room(stream_writer *w, size_t n)
     return 0;
 }
 
-void stream_writer_append(stream_writer *w, const char *text, size_t n)
+static void keep(stream_writer *w, const char *text, size_t n)
 {
-    if (w->error || n == 0)
-        return;
-    if (!w->overflow && make_room(w, n) < 0) {
-        /* The record begun goes too: the file never holds half of one. */
-        w->overflow = 1;
-        w->used = w->record_start;
-    }
-    if (w->overflow) {
-        w->lines_dropped += lines_in(text, n);
-        return;
-    }
     memcpy(w->buffer + w->used, text, n);
     w->used += n;
     if (text[n - 1] == '\n')
         w->record_start = w->used;
+}
+
+void stream_writer_append(stream_writer *w, const char *text, size_t n)
+{
+    if (n == 0)
+        return;
+    if (!w->error && !w->overflow && make_room(w, n) < 0) {
+        /* The record begun goes too: the file never holds half of one. */
+        w->overflow = 1;
+        w->used = w->record_start;
+    }
+    if (w->error || w->overflow) {
+        w->lines_dropped += lines_in(text, n);
+        return;
+    }
+    keep(w, text, n);
+}
+
+void stream_writer_append_last(stream_writer *w, const char *text, size_t n)
+{
+    if (n == 0 || w->error)
+        return;
+    if (w->overflow) {
+        /* Past the bound by these few bytes, so the file still ends well
+         * formed (the trace's "]"). */
+        w->used = w->record_start;
+        char *grown = w->capacity - w->used >= n ? w->buffer : realloc(w->buffer, w->used + n);
+        if (!grown)
+            return;
+        w->buffer = grown;
+        if (w->capacity < w->used + n)
+            w->capacity = w->used + n;
+        keep(w, text, n);
+        return;
+    }
+    stream_writer_append(w, text, n);
 }
 
 /* A regular file, after a write that stopped part way: cut back to the end
@@ -216,47 +240,43 @@ void stream_writer_write_due(stream_writer *w, size_t room)
     }
 }
 
-/* Waits for the reader to take the rest, while it takes some (see the
- * header); a stop leaves it STREAM_STOP_GRACE_SEC in all. */
-static void drain(stream_writer *w, int stop_fd)
+/* Waits for the reader to take the rest, while the end's wait lasts (see
+ * reader_wait.h). */
+static void drain(stream_writer *w, reader_wait *wait)
 {
-    double now = clock_monotonic_sec();
-    double deadline = now + STREAM_STUCK_SEC;
-    int stopped = 0;
     while (!w->error && w->written < w->record_start) {
-        struct pollfd p[2] = {{.fd = w->fd, .events = POLLOUT}, {.fd = stopped ? -1 : stop_fd, .events = POLLIN}};
-        double left = deadline - clock_monotonic_sec();
-        if (left <= 0)
+        if (write_without_waiting(w, w->record_start))
+            reader_wait_progress(wait);
+        else if (w->error || !reader_wait_writable(wait, w->fd))
             return;
-        int ready = poll(p, 2, (int)(left * 1000) + 1);
-        if (ready < 0 && errno != EINTR)
-            return;
-        if (ready > 0 && p[1].revents && !stopped) {
-            stopped = 1;
-            double grace = clock_monotonic_sec() + STREAM_STOP_GRACE_SEC;
-            if (grace < deadline)
-                deadline = grace;
-        }
-        if (ready > 0 && p[0].revents && write_without_waiting(w, w->record_start) && !stopped)
-            deadline = clock_monotonic_sec() + STREAM_STUCK_SEC;
     }
 }
 
-void stream_writer_close(stream_writer *w, int stop_fd, stream_outcome *outcome)
+void stream_writer_close(stream_writer *w, reader_wait *wait, stream_outcome *outcome)
 {
     memset(outcome, 0, sizeof *outcome);
     if (!w)
         return;
+    if (!wait) {
+        stream_writer_discard(w);
+        return;
+    }
     w->used = w->record_start; /* a record never ended is not written */
     write_pending(w);
     if (!w->regular)
-        drain(w, stop_fd);
-    if (w->error) {
+        drain(w, wait);
+    unsigned long pending = lines_in(w->buffer + w->written, w->used - w->written);
+    if (w->error == EPIPE && !w->regular) {
+        /* Not a failure of the file: its reader closed it early. */
+        outcome->reader_stuck = 1;
+        outcome->stuck_why = "the reader went away";
+        outcome->lines_lost = w->lines_dropped + pending;
+    } else if (w->error) {
         outcome->error = -w->error;
     } else if (w->overflow || w->written < w->used) {
         outcome->reader_stuck = 1;
         outcome->stuck_why = w->overflow ? "the reader fell 64 MiB behind" : "the reader stopped reading";
-        outcome->lines_lost = w->lines_dropped + lines_in(w->buffer + w->written, w->used - w->written);
+        outcome->lines_lost = w->lines_dropped + pending;
     }
     stream_writer_discard(w);
 }

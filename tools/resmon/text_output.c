@@ -160,6 +160,22 @@ static void copy_through(char *buf, size_t cap, const char *text, character_writ
     buf[cap - 1] = '\0';
 }
 
+void print_usage_line(FILE *out, const char *who, const char *fmt, const char *arg, const char *help)
+{
+    const char *slot = strstr(fmt, "%s");
+    fprintf(out, "%s: ", who);
+    fwrite(fmt, 1, slot ? (size_t)(slot - fmt) : strlen(fmt), out);
+    if (slot) {
+        print_printable(out, arg);
+        fputs(slot + 2, out);
+    } else if (arg) {
+        fputs(" '", out);
+        print_printable(out, arg);
+        fputc('\'', out);
+    }
+    fprintf(out, " (see %s)\n", help);
+}
+
 void printable_copy(char *buf, size_t cap, const char *text)
 {
     copy_through(buf, cap, text, printable_character);

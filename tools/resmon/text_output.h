@@ -17,6 +17,9 @@ void xml_write_text(FILE *out, const char *text);
 /* Writes text for a message on a terminal: control characters and bytes
  * that are not valid UTF-8 appear as \xNN. */
 void print_printable(FILE *out, const char *text);
+/* One line of bad usage, "WHO: FMT (see HELP)": arg (printable) in fmt's
+ * "%s", or after it in quotes where fmt has none (NULL: nothing). */
+void print_usage_line(FILE *out, const char *who, const char *fmt, const char *arg, const char *help);
 /* The same into buf (cap bytes, always NUL-terminated, cut to fit). */
 void printable_copy(char *buf, size_t cap, const char *text);
 /* Copies text into buf (cap bytes, cap >= 4, always NUL-terminated); text

@@ -423,7 +423,8 @@ static void command_slice(trace_file *t, const cli_options *o, const run_result 
     free(line);
 }
 
-void trace_file_finish(trace_file *t, const cli_options *o, const run_result *r, int stop_fd, stream_outcome *outcome)
+void trace_file_finish(trace_file *t, const cli_options *o, const run_result *r, reader_wait *wait,
+                       stream_outcome *outcome)
 {
     memset(outcome, 0, sizeof *outcome);
     if (!t)
@@ -439,8 +440,8 @@ void trace_file_finish(trace_file *t, const cli_options *o, const run_result *r,
     pthread_mutex_unlock(&t->lock);
     pthread_mutex_destroy(&t->lock); /* the last call: nothing else writes now */
     if (o && r) {
-        append(t, "]\n", 2);
-        stream_writer_close(t->out, stop_fd, outcome); /* may wait for a FIFO's reader: no lock held */
+        stream_writer_append_last(t->out, "]\n", 2); /* after an overflow too: the array ends */
+        stream_writer_close(t->out, wait, outcome); /* may wait for a FIFO's reader: no lock held */
     } else {
         stream_writer_discard(t->out);
     }

@@ -68,11 +68,11 @@ struct run_result;
 /* The end of the run: the last phase ends at the last sample, the command
  * resmon ran (when it did) gets its slice, and "]" closes the array.  Then
  * writes what is buffered, with no lock held (waiting for a FIFO's reader
- * while it reads, see stream_writer_close), and frees t.  *outcome says
- * what was not written (a failed write: the file then ends with the last
- * whole event written).  o and r NULL: nothing ran; only the free, nothing
- * more is written. */
-void trace_file_finish(trace_file *t, const struct cli_options *o, const struct run_result *r, int stop_fd,
+ * while the end's wait lasts, see stream_writer_close), and frees t.
+ * *outcome says what was not written (a failed write: the file then ends
+ * with the last whole event written).  o and r NULL: nothing ran; only the
+ * free, nothing more is written. */
+void trace_file_finish(trace_file *t, const struct cli_options *o, const struct run_result *r, reader_wait *wait,
                        stream_outcome *outcome);
 
 #endif

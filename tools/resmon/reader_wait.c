@@ -1,0 +1,64 @@
+/*
+ * reader_wait.c -- the bounded, stop-aware wait of the end of a run for the
+ * readers of its outputs (see reader_wait.h).
+ *
+ * A pipe's or FIFO's reader that stopped reading would hold a write(2) for
+ * ever, SIGTERM included (a caught signal only restarts it).  So an output
+ * to anything but a regular file is written without blocking, and where the
+ * reader has no room this waits, with poll(2), for room, for a stop, or for
+ * the deadline -- which every output of the end shares.
+ */
+#include "reader_wait.h"
+#include "clocks.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <unistd.h>
+
+void reader_wait_init(reader_wait *w, int stop_fd, int stopped)
+{
+    w->stop_fd = stop_fd;
+    w->stopped = stopped;
+    w->deadline = 0;
+}
+
+static void stop(reader_wait *w, double now)
+{
+    /* The pipe is drained here, where it is waited on: the stop is kept in
+     * w, and a byte left behind would wake every later poll at once. */
+    char bytes[64];
+    while (w->stop_fd >= 0 && read(w->stop_fd, bytes, sizeof bytes) > 0)
+        ;
+    w->stopped = 1;
+    double grace = now + READER_STOP_GRACE_SEC;
+    if (w->deadline == 0 || grace < w->deadline)
+        w->deadline = grace;
+}
+
+int reader_wait_writable(reader_wait *w, int fd)
+{
+    for (;;) {
+        double now = clock_monotonic_sec();
+        if (w->deadline == 0)
+            w->deadline = now + (w->stopped ? READER_STOP_GRACE_SEC : READER_STUCK_SEC);
+        double left = w->deadline - now;
+        if (left <= 0)
+            return 0;
+        struct pollfd p[2] = {{.fd = fd, .events = POLLOUT}, {.fd = w->stopped ? -1 : w->stop_fd, .events = POLLIN}};
+        int ready = poll(p, 2, (int)(left * 1000) + 1);
+        if (ready < 0 && errno == EINTR)
+            continue; /* a signal: its byte is in the stop pipe by now */
+        if (ready < 0)
+            return 0;
+        if (ready > 0 && p[1].revents)
+            stop(w, clock_monotonic_sec());
+        if (ready > 0 && p[0].revents)
+            return 1; /* room, or an error (POLLERR: the reader went away) for write(2) to name */
+    }
+}
+
+void reader_wait_progress(reader_wait *w)
+{
+    if (!w->stopped)
+        w->deadline = 0;
+}

@@ -1,0 +1,37 @@
+/*
+ * reader_wait.h -- the end of a run waiting for the readers of its outputs
+ * that go to a pipe or a FIFO: one bound for all of them (reader_wait.c).
+ *
+ * Every output written at the end (the samples, the trace, the processes
+ * file, the chart, the summary) goes through one reader_wait: a reader that
+ * takes nothing for READER_STUCK_SEC ends the wait of every output still to
+ * write, so three stuck FIFOs cost that bound once, not three times; after a
+ * stop (a signal resmon received) all of them get READER_STOP_GRACE_SEC in
+ * all.  A reader that takes some starts the bound again.
+ */
+#ifndef RESMON_READER_WAIT_H
+#define RESMON_READER_WAIT_H
+
+/* How long the readers may take nothing before resmon gives up on them. */
+#define READER_STUCK_SEC 5.0
+/* After a stop, what the readers get in all to take the rest. */
+#define READER_STOP_GRACE_SEC 1.0
+
+typedef struct reader_wait {
+    int stop_fd;     /* readable on a stop (signals_stop_fd), drained here; -1: none */
+    int stopped;     /* a stop was seen: the deadline no longer moves */
+    double deadline; /* CLOCK_MONOTONIC when the wait gives up; 0: set at the next wait */
+} reader_wait;
+
+/* A wait that ends on stop_fd (-1: none) becoming readable, or at once
+ * after its grace when stopped (a signal came before the end). */
+void reader_wait_init(reader_wait *w, int stop_fd, int stopped);
+/* Waits until fd can take more (or has an error for write to see): 1; 0
+ * when the readers took nothing for READER_STUCK_SEC (since the last
+ * progress, of any output), or the grace after a stop ran out. */
+int reader_wait_writable(reader_wait *w, int fd);
+/* A reader took some: the next wait has READER_STUCK_SEC again (not after a
+ * stop). */
+void reader_wait_progress(reader_wait *w);
+
+#endif
