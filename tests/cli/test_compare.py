@@ -475,6 +475,31 @@ class Verdicts(Tmp):
         self.assertEqual([line.split()[0] for line in lines[2:]], ["key", "peak_rss_mb", "(5"])
         self.assertEqual(len(resmon("compare", "--all", base, worse).stdout.splitlines()), 2 + 1 + 6)
 
+    def test_a_significant_change_under_the_keys_floor_is_unchanged_limit_or_not(self):
+        # Review of issue 30: 0.5 MiB more peak RSS in each of 5 runs is
+        # significant (p = 2/252) but far under the key's 1 MiB floor; without
+        # a limit it read "regression" while a limit on it passed it by that
+        # floor.  A drop as small is no improvement either.
+        base = self.runs("base", [100.0, 100.1, 100.2, 100.3, 100.4])
+        new = self.runs("new", [100.5, 100.6, 100.7, 100.8, 100.9])
+        for a, b, what in ((base, new, "rise"), (new, base, "fall")):
+            with self.subTest(what):
+                _, out = self.compare_json(a, b)
+                row = out["metrics"]["peak_rss_mb"]
+                self.assertEqual((row["significant"], row["verdict"]), (True, "unchanged"))
+                r = resmon("compare", a, b)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertRegex(r.stdout.splitlines()[0], r"^no limits, a report: 0 of \d+ keys changed significantly$")
+                self.assertNotIn("peak_rss_mb", r.stdout)  # shown by --all only
+                r = resmon("compare", "--all", a, b)
+                self.assertRegex(r.stdout, r"\npeak_rss_mb .* 0\.0079 +unchanged; significant, under the key's "
+                                           r"floor of \+1\n")
+        # Over the floor it is one: a given floor, as the limit's, decides.
+        _, out = self.compare_json("--max-increase", "peak_rss_mb=10%,0.1", base, new)
+        self.assertEqual(out["metrics"]["peak_rss_mb"]["verdict"], "unchanged")  # within +10 %: the limit's word
+        _, out = self.compare_json("--max-increase", "peak_rss_mb=0.1", base, new)
+        self.assertEqual(out["metrics"]["peak_rss_mb"]["verdict"], "regression")
+
     def test_different_commands_are_refused_unless_allowed(self):
         # issue 30: nothing noticed that BASE and NEW ran different commands.
         a = self.write("a.json", summary(command=["./bench", "--fast"], exit_status=0))

@@ -52,8 +52,10 @@ static const char compare_usage_text[] =
     "hold the key (a run that lacks it, a partial pytest report, is said beside it).\n"
     "With enough runs a side (4 at --alpha 0.05, 5 at 0.01) a Mann-Whitney U test says\n"
     "whether a key changed; each key gets one verdict: regression, improvement,\n"
-    "unchanged, noise, or not enough runs.  Shown: the keys with a limit and the keys\n"
-    "that changed significantly, led by one line saying whether the limits hold.\n"
+    "unchanged, noise, or not enough runs.  A significant change no larger than the\n"
+    "key's floor (its limit's M, else the floor N% alone carries) is unchanged, limit\n"
+    "or not.  Shown: the keys with a limit and the keys that changed significantly,\n"
+    "led by one line saying whether the limits hold.\n"
     "\n"
     "      --max-increase KEY=LIMIT  fail (exit 1) when KEY rises by more than LIMIT:\n"
     "                                N% (of BASE), N (KEY's own unit) or N%,M (both:\n"
@@ -851,10 +853,26 @@ static int limit_error(const limit *l, const char *why)
     return EXIT_USAGE;
 }
 
+/* The smallest change of r's key that counts as one: its limit's absolute
+ * part, else the key's default floor.  A significant change no larger is
+ * "unchanged", as a limit's floor passes it: 4 KiB more of rss_growth_mb
+ * in every run is real but no regression (issue 30). */
+static double row_floor(const row *r)
+{
+    return r->limit ? r->limit->floor : default_floor(r->key);
+}
+
+/* Whether a significant change of r is no larger than its key's floor. */
+static int under_floor(const row *r)
+{
+    return r->significant && isfinite(r->change) && fabs(r->change) <= row_floor(r);
+}
+
 /* One row's verdict, and whether it fails its limit.  With too few runs for
  * the test (p NAN) the limit judges the medians alone, as a single run can
  * only be judged; otherwise a rise fails only when it is significant too.
- * A significant rise within the key's limit is "unchanged" for the gate. */
+ * A significant rise within the key's limit, or a significant change no
+ * larger than the key's floor (limit or not), is "unchanged". */
 static void judge(row *r)
 {
     int beyond = r->limit && limit_exceeded(r->limit, r);
@@ -865,9 +883,9 @@ static void judge(row *r)
     }
     r->exceeded = beyond && ((r->significant && r->change > 0) || beyond_doubles(r));
     if (r->significant && r->change > 0)
-        r->verdict = r->limit && !r->exceeded ? VERDICT_UNCHANGED : VERDICT_REGRESSION;
+        r->verdict = (r->limit && !r->exceeded) || under_floor(r) ? VERDICT_UNCHANGED : VERDICT_REGRESSION;
     else if (r->significant && r->change < 0)
-        r->verdict = VERDICT_IMPROVEMENT;
+        r->verdict = under_floor(r) ? VERDICT_UNCHANGED : VERDICT_IMPROVEMENT;
     else
         r->verdict = r->change != 0 ? VERDICT_NOISE : VERDICT_UNCHANGED;
 }
@@ -1030,6 +1048,8 @@ static void row_cells(const row *r, const side *base, const side *next, const ch
             snprintf(floor, sizeof floor, ", under its floor of +%.6g", r->limit->floor);
         snprintf(c->note, sizeof c->note, "%s limit %s%s%s%s", r->exceeded ? "EXCEEDED" : "ok,", l, floor,
                  beyond_doubles(r) ? " (the change does not fit a double)" : "", held);
+    } else if (under_floor(r)) {
+        snprintf(c->note, sizeof c->note, "significant, under the key's floor of %+.6g%s", row_floor(r), held);
     } else if (held[0]) {
         snprintf(c->note, sizeof c->note, "%s", held + 2);
     }
@@ -1501,11 +1521,14 @@ static void tally(report *rep, int all, const limit *limits, size_t limit_count)
     }
     for (size_t i = 0; i < rep->count; i++) {
         row *r = &rep->rows[i];
-        r->shown = all || r->limit || r->exceeded || r->significant;
+        /* A significant change under its key's floor is "unchanged": not
+         * shown or counted as a change. */
+        int changed = r->verdict == VERDICT_REGRESSION || r->verdict == VERDICT_IMPROVEMENT;
+        r->shown = all || r->limit || r->exceeded || changed;
         rep->shown += (size_t)r->shown;
         rep->limited += r->limit != NULL;
         rep->exceeded += (size_t)r->exceeded;
-        rep->significant += (size_t)r->significant;
+        rep->significant += (size_t)changed;
     }
 }
 
