@@ -39,6 +39,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 static const char compare_usage_text[] =
     "usage: resmon compare [OPTIONS] BASE NEW\n"
@@ -153,6 +154,29 @@ typedef struct row {
  * binding's).  Set by compare_run for the length of one call. */
 static FILE *compare_out, *compare_err;
 
+/* compare_run's caller (NULL for the command), for the length of one call,
+ * and whether it said stop. */
+static const compare_caller *compare_caller_now;
+static int compare_stopped;
+static struct timespec compare_asked; /* when the caller was last asked */
+
+/* Whether the caller asked the run to stop: asked at most every 10 ms (the
+ * Python binding takes the GIL to answer), and never again once it said
+ * yes.  Called between pieces of work of well under 10 ms each: a chunk of
+ * the JSON parsed, a test's record, a row judged. */
+static int caller_stopped(void)
+{
+    if (compare_stopped || !compare_caller_now || !compare_caller_now->interrupted)
+        return compare_stopped;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if ((now.tv_sec - compare_asked.tv_sec) * 1000000000L + (now.tv_nsec - compare_asked.tv_nsec) < 10000000L)
+        return 0;
+    compare_asked = now;
+    compare_stopped = compare_caller_now->interrupted(compare_caller_now->context) != 0;
+    return compare_stopped;
+}
+
 /* "resmon compare: " then text shown printable, then the rest; returns 125. */
 static int compare_error(const char *text, const char *why)
 {
@@ -215,6 +239,8 @@ static int side_add(side *s, const char *key, double value, size_t run)
 /* The numeric members of object, each under prefix + its name. */
 static int side_add_members(side *s, json_t *object, const char *prefix, size_t run)
 {
+    if (caller_stopped())
+        return -EINTR;
     for (void *at = jansson.object_iter(object); at; at = jansson.object_iter_next(object, at)) {
         const char *name = jansson.object_iter_key(at);
         json_t *value = jansson.object_iter_value(at);
@@ -401,9 +427,33 @@ static int side_add_repeat(side *s, json_t *root, const char *path, int in_direc
         int rc = side_add_summary(s, run, named, i);
         s->run_names[i] = named;
         if (rc < 0)
-            return compare_error(path, ": out of memory");
+            return rc == -EINTR ? COMPARE_INTERRUPTED : compare_error(path, ": out of memory");
     }
     return 0;
+}
+
+/* A file's text handed to Jansson's parser a piece at a time, so that a
+ * caller may stop the run in the parse of a large report (10 MB: ~1 s). */
+typedef struct input_chunks {
+    const char *text;
+    size_t length, offset;
+} input_chunks;
+
+/* json_load_callback's source: the next 64 KiB, or -1 (an error to the
+ * parser) when the caller stopped the run. */
+static size_t next_chunk(void *buffer, size_t cap, void *data)
+{
+    input_chunks *c = data;
+    if (caller_stopped())
+        return (size_t)-1;
+    size_t n = c->length - c->offset;
+    if (n > cap)
+        n = cap;
+    if (n > 65536)
+        n = 65536;
+    memcpy(buffer, c->text + c->offset, n);
+    c->offset += n;
+    return n;
 }
 
 /* Reads one file as run number run of s (a --repeat file: every run of s,
@@ -417,8 +467,11 @@ static int side_read_file(side *s, const char *path, size_t run, int in_director
     if (text_rc != 0)
         return text_rc;
     json_error_t err;
-    json_t *root = jansson.loadb(text, length, JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, &err);
+    input_chunks chunks = {text, length, 0};
+    json_t *root = jansson.load_callback(next_chunk, &chunks, JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, &err);
     free(text);
+    if (!root && compare_stopped)
+        return COMPARE_INTERRUPTED;
     if (!root && budget_exceeded)
         return budget_error(path);
     if (!root) {
@@ -477,6 +530,8 @@ static int side_read_file(side *s, const char *path, size_t run, int in_director
         s->first = root;
     else
         jansson_release(root);
+    if (rc == -EINTR)
+        return COMPARE_INTERRUPTED;
     if (rc < 0)
         return budget_exceeded ? budget_error(path) : compare_error(path, ": out of memory");
     return 0;
@@ -674,6 +729,10 @@ static row *build_rows(side *base, side *next, size_t *count, double alpha)
     if (!rows)
         return NULL;
     for (size_t i = 0; i < base->metric_count; i++) {
+        if (caller_stopped()) {
+            free(rows);
+            return NULL;
+        }
         metric *b = &base->metrics[i];
         metric *n = (metric *)side_find(next, b->key);
         if (!n) {
@@ -930,7 +989,7 @@ typedef struct report {
     size_t limited, exceeded, significant, shown; /* rows */
     size_t given, given_exceeded; /* the limits given that judge a row, and those exceeded in one */
     double alpha;
-    int utf8; /* the terminal's character set is UTF-8: check marks, en dashes */
+    int utf8; /* the text report's stream takes UTF-8: check marks (compare_caller) */
     const char *failure; /* why the runs fail the comparison whatever the limits, or NULL */
 } report;
 
@@ -1532,9 +1591,11 @@ static void tally(report *rep, int all, const limit *limits, size_t limit_count)
     }
 }
 
-/* Whether the terminal's (the environment's locale's) character set is
- * UTF-8.  The caller's LC_CTYPE is put back as it was: in a Python process
- * it is the interpreter's, not "C". */
+/* Whether the command's standard output takes UTF-8: a C program's streams
+ * carry the environment locale's character set.  LC_CTYPE is put back as
+ * it was.  The command's only: compare_run's caller says what its stream
+ * takes (a Python stream's encoding is not the locale's: PYTHONIOENCODING,
+ * a pytest terminal writer). */
 static int locale_is_utf8(void)
 {
     const char *current = setlocale(LC_CTYPE, NULL);
@@ -1551,12 +1612,16 @@ static int locale_is_utf8(void)
     return utf8;
 }
 
-/* The subcommand, writing to out and err: its exit status, or -1 after
- * --help.  Neither stream is closed. */
-static int compare_streams(int argc, char **argv, FILE *out, FILE *err)
+/* The subcommand, writing to out and err: its exit status, -1 after --help,
+ * or COMPARE_INTERRUPTED when the caller stopped it.  Neither stream is
+ * closed. */
+static int compare_streams(int argc, char **argv, FILE *out, FILE *err, const compare_caller *caller)
 {
     compare_out = out;
     compare_err = err;
+    compare_caller_now = caller;
+    compare_stopped = 0;
+    clock_gettime(CLOCK_MONOTONIC, &compare_asked);
     compare_options o;
     int rc = compare_parse(argc, argv, &o);
     if (rc != 0) {
@@ -1578,12 +1643,14 @@ static int compare_streams(int argc, char **argv, FILE *out, FILE *err)
     if (rc == 0 && !o.allow_different_commands)
         rc = check_commands(&base, &next);
     if (rc == 0 && !(rows = build_rows(&base, &next, &count, o.alpha)))
-        rc = compare_error("", "out of memory");
+        rc = compare_stopped ? COMPARE_INTERRUPTED : compare_error("", "out of memory");
+    if (rc == 0 && caller_stopped())
+        rc = COMPARE_INTERRUPTED;
     if (rc == 0)
         rc = apply_limits(o.limits, o.limit_count, rows, count);
     if (rc == 0) {
         report rep = {.base = &base, .next = &next, .rows = rows, .count = count, .alpha = o.alpha};
-        rep.utf8 = locale_is_utf8();
+        rep.utf8 = caller->utf8;
         tally(&rep, o.all, o.limits, o.limit_count);
         failure = status_failure(&base, &next);
         rep.failure = failure;
@@ -1615,15 +1682,17 @@ static int compare_streams(int argc, char **argv, FILE *out, FILE *err)
     return rc;
 }
 
-int compare_run(int argc, char **argv, FILE *out, FILE *err)
+int compare_run(int argc, char **argv, FILE *out, FILE *err, const compare_caller *caller)
 {
-    int rc = compare_streams(argc, argv, out, err);
+    int rc = compare_streams(argc, argv, out, err, caller);
+    compare_caller_now = NULL;
     return rc == -1 ? 0 : rc;
 }
 
 int compare_main(int argc, char **argv)
 {
-    int rc = compare_streams(argc, argv, stdout, stderr);
+    compare_caller command = {.utf8 = locale_is_utf8()};
+    int rc = compare_streams(argc, argv, stdout, stderr, &command);
     if (rc == -1)
         return stdout_close("resmon compare");
     errno = 0;
