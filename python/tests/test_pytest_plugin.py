@@ -775,6 +775,11 @@ def test_the_baseline_is_checked_once_as_a_pytest_report_never_against_itself(tm
     (tmp_path / "big.json").write_text(json.dumps({"resmon_version": "0.4.0", "tests": tests}))
     big = str(tmp_path / "big.json")
     assert _resmon.compare(["--", big, big])[0] == 125  # the premise: BASELINE twice is over the bound
+    # The engine's next run in this process starts with its budget whole: a
+    # file that is not JSON was blamed on the memory bound the last run hit.
+    (tmp_path / "broken.json").write_text("{")
+    status, _, err = _resmon.compare(["--", str(tmp_path / "broken.json"), big])
+    assert status == 125 and ": not JSON (line 1:" in err and "memory" not in err, err
     result = run_pytest(tmp_path, compared_source(8), "--resmon-compare=big.json",
                         "--resmon-compare-fail=rss_growth_mb=50%,8", timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -274,9 +274,20 @@ static int side_add_members(side *s, json_t *object, const char *prefix, size_t 
 #define BUDGET_OVERHEAD 16 /* what malloc adds to each block */
 static size_t budget_held;
 static int budget_exceeded;
+/* Jansson's allocator is the process's: in the Python extension, where the
+ * engine runs without the GIL, another thread's Jansson calls (any other
+ * native code) come here too.  Only the engine's thread counts, so the
+ * budget is the engine's alone and never written by two threads. */
+static _Thread_local int budget_counting;
 
 static void *budget_malloc(size_t n)
 {
+    if (!budget_counting) { /* another thread's: a header saying so */
+        size_t *block = n <= SIZE_MAX - BUDGET_HEADER ? malloc(n + BUDGET_HEADER) : NULL;
+        if (block)
+            block[0] = 0;
+        return block ? (char *)block + BUDGET_HEADER : NULL;
+    }
     size_t cost = n + BUDGET_HEADER + BUDGET_OVERHEAD;
     if (n > COMPARE_MEMORY_MAX || cost > COMPARE_MEMORY_MAX - budget_held) {
         budget_exceeded = 1;
@@ -295,7 +306,8 @@ static void budget_free(void *p)
     if (!p)
         return;
     size_t *block = (size_t *)(void *)((char *)p - BUDGET_HEADER);
-    budget_held -= block[0];
+    if (block[0]) /* the engine's own */
+        budget_held -= block[0];
     free(block);
 }
 
@@ -1621,6 +1633,8 @@ static int compare_streams(int argc, char **argv, FILE *out, FILE *err, const co
     compare_err = err;
     compare_caller_now = caller;
     compare_stopped = 0;
+    budget_exceeded = 0; /* a caller's earlier run may have passed the budget */
+    budget_counting = 1;
     clock_gettime(CLOCK_MONOTONIC, &compare_asked);
     compare_options o;
     int rc = compare_parse(argc, argv, &o);
@@ -1686,6 +1700,7 @@ int compare_run(int argc, char **argv, FILE *out, FILE *err, const compare_calle
 {
     int rc = compare_streams(argc, argv, out, err, caller);
     compare_caller_now = NULL;
+    budget_counting = 0;
     return rc == -1 ? 0 : rc;
 }
 
