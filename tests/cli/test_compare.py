@@ -319,6 +319,29 @@ class PytestReports(Tmp):
         self.assertIn("| t.py::test\\_big\\[a\\|b]::rss\\_growth\\_mb | 100 | 130 | +30 | +30.0% | - | not enough runs |  |",
                       r.stdout)
 
+    def test_keys_a_limit_names_on_one_side_only_are_counted_as_unjudged(self):
+        # Review of issue 30: a BASE test whose key is a string or missing was
+        # silently unjudged: "1 limit holds" read as holding there too.
+        a = self.write("a.json", {"resmon_version": "0.4.0", "tests": {
+            "t.py::test_small": {"rss_growth_mb": 1.0, "cpu_sec": 0.1},
+            "t.py::test_text": {"rss_growth_mb": "1.0", "cpu_sec": 0.1},
+            "t.py::test_gone": {"cpu_sec": 0.1}}})
+        b = self.write("b.json", {"resmon_version": "0.4.0", "tests": {
+            "t.py::test_small": {"rss_growth_mb": 1.0, "cpu_sec": 0.1},
+            "t.py::test_text": {"rss_growth_mb": 90.0, "cpu_sec": 0.1},
+            "t.py::test_gone": {"rss_growth_mb": 90.0, "cpu_sec": 0.1}}})
+        r = resmon("compare", "--max-increase", "rss_growth_mb=10%", a, b)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.splitlines()
+        self.assertEqual(lines[0], "\u2713 1 limit holds; 2 keys a limit names not judged (on one side only)"
+                         if lines[0].startswith("\u2713") else
+                         "ok: 1 limit holds; 2 keys a limit names not judged (on one side only)")
+        self.assertIn("0 keys only in BASE and 2 only in NEW: not compared (2 named by a limit: not judged)", lines)
+        _, out = self.compare_json("--max-increase", "rss_growth_mb=10%", a, b)
+        self.assertEqual(out["limited_keys_unjudged"], 2)
+        _, out = self.compare_json("--max-increase", "cpu_sec=10%", a, b)  # what no limit names is no matter
+        self.assertEqual(out["limited_keys_unjudged"], 0)
+
     def test_a_zero_base_never_fails_on_a_percentage_alone(self):
         # issue 30: rss_growth_mb=20% failed two runs of one suite: "rose from
         # 0 to 0.0078125, above the limit of +20%" -- 8 KiB over a zero base.

@@ -1000,6 +1000,7 @@ typedef struct report {
     size_t count;
     size_t limited, exceeded, significant, shown; /* rows */
     size_t given, given_exceeded; /* the limits given that judge a row, and those exceeded in one */
+    size_t unjudged; /* keys on one side only that a limit names: never judged, so said */
     double alpha;
     int utf8; /* the text report's stream takes UTF-8: check marks (compare_caller) */
     const char *failure; /* why the runs fail the comparison whatever the limits, or NULL */
@@ -1031,11 +1032,14 @@ static void format_p(const row *r, char *buf, size_t cap)
  * of a pytest report) the keys are counted beside them. */
 static void headline(const report *rep, int utf8, char *buf, size_t cap)
 {
-    char keys[96] = "";
+    char keys[160] = "";
     if (rep->limited != rep->given && rep->exceeded)
         snprintf(keys, sizeof keys, ", in %zu of %zu keys", rep->exceeded, rep->limited);
     else if (rep->limited != rep->given)
         snprintf(keys, sizeof keys, " in %zu keys", rep->limited);
+    if (rep->unjudged) /* a limit that holds must not read as holding where it judged nothing */
+        snprintf(keys + strlen(keys), sizeof keys - strlen(keys), "; %zu key%s a limit names not judged (on one side only)",
+                 rep->unjudged, rep->unjudged == 1 ? "" : "s");
     if (rep->failure && rep->limited) /* a failed run fails the comparison: no check mark, limits or not */
         snprintf(buf, cap, "%s a run failed (below), and %zu of %zu limit%s exceeded%s", utf8 ? "\u2717" : "FAIL:",
                  rep->given_exceeded, rep->given, rep->given == 1 ? "" : "s", keys);
@@ -1069,9 +1073,12 @@ static void runs_line(const report *rep, char *buf, size_t cap)
 static void only_line(const report *rep, char *buf, size_t cap)
 {
     buf[0] = '\0';
+    char limited[80] = "";
+    if (rep->unjudged)
+        snprintf(limited, sizeof limited, " (%zu named by a limit: not judged)", rep->unjudged);
     if (rep->base->only_here || rep->next->only_here)
-        snprintf(buf, cap, "%zu key%s only in BASE and %zu only in NEW: not compared", rep->base->only_here,
-                 rep->base->only_here == 1 ? "" : "s", rep->next->only_here);
+        snprintf(buf, cap, "%zu key%s only in BASE and %zu only in NEW: not compared%s", rep->base->only_here,
+                 rep->base->only_here == 1 ? "" : "s", rep->next->only_here, limited);
 }
 
 /* A side's cell: the median, and min..max (or min–max) with several runs. */
@@ -1405,8 +1412,9 @@ static void print_json(FILE *out, const report *rep, const char *status_failure)
     /* limits and limits_exceeded count rows (keys); limits_given those the
      * command line gave, as the headline counts them. */
     fprintf(out, "}, \"limits\": %zu, \"limits_exceeded\": %zu, \"limits_given\": %zu, "
-                 "\"limits_given_exceeded\": %zu, \"significant\": %zu, \"run_failed\": ",
-            rep->limited, rep->exceeded, rep->given, rep->given_exceeded, rep->significant);
+                 "\"limits_given_exceeded\": %zu, \"limited_keys_unjudged\": %zu, \"significant\": %zu, "
+                 "\"run_failed\": ",
+            rep->limited, rep->exceeded, rep->given, rep->given_exceeded, rep->unjudged, rep->significant);
     if (status_failure)
         json_write_string(out, status_failure);
     else
@@ -1583,9 +1591,29 @@ static char *status_failure(const side *base, const side *next)
     return rc < 0 ? NULL : line;
 }
 
+/* How many keys of from that to lacks some limit names. */
+static size_t one_side_limited(const side *from, const side *to, const limit *limits, size_t limit_count)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < from->metric_count; i++) {
+        if (side_find(to, from->metrics[i].key))
+            continue;
+        for (size_t j = 0; j < limit_count; j++) {
+            if (limit_names(&limits[j], from->metrics[i].key)) {
+                n++;
+                break;
+            }
+        }
+    }
+    return n;
+}
+
 /* Which rows the tables show, and the counts the headline gives. */
 static void tally(report *rep, int all, const limit *limits, size_t limit_count)
 {
+    if (limit_count)
+        rep->unjudged = one_side_limited(rep->base, rep->next, limits, limit_count) +
+                        one_side_limited(rep->next, rep->base, limits, limit_count);
     for (size_t i = 0; i < limit_count; i++) {
         rep->given += limits[i].judged > 0;
         rep->given_exceeded += limits[i].exceeded > 0;
