@@ -904,6 +904,31 @@ def test_no_usable_temporary_directory_is_one_line_and_exit_4(tmp_path, when):
                      r"\['/nonexistent/resmon-tmp'\]", result.stdout + result.stderr), result.stdout + result.stderr
 
 
+def test_ctrl_c_in_the_compare_ends_the_session_interrupted_with_one_line(tmp_path):
+    # Review of issue 30: Ctrl-C waited for the engine (it held the GIL);
+    # now it stops the engine (test_module), and the session ends as pytest
+    # ends an interrupted one (exit 2), nothing judged, not in a traceback.
+    # The conftest's engine raises as Ctrl-C in it does.
+    result = run_pytest(tmp_path, compared_source(8), "--resmon-json=base.json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    (tmp_path / "conftest.py").write_text(textwrap.dedent("""\
+        import pytest
+        from resmon import _resmon
+
+        def interrupted(args, utf8=True):
+            raise KeyboardInterrupt
+
+        @pytest.hookimpl(tryfirst=True)
+        def pytest_sessionfinish():
+            _resmon.compare = interrupted
+        """))
+    result = run_pytest(tmp_path, compared_source(8), "--resmon-compare=base.json",
+                        "--resmon-compare-fail=rss_growth_mb=50%,8")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+    assert "resmon: --resmon-compare interrupted: nothing judged" in result.stdout, result.stdout
+
+
 @pytest.mark.parametrize("encoding, locale, mark", [("ascii", "C.UTF-8", "ok:"), ("utf-8", "C", "\u2713")])
 def test_the_check_mark_is_chosen_by_the_output_streams_encoding_not_the_locale(tmp_path, encoding, locale, mark):
     # Review of issue 30: the engine chose its check marks from the locale;
