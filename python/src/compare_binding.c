@@ -7,9 +7,9 @@
  * memory streams, returned as text; nothing reaches the process's stdout or
  * stderr.  The engine touches no Python object, so it runs with the GIL
  * released (a 10 MB report takes a second or two: other threads run) and
- * asks now and then, taking the GIL back for it, whether a signal handler
- * raised (Ctrl-C: KeyboardInterrupt stops it within some 10 ms, not at its
- * end).  It keeps getopt's state and its streams in globals: a lock of its
+ * asks every 10 ms of its work, taking the GIL back for it, whether a
+ * signal handler raised (Ctrl-C 0.3 s into an 11 MB compare: stopped 0.15 s
+ * later at a load of 11 on 2 cores, where it ran 3.5 s more before).  It keeps getopt's state and its streams in globals: a lock of its
  * own lets one call run at a time.
  */
 #include "binding.h"
