@@ -224,8 +224,16 @@ def _compare_setup(config: pytest.Config) -> tuple[list[str], frozenset[str], fr
     try:
         return _check_baseline(baseline, args)
     except OSError as error:  # a full or unwritable TMPDIR
-        raise pytest.UsageError(f"resmon: --resmon-compare cannot write its check of BASELINE in "
-                                f"{tempfile.gettempdir()!r}: {error.strerror or error}") from None
+        raise pytest.UsageError(f"resmon: --resmon-compare cannot write its check of BASELINE"
+                                f"{_temporary_problem(error)}") from None
+
+
+def _temporary_problem(error: OSError) -> str:
+    """' in DIRECTORY: why' for a failed write of a temporary file, or ':
+    why' where no temporary directory was found (tempfile.gettempdir()
+    raises then: it must not be asked again)."""
+    where = f" in {tempfile.tempdir!r}" if tempfile.tempdir else ""
+    return f"{where}: {error.strerror or error}"
 
 
 def _check_baseline(baseline: str, args: list[str]) -> tuple[list[str], frozenset[str], frozenset[str]]:
@@ -336,14 +344,32 @@ def _replaces_input(output: str, baseline: str) -> bool:
     return real == base or (os.path.isdir(base) and os.path.dirname(real) == base)
 
 
-def _compare_run(args: list[str], base: str, new: str) -> tuple[int, str, str]:
+def _compare_run(args: list[str], base: str, new: str, utf8: bool = True) -> tuple[int, str, str]:
     """The engine's exit status, report and messages, in the words of this
     plugin: the session's report is a private temporary file, and the
-    engine's hints name `resmon compare` flags that pytest does not have."""
+    engine's hints name `resmon compare` flags that pytest does not have.
+    utf8: whether the stream the text goes to can show check marks."""
     from . import _resmon
     # "--": BASELINE is an input whatever it starts with.
-    status, out, err = _resmon.compare([*args, "--", base, new])
+    status, out, err = _resmon.compare([*args, "--", base, new], utf8=utf8)
     return status, _in_pytest_words(out, new), _in_pytest_words(err, new)
+
+
+def _report_stream(config: pytest.Config) -> Any:
+    """Where the verdict is shown: the terminal reporter's stream, or
+    standard error without one (-p no:terminal: pytest_unconfigure)."""
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    return getattr(getattr(reporter, "_tw", None), "_file", None) or sys.stderr
+
+
+def _takes_check_marks(stream: Any) -> bool:
+    """Whether stream's encoding has the engine's check marks (its own, not
+    the locale's: PYTHONIOENCODING=ascii under a UTF-8 locale)."""
+    try:
+        "\u2713\u2717".encode(getattr(stream, "encoding", None) or "ascii")
+        return True
+    except (LookupError, UnicodeEncodeError):
+        return False
 
 
 _PYTEST_WORDS = (
@@ -647,10 +673,15 @@ class _Session:
                     new = os.path.join(directory, "this-session.json")
                     with open(new, "w") as f:
                         f.write(text)
-                    status, out, err = _compare_run(limits, baseline, new)
+                    status, out, err = _compare_run(limits, baseline, new,
+                                                    _takes_check_marks(_report_stream(self.config)))
+            except KeyboardInterrupt:  # Ctrl-C stops the engine at once: nothing judged, pytest's exit 2
+                self.compared = 2, "", "resmon: --resmon-compare interrupted: nothing judged\n"
+                session.exitstatus = pytest.ExitCode.INTERRUPTED
+                return
             except OSError as error:  # a full or unwritable TMPDIR: one line, as --resmon-json's
-                status, out, err = 2, "", (f"resmon: --resmon-compare cannot write this session's report in "
-                                           f"{tempfile.gettempdir()!r}: {error.strerror or error}\n")
+                status, out, err = 2, "", (f"resmon: --resmon-compare cannot write this session's report"
+                                           f"{_temporary_problem(error)}\n")
             if self.compare and not limits:  # the engine ran without limits: not "no limits, a report"
                 out = out.replace("no limits, a report", f"no limit judged ({len(self.compare)} given: below), "
                                                          "a report", 1).replace("; limits judge the medians alone", "")

@@ -50,6 +50,6 @@ PyObject *rmpy_summary_to_dict(const resmon_summary *s);
 
 /* compare(args) -> (exit_status, stdout_text, stderr_text): `resmon compare
  * ARGS...` (tools/resmon/compare.c) with its output captured (compare_binding.c). */
-PyObject *rmpy_compare(PyObject *module, PyObject *args);
+PyObject *rmpy_compare(PyObject *module, PyObject *args, PyObject *kwargs);
 
 #endif

@@ -523,9 +523,11 @@ static PyMethodDef module_functions[] = {
      "cgroup_create(memory_limit_bytes) -> (leaf, path bytes, version): resmon_cgroup_create."},
     {"cgroup_join", cgroup_join, METH_VARARGS, "cgroup_join(leaf, pid): resmon_cgroup_join (pid 0: this process)."},
     {"cgroup_remove", cgroup_remove, METH_O, "cgroup_remove(leaf): resmon_cgroup_remove."},
-    {"compare", rmpy_compare, METH_O,
-     "compare(args) -> (exit_status, stdout_text, stderr_text): `resmon compare ARGS...`, the command's own "
-     "engine, its report and messages captured."},
+    {"compare", (PyCFunction)(void (*)(void))rmpy_compare, METH_VARARGS | METH_KEYWORDS,
+     "compare(args, *, utf8=True) -> (exit_status, stdout_text, stderr_text): `resmon compare ARGS...`, the "
+     "command's own engine, its report and messages captured; utf8: whether the text goes to a stream that takes "
+     "UTF-8 (check marks), else ok:/FAIL:.  Runs without the GIL; a signal handler's exception (KeyboardInterrupt) "
+     "stops it."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -91,8 +91,54 @@ def test_compare_runs_resmon_compare_in_process_and_leaves_the_process_as_it_was
     assert "1 limit hold" in out
     status, out, _ = _resmon.compare(["--help"])
     assert status == 0 and out.startswith("usage: resmon compare")
-    # The engine probes the locale for its check marks: the interpreter's
-    # LC_CTYPE is put back, not left at "C".
+    # The check marks are the caller's to choose, from the stream the text
+    # goes to, never from the locale (which the engine leaves alone).
+    limit = ["--max-increase=rss_growth_mb=10%,1", str(base), str(base)]
+    assert _resmon.compare(limit)[1].startswith("\u2713 1 limit holds")
+    assert _resmon.compare(limit, utf8=False)[1].startswith("ok: 1 limit holds")
     assert locale.setlocale(locale.LC_CTYPE) == ctype
     # Nothing went to the process's own streams.
     assert capfd.readouterr() == ("", "")
+
+
+def test_compare_runs_without_the_gil_and_a_signal_handler_stops_it(tmp_path):
+    # Review of issue 30: the engine held the GIL, so Ctrl-C waited for it
+    # (2.1 s on a 10 MB BASELINE) and no other thread ran meanwhile.  Here a
+    # thread that can run only while the engine has let the GIL go sends a
+    # signal whose handler raises: the call ends with the handler's
+    # exception, never with a result (it used to end first, and the
+    # exception came after it).
+    import os
+    import signal
+    import threading
+
+    record = {"rss_growth_mb": 1.5, "peak_rss_mb": 80.25, "retained_mb": 0.5, "cpu_sec": 0.125, "wall_sec": 0.25}
+    big = tmp_path / "big.json"
+    big.write_text(json.dumps({"resmon_version": "0.4.0",
+                               "tests": {f"tests/test_m{i // 100}.py::test_case_{i}": record
+                                         for i in range(20000)}}))
+
+    class Stop(Exception):
+        pass
+
+    def handler(signum, frame):
+        raise Stop
+
+    go = threading.Event()
+    sender = threading.Thread(target=lambda: go.wait() and os.kill(os.getpid(), signal.SIGUSR1))
+    previous = signal.signal(signal.SIGUSR1, handler)
+    result = None
+    try:
+        sender.start()
+        with pytest.raises(Stop):
+            go.set()
+            result = _resmon.compare(["--", str(big), str(big)])
+    finally:
+        sender.join()
+        signal.signal(signal.SIGUSR1, previous)
+    assert result is None
+    # The engine is whole after it: the next call judges as before.
+    small = tmp_path / "small.json"
+    small.write_text(json.dumps({"resmon_version": "0.4.0", "tests": {"t.py::test_x": record}}))
+    status, out, err = _resmon.compare(["--max-increase=rss_growth_mb=10%,1", str(small), str(small)])
+    assert (status, err) == (0, "") and "1 limit holds" in out, err

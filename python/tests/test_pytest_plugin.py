@@ -775,6 +775,11 @@ def test_the_baseline_is_checked_once_as_a_pytest_report_never_against_itself(tm
     (tmp_path / "big.json").write_text(json.dumps({"resmon_version": "0.4.0", "tests": tests}))
     big = str(tmp_path / "big.json")
     assert _resmon.compare(["--", big, big])[0] == 125  # the premise: BASELINE twice is over the bound
+    # The engine's next run in this process starts with its budget whole: a
+    # file that is not JSON was blamed on the memory bound the last run hit.
+    (tmp_path / "broken.json").write_text("{")
+    status, _, err = _resmon.compare(["--", str(tmp_path / "broken.json"), big])
+    assert status == 125 and ": not JSON (line 1:" in err and "memory" not in err, err
     result = run_pytest(tmp_path, compared_source(8), "--resmon-compare=big.json",
                         "--resmon-compare-fail=rss_growth_mb=50%,8", timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
@@ -871,6 +876,75 @@ def test_an_unwritable_temporary_directory_is_one_line_and_exit_4(tmp_path):
     assert "Traceback" not in result.stdout + result.stderr
     assert ("resmon: --resmon-compare cannot write this session's report in '/nonexistent/resmon-tmp': No such "
             "file or directory") in result.stdout, result.stdout
+
+
+@pytest.mark.parametrize("when", ["pytest_configure", "pytest_sessionfinish"])
+def test_no_usable_temporary_directory_is_one_line_and_exit_4(tmp_path, when):
+    # Review of issue 30: where no temporary directory is usable at all
+    # (TMPDIR, /tmp, /var/tmp and the working directory each refused), the
+    # one line's tempfile.gettempdir() raised again: a traceback.  Checked at
+    # start-up (BASELINE's check) and at the end (the session's report); the
+    # conftest stands in for such a machine.
+    result = run_pytest(tmp_path, compared_source(8), "--resmon-json=base.json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    (tmp_path / "conftest.py").write_text(textwrap.dedent(f"""\
+        import pytest, tempfile
+
+        @pytest.hookimpl(tryfirst=True)
+        def {when}():
+            tempfile.tempdir = None
+            tempfile._candidate_tempdir_list = lambda: ["/nonexistent/resmon-tmp"]
+        """))
+    result = run_pytest(tmp_path, compared_source(8), "--resmon-compare=base.json",
+                        "--resmon-compare-fail=rss_growth_mb=50%,8")
+    assert result.returncode == 4, result.stdout + result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+    what = "its check of BASELINE" if when == "pytest_configure" else "this session's report"
+    assert re.search(rf"resmon: --resmon-compare cannot write {what}: No usable temporary directory found in "
+                     r"\['/nonexistent/resmon-tmp'\]", result.stdout + result.stderr), result.stdout + result.stderr
+
+
+def test_ctrl_c_in_the_compare_ends_the_session_interrupted_with_one_line(tmp_path):
+    # Review of issue 30: Ctrl-C waited for the engine (it held the GIL);
+    # now it stops the engine (test_module), and the session ends as pytest
+    # ends an interrupted one (exit 2), nothing judged, not in a traceback.
+    # The conftest's engine raises as Ctrl-C in it does.
+    result = run_pytest(tmp_path, compared_source(8), "--resmon-json=base.json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    (tmp_path / "conftest.py").write_text(textwrap.dedent("""\
+        import pytest
+        from resmon import _resmon
+
+        def interrupted(args, utf8=True):
+            raise KeyboardInterrupt
+
+        @pytest.hookimpl(tryfirst=True)
+        def pytest_sessionfinish():
+            _resmon.compare = interrupted
+        """))
+    result = run_pytest(tmp_path, compared_source(8), "--resmon-compare=base.json",
+                        "--resmon-compare-fail=rss_growth_mb=50%,8")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+    assert "resmon: --resmon-compare interrupted: nothing judged" in result.stdout, result.stdout
+
+
+@pytest.mark.parametrize("encoding, locale, mark", [("ascii", "C.UTF-8", "ok:"), ("utf-8", "C", "\u2713")])
+def test_the_check_mark_is_chosen_by_the_output_streams_encoding_not_the_locale(tmp_path, encoding, locale, mark):
+    # Review of issue 30: the engine chose its check marks from the locale;
+    # pytest writes to a Python stream whose encoding may differ
+    # (PYTHONIOENCODING): a check mark on an ASCII stream, "ok:" on UTF-8.
+    result = run_pytest(tmp_path, compared_source(8), "--resmon-json=base.json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    env = dict(os.environ, PYTHONIOENCODING=encoding, LC_ALL=locale)
+    env.pop("PYTEST_ADDOPTS", None)
+    env.pop("PYTEST_PLUGINS", None)
+    result = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--resmon-compare=base.json",
+                             "--resmon-compare-fail=rss_growth_mb=50%,8"], cwd=tmp_path, capture_output=True,
+                            timeout=120, env=env)
+    stdout = result.stdout.decode(encoding)
+    assert result.returncode == 0, stdout + result.stderr.decode(errors="replace")
+    assert re.search(rf"^{mark} 1 limit holds in 2 keys", stdout, re.M), stdout
 
 
 def test_a_partial_report_in_a_baseline_directory_never_ungates_its_missing_tests(tmp_path):

@@ -319,6 +319,29 @@ class PytestReports(Tmp):
         self.assertIn("| t.py::test\\_big\\[a\\|b]::rss\\_growth\\_mb | 100 | 130 | +30 | +30.0% | - | not enough runs |  |",
                       r.stdout)
 
+    def test_keys_a_limit_names_on_one_side_only_are_counted_as_unjudged(self):
+        # Review of issue 30: a BASE test whose key is a string or missing was
+        # silently unjudged: "1 limit holds" read as holding there too.
+        a = self.write("a.json", {"resmon_version": "0.4.0", "tests": {
+            "t.py::test_small": {"rss_growth_mb": 1.0, "cpu_sec": 0.1},
+            "t.py::test_text": {"rss_growth_mb": "1.0", "cpu_sec": 0.1},
+            "t.py::test_gone": {"cpu_sec": 0.1}}})
+        b = self.write("b.json", {"resmon_version": "0.4.0", "tests": {
+            "t.py::test_small": {"rss_growth_mb": 1.0, "cpu_sec": 0.1},
+            "t.py::test_text": {"rss_growth_mb": 90.0, "cpu_sec": 0.1},
+            "t.py::test_gone": {"rss_growth_mb": 90.0, "cpu_sec": 0.1}}})
+        r = resmon("compare", "--max-increase", "rss_growth_mb=10%", a, b)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.splitlines()
+        self.assertEqual(lines[0], "\u2713 1 limit holds; 2 keys a limit names not judged (on one side only)"
+                         if lines[0].startswith("\u2713") else
+                         "ok: 1 limit holds; 2 keys a limit names not judged (on one side only)")
+        self.assertIn("0 keys only in BASE and 2 only in NEW: not compared (2 named by a limit: not judged)", lines)
+        _, out = self.compare_json("--max-increase", "rss_growth_mb=10%", a, b)
+        self.assertEqual(out["limited_keys_unjudged"], 2)
+        _, out = self.compare_json("--max-increase", "cpu_sec=10%", a, b)  # what no limit names is no matter
+        self.assertEqual(out["limited_keys_unjudged"], 0)
+
     def test_a_zero_base_never_fails_on_a_percentage_alone(self):
         # issue 30: rss_growth_mb=20% failed two runs of one suite: "rose from
         # 0 to 0.0078125, above the limit of +20%" -- 8 KiB over a zero base.
@@ -474,6 +497,31 @@ class Verdicts(Tmp):
         self.assertEqual(lines[0], "no limits, a report: 1 of 6 keys changed significantly")
         self.assertEqual([line.split()[0] for line in lines[2:]], ["key", "peak_rss_mb", "(5"])
         self.assertEqual(len(resmon("compare", "--all", base, worse).stdout.splitlines()), 2 + 1 + 6)
+
+    def test_a_significant_change_under_the_keys_floor_is_unchanged_limit_or_not(self):
+        # Review of issue 30: 0.5 MiB more peak RSS in each of 5 runs is
+        # significant (p = 2/252) but far under the key's 1 MiB floor; without
+        # a limit it read "regression" while a limit on it passed it by that
+        # floor.  A drop as small is no improvement either.
+        base = self.runs("base", [100.0, 100.1, 100.2, 100.3, 100.4])
+        new = self.runs("new", [100.5, 100.6, 100.7, 100.8, 100.9])
+        for a, b, what in ((base, new, "rise"), (new, base, "fall")):
+            with self.subTest(what):
+                _, out = self.compare_json(a, b)
+                row = out["metrics"]["peak_rss_mb"]
+                self.assertEqual((row["significant"], row["verdict"]), (True, "unchanged"))
+                r = resmon("compare", a, b)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertRegex(r.stdout.splitlines()[0], r"^no limits, a report: 0 of \d+ keys changed significantly$")
+                self.assertNotIn("peak_rss_mb", r.stdout)  # shown by --all only
+                r = resmon("compare", "--all", a, b)
+                self.assertRegex(r.stdout, r"\npeak_rss_mb .* 0\.0079 +unchanged; significant, under the key's "
+                                           r"floor of \+1\n")
+        # Over the floor it is one: a given floor, as the limit's, decides.
+        _, out = self.compare_json("--max-increase", "peak_rss_mb=10%,0.1", base, new)
+        self.assertEqual(out["metrics"]["peak_rss_mb"]["verdict"], "unchanged")  # within +10 %: the limit's word
+        _, out = self.compare_json("--max-increase", "peak_rss_mb=0.1", base, new)
+        self.assertEqual(out["metrics"]["peak_rss_mb"]["verdict"], "regression")
 
     def test_different_commands_are_refused_unless_allowed(self):
         # issue 30: nothing noticed that BASE and NEW ran different commands.

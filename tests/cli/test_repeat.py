@@ -156,14 +156,43 @@ class Failures(Repeat):
         # review of issue 30: resmon, a subreaper, kept each run's orphan as
         # its child; the next run counted it (orphans_left 1, 2, 3; the
         # sampled tree and peak_nprocs grew run by run). Now the repeat waits
-        # for them, unmeasured, between two runs.
-        r = self.repeat("-q", "--repeat", "3", "-o", self.output, command=["sh", "-c", "sleep 1.5 & exit 0"])
+        # for them, unmeasured, between two runs (for up to a second: below).
+        r = self.repeat("-q", "--repeat", "3", "-o", self.output, command=["sh", "-c", "sleep 0.3 & exit 0"])
         self.assertEqual(r.returncode, 0, r.stderr)
         left = [run["orphans_left"] for run in self.load()["runs"]]
         self.assertTrue(all(n <= 1 for n in left), left)  # 0 only where a run outlasted its orphan (a busy machine)
         for i, n in enumerate(left[:-1]):
-            self.assertEqual(f"resmon: run {i + 1} left 1 process running: waiting for it before the next run" in
+            self.assertEqual(f"resmon: run {i + 1} left 1 process running: waited for it before the next run" in
                              r.stderr, n == 1, r.stderr)
+
+    def test_a_daemon_a_run_leaves_running_is_ended_before_the_next_run(self):
+        # Review of issue 30: the wait between runs had no end, so a command
+        # that starts a daemon hung the repeat before its second run.  What
+        # still runs a second after its run is ended as the run's leftover.
+        pids = self.path("pids")
+        daemon = f"sleep 1000 >/dev/null 2>&1 & echo $! >> {pids}; exit 0"
+        try:
+            r = self.repeat("-q", "--repeat", "3", "-o", self.output, command=["sh", "-c", daemon])
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(self.load()["completed"], 3)
+            for i in (1, 2):
+                self.assertIn(f"resmon: run {i} left 1 process running for over 1 s (a daemon?): ended it (SIGTERM) "
+                              "before the next run", r.stderr)
+            self.assertNotIn("run 3 left", r.stderr)  # the last run's is said as one run's: still running
+            with open(pids) as f:
+                started = [int(line) for line in f]
+            self.assertEqual(len(started), 3)
+            for pid in started[:2]:  # ended and reaped: no such process
+                with self.assertRaises(ProcessLookupError):
+                    os.kill(pid, 0)
+        finally:
+            if os.path.exists(pids):
+                with open(pids) as f:
+                    for line in f:
+                        try:
+                            os.kill(int(line), signal.SIGKILL)
+                        except ProcessLookupError:
+                            pass
 
     def test_a_failed_warmup_run_stops_it_too_and_writes_nothing(self):
         with open(self.output, "w") as f:

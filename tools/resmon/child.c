@@ -132,9 +132,10 @@ static int reap_exited_orphans(run_result *r)
 }
 
 /* How many children resmon has (after the command was reaped: the adopted
- * descendants still running).  Children belong to the thread that adopted
- * them, so every thread's list is read.  -1 when /proc cannot say. */
-static int count_children(void)
+ * descendants still running), the first cap of them stored in pids.
+ * Children belong to the thread that adopted them, so every thread's list
+ * is read.  -1 when /proc cannot say. */
+static int list_children(pid_t *pids, int cap)
 {
     DIR *tasks = opendir("/proc/self/task");
     if (!tasks)
@@ -152,12 +153,20 @@ static int count_children(void)
             break;
         }
         int pid;
-        while (fscanf(f, "%d", &pid) == 1)
+        while (fscanf(f, "%d", &pid) == 1) {
+            if (count < cap)
+                pids[count] = pid;
             count++;
+        }
         fclose(f);
     }
     closedir(tasks);
     return count;
+}
+
+static int count_children(void)
+{
+    return list_children(NULL, 0);
 }
 
 /* Waits until the command has exited, without reaping it (so the monitor's
@@ -217,11 +226,52 @@ static void wait_for_orphans(run_result *r)
     }
 }
 
-void run_wait_leftovers(void)
+/* Reaps what ended of the leftovers and polls every 5 ms for up to sec
+ * seconds until none is left.  Returns 1 when none is left, 0 when some
+ * still run, -1 when a signal to resmon cut the wait short. */
+static int leftovers_end_within(run_result *unmeasured, double sec)
+{
+    double until = clock_monotonic_sec() + sec;
+    for (;;) {
+        reap_exited_orphans(unmeasured);
+        if (count_children() <= 0)
+            return 1;
+        if (signals_received())
+            return -1;
+        if (clock_monotonic_sec() >= until)
+            return 0;
+        struct timespec pause = {0, 5000000};
+        nanosleep(&pause, NULL);
+    }
+}
+
+/* Sends sig to every child still running; returns how many. */
+static int signal_leftovers(int sig)
+{
+    pid_t pids[256];
+    int n = list_children(pids, 256);
+    for (int i = 0; i < n && i < 256; i++)
+        kill(pids[i], sig);
+    return n > 0 ? n : 0;
+}
+
+int run_end_leftovers(double grace_sec, int *ended, int *killed)
 {
     run_result unmeasured;
     memset(&unmeasured, 0, sizeof unmeasured);
-    wait_for_orphans(&unmeasured);
+    *ended = *killed = 0;
+    int done = leftovers_end_within(&unmeasured, grace_sec);
+    /* A leftover that ends makes its own children resmon's: each pass
+     * signals those too. */
+    for (int pass = 0; done == 0 && pass < 10; pass++) {
+        *ended += signal_leftovers(SIGTERM);
+        done = leftovers_end_within(&unmeasured, 0.1);
+    }
+    for (int pass = 0; done == 0 && pass < 100; pass++) {
+        *killed += signal_leftovers(SIGKILL);
+        done = leftovers_end_within(&unmeasured, 0.1);
+    }
+    return done;
 }
 
 /* Reaps a command that never ran (exec failed, or the monitor did not

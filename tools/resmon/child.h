@@ -13,9 +13,13 @@
  * line, EXIT_USAGE, EXIT_CANNOT_EXECUTE or EXIT_NOT_FOUND when nothing ran.
  * r->have_exit is 0 when the kernel gave no exit status. */
 int run_command(const cli_options *o, outputs *out, run_result *r);
-/* Between two runs of --repeat: waits, unmeasured, for the processes the last
- * run left running (adopted orphans), reaping each, so that the next run
- * counts none of them; returns early when a signal arrives. */
-void run_wait_leftovers(void);
+/* Between two runs of --repeat: gives the processes the last run left
+ * running (adopted orphans) grace_sec to end by themselves, reaping each,
+ * then ends the rest -- SIGTERM, and SIGKILL for what still runs a second
+ * later -- so that the next run counts none of them and a daemon the
+ * command started never holds the repeat.  *ended: SIGTERMs sent; *killed:
+ * SIGKILLs sent.  Returns 1 when none is left, 0 when some could not be
+ * ended, -1 when a signal to resmon cut it short. */
+int run_end_leftovers(double grace_sec, int *ended, int *killed);
 
 #endif

@@ -40,6 +40,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 static const char compare_usage_text[] =
     "usage: resmon compare [OPTIONS] BASE NEW\n"
@@ -53,8 +54,10 @@ static const char compare_usage_text[] =
     "hold the key (a run that lacks it, a partial pytest report, is said beside it).\n"
     "With enough runs a side (4 at --alpha 0.05, 5 at 0.01) a Mann-Whitney U test says\n"
     "whether a key changed; each key gets one verdict: regression, improvement,\n"
-    "unchanged, noise, or not enough runs.  Shown: the keys with a limit and the keys\n"
-    "that changed significantly, led by one line saying whether the limits hold.\n"
+    "unchanged, noise, or not enough runs.  A significant change no larger than the\n"
+    "key's floor (its limit's M, else the floor N% alone carries) is unchanged, limit\n"
+    "or not.  Shown: the keys with a limit and the keys that changed significantly,\n"
+    "led by one line saying whether the limits hold.\n"
     "\n"
     "      --max-increase KEY=LIMIT  fail (exit 1) when KEY rises by more than LIMIT:\n"
     "                                N% (of BASE), N (KEY's own unit) or N%,M (both:\n"
@@ -152,6 +155,29 @@ typedef struct row {
  * binding's).  Set by compare_run for the length of one call. */
 static FILE *compare_out, *compare_err;
 
+/* compare_run's caller (NULL for the command), for the length of one call,
+ * and whether it said stop. */
+static const compare_caller *compare_caller_now;
+static int compare_stopped;
+static struct timespec compare_asked; /* when the caller was last asked */
+
+/* Whether the caller asked the run to stop: asked at most every 10 ms (the
+ * Python binding takes the GIL to answer), and never again once it said
+ * yes.  Called between pieces of work of well under 10 ms each: a chunk of
+ * the JSON parsed, a test's record, a row judged. */
+static int caller_stopped(void)
+{
+    if (compare_stopped || !compare_caller_now || !compare_caller_now->interrupted)
+        return compare_stopped;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if ((now.tv_sec - compare_asked.tv_sec) * 1000000000L + (now.tv_nsec - compare_asked.tv_nsec) < 10000000L)
+        return 0;
+    compare_asked = now;
+    compare_stopped = compare_caller_now->interrupted(compare_caller_now->context) != 0;
+    return compare_stopped;
+}
+
 /* "resmon compare: " then text shown printable, then the rest; returns 125. */
 static int compare_error(const char *text, const char *why)
 {
@@ -214,6 +240,8 @@ static int side_add(side *s, const char *key, double value, size_t run)
 /* The numeric members of object, each under prefix + its name. */
 static int side_add_members(side *s, json_t *object, const char *prefix, size_t run)
 {
+    if (caller_stopped())
+        return -EINTR;
     for (void *at = jansson.object_iter(object); at; at = jansson.object_iter_next(object, at)) {
         const char *name = jansson.object_iter_key(at);
         json_t *value = jansson.object_iter_value(at);
@@ -247,9 +275,20 @@ static int side_add_members(side *s, json_t *object, const char *prefix, size_t 
 #define BUDGET_OVERHEAD 16 /* what malloc adds to each block */
 static size_t budget_held;
 static int budget_exceeded;
+/* Jansson's allocator is the process's: in the Python extension, where the
+ * engine runs without the GIL, another thread's Jansson calls (any other
+ * native code) come here too.  Only the engine's thread counts, so the
+ * budget is the engine's alone and never written by two threads. */
+static _Thread_local int budget_counting;
 
 static void *budget_malloc(size_t n)
 {
+    if (!budget_counting) { /* another thread's: a header saying so */
+        size_t *block = n <= SIZE_MAX - BUDGET_HEADER ? malloc(n + BUDGET_HEADER) : NULL;
+        if (block)
+            block[0] = 0;
+        return block ? (char *)block + BUDGET_HEADER : NULL;
+    }
     size_t cost = n + BUDGET_HEADER + BUDGET_OVERHEAD;
     if (n > COMPARE_MEMORY_MAX || cost > COMPARE_MEMORY_MAX - budget_held) {
         budget_exceeded = 1;
@@ -268,7 +307,8 @@ static void budget_free(void *p)
     if (!p)
         return;
     size_t *block = (size_t *)(void *)((char *)p - BUDGET_HEADER);
-    budget_held -= block[0];
+    if (block[0]) /* the engine's own */
+        budget_held -= block[0];
     free(block);
 }
 
@@ -400,9 +440,33 @@ static int side_add_repeat(side *s, json_t *root, const char *path, int in_direc
         int rc = side_add_summary(s, run, named, i);
         s->run_names[i] = named;
         if (rc < 0)
-            return compare_error(path, ": out of memory");
+            return rc == -EINTR ? COMPARE_INTERRUPTED : compare_error(path, ": out of memory");
     }
     return 0;
+}
+
+/* A file's text handed to Jansson's parser a piece at a time, so that a
+ * caller may stop the run in the parse of a large report (10 MB: ~1 s). */
+typedef struct input_chunks {
+    const char *text;
+    size_t length, offset;
+} input_chunks;
+
+/* json_load_callback's source: the next 64 KiB, or -1 (an error to the
+ * parser) when the caller stopped the run. */
+static size_t next_chunk(void *buffer, size_t cap, void *data)
+{
+    input_chunks *c = data;
+    if (caller_stopped())
+        return (size_t)-1;
+    size_t n = c->length - c->offset;
+    if (n > cap)
+        n = cap;
+    if (n > 65536)
+        n = 65536;
+    memcpy(buffer, c->text + c->offset, n);
+    c->offset += n;
+    return n;
 }
 
 /* Reads one file as run number run of s (a --repeat file: every run of s,
@@ -416,8 +480,11 @@ static int side_read_file(side *s, const char *path, size_t run, int in_director
     if (text_rc != 0)
         return text_rc;
     json_error_t err;
-    json_t *root = jansson.loadb(text, length, JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, &err);
+    input_chunks chunks = {text, length, 0};
+    json_t *root = jansson.load_callback(next_chunk, &chunks, JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, &err);
     free(text);
+    if (!root && compare_stopped)
+        return COMPARE_INTERRUPTED;
     if (!root && budget_exceeded)
         return budget_error(path);
     if (!root) {
@@ -476,6 +543,8 @@ static int side_read_file(side *s, const char *path, size_t run, int in_director
         s->first = root;
     else
         jansson_release(root);
+    if (rc == -EINTR)
+        return COMPARE_INTERRUPTED;
     if (rc < 0)
         return budget_exceeded ? budget_error(path) : compare_error(path, ": out of memory");
     return 0;
@@ -673,6 +742,10 @@ static row *build_rows(side *base, side *next, size_t *count, double alpha)
     if (!rows)
         return NULL;
     for (size_t i = 0; i < base->metric_count; i++) {
+        if (caller_stopped()) {
+            free(rows);
+            return NULL;
+        }
         metric *b = &base->metrics[i];
         metric *n = (metric *)side_find(next, b->key);
         if (!n) {
@@ -852,10 +925,26 @@ static int limit_error(const limit *l, const char *why)
     return EXIT_USAGE;
 }
 
+/* The smallest change of r's key that counts as one: its limit's absolute
+ * part, else the key's default floor.  A significant change no larger is
+ * "unchanged", as a limit's floor passes it: 4 KiB more of rss_growth_mb
+ * in every run is real but no regression (issue 30). */
+static double row_floor(const row *r)
+{
+    return r->limit ? r->limit->floor : default_floor(r->key);
+}
+
+/* Whether a significant change of r is no larger than its key's floor. */
+static int under_floor(const row *r)
+{
+    return r->significant && isfinite(r->change) && fabs(r->change) <= row_floor(r);
+}
+
 /* One row's verdict, and whether it fails its limit.  With too few runs for
  * the test (p NAN) the limit judges the medians alone, as a single run can
  * only be judged; otherwise a rise fails only when it is significant too.
- * A significant rise within the key's limit is "unchanged" for the gate. */
+ * A significant rise within the key's limit, or a significant change no
+ * larger than the key's floor (limit or not), is "unchanged". */
 static void judge(row *r)
 {
     int beyond = r->limit && limit_exceeded(r->limit, r);
@@ -866,9 +955,9 @@ static void judge(row *r)
     }
     r->exceeded = beyond && ((r->significant && r->change > 0) || beyond_doubles(r));
     if (r->significant && r->change > 0)
-        r->verdict = r->limit && !r->exceeded ? VERDICT_UNCHANGED : VERDICT_REGRESSION;
+        r->verdict = (r->limit && !r->exceeded) || under_floor(r) ? VERDICT_UNCHANGED : VERDICT_REGRESSION;
     else if (r->significant && r->change < 0)
-        r->verdict = VERDICT_IMPROVEMENT;
+        r->verdict = under_floor(r) ? VERDICT_UNCHANGED : VERDICT_IMPROVEMENT;
     else
         r->verdict = r->change != 0 ? VERDICT_NOISE : VERDICT_UNCHANGED;
 }
@@ -912,8 +1001,9 @@ typedef struct report {
     size_t count;
     size_t limited, exceeded, significant, shown; /* rows */
     size_t given, given_exceeded; /* the limits given that judge a row, and those exceeded in one */
+    size_t unjudged; /* keys on one side only that a limit names: never judged, so said */
     double alpha;
-    int utf8; /* the terminal's character set is UTF-8: check marks, en dashes */
+    int utf8; /* the text report's stream takes UTF-8: check marks (compare_caller) */
     const char *failure; /* why the runs fail the comparison whatever the limits, or NULL */
 } report;
 
@@ -943,11 +1033,14 @@ static void format_p(const row *r, char *buf, size_t cap)
  * of a pytest report) the keys are counted beside them. */
 static void headline(const report *rep, int utf8, char *buf, size_t cap)
 {
-    char keys[96] = "";
+    char keys[160] = "";
     if (rep->limited != rep->given && rep->exceeded)
         snprintf(keys, sizeof keys, ", in %zu of %zu keys", rep->exceeded, rep->limited);
     else if (rep->limited != rep->given)
         snprintf(keys, sizeof keys, " in %zu keys", rep->limited);
+    if (rep->unjudged) /* a limit that holds must not read as holding where it judged nothing */
+        snprintf(keys + strlen(keys), sizeof keys - strlen(keys), "; %zu key%s a limit names not judged (on one side only)",
+                 rep->unjudged, rep->unjudged == 1 ? "" : "s");
     if (rep->failure && rep->limited) /* a failed run fails the comparison: no check mark, limits or not */
         snprintf(buf, cap, "%s a run failed (below), and %zu of %zu limit%s exceeded%s", utf8 ? "\u2717" : "FAIL:",
                  rep->given_exceeded, rep->given, rep->given == 1 ? "" : "s", keys);
@@ -981,9 +1074,12 @@ static void runs_line(const report *rep, char *buf, size_t cap)
 static void only_line(const report *rep, char *buf, size_t cap)
 {
     buf[0] = '\0';
+    char limited[80] = "";
+    if (rep->unjudged)
+        snprintf(limited, sizeof limited, " (%zu named by a limit: not judged)", rep->unjudged);
     if (rep->base->only_here || rep->next->only_here)
-        snprintf(buf, cap, "%zu key%s only in BASE and %zu only in NEW: not compared", rep->base->only_here,
-                 rep->base->only_here == 1 ? "" : "s", rep->next->only_here);
+        snprintf(buf, cap, "%zu key%s only in BASE and %zu only in NEW: not compared%s", rep->base->only_here,
+                 rep->base->only_here == 1 ? "" : "s", rep->next->only_here, limited);
 }
 
 /* A side's cell: the median, and min..max (or min–max) with several runs. */
@@ -1031,6 +1127,8 @@ static void row_cells(const row *r, const side *base, const side *next, const ch
             snprintf(floor, sizeof floor, ", under its floor of +%.6g", r->limit->floor);
         snprintf(c->note, sizeof c->note, "%s limit %s%s%s%s", r->exceeded ? "EXCEEDED" : "ok,", l, floor,
                  beyond_doubles(r) ? " (the change does not fit a double)" : "", held);
+    } else if (under_floor(r)) {
+        snprintf(c->note, sizeof c->note, "significant, under the key's floor of %+.6g%s", row_floor(r), held);
     } else if (held[0]) {
         snprintf(c->note, sizeof c->note, "%s", held + 2);
     }
@@ -1315,8 +1413,9 @@ static void print_json(FILE *out, const report *rep, const char *status_failure)
     /* limits and limits_exceeded count rows (keys); limits_given those the
      * command line gave, as the headline counts them. */
     fprintf(out, "}, \"limits\": %zu, \"limits_exceeded\": %zu, \"limits_given\": %zu, "
-                 "\"limits_given_exceeded\": %zu, \"significant\": %zu, \"run_failed\": ",
-            rep->limited, rep->exceeded, rep->given, rep->given_exceeded, rep->significant);
+                 "\"limits_given_exceeded\": %zu, \"limited_keys_unjudged\": %zu, \"significant\": %zu, "
+                 "\"run_failed\": ",
+            rep->limited, rep->exceeded, rep->given, rep->given_exceeded, rep->unjudged, rep->significant);
     if (status_failure)
         json_write_string(out, status_failure);
     else
@@ -1491,26 +1590,51 @@ static char *status_failure(const side *base, const side *next)
     return rc < 0 ? NULL : line;
 }
 
+/* How many keys of from that to lacks some limit names. */
+static size_t one_side_limited(const side *from, const side *to, const limit *limits, size_t limit_count)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < from->metric_count; i++) {
+        if (side_find(to, from->metrics[i].key))
+            continue;
+        for (size_t j = 0; j < limit_count; j++) {
+            if (limit_names(&limits[j], from->metrics[i].key)) {
+                n++;
+                break;
+            }
+        }
+    }
+    return n;
+}
+
 /* Which rows the tables show, and the counts the headline gives. */
 static void tally(report *rep, int all, const limit *limits, size_t limit_count)
 {
+    if (limit_count)
+        rep->unjudged = one_side_limited(rep->base, rep->next, limits, limit_count) +
+                        one_side_limited(rep->next, rep->base, limits, limit_count);
     for (size_t i = 0; i < limit_count; i++) {
         rep->given += limits[i].judged > 0;
         rep->given_exceeded += limits[i].exceeded > 0;
     }
     for (size_t i = 0; i < rep->count; i++) {
         row *r = &rep->rows[i];
-        r->shown = all || r->limit || r->exceeded || r->significant;
+        /* A significant change under its key's floor is "unchanged": not
+         * shown or counted as a change. */
+        int changed = r->verdict == VERDICT_REGRESSION || r->verdict == VERDICT_IMPROVEMENT;
+        r->shown = all || r->limit || r->exceeded || changed;
         rep->shown += (size_t)r->shown;
         rep->limited += r->limit != NULL;
         rep->exceeded += (size_t)r->exceeded;
-        rep->significant += (size_t)r->significant;
+        rep->significant += (size_t)changed;
     }
 }
 
-/* Whether the terminal's (the environment's locale's) character set is
- * UTF-8.  The caller's LC_CTYPE is put back as it was: in a Python process
- * it is the interpreter's, not "C". */
+/* Whether the command's standard output takes UTF-8: a C program's streams
+ * carry the environment locale's character set.  LC_CTYPE is put back as
+ * it was.  The command's only: compare_run's caller says what its stream
+ * takes (a Python stream's encoding is not the locale's: PYTHONIOENCODING,
+ * a pytest terminal writer). */
 static int locale_is_utf8(void)
 {
     const char *current = setlocale(LC_CTYPE, NULL);
@@ -1527,12 +1651,18 @@ static int locale_is_utf8(void)
     return utf8;
 }
 
-/* The subcommand, writing to out and err: its exit status, or -1 after
- * --help.  Neither stream is closed. */
-static int compare_streams(int argc, char **argv, FILE *out, FILE *err)
+/* The subcommand, writing to out and err: its exit status, -1 after --help,
+ * or COMPARE_INTERRUPTED when the caller stopped it.  Neither stream is
+ * closed. */
+static int compare_streams(int argc, char **argv, FILE *out, FILE *err, const compare_caller *caller)
 {
     compare_out = out;
     compare_err = err;
+    compare_caller_now = caller;
+    compare_stopped = 0;
+    budget_exceeded = 0; /* a caller's earlier run may have passed the budget */
+    budget_counting = 1;
+    clock_gettime(CLOCK_MONOTONIC, &compare_asked);
     compare_options o;
     int rc = compare_parse(argc, argv, &o);
     if (rc != 0) {
@@ -1554,12 +1684,14 @@ static int compare_streams(int argc, char **argv, FILE *out, FILE *err)
     if (rc == 0 && !o.allow_different_commands)
         rc = check_commands(&base, &next);
     if (rc == 0 && !(rows = build_rows(&base, &next, &count, o.alpha)))
-        rc = compare_error("", "out of memory");
+        rc = compare_stopped ? COMPARE_INTERRUPTED : compare_error("", "out of memory");
+    if (rc == 0 && caller_stopped())
+        rc = COMPARE_INTERRUPTED;
     if (rc == 0)
         rc = apply_limits(o.limits, o.limit_count, rows, count);
     if (rc == 0) {
         report rep = {.base = &base, .next = &next, .rows = rows, .count = count, .alpha = o.alpha};
-        rep.utf8 = locale_is_utf8();
+        rep.utf8 = caller->utf8;
         tally(&rep, o.all, o.limits, o.limit_count);
         failure = status_failure(&base, &next);
         rep.failure = failure;
@@ -1591,15 +1723,18 @@ static int compare_streams(int argc, char **argv, FILE *out, FILE *err)
     return rc;
 }
 
-int compare_run(int argc, char **argv, FILE *out, FILE *err)
+int compare_run(int argc, char **argv, FILE *out, FILE *err, const compare_caller *caller)
 {
-    int rc = compare_streams(argc, argv, out, err);
+    int rc = compare_streams(argc, argv, out, err, caller);
+    compare_caller_now = NULL;
+    budget_counting = 0;
     return rc == -1 ? 0 : rc;
 }
 
 int compare_main(int argc, char **argv)
 {
-    int rc = compare_streams(argc, argv, stdout, stderr);
+    compare_caller command = {.utf8 = locale_is_utf8()};
+    int rc = compare_streams(argc, argv, stdout, stderr, &command);
     if (rc == -1)
         return stdout_close("resmon compare");
     errno = 0;

@@ -33,6 +33,7 @@ struct jansson_calls {
     __typeof__(json_array_get) *array_get;
     __typeof__(json_equal) *equal;
     __typeof__(json_set_alloc_funcs) *set_alloc_funcs;
+    __typeof__(json_load_callback) *load_callback;
 };
 
 /* Filled by jansson_load; empty until it succeeds. */

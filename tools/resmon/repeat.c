@@ -31,6 +31,11 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* How long a process a run left running may take to end by itself before
+ * the next run: a second covers a child finishing its writes; a daemon is
+ * then ended (SIGTERM, SIGKILL), as a user's benchmark loop expects. */
+#define LEFTOVER_GRACE_SEC 1.0
 #include <unistd.h>
 
 /* A run more than this many robust standard deviations (1.4826 x the median
@@ -410,13 +415,29 @@ static int run_all(const cli_options *o, resmon_gpu *gpu, repeat_state *st)
             return r.exit_status;
         }
         /* What a run left running is still resmon's (a subreaper's) child:
-         * the next run's tree, orphan count and reaped CPU would count it. */
+         * the next run's tree, orphan count and reaped CPU would count it.
+         * A benchmark loop must not hang on a daemon the command started:
+         * what still runs after a grace is ended as the run's leftover. */
         if (r.orphans_left > 0 && i + 1 < o->warmup + o->repeat) {
-            fprintf(stderr, "resmon: %s %ld left %d process%s running: waiting for %s before the next run, so that "
-                            "no run counts another's (--wait-orphans counts them in their own run)\n",
-                    measured ? "run" : "warm-up run", measured ? i - o->warmup + 1 : i + 1, r.orphans_left,
-                    r.orphans_left == 1 ? "" : "es", r.orphans_left == 1 ? "it" : "them");
-            run_wait_leftovers();
+            int ended, killed;
+            int done = run_end_leftovers(LEFTOVER_GRACE_SEC, &ended, &killed);
+            char what[160];
+            snprintf(what, sizeof what, "resmon: %s %ld left %d process%s running", measured ? "run" : "warm-up run",
+                     measured ? i - o->warmup + 1 : i + 1, r.orphans_left, r.orphans_left == 1 ? "" : "es");
+            const char *why = "so that no run counts another's (--wait-orphans counts them in their own run)";
+            if (done < 0)
+                fprintf(stderr, "%s: the wait for %s was cut short by a signal\n", what,
+                        r.orphans_left == 1 ? "it" : "them");
+            else if (done == 0)
+                fprintf(stderr, "%s: some could not be ended (SIGKILL refused): the next runs may count them\n",
+                        what);
+            else if (ended || killed)
+                fprintf(stderr, "%s for over %g s (a daemon?): ended %s (%s) before the next run, %s\n", what,
+                        LEFTOVER_GRACE_SEC, r.orphans_left == 1 ? "it" : "them",
+                        killed ? "SIGTERM, then SIGKILL" : "SIGTERM", why);
+            else
+                fprintf(stderr, "%s: waited for %s before the next run, %s\n", what,
+                        r.orphans_left == 1 ? "it" : "them", why);
         }
     }
     /* --ignore-failure measures failed runs; it does not make a command that
