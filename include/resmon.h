@@ -434,6 +434,15 @@ typedef struct resmon_summary {
     double peak_unreadable_procs; /* since 0.4: the largest unreadable_procs of a sample */
     double peak_uss_mb; /* since 0.4: the largest sampled uss_mb (NAN when no sample had it) */
     double peak_open_fds; /* since 0.4: the largest sampled open_fds (NAN when no sample had it) */
+    /* Since 0.4: a wide tree in the leaf cgroup resmon made for it (more
+     * than 64 processes; see "Summary: cgroups"): the samples' CPU came from
+     * the leaf's CPU total (v1 cpuacct.usage, v2 cpu.stat), one read a
+     * sample, and its processes were walked -- RSS, threads, the metric
+     * groups, the peak marks -- only every walk_interval_sec seconds (the
+     * mean since the switch), the samples between holding the latest walk's
+     * figures.  NAN when every sample walked (a small tree, no such leaf):
+     * every figure then came from the processes, as always. */
+    double walk_interval_sec;
 } resmon_summary;
 
 /* Serialises a summary (s->struct_size must be set, as every resmon function

@@ -557,6 +557,7 @@ static void window_end(resmon_monitor *m, int target_ended)
 
     rm__summary_acc final = m->acc; /* a plain copy: only this thread stores to it */
     store_cgroup_end(&final, &end);
+    final.walk_interval_sec = rm__tree_totals_walk_interval_sec(&m->totals, m->previous_ns);
     final.hwm_error = peak_rc < 0 ? peak_rc : reset_error;
     if (m->rapl.zone_count)
         final.cpu_energy_j = m->rapl.total_j;

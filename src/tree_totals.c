@@ -4,6 +4,7 @@
  */
 #include "tree_totals.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -82,9 +83,11 @@ uint64_t rm__tree_totals_cpu(rm__tree_totals *t, uint64_t elapsed_ns, long onlin
     return give;
 }
 
-double rm__tree_totals_walk_interval_sec(const rm__tree_totals *t)
+double rm__tree_totals_walk_interval_sec(const rm__tree_totals *t, uint64_t last_sample_ns)
 {
-    if (!t->engaged || t->walks < 2)
-        return 0;
+    if (!t->engaged)
+        return NAN;
+    if (t->walks < 2)
+        return last_sample_ns > t->first_walk_ns ? (double)(last_sample_ns - t->first_walk_ns) * 1e-9 : 0.0;
     return (double)(t->last_walk_ns - t->first_walk_ns) * 1e-9 / (double)(t->walks - 1);
 }

@@ -66,8 +66,9 @@ void rm__tree_totals_walked(rm__tree_totals *t, uint64_t now_ns, unsigned proces
  * window's last).  A failed read hands out nothing (the increase waits). */
 uint64_t rm__tree_totals_cpu(rm__tree_totals *t, uint64_t elapsed_ns, long online_cpus, int everything);
 
-/* The walks' mean interval since the switch, seconds; 0 when the walk ran
- * every sample (not engaged, or no two walks since). */
-double rm__tree_totals_walk_interval_sec(const rm__tree_totals *t);
+/* The walks' mean interval since the switch, seconds (with one walk since,
+ * the time from it to last_sample_ns: the interval was at least that);
+ * NAN when the walk ran every sample (never engaged). */
+double rm__tree_totals_walk_interval_sec(const rm__tree_totals *t, uint64_t last_sample_ns);
 
 #endif
