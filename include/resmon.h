@@ -387,6 +387,14 @@ RESMON_API const char *resmon_energy_source_name(resmon_energy_source source);
  *   - v2 only, where the controllers are enabled: CPU throttling (cpu.stat
  *     throttled_usec, nr_throttled) and I/O totals over every device
  *     (io.stat), over the cgroup's life.
+ *   - walk_interval_sec: for a leaf resmon made (resmon_cgroup_create, v1
+ *     with its cpuacct shadow; v2 itself) holding a tree of more than 64
+ *     processes, the samples' CPU is the leaf's CPU total (one read a
+ *     sample, the tree's every CPU second once; a running process's time
+ *     reaches it at the kernel's ticks) and the per-process walk runs only
+ *     as often as keeps it at 0.1 % of a CPU (at least every 10 s): the
+ *     walks' mean interval.  Between walks a sample holds the latest walk's
+ *     RSS and metric-group figures.  NAN when every sample walked.
  *   - cgroup_version is 1 or 2, 0 without a cgroup.  cgroup_error is 0, or
  *     the negative errno of opening cgroup_path (then every cgroup field is
  *     unknown).  Not part of the JSON form. */

@@ -274,7 +274,7 @@ static int take_sample(resmon_monitor *m, int first, taken_sample *t)
      * zombie or gone root is walked at once, its end read whole. */
     if (first || rm__tree_totals_walk_due(&m->totals, timestamp_ns) || !rm__probe_root_running(m->probe)) {
         int measure = !first && rm__tree_totals_measures(&m->totals, m->held.process_count);
-        struct timespec before, after;
+        struct timespec before = {0}, after = {0};
         if (measure)
             clock_gettime(CLOCK_THREAD_CPUTIME_ID, &before);
         rc = first ? rm__probe_begin(m->probe, &r) : rm__probe_read(m->probe, &r);

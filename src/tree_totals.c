@@ -70,7 +70,7 @@ void rm__tree_totals_walked(rm__tree_totals *t, uint64_t now_ns, unsigned proces
 
 uint64_t rm__tree_totals_cpu(rm__tree_totals *t, uint64_t elapsed_ns, long online_cpus, int everything)
 {
-    uint64_t now;
+    uint64_t now = 0;
     if (rm__cgroup_cpu_read(&t->cpu, &now) == 0) {
         if (now > t->last_cpu_ns)
             t->carry_ns += now - t->last_cpu_ns;
