@@ -15,7 +15,11 @@
  * cost: the cgroup is not read).  Once engaged, the window's CPU stays the
  * cgroup's (never switched back), and what the probe had counted and not yet
  * handed out at the switch is handed out through the cgroup's carry, so the
- * sum of the samples stays the tree's CPU.
+ * sum of the samples stays the tree's CPU.  (Reading a running process's
+ * CPU clock also brings the cgroup's total up to date -- the kernel charges
+ * both in one update -- so nothing is counted twice at the switch; what a
+ * busy process used between its clock read in the switching walk and the
+ * total's first read, at most that walk's duration, once, is not counted.)
  */
 #ifndef RESMON_TREE_TOTALS_H
 #define RESMON_TREE_TOTALS_H
