@@ -132,8 +132,11 @@ class WideTreeInItsLeaf(unittest.TestCase):
 
     def assert_cpu_is_the_kernels(self, summary):
         # The samples' CPU against wait4's for the whole tree: every CPU
-        # second once, whichever source the samples took it from.
-        self.assertAlmostEqual(summary["cpu_time_sec"], summary["cpu_sec"], delta=0.03 * summary["cpu_sec"] + 0.02)
+        # second once (never more: nothing counted twice at the switch to
+        # the cgroup's total), whichever source the samples took it from;
+        # what wait4 has beyond them is the command's exec and exit.
+        self.assertLessEqual(summary["cpu_time_sec"], summary["cpu_sec"] + 0.01, summary)
+        self.assertGreaterEqual(summary["cpu_time_sec"], 0.9 * summary["cpu_sec"] - 0.03, summary)
 
     def test_a_wide_tree_is_walked_less_often_than_sampled(self):
         summary = self.run_tree(100)
