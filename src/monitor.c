@@ -167,7 +167,7 @@ int resmon_monitor_new(resmon_monitor **out, const resmon_options *opts)
         return -ENOMEM;
     m->opts = o;
     m->cgroup.dirfd = m->cgroup.current_fd = -1;
-    m->totals.cpu.fd = -1;
+    m->totals.cpu.fd = m->totals.dir_fd = -1;
     m->processes_rc = o.include_children || o.cgroup_members ? 0 : -ENOTSUP; /* as the probe will say */
     rc = -ENOMEM;
     if (!(m->proc_root = strdup(rm__proc_root())))
@@ -268,7 +268,7 @@ static int take_sample(resmon_monitor *m, int first, taken_sample *t)
 {
     uint64_t timestamp_ns = rm__now_ns();
     rm__probe_reading r;
-    int rc = 0;
+    int rc = 0, walked = 1;
     int engaged = m->totals.engaged;
     /* Between walks one read of the root's statm says whether it ended: a
      * zombie or gone root is walked at once, its end read whole. */
@@ -292,6 +292,7 @@ static int take_sample(resmon_monitor *m, int first, taken_sample *t)
         m->held = r;
     } else {
         r = m->held;
+        walked = 0;
     }
     if (engaged && !first) /* the probe's CPU (handed out by its reading, if any) is not the sample's */
         r.cpu_ns = rm__tree_totals_cpu(&m->totals, timestamp_ns - m->previous_ns, rm__probe_online_cpus(m->probe),
@@ -313,6 +314,9 @@ static int take_sample(resmon_monitor *m, int first, taken_sample *t)
     if (!first && m->base_only)
         return rc; /* the rest of t was filled by the window's first sample and stays (base_only) */
     rm__probe_fill_metrics(m->probe, s);
+    unsigned listed;
+    if (!walked && !isnan(s->nprocs) && rm__tree_totals_process_count(&m->totals, timestamp_ns, &listed) == 0)
+        s->nprocs = listed; /* between walks: the leaf's count, not the latest walk's */
     uint64_t cgroup_bytes;
     s->cgroup_mem_mb = m->cgroup.dirfd >= 0 && rm__cgroup_read_current(&m->cgroup, &cgroup_bytes) == 0
                            ? (double)cgroup_bytes / RM__BYTES_PER_MIB

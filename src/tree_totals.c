@@ -4,8 +4,13 @@
  */
 #include "tree_totals.h"
 
+#include "regular_file.h"
+
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <string.h>
 
 /* The walk's share of one CPU once the tree is wide: the issue's goal is
@@ -19,15 +24,60 @@
 void rm__tree_totals_open(rm__tree_totals *t, const char *memory_dir, int version, pid_t root)
 {
     memset(t, 0, sizeof *t);
-    t->cpu.fd = -1;
+    t->cpu.fd = t->dir_fd = -1;
     char dir[RM__CGROUP_PATH_MAX];
     if (memory_dir && root > 0 && rm__cgroup_leaf_cpu_dir(memory_dir, version, (int)root, dir, sizeof dir) == 0)
         rm__cgroup_cpu_open(&t->cpu, dir); /* -ENOTSUP: fd stays -1 */
+    if (t->cpu.fd >= 0)
+        t->dir_fd = open(memory_dir, O_PATH | O_DIRECTORY | O_CLOEXEC); /* -1: the count stays the walk's */
+}
+
+/* How often a wide tree's process count is re-read between walks. */
+#define PROCESS_COUNT_REFRESH_NS 1000000000ULL
+
+int rm__tree_totals_process_count(rm__tree_totals *t, uint64_t now_ns, unsigned *count)
+{
+    if (t->dir_fd < 0)
+        return -ENOENT;
+    uint64_t since = t->count_read_ns ? t->count_read_ns : t->last_walk_ns;
+    if (now_ns - since < PROCESS_COUNT_REFRESH_NS) {
+        *count = t->count;
+        return t->count_read_ns ? 0 : -ENOENT;
+    }
+    /* Opened for each count: v1 lists what the cgroup held when an open
+     * file was first read, for as long as it is read again. */
+    int fd = rm__open_regular_at(t->dir_fd, "cgroup.procs", NULL);
+    if (fd < 0)
+        return fd;
+    char buf[4096];
+    unsigned lines = 0;
+    off_t offset = 0;
+    for (;;) {
+        ssize_t n = pread(fd, buf, sizeof buf, offset);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            int rc = n < 0 ? -errno : 0;
+            close(fd);
+            if (rc < 0)
+                return rc;
+            break;
+        }
+        for (ssize_t i = 0; i < n; i++)
+            lines += buf[i] == '\n';
+        offset += n;
+    }
+    t->count = *count = lines;
+    t->count_read_ns = now_ns;
+    return 0;
 }
 
 void rm__tree_totals_close(rm__tree_totals *t)
 {
     rm__cgroup_cpu_close(&t->cpu);
+    if (t->dir_fd >= 0)
+        close(t->dir_fd);
+    t->dir_fd = -1;
     t->engaged = 0;
 }
 
@@ -58,6 +108,7 @@ void rm__tree_totals_walked(rm__tree_totals *t, uint64_t now_ns, unsigned proces
     if (!t->engaged)
         return;
     t->last_walk_ns = now_ns;
+    t->count_read_ns = 0; /* the walk's count is the latest */
     t->walks++;
     t->walk_cost_ns = cost_ns;
     if (process_count <= WALK_EVERY_SAMPLE_MAX || cost_ns == 0) {

@@ -34,6 +34,9 @@
 
 typedef struct rm__tree_totals {
     rm__cgroup_cpu cpu;   /* fd -1: no CPU total for this tree (the walk serves) */
+    int dir_fd;           /* the leaf (O_PATH; -1: none): its cgroup.procs, the count between walks */
+    uint64_t count_read_ns; /* when the leaf's list was last counted (0: not since the latest walk) */
+    unsigned count;         /* ... and what it counted */
     int engaged;          /* the samples' CPU is the cgroup's (from the switch on) */
     uint64_t last_cpu_ns; /* the total at the previous sample */
     uint64_t carry_ns;    /* counted, not yet handed out (at most every CPU busy per interval) */
@@ -69,6 +72,14 @@ void rm__tree_totals_walked(rm__tree_totals *t, uint64_t now_ns, unsigned proces
  * plus the carry, at most online_cpus x elapsed_ns unless everything (the
  * window's last).  A failed read hands out nothing (the increase waits). */
 uint64_t rm__tree_totals_cpu(rm__tree_totals *t, uint64_t elapsed_ns, long online_cpus, int everything);
+
+/* Engaged, between walks: the processes the leaf lists (cgroup.procs;
+ * zombies are not listed), counted at most once a second -- the kernel
+ * builds and sorts the whole list for each read: ~0.6 ms of CPU for 1000
+ * processes on the VM of BENCHMARKS.md, too much for every sample.
+ * -ENOENT when there is no count since the latest walk (the walk's stands),
+ * or -errno of the read. */
+int rm__tree_totals_process_count(rm__tree_totals *t, uint64_t now_ns, unsigned *count);
 
 /* The walks' mean interval since the switch, seconds (with one walk since,
  * the time from it to last_sample_ns: the interval was at least that);
