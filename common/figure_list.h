@@ -99,7 +99,8 @@
     X(CGROUP, cgroup_io_read_bytes, DOUBLE, OWN, BYTES, CGROUP, COUNTER, 4, "resmon_cgroup_io_read_bytes",        \
       "Bytes the cgroup read from storage (v2 io.stat, read when the window ends).")                             \
     X(CGROUP, cgroup_io_write_bytes, DOUBLE, OWN, BYTES, CGROUP, COUNTER, 5, "resmon_cgroup_io_write_bytes",      \
-      "Bytes the cgroup wrote to storage (v2 io.stat, read when the window ends).")
+      "Bytes the cgroup wrote to storage (v2 io.stat, read when the window ends).")                              \
+    X(CGROUP, walk_interval_sec, DOUBLE, OWN, SECONDS, CGROUP, NONE, 0, NULL, NULL)
 
 /* The sample's figures outside the metric groups, in resmon_sample's order. */
 #define RM__SAMPLE_FIGURES_BASE(X)                                                                                 \

@@ -56,7 +56,9 @@ static int list_has(const char *list, size_t n, const char *word)
     return 0;
 }
 
-int rm__cgroup_parse_self(const char *buf, size_t len, char *v1, char *v2, size_t cap)
+/* rm__cgroup_parse_self for the v1 hierarchy whose controller list names
+ * controller. */
+static int parse_self_for(const char *buf, size_t len, const char *controller, char *v1, char *v2, size_t cap)
 {
     int found = 0;
     size_t pos = 0;
@@ -80,7 +82,7 @@ int rm__cgroup_parse_self(const char *buf, size_t len, char *v1, char *v2, size_
             if (v2)
                 rc = copy_text(v2, cap, path, path_len);
             found |= 2;
-        } else if (list_has(controllers, controllers_len, "memory")) {
+        } else if (list_has(controllers, controllers_len, controller)) {
             if (v1)
                 rc = copy_text(v1, cap, path, path_len);
             found |= 1;
@@ -89,6 +91,11 @@ int rm__cgroup_parse_self(const char *buf, size_t len, char *v1, char *v2, size_
             return rc;
     }
     return found;
+}
+
+int rm__cgroup_parse_self(const char *buf, size_t len, char *v1, char *v2, size_t cap)
+{
+    return parse_self_for(buf, len, "memory", v1, v2, cap);
 }
 
 /* Copies a mountinfo field, decoding \NNN octal escapes. */
@@ -129,8 +136,9 @@ static size_t split_fields(const char *line, size_t n, const char **fields, size
     return count;
 }
 
-int rm__cgroup_parse_mountinfo(const char *buf, size_t len, int version, char *mount_point, char *root,
-                               size_t cap)
+/* rm__cgroup_parse_mountinfo for the v1 mount of controller. */
+static int parse_mountinfo_for(const char *buf, size_t len, int version, const char *controller, char *mount_point,
+                               char *root, size_t cap)
 {
     size_t pos = 0;
     const char *line;
@@ -155,7 +163,7 @@ int rm__cgroup_parse_mountinfo(const char *buf, size_t len, int version, char *m
             match = fstype_len == 7 && memcmp(fstype, "cgroup2", 7) == 0;
         else
             match = fstype_len == 6 && memcmp(fstype, "cgroup", 6) == 0 && dash + 3 < count &&
-                    list_has(f[dash + 3], fl[dash + 3], "memory");
+                    list_has(f[dash + 3], fl[dash + 3], controller);
         if (!match)
             continue;
         int rc = copy_unescaped(mount_point, cap, f[4], fl[4]);
@@ -164,6 +172,12 @@ int rm__cgroup_parse_mountinfo(const char *buf, size_t len, int version, char *m
         return rc;
     }
     return -ENOENT;
+}
+
+int rm__cgroup_parse_mountinfo(const char *buf, size_t len, int version, char *mount_point, char *root,
+                               size_t cap)
+{
+    return parse_mountinfo_for(buf, len, version, "memory", mount_point, root, cap);
 }
 
 int rm__cgroup_join_path(const char *mount_point, const char *root, const char *path, char *out, size_t cap)
@@ -264,16 +278,16 @@ static ssize_t read_whole(const char *dir, const char *name, char *buf, size_t c
 
 /* The directory of the process's cgroup in the given layout. */
 static int place_of(const char *self, size_t self_len, const char *mounts, size_t mounts_len, int version,
-                    const char *fs_prefix, char *dir, size_t cap)
+                    const char *controller, const char *fs_prefix, char *dir, size_t cap)
 {
     char v1[RM__CGROUP_PATH_MAX], v2[RM__CGROUP_PATH_MAX];
-    int found = rm__cgroup_parse_self(self, self_len, v1, v2, sizeof v1);
+    int found = parse_self_for(self, self_len, controller, v1, v2, sizeof v1);
     if (found < 0)
         return found;
     if (!(found & version))
         return -ENOENT;
     char mount_point[RM__CGROUP_PATH_MAX], root[RM__CGROUP_PATH_MAX], prefixed[RM__CGROUP_PATH_MAX];
-    int rc = rm__cgroup_parse_mountinfo(mounts, mounts_len, version, mount_point, root, sizeof root);
+    int rc = parse_mountinfo_for(mounts, mounts_len, version, controller, mount_point, root, sizeof root);
     if (rc < 0)
         return rc;
     int n = snprintf(prefixed, sizeof prefixed, "%s%s", fs_prefix, mount_point);
@@ -308,7 +322,7 @@ static int locate_in(const char *self, size_t self_len, const char *mounts, size
 {
     char dir[RM__CGROUP_PATH_MAX], mount_point[RM__CGROUP_PATH_MAX], root[RM__CGROUP_PATH_MAX];
     int have_v2 = rm__cgroup_parse_mountinfo(mounts, mounts_len, 2, mount_point, root, sizeof root) == 0;
-    if (have_v2 && place_of(self, self_len, mounts, mounts_len, 2, fs_prefix, dir, sizeof dir) == 0) {
+    if (have_v2 && place_of(self, self_len, mounts, mounts_len, 2, "memory", fs_prefix, dir, sizeof dir) == 0) {
         char top[RM__CGROUP_PATH_MAX], controllers[1024];
         int n = snprintf(top, sizeof top, "%s%s", fs_prefix, mount_point);
         if (n > 0 && (size_t)n < sizeof top && read_whole(top, "cgroup.controllers", controllers, sizeof controllers) >= 0 &&
@@ -317,7 +331,7 @@ static int locate_in(const char *self, size_t self_len, const char *mounts, size
             return copy_text(out->dir, sizeof out->dir, dir, strlen(dir));
         }
     }
-    int rc = place_of(self, self_len, mounts, mounts_len, 1, fs_prefix, dir, sizeof dir);
+    int rc = place_of(self, self_len, mounts, mounts_len, 1, "memory", fs_prefix, dir, sizeof dir);
     if (rc == 0) {
         out->version = 1;
         return copy_text(out->dir, sizeof out->dir, dir, strlen(dir));
@@ -327,7 +341,10 @@ static int locate_in(const char *self, size_t self_len, const char *mounts, size
     return rc;
 }
 
-int rm__cgroup_locate(const char *proc_dir, const char *fs_prefix, rm__cgroup_place *out)
+/* Reads proc_dir's cgroup and mountinfo, then finds the place: in memory's
+ * hierarchy (controller NULL: v2 or v1, see locate_in) or in the v1
+ * hierarchy of controller. */
+static int locate(const char *proc_dir, const char *fs_prefix, const char *controller, rm__cgroup_place *out)
 {
     char self[8192];
     ssize_t self_len = read_whole(proc_dir, "cgroup", self, sizeof self);
@@ -337,10 +354,26 @@ int rm__cgroup_locate(const char *proc_dir, const char *fs_prefix, rm__cgroup_pl
     if (!mounts)
         return -ENOMEM;
     ssize_t mounts_len = read_whole(proc_dir, "mountinfo", mounts, MOUNTINFO_MAX);
-    int rc = mounts_len < 0 ? (int)mounts_len
-                            : locate_in(self, (size_t)self_len, mounts, (size_t)mounts_len, fs_prefix, out);
+    int rc = (int)mounts_len;
+    if (mounts_len >= 0 && !controller)
+        rc = locate_in(self, (size_t)self_len, mounts, (size_t)mounts_len, fs_prefix, out);
+    else if (mounts_len >= 0) {
+        out->version = 1;
+        rc = place_of(self, (size_t)self_len, mounts, (size_t)mounts_len, 1, controller, fs_prefix, out->dir,
+                      sizeof out->dir);
+    }
     free(mounts);
     return rc;
+}
+
+int rm__cgroup_locate(const char *proc_dir, const char *fs_prefix, rm__cgroup_place *out)
+{
+    return locate(proc_dir, fs_prefix, NULL, out);
+}
+
+int rm__cgroup_locate_v1(const char *proc_dir, const char *fs_prefix, const char *controller, rm__cgroup_place *out)
+{
+    return locate(proc_dir, fs_prefix, controller, out);
 }
 
 /* ---- reading an open cgroup ---------------------------------------------- */
@@ -482,4 +515,62 @@ void rm__cgroup_read_end(const rm__cgroup *cg, rm__cgroup_end *end)
 const char *rm__cgroup_limit_file(int version)
 {
     return version == 2 ? "memory.max" : "memory.limit_in_bytes";
+}
+
+/* ---- the tree's CPU total ------------------------------------------------ */
+
+int rm__cgroup_cpu_open(rm__cgroup_cpu *cpu, const char *dir)
+{
+    cpu->fd = -1;
+    cpu->version = 0;
+    int dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (dirfd < 0)
+        return -errno;
+    int fd = rm__open_regular_at(dirfd, "cpuacct.usage", NULL);
+    int version = 1;
+    if (fd == -ENOENT) {
+        version = 2;
+        fd = rm__open_regular_at(dirfd, "cpu.stat", NULL);
+    }
+    close(dirfd);
+    if (fd < 0)
+        return fd == -ENOENT ? -ENOTSUP : fd;
+    cpu->fd = fd;
+    cpu->version = version;
+    uint64_t ns;
+    int rc = rm__cgroup_cpu_read(cpu, &ns); /* v2 before 4.20 has no usage_usec */
+    if (rc < 0) {
+        rm__cgroup_cpu_close(cpu);
+        return rc == -ENOENT ? -ENOTSUP : rc;
+    }
+    return 0;
+}
+
+void rm__cgroup_cpu_close(rm__cgroup_cpu *cpu)
+{
+    if (cpu->fd >= 0)
+        close(cpu->fd);
+    cpu->fd = -1;
+}
+
+int rm__cgroup_parse_cpu_usage(const char *buf, size_t len, int version, uint64_t *ns)
+{
+    if (version == 1)
+        return parse_single(buf, (ssize_t)len, ns);
+    uint64_t usec;
+    int rc = rm__cgroup_parse_keyed(buf, len, "usage_usec", &usec);
+    if (rc == 0 && usec > UINT64_MAX / 1000)
+        return -EINVAL;
+    if (rc == 0)
+        *ns = usec * 1000;
+    return rc;
+}
+
+int rm__cgroup_cpu_read(const rm__cgroup_cpu *cpu, uint64_t *ns)
+{
+    char buf[1024];
+    ssize_t n = rm__pread_file(cpu->fd, buf, sizeof buf);
+    if (n < 0)
+        return (int)n;
+    return rm__cgroup_parse_cpu_usage(buf, (size_t)n, cpu->version, ns);
 }

@@ -53,6 +53,10 @@ int rm__cgroup_join_path(const char *mount_point, const char *root, const char *
  * without the memory controller. */
 int rm__cgroup_locate(const char *proc_dir, const char *fs_prefix, rm__cgroup_place *out);
 
+/* rm__cgroup_locate in the v1 hierarchy of controller (e.g. "cpuacct"):
+ * out->version 1.  -ENOENT when no such hierarchy is mounted. */
+int rm__cgroup_locate_v1(const char *proc_dir, const char *fs_prefix, const char *controller, rm__cgroup_place *out);
+
 /* The value of a "key N" line in a flat keyed file (memory.events,
  * memory.oom_control, memory.stat, cpu.stat).  -ENOENT when absent, -EINVAL
  * when garbled. */
@@ -97,6 +101,25 @@ int rm__cgroup_read_throttling(const rm__cgroup *cg, uint64_t *throttled_usec, u
 /* v2 io.stat summed over devices (-ENOENT without the io controller, and on v1). */
 int rm__cgroup_read_io(const rm__cgroup *cg, rm__cgroup_io *out);
 
+/* A cgroup's CPU total: the CPU time of every process that ran in it, one
+ * read whatever their number (v1 cpuacct.usage, ns; v2 cpu.stat usage_usec,
+ * which every v2 cgroup has since Linux 4.20, controller or not).  The
+ * kernel adds a running task's time at its ticks and switches: the total of
+ * the tree's running processes lags their CPU clocks by up to a tick, and
+ * nothing is ever lost (an exiting task's time is added at its exit). */
+typedef struct rm__cgroup_cpu {
+    int fd;      /* kept open, pread each sample; -1 when closed */
+    int version; /* 1: cpuacct.usage; 2: cpu.stat */
+} rm__cgroup_cpu;
+/* Opens the CPU total of the cgroup directory dir (a v1 cpuacct directory,
+ * or a v2 one).  -ENOTSUP when it has none; an open's errno. */
+int rm__cgroup_cpu_open(rm__cgroup_cpu *cpu, const char *dir);
+void rm__cgroup_cpu_close(rm__cgroup_cpu *cpu);
+int rm__cgroup_cpu_read(const rm__cgroup_cpu *cpu, uint64_t *ns);
+/* The parser of the above: version 1 one number of ns, 2 cpu.stat's
+ * usage_usec (-ENOENT without it). */
+int rm__cgroup_parse_cpu_usage(const char *buf, size_t len, int version, uint64_t *ns);
+
 /* What the cgroup says at a window's end: its peak (MiB), OOM kills, time
  * throttled (s) and times throttled, bytes read and written; NAN where it
  * says nothing (a file missing, an older kernel, cg NULL: no cgroup open). */
@@ -132,6 +155,13 @@ int rm__cgroup_leaf_name_parse(const char *name, rm__cgroup_leaf_owner *out);
  * Nothing else is touched.  own_pidns 0 (unknown): nothing is.  Returns how
  * many were removed. */
 int rm__cgroup_sweep_stale(const char *parent, const char *proc_root, uint64_t own_pidns);
+
+/* The directory whose CPU total (rm__cgroup_cpu_open) is exactly the tree
+ * of root: for a leaf this process made (memory_dir, of layout version,
+ * named as above with this process's pid) and that root is in -- v2 the
+ * leaf itself, v1 its cpuacct shadow of the same name.  -ENOENT for any
+ * other cgroup (it may hold processes of others). */
+int rm__cgroup_leaf_cpu_dir(const char *memory_dir, int version, int root, char *out, size_t cap);
 
 /* resmon_cgroup_create with the /proc directory and the prefix of mount
  * points given (fixture trees in tests). */

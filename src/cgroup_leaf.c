@@ -39,6 +39,14 @@ struct resmon_cgroup {
     int limited; /* made with a memory limit: processes are never moved out of it */
     char parent[RM__CGROUP_PATH_MAX];
     char dir[RM__CGROUP_PATH_MAX];
+    /* v1: a leaf of the same name in the cpuacct hierarchy (below the
+     * caller's cpuacct cgroup), joined with the memory leaf, so that the
+     * tree's CPU is one read (cpuacct.usage) whatever its size; cpu_dir
+     * empty when there is none (no cpuacct hierarchy, refused).  v2's leaf
+     * has its CPU total itself (cpu.stat). */
+    int cpu_tasks_fd;
+    char cpu_parent[RM__CGROUP_PATH_MAX];
+    char cpu_dir[RM__CGROUP_PATH_MAX];
 };
 
 /* How many names to try when earlier ones exist (a leaf a killed resmon of
@@ -275,6 +283,32 @@ static int make_leaf(resmon_cgroup *cg, char *err, size_t errcap)
     return say(err, errcap, -EEXIST, "cannot create a cgroup below %s: every name is taken", cg->parent);
 }
 
+/* v1: the cpuacct leaf of the memory leaf's name, below the caller's
+ * cpuacct cgroup.  Best effort: without it the tree's CPU is read per
+ * process, as before (cpu_dir stays empty). */
+static void make_cpu_leaf(resmon_cgroup *cg, const char *proc_dir, const char *fs_prefix, const char *proc_root)
+{
+    rm__cgroup_place place;
+    const char *name = strrchr(cg->dir, '/') + 1; /* made as parent/name */
+    if (rm__cgroup_locate_v1(proc_dir, fs_prefix, "cpuacct", &place) < 0)
+        return;
+    memcpy(cg->cpu_parent, place.dir, sizeof cg->cpu_parent);
+    if (strcmp(cg->cpu_parent, cg->parent) == 0)
+        return; /* memory and cpuacct mounted together: the leaf is both */
+    rm__cgroup_sweep_stale(cg->cpu_parent, proc_root, cg->owner.starttime ? cg->owner.pidns : 0);
+    char dir[RM__CGROUP_PATH_MAX], path[RM__CGROUP_PATH_MAX + 16];
+    int n = snprintf(dir, sizeof dir, "%s/%s", cg->cpu_parent, name);
+    if (n < 0 || (size_t)n >= sizeof dir || mkdir(dir, 0755) != 0)
+        return;
+    snprintf(path, sizeof path, "%s/tasks", dir);
+    cg->cpu_tasks_fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (cg->cpu_tasks_fd < 0) {
+        rmdir(dir);
+        return;
+    }
+    memcpy(cg->cpu_dir, dir, sizeof cg->cpu_dir);
+}
+
 /* The /proc directory that holds proc_dir ("/proc" for "/proc/self"). */
 static void proc_root_of(const char *proc_dir, char *out, size_t cap)
 {
@@ -296,7 +330,7 @@ int rm__cgroup_leaf_create_at(resmon_cgroup **out, const char *proc_dir, const c
     resmon_cgroup *cg = calloc(1, sizeof *cg);
     if (!cg)
         return say(err, errcap, -ENOMEM, "out of memory");
-    cg->procs_fd = cg->tasks_fd = -1;
+    cg->procs_fd = cg->tasks_fd = cg->cpu_tasks_fd = -1;
     rm__cgroup_place place;
     int rc = rm__cgroup_locate(proc_dir, fs_prefix, &place);
     if (rc < 0) {
@@ -344,8 +378,37 @@ int rm__cgroup_leaf_create_at(resmon_cgroup **out, const char *proc_dir, const c
         free(cg);
         return rc;
     }
+    if (cg->version == 1)
+        make_cpu_leaf(cg, proc_dir, fs_prefix, proc_root);
     *out = cg;
     return 0;
+}
+
+int rm__cgroup_leaf_cpu_dir(const char *memory_dir, int version, int root, char *out, size_t cap)
+{
+    const char *slash = strrchr(memory_dir, '/');
+    const char *name = slash ? slash + 1 : memory_dir;
+    rm__cgroup_leaf_owner owner;
+    if (rm__cgroup_leaf_name_parse(name, &owner) < 0 || owner.pid != (long)getpid())
+        return -ENOENT; /* not a leaf of this process's making: it may hold others */
+    rm__cgroup_place place;
+    char root_dir[64];
+    snprintf(root_dir, sizeof root_dir, "/proc/%d", root);
+    int rc;
+    if (version == 2) {
+        rc = rm__cgroup_locate(root_dir, "", &place);
+        if (rc == 0 && (place.version != 2 || strcmp(place.dir, memory_dir) != 0))
+            rc = -ENOENT;
+    } else {
+        rc = rm__cgroup_locate_v1(root_dir, "", "cpuacct", &place);
+        slash = strrchr(place.dir, '/');
+        if (rc == 0 && (!slash || strcmp(slash + 1, name) != 0))
+            rc = -ENOENT; /* the root is not in a cpuacct leaf of that name */
+    }
+    if (rc < 0)
+        return rc;
+    int n = snprintf(out, cap, "%s", place.dir);
+    return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
 }
 
 int resmon_cgroup_create(resmon_cgroup **out, uint64_t memory_limit_bytes, char *err, size_t errcap)
@@ -373,22 +436,10 @@ static int single_threaded(void)
     return stat("/proc/self/task", &st) == 0 && st.st_nlink == 3;
 }
 
-int resmon_cgroup_join(const resmon_cgroup *cg, pid_t pid)
+/* Writes a pid ("0": the writer) to an open tasks or cgroup.procs file:
+ * digits by hand and one write(2), as this may run between fork and exec. */
+static int write_pid(int fd, pid_t pid)
 {
-    if (!cg || cg->procs_fd < 0 || pid < 0)
-        return -EINVAL;
-    /* v1, a single-threaded caller moving itself (a child between fork and
-     * exec): "0" into tasks moves its one thread, that is the whole process,
-     * and the kernel then takes no global lock.  A write to cgroup.procs
-     * (or of another pid) write-locks every thread group of the system,
-     * which waits for an RCU grace period when none was taken recently:
-     * 6-15 ms for a one-shot run here, against 0.1 ms. */
-    if (pid == 0 && cg->tasks_fd >= 0 && single_threaded()) {
-        ssize_t w = write(cg->tasks_fd, "0", 1);
-        return w == 1 ? 0 : (w < 0 ? -errno : -EIO);
-    }
-    /* "0" is the writer itself, in both layouts.  Digits by hand and one
-     * write(2): this may run between fork and exec. */
     char text[24];
     size_t n = sizeof text;
     unsigned long value = (unsigned long)pid;
@@ -396,22 +447,70 @@ int resmon_cgroup_join(const resmon_cgroup *cg, pid_t pid)
         text[--n] = (char)('0' + value % 10);
         value /= 10;
     } while (value);
-    ssize_t written = write(cg->procs_fd, text + n, sizeof text - n);
+    ssize_t written = write(fd, text + n, sizeof text - n);
     if (written != (ssize_t)(sizeof text - n))
         return written < 0 ? -errno : -EIO;
     return 0;
+}
+
+/* v1: the cpuacct leaf too (after the memory leaf).  A process that could
+ * not join it would be missing from its CPU total, which the monitor takes
+ * for the tree's: its refusal is the join's. */
+static int join_cpu_leaf(const resmon_cgroup *cg, pid_t pid, int single)
+{
+    if (cg->cpu_tasks_fd < 0)
+        return 0;
+    /* tasks moves one thread: only for a single-threaded writer moving
+     * itself; any other process is moved whole through cgroup.procs. */
+    if (pid == 0 && single)
+        return write_pid(cg->cpu_tasks_fd, 0);
+    char path[RM__CGROUP_PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/cgroup.procs", cg->cpu_dir);
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    int rc = write_pid(fd, pid);
+    close(fd);
+    return rc;
+}
+
+static int join_memory_leaf(const resmon_cgroup *cg, pid_t pid, int single);
+
+int resmon_cgroup_join(const resmon_cgroup *cg, pid_t pid)
+{
+    if (!cg || cg->procs_fd < 0 || pid < 0)
+        return -EINVAL;
+    int single = pid == 0 && single_threaded();
+    int rc = join_memory_leaf(cg, pid, single);
+    return rc == 0 ? join_cpu_leaf(cg, pid, single) : rc;
+}
+
+static int join_memory_leaf(const resmon_cgroup *cg, pid_t pid, int single)
+{
+    /* v1, a single-threaded caller moving itself (a child between fork and
+     * exec): "0" into tasks moves its one thread, that is the whole process,
+     * and the kernel then takes no global lock.  A write to cgroup.procs
+     * (or of another pid) write-locks every thread group of the system,
+     * which waits for an RCU grace period when none was taken recently:
+     * 6-15 ms for a one-shot run here, against 0.1 ms. */
+    if (pid == 0 && cg->tasks_fd >= 0 && single) {
+        ssize_t w = write(cg->tasks_fd, "0", 1);
+        return w == 1 ? 0 : (w < 0 ? -errno : -EIO);
+    }
+    /* "0" is the writer itself, in both layouts. */
+    return write_pid(cg->procs_fd, pid);
 }
 
 /* Moves every process still in the leaf to its parent (an orphan the
  * command left running, or one resmon was told not to wait for), so the
  * leaf can go.  Never for a leaf with a limit: that limit was asked for the
  * whole run, and the parent has none.  Returns how many were listed. */
-static int move_out(const resmon_cgroup *cg)
+static int move_out(const resmon_cgroup *cg, const char *dir, const char *parent)
 {
     if (cg->limited)
         return 0;
     char path[RM__CGROUP_PATH_MAX + 16];
-    snprintf(path, sizeof path, "%s/cgroup.procs", cg->dir);
+    snprintf(path, sizeof path, "%s/cgroup.procs", dir);
     FILE *f = fopen(path, "re");
     if (!f)
         return 0;
@@ -420,11 +519,38 @@ static int move_out(const resmon_cgroup *cg)
     while (fscanf(f, "%ld", &pid) == 1) {
         char text[24];
         snprintf(text, sizeof text, "%ld", pid);
-        write_text_at(cg->parent, "cgroup.procs", text); /* ESRCH: it has just ended */
+        write_text_at(parent, "cgroup.procs", text); /* ESRCH: it has just ended */
         count++;
     }
     fclose(f);
     return count;
+}
+
+/* Empties (move_out) and removes one leaf, waiting up to REMOVE_WAIT_NS
+ * for the kernel to let go of exiting processes. */
+static int remove_leaf(const resmon_cgroup *cg, const char *dir, const char *parent)
+{
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    int rc;
+    for (;;) {
+        move_out(cg, dir, parent);
+        if (rmdir(dir) == 0 || errno == ENOENT) {
+            rc = 0;
+            break;
+        }
+        rc = -errno;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long long waited = (now.tv_sec - start.tv_sec) * 1000000000LL + (now.tv_nsec - start.tv_nsec);
+        /* A limited leaf that still lists processes keeps them, and itself,
+         * under the limit until they end: a later create sweeps it. */
+        if (rc != -EBUSY || waited > REMOVE_WAIT_NS || (cg->limited && holds_processes(dir)))
+            break;
+        /* An exiting process is still charged to the group for a moment. */
+        struct timespec pause = {0, 5000000};
+        nanosleep(&pause, NULL);
+    }
+    return rc;
 }
 
 int resmon_cgroup_remove(resmon_cgroup *cg)
@@ -435,26 +561,13 @@ int resmon_cgroup_remove(resmon_cgroup *cg)
         close(cg->procs_fd);
     if (cg->tasks_fd >= 0)
         close(cg->tasks_fd);
-    struct timespec start, now;
-    clock_gettime(CLOCK_MONOTONIC, &start);
-    int rc;
-    for (;;) {
-        move_out(cg);
-        if (rmdir(cg->dir) == 0 || errno == ENOENT) {
-            rc = 0;
-            break;
-        }
-        rc = -errno;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        long long waited = (now.tv_sec - start.tv_sec) * 1000000000LL + (now.tv_nsec - start.tv_nsec);
-        /* A limited leaf that still lists processes keeps them, and itself,
-         * under the limit until they end: a later create sweeps it. */
-        if (rc != -EBUSY || waited > REMOVE_WAIT_NS || (cg->limited && holds_processes(cg->dir)))
-            break;
-        /* An exiting process is still charged to the group for a moment. */
-        struct timespec pause = {0, 5000000};
-        nanosleep(&pause, NULL);
-    }
+    if (cg->cpu_tasks_fd >= 0)
+        close(cg->cpu_tasks_fd);
+    int rc = remove_leaf(cg, cg->dir, cg->parent);
+    /* The cpuacct leaf is its memory leaf's shadow: what stays in one stays
+     * in the other, and the next create sweeps both. */
+    if (cg->cpu_tasks_fd >= 0)
+        remove_leaf(cg, cg->cpu_dir, cg->cpu_parent);
     free(cg);
     return rc;
 }

@@ -13,6 +13,7 @@
  * futex.h), so stop wakes it at once.
  */
 #include "cgroup.h"
+#include "tree_totals.h"
 #include "futex.h"
 #include "gpu_poller.h"
 #include "gpu_reading.h"
@@ -100,6 +101,11 @@ struct resmon_monitor {
     uint64_t gpu_interval_ns;
     char *cgroup_path; /* resmon_options.cgroup_path, copied; NULL without one */
     rm__cgroup cgroup; /* open while a window is (dirfd -1 otherwise) */
+    /* A wide tree in its own leaf: its CPU from the leaf, the walk at its
+     * own cadence (tree_totals.h); held, the latest walk's reading, which a
+     * sample between walks repeats (RSS, process count). */
+    rm__tree_totals totals;
+    rm__probe_reading held;
     size_t prefill; /* rm__monitor_prefill: copies of the first sample kept at each start */
     /* No metric group, no cgroup and no GPU thread in this window: after its
      * first sample only the base fields (timestamp, CPU, RSS) change, so a
@@ -110,6 +116,7 @@ struct resmon_monitor {
      * exists; the thread's loop then overwrites it sample by sample. */
     taken_sample first;
     int first_ended; /* the target had ended at the first sample (RM__PROBE_ENDED) */
+    int last_sample; /* window_end's sample: everything carried is handed out */
 };
 
 /* Copies the caller's options (and the profiler table they name) in the
@@ -160,6 +167,7 @@ int resmon_monitor_new(resmon_monitor **out, const resmon_options *opts)
         return -ENOMEM;
     m->opts = o;
     m->cgroup.dirfd = m->cgroup.current_fd = -1;
+    m->totals.cpu.fd = m->totals.dir_fd = -1;
     m->processes_rc = o.include_children || o.cgroup_members ? 0 : -ENOTSUP; /* as the probe will say */
     rc = -ENOMEM;
     if (!(m->proc_root = strdup(rm__proc_root())))
@@ -217,6 +225,7 @@ static void reap_sampler(resmon_monitor *m)
     rm__probe_close(m->probe);
     m->probe = NULL;
     rm__cgroup_close(&m->cgroup);
+    rm__tree_totals_close(&m->totals);
 }
 
 void resmon_monitor_free(resmon_monitor *m)
@@ -259,9 +268,35 @@ static int take_sample(resmon_monitor *m, int first, taken_sample *t)
 {
     uint64_t timestamp_ns = rm__now_ns();
     rm__probe_reading r;
-    int rc = first ? rm__probe_begin(m->probe, &r) : rm__probe_read(m->probe, &r);
-    if (rc < 0)
-        return rc; /* gone: no reading */
+    int rc = 0, walked = 1;
+    int engaged = m->totals.engaged;
+    /* Between walks one read of the root's statm says whether it ended: a
+     * zombie or gone root is walked at once, its end read whole. */
+    if (first || rm__tree_totals_walk_due(&m->totals, timestamp_ns) || !rm__probe_root_running(m->probe)) {
+        int measure = !first && rm__tree_totals_measures(&m->totals, m->held.process_count);
+        struct timespec before = {0}, after = {0};
+        if (measure)
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &before);
+        rc = first ? rm__probe_begin(m->probe, &r) : rm__probe_read(m->probe, &r);
+        if (rc < 0)
+            return rc; /* gone: no reading */
+        uint64_t cost_ns = 0;
+        if (measure) {
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &after);
+            cost_ns = rm__timespec_ns(&after) - rm__timespec_ns(&before);
+            cost_ns += !cost_ns; /* measured: never "not measured" */
+        }
+        if (!first)
+            rm__tree_totals_walked(&m->totals, timestamp_ns, r.process_count, cost_ns,
+                                   rm__probe_cpu_pending(m->probe));
+        m->held = r;
+    } else {
+        r = m->held;
+        walked = 0;
+    }
+    if (engaged && !first) /* the probe's CPU (handed out by its reading, if any) is not the sample's */
+        r.cpu_ns = rm__tree_totals_cpu(&m->totals, timestamp_ns - m->previous_ns, rm__probe_online_cpus(m->probe),
+                                       rc == RM__PROBE_ENDED || m->last_sample);
     resmon_sample *s = &t->sample;
     t->at_mark = 0;
     s->timestamp = (double)timestamp_ns * 1e-9;
@@ -279,6 +314,9 @@ static int take_sample(resmon_monitor *m, int first, taken_sample *t)
     if (!first && m->base_only)
         return rc; /* the rest of t was filled by the window's first sample and stays (base_only) */
     rm__probe_fill_metrics(m->probe, s);
+    unsigned listed;
+    if (!walked && !isnan(s->nprocs) && rm__tree_totals_process_count(&m->totals, timestamp_ns, &listed) == 0)
+        s->nprocs = listed; /* between walks: the leaf's count, not the latest walk's */
     uint64_t cgroup_bytes;
     s->cgroup_mem_mb = m->cgroup.dirfd >= 0 && rm__cgroup_read_current(&m->cgroup, &cgroup_bytes) == 0
                            ? (double)cgroup_bytes / RM__BYTES_PER_MIB
@@ -499,6 +537,7 @@ static void window_end(resmon_monitor *m, int target_ended)
         rm__gpu_poller_end(m->gpu, gpu_wait_ns(m));
     if (!target_ended)
         rm__probe_end_window(m->probe); /* the stop's sample carries no CPU forward */
+    m->last_sample = 1;
     if (!target_ended && take_sample(m, 0, &t) >= 0) {
         publish(m, &t); /* at_mark 0: the closing open below takes every mark queued until then */
         last = &t;
@@ -522,6 +561,7 @@ static void window_end(resmon_monitor *m, int target_ended)
 
     rm__summary_acc final = m->acc; /* a plain copy: only this thread stores to it */
     store_cgroup_end(&final, &end);
+    final.walk_interval_sec = rm__tree_totals_walk_interval_sec(&m->totals, m->previous_ns);
     final.hwm_error = peak_rc < 0 ? peak_rc : reset_error;
     if (m->rapl.zone_count)
         final.cpu_energy_j = m->rapl.total_j;
@@ -576,6 +616,10 @@ int resmon_monitor_start(resmon_monitor *m)
     /* A cgroup that cannot be opened leaves its figures unknown: the window
      * of the processes still opens. */
     int cgroup_rc = m->cgroup_path ? rm__cgroup_open(&m->cgroup, m->cgroup_path) : 0;
+    int own_leaf = cgroup_rc == 0 && m->cgroup_path && m->opts.include_children && !members;
+    rm__tree_totals_open(&m->totals, own_leaf ? m->cgroup_path : NULL, m->cgroup.version, m->opts.pid);
+    memset(&m->held, 0, sizeof m->held);
+    m->last_sample = 0;
 
     /* No sampler runs: this thread is the writer until pthread_create. */
     rm__seqlock_write_begin(&m->published);

@@ -333,6 +333,26 @@ void rm__probe_pids(rm__probe *p, const pid_t **pids, size_t *count)
     *count = p->count - p->members;
 }
 
+int rm__probe_root_running(rm__probe *p)
+{
+    if (p->members || p->root_gone || p->last_reading)
+        return 0;
+    rm__process_reading now;
+    now.stat_read = 0;
+    return rm__probe_read_statm(&p->procs[0], &now) == 0 && now.has_memory;
+}
+
+uint64_t rm__probe_cpu_pending(const rm__probe *p)
+{
+    int64_t pending = p->counted_ns - (int64_t)p->reported_ns;
+    return pending > 0 ? (uint64_t)pending : 0;
+}
+
+long rm__probe_online_cpus(const rm__probe *p)
+{
+    return p->online_cpus;
+}
+
 unsigned rm__probe_generation(const rm__probe *p)
 {
     return p->generation;

@@ -125,6 +125,18 @@ void rm__probe_processes_end(rm__probe *p);
 /* The pids read by the latest reading (borrowed until the next one). */
 void rm__probe_pids(rm__probe *p, const pid_t **pids, size_t *count);
 
+/* Whether the root is alive and no zombie, by one read of its statm
+ * (not the tree's reading: nothing is counted).  0 for a cgroup's members,
+ * once the root is gone, and when the next reading is the window's last:
+ * a reading is then due. */
+int rm__probe_root_running(rm__probe *p);
+
+/* The CPU the readings counted and have not yet handed out (the carry). */
+uint64_t rm__probe_cpu_pending(const rm__probe *p);
+
+/* The CPUs online (what a reading hands out at most per interval). */
+long rm__probe_online_cpus(const rm__probe *p);
+
 /* Changes whenever a process joins or leaves the tracked set, so callers can
  * skip copying an unchanged pid list. */
 unsigned rm__probe_generation(const rm__probe *p);

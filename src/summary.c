@@ -36,6 +36,7 @@ static void reset_fields(rm__summary_acc *acc, int metrics_on)
     RM__SUMMARY_FIGURES_CGROUP(RESET_KNOWN)
     acc->cgroup_oom_kills = acc->cgroup_throttled_sec = acc->cgroup_nr_throttled = NAN;
     acc->cgroup_io_read_bytes = acc->cgroup_io_write_bytes = NAN;
+    acc->walk_interval_sec = NAN;
     for (size_t i = 0; i < rm__metric_field_count; i++)
         *rm__summary_metric(&acc->metrics, &rm__metric_fields[i]) = NAN;
     acc->metrics_on = metrics_on;
@@ -216,6 +217,7 @@ resmon_summary rm__summary_acc_result(const rm__summary_acc *acc)
     s.cgroup_nr_throttled = acc->cgroup_nr_throttled;
     s.cgroup_io_read_bytes = acc->cgroup_io_read_bytes;
     s.cgroup_io_write_bytes = acc->cgroup_io_write_bytes;
+    s.walk_interval_sec = acc->walk_interval_sec;
     s.cgroup_version = acc->cgroup_version;
     s.cgroup_error = acc->cgroup_error;
     for (size_t i = 0; i < rm__metric_field_count; i++)

@@ -65,6 +65,7 @@ typedef struct rm__summary_acc {
      * exact peak then too). */
     double cgroup_oom_kills, cgroup_throttled_sec, cgroup_nr_throttled;
     double cgroup_io_read_bytes, cgroup_io_write_bytes;
+    double walk_interval_sec; /* the monitor's, at the window's end (tree_totals.h) */
     int cgroup_version, cgroup_error;
     resmon_summary metrics; /* only its metric-group fields (metric_fields.h) */
     int metrics_on;         /* some metric group is on: fold the fields (else they stay NAN) */

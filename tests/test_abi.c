@@ -22,9 +22,10 @@ _Static_assert(offsetof(resmon_sample, unreadable_procs) == 240, "0.4 fields are
 _Static_assert(offsetof(resmon_sample, vmem_mb) == 64, "metric fields are appended after the 0.3.0 layout");
 _Static_assert(offsetof(resmon_sample, net_tx_packets) == 224, "resmon_sample layout changed");
 _Static_assert(offsetof(resmon_sample, gpu_proc_mem_mb) == 56, "resmon_sample layout changed");
-_Static_assert(sizeof(resmon_phase) == 496 && offsetof(resmon_phase, summary) == 80,
+_Static_assert(sizeof(resmon_phase) == 504 && offsetof(resmon_phase, summary) == 80,
                "resmon_phase layout changed: the summary stays last");
-_Static_assert(sizeof(resmon_summary) == 416, "resmon_summary layout changed");
+_Static_assert(sizeof(resmon_summary) == 424, "resmon_summary layout changed");
+_Static_assert(offsetof(resmon_summary, walk_interval_sec) == 416, "0.4 fields are appended");
 _Static_assert(offsetof(resmon_summary, peak_open_fds) == 408, "0.4 fields are appended");
 _Static_assert(offsetof(resmon_summary, peak_uss_mb) == 400, "0.4 fields are appended");
 _Static_assert(offsetof(resmon_summary, cgroup_peak_mb) == 336, "0.4 fields are appended");
@@ -64,7 +65,7 @@ _Static_assert(sizeof(resmon_options) == RM__SIZE_THROUGH(resmon_options, cgroup
                "resmon_options must not end in padding: grow it in 8-byte units");
 _Static_assert(sizeof(resmon_gpu_profiler) == RM__SIZE_THROUGH(resmon_gpu_profiler, release),
                "resmon_gpu_profiler must not end in padding: grow it in 8-byte units");
-_Static_assert(sizeof(resmon_summary) == RM__SIZE_THROUGH(resmon_summary, peak_open_fds),
+_Static_assert(sizeof(resmon_summary) == RM__SIZE_THROUGH(resmon_summary, walk_interval_sec),
                "resmon_summary must not end in padding: grow it in 8-byte units");
 _Static_assert(offsetof(resmon_options, struct_size) == 0, "struct_size must come first");
 _Static_assert(offsetof(resmon_gpu_profiler, struct_size) == 0, "struct_size must come first");

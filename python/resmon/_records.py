@@ -157,8 +157,11 @@ class _SummaryFields:
     or the negative errno of opening the cgroup, when every figure is None),
     then ``CGROUP_KEYS``: ``cgroup_peak_mb`` (the kernel's peak charged
     memory), ``cgroup_oom_kills``, ``cgroup_throttled_sec``,
-    ``cgroup_nr_throttled``, ``cgroup_io_read_bytes`` and
-    ``cgroup_io_write_bytes``; None where the cgroup does not say.
+    ``cgroup_nr_throttled``, ``cgroup_io_read_bytes``,
+    ``cgroup_io_write_bytes`` and ``walk_interval_sec`` (a wide tree in a
+    leaf resmon made: the CPU came from the leaf's total and the processes
+    were walked this often; None when every sample walked); None where the
+    cgroup does not say.
     """
 
     peak_rss_mb: float

@@ -155,7 +155,7 @@ def test_without_a_cgroup_every_cgroup_field_is_unknown():
     assert all(getattr(summary, key) is None for key in CGROUP_KEYS)
     assert mon.samples[0].cgroup_mem_mb is None
     assert CGROUP_KEYS == ("cgroup_peak_mb", "cgroup_oom_kills", "cgroup_throttled_sec", "cgroup_nr_throttled",
-                           "cgroup_io_read_bytes", "cgroup_io_write_bytes")
+                           "cgroup_io_read_bytes", "cgroup_io_write_bytes", "walk_interval_sec")
 
 
 def test_cgroup_members_needs_a_cgroup_and_no_pid(tmp_path):

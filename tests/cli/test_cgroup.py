@@ -93,6 +93,64 @@ def join_cgroup(group):
     os.close(fd)
 
 
+# A tree of N children held on a pipe while their parent uses 0.5 s of CPU,
+# then released and reaped: the tree is wide for the whole of that CPU.
+WIDE_TREE = """
+import os, sys, time
+n = int(sys.argv[1])
+r, w = os.pipe()
+for _ in range(n):
+    if os.fork() == 0:
+        os.close(w)
+        os.read(r, 1)
+        os._exit(0)
+os.close(r)
+start = time.process_time()
+while time.process_time() - start < 0.5:
+    pass
+os.close(w)
+for _ in range(n):
+    os.wait()
+"""
+
+
+def has_cpu_total():
+    """Whether resmon's leaf here has a CPU total: v2 always; v1 needs the
+    cpuacct hierarchy (the leaf's cpuacct shadow)."""
+    with open("/proc/self/cgroup") as f:
+        lines = [line.rstrip("\n").split(":", 2) for line in f]
+    v1_memory = any("memory" in ctl.split(",") for _, ctl, _ in lines)
+    return not v1_memory or any("cpuacct" in ctl.split(",") for _, ctl, _ in lines)
+
+
+@unittest.skipUnless(CAN_MAKE and has_cpu_total(), f"no cgroup with a CPU total can be made here: {REASON}")
+class WideTreeInItsLeaf(unittest.TestCase):
+    def run_tree(self, n):
+        r, summary = run_json("-q", "-i", "0.05", "--", sys.executable, "-c", WIDE_TREE, str(n))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return summary
+
+    def assert_cpu_is_the_kernels(self, summary):
+        # The samples' CPU against wait4's for the whole tree: every CPU
+        # second once (never more: nothing counted twice at the switch to
+        # the cgroup's total), whichever source the samples took it from;
+        # what wait4 has beyond them is the command's exec and exit.
+        self.assertLessEqual(summary["cpu_time_sec"], summary["cpu_sec"] + 0.01, summary)
+        self.assertGreaterEqual(summary["cpu_time_sec"], 0.9 * summary["cpu_sec"] - 0.03, summary)
+
+    def test_a_wide_tree_is_walked_less_often_than_sampled(self):
+        summary = self.run_tree(100)
+        self.assertGreaterEqual(summary["peak_nprocs"], 65)  # the walk saw it wide
+        self.assertIn("walk_interval_sec", summary)
+        self.assertGreater(summary["walk_interval_sec"], summary["interval_sec"])
+        self.assert_cpu_is_the_kernels(summary)
+
+    def test_a_small_tree_is_walked_every_sample(self):
+        summary = self.run_tree(10)
+        self.assertNotIn("walk_interval_sec", summary)
+        self.assert_cpu_is_the_kernels(summary)
+
+
 @unittest.skipUnless(CAN_MAKE, f"no cgroup can be made here: {REASON}")
 class CommandCgroup(unittest.TestCase):
     def start(self, *args, ready=None):

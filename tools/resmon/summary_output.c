@@ -122,6 +122,10 @@ static void print_cgroup_peak(FILE *out, const cli_options *o, const run_result 
             format_bytes(s->cgroup_io_write_bytes, written, sizeof written);
             fprintf(out, "  %-16s read %s, written %s (cgroup io.stat, storage)\n", "cgroup I/O", read, written);
         }
+        if (!isnan(s->walk_interval_sec))
+            fprintf(out, "  %-16s %10.2f s    a wide tree: each sample's CPU from the cgroup's total, RSS and the "
+                         "groups from a walk of its processes this often (held between)\n",
+                    "walk interval", s->walk_interval_sec);
     } else if (r->cgroup_note[0]) {
         fprintf(out, "  %-16s no cgroup: ", "peak memory");
         print_printable(out, r->cgroup_note);

@@ -1,0 +1,89 @@
+/*
+ * tree_totals.h -- a wide tree's CPU from its leaf cgroup, and when to walk
+ * its processes.
+ *
+ * When the monitored tree is a command in a leaf of this process's making
+ * (resmon_cgroup_create), the kernel keeps the whole tree's CPU in one file
+ * (v1 cpuacct.usage of the leaf's cpuacct shadow, v2 cpu.stat usage_usec).
+ * Once the tree outgrows WALK_EVERY_SAMPLE_MAX processes, each sample's CPU
+ * is that total's increase -- one read, whatever the tree's size -- and the
+ * per-process walk (the probe's reading: RSS, threads, the metric groups,
+ * the peak marks) runs at its own cadence, chosen from its own measured
+ * cost, so that it takes at most WALK_CPU_SHARE of a CPU; between walks the
+ * sample holds the latest walk's figures.  A small tree is walked every
+ * sample, its CPU the probe's, exactly as without a cgroup (and at no added
+ * cost: the cgroup is not read).  Once engaged, the window's CPU stays the
+ * cgroup's (never switched back), and what the probe had counted and not yet
+ * handed out at the switch is handed out through the cgroup's carry, so the
+ * sum of the samples stays the tree's CPU.  (Reading a running process's
+ * CPU clock also brings the cgroup's total up to date -- the kernel charges
+ * both in one update -- so nothing is counted twice at the switch; what a
+ * busy process used between its clock read in the switching walk and the
+ * total's first read, at most that walk's duration, once, is not counted.)
+ */
+#ifndef RESMON_TREE_TOTALS_H
+#define RESMON_TREE_TOTALS_H
+
+#include "cgroup.h"
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Up to this many processes the walk runs every sample (as it always did). */
+#define WALK_EVERY_SAMPLE_MAX 64
+
+typedef struct rm__tree_totals {
+    rm__cgroup_cpu cpu;   /* fd -1: no CPU total for this tree (the walk serves) */
+    int dir_fd;           /* the leaf (O_PATH; -1: none): its cgroup.procs, the count between walks */
+    uint64_t count_read_ns; /* when the leaf's list was last counted (0: not since the latest walk) */
+    unsigned count;         /* ... and what it counted */
+    int engaged;          /* the samples' CPU is the cgroup's (from the switch on) */
+    uint64_t last_cpu_ns; /* the total at the previous sample */
+    uint64_t carry_ns;    /* counted, not yet handed out (at most every CPU busy per interval) */
+    uint64_t next_walk_ns; /* CLOCK_MONOTONIC: the next walk is due then (0: next sample) */
+    uint64_t walk_cost_ns; /* the latest walk's own CPU (thread clock); 0: not measured */
+    /* for the summary: walks since the switch, and the time they spanned */
+    uint64_t first_walk_ns, last_walk_ns;
+    unsigned walks;
+} rm__tree_totals;
+
+/* Opens the CPU total of the leaf memory_dir (the monitor's cgroup_path,
+ * of layout version) when it holds exactly root's tree
+ * (rm__cgroup_leaf_cpu_dir); without one, fd stays -1 and every sample
+ * walks.  Never fails. */
+void rm__tree_totals_open(rm__tree_totals *t, const char *memory_dir, int version, pid_t root);
+void rm__tree_totals_close(rm__tree_totals *t);
+
+/* Whether this sample walks (the probe's full reading). */
+int rm__tree_totals_walk_due(const rm__tree_totals *t, uint64_t now_ns);
+
+/* Whether the coming walk's cost is worth measuring (two thread-clock
+ * reads): only for a tree that may engage. */
+int rm__tree_totals_measures(const rm__tree_totals *t, unsigned last_process_count);
+
+/* After a walk at now_ns that found process_count processes and cost
+ * cost_ns of this thread's CPU (0: not measured): schedules the next one,
+ * and engages when the tree outgrew WALK_EVERY_SAMPLE_MAX (probe_pending_ns:
+ * the probe's CPU counted but not yet handed out, carried over). */
+void rm__tree_totals_walked(rm__tree_totals *t, uint64_t now_ns, unsigned process_count, uint64_t cost_ns,
+                            uint64_t probe_pending_ns);
+
+/* Engaged: the sample's CPU, the total's increase since the previous sample
+ * plus the carry, at most online_cpus x elapsed_ns unless everything (the
+ * window's last).  A failed read hands out nothing (the increase waits). */
+uint64_t rm__tree_totals_cpu(rm__tree_totals *t, uint64_t elapsed_ns, long online_cpus, int everything);
+
+/* Engaged, between walks: the processes the leaf lists (cgroup.procs;
+ * zombies are not listed), counted at most once a second -- the kernel
+ * builds and sorts the whole list for each read: ~0.6 ms of CPU for 1000
+ * processes on the VM of BENCHMARKS.md, too much for every sample.
+ * -ENOENT when there is no count since the latest walk (the walk's stands),
+ * or -errno of the read. */
+int rm__tree_totals_process_count(rm__tree_totals *t, uint64_t now_ns, unsigned *count);
+
+/* The walks' mean interval since the switch, seconds (with one walk since,
+ * the time from it to last_sample_ns: the interval was at least that);
+ * NAN when the walk ran every sample (never engaged). */
+double rm__tree_totals_walk_interval_sec(const rm__tree_totals *t, uint64_t last_sample_ns);
+
+#endif
