@@ -32,6 +32,9 @@
 
 /* How many names the table shows (the JSON has them all). */
 #define TABLE_NAMES 5
+/* The name column: a kernel's command name (15 bytes) as printed, padded
+ * or cut to it so the figures after it stay aligned whatever it holds. */
+#define NAME_COLUMNS 16
 
 static void put_number(FILE *out, const char *key, double value)
 {
@@ -238,10 +241,9 @@ static void print_record(FILE *out, const char *label, const process_record *p, 
     char end[48];
     ending(p, end, sizeof end);
     fprintf(out, "    %-12s ", label);
-    print_printable(out, p->comm);
-    size_t len = strlen(p->comm);
-    fprintf(out, "%*s pid %-8d %8.1f MiB peak %9.3f s CPU%s%s\n", (int)(len < 16 ? 16 - len : 0), "", (int)p->pid,
-            p->peak_rss_mb, p->cpu_sec, end, source_note(p->source, t));
+    print_printable_column(out, p->comm, NAME_COLUMNS);
+    fprintf(out, " pid %-8d %8.1f MiB peak %9.3f s CPU%s%s\n", (int)p->pid, p->peak_rss_mb, p->cpu_sec, end,
+            source_note(p->source, t));
 }
 
 void processes_print_table(FILE *out, const run_result *r)
@@ -285,10 +287,9 @@ void processes_print_table(FILE *out, const run_result *r)
     size_t name_count = process_records_by_name(r->processes, &names);
     for (size_t i = 0; i < name_count && i < TABLE_NAMES; i++) {
         fprintf(out, "    %-12s ", i ? "" : "by name");
-        print_printable(out, names[i].comm);
-        size_t len = strlen(names[i].comm);
-        fprintf(out, "%*s %6lu process%s %9.3f s CPU  peak %.1f MiB (pid %d)%s\n", (int)(len < 16 ? 16 - len : 0),
-                "", names[i].count, names[i].count == 1 ? "  " : "es", names[i].cpu_sec, names[i].peak_rss_mb,
-                (int)names[i].peak_pid, source_note(names[i].source, &t));
+        print_printable_column(out, names[i].comm, NAME_COLUMNS);
+        fprintf(out, " %6lu process%s %9.3f s CPU  peak %.1f MiB (pid %d)%s\n", names[i].count,
+                names[i].count == 1 ? "  " : "es", names[i].cpu_sec, names[i].peak_rss_mb, (int)names[i].peak_pid,
+                source_note(names[i].source, &t));
     }
 }

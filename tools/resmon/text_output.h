@@ -17,6 +17,13 @@ void xml_write_text(FILE *out, const char *text);
 /* Writes text for a message on a terminal: control characters and bytes
  * that are not valid UTF-8 appear as \xNN. */
 void print_printable(FILE *out, const char *text);
+/* The columns print_printable's text takes on a terminal (an escaped byte
+ * 4, a wide character 2). */
+size_t printable_width(const char *text);
+/* print_printable's text in exactly columns columns: padded with spaces, or
+ * cut between two characters (never inside an escape) and ended with an
+ * ellipsis when it is wider. */
+void print_printable_column(FILE *out, const char *text, size_t columns);
 /* The same into buf (cap bytes, always NUL-terminated, cut to fit). */
 void printable_copy(char *buf, size_t cap, const char *text);
 /* Copies text into buf (cap bytes, cap >= 4, always NUL-terminated); text
