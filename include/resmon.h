@@ -250,7 +250,7 @@ typedef struct resmon_sample {
     double io_write_bytes; /* IO: bytes sent to storage (dirtied pages) */
     double io_syscr;       /* IO: read-like calls */
     double io_syscw;       /* IO: write-like calls */
-    double nprocs;         /* COUNTS: processes read in this sample */
+    double nprocs;         /* COUNTS: live processes read in this sample (no zombie) */
     double nthreads;       /* COUNTS: their threads */
     double cpu_user_sec;   /* CPU_SPLIT: user-mode CPU seconds (clock ticks) */
     double cpu_sys_sec;    /* CPU_SPLIT: kernel-mode CPU seconds */
