@@ -134,17 +134,12 @@ void processes_file_write(const process_record *r, void *user)
 
 void processes_file_close(processes_file *f, int stop_fd, stream_outcome *outcome)
 {
-    memset(outcome, 0, sizeof *outcome);
-    if (!f)
-        return;
-    stream_writer_close(f->out, stop_fd, outcome);
+    stream_writer_close(f ? f->out : NULL, stop_fd, outcome); /* NULL: an empty outcome */
     free(f);
 }
 
 void processes_file_free(processes_file *f)
 {
-    if (!f)
-        return;
-    stream_writer_discard(f->out);
+    stream_writer_discard(f ? f->out : NULL);
     free(f);
 }

@@ -244,17 +244,12 @@ void samples_file_write(samples_file *f, const resmon_sample *s, double elapsed_
 
 void samples_file_close(samples_file *f, int stop_fd, stream_outcome *outcome)
 {
-    memset(outcome, 0, sizeof *outcome);
-    if (!f)
-        return;
-    stream_writer_close(f->out, stop_fd, outcome);
+    stream_writer_close(f ? f->out : NULL, stop_fd, outcome); /* NULL: an empty outcome */
     free(f);
 }
 
 void samples_file_free(samples_file *f)
 {
-    if (!f)
-        return;
-    stream_writer_discard(f->out);
+    stream_writer_discard(f ? f->out : NULL);
     free(f);
 }
