@@ -13,6 +13,7 @@
 #include "utf8.h"
 
 #include <locale.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,6 +176,16 @@ void printable_copy(char *buf, size_t cap, const char *text)
     copy_through(buf, cap, text, printable_character);
 }
 
+/* A UTF-8 character type for wcwidth, apart from the process's locale
+ * (which resmon leaves "C"); (locale_t)0 where the C library has none. */
+static locale_t utf8_locale;
+static pthread_once_t utf8_locale_once = PTHREAD_ONCE_INIT;
+
+static void open_utf8_locale(void)
+{
+    utf8_locale = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+}
+
 /* The columns one character takes on a terminal as printable_character
  * writes it: 4 per escaped byte, else its width in a UTF-8 locale (2 for
  * the wide East Asian ones, 0 for a combining mark) whatever the caller's
@@ -183,12 +194,7 @@ static size_t character_columns(size_t length, uint32_t cp)
 {
     if (escaped(length, cp))
         return 4 * (length ? length : 1);
-    static locale_t utf8_locale;
-    static int looked;
-    if (!looked) { /* the command's main thread only: no lock */
-        utf8_locale = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
-        looked = 1;
-    }
+    pthread_once(&utf8_locale_once, open_utf8_locale);
     if (!utf8_locale)
         return 1;
     locale_t previous = uselocale(utf8_locale);
