@@ -250,10 +250,7 @@ typedef struct resmon_sample {
     double io_write_bytes; /* IO: bytes sent to storage (dirtied pages) */
     double io_syscr;       /* IO: read-like calls */
     double io_syscw;       /* IO: write-like calls */
-    double nprocs;         /* COUNTS: processes read in this sample (between the
-                              walks of a wide tree in its leaf: the processes
-                              the leaf listed, re-read once a second; see
-                              walk_interval_sec) */
+    double nprocs;         /* COUNTS: live processes read in this sample (no zombie) */
     double nthreads;       /* COUNTS: their threads */
     double cpu_user_sec;   /* CPU_SPLIT: user-mode CPU seconds (clock ticks) */
     double cpu_sys_sec;    /* CPU_SPLIT: kernel-mode CPU seconds */
@@ -397,7 +394,8 @@ RESMON_API const char *resmon_energy_source_name(resmon_energy_source source);
  *     reaches it at the kernel's ticks) and the per-process walk runs only
  *     as often as keeps it at 0.1 % of a CPU (at least every 10 s): the
  *     walks' mean interval.  Between walks a sample holds the latest walk's
- *     RSS and metric-group figures.  NAN when every sample walked.
+ *     RSS and metric-group figures, and its nprocs is the processes the
+ *     leaf lists (re-read once a second).  NAN when every sample walked.
  *   - cgroup_version is 1 or 2, 0 without a cgroup.  cgroup_error is 0, or
  *     the negative errno of opening cgroup_path (then every cgroup field is
  *     unknown).  Not part of the JSON form. */
@@ -445,15 +443,7 @@ typedef struct resmon_summary {
     double peak_unreadable_procs; /* since 0.4: the largest unreadable_procs of a sample */
     double peak_uss_mb; /* since 0.4: the largest sampled uss_mb (NAN when no sample had it) */
     double peak_open_fds; /* since 0.4: the largest sampled open_fds (NAN when no sample had it) */
-    /* Since 0.4: a wide tree in the leaf cgroup resmon made for it (more
-     * than 64 processes; see "Summary: cgroups"): the samples' CPU came from
-     * the leaf's CPU total (v1 cpuacct.usage, v2 cpu.stat), one read a
-     * sample, and its processes were walked -- RSS, threads, the metric
-     * groups, the peak marks -- only every walk_interval_sec seconds (the
-     * mean since the switch), the samples between holding the latest walk's
-     * figures.  NAN when every sample walked (a small tree, no such leaf):
-     * every figure then came from the processes, as always. */
-    double walk_interval_sec;
+    double walk_interval_sec; /* since 0.4: a wide tree's mean walk interval ("Summary: cgroups") */
 } resmon_summary;
 
 /* Serialises a summary (s->struct_size must be set, as every resmon function

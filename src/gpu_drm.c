@@ -58,10 +58,7 @@ static bool card_matches(const rm__sysfs *fs, int card, unsigned vendor_id, cons
 size_t rm__drm_find_cards(const rm__sysfs *fs, unsigned vendor_id, const char *const *drivers,
                           int cards[RM__GPU_MAX_DEVICES])
 {
-    char path[PATH_MAX];
-    if (rm__sysfs_path(fs, "class/drm", path, sizeof path) < 0)
-        return 0;
-    DIR *dir = opendir(path);
+    DIR *dir = rm__sysfs_opendir(fs, "class/drm");
     if (!dir)
         return 0;
     /* readdir's order is arbitrary: mark matching numbers, then walk them in

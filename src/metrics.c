@@ -297,12 +297,22 @@ static unsigned read_stat_source(rm__metrics *m, rm__process_metrics *pm, proces
     r->now[RM__MINOR_FAULTS] = st->minflt + (m->tree ? st->cminflt : 0);
     r->now[RM__MAJOR_FAULTS] = st->majflt + (m->tree ? st->cmajflt : 0);
     r->zombie = pm->zombie = st->state == 'Z';
-    if (!r->zombie && st->vsize) { /* a zombie keeps what it had alive */
+    if (r->zombie && st->num_threads <= 1 && !pm->stands_when_ended) {
+        /* Exited, every thread (its stat counts the zombie leader alone; a
+         * leader whose other threads run reads Z with more, and is alive,
+         * as in target.c): no running process of the tree
+         * however late its parent reaps it, with no thread and no memory,
+         * as its statm's zero RSS says.  The root's zombie is the window's
+         * end: its last live figures stand, as its RSS does (probe.c). */
+        pm->last[RM__PROCESSES] = 0;
+        pm->last[RM__THREADS] = 0;
+        pm->last[RM__VMEM_BYTES] = 0;
+    } else if (!r->zombie && st->vsize) { /* alive (a zombie root, or leader with threads, keeps its last) */
         pm->last[RM__VMEM_BYTES] = st->vsize;
         pm->last[RM__THREADS] = st->num_threads;
     } else if (pm->last[RM__THREADS] == 0) {
-        /* First seen as a zombie (stat reads 0 threads): it is still a
-         * process, with the thread it ended with, so a tree never shows
+        /* The root first seen as a zombie (its vsize reads 0): it
+         * stands with the thread it ended with, so a tree never shows
          * fewer threads than processes. */
         pm->last[RM__THREADS] = 1;
     }

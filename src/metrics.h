@@ -75,6 +75,7 @@ typedef struct rm__process_metrics {
                                      context switches; -1 before */
     int fd_dir_fd;                /* its fd directory, for its open descriptors; -1 before */
     int zombie;                   /* its latest stat read showed a zombie */
+    int stands_when_ended;        /* the root: its zombie keeps its last live levels */
     uint64_t born_ns;             /* its start (stat's starttime) after boot, when born_known */
     int born_known;
     unsigned switch_scans_skipped; /* readings since its threads' switches

@@ -94,6 +94,7 @@ int rm__probe_track(rm__probe *p, pid_t pid, rm__tracked **out)
     }
     rm__tracked t = {.pid = pid, .dir_fd = -1, .statm_fd = -1, .stat_fd = -1, .status_fd = -1, .is_self = pid == getpid()};
     rm__process_metrics_init(&t.metrics, 0);
+    t.metrics.stands_when_ended = p->count == 0; /* the root (procs[0]) */
     char path[32];
     snprintf(path, sizeof path, "%d", (int)pid);
     t.dir_fd = openat(p->proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

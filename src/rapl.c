@@ -47,10 +47,7 @@ static int is_package_zone(const rm__sysfs *fs, const char *zone)
 int rm__rapl_open(rm__rapl *r, const rm__sysfs *fs)
 {
     memset(r, 0, sizeof *r);
-    char dir_path[PATH_MAX];
-    if (rm__sysfs_path(fs, "class/powercap", dir_path, sizeof dir_path) < 0)
-        return 0;
-    DIR *dir = opendir(dir_path);
+    DIR *dir = rm__sysfs_opendir(fs, "class/powercap");
     if (!dir)
         return 0;
     struct dirent *e;
@@ -62,8 +59,9 @@ int rm__rapl_open(rm__rapl *r, const rm__sysfs *fs)
         if ((size_t)snprintf(rel, sizeof rel, "class/powercap/%s/max_energy_range_uj", e->d_name) >= sizeof rel ||
             rm__sysfs_read_u64(fs, rel, &range) < 0 || range == 0)
             continue;
-        char path[PATH_MAX + 300];
-        if ((size_t)snprintf(path, sizeof path, "%s/%s/energy_uj", dir_path, e->d_name) >= sizeof path)
+        char path[PATH_MAX];
+        if ((size_t)snprintf(rel, sizeof rel, "class/powercap/%s/energy_uj", e->d_name) >= sizeof rel ||
+            rm__sysfs_path(fs, rel, path, sizeof path) < 0)
             continue;
         int fd = open(path, RM__READ_FLAGS);
         if (fd < 0)

@@ -25,6 +25,16 @@ int rm__sysfs_path(const rm__sysfs *fs, const char *relative, char *path, size_t
     return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
 }
 
+DIR *rm__sysfs_opendir(const rm__sysfs *fs, const char *relative)
+{
+    char path[PATH_MAX];
+    if (rm__sysfs_path(fs, relative, path, sizeof path) < 0) {
+        errno = ENAMETOOLONG;
+        return NULL;
+    }
+    return opendir(path);
+}
+
 ssize_t rm__sysfs_read(const rm__sysfs *fs, const char *relative, char *buf, size_t cap)
 {
     char path[PATH_MAX];

@@ -12,6 +12,7 @@
 #ifndef RESMON_SYSFS_H
 #define RESMON_SYSFS_H
 
+#include <dirent.h>
 #include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -30,6 +31,8 @@ int rm__sysfs_path(const rm__sysfs *fs, const char *relative, char *path, size_t
 
 /* Reads the file at root/relative into buf (NUL-terminated, trailing
  * newline removed).  Returns the length or a negative errno. */
+/* opendir of a directory under the root; NULL (errno set) when it fails. */
+DIR *rm__sysfs_opendir(const rm__sysfs *fs, const char *relative);
 ssize_t rm__sysfs_read(const rm__sysfs *fs, const char *relative, char *buf, size_t cap);
 
 /* Reads a file holding one unsigned decimal (or 0x hex) integer. */

@@ -471,6 +471,64 @@ static void a_child_reaped_late_ends_when_it_exited(void **state)
         close(fds[i]);
 }
 
+/* A child seen alive, then a zombie its parent has not reaped: from then it
+ * is no process of the tree, with no thread and no virtual memory -- as its
+ * RSS (statm's zeros) already was.  It counted as a process with its last
+ * threads and vmem before: a sample of the zombie read nprocs 2 and about
+ * twice the root's vmem. */
+static void a_zombie_child_counts_as_no_process(void **state)
+{
+    (void)state;
+    int go[2], reap[2], forked[2], samples[2];
+    assert_int_equal(pipe2(go, O_CLOEXEC), 0);
+    assert_int_equal(pipe2(reap, O_CLOEXEC), 0);
+    assert_int_equal(pipe2(forked, O_CLOEXEC), 0);
+    assert_int_equal(pipe2(samples, O_CLOEXEC | O_NONBLOCK), 0);
+    pid_t root = root_with_one_child(go[0], forked[1], reap[0]); /* the child is a zombie until told */
+    left.root = root;
+    pid_t child;
+    read_exactly(forked[0], &child, sizeof child);
+    int fl = fcntl(samples[0], F_GETFL);
+    assert_int_equal(fcntl(samples[0], F_SETFL, fl & ~O_NONBLOCK), 0); /* the test blocks, the sampler never */
+    resmon_options o = RESMON_OPTIONS_INIT;
+    o.pid = root;
+    o.include_children = 1;
+    o.sample_interval_sec = 0.005;
+    o.metrics = RESMON_METRIC_COUNTS | RESMON_METRIC_MEMORY_DETAIL;
+    o.on_sample = on_sample;
+    o.on_sample_user = &samples[1];
+    resmon_monitor *m = left.m = test_monitor_new(&o);
+    assert_non_null(m);
+    assert_int_equal(resmon_monitor_start(m), 0); /* its first reading sees both alive */
+    assert_int_equal(write(go[1], "x", 1), 1);
+    double deadline = test_now() + test_scaled(30);
+    while (state_of(child) != 'Z' && test_now() < deadline)
+        test_sleep(0.001);
+    assert_int_equal(state_of(child), 'Z');
+    wait_sample_after(samples[0], test_now()); /* a sample of the zombie */
+    static resmon_sample taken[4096];
+    ssize_t n = resmon_monitor_get_samples(m, taken, 4096, sizeof *taken);
+    assert_int_equal(write(reap[1], "x", 1), 1);
+    while (resmon_monitor_running(m) && test_now() < deadline)
+        test_sleep(0.001); /* the root ends once it reaped */
+    resmon_monitor_free(m);
+    left.m = NULL;
+    waitpid(root, NULL, 0);
+    left.root = 0;
+    int fds[] = {go[0], go[1], reap[0], reap[1], forked[0], forked[1], samples[0], samples[1]};
+    for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
+        close(fds[i]);
+    assert_true(n >= 2);
+    const resmon_sample *first = &taken[0], *last = &taken[n - 1];
+    ASSERT_DOUBLE_EQ(first->nprocs, 2);
+    ASSERT_DOUBLE_EQ(last->nprocs, 1);
+    /* The root's threads alone (under TSan a forked child carries one more). */
+    assert_true(last->nthreads >= 1 && last->nthreads <= first->nthreads - 1);
+    /* The child, a fork of the root, held about as much address space. */
+    if (!(last->vmem_mb < 0.75 * first->vmem_mb))
+        fail_msg("vmem %.1f MiB with the zombie, %.1f MiB with both alive", last->vmem_mb, first->vmem_mb);
+}
+
 /* The bound: of many processes, the kept records are exactly the top
  * RESMON_PROCESS_TOP by peak and by CPU (each once), by peak first, and
  * every process is counted. */
@@ -517,6 +575,7 @@ int main(void)
         cmocka_unit_test_teardown(strides_and_refusals, end_what_is_left),
         cmocka_unit_test_teardown(readable_once_the_target_ended, end_what_is_left),
         cmocka_unit_test_teardown(a_child_reaped_late_ends_when_it_exited, end_what_is_left),
+        cmocka_unit_test_teardown(a_zombie_child_counts_as_no_process, end_what_is_left),
         cmocka_unit_test(bound_keeps_each_rankings_top),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -141,6 +141,50 @@ class BadUsage(Tmp):
         self.assertIn(message, lines[0])
         self.assertFalse(os.path.exists(marker), "the command must not start")
 
+    def test_streamed_outputs_take_dash_and_unnamed_pipes_in_their_first_format(self):
+        # Review: `-s -` was refused ("must end in .csv or .jsonl"), and so
+        # was a pipe's name such as a shell's >(...): the format came from an
+        # extension these names cannot have.  One rule for -s,
+        # --processes-file and --trace: "-" (stdout) and a name that is no
+        # regular file take the first format (CSV, CSV, JSON).
+        command = ["--", WORKLOAD, "exit", "0"]  # writes nothing to stdout
+        r = resmon("-q", "-s", "-", *command)
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        rows = list(csv.DictReader(r.stdout.splitlines()))
+        self.assertTrue(rows and "nprocs" in rows[0] and "cpu_percent" in rows[0], r.stdout)
+        r = resmon("-q", "--processes-file", "-", *command)
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        rows = list(csv.DictReader(r.stdout.splitlines()))
+        self.assertIn(os.path.basename(WORKLOAD)[:15], [row["comm"] for row in rows], r.stdout)
+        r = resmon("-q", "--trace", "-", *command)
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        self.assertTrue(any(e.get("ph") == "X" for e in json.loads(r.stdout)), r.stdout)
+        # The table stays on stderr, apart from what stdout carries.
+        r = resmon("-s", "-", *command)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(r.stdout.startswith("timestamp,"), r.stdout)
+        self.assertNotIn("peak", r.stdout)
+        self.assertIn("peak", r.stderr)
+        # A pipe by its /dev/fd name, as bash's >(...) gives it.
+        read_end, write_end = os.pipe()
+        try:
+            r = resmon("-q", "-s", f"/dev/fd/{write_end}", *command, pass_fds=(write_end,))
+            os.close(write_end)
+            write_end = -1
+            with os.fdopen(read_end, encoding="utf-8") as f:
+                read_end = -1
+                rows = list(csv.DictReader(f))
+        finally:
+            for fd in (read_end, write_end):
+                if fd >= 0:
+                    os.close(fd)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(rows and "nprocs" in rows[0], rows)
+        # Two outputs on stdout would interleave; a regular file still needs
+        # its extension.
+        self.assert_usage_error("-s", "-", "--processes-file", "-", message="name the same file")
+        self.assert_usage_error("--trace", self.path("t.txt"), message="must end in .json, or be - (stdout)")
+
     def test_a_proc_of_another_pid_namespace_is_refused(self):
         # unshare -pf without --mount-proc: resmon is PID 1 of a new namespace
         # but /proc is the host's, whose 2 is kthreadd -- measured as the

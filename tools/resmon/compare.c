@@ -1134,14 +1134,6 @@ static void row_cells(const row *r, const side *base, const side *next, const ch
     }
 }
 
-static size_t printable_width(const char *text)
-{
-    size_t n = 0;
-    for (const unsigned char *c = (const unsigned char *)text; *c; c++)
-        n += *c < 0x20 || *c == 0x7f ? 4 : 1;
-    return n;
-}
-
 static void print_markdown_text(FILE *out, const char *text);
 
 /* A run's name in a note: printable, escaped for markdown. */

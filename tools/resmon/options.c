@@ -30,13 +30,16 @@ static const char usage_text[] =
     "\n"
     "  -i, --interval SECONDS   sample interval, 0.000001 to 1000000 (default 0.1)\n"
     "  -o, --output FILE        summary as JSON (\"-\" for stdout: one line, after COMMAND's output)\n"
-    "  -s, --samples FILE       every sample, CSV or JSON Lines by extension (.csv, .jsonl)\n"
+    "  -s, --samples FILE       every sample, CSV or JSON Lines by extension (.csv, .jsonl); \"-\"\n"
+    "                           (stdout, shared with COMMAND) or a pipe gets CSV\n"
     "      --plot FILE          a chart of the run: SVG, or PNG for a .png name (needs rsvg-convert)\n"
     "      --trace FILE.json    a timeline of the run in the Chrome trace-event format (open it in\n"
     "                           ui.perfetto.dev or chrome://tracing): phases, CPU, memory and GPU\n"
     "                           counters, and the command as a slice; written as the run goes\n"
+    "                           (\"-\": stdout)\n"
     "      --processes-file FILE  one record per process of COMMAND's tree as it ends, CSV or\n"
-    "                           JSON Lines by extension (own CPU and peak with CAP_NET_ADMIN)\n"
+    "                           JSON Lines by extension (own CPU and peak with CAP_NET_ADMIN);\n"
+    "                           \"-\" (stdout) or a pipe gets CSV\n"
     "      --processes WHICH    the JSON summary's processes: top (default: the top 5 by peak and\n"
     "                           by CPU, and every command name) or all (every record too)\n"
     "      --gpu WHICH          auto (default: the GPUs CUDA_VISIBLE_DEVICES shows, else the first\n"
@@ -118,6 +121,19 @@ static void list_gpus(FILE *out)
             fprintf(out, "\t%.0f MiB", infos[i].memory_total_mb);
         fputc('\n', out);
     }
+}
+
+/* Whether an output's name gives its format: its extension picks one of
+ * the two (other NULL when there is one); "-" (stdout) and a name that is
+ * no regular file (a FIFO, /dev/stdout, a shell's >(...)) say nothing and
+ * take the first, which samples_file.c, processes_file.c and trace_file.c
+ * write for any name without the second's extension.  Any other name
+ * without one is refused: "run.txt" is more likely a slip than a wish. */
+static int output_name_gives_format(const char *path, const char *first, const char *other)
+{
+    struct stat st;
+    return path_has_extension(path, first) || (other && path_has_extension(path, other)) ||
+           strcmp(path, "-") == 0 || (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode));
 }
 
 /* Prints "resmon: " fmt " (see resmon --help)", with arg (from the command
@@ -381,21 +397,21 @@ int cli_parse(int argc, char **argv, cli_options *o)
             o->summary_path = optarg;
             break;
         case 's':
-            if (!path_has_extension(optarg, ".csv") && !path_has_extension(optarg, ".jsonl"))
-                return usage_error("samples file '%s' must end in .csv or .jsonl", optarg);
+            if (!output_name_gives_format(optarg, ".csv", ".jsonl"))
+                return usage_error("samples file '%s' must end in .csv or .jsonl, or be - (stdout)", optarg);
             o->samples_path = optarg;
             break;
         case OPT_PLOT:
             o->plot_path = optarg;
             break;
         case OPT_TRACE:
-            if (!path_has_extension(optarg, ".json"))
-                return usage_error("trace file '%s' must end in .json", optarg);
+            if (!output_name_gives_format(optarg, ".json", NULL))
+                return usage_error("trace file '%s' must end in .json, or be - (stdout)", optarg);
             o->trace_path = optarg;
             break;
         case OPT_PROCESSES_FILE:
-            if (!path_has_extension(optarg, ".csv") && !path_has_extension(optarg, ".jsonl"))
-                return usage_error("processes file '%s' must end in .csv or .jsonl", optarg);
+            if (!output_name_gives_format(optarg, ".csv", ".jsonl"))
+                return usage_error("processes file '%s' must end in .csv or .jsonl, or be - (stdout)", optarg);
             o->processes_path = optarg;
             break;
         case OPT_PROCESSES:

@@ -12,13 +12,18 @@
 #include "text_output.h"
 #include "utf8.h"
 
+#include <locale.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <wchar.h>
+
+/* Where text was cut: a cut is never taken for the whole. */
+static const char ellipsis[] = "\xe2\x80\xa6";
 
 int text_cut(char *buf, size_t cap, const char *text)
 {
-    static const char ellipsis[] = "\xe2\x80\xa6";
     size_t length = strlen(text);
     if (length < cap) {
         memcpy(buf, text, length + 1);
@@ -128,10 +133,16 @@ void xml_write_text(FILE *out, const char *text)
     write_each_character(out, text, xml_character);
 }
 
+/* Whether printable_character writes the character as \xNN escapes. */
+static int escaped(size_t length, uint32_t cp)
+{
+    return length == 0 || cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp < 0xA0);
+}
+
 /* Invalid bytes and C0/C1 control characters as \xNN, one per byte. */
 static void printable_character(FILE *out, const unsigned char *bytes, size_t length, uint32_t cp)
 {
-    if (length == 0 || cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp < 0xA0)) {
+    if (escaped(length, cp)) {
         for (size_t i = 0; i < (length ? length : 1); i++)
             fprintf(out, "\\x%02x", bytes[i]);
         return;
@@ -179,6 +190,68 @@ void print_usage_line(FILE *out, const char *who, const char *fmt, const char *a
 void printable_copy(char *buf, size_t cap, const char *text)
 {
     copy_through(buf, cap, text, printable_character);
+}
+
+/* A UTF-8 character type for wcwidth, apart from the process's locale
+ * (which resmon leaves "C"); (locale_t)0 where the C library has none. */
+static locale_t utf8_locale;
+static pthread_once_t utf8_locale_once = PTHREAD_ONCE_INIT;
+
+static void open_utf8_locale(void)
+{
+    utf8_locale = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+}
+
+/* The columns one character takes on a terminal as printable_character
+ * writes it: 4 per escaped byte, else its width in a UTF-8 locale (2 for
+ * the wide East Asian ones, 0 for a combining mark) whatever the caller's
+ * locale is, and 1 where that is not known. */
+static size_t character_columns(size_t length, uint32_t cp)
+{
+    if (escaped(length, cp))
+        return 4 * (length ? length : 1);
+    pthread_once(&utf8_locale_once, open_utf8_locale);
+    if (!utf8_locale)
+        return 1;
+    locale_t previous = uselocale(utf8_locale);
+    int columns = wcwidth((wchar_t)cp);
+    uselocale(previous);
+    return columns < 0 ? 1 : (size_t)columns;
+}
+
+size_t printable_width(const char *text)
+{
+    size_t columns = 0;
+    for (const unsigned char *s = (const unsigned char *)text; *s;) {
+        uint32_t cp = 0;
+        size_t length = rm__utf8_sequence_length(s, &cp);
+        columns += character_columns(length, cp);
+        s += length ? length : 1;
+    }
+    return columns;
+}
+
+void print_printable_column(FILE *out, const char *text, size_t columns)
+{
+    size_t width = printable_width(text), used = 0;
+    const unsigned char *s = (const unsigned char *)text;
+    size_t room = width <= columns ? columns : columns ? columns - 1 : 0; /* a cut ends with the ellipsis */
+    while (*s) {
+        uint32_t cp = 0;
+        size_t length = rm__utf8_sequence_length(s, &cp);
+        size_t w = character_columns(length, cp);
+        if (used + w > room)
+            break; /* never half an escape or a wide character */
+        printable_character(out, s, length, cp);
+        used += w;
+        s += length ? length : 1;
+    }
+    if (width > columns && columns > 0) {
+        fputs(ellipsis, out);
+        used++;
+    }
+    for (; used < columns; used++)
+        fputc(' ', out);
 }
 
 static void utf8_character(FILE *out, const unsigned char *bytes, size_t length, uint32_t cp)

@@ -20,6 +20,13 @@ void print_printable(FILE *out, const char *text);
 /* One line of bad usage, "WHO: FMT (see HELP)": arg (printable) in fmt's
  * "%s", or after it in quotes where fmt has none (NULL: nothing). */
 void print_usage_line(FILE *out, const char *who, const char *fmt, const char *arg, const char *help);
+/* The columns print_printable's text takes on a terminal (an escaped byte
+ * 4, a wide character 2). */
+size_t printable_width(const char *text);
+/* print_printable's text in exactly columns columns: padded with spaces, or
+ * cut between two characters (never inside an escape) and ended with an
+ * ellipsis when it is wider. */
+void print_printable_column(FILE *out, const char *text, size_t columns);
 /* The same into buf (cap bytes, always NUL-terminated, cut to fit). */
 void printable_copy(char *buf, size_t cap, const char *text);
 /* Copies text into buf (cap bytes, cap >= 4, always NUL-terminated); text
