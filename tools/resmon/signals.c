@@ -41,10 +41,12 @@ static const int forwarded_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 #define FORWARDED_COUNT (sizeof forwarded_signals / sizeof forwarded_signals[0])
 
 static volatile sig_atomic_t received_signal;
+static volatile sig_atomic_t unforwarded_signal; /* caught while there was nowhere to send it */
 /* A pipe the handler writes a byte to: a wait on a stuck output (a FIFO
  * whose reader stopped reading) polls its read end, ends on a signal, and
  * drains it (reader_wait.c). */
 static int stop_pipe[2] = {-1, -1};
+static pid_t resmon_pid; /* the process that caught the signals (signals_prepare) */
 static volatile pid_t forward_pid;   /* the command */
 static volatile pid_t forward_group; /* its process group */
 static sigset_t mask_at_start;
@@ -71,11 +73,29 @@ void signals_block_write_faults(void)
 static void on_signal(int sig)
 {
     int saved_errno = errno;
+    /* A child forked but not yet exec'd (the held command, a converter)
+     * inherits this handler: there a signal forwarded to its group would be
+     * caught and forgotten, and the command then run to its end with resmon
+     * exiting 0 (a SIGTERM a few ms after the start).  It gets what it would
+     * have got as the program it is about to become: the default action,
+     * once this handler returns (the signal is blocked until then). */
+    if (getpid() != resmon_pid) {
+        struct sigaction dfl;
+        memset(&dfl, 0, sizeof dfl);
+        dfl.sa_handler = SIG_DFL;
+        sigemptyset(&dfl.sa_mask);
+        sigaction(sig, &dfl, NULL);
+        raise(sig);
+        errno = saved_errno;
+        return;
+    }
     received_signal = sig;
     if (stop_pipe[1] >= 0 && write(stop_pipe[1], "", 1) < 0) {
         /* full: a byte is there already */
     }
     pid_t group = forward_group, pid = forward_pid;
+    if (group <= 0 && pid <= 0)
+        unforwarded_signal = sig;
     if (group > 0)
         kill(-group, sig);
     if (pid > 0 && (group <= 0 || getpgid(pid) != group))
@@ -87,6 +107,7 @@ void signals_prepare(void)
 {
     if (!mask_recorded)
         sigprocmask(SIG_SETMASK, NULL, &mask_at_start);
+    resmon_pid = getpid();
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
@@ -117,8 +138,24 @@ void signals_prepare(void)
 
 void signals_forward_to(pid_t pid, pid_t group)
 {
+    /* A signal caught before there was anywhere to forward it (while the
+     * command was forked and held) is sent now, so the command never runs
+     * as if no signal came; blocked meanwhile, a signal arriving now is
+     * forwarded once, by the handler, after the unblock. */
+    sigset_t previous;
+    signals_block_forwarded(&previous);
+    int pending = pid > 0 || group > 0 ? unforwarded_signal : 0;
+    if (pending)
+        unforwarded_signal = 0;
     forward_pid = pid;
     forward_group = group;
+    if (pending) {
+        if (group > 0)
+            kill(-group, pending);
+        if (pid > 0 && (group <= 0 || getpgid(pid) != group))
+            kill(pid, pending);
+    }
+    pthread_sigmask(SIG_SETMASK, &previous, NULL);
 }
 
 int signals_stop_fd(void)
