@@ -288,7 +288,7 @@ static int take_sample(resmon_monitor *m, int first, taken_sample *t)
         }
         if (!first)
             rm__tree_totals_walked(&m->totals, timestamp_ns, r.process_count, cost_ns,
-                                   rm__probe_cpu_pending(m->probe));
+                                   rm__probe_cpu_pending(m->probe), rm__probe_cpu_counted(m->probe));
         m->held = r;
     } else {
         r = m->held;
@@ -297,6 +297,8 @@ static int take_sample(resmon_monitor *m, int first, taken_sample *t)
     if (engaged && !first) /* the probe's CPU (handed out by its reading, if any) is not the sample's */
         r.cpu_ns = rm__tree_totals_cpu(&m->totals, timestamp_ns - m->previous_ns, rm__probe_online_cpus(m->probe),
                                        rc == RM__PROBE_ENDED || m->last_sample);
+    if (engaged && !m->totals.engaged) /* the tree left the leaf: the probe carries what the total missed */
+        rm__probe_cpu_rebase(m->probe, rm__tree_totals_handed(&m->totals));
     resmon_sample *s = &t->sample;
     t->at_mark = 0;
     s->timestamp = (double)timestamp_ns * 1e-9;

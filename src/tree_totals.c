@@ -21,6 +21,13 @@
  * 10 000-process walk (~0.2 s) then costs 2 % of a CPU, not less. */
 #define WALK_INTERVAL_MAX_NS 10000000000ULL
 
+/* What the probe may count beyond the total's increase before the tree is
+ * taken to have left the leaf: the two are read at different instants
+ * (the probe's clocks first, each bringing the total up to date), so the
+ * total is normally ahead; this only absorbs rounding and the last tick. */
+#define LEFT_SLACK_NS 20000000ULL
+#define LEFT_SLACK_FRACTION 0.02
+
 void rm__tree_totals_open(rm__tree_totals *t, const char *memory_dir, int version, pid_t root)
 {
     memset(t, 0, sizeof *t);
@@ -88,13 +95,13 @@ int rm__tree_totals_walk_due(const rm__tree_totals *t, uint64_t now_ns)
 
 int rm__tree_totals_measures(const rm__tree_totals *t, unsigned last_process_count)
 {
-    return t->cpu.fd >= 0 && (t->engaged || last_process_count > WALK_EVERY_SAMPLE_MAX);
+    return t->cpu.fd >= 0 && !t->left && (t->engaged || last_process_count > WALK_EVERY_SAMPLE_MAX);
 }
 
 void rm__tree_totals_walked(rm__tree_totals *t, uint64_t now_ns, unsigned process_count, uint64_t cost_ns,
-                            uint64_t probe_pending_ns)
+                            uint64_t probe_pending_ns, uint64_t probe_counted_ns)
 {
-    if (t->cpu.fd < 0)
+    if (t->cpu.fd < 0 || t->left)
         return;
     if (!t->engaged && process_count > WALK_EVERY_SAMPLE_MAX) {
         /* The switch: the total from now on; the probe's carry with it. */
@@ -102,8 +109,23 @@ void rm__tree_totals_walked(rm__tree_totals *t, uint64_t now_ns, unsigned proces
             return;
         t->engaged = 1;
         t->carry_ns = probe_pending_ns;
+        t->probe_base_ns = probe_counted_ns;
+        t->total_base_ns = t->last_cpu_ns;
         t->first_walk_ns = now_ns;
         t->walks = 0;
+    } else if (t->engaged) {
+        uint64_t total;
+        if (rm__cgroup_cpu_read(&t->cpu, &total) == 0 && total >= t->total_base_ns &&
+            probe_counted_ns >= t->probe_base_ns) {
+            uint64_t rose = total - t->total_base_ns, counted = probe_counted_ns - t->probe_base_ns;
+            if (counted > rose + LEFT_SLACK_NS + (uint64_t)(LEFT_SLACK_FRACTION * (double)rose)) {
+                t->engaged = 0; /* a process left the leaf: the probe's CPU from the next sample */
+                t->left = 1;
+                t->last_walk_ns = now_ns;
+                t->walks++;
+                return;
+            }
+        }
     }
     if (!t->engaged)
         return;
@@ -134,9 +156,15 @@ uint64_t rm__tree_totals_cpu(rm__tree_totals *t, uint64_t elapsed_ns, long onlin
     return give;
 }
 
+uint64_t rm__tree_totals_handed(const rm__tree_totals *t)
+{
+    uint64_t leaf = t->probe_base_ns + (t->last_cpu_ns - t->total_base_ns);
+    return leaf > t->carry_ns ? leaf - t->carry_ns : 0;
+}
+
 double rm__tree_totals_walk_interval_sec(const rm__tree_totals *t, uint64_t last_sample_ns)
 {
-    if (!t->engaged)
+    if (!t->engaged && !t->left)
         return NAN;
     if (t->walks < 2)
         return last_sample_ns > t->first_walk_ns ? (double)(last_sample_ns - t->first_walk_ns) * 1e-9 : 0.0;
