@@ -37,27 +37,22 @@ void rm__tree_totals_open(rm__tree_totals *t, const char *memory_dir, int versio
         rm__cgroup_cpu_open(&t->cpu, dir); /* -ENOTSUP: fd stays -1 */
     if (t->cpu.fd >= 0)
         t->dir_fd = open(memory_dir, O_PATH | O_DIRECTORY | O_CLOEXEC); /* -1: the count stays the walk's */
+    t->threads_file = version == 1 ? "tasks" : "cgroup.threads";
 }
 
 /* How often a wide tree's process count is re-read between walks. */
 #define PROCESS_COUNT_REFRESH_NS 1000000000ULL
 
-int rm__tree_totals_process_count(rm__tree_totals *t, uint64_t now_ns, unsigned *count)
+/* The lines of the leaf's file name: one a process or thread.  Opened for
+ * each count: v1 lists what the cgroup held when an open file was first
+ * read, for as long as it is read again. */
+static int count_lines(int dir_fd, const char *name, unsigned *lines)
 {
-    if (t->dir_fd < 0)
-        return -ENOENT;
-    uint64_t since = t->count_read_ns ? t->count_read_ns : t->last_walk_ns;
-    if (now_ns - since < PROCESS_COUNT_REFRESH_NS) {
-        *count = t->count;
-        return t->count_read_ns ? 0 : -ENOENT;
-    }
-    /* Opened for each count: v1 lists what the cgroup held when an open
-     * file was first read, for as long as it is read again. */
-    int fd = rm__open_regular_at(t->dir_fd, "cgroup.procs", NULL);
+    int fd = rm__open_regular_at(dir_fd, name, NULL);
     if (fd < 0)
         return fd;
     char buf[4096];
-    unsigned lines = 0;
+    unsigned n_lines = 0;
     off_t offset = 0;
     for (;;) {
         ssize_t n = pread(fd, buf, sizeof buf, offset);
@@ -71,11 +66,35 @@ int rm__tree_totals_process_count(rm__tree_totals *t, uint64_t now_ns, unsigned 
             break;
         }
         for (ssize_t i = 0; i < n; i++)
-            lines += buf[i] == '\n';
+            n_lines += buf[i] == '\n';
         offset += n;
     }
-    t->count = *count = lines;
+    *lines = n_lines;
+    return 0;
+}
+
+int rm__tree_totals_process_count(rm__tree_totals *t, uint64_t now_ns, unsigned *processes, unsigned *threads)
+{
+    if (t->dir_fd < 0)
+        return -ENOENT;
+    uint64_t since = t->count_read_ns ? t->count_read_ns : t->last_walk_ns;
+    if (now_ns - since < PROCESS_COUNT_REFRESH_NS) {
+        *processes = t->count;
+        *threads = t->threads;
+        return t->count_read_ns ? 0 : -ENOENT;
+    }
+    unsigned procs, tasks;
+    int rc = count_lines(t->dir_fd, "cgroup.procs", &procs);
+    if (rc == 0)
+        rc = count_lines(t->dir_fd, t->threads_file, &tasks);
+    if (rc < 0)
+        return rc;
+    t->count = *processes = procs;
+    t->threads = *threads = tasks > procs ? tasks : procs; /* a process exited between the two reads */
     t->count_read_ns = now_ns;
+    unsigned moved = procs > t->walked_count ? procs - t->walked_count : t->walked_count - procs;
+    if (4 * (uint64_t)moved > t->walked_count)
+        t->next_walk_ns = 0; /* changed by more than a quarter: the next sample walks */
     return 0;
 }
 
@@ -131,6 +150,7 @@ void rm__tree_totals_walked(rm__tree_totals *t, uint64_t now_ns, unsigned proces
         return;
     t->last_walk_ns = now_ns;
     t->count_read_ns = 0; /* the walk's count is the latest */
+    t->walked_count = process_count;
     t->walks++;
     t->walk_cost_ns = cost_ns;
     if (process_count <= WALK_EVERY_SAMPLE_MAX || cost_ns == 0) {

@@ -44,8 +44,10 @@
 typedef struct rm__tree_totals {
     rm__cgroup_cpu cpu;   /* fd -1: no CPU total for this tree (the walk serves) */
     int dir_fd;           /* the leaf (O_PATH; -1: none): its cgroup.procs, the count between walks */
-    uint64_t count_read_ns; /* when the leaf's list was last counted (0: not since the latest walk) */
-    unsigned count;         /* ... and what it counted */
+    const char *threads_file; /* the leaf's list of threads: v1 "tasks", v2 "cgroup.threads" */
+    uint64_t count_read_ns; /* when the leaf's lists were last counted (0: not since the latest walk) */
+    unsigned count, threads; /* ... and what they counted */
+    unsigned walked_count;   /* the processes the latest walk found */
     int engaged;          /* the samples' CPU is the cgroup's (from the switch on) */
     int left;             /* a process left the leaf: the probe's CPU again, for good */
     uint64_t probe_base_ns, total_base_ns; /* at the switch: the probe's count, the total */
@@ -94,12 +96,16 @@ uint64_t rm__tree_totals_handed(const rm__tree_totals *t);
 uint64_t rm__tree_totals_cpu(rm__tree_totals *t, uint64_t elapsed_ns, long online_cpus, int everything);
 
 /* Engaged, between walks: the processes the leaf lists (cgroup.procs;
- * zombies are not listed), counted at most once a second -- the kernel
- * builds and sorts the whole list for each read: ~0.6 ms of CPU for 1000
- * processes on the VM of BENCHMARKS.md, too much for every sample.
+ * zombies are not listed) and their threads (v1 tasks, v2 cgroup.threads,
+ * read right after: never fewer than the processes), counted at most once a
+ * second -- the kernel builds and sorts the whole list for each read:
+ * ~0.6 ms of CPU for 1000 processes on the VM of BENCHMARKS.md, too much
+ * for every sample.  When the process count moved by more than a quarter
+ * from the latest walk's, the next sample walks: a tree that grows or
+ * shrinks fast is seen whole promptly, not at the walk's slow cadence.
  * -ENOENT when there is no count since the latest walk (the walk's stands),
  * or -errno of the read. */
-int rm__tree_totals_process_count(rm__tree_totals *t, uint64_t now_ns, unsigned *count);
+int rm__tree_totals_process_count(rm__tree_totals *t, uint64_t now_ns, unsigned *processes, unsigned *threads);
 
 /* The walks' mean interval since the switch, seconds (with one walk since,
  * the time from it to last_sample_ns: the interval was at least that;
