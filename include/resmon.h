@@ -394,8 +394,12 @@ RESMON_API const char *resmon_energy_source_name(resmon_energy_source source);
  *     reaches it at the kernel's ticks) and the per-process walk runs only
  *     as often as keeps it at 0.1 % of a CPU (at least every 10 s): the
  *     walks' mean interval.  Between walks a sample holds the latest walk's
- *     RSS and metric-group figures, and its nprocs is the processes the
- *     leaf lists (re-read once a second).  NAN when every sample walked.
+ *     RSS and metric-group figures, and its nprocs and nthreads are what
+ *     the leaf lists (re-read once a second; a count that moved by more
+ *     than a quarter walks at the next sample).  A process of the tree that
+ *     leaves the leaf's CPU accounting sends it back to walking every
+ *     sample, its CPU counted (the mean then covers the walks before).
+ *     NAN when every sample walked.
  *   - cgroup_version is 1 or 2, 0 without a cgroup.  cgroup_error is 0, or
  *     the negative errno of opening cgroup_path (then every cgroup field is
  *     unknown).  Not part of the JSON form. */

@@ -288,7 +288,7 @@ static int take_sample(resmon_monitor *m, int first, taken_sample *t)
         }
         if (!first)
             rm__tree_totals_walked(&m->totals, timestamp_ns, r.process_count, cost_ns,
-                                   rm__probe_cpu_pending(m->probe));
+                                   rm__probe_cpu_pending(m->probe), rm__probe_cpu_counted(m->probe));
         m->held = r;
     } else {
         r = m->held;
@@ -297,6 +297,14 @@ static int take_sample(resmon_monitor *m, int first, taken_sample *t)
     if (engaged && !first) /* the probe's CPU (handed out by its reading, if any) is not the sample's */
         r.cpu_ns = rm__tree_totals_cpu(&m->totals, timestamp_ns - m->previous_ns, rm__probe_online_cpus(m->probe),
                                        rc == RM__PROBE_ENDED || m->last_sample);
+    if (engaged && !m->totals.engaged) { /* the tree left the leaf: the probe carries what the total missed */
+        uint64_t handed = rm__tree_totals_handed(&m->totals), counted = rm__probe_cpu_counted(m->probe);
+        if ((rc == RM__PROBE_ENDED || m->last_sample) && counted > handed) {
+            r.cpu_ns += counted - handed; /* the window's last: no reading after to carry it */
+            handed = counted;
+        }
+        rm__probe_cpu_rebase(m->probe, handed);
+    }
     resmon_sample *s = &t->sample;
     t->at_mark = 0;
     s->timestamp = (double)timestamp_ns * 1e-9;
@@ -314,9 +322,12 @@ static int take_sample(resmon_monitor *m, int first, taken_sample *t)
     if (!first && m->base_only)
         return rc; /* the rest of t was filled by the window's first sample and stays (base_only) */
     rm__probe_fill_metrics(m->probe, s);
-    unsigned listed;
-    if (!walked && !isnan(s->nprocs) && rm__tree_totals_process_count(&m->totals, timestamp_ns, &listed) == 0)
-        s->nprocs = listed; /* between walks: the leaf's count, not the latest walk's */
+    unsigned listed, threads;
+    if (!walked && !isnan(s->nprocs) &&
+        rm__tree_totals_process_count(&m->totals, timestamp_ns, &listed, &threads) == 0) {
+        s->nprocs = listed; /* between walks: the leaf's counts, not the latest walk's */
+        s->nthreads = threads;
+    }
     uint64_t cgroup_bytes;
     s->cgroup_mem_mb = m->cgroup.dirfd >= 0 && rm__cgroup_read_current(&m->cgroup, &cgroup_bytes) == 0
                            ? (double)cgroup_bytes / RM__BYTES_PER_MIB

@@ -348,6 +348,17 @@ uint64_t rm__probe_cpu_pending(const rm__probe *p)
     return pending > 0 ? (uint64_t)pending : 0;
 }
 
+uint64_t rm__probe_cpu_counted(const rm__probe *p)
+{
+    return p->counted_ns > 0 ? (uint64_t)p->counted_ns : 0;
+}
+
+void rm__probe_cpu_rebase(rm__probe *p, uint64_t handed_ns)
+{
+    uint64_t counted = rm__probe_cpu_counted(p);
+    p->reported_ns = handed_ns < counted ? handed_ns : counted;
+}
+
 long rm__probe_online_cpus(const rm__probe *p)
 {
     return p->online_cpus;

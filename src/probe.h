@@ -134,6 +134,15 @@ int rm__probe_root_running(rm__probe *p);
 /* The CPU the readings counted and have not yet handed out (the carry). */
 uint64_t rm__probe_cpu_pending(const rm__probe *p);
 
+/* All the CPU the readings counted since the window's first. */
+uint64_t rm__probe_cpu_counted(const rm__probe *p);
+
+/* The samples handed out handed_ns of the window's CPU from another source
+ * (a leaf cgroup's total): what the probe counted beyond that is carried,
+ * to be handed out by the next readings, and nothing below it (never more
+ * than counted is taken as handed out: no later CPU is swallowed). */
+void rm__probe_cpu_rebase(rm__probe *p, uint64_t handed_ns);
+
 /* The CPUs online (what a reading hands out at most per interval). */
 long rm__probe_online_cpus(const rm__probe *p);
 

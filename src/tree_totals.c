@@ -21,6 +21,13 @@
  * 10 000-process walk (~0.2 s) then costs 2 % of a CPU, not less. */
 #define WALK_INTERVAL_MAX_NS 10000000000ULL
 
+/* What the probe may count beyond the total's increase before the tree is
+ * taken to have left the leaf: the two are read at different instants
+ * (the probe's clocks first, each bringing the total up to date), so the
+ * total is normally ahead; this only absorbs rounding and the last tick. */
+#define LEFT_SLACK_NS 20000000ULL
+#define LEFT_SLACK_FRACTION 0.02
+
 void rm__tree_totals_open(rm__tree_totals *t, const char *memory_dir, int version, pid_t root)
 {
     memset(t, 0, sizeof *t);
@@ -30,27 +37,22 @@ void rm__tree_totals_open(rm__tree_totals *t, const char *memory_dir, int versio
         rm__cgroup_cpu_open(&t->cpu, dir); /* -ENOTSUP: fd stays -1 */
     if (t->cpu.fd >= 0)
         t->dir_fd = open(memory_dir, O_PATH | O_DIRECTORY | O_CLOEXEC); /* -1: the count stays the walk's */
+    t->threads_file = version == 1 ? "tasks" : "cgroup.threads";
 }
 
 /* How often a wide tree's process count is re-read between walks. */
 #define PROCESS_COUNT_REFRESH_NS 1000000000ULL
 
-int rm__tree_totals_process_count(rm__tree_totals *t, uint64_t now_ns, unsigned *count)
+/* The lines of the leaf's file name: one a process or thread.  Opened for
+ * each count: v1 lists what the cgroup held when an open file was first
+ * read, for as long as it is read again. */
+static int count_lines(int dir_fd, const char *name, unsigned *lines)
 {
-    if (t->dir_fd < 0)
-        return -ENOENT;
-    uint64_t since = t->count_read_ns ? t->count_read_ns : t->last_walk_ns;
-    if (now_ns - since < PROCESS_COUNT_REFRESH_NS) {
-        *count = t->count;
-        return t->count_read_ns ? 0 : -ENOENT;
-    }
-    /* Opened for each count: v1 lists what the cgroup held when an open
-     * file was first read, for as long as it is read again. */
-    int fd = rm__open_regular_at(t->dir_fd, "cgroup.procs", NULL);
+    int fd = rm__open_regular_at(dir_fd, name, NULL);
     if (fd < 0)
         return fd;
     char buf[4096];
-    unsigned lines = 0;
+    unsigned n_lines = 0;
     off_t offset = 0;
     for (;;) {
         ssize_t n = pread(fd, buf, sizeof buf, offset);
@@ -64,11 +66,35 @@ int rm__tree_totals_process_count(rm__tree_totals *t, uint64_t now_ns, unsigned 
             break;
         }
         for (ssize_t i = 0; i < n; i++)
-            lines += buf[i] == '\n';
+            n_lines += buf[i] == '\n';
         offset += n;
     }
-    t->count = *count = lines;
+    *lines = n_lines;
+    return 0;
+}
+
+int rm__tree_totals_process_count(rm__tree_totals *t, uint64_t now_ns, unsigned *processes, unsigned *threads)
+{
+    if (t->dir_fd < 0)
+        return -ENOENT;
+    uint64_t since = t->count_read_ns ? t->count_read_ns : t->last_walk_ns;
+    if (now_ns - since < PROCESS_COUNT_REFRESH_NS) {
+        *processes = t->count;
+        *threads = t->threads;
+        return t->count_read_ns ? 0 : -ENOENT;
+    }
+    unsigned procs, tasks;
+    int rc = count_lines(t->dir_fd, "cgroup.procs", &procs);
+    if (rc == 0)
+        rc = count_lines(t->dir_fd, t->threads_file, &tasks);
+    if (rc < 0)
+        return rc;
+    t->count = *processes = procs;
+    t->threads = *threads = tasks > procs ? tasks : procs; /* a process exited between the two reads */
     t->count_read_ns = now_ns;
+    unsigned moved = procs > t->walked_count ? procs - t->walked_count : t->walked_count - procs;
+    if (4 * (uint64_t)moved > t->walked_count)
+        t->next_walk_ns = 0; /* changed by more than a quarter: the next sample walks */
     return 0;
 }
 
@@ -88,13 +114,13 @@ int rm__tree_totals_walk_due(const rm__tree_totals *t, uint64_t now_ns)
 
 int rm__tree_totals_measures(const rm__tree_totals *t, unsigned last_process_count)
 {
-    return t->cpu.fd >= 0 && (t->engaged || last_process_count > WALK_EVERY_SAMPLE_MAX);
+    return t->cpu.fd >= 0 && !t->left && (t->engaged || last_process_count > WALK_EVERY_SAMPLE_MAX);
 }
 
 void rm__tree_totals_walked(rm__tree_totals *t, uint64_t now_ns, unsigned process_count, uint64_t cost_ns,
-                            uint64_t probe_pending_ns)
+                            uint64_t probe_pending_ns, uint64_t probe_counted_ns)
 {
-    if (t->cpu.fd < 0)
+    if (t->cpu.fd < 0 || t->left)
         return;
     if (!t->engaged && process_count > WALK_EVERY_SAMPLE_MAX) {
         /* The switch: the total from now on; the probe's carry with it. */
@@ -102,13 +128,29 @@ void rm__tree_totals_walked(rm__tree_totals *t, uint64_t now_ns, unsigned proces
             return;
         t->engaged = 1;
         t->carry_ns = probe_pending_ns;
+        t->probe_base_ns = probe_counted_ns;
+        t->total_base_ns = t->last_cpu_ns;
         t->first_walk_ns = now_ns;
         t->walks = 0;
+    } else if (t->engaged) {
+        uint64_t total;
+        if (rm__cgroup_cpu_read(&t->cpu, &total) == 0 && total >= t->total_base_ns &&
+            probe_counted_ns >= t->probe_base_ns) {
+            uint64_t rose = total - t->total_base_ns, counted = probe_counted_ns - t->probe_base_ns;
+            if (counted > rose + LEFT_SLACK_NS + (uint64_t)(LEFT_SLACK_FRACTION * (double)rose)) {
+                t->engaged = 0; /* a process left the leaf: the probe's CPU from the next sample */
+                t->left = 1;
+                t->last_walk_ns = now_ns;
+                t->walks++;
+                return;
+            }
+        }
     }
     if (!t->engaged)
         return;
     t->last_walk_ns = now_ns;
     t->count_read_ns = 0; /* the walk's count is the latest */
+    t->walked_count = process_count;
     t->walks++;
     t->walk_cost_ns = cost_ns;
     if (process_count <= WALK_EVERY_SAMPLE_MAX || cost_ns == 0) {
@@ -134,9 +176,15 @@ uint64_t rm__tree_totals_cpu(rm__tree_totals *t, uint64_t elapsed_ns, long onlin
     return give;
 }
 
+uint64_t rm__tree_totals_handed(const rm__tree_totals *t)
+{
+    uint64_t leaf = t->probe_base_ns + (t->last_cpu_ns - t->total_base_ns);
+    return leaf > t->carry_ns ? leaf - t->carry_ns : 0;
+}
+
 double rm__tree_totals_walk_interval_sec(const rm__tree_totals *t, uint64_t last_sample_ns)
 {
-    if (!t->engaged)
+    if (!t->engaged && !t->left)
         return NAN;
     if (t->walks < 2)
         return last_sample_ns > t->first_walk_ns ? (double)(last_sample_ns - t->first_walk_ns) * 1e-9 : 0.0;

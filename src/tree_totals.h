@@ -12,10 +12,19 @@
  * cost, so that it takes at most WALK_CPU_SHARE of a CPU; between walks the
  * sample holds the latest walk's figures.  A small tree is walked every
  * sample, its CPU the probe's, exactly as without a cgroup (and at no added
- * cost: the cgroup is not read).  Once engaged, the window's CPU stays the
- * cgroup's (never switched back), and what the probe had counted and not yet
- * handed out at the switch is handed out through the cgroup's carry, so the
- * sum of the samples stays the tree's CPU.  (Reading a running process's
+ * cost: the cgroup is not read).  Once engaged, the window's CPU is the
+ * cgroup's, and what the probe had counted and not yet handed out at the
+ * switch is handed out through the cgroup's carry, so the sum of the samples
+ * stays the tree's CPU.  A process of the tree may leave the leaf (written
+ * into another cgroup's tasks): its CPU is then the probe's only, so each
+ * walk compares the probe's count since the switch with the total's
+ * increase, and when the probe's is larger (beyond LEFT_SLACK) the tree
+ * has left: the walk runs every sample again and the CPU is the probe's for
+ * the rest of the window (never engaged again).  The inverse hand-over:
+ * the samples handed out the probe's count at the switch plus the total's
+ * increase less the carry, and the probe carries what it counted beyond
+ * that (rm__probe_cpu_rebase) -- the CPU the leaver used outside the leaf
+ * comes late, never lost and never twice.  (Reading a running process's
  * CPU clock also brings the cgroup's total up to date -- the kernel charges
  * both in one update -- so nothing is counted twice at the switch; what a
  * busy process used between its clock read in the switching walk and the
@@ -35,9 +44,13 @@
 typedef struct rm__tree_totals {
     rm__cgroup_cpu cpu;   /* fd -1: no CPU total for this tree (the walk serves) */
     int dir_fd;           /* the leaf (O_PATH; -1: none): its cgroup.procs, the count between walks */
-    uint64_t count_read_ns; /* when the leaf's list was last counted (0: not since the latest walk) */
-    unsigned count;         /* ... and what it counted */
+    const char *threads_file; /* the leaf's list of threads: v1 "tasks", v2 "cgroup.threads" */
+    uint64_t count_read_ns; /* when the leaf's lists were last counted (0: not since the latest walk) */
+    unsigned count, threads; /* ... and what they counted */
+    unsigned walked_count;   /* the processes the latest walk found */
     int engaged;          /* the samples' CPU is the cgroup's (from the switch on) */
+    int left;             /* a process left the leaf: the probe's CPU again, for good */
+    uint64_t probe_base_ns, total_base_ns; /* at the switch: the probe's count, the total */
     uint64_t last_cpu_ns; /* the total at the previous sample */
     uint64_t carry_ns;    /* counted, not yet handed out (at most every CPU busy per interval) */
     uint64_t next_walk_ns; /* CLOCK_MONOTONIC: the next walk is due then (0: next sample) */
@@ -64,9 +77,18 @@ int rm__tree_totals_measures(const rm__tree_totals *t, unsigned last_process_cou
 /* After a walk at now_ns that found process_count processes and cost
  * cost_ns of this thread's CPU (0: not measured): schedules the next one,
  * and engages when the tree outgrew WALK_EVERY_SAMPLE_MAX (probe_pending_ns:
- * the probe's CPU counted but not yet handed out, carried over). */
+ * the probe's CPU counted but not yet handed out, carried over;
+ * probe_counted_ns: all it counted).  Engaged, disengages (left) when the
+ * probe counted more since the switch than the total rose: this sample's
+ * CPU is still the total's, then rebase the probe on
+ * rm__tree_totals_handed. */
 void rm__tree_totals_walked(rm__tree_totals *t, uint64_t now_ns, unsigned process_count, uint64_t cost_ns,
-                            uint64_t probe_pending_ns);
+                            uint64_t probe_pending_ns, uint64_t probe_counted_ns);
+
+/* The CPU the samples handed out in the window, up to the latest
+ * rm__tree_totals_cpu: the probe's at the switch plus the total's since,
+ * less the carry. */
+uint64_t rm__tree_totals_handed(const rm__tree_totals *t);
 
 /* Engaged: the sample's CPU, the total's increase since the previous sample
  * plus the carry, at most online_cpus x elapsed_ns unless everything (the
@@ -74,15 +96,20 @@ void rm__tree_totals_walked(rm__tree_totals *t, uint64_t now_ns, unsigned proces
 uint64_t rm__tree_totals_cpu(rm__tree_totals *t, uint64_t elapsed_ns, long online_cpus, int everything);
 
 /* Engaged, between walks: the processes the leaf lists (cgroup.procs;
- * zombies are not listed), counted at most once a second -- the kernel
- * builds and sorts the whole list for each read: ~0.6 ms of CPU for 1000
- * processes on the VM of BENCHMARKS.md, too much for every sample.
+ * zombies are not listed) and their threads (v1 tasks, v2 cgroup.threads,
+ * read right after: never fewer than the processes), counted at most once a
+ * second -- the kernel builds and sorts the whole list for each read:
+ * ~0.6 ms of CPU for 1000 processes on the VM of BENCHMARKS.md, too much
+ * for every sample.  When the process count moved by more than a quarter
+ * from the latest walk's, the next sample walks: a tree that grows or
+ * shrinks fast is seen whole promptly, not at the walk's slow cadence.
  * -ENOENT when there is no count since the latest walk (the walk's stands),
  * or -errno of the read. */
-int rm__tree_totals_process_count(rm__tree_totals *t, uint64_t now_ns, unsigned *count);
+int rm__tree_totals_process_count(rm__tree_totals *t, uint64_t now_ns, unsigned *processes, unsigned *threads);
 
 /* The walks' mean interval since the switch, seconds (with one walk since,
- * the time from it to last_sample_ns: the interval was at least that);
+ * the time from it to last_sample_ns: the interval was at least that;
+ * once left, the walks' up to the one that saw it leave);
  * NAN when the walk ran every sample (never engaged). */
 double rm__tree_totals_walk_interval_sec(const rm__tree_totals *t, uint64_t last_sample_ns);
 

@@ -767,14 +767,16 @@ class BadUsage(Tmp):
 
     def test_facts_of_the_run_are_rows_but_never_gated_on(self):
         # marks_dropped counts refused marks, not a cost; exit_status,
-        # interval_sec and cgroup_version are the run's outcome and settings.
+        # interval_sec, walk_interval_sec (resmon's own cadence, like the
+        # interval) and cgroup_version are the run's outcome and settings.
         base = self.write("facts-base.json", summary(marks_dropped=0, exit_status=0, interval_sec=0.1,
-                                                     cgroup_version=1))
+                                                     walk_interval_sec=0.5, cgroup_version=1))
         new = self.write("facts-new.json", summary(marks_dropped=40, exit_status=2, interval_sec=0.5,
-                                                   cgroup_version=2))
+                                                   walk_interval_sec=1.0, cgroup_version=2))
         r, report = self.compare_json(base, new)
         self.assertEqual(r.returncode, 1, r.stderr)  # NEW exited 2: a failed run fails, limits or not
-        for key, change in (("marks_dropped", 40), ("exit_status", 2), ("interval_sec", 0.4), ("cgroup_version", 1)):
+        for key, change in (("marks_dropped", 40), ("exit_status", 2), ("interval_sec", 0.4),
+                            ("walk_interval_sec", 0.5), ("cgroup_version", 1)):
             self.assertAlmostEqual(report["metrics"][key]["change"], change)  # reported
             self.assertUsage(["--max-increase", f"{key}=0", base, new],
                              f"--max-increase {key}=0: {key} is a fact of the run, not a cost")

@@ -70,7 +70,8 @@ static const char compare_usage_text[] =
     "                                pytest report key as a whole names it in every\n"
     "                                test (rss_growth_mb).  Facts of the run\n"
     "                                (marks_dropped, exit_status, interval_sec,\n"
-    "                                cgroup_version) are rows, never limits\n"
+    "                                walk_interval_sec, cgroup_version) are rows,\n"
+    "                                never limits\n"
     "      --alpha P                 the test's level, 0 < P < 1 (default 0.05)\n"
     "      --all                     show every key, not only those with a limit or a\n"
     "                                significant change\n"
@@ -898,13 +899,15 @@ static void format_limit(const limit *l, char *buf, size_t cap)
 
 /* Whether a key is a cost that a limit may gate on.  The rest are facts of
  * the run that a summary holds beside its costs -- a count of refused marks,
- * the exit status, the interval and cgroup version it ran with -- shown as
+ * the exit status, the interval, walk interval and cgroup version it ran
+ * with (resmon's own cadence, not the program's cost) -- shown as
  * rows (a change there explains others) but never gated on: more of them is
  * not a regression of what the program costs.  A pytest report's
  * NODEID::KEY is judged by its KEY. */
 static int is_cost(const char *key)
 {
-    static const char *const run_facts[] = {"marks_dropped", "exit_status", "interval_sec", "cgroup_version"};
+    static const char *const run_facts[] = {"marks_dropped", "exit_status", "interval_sec", "walk_interval_sec",
+                                               "cgroup_version"};
     const char *name = strrchr(key, ':');
     name = name && name > key && name[-1] == ':' ? name + 1 : key;
     for (size_t i = 0; i < sizeof run_facts / sizeof *run_facts; i++)
