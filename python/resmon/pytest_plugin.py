@@ -92,7 +92,8 @@ its children); the records travel with the test reports, so the controller's
 ``--resmon-json`` report, or a directory of them) by running ``resmon
 compare``'s own engine, compiled into the extension: ``_resmon.compare``.  The
 limits (``--resmon-compare-fail``, repeatable, and the ini's
-``resmon_compare_fail``, read first) are its ``--max-increase`` limits, spelled
+``resmon_compare_fail``, whose limit of a KEY the command line's replaces; a
+KEY given two different limits is refused) are its ``--max-increase`` limits, spelled
 the same: ``KEY=N%``, ``KEY=N`` or ``KEY=N%,M``; a KEY names that figure in
 every test, ``NODEID::KEY`` one test's.  The verdict is printed at the end;
 a limit exceeded fails the session (exit status 1), and BASELINE or a limit
@@ -103,6 +104,7 @@ otherwise it fails the session (exit status 1).
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import os
@@ -132,6 +134,20 @@ _CGROUP_ON = ("auto", "yes", "on", "true", "1")
 _CGROUP_OFF = ("no", "off", "false", "0", "none")
 
 
+class _GivenOnce(argparse.Action):
+    """Stores an option's one value.  pytest's parser keeps the last of
+    two, so "--resmon-json=b --resmon-json=c" wrote c alone without a word;
+    a second, different value is noted for pytest_configure to refuse as a
+    usage error (argparse's own error would print its usage too)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        old = getattr(namespace, self.dest, None)
+        if old is not None and old != values and not getattr(namespace, "resmon_given_twice", None):
+            namespace.resmon_given_twice = f"resmon: {option_string} given twice ({values!r} after {old!r}): give it once"
+        setattr(namespace, self.dest, values)
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("resmon", "resmon: per-test memory and CPU")
     group.addoption("--resmon", action="store_true", default=False,
@@ -142,17 +158,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "measured_by: cgroup (a leaf of the test's own: exact, each page once) or sampled-tree")
     group.addoption("--resmon-top", type=int, default=10, metavar="N",
                     help="how many tests --resmon lists (default 10)")
-    group.addoption("--resmon-json", metavar="PATH", default=None,
+    group.addoption("--resmon-json", metavar="PATH", default=None, action=_GivenOnce,
                     help="measure every test; write each test's record, keyed by node id, to PATH")
-    group.addoption("--resmon-compare", metavar="BASELINE", default=None,
+    group.addoption("--resmon-compare", metavar="BASELINE", default=None, action=_GivenOnce,
                     help="measure every test and compare the session with BASELINE (a --resmon-json report or "
                          "a directory of them) by resmon compare's own engine; its verdict at the end, and a "
                          "limit exceeded fails the session (exit status 1)")
     group.addoption("--resmon-compare-fail", metavar="KEY=LIMIT", action="append", default=[],
                     help="with --resmon-compare: fail when KEY rises by more than LIMIT, spelled as resmon "
                          "compare's --max-increase: N%% (of BASELINE), N (KEY's unit) or N%%,M (both); KEY alone "
-                         "(rss_growth_mb) names it in every test, NODEID::KEY one test's; repeatable, after the "
-                         "ini's resmon_compare_fail (the last limit naming a key is its limit)")
+                         "(rss_growth_mb) names it in every test, NODEID::KEY one test's; repeatable, one limit a "
+                         "KEY; a KEY given here replaces the ini's resmon_compare_fail limit of it")
     parser.addini("resmon_limit", type="args", default=[],
                   help="limits for every test, KEY=VALUE (e.g. rss_growth_mb=500); the marker overrides")
     parser.addini("resmon_compare_fail", type="args", default=[],
@@ -172,6 +188,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "resmon_limit(**limits): fail the test when a figure of its resmon record exceeds its limit, "
         f"e.g. rss_growth_mb=200 (keys: {', '.join(LIMIT_KEYS)}; None lifts an ini limit)")
+    if getattr(config.option, "resmon_given_twice", None):
+        raise pytest.UsageError(config.option.resmon_given_twice)
     try:
         default_limits = _parse_ini_limits(config.getini("resmon_limit"))
         interval = float(config.getini("resmon_interval"))
@@ -213,7 +231,12 @@ def _compare_setup(config: pytest.Config) -> tuple[list[str], frozenset[str], fr
         return None
     if baseline in ("", "-"):
         raise pytest.UsageError("resmon: --resmon-compare needs a BASELINE file or directory (not standard input)")
-    args = [f"--max-increase={limit}" for limit in [*config.getini("resmon_compare_fail"), *given]]
+    # A KEY given on the command line replaces the ini's limit of it; the
+    # engine refuses a KEY given two different limits (the last would win
+    # without a word: "rss_growth_mb=10%" then "=900%" loosened the gate).
+    keys_given = {limit.rpartition("=")[0] for limit in given}
+    ini = [limit for limit in config.getini("resmon_compare_fail") if limit.rpartition("=")[0] not in keys_given]
+    args = [f"--max-increase={limit}" for limit in [*ini, *given]]
     json_path = config.getoption("resmon_json")
     if json_path and _replaces_input(json_path, baseline):
         # Written before the comparison, it would be compared with itself.

@@ -15,14 +15,10 @@
 #include "binding.h"
 #include "compare.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-/* One engine run at a time in the process (see above).  Taken with the GIL
- * released, so a thread waiting for it never holds the GIL that the running
- * one needs to answer compare_caller.interrupted. */
-static pthread_mutex_t engine_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* compare_caller.interrupted: the GIL taken back to run the signal
  * handlers; a KeyboardInterrupt (any exception a handler raises) stays set
@@ -34,6 +30,31 @@ static int signal_raised(void *context)
     int raised = PyErr_CheckSignals() < 0;
     *saved = PyEval_SaveThread();
     return raised;
+}
+
+/* One engine run at a time in the process (see above).  Taken with the GIL
+ * released, so a thread waiting for it never holds the GIL that the running
+ * one needs to answer compare_caller.interrupted. */
+static pthread_mutex_t engine_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* A fork() while another thread compares copies engine_lock held, by a
+ * thread the child lacks: the child's first compare waited forever.  The
+ * child gets it anew.  Holding it across fork() instead (as
+ * python_profiler.c holds its creation_lock) would make a fork wait for a
+ * whole compare, and deadlock: os.fork() holds the GIL that the compare
+ * takes back every 10 ms.  The engine's globals need nothing: every run
+ * sets them afresh. */
+static void engine_lock_after_fork_in_child(void)
+{
+    pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+    engine_lock = fresh;
+}
+
+static int atfork_error;
+
+static void register_atfork(void)
+{
+    atfork_error = pthread_atfork(NULL, NULL, engine_lock_after_fork_in_child);
 }
 
 /* The stream's text (invalid UTF-8, which the engine does not write, as
@@ -100,6 +121,15 @@ PyObject *rmpy_compare(PyObject *module, PyObject *args, PyObject *kwargs)
     }
     for (Py_ssize_t i = 0; i < argc; i++)
         argv[i] = PyBytes_AS_STRING(PyList_GET_ITEM(list, i));
+    static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+    pthread_once(&atfork_once, register_atfork); /* before the lock is first taken */
+    if (atfork_error != 0) {
+        fclose(out);
+        fclose(err);
+        errno = atfork_error;
+        PyErr_SetFromErrno(PyExc_OSError);
+        goto done;
+    }
     PyThreadState *saved = PyEval_SaveThread();
     compare_caller caller = {.utf8 = utf8, .interrupted = signal_raised, .context = &saved};
     pthread_mutex_lock(&engine_lock);

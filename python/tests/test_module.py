@@ -142,3 +142,66 @@ def test_compare_runs_without_the_gil_and_a_signal_handler_stops_it(tmp_path):
     small.write_text(json.dumps({"resmon_version": "0.4.0", "tests": {"t.py::test_x": record}}))
     status, out, err = _resmon.compare(["--max-increase=rss_growth_mb=10%,1", str(small), str(small)])
     assert (status, err) == (0, "") and "1 limit holds" in out, err
+
+
+def _big_report(path, tests=20000):
+    record = {"rss_growth_mb": 1.5, "peak_rss_mb": 80.25, "retained_mb": 0.5, "cpu_sec": 0.125, "wall_sec": 0.25}
+    path.write_text(json.dumps({"resmon_version": "0.4.0",
+                                "tests": {f"tests/test_m{i // 100}.py::test_case_{i}": record
+                                          for i in range(tests)}}))
+    return str(path)
+
+
+def _small_report(path):
+    path.write_text(json.dumps({"resmon_version": "0.4.0", "tests": {"t.py::test_x": {"rss_growth_mb": 1.5}}}))
+    return str(path)
+
+
+SAFETY_SEC = 60 * float(__import__("os").environ.get("RESMON_TEST_TIME_FACTOR", "1"))
+
+
+def test_a_child_forked_while_another_thread_compares_can_compare(tmp_path):
+    # review: the engine's lock was copied held into a child forked while
+    # another thread compared; the child's first compare waited forever.
+    # Forks follow one another while a thread compares a large report; each
+    # child compares a small one and says so on a pipe.
+    import os
+    import select
+    import threading
+
+    big, small = _big_report(tmp_path / "big.json", 5000), _small_report(tmp_path / "small.json")
+    started = threading.Event()
+
+    def compare_big():
+        started.set()
+        _resmon.compare(["--", big, big])
+
+    thread = threading.Thread(target=compare_big)
+    thread.start()
+    started.wait()
+    hung = forks = 0
+    try:
+        while forks < 8 and (thread.is_alive() or forks == 0):
+            r, w = os.pipe()
+            pid = os.fork()
+            if pid == 0:
+                os.close(r)
+                status, _, _ = _resmon.compare(["--max-increase=rss_growth_mb=10%,1", small, small])
+                os.write(w, b"ok" if status == 0 else b"bad")
+                os._exit(0)
+            os.close(w)
+            forks += 1
+            ready, _, _ = select.select([r], [], [], SAFETY_SEC)
+            said = os.read(r, 16) if ready else b""
+            os.close(r)
+            if not ready:
+                hung += 1
+                os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            assert said in (b"ok", b""), said
+            if hung:
+                break
+    finally:
+        thread.join()
+    assert hung == 0, f"{hung} of {forks} children never finished their compare"
+

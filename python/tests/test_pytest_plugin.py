@@ -693,6 +693,40 @@ def test_a_bad_compare_limit_is_a_usage_error_in_resmon_compares_words(tmp_path)
     assert "--resmon-compare-fail needs --resmon-compare BASELINE" in result.stderr
 
 
+def test_an_option_given_twice_with_different_values_is_a_usage_error(tmp_path):
+    # review: pytest's parser kept the last value: "--resmon-compare-fail=
+    # rss_growth_mb=10% --resmon-compare-fail=rss_growth_mb=900%" judged at
+    # 900%, "--resmon-json=b --resmon-json=c" wrote c alone.
+    (tmp_path / "base.json").write_text(json.dumps({"resmon_version": "0.4.0",
+                                                    "tests": {"test_generated.py::test_x": {"rss_growth_mb": 1.0}}}))
+    test = "def test_x():\n    pass\n"
+    for args, words in (
+            (["--resmon-compare=base.json", "--resmon-compare-fail=rss_growth_mb=10%",
+              "--resmon-compare-fail=rss_growth_mb=900%"],
+             "ERROR: resmon: --resmon-compare-fail 'rss_growth_mb=900%': its KEY was given an other limit before: "
+             "give it one (see resmon compare --help)\n"),
+            (["--resmon-json=b.json", "--resmon-json=c.json"],
+             "ERROR: resmon: --resmon-json given twice ('c.json' after 'b.json'): give it once\n"),
+            (["--resmon-compare=base.json", "--resmon-compare", "other.json"],
+             "ERROR: resmon: --resmon-compare given twice ('other.json' after 'base.json'): give it once\n")):
+        result = run_pytest(tmp_path, test, *args)
+        assert result.returncode == 4, result.stdout + result.stderr
+        assert "test_x" not in outcomes(result)  # refused before any test ran
+        assert result.stderr.strip() == words.strip(), result.stderr  # one line
+        assert not (tmp_path / "b.json").exists() and not (tmp_path / "c.json").exists()
+    # The same value twice says one thing; a command-line limit replaces the ini's.
+    result = run_pytest(tmp_path, test, "--resmon-compare=base.json", "--resmon-compare=base.json",
+                        "--resmon-json=c.json", "--resmon-json=c.json", "--resmon-compare-fail=rss_growth_mb=10%",
+                        "--resmon-compare-fail=rss_growth_mb=10.0%", "--resmon-compare-fail=rss_growth_mb=900%,50",
+                        ini="resmon_compare_fail = rss_growth_mb=1%\n")
+    assert result.returncode == 4 and "its KEY was given an other limit" in result.stderr, result.stderr
+    result = run_pytest(tmp_path, test, "--resmon-compare=base.json", "--resmon-compare=base.json",
+                        "--resmon-json=c.json", "--resmon-json=c.json", "--resmon-compare-fail=rss_growth_mb=900%,50",
+                        "--resmon-compare-fail=rss_growth_mb=900.0%,50", ini="resmon_compare_fail = rss_growth_mb=1%\n")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "test_x" in outcomes(result) and (tmp_path / "c.json").exists()
+
+
 def test_a_missing_or_invalid_baseline_is_a_usage_error_before_any_test_runs(tmp_path):
     (tmp_path / "notjson.json").write_text("{not json")
     (tmp_path / "other.json").write_text(json.dumps({"tests": "no"}))

@@ -578,6 +578,24 @@ class Verdicts(Tmp):
         self.assertEqual(r.stderr, "resmon compare: BASE and NEW are both standard input (-), which is read once "
                                    "(see resmon compare --help)\n")
 
+    def test_a_key_given_two_different_limits_is_refused(self):
+        # review: "--max-increase cpu_time_sec=10% --max-increase
+        # cpu_time_sec=20%" kept +20% without a word, loosening a CI gate.
+        base = self.write("b.json", summary(cpu_time_sec=1.0))
+        new = self.write("n.json", summary(cpu_time_sec=1.15))
+        r = resmon("compare", "--max-increase", "cpu_time_sec=10%", "--max-increase", "cpu_time_sec=20%", base, new)
+        self.assertEqual(r.returncode, 125, r.stdout + r.stderr)
+        self.assertEqual(r.stdout, "")
+        self.assertEqual(r.stderr, "resmon compare: --max-increase 'cpu_time_sec=20%': its KEY was given an other "
+                                   "limit before: give it one (see resmon compare --help)\n")
+        for first, second in (("cpu_time_sec=10%", "cpu_time_sec=10%,0"), ("cpu_time_sec=0.1", "cpu_time_sec=10%")):
+            r = resmon("compare", "--max-increase", first, "--max-increase", second, base, new)
+            self.assertEqual(r.returncode, 125, f"{first} {second}: {r.stderr}")
+        # The same limit twice (spelled twice) says one thing: it is judged.
+        r = resmon("compare", "--max-increase", "cpu_time_sec=10%", "--max-increase=cpu_time_sec=10.0%,0.01", base, new)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("above the limit of +10%", r.stderr)
+
     def test_a_byte_count_over_a_zero_base_never_fails_a_percentage_alone(self):
         # review of issue 30: the floor of KEY=N% was one byte for a byte
         # count: 54 bytes of net_tx_bytes over 0 failed "=20%", a page of I/O too.

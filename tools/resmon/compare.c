@@ -61,7 +61,8 @@ static const char compare_usage_text[] =
     "\n"
     "      --max-increase KEY=LIMIT  fail (exit 1) when KEY rises by more than LIMIT:\n"
     "                                N% (of BASE), N (KEY's own unit) or N%,M (both:\n"
-    "                                more than N% and more than M); repeatable.  N%\n"
+    "                                more than N% and more than M); repeatable,\n"
+    "                                one limit for each KEY.  N%\n"
     "                                alone also needs a rise over 1 unit (0.01 for a\n"
     "                                _sec key, 1 MiB for _bytes, io_rchar, io_wchar),\n"
     "                                so a zero or tiny BASE never fails on\n"
@@ -839,6 +840,22 @@ static int parse_limit(const char *arg, limit *out)
     return out->key ? 0 : -ENOMEM;
 }
 
+/* Whether one of the n limits before l names l's KEY with another limit.
+ * The last would win, so "cpu_time_sec=10% ... cpu_time_sec=20%" loosened a
+ * CI gate without a word; the same limit twice (10% and 10.0%,0.01 for a _sec key) is harmless. */
+static int limit_contradicts(const limit *limits, size_t n, const limit *l)
+{
+    for (size_t i = 0; i < n; i++) {
+        const limit *e = &limits[i];
+        if (strcmp(e->key, l->key) != 0)
+            continue;
+        int same_percent = isnan(e->percent) ? isnan(l->percent) : e->percent == l->percent;
+        if (!same_percent || e->floor != l->floor)
+            return 1;
+    }
+    return 0;
+}
+
 /* A limit's KEY names a row as a whole, or the KEY part of a pytest
  * report's NODEID::KEY. */
 static int limit_names(const limit *l, const char *key)
@@ -1489,6 +1506,9 @@ static int compare_parse(int argc, char **argv, compare_options *o)
                 return compare_usage_error(
                     "--max-increase '%s': expected KEY=N%, KEY=N or KEY=N%,M, N and M numbers >= 0", optarg);
             o->limit_count++;
+            if (limit_contradicts(o->limits, o->limit_count - 1, &o->limits[o->limit_count - 1]))
+                return compare_usage_error("--max-increase '%s': its KEY was given an other limit before: give it one",
+                                           optarg);
             break;
         case OPT_ALPHA: {
             char *end;
