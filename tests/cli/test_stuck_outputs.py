@@ -108,7 +108,7 @@ class StuckOutputs(unittest.TestCase):
             summary = json.load(f)
         self.assertEqual(summary["signal"], signal.SIGTERM)
         self.assertGreater(summary["num_samples"], 0)
-        self.assertRegex(err, rf"resmon: error writing \w+ file '{fifo}': the reader stopped reading; "
+        self.assertRegex(err, rf"resmon: error writing \w+ file '{fifo}': a signal cut the wait for the reader short; "
                               rf"[1-9][0-9]* {unit}s? not written\n")
         self.assertEqual(p.returncode, 128 + signal.SIGTERM, err)  # the command's status, as for any failed output
         return err
@@ -212,7 +212,7 @@ class StuckOutputs(unittest.TestCase):
         sent = time.monotonic()
         err = self.finished(p, SAFETY_NET_SEC, "SIGTERM did not end it, its --plot FIFO full and unread")
         self.assertLess(time.monotonic() - sent, EXIT_AFTER_SIGTERM_AT_THE_END_SEC, err)
-        self.assertIn(f"cannot write plot file '{fifo}': the reader stopped reading;", err)
+        self.assertIn(f"cannot write plot file '{fifo}': a signal cut the wait for the reader short;", err)
         with open(self.path("s.json")) as f:
             self.assertEqual(json.load(f)["exit_status"], 0)
 

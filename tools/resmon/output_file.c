@@ -355,7 +355,7 @@ static const char *reader_failure(const output_file *f, int err, char *reason, s
     if (!f->sink || !f->sink->in_place || (err != ETIMEDOUT && err != EPIPE))
         return NULL;
     snprintf(reason, cap, "%s; %llu byte%s not written",
-             err == EPIPE ? "the reader went away" : "the reader stopped reading", f->sink->lost,
+             err == EPIPE ? "the reader went away" : reader_wait_why(f->sink->wait), f->sink->lost,
              f->sink->lost == 1 ? "" : "s");
     return reason;
 }

@@ -62,3 +62,10 @@ void reader_wait_progress(reader_wait *w)
     if (!w->stopped)
         w->deadline = 0;
 }
+
+const char *reader_wait_why(const reader_wait *w)
+{
+    /* After a signal the reader may have been reading, only slower than the
+     * grace allowed: "stopped reading" would blame it for resmon's cut. */
+    return w->stopped ? "a signal cut the wait for the reader short" : "the reader stopped reading";
+}

@@ -33,5 +33,8 @@ int reader_wait_writable(reader_wait *w, int fd);
 /* A reader took some: the next wait has READER_STUCK_SEC again (not after a
  * stop). */
 void reader_wait_progress(reader_wait *w);
+/* Why an output's reader was given up on, for its one line: it took
+ * nothing for READER_STUCK_SEC, or a signal cut the wait to its grace. */
+const char *reader_wait_why(const reader_wait *w);
 
 #endif
