@@ -282,6 +282,18 @@ class StuckOutputs(unittest.TestCase):
         self.assertEqual(len(cpu), summary["num_samples"])
         self.assertGreater(len(text), 4 * PIPE_BYTES)
 
+    def test_an_output_to_a_stdout_closed_at_start_is_refused(self):
+        # resmon holds a closed fd 1 with /dev/null, and "-" wrote into it:
+        # the output lost, status 0.
+        for option, what in (("-o", "summary"), ("-s", "samples"), ("--trace", "trace"),
+                             ("--processes-file", "processes")):
+            r = subprocess.run([RESMON, "-q", option, "-", "--", "true"], stdin=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True, timeout=SAFETY_NET_SEC, env=self.env,
+                               preexec_fn=lambda: os.close(1))
+            self.assertEqual(r.returncode, 125, f"{option} -: {r.stderr}")
+            self.assertEqual(r.stderr, f"resmon: cannot write {what} file '-': standard output was closed "
+                                       f"when resmon started\n")
+
 
 if __name__ == "__main__":
     unittest.main()
