@@ -228,6 +228,21 @@ class StuckOutputs(unittest.TestCase):
             self.assertIn(f" '{fifo}': the reader stopped reading; ", err)
         self.assertLess(took, 2 * READER_STUCK_SEC * TIME_FACTOR, err)
 
+    def test_a_stuck_stream_and_a_stuck_plot_share_one_bound(self):
+        # The plot's first write went into its pipe's free room after the
+        # samples' 5 s ran out; counted as the reader reading, it started a
+        # second 5 s (11 s in all).
+        rows, _ = self.held_fifo("rows.csv")
+        plot, fd = self.held_fifo("plot.svg", full=False)
+        started = time.monotonic()
+        p = self.run_to_the_end(["-s", rows, "--plot", plot], ["sleep", "0.2"])
+        err = self.finished(p, SAFETY_NET_SEC, "its -s and --plot FIFOs unread")
+        took = time.monotonic() - started
+        self.assertIn(f"'{rows}': the reader stopped reading; ", err)
+        self.assertIn(f"'{plot}': the reader stopped reading; ", err)
+        self.assertGreater(int.from_bytes(fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"), "little"), 0)
+        self.assertLess(took, 1.6 * READER_STUCK_SEC * TIME_FACTOR, err)
+
     def test_a_reader_that_went_away_is_named(self):
         fifo = self.path("rows.csv")
         os.mkfifo(fifo)

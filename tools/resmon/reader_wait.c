@@ -20,6 +20,7 @@ void reader_wait_init(reader_wait *w, int stop_fd, int stopped)
     w->stop_fd = stop_fd;
     w->stopped = stopped;
     w->deadline = 0;
+    w->gave_up = 0;
 }
 
 static void stop(reader_wait *w, double now)
@@ -42,8 +43,10 @@ int reader_wait_writable(reader_wait *w, int fd)
         if (w->deadline == 0)
             w->deadline = now + (w->stopped ? READER_STOP_GRACE_SEC : READER_STUCK_SEC);
         double left = w->deadline - now;
-        if (left <= 0)
+        if (w->gave_up || left <= 0) {
+            w->gave_up = 1;
             return 0;
+        }
         struct pollfd p[2] = {{.fd = fd, .events = POLLOUT}, {.fd = w->stopped ? -1 : w->stop_fd, .events = POLLIN}};
         int ready = poll(p, 2, (int)(left * 1000) + 1);
         if (ready < 0 && errno == EINTR)
@@ -59,7 +62,7 @@ int reader_wait_writable(reader_wait *w, int fd)
 
 void reader_wait_progress(reader_wait *w)
 {
-    if (!w->stopped)
+    if (!w->stopped && !w->gave_up)
         w->deadline = 0;
 }
 
