@@ -192,6 +192,46 @@ class StuckOutputs(unittest.TestCase):
         # (waitpid) for ever.
         self.stuck_plot("plot.png")
 
+    def hung_converter(self):
+        """A fake rsvg-convert first on PATH that says it started (the
+        witness file), then never ends."""
+        bin_dir = self.path("bin")
+        os.mkdir(bin_dir)
+        witness = self.path("converter-started")
+        with open(os.path.join(bin_dir, "rsvg-convert"), "w") as f:
+            f.write(f"#!/bin/sh\n: > '{witness}'\nexec sleep 1000\n")
+        os.chmod(os.path.join(bin_dir, "rsvg-convert"), 0o755)
+        self.env["PATH"] = bin_dir + os.pathsep + self.env.get("PATH", "")
+        return witness
+
+    def test_a_hung_png_converter_is_given_up(self):
+        # Before: resmon waited for rsvg-convert (waitpid) for ever.
+        self.hung_converter()
+        started = time.monotonic()
+        p = self.run_to_the_end(["--plot", self.path("c.png"), "-o", self.path("s.json")])
+        err = self.finished(p, SAFETY_NET_SEC, "its rsvg-convert hung")
+        self.assertLess(time.monotonic() - started, 1.6 * READER_STUCK_SEC * TIME_FACTOR, err)
+        self.assertRegex(err, r"^resmon: cannot write plot file '.*c\.png': .*rsvg-convert was still running when "
+                              r"the end's 5 s ran out; the PNG was not made\n$")
+        self.assertEqual(p.returncode, 125, err)
+        self.assertFalse(os.path.exists(self.path("c.png")))
+        with open(self.path("s.json")) as f:
+            self.assertEqual(json.load(f)["exit_status"], 0)
+
+    def test_sigterm_ends_resmon_waiting_for_a_hung_png_converter(self):
+        witness = self.hung_converter()
+        p = self.run_to_the_end(["--plot", self.path("c.png"), "-o", self.path("s.json")])
+        deadline = time.monotonic() + SAFETY_NET_SEC
+        while not os.path.exists(witness):  # the converter runs: resmon waits for it
+            if p.poll() is not None or time.monotonic() > deadline:
+                self.fail(f"the converter never started: {p.stderr.read()}")
+            time.sleep(0.01)
+        os.kill(p.pid, signal.SIGTERM)
+        sent = time.monotonic()
+        err = self.finished(p, SAFETY_NET_SEC, "SIGTERM did not end it, its rsvg-convert hung")
+        self.assertLess(time.monotonic() - sent, EXIT_AFTER_SIGTERM_AT_THE_END_SEC, err)
+        self.assertIn("rsvg-convert was still running when a signal cut the wait short; the PNG was not made", err)
+
     def test_a_stuck_summary_fifo_is_given_up_and_the_plot_still_written(self):
         fifo, _ = self.held_fifo("s.json")
         p = self.run_to_the_end(["-o", fifo, "--plot", self.path("c.svg"), "-s", self.path("rows.csv")])

@@ -177,7 +177,7 @@ static int plot_png(output_file *file, const char *converter, const chart_info *
     } else if (chart_render_svg(svg, info, runs, (size_t)count) != 0) {
         snprintf(why, sizeof why, "cannot render the chart: %s", strerror(errno ? errno : EIO));
         fclose(svg);
-    } else if (chart_png_finish(svg, converter, file->stream, why, sizeof why) == 0) {
+    } else if (chart_png_finish(svg, converter, file->stream, NULL, why, sizeof why) == 0) {
         return 0;
     }
     fputs("resmon plot: cannot write '", stderr);

@@ -36,7 +36,8 @@ static void stop(reader_wait *w, double now)
         w->deadline = grace;
 }
 
-int reader_wait_writable(reader_wait *w, int fd)
+/* Waits for events on fd, for a stop, or for the deadline. */
+static int wait_for(reader_wait *w, int fd, short events)
 {
     for (;;) {
         double now = clock_monotonic_sec();
@@ -47,7 +48,7 @@ int reader_wait_writable(reader_wait *w, int fd)
             w->gave_up = 1;
             return 0;
         }
-        struct pollfd p[2] = {{.fd = fd, .events = POLLOUT}, {.fd = w->stopped ? -1 : w->stop_fd, .events = POLLIN}};
+        struct pollfd p[2] = {{.fd = fd, .events = events}, {.fd = w->stopped ? -1 : w->stop_fd, .events = POLLIN}};
         int ready = poll(p, 2, (int)(left * 1000) + 1);
         if (ready < 0 && errno == EINTR)
             continue; /* a signal: its byte is in the stop pipe by now */
@@ -58,6 +59,16 @@ int reader_wait_writable(reader_wait *w, int fd)
         if (ready > 0 && p[0].revents)
             return 1; /* room, or an error (POLLERR: the reader went away) for write(2) to name */
     }
+}
+
+int reader_wait_writable(reader_wait *w, int fd)
+{
+    return wait_for(w, fd, POLLOUT);
+}
+
+int reader_wait_exited(reader_wait *w, int pidfd)
+{
+    return wait_for(w, pidfd, POLLIN);
 }
 
 void reader_wait_progress(reader_wait *w)

@@ -31,6 +31,11 @@ void reader_wait_init(reader_wait *w, int stop_fd, int stopped);
  * when the readers took nothing for READER_STUCK_SEC (since the last
  * progress, of any output), or the grace after a stop ran out. */
 int reader_wait_writable(reader_wait *w, int fd);
+/* Waits, within the same deadline, until pidfd (pidfd_open's) is readable:
+ * its process exited (1); 0 when the deadline passed or after a stop's
+ * grace -- a converter run at the end (rsvg-convert) that hangs costs the
+ * end's one bound, not for ever. */
+int reader_wait_exited(reader_wait *w, int pidfd);
 /* A reader took some: the next wait has READER_STUCK_SEC again (not after a
  * stop, nor once the wait gave up: a later output's write into its pipe's
  * free room is no reader reading, and gave each output its own 5 s). */
