@@ -245,6 +245,12 @@ class BadUsage(Tmp):
         # The same value again is harmless; --label repeats.
         r = resmon("-q", "-i", "0.5", "--interval", "0.5", "--label", "a=1", "--label", "b=2", "--", "true")
         self.assertEqual(r.returncode, 0, r.stderr)
+        # The same number spelt another way is the same value: the texts
+        # differ, and were refused as two values.
+        for option, first, second in (("-i", "0.1", "0.10"), ("--memory-limit", "1M", "1024K"),
+                                      ("--push-timeout", "1", "1.0"), ("--repeat", "1", "01")):
+            r = resmon("-q", option, first, option, second, "--", "true")
+            self.assertEqual(r.returncode, 0, f"{option} {first} {option} {second}: {r.stderr}")
 
     def test_subcommand_option_given_twice_is_refused(self):
         with open(self.path("run.csv"), "w") as f:
@@ -270,6 +276,11 @@ class BadUsage(Tmp):
         # The same value again, and one --label for each RUN: accepted.
         r = resmon("plot", run, run, "-l", "x", "-l", "y", "--title", "T", "--title", "T", "-o", self.path("a.svg"))
         self.assertEqual(r.returncode, 0, r.stderr)
+        # A number spelt another way is the same value (refused as two before).
+        r = resmon("plot", run, "--cpus", "4", "--cpus", "04", "-o", self.path("a.svg"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = resmon("compare", "--alpha", "0.1", "--alpha", "0.10", run, run)
+        self.assertNotIn("given twice", r.stderr)
 
     def test_missing_command(self):
         r = resmon()

@@ -108,7 +108,7 @@ class StuckOutputs(unittest.TestCase):
             summary = json.load(f)
         self.assertEqual(summary["signal"], signal.SIGTERM)
         self.assertGreater(summary["num_samples"], 0)
-        self.assertRegex(err, rf"resmon: error writing \w+ file '{fifo}': the reader stopped reading; "
+        self.assertRegex(err, rf"resmon: error writing \w+ file '{fifo}': a signal cut the wait for the reader short; "
                               rf"[1-9][0-9]* {unit}s? not written\n")
         self.assertEqual(p.returncode, 128 + signal.SIGTERM, err)  # the command's status, as for any failed output
         return err
@@ -192,6 +192,46 @@ class StuckOutputs(unittest.TestCase):
         # (waitpid) for ever.
         self.stuck_plot("plot.png")
 
+    def hung_converter(self):
+        """A fake rsvg-convert first on PATH that says it started (the
+        witness file), then never ends."""
+        bin_dir = self.path("bin")
+        os.mkdir(bin_dir)
+        witness = self.path("converter-started")
+        with open(os.path.join(bin_dir, "rsvg-convert"), "w") as f:
+            f.write(f"#!/bin/sh\n: > '{witness}'\nexec sleep 1000\n")
+        os.chmod(os.path.join(bin_dir, "rsvg-convert"), 0o755)
+        self.env["PATH"] = bin_dir + os.pathsep + self.env.get("PATH", "")
+        return witness
+
+    def test_a_hung_png_converter_is_given_up(self):
+        # Before: resmon waited for rsvg-convert (waitpid) for ever.
+        self.hung_converter()
+        started = time.monotonic()
+        p = self.run_to_the_end(["--plot", self.path("c.png"), "-o", self.path("s.json")])
+        err = self.finished(p, SAFETY_NET_SEC, "its rsvg-convert hung")
+        self.assertLess(time.monotonic() - started, 1.6 * READER_STUCK_SEC * TIME_FACTOR, err)
+        self.assertRegex(err, r"^resmon: cannot write plot file '.*c\.png': .*rsvg-convert was still running when "
+                              r"the end's 5 s ran out; the PNG was not made\n$")
+        self.assertEqual(p.returncode, 125, err)
+        self.assertFalse(os.path.exists(self.path("c.png")))
+        with open(self.path("s.json")) as f:
+            self.assertEqual(json.load(f)["exit_status"], 0)
+
+    def test_sigterm_ends_resmon_waiting_for_a_hung_png_converter(self):
+        witness = self.hung_converter()
+        p = self.run_to_the_end(["--plot", self.path("c.png"), "-o", self.path("s.json")])
+        deadline = time.monotonic() + SAFETY_NET_SEC
+        while not os.path.exists(witness):  # the converter runs: resmon waits for it
+            if p.poll() is not None or time.monotonic() > deadline:
+                self.fail(f"the converter never started: {p.stderr.read()}")
+            time.sleep(0.01)
+        os.kill(p.pid, signal.SIGTERM)
+        sent = time.monotonic()
+        err = self.finished(p, SAFETY_NET_SEC, "SIGTERM did not end it, its rsvg-convert hung")
+        self.assertLess(time.monotonic() - sent, EXIT_AFTER_SIGTERM_AT_THE_END_SEC, err)
+        self.assertIn("rsvg-convert was still running when a signal cut the wait short; the PNG was not made", err)
+
     def test_a_stuck_summary_fifo_is_given_up_and_the_plot_still_written(self):
         fifo, _ = self.held_fifo("s.json")
         p = self.run_to_the_end(["-o", fifo, "--plot", self.path("c.svg"), "-s", self.path("rows.csv")])
@@ -212,7 +252,7 @@ class StuckOutputs(unittest.TestCase):
         sent = time.monotonic()
         err = self.finished(p, SAFETY_NET_SEC, "SIGTERM did not end it, its --plot FIFO full and unread")
         self.assertLess(time.monotonic() - sent, EXIT_AFTER_SIGTERM_AT_THE_END_SEC, err)
-        self.assertIn(f"cannot write plot file '{fifo}': the reader stopped reading;", err)
+        self.assertIn(f"cannot write plot file '{fifo}': a signal cut the wait for the reader short;", err)
         with open(self.path("s.json")) as f:
             self.assertEqual(json.load(f)["exit_status"], 0)
 
@@ -227,6 +267,21 @@ class StuckOutputs(unittest.TestCase):
         for fifo in fifos:
             self.assertIn(f" '{fifo}': the reader stopped reading; ", err)
         self.assertLess(took, 2 * READER_STUCK_SEC * TIME_FACTOR, err)
+
+    def test_a_stuck_stream_and_a_stuck_plot_share_one_bound(self):
+        # The plot's first write went into its pipe's free room after the
+        # samples' 5 s ran out; counted as the reader reading, it started a
+        # second 5 s (11 s in all).
+        rows, _ = self.held_fifo("rows.csv")
+        plot, fd = self.held_fifo("plot.svg", full=False)
+        started = time.monotonic()
+        p = self.run_to_the_end(["-s", rows, "--plot", plot], ["sleep", "0.2"])
+        err = self.finished(p, SAFETY_NET_SEC, "its -s and --plot FIFOs unread")
+        took = time.monotonic() - started
+        self.assertIn(f"'{rows}': the reader stopped reading; ", err)
+        self.assertIn(f"'{plot}': the reader stopped reading; ", err)
+        self.assertGreater(int.from_bytes(fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"), "little"), 0)
+        self.assertLess(took, 1.6 * READER_STUCK_SEC * TIME_FACTOR, err)
 
     def test_a_reader_that_went_away_is_named(self):
         fifo = self.path("rows.csv")
@@ -281,6 +336,18 @@ class StuckOutputs(unittest.TestCase):
         cpu = [e for e in events if e["name"] == "CPU" and e["ph"] == "C"]
         self.assertEqual(len(cpu), summary["num_samples"])
         self.assertGreater(len(text), 4 * PIPE_BYTES)
+
+    def test_an_output_to_a_stdout_closed_at_start_is_refused(self):
+        # resmon holds a closed fd 1 with /dev/null, and "-" wrote into it:
+        # the output lost, status 0.
+        for option, what in (("-o", "summary"), ("-s", "samples"), ("--trace", "trace"),
+                             ("--processes-file", "processes")):
+            r = subprocess.run([RESMON, "-q", option, "-", "--", "true"], stdin=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True, timeout=SAFETY_NET_SEC, env=self.env,
+                               preexec_fn=lambda: os.close(1))
+            self.assertEqual(r.returncode, 125, f"{option} -: {r.stderr}")
+            self.assertEqual(r.stderr, f"resmon: cannot write {what} file '-': standard output was closed "
+                                       f"when resmon started\n")
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -105,7 +106,26 @@ static int copy_png(int png_fd, FILE *out, char *why, size_t cap)
     return 0;
 }
 
-int chart_png_finish(FILE *svg, const char *converter, FILE *out, char *why, size_t cap)
+/* Whether the converter pid exited within wait's deadline; else it is
+ * killed (a hung rsvg-convert held resmon in waitpid for ever) and why says
+ * so.  Without pidfd_open (Linux < 5.3) it is waited for as before. */
+static int converter_exited(pid_t pid, const char *converter, reader_wait *wait, char *why, size_t cap)
+{
+    int pidfd = wait ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
+    if (pidfd < 0)
+        return 1;
+    int exited = reader_wait_exited(wait, pidfd);
+    close(pidfd);
+    if (exited)
+        return 1;
+    kill(pid, SIGKILL);
+    snprintf(why, cap, "%s %s; the PNG was not made", converter,
+             wait->stopped ? "was still running when a signal cut the wait short"
+                           : "was still running when the end's 5 s ran out");
+    return 0;
+}
+
+int chart_png_finish(FILE *svg, const char *converter, FILE *out, reader_wait *wait, char *why, size_t cap)
 {
     int rc = -1, err_fd = -1, png_fd = -1, status = 0;
     posix_spawn_file_actions_t actions;
@@ -140,9 +160,12 @@ int chart_png_finish(FILE *svg, const char *converter, FILE *out, char *why, siz
     } else if ((errno = posix_spawn(&pid, converter, &actions, &attr, argv, environ)) != 0) {
         snprintf(why, cap, "cannot run %s: %s", converter, strerror(errno));
     } else {
+        int exited = converter_exited(pid, converter, wait, why, cap);
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
             ;
-        if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+        if (!exited) {
+            /* why names the hang */
+        } else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
             rc = copy_png(png_fd, out, why, cap);
         } else {
             int n = WIFEXITED(status) ? snprintf(why, cap, "%s exited with status %d", converter, WEXITSTATUS(status))

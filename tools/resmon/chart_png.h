@@ -5,6 +5,8 @@
 #define RESMON_CHART_PNG_H
 
 #include <stddef.h>
+#include "reader_wait.h"
+
 #include <stdio.h>
 
 /* Whether a chart written to path is PNG (a .png name, any case), SVG, or
@@ -16,7 +18,8 @@ int chart_output_check(const char *path, const char *option, char *converter, si
 FILE *chart_png_begin(void);
 /* Converts what svg holds to PNG, written to out, and closes svg.  Returns
  * 0 (a failed write of out is out's, for its publish to name), or fills why
- * with one line's worth and returns -1. */
-int chart_png_finish(FILE *svg, const char *converter, FILE *out, char *why, size_t cap);
+ * with one line's worth and returns -1.  With wait (not NULL) a converter
+ * still running at its deadline, or after a stop's grace, is killed. */
+int chart_png_finish(FILE *svg, const char *converter, FILE *out, reader_wait *wait, char *why, size_t cap);
 
 #endif

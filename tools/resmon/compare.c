@@ -1473,10 +1473,21 @@ static int compare_usage_error(const char *fmt, const char *arg)
     return EXIT_USAGE;
 }
 
+enum { OPT_MAX_INCREASE = 1000, OPT_FORMAT, OPT_ALPHA, OPT_ALL, OPT_ALLOW_DIFFERENT_COMMANDS };
+
+/* --alpha is a number: "--alpha 0.1 --alpha 0.10" gives it once (option_once.c). */
+static int compare_option_number(int code, const char *text, double *value)
+{
+    char *end;
+    if (code != OPT_ALPHA)
+        return -1;
+    *value = strtod(text, &end);
+    return end == text || *end ? -1 : 0;
+}
+
 /* Returns 0, -1 after --help, or EXIT_USAGE after one line. */
 static int compare_parse(int argc, char **argv, compare_options *o)
 {
-    enum { OPT_MAX_INCREASE = 1000, OPT_FORMAT, OPT_ALPHA, OPT_ALL, OPT_ALLOW_DIFFERENT_COMMANDS };
     static const struct option longopts[] = {
         {"max-increase", required_argument, NULL, OPT_MAX_INCREASE},
         {"format", required_argument, NULL, OPT_FORMAT},
@@ -1494,7 +1505,7 @@ static int compare_parse(int argc, char **argv, compare_options *o)
     opterr = 0;
     optind = 0; /* glibc's full reset: a second call (the Python binding's) forgets the first's argv */
     int c;
-    option_once given = {0};
+    option_once given = {.number = compare_option_number};
     char twice[160];
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         if (optarg && c != '?' && c != OPT_MAX_INCREASE && /* --max-increase: one for each KEY */

@@ -29,13 +29,23 @@ static void option_name(int code, const struct option *longopts, char *name, siz
     snprintf(name, cap, "an option");
 }
 
+/* "0.1" and "0.10" are one interval: where the option has a number, the
+ * numbers are compared, for a harmless repeat not to be refused. */
+static int same_value(const option_once *seen, int code, const char *earlier, const char *value)
+{
+    if (strcmp(earlier, value) == 0)
+        return 1;
+    double a, b;
+    return seen->number && seen->number(code, earlier, &a) == 0 && seen->number(code, value, &b) == 0 && a == b;
+}
+
 int option_once_check(option_once *seen, int code, const char *value, const struct option *longopts, char *fmt,
                       size_t cap)
 {
     for (size_t i = 0; i < seen->count; i++) {
         if (seen->codes[i] != code)
             continue;
-        if (strcmp(seen->values[i], value) == 0)
+        if (same_value(seen, code, seen->values[i], value))
             return 0;
         char name[64];
         option_name(code, longopts, name, sizeof name);

@@ -10,15 +10,24 @@
 
 #define OPTION_ONCE_MAX 64
 
-/* The values given so far, by getopt's code.  Zero it before parsing. */
+/* An option's value as a number where it has one (a number of seconds, a
+ * count, a size): 0 and *value; -1 where its text is the value (a path, a
+ * title) or the text is not one. */
+typedef int (*option_once_number)(int code, const char *text, double *value);
+
+/* The values given so far, by getopt's code.  Zero it before parsing; set
+ * number where the parser has options whose values are numbers, so that
+ * "-i 0.1 -i 0.10" is the same value given twice, not two. */
 typedef struct option_once {
     int codes[OPTION_ONCE_MAX];
     const char *values[OPTION_ONCE_MAX];
     size_t count;
+    option_once_number number;
 } option_once;
 
 /* Records value for the option getopt returned as code (long options
- * described by longopts).  The same value again is harmless; a different
+ * described by longopts).  The same value again (the same text, or the
+ * same number by seen->number) is harmless; a different
  * one is refused: fills fmt with one line's text, "-o given twice ('%s'
  * after an earlier one): give it once" (%s: the value, for the caller's
  * usage error to print), and returns -1.  0 else. */

@@ -334,12 +334,48 @@ static int repeat_options_check(const cli_options *o, int warmup_given)
     return 0;
 }
 
+enum { OPT_PLOT = 256, OPT_GPU, OPT_NO_CHILDREN, OPT_DURATION, OPT_PID, OPT_VERSION, OPT_HELP, OPT_LIST_GPUS,
+       OPT_WAIT_ORPHANS, OPT_RESET_PEAK, OPT_METRICS, OPT_MEMORY_LIMIT, OPT_NO_CGROUP, OPT_CGROUP,
+       OPT_REPEAT, OPT_WARMUP, OPT_IGNORE_FAILURE, OPT_TRACE, OPT_PROCESSES_FILE,
+       OPT_PROCESSES };
+
+/* The options whose values are numbers, read as their cases below read
+ * them (option_once's rule compares these by number: "-i 0.1 -i 0.10"). */
+static int option_number(int code, const char *text, double *value)
+{
+    long count;
+    pid_t pid;
+    uint64_t bytes;
+    switch (code) {
+    case 'i':
+    case OPT_DURATION:
+    case EXPORTER_OPT_SERVE_LINGER:
+    case EXPORTER_OPT_PUSH_INTERVAL:
+    case EXPORTER_OPT_PUSH_TIMEOUT:
+        return parse_seconds(text, value, 1) < 0 ? -1 : 0;
+    case OPT_REPEAT:
+    case OPT_WARMUP:
+        if (parse_count(text, 0, &count) < 0)
+            return -1;
+        *value = (double)count;
+        return 0;
+    case OPT_PID:
+        if (parse_pid(text, &pid) < 0)
+            return -1;
+        *value = (double)pid;
+        return 0;
+    case OPT_MEMORY_LIMIT:
+        if (parse_size(text, &bytes) < 0)
+            return -1;
+        *value = (double)bytes;
+        return 0;
+    default:
+        return -1;
+    }
+}
+
 int cli_parse(int argc, char **argv, cli_options *o)
 {
-    enum { OPT_PLOT = 256, OPT_GPU, OPT_NO_CHILDREN, OPT_DURATION, OPT_PID, OPT_VERSION, OPT_HELP, OPT_LIST_GPUS,
-           OPT_WAIT_ORPHANS, OPT_RESET_PEAK, OPT_METRICS, OPT_MEMORY_LIMIT, OPT_NO_CGROUP, OPT_CGROUP,
-           OPT_REPEAT, OPT_WARMUP, OPT_IGNORE_FAILURE, OPT_TRACE, OPT_PROCESSES_FILE,
-           OPT_PROCESSES };
     int warmup_given = 0;
     static const struct option longopts[] = {
         {"interval", required_argument, NULL, 'i'},
@@ -379,7 +415,7 @@ int cli_parse(int argc, char **argv, cli_options *o)
     opterr = 0; /* our own messages: one line each */
     int c, word_index = optind;
     /* "+": stop at the first non-option, which starts COMMAND. */
-    option_once given = {0};
+    option_once given = {.number = option_number};
     for (; (c = getopt_long(argc, argv, "+:i:o:s:qh", longopts, NULL)) != -1; word_index = optind) {
         /* A second value silently replaced the first: refused, as in every
          * subcommand (only --label repeats). */

@@ -31,12 +31,16 @@
 #include <time.h>
 #include <unistd.h>
 
+/* "-" then names /dev/null, not where the user meant the output to go. */
+static int stdout_closed_at_start;
+
 void standard_fds_occupy(void)
 {
     /* With fd 0, 1 or 2 closed, the next open() would take its number: the
      * summary would become the command's stdout.  /dev/null holds the place. */
     for (int fd = 0; fd <= 2; fd++)
         if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
+            stdout_closed_at_start |= fd == STDOUT_FILENO;
             int null_fd = open("/dev/null", O_RDWR); /* the lowest free number: fd itself */
             if (null_fd > 2)
                 close(null_fd); /* cannot happen: fd was free */
@@ -276,6 +280,10 @@ int output_file_open(output_file *f, const char *path, const char *what)
     f->path = path;
     f->what = what;
     if (strcmp(path, "-") == 0) {
+        /* Written into the /dev/null holding fd 1's place, it would be lost
+         * with status 0 (">&-", a closed stdout of a service). */
+        if (stdout_closed_at_start)
+            return fail(f, EBADF, "standard output was closed when resmon started");
         f->stream = stdout;
         f->fd = STDOUT_FILENO;
         return 0;
@@ -355,7 +363,7 @@ static const char *reader_failure(const output_file *f, int err, char *reason, s
     if (!f->sink || !f->sink->in_place || (err != ETIMEDOUT && err != EPIPE))
         return NULL;
     snprintf(reason, cap, "%s; %llu byte%s not written",
-             err == EPIPE ? "the reader went away" : "the reader stopped reading", f->sink->lost,
+             err == EPIPE ? "the reader went away" : reader_wait_why(f->sink->wait), f->sink->lost,
              f->sink->lost == 1 ? "" : "s");
     return reason;
 }

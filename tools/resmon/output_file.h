@@ -22,7 +22,8 @@ typedef struct output_file {
     struct output_sink *sink; /* where the stream's failed write(2) keeps its errno; NULL for stdout */
 } output_file;
 /* Occupies closed descriptors 0, 1 and 2 with /dev/null, so no file resmon
- * opens later takes their place.  Call before opening anything. */
+ * opens later takes their place.  Call before opening anything: an output
+ * named "-" is then refused by output_file_open where stdout was closed. */
 void standard_fds_occupy(void);
 /* Opens path for writing, close-on-exec, leaving an existing file untouched
  * (see output_file.c).  Returns 0, or prints one line and returns -1. */

@@ -244,8 +244,9 @@ void output_start_on_own_line(FILE *stdout_stream)
         fputc('\n', stdout_stream);
 }
 
-/* The chart, as SVG or (through rsvg-convert) PNG.  0, or -1 (printed). */
-static int write_plot(const cli_options *o, outputs *out, const run_result *r)
+/* The chart, as SVG or (through rsvg-convert, within wait's deadline) PNG.
+ * 0, or -1 (printed). */
+static int write_plot(const cli_options *o, outputs *out, const run_result *r, reader_wait *wait)
 {
     char title[512];
     chart_title(o, title, sizeof title);
@@ -263,7 +264,7 @@ static int write_plot(const cli_options *o, outputs *out, const run_result *r)
         snprintf(why, sizeof why, "cannot render the chart: %s", strerror(-drawn));
         fclose(svg);
     } else {
-        converted = chart_png_finish(svg, out->plot_converter, out->plot.stream, why, sizeof why) == 0;
+        converted = chart_png_finish(svg, out->plot_converter, out->plot.stream, wait, why, sizeof why) == 0;
     }
     if (converted)
         return output_file_publish(&out->plot);
@@ -329,7 +330,7 @@ int outputs_finish(const cli_options *o, outputs *out, const run_result *run)
         rc |= finish_stream(&outcome, "processes file", o->processes_path, "row", &out->processes_output);
     }
     if (out->plot.stream)
-        rc |= write_plot(o, out, r);
+        rc |= write_plot(o, out, r, &wait);
     chart_series_free(out->chart);
     out->chart = NULL;
     if (out->summary.stream) {

@@ -54,10 +54,21 @@ typedef struct plot_options {
     int run_count;
 } plot_options;
 
+enum { OPT_TITLE = 256, OPT_CPUS };
+
+/* --cpus is a number: "--cpus 4 --cpus 04" gives it once (option_once.c). */
+static int plot_option_number(int code, const char *text, double *value)
+{
+    char *end;
+    if (code != OPT_CPUS)
+        return -1;
+    *value = (double)strtol(text, &end, 10);
+    return end == text || *end ? -1 : 0;
+}
+
 /* 0, -1 after --help, or EXIT_USAGE (printed). */
 static int plot_parse(int argc, char **argv, plot_options *o)
 {
-    enum { OPT_TITLE = 256, OPT_CPUS };
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'}, {"label", required_argument, NULL, 'l'},
         {"title", required_argument, NULL, OPT_TITLE}, {"cpus", required_argument, NULL, OPT_CPUS},
@@ -67,7 +78,7 @@ static int plot_parse(int argc, char **argv, plot_options *o)
     opterr = 0;
     optind = 1;
     int c;
-    option_once given = {0};
+    option_once given = {.number = plot_option_number};
     char twice[160];
     while ((c = getopt_long(argc, argv, ":o:l:h", longopts, NULL)) != -1) {
         if (optarg && c != ':' && c != '?' && c != 'l' && /* -l: one for each RUN */
@@ -166,7 +177,7 @@ static int plot_png(output_file *file, const char *converter, const chart_info *
     } else if (chart_render_svg(svg, info, runs, (size_t)count) != 0) {
         snprintf(why, sizeof why, "cannot render the chart: %s", strerror(errno ? errno : EIO));
         fclose(svg);
-    } else if (chart_png_finish(svg, converter, file->stream, why, sizeof why) == 0) {
+    } else if (chart_png_finish(svg, converter, file->stream, NULL, why, sizeof why) == 0) {
         return 0;
     }
     fputs("resmon plot: cannot write '", stderr);

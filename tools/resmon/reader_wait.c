@@ -20,6 +20,7 @@ void reader_wait_init(reader_wait *w, int stop_fd, int stopped)
     w->stop_fd = stop_fd;
     w->stopped = stopped;
     w->deadline = 0;
+    w->gave_up = 0;
 }
 
 static void stop(reader_wait *w, double now)
@@ -35,16 +36,19 @@ static void stop(reader_wait *w, double now)
         w->deadline = grace;
 }
 
-int reader_wait_writable(reader_wait *w, int fd)
+/* Waits for events on fd, for a stop, or for the deadline. */
+static int wait_for(reader_wait *w, int fd, short events)
 {
     for (;;) {
         double now = clock_monotonic_sec();
         if (w->deadline == 0)
             w->deadline = now + (w->stopped ? READER_STOP_GRACE_SEC : READER_STUCK_SEC);
         double left = w->deadline - now;
-        if (left <= 0)
+        if (w->gave_up || left <= 0) {
+            w->gave_up = 1;
             return 0;
-        struct pollfd p[2] = {{.fd = fd, .events = POLLOUT}, {.fd = w->stopped ? -1 : w->stop_fd, .events = POLLIN}};
+        }
+        struct pollfd p[2] = {{.fd = fd, .events = events}, {.fd = w->stopped ? -1 : w->stop_fd, .events = POLLIN}};
         int ready = poll(p, 2, (int)(left * 1000) + 1);
         if (ready < 0 && errno == EINTR)
             continue; /* a signal: its byte is in the stop pipe by now */
@@ -57,8 +61,25 @@ int reader_wait_writable(reader_wait *w, int fd)
     }
 }
 
+int reader_wait_writable(reader_wait *w, int fd)
+{
+    return wait_for(w, fd, POLLOUT);
+}
+
+int reader_wait_exited(reader_wait *w, int pidfd)
+{
+    return wait_for(w, pidfd, POLLIN);
+}
+
 void reader_wait_progress(reader_wait *w)
 {
-    if (!w->stopped)
+    if (!w->stopped && !w->gave_up)
         w->deadline = 0;
+}
+
+const char *reader_wait_why(const reader_wait *w)
+{
+    /* After a signal the reader may have been reading, only slower than the
+     * grace allowed: "stopped reading" would blame it for resmon's cut. */
+    return w->stopped ? "a signal cut the wait for the reader short" : "the reader stopped reading";
 }

@@ -275,7 +275,7 @@ void stream_writer_close(stream_writer *w, reader_wait *wait, stream_outcome *ou
         outcome->error = -w->error;
     } else if (w->overflow || w->written < w->used) {
         outcome->reader_stuck = 1;
-        outcome->stuck_why = w->overflow ? "the reader fell 64 MiB behind" : "the reader stopped reading";
+        outcome->stuck_why = w->overflow ? "the reader fell 64 MiB behind" : reader_wait_why(wait);
         outcome->lines_lost = w->lines_dropped + pending;
     }
     stream_writer_discard(w);
