@@ -192,7 +192,13 @@ class WideTreeInItsLeaf(unittest.TestCase):
         summary = self.run_tree(100)
         self.assertGreaterEqual(summary["peak_nprocs"], 65)  # the walk saw it wide
         self.assertIn("walk_interval_sec", summary)
-        self.assertGreater(summary["walk_interval_sec"], summary["interval_sec"])
+        # Under TSan (a fresh-clone run's TSan stage) the tree grew so slowly
+        # that its count rose by over a quarter between walks up to the end,
+        # and each such rise walks at the next sample: walk_interval_sec came
+        # out 0.046 at -i 0.05.  The cadence is a cost figure, so it is held
+        # only unsanitized; the CPU must be exact either way.
+        if not SANITIZED:
+            self.assertGreater(summary["walk_interval_sec"], summary["interval_sec"])
         self.assert_cpu_is_the_kernels(summary)
 
     def test_cpu_of_a_process_that_left_the_leaf_is_counted(self):
