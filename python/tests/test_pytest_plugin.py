@@ -312,7 +312,10 @@ def test_a_measured_test_resets_the_peak_mark_only_without_a_leaf(tmp_path, monk
     # peak of the process image pytest was exec'd from (this test's own
     # pytest when it is large), which no reset clears.  The 100 MiB is mapped
     # and unmapped directly, so that no allocator (ASan's quarantine) keeps it
-    # resident; the same file run unmeasured is the control.
+    # resident; the same file run unmeasured is the control.  The two
+    # outcomes are told apart by half the block, not by its whole size: the
+    # process's resident set grows between the peak and the next test (ASan's
+    # shadow, the sampler's thread), 0.1-1 MiB that a 99 MiB bound missed in CI.
     source = """
         import mmap, os
 
@@ -332,7 +335,7 @@ def test_a_measured_test_resets_the_peak_mark_only_without_a_leaf(tmp_path, monk
             if os.environ.get("EXPECT_RESET"):
                 assert above < 50 * 1024
             else:
-                assert above >= 99 * 1024
+                assert above >= 75 * 1024
     """
     control = run_pytest(tmp_path, source)
     ini = f"resmon_cgroup = {cgroup}\n"
