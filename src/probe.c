@@ -3,11 +3,12 @@
  * (see probe.h): opening and closing a probe, and one reading, which reads
  * each tracked process once (probe_read.c) and hands the figures to the
  * concerns split out in probe_tree.c, probe_cpu.c, probe_peak.c and
- * metrics.c (see probe_internal.h).  It alone calls them all: the walk
+ * metrics.c (see probe_state.h).  It alone calls them all: the walk
  * (probe_tree.c) says which processes ended, and this file hands those to
  * CPU, peak and metric settlement, so no file below calls back up.
  */
-#include "probe_internal.h"
+#include "probe.h"
+#include "probe_state.h"
 #include "internal.h"
 
 #include <errno.h>
@@ -367,4 +368,25 @@ long rm__probe_online_cpus(const rm__probe *p)
 unsigned rm__probe_generation(const rm__probe *p)
 {
     return p->generation;
+}
+
+/* probe.h's functions whose work is one concern's: this file is the face. */
+int rm__probe_members_of_cgroup(rm__probe *p, const char *dir)
+{
+    return rm__probe_tree_use_cgroup(p, dir);
+}
+
+int rm__probe_peak_rss(rm__probe *p, uint64_t *bytes, resmon_hwm_scope *scope, int *reset_error)
+{
+    return rm__probe_peak_read(p, bytes, scope, reset_error);
+}
+
+int rm__probe_keep_processes(rm__probe *p, struct rm__process_list *list)
+{
+    return rm__probe_processes_keep(p, list);
+}
+
+void rm__probe_processes_end(rm__probe *p)
+{
+    rm__probe_processes_close(p);
 }

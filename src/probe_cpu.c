@@ -1,5 +1,5 @@
 /*
- * probe_cpu.c -- a probe's CPU accounting (see probe_internal.h): every CPU
+ * probe_cpu.c -- a probe's CPU accounting (see probe_state.h): every CPU
  * second the kernel accounts to the target's processes is counted once, and
  * handed out to the readings no faster than the tree could have run.
  *
@@ -9,7 +9,7 @@
  * it is taken off, since its parent's cutime now holds all of it).
  * reported_ns is what the readings handed out: the difference is carried.
  */
-#include "probe_internal.h"
+#include "probe_state.h"
 
 #include <sys/resource.h>
 

@@ -4,7 +4,7 @@
  * the largest followed), or watched (never reset, the window's exact peak
  * where a mark that rose shows it).
  */
-#include "probe_internal.h"
+#include "probe_state.h"
 #include "regular_file.h"
 
 #include <errno.h>
@@ -110,7 +110,7 @@ void rm__probe_peak_begin(rm__probe *p)
     rm__probe_peak_refresh_root(p, p->previous_boottime_ns); /* known even if it ends before the next reading */
 }
 
-int rm__probe_peak_rss(rm__probe *p, uint64_t *bytes, resmon_hwm_scope *scope, int *reset_error)
+int rm__probe_peak_read(rm__probe *p, uint64_t *bytes, resmon_hwm_scope *scope, int *reset_error)
 {
     uint64_t peak = p->ended_peak_bytes > p->lifetime_peak_bytes ? p->ended_peak_bytes : p->lifetime_peak_bytes;
     int any = p->ended_peak_known || p->lifetime_peak_bytes > 0, read_error = -ESRCH;

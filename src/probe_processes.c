@@ -6,13 +6,13 @@
  * read of any process: its name and start come from the stat reads the
  * tree already makes (rm__probe_note_identity).
  */
-#include "probe_internal.h"
+#include "probe_state.h"
 #include "internal.h"
 
 #include <errno.h>
 #include <math.h>
 
-int rm__probe_keep_processes(rm__probe *p, rm__process_list *list)
+int rm__probe_processes_keep(rm__probe *p, rm__process_list *list)
 {
     if (!p->include_children)
         return -ENOTSUP; /* one process: its stat is not read, and the summary is its record */
@@ -60,7 +60,7 @@ void rm__probe_process_ended(rm__probe *p, const rm__tracked *t)
                    t->ending == ENDED_LEFT ? RESMON_PROCESS_LEFT : RESMON_PROCESS_EXITED);
 }
 
-void rm__probe_processes_end(rm__probe *p)
+void rm__probe_processes_close(rm__probe *p)
 {
     if (!p->processes)
         return;

@@ -1,10 +1,10 @@
 /*
- * probe_read.c -- the reads of one tracked process (see probe_internal.h):
+ * probe_read.c -- the reads of one tracked process (see probe_state.h):
  * its CPU clock, statm and stat.  A leaf of the probe: it calls only the
  * file readers and parsers below it, never back into the probe's other
  * files, which all read processes through it.
  */
-#include "probe_internal.h"
+#include "probe_state.h"
 #include "fileio.h"
 #include "regular_file.h"
 #include "internal.h"

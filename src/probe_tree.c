@@ -1,11 +1,11 @@
 /*
- * probe_tree.c -- which processes a probe tracks (see probe_internal.h):
+ * probe_tree.c -- which processes a probe tracks (see probe_state.h):
  * tracking and untracking, the walk of the tree and orphans.  It finds
  * which processes ended and leaves settling their accounts to probe.c: it
  * calls only down (probe_read.c, metrics.c's per-process open and close,
  * proc_tree.c), never into CPU or peak accounting.
  */
-#include "probe_internal.h"
+#include "probe_state.h"
 #include "regular_file.h"
 
 #include <errno.h>
@@ -193,7 +193,7 @@ static int left_cgroup(rm__tracked *t)
     return still_alive(t, &ppid) && rm__probe_read_process(t, &now) == 0 && now.has_memory;
 }
 
-int rm__probe_members_of_cgroup(rm__probe *p, const char *dir)
+int rm__probe_tree_use_cgroup(rm__probe *p, const char *dir)
 {
     if (!p->include_children)
         return -EINVAL;

@@ -7,7 +7,7 @@
  * and with the /proc scan.
  */
 #include "probe.h"
-#include "probe_internal.h"
+#include "probe_state.h"
 #include "resmon.h"
 #include "test_util.h"
 

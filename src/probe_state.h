@@ -1,6 +1,7 @@
 /*
- * probe_internal.h -- the probe's state, shared by the files that split its
- * work by concern (see probe.h for what a reading gives):
+ * probe_state.h -- the probe's state: the ground floor of the files that
+ * split its work by concern (see probe.h, the face that probe.c alone
+ * implements, for what a reading gives):
  *
  *   probe.c       opening, closing, and one reading (read_all): it reads
  *                 each tracked process once -- CPU clock, statm and, when
@@ -19,18 +20,21 @@
  * Calls point one way: probe.c calls the others; probe_tree.c and
  * probe_cpu.c call probe_read.c (and metrics.c); none calls probe.c, and
  * neither probe_tree.c nor probe_cpu.c nor probe_peak.c calls another of them;
- * probe_processes.c reads rows only (rm__probe_known_peak below).
+ * probe_processes.c reads rows only (rm__probe_known_peak below).  This
+ * header includes nothing of probe.c's: the files below probe.c see its state
+ * and their own functions here, and probe.h's functions are all probe.c's
+ * (those whose work is a concern's hand it on: rm__probe_peak_rss to
+ * rm__probe_peak_read, and so on).
  *
  * A tracked process is one row (rm__tracked): its /proc files, its CPU
  * accounting, its peak marks and its metric-group counters (metrics.h), so
  * a reading reads each /proc file of a process at most once.
  */
-#ifndef RESMON_PROBE_INTERNAL_H
-#define RESMON_PROBE_INTERNAL_H
+#ifndef RESMON_PROBE_STATE_H
+#define RESMON_PROBE_STATE_H
 
 #include "metrics.h"
 #include "pid_index.h"
-#include "probe.h"
 #include "proc_tree.h"
 #include "procfs.h"
 #include "process_list.h"
@@ -39,6 +43,8 @@
 #include <string.h>
 #include <sys/types.h>
 #include <time.h>
+
+typedef struct rm__probe rm__probe; /* as probe.h says: C11 allows the repeat */
 
 /* One tracked process: the one row every concern reads and writes. */
 typedef struct rm__tracked {
@@ -221,6 +227,8 @@ rm__tracked *rm__probe_find(rm__probe *p, pid_t pid);
  * returns how many are marked; probe.c settles them, then drops them. */
 size_t rm__probe_refresh_tree(rm__probe *p);
 void rm__probe_drop_ended(rm__probe *p);
+/* rm__probe_members_of_cgroup's work (probe.h). */
+int rm__probe_tree_use_cgroup(rm__probe *p, const char *dir);
 
 /* A process's name and start time, from a stat read of it (tree mode). */
 static inline void rm__probe_note_identity(rm__tracked *t, const rm__proc_stat *st)
@@ -305,9 +313,14 @@ void rm__probe_peak_marks_after_read(rm__probe *p, rm__tracked *t, const rm__pro
 void rm__probe_peak_refresh_root(rm__probe *p, uint64_t boot_ns);
 void rm__probe_peak_settle(rm__probe *p, const rm__tracked *t);
 void rm__probe_peak_begin(rm__probe *p);
+/* rm__probe_peak_rss's work (probe.h). */
+int rm__probe_peak_read(rm__probe *p, uint64_t *bytes, resmon_hwm_scope *scope, int *reset_error);
 
 /* probe_processes.c: a process found ended (ENDED_REAPED or ENDED_LEFT),
  * before it is dropped. */
 void rm__probe_process_ended(rm__probe *p, const rm__tracked *t);
+/* rm__probe_keep_processes's and rm__probe_processes_end's work (probe.h). */
+int rm__probe_processes_keep(rm__probe *p, rm__process_list *list);
+void rm__probe_processes_close(rm__probe *p);
 
 #endif
