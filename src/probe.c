@@ -29,7 +29,7 @@ int rm__probe_open(rm__probe **out, pid_t pid, int include_children, const char 
     p->page_size = (uint64_t)sysconf(_SC_PAGESIZE);
     p->ticks_per_sec = sysconf(_SC_CLK_TCK);
     p->tick_ns = p->ticks_per_sec > 0 ? 1000000000u / (uint64_t)p->ticks_per_sec : 0;
-    p->online_cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    p->cpu.online_cpus = sysconf(_SC_NPROCESSORS_ONLN);
     rm__metrics_init(&p->metrics, 0, 0, include_children, p->ticks_per_sec);
     p->proc_fd = open(proc_root ? proc_root : "/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     int rc = p->proc_fd < 0 ? -errno : 0;
@@ -51,9 +51,9 @@ int rm__probe_open(rm__probe **out, pid_t pid, int include_children, const char 
         rm__probe_close(p);
         return rc;
     }
-    p->root_is_our_child = include_children && root->ppid == getpid();
+    p->cpu.root_is_our_child = include_children && root->ppid == getpid();
     int subreaper = 0;
-    p->adopts_orphans = p->root_is_our_child && prctl(PR_GET_CHILD_SUBREAPER, &subreaper, 0, 0, 0) == 0 && subreaper;
+    p->adopts_orphans = p->cpu.root_is_our_child && prctl(PR_GET_CHILD_SUBREAPER, &subreaper, 0, 0, 0) == 0 && subreaper;
     *out = p;
     return 0;
 }
@@ -73,12 +73,12 @@ void rm__probe_fill_metrics(const rm__probe *p, resmon_sample *s)
 
 void rm__probe_keep_peak_marks(rm__probe *p)
 {
-    p->keep_peak_marks = 1;
+    p->peak.keep_marks = 1;
 }
 
 void rm__probe_watch_peak_marks(rm__probe *p)
 {
-    p->watch_peak_marks = 1;
+    p->peak.watch_marks = 1;
 }
 
 void rm__probe_close(rm__probe *p)
@@ -262,7 +262,7 @@ static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
         uint64_t rss_bytes = now.rss_pages * p->page_size;
         if (rss_bytes > t->peak_rss_bytes)
             t->peak_rss_bytes = rss_bytes; /* the sampled peak; the marks in probe_peak.c */
-        if (p->keep_peak_marks || p->watch_peak_marks)
+        if (p->peak.keep_marks || p->peak.watch_marks)
             rm__probe_peak_marks_after_read(p, t, &now);
     }
     int root_reaped = p->procs[0].ending == ENDED_REAPED;
@@ -282,7 +282,7 @@ static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
     } else {
         if (!baseline && !p->procs[0].is_self)
             rm__probe_peak_refresh_root(p, boot_ns);
-        if (baseline || p->root_is_our_child)
+        if (baseline || p->cpu.root_is_our_child)
             rm__probe_cpu_note_children(p, baseline);
     }
     if (groups)
@@ -345,24 +345,24 @@ int rm__probe_root_running(rm__probe *p)
 
 uint64_t rm__probe_cpu_pending(const rm__probe *p)
 {
-    int64_t pending = p->counted_ns - (int64_t)p->reported_ns;
+    int64_t pending = p->cpu.counted_ns - (int64_t)p->cpu.reported_ns;
     return pending > 0 ? (uint64_t)pending : 0;
 }
 
 uint64_t rm__probe_cpu_counted(const rm__probe *p)
 {
-    return p->counted_ns > 0 ? (uint64_t)p->counted_ns : 0;
+    return p->cpu.counted_ns > 0 ? (uint64_t)p->cpu.counted_ns : 0;
 }
 
 void rm__probe_cpu_rebase(rm__probe *p, uint64_t handed_ns)
 {
     uint64_t counted = rm__probe_cpu_counted(p);
-    p->reported_ns = handed_ns < counted ? handed_ns : counted;
+    p->cpu.reported_ns = handed_ns < counted ? handed_ns : counted;
 }
 
 long rm__probe_online_cpus(const rm__probe *p)
 {
-    return p->online_cpus;
+    return p->cpu.online_cpus;
 }
 
 unsigned rm__probe_generation(const rm__probe *p)

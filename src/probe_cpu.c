@@ -22,8 +22,8 @@ static uint64_t lifetime_cpu_ns(const rm__tracked *t)
 
 void rm__probe_cpu_begin(rm__probe *p)
 {
-    p->counted_ns = 0;
-    p->reported_ns = 0;
+    p->cpu.counted_ns = 0;
+    p->cpu.reported_ns = 0;
 }
 
 void rm__probe_cpu_catch_up(rm__probe *p)
@@ -50,7 +50,7 @@ void rm__probe_cpu_catch_up(rm__probe *p)
  * increase as a run of samples pinned at every CPU busy. */
 void rm__probe_cpu_settle(rm__probe *p, const rm__tracked *t, rm__tracked *parent)
 {
-    p->counted_ns -= (int64_t)lifetime_cpu_ns(t);
+    p->cpu.counted_ns -= (int64_t)lifetime_cpu_ns(t);
     rm__metrics_settle_reaped(&p->metrics, &t->metrics);
     if (p->include_children)
         parent->stat_due = p->stat_due_pending = 1;
@@ -75,11 +75,11 @@ static uint64_t our_children_cpu_ns(uint64_t *switches)
 
 void rm__probe_cpu_note_children(rm__probe *p, int baseline)
 {
-    if (p->root_is_our_child)
-        p->our_children_ns = our_children_cpu_ns(p->our_children_switches);
+    if (p->cpu.root_is_our_child)
+        p->cpu.our_children_ns = our_children_cpu_ns(p->cpu.our_children_switches);
     if (baseline) {
-        p->root_start_switches[0] = p->procs[0].metrics.last[RM__VOLUNTARY_SWITCHES];
-        p->root_start_switches[1] = p->procs[0].metrics.last[RM__INVOLUNTARY_SWITCHES];
+        p->cpu.root_start_switches[0] = p->procs[0].metrics.last[RM__VOLUNTARY_SWITCHES];
+        p->cpu.root_start_switches[1] = p->procs[0].metrics.last[RM__INVOLUNTARY_SWITCHES];
     }
 }
 
@@ -93,8 +93,8 @@ void rm__probe_cpu_note_children(rm__probe *p, int baseline)
 static void count_root_switches(rm__probe *p, const uint64_t *now)
 {
     for (int i = 0; i < 2; i++) {
-        uint64_t life = now[i] > p->our_children_switches[i] ? now[i] - p->our_children_switches[i] : 0;
-        uint64_t window = life > p->root_start_switches[i] ? life - p->root_start_switches[i] : 0;
+        uint64_t life = now[i] > p->cpu.our_children_switches[i] ? now[i] - p->cpu.our_children_switches[i] : 0;
+        uint64_t window = life > p->cpu.root_start_switches[i] ? life - p->cpu.root_start_switches[i] : 0;
         rm__metrics_raise_switches(&p->metrics, i == 0 ? RM__VOLUNTARY_SWITCHES : RM__INVOLUNTARY_SWITCHES,
                                    window);
     }
@@ -106,15 +106,15 @@ static void count_root_switches(rm__probe *p, const uint64_t *now)
  * was reaped in that interval, and never more than the machine could run). */
 void rm__probe_cpu_root_tail(rm__probe *p, uint64_t boot_ns)
 {
-    if (!p->root_is_our_child)
+    if (!p->cpu.root_is_our_child)
         return;
     uint64_t switches[2] = {0, 0};
     uint64_t now = our_children_cpu_ns(switches);
     count_root_switches(p, switches);
-    uint64_t seen = p->our_children_ns + lifetime_cpu_ns(&p->procs[0]);
+    uint64_t seen = p->cpu.our_children_ns + lifetime_cpu_ns(&p->procs[0]);
     if (now <= seen)
         return;
     uint64_t tail = now - seen;
-    uint64_t most = (uint64_t)(p->online_cpus > 0 ? p->online_cpus : 1) * (boot_ns - p->previous_boottime_ns);
-    p->counted_ns += (int64_t)(tail < most ? tail : most);
+    uint64_t most = (uint64_t)(p->cpu.online_cpus > 0 ? p->cpu.online_cpus : 1) * (boot_ns - p->previous_boottime_ns);
+    p->cpu.counted_ns += (int64_t)(tail < most ? tail : most);
 }

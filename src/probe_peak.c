@@ -39,12 +39,12 @@ static void note_watched(const rm__tracked *t, uint64_t *window, uint64_t *lifet
 /* A process that ended keeps its peak for the window's. */
 void rm__probe_peak_settle(rm__probe *p, const rm__tracked *t)
 {
-    if (rm__probe_known_peak(t) > p->ended_peak_bytes)
-        p->ended_peak_bytes = rm__probe_known_peak(t);
+    if (rm__probe_known_peak(t) > p->peak.ended_bytes)
+        p->peak.ended_bytes = rm__probe_known_peak(t);
     if (t->hwm_bytes)
-        p->ended_peak_known = 1;
-    if (p->watch_peak_marks)
-        note_watched(t, &p->ended_window_bytes, &p->ended_lifetime_bytes, &p->ended_unrisen_bytes);
+        p->peak.ended_known = 1;
+    if (p->peak.watch_marks)
+        note_watched(t, &p->peak.ended_window_bytes, &p->peak.ended_lifetime_bytes, &p->peak.ended_unrisen_bytes);
 }
 
 /* The kernel's peak-RSS mark of the root, read during the window so that it
@@ -74,13 +74,13 @@ void rm__probe_peak_marks_after_read(rm__probe *p, rm__tracked *t, const rm__pro
      * runs: a process whose CPU clock stood still since its latest mark
      * read is not read again (a sleeping tree costs no status per sample). */
     int ran = !t->hwm_kept_read || now->cpu_ns != t->hwm_kept_cpu_ns;
-    if (p->keep_peak_marks && ran && now->has_memory && rm__read_peak_rss(t->dir_fd, &bytes) == 0) {
+    if (p->peak.keep_marks && ran && now->has_memory && rm__read_peak_rss(t->dir_fd, &bytes) == 0) {
         t->hwm_kept_read = 1;
         t->hwm_kept_cpu_ns = now->cpu_ns;
-        if (bytes > p->lifetime_peak_bytes)
-            p->lifetime_peak_bytes = bytes;
+        if (bytes > p->peak.lifetime_bytes)
+            p->peak.lifetime_bytes = bytes;
     }
-    if (p->watch_peak_marks && !t->hwm_start_known && now->has_memory &&
+    if (p->peak.watch_marks && !t->hwm_start_known && now->has_memory &&
         rm__read_peak_rss(t->dir_fd, &t->hwm_start_bytes) == 0) {
         t->hwm_start_known = 1;
         if (t->hwm_start_bytes > t->hwm_bytes)
@@ -91,10 +91,10 @@ void rm__probe_peak_marks_after_read(rm__probe *p, rm__tracked *t, const rm__pro
 /* After the window's first reading: reset the marks, unless kept or watched. */
 void rm__probe_peak_begin(rm__probe *p)
 {
-    p->peak_reset_error = 0;
-    if (p->keep_peak_marks)
+    p->peak.reset_error = 0;
+    if (p->peak.keep_marks)
         return;
-    if (p->watch_peak_marks) { /* the start marks were read with the reading */
+    if (p->peak.watch_marks) { /* the start marks were read with the reading */
         rm__probe_peak_refresh_root(p, p->previous_boottime_ns);
         return;
     }
@@ -104,16 +104,16 @@ void rm__probe_peak_begin(rm__probe *p)
         p->procs[i].hwm_mark_read = 0;
         int reset = rm__reset_peak_rss(p->procs[i].dir_fd);
         p->procs[i].peak_reset_ok = reset == 0;
-        if (reset < 0 && p->peak_reset_error == 0)
-            p->peak_reset_error = reset;
+        if (reset < 0 && p->peak.reset_error == 0)
+            p->peak.reset_error = reset;
     }
     rm__probe_peak_refresh_root(p, p->previous_boottime_ns); /* known even if it ends before the next reading */
 }
 
 int rm__probe_peak_read(rm__probe *p, uint64_t *bytes, resmon_hwm_scope *scope, int *reset_error)
 {
-    uint64_t peak = p->ended_peak_bytes > p->lifetime_peak_bytes ? p->ended_peak_bytes : p->lifetime_peak_bytes;
-    int any = p->ended_peak_known || p->lifetime_peak_bytes > 0, read_error = -ESRCH;
+    uint64_t peak = p->peak.ended_bytes > p->peak.lifetime_bytes ? p->peak.ended_bytes : p->peak.lifetime_bytes;
+    int any = p->peak.ended_known || p->peak.lifetime_bytes > 0, read_error = -ESRCH;
     for (size_t i = p->members; i < p->count; i++) {
         rm__tracked *t = &p->procs[i];
         uint64_t value;
@@ -140,12 +140,12 @@ int rm__probe_peak_read(rm__probe *p, uint64_t *bytes, resmon_hwm_scope *scope, 
     if (!any)
         return read_error;
     *bytes = peak;
-    *scope = p->peak_reset_error || p->keep_peak_marks ? RESMON_HWM_LIFETIME : RESMON_HWM_WINDOW;
-    *reset_error = p->peak_reset_error;
-    if (p->watch_peak_marks) {
+    *scope = p->peak.reset_error || p->peak.keep_marks ? RESMON_HWM_LIFETIME : RESMON_HWM_WINDOW;
+    *reset_error = p->peak.reset_error;
+    if (p->peak.watch_marks) {
         /* Exact when no process whose mark stayed put could have peaked
          * above the figure; else the lifetime figure, said to be one. */
-        uint64_t window = p->ended_window_bytes, lifetime = p->ended_lifetime_bytes, unrisen = p->ended_unrisen_bytes;
+        uint64_t window = p->peak.ended_window_bytes, lifetime = p->peak.ended_lifetime_bytes, unrisen = p->peak.ended_unrisen_bytes;
         for (size_t i = p->members; i < p->count; i++)
             note_watched(&p->procs[i], &window, &lifetime, &unrisen);
         int exact = unrisen <= window;

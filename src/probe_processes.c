@@ -16,15 +16,15 @@ int rm__probe_processes_keep(rm__probe *p, rm__process_list *list)
 {
     if (!p->include_children)
         return -ENOTSUP; /* one process: its stat is not read, and the summary is its record */
-    p->processes = list;
-    p->window_start_ns = p->previous_boottime_ns;
+    p->records.list = list;
+    p->records.window_start_ns = p->previous_boottime_ns;
     return 0;
 }
 
 /* Seconds from the window's first reading to boot_ns (CLOCK_BOOTTIME). */
 static double window_sec(const rm__probe *p, uint64_t boot_ns)
 {
-    return ((double)boot_ns - (double)p->window_start_ns) * 1e-9;
+    return ((double)boot_ns - (double)p->records.window_start_ns) * 1e-9;
 }
 
 /* last_seen_ns: the last reading that read it. */
@@ -47,7 +47,7 @@ static void add_record(rm__probe *p, const rm__tracked *t, uint64_t last_seen_ns
     r.peak_rss_mb = (double)rm__probe_known_peak(t) / RM__BYTES_PER_MIB;
     r.end = end;
     r.source = RESMON_PROCESS_SAMPLED;
-    rm__process_list_add(p->processes, &r);
+    rm__process_list_add(p->records.list, &r);
 }
 
 void rm__probe_process_ended(rm__probe *p, const rm__tracked *t)
@@ -55,14 +55,14 @@ void rm__probe_process_ended(rm__probe *p, const rm__tracked *t)
     /* The previous reading was the last to read it; a child its parent reaps
      * late was a zombie from the first reading that saw it one, which is its
      * end (rev2 F1: a child reaped a second after its exit ended at the reap). */
-    if (p->processes)
+    if (p->records.list)
         add_record(p, t, t->exited_seen_ns ? t->exited_seen_ns : p->previous_boottime_ns,
                    t->ending == ENDED_LEFT ? RESMON_PROCESS_LEFT : RESMON_PROCESS_EXITED);
 }
 
 void rm__probe_processes_close(rm__probe *p)
 {
-    if (!p->processes)
+    if (!p->records.list)
         return;
     for (size_t i = p->members; i < p->count; i++) {
         /* A zombie (statm shows no memory; read at the last reading for
@@ -74,5 +74,5 @@ void rm__probe_processes_close(rm__probe *p)
         add_record(p, t, ended ? (t->exited_seen_ns ? t->exited_seen_ns : t->statm_read_ns) : p->previous_boottime_ns,
                    ended ? RESMON_PROCESS_EXITED : RESMON_PROCESS_RUNNING);
     }
-    p->processes = NULL; /* the window's list is complete */
+    p->records.list = NULL; /* the window's list is complete */
 }

@@ -140,52 +140,38 @@ typedef struct rm__process_reading {
  * readings are read each time. */
 #define IDLE_STATM_REFRESH_NS 1000000000u
 
+/* The probe: the fields every file reads first, then each concern's own
+ * state, which only its file (and its inline helpers here) writes. */
 struct rm__probe {
     int proc_fd;
     pid_t root;
     int include_children;
-    int peak_reset_error;  /* 0, or the first refused reset's negative errno */
-    int keep_peak_marks;     /* never reset: follow each lifetime peak instead */
-    uint64_t lifetime_peak_bytes; /* largest mark read so far (keep_peak_marks) */
-    /* Never reset, and give the window's exact peak where the marks show it
-     * (see rm__probe_watch_peak_marks).  For processes no longer tracked:
-     * the largest figure exact for the window, the largest mark, and the
-     * largest start mark of one whose mark did not rise. */
-    int watch_peak_marks;
-    uint64_t ended_window_bytes, ended_lifetime_bytes, ended_unrisen_bytes;
-    unsigned walk;
     uint64_t page_size;
-    rm__tree_walker walker;
+    long ticks_per_sec;     /* stat's clock ticks */
+    uint64_t tick_ns;
+    uint64_t previous_boottime_ns; /* CLOCK_BOOTTIME of the previous reading */
+    unsigned generation;    /* bumped when the tracked set changes */
     rm__tracked *procs;     /* procs[0] is the root */
     size_t count, cap;
+    /* rm__probe_members_of_cgroup: the tree is a cgroup's processes, and
+     * procs[0] (this process) stands for no one: 1 is the first index read. */
+    size_t members;
+    int last_reading;       /* rm__probe_end_window: hand out everything */
+    int root_gone;          /* the root was reaped: its final reading is given */
+    rm__metrics metrics;    /* the groups beyond CPU and RSS (none by default) */
+    int groups_read_stat;   /* a metric group needs stat every reading */
+    int stat_due_pending;   /* some process's stat_due is set */
+    pid_t *pid_list;        /* for rm__probe_pids */
+    size_t pid_list_cap;
+
+    /* Membership (probe_tree.c). */
+    unsigned walk;
+    rm__tree_walker walker;
     /* pid -> index + 1 in procs (0: empty), open addressing, rebuilt when
      * the set changed otherwise than by a track (rm__probe_find). */
     rm__pid_index index;
     unsigned index_generation; /* the generation it holds */
-    pid_t *pid_list;        /* for rm__probe_pids */
-    size_t pid_list_cap;
-    long ticks_per_sec;     /* stat's clock ticks */
-    uint64_t tick_ns;
-    uint64_t previous_boottime_ns; /* CLOCK_BOOTTIME of the previous reading */
-    long online_cpus;       /* a tree cannot use more CPU than this */
-    unsigned generation;    /* bumped when the tracked set changes */
-    rm__metrics metrics;    /* the groups beyond CPU and RSS (none by default) */
-    int groups_read_stat;   /* a metric group needs stat every reading */
-    int stat_due_pending;   /* some process's stat_due is set */
     unsigned untrackable;   /* the latest walk's processes /proc refused */
-    /* The window's CPU as the kernel accounts it, and how much of it the
-     * readings have handed out: the difference is carried to the next
-     * reading (a reading never shows more than the machine could run). */
-    int64_t counted_ns;
-    uint64_t reported_ns;
-    int last_reading;       /* rm__probe_end_window: hand out everything */
-    int root_gone;          /* the root was reaped: its final reading is given */
-    uint64_t ended_peak_bytes; /* the largest peak of processes no longer tracked */
-    int ended_peak_known;
-    /* When the root is our own child, the CPU it used after the latest
-     * reading reaches our RUSAGE_CHILDREN when we reap it. */
-    int root_is_our_child;
-    uint64_t our_children_ns; /* RUSAGE_CHILDREN at the latest reading */
     /* This process is a child subreaper (as the resmon command is) and the
      * root is its child: the orphans of the root's tree become our children,
      * so the walk starts from us too (our other children are taken for the
@@ -193,20 +179,51 @@ struct rm__probe {
     int adopts_orphans;
     pid_t *walk_roots;      /* the root, us when adopts_orphans, the adopted */
     size_t walk_root_cap;
-    /* Its context switches then (voluntary, involuntary), and the root's own
-     * at the window's first reading: the kernel hands a reaped process's
-     * switches (its threads' and its reaped children's) only to wait4 and
-     * RUSAGE_CHILDREN, never to /proc. */
-    uint64_t our_children_switches[2];
-    uint64_t root_start_switches[2];
-    /* rm__probe_members_of_cgroup: the tree is a cgroup's processes, and
-     * procs[0] (this process) stands for no one: 1 is the first index read. */
-    size_t members;
-    /* rm__probe_keep_processes: where each process's record goes (NULL:
+
+    /* CPU accounting (probe_cpu.c and the inline helpers below). */
+    struct {
+        /* The window's CPU as the kernel accounts it, and how much of it
+         * the readings have handed out: the difference is carried to the
+         * next reading (a reading never shows more than the machine could
+         * run). */
+        int64_t counted_ns;
+        uint64_t reported_ns;
+        long online_cpus;       /* a tree cannot use more CPU than this */
+        /* When the root is our own child, the CPU it used after the latest
+         * reading reaches our RUSAGE_CHILDREN when we reap it. */
+        int root_is_our_child;
+        uint64_t our_children_ns; /* RUSAGE_CHILDREN at the latest reading */
+        /* Its context switches then (voluntary, involuntary), and the
+         * root's own at the window's first reading: the kernel hands a
+         * reaped process's switches (its threads' and its reaped
+         * children's) only to wait4 and RUSAGE_CHILDREN, never to /proc. */
+        uint64_t our_children_switches[2];
+        uint64_t root_start_switches[2];
+    } cpu;
+
+    /* The kernel's peak-RSS marks (probe_peak.c). */
+    struct {
+        int reset_error;     /* 0, or the first refused reset's negative errno */
+        int keep_marks;      /* never reset: follow each lifetime peak instead */
+        uint64_t lifetime_bytes; /* largest mark read so far (keep_marks) */
+        /* Never reset, and give the window's exact peak where the marks
+         * show it (see rm__probe_watch_peak_marks).  For processes no
+         * longer tracked: the largest figure exact for the window, the
+         * largest mark, and the largest start mark of one whose mark did
+         * not rise. */
+        int watch_marks;
+        uint64_t ended_window_bytes, ended_lifetime_bytes, ended_unrisen_bytes;
+        uint64_t ended_bytes; /* the largest peak of processes no longer tracked */
+        int ended_known;
+    } peak;
+
+    /* The per-process records (probe_processes.c): where each goes (NULL:
      * none kept), and the window's first reading (CLOCK_BOOTTIME), which
      * the records' times count from. */
-    rm__process_list *processes;
-    uint64_t window_start_ns;
+    struct {
+        rm__process_list *list;
+        uint64_t window_start_ns;
+    } records;
 };
 
 /* probe_read.c (a leaf: file reads and parsers only): the reads of one
@@ -258,7 +275,7 @@ static inline void rm__probe_cpu_account_children(rm__probe *p, rm__tracked *t, 
 {
     uint64_t children_ns = (now->st.cutime + now->st.cstime) * p->tick_ns;
     if (!baseline && children_ns > t->children_ns)
-        p->counted_ns += (int64_t)(children_ns - t->children_ns);
+        p->cpu.counted_ns += (int64_t)(children_ns - t->children_ns);
     t->children_ns = children_ns;
     t->ppid = now->st.ppid;
     t->threads = now->st.num_threads;
@@ -271,7 +288,7 @@ static inline void rm__probe_cpu_account_children(rm__probe *p, rm__tracked *t, 
 static inline void rm__probe_cpu_account(rm__probe *p, rm__tracked *t, const rm__process_reading *now, int baseline)
 {
     if (!baseline && now->cpu_ns > t->last_cpu_ns)
-        p->counted_ns += (int64_t)(now->cpu_ns - t->last_cpu_ns);
+        p->cpu.counted_ns += (int64_t)(now->cpu_ns - t->last_cpu_ns);
     t->last_cpu_ns = now->cpu_ns;
     if (now->stat_read && p->include_children)
         rm__probe_cpu_account_children(p, t, now, baseline);
@@ -286,17 +303,17 @@ static inline void rm__probe_cpu_account(rm__probe *p, rm__tracked *t, const rm_
  * and the window's last reading hands out everything: sums stay exact. */
 static inline uint64_t rm__probe_cpu_hand_out(rm__probe *p, uint64_t boot_ns, int everything)
 {
-    int64_t pending = p->counted_ns - (int64_t)p->reported_ns;
+    int64_t pending = p->cpu.counted_ns - (int64_t)p->cpu.reported_ns;
     if (pending <= 0)
         return 0; /* a credit awaiting its parent's cutime increase */
     uint64_t give = (uint64_t)pending;
-    if (!everything && p->online_cpus > 0) {
+    if (!everything && p->cpu.online_cpus > 0) {
         uint64_t elapsed = boot_ns > p->previous_boottime_ns ? boot_ns - p->previous_boottime_ns : 0;
-        uint64_t most = (uint64_t)p->online_cpus * elapsed;
+        uint64_t most = (uint64_t)p->cpu.online_cpus * elapsed;
         if (give > most)
             give = most;
     }
-    p->reported_ns += give;
+    p->cpu.reported_ns += give;
     return give;
 }
 
