@@ -932,6 +932,7 @@ static void watch_gaps(const resmon_sample *s, void *user)
 
 typedef struct window_copier {
     resmon_monitor *monitor;
+    const resmon_sample *decoy; /* non-NULL: copy this instead of the monitor's window */
     size_t cap;
     atomic_int *stop;
     atomic_int copies;
@@ -944,7 +945,11 @@ static void *copy_window_in_a_loop(void *arg)
     resmon_sample *buf = malloc(c->cap * sizeof *buf);
     assert_non_null(buf);
     while (!atomic_load(c->stop)) {
-        size_t n = test_samples(c->monitor, buf, c->cap);
+        size_t n = c->cap;
+        if (c->decoy) /* the same work, holding nothing of the monitor's */
+            memcpy(buf, c->decoy, c->cap * sizeof *buf);
+        else
+            n = test_samples(c->monitor, buf, c->cap);
         /* Whole samples in order, however the sampler overwrote the ring. */
         c->short_copies += n < c->cap - 1;
         for (size_t i = 1; i < (n < c->cap ? n : c->cap); i++)
@@ -962,9 +967,10 @@ typedef struct sampler_share {
 } sampler_share;
 
 /* A 1 kHz monitor whose ring is full (kept samples) from its first sample,
- * with readers threads copying all of it in a loop meanwhile: the share of
- * its slots the sampler took while they did. */
-static sampler_share share_with_readers(size_t kept, int readers)
+ * with readers threads copying all of it in a loop meanwhile (or, with a
+ * decoy, copying as much from elsewhere: the same load on the CPUs): the
+ * share of its slots the sampler took while they did. */
+static sampler_share share_with_readers(size_t kept, int readers, const resmon_sample *decoy)
 {
     enum { MEASURED_SLOTS = 1000 };
     const double interval = 0.001;
@@ -979,7 +985,7 @@ static sampler_share share_with_readers(size_t kept, int readers)
     pthread_t tid[2];
     assert_int_equal(resmon_monitor_start(m), 0);
     for (int i = 0; i < readers; i++) {
-        copiers[i] = (window_copier){.monitor = m, .cap = kept, .stop = &stop};
+        copiers[i] = (window_copier){.monitor = m, .decoy = decoy, .cap = kept, .stop = &stop};
         assert_int_equal(pthread_create(&tid[i], NULL, copy_window_in_a_loop, &copiers[i]), 0);
     }
     for (int i = 0; i < readers; i++) /* each reader is copying before the count starts */
@@ -1018,7 +1024,13 @@ static sampler_share share_with_readers(size_t kept, int readers)
  * sampler needs.  The window here is 500 000 samples (a copy of 116 MB, about
  * 6 ms on the 2-core test machine, where the original code left the sampler
  * 11 % of its slots and now it takes 97 %), compared with the same monitor
- * without readers in this run, so that load hits both alike. */
+ * beside two decoys copying as much from elsewhere, so that the readers'
+ * own load on the CPUs is in both.  A busy machine takes slots from both
+ * (CI: 0.749 with none beside it, 0.431 with the readers, under load 16 that
+ * the time factor, chosen before it came, did not scale); load that arrives
+ * between the two halves can still tell them apart, so a pair that misses is
+ * measured again, three pairs at most: the lock held the sampler off in
+ * every pair. */
 static void readers_copying_a_large_window_never_hold_off_the_sampler(void **state)
 {
     (void)state;
@@ -1026,15 +1038,30 @@ static void readers_copying_a_large_window_never_hold_off_the_sampler(void **sta
      * 500 000-sample copy takes seconds), so it checks the protocol's races on
      * a smaller window. */
     const size_t kept = TEST_UNDER_TSAN ? 20000 : 500000;
-    sampler_share alone = share_with_readers(kept, 0);
-    sampler_share read = share_with_readers(kept, 2);
-    print_message("slots taken: %.3f alone, %.3f with 2 readers; largest gap %.1f ms alone, %.1f ms with readers\n",
-                  alone.slots_taken, read.slots_taken, alone.largest_gap_sec * 1e3, read.largest_gap_sec * 1e3);
-    if (TEST_UNDER_TSAN)
-        return; /* TSan's runtime serialises atomics on one word through its own locks: it times itself */
+    resmon_sample *decoy = calloc(kept, sizeof *decoy);
+    assert_non_null(decoy);
+    for (size_t i = 0; i < kept; i++) { /* what a copy checks: in order, with memory */
+        decoy[i].timestamp = (double)i;
+        decoy[i].rss_mb = 1.0;
+    }
     double factor = test_time_factor();
-    ASSERT_BETWEEN(read.slots_taken, alone.slots_taken * 0.6 / factor, 1.1);
-    ASSERT_BETWEEN(read.largest_gap_sec, 0, 0.1 * factor + 2 * alone.largest_gap_sec);
+    for (int pair = 1;; pair++) {
+        sampler_share alone = share_with_readers(kept, 2, decoy);
+        sampler_share read = share_with_readers(kept, 2, NULL);
+        print_message("slots taken: %.3f beside decoys, %.3f with 2 readers; largest gap %.1f ms beside decoys, "
+                      "%.1f ms with readers\n",
+                      alone.slots_taken, read.slots_taken, alone.largest_gap_sec * 1e3, read.largest_gap_sec * 1e3);
+        if (TEST_UNDER_TSAN)
+            break; /* TSan's runtime serialises atomics on one word through its own locks: it times itself */
+        int held_off = !(read.slots_taken >= alone.slots_taken * 0.6 / factor) ||
+                       !(read.largest_gap_sec <= 0.1 * factor + 2 * alone.largest_gap_sec);
+        if (held_off && pair < 3)
+            continue;
+        ASSERT_BETWEEN(read.slots_taken, alone.slots_taken * 0.6 / factor, 1.1);
+        ASSERT_BETWEEN(read.largest_gap_sec, 0, 0.1 * factor + 2 * alone.largest_gap_sec);
+        break;
+    }
+    free(decoy);
 }
 
 /* ---- the sample without metric groups ----------------------------------- */
