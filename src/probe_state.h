@@ -141,7 +141,10 @@ typedef struct rm__process_reading {
 #define IDLE_STATM_REFRESH_NS 1000000000u
 
 /* The probe: the fields every file reads first, then each concern's own
- * state, which only its file (and its inline helpers here) writes. */
+ * state.  probe.c sets a part up (at open, and the peak modes when asked)
+ * and reads it for probe.h's answers (rm__probe_cpu_rebase also moves the
+ * CPU carry); while the readings run, only the concern's file and its inline
+ * helpers here write it. */
 struct rm__probe {
     int proc_fd;
     pid_t root;
