@@ -232,6 +232,26 @@ class StuckOutputs(unittest.TestCase):
         self.assertLess(time.monotonic() - sent, EXIT_AFTER_SIGTERM_AT_THE_END_SEC, err)
         self.assertIn("rsvg-convert was still running when a signal cut the wait short; the PNG was not made", err)
 
+    def test_resmon_plot_gives_up_a_hung_png_converter_as_a_runs_plot_does(self):
+        # Before: resmon plot waited for rsvg-convert (waitpid) for ever,
+        # where a run's --plot had the end's 5 s bound.
+        witness = self.hung_converter()
+        run = self.path("run.csv")
+        with open(run, "w") as f:
+            f.write("timestamp,elapsed_sec,cpu_percent,rss_mb\n1,0,0,5\n1.1,0.1,40,8\n")
+        started = time.monotonic()
+        p = subprocess.Popen([RESMON, "plot", run, "-o", self.path("c.png")], stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=self.env,
+                             start_new_session=True)
+        self.addCleanup(lambda: p.poll() is not None or os.killpg(p.pid, signal.SIGKILL))
+        err = self.finished(p, SAFETY_NET_SEC, "its rsvg-convert hung")
+        self.assertTrue(os.path.exists(witness), err)  # the converter ran, and was given up on
+        self.assertLess(time.monotonic() - started, 1.6 * READER_STUCK_SEC * TIME_FACTOR, err)
+        self.assertRegex(err, r"^resmon plot: cannot write '.*c\.png': .*rsvg-convert was still running when "
+                              r"the end's 5 s ran out; the PNG was not made\n$")
+        self.assertEqual(p.returncode, 125, err)
+        self.assertFalse(os.path.exists(self.path("c.png")))
+
     def test_a_stuck_summary_fifo_is_given_up_and_the_plot_still_written(self):
         fifo, _ = self.held_fifo("s.json")
         p = self.run_to_the_end(["-o", fifo, "--plot", self.path("c.svg"), "-s", self.path("rows.csv")])
