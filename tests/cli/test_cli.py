@@ -1524,6 +1524,27 @@ class OutputChecks(Tmp):
             self.assertEqual(f.read(), "kept\n")
         self.assertFalse(os.path.exists(self.path("new.json")))
 
+    def test_dash_and_a_path_to_the_pipe_stdout_is_are_refused_as_one_file(self):
+        # Review: "-" was one file with what stdout is only for a regular
+        # file, so "-o - -s /dev/stdout | jq" (or the FIFO stdout is) wrote
+        # the summary and the samples interleaved into one pipe, exit 0.
+        fifo = self.path("out.fifo")
+        os.mkfifo(fifo)
+        reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+        self.addCleanup(os.close, reader)
+        marker = self.path("started")
+        for other in ("/dev/stdout", fifo):
+            with self.subTest(other=other), open(fifo, "w") as out:
+                r = subprocess.run([RESMON, "-q", "-o", "-", "-s", other, "--", "touch", marker], stdout=out,
+                                   stderr=subprocess.PIPE, text=True, timeout=SAFETY_NET_SEC)
+                self.assertEqual(r.returncode, 125, r.stderr)
+                self.assertIn("name the same file", r.stderr)
+                self.assertFalse(os.path.exists(marker))
+        # /dev/null and a terminal stay "-" only: -o - > /dev/null beside -s /dev/null is not refused.
+        r = subprocess.run([RESMON, "-q", "-o", "-", "-s", "/dev/null", "--", "true"], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True, timeout=SAFETY_NET_SEC)
+        self.assertEqual(r.returncode, 0, r.stderr)
+
     def test_command_inherits_no_output_descriptor(self):
         r = resmon("-q", "-o", self.path("s.json"), "--plot", self.path("p.svg"), "-s", self.path("s.csv"), "--",
                    sys.executable, "-c", "import os; print(sorted(int(fd) for fd in os.listdir('/proc/self/fd')))")
