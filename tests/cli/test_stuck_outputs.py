@@ -194,12 +194,12 @@ class StuckOutputs(unittest.TestCase):
 
     def hung_converter(self):
         """A fake rsvg-convert first on PATH that says it started (the
-        witness file), then never ends."""
+        witness file, holding its pid), then never ends."""
         bin_dir = self.path("bin")
         os.mkdir(bin_dir)
         witness = self.path("converter-started")
         with open(os.path.join(bin_dir, "rsvg-convert"), "w") as f:
-            f.write(f"#!/bin/sh\n: > '{witness}'\nexec sleep 1000\n")
+            f.write(f"#!/bin/sh\necho $$ > '{witness}'\nexec sleep 1000\n")
         os.chmod(os.path.join(bin_dir, "rsvg-convert"), 0o755)
         self.env["PATH"] = bin_dir + os.pathsep + self.env.get("PATH", "")
         return witness
@@ -232,18 +232,45 @@ class StuckOutputs(unittest.TestCase):
         self.assertLess(time.monotonic() - sent, EXIT_AFTER_SIGTERM_AT_THE_END_SEC, err)
         self.assertIn("rsvg-convert was still running when a signal cut the wait short; the PNG was not made", err)
 
-    def test_resmon_plot_gives_up_a_hung_png_converter_as_a_runs_plot_does(self):
-        # Before: resmon plot waited for rsvg-convert (waitpid) for ever,
-        # where a run's --plot had the end's 5 s bound.
-        witness = self.hung_converter()
+    def plot_png(self):
         run = self.path("run.csv")
         with open(run, "w") as f:
             f.write("timestamp,elapsed_sec,cpu_percent,rss_mb\n1,0,0,5\n1.1,0.1,40,8\n")
-        started = time.monotonic()
         p = subprocess.Popen([RESMON, "plot", run, "-o", self.path("c.png")], stdin=subprocess.DEVNULL,
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=self.env,
                              start_new_session=True)
         self.addCleanup(lambda: p.poll() is not None or os.killpg(p.pid, signal.SIGKILL))
+        return p
+
+    def test_sigterm_ends_resmon_plot_and_its_hung_png_converter(self):
+        # Before: SIGTERM killed resmon plot and left the hung rsvg-convert
+        # running for ever (the run's --plot kills it after 1 s of grace).
+        witness = self.hung_converter()
+        p = self.plot_png()
+        deadline = time.monotonic() + SAFETY_NET_SEC
+        while not os.path.exists(witness) or not open(witness).read().strip():  # the converter runs
+            if p.poll() is not None or time.monotonic() > deadline:
+                self.fail(f"the converter never started: {p.stderr.read()}")
+            time.sleep(0.01)
+        with open(witness) as f:
+            converter = int(f.read())
+        self.addCleanup(lambda: subprocess.run(["kill", "-KILL", str(converter)], stderr=subprocess.DEVNULL))
+        os.kill(p.pid, signal.SIGTERM)
+        sent = time.monotonic()
+        err = self.finished(p, SAFETY_NET_SEC, "SIGTERM did not end it")
+        self.assertLess(time.monotonic() - sent, EXIT_AFTER_SIGTERM_AT_THE_END_SEC, err)
+        self.assertEqual(p.returncode, 128 + signal.SIGTERM, err)
+        self.assertIn("rsvg-convert was still running when a signal cut the wait short; the PNG was not made", err)
+        self.assertFalse(os.path.exists(self.path("c.png")))
+        with self.assertRaises(ProcessLookupError):  # killed and reaped
+            os.kill(converter, 0)
+
+    def test_resmon_plot_gives_up_a_hung_png_converter_as_a_runs_plot_does(self):
+        # Before: resmon plot waited for rsvg-convert (waitpid) for ever,
+        # where a run's --plot had the end's 5 s bound.
+        witness = self.hung_converter()
+        started = time.monotonic()
+        p = self.plot_png()
         err = self.finished(p, SAFETY_NET_SEC, "its rsvg-convert hung")
         self.assertTrue(os.path.exists(witness), err)  # the converter ran, and was given up on
         self.assertLess(time.monotonic() - started, 1.6 * READER_STUCK_SEC * TIME_FACTOR, err)

@@ -12,6 +12,7 @@
 #include "output_file.h"
 #include "output_paths.h"
 #include "samples_read.h"
+#include "signals.h"
 #include "text_output.h"
 
 #include <errno.h>
@@ -217,10 +218,15 @@ int plot_main(int argc, char **argv)
         rc = EXIT_USAGE;
     if (rc == 0) {
         /* One bound for the converter and a FIFO's reader together, as a
-         * run's --plot has: a hung rsvg-convert is killed after it (no
-         * signal is caught here: SIGTERM ends resmon plot at once). */
+         * run's --plot has: a hung rsvg-convert is killed after it.  While
+         * it runs, SIGTERM, SIGINT and SIGHUP are caught (resmon plot would
+         * die and leave it running): they cut the wait to its 1 s grace,
+         * the converter is killed, nothing is written, and resmon plot
+         * exits 128 + the signal.  An SVG chart catches none. */
+        if (converter[0])
+            signals_prepare();
         reader_wait wait;
-        reader_wait_init(&wait, -1, 0);
+        reader_wait_init(&wait, converter[0] ? signals_stop_fd() : -1, 0);
         output_file_wait_with(&file, &wait);
         char title[512];
         if (!o.title)
@@ -238,7 +244,10 @@ int plot_main(int argc, char **argv)
                 rc = EXIT_USAGE;
         } else if (plot_png(&file, converter, &wait, &info, runs, o.run_count) < 0) {
             output_file_discard(&file);
-            rc = EXIT_USAGE;
+            rc = signals_received() ? 128 + signals_received() : EXIT_USAGE;
+        } else if (signals_received()) { /* stopped: nothing is written */
+            output_file_discard(&file);
+            rc = 128 + signals_received();
         } else if (output_file_publish(&file) < 0) {
             rc = EXIT_USAGE;
         }
