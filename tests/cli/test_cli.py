@@ -1545,6 +1545,34 @@ class OutputChecks(Tmp):
                            stderr=subprocess.PIPE, text=True, timeout=SAFETY_NET_SEC)
         self.assertEqual(r.returncode, 0, r.stderr)
 
+    def test_a_file_made_read_only_during_the_run_is_not_replaced(self):
+        # Review: the read-only rule was applied at the start only; a file
+        # made read-only while resmon ran (chmod a-w, to keep it) was
+        # replaced at the end all the same.
+        for option, name in (("-o", "kept.json"), ("--plot", "kept.svg")):
+            with self.subTest(option=option):
+                path = self.path(name)
+                with open(path, "w") as f:
+                    f.write("kept\n")
+                go_read, go_write = os.pipe()
+                ready_read, ready_write = os.pipe()
+                p = subprocess.Popen([RESMON, "-q", option, path, "--", "sh", "-c", f"echo >&{ready_write}; read x"],
+                                     stdin=go_read, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                     pass_fds=(ready_write,))
+                os.close(go_read)
+                os.close(ready_write)
+                os.read(ready_read, 1)  # the command runs: resmon has opened its outputs
+                os.close(ready_read)
+                os.chmod(path, 0o444)
+                os.write(go_write, b"go\n")
+                os.close(go_write)
+                _, err = p.communicate(timeout=SAFETY_NET_SEC)
+                self.assertEqual(p.returncode, 125, err)
+                self.assertIn(f"'{path}': it was made read-only while resmon ran; it was not replaced", err)
+                with open(path) as f:
+                    self.assertEqual(f.read(), "kept\n")
+                self.assertEqual([n for n in os.listdir(self.dir.name) if "resmon-" in n], [])
+
     def test_command_inherits_no_output_descriptor(self):
         r = resmon("-q", "-o", self.path("s.json"), "--plot", self.path("p.svg"), "-s", self.path("s.csv"), "--",
                    sys.executable, "-c", "import os; print(sorted(int(fd) for fd in os.listdir('/proc/self/fd')))")

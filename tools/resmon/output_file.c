@@ -389,6 +389,14 @@ static int flush_error(output_file *f)
     return 0;
 }
 
+/* The rule of output_file_open, at the rename: a file made read-only while
+ * resmon ran (chmod a-w to keep it) is not replaced either. */
+static int became_read_only(const output_file *f)
+{
+    struct stat st;
+    return f->final_path && stat(f->final_path, &st) == 0 && S_ISREG(st.st_mode) && !(st.st_mode & S_IWUSR);
+}
+
 int output_file_publish(output_file *f)
 {
     if (!f->stream)
@@ -410,6 +418,10 @@ int output_file_publish(output_file *f)
     f->stream = NULL;
     f->sink = NULL; /* freed by the close */
     f->fd = -1;
+    if (!err && f->temp_path && became_read_only(f)) {
+        err = EACCES;
+        reason = "it was made read-only while resmon ran; it was not replaced";
+    }
     if (!err && f->temp_path && rename(f->temp_path, f->final_path) != 0)
         err = errno;
     if (err) {
@@ -427,6 +439,8 @@ int output_file_publish_early(output_file *f)
     int err = f->temp_unnamed ? -name_temporary(f) : 0;
     if (err)
         return fail(f, err, NULL);
+    if (became_read_only(f))
+        return fail(f, EACCES, "it was made read-only since resmon started; it was not replaced");
     if (rename(f->temp_path, f->final_path) != 0)
         return fail(f, errno, NULL); /* named now: output_file_discard removes it */
     forget_temporary(f);
