@@ -231,6 +231,26 @@ class Failures(Repeat):
                         except ProcessLookupError:
                             pass
 
+    def test_a_run_that_stops_the_repeat_still_says_what_it_left_running(self):
+        # The repeat's own line about a leftover comes only when the next run
+        # follows; a failed run that stops the repeat says it as one run does.
+        pids = self.path("pids")
+        try:
+            r = self.repeat("-q", "--repeat", "3", "-o", self.output,
+                            command=["sh", "-c", f"sleep 1000 >/dev/null 2>&1 & echo $! >> {pids}; exit 3"])
+            self.assertEqual(r.returncode, 3, r.stderr)
+            self.assertIn("resmon: 1 process started by the command still runs; not measured further", r.stderr)
+            self.assertIn("the repeat stops at a failed run (status 3)", r.stderr)
+            self.assertNotIn("left 1 process", r.stderr)
+        finally:
+            if os.path.exists(pids):
+                with open(pids) as f:
+                    for line in f:
+                        try:
+                            os.kill(int(line), signal.SIGKILL)
+                        except ProcessLookupError:
+                            pass
+
     def test_a_failed_warmup_run_stops_it_too_and_writes_nothing(self):
         with open(self.output, "w") as f:
             f.write("before")

@@ -422,11 +422,19 @@ static int settle_orphans(const cli_options *o, pid_t group, run_result *r)
     else if (cut_short)
         fprintf(stderr, "resmon: the wait for the command's orphans was cut short by SIG%s: none still runs\n",
                 sigabbrev_np(signals_received()) ? sigabbrev_np(signals_received()) : "?");
-    else if (left > 0 && !o->leftovers_said_after)
-        fprintf(stderr, "resmon: %d process%s started by the command still run%s%s\n", left, left == 1 ? "" : "es",
-                left == 1 ? "s" : "", getpid() == 1 ? " and end with resmon (PID 1 of this namespace)"
-                              : "; not measured further (--wait-orphans waits for them)");
+    else if (left > 0 && o->leftovers_said_after)
+        r->orphans_unsaid = 1; /* the repeat says them, with what it does about them */
+    else if (left > 0)
+        run_say_orphans_left(left);
     return outlived > 0;
+}
+
+void run_say_orphans_left(int left)
+{
+    fprintf(stderr, "resmon: %d process%s started by the command still run%s%s\n", left, left == 1 ? "" : "es",
+            left == 1 ? "s" : "",
+            getpid() == 1 ? " and end with resmon (PID 1 of this namespace)"
+                          : "; not measured further (--wait-orphans waits for them)");
 }
 
 /* Forks the command in a process group of its own (and into cg, when not

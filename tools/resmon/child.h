@@ -22,5 +22,8 @@ int run_command(const cli_options *o, outputs *out, run_result *r);
  * ends); *killed: SIGKILLs sent.  Returns 1 when none is left, 0 when some could not be
  * ended, -1 when a signal to resmon cut it short. */
 int run_end_leftovers(double grace_sec, int *ended, int *killed);
+/* The line said at the command's exit when left (> 0) processes it
+ * started still run. */
+void run_say_orphans_left(int left);
 
 #endif

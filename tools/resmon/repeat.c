@@ -388,6 +388,12 @@ static int run_all(const cli_options *o, resmon_gpu *gpu, repeat_state *st)
         int rc = run_once(&run_options, gpu, &r, measured ? &json : NULL);
         if (rc != 0)
             return rc;
+        /* A run that stops the repeat says what it left as one run would;
+         * otherwise the line below does. */
+        int goes_on = !r.interrupted && r.term_signal != SIGINT && r.term_signal != SIGQUIT && r.have_exit &&
+                      (r.exit_status == 0 || o->ignore_failure);
+        if (r.orphans_unsaid && !goes_on)
+            run_say_orphans_left(r.orphans_left);
         /* Ctrl-C and Ctrl-\ on the terminal reach the command's group, which
          * holds the terminal, not resmon: a run they end stops the repeat as
          * a signal to resmon does, --ignore-failure or not. */
