@@ -396,6 +396,25 @@ class StuckOutputs(unittest.TestCase):
             self.assertEqual(r.stderr, f"resmon: cannot write {what} file '-': standard output was closed "
                                        f"when resmon started\n")
 
+    def test_a_path_to_a_stdout_closed_at_start_is_refused_as_dash_is(self):
+        # Review: /dev/stdout, /dev/fd/1, /proc/self/fd/1 (or a link to one)
+        # led to that /dev/null and were written there, status 0.
+        link = os.path.join(tempfile.mkdtemp(dir=self.dir.name), "out.json")
+        os.symlink("/dev/stdout", link)
+        marker = self.path("started")
+        for option, path in (("-o", "/dev/stdout"), ("-o", "/dev/fd/1"), ("--plot", "/proc/self/fd/1"),
+                             ("-o", link)):
+            r = subprocess.run([RESMON, "-q", option, path, "--", "touch", marker], stdin=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True, timeout=SAFETY_NET_SEC, env=self.env,
+                               preexec_fn=lambda: os.close(1))
+            self.assertEqual(r.returncode, 125, f"{option} {path}: {r.stderr}")
+            self.assertIn(f" file '{path}': standard output was closed when resmon started\n", r.stderr)
+            self.assertFalse(os.path.exists(marker))
+        r = subprocess.run([RESMON, "-q", "-o", "/dev/null", "--", "true"], stdin=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True, timeout=SAFETY_NET_SEC, env=self.env,
+                           preexec_fn=lambda: os.close(1))
+        self.assertEqual(r.returncode, 0, r.stderr)  # /dev/null by its name is still /dev/null
+
 
 if __name__ == "__main__":
     unittest.main()
