@@ -1524,6 +1524,55 @@ class OutputChecks(Tmp):
             self.assertEqual(f.read(), "kept\n")
         self.assertFalse(os.path.exists(self.path("new.json")))
 
+    def test_dash_and_a_path_to_the_pipe_stdout_is_are_refused_as_one_file(self):
+        # Review: "-" was one file with what stdout is only for a regular
+        # file, so "-o - -s /dev/stdout | jq" (or the FIFO stdout is) wrote
+        # the summary and the samples interleaved into one pipe, exit 0.
+        fifo = self.path("out.fifo")
+        os.mkfifo(fifo)
+        reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+        self.addCleanup(os.close, reader)
+        marker = self.path("started")
+        for other in ("/dev/stdout", fifo):
+            with self.subTest(other=other), open(fifo, "w") as out:
+                r = subprocess.run([RESMON, "-q", "-o", "-", "-s", other, "--", "touch", marker], stdout=out,
+                                   stderr=subprocess.PIPE, text=True, timeout=SAFETY_NET_SEC)
+                self.assertEqual(r.returncode, 125, r.stderr)
+                self.assertIn("name the same file", r.stderr)
+                self.assertFalse(os.path.exists(marker))
+        # /dev/null and a terminal stay "-" only: -o - > /dev/null beside -s /dev/null is not refused.
+        r = subprocess.run([RESMON, "-q", "-o", "-", "-s", "/dev/null", "--", "true"], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True, timeout=SAFETY_NET_SEC)
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+    def test_a_file_made_read_only_during_the_run_is_not_replaced(self):
+        # Review: the read-only rule was applied at the start only; a file
+        # made read-only while resmon ran (chmod a-w, to keep it) was
+        # replaced at the end all the same.
+        for option, name in (("-o", "kept.json"), ("--plot", "kept.svg")):
+            with self.subTest(option=option):
+                path = self.path(name)
+                with open(path, "w") as f:
+                    f.write("kept\n")
+                go_read, go_write = os.pipe()
+                ready_read, ready_write = os.pipe()
+                p = subprocess.Popen([RESMON, "-q", option, path, "--", "sh", "-c", f"echo >&{ready_write}; read x"],
+                                     stdin=go_read, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                     pass_fds=(ready_write,))
+                os.close(go_read)
+                os.close(ready_write)
+                os.read(ready_read, 1)  # the command runs: resmon has opened its outputs
+                os.close(ready_read)
+                os.chmod(path, 0o444)
+                os.write(go_write, b"go\n")
+                os.close(go_write)
+                _, err = p.communicate(timeout=SAFETY_NET_SEC)
+                self.assertEqual(p.returncode, 125, err)
+                self.assertIn(f"'{path}': it was made read-only while resmon ran; it was not replaced", err)
+                with open(path) as f:
+                    self.assertEqual(f.read(), "kept\n")
+                self.assertEqual([n for n in os.listdir(self.dir.name) if "resmon-" in n], [])
+
     def test_command_inherits_no_output_descriptor(self):
         r = resmon("-q", "-o", self.path("s.json"), "--plot", self.path("p.svg"), "-s", self.path("s.csv"), "--",
                    sys.executable, "-c", "import os; print(sorted(int(fd) for fd in os.listdir('/proc/self/fd')))")

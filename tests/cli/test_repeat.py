@@ -194,6 +194,63 @@ class Failures(Repeat):
                         except ProcessLookupError:
                             pass
 
+    def test_a_leftover_and_what_it_started_are_said_in_one_line_with_the_count_ended(self):
+        # Review: each run before the last said its leftover twice (the
+        # run's "1 process started by the command still run", then the
+        # repeat's line), and "ended it" though the leftover's own children,
+        # resmon's once it ended, were ended too: 3 processes, said as 1.
+        pids, ready = self.path("pids"), self.path("ready")
+        os.mkfifo(ready)
+        daemon = (f"sleep 1000 </dev/null >/dev/null 2>&1 & echo $! >> {pids}; "
+                  f"sleep 1000 </dev/null >/dev/null 2>&1 & echo $! >> {pids}; echo $$ >> {pids}; "
+                  f"echo go > {ready}; wait")
+        command = ["sh", "-c", f"sh -c '{daemon}' </dev/null >/dev/null 2>&1 & read x < {ready}; exit 0"]
+        try:
+            r = self.repeat("-q", "--repeat", "3", "-o", self.output, command=command)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(self.load()["completed"], 3)
+            for i in (1, 2):
+                self.assertIn(f"resmon: run {i} left 1 process running for over 1 s (a daemon?): ended it and what it "
+                              "started, 3 processes (SIGTERM) before the next run", r.stderr)
+            # One line a run before the last; the last run's leftover is said as one run's.
+            self.assertEqual(r.stderr.count("started by the command still run"), 1, r.stderr)
+            self.assertEqual(len(r.stderr.splitlines()), 3, r.stderr)
+            self.assertIn("resmon: 1 process started by the command still runs;", r.stderr)
+            with open(pids) as f:
+                started = [int(line) for line in f]
+            self.assertEqual(len(started), 9)
+            for pid in started[:6]:  # ended and reaped: no such process
+                with self.assertRaises(ProcessLookupError):
+                    os.kill(pid, 0)
+        finally:
+            if os.path.exists(pids):
+                with open(pids) as f:
+                    for line in f:
+                        try:
+                            os.kill(int(line), signal.SIGKILL)
+                        except ProcessLookupError:
+                            pass
+
+    def test_a_run_that_stops_the_repeat_still_says_what_it_left_running(self):
+        # The repeat's own line about a leftover comes only when the next run
+        # follows; a failed run that stops the repeat says it as one run does.
+        pids = self.path("pids")
+        try:
+            r = self.repeat("-q", "--repeat", "3", "-o", self.output,
+                            command=["sh", "-c", f"sleep 1000 >/dev/null 2>&1 & echo $! >> {pids}; exit 3"])
+            self.assertEqual(r.returncode, 3, r.stderr)
+            self.assertIn("resmon: 1 process started by the command still runs; not measured further", r.stderr)
+            self.assertIn("the repeat stops at a failed run (status 3)", r.stderr)
+            self.assertNotIn("left 1 process", r.stderr)
+        finally:
+            if os.path.exists(pids):
+                with open(pids) as f:
+                    for line in f:
+                        try:
+                            os.kill(int(line), signal.SIGKILL)
+                        except ProcessLookupError:
+                            pass
+
     def test_a_failed_warmup_run_stops_it_too_and_writes_nothing(self):
         with open(self.output, "w") as f:
             f.write("before")

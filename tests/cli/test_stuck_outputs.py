@@ -194,12 +194,12 @@ class StuckOutputs(unittest.TestCase):
 
     def hung_converter(self):
         """A fake rsvg-convert first on PATH that says it started (the
-        witness file), then never ends."""
+        witness file, holding its pid), then never ends."""
         bin_dir = self.path("bin")
         os.mkdir(bin_dir)
         witness = self.path("converter-started")
         with open(os.path.join(bin_dir, "rsvg-convert"), "w") as f:
-            f.write(f"#!/bin/sh\n: > '{witness}'\nexec sleep 1000\n")
+            f.write(f"#!/bin/sh\necho $$ > '{witness}'\nexec sleep 1000\n")
         os.chmod(os.path.join(bin_dir, "rsvg-convert"), 0o755)
         self.env["PATH"] = bin_dir + os.pathsep + self.env.get("PATH", "")
         return witness
@@ -231,6 +231,53 @@ class StuckOutputs(unittest.TestCase):
         err = self.finished(p, SAFETY_NET_SEC, "SIGTERM did not end it, its rsvg-convert hung")
         self.assertLess(time.monotonic() - sent, EXIT_AFTER_SIGTERM_AT_THE_END_SEC, err)
         self.assertIn("rsvg-convert was still running when a signal cut the wait short; the PNG was not made", err)
+
+    def plot_png(self):
+        run = self.path("run.csv")
+        with open(run, "w") as f:
+            f.write("timestamp,elapsed_sec,cpu_percent,rss_mb\n1,0,0,5\n1.1,0.1,40,8\n")
+        p = subprocess.Popen([RESMON, "plot", run, "-o", self.path("c.png")], stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=self.env,
+                             start_new_session=True)
+        self.addCleanup(lambda: p.poll() is not None or os.killpg(p.pid, signal.SIGKILL))
+        return p
+
+    def test_sigterm_ends_resmon_plot_and_its_hung_png_converter(self):
+        # Before: SIGTERM killed resmon plot and left the hung rsvg-convert
+        # running for ever (the run's --plot kills it after 1 s of grace).
+        witness = self.hung_converter()
+        p = self.plot_png()
+        deadline = time.monotonic() + SAFETY_NET_SEC
+        while not os.path.exists(witness) or not open(witness).read().strip():  # the converter runs
+            if p.poll() is not None or time.monotonic() > deadline:
+                self.fail(f"the converter never started: {p.stderr.read()}")
+            time.sleep(0.01)
+        with open(witness) as f:
+            converter = int(f.read())
+        self.addCleanup(lambda: subprocess.run(["kill", "-KILL", str(converter)], stderr=subprocess.DEVNULL))
+        os.kill(p.pid, signal.SIGTERM)
+        sent = time.monotonic()
+        err = self.finished(p, SAFETY_NET_SEC, "SIGTERM did not end it")
+        self.assertLess(time.monotonic() - sent, EXIT_AFTER_SIGTERM_AT_THE_END_SEC, err)
+        self.assertEqual(p.returncode, 128 + signal.SIGTERM, err)
+        self.assertIn("rsvg-convert was still running when a signal cut the wait short; the PNG was not made", err)
+        self.assertFalse(os.path.exists(self.path("c.png")))
+        with self.assertRaises(ProcessLookupError):  # killed and reaped
+            os.kill(converter, 0)
+
+    def test_resmon_plot_gives_up_a_hung_png_converter_as_a_runs_plot_does(self):
+        # Before: resmon plot waited for rsvg-convert (waitpid) for ever,
+        # where a run's --plot had the end's 5 s bound.
+        witness = self.hung_converter()
+        started = time.monotonic()
+        p = self.plot_png()
+        err = self.finished(p, SAFETY_NET_SEC, "its rsvg-convert hung")
+        self.assertTrue(os.path.exists(witness), err)  # the converter ran, and was given up on
+        self.assertLess(time.monotonic() - started, 1.6 * READER_STUCK_SEC * TIME_FACTOR, err)
+        self.assertRegex(err, r"^resmon plot: cannot write '.*c\.png': .*rsvg-convert was still running when "
+                              r"the end's 5 s ran out; the PNG was not made\n$")
+        self.assertEqual(p.returncode, 125, err)
+        self.assertFalse(os.path.exists(self.path("c.png")))
 
     def test_a_stuck_summary_fifo_is_given_up_and_the_plot_still_written(self):
         fifo, _ = self.held_fifo("s.json")
@@ -348,6 +395,25 @@ class StuckOutputs(unittest.TestCase):
             self.assertEqual(r.returncode, 125, f"{option} -: {r.stderr}")
             self.assertEqual(r.stderr, f"resmon: cannot write {what} file '-': standard output was closed "
                                        f"when resmon started\n")
+
+    def test_a_path_to_a_stdout_closed_at_start_is_refused_as_dash_is(self):
+        # Review: /dev/stdout, /dev/fd/1, /proc/self/fd/1 (or a link to one)
+        # led to that /dev/null and were written there, status 0.
+        link = os.path.join(tempfile.mkdtemp(dir=self.dir.name), "out.json")
+        os.symlink("/dev/stdout", link)
+        marker = self.path("started")
+        for option, path in (("-o", "/dev/stdout"), ("-o", "/dev/fd/1"), ("--plot", "/proc/self/fd/1"),
+                             ("-o", link)):
+            r = subprocess.run([RESMON, "-q", option, path, "--", "touch", marker], stdin=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True, timeout=SAFETY_NET_SEC, env=self.env,
+                               preexec_fn=lambda: os.close(1))
+            self.assertEqual(r.returncode, 125, f"{option} {path}: {r.stderr}")
+            self.assertIn(f" file '{path}': standard output was closed when resmon started\n", r.stderr)
+            self.assertFalse(os.path.exists(marker))
+        r = subprocess.run([RESMON, "-q", "-o", "/dev/null", "--", "true"], stdin=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True, timeout=SAFETY_NET_SEC, env=self.env,
+                           preexec_fn=lambda: os.close(1))
+        self.assertEqual(r.returncode, 0, r.stderr)  # /dev/null by its name is still /dev/null
 
 
 if __name__ == "__main__":

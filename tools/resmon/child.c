@@ -245,32 +245,58 @@ static int leftovers_end_within(run_result *unmeasured, double sec)
     }
 }
 
-/* Sends sig to every child still running; returns how many. */
-static int signal_leftovers(int sig)
+/* The distinct processes run_end_leftovers signalled: a leftover that
+ * survives a SIGTERM is sent SIGKILL too, and counted once. */
+typedef struct {
+    pid_t pids[1024];
+    int count; /* may exceed the array: past it, each is counted as new */
+} signalled_set;
+
+static void signalled_add(signalled_set *set, pid_t pid)
+{
+    int known = set->count < 1024 ? set->count : 1024;
+    for (int i = 0; i < known; i++)
+        if (set->pids[i] == pid)
+            return;
+    if (set->count < 1024)
+        set->pids[set->count] = pid;
+    set->count++;
+}
+
+/* Sends sig to every child still running, adding each to set; returns how
+ * many it was sent to. */
+static int signal_leftovers(int sig, signalled_set *set)
 {
     pid_t pids[256];
     int n = list_children(pids, 256);
+    int sent = 0;
     for (int i = 0; i < n && i < 256; i++)
-        kill(pids[i], sig);
-    return n > 0 ? n : 0;
+        if (kill(pids[i], sig) == 0) {
+            signalled_add(set, pids[i]);
+            sent++;
+        }
+    return sent;
 }
 
 int run_end_leftovers(double grace_sec, int *ended, int *killed)
 {
     run_result unmeasured;
     memset(&unmeasured, 0, sizeof unmeasured);
-    *ended = *killed = 0;
+    signalled_set set;
+    set.count = 0;
+    *killed = 0;
     int done = leftovers_end_within(&unmeasured, grace_sec);
     /* A leftover that ends makes its own children resmon's: each pass
      * signals those too. */
     for (int pass = 0; done == 0 && pass < 10; pass++) {
-        *ended += signal_leftovers(SIGTERM);
+        signal_leftovers(SIGTERM, &set);
         done = leftovers_end_within(&unmeasured, 0.1);
     }
     for (int pass = 0; done == 0 && pass < 100; pass++) {
-        *killed += signal_leftovers(SIGKILL);
+        *killed += signal_leftovers(SIGKILL, &set);
         done = leftovers_end_within(&unmeasured, 0.1);
     }
+    *ended = set.count;
     return done;
 }
 
@@ -396,11 +422,19 @@ static int settle_orphans(const cli_options *o, pid_t group, run_result *r)
     else if (cut_short)
         fprintf(stderr, "resmon: the wait for the command's orphans was cut short by SIG%s: none still runs\n",
                 sigabbrev_np(signals_received()) ? sigabbrev_np(signals_received()) : "?");
+    else if (left > 0 && o->leftovers_said_after)
+        r->orphans_unsaid = 1; /* the repeat says them, with what it does about them */
     else if (left > 0)
-        fprintf(stderr, "resmon: %d process%s started by the command still run%s\n", left, left == 1 ? "" : "es",
-                getpid() == 1 ? " and end with resmon (PID 1 of this namespace)"
-                              : "; not measured further (--wait-orphans waits for them)");
+        run_say_orphans_left(left);
     return outlived > 0;
+}
+
+void run_say_orphans_left(int left)
+{
+    fprintf(stderr, "resmon: %d process%s started by the command still run%s%s\n", left, left == 1 ? "" : "es",
+            left == 1 ? "s" : "",
+            getpid() == 1 ? " and end with resmon (PID 1 of this namespace)"
+                          : "; not measured further (--wait-orphans waits for them)");
 }
 
 /* Forks the command in a process group of its own (and into cg, when not

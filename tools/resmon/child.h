@@ -17,9 +17,13 @@ int run_command(const cli_options *o, outputs *out, run_result *r);
  * running (adopted orphans) grace_sec to end by themselves, reaping each,
  * then ends the rest -- SIGTERM, and SIGKILL for what still runs a second
  * later -- so that the next run counts none of them and a daemon the
- * command started never holds the repeat.  *ended: SIGTERMs sent; *killed:
- * SIGKILLs sent.  Returns 1 when none is left, 0 when some could not be
+ * command started never holds the repeat.  *ended: the processes it ended
+ * (each once: those it started too, which become resmon's as their parent
+ * ends); *killed: SIGKILLs sent.  Returns 1 when none is left, 0 when some could not be
  * ended, -1 when a signal to resmon cut it short. */
 int run_end_leftovers(double grace_sec, int *ended, int *killed);
+/* The line said at the command's exit when left (> 0) processes it
+ * started still run. */
+void run_say_orphans_left(int left);
 
 #endif

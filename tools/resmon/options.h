@@ -34,6 +34,7 @@ typedef struct cli_options {
     long repeat;              /* --repeat N: measured runs; 0 = one ordinary run */
     long warmup;              /* --warmup K: unmeasured runs before them */
     int ignore_failure;       /* --ignore-failure: a failed run does not stop the repeat */
+    int leftovers_said_after; /* --repeat, a run before the last: the repeat says what it left running */
     char **argv;              /* the command, NULL-terminated */
     int argc;
     const char *processes_path; /* --processes-file: .csv or .jsonl */

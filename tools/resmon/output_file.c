@@ -271,6 +271,36 @@ static int changed(output_file *f, int fd)
     return fail(f, EAGAIN, "it changed while it was being opened; nothing was written");
 }
 
+/* Whether path names standard output through its aliases (/dev/stdout,
+ * /dev/fd/1, /proc/self/fd/1), followed link by link: with stdout closed
+ * at start they lead to the /dev/null holding its place. */
+static int names_stdout(const char *path)
+{
+    char current[PATH_MAX], target[PATH_MAX], own[64];
+    snprintf(own, sizeof own, "/proc/%ld/fd/1", (long)getpid());
+    snprintf(current, sizeof current, "%s", path);
+    for (int hops = 0; hops < 40; hops++) {
+        if (strcmp(current, "/dev/stdout") == 0 || strcmp(current, "/dev/fd/1") == 0 ||
+            strcmp(current, "/proc/self/fd/1") == 0 || strcmp(current, "/proc/thread-self/fd/1") == 0 ||
+            strcmp(current, own) == 0)
+            return 1;
+        ssize_t n = readlink(current, target, sizeof target - 1);
+        if (n < 0)
+            return 0;
+        target[n] = '\0';
+        const char *slash = strrchr(current, '/');
+        if (target[0] == '/' || !slash) {
+            snprintf(current, sizeof current, "%s", target);
+        } else { /* relative to the link's directory */
+            size_t dir = (size_t)(slash - current) + 1, len = strlen(target);
+            if (dir + len >= sizeof current)
+                return 0;
+            memcpy(current + dir, target, len + 1);
+        }
+    }
+    return 0;
+}
+
 int output_file_open(output_file *f, const char *path, const char *what)
 {
     int silent = f->silent;
@@ -288,6 +318,8 @@ int output_file_open(output_file *f, const char *path, const char *what)
         f->fd = STDOUT_FILENO;
         return 0;
     }
+    if (stdout_closed_at_start && names_stdout(path)) /* -o /dev/stdout >&-: as "-" */
+        return fail(f, EBADF, "standard output was closed when resmon started");
     struct stat st;
     int exists = stat(path, &st) == 0;
     int fd;
@@ -389,6 +421,14 @@ static int flush_error(output_file *f)
     return 0;
 }
 
+/* The rule of output_file_open, at the rename: a file made read-only while
+ * resmon ran (chmod a-w to keep it) is not replaced either. */
+static int became_read_only(const output_file *f)
+{
+    struct stat st;
+    return f->final_path && stat(f->final_path, &st) == 0 && S_ISREG(st.st_mode) && !(st.st_mode & S_IWUSR);
+}
+
 int output_file_publish(output_file *f)
 {
     if (!f->stream)
@@ -410,6 +450,10 @@ int output_file_publish(output_file *f)
     f->stream = NULL;
     f->sink = NULL; /* freed by the close */
     f->fd = -1;
+    if (!err && f->temp_path && became_read_only(f)) {
+        err = EACCES;
+        reason = "it was made read-only while resmon ran; it was not replaced";
+    }
     if (!err && f->temp_path && rename(f->temp_path, f->final_path) != 0)
         err = errno;
     if (err) {
@@ -427,6 +471,8 @@ int output_file_publish_early(output_file *f)
     int err = f->temp_unnamed ? -name_temporary(f) : 0;
     if (err)
         return fail(f, err, NULL);
+    if (became_read_only(f))
+        return fail(f, EACCES, "it was made read-only since resmon started; it was not replaced");
     if (rename(f->temp_path, f->final_path) != 0)
         return fail(f, errno, NULL); /* named now: output_file_discard removes it */
     forget_temporary(f);

@@ -6,8 +6,8 @@
  * they stat to the same device and inode (hard links, symbolic links, "./"
  * spellings of an existing file) or, for a file not created yet, when the
  * real path of the directory plus the name is the same ("new.json" and
- * "./new.json").  "-" (stdout) counts as one file too, and as the file it is
- * redirected to.  The readers that write (plot -o, compare's standard
+ * "./new.json").  "-" (stdout) counts as one file too, and as the file or
+ * pipe it is redirected to.  The readers that write (plot -o, compare's standard
  * output) use the same check: an output that is one of their inputs would
  * replace what they are reading.
  */
@@ -33,9 +33,12 @@ static void identify(const char *path, output_identity *id)
 {
     memset(id, 0, sizeof *id);
     struct stat st;
-    /* "-" is standard output: the regular file it is (`> run.csv`), when it
-     * is one (a terminal, a pipe or /dev/null is only "-"). */
-    if (strcmp(path, "-") == 0 ? fstat(STDOUT_FILENO, &st) == 0 && S_ISREG(st.st_mode) : stat(path, &st) == 0) {
+    /* "-" is standard output: the regular file, pipe or FIFO it is (`>
+     * run.csv`, `| jq`: -s /dev/stdout would interleave into it), when it
+     * is one (a terminal or /dev/null is only "-"). */
+    if (strcmp(path, "-") == 0 ? fstat(STDOUT_FILENO, &st) == 0 &&
+                                     (S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))
+                               : stat(path, &st) == 0) {
         id->exists = 1;
         id->device = st.st_dev;
         id->inode = st.st_ino;

@@ -12,6 +12,7 @@
 #include "output_file.h"
 #include "output_paths.h"
 #include "samples_read.h"
+#include "signals.h"
 #include "text_output.h"
 
 #include <errno.h>
@@ -165,9 +166,10 @@ static int read_runs(const plot_options *o, chart_series **series, chart_run *ru
     return 0;
 }
 
-/* The chart through rsvg-convert into file; 0, or -1 printed with the reason. */
-static int plot_png(output_file *file, const char *converter, const chart_info *info, const chart_run *runs,
-                    int count)
+/* The chart through rsvg-convert into file, within wait's bound (a hung
+ * converter is killed); 0, or -1 printed with the reason. */
+static int plot_png(output_file *file, const char *converter, reader_wait *wait, const chart_info *info,
+                    const chart_run *runs, int count)
 {
     char why[512];
     errno = 0;
@@ -177,7 +179,7 @@ static int plot_png(output_file *file, const char *converter, const chart_info *
     } else if (chart_render_svg(svg, info, runs, (size_t)count) != 0) {
         snprintf(why, sizeof why, "cannot render the chart: %s", strerror(errno ? errno : EIO));
         fclose(svg);
-    } else if (chart_png_finish(svg, converter, file->stream, NULL, why, sizeof why) == 0) {
+    } else if (chart_png_finish(svg, converter, file->stream, wait, why, sizeof why) == 0) {
         return 0;
     }
     fputs("resmon plot: cannot write '", stderr);
@@ -215,6 +217,17 @@ int plot_main(int argc, char **argv)
     if (rc == 0 && output_file_open(&file, o.output, "plot file") < 0)
         rc = EXIT_USAGE;
     if (rc == 0) {
+        /* One bound for the converter and a FIFO's reader together, as a
+         * run's --plot has: a hung rsvg-convert is killed after it.  While
+         * it runs, SIGTERM, SIGINT and SIGHUP are caught (resmon plot would
+         * die and leave it running): they cut the wait to its 1 s grace,
+         * the converter is killed, nothing is written, and resmon plot
+         * exits 128 + the signal.  An SVG chart catches none. */
+        if (converter[0])
+            signals_prepare();
+        reader_wait wait;
+        reader_wait_init(&wait, converter[0] ? signals_stop_fd() : -1, 0);
+        output_file_wait_with(&file, &wait);
         char title[512];
         if (!o.title)
             default_title(runs, o.run_count, title, sizeof title);
@@ -229,9 +242,12 @@ int plot_main(int argc, char **argv)
             chart_render_svg(file.stream, &info, runs, (size_t)o.run_count);
             if (output_file_publish(&file) < 0)
                 rc = EXIT_USAGE;
-        } else if (plot_png(&file, converter, &info, runs, o.run_count) < 0) {
+        } else if (plot_png(&file, converter, &wait, &info, runs, o.run_count) < 0) {
             output_file_discard(&file);
-            rc = EXIT_USAGE;
+            rc = signals_received() ? 128 + signals_received() : EXIT_USAGE;
+        } else if (signals_received()) { /* stopped: nothing is written */
+            output_file_discard(&file);
+            rc = 128 + signals_received();
         } else if (output_file_publish(&file) < 0) {
             rc = EXIT_USAGE;
         }

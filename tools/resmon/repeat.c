@@ -377,6 +377,7 @@ static int run_all(const cli_options *o, resmon_gpu *gpu, repeat_state *st)
     run_options.quiet = 1;           /* the table is of them all */
     for (long i = 0; i < o->warmup + o->repeat; i++) {
         int measured = i >= o->warmup;
+        run_options.leftovers_said_after = i + 1 < o->warmup + o->repeat; /* below: one line */
         if (signals_received()) { /* between two runs */
             st->interrupted = signals_received();
             say_stopped(st, NULL);
@@ -387,6 +388,12 @@ static int run_all(const cli_options *o, resmon_gpu *gpu, repeat_state *st)
         int rc = run_once(&run_options, gpu, &r, measured ? &json : NULL);
         if (rc != 0)
             return rc;
+        /* A run that stops the repeat says what it left as one run would;
+         * otherwise the line below does. */
+        int goes_on = !r.interrupted && r.term_signal != SIGINT && r.term_signal != SIGQUIT && r.have_exit &&
+                      (r.exit_status == 0 || o->ignore_failure);
+        if (r.orphans_unsaid && !goes_on)
+            run_say_orphans_left(r.orphans_left);
         /* Ctrl-C and Ctrl-\ on the terminal reach the command's group, which
          * holds the terminal, not resmon: a run they end stops the repeat as
          * a signal to resmon does, --ignore-failure or not. */
@@ -431,10 +438,21 @@ static int run_all(const cli_options *o, resmon_gpu *gpu, repeat_state *st)
             else if (done == 0)
                 fprintf(stderr, "%s: some could not be ended (SIGKILL refused): the next runs may count them\n",
                         what);
-            else if (ended || killed)
+            else if (ended || killed) {
+                /* The count is of the processes ended: what a leftover
+                 * started becomes resmon's as it ends, and is ended too. */
+                const char *it = r.orphans_left == 1 ? "it" : "them";
+                char count[96];
+                if (ended == r.orphans_left)
+                    snprintf(count, sizeof count, "%s", it);
+                else if (ended < r.orphans_left) /* the others ended by themselves */
+                    snprintf(count, sizeof count, "%d of them", ended);
+                else
+                    snprintf(count, sizeof count, "%s and what %s started, %d processes", it,
+                             r.orphans_left == 1 ? "it" : "they", ended);
                 fprintf(stderr, "%s for over %g s (a daemon?): ended %s (%s) before the next run, %s\n", what,
-                        LEFTOVER_GRACE_SEC, r.orphans_left == 1 ? "it" : "them",
-                        killed ? "SIGTERM, then SIGKILL" : "SIGTERM", why);
+                        LEFTOVER_GRACE_SEC, count, killed ? "SIGTERM, then SIGKILL" : "SIGTERM", why);
+            }
             else
                 fprintf(stderr, "%s: waited for %s before the next run, %s\n", what,
                         r.orphans_left == 1 ? "it" : "them", why);

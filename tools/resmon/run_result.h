@@ -26,6 +26,7 @@ typedef struct run_result {
                                   resmon reaped */
     int interrupted;           /* resmon got SIGINT/SIGTERM/SIGHUP/SIGQUIT */
     int orphans_left;          /* adopted descendants still running at the end */
+    int orphans_unsaid;        /* they were not said (leftovers_said_after): the caller says them */
     resmon_gpu *gpu;           /* the GPU profiler, NULL without */
     char cgroup_note[RESMON_ERR_MAX]; /* why no cgroup was made for COMMAND; "" when one was, or not asked */
     const resmon_phase *phases; /* the window's phases (owned by the outputs); NULL without marks */
