@@ -9,8 +9,10 @@
  * released (a 10 MB report takes a second or two: other threads run) and
  * asks every 10 ms of its work, taking the GIL back for it, whether a
  * signal handler raised (Ctrl-C 0.3 s into an 11 MB compare: stopped 0.15 s
- * later at a load of 11 on 2 cores, where it ran 3.5 s more before).  It keeps getopt's state and its streams in globals: a lock of its
- * own lets one call run at a time.
+ * later at a load of 11 on 2 cores, where it ran 3.5 s more before).  It
+ * keeps getopt's state and its streams in globals: a lock of its own lets
+ * one call run at a time, and a call waiting for it asks the same question
+ * every 10 ms (lock_engine).
  */
 #include "binding.h"
 #include "compare.h"
@@ -19,6 +21,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 /* compare_caller.interrupted: the GIL taken back to run the signal
  * handlers; a KeyboardInterrupt (any exception a handler raises) stays set
@@ -55,6 +58,36 @@ static int atfork_error;
 static void register_atfork(void)
 {
     atfork_error = pthread_atfork(NULL, NULL, engine_lock_after_fork_in_child);
+}
+
+/* Takes engine_lock, asking every ENGINE_WAIT_CHECK_NS whether a signal
+ * handler raised, as the engine itself does while it runs: Ctrl-C in a
+ * thread waiting for another thread's compare (a 10 MB report: seconds)
+ * waited for the whole of it.  Returns 0 with the lock held, or
+ * COMPARE_INTERRUPTED (the handler's exception set) without it. */
+#define ENGINE_WAIT_CHECK_NS 10000000L
+static int lock_engine(compare_caller *caller)
+{
+    for (;;) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until); /* timedlock's clock; a jump makes one wait shorter or longer */
+        until.tv_nsec += ENGINE_WAIT_CHECK_NS;
+        if (until.tv_nsec >= 1000000000L) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000L;
+        }
+        int rc = pthread_mutex_timedlock(&engine_lock, &until);
+        if (rc == 0)
+            return 0;
+        if (rc != ETIMEDOUT && rc != EINTR) {
+            /* Not for a default mutex taken by a live thread; waiting
+             * without the checks is what every earlier call did. */
+            pthread_mutex_lock(&engine_lock);
+            return 0;
+        }
+        if (caller->interrupted(caller->context))
+            return COMPARE_INTERRUPTED;
+    }
 }
 
 /* The stream's text (invalid UTF-8, which the engine does not write, as
@@ -132,9 +165,11 @@ PyObject *rmpy_compare(PyObject *module, PyObject *args, PyObject *kwargs)
     }
     PyThreadState *saved = PyEval_SaveThread();
     compare_caller caller = {.utf8 = utf8, .interrupted = signal_raised, .context = &saved};
-    pthread_mutex_lock(&engine_lock);
-    int status = compare_run((int)argc, argv, out, err, &caller);
-    pthread_mutex_unlock(&engine_lock);
+    int status = lock_engine(&caller);
+    if (status == 0) {
+        status = compare_run((int)argc, argv, out, err, &caller);
+        pthread_mutex_unlock(&engine_lock);
+    }
     PyEval_RestoreThread(saved);
     /* A memory stream fails only when it cannot grow. */
     int failed = ferror(out) || ferror(err);

@@ -160,6 +160,64 @@ def _small_report(path):
 SAFETY_SEC = 60 * float(__import__("os").environ.get("RESMON_TEST_TIME_FACTOR", "1"))
 
 
+def test_a_signal_stops_a_compare_waiting_for_another_threads(tmp_path):
+    # Issue 28 leftover: one compare runs at a time, and a call waiting for
+    # another thread's took no signal until that one ended (Ctrl-C in the
+    # main thread waited out a whole 10 MB compare).  A thread compares a
+    # large report; once it has run 50 ms of the engine (holding its lock),
+    # the main thread compares a small one and a signal is sent while it
+    # waits: its handler's exception ends the call long before the large
+    # compare does (before the fix: only after it, so the signal's wait was
+    # the rest of the large compare).
+    import os
+    import signal
+    import threading
+    import time
+
+    big, small = _big_report(tmp_path / "big.json", 20000), _small_report(tmp_path / "small.json")
+    ended = {}
+
+    def compare_big():
+        _resmon.compare(["--", big, big])
+        ended["big"] = time.monotonic()
+
+    class Stop(Exception):
+        pass
+
+    def handler(signum, frame):
+        raise Stop
+
+    thread = threading.Thread(target=compare_big)
+    previous = signal.signal(signal.SIGUSR1, handler)
+    try:
+        thread.start()
+        clock = time.pthread_getcpuclockid(thread.ident)
+        while time.clock_gettime(clock) < 0.05 and thread.is_alive():
+            time.sleep(0.001)
+        assert thread.is_alive(), "the large compare ended before the test could wait for it"
+        sent = {}
+
+        def send():
+            time.sleep(0.05)  # the main thread is in the call by then, or the signal still stops it
+            sent["at"] = time.monotonic()
+            os.kill(os.getpid(), signal.SIGUSR1)
+
+        sender = threading.Thread(target=send)
+        sender.start()
+        with pytest.raises(Stop):
+            _resmon.compare(["--max-increase=rss_growth_mb=10%,1", small, small])
+            time.sleep(SAFETY_SEC)  # the call returned before the signal: its handler raises here
+        stopped = time.monotonic()
+        sender.join()
+    finally:
+        thread.join()
+        signal.signal(signal.SIGUSR1, previous)
+    waited, rest = stopped - sent["at"], ended["big"] - sent["at"]
+    assert waited < rest / 2, f"stopped {waited:.3f} s after the signal; the other compare ended {rest:.3f} s after it"
+    status, out, err = _resmon.compare(["--max-increase=rss_growth_mb=10%,1", small, small])
+    assert (status, err) == (0, "") and "1 limit holds" in out, err
+
+
 def test_a_child_forked_while_another_thread_compares_can_compare(tmp_path):
     # review: the engine's lock was copied held into a child forked while
     # another thread compared; the child's first compare waited forever.
