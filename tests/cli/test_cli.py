@@ -1545,6 +1545,23 @@ class OutputChecks(Tmp):
                            stderr=subprocess.PIPE, text=True, timeout=SAFETY_NET_SEC)
         self.assertEqual(r.returncode, 0, r.stderr)
 
+    def test_the_null_device_may_be_given_to_several_outputs(self):
+        # Review: "-s /dev/null --trace /dev/null" was refused as two
+        # outputs naming one file; the null device keeps nothing, so nothing
+        # interleaves or is replaced in it.  Any other device stays one file.
+        os.symlink("/dev/null", self.path("null.link"))
+        marker = self.path("started")
+        r = subprocess.run([RESMON, "-q", "-o", "-", "-s", "/dev/null", "--trace", self.path("null.link"),
+                            "--plot", "/dev/stdout", "--processes-file", "/dev/null", "--", "touch", marker],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=SAFETY_NET_SEC)
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        self.assertTrue(os.path.exists(marker))
+        os.unlink(marker)
+        r = resmon("-q", "-s", "/dev/full", "--trace", "/dev/full", "--", "touch", marker)
+        self.assertEqual(r.returncode, 125, r.stderr)
+        self.assertIn("name the same file", r.stderr)
+        self.assertFalse(os.path.exists(marker))
+
     def test_a_file_made_read_only_during_the_run_is_not_replaced(self):
         # Review: the read-only rule was applied at the start only; a file
         # made read-only while resmon ran (chmod a-w, to keep it) was
