@@ -1691,6 +1691,12 @@ static int compare_streams(int argc, char **argv, FILE *out, FILE *err, const co
     clock_gettime(CLOCK_MONOTONIC, &compare_asked);
     compare_options o;
     int rc = compare_parse(argc, argv, &o);
+    if (rc == 0 && out == stdout && stdout_closed_when_started()) {
+        /* `resmon compare A B >&-`: the verdict would go to the /dev/null
+         * that holds stdout's place, and the status alone would say it. */
+        fputs("resmon compare: standard output cannot be written: it was closed when resmon started\n", err);
+        rc = EXIT_USAGE;
+    }
     if (rc != 0) {
         compare_options_free(&o);
         return rc;

@@ -208,11 +208,11 @@ int plot_main(int argc, char **argv)
     if (output_paths_check("resmon plot", paths, options, 1, 1 + (size_t)o.run_count) != 0)
         return EXIT_USAGE; /* -o run.csv would replace the samples it charts */
     char converter[4096];
-    if (chart_output_check(o.output, "-o", converter, sizeof converter) < 0)
+    if (chart_output_check("resmon plot", o.output, "-o", converter, sizeof converter) < 0)
         return EXIT_USAGE;
     chart_series *series[PLOT_MAX_RUNS] = {NULL};
     chart_run runs[PLOT_MAX_RUNS];
-    output_file file = {0};
+    output_file file = {.who = "resmon plot"};
     rc = read_runs(&o, series, runs);
     if (rc == 0 && output_file_open(&file, o.output, "plot file") < 0)
         rc = EXIT_USAGE;
