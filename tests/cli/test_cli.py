@@ -252,6 +252,33 @@ class BadUsage(Tmp):
             r = resmon("-q", option, first, option, second, "--", "true")
             self.assertEqual(r.returncode, 0, f"{option} {first} {option} {second}: {r.stderr}")
 
+    def test_an_invalid_second_value_is_named_as_invalid_as_a_single_one_is(self):
+        # Review: "-i 0.1 -i abc" said "-i given twice ('abc' after an
+        # earlier one)", while "-i abc" alone says "invalid interval 'abc'":
+        # the once rule came before the value's own check.
+        with open(self.path("run.csv"), "w") as f:
+            f.write("timestamp,elapsed_sec,cpu_percent,rss_mb\n1,0,0,5\n1.1,0.1,40,8\n")
+        run = self.path("run.csv")
+        cases = [((option, good), (option, bad), ("--", "true"))
+                 for option, good, bad in (("-i", "0.1", "abc"), ("--repeat", "2", "0"), ("--gpu", "none", "bogus"),
+                                           ("-s", self.path("a.csv"), self.path("a.txt")),
+                                           ("--metrics", "io", "bogus"), ("--memory-limit", "1G", "lots"),
+                                           ("--processes", "top", "some"), ("--pid", "1", "0"),
+                                           ("--push-interval", "5", "x"), ("--push", "http://127.0.0.1:1/", "nope"))]
+        cases += [(("plot", run, "--cpus", "4"), ("--cpus", "x"), ("-o", self.path("a.svg"))),
+                  (("compare", "--format", "text"), ("--format", "yaml"), (run, run)),
+                  (("compare", "--alpha", "0.1"), ("--alpha", "2"), (run, run))]
+        for first, second, rest in cases:
+            with self.subTest(second=second):
+                head = first[:1] if first[0] in ("plot", "compare") else ()
+                single = resmon(*head, *second, *rest)
+                twice = resmon(*first, *second, *rest)
+                self.assertEqual(single.returncode, 125, single.stderr)
+                self.assertEqual(len(single.stderr.splitlines()), 1, single.stderr)
+                self.assertNotIn("given twice", twice.stderr)
+                self.assertEqual((twice.returncode, twice.stderr), (125, single.stderr))
+        self.assertFalse(os.path.exists(self.path("a.svg")))
+
     def test_subcommand_option_given_twice_is_refused(self):
         with open(self.path("run.csv"), "w") as f:
             f.write("timestamp,elapsed_sec,cpu_percent,rss_mb\n1,0,0,5\n1.1,0.1,40,8\n")

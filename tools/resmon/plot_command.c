@@ -82,9 +82,9 @@ static int plot_parse(int argc, char **argv, plot_options *o)
     option_once given = {.number = plot_option_number};
     char twice[160];
     while ((c = getopt_long(argc, argv, ":o:l:h", longopts, NULL)) != -1) {
-        if (optarg && c != ':' && c != '?' && c != 'l' && /* -l: one for each RUN */
-            option_once_check(&given, c, optarg, longopts, twice, sizeof twice) != 0)
-            return plot_usage_error(twice, optarg);
+        /* Said after the switch: an invalid second value is named as invalid. */
+        int twice_given = optarg && c != ':' && c != '?' && c != 'l' && /* -l: one for each RUN */
+                          option_once_check(&given, c, optarg, longopts, twice, sizeof twice) != 0;
         switch (c) {
         case 'o':
             o->output = optarg;
@@ -118,6 +118,8 @@ static int plot_parse(int argc, char **argv, plot_options *o)
             }
             return plot_usage_error("unknown option", argv[optind - 1]);
         }
+        if (twice_given)
+            return plot_usage_error(twice, optarg);
     }
     o->runs = argv + optind;
     o->run_count = argc - optind;
