@@ -252,6 +252,33 @@ class BadUsage(Tmp):
             r = resmon("-q", option, first, option, second, "--", "true")
             self.assertEqual(r.returncode, 0, f"{option} {first} {option} {second}: {r.stderr}")
 
+    def test_an_invalid_second_value_is_named_as_invalid_as_a_single_one_is(self):
+        # Review: "-i 0.1 -i abc" said "-i given twice ('abc' after an
+        # earlier one)", while "-i abc" alone says "invalid interval 'abc'":
+        # the once rule came before the value's own check.
+        with open(self.path("run.csv"), "w") as f:
+            f.write("timestamp,elapsed_sec,cpu_percent,rss_mb\n1,0,0,5\n1.1,0.1,40,8\n")
+        run = self.path("run.csv")
+        cases = [((option, good), (option, bad), ("--", "true"))
+                 for option, good, bad in (("-i", "0.1", "abc"), ("--repeat", "2", "0"), ("--gpu", "none", "bogus"),
+                                           ("-s", self.path("a.csv"), self.path("a.txt")),
+                                           ("--metrics", "io", "bogus"), ("--memory-limit", "1G", "lots"),
+                                           ("--processes", "top", "some"), ("--pid", "1", "0"),
+                                           ("--push-interval", "5", "x"), ("--push", "http://127.0.0.1:1/", "nope"))]
+        cases += [(("plot", run, "--cpus", "4"), ("--cpus", "x"), ("-o", self.path("a.svg"))),
+                  (("compare", "--format", "text"), ("--format", "yaml"), (run, run)),
+                  (("compare", "--alpha", "0.1"), ("--alpha", "2"), (run, run))]
+        for first, second, rest in cases:
+            with self.subTest(second=second):
+                head = first[:1] if first[0] in ("plot", "compare") else ()
+                single = resmon(*head, *second, *rest)
+                twice = resmon(*first, *second, *rest)
+                self.assertEqual(single.returncode, 125, single.stderr)
+                self.assertEqual(len(single.stderr.splitlines()), 1, single.stderr)
+                self.assertNotIn("given twice", twice.stderr)
+                self.assertEqual((twice.returncode, twice.stderr), (125, single.stderr))
+        self.assertFalse(os.path.exists(self.path("a.svg")))
+
     def test_subcommand_option_given_twice_is_refused(self):
         with open(self.path("run.csv"), "w") as f:
             f.write("timestamp,elapsed_sec,cpu_percent,rss_mb\n1,0,0,5\n1.1,0.1,40,8\n")
@@ -1544,6 +1571,23 @@ class OutputChecks(Tmp):
         r = subprocess.run([RESMON, "-q", "-o", "-", "-s", "/dev/null", "--", "true"], stdout=subprocess.DEVNULL,
                            stderr=subprocess.PIPE, text=True, timeout=SAFETY_NET_SEC)
         self.assertEqual(r.returncode, 0, r.stderr)
+
+    def test_the_null_device_may_be_given_to_several_outputs(self):
+        # Review: "-s /dev/null --trace /dev/null" was refused as two
+        # outputs naming one file; the null device keeps nothing, so nothing
+        # interleaves or is replaced in it.  Any other device stays one file.
+        os.symlink("/dev/null", self.path("null.link"))
+        marker = self.path("started")
+        r = subprocess.run([RESMON, "-q", "-o", "-", "-s", "/dev/null", "--trace", self.path("null.link"),
+                            "--plot", "/dev/stdout", "--processes-file", "/dev/null", "--", "touch", marker],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=SAFETY_NET_SEC)
+        self.assertEqual((r.returncode, r.stderr), (0, ""))
+        self.assertTrue(os.path.exists(marker))
+        os.unlink(marker)
+        r = resmon("-q", "-s", "/dev/full", "--trace", "/dev/full", "--", "touch", marker)
+        self.assertEqual(r.returncode, 125, r.stderr)
+        self.assertIn("name the same file", r.stderr)
+        self.assertFalse(os.path.exists(marker))
 
     def test_a_file_made_read_only_during_the_run_is_not_replaced(self):
         # Review: the read-only rule was applied at the start only; a file

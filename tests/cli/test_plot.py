@@ -370,6 +370,26 @@ class PlotCommand(Tmp):
         self.assertEqual(r.returncode, 125, r.stderr)
         self.assertIn(f"cannot write plot file '{self.path('o.svg')}': File too large", r.stderr)
 
+    def test_every_error_line_starts_with_resmon_plot(self):
+        # Review: the usage errors said "resmon plot: ", but an output that
+        # could not be written, a raster name and a PNG without rsvg-convert
+        # said "resmon: " (the run's shared code), unlike compare and mark.
+        path = samples(self.path("s.csv"), [(100 + t / 10, t / 10, 50, 10 + t) for t in range(20)])
+        empty = self.path("bin")
+        os.mkdir(empty)
+        cases = [((path, "-o", "/dev/full"), {}), ((path, "-o", self.path("p.jpg")), {}),
+                 ((path, "-o", self.path("p.png")), {"env": dict(os.environ, PATH=empty)}),
+                 ((path, "-o", self.path("no/such/p.svg")), {}),
+                 ((path, "-o", "-"), {"preexec_fn": lambda: os.close(1)}),
+                 ((self.path("missing.csv"), "-o", self.path("p.svg")), {}), ((path, "-o", path), {}),
+                 ((path, "--cpus", "0", "-o", self.path("p.svg")), {})]
+        for args, kw in cases:
+            with self.subTest(args=args):
+                r = resmon("plot", *args, **kw)
+                self.assertEqual(r.returncode, 125, r.stderr)
+                self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+                self.assertTrue(r.stderr.startswith("resmon plot: "), r.stderr)
+
     def test_png_output(self):
         if not shutil.which("rsvg-convert"):
             self.skipTest("rsvg-convert not installed (librsvg2-bin)")

@@ -231,6 +231,58 @@ class Failures(Repeat):
                         except ProcessLookupError:
                             pass
 
+    def test_a_signal_in_the_wait_for_a_leftover_ends_it_as_the_repeat_stops(self):
+        # Review: SIGTERM while the repeat gave a run's leftover its grace
+        # said only "the wait for it was cut short by a signal", and the
+        # daemon, which the repeat ends between two runs, ran on past
+        # resmon's exit.  Now the signal cuts the grace, not the ending.
+        # The progress line of run 1 comes just before the grace: the signal
+        # sent on it lands in its second, or (a machine stalled for that
+        # second) after it, when the daemon was ended the normal way and run
+        # 2 started: that try is made again.
+        pids = self.path("pids")
+        daemon = f"sleep 1000 >/dev/null 2>&1 & echo $! >> {pids}; exit 0"
+        try:
+            for attempt in range(5):
+                if os.path.exists(pids):
+                    os.unlink(pids)
+                p = subprocess.Popen([RESMON, "--repeat", "3", "-o", self.output, "--", "sh", "-c", daemon],
+                                     stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=ENV)
+                try:
+                    line = p.stderr.readline()
+                    self.assertTrue(line.startswith("resmon: run 1/3: status 0"), line)
+                    p.send_signal(signal.SIGTERM)
+                    code = p.wait(timeout=SAFETY_NET_SEC)
+                    err = p.stderr.read()
+                finally:
+                    p.kill()
+                    p.wait()
+                    p.stderr.close()
+                if "run 1 left 1 process running for over 1 s" not in err:
+                    break  # the signal came within the grace
+            else:
+                self.skipTest("the signal never came within the leftover's 1 s grace (a stalled machine)")
+            self.assertEqual(code, 128 + signal.SIGTERM, err)
+            lines = err.splitlines()
+            self.assertEqual(lines[:2], ["resmon: run 1 left 1 process running: a signal cut the wait for it short: "
+                                         "ended it (SIGTERM) as the repeat stops",
+                                         f"resmon: signal {int(signal.SIGTERM)} (Terminated) stops the repeat; "
+                                         "1 measured run kept"], err)
+            with open(pids) as f:
+                started = [int(line) for line in f]
+            self.assertEqual(len(started), 1)
+            with self.assertRaises(ProcessLookupError):  # ended and reaped, not left running
+                os.kill(started[0], 0)
+            self.assertEqual((self.load()["completed"], self.load()["interrupted"]), (1, True))
+        finally:
+            if os.path.exists(pids):
+                with open(pids) as f:
+                    for line in f:
+                        try:
+                            os.kill(int(line), signal.SIGKILL)
+                        except ProcessLookupError:
+                            pass
+
     def test_a_run_that_stops_the_repeat_still_says_what_it_left_running(self):
         # The repeat's own line about a leftover comes only when the next run
         # follows; a failed run that stops the repeat says it as one run does.

@@ -396,6 +396,33 @@ class StuckOutputs(unittest.TestCase):
             self.assertEqual(r.stderr, f"resmon: cannot write {what} file '-': standard output was closed "
                                        f"when resmon started\n")
 
+    def test_a_subcommand_whose_result_goes_to_a_closed_or_full_stdout_fails(self):
+        # Review: `resmon compare A B >&-` exited 0 (1 for a limit passed):
+        # the verdict went into the /dev/null holding fd 1's place.  Every
+        # result written to stdout (compare, plot -o -, the run's and the
+        # repeat's -o -) fails with 125 and one line when it cannot be.
+        summary, samples = self.path("a.json"), self.path("a.csv")
+        r = subprocess.run([RESMON, "-q", "-o", summary, "-s", samples, "--", "true"], stdin=subprocess.DEVNULL,
+                           capture_output=True, text=True, timeout=SAFETY_NET_SEC, env=self.env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        cases = [("compare", summary, summary), ("compare", "--format", "json", summary, summary),
+                 ("compare", "--format", "markdown", summary, summary),
+                 ("plot", samples, "-o", "-"), ("-q", "-o", "-", "--", "true"),
+                 ("-q", "--repeat", "2", "-o", "-", "--", "true")]
+        for args in cases:
+            with self.subTest(args=args, stdout="closed"):
+                r = subprocess.run([RESMON, *args], stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                   timeout=SAFETY_NET_SEC, env=self.env, preexec_fn=lambda: os.close(1))
+                self.assertEqual(r.returncode, 125, r.stderr)
+                self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+                self.assertRegex(r.stderr,
+                                 r"^resmon( compare| plot)?: .*standard output.* closed when resmon started\n$")
+            with self.subTest(args=args, stdout="/dev/full"), open("/dev/full", "w") as full:
+                r = subprocess.run([RESMON, *args], stdin=subprocess.DEVNULL, stdout=full, stderr=subprocess.PIPE,
+                                   text=True, timeout=SAFETY_NET_SEC, env=self.env)
+                self.assertEqual(r.returncode, 125, r.stderr)
+                self.assertIn("No space left on device", r.stderr)
+
     def test_a_path_to_a_stdout_closed_at_start_is_refused_as_dash_is(self):
         # Review: /dev/stdout, /dev/fd/1, /proc/self/fd/1 (or a link to one)
         # led to that /dev/null and were written there, status 0.

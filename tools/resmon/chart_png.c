@@ -43,13 +43,13 @@ static int find_converter(char *out, size_t cap)
     return -ENOENT;
 }
 
-int chart_output_check(const char *path, const char *option, char *converter, size_t cap)
+int chart_output_check(const char *who, const char *path, const char *option, char *converter, size_t cap)
 {
     static const char *const unwritten[] = {".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".tif", ".tiff", ".pdf", ".eps"};
     converter[0] = '\0';
     for (size_t i = 0; i < sizeof unwritten / sizeof *unwritten; i++)
         if (path_has_extension(path, unwritten[i])) {
-            fprintf(stderr, "resmon: %s '", option);
+            fprintf(stderr, "%s: %s '", who, option);
             print_printable(stderr, path);
             fputs("': a chart is written as SVG, or as PNG for a .png name\n", stderr);
             return -1;
@@ -57,7 +57,7 @@ int chart_output_check(const char *path, const char *option, char *converter, si
     if (!path_has_extension(path, ".png"))
         return 0;
     if (find_converter(converter, cap) < 0) {
-        fprintf(stderr, "resmon: %s '", option);
+        fprintf(stderr, "%s: %s '", who, option);
         print_printable(stderr, path);
         fputs("': a PNG chart needs rsvg-convert (Debian: librsvg2-bin), not found on PATH; give a .svg name "
               "for SVG\n",

@@ -11,9 +11,9 @@
 
 /* Whether a chart written to path is PNG (a .png name, any case), SVG, or
  * refused; for PNG finds rsvg-convert on PATH into converter (else ""), and
- * refuses the name when it is missing.  Returns 0, or prints one line naming
- * option and path and returns -1. */
-int chart_output_check(const char *path, const char *option, char *converter, size_t cap);
+ * refuses the name when it is missing.  Returns 0, or prints one line, who
+ * ("resmon plot") then option and path, and returns -1. */
+int chart_output_check(const char *who, const char *path, const char *option, char *converter, size_t cap);
 /* A stream to render the SVG into, for chart_png_finish; NULL (errno) on failure. */
 FILE *chart_png_begin(void);
 /* Converts what svg holds to PNG, written to out, and closes svg.  Returns

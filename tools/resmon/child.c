@@ -228,15 +228,16 @@ static void wait_for_orphans(run_result *r)
 
 /* Reaps what ended of the leftovers and polls every 5 ms for up to sec
  * seconds until none is left.  Returns 1 when none is left, 0 when some
- * still run, -1 when a signal to resmon cut the wait short. */
-static int leftovers_end_within(run_result *unmeasured, double sec)
+ * still run, -1 when a signal to resmon cut the wait short (only where
+ * heed_signals: ending them, which takes at most seconds, is not cut). */
+static int leftovers_end_within(run_result *unmeasured, double sec, int heed_signals)
 {
     double until = clock_monotonic_sec() + sec;
     for (;;) {
         reap_exited_orphans(unmeasured);
         if (count_children() <= 0)
             return 1;
-        if (signals_received())
+        if (heed_signals && signals_received())
             return -1;
         if (clock_monotonic_sec() >= until)
             return 0;
@@ -278,23 +279,28 @@ static int signal_leftovers(int sig, signalled_set *set)
     return sent;
 }
 
-int run_end_leftovers(double grace_sec, int *ended, int *killed)
+int run_end_leftovers(double grace_sec, int *ended, int *killed, int *cut_short)
 {
     run_result unmeasured;
     memset(&unmeasured, 0, sizeof unmeasured);
     signalled_set set;
     set.count = 0;
     *killed = 0;
-    int done = leftovers_end_within(&unmeasured, grace_sec);
+    int done = leftovers_end_within(&unmeasured, grace_sec, 1);
+    /* A signal ends the grace, not the ending: what the repeat would have
+     * ended after it is ended now, not left running past resmon's exit. */
+    *cut_short = done < 0;
+    if (done < 0)
+        done = 0;
     /* A leftover that ends makes its own children resmon's: each pass
      * signals those too. */
     for (int pass = 0; done == 0 && pass < 10; pass++) {
         signal_leftovers(SIGTERM, &set);
-        done = leftovers_end_within(&unmeasured, 0.1);
+        done = leftovers_end_within(&unmeasured, 0.1, 0);
     }
     for (int pass = 0; done == 0 && pass < 100; pass++) {
         *killed += signal_leftovers(SIGKILL, &set);
-        done = leftovers_end_within(&unmeasured, 0.1);
+        done = leftovers_end_within(&unmeasured, 0.1, 0);
     }
     *ended = set.count;
     return done;

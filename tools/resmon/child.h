@@ -19,9 +19,11 @@ int run_command(const cli_options *o, outputs *out, run_result *r);
  * later -- so that the next run counts none of them and a daemon the
  * command started never holds the repeat.  *ended: the processes it ended
  * (each once: those it started too, which become resmon's as their parent
- * ends); *killed: SIGKILLs sent.  Returns 1 when none is left, 0 when some could not be
- * ended, -1 when a signal to resmon cut it short. */
-int run_end_leftovers(double grace_sec, int *ended, int *killed);
+ * ends); *killed: SIGKILLs sent.  A signal to resmon (the repeat stops)
+ * cuts the grace short, and sets *cut_short: the rest are ended at once, as
+ * they would have been after it, not left running past resmon's exit.
+ * Returns 1 when none is left, 0 when some could not be ended. */
+int run_end_leftovers(double grace_sec, int *ended, int *killed, int *cut_short);
 /* The line said at the command's exit when left (> 0) processes it
  * started still run. */
 void run_say_orphans_left(int left);

@@ -1508,9 +1508,9 @@ static int compare_parse(int argc, char **argv, compare_options *o)
     option_once given = {.number = compare_option_number};
     char twice[160];
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        if (optarg && c != '?' && c != OPT_MAX_INCREASE && /* --max-increase: one for each KEY */
-            option_once_check(&given, c, optarg, longopts, twice, sizeof twice) != 0)
-            return compare_usage_error(twice, optarg);
+        /* Said after the switch: an invalid second value is named as invalid. */
+        int twice_given = optarg && c != '?' && c != OPT_MAX_INCREASE && /* --max-increase: one for each KEY */
+                          option_once_check(&given, c, optarg, longopts, twice, sizeof twice) != 0;
         switch (c) {
         case OPT_MAX_INCREASE:
             if (parse_limit(optarg, &o->limits[o->limit_count]) < 0)
@@ -1558,6 +1558,8 @@ static int compare_parse(int argc, char **argv, compare_options *o)
             }
             return compare_usage_error("unknown option '%s'", argv[optind - 1]);
         }
+        if (twice_given)
+            return compare_usage_error(twice, optarg);
     }
     if (argc - optind != 2)
         return compare_usage_error(argc - optind < 2 ? "expected BASE and NEW%s" : "expected only BASE and NEW%s", "");
@@ -1691,6 +1693,12 @@ static int compare_streams(int argc, char **argv, FILE *out, FILE *err, const co
     clock_gettime(CLOCK_MONOTONIC, &compare_asked);
     compare_options o;
     int rc = compare_parse(argc, argv, &o);
+    if (rc == 0 && out == stdout && stdout_closed_when_started()) {
+        /* `resmon compare A B >&-`: the verdict would go to the /dev/null
+         * that holds stdout's place, and the status alone would say it. */
+        fputs("resmon compare: standard output cannot be written: it was closed when resmon started\n", err);
+        rc = EXIT_USAGE;
+    }
     if (rc != 0) {
         compare_options_free(&o);
         return rc;

@@ -30,7 +30,9 @@ typedef struct option_once {
  * same number by seen->number) is harmless; a different
  * one is refused: fills fmt with one line's text, "-o given twice ('%s'
  * after an earlier one): give it once" (%s: the value, for the caller's
- * usage error to print), and returns -1.  0 else. */
+ * usage error to print), and returns -1.  0 else.  The parsers say it after
+ * checking the value itself: "-i 0.1 -i abc" is an invalid interval, named
+ * as a single "-i abc" is, not a second value. */
 int option_once_check(option_once *seen, int code, const char *value, const struct option *longopts, char *fmt,
                       size_t cap);
 

@@ -411,17 +411,17 @@ int cli_parse(int argc, char **argv, cli_options *o)
     o->include_children = 1;
     o->metrics = RESMON_METRIC_ALL;
     exporter_options_init(&o->exporters);
-    char err[512];
+    char err[512], twice[160];
     opterr = 0; /* our own messages: one line each */
     int c, word_index = optind;
     /* "+": stop at the first non-option, which starts COMMAND. */
     option_once given = {.number = option_number};
     for (; (c = getopt_long(argc, argv, "+:i:o:s:qh", longopts, NULL)) != -1; word_index = optind) {
         /* A second value silently replaced the first: refused, as in every
-         * subcommand (only --label repeats). */
-        if (optarg && c != ':' && c != '?' && c != EXPORTER_OPT_LABEL &&
-            option_once_check(&given, c, optarg, longopts, err, sizeof err) != 0)
-            return usage_error(err, optarg);
+         * subcommand (only --label repeats) -- after the switch, so that an
+         * invalid second value is named as invalid, as a single one is. */
+        int twice_given = optarg && c != ':' && c != '?' && c != EXPORTER_OPT_LABEL &&
+                          option_once_check(&given, c, optarg, longopts, twice, sizeof twice) != 0;
         switch (c) {
         case 'i':
             /* The library's range: below 1 us or above 11 days is surely a unit mistake. */
@@ -547,6 +547,8 @@ int cli_parse(int argc, char **argv, cli_options *o)
             return unknown_option_error(word, strncmp(word, "--", 2) == 0 ? 0 : optopt, longopts);
         }
         }
+        if (twice_given)
+            return usage_error(twice, optarg);
     }
     o->argv = argv + optind;
     o->argc = argc - optind;

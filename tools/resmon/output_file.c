@@ -47,6 +47,11 @@ void standard_fds_occupy(void)
         }
 }
 
+int stdout_closed_when_started(void)
+{
+    return stdout_closed_at_start;
+}
+
 int stdout_close(const char *who)
 {
     errno = 0;
@@ -65,7 +70,7 @@ static int fail(output_file *f, int err, const char *reason)
         reason = strerror(err);
     if (f->silent)
         return -1; /* the caller reports, from f->error */
-    fprintf(stderr, "resmon: cannot write %s '", f->what);
+    fprintf(stderr, "%s: cannot write %s '", f->who ? f->who : "resmon", f->what);
     print_printable(stderr, f->path);
     fprintf(stderr, "': %s\n", reason);
     return -1;
@@ -78,7 +83,7 @@ static int open_in_place(output_file *f, int is_fifo)
     int flags = O_WRONLY | O_CLOEXEC | O_NOCTTY;
     int fd = open(f->path, flags | (is_fifo ? O_NONBLOCK : 0));
     if (fd < 0 && is_fifo && errno == ENXIO) {
-        fprintf(stderr, "resmon: waiting for a reader on FIFO '");
+        fprintf(stderr, "%s: waiting for a reader on FIFO '", f->who ? f->who : "resmon");
         print_printable(stderr, f->path);
         fprintf(stderr, "' (%s)\n", f->what);
         fd = open(f->path, flags);
@@ -304,8 +309,10 @@ static int names_stdout(const char *path)
 int output_file_open(output_file *f, const char *path, const char *what)
 {
     int silent = f->silent;
+    const char *who = f->who;
     memset(f, 0, sizeof *f);
     f->silent = silent;
+    f->who = who;
     f->fd = -1;
     f->path = path;
     f->what = what;

@@ -17,6 +17,7 @@ typedef struct output_file {
     int temp_unnamed;  /* the temporary file has no name yet (O_TMPFILE): temp_path is the name it will get */
     char *final_path;  /* what the rename replaces (symbolic links resolved) */
     int silent;        /* set before opening: failures are not printed, only kept */
+    const char *who;   /* set before opening: what starts its messages ("resmon plot"); NULL: "resmon" */
     int error;         /* the errno of the last failure */
     int fd;            /* the stream's descriptor (fileno() has none for it); -1 when closed */
     struct output_sink *sink; /* where the stream's failed write(2) keeps its errno; NULL for stdout */
@@ -25,6 +26,9 @@ typedef struct output_file {
  * opens later takes their place.  Call before opening anything: an output
  * named "-" is then refused by output_file_open where stdout was closed. */
 void standard_fds_occupy(void);
+/* Whether stdout was closed when resmon started (standard_fds_occupy holds
+ * its place with /dev/null): what is meant for it cannot be written. */
+int stdout_closed_when_started(void);
 /* Opens path for writing, close-on-exec, leaving an existing file untouched
  * (see output_file.c).  Returns 0, or prints one line and returns -1. */
 int output_file_open(output_file *f, const char *path, const char *what);

@@ -9,7 +9,11 @@
  * "./new.json").  "-" (stdout) counts as one file too, and as the file or
  * pipe it is redirected to.  The readers that write (plot -o, compare's standard
  * output) use the same check: an output that is one of their inputs would
- * replace what they are reading.
+ * replace what they are reading.  The null device is the one file that two
+ * outputs may share ("-s /dev/null --trace /dev/null", by any name: it is
+ * known by its device number): it keeps nothing, so nothing interleaves in
+ * it and nothing is replaced.  Any other device (a terminal, /dev/full, a
+ * serial line) is one file as a regular file is.
  */
 #include "output_paths.h"
 #include "cli.h"
@@ -20,10 +24,12 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 typedef struct output_identity {
     int exists;
+    int discards; /* the null device: what is written to it is gone */
     dev_t device;
     ino_t inode;
     char name[PATH_MAX + NAME_MAX + 2]; /* real directory + "/" + name; "-" for stdout */
@@ -40,6 +46,7 @@ static void identify(const char *path, output_identity *id)
                                      (S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))
                                : stat(path, &st) == 0) {
         id->exists = 1;
+        id->discards = S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 && minor(st.st_rdev) == 3;
         id->device = st.st_dev;
         id->inode = st.st_ino;
     }
@@ -61,6 +68,8 @@ int path_has_extension(const char *path, const char *ext)
 
 static int same_file(const output_identity *a, const output_identity *b)
 {
+    if (a->discards || b->discards)
+        return 0; /* nothing written to it stays: it is no one's file */
     if (a->exists && b->exists)
         return a->device == b->device && a->inode == b->inode;
     return strcmp(a->name, b->name) == 0;

@@ -44,7 +44,8 @@ int outputs_open(const cli_options *o, resmon_gpu *gpu, outputs *out)
     const char *const options[] = {"-o", "-s", "--plot", "--trace", "--processes-file", "--textfile"};
     if (output_paths_check_distinct(paths, options, sizeof paths / sizeof *paths) != 0)
         return -1;
-    if (o->plot_path && chart_output_check(o->plot_path, "--plot", out->plot_converter, sizeof out->plot_converter) < 0)
+    if (o->plot_path &&
+        chart_output_check("resmon", o->plot_path, "--plot", out->plot_converter, sizeof out->plot_converter) < 0)
         return -1; /* a .png without rsvg-convert: before anything is created */
     output_file *files[] = {&out->summary, &out->samples_output, &out->plot, &out->trace_output,
                             &out->processes_output};

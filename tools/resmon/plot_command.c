@@ -82,9 +82,9 @@ static int plot_parse(int argc, char **argv, plot_options *o)
     option_once given = {.number = plot_option_number};
     char twice[160];
     while ((c = getopt_long(argc, argv, ":o:l:h", longopts, NULL)) != -1) {
-        if (optarg && c != ':' && c != '?' && c != 'l' && /* -l: one for each RUN */
-            option_once_check(&given, c, optarg, longopts, twice, sizeof twice) != 0)
-            return plot_usage_error(twice, optarg);
+        /* Said after the switch: an invalid second value is named as invalid. */
+        int twice_given = optarg && c != ':' && c != '?' && c != 'l' && /* -l: one for each RUN */
+                          option_once_check(&given, c, optarg, longopts, twice, sizeof twice) != 0;
         switch (c) {
         case 'o':
             o->output = optarg;
@@ -118,6 +118,8 @@ static int plot_parse(int argc, char **argv, plot_options *o)
             }
             return plot_usage_error("unknown option", argv[optind - 1]);
         }
+        if (twice_given)
+            return plot_usage_error(twice, optarg);
     }
     o->runs = argv + optind;
     o->run_count = argc - optind;
@@ -208,11 +210,11 @@ int plot_main(int argc, char **argv)
     if (output_paths_check("resmon plot", paths, options, 1, 1 + (size_t)o.run_count) != 0)
         return EXIT_USAGE; /* -o run.csv would replace the samples it charts */
     char converter[4096];
-    if (chart_output_check(o.output, "-o", converter, sizeof converter) < 0)
+    if (chart_output_check("resmon plot", o.output, "-o", converter, sizeof converter) < 0)
         return EXIT_USAGE;
     chart_series *series[PLOT_MAX_RUNS] = {NULL};
     chart_run runs[PLOT_MAX_RUNS];
-    output_file file = {0};
+    output_file file = {.who = "resmon plot"};
     rc = read_runs(&o, series, runs);
     if (rc == 0 && output_file_open(&file, o.output, "plot file") < 0)
         rc = EXIT_USAGE;

@@ -408,8 +408,11 @@ static int run_all(const cli_options *o, resmon_gpu *gpu, repeat_state *st)
             free(json);
             return EXIT_USAGE;
         }
-        if (measured && keep_run(st, json) < 0)
+        if (measured && keep_run(st, json) < 0) {
+            if (r.orphans_unsaid) /* the repeat stops here: said as one run's */
+                run_say_orphans_left(r.orphans_left);
             return EXIT_USAGE;
+        }
         if (!o->quiet)
             print_progress(o, i, &r);
         if (r.exit_status != 0 && measured) {
@@ -426,36 +429,39 @@ static int run_all(const cli_options *o, resmon_gpu *gpu, repeat_state *st)
          * A benchmark loop must not hang on a daemon the command started:
          * what still runs after a grace is ended as the run's leftover. */
         if (r.orphans_left > 0 && i + 1 < o->warmup + o->repeat) {
-            int ended, killed;
-            int done = run_end_leftovers(LEFTOVER_GRACE_SEC, &ended, &killed);
+            int ended, killed, cut_short;
+            int done = run_end_leftovers(LEFTOVER_GRACE_SEC, &ended, &killed, &cut_short);
             char what[160];
             snprintf(what, sizeof what, "resmon: %s %ld left %d process%s running", measured ? "run" : "warm-up run",
                      measured ? i - o->warmup + 1 : i + 1, r.orphans_left, r.orphans_left == 1 ? "" : "es");
             const char *why = "so that no run counts another's (--wait-orphans counts them in their own run)";
-            if (done < 0)
-                fprintf(stderr, "%s: the wait for %s was cut short by a signal\n", what,
-                        r.orphans_left == 1 ? "it" : "them");
-            else if (done == 0)
-                fprintf(stderr, "%s: some could not be ended (SIGKILL refused): the next runs may count them\n",
-                        what);
-            else if (ended || killed) {
-                /* The count is of the processes ended: what a leftover
-                 * started becomes resmon's as it ends, and is ended too. */
-                const char *it = r.orphans_left == 1 ? "it" : "them";
-                char count[96];
-                if (ended == r.orphans_left)
-                    snprintf(count, sizeof count, "%s", it);
-                else if (ended < r.orphans_left) /* the others ended by themselves */
-                    snprintf(count, sizeof count, "%d of them", ended);
-                else
-                    snprintf(count, sizeof count, "%s and what %s started, %d processes", it,
-                             r.orphans_left == 1 ? "it" : "they", ended);
-                fprintf(stderr, "%s for over %g s (a daemon?): ended %s (%s) before the next run, %s\n", what,
-                        LEFTOVER_GRACE_SEC, count, killed ? "SIGTERM, then SIGKILL" : "SIGTERM", why);
-            }
+            /* The count is of the processes ended: what a leftover started
+             * becomes resmon's as it ends, and is ended too. */
+            const char *it = r.orphans_left == 1 ? "it" : "them";
+            char count[96];
+            if (ended == r.orphans_left)
+                snprintf(count, sizeof count, "%s", it);
+            else if (ended < r.orphans_left) /* the others ended by themselves */
+                snprintf(count, sizeof count, "%d of them", ended);
             else
-                fprintf(stderr, "%s: waited for %s before the next run, %s\n", what,
-                        r.orphans_left == 1 ? "it" : "them", why);
+                snprintf(count, sizeof count, "%s and what %s started, %d processes", it,
+                         r.orphans_left == 1 ? "it" : "they", ended);
+            const char *how = killed ? "SIGTERM, then SIGKILL" : "SIGTERM";
+            /* A signal stops the repeat (said next): the grace is cut, and
+             * what still ran is ended as it would have been after it. */
+            if (done == 0)
+                fprintf(stderr, "%s: some could not be ended (SIGKILL refused): %s\n", what,
+                        cut_short ? "they still run" : "the next runs may count them");
+            else if (cut_short && (ended || killed))
+                fprintf(stderr, "%s: a signal cut the wait for %s short: ended %s (%s) as the repeat stops\n", what,
+                        it, count, how);
+            else if (cut_short)
+                fprintf(stderr, "%s: a signal cut the wait for %s short: none still runs\n", what, it);
+            else if (ended || killed)
+                fprintf(stderr, "%s for over %g s (a daemon?): ended %s (%s) before the next run, %s\n", what,
+                        LEFTOVER_GRACE_SEC, count, how, why);
+            else
+                fprintf(stderr, "%s: waited for %s before the next run, %s\n", what, it, why);
         }
     }
     /* --ignore-failure measures failed runs; it does not make a command that
