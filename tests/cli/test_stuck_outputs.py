@@ -428,9 +428,15 @@ class StuckOutputs(unittest.TestCase):
         # led to that /dev/null and were written there, status 0.
         link = os.path.join(tempfile.mkdtemp(dir=self.dir.name), "out.json")
         os.symlink("/dev/stdout", link)
+        # Review: other spellings of fd 1's link (a "." or ".." on the way, a
+        # link to the fd directory) were only compared as text, and written
+        # into the /dev/null, status 0.
+        fd_dir = os.path.join(tempfile.mkdtemp(dir=self.dir.name), "fds")
+        os.symlink("/proc/self/fd", fd_dir)
         marker = self.path("started")
         for option, path in (("-o", "/dev/stdout"), ("-o", "/dev/fd/1"), ("--plot", "/proc/self/fd/1"),
-                             ("-o", link)):
+                             ("-o", link), ("-o", "/dev/fd/./1"), ("-o", "/proc/self/fd/../fd/1"),
+                             ("-o", "/proc/thread-self/./fd/1"), ("-o", fd_dir + "/1")):
             r = subprocess.run([RESMON, "-q", option, path, "--", "touch", marker], stdin=subprocess.DEVNULL,
                                stderr=subprocess.PIPE, text=True, timeout=SAFETY_NET_SEC, env=self.env,
                                preexec_fn=lambda: os.close(1))

@@ -276,9 +276,37 @@ static int changed(output_file *f, int fd)
     return fail(f, EAGAIN, "it changed while it was being opened; nothing was written");
 }
 
+/* Whether path is "1" in resmon's own fd directory, however the directory
+ * is spelled ("/dev/fd/./1", "/proc/self/fd/../fd/1", a link to
+ * /proc/self/fd): its real path is /proc/PID/fd or /proc/PID/task/TID/fd. */
+static int in_own_fd_directory(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash || strcmp(slash + 1, "1") != 0)
+        return 0;
+    char dir[PATH_MAX], real[PATH_MAX], own[64];
+    snprintf(dir, sizeof dir, "%.*s", (int)(slash - path) + 1, path);
+    if (!realpath(dir, real))
+        return 0;
+    int n = snprintf(own, sizeof own, "/proc/%ld/", (long)getpid());
+    if (strncmp(real, own, (size_t)n) != 0)
+        return 0;
+    const char *rest = real + n;
+    if (strcmp(rest, "fd") == 0)
+        return 1;
+    if (strncmp(rest, "task/", 5) != 0)
+        return 0;
+    rest += 5;
+    const char *digits = rest;
+    while (*rest >= '0' && *rest <= '9')
+        rest++;
+    return rest > digits && strcmp(rest, "/fd") == 0;
+}
+
 /* Whether path names standard output through its aliases (/dev/stdout,
- * /dev/fd/1, /proc/self/fd/1), followed link by link: with stdout closed
- * at start they lead to the /dev/null holding its place. */
+ * /dev/fd/1, /proc/self/fd/1, any spelling of fd 1's link), followed link
+ * by link: with stdout closed at start they lead to the /dev/null holding
+ * its place. */
 static int names_stdout(const char *path)
 {
     char current[PATH_MAX], target[PATH_MAX], own[64];
@@ -287,7 +315,7 @@ static int names_stdout(const char *path)
     for (int hops = 0; hops < 40; hops++) {
         if (strcmp(current, "/dev/stdout") == 0 || strcmp(current, "/dev/fd/1") == 0 ||
             strcmp(current, "/proc/self/fd/1") == 0 || strcmp(current, "/proc/thread-self/fd/1") == 0 ||
-            strcmp(current, own) == 0)
+            strcmp(current, own) == 0 || in_own_fd_directory(current))
             return 1;
         ssize_t n = readlink(current, target, sizeof target - 1);
         if (n < 0)
