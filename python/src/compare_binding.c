@@ -55,6 +55,11 @@ static void engine_lock_after_fork_in_child(void)
 
 static int atfork_error;
 
+/* This thread holds engine_lock: a signal handler that compares runs inside
+ * the compare (compare_caller.interrupted runs the handlers), and waited for
+ * the lock its own thread held, for ever. */
+static _Thread_local int in_engine;
+
 static void register_atfork(void)
 {
     atfork_error = pthread_atfork(NULL, NULL, engine_lock_after_fork_in_child);
@@ -163,11 +168,20 @@ PyObject *rmpy_compare(PyObject *module, PyObject *args, PyObject *kwargs)
         PyErr_SetFromErrno(PyExc_OSError);
         goto done;
     }
+    if (in_engine) {
+        fclose(out);
+        fclose(err);
+        PyErr_SetString(PyExc_RuntimeError, "compare() called from within this thread's compare (a signal "
+                                            "handler): call it after that one returns");
+        goto done;
+    }
     PyThreadState *saved = PyEval_SaveThread();
     compare_caller caller = {.utf8 = utf8, .interrupted = signal_raised, .context = &saved};
     int status = lock_engine(&caller);
     if (status == 0) {
+        in_engine = 1;
         status = compare_run((int)argc, argv, out, err, &caller);
+        in_engine = 0;
         pthread_mutex_unlock(&engine_lock);
     }
     PyEval_RestoreThread(saved);

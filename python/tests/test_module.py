@@ -218,6 +218,46 @@ def test_a_signal_stops_a_compare_waiting_for_another_threads(tmp_path):
     assert (status, err) == (0, "") and "1 limit holds" in out, err
 
 
+def test_a_compare_from_a_signal_handler_during_a_compare_is_refused_not_hung(tmp_path):
+    # Review: a signal handler runs inside a compare (the engine runs the
+    # handlers every 10 ms of its work); one that compares waited for the
+    # engine lock its own thread held: for ever (the waits' checks ran the
+    # same handler again, which waited again).  The nested call now raises
+    # RuntimeError at once, and the outer compare goes on.  A child process,
+    # so that the hang before the fix is a failed test, not a hung run.
+    import subprocess
+    import textwrap
+
+    big, small = _big_report(tmp_path / "big.json", 20000), _small_report(tmp_path / "small.json")
+    code = textwrap.dedent(f"""
+        import os, signal, threading
+        from resmon import _resmon
+        nested, done = [], threading.Event()
+        def handler(signum, frame):
+            try:
+                _resmon.compare([{str(small)!r}, {str(small)!r}])
+            except RuntimeError as e:
+                nested.append(str(e))
+        signal.signal(signal.SIGUSR1, handler)
+        def send():  # until the large compare ends: some arrive while it runs
+            while not done.wait(0.02):
+                os.kill(os.getpid(), signal.SIGUSR1)
+        sender = threading.Thread(target=send)
+        sender.start()
+        try:
+            status, out, err = _resmon.compare(["--", {str(big)!r}, {str(big)!r}])
+        finally:
+            done.set()
+            sender.join()
+        print(status, len(nested), nested[0] if nested else "")
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=SAFETY_SEC)
+    assert r.returncode == 0, r.stderr
+    status, count, message = r.stdout.split(" ", 2)
+    assert status == "0" and int(count) >= 1, r.stdout
+    assert "compare() called from within this thread's compare" in message, r.stdout
+
+
 def test_a_child_forked_while_another_thread_compares_can_compare(tmp_path):
     # review: the engine's lock was copied held into a child forked while
     # another thread compared; the child's first compare waited forever.
