@@ -54,6 +54,13 @@ int stdout_closed_when_started(void)
 
 int stdout_close(const char *who)
 {
+    if (stdout_closed_at_start) {
+        /* `resmon --help >&-`: the text went to the /dev/null holding fd
+         * 1's place, lost with status 0. */
+        fclose(stdout);
+        fprintf(stderr, "%s: cannot write standard output: it was closed when resmon started\n", who);
+        return EXIT_USAGE;
+    }
     errno = 0;
     if (fclose(stdout) == 0)
         return 0;
