@@ -1620,6 +1620,34 @@ class OutputChecks(Tmp):
                     self.assertEqual(f.read(), "kept\n")
                 self.assertEqual([n for n in os.listdir(self.dir.name) if "resmon-" in n], [])
 
+    def test_a_file_that_became_a_fifo_during_the_run_is_not_replaced(self):
+        # Review: `rm out.json; mkfifo out.json` while resmon ran: the rename
+        # at the end put a regular file where the FIFO was, status 0.  A FIFO
+        # is never replaced; one that appears mid-run is refused, as a file
+        # made read-only then is, and stays a FIFO.
+        for option, name, what in (("-o", "fifo.json", "summary"), ("--plot", "fifo.svg", "plot")):
+            with self.subTest(option=option):
+                path = self.path(name)
+                go_read, go_write = os.pipe()
+                ready_read, ready_write = os.pipe()
+                p = subprocess.Popen([RESMON, "-q", option, path, "--", "sh", "-c", f"echo >&{ready_write}; read x"],
+                                     stdin=go_read, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                     pass_fds=(ready_write,))
+                os.close(go_read)
+                os.close(ready_write)
+                os.read(ready_read, 1)  # the command runs: resmon has opened its outputs
+                os.close(ready_read)
+                os.mkfifo(path)
+                os.write(go_write, b"go\n")
+                os.close(go_write)
+                _, err = p.communicate(timeout=SAFETY_NET_SEC)
+                self.assertEqual(p.returncode, 125, err)
+                self.assertEqual(err, f"resmon: cannot write {what} file '{path}': it became a FIFO while resmon ran; "
+                                      f"it was not replaced\n")
+                self.assertTrue(stat.S_ISFIFO(os.lstat(path).st_mode))
+                self.assertEqual([n for n in os.listdir(self.dir.name) if "resmon-" in n], [])
+                os.unlink(path)
+
     def test_command_inherits_no_output_descriptor(self):
         r = resmon("-q", "-o", self.path("s.json"), "--plot", self.path("p.svg"), "-s", self.path("s.csv"), "--",
                    sys.executable, "-c", "import os; print(sorted(int(fd) for fd in os.listdir('/proc/self/fd')))")
