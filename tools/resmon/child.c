@@ -293,14 +293,21 @@ int run_end_leftovers(double grace_sec, int *ended, int *killed, int *cut_short)
     if (done < 0)
         done = 0;
     /* A leftover that ends makes its own children resmon's: each pass
-     * signals those too. */
+     * signals those too.  A pass that could signal none (kill refused with
+     * EPERM: a child that became another user while resmon lacks
+     * CAP_KILL) ends the tries: more passes would only wait, 11 s a run. */
     for (int pass = 0; done == 0 && pass < 10; pass++) {
-        signal_leftovers(SIGTERM, &set);
+        int sent = signal_leftovers(SIGTERM, &set);
         done = leftovers_end_within(&unmeasured, 0.1, 0);
+        if (sent == 0)
+            break;
     }
     for (int pass = 0; done == 0 && pass < 100; pass++) {
-        *killed += signal_leftovers(SIGKILL, &set);
+        int sent = signal_leftovers(SIGKILL, &set);
+        *killed += sent;
         done = leftovers_end_within(&unmeasured, 0.1, 0);
+        if (sent == 0)
+            break;
     }
     *ended = set.count;
     return done;
