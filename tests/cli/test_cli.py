@@ -1570,10 +1570,40 @@ class OutputChecks(Tmp):
                 self.assertEqual(r.returncode, 125, r.stderr)
                 self.assertIn("name the same file", r.stderr)
                 self.assertFalse(os.path.exists(marker))
-        # /dev/null and a terminal stay "-" only: -o - > /dev/null beside -s /dev/null is not refused.
+        # /dev/null is no one's file: -o - > /dev/null beside -s /dev/null is not refused.
         r = subprocess.run([RESMON, "-q", "-o", "-", "-s", "/dev/null", "--", "true"], stdout=subprocess.DEVNULL,
                            stderr=subprocess.PIPE, text=True, timeout=SAFETY_NET_SEC)
         self.assertEqual(r.returncode, 0, r.stderr)
+
+    def test_a_terminal_is_one_file_by_any_name(self):
+        # Review: "-" was the terminal only as "-": "-o - -s /dev/stdout" on
+        # a terminal was taken (summary and samples interleaved on it) where
+        # "-o /dev/stdout -s /dev/stdout" was refused; and /dev/tty, the
+        # controlling terminal's alias, was another file than /dev/pts/N.
+        import fcntl
+        import pty
+        import termios
+        master, slave = pty.openpty()
+        self.addCleanup(os.close, master)
+        self.addCleanup(os.close, slave)
+        marker = self.path("started")
+
+        def take_terminal():
+            fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+        cases = [("-o", "-", "-s", "/dev/stdout"), ("-o", "-", "-s", "/dev/tty"),
+                 ("-o", "/dev/tty", "--trace", os.ttyname(slave)), ("-o", os.ttyname(slave), "--plot", "/dev/tty")]
+        for args in cases:
+            with self.subTest(args=args):
+                try:
+                    r = subprocess.run([RESMON, "-q", *args, "--", "touch", marker], stdin=slave, stdout=slave,
+                                       stderr=subprocess.PIPE, text=True, timeout=SAFETY_NET_SEC,
+                                       start_new_session=True, preexec_fn=take_terminal)
+                except subprocess.SubprocessError as e:
+                    self.skipTest(f"cannot give a pseudo-terminal a session here: {e}")
+                self.assertEqual(r.returncode, 125, r.stderr)
+                self.assertIn("name the same file", r.stderr)
+                self.assertFalse(os.path.exists(marker))
 
     def test_the_null_device_may_be_given_to_several_outputs(self):
         # Review: "-s /dev/null --trace /dev/null" was refused as two

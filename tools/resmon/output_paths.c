@@ -6,49 +6,77 @@
  * they stat to the same device and inode (hard links, symbolic links, "./"
  * spellings of an existing file) or, for a file not created yet, when the
  * real path of the directory plus the name is the same ("new.json" and
- * "./new.json").  "-" (stdout) counts as one file too, and as the file or
- * pipe it is redirected to.  The readers that write (plot -o, compare's standard
+ * "./new.json").  "-" (stdout) counts as one file too, and as the file,
+ * pipe or terminal it is.  The readers that write (plot -o, compare's standard
  * output) use the same check: an output that is one of their inputs would
  * replace what they are reading.  The null device is the one file that two
  * outputs may share ("-s /dev/null --trace /dev/null", by any name: it is
  * known by its device number): it keeps nothing, so nothing interleaves in
  * it and nothing is replaced.  Any other device (a terminal, /dev/full, a
- * serial line) is one file as a regular file is.
+ * serial line) is one file as a regular file is, known by its device number
+ * whatever node names it (/dev/tty by the terminal behind it).
  */
 #include "output_paths.h"
 #include "cli.h"
 #include "text_output.h"
 
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <termios.h>
 #include <unistd.h>
 
 typedef struct output_identity {
     int exists;
     int discards; /* the null device: what is written to it is gone */
+    int is_device; /* device and inode then say which: its number, char or block */
     dev_t device;
     ino_t inode;
     char name[PATH_MAX + NAME_MAX + 2]; /* real directory + "/" + name; "-" for stdout */
 } output_identity;
 
+/* /dev/tty (5,0) and /dev/console (5,1) are aliases: the kernel opens the
+ * controlling terminal or the console's device through them.  TIOCGDEV says
+ * which that is, so "-o - -s /dev/tty" on a terminal is one file.  Any
+ * other device number, or an alias that cannot be opened (no controlling
+ * terminal), is itself. */
+static dev_t terminal_behind(dev_t number)
+{
+    if (major(number) != 5 || minor(number) > 1)
+        return number;
+    int fd = open(minor(number) == 0 ? "/dev/tty" : "/dev/console", O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return number;
+    unsigned int real = 0;
+    int ok = ioctl(fd, TIOCGDEV, &real) == 0;
+    close(fd);
+    return ok ? (dev_t)real : number;
+}
+
 static void identify(const char *path, output_identity *id)
 {
     memset(id, 0, sizeof *id);
     struct stat st;
-    /* "-" is standard output: the regular file, pipe or FIFO it is (`>
-     * run.csv`, `| jq`: -s /dev/stdout would interleave into it), when it
-     * is one (a terminal or /dev/null is only "-"). */
-    if (strcmp(path, "-") == 0 ? fstat(STDOUT_FILENO, &st) == 0 &&
-                                     (S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))
-                               : stat(path, &st) == 0) {
+    /* "-" is standard output: whatever it is (`> run.csv`, `| jq`, the
+     * terminal: -s /dev/stdout would interleave into it). */
+    if (strcmp(path, "-") == 0 ? fstat(STDOUT_FILENO, &st) == 0 : stat(path, &st) == 0) {
         id->exists = 1;
         id->discards = S_ISCHR(st.st_mode) && major(st.st_rdev) == 1 && minor(st.st_rdev) == 3;
         id->device = st.st_dev;
         id->inode = st.st_ino;
+        /* A device is known by its number, whatever node names it (a
+         * terminal is /dev/pts/3 and, through a copy made with mknod, any
+         * other path). */
+        if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) {
+            id->is_device = 1;
+            id->device = S_ISCHR(st.st_mode) ? terminal_behind(st.st_rdev) : st.st_rdev;
+            id->inode = S_ISCHR(st.st_mode);
+        }
     }
     const char *slash = strrchr(path, '/');
     const char *base = slash ? slash + 1 : path;
@@ -71,7 +99,7 @@ static int same_file(const output_identity *a, const output_identity *b)
     if (a->discards || b->discards)
         return 0; /* nothing written to it stays: it is no one's file */
     if (a->exists && b->exists)
-        return a->device == b->device && a->inode == b->inode;
+        return a->is_device == b->is_device && a->device == b->device && a->inode == b->inode;
     return strcmp(a->name, b->name) == 0;
 }
 
