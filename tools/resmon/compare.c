@@ -41,6 +41,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 static const char compare_usage_text[] =
     "usage: resmon compare [OPTIONS] BASE NEW\n"
@@ -195,6 +196,23 @@ static int stdout_error(int err)
 {
     fprintf(compare_err, "resmon compare: standard output cannot be written: %s\n", strerror(err ? err : EIO));
     return EXIT_USAGE;
+}
+
+/* Writes all of text to fd: 0, or the errno of the write that failed. */
+static int write_whole(int fd, const char *text, size_t length)
+{
+    if (fflush(stdout) != 0)
+        return errno ? errno : EIO; /* what stdio held for fd 1 goes first */
+    while (length > 0) {
+        ssize_t n = write(fd, text, length);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return n < 0 ? errno : EIO;
+        text += n;
+        length -= (size_t)n;
+    }
+    return 0;
 }
 
 /* ---- reading one side ------------------------------------------------ */
@@ -1729,15 +1747,33 @@ static int compare_streams(int argc, char **argv, FILE *out, FILE *err, const co
         tally(&rep, o.all, o.limits, o.limit_count);
         failure = status_failure(&base, &next);
         rep.failure = failure;
-        if (o.format == FORMAT_JSON)
-            print_json(out, &rep, failure);
-        else if (o.format == FORMAT_MARKDOWN)
-            print_markdown(out, &rep);
-        else
-            print_text(out, &rep);
-        errno = 0;
-        if (fflush(out) != 0 || ferror(out)) {
-            rc = stdout_error(errno);
+        /* Standard output gets the report whole from memory, through
+         * write(2): stdio forgets why a write failed when the failure was a
+         * buffer flushed inside fprintf (the error flag stays, errno is
+         * lost), so ">/dev/full" said EIO or ENOSPC by the report's
+         * length. */
+        char *text = NULL;
+        size_t length = 0;
+        FILE *to = out == stdout ? open_memstream(&text, &length) : out;
+        int write_errno = 0;
+        if (!to) {
+            write_errno = ENOMEM;
+        } else {
+            if (o.format == FORMAT_JSON)
+                print_json(to, &rep, failure);
+            else if (o.format == FORMAT_MARKDOWN)
+                print_markdown(to, &rep);
+            else
+                print_text(to, &rep);
+            errno = 0;
+            if (to != out)
+                write_errno = fclose(to) != 0 ? ENOMEM : write_whole(STDOUT_FILENO, text, length);
+            else if (fflush(out) != 0 || ferror(out))
+                write_errno = errno ? errno : EIO;
+        }
+        free(text);
+        if (write_errno) {
+            rc = stdout_error(write_errno);
         } else {
             report_exceeded(rows, count);
             rc = rep.exceeded ? 1 : 0;
