@@ -396,8 +396,12 @@ RESMON_API const char *resmon_energy_source_name(resmon_energy_source source);
  *     walks' mean interval.  Between walks a sample holds the latest walk's
  *     RSS and metric-group figures, and its nprocs and nthreads are what
  *     the leaf lists (re-read once a second; a count that moved by more
- *     than a quarter walks at the next sample).  A process of the tree that
- *     leaves the leaf's CPU accounting sends it back to walking every
+ *     than a quarter walks at the next sample).  Those walks run on a
+ *     thread of their own ("resmon-walk", started by resmon_monitor_start,
+ *     ended by resmon_monitor_free), so a slow one delays no sample; the
+ *     samples during it hold the previous walk's figures, and a mark's
+ *     sample waits for it (a phase's exact peak needs the tree).  A process
+ *     of the tree that leaves the leaf's CPU accounting sends it back to walking every
  *     sample, its CPU counted (the mean then covers the walks before).
  *     NAN when every sample walked.
  *   - cgroup_version is 1 or 2, 0 without a cgroup.  cgroup_error is 0, or

@@ -7,12 +7,15 @@
  */
 #include "cgroup.h"
 #include "proc_tree.h"
+#include "internal.h"
+#include "tree_totals.h"
 #include "test_util.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <math.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -991,6 +994,135 @@ static void real_limited_leaf_keeps_what_still_runs(void **state)
     assert_int_equal(gone, 0);
 }
 
+/* A tree wider than WALK_EVERY_SAMPLE_MAX (tree_totals.h) in the leaf: the
+ * root forks its children there, reports ready, and all end when the test
+ * closes go. */
+#define SLOW_WALK_CHILDREN 70
+
+static int wide_tree_in_leaf(const test_child *self, const void *arg)
+{
+    if (resmon_cgroup_join(arg, 0) != 0)
+        return 2;
+    for (int i = 0; i < SLOW_WALK_CHILDREN; i++) {
+        pid_t pid = fork();
+        if (pid < 0)
+            return 3;
+        if (pid == 0)
+            _exit(test_child_await(self) ? 0 : 0);
+    }
+    test_child_ready(self);
+    test_child_await(self);
+    while (wait(NULL) > 0 || errno == EINTR)
+        ;
+    return 0;
+}
+
+typedef struct slow_walk {
+    int started[2]; /* the hook -> the test: the walk is held */
+    int release[2]; /* the test -> the hook: go on */
+    atomic_int calls;
+} slow_walk;
+
+/* rm__monitor_walk_hook: holds the first engaged walk until released. */
+static void hold_first_walk(void *arg)
+{
+    slow_walk *w = arg;
+    if (atomic_fetch_add(&w->calls, 1) != 0)
+        return;
+    if (write(w->started[1], "s", 1) != 1)
+        return;
+    char byte;
+    while (read(w->release[0], &byte, 1) < 0 && errno == EINTR)
+        ;
+}
+
+static void note_sample(const resmon_sample *s, void *user)
+{
+    (void)s;
+    ssize_t ignored = write(*(const int *)user, "x", 1); /* non-blocking: a full pipe is enough samples */
+    (void)ignored;
+}
+
+/* Waits up to timeout_sec for fd to be readable and reads what is there;
+ * returns the bytes read (0 at the timeout). */
+static size_t read_within(int fd, double timeout_sec)
+{
+    struct pollfd pfd = {.fd = fd, .events = POLLIN};
+    if (poll(&pfd, 1, (int)(timeout_sec * 1000)) != 1)
+        return 0;
+    char buf[256];
+    ssize_t n = read(fd, buf, sizeof buf);
+    return n > 0 ? (size_t)n : 0;
+}
+
+/* Issue 33: engaged (a wide tree in its own leaf), the per-process walk ran
+ * on the sampler thread, so a slow walk (10 000 processes) held up every
+ * sample until it ended.  Now it runs on its own thread: with a walk held
+ * by the test, samples still come. */
+static void real_leaf_slow_walk_delays_no_sample(void **state)
+{
+    (void)state;
+    resmon_cgroup *cg = NULL;
+    char err[RESMON_ERR_MAX];
+    if (resmon_cgroup_create(&cg, 0, err, sizeof err) < 0) {
+        print_message("skipped: no cgroup can be made here: %s\n", err);
+        skip();
+    }
+    rm__tree_totals probe_totals;
+    test_child root = test_spawn(wide_tree_in_leaf, cg, 0);
+    test_child_wait_ready(&root);
+    rm__tree_totals_open(&probe_totals, resmon_cgroup_path(cg), resmon_cgroup_version(cg), root.pid);
+    int has_total = probe_totals.cpu.fd >= 0;
+    rm__tree_totals_close(&probe_totals);
+    if (!has_total) {
+        test_child_reap(&root, NULL);
+        resmon_cgroup_remove(cg);
+        print_message("skipped: the leaf has no CPU total here (v1 without cpuacct)\n");
+        skip();
+    }
+    slow_walk w = {.calls = 0};
+    int samples[2];
+    assert_int_equal(pipe2(w.started, O_CLOEXEC), 0);
+    assert_int_equal(pipe2(w.release, O_CLOEXEC), 0);
+    assert_int_equal(pipe2(samples, O_CLOEXEC | O_NONBLOCK), 0);
+    resmon_options o = {.struct_size = sizeof o,
+                        .pid = root.pid,
+                        .include_children = 1,
+                        .cgroup_path = resmon_cgroup_path(cg),
+                        .sample_interval_sec = 0.01,
+                        .metrics = RESMON_METRIC_COUNTS, /* the groups held between walks */
+                        .on_sample = note_sample,
+                        .on_sample_user = &samples[1]};
+    resmon_monitor *m = test_monitor_new(&o);
+    rm__monitor_walk_hook(m, hold_first_walk, &w);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    /* Engaged at the second sample; the first walk at its own cadence
+     * after (the walk's cost / 0.1 %: a few seconds at most). */
+    size_t held = read_within(w.started[0], test_scaled(60));
+    while (read_within(samples[0], 0) > 0) /* the samples before the walk was held */
+        ;
+    size_t during = 0;
+    double give_up = test_now() + test_scaled(30); /* a hundred intervals' need, far below */
+    while (held && during < 5 && test_now() < give_up)
+        during += read_within(samples[0], give_up - test_now());
+    assert_int_equal(write(w.release[1], "r", 1), 1);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    resmon_summary s = test_summary(m);
+    resmon_monitor_free(m);
+    int status = test_child_reap(&root, NULL);
+    assert_int_equal(resmon_cgroup_remove(cg), 0);
+    for (int i = 0; i < 2; i++) {
+        close(w.started[i]);
+        close(w.release[i]);
+        close(samples[i]);
+    }
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_true(held > 0);     /* a walk was held: the tree was engaged */
+    assert_true(during >= 5);  /* ... and samples came meanwhile */
+    assert_true(s.peak_nprocs > SLOW_WALK_CHILDREN);
+    assert_true(s.cpu_time_sec >= 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1019,6 +1151,7 @@ int main(void)
         cmocka_unit_test(real_leaf_joins_and_goes),
         cmocka_unit_test(real_leaf_join_moves_every_thread),
         cmocka_unit_test(real_limited_leaf_keeps_what_still_runs),
+        cmocka_unit_test(real_leaf_slow_walk_delays_no_sample),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
