@@ -423,6 +423,17 @@ class StuckOutputs(unittest.TestCase):
                 self.assertEqual(r.returncode, 125, r.stderr)
                 self.assertIn("No space left on device", r.stderr)
 
+    def test_help_to_a_closed_stdout_fails(self):
+        # Review: `resmon compare --help >&-` (and resmon's, plot's) exited 0
+        # with the help lost in the /dev/null holding fd 1's place.
+        for args in (("--help",), ("--version",), ("compare", "--help"), ("plot", "--help"), ("mark", "--help")):
+            with self.subTest(args=args):
+                r = subprocess.run([RESMON, *args], stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                   timeout=SAFETY_NET_SEC, env=self.env, preexec_fn=lambda: os.close(1))
+                self.assertEqual(r.returncode, 125, r.stderr)
+                self.assertRegex(r.stderr, r"^resmon( compare| plot| mark)?: cannot write standard output: it was "
+                                           r"closed when resmon started\n$")
+
     def test_a_path_to_a_stdout_closed_at_start_is_refused_as_dash_is(self):
         # Review: /dev/stdout, /dev/fd/1, /proc/self/fd/1 (or a link to one)
         # led to that /dev/null and were written there, status 0.

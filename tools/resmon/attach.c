@@ -100,7 +100,7 @@ int attach_process(const cli_options *o, outputs *out, run_result *r)
         outputs_monitor_free(out, m);
         return EXIT_USAGE;
     }
-    r->start_wall_epoch = clock_realtime_sec();
+    r->start_wall_epoch = outputs_start_wall_epoch(m);
     double start = clock_monotonic_sec();
     outputs_command_started(out);
     wait_for_end(o, m, start);

@@ -552,7 +552,7 @@ int run_command(const cli_options *o, outputs *out, run_result *r)
      * missed.  Without CAP_NET_ADMIN (-EPERM) or taskstats (-ENOENT), the
      * records are the processes resmon reaps. */
     int listening = r->processes ? taskstats_start(process_records_taskstats, r->processes, &listener) : 0;
-    r->start_wall_epoch = clock_realtime_sec();
+    r->start_wall_epoch = outputs_start_wall_epoch(m);
     double start = clock_monotonic_sec();
     r->command_pid = child;
     r->command_start_timestamp = start;

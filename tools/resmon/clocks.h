@@ -25,4 +25,22 @@ static inline double clock_monotonic_sec(void)
     return clock_sec(CLOCK_MONOTONIC);
 }
 
+/* `clock` minus CLOCK_MONOTONIC, seconds: of five tries (monotonic, clock,
+ * monotonic), the one read closest together.  A thread preempted between
+ * two plain reads shifted the offset by the time it waited: a summary's
+ * start_time 31 ms off the samples file's first unix_time on a loaded
+ * machine. */
+static inline double clock_minus_monotonic_sec(clockid_t clock)
+{
+    double offset = 0.0, closest = 0.0;
+    for (int i = 0; i < 5; i++) {
+        double before = clock_monotonic_sec(), at = clock_sec(clock), after = clock_monotonic_sec();
+        if (i == 0 || after - before < closest) {
+            closest = after - before;
+            offset = at - (before + (after - before) / 2);
+        }
+    }
+    return offset;
+}
+
 #endif

@@ -54,6 +54,13 @@ int stdout_closed_when_started(void)
 
 int stdout_close(const char *who)
 {
+    if (stdout_closed_at_start) {
+        /* `resmon --help >&-`: the text went to the /dev/null holding fd
+         * 1's place, lost with status 0. */
+        fclose(stdout);
+        fprintf(stderr, "%s: cannot write standard output: it was closed when resmon started\n", who);
+        return EXIT_USAGE;
+    }
     errno = 0;
     if (fclose(stdout) == 0)
         return 0;
@@ -464,6 +471,23 @@ static int became_read_only(const output_file *f)
     return f->final_path && stat(f->final_path, &st) == 0 && S_ISREG(st.st_mode) && !(st.st_mode & S_IWUSR);
 }
 
+/* The rule of output_file_open, at the rename: a FIFO or a device put where
+ * the file was while resmon ran (rm; mkfifo) is never replaced by a regular
+ * file.  Its reader waits for the output there, which was written for a
+ * file: it is refused, as a path that changes while it is opened is.  NULL,
+ * or the reason, in reason (cap bytes). */
+static const char *became_special(const output_file *f, char *reason, size_t cap)
+{
+    struct stat st;
+    if (!f->final_path || stat(f->final_path, &st) != 0 || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))
+        return NULL; /* gone, a file, or a directory (rename fails on it, EISDIR) */
+    const char *kind = S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISCHR(st.st_mode) ? "a character device" :
+                       S_ISBLK(st.st_mode) ? "a block device" : S_ISSOCK(st.st_mode) ? "a socket" :
+                       "not a regular file";
+    snprintf(reason, cap, "it became %s while resmon ran; it was not replaced", kind);
+    return reason;
+}
+
 int output_file_publish(output_file *f)
 {
     if (!f->stream)
@@ -485,9 +509,12 @@ int output_file_publish(output_file *f)
     f->stream = NULL;
     f->sink = NULL; /* freed by the close */
     f->fd = -1;
+    char special_reason[128];
     if (!err && f->temp_path && became_read_only(f)) {
         err = EACCES;
         reason = "it was made read-only while resmon ran; it was not replaced";
+    } else if (!err && f->temp_path && (reason = became_special(f, special_reason, sizeof special_reason))) {
+        err = EEXIST;
     }
     if (!err && f->temp_path && rename(f->temp_path, f->final_path) != 0)
         err = errno;
@@ -508,6 +535,9 @@ int output_file_publish_early(output_file *f)
         return fail(f, err, NULL);
     if (became_read_only(f))
         return fail(f, EACCES, "it was made read-only since resmon started; it was not replaced");
+    char reason[128];
+    if (became_special(f, reason, sizeof reason))
+        return fail(f, EEXIST, reason);
     if (rename(f->temp_path, f->final_path) != 0)
         return fail(f, errno, NULL); /* named now: output_file_discard removes it */
     forget_temporary(f);

@@ -7,6 +7,7 @@
 #include "chart.h"
 #include "chart_png.h"
 #include "chart_series.h"
+#include "clocks.h"
 #include "exporters.h"
 #include "marks.h"
 #include "options.h"
@@ -142,6 +143,14 @@ void outputs_collect_phases(outputs *out, const resmon_monitor *m, run_result *r
         r->phases = out->phases;
         r->phase_count = n > 0 ? (size_t)n : 0;
     }
+}
+
+double outputs_start_wall_epoch(const resmon_monitor *m)
+{
+    resmon_sample first; /* the oldest kept: the first, this soon after the start */
+    if (resmon_monitor_get_samples(m, &first, 1, sizeof first) < 1)
+        return clock_realtime_sec();
+    return first.timestamp + clock_minus_monotonic_sec(CLOCK_REALTIME); /* as the samples file's unix_time */
 }
 
 void outputs_on_sample(const resmon_sample *s, void *user)

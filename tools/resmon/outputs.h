@@ -44,6 +44,13 @@ resmon_options outputs_monitor_options(const cli_options *o, outputs *out);
  * its end: the exporters keep its final state, then it is freed (accepts
  * NULL). */
 int outputs_monitor_new(outputs *out, const resmon_options *opts, resmon_monitor **m);
+/* The wall clock (seconds since the epoch) at the window's first sample,
+ * which resmon_monitor_start took: the summary's start_time, the samples
+ * file's first unix_time.  The clock read after the start was later by
+ * whatever came between (taskstats' registration: 80 ms on a loaded TSan
+ * run, against the samples file's 50 ms check).  The wall clock now when
+ * no sample is kept. */
+double outputs_start_wall_epoch(const resmon_monitor *m);
 void outputs_monitor_free(outputs *out, resmon_monitor *m);
 /* The monitor's on_sample callback (user: the outputs). */
 void outputs_on_sample(const resmon_sample *s, void *user);

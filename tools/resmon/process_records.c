@@ -20,6 +20,7 @@
  * resmon is the command's or an orphan of its tree.
  */
 #include "process_records.h"
+#include "clocks.h"
 #include "json_number.h"
 
 #include <errno.h>
@@ -80,18 +81,6 @@ struct process_records {
     size_t sampled_count;
 };
 
-static double clock_sec(clockid_t clock)
-{
-    struct timespec t;
-    clock_gettime(clock, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-static double monotonic_sec(void)
-{
-    return clock_sec(CLOCK_MONOTONIC);
-}
-
 process_records *process_records_new(pid_t resmon_pid)
 {
     process_records *p = calloc(1, sizeof *p);
@@ -113,8 +102,8 @@ void process_records_start(process_records *p, double start_monotonic_sec, int s
 {
     pthread_mutex_lock(&p->lock);
     p->start_monotonic_sec = start_monotonic_sec;
-    p->boot_minus_monotonic_sec = clock_sec(CLOCK_BOOTTIME) - monotonic_sec();
-    p->real_minus_monotonic_sec = clock_sec(CLOCK_REALTIME) - monotonic_sec();
+    p->boot_minus_monotonic_sec = clock_minus_monotonic_sec(CLOCK_BOOTTIME);
+    p->real_minus_monotonic_sec = clock_minus_monotonic_sec(CLOCK_REALTIME);
     p->totals.source_error = source_error;
     p->totals.source = source_error ? SOURCE_WAIT4 : SOURCE_TASKSTATS;
     pthread_mutex_unlock(&p->lock);
@@ -602,7 +591,7 @@ void process_records_taskstats(const struct taskstats *ts, void *user)
     pid_t tgid = (pid_t)(ts->version >= 12 ? ts->ac_tgid : ts->ac_pid);
     if (tgid == p->resmon_pid)
         return; /* resmon's own threads */
-    double now = monotonic_sec();
+    double now = clock_monotonic_sec();
     pthread_mutex_lock(&p->lock); /* the start is set while the listener runs */
     double end_sec = now - p->start_monotonic_sec;
     int in = member_known(p, tgid) ? 1 : parent_in_run(p, (pid_t)ts->ac_ppid);

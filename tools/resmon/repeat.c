@@ -106,13 +106,15 @@ static double median_of(double *values, size_t n)
  * nothing ran (125, 126, 127). */
 static int run_once(const cli_options *run_options, resmon_gpu *gpu, run_result *r, char **json)
 {
+    /* Set before anything can fail: the caller reads what the run left
+     * running (orphans_unsaid) whatever this returns. */
+    memset(r, 0, sizeof *r);
+    r->wait4_maxrss_mb = NAN;
     outputs out;
     if (outputs_open(run_options, gpu, &out) < 0) {
         outputs_discard(&out);
         return EXIT_USAGE;
     }
-    memset(r, 0, sizeof *r);
-    r->wait4_maxrss_mb = NAN;
     r->gpu = gpu;
     /* Each run's JSON is what -o writes for one run: its processes too
      * (out of memory: the run goes on without them). */
@@ -386,8 +388,13 @@ static int run_all(const cli_options *o, resmon_gpu *gpu, repeat_state *st)
         run_result r;
         char *json = NULL;
         int rc = run_once(&run_options, gpu, &r, measured ? &json : NULL);
-        if (rc != 0)
+        if (rc != 0) {
+            /* The command may have run (its summary then found no memory):
+             * the repeat stops here, and says what it left as one run's. */
+            if (r.orphans_unsaid)
+                run_say_orphans_left(r.orphans_left);
             return rc;
+        }
         /* A run that stops the repeat says what it left as one run would;
          * otherwise the line below does. */
         int goes_on = !r.interrupted && r.term_signal != SIGINT && r.term_signal != SIGQUIT && r.have_exit &&

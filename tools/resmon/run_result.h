@@ -11,7 +11,7 @@
 
 typedef struct run_result {
     resmon_summary summary;
-    double start_wall_epoch;   /* time(2) of the first sample, for ISO 8601 */
+    double start_wall_epoch;   /* the wall clock at the first sample, for ISO 8601 */
     double wall_sec;           /* from the first sample to the target's end */
     int have_exit;             /* 1 when we ran the command and reaped it */
     int exit_status;           /* as the shell sees it: code, or 128 + signal */

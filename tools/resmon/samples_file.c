@@ -11,6 +11,7 @@
  * never waited for while the run goes on.  Both are reported at the close.
  */
 #include "samples_file.h"
+#include "clocks.h"
 #include "figure_list.h"
 #include "json_number.h"
 #include "output_paths.h"
@@ -101,10 +102,7 @@ samples_file *samples_file_open(int fd, const char *path, size_t gpu_devices)
     f->column_count += samples_metric_columns(f->columns + f->column_count);
     if (gpu_devices)
         f->column_count += samples_figure_columns(f->columns + f->column_count, 1);
-    struct timespec wall, mono;
-    clock_gettime(CLOCK_REALTIME, &wall);
-    clock_gettime(CLOCK_MONOTONIC, &mono);
-    f->wall_offset = (double)(wall.tv_sec - mono.tv_sec) + (double)(wall.tv_nsec - mono.tv_nsec) * 1e-9;
+    f->wall_offset = clock_minus_monotonic_sec(CLOCK_REALTIME);
     if (!f->jsonl) {
         const char *header = "timestamp,unix_time,elapsed_sec";
         append(f, header, strlen(header));
