@@ -74,4 +74,9 @@ void rm__monitor_prefill(resmon_monitor *m, size_t n);
  * with it).  Call it while the monitor is stopped; NULL: none. */
 void rm__monitor_walk_hook(resmon_monitor *m, void (*hook)(void *), void *arg);
 
+/* For tests only: on, an engaged window's walk is due at every sample (not
+ * at its measured cadence), so a test reaches the walker within a few
+ * samples of start.  Call it while the monitor is stopped. */
+void rm__monitor_walk_every_sample(resmon_monitor *m, int on);
+
 #endif

@@ -123,6 +123,7 @@ struct resmon_monitor {
     size_t prefill; /* rm__monitor_prefill: copies of the first sample kept at each start */
     void (*walk_hook)(void *); /* rm__monitor_walk_hook */
     void *walk_hook_arg;
+    int walk_every_sample; /* rm__monitor_walk_every_sample */
     /* The walker thread, "resmon-walk" (for the monitor's life once a
      * window could engage): an engaged window's walks, never its first or
      * last reading.  walk_state hands the probe over (release/acquire, no
@@ -417,7 +418,7 @@ static int take_sample(resmon_monitor *m, int first, taken_sample *t)
          * Between walks one read of the root's statm says whether it ended:
          * a zombie or gone root is walked here, at once, its end read whole. */
         int async = engaged && m->walker_alive && !m->last_sample;
-        int due = rm__tree_totals_walk_due(&m->totals, timestamp_ns);
+        int due = m->walk_every_sample || rm__tree_totals_walk_due(&m->totals, timestamp_ns);
         walk_here = (due && !async) || !rm__probe_root_running(m->probe);
         if (!walk_here) {
             if (due)
@@ -913,6 +914,11 @@ void rm__monitor_walk_hook(resmon_monitor *m, void (*hook)(void *), void *arg)
 {
     m->walk_hook = hook;
     m->walk_hook_arg = arg;
+}
+
+void rm__monitor_walk_every_sample(resmon_monitor *m, int on)
+{
+    m->walk_every_sample = on;
 }
 
 int rm__monitor_snapshot(const resmon_monitor *m, resmon_summary *summary, resmon_sample *last)
