@@ -414,10 +414,12 @@ static int take_sample(resmon_monitor *m, int first, taken_sample *t)
             walked = 0;
         }
     } else if (!first) {
-        /* Engaged with a walker: a due walk goes to it and this sample holds.
-         * Between walks one read of the root's statm says whether it ended:
-         * a zombie or gone root is walked here, at once, its end read whole. */
-        int async = engaged && m->walker_alive && !m->last_sample;
+        /* Engaged with a walker: a due walk of a wide tree goes to it and
+         * this sample holds (one that shrank to WALK_EVERY_SAMPLE_MAX or fewer
+         * walks here, every sample, as tree_totals.h has it).  Between walks
+         * one read of the root's statm says whether it ended: a zombie or
+         * gone root is walked here, at once, its end read whole. */
+        int async = engaged && m->walker_alive && !m->last_sample && m->held.process_count > WALK_EVERY_SAMPLE_MAX;
         int due = m->walk_every_sample || rm__tree_totals_walk_due(&m->totals, timestamp_ns);
         walk_here = (due && !async) || !rm__probe_root_running(m->probe);
         if (!walk_here) {

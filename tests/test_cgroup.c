@@ -1144,6 +1144,7 @@ static int wide_tree_that_spins(const test_child *self, const void *arg)
     close(a->spin_write);
     if (resmon_cgroup_join(a->cg, 0) != 0)
         return 2;
+    pid_t children[SLOW_WALK_CHILDREN];
     for (int i = 0; i < SLOW_WALK_CHILDREN; i++) {
         pid_t pid = fork();
         if (pid < 0)
@@ -1152,6 +1153,7 @@ static int wide_tree_that_spins(const test_child *self, const void *arg)
             close(a->spin_read);
             _exit(test_child_await(self) ? 0 : 0);
         }
+        children[i] = pid;
     }
     test_child_ready(self);
     char byte;
@@ -1159,9 +1161,17 @@ static int wide_tree_that_spins(const test_child *self, const void *arg)
     while ((got = read(a->spin_read, &byte, 1)) != 0) {
         if (got < 0 && errno == EINTR)
             continue;
-        if (got < 0 || byte != 's')
+        if (got < 0 || (byte != 's' && byte != 'k'))
             break;
-        test_spin_cpu(SPIN_CPU_SEC);
+        if (byte == 's') {
+            test_spin_cpu(SPIN_CPU_SEC);
+        } else { /* 'k': the tree shrinks to the root alone */
+            for (int i = 0; i < SLOW_WALK_CHILDREN; i++)
+                kill(children[i], SIGKILL);
+            for (int i = 0; i < SLOW_WALK_CHILDREN; i++)
+                while (waitpid(children[i], NULL, 0) < 0 && errno == EINTR)
+                    ;
+        }
         test_child_send(self, "d", 1);
     }
     test_child_await(self);
@@ -1218,6 +1228,14 @@ static double spin_tree_kernel_sec(const spin_tree *t)
 static void spin_tree_spin(spin_tree *t)
 {
     assert_int_equal(write(t->arg.spin_write, "s", 1), 1);
+    char done;
+    test_child_receive(&t->root, &done, 1);
+}
+
+/* The root kills and reaps its children; returns when it did. */
+static void spin_tree_shrink(spin_tree *t)
+{
+    assert_int_equal(write(t->arg.spin_write, "k", 1), 1);
     char done;
     test_child_receive(&t->root, &done, 1);
 }
@@ -1693,6 +1711,62 @@ static void real_leaf_fork_with_a_walker(void **state)
     assert_true(after > before);
 }
 
+/* A wide tree that shrinks back to WALK_EVERY_SAMPLE_MAX processes or fewer
+ * stays engaged (its CPU the leaf's) and is walked at every sample again
+ * (tree_totals.h: "small again: every sample").  Such a walk is cheap, and
+ * it was asked of the walker: a sample asked, the next took it, so only
+ * every other sample walked, each holding the figures of the sample before.
+ * Now a small engaged tree is walked on the sampler, every sample: after
+ * the shrink was walked, the walker gets no more walks. */
+static void real_leaf_tree_that_shrank_walks_every_sample(void **state)
+{
+    (void)state;
+    spin_tree t;
+    if (spin_tree_open(&t))
+        skip();
+    walk_gate g;
+    walk_gate_open(&g);
+    int ticks[2];
+    assert_int_equal(pipe2(ticks, O_CLOEXEC | O_NONBLOCK), 0);
+    resmon_options o = wide_tree_options(&t);
+    o.on_sample = note_sample;
+    o.on_sample_user = &ticks[1];
+    resmon_monitor *m = test_monitor_new(&o);
+    rm__monitor_walk_hook(m, gate_walk, &g);
+    rm__monitor_walk_every_sample(m, 1);
+    atomic_store(&g.hold, 1);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    int walked = walk_gate_wait(&g); /* engaged: the walker's first walk of the wide tree, held */
+    /* The tree shrinks while no walk runs: a child reaped in the middle of a
+     * walk is counted twice until the next (probe.c), which can pass for a
+     * process that left the leaf (tree_totals.h) and end the engagement. */
+    spin_tree_shrink(&t);
+    int on_walker_at_shrink = atomic_load(&g.on_walker);
+    walk_gate_release(&g); /* that walk sees the root alone */
+    /* Samples until ten walks after the shrink ran on either thread. */
+    double give_up = test_now() + test_scaled(60);
+    while (atomic_load(&g.elsewhere) < 10 && atomic_load(&g.on_walker) < on_walker_at_shrink + 10 &&
+           test_now() < give_up)
+        read_within(ticks[0], give_up - test_now());
+    int on_walker = atomic_load(&g.on_walker), elsewhere = atomic_load(&g.elsewhere);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    resmon_summary s = test_summary(m);
+    resmon_monitor_free(m);
+    walk_gate_close(&g);
+    close(ticks[0]);
+    close(ticks[1]);
+    int status = spin_tree_close(&t);
+    if (elsewhere < 10)
+        print_error("after the shrink: %d walks on the walker, %d on the sampler\n", on_walker - on_walker_at_shrink,
+                    elsewhere);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_true(walked);
+    assert_true(s.peak_nprocs > SLOW_WALK_CHILDREN);
+    assert_true(elsewhere >= 10);                          /* every sample walks on the sampler again */
+    assert_int_equal(on_walker, on_walker_at_shrink); /* ... once the walk held over the shrink saw it */
+    assert_false(isnan(s.walk_interval_sec));           /* still engaged */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1727,6 +1801,7 @@ int main(void)
         cmocka_unit_test(real_leaf_tree_ends_during_a_held_walk),
         cmocka_unit_test(real_leaf_start_stop_cycles_with_walks_in_flight),
         cmocka_unit_test(real_leaf_fork_with_a_walker),
+        cmocka_unit_test(real_leaf_tree_that_shrank_walks_every_sample),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
