@@ -1167,12 +1167,13 @@ typedef struct resmon_process {
  * first stride bytes (at least sizeof(resmon_process) as of 0.4; pass
  * sizeof *out; out may be NULL when cap is 0) -- stores in *seen (when not
  * NULL) how many processes the window saw, records kept or not, and
- * returns n.  The records are written by the sampler thread as processes
- * end and at the window's last reading, so they are read once the window
- * has closed (by stop, or by the target's end: resmon_monitor_running
- * returns 0), and stay readable until the next start.  Returns -EBUSY while
- * the window is open, -ENOTSUP for a monitor of one process (not a tree),
- * -EINVAL for a bad argument. */
+ * returns n.  The records are written by the sampler thread (a wide tree's
+ * walks: its walker thread, "resmon-walk") as processes end and at the
+ * window's last reading, so they are read once the window has closed (by
+ * stop, or by the target's end: resmon_monitor_running returns 0), and stay
+ * readable until the next start.  Returns -EBUSY while the window is open,
+ * -ENOTSUP for a monitor of one process (not a tree), -EINVAL for a bad
+ * argument. */
 RESMON_API ssize_t resmon_monitor_get_processes(const resmon_monitor *m, resmon_process *out, size_t cap,
                                                 size_t stride, uint64_t *seen);
 
