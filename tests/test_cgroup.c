@@ -1771,6 +1771,81 @@ static void real_leaf_tree_that_shrank_walks_every_sample(void **state)
     assert_false(isnan(s.walk_interval_sec));           /* still engaged */
 }
 
+/* A GPU profiler's view of the tree: the pid lists the GPU thread asked
+ * about (their size), the largest and the latest. */
+typedef struct gpu_view {
+    atomic_int largest, latest, calls;
+} gpu_view;
+
+static int gpu_view_utilization(void *ctx, double *percent)
+{
+    (void)ctx;
+    *percent = 1;
+    return 0;
+}
+
+static int gpu_view_process_memory(void *ctx, const pid_t *pids, size_t count, double *mb)
+{
+    (void)pids;
+    gpu_view *v = ctx;
+    int n = (int)count, seen = atomic_load(&v->largest);
+    while (n > seen && !atomic_compare_exchange_weak(&v->largest, &seen, n))
+        ;
+    atomic_store(&v->latest, n);
+    atomic_fetch_add(&v->calls, 1);
+    *mb = 1;
+    return 0;
+}
+
+/* The GPU thread's pid list is the probe's, which the walker changes: it is
+ * brought up to date by the sample that takes a walk, never read while one
+ * runs.  The tree shrinks from 71 processes to its root while the walker's
+ * walk is held; released, the GPU thread is asked about the root alone. */
+static void real_leaf_gpu_pids_follow_the_walkers_walks(void **state)
+{
+    (void)state;
+    spin_tree t;
+    if (spin_tree_open(&t))
+        skip();
+    walk_gate g;
+    walk_gate_open(&g);
+    int ticks[2];
+    assert_int_equal(pipe2(ticks, O_CLOEXEC | O_NONBLOCK), 0);
+    gpu_view view = {.largest = 0};
+    resmon_gpu_profiler p = RESMON_GPU_PROFILER_INIT;
+    p.ctx = &view;
+    p.get_utilization = gpu_view_utilization;
+    p.get_process_memory = gpu_view_process_memory;
+    resmon_options o = wide_tree_options(&t);
+    o.on_sample = note_sample;
+    o.on_sample_user = &ticks[1];
+    o.gpu_profiler = &p;
+    o.gpu_interval_sec = 0.01;
+    resmon_monitor *m = test_monitor_new(&o);
+    rm__monitor_walk_hook(m, gate_walk, &g);
+    rm__monitor_walk_every_sample(m, 1);
+    atomic_store(&g.hold, 1);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    int held = walk_gate_wait(&g);
+    int largest_before = atomic_load(&view.largest);
+    spin_tree_shrink(&t);
+    walk_gate_release(&g);
+    double give_up = test_now() + test_scaled(60);
+    while (atomic_load(&view.latest) != 1 && test_now() < give_up)
+        read_within(ticks[0], give_up - test_now());
+    int latest = atomic_load(&view.latest);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    resmon_monitor_free(m);
+    walk_gate_close(&g);
+    close(ticks[0]);
+    close(ticks[1]);
+    int status = spin_tree_close(&t);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_true(held);
+    assert_true(largest_before > SLOW_WALK_CHILDREN); /* the wide tree's pids, from the first reading */
+    assert_int_equal(latest, 1);                       /* the root alone, once the walk saw it */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1806,6 +1881,7 @@ int main(void)
         cmocka_unit_test(real_leaf_start_stop_cycles_with_walks_in_flight),
         cmocka_unit_test(real_leaf_fork_with_a_walker),
         cmocka_unit_test(real_leaf_tree_that_shrank_walks_every_sample),
+        cmocka_unit_test(real_leaf_gpu_pids_follow_the_walkers_walks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
