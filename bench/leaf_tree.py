@@ -11,8 +11,9 @@ warm-up, resmon's own CPU is read from its threads' schedstat (run time,
 ns) at the start and end of a window of S seconds (default 3) and divided by
 the window's samples (S / 0.1; the summary's skipped slots are reported).
 The sampler thread (resmon-sampler) is shown apart from the whole process
-(whose other threads are the command's: the taskstats listener reads every
-exit on the machine, the marks socket).  Then the sleepers are killed by pid and resmon ends with its command.
+(whose other threads are the walker, resmon-walk, which walks a wide tree's
+processes off the sampler since issue 33's walker change, and the command's:
+the taskstats listener reads every exit on the machine, the marks socket).  Then the sleepers are killed by pid and resmon ends with its command.
 Prints a Markdown table and the summary's walk_interval_sec.
 """
 import json, os, signal, subprocess, sys, tempfile, time

@@ -396,8 +396,12 @@ RESMON_API const char *resmon_energy_source_name(resmon_energy_source source);
  *     walks' mean interval.  Between walks a sample holds the latest walk's
  *     RSS and metric-group figures, and its nprocs and nthreads are what
  *     the leaf lists (re-read once a second; a count that moved by more
- *     than a quarter walks at the next sample).  A process of the tree that
- *     leaves the leaf's CPU accounting sends it back to walking every
+ *     than a quarter walks at the next sample).  Those walks run on a
+ *     thread of their own ("resmon-walk", started by resmon_monitor_start,
+ *     ended by resmon_monitor_free), so a slow one delays no sample; the
+ *     samples during it hold the previous walk's figures, and a mark's
+ *     sample waits for it (a phase's exact peak needs the tree).  A process
+ *     of the tree that leaves the leaf's CPU accounting sends it back to walking every
  *     sample, its CPU counted (the mean then covers the walks before).
  *     NAN when every sample walked.
  *   - cgroup_version is 1 or 2, 0 without a cgroup.  cgroup_error is 0, or
@@ -1163,12 +1167,13 @@ typedef struct resmon_process {
  * first stride bytes (at least sizeof(resmon_process) as of 0.4; pass
  * sizeof *out; out may be NULL when cap is 0) -- stores in *seen (when not
  * NULL) how many processes the window saw, records kept or not, and
- * returns n.  The records are written by the sampler thread as processes
- * end and at the window's last reading, so they are read once the window
- * has closed (by stop, or by the target's end: resmon_monitor_running
- * returns 0), and stay readable until the next start.  Returns -EBUSY while
- * the window is open, -ENOTSUP for a monitor of one process (not a tree),
- * -EINVAL for a bad argument. */
+ * returns n.  The records are written by the sampler thread (a wide tree's
+ * walks: its walker thread, "resmon-walk") as processes end and at the
+ * window's last reading, so they are read once the window has closed (by
+ * stop, or by the target's end: resmon_monitor_running returns 0), and stay
+ * readable until the next start.  Returns -EBUSY while the window is open,
+ * -ENOTSUP for a monitor of one process (not a tree), -EINVAL for a bad
+ * argument. */
 RESMON_API ssize_t resmon_monitor_get_processes(const resmon_monitor *m, resmon_process *out, size_t cap,
                                                 size_t stride, uint64_t *seen);
 

@@ -68,4 +68,15 @@ int rm__monitor_snapshot(const resmon_monitor *m, resmon_summary *summary, resmo
  * while the monitor is stopped. */
 void rm__monitor_prefill(resmon_monitor *m, size_t n);
 
+/* For tests only: hook(arg) is called before each walk of a wide tree in
+ * its own leaf (engaged, tree_totals.h) that is neither the window's first
+ * reading nor its last, on the thread that walks (a test makes a walk slow
+ * with it).  Call it while the monitor is stopped; NULL: none. */
+void rm__monitor_walk_hook(resmon_monitor *m, void (*hook)(void *), void *arg);
+
+/* For tests only: on, an engaged window's walk is due at every sample (not
+ * at its measured cadence), so a test reaches the walker within a few
+ * samples of start.  Call it while the monitor is stopped. */
+void rm__monitor_walk_every_sample(resmon_monitor *m, int on);
+
 #endif

@@ -686,6 +686,12 @@ void rm__metrics_finish_reading(rm__metrics *m, int baseline)
 }
 
 #define SET_NAN(group, sample_field, ...) s->sample_field = NAN;
+#define COPY_FIELD(group, sample_field, ...) to->sample_field = from->sample_field;
+
+void rm__metrics_copy_sample(const resmon_sample *from, resmon_sample *to)
+{
+    RM__METRIC_LIST(COPY_FIELD)
+}
 
 void rm__metrics_fill_sample(const rm__metrics *m, resmon_sample *s)
 {

@@ -213,4 +213,8 @@ void rm__metrics_raise_switches(rm__metrics *m, rm__counter counter, uint64_t va
  * that are off or were refused). */
 void rm__metrics_fill_sample(const rm__metrics *m, resmon_sample *s);
 
+/* Copies every metric field of from (as rm__metrics_fill_sample wrote it)
+ * into to, and no other field. */
+void rm__metrics_copy_sample(const resmon_sample *from, resmon_sample *to);
+
 #endif

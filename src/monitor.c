@@ -52,6 +52,20 @@
 #define PROFILER_MIN_SIZE RM__SIZE_THROUGH(resmon_gpu_profiler, release)
 #define STOP_BIT 1 /* in stop_word; the bits above count marks' wake-ups */
 #define MARK_WAKE 2
+/* walk_state: who owns the probe (src/README.md, "A wide tree's walk off the
+ * sampler thread").  IDLE: the sampler; ASKED: the walker (a walk is asked or
+ * runs); POSTED: the sampler again, the walk's result waiting in post.
+ * WALK_QUIT, or'd in by free, ends the walker. */
+enum { WALK_IDLE = 0, WALK_ASKED = 1, WALK_POSTED = 2, WALK_QUIT = 4 };
+
+/* A walk on the walker thread, as the sampler would have taken it. */
+typedef struct walk_post {
+    rm__probe_reading reading;
+    int rc;                 /* rm__probe_read's */
+    uint64_t at_ns;         /* CLOCK_MONOTONIC at the walk's start */
+    uint64_t cost_ns;       /* the walker's own CPU for it (never 0) */
+    uint64_t pending_ns, counted_ns; /* rm__probe_cpu_pending / _counted right after it */
+} walk_post;
 
 /* A sample with what the summary needs beside it. */
 typedef struct taken_sample {
@@ -107,6 +121,24 @@ struct resmon_monitor {
     rm__tree_totals totals;
     rm__probe_reading held;
     size_t prefill; /* rm__monitor_prefill: copies of the first sample kept at each start */
+    void (*walk_hook)(void *); /* rm__monitor_walk_hook */
+    void *walk_hook_arg;
+    int walk_every_sample; /* rm__monitor_walk_every_sample */
+    /* The walker thread, "resmon-walk" (for the monitor's life once a
+     * window could engage): an engaged window's walks, never its first or
+     * last reading.  walk_state hands the probe over (release/acquire, no
+     * lock); post is the walker's between ASKED and POSTED, the sampler's
+     * otherwise.  walk_in_flight: the sampler asked and has not taken the
+     * result (it touches no probe then); held_groups: the metric groups as
+     * of the ask (the groups change only by a walk). */
+    int walker_alive;
+    pid_t walker_pid; /* the process it runs in: a forked child has no walker */
+    pthread_t walker;
+    atomic_int walk_state;
+    walk_post post;
+    int walk_in_flight;
+    resmon_sample held_groups;
+    long online_cpus; /* the probe's, read at start (a constant) */
     /* No metric group, no cgroup and no GPU thread in this window: after its
      * first sample only the base fields (timestamp, CPU, RSS) change, so a
      * sample writes only those and keeps the rest of the sampler's
@@ -228,6 +260,8 @@ static void reap_sampler(resmon_monitor *m)
     rm__tree_totals_close(&m->totals);
 }
 
+static void stop_walker(resmon_monitor *m);
+
 void resmon_monitor_free(resmon_monitor *m)
 {
     if (!m)
@@ -236,6 +270,7 @@ void resmon_monitor_free(resmon_monitor *m)
         return; /* cannot free the monitor under its own thread; see resmon.h */
     resmon_monitor_stop(m);
     reap_sampler(m);
+    stop_walker(m);
     rm__gpu_poller_free(m->gpu, MAX_GPU_WAIT_NS);
     rm__sample_store_free(&m->store);
     rm__phases_free(&m->phases);
@@ -262,19 +297,143 @@ static uint64_t gpu_wait_ns(const resmon_monitor *m)
  * rarely enough to cost nothing per sample). */
 #define RAPL_READ_INTERVAL_NS 1000000000u
 
+/* ---- the walker thread (engaged windows only) --------------------------- */
+
+static void *walker_main(void *arg)
+{
+    resmon_monitor *m = arg;
+    for (;;) {
+        int state = atomic_load_explicit(&m->walk_state, memory_order_acquire);
+        if (state & WALK_QUIT)
+            return NULL;
+        if (state != WALK_ASKED) {
+            rm__futex_wait_until(&m->walk_state, state, 0);
+            continue;
+        }
+        /* The probe is this thread's until POSTED. */
+        walk_post *w = &m->post;
+        if (m->walk_hook)
+            m->walk_hook(m->walk_hook_arg);
+        struct timespec before, after;
+        w->at_ns = rm__now_ns();
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &before);
+        w->rc = rm__probe_read(m->probe, &w->reading);
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &after);
+        w->cost_ns = rm__timespec_ns(&after) - rm__timespec_ns(&before);
+        w->cost_ns += !w->cost_ns; /* measured: never "not measured" */
+        w->pending_ns = rm__probe_cpu_pending(m->probe);
+        w->counted_ns = rm__probe_cpu_counted(m->probe);
+        atomic_fetch_add_explicit(&m->walk_state, WALK_POSTED - WALK_ASKED, memory_order_acq_rel);
+        rm__futex_wake(&m->walk_state);
+    }
+}
+
+/* On the owner's thread (a new thread's TLS is malloc'd: see pages.h), with
+ * every signal blocked.  Failing, the walks stay on the sampler. */
+static void start_walker(resmon_monitor *m)
+{
+    if (m->walker_alive && m->walker_pid == getpid())
+        return;
+    m->walker_alive = 0; /* none, or the parent's before a fork: not in this process */
+    atomic_store_explicit(&m->walk_state, WALK_IDLE, memory_order_relaxed);
+    if (pthread_create(&m->walker, NULL, walker_main, m) == 0) {
+        m->walker_alive = 1;
+        m->walker_pid = getpid();
+        pthread_setname_np(m->walker, "resmon-walk");
+    }
+}
+
+static void stop_walker(resmon_monitor *m)
+{
+    if (!m->walker_alive || m->walker_pid != getpid())
+        return; /* a forked child's copy of a monitor: the walker is the parent's */
+    atomic_fetch_or_explicit(&m->walk_state, WALK_QUIT, memory_order_release);
+    rm__futex_wake(&m->walk_state);
+    pthread_join(m->walker, NULL);
+    m->walker_alive = 0;
+}
+
+/* The sampler hands the probe to the walker: the latest walk's groups are
+ * kept first, for the samples taken meanwhile. */
+static void ask_walk(resmon_monitor *m)
+{
+    rm__probe_fill_metrics(m->probe, &m->held_groups);
+    m->walk_in_flight = 1;
+    atomic_store_explicit(&m->walk_state, WALK_ASKED, memory_order_release);
+    rm__futex_wake(&m->walk_state);
+}
+
+/* Waits until the walk in flight is posted: the probe is the sampler's
+ * again (the result stays for take_walk).  One walk's time at most. */
+static void wait_walk_posted(resmon_monitor *m)
+{
+    if (!m->walk_in_flight)
+        return;
+    int state;
+    while ((state = atomic_load_explicit(&m->walk_state, memory_order_acquire)) == WALK_ASKED)
+        rm__futex_wait_until(&m->walk_state, state, 0);
+}
+
+/* Takes the walker's result as the sampler would have taken its own walk:
+ * the same figures for the cadence and the CPU carry, measured at the walk.
+ * Returns its rc (*r filled unless negative). */
+static int take_walk(resmon_monitor *m, rm__probe_reading *r)
+{
+    wait_walk_posted(m);
+    m->walk_in_flight = 0;
+    atomic_store_explicit(&m->walk_state, WALK_IDLE, memory_order_relaxed);
+    const walk_post *w = &m->post;
+    if (w->rc < 0)
+        return w->rc;
+    rm__tree_totals_walked(&m->totals, w->at_ns, w->reading.process_count, w->cost_ns, w->pending_ns,
+                           w->counted_ns);
+    m->held = *r = w->reading;
+    return w->rc;
+}
+
 /* Takes one sample.  first: the window's first (CPU baseline, peak reset).
  * Returns 0, RM__PROBE_ENDED (a valid last sample) or -ESRCH (no sample). */
 static int take_sample(resmon_monitor *m, int first, taken_sample *t)
 {
     uint64_t timestamp_ns = rm__now_ns();
     rm__probe_reading r;
-    int rc = 0, walked = 1;
+    int rc = 0, walked = 1, walk_here = 1;
     int engaged = m->totals.engaged;
-    /* Between walks one read of the root's statm says whether it ended: a
-     * zombie or gone root is walked at once, its end read whole. */
-    if (first || rm__tree_totals_walk_due(&m->totals, timestamp_ns) || !rm__probe_root_running(m->probe)) {
+    if (m->walk_in_flight) {
+        /* The walker's: taken once posted (the window's last waits for it:
+         * window_end drains first), else this sample holds. */
+        walk_here = 0;
+        int state = atomic_load_explicit(&m->walk_state, memory_order_acquire) & ~WALK_QUIT;
+        if (m->last_sample || state == WALK_POSTED) {
+            rc = take_walk(m, &r);
+            if (rc < 0)
+                return rc; /* gone: no reading */
+            walk_here = m->last_sample && rc == 0; /* the last reading is the sampler's, whole */
+        } else {
+            r = m->held;
+            walked = 0;
+        }
+    } else if (!first) {
+        /* Engaged with a walker: a due walk of a wide tree goes to it and
+         * this sample holds (one that shrank to WALK_EVERY_SAMPLE_MAX or fewer
+         * walks here, every sample, as tree_totals.h has it).  Between walks
+         * one read of the root's statm says whether it ended: a zombie or
+         * gone root is walked here, at once, its end read whole. */
+        int async = engaged && m->walker_alive && !m->last_sample && m->held.process_count > WALK_EVERY_SAMPLE_MAX;
+        int due = m->walk_every_sample || rm__tree_totals_walk_due(&m->totals, timestamp_ns);
+        walk_here = (due && !async) || !rm__probe_root_running(m->probe);
+        if (!walk_here) {
+            if (due)
+                ask_walk(m);
+            r = m->held;
+            walked = 0;
+        }
+    }
+    if (walk_here) {
         int measure = !first && rm__tree_totals_measures(&m->totals, m->held.process_count);
         struct timespec before = {0}, after = {0};
+        if (engaged && !first && !m->last_sample && m->walk_hook)
+            m->walk_hook(m->walk_hook_arg);
         if (measure)
             clock_gettime(CLOCK_THREAD_CPUTIME_ID, &before);
         rc = first ? rm__probe_begin(m->probe, &r) : rm__probe_read(m->probe, &r);
@@ -290,12 +449,10 @@ static int take_sample(resmon_monitor *m, int first, taken_sample *t)
             rm__tree_totals_walked(&m->totals, timestamp_ns, r.process_count, cost_ns,
                                    rm__probe_cpu_pending(m->probe), rm__probe_cpu_counted(m->probe));
         m->held = r;
-    } else {
-        r = m->held;
-        walked = 0;
+        walked = 1;
     }
     if (engaged && !first) /* the probe's CPU (handed out by its reading, if any) is not the sample's */
-        r.cpu_ns = rm__tree_totals_cpu(&m->totals, timestamp_ns - m->previous_ns, rm__probe_online_cpus(m->probe),
+        r.cpu_ns = rm__tree_totals_cpu(&m->totals, timestamp_ns - m->previous_ns, m->online_cpus,
                                        rc == RM__PROBE_ENDED || m->last_sample);
     if (engaged && !m->totals.engaged) { /* the tree left the leaf: the probe carries what the total missed */
         uint64_t handed = rm__tree_totals_handed(&m->totals), counted = rm__probe_cpu_counted(m->probe);
@@ -321,7 +478,10 @@ static int take_sample(resmon_monitor *m, int first, taken_sample *t)
     }
     if (!first && m->base_only)
         return rc; /* the rest of t was filled by the window's first sample and stays (base_only) */
-    rm__probe_fill_metrics(m->probe, s);
+    if (m->walk_in_flight)
+        rm__probe_copy_metrics(&m->held_groups, s); /* the probe is the walker's */
+    else
+        rm__probe_fill_metrics(m->probe, s);
     unsigned listed, threads;
     if (!walked && !isnan(s->nprocs) &&
         rm__tree_totals_process_count(&m->totals, timestamp_ns, &listed, &threads) == 0) {
@@ -333,7 +493,9 @@ static int take_sample(resmon_monitor *m, int first, taken_sample *t)
                            ? (double)cgroup_bytes / RM__BYTES_PER_MIB
                            : NAN;
     if (m->gpu_in_window) {
-        unsigned generation = rm__probe_generation(m->probe);
+        /* The set changes only by a walk: brought up to date by the sample
+         * that takes a walker's result (or walks), never while one runs. */
+        unsigned generation = m->walk_in_flight ? m->gpu_pid_generation : rm__probe_generation(m->probe);
         if (rm__gpu_poller_wants_pids(m->gpu) && generation != m->gpu_pid_generation) {
             const pid_t *pids;
             size_t pid_count;
@@ -356,6 +518,7 @@ static int publish_exact_peak(resmon_monitor *m, int *reset_error);
 static void open_marked_phases(resmon_monitor *m, const taken_sample *t)
 {
     int ignored_reset_error;
+    wait_walk_posted(m); /* the marks are the probe's: a phase's edge waits for a walk in flight */
     publish_exact_peak(m, &ignored_reset_error);
     if (m->rapl.zone_count)
         rm__rapl_read(&m->rapl);
@@ -500,7 +663,9 @@ static int window_loop(resmon_monitor *m, taken_sample *t)
             return 1;
         if (woke == 2)
             continue; /* a mark's sample, between slots: the slot is still ahead */
-        if (m->previous_ns >= next_peak_ns) { /* the sample's own timestamp: no clock read */
+        /* The sample's own timestamp: no clock read; the marks are the
+         * probe's, so not while the walker has it (tried again next sample). */
+        if (m->previous_ns >= next_peak_ns && !m->walk_in_flight) {
             int ignored_reset_error;
             publish_exact_peak(m, &ignored_reset_error);
             next_peak_ns = m->previous_ns + LIVE_PEAK_PERIOD_NS;
@@ -546,6 +711,7 @@ static void window_end(resmon_monitor *m, int target_ended)
     m->base_only = 0; /* the stop's sample is filled whole */
     if (m->gpu_in_window) /* a last GPU reading for the last sample, if the GPU answers in time */
         rm__gpu_poller_end(m->gpu, gpu_wait_ns(m));
+    wait_walk_posted(m); /* the probe is the sampler's again; its result is taken by the last sample */
     if (!target_ended)
         rm__probe_end_window(m->probe); /* the stop's sample carries no CPU forward */
     m->last_sample = 1;
@@ -631,6 +797,8 @@ int resmon_monitor_start(resmon_monitor *m)
     rm__tree_totals_open(&m->totals, own_leaf ? m->cgroup_path : NULL, m->cgroup.version, m->opts.pid);
     memset(&m->held, 0, sizeof m->held);
     m->last_sample = 0;
+    m->walk_in_flight = 0;
+    m->online_cpus = rm__probe_online_cpus(m->probe);
 
     /* No sampler runs: this thread is the writer until pthread_create. */
     rm__seqlock_write_begin(&m->published);
@@ -658,6 +826,8 @@ int resmon_monitor_start(resmon_monitor *m)
     pthread_sigmask(SIG_SETMASK, &all, &previous);
     if (m->gpu) /* failing: the window opens without GPU readings */
         rm__gpu_poller_start_thread(m->gpu);
+    if (m->totals.cpu.fd >= 0) /* a window that could engage */
+        start_walker(m);
     /* The first sample here, on this thread: this thread is the writer
      * until pthread_create, which publishes what it wrote to the sampler. */
     rc = window_begin(m, &m->first);
@@ -740,6 +910,17 @@ int resmon_monitor_get_summary(const resmon_monitor *m, resmon_summary *out, siz
 void rm__monitor_prefill(resmon_monitor *m, size_t n)
 {
     m->prefill = n;
+}
+
+void rm__monitor_walk_hook(resmon_monitor *m, void (*hook)(void *), void *arg)
+{
+    m->walk_hook = hook;
+    m->walk_hook_arg = arg;
+}
+
+void rm__monitor_walk_every_sample(resmon_monitor *m, int on)
+{
+    m->walk_every_sample = on;
 }
 
 int rm__monitor_snapshot(const resmon_monitor *m, resmon_summary *summary, resmon_sample *last)

@@ -71,6 +71,11 @@ void rm__probe_fill_metrics(const rm__probe *p, resmon_sample *s)
     rm__metrics_fill_sample(&p->metrics, s);
 }
 
+void rm__probe_copy_metrics(const resmon_sample *from, resmon_sample *to)
+{
+    rm__metrics_copy_sample(from, to);
+}
+
 void rm__probe_keep_peak_marks(rm__probe *p)
 {
     p->peak.keep_marks = 1;

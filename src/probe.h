@@ -79,6 +79,11 @@ void rm__probe_collect(rm__probe *p, unsigned groups, double memory_detail_inter
 /* Writes the latest reading's metric groups into s (NAN where unknown). */
 void rm__probe_fill_metrics(const rm__probe *p, resmon_sample *s);
 
+/* Copies the metric groups' fields that rm__probe_fill_metrics wrote into
+ * from, and only those, into to (a sample taken while another thread reads
+ * the probe: the groups change only by a reading). */
+void rm__probe_copy_metrics(const resmon_sample *from, resmon_sample *to);
+
 /* Returned with a valid reading when the target's root has exited: a zombie
  * not yet reaped, or reaped since the previous reading.  The reading is the
  * target's last, with all CPU still carried; the root's RSS in it is the

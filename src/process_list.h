@@ -2,7 +2,8 @@
  * process_list.h -- the per-process records of a window (resmon.h,
  * "Processes"), in bounded memory: every process is counted, and a record
  * is kept while it is among the RESMON_PROCESS_TOP largest by peak RSS or
- * by CPU.  Filled by the probe (probe_processes.c) on the sampler thread,
+ * by CPU.  Filled by the probe (probe_processes.c) on the thread that owns
+ * the probe (the sampler, or monitor.c's walker for a walk it was handed),
  * read once the window has closed: it has no lock of its own.
  */
 #ifndef RESMON_PROCESS_LIST_H

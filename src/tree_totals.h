@@ -9,8 +9,9 @@
  * is that total's increase -- one read, whatever the tree's size -- and the
  * per-process walk (the probe's reading: RSS, threads, the metric groups,
  * the peak marks) runs at its own cadence, chosen from its own measured
- * cost, so that it takes at most WALK_CPU_SHARE of a CPU; between walks the
- * sample holds the latest walk's figures.  A small tree is walked every
+ * cost, so that it takes at most WALK_CPU_SHARE of a CPU, on a thread of
+ * its own (monitor.c's walker; src/README.md); between walks the sample
+ * holds the latest walk's figures.  A small tree is walked every
  * sample, its CPU the probe's, exactly as without a cgroup (and at no added
  * cost: the cgroup is not read).  Once engaged, the window's CPU is the
  * cgroup's, and what the probe had counted and not yet handed out at the

@@ -7,16 +7,21 @@
  */
 #include "cgroup.h"
 #include "proc_tree.h"
+#include "internal.h"
+#include "tree_totals.h"
 #include "test_util.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <math.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -991,6 +996,856 @@ static void real_limited_leaf_keeps_what_still_runs(void **state)
     assert_int_equal(gone, 0);
 }
 
+/* A tree wider than WALK_EVERY_SAMPLE_MAX (tree_totals.h) in the leaf: the
+ * root forks its children there, reports ready, and all end when the test
+ * closes go. */
+#define SLOW_WALK_CHILDREN 70
+
+static int wide_tree_in_leaf(const test_child *self, const void *arg)
+{
+    if (resmon_cgroup_join(arg, 0) != 0)
+        return 2;
+    for (int i = 0; i < SLOW_WALK_CHILDREN; i++) {
+        pid_t pid = fork();
+        if (pid < 0)
+            return 3;
+        if (pid == 0)
+            _exit(test_child_await(self) ? 0 : 0);
+    }
+    test_child_ready(self);
+    test_child_await(self);
+    while (wait(NULL) > 0 || errno == EINTR)
+        ;
+    return 0;
+}
+
+typedef struct slow_walk {
+    int started[2]; /* the hook -> the test: the walk is held */
+    int release[2]; /* the test -> the hook: go on */
+    atomic_int calls;
+} slow_walk;
+
+/* rm__monitor_walk_hook: holds the first engaged walk until released. */
+static void hold_first_walk(void *arg)
+{
+    slow_walk *w = arg;
+    if (atomic_fetch_add(&w->calls, 1) != 0)
+        return;
+    if (write(w->started[1], "s", 1) != 1)
+        return;
+    char byte;
+    while (read(w->release[0], &byte, 1) < 0 && errno == EINTR)
+        ;
+}
+
+static void note_sample(const resmon_sample *s, void *user)
+{
+    (void)s;
+    ssize_t ignored = write(*(const int *)user, "x", 1); /* non-blocking: a full pipe is enough samples */
+    (void)ignored;
+}
+
+/* Waits up to timeout_sec for fd to be readable and reads what is there;
+ * returns the bytes read (0 at the timeout). */
+static size_t read_within(int fd, double timeout_sec)
+{
+    struct pollfd pfd = {.fd = fd, .events = POLLIN};
+    if (poll(&pfd, 1, (int)(timeout_sec * 1000)) != 1)
+        return 0;
+    char buf[256];
+    ssize_t n = read(fd, buf, sizeof buf);
+    return n > 0 ? (size_t)n : 0;
+}
+
+/* Issue 33: engaged (a wide tree in its own leaf), the per-process walk ran
+ * on the sampler thread, so a slow walk (10 000 processes) held up every
+ * sample until it ended.  Now it runs on its own thread: with a walk held
+ * by the test, samples still come. */
+static void real_leaf_slow_walk_delays_no_sample(void **state)
+{
+    (void)state;
+    resmon_cgroup *cg = NULL;
+    char err[RESMON_ERR_MAX];
+    if (resmon_cgroup_create(&cg, 0, err, sizeof err) < 0) {
+        print_message("skipped: no cgroup can be made here: %s\n", err);
+        skip();
+    }
+    rm__tree_totals probe_totals;
+    test_child root = test_spawn(wide_tree_in_leaf, cg, 0);
+    test_child_wait_ready(&root);
+    rm__tree_totals_open(&probe_totals, resmon_cgroup_path(cg), resmon_cgroup_version(cg), root.pid);
+    int has_total = probe_totals.cpu.fd >= 0;
+    rm__tree_totals_close(&probe_totals);
+    if (!has_total) {
+        test_child_reap(&root, NULL);
+        resmon_cgroup_remove(cg);
+        print_message("skipped: the leaf has no CPU total here (v1 without cpuacct)\n");
+        skip();
+    }
+    slow_walk w = {.calls = 0};
+    int samples[2];
+    assert_int_equal(pipe2(w.started, O_CLOEXEC), 0);
+    assert_int_equal(pipe2(w.release, O_CLOEXEC), 0);
+    assert_int_equal(pipe2(samples, O_CLOEXEC | O_NONBLOCK), 0);
+    resmon_options o = {.struct_size = sizeof o,
+                        .pid = root.pid,
+                        .include_children = 1,
+                        .cgroup_path = resmon_cgroup_path(cg),
+                        .sample_interval_sec = 0.01,
+                        .metrics = RESMON_METRIC_COUNTS, /* the groups held between walks */
+                        .on_sample = note_sample,
+                        .on_sample_user = &samples[1]};
+    resmon_monitor *m = test_monitor_new(&o);
+    rm__monitor_walk_hook(m, hold_first_walk, &w);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    /* Engaged at the second sample; the first walk at its own cadence
+     * after (the walk's cost / 0.1 %: a few seconds at most). */
+    size_t held = read_within(w.started[0], test_scaled(60));
+    while (read_within(samples[0], 0) > 0) /* the samples before the walk was held */
+        ;
+    size_t during = 0;
+    double give_up = test_now() + test_scaled(30); /* a hundred intervals' need, far below */
+    while (held && during < 5 && test_now() < give_up)
+        during += read_within(samples[0], give_up - test_now());
+    assert_int_equal(write(w.release[1], "r", 1), 1);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    resmon_summary s = test_summary(m);
+    resmon_monitor_free(m);
+    int status = test_child_reap(&root, NULL);
+    assert_int_equal(resmon_cgroup_remove(cg), 0);
+    for (int i = 0; i < 2; i++) {
+        close(w.started[i]);
+        close(w.release[i]);
+        close(samples[i]);
+    }
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_true(held > 0);     /* a walk was held: the tree was engaged */
+    assert_true(during >= 5);  /* ... and samples came meanwhile */
+    assert_true(s.peak_nprocs > SLOW_WALK_CHILDREN);
+    assert_true(s.cpu_time_sec >= 0);
+}
+
+/* ---- the walker thread under attack (issue 33's review) ------------------ */
+
+/* A wide tree in the leaf whose root burns CPU on demand: it forks
+ * SLOW_WALK_CHILDREN idle children there, reports ready, then for each 's'
+ * on spin burns SPIN_CPU_SEC of its own CPU and sends 'd'; at 'q' (or the
+ * end of spin) it waits for go to close, reaps its children and ends. */
+#define SPIN_CPU_SEC 0.3
+
+typedef struct spin_tree_arg {
+    const resmon_cgroup *cg;
+    int spin_read, spin_write;
+} spin_tree_arg;
+
+static int wide_tree_that_spins(const test_child *self, const void *arg)
+{
+    const spin_tree_arg *a = arg;
+    close(a->spin_write);
+    if (resmon_cgroup_join(a->cg, 0) != 0)
+        return 2;
+    pid_t children[SLOW_WALK_CHILDREN];
+    for (int i = 0; i < SLOW_WALK_CHILDREN; i++) {
+        pid_t pid = fork();
+        if (pid < 0)
+            return 3;
+        if (pid == 0) {
+            close(a->spin_read);
+            _exit(test_child_await(self) ? 0 : 0);
+        }
+        children[i] = pid;
+    }
+    test_child_ready(self);
+    char byte;
+    ssize_t got;
+    while ((got = read(a->spin_read, &byte, 1)) != 0) {
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0 || (byte != 's' && byte != 'k'))
+            break;
+        if (byte == 's') {
+            test_spin_cpu(SPIN_CPU_SEC);
+        } else { /* 'k': the tree shrinks to the root alone */
+            for (int i = 0; i < SLOW_WALK_CHILDREN; i++)
+                kill(children[i], SIGKILL);
+            for (int i = 0; i < SLOW_WALK_CHILDREN; i++)
+                while (waitpid(children[i], NULL, 0) < 0 && errno == EINTR)
+                    ;
+        }
+        test_child_send(self, "d", 1);
+    }
+    test_child_await(self);
+    while (wait(NULL) > 0 || errno == EINTR)
+        ;
+    return 0;
+}
+
+/* The tree, its leaf and the leaf's CPU total as the kernel keeps it. */
+typedef struct spin_tree {
+    resmon_cgroup *cg;
+    spin_tree_arg arg;
+    test_child root;
+    rm__tree_totals kernel; /* only its cpu: the leaf's total */
+} spin_tree;
+
+/* 0, or 1 when this machine cannot hold one (skip: nothing is left). */
+static int spin_tree_open(spin_tree *t)
+{
+    char err[RESMON_ERR_MAX];
+    memset(t, 0, sizeof *t);
+    if (resmon_cgroup_create(&t->cg, 0, err, sizeof err) < 0) {
+        print_message("skipped: no cgroup can be made here: %s\n", err);
+        return 1;
+    }
+    int spin[2];
+    assert_int_equal(pipe2(spin, O_CLOEXEC), 0);
+    t->arg = (spin_tree_arg){.cg = t->cg, .spin_read = spin[0], .spin_write = spin[1]};
+    t->root = test_spawn(wide_tree_that_spins, &t->arg, 0);
+    close(t->arg.spin_read);
+    t->arg.spin_read = -1;
+    test_child_wait_ready(&t->root);
+    rm__tree_totals_open(&t->kernel, resmon_cgroup_path(t->cg), resmon_cgroup_version(t->cg), t->root.pid);
+    if (t->kernel.cpu.fd < 0) {
+        rm__tree_totals_close(&t->kernel);
+        close(t->arg.spin_write);
+        test_child_reap(&t->root, NULL);
+        resmon_cgroup_remove(t->cg);
+        print_message("skipped: the leaf has no CPU total here (v1 without cpuacct)\n");
+        return 1;
+    }
+    return 0;
+}
+
+/* Seconds of CPU the kernel has charged to the leaf. */
+static double spin_tree_kernel_sec(const spin_tree *t)
+{
+    uint64_t ns = 0;
+    assert_int_equal(rm__cgroup_cpu_read(&t->kernel.cpu, &ns), 0);
+    return (double)ns * 1e-9;
+}
+
+/* The root burns SPIN_CPU_SEC; returns when it did. */
+static void spin_tree_spin(spin_tree *t)
+{
+    assert_int_equal(write(t->arg.spin_write, "s", 1), 1);
+    char done;
+    test_child_receive(&t->root, &done, 1);
+}
+
+/* The root kills and reaps its children; returns when it did. */
+static void spin_tree_shrink(spin_tree *t)
+{
+    assert_int_equal(write(t->arg.spin_write, "k", 1), 1);
+    char done;
+    test_child_receive(&t->root, &done, 1);
+}
+
+/* Ends the tree (unless it ended) and removes the leaf; the tree's wait status. */
+static int spin_tree_close(spin_tree *t)
+{
+    if (t->arg.spin_write >= 0)
+        close(t->arg.spin_write);
+    t->arg.spin_write = -1;
+    rm__tree_totals_close(&t->kernel);
+    int status = t->root.reaped ? 0 : test_child_reap(&t->root, NULL);
+    int removed = resmon_cgroup_remove(t->cg);
+    assert_int_equal(removed, 0);
+    return status;
+}
+
+/* rm__monitor_walk_hook for these tests: counts the walks on the walker
+ * thread ("resmon-walk") and on others, tells the test of each walker walk
+ * (a byte on started, never blocking) and holds the next `hold` of them until
+ * a byte comes on release. */
+typedef struct walk_gate {
+    int started[2];
+    int release[2];
+    atomic_int hold;
+    atomic_int on_walker, elsewhere;
+} walk_gate;
+
+static void walk_gate_open(walk_gate *g)
+{
+    memset(g, 0, sizeof *g);
+    assert_int_equal(pipe2(g->started, O_CLOEXEC | O_NONBLOCK), 0);
+    assert_int_equal(pipe2(g->release, O_CLOEXEC), 0);
+}
+
+static void walk_gate_close(walk_gate *g)
+{
+    for (int i = 0; i < 2; i++) {
+        close(g->started[i]);
+        close(g->release[i]);
+    }
+}
+
+static void gate_walk(void *arg)
+{
+    walk_gate *g = arg;
+    char name[32] = "";
+    prctl(PR_GET_NAME, name, 0, 0, 0);
+    if (strcmp(name, "resmon-walk") != 0) {
+        atomic_fetch_add(&g->elsewhere, 1);
+        return;
+    }
+    atomic_fetch_add(&g->on_walker, 1);
+    int hold = atomic_load(&g->hold);
+    while (hold > 0 && !atomic_compare_exchange_weak(&g->hold, &hold, hold - 1))
+        ;
+    ssize_t ignored = write(g->started[1], hold > 0 ? "h" : "w", 1); /* a full pipe: enough told */
+    (void)ignored;
+    if (hold > 0) {
+        char byte;
+        while (read(g->release[0], &byte, 1) < 0 && errno == EINTR)
+            ;
+    }
+}
+
+/* Waits until the walker has begun a walk (held or not): 1, or 0 when none
+ * came within a minute (scaled). */
+static int walk_gate_wait(walk_gate *g)
+{
+    struct pollfd pfd = {.fd = g->started[0], .events = POLLIN};
+    double give_up = test_now() + test_scaled(60);
+    for (;;) {
+        char byte;
+        if (read(g->started[0], &byte, 1) == 1)
+            return 1;
+        double left = give_up - test_now();
+        if (left <= 0)
+            return 0;
+        poll(&pfd, 1, (int)(left * 1000) + 1);
+    }
+}
+
+static void walk_gate_release(walk_gate *g)
+{
+    assert_int_equal(write(g->release[1], "r", 1), 1);
+}
+
+/* Waits until this process's sampler thread ("resmon-sampler": one monitor
+ * runs) sleeps in a futex wait without a deadline -- in monitor.c, only a
+ * wait for the walk in flight (a mark's edge or stop's drain); a sample slot
+ * is waited for with one.  1 when it does, 0 after a minute (scaled). */
+static int wait_sampler_waits_for_walk(void)
+{
+    double give_up = test_now() + test_scaled(60);
+    while (test_now() < give_up) {
+        DIR *tasks = opendir("/proc/self/task");
+        assert_non_null(tasks);
+        struct dirent *e;
+        int found = 0;
+        while (!found && (e = readdir(tasks)) != NULL) {
+            if (e->d_name[0] == '.')
+                continue;
+            char path[300], text[512] = "";
+            snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+            FILE *f = fopen(path, "re");
+            if (!f)
+                continue;
+            text[fread(text, 1, sizeof text - 1, f)] = '\0';
+            fclose(f);
+            if (strcmp(text, "resmon-sampler\n") != 0)
+                continue;
+            snprintf(path, sizeof path, "/proc/self/task/%s/syscall", e->d_name);
+            if (!(f = fopen(path, "re")))
+                continue;
+            text[fread(text, 1, sizeof text - 1, f)] = '\0';
+            fclose(f);
+            long nr = -1;
+            unsigned long word, op, val, timeout = 1;
+            found = sscanf(text, "%ld %lx %lx %lx %lx", &nr, &word, &op, &val, &timeout) == 5 && nr == SYS_futex &&
+                    timeout == 0;
+        }
+        closedir(tasks);
+        if (found)
+            return 1;
+        test_sleep(0.0005); /* waiting for a state, not for a time */
+    }
+    return 0;
+}
+
+typedef struct stopper {
+    resmon_monitor *m;
+    pthread_t thread;
+    int rc;
+} stopper;
+
+static void *stop_monitor(void *arg)
+{
+    stopper *s = arg;
+    s->rc = resmon_monitor_stop(s->m);
+    return NULL;
+}
+
+static resmon_options wide_tree_options(const spin_tree *t)
+{
+    return (resmon_options){.struct_size = sizeof(resmon_options),
+                            .pid = t->root.pid,
+                            .include_children = 1,
+                            .cgroup_path = resmon_cgroup_path(t->cg),
+                            .sample_interval_sec = 0.01,
+                            .metrics = RESMON_METRIC_COUNTS};
+}
+
+/* Stop while the walker's walk is held: stop waits for it (the sampler
+ * drains: it sleeps without a deadline until the walk is posted), then the
+ * window's last sample is taken after it, and the window's CPU -- the root
+ * burnt 0.3 s while the walk was held -- is the leaf's, exactly. */
+static void real_leaf_stop_during_a_held_walk_loses_nothing(void **state)
+{
+    (void)state;
+    spin_tree t;
+    if (spin_tree_open(&t))
+        skip();
+    walk_gate g;
+    walk_gate_open(&g);
+    atomic_store(&g.hold, 1);
+    int ticks[2];
+    assert_int_equal(pipe2(ticks, O_CLOEXEC | O_NONBLOCK), 0);
+    resmon_options o = wide_tree_options(&t);
+    o.on_sample = note_sample;
+    o.on_sample_user = &ticks[1];
+    resmon_monitor *m = test_monitor_new(&o);
+    rm__monitor_walk_hook(m, gate_walk, &g);
+    rm__monitor_walk_every_sample(m, 1);
+    double kernel_before = spin_tree_kernel_sec(&t), bracket_start = test_now();
+    assert_int_equal(resmon_monitor_start(m), 0);
+    int held = walk_gate_wait(&g);
+    spin_tree_spin(&t);
+    /* Samples go on for over a second of the held walk: the live exact
+     * peak (once a second, the probe's marks) falls due meanwhile and must
+     * wait for the walk. */
+    double held_from = test_summary(m).duration_sec, give_up = test_now() + test_scaled(60);
+    while (held && test_summary(m).duration_sec < held_from + 1.2 && test_now() < give_up)
+        read_within(ticks[0], give_up - test_now());
+    int held_long = test_summary(m).duration_sec >= held_from + 1.2;
+    stopper st = {.m = m, .rc = 1};
+    double stop_called = test_now();
+    assert_int_equal(pthread_create(&st.thread, NULL, stop_monitor, &st), 0);
+    int drained = held && wait_sampler_waits_for_walk();
+    double released = test_now();
+    walk_gate_release(&g);
+    pthread_join(st.thread, NULL);
+    double kernel_after = spin_tree_kernel_sec(&t), bracket_end = test_now();
+    resmon_summary s = test_summary(m);
+    resmon_sample samples[4096];
+    size_t n = test_samples(m, samples, 4096);
+    resmon_monitor_free(m);
+    walk_gate_close(&g);
+    int status = spin_tree_close(&t);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    close(ticks[0]);
+    close(ticks[1]);
+    assert_true(held);      /* the walker's walk was held */
+    assert_true(held_long); /* ... over a live peak's period */
+    assert_true(drained);   /* ... and stop waited for it */
+    assert_int_equal(st.rc, 0);
+    assert_true(n >= 3 && n < 4096);
+    assert_true(samples[n - 1].timestamp >= released); /* the stop's own sample, after the walk */
+    assert_true(samples[n - 1].timestamp >= stop_called);
+    assert_true(s.peak_nprocs > SLOW_WALK_CHILDREN);
+    assert_true(s.cpu_time_sec >= SPIN_CPU_SEC - 0.02);
+    ASSERT_CPU_MATCHES_KERNEL(s.cpu_time_sec, s.duration_sec, kernel_after - kernel_before,
+                              bracket_end - bracket_start, 1);
+}
+
+/* A mark while the walker's walk is held: the mark's edge waits for the
+ * walk (the phase's exact peak is the probe's), then the phase opens; a
+ * second held walk, then stop: both end, the phase is recorded. */
+static void real_leaf_mark_during_a_held_walk_opens_its_phase(void **state)
+{
+    (void)state;
+    spin_tree t;
+    if (spin_tree_open(&t))
+        skip();
+    walk_gate g;
+    walk_gate_open(&g);
+    atomic_store(&g.hold, 2);
+    resmon_options o = wide_tree_options(&t);
+    resmon_monitor *m = test_monitor_new(&o);
+    rm__monitor_walk_hook(m, gate_walk, &g);
+    rm__monitor_walk_every_sample(m, 1);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    int held = walk_gate_wait(&g);
+    int marked = resmon_monitor_mark(m, "during");
+    int edge_waited = held && marked == 0 && wait_sampler_waits_for_walk();
+    walk_gate_release(&g);
+    int held_again = walk_gate_wait(&g); /* the next walk, held too */
+    char phase[64] = "";
+    int phase_rc = resmon_monitor_phase(m, phase, sizeof phase);
+    stopper st = {.m = m, .rc = 1};
+    assert_int_equal(pthread_create(&st.thread, NULL, stop_monitor, &st), 0);
+    int drained = held_again && wait_sampler_waits_for_walk();
+    walk_gate_release(&g);
+    pthread_join(st.thread, NULL);
+    resmon_phase phases[8];
+    ssize_t np = resmon_monitor_get_phases(m, phases, 8, sizeof *phases);
+    resmon_summary s = test_summary(m);
+    resmon_monitor_free(m);
+    walk_gate_close(&g);
+    int status = spin_tree_close(&t);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_true(held);
+    assert_int_equal(marked, 0);
+    assert_true(edge_waited);
+    assert_true(held_again);
+    assert_true(drained);
+    assert_int_equal(st.rc, 0);
+    assert_true(phase_rc >= 0);
+    assert_string_equal(phase, "during");
+    assert_int_equal(np, 2);
+    assert_string_equal(phases[1].name, "during");
+    assert_true(phases[1].summary.num_samples >= 1);
+    assert_true(s.peak_nprocs > SLOW_WALK_CHILDREN);
+}
+
+/* The tree ends while the walker's walk is held: released, the walk finds
+ * the root a zombie, and the window ends by itself on that reading, with
+ * every CPU second the leaf was charged. */
+static void real_leaf_tree_ends_during_a_held_walk(void **state)
+{
+    (void)state;
+    spin_tree t;
+    if (spin_tree_open(&t))
+        skip();
+    walk_gate g;
+    walk_gate_open(&g);
+    atomic_store(&g.hold, 1);
+    resmon_options o = wide_tree_options(&t);
+    resmon_monitor *m = test_monitor_new(&o);
+    rm__monitor_walk_hook(m, gate_walk, &g);
+    rm__monitor_walk_every_sample(m, 1);
+    double kernel_before = spin_tree_kernel_sec(&t), bracket_start = test_now();
+    assert_int_equal(resmon_monitor_start(m), 0);
+    int held = walk_gate_wait(&g);
+    spin_tree_spin(&t);
+    close(t.arg.spin_write);
+    t.arg.spin_write = -1;
+    test_child_release(&t.root);
+    test_child_wait_exited(&t.root); /* a zombie: its children reaped, the leaf's CPU final */
+    double kernel_after = spin_tree_kernel_sec(&t);
+    walk_gate_release(&g);
+    double deadline = test_now() + test_scaled(30);
+    while (resmon_monitor_running(m) && test_now() < deadline)
+        test_sleep(0.001); /* waits for the window's end, an event the monitor reports */
+    int ended = !resmon_monitor_running(m);
+    double bracket_end = test_now();
+    resmon_summary s = test_summary(m);
+    uint64_t seen = 0; /* the records the walker's walk wrote, seen by this thread once the window closed */
+    ssize_t records = resmon_monitor_get_processes(m, NULL, 0, sizeof(resmon_process), &seen);
+    resmon_monitor_free(m);
+    walk_gate_close(&g);
+    int status = spin_tree_close(&t);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_true(held);
+    assert_true(ended);
+    assert_true(records > 0); /* at most the RESMON_PROCESS_TOP largest twice */
+    assert_true(seen > SLOW_WALK_CHILDREN);
+    assert_true(s.peak_nprocs > SLOW_WALK_CHILDREN);
+    ASSERT_CPU_MATCHES_KERNEL(s.cpu_time_sec, s.duration_sec, kernel_after - kernel_before,
+                              bracket_end - bracket_start, 1);
+}
+
+/* on_sample for the cycles: marks at every third sample (the mark's edge
+ * may wait for the walker), and a stop from the callback is refused. */
+typedef struct cycle_state {
+    resmon_monitor *m;
+    atomic_int samples, refused;
+} cycle_state;
+
+static void cycle_sample(const resmon_sample *s, void *user)
+{
+    (void)s;
+    cycle_state *c = user;
+    if (atomic_fetch_add(&c->samples, 1) % 3 == 2) {
+        resmon_monitor_mark(c->m, "cb");
+        if (resmon_monitor_stop(c->m) == -EDEADLK)
+            atomic_fetch_add(&c->refused, 1);
+    }
+}
+
+/* Many windows of one monitor, each stopped while its walker is busy: just
+ * after a walk began, or with it held (stop drains), or after a mark, with
+ * the callback marking too; the last freed without a stop.  Each window
+ * ends, walked the wide tree on the walker, and the walker is reused. */
+static void real_leaf_start_stop_cycles_with_walks_in_flight(void **state)
+{
+    (void)state;
+    spin_tree t;
+    if (spin_tree_open(&t))
+        skip();
+    walk_gate g;
+    walk_gate_open(&g);
+    cycle_state c = {.samples = 0};
+    resmon_options o = wide_tree_options(&t);
+    o.on_sample = cycle_sample;
+    o.on_sample_user = &c;
+    resmon_monitor *m = c.m = test_monitor_new(&o);
+    rm__monitor_walk_hook(m, gate_walk, &g);
+    rm__monitor_walk_every_sample(m, 1);
+#ifdef RESMON_TEST_SANITIZED
+    int cycles = 50; /* each window's walks are 5-10x slower */
+#else
+    int cycles = 200;
+#endif
+    int failed_at = -1, why = 0;
+    for (int i = 0; i < cycles && failed_at < 0; i++) {
+        int before = atomic_load(&g.on_walker);
+        if (i % 4 == 3 && i != cycles - 1)
+            atomic_store(&g.hold, 1);
+        int rc = resmon_monitor_start(m);
+        if (rc != 0) {
+            failed_at = i, why = 1;
+            break;
+        }
+        if (!walk_gate_wait(&g)) {
+            failed_at = i, why = 2;
+            break;
+        }
+        if (i == cycles - 1)
+            break; /* freed below with the walk in flight, without a stop */
+        if (i % 4 == 1)
+            resmon_monitor_mark(m, "test");
+        if (i % 4 == 2)
+            walk_gate_wait(&g);
+        if (i % 4 == 3) {
+            stopper st = {.m = m, .rc = 1};
+            assert_int_equal(pthread_create(&st.thread, NULL, stop_monitor, &st), 0);
+            int drained = wait_sampler_waits_for_walk();
+            walk_gate_release(&g);
+            pthread_join(st.thread, NULL);
+            if (!drained || st.rc != 0) {
+                failed_at = i, why = 3;
+                break;
+            }
+        } else if (resmon_monitor_stop(m) != 0) {
+            failed_at = i, why = 4;
+            break;
+        }
+        resmon_summary s = test_summary(m);
+        if (s.num_samples < 2 || !(s.peak_nprocs > SLOW_WALK_CHILDREN) || atomic_load(&g.on_walker) <= before ||
+            resmon_monitor_running(m)) {
+            failed_at = i, why = 5;
+            break;
+        }
+        char drain[64];
+        while (read(g.started[0], drain, sizeof drain) > 0) /* walks begun after the one waited for */
+            ;
+    }
+    resmon_monitor_free(m);
+    walk_gate_close(&g);
+    int status = spin_tree_close(&t);
+    if (failed_at >= 0)
+        print_error("cycle %d failed (%d)\n", failed_at, why);
+    assert_int_equal(failed_at, -1);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_int_equal(atomic_load(&g.elsewhere), 0); /* every engaged walk between a window's edges on the walker */
+    assert_true(atomic_load(&c.refused) > 0);
+}
+
+/* A fork() while the monitor has a walker (its window closed): in the
+ * child, where the walker does not exist, free returns; a window there
+ * opens and closes (the leaf is not the child's making: it never engages,
+ * every walk on its sampler).  The parent's walker goes on. */
+static int fork_child_uses_the_monitor(resmon_monitor *m, walk_gate *g, int start_again)
+{
+    alarm((unsigned)test_scaled(120)); /* a join of the parent's walker would hang: SIGALRM ends it */
+    if (start_again) {
+        int before = atomic_load(&g->on_walker);
+        if (resmon_monitor_start(m) != 0)
+            return 2;
+        if (resmon_monitor_stop(m) != 0)
+            return 4;
+        if (atomic_load(&g->on_walker) != before || test_summary(m).num_samples < 2)
+            return 5;
+    }
+    resmon_monitor_free(m);
+    return 0;
+}
+
+static void real_leaf_fork_with_a_walker(void **state)
+{
+    (void)state;
+    spin_tree t;
+    if (spin_tree_open(&t))
+        skip();
+    walk_gate g;
+    walk_gate_open(&g);
+    resmon_options o = wide_tree_options(&t);
+    resmon_monitor *m = test_monitor_new(&o);
+    rm__monitor_walk_hook(m, gate_walk, &g);
+    rm__monitor_walk_every_sample(m, 1);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    int walked = walk_gate_wait(&g);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    int status[2];
+    for (int start_again = 0; start_again < 2; start_again++) {
+        if (start_again && TEST_UNDER_TSAN) { /* TSan ends a child that starts a thread after a threaded fork */
+            status[1] = 0;
+            continue;
+        }
+        fflush(NULL);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0)
+            _exit(fork_child_uses_the_monitor(m, &g, start_again));
+        while (waitpid(pid, &status[start_again], 0) < 0 && errno == EINTR)
+            ;
+    }
+    char drain[64];
+    while (read(g.started[0], drain, sizeof drain) > 0)
+        ;
+    int before = atomic_load(&g.on_walker);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    int walked_again = walk_gate_wait(&g);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    int after = atomic_load(&g.on_walker);
+    resmon_monitor_free(m);
+    walk_gate_close(&g);
+    int tree_status = spin_tree_close(&t);
+    assert_true(WIFEXITED(tree_status) && WEXITSTATUS(tree_status) == 0);
+    assert_true(walked);
+    for (int i = 0; i < 2; i++) {
+        if (!WIFEXITED(status[i]) || WEXITSTATUS(status[i]) != 0)
+            print_error("child %d: status %#x\n", i, status[i]);
+        assert_true(WIFEXITED(status[i]) && WEXITSTATUS(status[i]) == 0);
+    }
+    assert_true(walked_again);
+    assert_true(after > before);
+}
+
+/* A wide tree that shrinks back to WALK_EVERY_SAMPLE_MAX processes or fewer
+ * stays engaged (its CPU the leaf's) and is walked at every sample again
+ * (tree_totals.h: "small again: every sample").  Such a walk is cheap, and
+ * it was asked of the walker: a sample asked, the next took it, so only
+ * every other sample walked, each holding the figures of the sample before.
+ * Now a small engaged tree is walked on the sampler, every sample: after
+ * the shrink was walked, the walker gets no more walks. */
+static void real_leaf_tree_that_shrank_walks_every_sample(void **state)
+{
+    (void)state;
+    spin_tree t;
+    if (spin_tree_open(&t))
+        skip();
+    walk_gate g;
+    walk_gate_open(&g);
+    int ticks[2];
+    assert_int_equal(pipe2(ticks, O_CLOEXEC | O_NONBLOCK), 0);
+    resmon_options o = wide_tree_options(&t);
+    o.on_sample = note_sample;
+    o.on_sample_user = &ticks[1];
+    resmon_monitor *m = test_monitor_new(&o);
+    rm__monitor_walk_hook(m, gate_walk, &g);
+    rm__monitor_walk_every_sample(m, 1);
+    atomic_store(&g.hold, 1);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    int walked = walk_gate_wait(&g); /* engaged: the walker's first walk of the wide tree, held */
+    /* The tree shrinks while no walk runs: a child reaped in the middle of a
+     * walk is counted twice until the next (probe.c), which can pass for a
+     * process that left the leaf (tree_totals.h) and end the engagement. */
+    spin_tree_shrink(&t);
+    int on_walker_at_shrink = atomic_load(&g.on_walker);
+    walk_gate_release(&g); /* that walk sees the root alone */
+    /* Samples until ten walks after the shrink ran on either thread. */
+    double give_up = test_now() + test_scaled(60);
+    while (atomic_load(&g.elsewhere) < 10 && atomic_load(&g.on_walker) < on_walker_at_shrink + 10 &&
+           test_now() < give_up)
+        read_within(ticks[0], give_up - test_now());
+    int on_walker = atomic_load(&g.on_walker), elsewhere = atomic_load(&g.elsewhere);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    resmon_summary s = test_summary(m);
+    resmon_monitor_free(m);
+    walk_gate_close(&g);
+    close(ticks[0]);
+    close(ticks[1]);
+    int status = spin_tree_close(&t);
+    if (elsewhere < 10)
+        print_error("after the shrink: %d walks on the walker, %d on the sampler\n", on_walker - on_walker_at_shrink,
+                    elsewhere);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_true(walked);
+    assert_true(s.peak_nprocs > SLOW_WALK_CHILDREN);
+    assert_true(elsewhere >= 10);                          /* every sample walks on the sampler again */
+    assert_int_equal(on_walker, on_walker_at_shrink); /* ... once the walk held over the shrink saw it */
+    assert_false(isnan(s.walk_interval_sec));           /* still engaged */
+}
+
+/* A GPU profiler's view of the tree: the pid lists the GPU thread asked
+ * about (their size), the largest and the latest. */
+typedef struct gpu_view {
+    atomic_int largest, latest, calls;
+} gpu_view;
+
+static int gpu_view_utilization(void *ctx, double *percent)
+{
+    (void)ctx;
+    *percent = 1;
+    return 0;
+}
+
+static int gpu_view_process_memory(void *ctx, const pid_t *pids, size_t count, double *mb)
+{
+    (void)pids;
+    gpu_view *v = ctx;
+    int n = (int)count, seen = atomic_load(&v->largest);
+    while (n > seen && !atomic_compare_exchange_weak(&v->largest, &seen, n))
+        ;
+    atomic_store(&v->latest, n);
+    atomic_fetch_add(&v->calls, 1);
+    *mb = 1;
+    return 0;
+}
+
+/* The GPU thread's pid list is the probe's, which the walker changes: it is
+ * brought up to date by the sample that takes a walk, never read while one
+ * runs.  The tree shrinks from 71 processes to its root while the walker's
+ * walk is held; released, the GPU thread is asked about the root alone. */
+static void real_leaf_gpu_pids_follow_the_walkers_walks(void **state)
+{
+    (void)state;
+    spin_tree t;
+    if (spin_tree_open(&t))
+        skip();
+    walk_gate g;
+    walk_gate_open(&g);
+    int ticks[2];
+    assert_int_equal(pipe2(ticks, O_CLOEXEC | O_NONBLOCK), 0);
+    gpu_view view = {.largest = 0};
+    resmon_gpu_profiler p = RESMON_GPU_PROFILER_INIT;
+    p.ctx = &view;
+    p.get_utilization = gpu_view_utilization;
+    p.get_process_memory = gpu_view_process_memory;
+    resmon_options o = wide_tree_options(&t);
+    o.on_sample = note_sample;
+    o.on_sample_user = &ticks[1];
+    o.gpu_profiler = &p;
+    o.gpu_interval_sec = 0.01;
+    resmon_monitor *m = test_monitor_new(&o);
+    rm__monitor_walk_hook(m, gate_walk, &g);
+    rm__monitor_walk_every_sample(m, 1);
+    atomic_store(&g.hold, 1);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    int held = walk_gate_wait(&g);
+    int largest_before = atomic_load(&view.largest);
+    spin_tree_shrink(&t);
+    walk_gate_release(&g);
+    double give_up = test_now() + test_scaled(60);
+    while (atomic_load(&view.latest) != 1 && test_now() < give_up)
+        read_within(ticks[0], give_up - test_now());
+    int latest = atomic_load(&view.latest);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    resmon_monitor_free(m);
+    walk_gate_close(&g);
+    close(ticks[0]);
+    close(ticks[1]);
+    int status = spin_tree_close(&t);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_true(held);
+    assert_true(largest_before > SLOW_WALK_CHILDREN); /* the wide tree's pids, from the first reading */
+    assert_int_equal(latest, 1);                       /* the root alone, once the walk saw it */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1019,6 +1874,14 @@ int main(void)
         cmocka_unit_test(real_leaf_joins_and_goes),
         cmocka_unit_test(real_leaf_join_moves_every_thread),
         cmocka_unit_test(real_limited_leaf_keeps_what_still_runs),
+        cmocka_unit_test(real_leaf_slow_walk_delays_no_sample),
+        cmocka_unit_test(real_leaf_stop_during_a_held_walk_loses_nothing),
+        cmocka_unit_test(real_leaf_mark_during_a_held_walk_opens_its_phase),
+        cmocka_unit_test(real_leaf_tree_ends_during_a_held_walk),
+        cmocka_unit_test(real_leaf_start_stop_cycles_with_walks_in_flight),
+        cmocka_unit_test(real_leaf_fork_with_a_walker),
+        cmocka_unit_test(real_leaf_tree_that_shrank_walks_every_sample),
+        cmocka_unit_test(real_leaf_gpu_pids_follow_the_walkers_walks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
