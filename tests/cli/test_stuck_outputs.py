@@ -423,6 +423,43 @@ class StuckOutputs(unittest.TestCase):
                 self.assertEqual(r.returncode, 125, r.stderr)
                 self.assertIn("No space left on device", r.stderr)
 
+    def test_a_full_stdout_says_why_at_every_length_of_the_output(self):
+        # CI's TSan run: `compare --format json A B >/dev/full` said
+        # "Input/output error".  stdio keeps only the error flag when the
+        # failed write is a buffer flushed inside fprintf, and the last
+        # fflush then had nothing left to write (errno 0): at some lengths
+        # of the output (4097 bytes and a few more, for a page-sized
+        # buffer) the reason was lost, in compare and in "-o -" alike.  Each
+        # is written here at every length across a page boundary.
+        def runs_to_full(args):
+            with open("/dev/full", "w") as full:
+                return subprocess.run([RESMON, *args], stdin=subprocess.DEVNULL, stdout=full, stderr=subprocess.PIPE,
+                                      text=True, timeout=SAFETY_NET_SEC, env=self.env)
+
+        def summary(pad):
+            name = self.path(f"pad{pad}.json")
+            with open(name, "w") as f:
+                json.dump({"peak_rss_mb": 3.0, "num_samples": 4, "p" + "x" * pad: 2.0}, f)
+            return name
+
+        def compare_args(pad):
+            return ["compare", "--all", "--format", "json", summary(pad), summary(pad)]
+
+        def run_args(pad):
+            return ["-q", "-o", "-", "--", "true", "x" * pad]
+
+        for name, args_of in (("compare", compare_args), ("-o -", run_args)):
+            # How long the output is without padding; each padding byte adds one.
+            r = subprocess.run([RESMON, *args_of(0)], stdin=subprocess.DEVNULL, capture_output=True,
+                               timeout=SAFETY_NET_SEC, env=self.env)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            first = 4096 - len(r.stdout) - 8  # a run's summary varies by a few bytes: a window around the page
+            for pad in range(max(first, 0), first + 48):
+                with self.subTest(output=name, pad=pad):
+                    r = runs_to_full(args_of(pad))
+                    self.assertEqual(r.returncode, 125, r.stderr)
+                    self.assertIn("No space left on device", r.stderr)
+
     def test_help_to_a_closed_stdout_fails(self):
         # Review: `resmon compare --help >&-` (and resmon's, plot's) exited 0
         # with the help lost in the /dev/null holding fd 1's place.

@@ -200,6 +200,7 @@ struct output_sink {
     int fd;
     int write_errno;           /* ETIMEDOUT: the reader stopped reading, and the wait gave up */
     int in_place;              /* not a regular file: written without blocking, waiting through wait */
+    int borrowed;              /* standard output: the stream's close leaves the descriptor open */
     unsigned long long lost;   /* bytes not written, after the first failure */
     reader_wait *wait;         /* the end's, or own_wait */
     reader_wait own_wait;
@@ -234,20 +235,23 @@ static ssize_t sink_write(void *cookie, const char *buf, size_t size)
 static int sink_close(void *cookie)
 {
     struct output_sink *sink = cookie;
-    int rc = close(sink->fd);
+    int rc = sink->borrowed ? 0 : close(sink->fd);
     free(sink);
     return rc;
 }
 
 /* A stream over fd whose failed writes keep their errno in f->sink; closing
- * the stream closes fd.  NULL (errno set) when it cannot be made. */
-static FILE *sink_open(output_file *f, int fd)
+ * the stream closes fd, unless borrowed (standard output: written as stdio
+ * would, blocking, but with the failure's errno kept).  NULL (errno set)
+ * when it cannot be made. */
+static FILE *sink_open(output_file *f, int fd, int borrowed)
 {
     if (!(f->sink = calloc(1, sizeof *f->sink)))
         return NULL;
     f->sink->fd = fd;
+    f->sink->borrowed = borrowed;
     struct stat st;
-    f->sink->in_place = fstat(fd, &st) == 0 && !S_ISREG(st.st_mode);
+    f->sink->in_place = !borrowed && fstat(fd, &st) == 0 && !S_ISREG(st.st_mode);
     reader_wait_init(&f->sink->own_wait, -1, 0);
     f->sink->wait = &f->sink->own_wait;
     FILE *stream = fopencookie(f->sink, "w", (cookie_io_functions_t){.write = sink_write, .close = sink_close});
@@ -356,8 +360,14 @@ int output_file_open(output_file *f, const char *path, const char *what)
          * with status 0 (">&-", a closed stdout of a service). */
         if (stdout_closed_at_start)
             return fail(f, EBADF, "standard output was closed when resmon started");
-        f->stream = stdout;
+        /* Not stdout's own FILE: stdio forgets why a write failed when it
+         * was a buffer flushed inside fprintf (">/dev/full" said EIO or
+         * ENOSPC by the output's length); the sink keeps it. */
+        fflush(stdout);
+        if (!(f->stream = sink_open(f, STDOUT_FILENO, 1)))
+            return fail(f, errno ? errno : ENOMEM, NULL);
         f->fd = STDOUT_FILENO;
+        f->is_stdout = 1;
         return 0;
     }
     if (stdout_closed_at_start && names_stdout(path)) /* -o /dev/stdout >&-: as "-" */
@@ -414,7 +424,7 @@ int output_file_open(output_file *f, const char *path, const char *what)
     }
     if (fd < 0)
         return fail(f, errno, NULL);
-    if (!(f->stream = sink_open(f, fd))) {
+    if (!(f->stream = sink_open(f, fd, 0))) {
         int err = errno ? errno : ENOMEM;
         output_file_discard(f);
         close(fd);
@@ -493,8 +503,10 @@ int output_file_publish(output_file *f)
     if (!f->stream)
         return 0;
     int err = flush_error(f);
-    if (f->stream == stdout) {
+    if (f->is_stdout) {
+        fclose(f->stream); /* the sink's: standard output stays open */
         f->stream = NULL;
+        f->sink = NULL; /* freed by the close */
         f->fd = -1;
         return err ? fail(f, err, NULL) : 0;
     }
@@ -546,8 +558,8 @@ int output_file_publish_early(output_file *f)
 
 void output_file_discard(output_file *f)
 {
-    if (f->stream && f->stream != stdout)
-        fclose(f->stream);
+    if (f->stream)
+        fclose(f->stream); /* standard output's sink leaves fd 1 open */
     f->stream = NULL;
     f->sink = NULL; /* freed by the close */
     f->fd = -1;

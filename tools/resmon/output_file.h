@@ -20,7 +20,8 @@ typedef struct output_file {
     const char *who;   /* set before opening: what starts its messages ("resmon plot"); NULL: "resmon" */
     int error;         /* the errno of the last failure */
     int fd;            /* the stream's descriptor (fileno() has none for it); -1 when closed */
-    struct output_sink *sink; /* where the stream's failed write(2) keeps its errno; NULL for stdout */
+    struct output_sink *sink; /* where the stream's failed write(2) keeps its errno */
+    int is_stdout;     /* "-": the stream writes fd 1, which it never closes */
 } output_file;
 /* Occupies closed descriptors 0, 1 and 2 with /dev/null, so no file resmon
  * opens later takes their place.  Call before opening anything: an output

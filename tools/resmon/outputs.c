@@ -252,6 +252,7 @@ void output_start_on_own_line(FILE *stdout_stream)
     off_t end = lseek(fd, 0, SEEK_CUR);
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && end > 0 && pread(fd, &last, 1, end - 1) == 1 && last != '\n')
         fputc('\n', stdout_stream);
+    fflush(stdout_stream); /* before the output's own stream writes fd 1 */
 }
 
 /* The chart, as SVG or (through rsvg-convert, within wait's deadline) PNG.
@@ -344,7 +345,7 @@ int outputs_finish(const cli_options *o, outputs *out, const run_result *run)
     chart_series_free(out->chart);
     out->chart = NULL;
     if (out->summary.stream) {
-        if (out->summary.stream == stdout)
+        if (out->summary.is_stdout)
             output_start_on_own_line(stdout);
         summary_write_json(out->summary.stream, o, r);
         rc |= output_file_publish(&out->summary);

@@ -527,7 +527,7 @@ int repeat_main(const cli_options *o, resmon_gpu *gpu)
     }
     find_warnings(&st, o, values);
     if (summary.stream) {
-        if (summary.stream == stdout)
+        if (summary.is_stdout)
             output_start_on_own_line(stdout);
         reader_wait wait; /* a FIFO's stuck reader: given up on after the bound, or soon after a signal */
         reader_wait_init(&wait, signals_stop_fd(), signals_received() != 0);
