@@ -1651,6 +1651,25 @@ class OutputChecks(Tmp):
         self.assertIn("name the same file", r.stderr)
         self.assertFalse(os.path.exists(marker))
 
+    def run_changing_output(self, option, path, change):
+        """resmon with OPTION PATH and a command that waits: change() runs
+        once the command runs (resmon has opened its outputs), then the
+        command ends.  The process and its stderr."""
+        go_read, go_write = os.pipe()
+        ready_read, ready_write = os.pipe()
+        p = subprocess.Popen([RESMON, "-q", option, path, "--", "sh", "-c", f"echo >&{ready_write}; read x"],
+                             stdin=go_read, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                             pass_fds=(ready_write,))
+        os.close(go_read)
+        os.close(ready_write)
+        os.read(ready_read, 1)  # the command runs: resmon has opened its outputs
+        os.close(ready_read)
+        change()
+        os.write(go_write, b"go\n")
+        os.close(go_write)
+        _, err = p.communicate(timeout=SAFETY_NET_SEC)
+        return p, err
+
     def test_a_file_made_read_only_during_the_run_is_not_replaced(self):
         # Review: the read-only rule was applied at the start only; a file
         # made read-only while resmon ran (chmod a-w, to keep it) was
@@ -1660,19 +1679,7 @@ class OutputChecks(Tmp):
                 path = self.path(name)
                 with open(path, "w") as f:
                     f.write("kept\n")
-                go_read, go_write = os.pipe()
-                ready_read, ready_write = os.pipe()
-                p = subprocess.Popen([RESMON, "-q", option, path, "--", "sh", "-c", f"echo >&{ready_write}; read x"],
-                                     stdin=go_read, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                     pass_fds=(ready_write,))
-                os.close(go_read)
-                os.close(ready_write)
-                os.read(ready_read, 1)  # the command runs: resmon has opened its outputs
-                os.close(ready_read)
-                os.chmod(path, 0o444)
-                os.write(go_write, b"go\n")
-                os.close(go_write)
-                _, err = p.communicate(timeout=SAFETY_NET_SEC)
+                p, err = self.run_changing_output(option, path, lambda: os.chmod(path, 0o444))
                 self.assertEqual(p.returncode, 125, err)
                 self.assertIn(f"'{path}': it was made read-only while resmon ran; it was not replaced", err)
                 with open(path) as f:
@@ -1687,19 +1694,7 @@ class OutputChecks(Tmp):
         for option, name, what in (("-o", "fifo.json", "summary"), ("--plot", "fifo.svg", "plot")):
             with self.subTest(option=option):
                 path = self.path(name)
-                go_read, go_write = os.pipe()
-                ready_read, ready_write = os.pipe()
-                p = subprocess.Popen([RESMON, "-q", option, path, "--", "sh", "-c", f"echo >&{ready_write}; read x"],
-                                     stdin=go_read, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                     pass_fds=(ready_write,))
-                os.close(go_read)
-                os.close(ready_write)
-                os.read(ready_read, 1)  # the command runs: resmon has opened its outputs
-                os.close(ready_read)
-                os.mkfifo(path)
-                os.write(go_write, b"go\n")
-                os.close(go_write)
-                _, err = p.communicate(timeout=SAFETY_NET_SEC)
+                p, err = self.run_changing_output(option, path, lambda: os.mkfifo(path))
                 self.assertEqual(p.returncode, 125, err)
                 self.assertEqual(err, f"resmon: cannot write {what} file '{path}': it became a FIFO while resmon ran; "
                                       f"it was not replaced\n")

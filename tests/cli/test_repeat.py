@@ -337,13 +337,7 @@ class Failures(Repeat):
                                        "not measured further (--wait-orphans waits for them)\n")
             self.assertFalse(os.path.exists(self.output))
         finally:
-            if os.path.exists(pids):
-                with open(pids) as f:
-                    for line in f:
-                        try:
-                            os.kill(int(line), signal.SIGKILL)
-                        except ProcessLookupError:
-                            pass
+            kill_listed(pids)
 
     def test_a_failed_warmup_run_stops_it_too_and_writes_nothing(self):
         with open(self.output, "w") as f:
