@@ -1808,6 +1808,39 @@ class OutputChecks(Tmp):
         self.assertEqual(r.stdout.splitlines()[0], "first")
         self.assertEqual(json.loads(r.stdout.splitlines()[-1])["exit_status"], 0)
 
+    def test_summary_on_a_write_only_or_appended_stdout_starts_its_own_line(self):
+        # "> log" opens stdout write-only: the last byte is read through a
+        # second open of the same file.  ">> log" keeps the offset at 0 until
+        # a write, so the end is the file's size; a log that ended mid-line
+        # before the run, from a command that printed nothing, still gets it.
+        log = self.path("log.txt")
+        with open(log, "w") as out:  # write-only, as the shell's "> log"
+            r = subprocess.run([RESMON, "-q", "-o", "-", "--", "printf", "abc"], stdout=out, timeout=SAFETY_NET_SEC)
+        self.assertEqual(r.returncode, 0)
+        with open(log) as f:
+            text = f.read()
+        self.assertTrue(text.startswith("abc\n{"), text)
+        with open(log, "w") as f:
+            f.write("before")
+        with open(log, "a") as out:  # ">> log": O_APPEND, write-only
+            r = subprocess.run([RESMON, "-q", "-o", "-", "--", "true"], stdout=out, timeout=SAFETY_NET_SEC)
+        self.assertEqual(r.returncode, 0)
+        with open(log) as f:
+            lines = f.read().splitlines()
+        self.assertEqual(lines[0], "before")
+        self.assertEqual(json.loads(lines[1])["command"], ["true"])
+        with open(log, "a") as out:  # the command's own unterminated output, appended
+            r = subprocess.run([RESMON, "-q", "-o", "-", "--", "printf", "xyz"], stdout=out, timeout=SAFETY_NET_SEC)
+        self.assertEqual(r.returncode, 0)
+        with open(log) as f:
+            lines = f.read().splitlines()
+        self.assertEqual(lines[2], "xyz")
+        self.assertEqual(json.loads(lines[3])["command"], ["printf", "xyz"])
+        os.chmod(log, 0o200)  # nobody may read it, root excepted: fine either way, never an error
+        with open(log, "a") as out:
+            r = subprocess.run([RESMON, "-q", "-o", "-", "--", "true"], stdout=out, timeout=SAFETY_NET_SEC)
+        self.assertEqual(r.returncode, 0, r.stderr)
+
 
 class InvalidText(Tmp):
     def test_invalid_utf8_in_the_command_line_gives_valid_outputs(self):

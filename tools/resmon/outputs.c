@@ -21,6 +21,7 @@
 #include "text_output.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -240,18 +241,48 @@ static void chart_title(const cli_options *o, char *title, size_t cap)
     free(line);
 }
 
+/* The last byte of the regular file open as fd, at offset end - 1.  "> log"
+ * opens it write-only, so fd cannot be read: the file is opened again for
+ * reading through /proc (the same file, checked by device and inode).  -1
+ * when it cannot be read at all. */
+static int last_byte_of(int fd, const struct stat *st, off_t end)
+{
+    char last;
+    if (pread(fd, &last, 1, end - 1) == 1)
+        return (unsigned char)last;
+    if (errno != EBADF)
+        return -1;
+    int again = open("/proc/self/fd/1", O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (again < 0)
+        return -1;
+    struct stat st_again;
+    int byte = -1;
+    if (fstat(again, &st_again) == 0 && st_again.st_dev == st->st_dev && st_again.st_ino == st->st_ino &&
+        pread(again, &last, 1, end - 1) == 1)
+        byte = (unsigned char)last;
+    close(again);
+    return byte;
+}
+
 /* "-o -": the JSON is one line that ends with a newline.  stdout is shared
  * with the command, whose output may not end with one; where stdout is a
- * regular file resmon can look, and starts the JSON on a line of its own. */
+ * regular file resmon can look, and starts the JSON on a line of its own.
+ * Where the file is appended to (">> log") the JSON goes at its end, whatever
+ * the shared offset says (it stays 0 until someone writes). */
 void output_start_on_own_line(FILE *stdout_stream)
 {
     struct stat st;
-    char last;
     fflush(stdout_stream);
     int fd = fileno(stdout_stream);
-    off_t end = lseek(fd, 0, SEEK_CUR);
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && end > 0 && pread(fd, &last, 1, end - 1) == 1 && last != '\n')
-        fputc('\n', stdout_stream);
+    if (fd != STDOUT_FILENO || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        return;
+    int flags = fcntl(fd, F_GETFL);
+    off_t end = flags >= 0 && (flags & O_APPEND) ? st.st_size : lseek(fd, 0, SEEK_CUR);
+    if (end > 0 && end <= st.st_size) {
+        int last = last_byte_of(fd, &st, end);
+        if (last >= 0 && last != '\n')
+            fputc('\n', stdout_stream);
+    }
     fflush(stdout_stream); /* before the output's own stream writes fd 1 */
 }
 
