@@ -137,13 +137,19 @@ void rm__tree_totals_walked(rm__tree_totals *t, uint64_t now_ns, unsigned proces
         if (rm__cgroup_cpu_read(&t->cpu, &total) == 0 && total >= t->total_base_ns &&
             probe_counted_ns >= t->probe_base_ns) {
             uint64_t rose = total - t->total_base_ns, counted = probe_counted_ns - t->probe_base_ns;
-            if (counted > rose + LEFT_SLACK_NS + (uint64_t)(LEFT_SLACK_FRACTION * (double)rose)) {
+            int ahead = counted > rose + LEFT_SLACK_NS + (uint64_t)(LEFT_SLACK_FRACTION * (double)rose);
+            if (ahead && t->left_suspected) {
                 t->engaged = 0; /* a process left the leaf: the probe's CPU from the next sample */
                 t->left = 1;
                 t->last_walk_ns = now_ns;
                 t->walks++;
                 return;
             }
+            /* One walk ahead is not yet a leaver: a process ending as the
+             * walk read it can be counted by the probe (its exit record)
+             * before the total shows it, and a v2 total is flushed lazily.
+             * A leaver stays ahead: the next sample walks to see. */
+            t->left_suspected = ahead;
         }
     }
     if (!t->engaged)
@@ -153,7 +159,7 @@ void rm__tree_totals_walked(rm__tree_totals *t, uint64_t now_ns, unsigned proces
     t->walked_count = process_count;
     t->walks++;
     t->walk_cost_ns = cost_ns;
-    if (process_count <= WALK_EVERY_SAMPLE_MAX || cost_ns == 0) {
+    if (process_count <= WALK_EVERY_SAMPLE_MAX || cost_ns == 0 || t->left_suspected) {
         t->next_walk_ns = 0; /* small again, or not yet measured: every sample */
         return;
     }

@@ -19,8 +19,9 @@
  * stays the tree's CPU.  A process of the tree may leave the leaf (written
  * into another cgroup's tasks): its CPU is then the probe's only, so each
  * walk compares the probe's count since the switch with the total's
- * increase, and when the probe's is larger (beyond LEFT_SLACK) the tree
- * has left: the walk runs every sample again and the CPU is the probe's for
+ * increase, and when the probe's is larger (beyond LEFT_SLACK) at two walks
+ * in a row (the second right after the first) the tree has left: the walk
+ * runs every sample again and the CPU is the probe's for
  * the rest of the window (never engaged again).  The inverse hand-over:
  * the samples handed out the probe's count at the switch plus the total's
  * increase less the carry, and the probe carries what it counted beyond
@@ -51,6 +52,7 @@ typedef struct rm__tree_totals {
     unsigned walked_count;   /* the processes the latest walk found */
     int engaged;          /* the samples' CPU is the cgroup's (from the switch on) */
     int left;             /* a process left the leaf: the probe's CPU again, for good */
+    int left_suspected;   /* the latest walk's probe count was ahead of the total: the next walk decides */
     uint64_t probe_base_ns, total_base_ns; /* at the switch: the probe's count, the total */
     uint64_t last_cpu_ns; /* the total at the previous sample */
     uint64_t carry_ns;    /* counted, not yet handed out (at most every CPU busy per interval) */

@@ -195,6 +195,47 @@ static void cpu_totals_parse_and_read(void **state)
     rmdir(dir);
 }
 
+/* A walk whose probe count runs ahead of the leaf's total is a suspicion,
+ * not yet a leaver (a process ending as the walk reads it, a v2 total flushed
+ * lazily): the next sample walks, and only a second walk ahead in a row ends
+ * the engagement.  Before, one walk ahead gave up the O(1) series for good. */
+static void tree_totals_leave_after_two_walks_ahead(void **state)
+{
+    (void)state;
+    const uint64_t ms = 1000000;
+    char dir[] = "/tmp/resmon-cgleft-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    put_file(dir, "cpu.stat", "usage_usec 1000\n");
+    rm__tree_totals t;
+    memset(&t, 0, sizeof t);
+    t.dir_fd = -1;
+    assert_int_equal(rm__cgroup_cpu_open(&t.cpu, dir), 0);
+    rm__tree_totals_walked(&t, 1 * ms, 100, 5 * ms, 0, 0); /* wide: the switch */
+    assert_true(t.engaged);
+    rm__tree_totals_walked(&t, 2000 * ms, 100, 5 * ms, 0, 500 * ms); /* 500 ms ahead of a total that did not rise */
+    assert_true(t.engaged);
+    assert_false(t.left);
+    assert_true(rm__tree_totals_walk_due(&t, 2001 * ms)); /* the next sample looks again */
+    put_file(dir, "cpu.stat", "usage_usec 501000\n"); /* the total caught up */
+    rm__tree_totals_walked(&t, 2100 * ms, 100, 5 * ms, 0, 500 * ms);
+    assert_true(t.engaged);
+    assert_false(t.left_suspected);
+    assert_false(rm__tree_totals_walk_due(&t, 2101 * ms)); /* the walk's own cadence again (5 ms / 0.1 %) */
+    rm__tree_totals_walked(&t, 8000 * ms, 100, 5 * ms, 0, 1500 * ms); /* a leaver: ahead ... */
+    assert_true(t.engaged);
+    rm__tree_totals_walked(&t, 8100 * ms, 100, 5 * ms, 0, 1600 * ms); /* ... and ahead again */
+    assert_false(t.engaged);
+    assert_true(t.left);
+    assert_true(rm__tree_totals_walk_due(&t, 8101 * ms));
+    rm__tree_totals_walked(&t, 8200 * ms, 100, 5 * ms, 0, 1700 * ms); /* left for good */
+    assert_false(t.engaged);
+    rm__tree_totals_close(&t);
+    char path[300];
+    snprintf(path, sizeof path, "%s/cpu.stat", dir);
+    unlink(path);
+    rmdir(dir);
+}
+
 static void io_stat_sums_devices(void **state)
 {
     (void)state;
@@ -1855,6 +1896,7 @@ int main(void)
         cmocka_unit_test(paths_join_below_the_mount_root),
         cmocka_unit_test(keyed_files_parse),
         cmocka_unit_test(cpu_totals_parse_and_read),
+        cmocka_unit_test(tree_totals_leave_after_two_walks_ahead),
         cmocka_unit_test(io_stat_sums_devices),
         cmocka_unit_test(locate_finds_v1_memory_hierarchy),
         cmocka_unit_test(locate_prefers_v2_with_memory_controller),

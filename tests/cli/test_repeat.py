@@ -260,6 +260,43 @@ class Failures(Repeat):
         finally:
             kill_listed(pids)
 
+    def test_a_leftover_that_sigkill_does_not_end_is_said_so_not_called_refused(self):
+        # Review of issue 28: a leftover in a frozen cgroup (or uninterruptible
+        # sleep) takes SIGKILL and does not end until it wakes; the repeat
+        # said "SIGKILL refused", which sends a user after permissions.  A v1
+        # freezer holds one frozen for the test; the command freezes its own
+        # daemon, in run 1 only.
+        freezer_root = "/sys/fs/cgroup/freezer"
+        if os.geteuid() != 0 or not os.path.exists(os.path.join(freezer_root, "freezer.state")) and \
+                not os.path.isdir(freezer_root) or not os.access(freezer_root, os.W_OK):
+            self.skipTest("needs root and the cgroup v1 freezer, to hold a leftover that SIGKILL cannot end at once")
+        freezer = os.path.join(freezer_root, f"resmon-test-{os.getpid()}")
+        os.mkdir(freezer)
+        pids = self.path("pids")
+        # The shell lets go of resmon's stdout and stderr first: the forked
+        # daemon may be frozen before its own redirections, and a frozen
+        # holder of the test's pipes would hold the test to its safety net.
+        daemon = (f"exec </dev/null >/dev/null 2>&1; if [ ! -s {pids} ]; then sleep 1000 & echo $! >> {pids}; "
+                  f"echo $! > {freezer}/cgroup.procs; echo FROZEN > {freezer}/freezer.state; fi; exit 0")
+        try:
+            r = self.repeat("-q", "--repeat", "2", "-o", self.output, command=["sh", "-c", daemon])
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("resmon: run 1 left 1 process running: 1 did not end within 10 s of SIGKILL "
+                          "(uninterruptible, or frozen?): the next runs may count them", r.stderr)
+            self.assertNotIn("refused", r.stderr)
+            self.assertEqual(self.load()["completed"], 2)
+        finally:
+            with open(os.path.join(freezer, "freezer.state"), "w") as f:
+                f.write("THAWED")
+            kill_listed(pids)
+            deadline = time.monotonic() + SAFETY_NET_SEC
+            while time.monotonic() < deadline:  # the thawed leftover ends; then its cgroup can go
+                try:
+                    os.rmdir(freezer)
+                    break
+                except OSError:
+                    time.sleep(0.05)
+
     def test_a_signal_in_the_wait_for_a_leftover_ends_it_as_the_repeat_stops(self):
         # Review: SIGTERM while the repeat gave a run's leftover its grace
         # said only "the wait for it was cut short by a signal", and the

@@ -265,27 +265,32 @@ static void signalled_add(signalled_set *set, pid_t pid)
 }
 
 /* Sends sig to every child still running, adding each to set; returns how
- * many it was sent to. */
-static int signal_leftovers(int sig, signalled_set *set)
+ * many it was sent to, and sets *refused to how many kill refused (EPERM). */
+static int signal_leftovers(int sig, signalled_set *set, int *refused)
 {
     pid_t pids[256];
     int n = list_children(pids, 256);
     int sent = 0;
-    for (int i = 0; i < n && i < 256; i++)
+    *refused = 0;
+    for (int i = 0; i < n && i < 256; i++) {
         if (kill(pids[i], sig) == 0) {
             signalled_add(set, pids[i]);
             sent++;
+        } else if (errno == EPERM) {
+            (*refused)++;
         }
+    }
     return sent;
 }
 
-int run_end_leftovers(double grace_sec, int *ended, int *killed, int *cut_short)
+int run_end_leftovers(double grace_sec, int *ended, int *killed, int *cut_short, int *unheeded, int *refused)
 {
     run_result unmeasured;
     memset(&unmeasured, 0, sizeof unmeasured);
     signalled_set set;
     set.count = 0;
     *killed = 0;
+    *refused = 0;
     int done = leftovers_end_within(&unmeasured, grace_sec, 1);
     /* A signal ends the grace, not the ending: what the repeat would have
      * ended after it is ended now, not left running past resmon's exit. */
@@ -297,18 +302,25 @@ int run_end_leftovers(double grace_sec, int *ended, int *killed, int *cut_short)
      * EPERM: a child that became another user while resmon lacks
      * CAP_KILL) ends the tries: more passes would only wait, 11 s a run. */
     for (int pass = 0; done == 0 && pass < 10; pass++) {
-        int sent = signal_leftovers(SIGTERM, &set);
+        int sent = signal_leftovers(SIGTERM, &set, refused);
         done = leftovers_end_within(&unmeasured, 0.1, 0);
         if (sent == 0)
             break;
     }
+    /* A process SIGKILL does not end (in uninterruptible sleep, or in a
+     * frozen cgroup v1) is sent it again each pass: it ends when it wakes.
+     * What still runs after the last pass is told apart from a refusal. */
+    int last_sent = 0;
     for (int pass = 0; done == 0 && pass < 100; pass++) {
-        int sent = signal_leftovers(SIGKILL, &set);
-        *killed += sent;
+        last_sent = signal_leftovers(SIGKILL, &set, refused);
+        *killed += last_sent;
         done = leftovers_end_within(&unmeasured, 0.1, 0);
-        if (sent == 0)
+        if (last_sent == 0)
             break;
     }
+    *unheeded = done == 0 ? last_sent : 0;
+    if (done != 0)
+        *refused = 0;
     *ended = set.count;
     return done;
 }

@@ -22,8 +22,10 @@ int run_command(const cli_options *o, outputs *out, run_result *r);
  * ends); *killed: SIGKILLs sent.  A signal to resmon (the repeat stops)
  * cuts the grace short, and sets *cut_short: the rest are ended at once, as
  * they would have been after it, not left running past resmon's exit.
- * Returns 1 when none is left, 0 when some could not be ended. */
-int run_end_leftovers(double grace_sec, int *ended, int *killed, int *cut_short);
+ * Returns 1 when none is left, 0 when some could not be ended: then
+ * *unheeded of them were sent SIGKILL and still run (uninterruptible sleep,
+ * a frozen cgroup), and *refused refused it (EPERM). */
+int run_end_leftovers(double grace_sec, int *ended, int *killed, int *cut_short, int *unheeded, int *refused);
 /* The line said at the command's exit when left (> 0) processes it
  * started still run. */
 void run_say_orphans_left(int left);

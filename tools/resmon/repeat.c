@@ -436,8 +436,8 @@ static int run_all(const cli_options *o, resmon_gpu *gpu, repeat_state *st)
          * A benchmark loop must not hang on a daemon the command started:
          * what still runs after a grace is ended as the run's leftover. */
         if (r.orphans_left > 0 && i + 1 < o->warmup + o->repeat) {
-            int ended, killed, cut_short;
-            int done = run_end_leftovers(LEFTOVER_GRACE_SEC, &ended, &killed, &cut_short);
+            int ended, killed, cut_short, unheeded, refused;
+            int done = run_end_leftovers(LEFTOVER_GRACE_SEC, &ended, &killed, &cut_short, &unheeded, &refused);
             char what[160];
             snprintf(what, sizeof what, "resmon: %s %ld left %d process%s running", measured ? "run" : "warm-up run",
                      measured ? i - o->warmup + 1 : i + 1, r.orphans_left, r.orphans_left == 1 ? "" : "es");
@@ -456,9 +456,15 @@ static int run_all(const cli_options *o, resmon_gpu *gpu, repeat_state *st)
             const char *how = killed ? "SIGTERM, then SIGKILL" : "SIGTERM";
             /* A signal stops the repeat (said next): the grace is cut, and
              * what still ran is ended as it would have been after it. */
-            if (done == 0)
-                fprintf(stderr, "%s: some could not be ended (SIGKILL refused): %s\n", what,
-                        cut_short ? "they still run" : "the next runs may count them");
+            const char *after = cut_short ? "they still run" : "the next runs may count them";
+            if (done == 0 && unheeded > 0 && refused > 0)
+                fprintf(stderr, "%s: %d did not end within 10 s of SIGKILL (uninterruptible, or frozen?) and %d "
+                                "refused it: %s\n", what, unheeded, refused, after);
+            else if (done == 0 && unheeded > 0)
+                fprintf(stderr, "%s: %d did not end within 10 s of SIGKILL (uninterruptible, or frozen?): %s\n",
+                        what, unheeded, after);
+            else if (done == 0)
+                fprintf(stderr, "%s: some could not be ended (SIGKILL refused): %s\n", what, after);
             else if (cut_short && (ended || killed))
                 fprintf(stderr, "%s: a signal cut the wait for %s short: ended %s (%s) as the repeat stops\n", what,
                         it, count, how);
