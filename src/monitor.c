@@ -14,6 +14,7 @@
  */
 #include "cgroup.h"
 #include "tree_totals.h"
+#include "fork_generation.h"
 #include "futex.h"
 #include "gpu_poller.h"
 #include "gpu_reading.h"
@@ -132,7 +133,8 @@ struct resmon_monitor {
      * result (it touches no probe then); held_groups: the metric groups as
      * of the ask (the groups change only by a walk). */
     int walker_alive;
-    pid_t walker_pid; /* the process it runs in: a forked child has no walker */
+    pid_t walker_pid; /* the process it runs in: a forked child has no walker ... */
+    unsigned walker_fork_generation; /* ... told by this too: a pid comes back (fork_generation.h) */
     pthread_t walker;
     atomic_int walk_state;
     walk_post post;
@@ -330,22 +332,30 @@ static void *walker_main(void *arg)
 
 /* On the owner's thread (a new thread's TLS is malloc'd: see pages.h), with
  * every signal blocked.  Failing, the walks stay on the sampler. */
+/* Whether the walker runs in this process (not in the one this copy was
+ * forked from). */
+static int walker_is_ours(const resmon_monitor *m)
+{
+    return m->walker_alive && m->walker_pid == getpid() && m->walker_fork_generation == rm__fork_generation();
+}
+
 static void start_walker(resmon_monitor *m)
 {
-    if (m->walker_alive && m->walker_pid == getpid())
+    if (walker_is_ours(m))
         return;
     m->walker_alive = 0; /* none, or the parent's before a fork: not in this process */
     atomic_store_explicit(&m->walk_state, WALK_IDLE, memory_order_relaxed);
     if (pthread_create(&m->walker, NULL, walker_main, m) == 0) {
         m->walker_alive = 1;
         m->walker_pid = getpid();
+        m->walker_fork_generation = rm__fork_generation();
         pthread_setname_np(m->walker, "resmon-walk");
     }
 }
 
 static void stop_walker(resmon_monitor *m)
 {
-    if (!m->walker_alive || m->walker_pid != getpid())
+    if (!walker_is_ours(m))
         return; /* a forked child's copy of a monitor: the walker is the parent's */
     atomic_fetch_or_explicit(&m->walk_state, WALK_QUIT, memory_order_release);
     rm__futex_wake(&m->walk_state);

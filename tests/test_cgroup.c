@@ -16,9 +16,11 @@
 #include <pthread.h>
 #include <math.h>
 #include <poll.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -1756,6 +1758,172 @@ static void real_leaf_fork_with_a_walker(void **state)
     assert_true(after > before);
 }
 
+/* Exit codes of the processes of real_leaf_fork_into_the_walkers_pid. */
+#define REUSE_SKIP 77   /* this machine cannot: no namespaces, no leaf */
+#define REUSE_NOT_PLACED 9 /* the copy did not get the walker's pid */
+
+/* In the copy that has the walker's pid: a window long enough that a walk
+ * goes to a walker, then its end.  0, or what failed: 2 start, 6 no walk on
+ * a walker came (the copy took the parent's walker, which is not here, for
+ * its own), 4 stop. */
+static int copy_walks_on_its_own_walker(resmon_monitor *m, walk_gate *g)
+{
+    alarm((unsigned)test_scaled(120)); /* a window waiting for a walker that is not here: SIGALRM ends it */
+    char drain[64];
+    while (read(g->started[0], drain, sizeof drain) > 0) /* the parent's walks, told on the shared pipe */
+        ;
+    if (resmon_monitor_start(m) != 0)
+        return 2;
+    if (!walk_gate_wait(g))
+        return 6;
+    if (resmon_monitor_stop(m) != 0)
+        return 4;
+    resmon_monitor_free(m);
+    return 0;
+}
+
+/* The copy's part (V, forked by the walker's process W): waits until W is
+ * gone, then forks a child that is given W's pid (ns_last_pid: nothing else
+ * forks in this namespace) and uses the copy of the monitor there.  Ends the
+ * tree and removes its leaf; returns the child's wait status. */
+static int copy_in_the_walkers_pid(pid_t walker_process, spin_tree *t, resmon_monitor *m, walk_gate *g)
+{
+    double give_up = test_now() + test_scaled(60);
+    while (kill(walker_process, 0) == 0 && test_now() < give_up) /* the namespace's init reaps it */
+        usleep(1000);
+    int status = REUSE_NOT_PLACED << 8;
+    int fd = open("/proc/sys/kernel/ns_last_pid", O_WRONLY | O_CLOEXEC);
+    char number[32];
+    int len = snprintf(number, sizeof number, "%d", (int)walker_process - 1);
+    if (fd >= 0 && write(fd, number, (size_t)len) == len) {
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid == 0)
+            _exit(getpid() == walker_process ? copy_walks_on_its_own_walker(m, g) : REUSE_NOT_PLACED);
+        while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
+            ;
+    }
+    if (fd >= 0)
+        close(fd);
+    /* The tree ends once no one holds its pipes; its leaf then empties. */
+    close(t->arg.spin_write);
+    test_child_release(&t->root);
+    rm__tree_totals_close(&t->kernel);
+    char procs[600];
+    snprintf(procs, sizeof procs, "%s/cgroup.procs", resmon_cgroup_path(t->cg));
+    for (;;) {
+        char buf[64];
+        FILE *f = fopen(procs, "r");
+        int empty = !f || !fgets(buf, sizeof buf, f);
+        if (f)
+            fclose(f);
+        if (empty || test_now() > give_up)
+            break;
+        usleep(1000);
+    }
+    resmon_cgroup_remove(t->cg);
+    return status;
+}
+
+/* The walker's process (W, pid 2 of the namespace): a wide tree in its leaf,
+ * a window with a walk on the walker, then a fork (V) and W's end.  Writes
+ * the outcome (an exit code) on report. */
+static void walkers_process(int report)
+{
+    spin_tree t;
+    int outcome = REUSE_SKIP;
+    if (spin_tree_open(&t) == 0) {
+        walk_gate g;
+        walk_gate_open(&g);
+        resmon_options o = wide_tree_options(&t);
+        resmon_monitor *m = test_monitor_new(&o);
+        rm__monitor_walk_hook(m, gate_walk, &g);
+        rm__monitor_walk_every_sample(m, 1);
+        if (resmon_monitor_start(m) != 0 || !walk_gate_wait(&g) || resmon_monitor_stop(m) != 0) {
+            outcome = 60;
+        } else {
+            pid_t walker_process = getpid();
+            fflush(NULL);
+            pid_t copy = fork();
+            if (copy == 0) {
+                int status = copy_in_the_walkers_pid(walker_process, &t, m, &g);
+                outcome = WIFEXITED(status) ? WEXITSTATUS(status) : 100 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+                _exit(write(report, &outcome, sizeof outcome) == (ssize_t)sizeof outcome ? 0 : 1);
+            }
+            _exit(copy > 0 ? 0 : 61); /* the walker's process ends, its walker with it */
+        }
+    }
+    _exit(write(report, &outcome, sizeof outcome) == (ssize_t)sizeof outcome ? 0 : 1);
+}
+
+/* Pid 1 of a new pid and mount namespace, with a /proc of its own (the
+ * library checks that /proc/self is itself): runs walkers_process, reaps
+ * every process of the namespace, and returns the outcome. */
+static int reuse_in_a_namespace(void)
+{
+    if (mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+        mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0)
+        return REUSE_SKIP;
+    int report[2];
+    if (pipe2(report, O_CLOEXEC) != 0)
+        return 62;
+    fflush(NULL);
+    pid_t walker = fork();
+    if (walker == 0) {
+        close(report[0]);
+        walkers_process(report[1]);
+    }
+    close(report[1]);
+    while (wait(NULL) > 0 || errno == EINTR) /* W, V, the tree: all of them, as they end */
+        ;
+    int outcome = 63;
+    if (read(report[0], &outcome, sizeof outcome) != (ssize_t)sizeof outcome)
+        outcome = 63;
+    return outcome;
+}
+
+/* A copy of the monitor forked twice, into a process that was given the
+ * pid the walker's process had (pids wrap; a new pid namespace hands the
+ * same numbers out again): the copy took the walker for its own, asked it
+ * for walks no thread would take, and its window never ended (the alarm:
+ * 100 + SIGALRM).  The walker is known by its fork generation too
+ * (fork_generation.h).  Runs in a pid namespace of its own, where nothing
+ * else forks, so the pid comes back for sure; needs root. */
+static void real_leaf_fork_into_the_walkers_pid(void **state)
+{
+    (void)state;
+    if (TEST_UNDER_TSAN) { /* TSan ends a child that starts a thread after a threaded fork */
+        print_message("skipped: under TSan\n");
+        skip();
+    }
+    fflush(NULL);
+    pid_t outer = fork();
+    assert_true(outer >= 0);
+    if (outer == 0) {
+        if (unshare(CLONE_NEWPID | CLONE_NEWNS) != 0)
+            _exit(REUSE_SKIP);
+        pid_t init = fork();
+        if (init == 0)
+            _exit(reuse_in_a_namespace());
+        int status = 0;
+        while (init > 0 && waitpid(init, &status, 0) < 0 && errno == EINTR)
+            ;
+        _exit(init > 0 && WIFEXITED(status) ? WEXITSTATUS(status) : 64);
+    }
+    int status;
+    while (waitpid(outer, &status, 0) < 0 && errno == EINTR)
+        ;
+    assert_true(WIFEXITED(status));
+    if (WEXITSTATUS(status) == REUSE_SKIP) {
+        print_message("skipped: no pid and mount namespace, or no leaf cgroup, here\n");
+        skip();
+    }
+    if (WEXITSTATUS(status) != 0)
+        print_error("the copy in the walker's pid: %d (%d: not placed; 100 + a signal: killed)\n",
+                    WEXITSTATUS(status), REUSE_NOT_PLACED);
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 /* A wide tree that shrinks back to WALK_EVERY_SAMPLE_MAX processes or fewer
  * stays engaged (its CPU the leaf's) and is walked at every sample again
  * (tree_totals.h: "small again: every sample").  Such a walk is cheap, and
@@ -1922,6 +2090,7 @@ int main(void)
         cmocka_unit_test(real_leaf_tree_ends_during_a_held_walk),
         cmocka_unit_test(real_leaf_start_stop_cycles_with_walks_in_flight),
         cmocka_unit_test(real_leaf_fork_with_a_walker),
+        cmocka_unit_test(real_leaf_fork_into_the_walkers_pid),
         cmocka_unit_test(real_leaf_tree_that_shrank_walks_every_sample),
         cmocka_unit_test(real_leaf_gpu_pids_follow_the_walkers_walks),
     };
