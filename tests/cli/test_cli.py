@@ -464,26 +464,25 @@ class Tree(Tmp):
         self.assertEqual(r.returncode, 0, r.stderr)
         return self.summary()
 
-    def both_children_held(self, *options):
-        """Runs two children of 100 MB under resmon, each holding its memory
-        until a sample taken after both touched it is in the samples file;
-        the summary."""
+    def held_until_sampled(self, command, holders, *options):
+        """Runs command under resmon; its holders workloads (mem or
+        thread-fork with SECONDS -1) each hold their memory until a sample
+        taken after all of them touched it is in the samples file, then end
+        as stdin does; the summary."""
         # CI's busy-loop stage: two children holding 100 MB for 1.2 s each,
         # started by a shell on a loaded machine, did not overlap in any
         # sample (194 MB): the holds now end on the test's word, not a clock.
         ready, rows = Ready(), self.path("rows.csv")
-        script = (f"{WORKLOAD} mem 100 3600 & a=$!; {WORKLOAD} mem 100 3600 & b=$!; "
-                  "read x; kill $a $b; wait")
-        p = subprocess.Popen([RESMON, "-i", "0.05", "-o", self.path("s.json"), "-s", rows, *options, "--", "sh", "-c",
-                              script], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        p = subprocess.Popen([RESMON, "-i", "0.05", "-o", self.path("s.json"), "-s", rows, *options, "--", *command],
+                             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                              **ready.popen_args())
         try:
-            ready.wait(2)
-            both = time.time()
+            ready.wait(holders)
+            held = time.time()
             deadline = time.monotonic() + SAFETY_NET_SEC
             while time.monotonic() < deadline:  # rows reach the file at least once a second
                 with open(rows) as f:
-                    if any(float(row["unix_time"]) > both for row in csv.DictReader(f)):
+                    if any(float(row["unix_time"]) > held for row in csv.DictReader(f)):
                         break
                 time.sleep(0.05)
             _, err = p.communicate(input=b"", timeout=SAFETY_NET_SEC)
@@ -493,6 +492,12 @@ class Tree(Tmp):
                 p.wait()
         self.assertEqual(p.returncode, 0, err)
         return self.summary()
+
+    def both_children_held(self, *options):
+        # A background job's stdin is /dev/null before its own redirections:
+        # the test's pipe is kept as fd 3 first.
+        return self.held_until_sampled(["sh", "-c", f"exec 3<&0; {WORKLOAD} mem 100 -1 <&3 & "
+                                                    f"{WORKLOAD} mem 100 -1 <&3 & exec 3<&-; wait"], 2, *options)
 
     def test_two_children_of_100_mb(self):
         tree = self.both_children_held()
@@ -506,7 +511,7 @@ class Tree(Tmp):
         self.assertFalse(alone["include_children"])
 
     def test_child_forked_by_a_worker_thread(self):
-        s = self.peak("--", WORKLOAD, "thread-fork", "120", "1.0")
+        s = self.held_until_sampled([WORKLOAD, "thread-fork", "120", "-1"], 1)  # held until a sample came
         self.assertGreaterEqual(s["peak_rss_mb"], 120)
 
     def test_exact_cpu_seconds_from_the_kernel(self):

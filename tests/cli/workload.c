@@ -1,7 +1,7 @@
 /*
  * workload.c -- small programs for the resmon command's tests.
  *
- *   workload mem MB SECONDS          touch MB of memory, hold it SECONDS
+ *   workload mem MB SECONDS          touch MB of memory, hold it SECONDS (-1: until stdin ends)
  *   workload spin SECONDS            burn SECONDS of one CPU's time
  *   workload thread-fork MB SECONDS  a worker thread forks a child that holds MB
  *   workload sleep SECONDS
@@ -12,6 +12,7 @@
  * once it is ready (memory touched, handler installed, about to sleep), so
  * that a test synchronises with it instead of sleeping and hoping.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -43,7 +44,13 @@ static void hold(size_t mb, double seconds)
     memset(p, 5, mb << 20);
     __asm__ volatile("" : : "r"(p) : "memory");
     report_ready();
-    sleep_sec(seconds);
+    if (seconds < 0) { /* until stdin ends: the test's word, not a clock */
+        char byte;
+        while (read(STDIN_FILENO, &byte, 1) > 0 || (errno == EINTR))
+            ;
+    } else {
+        sleep_sec(seconds);
+    }
     free(p); /* else LeakSanitizer reports the block when no stale copy of p is left on the stack */
 }
 
