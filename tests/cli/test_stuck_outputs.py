@@ -423,6 +423,62 @@ class StuckOutputs(unittest.TestCase):
                 self.assertEqual(r.returncode, 125, r.stderr)
                 self.assertIn("No space left on device", r.stderr)
 
+    def test_a_result_on_a_non_blocking_stdout_waits_for_its_reader(self):
+        # Review of issue 28: O_NONBLOCK belongs to the open file
+        # description, so another process sharing resmon's stdout pipe (a
+        # Node.js or asyncio parent) can make it non-blocking; a full pipe
+        # then failed the write with EAGAIN ("Resource temporarily
+        # unavailable", 125) where stdio on a blocking pipe would wait.  The
+        # pipe here is full before resmon starts; it is drained once resmon
+        # sleeps in poll (or has exited: the old way).
+        summary, samples = self.path("a.json"), self.path("a.csv")
+        r = subprocess.run([RESMON, "-q", "-o", summary, "-s", samples, "--", "true"], stdin=subprocess.DEVNULL,
+                           capture_output=True, text=True, timeout=SAFETY_NET_SEC, env=self.env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        cases = [("compare", summary, summary), ("compare", "--format", "json", summary, summary),
+                 ("plot", samples, "-o", "-"), ("-q", "-o", "-", "--", "true"),
+                 ("-q", "--repeat", "2", "-o", "-", "--", "true")]
+        polls = {"7", "23", "270", "271"}  # x86-64 poll, select, pselect6, ppoll
+        for args in cases:
+            with self.subTest(args=args):
+                read_fd, write_fd = os.pipe()
+                try:
+                    fcntl.fcntl(write_fd, fcntl.F_SETPIPE_SZ, 4096)
+                    os.set_blocking(write_fd, False)
+                    filled = 0
+                    try:
+                        while True:
+                            filled += os.write(write_fd, b"x" * 4096)
+                    except BlockingIOError:
+                        pass
+                    p = subprocess.Popen([RESMON, *args], stdin=subprocess.DEVNULL, stdout=write_fd,
+                                         stderr=subprocess.PIPE, text=True, env=self.env)
+                    os.close(write_fd)
+                    write_fd = -1
+                    deadline = time.monotonic() + SAFETY_NET_SEC
+                    while p.poll() is None and time.monotonic() < deadline:
+                        try:
+                            with open(f"/proc/{p.pid}/syscall") as f:
+                                if f.read().split(" ")[0] in polls:
+                                    break
+                        except OSError:
+                            pass
+                        time.sleep(0.01)
+                    data = b""
+                    while chunk := os.read(read_fd, 65536):
+                        data += chunk
+                    err = p.stderr.read()
+                    p.wait(timeout=SAFETY_NET_SEC)
+                    p.stderr.close()
+                finally:
+                    os.close(read_fd)
+                    if write_fd >= 0:
+                        os.close(write_fd)
+                self.assertEqual(p.returncode, 0, err)
+                self.assertNotIn("cannot", err)
+                out = data[filled:]
+                self.assertTrue(out.endswith(b"\n") and len(out) > 100, out[-200:])
+
     def test_a_full_stdout_says_why_at_every_length_of_the_output(self):
         # CI's TSan run: `compare --format json A B >/dev/full` said
         # "Input/output error".  stdio keeps only the error flag when the

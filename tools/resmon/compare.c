@@ -27,6 +27,7 @@
 #include "output_file.h"
 #include "output_paths.h"
 #include "rank_test.h"
+#include "reader_wait.h"
 #include "text_output.h"
 
 #include <dirent.h>
@@ -194,19 +195,36 @@ static int compare_error(const char *text, const char *why)
  * (ENOSPC, EPIPE...) where stdio still has it. */
 static int stdout_error(int err)
 {
+    if (err == ETIMEDOUT) {
+        fprintf(compare_err, "resmon compare: standard output cannot be written: its reader took nothing for %g s\n",
+                READER_STUCK_SEC);
+        return EXIT_USAGE;
+    }
     fprintf(compare_err, "resmon compare: standard output cannot be written: %s\n", strerror(err ? err : EIO));
     return EXIT_USAGE;
 }
 
-/* Writes all of text to fd: 0, or the errno of the write that failed. */
+/* Writes all of text to fd: 0, or the errno of the write that failed
+ * (ETIMEDOUT: a non-blocking pipe whose reader took nothing for
+ * READER_STUCK_SEC; another process may have made the shared description
+ * non-blocking, and stdio would have failed at once with EAGAIN). */
 static int write_whole(int fd, const char *text, size_t length)
 {
     if (fflush(stdout) != 0)
         return errno ? errno : EIO; /* what stdio held for fd 1 goes first */
+    reader_wait wait;
+    reader_wait_init(&wait, -1, 0);
     while (length > 0) {
         ssize_t n = write(fd, text, length);
         if (n < 0 && errno == EINTR)
             continue;
+        if (n < 0 && errno == EAGAIN) {
+            if (!reader_wait_writable(&wait, fd))
+                return ETIMEDOUT;
+            continue;
+        }
+        if (n > 0)
+            reader_wait_progress(&wait);
         if (n <= 0)
             return n < 0 ? errno : EIO;
         text += n;

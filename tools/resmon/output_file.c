@@ -217,11 +217,14 @@ static ssize_t sink_write(void *cookie, const char *buf, size_t size)
         ssize_t n = write(sink->fd, buf + done, size - done);
         if (n > 0) {
             done += (size_t)n;
-            if (sink->in_place)
+            if (sink->in_place || sink->borrowed)
                 reader_wait_progress(sink->wait);
         } else if (n < 0 && errno == EINTR) {
             continue;
-        } else if (n < 0 && errno == EAGAIN && sink->in_place) {
+        } else if (n < 0 && errno == EAGAIN && (sink->in_place || sink->borrowed)) {
+            /* Standard output too: a pipe another process made non-blocking
+             * (the open file description is shared) is waited for as
+             * stdio would block, within the readers' bound. */
             if (!reader_wait_writable(sink->wait, sink->fd))
                 sink->write_errno = ETIMEDOUT;
         } else {
