@@ -1344,6 +1344,15 @@ static void gate_walk(void *arg)
     }
 }
 
+/* A monitor of o whose every due walk is asked of the walker, through g. */
+static resmon_monitor *gated_monitor_new(const resmon_options *o, walk_gate *g)
+{
+    resmon_monitor *m = test_monitor_new(o);
+    rm__monitor_walk_hook(m, gate_walk, g);
+    rm__monitor_walk_every_sample(m, 1);
+    return m;
+}
+
 /* Waits until the walker has begun a walk (held or not): 1, or 0 when none
  * came within a minute (scaled). */
 static int walk_gate_wait(walk_gate *g)
@@ -1449,9 +1458,7 @@ static void real_leaf_stop_during_a_held_walk_loses_nothing(void **state)
     resmon_options o = wide_tree_options(&t);
     o.on_sample = note_sample;
     o.on_sample_user = &ticks[1];
-    resmon_monitor *m = test_monitor_new(&o);
-    rm__monitor_walk_hook(m, gate_walk, &g);
-    rm__monitor_walk_every_sample(m, 1);
+    resmon_monitor *m = gated_monitor_new(&o, &g);
     double kernel_before = spin_tree_kernel_sec(&t), bracket_start = test_now();
     assert_int_equal(resmon_monitor_start(m), 0);
     int held = walk_gate_wait(&g);
@@ -1506,9 +1513,7 @@ static void real_leaf_mark_during_a_held_walk_opens_its_phase(void **state)
     walk_gate_open(&g);
     atomic_store(&g.hold, 2);
     resmon_options o = wide_tree_options(&t);
-    resmon_monitor *m = test_monitor_new(&o);
-    rm__monitor_walk_hook(m, gate_walk, &g);
-    rm__monitor_walk_every_sample(m, 1);
+    resmon_monitor *m = gated_monitor_new(&o, &g);
     assert_int_equal(resmon_monitor_start(m), 0);
     int held = walk_gate_wait(&g);
     int marked = resmon_monitor_mark(m, "during");
@@ -1556,9 +1561,7 @@ static void real_leaf_tree_ends_during_a_held_walk(void **state)
     walk_gate_open(&g);
     atomic_store(&g.hold, 1);
     resmon_options o = wide_tree_options(&t);
-    resmon_monitor *m = test_monitor_new(&o);
-    rm__monitor_walk_hook(m, gate_walk, &g);
-    rm__monitor_walk_every_sample(m, 1);
+    resmon_monitor *m = gated_monitor_new(&o, &g);
     double kernel_before = spin_tree_kernel_sec(&t), bracket_start = test_now();
     assert_int_equal(resmon_monitor_start(m), 0);
     int held = walk_gate_wait(&g);
@@ -1624,9 +1627,7 @@ static void real_leaf_start_stop_cycles_with_walks_in_flight(void **state)
     resmon_options o = wide_tree_options(&t);
     o.on_sample = cycle_sample;
     o.on_sample_user = &c;
-    resmon_monitor *m = c.m = test_monitor_new(&o);
-    rm__monitor_walk_hook(m, gate_walk, &g);
-    rm__monitor_walk_every_sample(m, 1);
+    resmon_monitor *m = c.m = gated_monitor_new(&o, &g);
 #ifdef RESMON_TEST_SANITIZED
     int cycles = 50; /* each window's walks are 5-10x slower */
 #else
@@ -1716,9 +1717,7 @@ static void real_leaf_fork_with_a_walker(void **state)
     walk_gate g;
     walk_gate_open(&g);
     resmon_options o = wide_tree_options(&t);
-    resmon_monitor *m = test_monitor_new(&o);
-    rm__monitor_walk_hook(m, gate_walk, &g);
-    rm__monitor_walk_every_sample(m, 1);
+    resmon_monitor *m = gated_monitor_new(&o, &g);
     assert_int_equal(resmon_monitor_start(m), 0);
     int walked = walk_gate_wait(&g);
     assert_int_equal(resmon_monitor_stop(m), 0);
@@ -1836,9 +1835,7 @@ static void walkers_process(int report)
         walk_gate g;
         walk_gate_open(&g);
         resmon_options o = wide_tree_options(&t);
-        resmon_monitor *m = test_monitor_new(&o);
-        rm__monitor_walk_hook(m, gate_walk, &g);
-        rm__monitor_walk_every_sample(m, 1);
+        resmon_monitor *m = gated_monitor_new(&o, &g);
         if (resmon_monitor_start(m) != 0 || !walk_gate_wait(&g) || resmon_monitor_stop(m) != 0) {
             outcome = 60;
         } else {
@@ -1944,9 +1941,7 @@ static void real_leaf_tree_that_shrank_walks_every_sample(void **state)
     resmon_options o = wide_tree_options(&t);
     o.on_sample = note_sample;
     o.on_sample_user = &ticks[1];
-    resmon_monitor *m = test_monitor_new(&o);
-    rm__monitor_walk_hook(m, gate_walk, &g);
-    rm__monitor_walk_every_sample(m, 1);
+    resmon_monitor *m = gated_monitor_new(&o, &g);
     atomic_store(&g.hold, 1);
     assert_int_equal(resmon_monitor_start(m), 0);
     int walked = walk_gate_wait(&g); /* engaged: the walker's first walk of the wide tree, held */
@@ -2030,9 +2025,7 @@ static void real_leaf_gpu_pids_follow_the_walkers_walks(void **state)
     o.on_sample_user = &ticks[1];
     o.gpu_profiler = &p;
     o.gpu_interval_sec = 0.01;
-    resmon_monitor *m = test_monitor_new(&o);
-    rm__monitor_walk_hook(m, gate_walk, &g);
-    rm__monitor_walk_every_sample(m, 1);
+    resmon_monitor *m = gated_monitor_new(&o, &g);
     atomic_store(&g.hold, 1);
     assert_int_equal(resmon_monitor_start(m), 0);
     int held = walk_gate_wait(&g);

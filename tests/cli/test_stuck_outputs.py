@@ -396,20 +396,25 @@ class StuckOutputs(unittest.TestCase):
             self.assertEqual(r.stderr, f"resmon: cannot write {what} file '-': standard output was closed "
                                        f"when resmon started\n")
 
+    def results_on_stdout(self):
+        """The argument lists of every result resmon writes to stdout
+        (compare in each format, plot -o -, the run's and the repeat's -o -),
+        over a summary and a samples file made here."""
+        summary, samples = self.path("a.json"), self.path("a.csv")
+        r = subprocess.run([RESMON, "-q", "-o", summary, "-s", samples, "--", "true"], stdin=subprocess.DEVNULL,
+                           capture_output=True, text=True, timeout=SAFETY_NET_SEC, env=self.env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return [("compare", summary, summary), ("compare", "--format", "json", summary, summary),
+                ("compare", "--format", "markdown", summary, summary),
+                ("plot", samples, "-o", "-"), ("-q", "-o", "-", "--", "true"),
+                ("-q", "--repeat", "2", "-o", "-", "--", "true")]
+
     def test_a_subcommand_whose_result_goes_to_a_closed_or_full_stdout_fails(self):
         # Review: `resmon compare A B >&-` exited 0 (1 for a limit passed):
         # the verdict went into the /dev/null holding fd 1's place.  Every
         # result written to stdout (compare, plot -o -, the run's and the
         # repeat's -o -) fails with 125 and one line when it cannot be.
-        summary, samples = self.path("a.json"), self.path("a.csv")
-        r = subprocess.run([RESMON, "-q", "-o", summary, "-s", samples, "--", "true"], stdin=subprocess.DEVNULL,
-                           capture_output=True, text=True, timeout=SAFETY_NET_SEC, env=self.env)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        cases = [("compare", summary, summary), ("compare", "--format", "json", summary, summary),
-                 ("compare", "--format", "markdown", summary, summary),
-                 ("plot", samples, "-o", "-"), ("-q", "-o", "-", "--", "true"),
-                 ("-q", "--repeat", "2", "-o", "-", "--", "true")]
-        for args in cases:
+        for args in self.results_on_stdout():
             with self.subTest(args=args, stdout="closed"):
                 r = subprocess.run([RESMON, *args], stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                                    timeout=SAFETY_NET_SEC, env=self.env, preexec_fn=lambda: os.close(1))
@@ -431,15 +436,8 @@ class StuckOutputs(unittest.TestCase):
         # unavailable", 125) where stdio on a blocking pipe would wait.  The
         # pipe here is full before resmon starts; it is drained once resmon
         # sleeps in poll (or has exited: the old way).
-        summary, samples = self.path("a.json"), self.path("a.csv")
-        r = subprocess.run([RESMON, "-q", "-o", summary, "-s", samples, "--", "true"], stdin=subprocess.DEVNULL,
-                           capture_output=True, text=True, timeout=SAFETY_NET_SEC, env=self.env)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        cases = [("compare", summary, summary), ("compare", "--format", "json", summary, summary),
-                 ("plot", samples, "-o", "-"), ("-q", "-o", "-", "--", "true"),
-                 ("-q", "--repeat", "2", "-o", "-", "--", "true")]
         polls = {"7", "23", "270", "271"}  # x86-64 poll, select, pselect6, ppoll
-        for args in cases:
+        for args in self.results_on_stdout():
             with self.subTest(args=args):
                 read_fd, write_fd = os.pipe()
                 try:
