@@ -34,9 +34,9 @@
 typedef struct output_identity {
     int exists;
     int discards; /* the null device: what is written to it is gone */
-    int is_device; /* device and inode then say which: its number, char or block */
-    dev_t device;
-    ino_t inode;
+    int device_kind; /* 0: a file, known by device and inode; S_IFCHR or S_IFBLK: a device, by its number */
+    dev_t device;    /* the file system's, or the device's number */
+    ino_t inode;     /* a file's; 0 for a device */
     char name[PATH_MAX + NAME_MAX + 2]; /* real directory + "/" + name; "-" for stdout */
 } output_identity;
 
@@ -73,9 +73,9 @@ static void identify(const char *path, output_identity *id)
          * terminal is /dev/pts/3 and, through a copy made with mknod, any
          * other path). */
         if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) {
-            id->is_device = 1;
+            id->device_kind = (int)(st.st_mode & S_IFMT); /* char 1:3 is not block 1:3 */
             id->device = S_ISCHR(st.st_mode) ? terminal_behind(st.st_rdev) : st.st_rdev;
-            id->inode = S_ISCHR(st.st_mode);
+            id->inode = 0;
         }
     }
     const char *slash = strrchr(path, '/');
@@ -99,7 +99,7 @@ static int same_file(const output_identity *a, const output_identity *b)
     if (a->discards || b->discards)
         return 0; /* nothing written to it stays: it is no one's file */
     if (a->exists && b->exists)
-        return a->is_device == b->is_device && a->device == b->device && a->inode == b->inode;
+        return a->device_kind == b->device_kind && a->device == b->device && a->inode == b->inode;
     return strcmp(a->name, b->name) == 0;
 }
 
