@@ -8,8 +8,8 @@
  * same numbers again, and a container's init is pid 1 in each).  The fork
  * generation does: a counter every fork(2) through the C library increments
  * in the child (pthread_atfork), so a copy made by a fork never matches a
- * generation recorded before it.  A raw clone(2) bypasses the handlers:
- * callers check the pid as well.
+ * generation recorded before it.  A raw clone(2) and glibc's _Fork()
+ * bypass the handlers: callers check the pid as well.
  */
 #ifndef RESMON_FORK_GENERATION_H
 #define RESMON_FORK_GENERATION_H

@@ -330,8 +330,6 @@ static void *walker_main(void *arg)
     }
 }
 
-/* On the owner's thread (a new thread's TLS is malloc'd: see pages.h), with
- * every signal blocked.  Failing, the walks stay on the sampler. */
 /* Whether the walker runs in this process (not in the one this copy was
  * forked from). */
 static int walker_is_ours(const resmon_monitor *m)
@@ -339,6 +337,8 @@ static int walker_is_ours(const resmon_monitor *m)
     return m->walker_alive && m->walker_pid == getpid() && m->walker_fork_generation == rm__fork_generation();
 }
 
+/* On the owner's thread (a new thread's TLS is malloc'd: see pages.h), with
+ * every signal blocked.  Failing, the walks stay on the sampler. */
 static void start_walker(resmon_monitor *m)
 {
     if (walker_is_ours(m))
@@ -396,7 +396,7 @@ static int take_walk(resmon_monitor *m, rm__probe_reading *r)
     if (w->rc < 0)
         return w->rc;
     rm__tree_totals_walked(&m->totals, w->at_ns, w->reading.process_count, w->cost_ns, w->pending_ns,
-                           w->counted_ns);
+                           w->counted_ns, 0); /* the window's last reading is the sampler's own walk */
     m->held = *r = w->reading;
     return w->rc;
 }
@@ -457,7 +457,8 @@ static int take_sample(resmon_monitor *m, int first, taken_sample *t)
         }
         if (!first)
             rm__tree_totals_walked(&m->totals, timestamp_ns, r.process_count, cost_ns,
-                                   rm__probe_cpu_pending(m->probe), rm__probe_cpu_counted(m->probe));
+                                   rm__probe_cpu_pending(m->probe), rm__probe_cpu_counted(m->probe),
+                                   rc == RM__PROBE_ENDED || m->last_sample);
         m->held = r;
         walked = 1;
     }

@@ -118,7 +118,7 @@ int rm__tree_totals_measures(const rm__tree_totals *t, unsigned last_process_cou
 }
 
 void rm__tree_totals_walked(rm__tree_totals *t, uint64_t now_ns, unsigned process_count, uint64_t cost_ns,
-                            uint64_t probe_pending_ns, uint64_t probe_counted_ns)
+                            uint64_t probe_pending_ns, uint64_t probe_counted_ns, int final)
 {
     if (t->cpu.fd < 0 || t->left)
         return;
@@ -138,7 +138,10 @@ void rm__tree_totals_walked(rm__tree_totals *t, uint64_t now_ns, unsigned proces
             probe_counted_ns >= t->probe_base_ns) {
             uint64_t rose = total - t->total_base_ns, counted = probe_counted_ns - t->probe_base_ns;
             int ahead = counted > rose + LEFT_SLACK_NS + (uint64_t)(LEFT_SLACK_FRACTION * (double)rose);
-            if (ahead && t->left_suspected) {
+            /* The window's last walk has no next one to confirm: there the
+             * probe's count is the better figure either way (a lagging
+             * total does not catch up within the window). */
+            if (ahead && (t->left_suspected || final)) {
                 t->engaged = 0; /* a process left the leaf: the probe's CPU from the next sample */
                 t->left = 1;
                 t->last_walk_ns = now_ns;
@@ -150,6 +153,8 @@ void rm__tree_totals_walked(rm__tree_totals *t, uint64_t now_ns, unsigned proces
              * before the total shows it, and a v2 total is flushed lazily.
              * A leaver stays ahead: the next sample walks to see. */
             t->left_suspected = ahead;
+        } else {
+            t->left_suspected = 0; /* "two in a row" means two walks compared, not a failed read between */
         }
     }
     if (!t->engaged)

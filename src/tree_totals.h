@@ -82,11 +82,12 @@ int rm__tree_totals_measures(const rm__tree_totals *t, unsigned last_process_cou
  * and engages when the tree outgrew WALK_EVERY_SAMPLE_MAX (probe_pending_ns:
  * the probe's CPU counted but not yet handed out, carried over;
  * probe_counted_ns: all it counted).  Engaged, disengages (left) when the
- * probe counted more since the switch than the total rose: this sample's
- * CPU is still the total's, then rebase the probe on
- * rm__tree_totals_handed. */
+ * probe counted more since the switch than the total rose, at two walks in
+ * a row or at the window's last (final: the tree ended, or the window's
+ * last sample): this sample's CPU is still the total's, then rebase the
+ * probe on rm__tree_totals_handed. */
 void rm__tree_totals_walked(rm__tree_totals *t, uint64_t now_ns, unsigned process_count, uint64_t cost_ns,
-                            uint64_t probe_pending_ns, uint64_t probe_counted_ns);
+                            uint64_t probe_pending_ns, uint64_t probe_counted_ns, int final);
 
 /* The CPU the samples handed out in the window, up to the latest
  * rm__tree_totals_cpu: the probe's at the switch plus the total's since,

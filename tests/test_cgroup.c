@@ -212,25 +212,53 @@ static void tree_totals_leave_after_two_walks_ahead(void **state)
     memset(&t, 0, sizeof t);
     t.dir_fd = -1;
     assert_int_equal(rm__cgroup_cpu_open(&t.cpu, dir), 0);
-    rm__tree_totals_walked(&t, 1 * ms, 100, 5 * ms, 0, 0); /* wide: the switch */
+    rm__tree_totals_walked(&t, 1 * ms, 100, 5 * ms, 0, 0, 0); /* wide: the switch */
     assert_true(t.engaged);
-    rm__tree_totals_walked(&t, 2000 * ms, 100, 5 * ms, 0, 500 * ms); /* 500 ms ahead of a total that did not rise */
+    rm__tree_totals_walked(&t, 2000 * ms, 100, 5 * ms, 0, 500 * ms, 0); /* 500 ms ahead of a total that did not rise */
     assert_true(t.engaged);
     assert_false(t.left);
     assert_true(rm__tree_totals_walk_due(&t, 2001 * ms)); /* the next sample looks again */
     put_file(dir, "cpu.stat", "usage_usec 501000\n"); /* the total caught up */
-    rm__tree_totals_walked(&t, 2100 * ms, 100, 5 * ms, 0, 500 * ms);
+    rm__tree_totals_walked(&t, 2100 * ms, 100, 5 * ms, 0, 500 * ms, 0);
     assert_true(t.engaged);
     assert_false(t.left_suspected);
     assert_false(rm__tree_totals_walk_due(&t, 2101 * ms)); /* the walk's own cadence again (5 ms / 0.1 %) */
-    rm__tree_totals_walked(&t, 8000 * ms, 100, 5 * ms, 0, 1500 * ms); /* a leaver: ahead ... */
+    rm__tree_totals_walked(&t, 8000 * ms, 100, 5 * ms, 0, 1500 * ms, 0); /* a leaver: ahead ... */
     assert_true(t.engaged);
-    rm__tree_totals_walked(&t, 8100 * ms, 100, 5 * ms, 0, 1600 * ms); /* ... and ahead again */
+    rm__tree_totals_walked(&t, 8100 * ms, 100, 5 * ms, 0, 1600 * ms, 0); /* ... and ahead again */
     assert_false(t.engaged);
     assert_true(t.left);
     assert_true(rm__tree_totals_walk_due(&t, 8101 * ms));
-    rm__tree_totals_walked(&t, 8200 * ms, 100, 5 * ms, 0, 1700 * ms); /* left for good */
+    rm__tree_totals_walked(&t, 8200 * ms, 100, 5 * ms, 0, 1700 * ms, 0); /* left for good */
     assert_false(t.engaged);
+    rm__tree_totals_close(&t);
+    /* Review: a leaver seen by the window's last walk alone has no second
+     * walk to confirm it; there one walk ahead is enough, or the CPU it
+     * used outside the leaf was never handed out (0.7 s of 2.3 lost). */
+    put_file(dir, "cpu.stat", "usage_usec 1000\n");
+    memset(&t, 0, sizeof t);
+    t.dir_fd = -1;
+    assert_int_equal(rm__cgroup_cpu_open(&t.cpu, dir), 0);
+    rm__tree_totals_walked(&t, 1 * ms, 100, 5 * ms, 0, 0, 0);
+    assert_true(t.engaged);
+    rm__tree_totals_walked(&t, 2000 * ms, 100, 5 * ms, 0, 700 * ms, 1); /* ahead, and the window's last */
+    assert_false(t.engaged);
+    assert_true(t.left);
+    rm__tree_totals_close(&t);
+    /* Ahead, a failed read, ahead: not two walks compared in a row. */
+    memset(&t, 0, sizeof t);
+    t.dir_fd = -1;
+    assert_int_equal(rm__cgroup_cpu_open(&t.cpu, dir), 0);
+    rm__tree_totals_walked(&t, 1 * ms, 100, 5 * ms, 0, 0, 0);
+    rm__tree_totals_walked(&t, 2000 * ms, 100, 5 * ms, 0, 500 * ms, 0);
+    assert_true(t.left_suspected);
+    put_file(dir, "cpu.stat", "garbage\n");
+    rm__tree_totals_walked(&t, 2100 * ms, 100, 5 * ms, 0, 600 * ms, 0);
+    assert_false(t.left_suspected);
+    put_file(dir, "cpu.stat", "usage_usec 1000\n");
+    rm__tree_totals_walked(&t, 2200 * ms, 100, 5 * ms, 0, 700 * ms, 0);
+    assert_true(t.engaged);
+    assert_true(t.left_suspected);
     rm__tree_totals_close(&t);
     char path[300];
     snprintf(path, sizeof path, "%s/cpu.stat", dir);
@@ -2029,10 +2057,16 @@ static void real_leaf_gpu_pids_follow_the_walkers_walks(void **state)
     atomic_store(&g.hold, 1);
     assert_int_equal(resmon_monitor_start(m), 0);
     int held = walk_gate_wait(&g);
+    /* The GPU thread asks at its own pace: held, the walk leaves it the
+     * wide tree's list, which it must have been asked about before the
+     * shrink (CI's ASan stage: not yet, 0, when read at once). */
+    double give_up = test_now() + test_scaled(60);
+    while (atomic_load(&view.largest) <= SLOW_WALK_CHILDREN && test_now() < give_up)
+        read_within(ticks[0], give_up - test_now());
     int largest_before = atomic_load(&view.largest);
     spin_tree_shrink(&t);
     walk_gate_release(&g);
-    double give_up = test_now() + test_scaled(60);
+    give_up = test_now() + test_scaled(60);
     while (atomic_load(&view.latest) != 1 && test_now() < give_up)
         read_within(ticks[0], give_up - test_now());
     int latest = atomic_load(&view.latest);
