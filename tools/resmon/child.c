@@ -283,18 +283,32 @@ static int signal_leftovers(int sig, signalled_set *set, int *refused)
     return sent;
 }
 
-int run_end_leftovers(double grace_sec, int *ended, int *killed, int *cut_short, int *unheeded, int *refused)
+/* The state letter of /proc/PID/stat ('Z', 'D', 'S'...), or 0. */
+static char process_state(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *close_paren = strrchr(buf, ')'); /* the name may hold anything but ends at the last ')' */
+    return close_paren && close_paren[1] == ' ' ? close_paren[2] : 0;
+}
+
+int run_end_leftovers(double grace_sec, leftover_outcome *out)
 {
     run_result unmeasured;
     memset(&unmeasured, 0, sizeof unmeasured);
+    memset(out, 0, sizeof *out);
     signalled_set set;
     set.count = 0;
-    *killed = 0;
-    *refused = 0;
     int done = leftovers_end_within(&unmeasured, grace_sec, 1);
     /* A signal ends the grace, not the ending: what the repeat would have
      * ended after it is ended now, not left running past resmon's exit. */
-    *cut_short = done < 0;
+    out->cut_short = done < 0;
     if (done < 0)
         done = 0;
     /* A leftover that ends makes its own children resmon's: each pass
@@ -302,7 +316,7 @@ int run_end_leftovers(double grace_sec, int *ended, int *killed, int *cut_short,
      * EPERM: a child that became another user while resmon lacks
      * CAP_KILL) ends the tries: more passes would only wait, 11 s a run. */
     for (int pass = 0; done == 0 && pass < 10; pass++) {
-        int sent = signal_leftovers(SIGTERM, &set, refused);
+        int sent = signal_leftovers(SIGTERM, &set, &out->refused);
         done = leftovers_end_within(&unmeasured, 0.1, 0);
         if (sent == 0)
             break;
@@ -311,17 +325,25 @@ int run_end_leftovers(double grace_sec, int *ended, int *killed, int *cut_short,
      * frozen cgroup v1) is sent it again each pass: it ends when it wakes.
      * What still runs after the last pass is told apart from a refusal. */
     int last_sent = 0;
-    for (int pass = 0; done == 0 && pass < 100; pass++) {
-        last_sent = signal_leftovers(SIGKILL, &set, refused);
-        *killed += last_sent;
+    for (int pass = 0; done == 0 && pass < LEFTOVER_KILL_SEC * 10; pass++) {
+        last_sent = signal_leftovers(SIGKILL, &set, &out->refused);
+        out->killed += last_sent;
         done = leftovers_end_within(&unmeasured, 0.1, 0);
         if (last_sent == 0)
             break;
     }
-    *unheeded = done == 0 ? last_sent : 0;
-    if (done != 0)
-        *refused = 0;
-    *ended = set.count;
+    if (done != 0) {
+        out->refused = 0;
+    } else {
+        /* A zombie takes the signal (kill succeeds) and cannot be reaped
+         * while a tracer holds it: it ended, and is said so. */
+        pid_t pids[256];
+        int n = list_children(pids, 256);
+        for (int i = 0; i < n && i < 256; i++)
+            out->held += process_state(pids[i]) == 'Z';
+        out->unheeded = last_sent > out->held ? last_sent - out->held : 0;
+    }
+    out->ended = set.count;
     return done;
 }
 

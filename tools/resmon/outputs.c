@@ -244,7 +244,7 @@ static void chart_title(const cli_options *o, char *title, size_t cap)
 /* The last byte of the regular file open as fd, at offset end - 1.  "> log"
  * opens it write-only, so fd cannot be read: the file is opened again for
  * reading through /proc (the same file, checked by device and inode).  -1
- * when it cannot be read at all. */
+ * when it cannot be read at all (no read permission). */
 static int last_byte_of(int fd, const struct stat *st, off_t end)
 {
     char last;
@@ -279,8 +279,10 @@ void output_start_on_own_line(FILE *stdout_stream)
     int flags = fcntl(fd, F_GETFL);
     off_t end = flags >= 0 && (flags & O_APPEND) ? st.st_size : lseek(fd, 0, SEEK_CUR);
     if (end > 0 && end <= st.st_size) {
-        int last = last_byte_of(fd, &st, end);
-        if (last >= 0 && last != '\n')
+        /* A file resmon may write and not read (mode 0200, another
+         * user's): a blank line is harmless to a reader of lines, a
+         * summary glued to the command's last line is not. */
+        if (last_byte_of(fd, &st, end) != '\n')
             fputc('\n', stdout_stream);
     }
     fflush(stdout_stream); /* before the output's own stream writes fd 1 */

@@ -436,8 +436,9 @@ static int run_all(const cli_options *o, resmon_gpu *gpu, repeat_state *st)
          * A benchmark loop must not hang on a daemon the command started:
          * what still runs after a grace is ended as the run's leftover. */
         if (r.orphans_left > 0 && i + 1 < o->warmup + o->repeat) {
-            int ended, killed, cut_short, unheeded, refused;
-            int done = run_end_leftovers(LEFTOVER_GRACE_SEC, &ended, &killed, &cut_short, &unheeded, &refused);
+            leftover_outcome end;
+            int done = run_end_leftovers(LEFTOVER_GRACE_SEC, &end);
+            int ended = end.ended, killed = end.killed, cut_short = end.cut_short;
             char what[160];
             snprintf(what, sizeof what, "resmon: %s %ld left %d process%s running", measured ? "run" : "warm-up run",
                      measured ? i - o->warmup + 1 : i + 1, r.orphans_left, r.orphans_left == 1 ? "" : "es");
@@ -455,26 +456,36 @@ static int run_all(const cli_options *o, resmon_gpu *gpu, repeat_state *st)
                          r.orphans_left == 1 ? "it" : "they", ended);
             const char *how = killed ? "SIGTERM, then SIGKILL" : "SIGTERM";
             /* A signal stops the repeat (said next): the grace is cut, and
-             * what still ran is ended as it would have been after it. */
+             * what still ran is ended as it would have been after it.  What
+             * could not be ended is said with each reason's count. */
             const char *after = cut_short ? "they still run" : "the next runs may count them";
-            if (done == 0 && unheeded > 0 && refused > 0)
-                fprintf(stderr, "%s: %d did not end within 10 s of SIGKILL (uninterruptible, or frozen?) and %d "
-                                "refused it: %s\n", what, unheeded, refused, after);
-            else if (done == 0 && unheeded > 0)
-                fprintf(stderr, "%s: %d did not end within 10 s of SIGKILL (uninterruptible, or frozen?): %s\n",
-                        what, unheeded, after);
-            else if (done == 0)
+            if (done == 0 && (end.unheeded > 0 || end.held > 0)) {
+                char reasons[400] = "";
+                size_t at = 0;
+                if (end.unheeded > 0)
+                    at += (size_t)snprintf(reasons + at, sizeof reasons - at,
+                                           "%d did not end within %d s of SIGKILL (uninterruptible, or frozen?)",
+                                           end.unheeded, LEFTOVER_KILL_SEC);
+                if (end.held > 0 && at < sizeof reasons)
+                    at += (size_t)snprintf(reasons + at, sizeof reasons - at,
+                                           "%s%d ended but %s held by a tracer (a zombie only it can release)",
+                                           at ? " and " : "", end.held, end.held == 1 ? "is" : "are");
+                if (end.refused > 0 && at < sizeof reasons)
+                    snprintf(reasons + at, sizeof reasons - at, " and %d refused it", end.refused);
+                fprintf(stderr, "%s: %s: %s\n", what, reasons, after);
+            } else if (done == 0) {
                 fprintf(stderr, "%s: some could not be ended (SIGKILL refused): %s\n", what, after);
-            else if (cut_short && (ended || killed))
+            } else if (cut_short && (ended || killed)) {
                 fprintf(stderr, "%s: a signal cut the wait for %s short: ended %s (%s) as the repeat stops\n", what,
                         it, count, how);
-            else if (cut_short)
+            } else if (cut_short) {
                 fprintf(stderr, "%s: a signal cut the wait for %s short: none still runs\n", what, it);
-            else if (ended || killed)
+            } else if (ended || killed) {
                 fprintf(stderr, "%s for over %g s (a daemon?): ended %s (%s) before the next run, %s\n", what,
                         LEFTOVER_GRACE_SEC, count, how, why);
-            else
+            } else {
                 fprintf(stderr, "%s: waited for %s before the next run, %s\n", what, it, why);
+            }
         }
     }
     /* --ignore-failure measures failed runs; it does not make a command that
