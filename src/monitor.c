@@ -65,7 +65,7 @@ typedef struct walk_post {
     int rc;                 /* rm__probe_read's */
     uint64_t at_ns;         /* CLOCK_MONOTONIC at the walk's start */
     uint64_t cost_ns;       /* the walker's own CPU for it (never 0) */
-    uint64_t pending_ns, counted_ns; /* rm__probe_cpu_pending / _counted right after it */
+    uint64_t pending_ns, counted_ns, discovered_ns; /* rm__probe_cpu_pending / _counted / _discovered after it */
 } walk_post;
 
 /* A sample with what the summary needs beside it. */
@@ -325,6 +325,7 @@ static void *walker_main(void *arg)
         w->cost_ns += !w->cost_ns; /* measured: never "not measured" */
         w->pending_ns = rm__probe_cpu_pending(m->probe);
         w->counted_ns = rm__probe_cpu_counted(m->probe);
+        w->discovered_ns = rm__probe_cpu_discovered(m->probe);
         atomic_fetch_add_explicit(&m->walk_state, WALK_POSTED - WALK_ASKED, memory_order_acq_rel);
         rm__futex_wake(&m->walk_state);
     }
@@ -396,7 +397,7 @@ static int take_walk(resmon_monitor *m, rm__probe_reading *r)
     if (w->rc < 0)
         return w->rc;
     rm__tree_totals_walked(&m->totals, w->at_ns, w->reading.process_count, w->cost_ns, w->pending_ns,
-                           w->counted_ns, 0); /* the window's last reading is the sampler's own walk */
+                           w->counted_ns, w->discovered_ns, 0); /* the window's last reading is the sampler's own walk */
     m->held = *r = w->reading;
     return w->rc;
 }
@@ -458,7 +459,7 @@ static int take_sample(resmon_monitor *m, int first, taken_sample *t)
         if (!first)
             rm__tree_totals_walked(&m->totals, timestamp_ns, r.process_count, cost_ns,
                                    rm__probe_cpu_pending(m->probe), rm__probe_cpu_counted(m->probe),
-                                   rc == RM__PROBE_ENDED || m->last_sample);
+                                   rm__probe_cpu_discovered(m->probe), rc == RM__PROBE_ENDED || m->last_sample);
         m->held = r;
         walked = 1;
     }

@@ -359,6 +359,11 @@ uint64_t rm__probe_cpu_counted(const rm__probe *p)
     return p->cpu.counted_ns > 0 ? (uint64_t)p->cpu.counted_ns : 0;
 }
 
+uint64_t rm__probe_cpu_discovered(const rm__probe *p)
+{
+    return p->cpu.discovered_ns;
+}
+
 void rm__probe_cpu_rebase(rm__probe *p, uint64_t handed_ns)
 {
     uint64_t counted = rm__probe_cpu_counted(p);

@@ -142,6 +142,9 @@ uint64_t rm__probe_cpu_pending(const rm__probe *p);
 /* All the CPU the readings counted since the window's first. */
 uint64_t rm__probe_cpu_counted(const rm__probe *p);
 
+/* Of that, what processes had used before a reading first saw them. */
+uint64_t rm__probe_cpu_discovered(const rm__probe *p);
+
 /* The samples handed out handed_ns of the window's CPU from another source
  * (a leaf cgroup's total): what the probe counted beyond that is carried,
  * to be handed out by the next readings, and nothing below it (never more

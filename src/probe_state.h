@@ -191,6 +191,11 @@ struct rm__probe {
          * run). */
         int64_t counted_ns;
         uint64_t reported_ns;
+        /* Of counted_ns, what processes had used when first read (their
+         * life before it, which a reading only now saw): a tree's leaf total
+         * had it as it was used, so the check for a process that left the
+         * leaf (tree_totals.h) leaves it out. */
+        uint64_t discovered_ns;
         long online_cpus;       /* a tree cannot use more CPU than this */
         /* When the root is our own child, the CPU it used after the latest
          * reading reaches our RUSAGE_CHILDREN when we reap it. */
@@ -290,6 +295,8 @@ static inline void rm__probe_cpu_account_children(rm__probe *p, rm__tracked *t, 
  * reading's; baseline: counts nothing, records the levels). */
 static inline void rm__probe_cpu_account(rm__probe *p, rm__tracked *t, const rm__process_reading *now, int baseline)
 {
+    int first = t->last_cpu_ns == 0 && t->children_ns == 0; /* never read with any CPU used */
+    int64_t before = p->cpu.counted_ns;
     if (!baseline && now->cpu_ns > t->last_cpu_ns)
         p->cpu.counted_ns += (int64_t)(now->cpu_ns - t->last_cpu_ns);
     t->last_cpu_ns = now->cpu_ns;
@@ -297,6 +304,8 @@ static inline void rm__probe_cpu_account(rm__probe *p, rm__tracked *t, const rm_
         rm__probe_cpu_account_children(p, t, now, baseline);
     else if (now->stat_read)
         t->threads = now->st.num_threads;
+    if (first && p->cpu.counted_ns > before)
+        p->cpu.discovered_ns += (uint64_t)(p->cpu.counted_ns - before);
 }
 
 /* The CPU a reading hands out: all counted and not yet handed out, but no

@@ -54,6 +54,7 @@ typedef struct rm__tree_totals {
     int left;             /* a process left the leaf: the probe's CPU again, for good */
     int left_suspected;   /* the latest walk's probe count was ahead of the total: the next walk decides */
     uint64_t probe_base_ns, total_base_ns; /* at the switch: the probe's count, the total */
+    uint64_t discovered_base_ns; /* ... and of the count, the life before a reading first saw a process */
     uint64_t last_cpu_ns; /* the total at the previous sample */
     uint64_t carry_ns;    /* counted, not yet handed out (at most every CPU busy per interval) */
     uint64_t next_walk_ns; /* CLOCK_MONOTONIC: the next walk is due then (0: next sample) */
@@ -87,7 +88,8 @@ int rm__tree_totals_measures(const rm__tree_totals *t, unsigned last_process_cou
  * last sample): this sample's CPU is still the total's, then rebase the
  * probe on rm__tree_totals_handed. */
 void rm__tree_totals_walked(rm__tree_totals *t, uint64_t now_ns, unsigned process_count, uint64_t cost_ns,
-                            uint64_t probe_pending_ns, uint64_t probe_counted_ns, int final);
+                            uint64_t probe_pending_ns, uint64_t probe_counted_ns, uint64_t probe_discovered_ns,
+                            int final);
 
 /* The CPU the samples handed out in the window, up to the latest
  * rm__tree_totals_cpu: the probe's at the switch plus the total's since,

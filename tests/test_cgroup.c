@@ -212,24 +212,24 @@ static void tree_totals_leave_after_two_walks_ahead(void **state)
     memset(&t, 0, sizeof t);
     t.dir_fd = -1;
     assert_int_equal(rm__cgroup_cpu_open(&t.cpu, dir), 0);
-    rm__tree_totals_walked(&t, 1 * ms, 100, 5 * ms, 0, 0, 0); /* wide: the switch */
+    rm__tree_totals_walked(&t, 1 * ms, 100, 5 * ms, 0, 0, 0, 0); /* wide: the switch */
     assert_true(t.engaged);
-    rm__tree_totals_walked(&t, 2000 * ms, 100, 5 * ms, 0, 500 * ms, 0); /* 500 ms ahead of a total that did not rise */
+    rm__tree_totals_walked(&t, 2000 * ms, 100, 5 * ms, 0, 500 * ms, 0, 0); /* 500 ms ahead of a total that did not rise */
     assert_true(t.engaged);
     assert_false(t.left);
     assert_true(rm__tree_totals_walk_due(&t, 2001 * ms)); /* the next sample looks again */
     put_file(dir, "cpu.stat", "usage_usec 501000\n"); /* the total caught up */
-    rm__tree_totals_walked(&t, 2100 * ms, 100, 5 * ms, 0, 500 * ms, 0);
+    rm__tree_totals_walked(&t, 2100 * ms, 100, 5 * ms, 0, 500 * ms, 0, 0);
     assert_true(t.engaged);
     assert_false(t.left_suspected);
     assert_false(rm__tree_totals_walk_due(&t, 2101 * ms)); /* the walk's own cadence again (5 ms / 0.1 %) */
-    rm__tree_totals_walked(&t, 8000 * ms, 100, 5 * ms, 0, 1500 * ms, 0); /* a leaver: ahead ... */
+    rm__tree_totals_walked(&t, 8000 * ms, 100, 5 * ms, 0, 1500 * ms, 0, 0); /* a leaver: ahead ... */
     assert_true(t.engaged);
-    rm__tree_totals_walked(&t, 8100 * ms, 100, 5 * ms, 0, 1600 * ms, 0); /* ... and ahead again */
+    rm__tree_totals_walked(&t, 8100 * ms, 100, 5 * ms, 0, 1600 * ms, 0, 0); /* ... and ahead again */
     assert_false(t.engaged);
     assert_true(t.left);
     assert_true(rm__tree_totals_walk_due(&t, 8101 * ms));
-    rm__tree_totals_walked(&t, 8200 * ms, 100, 5 * ms, 0, 1700 * ms, 0); /* left for good */
+    rm__tree_totals_walked(&t, 8200 * ms, 100, 5 * ms, 0, 1700 * ms, 0, 0); /* left for good */
     assert_false(t.engaged);
     rm__tree_totals_close(&t);
     /* Review: a leaver seen by the window's last walk alone has no second
@@ -239,24 +239,39 @@ static void tree_totals_leave_after_two_walks_ahead(void **state)
     memset(&t, 0, sizeof t);
     t.dir_fd = -1;
     assert_int_equal(rm__cgroup_cpu_open(&t.cpu, dir), 0);
-    rm__tree_totals_walked(&t, 1 * ms, 100, 5 * ms, 0, 0, 0);
+    rm__tree_totals_walked(&t, 1 * ms, 100, 5 * ms, 0, 0, 0, 0);
     assert_true(t.engaged);
-    rm__tree_totals_walked(&t, 2000 * ms, 100, 5 * ms, 0, 700 * ms, 1); /* ahead, and the window's last */
+    rm__tree_totals_walked(&t, 2000 * ms, 100, 5 * ms, 0, 700 * ms, 0, 1); /* ahead, and the window's last */
     assert_false(t.engaged);
     assert_true(t.left);
     rm__tree_totals_close(&t);
+    /* A fast-forking tree: processes the switching walk missed were first
+     * read later, their life before the switch with them; the total had it
+     * before its base.  That lead never grows and is no leaver (a tree of
+     * 1000 sleepers lost the O(1) series to it: 9.5 ms a sample, not 0.3). */
+    memset(&t, 0, sizeof t);
+    t.dir_fd = -1;
+    assert_int_equal(rm__cgroup_cpu_open(&t.cpu, dir), 0);
+    rm__tree_totals_walked(&t, 1 * ms, 100, 5 * ms, 0, 0, 0, 0);
+    put_file(dir, "cpu.stat", "usage_usec 101000\n"); /* the total rose 100 ms ... */
+    rm__tree_totals_walked(&t, 2000 * ms, 1000, 5 * ms, 0, 300 * ms, 200 * ms, 0); /* ... the probe 300, 200 of it found */
+    rm__tree_totals_walked(&t, 2100 * ms, 1000, 5 * ms, 0, 300 * ms, 200 * ms, 1);
+    assert_true(t.engaged);
+    assert_false(t.left);
+    rm__tree_totals_close(&t);
+    put_file(dir, "cpu.stat", "usage_usec 1000\n");
     /* Ahead, a failed read, ahead: not two walks compared in a row. */
     memset(&t, 0, sizeof t);
     t.dir_fd = -1;
     assert_int_equal(rm__cgroup_cpu_open(&t.cpu, dir), 0);
-    rm__tree_totals_walked(&t, 1 * ms, 100, 5 * ms, 0, 0, 0);
-    rm__tree_totals_walked(&t, 2000 * ms, 100, 5 * ms, 0, 500 * ms, 0);
+    rm__tree_totals_walked(&t, 1 * ms, 100, 5 * ms, 0, 0, 0, 0);
+    rm__tree_totals_walked(&t, 2000 * ms, 100, 5 * ms, 0, 500 * ms, 0, 0);
     assert_true(t.left_suspected);
     put_file(dir, "cpu.stat", "garbage\n");
-    rm__tree_totals_walked(&t, 2100 * ms, 100, 5 * ms, 0, 600 * ms, 0);
+    rm__tree_totals_walked(&t, 2100 * ms, 100, 5 * ms, 0, 600 * ms, 0, 0);
     assert_false(t.left_suspected);
     put_file(dir, "cpu.stat", "usage_usec 1000\n");
-    rm__tree_totals_walked(&t, 2200 * ms, 100, 5 * ms, 0, 700 * ms, 0);
+    rm__tree_totals_walked(&t, 2200 * ms, 100, 5 * ms, 0, 700 * ms, 0, 0);
     assert_true(t.engaged);
     assert_true(t.left_suspected);
     rm__tree_totals_close(&t);
@@ -1822,13 +1837,19 @@ static int copy_in_the_walkers_pid(pid_t walker_process, spin_tree *t, resmon_mo
     int fd = open("/proc/sys/kernel/ns_last_pid", O_WRONLY | O_CLOEXEC);
     char number[32];
     int len = snprintf(number, sizeof number, "%d", (int)walker_process - 1);
-    if (fd >= 0 && write(fd, number, (size_t)len) == len) {
+    /* Now and then (1 run in 6 here) the fork is given the next number:
+     * the pid is tried again, a few times. */
+    for (int tries = 0; fd >= 0 && tries < 20 && status == REUSE_NOT_PLACED << 8; tries++) {
+        if (pwrite(fd, number, (size_t)len, 0) != len)
+            break;
         fflush(NULL);
         pid_t pid = fork();
         if (pid == 0)
             _exit(getpid() == walker_process ? copy_walks_on_its_own_walker(m, g) : REUSE_NOT_PLACED);
         while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
             ;
+        if (status == REUSE_NOT_PLACED << 8)
+            usleep(10000);
     }
     if (fd >= 0)
         close(fd);
@@ -1941,6 +1962,10 @@ static void real_leaf_fork_into_the_walkers_pid(void **state)
     assert_true(WIFEXITED(status));
     if (WEXITSTATUS(status) == REUSE_SKIP) {
         print_message("skipped: no pid and mount namespace, or no leaf cgroup, here\n");
+        skip();
+    }
+    if (WEXITSTATUS(status) == REUSE_NOT_PLACED) {
+        print_message("skipped: no fork of 20 was given the walker's pid (ns_last_pid)\n");
         skip();
     }
     if (WEXITSTATUS(status) != 0)
