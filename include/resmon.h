@@ -936,7 +936,16 @@ RESMON_API void resmon_monitor_free(resmon_monitor *m);
  * PID namespace than this process's (unshare -pf without --mount-proc: its
  * numbers name other processes; since 0.4),
  * -EMFILE/-ENFILE without a free file descriptor, -EAGAIN/-ENOMEM if the
- * thread cannot be created. */
+ * thread cannot be created.
+ *
+ * File descriptors: a window keeps a few files open for each monitored
+ * process (its /proc directory, statm, stat, the groups' files, and for a
+ * tree its task directory and children list), so a wide tree can need
+ * thousands.  On the first EMFILE the library raises this process's soft
+ * limit on open files to its hard limit (as the JVM and Go's runtime do at
+ * their start; since 0.4.1: before, a tree past the default soft limit of
+ * 1024 lost processes silently).  A process that still cannot be opened
+ * (the hard limit reached) is counted in unreadable_procs. */
 RESMON_API int resmon_monitor_start(resmon_monitor *m);
 
 /* Whether pid can be monitored at all, read from its /proc/PID/stat (under

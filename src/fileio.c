@@ -5,6 +5,8 @@
 #include "regular_file.h"
 
 #include <errno.h>
+#include <sys/resource.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -46,12 +48,34 @@ ssize_t rm__read_file_at(int dirfd, const char *path, char *buf, size_t cap)
     return fd < 0 ? fd : read_and_close(fd, buf, cap);
 }
 
+/* Raises the soft limit on open files to the hard one (see rm__openat). */
+static void raise_open_file_limit(void)
+{
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+        limit.rlim_cur = limit.rlim_max;
+        (void)setrlimit(RLIMIT_NOFILE, &limit); /* failing, EMFILE stands */
+    }
+}
+
+static pthread_once_t open_file_limit_raised = PTHREAD_ONCE_INIT;
+
+int rm__openat(int dirfd, const char *path, int flags)
+{
+    int fd = openat(dirfd, path, flags);
+    if (fd < 0 && errno == EMFILE) {
+        pthread_once(&open_file_limit_raised, raise_open_file_limit);
+        fd = openat(dirfd, path, flags);
+    }
+    return fd;
+}
+
 ssize_t rm__read_kernel_file_at(int dirfd, const char *path, char *buf, size_t cap)
 {
     if (cap == 0)
         return -EINVAL;
     buf[0] = '\0';
-    int fd = openat(dirfd, path, RM__READ_FLAGS);
+    int fd = rm__openat(dirfd, path, RM__READ_FLAGS);
     return fd < 0 ? -errno : read_and_close(fd, buf, cap);
 }
 

@@ -27,6 +27,16 @@ ssize_t rm__read_file_at(int dirfd, const char *path, char *buf, size_t cap);
  * fails at once, but without the fstat a sample would pay for each file. */
 ssize_t rm__read_kernel_file_at(int dirfd, const char *path, char *buf, size_t cap);
 
+/* openat(2), for the files the probe and the walker keep open (a few a
+ * monitored process: its /proc directory, statm, stat, the groups' files,
+ * its task directory and children list).  A wide tree runs into the soft
+ * limit on open files (1024 by default) long before the hard one, and a
+ * file that cannot be opened is a process not counted: on the first EMFILE
+ * the soft limit is raised to the hard one, once, as the JVM and Go's
+ * runtime do at their start, and the open tried again.  -1 and errno as
+ * openat's. */
+int rm__openat(int dirfd, const char *path, int flags);
+
 /* pread from offset 0 of an already open file (the cheap way to re-read
  * /proc/PID/statm every sample).  Returns the length read or a negative
  * errno. */

@@ -71,7 +71,7 @@ void rm__metrics_open_network(rm__metrics *m, int proc_fd, pid_t root)
         return;
     char path[48];
     snprintf(path, sizeof path, "%d/net/dev", (int)root);
-    m->net_fd = openat(proc_fd, path, RM__READ_FLAGS);
+    m->net_fd = rm__openat(proc_fd, path, RM__READ_FLAGS);
 }
 
 void rm__metrics_free(rm__metrics *m)
@@ -122,7 +122,7 @@ void rm__metrics_start_reading(rm__metrics *m, int baseline)
 static ssize_t read_kept_open(int dir_fd, int *fd, const char *name, char *buf, size_t cap)
 {
     if (*fd < 0) {
-        *fd = openat(dir_fd, name, RM__READ_FLAGS);
+        *fd = rm__openat(dir_fd, name, RM__READ_FLAGS);
         if (*fd < 0)
             return errno == ENOENT ? -ESRCH : -errno;
     }
@@ -168,7 +168,7 @@ static int parse_switches(const char *text, size_t n, uint64_t *voluntary, uint6
 
 static int read_context_switches(int dir_fd, uint64_t *voluntary, uint64_t *involuntary)
 {
-    int task_fd = openat(dir_fd, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int task_fd = rm__openat(dir_fd, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (task_fd < 0)
         return errno == ENOENT ? -ESRCH : -errno;
     DIR *dir = fdopendir(task_fd);
@@ -348,7 +348,7 @@ static unsigned read_smaps_source(rm__metrics *m, rm__process_metrics *pm, proce
             m->pss_exempt_until_next_ns = pm->born_ns + m->detail_interval_ns;
         /* Opening checks the access a read needs (and walks nothing): a
          * process whose smaps_rollup is refused stays unreadable. */
-        if (pm->smaps_fd < 0 && (pm->smaps_fd = openat(r->dir_fd, "smaps_rollup", RM__READ_FLAGS)) < 0 &&
+        if (pm->smaps_fd < 0 && (pm->smaps_fd = rm__openat(r->dir_fd, "smaps_rollup", RM__READ_FLAGS)) < 0 &&
             rm__read_refused(-errno))
             r->refused |= RM__SOURCE_SMAPS;
         pm->smaps_known = pm->pss_from_rss = pm->smaps_fd >= 0;
@@ -410,7 +410,7 @@ static unsigned read_fds_source(rm__metrics *m, rm__process_metrics *pm, process
 {
     (void)m;
     if (pm->fd_dir_fd < 0) {
-        pm->fd_dir_fd = openat(r->dir_fd, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        pm->fd_dir_fd = rm__openat(r->dir_fd, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (pm->fd_dir_fd < 0) {
             if (rm__read_refused(-errno))
                 r->refused |= RM__SOURCE_FDS;

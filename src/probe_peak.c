@@ -5,6 +5,7 @@
  * where a mark that rose shows it).
  */
 #include "probe_state.h"
+#include "fileio.h"
 #include "regular_file.h"
 
 #include <errno.h>
@@ -57,7 +58,7 @@ void rm__probe_peak_refresh_root(rm__probe *p, uint64_t boot_ns)
         return;
     uint64_t bytes;
     if (root->status_fd < 0)
-        root->status_fd = openat(root->dir_fd, "status", RM__READ_FLAGS);
+        root->status_fd = rm__openat(root->dir_fd, "status", RM__READ_FLAGS);
     if (root->status_fd >= 0 && rm__pread_peak_rss(root->status_fd, &bytes) == 0) {
         root->hwm_bytes = bytes;
         root->hwm_read_ns = boot_ns;

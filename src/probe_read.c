@@ -43,7 +43,7 @@ int rm__probe_read_cpu(const rm__tracked *t, uint64_t *ns)
  * the cost of one listing of its task directory. */
 static int read_statm_of_another_thread(const rm__tracked *t, uint64_t *size_pages, uint64_t *rss_pages)
 {
-    int task_fd = openat(t->dir_fd, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int task_fd = rm__openat(t->dir_fd, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (task_fd < 0)
         return -ESRCH;
     char dirents[4096];
@@ -106,7 +106,7 @@ int rm__probe_read_process(const rm__tracked *t, rm__process_reading *out)
 int rm__probe_read_stat(rm__tracked *t, rm__process_reading *out)
 {
     if (t->stat_fd < 0) {
-        t->stat_fd = openat(t->dir_fd, "stat", RM__READ_FLAGS);
+        t->stat_fd = rm__openat(t->dir_fd, "stat", RM__READ_FLAGS);
         if (t->stat_fd < 0)
             return errno == ENOENT ? -ESRCH : -errno;
     }

@@ -6,6 +6,7 @@
  * proc_tree.c), never into CPU or peak accounting.
  */
 #include "probe_state.h"
+#include "fileio.h"
 #include "regular_file.h"
 
 #include <errno.h>
@@ -73,7 +74,7 @@ rm__tracked *rm__probe_find(rm__probe *p, pid_t pid)
 
 static int open_in(int dir_fd, const char *name, int *fd)
 {
-    *fd = openat(dir_fd, name, RM__READ_FLAGS);
+    *fd = rm__openat(dir_fd, name, RM__READ_FLAGS);
     return *fd >= 0 ? 0 : errno == ENOENT ? -ESRCH : -errno;
 }
 
@@ -97,7 +98,7 @@ int rm__probe_track(rm__probe *p, pid_t pid, rm__tracked **out)
     t.metrics.stands_when_ended = p->count == 0; /* the root (procs[0]) */
     char path[32];
     snprintf(path, sizeof path, "%d", (int)pid);
-    t.dir_fd = openat(p->proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    t.dir_fd = rm__openat(p->proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (t.dir_fd < 0)
         return errno == ENOENT ? -ESRCH : -errno;
     int rc = open_in(t.dir_fd, "statm", &t.statm_fd);
@@ -245,7 +246,10 @@ static int walk_and_track(rm__probe *p)
         rm__tracked *t = rm__probe_find(p, pid);
         int rc = t ? 0 : rm__probe_track(p, pid, &t);
         if (rc < 0) {
-            p->untrackable += rm__read_refused(rc); /* not ours to read (gone, or out of memory, is not that) */
+            /* Not ours to read, or no descriptor left to read it with (the
+             * hard limit on open files reached): counted, never silently
+             * missing.  Gone, or out of memory, is neither. */
+            p->untrackable += rm__read_refused(rc) || rc == -EMFILE || rc == -ENFILE;
             continue;
         }
         t->seen_walk = p->walk;

@@ -216,7 +216,7 @@ static rm__walked_process *walked_entry(rm__tree_walker *w, pid_t pid)
         return NULL; /* no room to find it again: not walked this time */
     char path[32];
     snprintf(path, sizeof path, "%d/task", (int)pid);
-    int task_fd = openat(w->proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int task_fd = rm__openat(w->proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (task_fd < 0)
         return NULL; /* gone, or not ours to read */
     rm__walked_process *e = &w->walked[w->walked_count++];
@@ -279,7 +279,7 @@ static int children_fd(rm__walked_process *e, pid_t tid, const pid_t *old_tids, 
         }
     char path[32];
     snprintf(path, sizeof path, "%d/children", (int)tid);
-    int fd = openat(e->task_fd, path, O_RDONLY | O_CLOEXEC);
+    int fd = rm__openat(e->task_fd, path, O_RDONLY | O_CLOEXEC);
     *owned = 1;
     return fd;
 }
@@ -380,7 +380,7 @@ static int reopen_reused(rm__tree_walker *w, rm__walked_process *e)
 {
     char path[32];
     snprintf(path, sizeof path, "%d/task", (int)e->pid);
-    int task_fd = openat(w->proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int task_fd = rm__openat(w->proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (task_fd < 0)
         return -1;
     for (size_t i = 0; i < e->thread_count; i++)
@@ -594,7 +594,7 @@ static int is_root(const pid_t *roots, size_t root_count, pid_t pid)
  * 0, or a negative errno (the links are then empty). */
 static int build_links(rm__tree_walker *w)
 {
-    int dup_fd = openat(w->proc_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int dup_fd = rm__openat(w->proc_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dup_fd < 0)
         return -errno;
     DIR *proc = fdopendir(dup_fd);
@@ -704,7 +704,7 @@ static int visit_member(pid_t pid, void *user)
  * counts them. */
 static int walk_cgroup_dir(rm__tree_walker *w, int dir_fd, const pid_t *roots, size_t root_count, int depth)
 {
-    int fd = openat(dir_fd, "cgroup.procs", RM__READ_FLAGS); /* non-blocking: no fstat a walk */
+    int fd = rm__openat(dir_fd, "cgroup.procs", RM__READ_FLAGS); /* non-blocking: no fstat a walk */
     if (fd < 0)
         return -errno; /* -ENOENT once the cgroup is removed */
     ssize_t n = read_children_file(w, fd);
@@ -716,7 +716,7 @@ static int walk_cgroup_dir(rm__tree_walker *w, int dir_fd, const pid_t *roots, s
         return -ENOMEM; /* a garbled list yields the pids before the garbage */
     if (depth >= CGROUP_MAX_DEPTH)
         return 0;
-    int list_fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int list_fd = rm__openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     DIR *dir = list_fd >= 0 ? fdopendir(list_fd) : NULL;
     if (!dir) {
         if (list_fd >= 0)
@@ -727,7 +727,7 @@ static int walk_cgroup_dir(rm__tree_walker *w, int dir_fd, const pid_t *roots, s
     for (struct dirent *e; rc != -ENOMEM && (e = readdir(dir));) {
         if (e->d_name[0] == '.' || (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN))
             continue;
-        int child_fd = openat(dirfd(dir), e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int child_fd = rm__openat(dirfd(dir), e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (child_fd < 0)
             continue; /* not a directory, or removed meanwhile */
         int child_rc = walk_cgroup_dir(w, child_fd, roots, root_count, depth + 1);

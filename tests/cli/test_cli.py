@@ -514,6 +514,58 @@ class Tree(Tmp):
         s = self.held_until_sampled([WORKLOAD, "thread-fork", "120", "-1"], 1)  # held until a sample came
         self.assertGreaterEqual(s["peak_rss_mb"], 120)
 
+    def test_a_tree_wider_than_the_soft_open_file_limit_is_counted_whole(self):
+        # Stop 44: the probe and the walker keep a few files open a process
+        # (its /proc directory, statm, stat, the groups' files, its task
+        # directory and children list): under Debian's default soft limit
+        # of 1024 open files a tree of 300 sleepers counted 138 and one of
+        # 1000 counted 1, silently.  On the first EMFILE the soft limit is
+        # raised to the hard one; the commands resmon runs keep the caller's
+        # (run 2 of a repeat starts after the raise).
+        soft_limit = 256
+        _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if hard != resource.RLIM_INFINITY and hard < 4 * 1024:
+            self.skipTest(f"the hard limit on open files ({hard}) leaves no room above a soft one of {soft_limit}")
+        go, limits, started, out = self.path("go"), self.path("limits"), self.path("started"), self.path("r.json")
+        last = self.path("last")
+        os.mkfifo(go)
+        script = (f"ulimit -S -n >> {limits}; [ -e {started} ] && exit 0; touch {started}; "
+                  "i=0; while [ $i -lt 300 ]; do sleep 1000 </dev/null >/dev/null 2>&1 & pids=\"$pids $!\"; "
+                  f"i=$((i+1)); done; echo $! > {last}.new; mv {last}.new {last}; read x < {go}; kill $pids; wait; "
+                  "exit 0")
+        p = subprocess.Popen([RESMON, "-q", "-i", "0.05", "--repeat", "2", "-o", out, "--", "sh", "-c", script],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                             preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (soft_limit, hard)))
+        try:
+            # resmon has the whole tree once it holds the last sleeper's
+            # /proc directory open (the walk that found it read them all).
+            deadline = time.monotonic() + SAFETY_NET_SEC
+            while not os.path.exists(last) and time.monotonic() < deadline and p.poll() is None:
+                time.sleep(0.05)
+            with open(last) as f:
+                wanted = f"/proc/{int(f.read())}"
+            held = False
+            while not held and time.monotonic() < deadline and p.poll() is None:
+                for fd in os.listdir(f"/proc/{p.pid}/fd"):
+                    try:
+                        held = held or os.readlink(f"/proc/{p.pid}/fd/{fd}") == wanted
+                    except OSError:
+                        pass
+                time.sleep(0.05)
+            with open(go, "w") as f:
+                f.write("go\n")
+            err = p.communicate(timeout=SAFETY_NET_SEC)[1]
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        self.assertEqual(p.returncode, 0, err)
+        with open(out) as f:
+            runs = json.load(f)["runs"]
+        self.assertGreaterEqual(runs[0]["peak_nprocs"], 301)
+        with open(limits) as f:
+            self.assertEqual(f.read().split(), [str(soft_limit)] * 2)  # each run's command: the caller's limit
+
     def test_exact_cpu_seconds_from_the_kernel(self):
         # Two spinners of 0.6 CPU seconds each: 1.2 s of work, however busy
         # the machine, which wait4 reports for the whole tree.

@@ -347,6 +347,17 @@ int run_end_leftovers(double grace_sec, leftover_outcome *out)
     return done;
 }
 
+/* The limit on open files resmon started with: the library raises the soft
+ * one for a wide tree (it keeps a few files open a process), and the
+ * commands resmon runs get the one their caller gave them. */
+static struct rlimit open_files_at_start;
+static int open_files_known;
+
+void run_note_start_limits(void)
+{
+    open_files_known = getrlimit(RLIMIT_NOFILE, &open_files_at_start) == 0;
+}
+
 /* Reaps a command that never ran (exec failed, or the monitor did not
  * start): its status is resmon's own, so only EINTR needs care. */
 static void reap_unstarted(pid_t child)
@@ -376,6 +387,8 @@ static void exec_child(const cli_options *o, const resmon_cgroup *cg, int go_rea
     } while (n < 0 && errno == EINTR);
     if (n != 1)
         _exit(EXIT_USAGE); /* resmon died before saying go */
+    if (open_files_known)
+        (void)setrlimit(RLIMIT_NOFILE, &open_files_at_start);
     execvp(o->argv[0], o->argv);
     int err = errno;
     if (write(error_write, &err, sizeof err) < 0)

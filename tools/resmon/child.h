@@ -36,6 +36,9 @@ typedef struct leftover_outcome {
 int run_end_leftovers(double grace_sec, leftover_outcome *out);
 /* How long run_end_leftovers sends SIGKILL (every 0.1 s) to what still runs. */
 #define LEFTOVER_KILL_SEC 10
+/* Notes the limits resmon started with, for the commands it runs (call
+ * first, before any monitor). */
+void run_note_start_limits(void);
 /* The line said at the command's exit when left (> 0) processes it
  * started still run. */
 void run_say_orphans_left(int left);

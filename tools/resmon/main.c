@@ -75,6 +75,7 @@ int main(int argc, char **argv)
 {
     signals_block_write_faults();
     standard_fds_occupy();
+    run_note_start_limits();
     if (argc > 1 && strcmp(argv[1], "plot") == 0) /* a program named plot runs as "resmon -- plot" */
         return plot_main(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "compare") == 0) /* a program named compare: resmon -- compare */
