@@ -374,6 +374,22 @@ static void ask_walk(resmon_monitor *m)
     rm__futex_wake(&m->walk_state);
 }
 
+/* Hands a walk's figures to the totals (rm__tree_totals_walked); at the
+ * switch to the leaf's total the probe is told the instant of its base,
+ * the cutoff of what it counts as discovered (rm__probe_cpu_discovery_from).
+ * On the sampler, the probe its own. */
+static void totals_walked(resmon_monitor *m, uint64_t at_ns, unsigned process_count, uint64_t cost_ns,
+                          uint64_t pending_ns, uint64_t counted_ns, uint64_t discovered_ns, int final)
+{
+    int was_engaged = m->totals.engaged;
+    rm__tree_totals_walked(&m->totals, at_ns, process_count, cost_ns, pending_ns, counted_ns, discovered_ns, final);
+    if (!was_engaged && m->totals.engaged) {
+        struct timespec boot;
+        clock_gettime(CLOCK_BOOTTIME, &boot);
+        rm__probe_cpu_discovery_from(m->probe, rm__timespec_ns(&boot));
+    }
+}
+
 /* Waits until the walk in flight is posted: the probe is the sampler's
  * again (the result stays for take_walk).  One walk's time at most. */
 static void wait_walk_posted(resmon_monitor *m)
@@ -396,8 +412,8 @@ static int take_walk(resmon_monitor *m, rm__probe_reading *r)
     const walk_post *w = &m->post;
     if (w->rc < 0)
         return w->rc;
-    rm__tree_totals_walked(&m->totals, w->at_ns, w->reading.process_count, w->cost_ns, w->pending_ns,
-                           w->counted_ns, w->discovered_ns, 0); /* the window's last reading is the sampler's own walk */
+    totals_walked(m, w->at_ns, w->reading.process_count, w->cost_ns, w->pending_ns, w->counted_ns,
+                  w->discovered_ns, 0); /* the window's last reading is the sampler's own walk */
     m->held = *r = w->reading;
     return w->rc;
 }
@@ -457,9 +473,9 @@ static int take_sample(resmon_monitor *m, int first, taken_sample *t)
             cost_ns += !cost_ns; /* measured: never "not measured" */
         }
         if (!first)
-            rm__tree_totals_walked(&m->totals, timestamp_ns, r.process_count, cost_ns,
-                                   rm__probe_cpu_pending(m->probe), rm__probe_cpu_counted(m->probe),
-                                   rm__probe_cpu_discovered(m->probe), rc == RM__PROBE_ENDED || m->last_sample);
+            totals_walked(m, timestamp_ns, r.process_count, cost_ns, rm__probe_cpu_pending(m->probe),
+                          rm__probe_cpu_counted(m->probe), rm__probe_cpu_discovered(m->probe),
+                          rc == RM__PROBE_ENDED || m->last_sample);
         m->held = r;
         walked = 1;
     }

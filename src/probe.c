@@ -364,6 +364,11 @@ uint64_t rm__probe_cpu_discovered(const rm__probe *p)
     return p->cpu.discovered_ns;
 }
 
+void rm__probe_cpu_discovery_from(rm__probe *p, uint64_t boottime_ns)
+{
+    p->cpu.discovery_from_ns = boottime_ns;
+}
+
 void rm__probe_cpu_rebase(rm__probe *p, uint64_t handed_ns)
 {
     uint64_t counted = rm__probe_cpu_counted(p);

@@ -142,8 +142,12 @@ uint64_t rm__probe_cpu_pending(const rm__probe *p);
 /* All the CPU the readings counted since the window's first. */
 uint64_t rm__probe_cpu_counted(const rm__probe *p);
 
-/* Of that, what processes had used before a reading first saw them. */
+/* Of that, what processes started before boottime_ns (CLOCK_BOOTTIME; the
+ * instant a leaf's CPU total was taken as the base) had used when a reading
+ * first saw them (rm__probe_cpu_discovery_from sets the instant; until then
+ * nothing is). */
 uint64_t rm__probe_cpu_discovered(const rm__probe *p);
+void rm__probe_cpu_discovery_from(rm__probe *p, uint64_t boottime_ns);
 
 /* The samples handed out handed_ns of the window's CPU from another source
  * (a leaf cgroup's total): what the probe counted beyond that is carried,

@@ -191,11 +191,14 @@ struct rm__probe {
          * run). */
         int64_t counted_ns;
         uint64_t reported_ns;
-        /* Of counted_ns, what processes had used when first read (their
-         * life before it, which a reading only now saw): a tree's leaf total
-         * had it as it was used, so the check for a process that left the
-         * leaf (tree_totals.h) leaves it out. */
+        /* Of counted_ns, what processes started before discovery_from_ns
+         * (CLOCK_BOOTTIME; 0: none) had used when a reading first saw them:
+         * a leaf's total read at that instant already held their life up to
+         * it, so the check for a process that left the leaf (tree_totals.h)
+         * leaves it out.  A process started after it is in the total's rise
+         * whole, and is not. */
         uint64_t discovered_ns;
+        uint64_t discovery_from_ns;
         long online_cpus;       /* a tree cannot use more CPU than this */
         /* When the root is our own child, the CPU it used after the latest
          * reading reaches our RUSAGE_CHILDREN when we reap it. */
@@ -304,7 +307,8 @@ static inline void rm__probe_cpu_account(rm__probe *p, rm__tracked *t, const rm_
         rm__probe_cpu_account_children(p, t, now, baseline);
     else if (now->stat_read)
         t->threads = now->st.num_threads;
-    if (first && p->cpu.counted_ns > before)
+    if (first && p->cpu.counted_ns > before && p->cpu.discovery_from_ns &&
+        !rm__started_after(t->start_ticks, p->ticks_per_sec, p->cpu.discovery_from_ns))
         p->cpu.discovered_ns += (uint64_t)(p->cpu.counted_ns - before);
 }
 

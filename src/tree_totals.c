@@ -138,11 +138,12 @@ void rm__tree_totals_walked(rm__tree_totals *t, uint64_t now_ns, unsigned proces
         uint64_t total;
         if (rm__cgroup_cpu_read(&t->cpu, &total) == 0 && total >= t->total_base_ns &&
             probe_counted_ns >= t->probe_base_ns) {
-            /* What a reading saw of a process's life only when it first
-             * read it was in the total as it was used (before the switch,
-             * for a process the switching walk missed: a lead that never
-             * grows, which took a fast-forking tree of 1000 for a leaver):
-             * compared are the increases of processes read before. */
+            /* A process started before the switch and first read after it
+             * (the switching walk missed it) brings its life before the
+             * switch, which the total's base already held: a lead that never
+             * grows, which took a fast-forking tree of 1000 for a leaver.
+             * The probe counts that apart (its discovered CPU, from the
+             * switch's instant on); one started after is in the rise whole. */
             uint64_t discovered = probe_discovered_ns > t->discovered_base_ns ? probe_discovered_ns - t->discovered_base_ns : 0;
             uint64_t rose = total - t->total_base_ns, counted = probe_counted_ns - t->probe_base_ns;
             counted = counted > discovered ? counted - discovered : 0;
