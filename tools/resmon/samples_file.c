@@ -4,8 +4,10 @@
  *
  * Rows go out through a stream writer (stream_writer.c) at row boundaries
  * only -- when its buffer is nearly full, and at least once a second -- so
- * the file always ends with a whole row: a crash or a kill leaves every row
- * up to the last write, never half a row.  A write that fails part way (a
+ * a crash leaves every row up to the last write, never half a row.  SIGKILL
+ * during a write is the exception the kernel makes: it stops a write at a
+ * page of the file, so the last row may be cut, without its newline (resmon
+ * plot leaves such a row out).  A write that fails part way (a
  * full disk, a file size limit) is cut back to the last whole row it wrote,
  * and no row is written after it; a reader of a pipe or FIFO that lags is
  * never waited for while the run goes on.  Both are reported at the close.

@@ -138,6 +138,25 @@ static int split_csv(char *line, char **fields, int cap)
 
 #define MAX_CSV_FIELDS 512
 
+/* CUT_ROW: a run killed with SIGKILL while a write was under way leaves
+ * the rows before it whole and the last one cut where the kernel stopped
+ * the write (it checks for a fatal signal at each page of the file): a last
+ * line without its newline that does not read as a row is that one, and is
+ * left out, not an error -- a killed run's samples are what they are for. */
+
+/* Whether a CSV line split into n fields reads as a whole row. */
+static int whole_csv_row(char **fields, int n, int header_fields, const int *where)
+{
+    if (n != header_fields)
+        return 0;
+    for (int i = 0; i < phase_column; i++) {
+        double value;
+        if (where[i] >= 0 && parse_number(fields[where[i]], &value) < 0)
+            return 0;
+    }
+    return 1;
+}
+
 static int read_csv(FILE *f, chart_series *c, double *end_sec, char *why, size_t cap)
 {
     char *line = NULL, *fields[MAX_CSV_FIELDS];
@@ -149,9 +168,12 @@ static int read_csv(FILE *f, chart_series *c, double *end_sec, char *why, size_t
         where[i] = -1;
     while ((len = getline(&line, &line_cap, f)) >= 0) {
         line_no++;
+        int cut = len > 0 && line[len - 1] != '\n'; /* the last line, without its newline */
         while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
             line[--len] = '\0';
         int n = split_csv(line, fields, MAX_CSV_FIELDS);
+        if (cut && line_no > 1 && !whole_csv_row(fields, n, header_fields, where))
+            break; /* a row cut by a kill mid-write (see CUT_ROW): left out */
         if (n < 0 || n > MAX_CSV_FIELDS) {
             snprintf(why, cap, "line %zu is not CSV (%s)", line_no, n < 0 ? "a quote left open" : "too many fields");
             goto done;
@@ -214,6 +236,10 @@ static int read_jsonl(FILE *f, chart_series *c, double *end_sec, char *why, size
         line_no++;
         json_error_t error;
         json_t *object = jansson.loadb(line, (size_t)len, 0, &error);
+        if (!json_is_object(object) && len > 0 && line[len - 1] != '\n') {
+            jansson_release(object);
+            break; /* a row cut by a kill mid-write (see CUT_ROW): left out */
+        }
         if (!json_is_object(object)) {
             snprintf(why, cap, "line %zu is not a JSON object%s%s", line_no, object ? "" : ": ",
                      object ? "" : error.text);
