@@ -522,57 +522,98 @@ class Tree(Tmp):
         s = self.held_until_sampled([WORKLOAD, "thread-fork", "120", "-1"], 1)  # held until a sample came
         self.assertGreaterEqual(s["peak_rss_mb"], 120)
 
-    def test_a_tree_wider_than_the_soft_open_file_limit_is_counted_whole(self):
-        # Stop 44: the probe and the walker keep a few files open a process
-        # (its /proc directory, statm, stat, the groups' files, its task
-        # directory and children list): under Debian's default soft limit
-        # of 1024 open files a tree of 300 sleepers counted 138 and one of
-        # 1000 counted 1, silently.  On the first EMFILE the soft limit is
-        # raised to the hard one; the commands resmon runs keep the caller's
-        # (run 2 of a repeat starts after the raise).
-        soft_limit = 256
+    # Stop 44: the probe and the walker keep a few files open a process (its
+    # /proc directory, statm, stat, the groups' files, its task directory
+    # and children list): under Debian's default soft limit of 1024 open
+    # files a tree of 300 sleepers counted 138 and one of 1000 counted 1,
+    # silently.  On the first EMFILE the soft limit is raised to the hard
+    # one; the commands resmon runs keep the caller's.
+    SOFT_OPEN_FILES = 256
+
+    def run_wider_than_open_files(self, options, sleepers, until):
+        """resmon with a soft limit of SOFT_OPEN_FILES open files, running
+        a shell that starts `sleepers` sleepers (once: a repeat's later runs
+        only note their limit) and ends them when told; until(p) returns
+        once the test may tell it.  The limits each run's command saw."""
         _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
         if hard != resource.RLIM_INFINITY and hard < 4 * 1024:
-            self.skipTest(f"the hard limit on open files ({hard}) leaves no room above a soft one of {soft_limit}")
-        go, limits, started, out = self.path("go"), self.path("limits"), self.path("started"), self.path("r.json")
-        last = self.path("last")
+            self.skipTest(f"the hard limit on open files ({hard}) leaves no room above a soft one")
+        go, limits, started, pids_file = self.path("go"), self.path("limits"), self.path("started"), self.path("pids")
         os.mkfifo(go)
-        script = (f"ulimit -S -n >> {limits}; [ -e {started} ] && exit 0; touch {started}; "
-                  "i=0; while [ $i -lt 300 ]; do sleep 1000 </dev/null >/dev/null 2>&1 & pids=\"$pids $!\"; "
-                  f"i=$((i+1)); done; echo $! > {last}.new; mv {last}.new {last}; read x < {go}; kill $pids; wait; "
-                  "exit 0")
-        p = subprocess.Popen([RESMON, "-q", "-i", "0.05", "--repeat", "2", "-o", out, "--", "sh", "-c", script],
+        script = (f"ulimit -S -n >> {limits}; [ -e {started} ] && exit 0; touch {started}; i=0; "
+                  f"while [ $i -lt {sleepers} ]; do sleep 1000 </dev/null >/dev/null 2>&1 & pids=\"$pids $!\"; "
+                  f"i=$((i+1)); done; echo $pids > {pids_file}; read x < {go}; kill $pids; wait; exit 0")
+        p = subprocess.Popen([RESMON, "-q", "-i", "0.05", *options, "--", "sh", "-c", script],
                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                             preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (soft_limit, hard)))
+                             preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE,
+                                                                   (self.SOFT_OPEN_FILES, hard)))
         try:
-            # resmon has the whole tree once it holds the last sleeper's
-            # /proc directory open (the walk that found it read them all).
+            until(p)
+            # The shell's "read x < go" may never come (a run that failed):
+            # the FIFO is opened without waiting, tried until the deadline.
             deadline = time.monotonic() + SAFETY_NET_SEC
-            while not os.path.exists(last) and time.monotonic() < deadline and p.poll() is None:
-                time.sleep(0.05)
-            with open(last) as f:
-                wanted = f"/proc/{int(f.read())}"
-            held = False
-            while not held and time.monotonic() < deadline and p.poll() is None:
-                for fd in os.listdir(f"/proc/{p.pid}/fd"):
-                    try:
-                        held = held or os.readlink(f"/proc/{p.pid}/fd/{fd}") == wanted
-                    except OSError:
-                        pass
-                time.sleep(0.05)
-            with open(go, "w") as f:
-                f.write("go\n")
+            while time.monotonic() < deadline and p.poll() is None:
+                try:
+                    fd = os.open(go, os.O_WRONLY | os.O_NONBLOCK)
+                except OSError as e:
+                    if e.errno != errno.ENXIO:
+                        raise
+                    time.sleep(0.05)
+                    continue
+                os.write(fd, b"go\n")
+                os.close(fd)
+                break
             err = p.communicate(timeout=SAFETY_NET_SEC)[1]
         finally:
             if p.poll() is None:
                 p.kill()
                 p.wait()
+            if os.path.exists(pids_file):  # a failed run's sleepers (a run that went well ended them)
+                with open(pids_file) as f:
+                    for pid in f.read().split():
+                        try:
+                            os.kill(int(pid), signal.SIGKILL)
+                        except ProcessLookupError:
+                            pass
         self.assertEqual(p.returncode, 0, err)
-        with open(out) as f:
-            runs = json.load(f)["runs"]
-        self.assertGreaterEqual(runs[0]["peak_nprocs"], 301)
         with open(limits) as f:
-            self.assertEqual(f.read().split(), [str(soft_limit)] * 2)  # each run's command: the caller's limit
+            return f.read().split()
+
+    def test_a_tree_wider_than_the_soft_open_file_limit_is_counted_whole(self):
+        rows = self.path("rows.jsonl")
+
+        def whole_tree_sampled(p):  # a sample that counted the root and its 300 sleepers
+            deadline = time.monotonic() + SAFETY_NET_SEC
+            while time.monotonic() < deadline and p.poll() is None:
+                if os.path.exists(rows):
+                    with open(rows) as f:
+                        if any(line.endswith("\n") and (json.loads(line).get("nprocs") or 0) >= 301 for line in f):
+                            return
+                time.sleep(0.05)
+
+        # --no-cgroup: the count is the walk's, not the leaf's cgroup.procs
+        limits = self.run_wider_than_open_files(["--no-cgroup", "-s", rows, "-o", self.path("s.json")], 300,
+                                                whole_tree_sampled)
+        self.assertEqual(limits, [str(self.SOFT_OPEN_FILES)])
+        summary = self.summary()
+        self.assertGreaterEqual(summary["peak_nprocs"], 301)
+        self.assertEqual(summary["peak_unreadable_procs"], 0)
+
+    def test_the_commands_keep_the_callers_open_file_limit(self):
+        # Run 2 of a repeat starts after run 1's tree made the library raise
+        # resmon's own soft limit: its command still gets the caller's.
+        def raised(p):  # resmon holds more files than the limit it started with
+            deadline = time.monotonic() + SAFETY_NET_SEC
+            while time.monotonic() < deadline and p.poll() is None:
+                try:
+                    if len(os.listdir(f"/proc/{p.pid}/fd")) > self.SOFT_OPEN_FILES:
+                        return
+                except OSError:
+                    pass
+                time.sleep(0.05)
+
+        limits = self.run_wider_than_open_files(["--repeat", "2", "-o", self.path("r.json")], 300, raised)
+        self.assertEqual(limits, [str(self.SOFT_OPEN_FILES)] * 2)
 
     def test_exact_cpu_seconds_from_the_kernel(self):
         # Two spinners of 0.6 CPU seconds each: 1.2 s of work, however busy
