@@ -944,8 +944,13 @@ RESMON_API void resmon_monitor_free(resmon_monitor *m);
  * thousands.  On the first EMFILE the library raises this process's soft
  * limit on open files to its hard limit (as the JVM and Go's runtime do at
  * their start; since 0.4.1: before, a tree past the default soft limit of
- * 1024 lost processes silently).  A process that still cannot be opened
- * (the hard limit reached) is counted in unreadable_procs. */
+ * 1024 lost processes silently).  The raised limit is this process's:
+ * the processes it starts afterwards inherit it (the resmon command gives
+ * its commands back the limit it started with; a host of the library that
+ * cares does the same before exec).  A process the probe cannot open once
+ * the hard limit is reached is counted in unreadable_procs when a metric
+ * group is on; one the walker cannot list (its children) is not counted
+ * anywhere yet. */
 RESMON_API int resmon_monitor_start(resmon_monitor *m);
 
 /* Whether pid can be monitored at all, read from its /proc/PID/stat (under
