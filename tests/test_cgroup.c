@@ -197,6 +197,14 @@ static void cpu_totals_parse_and_read(void **state)
     rmdir(dir);
 }
 
+/* Tree totals over a fixture directory's cpu.stat, as if opened on a leaf. */
+static void totals_on_fixture(rm__tree_totals *t, const char *dir)
+{
+    memset(t, 0, sizeof *t);
+    t->dir_fd = -1;
+    assert_int_equal(rm__cgroup_cpu_open(&t->cpu, dir), 0);
+}
+
 /* A walk whose probe count runs ahead of the leaf's total is a suspicion,
  * not yet a leaver (a process ending as the walk reads it, a v2 total flushed
  * lazily): the next sample walks, and only a second walk ahead in a row ends
@@ -209,9 +217,7 @@ static void tree_totals_leave_after_two_walks_ahead(void **state)
     assert_non_null(mkdtemp(dir));
     put_file(dir, "cpu.stat", "usage_usec 1000\n");
     rm__tree_totals t;
-    memset(&t, 0, sizeof t);
-    t.dir_fd = -1;
-    assert_int_equal(rm__cgroup_cpu_open(&t.cpu, dir), 0);
+    totals_on_fixture(&t, dir);
     rm__tree_totals_walked(&t, 1 * ms, 100, 5 * ms, 0, 0, 0, 0); /* wide: the switch */
     assert_true(t.engaged);
     rm__tree_totals_walked(&t, 2000 * ms, 100, 5 * ms, 0, 500 * ms, 0, 0); /* 500 ms ahead of a total that did not rise */
@@ -236,9 +242,7 @@ static void tree_totals_leave_after_two_walks_ahead(void **state)
      * walk to confirm it; there one walk ahead is enough, or the CPU it
      * used outside the leaf was never handed out (0.7 s of 2.3 lost). */
     put_file(dir, "cpu.stat", "usage_usec 1000\n");
-    memset(&t, 0, sizeof t);
-    t.dir_fd = -1;
-    assert_int_equal(rm__cgroup_cpu_open(&t.cpu, dir), 0);
+    totals_on_fixture(&t, dir);
     rm__tree_totals_walked(&t, 1 * ms, 100, 5 * ms, 0, 0, 0, 0);
     assert_true(t.engaged);
     rm__tree_totals_walked(&t, 2000 * ms, 100, 5 * ms, 0, 700 * ms, 0, 1); /* ahead, and the window's last */
@@ -248,10 +252,8 @@ static void tree_totals_leave_after_two_walks_ahead(void **state)
     /* A fast-forking tree: processes the switching walk missed were first
      * read later, their life before the switch with them; the total had it
      * before its base.  That lead never grows and is no leaver (a tree of
-     * 1000 sleepers lost the O(1) series to it: 9.5 ms a sample, not 0.3). */
-    memset(&t, 0, sizeof t);
-    t.dir_fd = -1;
-    assert_int_equal(rm__cgroup_cpu_open(&t.cpu, dir), 0);
+     * 1000 sleepers lost the O(1) series to it: 9.5 ms a sample, not 0.4). */
+    totals_on_fixture(&t, dir);
     rm__tree_totals_walked(&t, 1 * ms, 100, 5 * ms, 0, 0, 0, 0);
     put_file(dir, "cpu.stat", "usage_usec 101000\n"); /* the total rose 100 ms ... */
     rm__tree_totals_walked(&t, 2000 * ms, 1000, 5 * ms, 0, 300 * ms, 200 * ms, 0); /* ... the probe 300, 200 of it found */
@@ -261,9 +263,7 @@ static void tree_totals_leave_after_two_walks_ahead(void **state)
     rm__tree_totals_close(&t);
     put_file(dir, "cpu.stat", "usage_usec 1000\n");
     /* Ahead, a failed read, ahead: not two walks compared in a row. */
-    memset(&t, 0, sizeof t);
-    t.dir_fd = -1;
-    assert_int_equal(rm__cgroup_cpu_open(&t.cpu, dir), 0);
+    totals_on_fixture(&t, dir);
     rm__tree_totals_walked(&t, 1 * ms, 100, 5 * ms, 0, 0, 0, 0);
     rm__tree_totals_walked(&t, 2000 * ms, 100, 5 * ms, 0, 500 * ms, 0, 0);
     assert_true(t.left_suspected);
