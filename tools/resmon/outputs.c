@@ -252,7 +252,9 @@ static int last_byte_of(int fd, const struct stat *st, off_t end)
         return (unsigned char)last;
     if (errno != EBADF)
         return -1;
-    int again = open("/proc/self/fd/1", O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    char path[40];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    int again = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (again < 0)
         return -1;
     struct stat st_again;
