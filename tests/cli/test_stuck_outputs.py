@@ -477,6 +477,43 @@ class StuckOutputs(unittest.TestCase):
                 out = data[filled:]
                 self.assertTrue(out.endswith(b"\n") and len(out) > 100, out[-200:])
 
+    def test_a_result_on_a_non_blocking_stdout_nobody_reads_says_so(self):
+        # A non-blocking stdout whose reader takes nothing: every result
+        # gives up after the readers' bound with one line that says the
+        # reader stopped reading and what was lost -- not "Connection timed
+        # out" (strerror of the ETIMEDOUT kept inside), as -o - and plot -o -
+        # said.  All cases run at once: each waits out the same 5 s.
+        running = []
+        try:
+            for args in self.results_on_stdout():
+                read_fd, write_fd = os.pipe()
+                fcntl.fcntl(write_fd, fcntl.F_SETPIPE_SZ, 4096)
+                os.set_blocking(write_fd, False)
+                try:
+                    while True:
+                        os.write(write_fd, b"x" * 4096)
+                except BlockingIOError:
+                    pass
+                p = subprocess.Popen([RESMON, *args], stdin=subprocess.DEVNULL, stdout=write_fd,
+                                     stderr=subprocess.PIPE, text=True, env=self.env)
+                os.close(write_fd)
+                running.append((args, p, read_fd))
+            for args, p, read_fd in running:
+                with self.subTest(args=args):
+                    err = p.stderr.read()
+                    p.wait(timeout=SAFETY_NET_SEC)
+                    self.assertEqual(p.returncode, 125, err)
+                    self.assertRegex(err, r"(?m)^resmon( compare| plot)?: .*(the reader stopped reading|"
+                                          r"its reader took nothing for 5 s)")
+                    self.assertNotIn("timed out", err)
+        finally:
+            for args, p, read_fd in running:
+                if p.poll() is None:
+                    p.kill()
+                p.wait()
+                p.stderr.close()
+                os.close(read_fd)
+
     def test_a_full_stdout_says_why_at_every_length_of_the_output(self):
         # CI's TSan run: `compare --format json A B >/dev/full` said
         # "Input/output error".  stdio keeps only the error flag when the

@@ -204,35 +204,6 @@ static int stdout_error(int err)
     return EXIT_USAGE;
 }
 
-/* Writes all of text to fd: 0, or the errno of the write that failed
- * (ETIMEDOUT: a non-blocking pipe whose reader took nothing for
- * READER_STUCK_SEC; another process may have made the shared description
- * non-blocking, and stdio would have failed at once with EAGAIN). */
-static int write_whole(int fd, const char *text, size_t length)
-{
-    if (fflush(stdout) != 0)
-        return errno ? errno : EIO; /* what stdio held for fd 1 goes first */
-    reader_wait wait;
-    reader_wait_init(&wait, -1, 0);
-    while (length > 0) {
-        ssize_t n = write(fd, text, length);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && errno == EAGAIN) {
-            if (!reader_wait_writable(&wait, fd))
-                return ETIMEDOUT;
-            continue;
-        }
-        if (n > 0)
-            reader_wait_progress(&wait);
-        if (n <= 0)
-            return n < 0 ? errno : EIO;
-        text += n;
-        length -= (size_t)n;
-    }
-    return 0;
-}
-
 /* ---- reading one side ------------------------------------------------ */
 
 /* A key is judged over the runs that hold it: a directory's reports from a
@@ -1765,18 +1736,21 @@ static int compare_streams(int argc, char **argv, FILE *out, FILE *err, const co
         tally(&rep, o.all, o.limits, o.limit_count);
         failure = status_failure(&base, &next);
         rep.failure = failure;
-        /* Standard output gets the report whole from memory, through
-         * write(2): stdio forgets why a write failed when the failure was a
-         * buffer flushed inside fprintf (the error flag stays, errno is
-         * lost), so ">/dev/full" said EIO or ENOSPC by the report's
-         * length. */
-        char *text = NULL;
-        size_t length = 0;
-        FILE *to = out == stdout ? open_memstream(&text, &length) : out;
+        /* Standard output is written through an output_file's sink, not
+         * stdout's FILE: stdio forgets why a write failed when the failure
+         * was a buffer flushed inside fprintf (the error flag stays, errno is
+         * lost), so ">/dev/full" said EIO or ENOSPC by the report's length;
+         * and a pipe another process made non-blocking is waited for as a
+         * blocking write would, within the readers' bound. */
+        output_file report_file = {.silent = 1, .who = "resmon compare"};
+        FILE *to = out;
         int write_errno = 0;
-        if (!to) {
-            write_errno = ENOMEM;
-        } else {
+        if (out == stdout) {
+            to = output_file_open(&report_file, "-", "report") == 0 ? report_file.stream : NULL;
+            if (!to)
+                write_errno = report_file.error ? report_file.error : ENOMEM;
+        }
+        if (to) {
             if (o.format == FORMAT_JSON)
                 print_json(to, &rep, failure);
             else if (o.format == FORMAT_MARKDOWN)
@@ -1785,11 +1759,10 @@ static int compare_streams(int argc, char **argv, FILE *out, FILE *err, const co
                 print_text(to, &rep);
             errno = 0;
             if (to != out)
-                write_errno = fclose(to) != 0 ? ENOMEM : write_whole(STDOUT_FILENO, text, length);
+                write_errno = output_file_publish(&report_file) == 0 ? 0 : report_file.error ? report_file.error : EIO;
             else if (fflush(out) != 0 || ferror(out))
                 write_errno = errno ? errno : EIO;
         }
-        free(text);
         if (write_errno) {
             rc = stdout_error(write_errno);
         } else {

@@ -447,8 +447,10 @@ void output_file_wait_with(output_file *f, reader_wait *wait)
  * where err is a failure of the file itself (strerror names it). */
 static const char *reader_failure(const output_file *f, int err, char *reason, size_t cap)
 {
-    if (!f->sink || !f->sink->in_place || (err != ETIMEDOUT && err != EPIPE))
+    if (!f->sink || !(f->sink->in_place || f->sink->borrowed) || (err != ETIMEDOUT && err != EPIPE))
         return NULL;
+    if (f->sink->borrowed && err == EPIPE)
+        return NULL; /* standard output's reader went away: "Broken pipe", as every command says */
     snprintf(reason, cap, "%s; %llu byte%s not written",
              err == EPIPE ? "the reader went away" : reader_wait_why(f->sink->wait), f->sink->lost,
              f->sink->lost == 1 ? "" : "s");
@@ -506,15 +508,15 @@ int output_file_publish(output_file *f)
     if (!f->stream)
         return 0;
     int err = flush_error(f);
+    char reader_reason[128];
+    const char *reason = err ? reader_failure(f, err, reader_reason, sizeof reader_reason) : NULL;
     if (f->is_stdout) {
         fclose(f->stream); /* the sink's: standard output stays open */
         f->stream = NULL;
         f->sink = NULL; /* freed by the close */
         f->fd = -1;
-        return err ? fail(f, err, NULL) : 0;
+        return err ? fail(f, err, reason) : 0;
     }
-    char reader_reason[128];
-    const char *reason = err ? reader_failure(f, err, reader_reason, sizeof reader_reason) : NULL;
     if (!err && f->temp_path && fsync(f->fd) != 0)
         err = errno; /* the data must be on disk before the name points at it */
     if (!err && f->temp_unnamed) /* named while its descriptor is open, renamed below */
