@@ -269,6 +269,29 @@ class PlotCommand(Tmp):
                         else:
                             self.assertEqual(ya, yb, series)
 
+    def test_values_near_the_largest_double_end_in_a_chart(self):
+        # Review of issue 28: a field of 1e308 in a samples file made the
+        # axis top (its value and a little head room, rounded up) infinite,
+        # and the loop drawing its ticks never ended: `resmon plot` wrote
+        # SVG until the disk was full.  Every field and the time near the
+        # largest double, positive and negative, now draw a chart of a few
+        # ticks.
+        columns = ("timestamp", "elapsed_sec", "cpu_percent", "rss_mb", "nprocs", "cgroup_mem_mb", "read_bytes")
+        for value in ("1e308", "-1e308", "1.7976931348623157e308", "1e-300"):
+            with self.subTest(value=value):
+                rows = [(1, 0.1, value, value, value, value, value), (2, 0.2, 1, 1, 1, 1, 1),
+                        (3, value if float(value) > 1 else 0.3, 5, 5, 5, 5, 5)]
+                run = samples(self.path("huge.csv"), rows, columns)
+                # A file size limit keeps a loop that does not end from filling
+                # the disk (SIGXFSZ is a write error to resmon: 125).
+                r = resmon("plot", run, "-o", self.path("huge.svg"), timeout=SAFETY_NET_SEC,
+                           preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (50 << 20, 50 << 20)))
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertLess(os.path.getsize(self.path("huge.svg")), 200_000)
+                root = self.svg("huge.svg")
+                ticks = [e for e in root.iter() if "tick" in (e.get("class") or "")]
+                self.assertLess(len(ticks), 200)
+
     def test_cgroup_column_draws_the_cgroup_line(self):
         columns = ("timestamp", "elapsed_sec", "cpu_percent", "rss_mb", "cgroup_mem_mb")
         rows = [(t / 10, t / 10, 50, 1 + t, mb) for t, mb in enumerate((0.25, 20, 60, 104, 80))]

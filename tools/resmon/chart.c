@@ -83,14 +83,33 @@ typedef struct axis {
     double max, step;
 } axis;
 
+/* The axis's top: the first round tick above top with a little head room,
+ * or top itself where that is past the largest double (a field of 1e308
+ * made it infinite, and the tick loop never ended, writing until the disk
+ * was full). */
+static double axis_top(double top, double step)
+{
+    double rounded = ceil(top * 1.05 / step) * step;
+    return isfinite(rounded) ? rounded : top;
+}
+
 /* A value axis: round ticks, a little head room above the data. */
 static axis make_axis(double data_max, double floor_max)
 {
     axis a;
     double top = data_max > floor_max ? data_max : floor_max;
     a.step = nice_step(top, 5);
-    a.max = ceil(top * 1.05 / a.step) * a.step;
+    a.max = axis_top(top, a.step);
     return a;
+}
+
+/* How many steps the ticks of an axis take from 0 (the last at or just past
+ * its top): counted, not summed, so that no value -- a top near the largest
+ * double, a step lost in rounding -- makes a loop that does not end. */
+static int tick_steps(double top, double step)
+{
+    double steps = step > 0 ? floor(top / step + 0.5) : 0;
+    return steps >= 0 && steps <= 100 ? (int)steps : steps > 100 ? 100 : 0;
 }
 
 /* The time axis ends where the run ends; its ticks are round. */
@@ -127,13 +146,17 @@ static void draw_panel_frame(const canvas *cv, int top, int height, axis y, cons
     fprintf(out, "<rect class=\"plot-area\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#ffffff\" "
                  "stroke=\"#cbd5e1\"/>\n",
             LEFT, top, PLOT_W, height);
-    for (double v = 0; v <= y.max + y.step / 2; v += y.step) {
+    for (int i = 0, steps = tick_steps(y.max, y.step); i <= steps; i++) {
+        double v = i * y.step;
         double py = top + height - v / y.max * height;
         fprintf(out, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#e2e8f0\"/>\n", LEFT, LEFT + PLOT_W, py, py);
         fprintf(out, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" class=\"tick y-tick\">%.10g</text>\n", LEFT - 8,
                 py + 4, v);
     }
-    for (double v = 0; v <= cv->x.max * (1 + 1e-9); v += cv->x.step) {
+    for (int i = 0, steps = tick_steps(cv->x.max * (1 - 1e-9), cv->x.step); i <= steps; i++) {
+        double v = i * cv->x.step;
+        if (v > cv->x.max * (1 + 1e-9))
+            break; /* the time axis ends where the run ends, not on a tick */
         double px = px_of(cv, v);
         fprintf(out, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"#f1f5f9\"/>\n", px, px, top, top + height);
         if (show_x_labels)
@@ -469,7 +492,7 @@ static void draw_nprocs_panel(const canvas *cv, int top)
     double data_top = chart_max_known(field_max(cv, field_nprocs), 1);
     axis y = {0, nice_step(data_top, 2)};
     y.step = y.step < 1 ? 1 : round(y.step);
-    y.max = ceil(data_top * 1.05 / y.step) * y.step;
+    y.max = axis_top(data_top, y.step);
     fprintf(cv->out, "<g class=\"panel\" id=\"panel-nprocs\">\n");
     draw_panel_frame(cv, top, STRIP_H, y, "Processes", 0);
     draw_phase_shading(cv, top, STRIP_H);
