@@ -240,7 +240,9 @@ static int walk_and_track(rm__probe *p)
     int walk_again = 0;
     p->walk++;
     p->procs[0].seen_walk = p->walk;
-    p->untrackable = 0;
+    /* A process whose children the walker could not list for want of a
+     * descriptor: its subtree may be missing, and is counted here too. */
+    p->untrackable = p->walker.unwalked;
     for (size_t i = 0; i < p->walker.found_len; i++) {
         pid_t pid = p->walker.found[i];
         rm__tracked *t = rm__probe_find(p, pid);

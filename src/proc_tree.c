@@ -13,10 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-static void close_walked(rm__walked_process *e);
+static void close_walked(rm__tree_walker *w, rm__walked_process *e);
 
 static int grow_pids(pid_t **array, size_t *cap, size_t need)
 {
@@ -88,6 +89,9 @@ void rm__tree_walker_init(rm__tree_walker *w, int proc_fd, rm__tree_method metho
     memset(w, 0, sizeof *w);
     w->proc_fd = proc_fd;
     w->members_fd = -1;
+    struct rlimit files;
+    w->kept_budget = getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_max != RLIM_INFINITY ?
+                     (size_t)files.rlim_max / 4 : SIZE_MAX / 2;
     if (method == RM__TREE_AUTO) {
         /* The children lists exist for every thread or for none, so checking
          * our own main thread tells whether this kernel has them. */
@@ -107,7 +111,7 @@ void rm__tree_walker_free(rm__tree_walker *w)
     free(w->links);
     free(w->previous_links);
     for (size_t i = 0; i < w->walked_count; i++)
-        close_walked(&w->walked[i]);
+        close_walked(w, &w->walked[i]);
     free(w->walked);
     rm__pid_index_free(&w->walked_index);
     free(w->children_text);
@@ -139,7 +143,8 @@ int rm__tree_walker_use_cgroup(rm__tree_walker *w, const char *dir)
 
 struct children_visit {
     rm__tree_walker *walker;
-    rm__walked_process *listing; /* the process whose lists are read */
+    rm__walked_process *listing; /* the process whose lists are read, kept for reuse; NULL: not kept */
+    pid_t pid;                   /* its pid */
     int error;
 };
 
@@ -162,8 +167,9 @@ static void keep_listed(rm__walked_process *e, pid_t pid)
 static int visit_child(pid_t pid, void *user)
 {
     struct children_visit *v = user;
-    keep_listed(v->listing, pid);
-    if (append_found(v->walker, pid, v->listing->pid) < 0) {
+    if (v->listing)
+        keep_listed(v->listing, pid);
+    if (append_found(v->walker, pid, v->pid) < 0) {
         v->error = -ENOMEM;
         return 1;
     }
@@ -199,11 +205,47 @@ static rm__walked_process *walked_find(rm__tree_walker *w, pid_t pid)
     return NULL;
 }
 
-static rm__walked_process *walked_entry(rm__tree_walker *w, pid_t pid)
+/* No descriptor was left (the hard limit on open files reached, by the
+ * walker or by whatever else the process holds open): closes the kept files
+ * of half the walked processes, except current's, and keeps no more from
+ * now on, so the processes still to list are read with files opened and
+ * closed at once.  Where current is now (entries move down). */
+static rm__walked_process *make_room(rm__tree_walker *w, rm__walked_process *current)
 {
+    size_t keep = w->walked_count / 2, kept = 0;
+    rm__walked_process *moved = NULL;
+    for (size_t i = 0; i < w->walked_count; i++) {
+        rm__walked_process *e = &w->walked[i];
+        if (i >= keep && e != current) {
+            close_walked(w, e);
+            continue;
+        }
+        if (e == current)
+            moved = &w->walked[kept];
+        if (kept != i)
+            w->walked[kept] = *e;
+        kept++;
+    }
+    w->walked_count = kept;
+    w->kept_budget = w->kept_fds; /* no new kept files */
+    if (walked_index_rebuild(w) < 0)
+        rm__pid_index_free(&w->walked_index); /* stale; without one, walked_find scans */
+    return moved;
+}
+
+/* pid's entry, made (its task directory opened) when it has none: NULL
+ * when gone, unreadable, out of memory, or past the budget of kept
+ * descriptors (*starved then, or when no descriptor was left). */
+static rm__walked_process *walked_entry(rm__tree_walker *w, pid_t pid, int *starved)
+{
+    *starved = 0;
     rm__walked_process *known = walked_find(w, pid);
     if (known)
         return known;
+    if (w->kept_fds + 1 + RM__CACHED_THREADS > w->kept_budget) {
+        *starved = 1;
+        return NULL;
+    }
     if (w->walked_count == w->walked_cap) {
         size_t cap = w->walked_cap ? w->walked_cap * 2 : 16;
         rm__walked_process *grown = realloc(w->walked, cap * sizeof *grown);
@@ -217,8 +259,13 @@ static rm__walked_process *walked_entry(rm__tree_walker *w, pid_t pid)
     char path[32];
     snprintf(path, sizeof path, "%d/task", (int)pid);
     int task_fd = rm__openat(w->proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (task_fd < 0)
-        return NULL; /* gone, or not ours to read */
+    if (task_fd < 0) {
+        *starved = errno == EMFILE || errno == ENFILE;
+        if (*starved)
+            make_room(w, NULL);
+        return NULL; /* gone, not ours to read, or no descriptor left */
+    }
+    w->kept_fds++;
     rm__walked_process *e = &w->walked[w->walked_count++];
     memset(e, 0, sizeof *e);
     e->pid = pid;
@@ -227,8 +274,9 @@ static rm__walked_process *walked_entry(rm__tree_walker *w, pid_t pid)
     return e;
 }
 
-static void close_walked(rm__walked_process *e)
+static void close_walked(rm__tree_walker *w, rm__walked_process *e)
 {
+    w->kept_fds -= e->thread_count + 1;
     for (size_t i = 0; i < e->thread_count; i++)
         close(e->children_fd[i]);
     close(e->task_fd);
@@ -355,6 +403,7 @@ static int add_children_by_links(rm__tree_walker *w, rm__walked_process *e, size
 {
     for (size_t i = 0; i < e->thread_count; i++)
         close(e->children_fd[i]);
+    w->kept_fds -= e->thread_count;
     e->thread_count = 0;
     e->listed_threads = threads;
     e->listed_valid = 0; /* many threads: the links are read each walk anyway */
@@ -386,9 +435,52 @@ static int reopen_reused(rm__tree_walker *w, rm__walked_process *e)
     for (size_t i = 0; i < e->thread_count; i++)
         close(e->children_fd[i]);
     close(e->task_fd);
+    w->kept_fds -= e->thread_count;
     e->task_fd = task_fd;
     e->thread_count = 0;
     return 0;
+}
+
+/* The children of every thread of pid, read with files opened and closed at
+ * once: a process past the budget of kept descriptors.  One that cannot be
+ * read for want of a descriptor is counted in w->unwalked. */
+static int add_children_uncached(rm__tree_walker *w, pid_t pid)
+{
+    char path[32];
+    snprintf(path, sizeof path, "%d/task", (int)pid);
+    int task_fd = rm__openat(w->proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (task_fd < 0) {
+        w->unwalked += errno == EMFILE || errno == ENFILE;
+        return 0; /* gone, or not ours to read */
+    }
+    struct children_visit visit = {w, NULL, pid, 0};
+    char dirents[16384];
+    int starved = 0;
+    ssize_t len;
+    while (!visit.error && (len = getdents64(task_fd, dirents, sizeof dirents)) > 0) {
+        for (ssize_t off = 0; off < len && !visit.error;) {
+            const struct dirent64 *d = (const struct dirent64 *)(dirents + off);
+            off += d->d_reclen;
+            pid_t tid = pid_from_name(d->d_name);
+            if (!tid)
+                continue;
+            snprintf(path, sizeof path, "%d/children", (int)tid);
+            int fd = rm__openat(task_fd, path, O_RDONLY | O_CLOEXEC);
+            if (fd < 0) {
+                starved |= errno == EMFILE || errno == ENFILE; /* else the thread ended */
+                continue;
+            }
+            ssize_t n = read_children_file(w, fd);
+            close(fd);
+            if (n > 0)
+                rm__parse_pid_list(w->children_text, (size_t)n, visit_child, &visit);
+            if (n == -ENOMEM)
+                visit.error = -ENOMEM;
+        }
+    }
+    close(task_fd);
+    w->unwalked += starved;
+    return visit.error;
 }
 
 /* Appends the children of every thread of pid (a child forked by a worker
@@ -397,9 +489,10 @@ static int reopen_reused(rm__tree_walker *w, rm__walked_process *e)
  * steady process is one lseek, one getdents and one pread per thread. */
 static int add_children_of(rm__tree_walker *w, pid_t pid, pid_t parent)
 {
-    rm__walked_process *e = walked_entry(w, pid);
+    int no_room;
+    rm__walked_process *e = walked_entry(w, pid, &no_room);
     if (!e)
-        return 0;
+        return no_room ? add_children_uncached(w, pid) : 0;
     e->seen_walk = w->walk_number;
     e->parent = parent;
     if (reuses_listed(w, e)) {
@@ -413,7 +506,7 @@ static int add_children_of(rm__tree_walker *w, pid_t pid, pid_t parent)
     e->listed_len = 0;
     e->listed_valid = e->clock_walk == w->walk_number;
     e->listed_clock_ns = e->clock_ns;
-    struct children_visit visit = {w, e, 0};
+    struct children_visit visit = {w, e, pid, 0};
     /* /proc counts a process's threads in the link count of its task
      * directory (2 + threads): one fstat tells how to find its children
      * where its latest listing found one thread, many, or none yet. */
@@ -446,6 +539,7 @@ static int add_children_of(rm__tree_walker *w, pid_t pid, pid_t parent)
     e->listed_threads = 0;
     char dirents[16384];
     int whole = 1; /* every thread's list read */
+    int starved = 0; /* a thread's list not read for want of a descriptor */
     if (lseek(e->task_fd, 0, SEEK_SET) < 0)
         return e->listed_valid = 0, 0;
     ssize_t len = getdents64(e->task_fd, dirents, sizeof dirents);
@@ -473,9 +567,14 @@ static int add_children_of(rm__tree_walker *w, pid_t pid, pid_t parent)
             listed++;
             int owned;
             int fd = children_fd(e, tid, old_tids, old_fds, old_count, &owned);
+            if (fd < 0 && (errno == EMFILE || errno == ENFILE) && w->kept_budget > w->kept_fds) {
+                visit.listing = e = make_room(w, e); /* once: the budget is spent after it */
+                fd = children_fd(e, tid, old_tids, old_fds, old_count, &owned);
+            }
             if (fd < 0) {
+                starved |= errno == EMFILE || errno == ENFILE;
                 whole = 0;
-                continue; /* thread ended mid-walk */
+                continue; /* thread ended mid-walk, or no descriptor left */
             }
             for (size_t i = 0; !owned && i < old_count; i++)
                 if (old_fds[i] == fd)
@@ -490,11 +589,10 @@ static int add_children_of(rm__tree_walker *w, pid_t pid, pid_t parent)
                 e->children_fd[e->thread_count++] = fd;
             } else if (owned) {
                 close(fd);
-            } else { /* cached before, no room now: let it go */
+            } else { /* cached before, no room now: let it go (closed below, once) */
                 for (size_t i = 0; i < old_count; i++)
                     if (old_fds[i] == fd)
                         reused[i] = 0;
-                close(fd);
             }
             if (visit.error)
                 break;
@@ -512,6 +610,9 @@ static int add_children_of(rm__tree_walker *w, pid_t pid, pid_t parent)
     for (size_t i = 0; i < old_count; i++)
         if (!reused[i])
             close(old_fds[i]);
+    w->kept_fds += e->thread_count;
+    w->kept_fds -= old_count;
+    w->unwalked += starved;
     e->listed_threads = visit.error ? 0 : listed;
     /* keep_listed clears listed_valid when out of memory */
     e->listed_valid = whole && e->listed_valid && !visit.error;
@@ -521,6 +622,7 @@ static int add_children_of(rm__tree_walker *w, pid_t pid, pid_t parent)
 static int walk_children_files(rm__tree_walker *w, const pid_t *roots, size_t root_count)
 {
     w->walk_number++;
+    w->unwalked = 0;
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < root_count; i++)
         rc = add_children_of(w, roots[i], 0);
@@ -530,7 +632,7 @@ static int walk_children_files(rm__tree_walker *w, const pid_t *roots, size_t ro
     size_t before = w->walked_count;
     for (size_t i = w->walked_count; i-- > 0;)
         if (w->walked[i].seen_walk != w->walk_number) {
-            close_walked(&w->walked[i]);
+            close_walked(w, &w->walked[i]);
             w->walked[i] = w->walked[--w->walked_count];
         }
     if (w->walked_count != before && walked_index_rebuild(w) < 0) {
@@ -562,14 +664,21 @@ static size_t link_index(const rm__parent_link *links, size_t count, pid_t pid)
     return low;
 }
 
+/* A parent not known this walk: the stat could not be read for want of a
+ * descriptor or of memory.  Links to nothing, and is read again next walk. */
+#define PARENT_NOT_READ_YET ((pid_t)-2)
+
 /* The parent of pid: from the previous walk when it was listed there (the
  * previous links are sorted by pid), else from its stat file.  A process
  * whose stat cannot be read (hidepid, another user's, garbled) gets parent
- * -1, which links it to nothing, and is not read again while it lives. */
+ * -1, which links it to nothing, and is not read again while it lives; one
+ * that could not be read for want of a descriptor (the hard limit on open
+ * files reached) is counted in w->unwalked and read again next time. */
 static void parent_of(rm__tree_walker *w, pid_t pid, pid_t *ppid)
 {
     size_t low = link_index(w->previous_links, w->previous_count, pid);
-    if (low < w->previous_count && w->previous_links[low].pid == pid) {
+    if (low < w->previous_count && w->previous_links[low].pid == pid &&
+        w->previous_links[low].ppid != PARENT_NOT_READ_YET) {
         *ppid = w->previous_links[low].ppid;
         return;
     }
@@ -578,6 +687,11 @@ static void parent_of(rm__tree_walker *w, pid_t pid, pid_t *ppid)
     ssize_t n = rm__read_kernel_file_at(w->proc_fd, path, stat_text, sizeof stat_text);
     w->stat_reads++;
     rm__proc_stat st;
+    if (n == -EMFILE || n == -ENFILE || n == -ENOMEM) {
+        *ppid = PARENT_NOT_READ_YET;
+        w->unwalked++;
+        return;
+    }
     *ppid = n > 0 && rm__parse_stat(stat_text, (size_t)n, &st) == 0 ? st.ppid : -1;
 }
 
@@ -653,6 +767,7 @@ static int build_links(rm__tree_walker *w)
 static int walk_scan(rm__tree_walker *w, const pid_t *roots, size_t root_count)
 {
     w->walk_number++;
+    w->unwalked = 0;
     int rc = build_links(w);
     if (rc < 0)
         return rc;
@@ -719,6 +834,7 @@ static int walk_cgroup_dir(rm__tree_walker *w, int dir_fd, const pid_t *roots, s
     int list_fd = rm__openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     DIR *dir = list_fd >= 0 ? fdopendir(list_fd) : NULL;
     if (!dir) {
+        w->unwalked += list_fd < 0 && (errno == EMFILE || errno == ENFILE);
         if (list_fd >= 0)
             close(list_fd);
         return 0; /* this cgroup's own members are found; its children cannot be listed */
@@ -728,10 +844,14 @@ static int walk_cgroup_dir(rm__tree_walker *w, int dir_fd, const pid_t *roots, s
         if (e->d_name[0] == '.' || (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN))
             continue;
         int child_fd = rm__openat(dirfd(dir), e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (child_fd < 0)
-            continue; /* not a directory, or removed meanwhile */
+        if (child_fd < 0) {
+            w->unwalked += errno == EMFILE || errno == ENFILE;
+            continue; /* not a directory, removed meanwhile, or no descriptor left */
+        }
         int child_rc = walk_cgroup_dir(w, child_fd, roots, root_count, depth + 1);
         close(child_fd);
+        if (child_rc == -EMFILE || child_rc == -ENFILE)
+            w->unwalked++; /* its members could not be listed */
         if (child_rc == -ENOMEM)
             rc = child_rc; /* a child cgroup removed meanwhile (-ENOENT) is no error */
     }
@@ -741,6 +861,7 @@ static int walk_cgroup_dir(rm__tree_walker *w, int dir_fd, const pid_t *roots, s
 
 static int walk_cgroup(rm__tree_walker *w, const pid_t *roots, size_t root_count)
 {
+    w->unwalked = 0;
     return walk_cgroup_dir(w, w->members_fd, roots, root_count, 0);
 }
 

@@ -90,6 +90,16 @@ typedef struct rm__tree_walker {
     unsigned walk_number;
     unsigned links_walk;      /* the walk that last built the links (children mode: for a process of many threads) */
     int members_fd;           /* a cgroup's directory: its processes are the tree; -1: none */
+    /* Descriptors the children walk keeps open between walks, and how many
+     * it may: a quarter of the hard limit on open files, so that the walk
+     * never takes the last ones (the probe keeps files per process too).
+     * Past the budget a process's lists are read with files opened and
+     * closed at once. */
+    size_t kept_fds, kept_budget;
+    /* The latest walk's processes whose children could not be listed for
+     * want of a descriptor (the hard limit reached): their subtrees may be
+     * missing, and this says so (the probe counts them as unreadable). */
+    unsigned unwalked;
 } rm__tree_walker;
 
 typedef enum rm__tree_method {

@@ -880,6 +880,114 @@ static void tree_tracks_every_child_of_a_large_family(void **state)
     ASSERT_BETWEEN(s.peak_rss_mb, expected_mb * 0.97, expected_mb * 1.03);
 }
 
+/* A chain: each process the only child of the one before, so a process
+ * whose children are not listed cuts off everything below it. */
+enum { CHAIN_DEPTH = 150 };
+
+static int run_chain(const test_child *self, const void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < CHAIN_DEPTH; i++) {
+        pid_t child = fork();
+        if (child < 0)
+            _exit(2);
+        if (child > 0)
+            for (;;)
+                pause();
+    }
+    test_child_ready(self);
+    for (;;)
+        pause();
+}
+
+typedef struct limited_walk {
+    size_t found;
+    unsigned unwalked;
+    int rc;
+} limited_walk;
+
+/* Walks from root twice (the second reuses what the first kept open) in a
+ * child whose limit on open files (soft and hard: a lowered hard limit
+ * cannot be raised again) leaves exactly `spare` descriptors free; the
+ * second walk's result. */
+static limited_walk walk_with_spare_descriptors(pid_t root, rm__tree_method method, int spare)
+{
+    int report[2];
+    assert_int_equal(pipe(report), 0);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        close(report[0]);
+        int proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int highest = proc_fd;
+        DIR *fds = opendir("/proc/self/fd");
+        for (struct dirent *d; fds && (d = readdir(fds));)
+            if (atoi(d->d_name) > highest && atoi(d->d_name) != dirfd(fds))
+                highest = atoi(d->d_name);
+        if (fds)
+            closedir(fds);
+        for (int hole; (hole = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0;)
+            if (hole > highest) { /* the free numbers below the highest are filled: spare is exact */
+                close(hole);
+                break;
+            }
+        struct rlimit limit = {(rlim_t)(highest + 1 + spare), (rlim_t)(highest + 1 + spare)};
+        limited_walk result = {0, 0, setrlimit(RLIMIT_NOFILE, &limit) == 0 ? 0 : -errno};
+        rm__tree_walker w;
+        rm__tree_walker_init(&w, proc_fd, method);
+        if (result.rc == 0)
+            result.rc = rm__tree_walk(&w, root);
+        if (result.rc == 0)
+            result.rc = rm__tree_walk(&w, root);
+        result.found = w.found_len;
+        result.unwalked = w.unwalked;
+        rm__tree_walker_free(&w);
+        _exit(write(report[1], &result, sizeof result) == (ssize_t)sizeof result ? 0 : 1);
+    }
+    close(report[1]);
+    limited_walk result;
+    assert_int_equal(read(report[0], &result, sizeof result), sizeof result);
+    close(report[0]);
+    int status;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    return result;
+}
+
+/* The walker kept two descriptors open per process with no bound: past the
+ * hard limit on open files a process's children were not listed and its
+ * whole subtree vanished, uncounted (a chain of 150 under a limit of 200
+ * was found 90 deep).  Now it keeps at most a quarter of the hard limit
+ * open and reads the rest with files opened and closed at once; where not
+ * even that is possible the walk says how many processes it could not list
+ * (unwalked), which the probe counts as unreadable.  The /proc scan read a
+ * stat that failed for want of a descriptor as "no parent" for good. */
+static void walk_past_the_open_file_limit_finds_or_counts_every_process(void **state)
+{
+    (void)state;
+    test_child chain = test_spawn(run_chain, NULL, TEST_SPAWN_GROUP);
+    test_child_wait_ready(&chain);
+    limited_walk roomy = walk_with_spare_descriptors(chain.pid, RM__TREE_CHILDREN_FILES, 50);
+    limited_walk scan = walk_with_spare_descriptors(chain.pid, RM__TREE_SCAN, 50);
+    limited_walk starved = walk_with_spare_descriptors(chain.pid, RM__TREE_CHILDREN_FILES, 1);
+    limited_walk scan_starved = walk_with_spare_descriptors(chain.pid, RM__TREE_SCAN, 1);
+    test_child_kill(&chain);
+    assert_int_equal(roomy.rc, 0);
+    assert_int_equal(roomy.found, CHAIN_DEPTH);
+    assert_int_equal(roomy.unwalked, 0);
+    assert_int_equal(scan.rc, 0);
+    assert_int_equal(scan.found, CHAIN_DEPTH);
+    assert_int_equal(scan.unwalked, 0);
+    /* One spare descriptor: a task directory opens, its children file
+     * cannot; a /proc listing opens, no stat file can. */
+    assert_int_equal(starved.rc, 0);
+    assert_true(starved.found < CHAIN_DEPTH);
+    assert_true(starved.unwalked > 0);
+    assert_int_equal(scan_starved.rc, 0);
+    assert_true(scan_starved.found < CHAIN_DEPTH);
+    assert_true(scan_starved.unwalked > 0);
+}
+
 /* fork -> start -> wait4 -> stop, the child's whole run shorter than one
  * interval: the window still has the child's CPU (as wait4 accounts it) and
  * an exact peak no smaller than the memory it held. */
@@ -1408,6 +1516,7 @@ int main(void)
         cmocka_unit_test_setup(walk_follows_a_process_handed_to_a_sleeping_subreaper, use_children_lists),
         cmocka_unit_test_setup(peak_asked_again_reads_the_mark_of_a_sleeper_that_woke, use_children_lists),
         cmocka_unit_test(target_reaped_before_stop_keeps_its_cpu_and_peak),
+        cmocka_unit_test(walk_past_the_open_file_limit_finds_or_counts_every_process),
         cmocka_unit_test_setup(probe_peak_keeps_a_descendant_that_ended, use_children_lists),
         cmocka_unit_test_setup(sleeper_that_woke_is_read_at_its_new_rss_and_peak, use_children_lists),
         cmocka_unit_test_setup(sleeper_that_woke_is_read_at_its_new_rss_and_peak, use_proc_scan),
