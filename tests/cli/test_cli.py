@@ -1488,6 +1488,61 @@ class FilesAreNeverDamaged(Tmp):
         self.assertEqual(os.readlink(self.path("l")), "m")
         self.assert_no_temporary_files()
 
+    def test_a_directory_swapped_for_a_link_while_resmon_runs_sends_no_output_elsewhere(self):
+        # Review of issue 28: the outputs were checked at the open and then
+        # named, checked and renamed by path at the end.  Another user who
+        # can write the parent of the output's directory swaps that
+        # directory for a link to one of root's: root's 0600 file there was
+        # replaced by the output, owned by that user with mode 0666 (the
+        # owner and mode of the file checked at the start).  The directory
+        # is held open from the start now: the outputs end where they were
+        # opened, and root's file is untouched.
+        os.chmod(self.dir.name, 0o777)
+        race, victim = self.path("race"), self.path("victim")
+        os.mkdir(race)
+        os.chown(race, NOBODY, -1)
+        os.mkdir(victim, 0o700)
+        names = ("out.json", "t.json", "p.csv", "c.svg")
+        for name in names:
+            with open(os.path.join(race, name), "w") as f:
+                f.write("theirs\n")
+            os.chown(os.path.join(race, name), NOBODY, -1)
+            os.chmod(os.path.join(race, name), 0o666)
+            with open(os.path.join(victim, name), "w") as f:
+                f.write("secret\n")
+            os.chmod(os.path.join(victim, name), 0o600)
+        p = subprocess.Popen([RESMON, "-q", "-o", os.path.join(race, "out.json"),
+                              "--trace", os.path.join(race, "t.json"),
+                              "--processes-file", os.path.join(race, "p.csv"),
+                              "--plot", os.path.join(race, "c.svg"), "--", "sh", "-c", "echo $$; read x"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            p.stdout.readline()  # the command runs: every output is open
+            swap = subprocess.run(["/bin/sh", "-c", 'mv "$1" "$1.old" && ln -s "$2" "$1"', "swap", race, victim],
+                                  preexec_fn=lambda: os.setuid(NOBODY), capture_output=True, text=True,
+                                  timeout=SAFETY_NET_SEC)
+            self.assertEqual(swap.returncode, 0, swap.stderr)
+            p.stdin.write("\n")
+            p.stdin.close()
+            err = p.stderr.read()
+            p.wait(timeout=SAFETY_NET_SEC)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+            p.stdout.close()
+            p.stderr.close()
+        self.assertEqual(p.returncode, 0, err)
+        for name in names:
+            with self.subTest(name=name):
+                st = os.stat(os.path.join(victim, name))
+                self.assertEqual((st.st_uid, stat.S_IMODE(st.st_mode)), (0, 0o600))
+                with open(os.path.join(victim, name)) as f:
+                    self.assertEqual(f.read(), "secret\n")
+                with open(os.path.join(race + ".old", name)) as f:
+                    self.assertNotEqual(f.read(), "theirs\n")  # the output is where it was opened
+        self.assertEqual(sorted(os.listdir(victim)), sorted(names))
+
     def test_read_only_file_is_refused_and_kept(self):
         self.write("r.json", "data\n", mode=0o444)
         program, as_user = RESMON, {}

@@ -109,20 +109,21 @@ static mode_t creation_mode(void)
     return 0666 & ~mask;
 }
 
-/* An unnamed file in the directory of final_path (dir_len bytes of it), or
- * -1.  Only where the file can be given a name later through
- * /proc/self/fd (linkat with AT_SYMLINK_FOLLOW, which needs no privilege). */
-static int open_unnamed(const char *final_path, size_t dir_len)
+static void forget_temporary(output_file *f);
+
+/* The last component of path (a directory's entry, relative to dir_fd). */
+static const char *base_name(const char *path)
 {
-    char dir[PATH_MAX];
-    if (dir_len >= sizeof dir)
-        return -1;
-    if (dir_len)
-        memcpy(dir, final_path, dir_len);
-    else
-        dir[dir_len++] = '.';
-    dir[dir_len] = '\0';
-    int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* An unnamed file in the directory held open, or -1.  Only where the file
+ * can be given a name later through /proc/self/fd (linkat with
+ * AT_SYMLINK_FOLLOW, which needs no privilege). */
+static int open_unnamed(int dir_fd)
+{
+    int fd = openat(dir_fd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
     char link[64];
     snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
     if (fd >= 0 && access(link, F_OK) != 0) { /* no /proc: it could never be named */
@@ -132,12 +133,10 @@ static int open_unnamed(const char *final_path, size_t dir_len)
     return fd;
 }
 
-/* Gives the unnamed temporary file its name, temp_path's XXXXXX made
- * unique (linkat never replaces a file).  0 or -errno. */
-static int name_temporary(output_file *f)
+/* Makes temp_path's XXXXXX unique with try (an entry created in the
+ * directory held open, which never replaces one): 0 or -errno. */
+static int make_unique(output_file *f, int (*try)(output_file *f, const char *name))
 {
-    char link[64];
-    snprintf(link, sizeof link, "/proc/self/fd/%d", f->fd);
     char *x = f->temp_path + strlen(f->temp_path) - 6;
     static const char letters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
     struct timespec now;
@@ -148,33 +147,59 @@ static int name_temporary(output_file *f)
             seed = seed * 6364136223846793005ull + 1442695040888963407ull;
             x[i] = letters[(seed >> 33) % (sizeof letters - 1)];
         }
-        if (linkat(AT_FDCWD, link, AT_FDCWD, f->temp_path, AT_SYMLINK_FOLLOW) == 0) {
-            f->temp_unnamed = 0;
-            return 0;
-        }
-        if (errno != EEXIST)
-            return -errno;
+        int rc = try(f, base_name(f->temp_path));
+        if (rc != -EEXIST)
+            return rc;
     }
     return -EEXIST;
 }
 
-/* Creates the temporary file beside final_path, with the mode (and, where
- * allowed, the owner) the replaced file had. */
+static int link_unnamed(output_file *f, const char *name)
+{
+    char link[64];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", f->fd);
+    return linkat(AT_FDCWD, link, f->dir_fd, name, AT_SYMLINK_FOLLOW) == 0 ? 0 : -errno;
+}
+
+static int create_named(output_file *f, const char *name)
+{
+    int fd = openat(f->dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -errno;
+    f->fd = fd;
+    return 0;
+}
+
+/* Gives the unnamed temporary file its name: 0 or -errno. */
+static int name_temporary(output_file *f)
+{
+    int rc = make_unique(f, link_unnamed);
+    if (rc == 0)
+        f->temp_unnamed = 0;
+    return rc;
+}
+
+/* Creates the temporary file beside final_path, in the directory held open,
+ * with the mode (and, where allowed, the owner) the replaced file had. */
 static int open_temporary(output_file *f, const struct stat *existing)
 {
-    const char *slash = strrchr(f->final_path, '/');
-    size_t dir_len = slash ? (size_t)(slash - f->final_path) + 1 : 0;
-    const char *base = f->final_path + dir_len;
+    const char *base = base_name(f->final_path);
+    size_t dir_len = (size_t)(base - f->final_path);
     size_t cap = strlen(f->final_path) + 32;
     if (!(f->temp_path = malloc(cap)))
         return -ENOMEM;
     /* The name is cut so that a target near NAME_MAX still gets a temporary
      * file (".", ".resmon-XXXXXX": 15 bytes more). */
     snprintf(f->temp_path, cap, "%.*s.%.200s.resmon-XXXXXX", (int)dir_len, f->final_path, base);
-    int fd = open_unnamed(f->final_path, dir_len);
+    int fd = open_unnamed(f->dir_fd);
     f->temp_unnamed = fd >= 0;
-    if (fd < 0) /* a file system without O_TMPFILE, or no /proc */
-        fd = mkostemp(f->temp_path, O_CLOEXEC);
+    if (fd < 0) { /* a file system without O_TMPFILE, or no /proc */
+        int rc = make_unique(f, create_named);
+        fd = rc == 0 ? f->fd : -1;
+        f->fd = -1;
+        if (rc < 0)
+            errno = -rc;
+    }
     if (fd < 0) {
         int err = errno;
         free(f->temp_path);
@@ -190,6 +215,36 @@ static int open_temporary(output_file *f, const struct stat *existing)
         fchmod(fd, creation_mode());
     }
     return fd;
+}
+
+/* Holds the directory of f->final_path open; where the file exists (st),
+ * the entry there must be the file stat() saw -- a directory on the path
+ * swapped for a link since (by another user who can write its parent)
+ * would otherwise send the file, with the checked file's owner and mode,
+ * into a directory of the other user's choosing.  0, or -errno. */
+static int hold_directory(output_file *f, const struct stat *st)
+{
+    const char *base = base_name(f->final_path);
+    size_t dir_len = (size_t)(base - f->final_path);
+    char dir[PATH_MAX];
+    if (dir_len >= sizeof dir)
+        return -ENAMETOOLONG;
+    if (dir_len)
+        memcpy(dir, f->final_path, dir_len);
+    else
+        dir[dir_len++] = '.';
+    dir[dir_len] = '\0';
+    f->dir_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (f->dir_fd < 0)
+        return -errno;
+    struct stat again;
+    if (st && (fstatat(f->dir_fd, base, &again, AT_SYMLINK_NOFOLLOW) != 0 || again.st_dev != st->st_dev ||
+               again.st_ino != st->st_ino)) {
+        close(f->dir_fd);
+        f->dir_fd = -1;
+        return -EAGAIN;
+    }
+    return 0;
 }
 
 /* The stream's own write function: stdio forgets why a write failed (a
@@ -356,6 +411,7 @@ int output_file_open(output_file *f, const char *path, const char *what)
     f->silent = silent;
     f->who = who;
     f->fd = -1;
+    f->dir_fd = -1;
     f->path = path;
     f->what = what;
     if (strcmp(path, "-") == 0) {
@@ -415,13 +471,18 @@ int output_file_open(output_file *f, const char *path, const char *what)
         f->final_path = strdup(final_path);
         if (!f->final_path)
             return fail(f, ENOMEM, NULL);
+        int held = hold_directory(f, exists ? &st : NULL);
+        if (held < 0) {
+            free(f->final_path);
+            f->final_path = NULL;
+            return fail(f, -held, held == -EAGAIN ? "it changed while it was being opened; nothing was written" : NULL);
+        }
         fd = open_temporary(f, exists ? &st : NULL);
         if (fd < 0) {
             char reason[160];
             snprintf(reason, sizeof reason, "%s%s", -fd == ENOENT || -fd == ENOTDIR ? "" :
                      "cannot create a temporary file beside it: ", strerror(-fd));
-            free(f->final_path);
-            f->final_path = NULL;
+            forget_temporary(f);
             return fail(f, -fd, reason);
         }
     }
@@ -460,10 +521,13 @@ static const char *reader_failure(const output_file *f, int err, char *reason, s
 /* The temporary file has its final name (or is gone): nothing to rename. */
 static void forget_temporary(output_file *f)
 {
+    if (f->final_path && f->dir_fd >= 0) /* held only with a final path (a struct never opened has 0) */
+        close(f->dir_fd);
     free(f->temp_path);
     free(f->final_path);
     f->temp_path = f->final_path = NULL;
     f->temp_unnamed = 0;
+    f->dir_fd = -1;
 }
 
 /* Flushes the stream; 0 or the errno of the first failed write. */
@@ -483,7 +547,8 @@ static int flush_error(output_file *f)
 static int became_read_only(const output_file *f)
 {
     struct stat st;
-    return f->final_path && stat(f->final_path, &st) == 0 && S_ISREG(st.st_mode) && !(st.st_mode & S_IWUSR);
+    return f->final_path && fstatat(f->dir_fd, base_name(f->final_path), &st, 0) == 0 && S_ISREG(st.st_mode) &&
+           !(st.st_mode & S_IWUSR);
 }
 
 /* The rule of output_file_open, at the rename: a FIFO or a device put where
@@ -494,7 +559,8 @@ static int became_read_only(const output_file *f)
 static const char *became_special(const output_file *f, char *reason, size_t cap)
 {
     struct stat st;
-    if (!f->final_path || stat(f->final_path, &st) != 0 || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))
+    if (!f->final_path || fstatat(f->dir_fd, base_name(f->final_path), &st, 0) != 0 || S_ISREG(st.st_mode) ||
+        S_ISDIR(st.st_mode))
         return NULL; /* gone, a file, or a directory (rename fails on it, EISDIR) */
     const char *kind = S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISCHR(st.st_mode) ? "a character device" :
                        S_ISBLK(st.st_mode) ? "a block device" : S_ISSOCK(st.st_mode) ? "a socket" :
@@ -533,7 +599,7 @@ int output_file_publish(output_file *f)
     } else if (!err && f->temp_path && (reason = became_special(f, special_reason, sizeof special_reason))) {
         err = EEXIST;
     }
-    if (!err && f->temp_path && rename(f->temp_path, f->final_path) != 0)
+    if (!err && f->temp_path && renameat(f->dir_fd, base_name(f->temp_path), f->dir_fd, base_name(f->final_path)) != 0)
         err = errno;
     if (err) {
         output_file_discard(f);
@@ -555,7 +621,7 @@ int output_file_publish_early(output_file *f)
     char reason[128];
     if (became_special(f, reason, sizeof reason))
         return fail(f, EEXIST, reason);
-    if (rename(f->temp_path, f->final_path) != 0)
+    if (renameat(f->dir_fd, base_name(f->temp_path), f->dir_fd, base_name(f->final_path)) != 0)
         return fail(f, errno, NULL); /* named now: output_file_discard removes it */
     forget_temporary(f);
     return 0;
@@ -569,6 +635,6 @@ void output_file_discard(output_file *f)
     f->sink = NULL; /* freed by the close */
     f->fd = -1;
     if (f->temp_path && !f->temp_unnamed)
-        unlink(f->temp_path); /* resmon's own temporary file, never the path given */
+        unlinkat(f->dir_fd, base_name(f->temp_path), 0); /* resmon's own temporary file, never the path given */
     forget_temporary(f);
 }

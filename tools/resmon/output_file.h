@@ -16,6 +16,8 @@ typedef struct output_file {
     char *temp_path;   /* resmon's temporary file until renamed; NULL when in place */
     int temp_unnamed;  /* the temporary file has no name yet (O_TMPFILE): temp_path is the name it will get */
     char *final_path;  /* what the rename replaces (symbolic links resolved) */
+    int dir_fd;        /* final_path's directory, held from the open (O_PATH): the temporary file is
+                          made, named, checked and renamed relative to it, never by path again; -1 */
     int silent;        /* set before opening: failures are not printed, only kept */
     const char *who;   /* set before opening: what starts its messages ("resmon plot"); NULL: "resmon" */
     int error;         /* the errno of the last failure */
