@@ -3,8 +3,10 @@
 The README's "Guarantees: Your files", as tools/resmon/output_file.c applies
 them, in one place for the Python package: a regular file (or a path that
 does not exist yet) is written to a temporary file beside it
-(``.NAME.resmon-XXXXXXXX``, made with O_EXCL by ``tempfile.mkstemp``, so a
-link planted under any name is never followed; created with the replaced
+(``.NAME.resmon-XXXXXXXX``, made with O_EXCL|O_NOFOLLOW, so a link planted
+under any name is never followed, in the directory held open from the
+check to the rename, so a directory on the path swapped meanwhile sends
+nothing elsewhere; created with the replaced
 file's mode and, where allowed, owner, or 0666 minus the umask) and renamed
 over the path only when complete; on any error the temporary file is
 removed and the old file is exactly as it was.  A symbolic link is followed
@@ -21,7 +23,6 @@ import errno
 import os
 import stat
 import sys
-import tempfile
 from typing import Union
 
 PathArg = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
@@ -114,40 +115,74 @@ def _write_in_place(path: str | bytes, payload: bytes, create: int, is_fifo: boo
         os.close(fd)
 
 
+def _create_temporary(dir_fd: int, prefix: str | bytes) -> tuple[int, str | bytes]:
+    """A new file, O_EXCL, in the directory held open: (fd, its name there)."""
+    text = isinstance(prefix, str)
+    for _ in range(100):
+        suffix = os.urandom(5).hex()
+        name = prefix + (suffix if text else os.fsencode(suffix))
+        try:
+            return os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                           dir_fd=dir_fd), name
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST))
+
+
 def _write_replacing(final: str | bytes, payload: bytes, existing: os.stat_result | None) -> None:
     directory, base = os.path.split(final)
     text = isinstance(final, str)
     # The name is cut so that a target near NAME_MAX still gets a temporary file.
     prefix = (("." if text else b".") + base[:200] + (".resmon-" if text else b".resmon-"))
+    # The directory is held open from here to the rename, and everything is
+    # done relative to it: a directory on the path swapped for a link by
+    # another user who can write its parent would otherwise send the file,
+    # with the checked file's owner and mode, into a directory of that
+    # user's choosing.  Where the file exists, the entry there must be the
+    # file os.stat() saw.
     try:
-        fd, temporary = tempfile.mkstemp(prefix=prefix, suffix="" if text else b"",
-                                         dir=directory or ("." if text else b"."))
-    except OSError as error:  # named by the path given, not by the temporary's
-        reason = os.strerror(error.errno) if error.errno in (errno.ENOENT, errno.ENOTDIR) else \
-            f"cannot create a temporary file beside it: {os.strerror(error.errno)}"
-        raise type(error)(error.errno, reason, final) from None
+        dir_fd = os.open(directory or ("." if text else b"."), os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as error:
+        raise type(error)(error.errno, os.strerror(error.errno), final) from None
     try:
+        if existing is not None:
+            try:
+                again = os.stat(base, dir_fd=dir_fd, follow_symlinks=False)
+            except OSError:
+                again = None
+            if again is None or (again.st_dev, again.st_ino) != (existing.st_dev, existing.st_ino):
+                raise BlockingIOError(errno.EAGAIN, "it changed while it was being opened; nothing was written",
+                                      final)
         try:
-            if existing is not None:
-                try:
-                    os.fchown(fd, existing.st_uid, existing.st_gid)
-                except OSError:
-                    pass  # not root: the new file is the caller's, as any editor's is
-                os.fchmod(fd, stat.S_IMODE(existing.st_mode))
-            else:
-                umask = os.umask(0)  # the only way to read it; set back at once
-                os.umask(umask)
-                os.fchmod(fd, 0o666 & ~umask)
-            _write_all(fd, payload)
-            os.fsync(fd)  # the data must be on disk before the name points at it
-        finally:
-            os.close(fd)
-        os.rename(temporary, final)
-    except BaseException as error:
+            fd, temporary = _create_temporary(dir_fd, prefix)
+        except OSError as error:  # named by the path given, not by the temporary's
+            reason = os.strerror(error.errno) if error.errno in (errno.ENOENT, errno.ENOTDIR) else \
+                f"cannot create a temporary file beside it: {os.strerror(error.errno)}"
+            raise type(error)(error.errno, reason, final) from None
         try:
-            os.unlink(temporary)  # resmon's own temporary file, never the path given
-        except OSError:
-            pass
-        if isinstance(error, OSError) and error.filename is None:
-            error.filename = final
-        raise
+            try:
+                if existing is not None:
+                    try:
+                        os.fchown(fd, existing.st_uid, existing.st_gid)
+                    except OSError:
+                        pass  # not root: the new file is the caller's, as any editor's is
+                    os.fchmod(fd, stat.S_IMODE(existing.st_mode))
+                else:
+                    umask = os.umask(0)  # the only way to read it; set back at once
+                    os.umask(umask)
+                    os.fchmod(fd, 0o666 & ~umask)
+                _write_all(fd, payload)
+                os.fsync(fd)  # the data must be on disk before the name points at it
+            finally:
+                os.close(fd)
+            os.rename(temporary, base, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        except BaseException as error:
+            try:
+                os.unlink(temporary, dir_fd=dir_fd)  # resmon's own temporary file, never the path given
+            except OSError:
+                pass
+            if isinstance(error, OSError) and error.filename is None:
+                error.filename = final
+            raise
+    finally:
+        os.close(dir_fd)

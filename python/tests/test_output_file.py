@@ -56,6 +56,51 @@ def listing(directory):
     return sorted(os.listdir(directory))
 
 
+def test_a_directory_swapped_by_another_user_after_the_check_sends_nothing_elsewhere(shared_dir, monkeypatch):
+    # Review of issue 28: write_file checked the path (os.stat), resolved it
+    # and wrote by name: nobody, swapping a directory of the path for a link
+    # to one of root's in between, had root's 0600 file replaced by one owned
+    # by nobody, 0666 (4 writes of a swapping loop).  The swap is made here
+    # at the worst moment, by nobody: the write is refused and root's file
+    # is untouched.
+    if os.getuid() != 0:
+        pytest.skip("becoming a second user (nobody) needs root")
+    race = os.path.join(shared_dir, "race")
+    victim = tempfile.mkdtemp(prefix="resmon-victim-")
+    try:
+        os.mkdir(race)
+        os.chown(race, NOBODY, -1)
+        theirs = os.path.join(race, "out.json")
+        with open(theirs, "w") as f:
+            f.write("theirs\n")
+        os.chown(theirs, NOBODY, -1)
+        os.chmod(theirs, 0o666)
+        secret = os.path.join(victim, "out.json")
+        with open(secret, "w") as f:
+            f.write("secret\n")
+        os.chmod(secret, 0o600)
+        resolve = os.path.realpath
+
+        def resolve_then_swap(path):
+            resolved = resolve(path)
+            swap = nobody_runs(["/bin/sh", "-c", 'mv "$1" "$1.old" && ln -s "$2" "$1"', "swap", race, victim])
+            assert swap.returncode == 0, swap.stderr
+            return resolved
+
+        monkeypatch.setattr(_output.os.path, "realpath", resolve_then_swap)
+        with pytest.raises(BlockingIOError):
+            _output.write_file(theirs, "new\n")
+        monkeypatch.undo()
+        st = os.stat(secret)
+        assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (0, 0o600)
+        with open(secret) as f:
+            assert f.read() == "secret\n"
+        assert listing(victim) == ["out.json"]
+        assert [n for n in listing(race + ".old") if ".resmon-" in n] == []
+    finally:
+        subprocess.run(["rm", "-rf", victim])
+
+
 def test_a_link_planted_at_the_old_temporary_name_by_another_user_is_not_followed(shared_dir):
     # The plugin wrote PATH.tmp<pid> with open(..., "w"): nobody, who may
     # write the directory, plants that name as a link to root's file.
