@@ -809,9 +809,22 @@ class BadUsage(Tmp):
         # issue 28 review: NEW was `sh -c 'exit 3'` (or killed by a signal):
         # every limit held, exit 0, the exit_status row buried in the table.
         ok = self.write("ok.json", summary(exit_status=0, cpu_sec=1.0))
+        # Review of issue 28: a run not known to have succeeded passed -- a
+        # command's exit_status null (what resmon writes when the kernel gave
+        # none), missing, a string or a list; "interrupted" as "yes" or 1;
+        # a --repeat stopped after 1 of its 5 runs.
+        command = {"command": ["prog"]}
+        stopped_repeat = {"resmon_repeat": 1, "command": ["prog"], "repeat": 5, "warmup": 0, "completed": 1,
+                          "interrupted": True, "runs": [summary(exit_status=0, cpu_sec=0.01, **command)]}
+        cut_repeat = dict(stopped_repeat, interrupted=False)  # completed < repeat alone
         for name, figures in (("exit3.json", {"exit_status": 3}), ("killed.json", {"exit_status": 137}),
-                              ("stopped.json", {"exit_status": 0, "interrupted": True})):
-            failed = self.write(name, summary(cpu_sec=0.01, **figures))
+                              ("stopped.json", {"exit_status": 0, "interrupted": True}),
+                              ("null.json", {"exit_status": None, **command}), ("missing.json", command),
+                              ("string.json", {"exit_status": "1"}), ("list.json", {"exit_status": [0]}),
+                              ("yes.json", {"exit_status": 0, "interrupted": "yes"}),
+                              ("one.json", {"exit_status": 0, "interrupted": 1}),
+                              ("repeat-stopped.json", stopped_repeat), ("repeat-cut.json", cut_repeat)):
+            failed = self.write(name, figures if "resmon_repeat" in figures else summary(cpu_sec=0.01, **figures))
             for base, new, side in ((ok, failed, "NEW"), (failed, ok, "BASE")):
                 with self.subTest(run=name, side=side):
                     r = resmon("compare", "--max-increase", "cpu_sec=10%", base, new)
@@ -828,6 +841,10 @@ class BadUsage(Tmp):
                     self.assertIn(f"{side} run failed", report["run_failed"])
                     self.assertFalse(report["passed"])
         r = resmon("compare", "--max-increase", "cpu_sec=10%", ok, ok)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        # A --pid or --cgroup run has no command and no status to know: null passes.
+        attached = self.write("attached.json", summary(exit_status=None, pid=123, cpu_sec=1.0))
+        r = resmon("compare", ok, attached)
         self.assertEqual(r.returncode, 0, r.stderr)
 
     def test_a_change_beyond_a_double_is_a_failure_never_a_pass(self):

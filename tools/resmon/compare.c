@@ -400,12 +400,32 @@ static int is_summary(json_t *root)
 static int side_add_summary(side *s, json_t *summary, const char *path, size_t run)
 {
     int rc = side_add_members(s, summary, NULL, run);
-    /* A failed run is not a faster one: noted, whatever its figures. */
+    /* A failed run is not a faster one: noted, whatever its figures.  So is
+     * a run not known to have succeeded: a command's summary whose status is
+     * null (the kernel gave none: resmon itself exited 125), missing or not
+     * a number, and an "interrupted" that is anything but false -- a gate
+     * passes only what it can tell succeeded.  (A --pid or --cgroup
+     * summary has no command, and no status to know.) */
     json_t *status = jansson.object_get(summary, "exit_status");
-    int interrupted = json_is_true(jansson.object_get(summary, "interrupted"));
-    if (rc == 0 && !s->failed && ((json_is_number(status) && jansson.number_value(status) != 0) || interrupted) &&
-        asprintf(&s->failed, "%s %s %g", path, interrupted ? "was interrupted, exit_status" : "exited with status",
-                 json_is_number(status) ? jansson.number_value(status) : NAN) < 0) {
+    json_t *interrupted = jansson.object_get(summary, "interrupted");
+    int has_command = jansson.object_get(summary, "command") != NULL;
+    char status_text[64];
+    if (json_is_number(status))
+        snprintf(status_text, sizeof status_text, "%g", jansson.number_value(status));
+    else
+        snprintf(status_text, sizeof status_text, "%s", !status ? "missing" : json_is_null(status) ? "null" : "not a number");
+    const char *why = NULL;
+    if (json_is_true(interrupted))
+        why = "was interrupted, exit_status";
+    else if (interrupted && !json_is_false(interrupted))
+        why = "has an \"interrupted\" that is not false, exit_status";
+    else if (json_is_number(status) && jansson.number_value(status) != 0)
+        why = "exited with status";
+    else if (status && !json_is_number(status) && !json_is_null(status))
+        why = "has an exit_status that says nothing of how it ended:";
+    else if (!json_is_number(status) && has_command)
+        why = "is a command's run that does not say how it ended: exit_status";
+    if (rc == 0 && !s->failed && why && asprintf(&s->failed, "%s %s %s", path, why, status_text) < 0) {
         s->failed = NULL;
         return -ENOMEM;
     }
@@ -436,6 +456,19 @@ static int side_add_repeat(side *s, json_t *root, const char *path, int in_direc
         return compare_error(path, ": a resmon --repeat file that holds no run");
     if (side_set_runs(s, count) < 0)
         return compare_error(path, ": out of memory");
+    /* A repeat stopped early (SIGTERM in run 2 of 5) keeps the runs it
+     * completed, each a success: the file itself says it is not whole. */
+    json_t *interrupted = jansson.object_get(root, "interrupted"), *asked = jansson.object_get(root, "repeat");
+    json_t *completed = jansson.object_get(root, "completed");
+    if (!s->failed && ((interrupted && !json_is_false(interrupted)) ||
+                       (json_is_number(asked) && json_is_number(completed) &&
+                        jansson.number_value(completed) < jansson.number_value(asked))) &&
+        asprintf(&s->failed, "%s was interrupted after %g of its %g runs", path,
+                 json_is_number(completed) ? jansson.number_value(completed) : (double)count,
+                 json_is_number(asked) ? jansson.number_value(asked) : NAN) < 0) {
+        s->failed = NULL;
+        return compare_error(path, ": out of memory");
+    }
     for (size_t i = 0; i < count; i++) {
         char where[64];
         json_t *run = jansson.array_get(runs, i);
