@@ -6,11 +6,15 @@ the count of dropped marks.
 
 Environment: RESMON (the command), WORKLOAD (tests/cli/workload.c).
 """
+import array
 import csv
+import fcntl
 import json
 import os
 import subprocess
 import tempfile
+import termios
+import time
 import unittest
 import xml.etree.ElementTree as ET
 
@@ -342,6 +346,52 @@ class Marks(unittest.TestCase):
         with open(self.path("s.json")) as f:
             s = json.load(f)
         self.assertEqual([p["name"] for p in s["phases"]], ["", "first"])
+        self.assertEqual(s["marks_dropped"], 1)
+
+    def test_a_mark_refused_while_the_files_are_written_is_counted(self):
+        # Review of issue 28: the drop count was read before the outputs
+        # were written, and writing them can take seconds (a reader that
+        # reads slowly): an orphan's mark refused meanwhile (resmon mark
+        # said so) was in neither the phases nor marks_dropped.  The chart
+        # goes to a FIFO whose 4 KiB pipe the SVG overfills; the orphan marks
+        # while resmon waits for that reader, which then reads it all.
+        plot, go, done = self.path("p.svg"), self.path("go"), self.path("done")
+        for fifo in (plot, go, done):
+            os.mkfifo(fifo)
+        reader = os.open(plot, os.O_RDONLY | os.O_NONBLOCK)
+        fcntl.fcntl(reader, fcntl.F_SETPIPE_SZ, 4096)
+        orphan = f'{{ read x < "{go}"; "{RESMON}" mark late; echo "$?" > "{done}"; }} &'
+        p = subprocess.Popen([RESMON, "-q", "-o", self.path("s.json"), "--plot", plot, "--", "sh", "-c",
+                              f'"{RESMON}" mark first; {orphan} exit 0'],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=self.env)
+        try:
+            deadline = time.monotonic() + SAFETY_NET_SEC
+            pending = array.array("i", [0])
+            while time.monotonic() < deadline:  # resmon is writing the chart: the run has ended
+                fcntl.ioctl(reader, termios.FIONREAD, pending)
+                if pending[0] > 0:
+                    break
+                time.sleep(0.005)
+            self.assertGreater(pending[0], 0)
+            with open(go, "w") as f:
+                f.write("\n")
+            with open(done) as f:
+                self.assertEqual(f.read().strip(), "0")  # resmon mark never fails the script
+            os.set_blocking(reader, True)
+            while os.read(reader, 65536):
+                pass
+            err = p.stderr.read()
+            p.wait(timeout=SAFETY_NET_SEC)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+            p.stderr.close()
+            os.close(reader)
+        self.assertEqual(p.returncode, 0, err)
+        with open(self.path("s.json")) as f:
+            s = json.load(f)
+        self.assertEqual([ph["name"] for ph in s["phases"]], ["", "first"])
         self.assertEqual(s["marks_dropped"], 1)
 
     def attacker(self):

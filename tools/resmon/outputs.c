@@ -352,6 +352,7 @@ int outputs_finish(const cli_options *o, outputs *out, const run_result *run)
     if (out->marks) /* marks dropped after the window (an orphan's, --wait-orphans) count too */
         counted.marks_dropped = marks_dropped(out->marks);
     const run_result *r = &counted;
+    marks_drain(out->marks); /* (done already) from here every mark is refused, and counted: read again below */
     /* A stuck reader is waited for while it reads, and not past a signal
      * resmon received: the files after it, and the summary, still come.
      * One wait for every output, so stuck readers cost its bound once. */
@@ -379,6 +380,10 @@ int outputs_finish(const cli_options *o, outputs *out, const run_result *run)
         rc |= write_plot(o, out, r, &wait);
     chart_series_free(out->chart);
     out->chart = NULL;
+    /* The files above may have taken seconds (a reader that reads slowly):
+     * a mark refused meanwhile is counted in the summary and the table. */
+    if (out->marks)
+        counted.marks_dropped = marks_dropped(out->marks);
     if (out->summary.stream) {
         if (out->summary.is_stdout)
             output_start_on_own_line(stdout);
