@@ -333,7 +333,8 @@ class PhaseSummary:
         if isinstance(start, bool) or not isinstance(start, (int, float)):
             raise ValueError(f"PhaseSummary.from_dict: start_sec must be a number, got {start!r}")
         rest = {k: v for k, v in data.items() if k not in ("name", "start_sec", "phases")}
-        return cls(name=name, start_sec=float(start), summary=ResourceSummary.from_dict(rest))
+        return cls(name=name, start_sec=_as_double("PhaseSummary.from_dict", "start_sec", start),
+                   summary=ResourceSummary.from_dict(rest))
 
 
 _TEXT_FIELDS = {"hwm_scope": ("window", "lifetime"), "gpu_energy_source": ("counter", "integrated")}
@@ -360,6 +361,18 @@ def _check_field(key: str, value: Any) -> None:
             raise ValueError(f"ResourceSummary.from_dict: {key} must be a non-negative integer, got {value!r}")
     elif isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError(f"ResourceSummary.from_dict: {key} must be a number, got {value!r}")
+    else:
+        _as_double("ResourceSummary.from_dict", key, value)
+
+
+def _as_double(who: str, key: str, value: int | float) -> float:
+    """value as a float; an integer past the largest double (10**400) is a
+    ValueError naming the key, never an OverflowError from deep inside."""
+    try:
+        return float(value)
+    except OverflowError:
+        raise ValueError(f"{who}: {key} is too large for a number of the summary, got an integer of "
+                         f"{len(str(abs(value)))} digits") from None
 
 
 def _optional_float(value: float | None) -> float | None:

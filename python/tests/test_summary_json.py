@@ -162,3 +162,13 @@ def test_from_dict_rejects_missing_and_wrong_types() -> None:
     with pytest.raises(ValueError, match="hwm_scope"):
         ResourceSummary.from_dict({**good, "hwm_rss_mb": 1.0, "hwm_scope": "forever"})
     assert ResourceSummary.from_dict({**good, "unknown_key": 1}).num_samples == 1
+    # Review of issue 28: an integer past the largest double was an
+    # OverflowError from inside (a phase's start_sec), or was kept and made
+    # to_dict() raise it (peak_rss_mb): a ValueError naming the key.
+    with pytest.raises(ValueError, match="peak_rss_mb"):
+        ResourceSummary.from_dict({**good, "peak_rss_mb": 10**400})
+    phase = {"name": "a", "start_sec": 10**400, **good}
+    with pytest.raises(ValueError, match="start_sec"):
+        ResourceSummary.from_dict({**good, "phases": [phase]})
+    with pytest.raises(ValueError, match="duration_sec"):
+        ResourceSummary.from_dict({**good, "phases": [{**phase, "start_sec": 0, "duration_sec": -10**400}]})
