@@ -461,6 +461,10 @@ class PlotCommand(Tmp):
             "csv-named.jsonl": "timestamp,elapsed_sec,cpu_percent,rss_mb\n1,0,0,5\n",
             "string.jsonl": '{"elapsed_sec": 0, "cpu_percent": "0", "rss_mb": 5}\n',
             "samples.txt": "timestamp,elapsed_sec,cpu_percent,rss_mb\n1,0,0,5\n",
+            # review of issue 28: a 3 GB file without a newline took 3 GB of memory
+            "one-long-line.csv": "timestamp,elapsed_sec,cpu_percent,rss_mb\n" + "1" * (2 << 20),
+            "one-long-line.jsonl": "{" + " " * (2 << 20) + "}\n",
+            "nul.csv": "timestamp,elapsed_sec,cpu_percent,rss_mb\n1,0,0,5\x00\n",
         }
         for name, text in cases.items():
             path = self.path(name) if text is None else self.write(name, text)

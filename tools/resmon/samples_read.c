@@ -138,6 +138,40 @@ static int split_csv(char *line, char **fields, int cap)
 
 #define MAX_CSV_FIELDS 512
 
+/* The longest line a samples file has: a row of every column is a few KiB. */
+#define SAMPLES_LINE_MAX ((size_t)1 << 20)
+
+/* getline, bounded: the length of the next line (with its newline, if it
+ * has one), -1 at the end, -2 for a line longer than SAMPLES_LINE_MAX (a
+ * 3 GB file without a newline took 3 GB of memory) or out of memory, -3
+ * for a NUL byte (binary data, not text). */
+static ssize_t read_line(FILE *f, char **line, size_t *cap)
+{
+    size_t used = 0;
+    int ch;
+    while ((ch = getc_unlocked(f)) != EOF) {
+        if (ch == '\0')
+            return -3;
+        if (*cap - used < 2) {
+            size_t grown_cap = *cap ? *cap * 2 : 4096;
+            if (grown_cap > SAMPLES_LINE_MAX + 2)
+                return -2;
+            char *grown = realloc(*line, grown_cap);
+            if (!grown)
+                return -2;
+            *line = grown;
+            *cap = grown_cap;
+        }
+        (*line)[used++] = (char)ch;
+        if (ch == '\n')
+            break;
+    }
+    if (used == 0)
+        return -1;
+    (*line)[used] = '\0';
+    return (ssize_t)used;
+}
+
 /* CUT_ROW: a run killed with SIGKILL while a write was under way leaves
  * the rows before it whole and the last one cut where the kernel stopped
  * the write (it checks for a fatal signal at each page of the file): a last
@@ -166,7 +200,7 @@ static int read_csv(FILE *f, chart_series *c, double *end_sec, char *why, size_t
     ssize_t len;
     for (int i = 0; i <= phase_column; i++)
         where[i] = -1;
-    while ((len = getline(&line, &line_cap, f)) >= 0) {
+    while ((len = read_line(f, &line, &line_cap)) >= 0) {
         line_no++;
         int cut = len > 0 && line[len - 1] != '\n'; /* the last line, without its newline */
         while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
@@ -208,6 +242,11 @@ static int read_csv(FILE *f, chart_series *c, double *end_sec, char *why, size_t
         if (take_row(&r, line_no, &last_elapsed, c, why, cap) < 0)
             goto done;
     }
+    if (len < -1) {
+        snprintf(why, cap, len == -2 ? "line %zu is longer than %zu MiB: not a samples file" :
+                 "line %zu holds a NUL byte: not a samples file", line_no + 1, SAMPLES_LINE_MAX >> 20);
+        goto done;
+    }
     if (ferror(f)) {
         snprintf(why, cap, "%s", strerror(errno));
         goto done;
@@ -232,7 +271,7 @@ static int read_jsonl(FILE *f, chart_series *c, double *end_sec, char *why, size
     double last_elapsed = 0;
     ssize_t len;
     int rc = -1;
-    while ((len = getline(&line, &line_cap, f)) >= 0) {
+    while ((len = read_line(f, &line, &line_cap)) >= 0) {
         line_no++;
         json_error_t error;
         json_t *object = jansson.loadb(line, (size_t)len, 0, &error);
@@ -271,6 +310,11 @@ static int read_jsonl(FILE *f, chart_series *c, double *end_sec, char *why, size
         jansson_release(object);
         if (taken < 0)
             goto done;
+    }
+    if (len < -1) {
+        snprintf(why, cap, len == -2 ? "line %zu is longer than %zu MiB: not a samples file" :
+                 "line %zu holds a NUL byte: not a samples file", line_no + 1, SAMPLES_LINE_MAX >> 20);
+        goto done;
     }
     if (ferror(f)) {
         snprintf(why, cap, "%s", strerror(errno));
