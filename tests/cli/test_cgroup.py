@@ -572,6 +572,18 @@ class CommandCgroup(unittest.TestCase):
         self.assertNotIn("cgroup_version", summary)
         self.assertNotIn("peak memory", r.stderr)
 
+    def test_a_memory_limit_is_decimal_digits_and_a_unit_in_either_case(self):
+        # Review of issue 28: strtod took "0x10M" and "1e3M" while "64m" was
+        # refused.  Refused before anything runs (125, one line): the command
+        # would have run without the limit asked.
+        for bad in ("0x10M", "1e3M", " 64M", "inf", "nan", "1..2M", "64Mi", "-64M", "4095", ""):
+            with self.subTest(limit=bad):
+                r = subprocess.run([RESMON, "--memory-limit", bad, "--", "sh", "-c", "echo ran"], capture_output=True,
+                                   text=True, timeout=SAFETY_NET_SEC)
+                self.assertEqual((r.returncode, r.stdout), (125, ""), r.stderr)
+                self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+                self.assertIn("invalid memory limit", r.stderr)
+
     def test_memory_limit_refused_without_a_cgroup(self):
         r = subprocess.run([RESMON, "--no-cgroup", "--memory-limit", "1G", "--", "true"], capture_output=True,
                            text=True)

@@ -24,14 +24,20 @@ int parse_size(const char *text, uint64_t *bytes)
 {
     char *end;
     errno = 0;
-    if (!*text || *text == '-' || *text == '+' || *text == ' ')
+    /* Plain decimal digits, with at most one point: strtod alone also took
+     * "0x10M", "1e3M", "inf" and leading spaces. */
+    size_t digits = 0, points = 0, i = 0;
+    for (; (text[i] >= '0' && text[i] <= '9') || text[i] == '.'; i++)
+        text[i] == '.' ? points++ : digits++;
+    if (digits == 0 || points > 1)
         return -EINVAL;
     double value = strtod(text, &end);
-    if (end == text || errno == ERANGE || !isfinite(value) || value <= 0)
+    if (end != text + i || errno == ERANGE || !isfinite(value) || value <= 0)
         return -EINVAL;
     double unit = 1;
     const char *units = "KMGT";
-    const char *u = *end ? strchr(units, *end == 'k' ? 'K' : *end) : NULL;
+    char letter = *end >= 'a' && *end <= 'z' ? (char)(*end - 'a' + 'A') : *end; /* 64m, 1k: as 64M, 1K */
+    const char *u = *end ? strchr(units, letter) : NULL;
     if (*end && !u)
         return -EINVAL;
     if (u) {
