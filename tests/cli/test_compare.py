@@ -577,6 +577,18 @@ class Verdicts(Tmp):
         self.assertEqual(r.returncode, 125)
         self.assertEqual(r.stderr, "resmon compare: BASE and NEW are both standard input (-), which is read once "
                                    "(see resmon compare --help)\n")
+        # Review of issue 28: `compare b.json - < c.json >> c.json` passed (0),
+        # where a named input that is standard output's file is refused.
+        two = self.write("two.json", summary(exit_status=0))
+        with open(two) as before:
+            text = before.read()
+        with open(two) as f, open(two, "a") as out:
+            r = subprocess.run([RESMON, "compare", one, "-"], stdin=f, stdout=out, stderr=subprocess.PIPE, text=True,
+                               timeout=SAFETY_NET_SEC)
+        self.assertEqual(r.returncode, 125, r.stderr)
+        self.assertIn("name the same file: an output never replaces an input", r.stderr)
+        with open(two) as after:
+            self.assertEqual(after.read(), text)
 
     def test_a_key_given_two_different_limits_is_refused(self):
         # review: "--max-increase cpu_time_sec=10% --max-increase

@@ -338,6 +338,15 @@ static int input_text(const char *path, char **text, size_t *length)
 {
     char why[256];
     FILE *f = stdin;
+    struct stat in, out;
+    if (strcmp(path, "-") == 0 && compare_out == stdout && fstat(STDIN_FILENO, &in) == 0 &&
+        fstat(STDOUT_FILENO, &out) == 0 && S_ISREG(in.st_mode) && in.st_dev == out.st_dev &&
+        in.st_ino == out.st_ino) {
+        /* `compare a.json - < b.json >> b.json`: as a named input would be */
+        fputs("resmon compare: standard output and the input '-' (standard input) name the same file: an output "
+              "never replaces an input (see resmon compare --help)\n", compare_err);
+        return EXIT_USAGE;
+    }
     if (strcmp(path, "-") != 0) {
         const char *const paths[] = {"-", path};
         const char *const options[] = {"standard output", "the input"};
