@@ -116,6 +116,8 @@ class ResourceMonitor:
         self._gpu_profiler = gpu_profiler
         if gpu is not None and not isinstance(gpu, str):
             raise ValueError(f"gpu must be a string such as 'auto' or 'nvml:0', got {gpu!r}")
+        if gpu is not None and not gpu.isascii():  # a lone surrogate raised UnicodeEncodeError from inside
+            raise ValueError(f"gpu must be a string such as 'auto' or 'nvml:0', got {gpu!r}")
         if gpu == "none":
             gpu = None
         if gpu_profiler is not None and gpu is not None:
@@ -322,6 +324,8 @@ def _metric_bits(metrics: str | Iterable[str] | None) -> int:
         return sum(groups.values())
     if isinstance(metrics, str):  # one name, not its letters
         metrics = (metrics,)
+    if isinstance(metrics, (bytes, bytearray, memoryview)):  # its bytes would be named as numbers
+        raise ValueError(f"metrics must be 'all' or an iterable of {sorted(groups)}, got {metrics!r}")
     try:
         names = list(metrics)
     except TypeError:

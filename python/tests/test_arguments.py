@@ -27,6 +27,16 @@ def test_the_monitors_numbers_out_of_range_are_value_errors_naming_them(kwargs, 
         resmon.ResourceMonitor(**kwargs)
 
 
+def test_a_gpu_or_metrics_of_the_wrong_kind_is_named_as_given():
+    # Review of issue 28: gpu="\udcff" raised UnicodeEncodeError from inside;
+    # metrics=b"all" named the groups [97, 108, 108].
+    with pytest.raises(ValueError, match=r"gpu must be a string .*'\\udcff'") as raised:
+        resmon.ResourceMonitor(gpu="\udcff")
+    assert not isinstance(raised.value, UnicodeError)
+    with pytest.raises(ValueError, match=r"metrics must be 'all' or an iterable .*b'all'"):
+        resmon.ResourceMonitor(metrics=b"all")
+
+
 @pytest.mark.parametrize("args, named", [
     ((HUGE,), "interval"),
     ((0.1, None, None, 2**31), "pid"),
