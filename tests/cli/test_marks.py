@@ -395,14 +395,15 @@ class Marks(unittest.TestCase):
         self.assertEqual(s["marks_dropped"], 1)
 
     def attacker(self):
-        """setpriv arguments for nobody, and a TMPDIR nobody owns (0755: a TMPDIR
-        others may write without the sticky bit is refused for the channel)."""
+        """setpriv arguments for nobody, and a TMPDIR nobody may write, as /tmp
+        (root's, 01777: one others may write without the sticky bit, or one
+        another user owns, is refused for the channel)."""
         if os.geteuid() != 0:
             self.skipTest("needs root, to act as a second user (nobody)")
         os.chmod(self.dir.name, 0o755)
         tmp = self.path("t")  # short: the socket path must fit sun_path
         os.mkdir(tmp)
-        os.chown(tmp, 65534, 65534)
+        os.chmod(tmp, 0o1777)
         self.env["TMPDIR"] = tmp
         return ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"], tmp
 
@@ -418,6 +419,16 @@ class Marks(unittest.TestCase):
             self.assertEqual(r.returncode, 0, r.stderr)
             self.assertEqual(r.stdout.startswith(tmp + "/"), used, (oct(mode), r.stdout))
             self.assertEqual(os.listdir(tmp), [])
+        # Review of issue 28: a TMPDIR another user owns, 0755 or sticky: its
+        # owner may rename the channel away and bind a socket of their own.
+        if os.geteuid() == 0:
+            os.chown(tmp, 65534, 65534)
+            for mode in (0o755, 0o1777, 0o700):
+                os.chmod(tmp, mode)
+                r = self.run_resmon("-q", "--", "sh", "-c", 'echo "$RESMON_MARK_SOCKET"')
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertFalse(r.stdout.startswith(tmp + "/"), (oct(mode), r.stdout))
+                self.assertEqual(os.listdir(tmp), [])
 
     def test_a_tmpdir_that_is_another_users_link_is_not_followed(self):
         # TMPDIR names a symbolic link that nobody owns (planted in /tmp,
@@ -438,15 +449,19 @@ class Marks(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertFalse(r.stdout.startswith(link + "/"), r.stdout)
         self.assertEqual(os.listdir(target), [])
-        os.lchown(link, 0, 0)  # root's own link: followed, as any TMPDIR
+        os.lchown(link, 0, 0)  # root's own link to root's directory: followed, as any TMPDIR
+        os.chown(target, 0, 0)
         r = self.run_resmon("-q", "--", "sh", "-c", 'echo "$RESMON_MARK_SOCKET"')
         self.assertTrue(r.stdout.startswith(link + "/"), r.stdout)
 
     def test_a_channel_directory_swapped_for_a_link_is_not_cleaned_through_it(self):
-        # Another user who may write TMPDIR renames the channel's directory
-        # and puts a link to a victim directory in its place while resmon
-        # runs: resmon unlinks nothing there, and its drop count is not the
-        # victim's "dropped" (faults.md 35).
+        # The channel's directory is renamed and a link to a victim directory
+        # put in its place while resmon runs: resmon unlinks nothing there,
+        # and its drop count is not the victim's "dropped" (faults.md 35).
+        # Another user can no longer do it (a TMPDIR others may write must be
+        # sticky, and one another user owns is not used: see the tests
+        # above); the command itself does it here, as root, so that the
+        # cleanup through the directory held open is still what is tested.
         nobody, tmp = self.attacker()
         victim = self.path("victim")
         os.mkdir(victim)
@@ -455,7 +470,7 @@ class Marks(unittest.TestCase):
                 f.write(data)
         swap = f'd=$(dirname "$RESMON_MARK_SOCKET"); mv "$d" "$d.moved" && ln -s "{victim}" "$d"'
         r = self.run_resmon("-q", "-o", self.path("s.json"), "--", "sh", "-c",
-                            f'"{RESMON}" mark one; {" ".join(nobody)} sh -c \'{swap}\'')
+                            f'"{RESMON}" mark one; sh -c \'{swap}\'')
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(sorted(os.listdir(victim)), ["dropped", "socket"])
         with open(os.path.join(victim, "socket")) as f:

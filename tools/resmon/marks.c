@@ -253,6 +253,12 @@ static int make_dir(marks_channel *c, const char *tmp)
      * the channel away and bind their own, or plant what the sweep deletes. */
     if ((parent.st_mode & (S_IWGRP | S_IWOTH)) && !(parent.st_mode & S_ISVTX))
         return -EXDEV;
+    /* Another user's directory (a TMPDIR of 0755 that user owns): its owner
+     * may rename anything in it, sticky bit or not, and bind a socket of
+     * their own where the channel was -- the marks would go to them, lost
+     * uncounted.  Only this user's or root's. */
+    if (parent.st_uid != geteuid() && parent.st_uid != 0)
+        return -EXDEV;
     unsigned long long pidns = own_pidns(), start = start_time_of(getpid());
     if (start == ULLONG_MAX)
         start = 0;
