@@ -268,7 +268,7 @@ int rm__parse_pid_list(const char *buf, size_t len, int (*visit)(pid_t pid, void
 
 int rm__reset_peak_rss(int dirfd)
 {
-    int fd = openat(dirfd, "clear_refs", O_WRONLY | O_CLOEXEC);
+    int fd = rm__openat(dirfd, "clear_refs", O_WRONLY | O_CLOEXEC); /* EMFILE: the soft limit raised, once */
     if (fd < 0)
         return -errno;
     ssize_t n;
