@@ -584,7 +584,11 @@ static int add_children_of(rm__tree_walker *w, pid_t pid, pid_t parent)
                 rm__parse_pid_list(w->children_text, (size_t)n, visit_child, &visit);
             if (n < 0)
                 whole = 0;
-            if (e->thread_count < RM__CACHED_THREADS) {
+            /* A new file is kept only within the budget (after make_room, none
+             * is): the rest are read and closed, leaving descriptors for
+             * the processes still to list. */
+            int within_budget = !owned || w->kept_fds - old_count + e->thread_count + 1 <= w->kept_budget;
+            if (e->thread_count < RM__CACHED_THREADS && within_budget) {
                 e->tids[e->thread_count] = tid;
                 e->children_fd[e->thread_count++] = fd;
             } else if (owned) {
@@ -612,6 +616,14 @@ static int add_children_of(rm__tree_walker *w, pid_t pid, pid_t parent)
             close(old_fds[i]);
     w->kept_fds += e->thread_count;
     w->kept_fds -= old_count;
+    if (w->kept_fds > w->kept_budget) {
+        /* Kept before the budget was spent (make_room, above): let them go,
+         * for the processes still to list. */
+        for (size_t i = 0; i < e->thread_count; i++)
+            close(e->children_fd[i]);
+        w->kept_fds -= e->thread_count;
+        e->thread_count = 0;
+    }
     w->unwalked += starved;
     e->listed_threads = visit.error ? 0 : listed;
     /* keep_listed clears listed_valid when out of memory */
@@ -689,7 +701,7 @@ static void parent_of(rm__tree_walker *w, pid_t pid, pid_t *ppid)
     rm__proc_stat st;
     if (n == -EMFILE || n == -ENFILE || n == -ENOMEM) {
         *ppid = PARENT_NOT_READ_YET;
-        w->unwalked++;
+        w->links_unread++;
         return;
     }
     *ppid = n > 0 && rm__parse_stat(stat_text, (size_t)n, &st) == 0 ? st.ppid : -1;
@@ -727,6 +739,7 @@ static int build_links(rm__tree_walker *w)
      * a child never tracked is never corrected (rm__tree_walker_note_parent). */
     w->previous_count = w->links_walk + 1 == w->walk_number ? w->link_count : 0;
     w->link_count = 0;
+    w->links_unread = 0;
     int rc = 0;
     int sorted = 1; /* /proc lists pids in ascending order; a fixture may not */
     struct dirent *entry;
@@ -754,6 +767,10 @@ static int build_links(rm__tree_walker *w)
         w->links[w->link_count++] = (rm__parent_link){pid, ppid};
     }
     closedir(proc);
+    /* Stats not read for want of a descriptor: which of them are in the
+     * tree cannot be told (most are the machine's other processes), so the
+     * walk counts one: its tree may be missing some. */
+    w->unwalked += w->links_unread > 0;
     if (rc < 0) {
         w->link_count = 0; /* next walk reads every stat afresh */
         return rc;

@@ -98,8 +98,10 @@ typedef struct rm__tree_walker {
     size_t kept_fds, kept_budget;
     /* The latest walk's processes whose children could not be listed for
      * want of a descriptor (the hard limit reached): their subtrees may be
-     * missing, and this says so (the probe counts them as unreadable). */
+     * missing, and this says so (the probe counts them as unreadable).  A
+     * /proc listing whose stats could not all be read counts one. */
     unsigned unwalked;
+    size_t links_unread;     /* the latest /proc listing's stats not read for want of a descriptor */
 } rm__tree_walker;
 
 typedef enum rm__tree_method {

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 int parse_seconds(const char *text, double *out, int zero_allowed)
 {
@@ -44,7 +45,7 @@ int parse_size(const char *text, uint64_t *bytes)
         for (const char *p = units; p <= u; p++)
             unit *= 1024;
         end++;
-        if (strcmp(end, "iB") == 0 || strcmp(end, "B") == 0)
+        if (strcasecmp(end, "iB") == 0 || strcasecmp(end, "B") == 0)
             end += strlen(end);
     }
     if (*end)

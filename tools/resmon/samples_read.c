@@ -96,7 +96,9 @@ static int parse_number(const char *text, double *out)
     char *end;
     errno = 0;
     *out = strtod(text, &end);
-    return end != text && *end == '\0' && errno != ERANGE && isfinite(*out) ? 0 : -1;
+    /* ERANGE alone is no refusal: an overflow is infinite (refused below), an
+     * underflow a subnormal or 0 (5e-324, as Python writes the smallest double). */
+    return end != text && *end == '\0' && isfinite(*out) ? 0 : -1;
 }
 
 /* Splits a CSV line in place into fields (RFC 4180 quotes: "a ""b"", c");
@@ -144,18 +146,24 @@ static int split_csv(char *line, char **fields, int cap)
 /* getline, bounded: the length of the next line (with its newline, if it
  * has one), -1 at the end, -2 for a line longer than SAMPLES_LINE_MAX (a
  * 3 GB file without a newline took 3 GB of memory) or out of memory, -3
- * for a NUL byte (binary data, not text). */
+ * for a NUL byte (binary data, not text), -4 for one in the last line,
+ * without a newline (a row cut by a crash: left out). */
 static ssize_t read_line(FILE *f, char **line, size_t *cap)
 {
     size_t used = 0;
     int ch;
     while ((ch = getc_unlocked(f)) != EOF) {
-        if (ch == '\0')
-            return -3;
+        if (ch == '\0') { /* a line cut by a crash (zeros at a file's end) is left out as a cut row is */
+            while ((ch = getc_unlocked(f)) != EOF && ch != '\n')
+                ;
+            return ch == EOF ? -4 : -3;
+        }
         if (*cap - used < 2) {
+            if (*cap >= SAMPLES_LINE_MAX + 2)
+                return -2;
             size_t grown_cap = *cap ? *cap * 2 : 4096;
             if (grown_cap > SAMPLES_LINE_MAX + 2)
-                return -2;
+                grown_cap = SAMPLES_LINE_MAX + 2; /* a line of SAMPLES_LINE_MAX bytes and its newline */
             char *grown = realloc(*line, grown_cap);
             if (!grown)
                 return -2;
@@ -242,7 +250,7 @@ static int read_csv(FILE *f, chart_series *c, double *end_sec, char *why, size_t
         if (take_row(&r, line_no, &last_elapsed, c, why, cap) < 0)
             goto done;
     }
-    if (len < -1) {
+    if (len < -1 && len != -4) {
         snprintf(why, cap, len == -2 ? "line %zu is longer than %zu MiB: not a samples file" :
                  "line %zu holds a NUL byte: not a samples file", line_no + 1, SAMPLES_LINE_MAX >> 20);
         goto done;
@@ -311,7 +319,7 @@ static int read_jsonl(FILE *f, chart_series *c, double *end_sec, char *why, size
         if (taken < 0)
             goto done;
     }
-    if (len < -1) {
+    if (len < -1 && len != -4) {
         snprintf(why, cap, len == -2 ? "line %zu is longer than %zu MiB: not a samples file" :
                  "line %zu holds a NUL byte: not a samples file", line_no + 1, SAMPLES_LINE_MAX >> 20);
         goto done;
