@@ -921,24 +921,23 @@ static void *sleep_forever(void *arg)
 static int run_threaded_chain(const test_child *self, const void *arg)
 {
     int depth = *(const int *)arg;
-    for (int i = 0; i <= depth; i++) {
-        for (int t = 0; t < 10; t++) {
-            pthread_t thread;
-            if (pthread_create(&thread, NULL, sleep_forever, NULL) != 0)
-                _exit(2);
-        }
-        if (i == depth)
-            break;
-        pid_t child = fork();
+    for (int i = 0;; i++) {
+        /* Fork first, threads after: a fork of a process of many threads
+         * whose child starts threads is what TSan cannot follow. */
+        pid_t child = i < depth ? fork() : 0;
         if (child < 0)
             _exit(2);
-        if (child > 0)
+        if (child > 0 || i == depth) { /* this process's place in the chain */
+            for (int t = 0; t < 10; t++) {
+                pthread_t thread;
+                if (pthread_create(&thread, NULL, sleep_forever, NULL) != 0)
+                    _exit(2);
+            }
+            test_child_ready(self);
             for (;;)
                 pause();
+        }
     }
-    test_child_ready(self);
-    for (;;)
-        pause();
 }
 
 typedef struct limited_walk {
@@ -1018,7 +1017,8 @@ static void walk_past_the_open_file_limit_finds_or_counts_every_process(void **s
      * and the rest of the chain went unlisted (found 1 of 20). */
     int depth = 20;
     test_child threaded = test_spawn(run_threaded_chain, &depth, TEST_SPAWN_GROUP);
-    test_child_wait_ready(&threaded);
+    for (int i = 0; i <= depth; i++)
+        test_child_wait_ready(&threaded); /* every process has its threads */
     limited_walk few = walk_with_spare_descriptors(threaded.pid, RM__TREE_CHILDREN_FILES, 6);
     test_child_kill(&threaded);
     assert_int_equal(few.rc, 0);
