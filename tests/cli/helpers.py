@@ -79,6 +79,19 @@ def program_for(test, uid, path):
     return copy
 
 
+def fill_pipe(fd):
+    """Writes to pipe fd, made non-blocking, until it is full (it stays
+    non-blocking); returns how many bytes it took."""
+    os.set_blocking(fd, False)
+    filled = 0
+    try:
+        while True:
+            filled += os.write(fd, b"x" * 4096)
+    except BlockingIOError:
+        pass
+    return filled
+
+
 def resmon(*args, timeout=SAFETY_NET_SEC, **kw):
     """Runs the command to its end; its output as text."""
     return subprocess.run([RESMON, *args], capture_output=True, text=True, timeout=timeout, **kw)

@@ -24,7 +24,7 @@ import xml.etree.ElementTree as ET
 
 # tests/cli/helpers.py: the signal dispositions, the environment, the time
 # factor, resmon(), Ready and program_for() (a binary another user can run).
-from helpers import NOBODY, RESMON, SAFETY_NET_SEC, SANITIZED, TIME_FACTOR, WORKLOAD, Ready, program_for, resmon
+from helpers import NOBODY, RESMON, SAFETY_NET_SEC, SANITIZED, TIME_FACTOR, WORKLOAD, Ready, fill_pipe, program_for, resmon
 
 JSON_CHECK = os.environ["JSON_CHECK"]
 FAKE_NVML_LIB = os.environ["FAKE_NVML_LIB"]
@@ -1579,12 +1579,7 @@ class FilesAreNeverDamaged(Tmp):
         self.write("regular", "old text that is longer than any summary " * 200)
         old = self.read("regular")
         read_end, write_end = os.pipe()
-        os.set_blocking(write_end, False)
-        try:
-            while True:
-                os.write(write_end, b"x" * 4096)
-        except BlockingIOError:
-            pass
+        fill_pipe(write_end)
         os.set_blocking(write_end, True)
         p = subprocess.Popen([RESMON, "-q", "-o", self.path("out"), "--", "true"], stderr=write_end,
                              stdout=subprocess.DEVNULL)

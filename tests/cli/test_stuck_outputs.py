@@ -28,7 +28,7 @@ import threading
 import time
 import unittest
 
-from helpers import RESMON, SAFETY_NET_SEC, TIME_FACTOR
+from helpers import RESMON, SAFETY_NET_SEC, TIME_FACTOR, fill_pipe
 
 F_SETPIPE_SZ = 1031
 PIPE_BYTES = 4096
@@ -442,13 +442,7 @@ class StuckOutputs(unittest.TestCase):
                 read_fd, write_fd = os.pipe()
                 try:
                     fcntl.fcntl(write_fd, fcntl.F_SETPIPE_SZ, 4096)
-                    os.set_blocking(write_fd, False)
-                    filled = 0
-                    try:
-                        while True:
-                            filled += os.write(write_fd, b"x" * 4096)
-                    except BlockingIOError:
-                        pass
+                    filled = fill_pipe(write_fd)
                     p = subprocess.Popen([RESMON, *args], stdin=subprocess.DEVNULL, stdout=write_fd,
                                          stderr=subprocess.PIPE, text=True, env=self.env)
                     os.close(write_fd)
@@ -488,12 +482,7 @@ class StuckOutputs(unittest.TestCase):
             for args in self.results_on_stdout():
                 read_fd, write_fd = os.pipe()
                 fcntl.fcntl(write_fd, fcntl.F_SETPIPE_SZ, 4096)
-                os.set_blocking(write_fd, False)
-                try:
-                    while True:
-                        os.write(write_fd, b"x" * 4096)
-                except BlockingIOError:
-                    pass
+                fill_pipe(write_fd)
                 p = subprocess.Popen([RESMON, *args], stdin=subprocess.DEVNULL, stdout=write_fd,
                                      stderr=subprocess.PIPE, text=True, env=self.env)
                 os.close(write_fd)
