@@ -54,6 +54,9 @@ int rm__probe_open(rm__probe **out, pid_t pid, int include_children, const char 
     p->cpu.root_is_our_child = include_children && root->ppid == getpid();
     int subreaper = 0;
     p->adopts_orphans = p->cpu.root_is_our_child && prctl(PR_GET_CHILD_SUBREAPER, &subreaper, 0, 0, 0) == 0 && subreaper;
+    p->self = getpid(); /* the sampler runs in this process: a forked copy opens its own probe */
+    if (p->adopts_orphans)
+        rm__tree_walker_note_reaper(&p->walker, p->self);
     *out = p;
     return 0;
 }

@@ -180,6 +180,7 @@ struct rm__probe {
      * so the walk starts from us too (our other children are taken for the
      * tree's: the command has none). */
     int adopts_orphans;
+    pid_t self;             /* getpid() when the probe was opened */
     pid_t *walk_roots;      /* the root, us when adopts_orphans, the adopted */
     size_t walk_root_cap;
 

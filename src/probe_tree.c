@@ -221,7 +221,7 @@ static int collect_walk_roots(rm__probe *p, size_t *count)
     size_t n = 0;
     p->walk_roots[n++] = p->root;
     if (p->adopts_orphans)
-        p->walk_roots[n++] = getpid();
+        p->walk_roots[n++] = p->self;
     for (size_t i = 1; i < p->count; i++)
         if (p->procs[i].adopted)
             p->walk_roots[n++] = p->procs[i].pid;

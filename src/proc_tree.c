@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static void close_walked(rm__tree_walker *w, rm__walked_process *e);
@@ -301,6 +302,30 @@ void rm__tree_walker_note_clock(rm__tree_walker *w, pid_t pid, int known, uint64
     }
 }
 
+void rm__tree_walker_note_reaper(rm__tree_walker *w, pid_t self)
+{
+    w->reaper = self;
+    w->reaper_listed_ns = 0;
+}
+
+#define REAPER_ALL_THREADS_NS 1000000000u
+
+/* The reaper's main-thread children file, when its threads were all listed
+ * within the second (the file is cached from that listing); else -1, and
+ * the caller lists them all now. */
+static int reaper_main_thread_fd(rm__tree_walker *w, const rm__walked_process *e)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    uint64_t now_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+    if (w->reaper_listed_ns != 0 && now_ns - w->reaper_listed_ns < REAPER_ALL_THREADS_NS)
+        for (size_t i = 0; i < e->thread_count; i++)
+            if (e->tids[i] == e->pid)
+                return e->children_fd[i];
+    w->reaper_listed_ns = now_ns;
+    return -1;
+}
+
 int rm__tree_walker_takes_notes(const rm__tree_walker *w)
 {
     return w->use_children_files && w->members_fd < 0;
@@ -507,6 +532,19 @@ static int add_children_of(rm__tree_walker *w, pid_t pid, pid_t parent)
     e->listed_valid = e->clock_walk == w->walk_number;
     e->listed_clock_ns = e->clock_ns;
     struct children_visit visit = {w, e, pid, 0};
+    int reaper_fd = pid == w->reaper ? reaper_main_thread_fd(w, e) : -1;
+    if (reaper_fd >= 0) {
+        ssize_t n = read_children_file(w, reaper_fd);
+        if (n > 0)
+            rm__parse_pid_list(w->children_text, (size_t)n, visit_child, &visit);
+        if (n == -ENOMEM)
+            return e->listed_valid = 0, -ENOMEM;
+        if (n >= 0) {
+            e->listed_valid = 0; /* never reused: its clock is not noted */
+            return visit.error;
+        }
+        w->reaper_listed_ns = 0; /* unreadable: every thread, now */
+    }
     /* /proc counts a process's threads in the link count of its task
      * directory (2 + threads): one fstat tells how to find its children
      * where its latest listing found one thread, many, or none yet. */

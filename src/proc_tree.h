@@ -102,6 +102,11 @@ typedef struct rm__tree_walker {
      * /proc listing whose stats could not all be read counts one. */
     unsigned unwalked;
     size_t links_unread;     /* the latest /proc listing's stats not read for want of a descriptor */
+    /* This process, where it adopts the tree's orphans (a subreaper walked
+     * as a root; 0: none), and when all its threads' lists were last read
+     * (CLOCK_MONOTONIC ns): see rm__tree_walker_note_reaper. */
+    pid_t reaper;
+    uint64_t reaper_listed_ns;
 } rm__tree_walker;
 
 typedef enum rm__tree_method {
@@ -146,6 +151,15 @@ void rm__tree_walker_note_clock(rm__tree_walker *w, pid_t pid, int known, uint64
 /* Whether walks read children lists, so that notes help (children mode
  * without a cgroup). */
 int rm__tree_walker_takes_notes(const rm__tree_walker *w);
+
+/* self, walked as a root because it is the child subreaper of the tree
+ * (the resmon command), is listed by its main thread's children file alone,
+ * and by every thread's once a second: the kernel hands an orphan to the
+ * subreaper's first live thread (find_alive_thread: the main one unless it
+ * ended), and the tree's own root was forked before the walk began.  Its
+ * other threads' children (none in the command) are found within that
+ * second; one read a walk instead of a task listing and a read per thread. */
+void rm__tree_walker_note_reaper(rm__tree_walker *w, pid_t self);
 
 /* A process the latest walk did not reach is alive with parent ppid, read
  * from its own stat.  Where that walk went by parent links (the /proc scan,

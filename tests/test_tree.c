@@ -1565,6 +1565,111 @@ static void peak_asked_again_reads_the_mark_of_a_sleeper_that_woke(void **state)
     assert_true((double)peak >= child_mark_mb * 1048576.0);
 }
 
+/* The resmon command's case: the monitoring process is the child subreaper
+ * of the tree and a root of the walk (for the orphans it adopts).  The walk
+ * reads its main thread's list alone each time (the kernel hands an orphan
+ * to a subreaper's first live thread) and every thread's once a second: an
+ * orphan is found at the next walk, a child another thread forked within
+ * that second. */
+static int parent_of_an_orphan(const test_child *self, const void *arg)
+{
+    (void)arg;
+    pid_t orphan = fork();
+    if (orphan == 0)
+        test_child_idle();
+    test_child_send(self, &orphan, sizeof orphan);
+    return 0; /* the orphan is handed to the subreaper */
+}
+
+typedef struct thread_child {
+    test_child child;
+    int told[2]; /* the thread writes its child's pid here */
+    int stop[2]; /* and waits for its end here: its child stays its own */
+} thread_child;
+
+static int idle_child(const test_child *self, const void *arg)
+{
+    (void)self, (void)arg;
+    test_child_idle();
+}
+
+static void *fork_then_wait(void *arg)
+{
+    thread_child *t = arg;
+    t->child = test_spawn(idle_child, NULL, 0);
+    if (write(t->told[1], &t->child.pid, sizeof t->child.pid) != sizeof t->child.pid)
+        return NULL;
+    char byte;
+    while (read(t->stop[0], &byte, 1) < 0 && errno == EINTR)
+        ;
+    return NULL;
+}
+
+static int walk_found(const rm__tree_walker *w, pid_t pid)
+{
+    for (size_t i = 0; i < w->found_len; i++)
+        if (w->found[i] == pid)
+            return 1;
+    return 0;
+}
+
+static void walk_from_the_reaper_finds_its_orphans_and_threads_children(void **state)
+{
+    (void)state;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)getpid());
+    if (access(path, R_OK) != 0)
+        skip(); /* a kernel without children lists: the walk scans /proc */
+    int was_subreaper = 0;
+    assert_int_equal(prctl(PR_GET_CHILD_SUBREAPER, &was_subreaper, 0, 0, 0), 0);
+    assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), 0);
+    int proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    assert_true(proc_fd >= 0);
+    rm__tree_walker w;
+    rm__tree_walker_init(&w, proc_fd, RM__TREE_CHILDREN_FILES);
+    pid_t self = getpid();
+    rm__tree_walker_note_reaper(&w, self);
+    assert_int_equal(rm__tree_walk_from(&w, &self, 1), 0); /* every thread's list */
+
+    test_child parent = test_spawn(parent_of_an_orphan, NULL, 0);
+    pid_t orphan;
+    test_child_receive(&parent, &orphan, sizeof orphan);
+    test_child_reap(&parent, NULL); /* it has ended: the orphan is ours */
+    assert_int_equal(rm__tree_walk_from(&w, &self, 1), 0);
+    assert_true(walk_found(&w, orphan)); /* the main thread's list, at once */
+
+    thread_child t;
+    assert_int_equal(pipe2(t.told, O_CLOEXEC), 0);
+    assert_int_equal(pipe2(t.stop, O_CLOEXEC), 0);
+    pthread_t thread;
+    assert_int_equal(pthread_create(&thread, NULL, fork_then_wait, &t), 0);
+    pid_t forked = 0;
+    assert_int_equal(read(t.told[0], &forked, sizeof forked), sizeof forked);
+    assert_true(forked > 0);
+    double start = test_now();
+    int found = 0;
+    while (!found && test_now() < start + test_scaled(5)) {
+        assert_int_equal(rm__tree_walk_from(&w, &self, 1), 0);
+        found = walk_found(&w, forked);
+        if (!found)
+            test_sleep(0.01);
+    }
+    assert_true(found);
+    assert_true(walk_found(&w, orphan));
+
+    assert_int_equal(write(t.stop[1], "x", 1), 1);
+    pthread_join(thread, NULL);
+    for (int i = 0; i < 2; i++)
+        close(t.told[i]), close(t.stop[i]);
+    test_child_kill(&t.child);
+    kill(orphan, SIGKILL);
+    while (waitpid(orphan, NULL, 0) < 0 && errno == EINTR)
+        ;
+    rm__tree_walker_free(&w);
+    close(proc_fd);
+    assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, was_subreaper, 0, 0, 0), 0);
+}
+
 static int use_children_lists(void **state)
 {
     (void)state;
@@ -1614,6 +1719,7 @@ int main(void)
         cmocka_unit_test_setup(walk_finds_an_orphan_handed_to_a_sleeping_subreaper, use_children_lists),
         cmocka_unit_test_setup(walk_follows_a_process_handed_to_a_sleeping_subreaper, use_children_lists),
         cmocka_unit_test_setup(peak_asked_again_reads_the_mark_of_a_sleeper_that_woke, use_children_lists),
+        cmocka_unit_test(walk_from_the_reaper_finds_its_orphans_and_threads_children),
         cmocka_unit_test(target_reaped_before_stop_keeps_its_cpu_and_peak),
         cmocka_unit_test_setup(probe_peak_keeps_a_descendant_that_ended, use_children_lists),
         cmocka_unit_test_setup(sleeper_that_woke_is_read_at_its_new_rss_and_peak, use_children_lists),
