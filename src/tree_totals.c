@@ -78,7 +78,11 @@ int rm__tree_totals_process_count(rm__tree_totals *t, uint64_t now_ns, unsigned 
     if (t->dir_fd < 0)
         return -ENOENT;
     uint64_t since = t->count_read_ns ? t->count_read_ns : t->last_walk_ns;
-    if (now_ns - since < PROCESS_COUNT_REFRESH_NS) {
+    /* The samples read the total (rm__tree_totals_cpu) before the count:
+     * one that stands since then says that nothing in the leaf ran since
+     * the lists were read. */
+    int ran = !t->count_read_ns || t->last_cpu_ns != t->count_cpu_ns;
+    if (now_ns - since < PROCESS_COUNT_REFRESH_NS || !ran) {
         *processes = t->count;
         *threads = t->threads;
         return t->count_read_ns ? 0 : -ENOENT;
@@ -92,6 +96,7 @@ int rm__tree_totals_process_count(rm__tree_totals *t, uint64_t now_ns, unsigned 
     t->count = *processes = procs;
     t->threads = *threads = tasks > procs ? tasks : procs; /* a process exited between the two reads */
     t->count_read_ns = now_ns;
+    t->count_cpu_ns = t->last_cpu_ns;
     unsigned moved = procs > t->walked_count ? procs - t->walked_count : t->walked_count - procs;
     if (4 * (uint64_t)moved > t->walked_count)
         t->next_walk_ns = 0; /* changed by more than a quarter: the next sample walks */

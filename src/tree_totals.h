@@ -49,6 +49,7 @@ typedef struct rm__tree_totals {
     const char *threads_file; /* the leaf's list of threads: v1 "tasks", v2 "cgroup.threads" */
     uint64_t count_read_ns; /* when the leaf's lists were last counted (0: not since the latest walk) */
     unsigned count, threads; /* ... and what they counted */
+    uint64_t count_cpu_ns;   /* ... and the CPU total read before they were */
     unsigned walked_count;   /* the processes the latest walk found */
     int engaged;          /* the samples' CPU is the cgroup's (from the switch on) */
     int left;             /* a process left the leaf: the probe's CPU again, for good */
@@ -106,7 +107,11 @@ uint64_t rm__tree_totals_cpu(rm__tree_totals *t, uint64_t elapsed_ns, long onlin
  * read right after: never fewer than the processes), counted at most once a
  * second -- the kernel builds and sorts the whole list for each read:
  * ~0.6 ms of CPU for 1000 processes on the VM of BENCHMARKS.md, too much
- * for every sample.  When the process count moved by more than a quarter
+ * for every sample.  Nor is it read again while the leaf's CPU total
+ * stands where it stood just before the latest count: a process forks,
+ * starts a thread or exits only by running, so a tree that did not run
+ * has the same lists (a process moved out of the leaf by another, without
+ * running, is seen at the next walk).  When the process count moved by more than a quarter
  * from the latest walk's, the next sample walks: a tree that grows or
  * shrinks fast is seen whole promptly, not at the walk's slow cadence.
  * -ENOENT when there is no count since the latest walk (the walk's stands),

@@ -281,6 +281,79 @@ static void tree_totals_leave_after_two_walks_ahead(void **state)
     rmdir(dir);
 }
 
+static char *lines_of_pids(unsigned count)
+{
+    char *text = malloc(count * 8 + 1);
+    assert_non_null(text);
+    text[0] = '\0';
+    for (unsigned i = 0; i < count; i++)
+        sprintf(text + strlen(text), "%u\n", 1000 + i);
+    return text;
+}
+
+static void put_members(const char *dir, unsigned processes)
+{
+    char *text = lines_of_pids(processes);
+    put_file(dir, "cgroup.procs", text);
+    put_file(dir, "cgroup.threads", text);
+    free(text);
+}
+
+/* Between walks an engaged tree's process count is the leaf's lists, read
+ * at most once a second -- and not at all while the leaf's CPU total stands
+ * where it stood before the latest count: nothing forks or exits without
+ * running (the kernel sorts the whole list for each read: a tree of 1000
+ * sleepers cost the sampler ~0.1 ms a sample for counts that could not
+ * have changed). */
+static void tree_totals_count_again_only_after_the_tree_ran(void **state)
+{
+    (void)state;
+    const uint64_t ms = 1000000;
+    char dir[] = "/tmp/resmon-cgcount-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    put_file(dir, "cpu.stat", "usage_usec 1000\n");
+    put_members(dir, 100);
+    rm__tree_totals t;
+    totals_on_fixture(&t, dir);
+    t.dir_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    assert_true(t.dir_fd >= 0);
+    t.threads_file = "cgroup.threads";
+    rm__tree_totals_walked(&t, 1 * ms, 100, 5 * ms, 0, 0, 0, 0); /* wide: the switch */
+    assert_true(t.engaged);
+    unsigned processes = 0, threads = 0;
+    /* Within a second of the walk: the walk's count stands. */
+    rm__tree_totals_cpu(&t, 100 * ms, 2, 0);
+    assert_int_equal(rm__tree_totals_process_count(&t, 500 * ms, &processes, &threads), -ENOENT);
+    rm__tree_totals_cpu(&t, 100 * ms, 2, 0);
+    assert_int_equal(rm__tree_totals_process_count(&t, 1500 * ms, &processes, &threads), 0);
+    assert_int_equal(processes, 100);
+    put_members(dir, 90); /* changed behind the total's back (no CPU: a fixture) */
+    rm__tree_totals_cpu(&t, 100 * ms, 2, 0);
+    assert_int_equal(rm__tree_totals_process_count(&t, 3000 * ms, &processes, &threads), 0);
+    assert_int_equal(processes, 100); /* the total stood: not read again */
+    put_file(dir, "cpu.stat", "usage_usec 1001\n"); /* a microsecond of running */
+    rm__tree_totals_cpu(&t, 100 * ms, 2, 0);
+    assert_int_equal(rm__tree_totals_process_count(&t, 3100 * ms, &processes, &threads), 0);
+    assert_int_equal(processes, 90); /* ran: counted again, a second after the latest count */
+    assert_int_equal(threads, 90);
+    put_members(dir, 80);
+    put_file(dir, "cpu.stat", "usage_usec 1002\n");
+    rm__tree_totals_cpu(&t, 100 * ms, 2, 0);
+    assert_int_equal(rm__tree_totals_process_count(&t, 3200 * ms, &processes, &threads), 0);
+    assert_int_equal(processes, 90); /* ran, but within the second of the latest count */
+    rm__tree_totals_cpu(&t, 100 * ms, 2, 0);
+    assert_int_equal(rm__tree_totals_process_count(&t, 4200 * ms, &processes, &threads), 0);
+    assert_int_equal(processes, 80); /* ran since the count before: the second is up */
+    rm__tree_totals_close(&t);
+    const char *names[] = {"cpu.stat", "cgroup.procs", "cgroup.threads"};
+    for (size_t i = 0; i < 3; i++) {
+        char path[300];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
 static void io_stat_sums_devices(void **state)
 {
     (void)state;
@@ -2117,6 +2190,7 @@ int main(void)
         cmocka_unit_test(keyed_files_parse),
         cmocka_unit_test(cpu_totals_parse_and_read),
         cmocka_unit_test(tree_totals_leave_after_two_walks_ahead),
+        cmocka_unit_test(tree_totals_count_again_only_after_the_tree_ran),
         cmocka_unit_test(io_stat_sums_devices),
         cmocka_unit_test(locate_finds_v1_memory_hierarchy),
         cmocka_unit_test(locate_prefers_v2_with_memory_controller),
