@@ -56,7 +56,7 @@ int rm__probe_open(rm__probe **out, pid_t pid, int include_children, const char 
     p->adopts_orphans = p->cpu.root_is_our_child && prctl(PR_GET_CHILD_SUBREAPER, &subreaper, 0, 0, 0) == 0 && subreaper;
     p->self = getpid(); /* the sampler runs in this process: a forked copy opens its own probe */
     if (p->adopts_orphans)
-        rm__tree_walker_note_reaper(&p->walker, p->self);
+        rm__tree_walker_note_reaper(&p->walker, p->self, p->root);
     *out = p;
     return 0;
 }
@@ -110,7 +110,8 @@ void rm__probe_close(rm__probe *p)
 /* Whether this reading reads a process's stat: every reading when a metric
  * group needs it; in a tree, at the baseline, when a tracked child of it
  * was reaped, and else on the CHILDREN_CPU_REFRESH_NS schedule.  Either way
- * once.  *tree_due: the tree's schedule asked (a failure then means gone). */
+ * once.  *tree_due: the tree's schedule asked (a failure then means gone,
+ * unless there was no descriptor to read it with). */
 static int stat_wanted(const rm__probe *p, const rm__tracked *t, const rm__process_reading *now, uint64_t boot_ns,
                        int baseline, int idle, int *tree_due)
 {
@@ -237,8 +238,11 @@ static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
         if (!gone && (groups || p->include_children) &&
             stat_wanted(p, t, &now, boot_ns, baseline, idle, &tree_due)) {
             int rc = rm__probe_read_stat(t, &now);
-            gone = rc == -ESRCH || (rc < 0 && tree_due);
-            if (tree_due) {
+            /* No descriptor to open it with (the limit on open files): nothing
+             * learnt, and not an end -- it is asked again next reading. */
+            int starved = rc == -EMFILE || rc == -ENFILE;
+            gone = rc == -ESRCH || (rc < 0 && !starved && tree_due);
+            if (tree_due && !starved) {
                 t->stat_read_ns = boot_ns;
                 t->stat_cpu_ns = now.cpu_ns;
             }

@@ -40,14 +40,17 @@ int rm__probe_read_cpu(const rm__tracked *t, uint64_t *ns)
  * child's memory read 0 and its record ended early.  Any other live thread
  * shows the memory: the first of them whose statm shows any is read.  A
  * zombie (its leader alone left) lists no other thread: it reads zeros, at
- * the cost of one listing of its task directory. */
+ * the cost of one listing of its task directory.  Returns 0, -ESRCH (no
+ * other thread shows memory: a zombie), or -EMFILE / -ENFILE when there was
+ * no descriptor to look with -- then nothing is known, and zeros must not
+ * be taken for an end. */
 static int read_statm_of_another_thread(const rm__tracked *t, uint64_t *size_pages, uint64_t *rss_pages)
 {
     int task_fd = rm__openat(t->dir_fd, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (task_fd < 0)
-        return -ESRCH;
+        return errno == EMFILE || errno == ENFILE ? -errno : -ESRCH;
     char dirents[4096];
-    int rc = -ESRCH;
+    int rc = -ESRCH, starved = 0;
     ssize_t len;
     while (rc < 0 && (len = getdents64(task_fd, dirents, sizeof dirents)) > 0) {
         for (ssize_t at = 0; rc < 0 && at < len;) {
@@ -62,10 +65,11 @@ static int read_statm_of_another_thread(const rm__tracked *t, uint64_t *size_pag
             ssize_t n = rm__read_kernel_file_at(task_fd, path, text, sizeof text);
             if (n > 0 && rm__parse_statm(text, (size_t)n, size_pages, rss_pages) == 0 && *size_pages != 0)
                 rc = 0;
+            starved |= n == -EMFILE || n == -ENFILE;
         }
     }
     close(task_fd);
-    return rc;
+    return rc < 0 && starved ? -EMFILE : rc;
 }
 
 int rm__probe_read_statm(const rm__tracked *t, rm__process_reading *out)
@@ -76,8 +80,15 @@ int rm__probe_read_statm(const rm__tracked *t, rm__process_reading *out)
         return (int)n;
     uint64_t size_pages;
     int rc = rm__parse_statm(text, (size_t)n, &size_pages, &out->rss_pages);
-    if (rc == 0 && size_pages == 0 && t->dir_fd >= 0)
-        read_statm_of_another_thread(t, &size_pages, &out->rss_pages); /* else: a zombie's zeros */
+    if (rc == 0 && size_pages == 0 && t->dir_fd >= 0) {
+        int other = read_statm_of_another_thread(t, &size_pages, &out->rss_pages); /* -ESRCH: a zombie's zeros */
+        if (other == -EMFILE || other == -ENFILE) {
+            /* Not known to be a zombie: its last reading stands (the next
+             * reading with a descriptor to spare tells). */
+            out->rss_pages = t->rss_pages;
+            size_pages = 1;
+        }
+    }
     out->has_memory = size_pages != 0;
     return rc;
 }

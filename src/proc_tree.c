@@ -302,10 +302,16 @@ void rm__tree_walker_note_clock(rm__tree_walker *w, pid_t pid, int known, uint64
     }
 }
 
-void rm__tree_walker_note_reaper(rm__tree_walker *w, pid_t self)
+void rm__tree_walker_note_reaper(rm__tree_walker *w, pid_t self, pid_t root)
 {
     w->reaper = self;
+    w->reaper_root = root;
     w->reaper_listed_ns = 0;
+}
+
+static int is_pid(pid_t pid, void *user)
+{
+    return pid == *(const pid_t *)user; /* 1 stops the parse: found */
 }
 
 #define REAPER_ALL_THREADS_NS 1000000000u
@@ -535,15 +541,19 @@ static int add_children_of(rm__tree_walker *w, pid_t pid, pid_t parent)
     int reaper_fd = pid == w->reaper ? reaper_main_thread_fd(w, e) : -1;
     if (reaper_fd >= 0) {
         ssize_t n = read_children_file(w, reaper_fd);
-        if (n > 0)
-            rm__parse_pid_list(w->children_text, (size_t)n, visit_child, &visit);
         if (n == -ENOMEM)
             return e->listed_valid = 0, -ENOMEM;
-        if (n >= 0) {
+        /* The main thread stands for all only while the root is its child:
+         * one that forked it from another thread, or a main thread that
+         * exited (its children, the root among them, handed to a live
+         * thread, as the orphans are from then on), is read in full. */
+        pid_t root = w->reaper_root;
+        if (n > 0 && rm__parse_pid_list(w->children_text, (size_t)n, is_pid, &root) == 1) {
+            rm__parse_pid_list(w->children_text, (size_t)n, visit_child, &visit);
             e->listed_valid = 0; /* never reused: its clock is not noted */
             return visit.error;
         }
-        w->reaper_listed_ns = 0; /* unreadable: every thread, now */
+        w->reaper_listed_ns = 0; /* every thread, now and at the next walk */
     }
     /* /proc counts a process's threads in the link count of its task
      * directory (2 + threads): one fstat tells how to find its children

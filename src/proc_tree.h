@@ -105,7 +105,7 @@ typedef struct rm__tree_walker {
     /* This process, where it adopts the tree's orphans (a subreaper walked
      * as a root; 0: none), and when all its threads' lists were last read
      * (CLOCK_MONOTONIC ns): see rm__tree_walker_note_reaper. */
-    pid_t reaper;
+    pid_t reaper, reaper_root;
     uint64_t reaper_listed_ns;
 } rm__tree_walker;
 
@@ -153,13 +153,18 @@ void rm__tree_walker_note_clock(rm__tree_walker *w, pid_t pid, int known, uint64
 int rm__tree_walker_takes_notes(const rm__tree_walker *w);
 
 /* self, walked as a root because it is the child subreaper of the tree
- * (the resmon command), is listed by its main thread's children file alone,
- * and by every thread's once a second: the kernel hands an orphan to the
- * subreaper's first live thread (find_alive_thread: the main one unless it
- * ended), and the tree's own root was forked before the walk began.  Its
- * other threads' children (none in the command) are found within that
- * second; one read a walk instead of a task listing and a read per thread. */
-void rm__tree_walker_note_reaper(rm__tree_walker *w, pid_t self);
+ * root (the resmon command), is listed by its main thread's children file
+ * alone, and by every thread's once a second: the kernel hands an orphan to
+ * the subreaper's first live thread (find_alive_thread: the main one unless
+ * it exited).  That holds while the main thread's list has root in it --
+ * proof that the main thread forked it and is alive (an exiting thread's
+ * children go to a live one); else every thread's list is read, each walk.
+ * Its other threads' children (none in the command) are found within the
+ * second; one read a walk instead of a task listing and a read per thread.
+ * (Older kernels, before find_alive_thread, handed an orphan to the
+ * subreaper's thread among its ancestors -- the one that forked the root:
+ * the main one too whenever the fast read is used.) */
+void rm__tree_walker_note_reaper(rm__tree_walker *w, pid_t self, pid_t root);
 
 /* A process the latest walk did not reach is alive with parent ppid, read
  * from its own stat.  Where that walk went by parent links (the /proc scan,

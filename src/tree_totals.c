@@ -40,8 +40,13 @@ void rm__tree_totals_open(rm__tree_totals *t, const char *memory_dir, int versio
     t->threads_file = version == 1 ? "tasks" : "cgroup.threads";
 }
 
-/* How often a wide tree's process count is re-read between walks. */
+/* How often a wide tree's process count is re-read between walks ... */
 #define PROCESS_COUNT_REFRESH_NS 1000000000ULL
+/* ... and how long a count stands at most while the leaf's CPU total stood
+ * (a process that left the leaf without running in it: moved by another,
+ * or moving itself between two charges of its runtime; a v1 tree split
+ * between cpuacct groups). */
+#define PROCESS_COUNT_STANDS_MAX_NS 5000000000ULL
 
 /* The lines of the leaf's file name: one a process or thread.  Opened for
  * each count: v1 lists what the cgroup held when an open file was first
@@ -81,8 +86,8 @@ int rm__tree_totals_process_count(rm__tree_totals *t, uint64_t now_ns, unsigned 
     /* The samples read the total (rm__tree_totals_cpu) before the count:
      * one that stands since then says that nothing in the leaf ran since
      * the lists were read. */
-    int ran = !t->count_read_ns || t->last_cpu_ns != t->count_cpu_ns;
-    if (now_ns - since < PROCESS_COUNT_REFRESH_NS || !ran) {
+    int ran = !t->count_read_ns || t->cpu_unread || t->last_cpu_ns != t->count_cpu_ns;
+    if (now_ns - since < PROCESS_COUNT_REFRESH_NS || (!ran && now_ns - since < PROCESS_COUNT_STANDS_MAX_NS)) {
         *processes = t->count;
         *threads = t->threads;
         return t->count_read_ns ? 0 : -ENOENT;
@@ -190,7 +195,8 @@ void rm__tree_totals_walked(rm__tree_totals *t, uint64_t now_ns, unsigned proces
 uint64_t rm__tree_totals_cpu(rm__tree_totals *t, uint64_t elapsed_ns, long online_cpus, int everything)
 {
     uint64_t now = 0;
-    if (rm__cgroup_cpu_read(&t->cpu, &now) == 0) {
+    t->cpu_unread = rm__cgroup_cpu_read(&t->cpu, &now) != 0; /* then the count takes the tree to have run */
+    if (!t->cpu_unread) {
         if (now > t->last_cpu_ns)
             t->carry_ns += now - t->last_cpu_ns;
         t->last_cpu_ns = now;

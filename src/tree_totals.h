@@ -50,6 +50,7 @@ typedef struct rm__tree_totals {
     uint64_t count_read_ns; /* when the leaf's lists were last counted (0: not since the latest walk) */
     unsigned count, threads; /* ... and what they counted */
     uint64_t count_cpu_ns;   /* ... and the CPU total read before they were */
+    int cpu_unread;          /* the latest sample's read of the total failed */
     unsigned walked_count;   /* the processes the latest walk found */
     int engaged;          /* the samples' CPU is the cgroup's (from the switch on) */
     int left;             /* a process left the leaf: the probe's CPU again, for good */
@@ -108,10 +109,13 @@ uint64_t rm__tree_totals_cpu(rm__tree_totals *t, uint64_t elapsed_ns, long onlin
  * second -- the kernel builds and sorts the whole list for each read:
  * ~0.6 ms of CPU for 1000 processes on the VM of BENCHMARKS.md, too much
  * for every sample.  Nor is it read again while the leaf's CPU total
- * stands where it stood just before the latest count: a process forks,
- * starts a thread or exits only by running, so a tree that did not run
- * has the same lists (a process moved out of the leaf by another, without
- * running, is seen at the next walk).  When the process count moved by more than a quarter
+ * stands where it stood just before the latest count, for up to 5 s: a
+ * process forks, starts a thread or exits only by running, so a tree that
+ * did not run has the same lists -- but for a process that left the leaf
+ * without running in it (moved by another, or moving itself between two
+ * charges of its runtime; on v1, a process moved to another cpuacct group
+ * alone; on kernels before 4.5, a sleeper killed from outside, its exit
+ * charged to the root), which the 5 s bound covers.  When the process count moved by more than a quarter
  * from the latest walk's, the next sample walks: a tree that grows or
  * shrinks fast is seen whole promptly, not at the walk's slow cadence.
  * -ENOENT when there is no count since the latest walk (the walk's stands),

@@ -344,6 +344,21 @@ static void tree_totals_count_again_only_after_the_tree_ran(void **state)
     rm__tree_totals_cpu(&t, 100 * ms, 2, 0);
     assert_int_equal(rm__tree_totals_process_count(&t, 4200 * ms, &processes, &threads), 0);
     assert_int_equal(processes, 80); /* ran since the count before: the second is up */
+    /* A count stands for 5 s at most however still the total (a process
+     * can leave the leaf without running in it): review of stop 46. */
+    put_members(dir, 70);
+    rm__tree_totals_cpu(&t, 100 * ms, 2, 0);
+    assert_int_equal(rm__tree_totals_process_count(&t, 9100 * ms, &processes, &threads), 0);
+    assert_int_equal(processes, 80);
+    rm__tree_totals_cpu(&t, 100 * ms, 2, 0);
+    assert_int_equal(rm__tree_totals_process_count(&t, 9200 * ms, &processes, &threads), 0);
+    assert_int_equal(processes, 70);
+    /* A total that could not be read says nothing: the tree may have run. */
+    put_members(dir, 60);
+    put_file(dir, "cpu.stat", "garbage\n");
+    rm__tree_totals_cpu(&t, 100 * ms, 2, 0);
+    assert_int_equal(rm__tree_totals_process_count(&t, 10300 * ms, &processes, &threads), 0);
+    assert_int_equal(processes, 60);
     rm__tree_totals_close(&t);
     const char *names[] = {"cpu.stat", "cgroup.procs", "cgroup.threads"};
     for (size_t i = 0; i < 3; i++) {

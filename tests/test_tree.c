@@ -667,6 +667,56 @@ static void process_whose_main_thread_exited_reads_live(void **state)
     test_child_reap(&child, NULL);
 }
 
+/* The same process read by a probe that has no descriptor left to open
+ * (its hard limit on open files reached): its leader's statm reads the
+ * zeros of a zombie and the task directory cannot be opened to ask another
+ * thread.  Its last RSS stands; before, the zeros were taken for the
+ * target's end and the window ended (RM__PROBE_ENDED).  In a child of the
+ * test, whose limit can be lowered for good. */
+typedef struct starved_reader_args {
+    pid_t target;
+    int tree;
+} starved_reader_args;
+
+static int read_with_no_descriptor_left(const test_child *self, const void *arg)
+{
+    (void)self;
+    const starved_reader_args *a = arg;
+    rm__probe *probe;
+    rm__probe_reading r;
+    if (rm__probe_open(&probe, a->target, a->tree, NULL) != 0 || rm__probe_begin(probe, &r) != 0)
+        return 90;
+    struct rlimit none = {64, 64};
+    if (setrlimit(RLIMIT_NOFILE, &none) != 0)
+        return 91;
+    while (dup(0) >= 0)
+        ;
+    if (errno != EMFILE)
+        return 92;
+    for (int i = 0; i < 3; i++) {
+        int rc = rm__probe_read(probe, &r);
+        if (rc != 0)
+            return rc == RM__PROBE_ENDED ? 93 : 94;
+        if (r.rss_bytes < LEADER_GONE_BYTES)
+            return 95;
+    }
+    return 0;
+}
+
+static void process_whose_main_thread_exited_reads_live_without_descriptors(void **state)
+{
+    int tree = *(int *)*state;
+    test_child child = test_spawn(main_thread_exits_first, NULL, 0);
+    test_child_wait_ready(&child);
+    wait_leader_zombie(child.pid);
+    starved_reader_args args = {child.pid, tree};
+    test_child reader = test_spawn(read_with_no_descriptor_left, &args, 0);
+    int status = test_child_reap(&reader, NULL);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    test_child_reap(&child, NULL);
+}
+
 static int tree_mode = 1, single_mode = 0;
 
 static int use_tree_mode(void **state)
@@ -1628,8 +1678,10 @@ static void walk_from_the_reaper_finds_its_orphans_and_threads_children(void **s
     rm__tree_walker w;
     rm__tree_walker_init(&w, proc_fd, RM__TREE_CHILDREN_FILES);
     pid_t self = getpid();
-    rm__tree_walker_note_reaper(&w, self);
+    test_child root = test_spawn(idle_child, NULL, 0); /* the monitored root: the main thread's child */
+    rm__tree_walker_note_reaper(&w, self, root.pid);
     assert_int_equal(rm__tree_walk_from(&w, &self, 1), 0); /* every thread's list */
+    assert_true(walk_found(&w, root.pid));
 
     test_child parent = test_spawn(parent_of_an_orphan, NULL, 0);
     pid_t orphan;
@@ -1662,12 +1714,105 @@ static void walk_from_the_reaper_finds_its_orphans_and_threads_children(void **s
     for (int i = 0; i < 2; i++)
         close(t.told[i]), close(t.stop[i]);
     test_child_kill(&t.child);
+    test_child_kill(&root);
     kill(orphan, SIGKILL);
     while (waitpid(orphan, NULL, 0) < 0 && errno == EINTR)
         ;
     rm__tree_walker_free(&w);
     close(proc_fd);
     assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, was_subreaper, 0, 0, 0), 0);
+}
+
+/* The reaper's main thread exited (pthread_exit in main): its children, the
+ * root among them, and every later orphan go to a live thread.  The main
+ * thread's list no longer has the root, so every thread's is read: the
+ * orphan is found at the next walk, not a second later (a review found it
+ * up to 1 s late, and missed when shorter-lived).  In a child of the test,
+ * whose main thread can end; its exit status is the verdict. */
+static int leader_zombie(pid_t pid)
+{
+    char path[64], text[512] = "";
+    snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, text, sizeof text - 1);
+    close(fd);
+    const char *paren = n > 0 ? strrchr(text, ')') : NULL;
+    return paren && paren[1] == ' ' && paren[2] == 'Z';
+}
+
+typedef struct exited_main_args {
+    pid_t self, root;
+} exited_main_args;
+
+static void *walk_after_main_exited(void *arg)
+{
+    const exited_main_args *a = arg;
+    double safety_net = test_now() + 60;
+    while (!leader_zombie(a->self) && test_now() < safety_net)
+        test_sleep(0.0005);
+    int proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    rm__tree_walker w;
+    rm__tree_walker_init(&w, proc_fd, RM__TREE_CHILDREN_FILES);
+    rm__tree_walker_note_reaper(&w, a->self, a->root);
+    pid_t self = a->self;
+    int verdict = 0;
+    if (rm__tree_walk_from(&w, &self, 1) != 0 || !walk_found(&w, a->root))
+        verdict = 81; /* the root, handed to this thread, is found by the full listing */
+    int link[2];
+    pid_t parent = verdict || pipe(link) != 0 ? -1 : fork();
+    if (parent == 0) {
+        pid_t orphan = fork();
+        if (orphan == 0) {
+            for (;;)
+                pause();
+        }
+        (void)!write(link[1], &orphan, sizeof orphan);
+        _exit(0);
+    }
+    pid_t orphan = 0;
+    if (parent < 0 || read(link[0], &orphan, sizeof orphan) != sizeof orphan)
+        verdict = verdict ? verdict : 82;
+    while (parent > 0 && waitpid(parent, NULL, 0) < 0 && errno == EINTR)
+        ;
+    if (!verdict && (rm__tree_walk_from(&w, &self, 1) != 0 || !walk_found(&w, orphan)))
+        verdict = 83; /* the walk right after: at once */
+    if (orphan > 0)
+        kill(orphan, SIGKILL);
+    kill(a->root, SIGKILL);
+    _exit(verdict);
+}
+
+static int reaper_whose_main_thread_exits(const test_child *self, const void *arg)
+{
+    (void)self, (void)arg;
+    if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0)
+        return 80;
+    static exited_main_args a;
+    a.self = getpid();
+    a.root = fork();
+    if (a.root == 0) {
+        for (;;)
+            pause();
+    }
+    pthread_t thread;
+    if (a.root < 0 || pthread_create(&thread, NULL, walk_after_main_exited, &a) != 0)
+        return 79;
+    pthread_exit(NULL);
+}
+
+static void walk_from_a_reaper_whose_main_thread_exited_finds_orphans_at_once(void **state)
+{
+    (void)state;
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)getpid());
+    if (access(path, R_OK) != 0)
+        skip();
+    test_child reaper = test_spawn(reaper_whose_main_thread_exits, NULL, 0);
+    int status = test_child_reap(&reaper, NULL);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
 }
 
 static int use_children_lists(void **state)
@@ -1705,6 +1850,8 @@ int main(void)
         cmocka_unit_test(stat_of_a_released_process_reads_gone),
         cmocka_unit_test_setup(process_whose_main_thread_exited_reads_live, use_tree_mode),
         cmocka_unit_test_setup(process_whose_main_thread_exited_reads_live, use_single_mode),
+        cmocka_unit_test_setup(process_whose_main_thread_exited_reads_live_without_descriptors, use_tree_mode),
+        cmocka_unit_test_setup(process_whose_main_thread_exited_reads_live_without_descriptors, use_single_mode),
         cmocka_unit_test(busy_machine_loses_no_cpu),
         cmocka_unit_test(probe_readings_add_up_to_the_cpu_clock),
         cmocka_unit_test_setup(tree_tracks_every_child_of_a_large_family, use_children_lists),
@@ -1720,6 +1867,7 @@ int main(void)
         cmocka_unit_test_setup(walk_follows_a_process_handed_to_a_sleeping_subreaper, use_children_lists),
         cmocka_unit_test_setup(peak_asked_again_reads_the_mark_of_a_sleeper_that_woke, use_children_lists),
         cmocka_unit_test(walk_from_the_reaper_finds_its_orphans_and_threads_children),
+        cmocka_unit_test(walk_from_a_reaper_whose_main_thread_exited_finds_orphans_at_once),
         cmocka_unit_test(target_reaped_before_stop_keeps_its_cpu_and_peak),
         cmocka_unit_test_setup(probe_peak_keeps_a_descendant_that_ended, use_children_lists),
         cmocka_unit_test_setup(sleeper_that_woke_is_read_at_its_new_rss_and_peak, use_children_lists),
