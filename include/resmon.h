@@ -395,7 +395,8 @@ RESMON_API const char *resmon_energy_source_name(resmon_energy_source source);
  *     as often as keeps it at 0.1 % of a CPU (at least every 10 s): the
  *     walks' mean interval.  Between walks a sample holds the latest walk's
  *     RSS and metric-group figures, and its nprocs and nthreads are what
- *     the leaf lists (re-read once a second; a count that moved by more
+ *     the leaf lists (re-read once a second when the tree ran since, every
+ *     5 s when its CPU total stood still; a count that moved by more
  *     than a quarter walks at the next sample).  Those walks run on a
  *     thread of their own ("resmon-walk", started by resmon_monitor_start,
  *     ended by resmon_monitor_free), so a slow one delays no sample; the
