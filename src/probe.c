@@ -110,8 +110,9 @@ void rm__probe_close(rm__probe *p)
 /* Whether this reading reads a process's stat: every reading when a metric
  * group needs it; in a tree, at the baseline, when a tracked child of it
  * was reaped, and else on the CHILDREN_CPU_REFRESH_NS schedule.  Either way
- * once.  *tree_due: the tree's schedule asked (a failure then means gone,
- * unless there was no descriptor to read it with). */
+ * once.  *tree_due: the tree's schedule asked (a failure then means gone:
+ * a tracked process's stat is open from its tracking on, so no shortage of
+ * descriptors can fail it). */
 static int stat_wanted(const rm__probe *p, const rm__tracked *t, const rm__process_reading *now, uint64_t boot_ns,
                        int baseline, int idle, int *tree_due)
 {
@@ -238,11 +239,8 @@ static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
         if (!gone && (groups || p->include_children) &&
             stat_wanted(p, t, &now, boot_ns, baseline, idle, &tree_due)) {
             int rc = rm__probe_read_stat(t, &now);
-            /* No descriptor to open it with (the limit on open files): nothing
-             * learnt, and not an end -- it is asked again next reading. */
-            int starved = rc == -EMFILE || rc == -ENFILE;
-            gone = rc == -ESRCH || (rc < 0 && !starved && tree_due);
-            if (tree_due && !starved) {
+            gone = rc == -ESRCH || (rc < 0 && tree_due);
+            if (tree_due) {
                 t->stat_read_ns = boot_ns;
                 t->stat_cpu_ns = now.cpu_ns;
             }

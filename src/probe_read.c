@@ -72,6 +72,21 @@ static int read_statm_of_another_thread(const rm__tracked *t, uint64_t *size_pag
     return rc < 0 && starved ? -EMFILE : rc;
 }
 
+/* Whether a process whose leader reads as a zombie has other threads, by
+ * its stat (the leader's Z and the group's thread count) through the file
+ * kept open on it: nothing opened.  0 when unknown -- a zombie's zeros then,
+ * as before: taken for live, a child that ended would keep its RSS and be
+ * taken for one that moved out of a cgroup (its CPU counted twice). */
+static int has_other_threads(const rm__tracked *t)
+{
+    if (t->stat_fd < 0)
+        return 0;
+    char text[1024];
+    ssize_t n = rm__pread_file(t->stat_fd, text, sizeof text);
+    rm__proc_stat st;
+    return n > 0 && rm__parse_stat(text, (size_t)n, &st) == 0 && st.num_threads > 1;
+}
+
 int rm__probe_read_statm(const rm__tracked *t, rm__process_reading *out)
 {
     char text[128];
@@ -82,9 +97,9 @@ int rm__probe_read_statm(const rm__tracked *t, rm__process_reading *out)
     int rc = rm__parse_statm(text, (size_t)n, &size_pages, &out->rss_pages);
     if (rc == 0 && size_pages == 0 && t->dir_fd >= 0) {
         int other = read_statm_of_another_thread(t, &size_pages, &out->rss_pages); /* -ESRCH: a zombie's zeros */
-        if (other == -EMFILE || other == -ENFILE) {
-            /* Not known to be a zombie: its last reading stands (the next
-             * reading with a descriptor to spare tells). */
+        if ((other == -EMFILE || other == -ENFILE) && has_other_threads(t)) {
+            /* No descriptor to ask them, but its threads live on (its stat,
+             * kept open, counts them): its last reading stands. */
             out->rss_pages = t->rss_pages;
             size_pages = 1;
         }

@@ -121,6 +121,11 @@ int rm__probe_track(rm__probe *p, pid_t pid, rm__tracked **out)
         rm__probe_release(&t);
         return rc;
     }
+    /* The root's stat is kept open from the start whatever the mode: with
+     * no descriptor left later, it still tells a zombie from a process
+     * whose main thread exited (rm__probe_read_statm). */
+    if (p->count == 0 && t.stat_fd < 0 && open_in(t.dir_fd, "stat", &t.stat_fd) < 0)
+        t.stat_fd = -1;
     /* Unknown birth (statm only: the root, tracked before any reading)
      * counts as "before": never an absurd spike. */
     int born_since = now.stat_read && p->previous_boottime_ns &&
@@ -170,9 +175,6 @@ void rm__probe_drop_ended(rm__probe *p)
 /* Whether a process the walk did not list is still alive, and its parent
  * now.  The kernel's children lists are best effort, and an orphan is no
  * longer listed under the tree: either stays tracked. */
-/* 1: alive, with its parent in *ppid; 0: gone; -1: not known, for want of
- * a descriptor to open its stat with (the limit on open files) -- not an
- * end, which would settle its CPU on a parent that never reaped it. */
 static int still_alive(rm__tracked *t, pid_t *ppid)
 {
     rm__process_reading now = {0};
@@ -180,13 +182,9 @@ static int still_alive(rm__tracked *t, pid_t *ppid)
      * reads (statm as zeros, like a zombie), but its stat reads gone once it
      * is released: reaped, so its parent's counters now hold it (a reaped
      * child taken for a live one was counted twice). */
-    if (rm__probe_read_process(t, &now) != 0)
-        return 0;
-    int rc = rm__probe_read_stat(t, &now);
-    if (rc == -EMFILE || rc == -ENFILE)
-        return -1;
+    int alive = rm__probe_read_process(t, &now) == 0 && rm__probe_read_stat(t, &now) == 0;
     *ppid = now.st.ppid;
-    return rc == 0;
+    return alive;
 }
 
 /* A process the cgroup no longer lists: alive and not a zombie, so it moved
@@ -198,7 +196,7 @@ static int left_cgroup(rm__tracked *t)
     pid_t ppid;
     rm__process_reading now;
     now.stat_read = 0;
-    return still_alive(t, &ppid) != 0 && rm__probe_read_process(t, &now) == 0 && now.has_memory;
+    return still_alive(t, &ppid) && rm__probe_read_process(t, &now) == 0 && now.has_memory;
 }
 
 int rm__probe_tree_use_cgroup(rm__probe *p, const char *dir)
@@ -272,10 +270,7 @@ static int walk_and_track(rm__probe *p)
             t->ending = left_cgroup(t) ? ENDED_LEFT : ENDED_REAPED;
             continue;
         }
-        int alive = still_alive(t, &ppid);
-        if (alive < 0) {
-            t->seen_walk = p->walk; /* kept as it was: its next reading tells */
-        } else if (alive) {
+        if (still_alive(t, &ppid)) {
             t->seen_walk = p->walk;
             if (!rm__probe_find(p, ppid))
                 t->adopted = 1; /* an orphan: the next walks start from it */

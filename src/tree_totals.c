@@ -37,8 +37,6 @@ void rm__tree_totals_open(rm__tree_totals *t, const char *memory_dir, int versio
         rm__cgroup_cpu_open(&t->cpu, dir); /* -ENOTSUP: fd stays -1 */
     if (t->cpu.fd >= 0)
         t->dir_fd = open(memory_dir, O_PATH | O_DIRECTORY | O_CLOEXEC); /* -1: the count stays the walk's */
-    if (t->cpu.fd >= 0 && rm__cgroup_cpu_read(&t->cpu, &t->open_cpu_ns) == 0)
-        t->open_known = 1;
     t->threads_file = version == 1 ? "tasks" : "cgroup.threads";
 }
 
@@ -141,14 +139,6 @@ void rm__tree_totals_walked(rm__tree_totals *t, uint64_t now_ns, unsigned proces
             return;
         t->engaged = 1;
         t->carry_ns = probe_pending_ns;
-        /* What the leaf used since the window opened beyond what the probe
-         * counted: processes the switching walk missed (a tree still
-         * forking), children reaped since their parent's last stat.  Their
-         * life before the switch is in the base, never in a rise: without
-         * this, 1000 sleepers forked by a shell lost 0.2 s of 1.3. */
-        uint64_t used = t->open_known && t->last_cpu_ns > t->open_cpu_ns ? t->last_cpu_ns - t->open_cpu_ns : 0;
-        t->uncounted_ns = used > probe_counted_ns ? used - probe_counted_ns : 0;
-        t->carry_ns += t->uncounted_ns;
         t->probe_base_ns = probe_counted_ns;
         t->discovered_base_ns = probe_discovered_ns;
         t->total_base_ns = t->last_cpu_ns;
@@ -220,7 +210,7 @@ uint64_t rm__tree_totals_cpu(rm__tree_totals *t, uint64_t elapsed_ns, long onlin
 
 uint64_t rm__tree_totals_handed(const rm__tree_totals *t)
 {
-    uint64_t leaf = t->probe_base_ns + t->uncounted_ns + (t->last_cpu_ns - t->total_base_ns);
+    uint64_t leaf = t->probe_base_ns + (t->last_cpu_ns - t->total_base_ns);
     return leaf > t->carry_ns ? leaf - t->carry_ns : 0;
 }
 

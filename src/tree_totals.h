@@ -56,9 +56,6 @@ typedef struct rm__tree_totals {
     int left;             /* a process left the leaf: the probe's CPU again, for good */
     int left_suspected;   /* the latest walk's probe count was ahead of the total: the next walk decides */
     uint64_t probe_base_ns, total_base_ns; /* at the switch: the probe's count, the total */
-    uint64_t open_cpu_ns;  /* the total when the window opened (open_known: it was read) */
-    int open_known;
-    uint64_t uncounted_ns; /* at the switch: the leaf's use since then that the probe had not counted */
     uint64_t discovered_base_ns; /* ... and of the count, the life before a reading first saw a process */
     uint64_t last_cpu_ns; /* the total at the previous sample */
     uint64_t carry_ns;    /* counted, not yet handed out (at most every CPU busy per interval) */

@@ -228,20 +228,6 @@ class WideTreeInItsLeaf(unittest.TestCase):
         self.assertGreaterEqual(summary["peak_nprocs"], 151, summary)
         self.assertGreaterEqual(summary["peak_nthreads"], summary["peak_nprocs"], summary)
 
-    def test_a_tree_forked_faster_than_walked_keeps_every_cpu_second(self):
-        # Stop 46: at the switch to the leaf's total, the processes the
-        # switching walk had not found yet (a shell still forking) had their
-        # life before it in the total's base and never in a rise, and children
-        # reaped since their parent's last stat likewise: 1000 sleepers lost
-        # 0.12-0.20 s of ~1.4 (wait4's).  What the leaf used since the window
-        # opened beyond the probe's count is now carried into the samples.
-        script = "i=0; while [ $i -lt 1000 ]; do sleep 1 & i=$((i+1)); done; wait"
-        r, summary = run_json("-q", "-i", "0.05", "--", "sh", "-c", script)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("walk_interval_sec", summary)  # wide: the leaf's total was used
-        self.assertLessEqual(summary["cpu_time_sec"], summary["cpu_sec"] + 0.01, summary)
-        self.assertGreaterEqual(summary["cpu_time_sec"], 0.99 * summary["cpu_sec"] - 0.01, summary)
-
     def test_a_small_tree_is_walked_every_sample(self):
         summary = self.run_tree(10)
         self.assertNotIn("walk_interval_sec", summary)
