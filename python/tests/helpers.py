@@ -21,6 +21,22 @@ def count_named(name: str) -> int:
     return sum(1 for n in thread_names() if n == name)
 
 
+def count_named_settled(name: str, expected: int, timeout: float = 10.0) -> int:
+    """count_named once threads that were joined have left /proc: pthread_join
+    returns when the kernel clears the thread's id, which it does in the
+    middle of the thread's exit, before its task is released -- for a few
+    microseconds (longer on a busy machine) a joined thread is still listed.
+    Polls until the count is the expected one or the timeout passes; returns
+    the last count (CI of stop 46 saw a joined sampler listed)."""
+    import time
+    deadline = time.monotonic() + timeout
+    count = count_named(name)
+    while count != expected and time.monotonic() < deadline:
+        time.sleep(0.001)
+        count = count_named(name)
+    return count
+
+
 def run_python(code: str, timeout: float = 60, **kwargs) -> "subprocess.CompletedProcess[str]":
     """Runs code in a fresh interpreter (this one's), from / so that the
     installed resmon is imported, not the source tree next to the tests."""

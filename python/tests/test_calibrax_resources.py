@@ -19,7 +19,7 @@ from resmon import (
     ResourceSample,
     ResourceSummary,
 )
-from helpers import count_named, run_python
+from helpers import count_named, count_named_settled, run_python
 
 
 def make_default_resource_summary(
@@ -75,7 +75,7 @@ def assert_monitor_thread_lifecycle(monitor) -> None:
         assert monitor.running
         assert count_named("resmon-sampler") == before + 1
     assert not monitor.running
-    assert count_named("resmon-sampler") == before
+    assert count_named_settled("resmon-sampler", before) == before
 
 
 class TestResourceSample:

@@ -11,7 +11,7 @@ import weakref
 
 import pytest
 
-from helpers import count_named
+from helpers import count_named, count_named_settled
 from resmon import ResourceMonitor, _resmon, list_gpus
 from test_gpu_profiler import Profiler
 
@@ -30,7 +30,7 @@ def test_keyboard_interrupt_inside_with_stops_the_sampler():
             os.kill(os.getpid(), signal.SIGINT)
             time.sleep(10)  # interrupted
     assert not mon.running
-    assert count_named("resmon-sampler") == before
+    assert count_named_settled("resmon-sampler", before) == before
     taken = mon.summary.num_samples
     time.sleep(0.05)
     assert mon.summary.num_samples == taken >= 2
@@ -163,7 +163,7 @@ def test_keyboard_interrupt_during_enter_leaves_no_sampler_running():
                 time.sleep(10)  # interrupted
         inside_enter += not entered
         assert not mon.running, f"attempt {attempt}"
-        assert count_named("resmon-sampler") == before, f"attempt {attempt}"
+        assert count_named_settled("resmon-sampler", before) == before, f"attempt {attempt}"
         low, started = _resmon.Monitor(0.2, InterruptingProfiler()), False  # the binding's own start
         try:
             low.start()
@@ -194,7 +194,7 @@ def test_a_running_monitor_in_a_cycle_through_its_profiler_is_collected():
     profiler_ref = weakref.ref(profiler)
     del mon, profiler
     gc.collect()
-    assert count_named("resmon-sampler") == samplers  # free joined it
+    assert count_named_settled("resmon-sampler", samplers) == samplers  # free joined it
     deadline = time.monotonic() + 10
     while (profiler_ref() is not None or count_named("resmon-gpu") > gpu_threads) and time.monotonic() < deadline:
         time.sleep(0.01)
