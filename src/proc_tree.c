@@ -5,6 +5,7 @@
 #include "fileio.h"
 #include "regular_file.h"
 #include "procfs.h"
+#include "internal.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -15,7 +16,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 static void close_walked(rm__tree_walker *w, rm__walked_process *e);
@@ -177,6 +177,20 @@ static int visit_child(pid_t pid, void *user)
     return 0;
 }
 
+/* visit_child, noting whether the reaper's root is among the children. */
+struct reaper_visit {
+    struct children_visit children;
+    pid_t root;
+    int has_root;
+};
+
+static int visit_reaper_child(pid_t pid, void *user)
+{
+    struct reaper_visit *v = user;
+    v->has_root |= pid == v->root;
+    return visit_child(pid, &v->children);
+}
+
 /* Refills the pid index of walked (room for walked_cap): -ENOMEM leaves
  * the old one, still right for the entries it holds. */
 static int walked_index_rebuild(rm__tree_walker *w)
@@ -309,11 +323,6 @@ void rm__tree_walker_note_reaper(rm__tree_walker *w, pid_t self, pid_t root)
     w->reaper_listed_ns = 0;
 }
 
-static int is_pid(pid_t pid, void *user)
-{
-    return pid == *(const pid_t *)user; /* 1 stops the parse: found */
-}
-
 #define REAPER_ALL_THREADS_NS 1000000000u
 
 /* The reaper's main-thread children file, when its threads were all listed
@@ -321,9 +330,7 @@ static int is_pid(pid_t pid, void *user)
  * the caller lists them all now. */
 static int reaper_main_thread_fd(rm__tree_walker *w, const rm__walked_process *e)
 {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    uint64_t now_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+    uint64_t now_ns = rm__now_ns();
     if (w->reaper_listed_ns != 0 && now_ns - w->reaper_listed_ns < REAPER_ALL_THREADS_NS)
         for (size_t i = 0; i < e->thread_count; i++)
             if (e->tids[i] == e->pid)
@@ -547,12 +554,15 @@ static int add_children_of(rm__tree_walker *w, pid_t pid, pid_t parent)
          * one that forked it from another thread, or a main thread that
          * exited (its children, the root among them, handed to a live
          * thread, as the orphans are from then on), is read in full. */
-        pid_t root = w->reaper_root;
-        if (n > 0 && rm__parse_pid_list(w->children_text, (size_t)n, is_pid, &root) == 1) {
-            rm__parse_pid_list(w->children_text, (size_t)n, visit_child, &visit);
-            e->listed_valid = 0; /* never reused: its clock is not noted */
-            return visit.error;
-        }
+        struct reaper_visit reaper = {visit, w->reaper_root, 0};
+        if (n > 0)
+            rm__parse_pid_list(w->children_text, (size_t)n, visit_reaper_child, &reaper);
+        e->listed_valid = 0; /* never reused: its clock is not noted */
+        if (reaper.has_root || reaper.children.error)
+            return reaper.children.error;
+        /* Those found stay found (a pid listed again is kept once); the
+         * listing below starts its own list. */
+        e->listed_len = 0;
         w->reaper_listed_ns = 0; /* every thread, now and at the next walk */
     }
     /* /proc counts a process's threads in the link count of its task

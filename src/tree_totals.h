@@ -115,9 +115,10 @@ uint64_t rm__tree_totals_cpu(rm__tree_totals *t, uint64_t elapsed_ns, long onlin
  * without running in it (moved by another, or moving itself between two
  * charges of its runtime; on v1, a process moved to another cpuacct group
  * alone; on kernels before 4.5, a sleeper killed from outside, its exit
- * charged to the root), which the 5 s bound covers.  When the process count moved by more than a quarter
- * from the latest walk's, the next sample walks: a tree that grows or
- * shrinks fast is seen whole promptly, not at the walk's slow cadence.
+ * charged to the root), which the 5 s bound covers.  When the process
+ * count moved by more than a quarter from the latest walk's, the next
+ * sample walks: a tree that grows or shrinks fast is seen whole promptly,
+ * not at the walk's slow cadence.
  * -ENOENT when there is no count since the latest walk (the walk's stands),
  * or -errno of the read. */
 int rm__tree_totals_process_count(rm__tree_totals *t, uint64_t now_ns, unsigned *processes, unsigned *threads);
