@@ -202,7 +202,8 @@ RESMON_API const char *resmon_strerror(int err);
  *   (1/CONFIG_HZ): at intervals of a few ticks single samples alternate by
  *   +-1 tick; sums and means (cpu_time_sec) are unaffected.  A sample shows
  *   at most online CPUs x its interval; any excess is carried into the next
- *   sample, and the window's last sample takes what remains.
+ *   sample, and what remains at the window's last sample goes into
+ *   cpu_time_sec, not into that sample's rate (it was used earlier).
  *
  * Sample: the metric groups (since 0.4)
  *   The fields from vmem_mb to net_tx_packets, and uss_mb, are the metric
@@ -312,6 +313,12 @@ RESMON_API const char *resmon_energy_source_name(resmon_energy_source source);
  *   that saw it alive, when another process reaps it first -- except when
  *   this process reaps it and include_children is set (then it comes from
  *   RUSAGE_CHILDREN, assuming no other child was reaped in that interval).
+ *   A tree of more than 64 processes in a leaf of resmon_cgroup_create's
+ *   making takes its CPU from the leaf's total (see "Cgroup figures"); what
+ *   the leaf used before that switch beyond what the samples counted (the
+ *   CPU of processes no reading saw: children the kernel reaped itself,
+ *   processes forked faster than the walks) is in cpu_time_sec too, and in
+ *   no sample's rate.
  *   mean_cpu_percent is cpu_time_sec over duration_sec, x100 (0 if no
  *   duration).  peak_cpu_percent is the largest CPU percent over spans of
  *   samples of at least 20 ms (a few scheduler ticks), a sample taken under

@@ -141,6 +141,7 @@ struct resmon_monitor {
     int walk_in_flight;
     resmon_sample held_groups;
     long online_cpus; /* the probe's, read at start (a constant) */
+    uint64_t cpu_excess_ns; /* CPU beyond the latest sample's rate, carried to the next (sample_cpu) */
     /* No metric group, no cgroup and no GPU thread in this window: after its
      * first sample only the base fields (timestamp, CPU, RSS) change, so a
      * sample writes only those and keeps the rest of the sampler's
@@ -418,6 +419,23 @@ static int take_walk(resmon_monitor *m, rm__probe_reading *r)
     return w->rc;
 }
 
+/* A sample's CPU for its rate (*rated_ns) and for the window's CPU time
+ * (returned).  The rate shows at most the online CPUs busy for the interval
+ * and the excess goes to the next sample: the probe's own bound counts from
+ * its latest reading, which can be a walker's older than the interval (1182
+ * % on 2 CPUs right after a tree left its leaf).  The window's last takes
+ * what remains into the CPU time only, as it does the leaf's CPU from
+ * before its switch that no reading counted (rm__tree_totals_take_unseen):
+ * it was used, but not in this interval. */
+static uint64_t sample_cpu(resmon_monitor *m, uint64_t cpu_ns, uint64_t elapsed_ns, int last, uint64_t *rated_ns)
+{
+    uint64_t give = cpu_ns + m->cpu_excess_ns;
+    uint64_t most = m->online_cpus > 0 ? (uint64_t)m->online_cpus * elapsed_ns : give;
+    *rated_ns = give < most ? give : most;
+    m->cpu_excess_ns = last ? 0 : give - *rated_ns;
+    return (last ? give : *rated_ns) + rm__tree_totals_take_unseen(&m->totals);
+}
+
 /* Takes one sample.  first: the window's first (CPU baseline, peak reset).
  * Returns 0, RM__PROBE_ENDED (a valid last sample) or -ESRCH (no sample). */
 static int take_sample(resmon_monitor *m, int first, taken_sample *t)
@@ -466,6 +484,8 @@ static int take_sample(resmon_monitor *m, int first, taken_sample *t)
         rc = first ? rm__probe_begin(m->probe, &r) : rm__probe_read(m->probe, &r);
         if (rc < 0)
             return rc; /* gone: no reading */
+        if (first)
+            rm__tree_totals_begin(&m->totals); /* after the probe's base: never ahead of it */
         uint64_t cost_ns = 0;
         if (measure) {
             clock_gettime(CLOCK_THREAD_CPUTIME_ID, &after);
@@ -495,9 +515,15 @@ static int take_sample(resmon_monitor *m, int first, taken_sample *t)
     s->timestamp = (double)timestamp_ns * 1e-9;
     s->rss_mb = (double)r.rss_bytes / RM__BYTES_PER_MIB;
     s->cpu_percent = 0.0;
-    if (!first && timestamp_ns > m->previous_ns)
-        s->cpu_percent = 100.0 * (double)r.cpu_ns / (double)(timestamp_ns - m->previous_ns);
-    t->cpu_sec = (double)r.cpu_ns * 1e-9;
+    t->cpu_sec = 0.0; /* the first sample has no interval */
+    if (first) {
+        m->cpu_excess_ns = 0;
+    } else {
+        uint64_t elapsed_ns = timestamp_ns > m->previous_ns ? timestamp_ns - m->previous_ns : 0, rated_ns;
+        t->cpu_sec = (double)sample_cpu(m, r.cpu_ns, elapsed_ns, rc == RM__PROBE_ENDED || m->last_sample, &rated_ns) * 1e-9;
+        if (elapsed_ns)
+            s->cpu_percent = 100.0 * (double)rated_ns / (double)elapsed_ns;
+    }
     t->short_interval = !first && timestamp_ns - m->previous_ns < m->interval_ns / 2;
     m->previous_ns = timestamp_ns;
     if (m->rapl.zone_count && (first || timestamp_ns - m->rapl_read_ns >= RAPL_READ_INTERVAL_NS)) {

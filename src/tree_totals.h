@@ -16,7 +16,9 @@
  * cost: the cgroup is not read).  Once engaged, the window's CPU is the
  * cgroup's, and what the probe had counted and not yet handed out at the
  * switch is handed out through the cgroup's carry, so the sum of the samples
- * stays the tree's CPU.  A process of the tree may leave the leaf (written
+ * stays the tree's CPU; what the leaf used since the window's first sample
+ * beyond the probe's count at the switch (processes no walk read) goes to
+ * the window's CPU time at the switch (rm__tree_totals_take_unseen).  A process of the tree may leave the leaf (written
  * into another cgroup's tasks): its CPU is then the probe's only, so each
  * walk compares the probe's count since the switch with the total's
  * increase, and when the probe's is larger (beyond LEFT_SLACK) at two walks
@@ -55,7 +57,11 @@ typedef struct rm__tree_totals {
     int engaged;          /* the samples' CPU is the cgroup's (from the switch on) */
     int left;             /* a process left the leaf: the probe's CPU again, for good */
     int left_suspected;   /* the latest walk's probe count was ahead of the total: the next walk decides */
+    uint64_t window_base_ns; /* the total at the window's first sample ... */
+    int window_based;        /* ... when it could be read */
     uint64_t probe_base_ns, total_base_ns; /* at the switch: the probe's count, the total */
+    uint64_t unseen_ns;   /* ... and what the leaf used since the window opened beyond the probe's count */
+    uint64_t unseen_untaken_ns; /* ... of which rm__tree_totals_take_unseen has not yet taken */
     uint64_t discovered_base_ns; /* ... and of the count, the life before a reading first saw a process */
     uint64_t last_cpu_ns; /* the total at the previous sample */
     uint64_t carry_ns;    /* counted, not yet handed out (at most every CPU busy per interval) */
@@ -72,6 +78,11 @@ typedef struct rm__tree_totals {
  * walks.  Never fails. */
 void rm__tree_totals_open(rm__tree_totals *t, const char *memory_dir, int version, pid_t root);
 void rm__tree_totals_close(rm__tree_totals *t);
+
+/* At the window's first sample, after the probe's first reading: the
+ * total then, the base of what the tree used before a switch (no effect
+ * without a total). */
+void rm__tree_totals_begin(rm__tree_totals *t);
 
 /* Whether this sample walks (the probe's full reading). */
 int rm__tree_totals_walk_due(const rm__tree_totals *t, uint64_t now_ns);
@@ -93,10 +104,14 @@ void rm__tree_totals_walked(rm__tree_totals *t, uint64_t now_ns, unsigned proces
                             uint64_t probe_pending_ns, uint64_t probe_counted_ns, uint64_t probe_discovered_ns,
                             int final);
 
-/* The CPU the samples handed out in the window, up to the latest
- * rm__tree_totals_cpu: the probe's at the switch plus the total's since,
- * less the carry. */
+/* The CPU the window handed out, up to the latest rm__tree_totals_cpu:
+ * the probe's at the switch, what the leaf used before it beyond the
+ * probe's count (once taken), the total's rise since, less the carry. */
 uint64_t rm__tree_totals_handed(const rm__tree_totals *t);
+
+/* The CPU the leaf used before the switch beyond the probe's count, once
+ * (then 0): the window's CPU time, not any sample's interval. */
+uint64_t rm__tree_totals_take_unseen(rm__tree_totals *t);
 
 /* Engaged: the sample's CPU, the total's increase since the previous sample
  * plus the carry, at most online_cpus x elapsed_ns unless everything (the
