@@ -587,6 +587,94 @@ class TextfileIsAnOutputFile(Tmp):
         self.assertEqual(os.path.islink("/dev/stdout"), stdout_was_link)
         self.assertTrue(stat.S_ISFIFO(os.stat(fifo).st_mode))
 
+    def run_while(self, prom, during):
+        """Runs resmon --textfile prom around a command that waits; once
+        the first textfile is there, calls during() and lets the command
+        end.  Returns (returncode, stderr)."""
+        p = subprocess.Popen([RESMON, "-q", "-i", "0.05", "--textfile", prom, "--", "sh", "-c", "echo $$; read x"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            p.stdout.readline()  # the command runs
+            wait_until("the first textfile", lambda: os.path.exists(prom))
+            during()
+            p.stdin.write("\n")
+            p.stdin.close()
+            err = p.stderr.read()
+            p.wait(timeout=SAFETY_NET_SEC)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+            for pipe in (p.stdin, p.stdout, p.stderr):
+                if not pipe.closed:
+                    pipe.close()
+        return p.returncode, err
+
+    def test_the_textfile_stays_where_it_was_opened_while_another_user_swaps_the_path(self):
+        # Issue 28, sixth review: each write resolved the path again by name,
+        # once a second for the whole run.  Another user who could write the
+        # textfile's directory (node_exporter's, often another user's) put a
+        # link to root's file at the entry, or swapped a directory on the
+        # path for a link to theirs: root's 0640 file got the metrics.  Each
+        # write now goes to the directory held from the start and its
+        # entry; a link put there is refused, never followed.
+        if os.getuid() != 0:
+            self.skipTest("needs root and another user to swap the path")
+        os.chmod(self.dir.name, 0o777)
+        victim = self.path("victim")
+        with open(victim, "w") as f:
+            f.write("secret\n")
+        os.chmod(victim, 0o640)
+        as_nobody = {"preexec_fn": lambda: os.setuid(NOBODY), "capture_output": True, "text": True,
+                     "timeout": SAFETY_NET_SEC}
+        # A link put at the entry, in a directory of the other user's.
+        theirs = self.path("theirs")
+        os.mkdir(theirs)
+        os.chown(theirs, NOBODY, -1)
+        prom = os.path.join(theirs, "m.prom")
+
+        def plant():
+            # Renamed over the entry: at no instant is there no entry for a
+            # write of resmon's to create.
+            r = subprocess.run(["/bin/sh", "-c", 'ln -s "$2" "$1.new" && mv -T "$1.new" "$1"', "plant", prom, victim],
+                               **as_nobody)
+            self.assertEqual(r.returncode, 0, r.stderr)
+        rc, err = self.run_while(prom, plant)
+        self.assertEqual(rc, 125, err)
+        self.assertIn("a symbolic link was put in its place while resmon ran; not followed", err)
+        self.assertEqual(err.count("\n"), 1, err)
+        # A directory on the path swapped for a link to the other user's
+        # directory, where a link to the victim waits.
+        race, evil = self.path("race"), self.path("evil")
+        os.mkdir(race)
+        os.mkdir(evil)
+        os.chown(evil, NOBODY, -1)
+        os.symlink(victim, os.path.join(evil, "m.prom"))
+
+        def swap():
+            r = subprocess.run(["/bin/sh", "-c", 'mv "$1" "$1.old" && ln -s "$2" "$1"', "swap", race, evil],
+                               **as_nobody)
+            self.assertEqual(r.returncode, 0, r.stderr)
+        rc, err = self.run_while(os.path.join(race, "m.prom"), swap)  # the parent is 0777: theirs to write
+        self.assertEqual(rc, 0, err)
+        with open(os.path.join(race + ".old", "m.prom")) as f:
+            self.assertIn("resmon_samples_total{", f.read())  # the last write is where it was opened
+        with open(victim) as f:
+            self.assertEqual(f.read(), "secret\n")
+        st = os.stat(victim)
+        self.assertEqual((st.st_uid, stat.S_IMODE(st.st_mode)), (0, 0o640))
+
+    def test_a_textfile_made_read_only_while_resmon_runs_is_125(self):
+        # Sixth review: a write that failed after the start was one line on
+        # stderr and the status stayed 0, the last write (the one with the
+        # exit status) included.  It is an output not written: 125.
+        prom = self.path("t.prom")
+        rc, err = self.run_while(prom, lambda: os.chmod(prom, 0o444))
+        self.assertEqual(rc, 125, err)
+        self.assertIn("made read-only while resmon ran", err)
+        self.assertEqual(err.count("\n"), 1, err)
+        self.assertEqual(stat.S_IMODE(os.stat(prom).st_mode), 0o444)
+
     def test_an_output_and_the_textfile_naming_one_file_are_refused(self):
         for option, name in (("-o", "x.prom"), ("-s", "x.csv"), ("--plot", "x.svg")):
             path = self.path(name)

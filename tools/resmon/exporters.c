@@ -40,6 +40,7 @@ struct exporters {
     struct pusher *pusher;
 
     periodic textfile, pushes;
+    textfile file;       /* --textfile's place, resolved at the start */
     int textfile_failed; /* report a failing textfile once, not every second */
 };
 
@@ -65,12 +66,13 @@ static void write_textfile(void *user)
     exporters *ex = user;
     size_t len;
     char *text = command_exposition_render(&ex->exposition, RESMON_EXPOSITION_PROMETHEUS, &len);
-    int rc = text ? textfile_write(ex->opts.textfile_path, text, len) : -ENOMEM;
+    char reason[200] = "out of memory";
+    int rc = text ? textfile_write(&ex->file, text, len, reason, sizeof reason) : -ENOMEM;
     free(text);
     if (rc < 0 && !ex->textfile_failed) {
         fputs("resmon: cannot write textfile '", stderr);
         print_printable(stderr, ex->opts.textfile_path);
-        fprintf(stderr, "': %s\n", strerror(-rc));
+        fprintf(stderr, "': %s\n", reason);
     }
     ex->textfile_failed = rc < 0;
 }
@@ -118,6 +120,7 @@ static void free_exporters(exporters *ex)
     metrics_server_stop(ex->server);
     pusher_free(ex->pusher);
     command_exposition_destroy(&ex->exposition);
+    textfile_close(&ex->file);
     for (size_t i = 0; i < ex->label_count; i++)
         free(ex->repaired[i]);
     free(ex);
@@ -155,6 +158,7 @@ exporters *exporters_start(const exporter_options *o, double sample_interval_sec
         return NULL;
     }
     ex->opts = *o;
+    ex->file.dir_fd = -1; /* nothing held until textfile_open */
     command_exposition_init(&ex->exposition);
     command_label(argv0, pid, ex->command, sizeof ex->command);
 
@@ -166,7 +170,7 @@ exporters *exporters_start(const exporter_options *o, double sample_interval_sec
     int rc = 0;
     if ((rc = set_labels(ex, o)) < 0)
         snprintf(err, sizeof err, "out of memory");
-    else if (o->textfile_path && (rc = textfile_check(o->textfile_path, err, sizeof err)) < 0)
+    else if (o->textfile_path && (rc = textfile_open(&ex->file, o->textfile_path, err, sizeof err)) < 0)
         ;
     else if (o->push_url && !(ex->pusher = pusher_new(o->push_url, o->push_job, ex->labels + 1, ex->label_count - 1,
                                                       o->push_timeout_sec, err, sizeof err)))
@@ -205,19 +209,25 @@ static void linger(double sec)
     nanosleep(&left, NULL);
 }
 
-void exporters_finish(exporters *ex, const resmon_summary *final, int have_exit, int exit_status)
+int exporters_finish(exporters *ex, const resmon_summary *final, int have_exit, int exit_status)
 {
     if (!ex)
-        return;
+        return 0;
     stop_schedule(ex);
     command_exposition_end(&ex->exposition, final, have_exit, exit_status);
-    if (ex->opts.textfile_path)
+    /* The textfile's last write is the file the run leaves (with the exit
+     * status): one that fails is a file not written, as any output's. */
+    int rc = 0;
+    if (ex->opts.textfile_path) {
         write_textfile(ex);
+        rc = ex->textfile_failed ? -1 : 0;
+    }
     if (ex->pusher)
         push(ex);
     if (ex->server && ex->opts.serve_linger_sec > 0)
         linger(ex->opts.serve_linger_sec);
     free_exporters(ex);
+    return rc;
 }
 
 void exporters_discard(exporters *ex)

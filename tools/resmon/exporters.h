@@ -42,8 +42,9 @@ void exporters_detach(exporters *ex, const resmon_monitor *m);
  * sees it), write the textfile and push a last time, serve for the linger
  * time, then stop and free everything.  A push in flight is abandoned for
  * the final one, so this returns at most --push-timeout plus about a second
- * after it is called (plus the linger).  Accepts NULL. */
-void exporters_finish(exporters *ex, const resmon_summary *final, int have_exit, int exit_status);
+ * after it is called (plus the linger).  Accepts NULL.  Returns -1 when the
+ * textfile's last write failed (its line printed), else 0. */
+int exporters_finish(exporters *ex, const resmon_summary *final, int have_exit, int exit_status);
 
 /* Stops and frees without a final push (nothing ran).  Accepts NULL. */
 void exporters_discard(exporters *ex);

@@ -73,6 +73,7 @@ int stdout_close(const char *who)
 static int fail(output_file *f, int err, const char *reason)
 {
     f->error = err;
+    snprintf(f->reason, sizeof f->reason, "%s", reason ? reason : "");
     if (!reason)
         reason = strerror(err);
     if (f->silent)
@@ -492,6 +493,68 @@ int output_file_open(output_file *f, const char *path, const char *what)
         int err = errno ? errno : ENOMEM;
         output_file_discard(f);
         close(fd);
+        return fail(f, err, NULL);
+    }
+    f->fd = fd;
+    return 0;
+}
+
+int output_file_hold_place(output_file *f, int *dir_fd, char **final_path)
+{
+    *dir_fd = -1;
+    *final_path = NULL;
+    if (!f->temp_path || f->dir_fd < 0 || !f->final_path)
+        return -EINVAL; /* written in place, or stdout: no place to hold */
+    if ((*dir_fd = fcntl(f->dir_fd, F_DUPFD_CLOEXEC, 0)) < 0)
+        return -errno;
+    if (!(*final_path = strdup(f->final_path))) {
+        close(*dir_fd);
+        *dir_fd = -1;
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+int output_file_open_in(output_file *f, int dir_fd, const char *final_path, const char *path, const char *what)
+{
+    int silent = f->silent;
+    const char *who = f->who;
+    memset(f, 0, sizeof *f);
+    f->silent = silent;
+    f->who = who;
+    f->fd = -1;
+    f->dir_fd = -1;
+    f->path = path;
+    f->what = what;
+    /* The entry itself, never followed: a link or anything but a regular
+     * file put there since the first open was put by someone else. */
+    struct stat st;
+    int exists = fstatat(dir_fd, base_name(final_path), &st, AT_SYMLINK_NOFOLLOW) == 0;
+    if (!exists && errno != ENOENT)
+        return fail(f, errno, NULL);
+    if (exists && !S_ISREG(st.st_mode))
+        return fail(f, EEXIST, S_ISLNK(st.st_mode) ? "a symbolic link was put in its place while resmon ran; "
+                                                     "not followed, not replaced"
+                                                   : "something other than a regular file was put in its place "
+                                                     "while resmon ran; not replaced");
+    if (exists && !(st.st_mode & S_IWUSR))
+        return fail(f, EACCES, "it was made read-only while resmon ran; it was not replaced");
+    if (!(f->final_path = strdup(final_path)))
+        return fail(f, ENOMEM, NULL);
+    if ((f->dir_fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 0)) < 0) {
+        int err = errno;
+        forget_temporary(f);
+        return fail(f, err, NULL);
+    }
+    int fd = open_temporary(f, exists ? &st : NULL);
+    if (fd < 0) {
+        forget_temporary(f);
+        return fail(f, -fd, NULL);
+    }
+    if (!(f->stream = sink_open(f, fd, 0))) {
+        int err = errno ? errno : ENOMEM;
+        close(fd);
+        output_file_discard(f);
         return fail(f, err, NULL);
     }
     f->fd = fd;

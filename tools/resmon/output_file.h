@@ -21,6 +21,7 @@ typedef struct output_file {
     int silent;        /* set before opening: failures are not printed, only kept */
     const char *who;   /* set before opening: what starts its messages ("resmon plot"); NULL: "resmon" */
     int error;         /* the errno of the last failure */
+    char reason[160];  /* ... and the sentence that says why, where strerror(error) does not ("": it does) */
     int fd;            /* the stream's descriptor (fileno() has none for it); -1 when closed */
     struct output_sink *sink; /* where the stream's failed write(2) keeps its errno */
     int is_stdout;     /* "-": the stream writes fd 1, which it never closes */
@@ -35,6 +36,18 @@ int stdout_closed_when_started(void);
 /* Opens path for writing, close-on-exec, leaving an existing file untouched
  * (see output_file.c).  Returns 0, or prints one line and returns -1. */
 int output_file_open(output_file *f, const char *path, const char *what);
+/* Keeps what an open output file (a regular one, or a new one) will replace
+ * for later writes (output_file_open_in): its directory, a descriptor of
+ * its own (O_PATH), and the resolved path.  0, or -errno (-EINVAL: written
+ * in place, or stdout). */
+int output_file_hold_place(output_file *f, int *dir_fd, char **final_path);
+/* Opens for another write the place held (output_file_hold_place): the
+ * same directory and the same entry in it, never the path resolved again --
+ * a directory on the path swapped for a link, or a link put at the entry,
+ * by another user who can write there, sends nothing elsewhere: such an
+ * entry is refused, not followed.  path and what are for messages.
+ * Returns 0, or prints one line (unless silent) and returns -1. */
+int output_file_open_in(output_file *f, int dir_fd, const char *final_path, const char *path, const char *what);
 /* Gives a temporary file its final name now (the samples file, once the
  * command runs).  Returns 0, or prints one line and returns -1. */
 int output_file_publish_early(output_file *f);

@@ -394,7 +394,8 @@ int outputs_finish(const cli_options *o, outputs *out, const run_result *run)
         summary_print_table(stderr, o, r);
     marks_close(out->marks); /* the channel's directory goes before the exporters linger */
     out->marks = NULL;
-    exporters_finish(out->exporters, &r->summary, r->have_exit, r->exit_status); /* after the files: it may linger */
+    if (exporters_finish(out->exporters, &r->summary, r->have_exit, r->exit_status) < 0) /* after the files: it may linger */
+        rc |= -1;
     out->exporters = NULL;
     free(out->phases);
     out->phases = NULL;

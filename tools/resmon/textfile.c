@@ -12,7 +12,9 @@
  * is kept.  The collector reads regular files only, and the path is
  * replaced every interval, so anything else at the path (a device such as
  * /dev/null or /dev/stdout, a FIFO, a directory) is refused before the
- * command starts instead of being replaced.
+ * command starts instead of being replaced.  The path is resolved once, at
+ * the start: every write goes to that directory, held open, and that entry
+ * in it (output_file_open_in).
  */
 #include "textfile.h"
 #include "output_file.h"
@@ -20,11 +22,16 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
-int textfile_check(const char *path, char *err, size_t errcap)
+int textfile_open(textfile *t, const char *path, char *err, size_t errcap)
 {
+    t->path = path;
+    t->dir_fd = -1;
+    t->final_path = NULL;
     struct stat st;
     if (strcmp(path, "-") == 0 || (stat(path, &st) == 0 && !S_ISREG(st.st_mode))) {
         char shown[256];
@@ -33,29 +40,41 @@ int textfile_check(const char *path, char *err, size_t errcap)
                  "collector, which resmon replaces every interval", shown);
         return -EINVAL;
     }
-    /* The same checks as the first write makes (a read-only file, a missing
-     * directory, no room for the temporary file), leaving the path as it was. */
+    /* The same checks as a write makes (a read-only file, a missing
+     * directory, no room for the temporary file), leaving the path as it
+     * was; what they resolved is the place of every write of the run. */
     output_file f = {.silent = 1};
-    if (output_file_open(&f, path, "textfile") < 0) {
+    int rc = output_file_open(&f, path, "textfile") < 0 ? -f.error : output_file_hold_place(&f, &t->dir_fd, &t->final_path);
+    if (rc < 0) {
         char shown[256];
         printable_copy(shown, sizeof shown, path);
-        snprintf(err, errcap, "cannot write textfile '%s': %s", shown, strerror(f.error));
-        return -f.error;
+        snprintf(err, errcap, "cannot write textfile '%s': %s", shown, strerror(-rc));
     }
     output_file_discard(&f);
-    return 0;
+    return rc;
 }
 
-int textfile_write(const char *path, const char *text, size_t len)
+int textfile_write(textfile *t, const char *text, size_t len, char *reason, size_t reason_cap)
 {
-    /* Something other than a regular file may have taken the path during
-     * the run (the start refused one): never write into it, never wait on it. */
-    struct stat st;
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
-        return -EINVAL;
+    /* The place the start resolved and held, never the path by name again:
+     * once a second for the whole run, a directory on it swapped for a link
+     * or a link put at its entry (another user's, where they can write)
+     * would otherwise send root's file where they chose. */
     output_file f = {.silent = 1};
-    if (output_file_open(&f, path, "textfile") < 0)
-        return -f.error;
-    fwrite(text, 1, len, f.stream);
-    return output_file_publish(&f) < 0 ? -f.error : 0;
+    int rc = 0;
+    if (output_file_open_in(&f, t->dir_fd, t->final_path, t->path, "textfile") < 0)
+        rc = -f.error;
+    else if (fwrite(text, 1, len, f.stream), output_file_publish(&f) < 0)
+        rc = -f.error;
+    snprintf(reason, reason_cap, "%s", rc < 0 && f.reason[0] ? f.reason : rc < 0 ? strerror(-rc) : "");
+    return rc;
+}
+
+void textfile_close(textfile *t)
+{
+    if (t->dir_fd >= 0)
+        close(t->dir_fd);
+    free(t->final_path);
+    t->dir_fd = -1;
+    t->final_path = NULL;
 }
