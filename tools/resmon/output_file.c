@@ -171,6 +171,19 @@ static int create_named(output_file *f, const char *name)
     return 0;
 }
 
+/* Where nothing is at the final name, the unnamed temporary file (fd) is
+ * linked there directly: a kill between naming it and renaming it left
+ * ".NAME.resmon-XXXXXX" beside the output (the samples file, published as
+ * the command starts, under load).  linkat never replaces an entry, so
+ * anything put there since -- a file, a link, a FIFO -- fails it with
+ * EEXIST and the usual naming and checked rename follow.  1 when placed. */
+static int link_into_place(output_file *f, int fd)
+{
+    char link[64];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    return linkat(AT_FDCWD, link, f->dir_fd, base_name(f->final_path), AT_SYMLINK_FOLLOW) == 0;
+}
+
 /* Gives the unnamed temporary file its name: 0 or -errno. */
 static int name_temporary(output_file *f)
 {
@@ -648,13 +661,29 @@ int output_file_publish(output_file *f)
     }
     if (!err && f->temp_path && fsync(f->fd) != 0)
         err = errno; /* the data must be on disk before the name points at it */
-    if (!err && f->temp_unnamed) /* named while its descriptor is open, renamed below */
+    /* An unnamed file is placed after its close succeeded (close(2)'s error
+     * is the last word on the data), through a descriptor kept for that. */
+    int unnamed_fd = !err && f->temp_unnamed ? fcntl(f->fd, F_DUPFD_CLOEXEC, 0) : -1;
+    if (!err && f->temp_unnamed && unnamed_fd < 0) /* no descriptor: named while the stream's is open */
         err = -name_temporary(f);
     if (fclose(f->stream) != 0 && !err)
         err = errno; /* close(2)'s own: NFS reports a failed write here */
     f->stream = NULL;
     f->sink = NULL; /* freed by the close */
     f->fd = -1;
+    if (unnamed_fd >= 0) {
+        int placed = !err && link_into_place(f, unnamed_fd);
+        if (!err && !placed) { /* something is there: named, checked and renamed below */
+            f->fd = unnamed_fd;
+            err = -name_temporary(f);
+            f->fd = -1;
+        }
+        close(unnamed_fd); /* still unnamed (an error): it goes with its last descriptor */
+        if (placed) {
+            forget_temporary(f);
+            return 0;
+        }
+    }
     char special_reason[128];
     if (!err && f->temp_path && became_read_only(f)) {
         err = EACCES;
@@ -676,6 +705,10 @@ int output_file_publish_early(output_file *f)
 {
     if (!f->temp_path)
         return 0;
+    if (f->temp_unnamed && link_into_place(f, f->fd)) {
+        forget_temporary(f);
+        return 0;
+    }
     int err = f->temp_unnamed ? -name_temporary(f) : 0;
     if (err)
         return fail(f, err, NULL);
