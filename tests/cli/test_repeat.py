@@ -19,7 +19,7 @@ import time
 import unittest
 
 # tests/cli/helpers.py: the signal dispositions, the environment and resmon().
-from helpers import RESMON, SAFETY_NET_SEC, WORKLOAD, Ready, resmon
+from helpers import RESMON, SAFETY_NET_SEC, SANITIZED, WORKLOAD, Ready, resmon
 
 # The workload never frees what it holds: LeakSanitizer (in the ASan suite)
 # would call that a leak and fail the run.
@@ -508,9 +508,15 @@ class Warnings(Repeat):
                         command=self.command("4:mem 120 0.01", default="mem 8 0.01"))
         self.assertEqual(r.returncode, 0, r.stderr)
         warnings = self.load()["warnings"]
-        self.assertTrue(any(w.startswith("exact peak RSS: 1 of 6 runs are outliers") and "run 4 (" in w
+        # Under a sanitizer the workload's own peak varies by megabytes
+        # (its allocator's quarantine and shadow pages): a fresh clone's
+        # ASan stage, under load, saw run 5 at 17.8 MiB against a median
+        # of 13.5 called an outlier too -- rightly, it was one.  Run 4 must
+        # be named either way; that it is the only one, where none runs.
+        count = "1 of 6" if not SANITIZED else ""
+        self.assertTrue(any(w.startswith(f"exact peak RSS: {count}") and "runs are outliers" in w and "run 4 (" in w
                             for w in warnings), warnings)
-        self.assertIn("warning: exact peak RSS: 1 of 6 runs are outliers", r.stderr)
+        self.assertIn(f"warning: exact peak RSS: {count}", r.stderr)
 
     def test_a_slow_first_run_looks_cold(self):
         # "Far above" is measured against the quick runs' own spread (ten
@@ -534,8 +540,11 @@ class Warnings(Repeat):
         self.assertIn("warning: the first run took", r.stderr)
 
     def test_equal_runs_give_no_warning(self):
-        # 40 MiB: a peak that differs by a few pages between runs (more under
-        # a sanitizer) is well inside 1 % of it.
+        # 40 MiB: a peak that differs by a few pages between runs is well
+        # inside 1 % of it.  Not under a sanitizer: there one run of equal
+        # ones was seen 4 MiB above the others (see the test above).
+        if SANITIZED:
+            self.skipTest("a sanitizer's runtime makes equal runs' peaks differ by megabytes")
         r = self.repeat("-q", "--repeat", "5", "-o", self.output, command=self.command(default="mem 40 0.01"))
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertFalse([w for w in self.load()["warnings"] if "exact peak RSS" in w])
