@@ -28,18 +28,80 @@ from typing import Union
 PathArg = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 
 
-def check_writable(path: PathArg) -> None:
-    """Raises OSError (with the path) when write_file would refuse path for
-    what it is now: a directory, a read-only file, a missing directory."""
+class Place:
+    """Where write_held will write, resolved when checked (hold): a report
+    written at the end of a session goes where the path led at its start.
+    Written once a whole pytest session later, a path resolved again by
+    name let another user who can write a directory on it (swapped for a
+    link) or the report's own directory (a link put at its entry) send
+    root's report over a file of their choosing.  Close it (or use it as a
+    context manager) to let the directory go."""
+
+    def __init__(self, path: str | bytes) -> None:
+        self.path = path
+        self.in_place: os.stat_result | None = None  # a device or FIFO, as it was checked
+        self.dangling = False  # a dangling symbolic link: its target is created, in place
+        self.dir_fd = -1       # the directory of the file replaced, held open (O_PATH)
+        self.final: str | bytes = path  # the file replaced (links resolved)
+
+    def close(self) -> None:
+        if self.dir_fd >= 0:
+            os.close(self.dir_fd)
+            self.dir_fd = -1
+
+    def __enter__(self) -> "Place":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        self.close()
+
+
+def hold(path: PathArg) -> Place:
+    """Checks path as write_file would and holds what it resolved to.
+    Raises OSError (with the path) when it would be refused for what it is
+    now: a directory, a read-only file, a missing directory, a path that
+    changed while it was resolved."""
     path = os.fspath(path)
+    place = Place(path)
     try:
         st = os.stat(path)
     except FileNotFoundError:
-        directory = os.path.dirname(path) or (b"." if isinstance(path, bytes) else ".")
-        if not os.path.isdir(directory):
-            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path) from None
-        return
-    _refuse(path, st)
+        st = None
+        if os.path.islink(path):
+            place.dangling = True
+            return place
+    if st is not None:
+        _refuse(path, st)
+        if not stat.S_ISREG(st.st_mode):
+            place.in_place = st
+            return place
+        place.final = os.path.realpath(path)
+    text = isinstance(place.final, str)
+    directory = os.path.dirname(place.final) or ("." if text else b".")
+    try:
+        place.dir_fd = os.open(directory, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as error:
+        raise type(error)(error.errno, os.strerror(error.errno), path) from None
+    if st is not None:
+        # realpath() read the links itself: the resolution stands only when
+        # its entry is the file os.stat() saw.
+        try:
+            again = os.stat(os.path.basename(place.final), dir_fd=place.dir_fd, follow_symlinks=False)
+        except OSError:
+            again = None
+        if again is None or (again.st_dev, again.st_ino) != (st.st_dev, st.st_ino):
+            place.close()
+            raise BlockingIOError(errno.EAGAIN, "it changed while it was being opened; nothing was written", path)
+    return place
+
+
+def check_writable(path: PathArg) -> None:
+    """Raises OSError (with the path) when write_file would refuse path for
+    what it is now: a directory, a read-only file, a missing directory."""
+    hold(path).close()
 
 
 def _refuse(path: str | bytes, st: os.stat_result) -> None:
@@ -50,25 +112,42 @@ def _refuse(path: str | bytes, st: os.stat_result) -> None:
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
 
 
-def write_file(path: PathArg, data: str | bytes) -> None:
-    """Writes data (str is encoded as UTF-8) to path by the rules above.
-    Raises OSError naming the path; on error nothing at path has changed
-    (a device or FIFO may have taken part of the data)."""
-    path = os.fspath(path)
+def write_held(place: Place, data: str | bytes) -> None:
+    """Writes data (str is encoded as UTF-8) where place was resolved, by
+    the rules above.  Raises OSError naming the path; on error nothing
+    there has changed (a device or FIFO may have taken part of the data).
+    The entry is read again, never followed: a link, a device or a FIFO put
+    there since the check is refused, as is a file made read-only."""
     payload = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+    if place.dangling:
+        _write_in_place(place.path, payload, os.O_CREAT, is_fifo=False, checked=None)
+        return
+    if place.in_place is not None:
+        _write_in_place(place.path, payload, 0, is_fifo=stat.S_ISFIFO(place.in_place.st_mode),
+                        checked=place.in_place)
+        return
+    base = os.path.basename(place.final)
     try:
-        st = os.stat(path)
+        st = os.stat(base, dir_fd=place.dir_fd, follow_symlinks=False)
     except FileNotFoundError:
         st = None
-        if os.path.islink(path):  # a dangling symbolic link: its target is created, in place
-            _write_in_place(path, payload, os.O_CREAT, is_fifo=False, checked=None)
-            return
-    if st is not None:
-        _refuse(path, st)
-        if not stat.S_ISREG(st.st_mode):
-            _write_in_place(path, payload, 0, is_fifo=stat.S_ISFIFO(st.st_mode), checked=st)
-            return
-    _write_replacing(os.path.realpath(path) if st is not None else path, payload, st)
+    except OSError as error:
+        raise type(error)(error.errno, os.strerror(error.errno), place.path) from None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        what = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "something other than a regular file"
+        raise FileExistsError(errno.EEXIST, f"{what} was put in its place since it was checked; not replaced",
+                              place.path)
+    if st is not None and not st.st_mode & stat.S_IWUSR:
+        raise PermissionError(errno.EACCES, "it was made read-only since it was checked; it was not replaced",
+                              place.path)
+    _write_replacing(place.dir_fd, place.final, payload, st)
+
+
+def write_file(path: PathArg, data: str | bytes) -> None:
+    """Writes data to path by the rules above, resolved now (hold, then
+    write_held).  Raises OSError naming the path."""
+    with hold(path) as place:
+        write_held(place, data)
 
 
 def _write_all(fd: int, payload: bytes) -> None:
@@ -129,60 +208,43 @@ def _create_temporary(dir_fd: int, prefix: str | bytes) -> tuple[int, str | byte
     raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST))
 
 
-def _write_replacing(final: str | bytes, payload: bytes, existing: os.stat_result | None) -> None:
-    directory, base = os.path.split(final)
+def _write_replacing(dir_fd: int, final: str | bytes, payload: bytes, existing: os.stat_result | None) -> None:
+    """Writes a temporary file in the directory held open (dir_fd) and
+    renames it over final's entry there: everything relative to it, so a
+    directory on the path swapped for a link by another user who can write
+    its parent sends nothing elsewhere."""
+    base = os.path.basename(final)
     text = isinstance(final, str)
     # The name is cut so that a target near NAME_MAX still gets a temporary file.
     prefix = (("." if text else b".") + base[:200] + (".resmon-" if text else b".resmon-"))
-    # The directory is held open from here to the rename, and everything is
-    # done relative to it: a directory on the path swapped for a link by
-    # another user who can write its parent would otherwise send the file,
-    # with the checked file's owner and mode, into a directory of that
-    # user's choosing.  Where the file exists, the entry there must be the
-    # file os.stat() saw.
     try:
-        dir_fd = os.open(directory or ("." if text else b"."), os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError as error:
-        raise type(error)(error.errno, os.strerror(error.errno), final) from None
+        fd, temporary = _create_temporary(dir_fd, prefix)
+    except OSError as error:  # named by the path given, not by the temporary's
+        reason = os.strerror(error.errno) if error.errno in (errno.ENOENT, errno.ENOTDIR) else \
+            f"cannot create a temporary file beside it: {os.strerror(error.errno)}"
+        raise type(error)(error.errno, reason, final) from None
     try:
-        if existing is not None:
-            try:
-                again = os.stat(base, dir_fd=dir_fd, follow_symlinks=False)
-            except OSError:
-                again = None
-            if again is None or (again.st_dev, again.st_ino) != (existing.st_dev, existing.st_ino):
-                raise BlockingIOError(errno.EAGAIN, "it changed while it was being opened; nothing was written",
-                                      final)
         try:
-            fd, temporary = _create_temporary(dir_fd, prefix)
-        except OSError as error:  # named by the path given, not by the temporary's
-            reason = os.strerror(error.errno) if error.errno in (errno.ENOENT, errno.ENOTDIR) else \
-                f"cannot create a temporary file beside it: {os.strerror(error.errno)}"
-            raise type(error)(error.errno, reason, final) from None
+            if existing is not None:
+                try:
+                    os.fchown(fd, existing.st_uid, existing.st_gid)
+                except OSError:
+                    pass  # not root: the new file is the caller's, as any editor's is
+                os.fchmod(fd, stat.S_IMODE(existing.st_mode))
+            else:
+                umask = os.umask(0)  # the only way to read it; set back at once
+                os.umask(umask)
+                os.fchmod(fd, 0o666 & ~umask)
+            _write_all(fd, payload)
+            os.fsync(fd)  # the data must be on disk before the name points at it
+        finally:
+            os.close(fd)
+        os.rename(temporary, base, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException as error:
         try:
-            try:
-                if existing is not None:
-                    try:
-                        os.fchown(fd, existing.st_uid, existing.st_gid)
-                    except OSError:
-                        pass  # not root: the new file is the caller's, as any editor's is
-                    os.fchmod(fd, stat.S_IMODE(existing.st_mode))
-                else:
-                    umask = os.umask(0)  # the only way to read it; set back at once
-                    os.umask(umask)
-                    os.fchmod(fd, 0o666 & ~umask)
-                _write_all(fd, payload)
-                os.fsync(fd)  # the data must be on disk before the name points at it
-            finally:
-                os.close(fd)
-            os.rename(temporary, base, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-        except BaseException as error:
-            try:
-                os.unlink(temporary, dir_fd=dir_fd)  # resmon's own temporary file, never the path given
-            except OSError:
-                pass
-            if isinstance(error, OSError) and error.filename is None:
-                error.filename = final
-            raise
-    finally:
-        os.close(dir_fd)
+            os.unlink(temporary, dir_fd=dir_fd)  # resmon's own temporary file, never the path given
+        except OSError:
+            pass
+        if isinstance(error, OSError) and error.filename is None:
+            error.filename = final
+        raise

@@ -204,13 +204,19 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("resmon_top") < 0:
         raise pytest.UsageError("resmon: --resmon-top must be 0 or more")
     json_path = config.getoption("resmon_json")
+    json_place = None
     if json_path and not _is_worker(config):
         try:  # refused before any test runs, as the command refuses before the command starts
-            _output.check_writable(json_path)
+            json_place = _output.hold(json_path)  # and written at the end where it led now
         except OSError as error:
             raise pytest.UsageError(f"resmon: cannot write --resmon-json {json_path!r}: {error.strerror}") from None
-    compare = _compare_setup(config)
-    config.pluginmanager.register(_Session(config, default_limits, interval, compare), "resmon-session")
+    try:
+        compare = _compare_setup(config)
+    except BaseException:
+        if json_place is not None:
+            json_place.close()
+        raise
+    config.pluginmanager.register(_Session(config, default_limits, interval, compare, json_place), "resmon-session")
 
 
 def _compare_setup(config: pytest.Config) -> tuple[list[str], frozenset[str], frozenset[str]] | None:
@@ -425,8 +431,10 @@ class _Session:
     """The plugin's state for one pytest process (the controller or a worker)."""
 
     def __init__(self, config: pytest.Config, default_limits: dict[str, float], interval: float,
-                 compare: tuple[list[str], frozenset[str], frozenset[str]] | None = None) -> None:
+                 compare: tuple[list[str], frozenset[str], frozenset[str]] | None = None,
+                 json_place: "_output.Place | None" = None) -> None:
         self.config = config
+        self.json_place = json_place  # --resmon-json, resolved and held when pytest started
         self.default_limits = default_limits
         self.interval = interval
         self.gpu = config.getini("resmon_gpu")
@@ -637,8 +645,15 @@ class _Session:
         if path:
             try:
                 # The command's rules (README, "Your files"): a temporary made with
-                # O_EXCL, devices and FIFOs in place, a link kept, read-only refused.
-                _output.write_file(path, text)
+                # O_EXCL, devices and FIFOs in place, a link kept, read-only refused;
+                # where the path led when pytest started, never resolved again.
+                if self.json_place is not None:
+                    try:
+                        _output.write_held(self.json_place, text)
+                    finally:
+                        self.json_place.close()
+                else:
+                    _output.write_file(path, text)
             except OSError as error:
                 sys.stderr.write(f"resmon: cannot write --resmon-json {error.filename!r}: {error.strerror}\n")
                 if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):

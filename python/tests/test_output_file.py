@@ -132,6 +132,65 @@ def test_a_link_planted_at_the_old_temporary_name_by_another_user_is_not_followe
     assert not [n for n in listing(shared_dir) if ".resmon-" in n]  # no temporary left
 
 
+def test_the_report_goes_where_its_path_led_when_the_session_started(shared_dir):
+    # Sixth review of issue 28: the path was checked when pytest started and
+    # written by name when it ended: a test session later, another user who
+    # can write a directory on the path swapped it for a link to theirs,
+    # where a link to root's file waited, and root's 0640 file got the
+    # report.  The place is resolved and held at the start; a link put at
+    # the report's own entry meanwhile is refused, never followed.
+    if os.getuid() != 0:
+        pytest.skip("becoming a second user (nobody) needs root")
+    require_nobody_reaches(["ln", "-s", "/nonexistent", os.path.join(shared_dir, "probe")])
+    os.unlink(os.path.join(shared_dir, "probe"))
+    victim = os.path.join(shared_dir, "victim.txt")
+    with open(victim, "w") as f:
+        f.write("root's data\n")
+    os.chmod(victim, 0o640)
+    race, evil = os.path.join(shared_dir, "race"), os.path.join(shared_dir, "evil")
+    os.mkdir(race)
+    os.mkdir(evil)
+    os.chown(evil, NOBODY, -1)
+    os.symlink(victim, os.path.join(evil, "report.json"))
+    session = f"""
+        import os, subprocess
+
+        def become_nobody():
+            os.setgroups([]); os.setgid({NOBODY}); os.setuid({NOBODY})
+
+        def test_swapped():
+            subprocess.run(["/bin/sh", "-c", 'mv "$1" "$1.old" && ln -s "$2" "$1"', "swap", {race!r}, {evil!r}],
+                           preexec_fn=become_nobody, check=True, cwd="/")
+    """
+    from pathlib import Path
+    result = run_pytest(Path(shared_dir), session, f"--resmon-json={race}/report.json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    with open(victim) as f:
+        assert f.read() == "root's data\n"
+    with open(os.path.join(race + ".old", "report.json")) as f:
+        assert list(json.load(f)["tests"]) == ["test_generated.py::test_swapped"]
+    # A link put at the report's entry, in a directory of the other user's.
+    theirs = os.path.join(shared_dir, "theirs")
+    os.mkdir(theirs)
+    os.chown(theirs, NOBODY, -1)
+    report = os.path.join(theirs, "report.json")
+    session = f"""
+        import os, subprocess
+
+        def become_nobody():
+            os.setgroups([]); os.setgid({NOBODY}); os.setuid({NOBODY})
+
+        def test_planted():
+            subprocess.run(["ln", "-s", {victim!r}, {report!r}], preexec_fn=become_nobody, check=True, cwd="/")
+    """
+    result = run_pytest(Path(shared_dir), session, f"--resmon-json={report}")
+    assert result.returncode == pytest.ExitCode.USAGE_ERROR, result.stdout + result.stderr
+    assert "a symbolic link was put in its place since it was checked; not replaced" in result.stderr
+    with open(victim) as f:
+        assert f.read() == "root's data\n"
+    assert stat.S_IMODE(os.stat(victim).st_mode) == 0o640
+
+
 def test_a_null_device_as_the_report_stays_a_character_device(tmp_path):
     # A node of its own (major 1, minor 3: what /dev/null is), so that a
     # failure of this test cannot turn the system's /dev/null into a file.
