@@ -146,7 +146,7 @@ class Processes(unittest.TestCase):
         # cut character pushed the figures out of line.  No escape byte may
         # reach the terminal raw, and every file stays valid.
         names = [b"\x1b[31mred", b"\x01\x02\x03\x04\x05ctl", b"tab\there", b"a\xffb\x7f\x9b",
-                 "wide\u540d\u524d\u540d".encode(), b"sp  a c e s", b"=cmd,\"q\"\r\n"]
+                 "wide\u540d\u524d\u540d".encode(), b"sp  a c e s", b"=cmd,\"q\"\r\n", b"\t=1+1", b"\r=2+2"]
         code = ("import ctypes, os\n"
                 "libc = ctypes.CDLL(None)\n"
                 f"names = {names!r}\n"
@@ -190,6 +190,8 @@ class Processes(unittest.TestCase):
         self.assertIn("\x1b[31mred", comms)
         self.assertIn("tab\there", comms)
         self.assertIn("'=cmd,\"q\"\r\n", comms)  # a formula's guard, and the quotes doubled
+        # A leading TAB or CR starts a formula too (OWASP; sixth review): guarded.
+        self.assertLessEqual({"'\t=1+1", "'\r=2+2"}, comms)
         with open(jsonl_path, encoding="utf-8") as f:
             comms = {json.loads(line)["comm"] for line in f}
         self.assertLessEqual(expected, comms)

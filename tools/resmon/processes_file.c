@@ -65,14 +65,15 @@ processes_file *processes_file_open(int fd, const char *path)
 
 /* The command name as a CSV field: always quoted (a name may hold a comma,
  * a quote or a newline), guarded against spreadsheet formulas as the
- * samples file's phase is (a leading = + - @ ' gets a ' before it), and
+ * samples file's phase is (csv_needs_formula_guard: a ' before a leading
+ * = + - @ TAB CR or '), and
  * UTF-8: a byte that starts no well-formed sequence (a Latin-1 name, a comm
  * cut mid-character at 15 bytes) is U+FFFD, as in the JSON, so a reader
  * decoding UTF-8 never fails on the file. */
 static void put_csv_text(FILE *row, const char *text)
 {
     fputc('"', row);
-    if (text[0] && strchr("=+-@'", text[0]))
+    if (csv_needs_formula_guard(text))
         fputc('\'', row);
     const unsigned char *p = (const unsigned char *)text;
     while (*p) {

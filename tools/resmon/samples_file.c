@@ -18,6 +18,7 @@
 #include "json_number.h"
 #include "output_paths.h"
 #include "stream_writer.h"
+#include "text_output.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -174,22 +175,13 @@ static void put_value(samples_file *f, const char *key, double value, int first)
     put_number(f, key, value, first, 0);
 }
 
-/* A CSV field that a spreadsheet would run as a formula (OWASP, "CSV
- * Injection"): text that starts with = + - or @ (TAB and CR cannot occur:
- * names hold no control characters).  Such a field is written quoted, after
- * a single quote, which a spreadsheet shows as text; a name that itself
- * starts with a single quote gets one more, so that a reader (resmon plot)
- * gets the name back by dropping the first one. */
-static int csv_needs_guard(const char *text)
-{
-    return text[0] && strchr("=+-@'", text[0]) != NULL;
-}
-
 /* The phase's name: a JSON string, or a CSV field (quoted when it holds a
- * comma or a quote, or is guarded as above). */
+ * comma or a quote, or guarded against spreadsheet formulas: a name that
+ * itself starts with a single quote gets one more, so that a reader --
+ * resmon plot -- gets the name back by dropping the first one). */
 static void put_phase(samples_file *f, const char *phase)
 {
-    int guard = !f->jsonl && csv_needs_guard(phase);
+    int guard = !f->jsonl && csv_needs_formula_guard(phase); /* names hold no TAB or CR */
     int quote = f->jsonl || guard || strpbrk(phase, ",\"") != NULL;
     append(f, f->jsonl ? ", \"phase\": " : ",", f->jsonl ? 11 : 1);
     if (quote)

@@ -94,6 +94,11 @@ static void json_character(FILE *out, const unsigned char *bytes, size_t length,
     }
 }
 
+int csv_needs_formula_guard(const char *text)
+{
+    return text[0] && strchr("=+-@'\t\r", text[0]) != NULL;
+}
+
 void json_write_string(FILE *out, const char *text)
 {
     fputc('"', out);

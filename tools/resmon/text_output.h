@@ -11,6 +11,11 @@
 /* Writes text as a JSON string literal (quotes included): escapes what JSON
  * requires and writes each byte that is not valid UTF-8 as \ufffd. */
 void json_write_string(FILE *out, const char *text);
+/* Whether a CSV field of this text would be run by a spreadsheet as a
+ * formula (OWASP, "CSV Injection": a leading = + - @ TAB or CR), or starts
+ * with the single quote that guards one: such a field is written after a
+ * single quote, which a spreadsheet shows as text and a reader drops. */
+int csv_needs_formula_guard(const char *text);
 /* Writes text as XML character data: escapes markup, replaces invalid UTF-8
  * with U+FFFD and drops the control characters XML 1.0 forbids. */
 void xml_write_text(FILE *out, const char *text);
