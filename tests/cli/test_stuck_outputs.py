@@ -194,19 +194,22 @@ class StuckOutputs(unittest.TestCase):
 
     def hung_converter(self):
         """A fake rsvg-convert first on PATH that says it started (the
-        witness file, holding its pid), then never ends."""
+        witness file, holding its pid), starts a child (its pid in the
+        witness's ".child"), then never ends."""
         bin_dir = self.path("bin")
         os.mkdir(bin_dir)
         witness = self.path("converter-started")
         with open(os.path.join(bin_dir, "rsvg-convert"), "w") as f:
-            f.write(f"#!/bin/sh\necho $$ > '{witness}'\nexec sleep 1000\n")
+            f.write(f"#!/bin/sh\nsleep 1000 &\necho $! > '{witness}.child'\necho $$ > '{witness}'\nwait\n")
         os.chmod(os.path.join(bin_dir, "rsvg-convert"), 0o755)
         self.env["PATH"] = bin_dir + os.pathsep + self.env.get("PATH", "")
         return witness
 
     def test_a_hung_png_converter_is_given_up(self):
-        # Before: resmon waited for rsvg-convert (waitpid) for ever.
-        self.hung_converter()
+        # Before: resmon waited for rsvg-convert (waitpid) for ever.  And
+        # what the converter started goes with it (sixth review: a
+        # wrapper's child outlived the kill, reparented to init).
+        witness = self.hung_converter()
         started = time.monotonic()
         p = self.run_to_the_end(["--plot", self.path("c.png"), "-o", self.path("s.json")])
         err = self.finished(p, SAFETY_NET_SEC, "its rsvg-convert hung")
@@ -217,6 +220,20 @@ class StuckOutputs(unittest.TestCase):
         self.assertFalse(os.path.exists(self.path("c.png")))
         with open(self.path("s.json")) as f:
             self.assertEqual(json.load(f)["exit_status"], 0)
+        with open(witness + ".child") as f:
+            child = int(f.read())
+        deadline = time.monotonic() + SAFETY_NET_SEC
+        while time.monotonic() < deadline:
+            try:
+                with open(f"/proc/{child}/stat") as f:  # killed: a zombie until init reaps it
+                    if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                        break
+            except FileNotFoundError:
+                break
+            time.sleep(0.01)
+        else:
+            os.kill(child, signal.SIGKILL)
+            self.fail("the converter's child outlived the kill")
 
     def test_sigterm_ends_resmon_waiting_for_a_hung_png_converter(self):
         witness = self.hung_converter()

@@ -118,7 +118,7 @@ static int converter_exited(pid_t pid, const char *converter, reader_wait *wait,
     close(pidfd);
     if (exited)
         return 1;
-    kill(pid, SIGKILL);
+    kill(-pid, SIGKILL); /* its process group: what it started goes with it (a wrapper script's children) */
     snprintf(why, cap, "%s %s; the PNG was not made", converter,
              wait->stopped ? "was still running when a signal cut the wait short"
                            : "was still running when the end's 5 s ran out");
@@ -150,7 +150,10 @@ int chart_png_finish(FILE *svg, const char *converter, FILE *out, reader_wait *w
     sigfillset(&all);
     posix_spawnattr_setsigmask(&attr, &none);
     posix_spawnattr_setsigdefault(&attr, &all);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    /* A process group of its own, so that a kill reaches what it started
+     * too (sixth review: a wrapper's child outlived the 5 s kill). */
+    posix_spawnattr_setpgroup(&attr, 0);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
     char *const argv[] = {"rsvg-convert", "--format", "png", NULL};
     pid_t pid;
     if (png_fd < 0) {
