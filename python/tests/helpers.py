@@ -5,6 +5,13 @@ import subprocess
 import sys
 
 
+# The bound of a wait for an event that normally comes at once: it must hold
+# whatever load arrives on the machine meanwhile (a fresh-clone CI run's
+# busy-loop stage scales it by RESMON_TEST_TIME_FACTOR); a wait that passes
+# returns as soon as its event comes, so its bound costs nothing.
+SAFETY_SEC = 60 * float(os.environ.get("RESMON_TEST_TIME_FACTOR", "1"))
+
+
 def thread_names() -> list[str]:
     """The names (comm) of this process's threads, from /proc."""
     names = []
@@ -21,7 +28,7 @@ def count_named(name: str) -> int:
     return sum(1 for n in thread_names() if n == name)
 
 
-def count_named_settled(name: str, expected: int, timeout: float = 10.0) -> int:
+def count_named_settled(name: str, expected: int, timeout: float = SAFETY_SEC) -> int:
     """count_named once threads that were joined have left /proc: pthread_join
     returns when the kernel clears the thread's id, which it does in the
     middle of the thread's exit, before its task is released -- for a few
@@ -37,7 +44,7 @@ def count_named_settled(name: str, expected: int, timeout: float = 10.0) -> int:
     return count
 
 
-def run_python(code: str, timeout: float = 60, **kwargs) -> "subprocess.CompletedProcess[str]":
+def run_python(code: str, timeout: float = SAFETY_SEC, **kwargs) -> "subprocess.CompletedProcess[str]":
     """Runs code in a fresh interpreter (this one's), from / so that the
     installed resmon is imported, not the source tree next to the tests."""
     return subprocess.run([sys.executable, "-c", code], cwd="/", timeout=timeout, text=True,

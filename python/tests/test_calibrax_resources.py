@@ -19,7 +19,7 @@ from resmon import (
     ResourceSample,
     ResourceSummary,
 )
-from helpers import count_named, count_named_settled, run_python
+from helpers import SAFETY_SEC, count_named, count_named_settled, run_python
 
 
 def make_default_resource_summary(
@@ -52,7 +52,7 @@ def sleep_until(seconds: float, condition) -> None:
     more): a busy machine can delay the GPU thread's first reading past a
     short window (a reading may be missing from a sample, never wrong)."""
     time.sleep(seconds)
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + SAFETY_SEC
     while not condition() and time.monotonic() < deadline:
         time.sleep(0.05)
 

@@ -9,7 +9,7 @@ import weakref
 
 import pytest
 
-from helpers import run_python
+from helpers import SAFETY_SEC, run_python
 from resmon import ResourceMonitor
 
 
@@ -49,7 +49,7 @@ def sampled(profiler, seconds=0.15, until=lambda samples: any(has_gpu_reading(s)
     window, and a reading may be missing from a sample, never wrong."""
     with ResourceMonitor(sample_interval_sec=0.01, gpu_profiler=profiler) as mon:
         time.sleep(seconds)
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + SAFETY_SEC
         while not until(mon.samples) and time.monotonic() < deadline:
             time.sleep(0.05)
     return mon.samples
@@ -128,7 +128,7 @@ def test_a_slow_profiler_never_delays_cpu_samples():
     with ResourceMonitor(sample_interval_sec=0.01, gpu_profiler=profiler) as mon:
         assert entered.wait(60)
         before = mon.summary.num_samples
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + SAFETY_SEC
         while mon.summary.num_samples < before + 20 and time.monotonic() < deadline:
             time.sleep(0.01)
         hung = not release.is_set()
@@ -149,7 +149,7 @@ def test_the_monitor_holds_its_profiler():
         time.sleep(0.05)
     assert any(s.gpu_util == 40.0 for s in mon.samples)
     del mon
-    assert gone.wait(5)
+    assert gone.wait(SAFETY_SEC)
 
 
 class SlowProfiler(Profiler):
@@ -161,7 +161,7 @@ class SlowProfiler(Profiler):
 
     def get_utilization(self):
         self.entered.set()
-        self.leave.wait(10)
+        self.leave.wait(SAFETY_SEC)
         return 1.0
 
 
@@ -174,7 +174,7 @@ def test_drop_during_a_slow_python_gpu_call(attempt):
     mon = ResourceMonitor(sample_interval_sec=0.002, gpu_profiler=profiler)
     del profiler
     mon.__enter__()
-    assert entered.wait(10)
+    assert entered.wait(SAFETY_SEC)
     began = time.monotonic()
     del mon  # while the call is in flight, without __exit__
     gc.collect()
@@ -185,7 +185,7 @@ def test_drop_during_a_slow_python_gpu_call(attempt):
     assert dropped_in < 10.0
     assert not released.is_set() and ref() is not None  # the call in flight still owns it
     leave.set()
-    assert released.wait(10)  # released once the call returned, on the GPU thread
+    assert released.wait(SAFETY_SEC)  # released once the call returned, on the GPU thread
 
 
 @pytest.mark.parametrize("drop_first", [False, True])
@@ -207,7 +207,7 @@ class Slow:
 
 mon = resmon.ResourceMonitor(sample_interval_sec=0.002, gpu_profiler=Slow())
 mon.__enter__()
-assert entered.wait(10)
+assert entered.wait({SAFETY_SEC})
 if {drop_first}:
     del mon
 print("exiting", flush=True)
@@ -223,7 +223,7 @@ sys.exit(0)
 def test_gpu_readings_summarise():
     with ResourceMonitor(sample_interval_sec=0.01, gpu_profiler=Profiler()) as mon:
         time.sleep(0.1)
-        deadline = time.monotonic() + 60  # until two samples in a row have power (a busy machine)
+        deadline = time.monotonic() + SAFETY_SEC  # until two samples in a row have power (a busy machine)
         while time.monotonic() < deadline and not any(
                 a.gpu_power_w is not None and b.gpu_power_w is not None for a, b in zip(mon.samples, mon.samples[1:])):
             time.sleep(0.05)

@@ -11,7 +11,7 @@ import weakref
 
 import pytest
 
-from helpers import count_named, count_named_settled
+from helpers import SAFETY_SEC, count_named, count_named_settled
 from resmon import ResourceMonitor, _resmon, list_gpus
 from test_gpu_profiler import Profiler
 
@@ -36,7 +36,7 @@ def test_keyboard_interrupt_inside_with_stops_the_sampler():
     assert mon.summary.num_samples == taken >= 2
 
 
-def wait_child(pid: int, timeout: float = 20.0) -> int:
+def wait_child(pid: int, timeout: float = SAFETY_SEC) -> int:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         done, status = os.waitpid(pid, os.WNOHANG)
@@ -58,7 +58,7 @@ def child_work(mon: ResourceMonitor) -> int:
     except RuntimeError:
         pass
     with ResourceMonitor(sample_interval_sec=0.001, gpu_profiler=Profiler()) as own:
-        deadline = time.monotonic() + 10  # the profiler runs at most every 20 ms; the machine may be busy
+        deadline = time.monotonic() + SAFETY_SEC  # the profiler runs at most every 20 ms; the machine may be busy
         while own.summary.mean_gpu_util is None and time.monotonic() < deadline:
             time.sleep(0.005)
     return 0 if own.summary.num_samples >= 2 and own.summary.mean_gpu_util == 40.0 else 3
@@ -182,7 +182,7 @@ def test_a_running_monitor_in_a_cycle_through_its_profiler_is_collected():
     # holds its frame) keeps its GPU thread until collected: collect first, so
     # that the baseline does not fall during this test.
     gc.collect()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + SAFETY_SEC
     while count_named("resmon-gpu") > 0 and time.monotonic() < deadline:
         time.sleep(0.01)
     samplers, gpu_threads = count_named("resmon-sampler"), count_named("resmon-gpu")
@@ -195,7 +195,7 @@ def test_a_running_monitor_in_a_cycle_through_its_profiler_is_collected():
     del mon, profiler
     gc.collect()
     assert count_named_settled("resmon-sampler", samplers) == samplers  # free joined it
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + SAFETY_SEC
     while (profiler_ref() is not None or count_named("resmon-gpu") > gpu_threads) and time.monotonic() < deadline:
         time.sleep(0.01)
     assert profiler_ref() is None and count_named("resmon-gpu") == gpu_threads
@@ -337,7 +337,7 @@ def test_monitoring_another_process_tree_matches_the_kernel():
         # amount of work, however busy the machine), not for a time.
         with ResourceMonitor(sample_interval_sec=0.01, pid=pid, include_children=True) as mon:
             at_start = child_cpu()  # after the window's first sample
-            deadline = time.monotonic() + 60
+            deadline = time.monotonic() + SAFETY_SEC
             while child_cpu() < at_start + 0.2 and time.monotonic() < deadline:
                 time.sleep(0.01)
             in_window = child_cpu() - at_start  # before its last sample
@@ -379,7 +379,7 @@ def test_thousands_of_monitors_leak_nothing():
     traced_growth = tracemalloc.get_traced_memory()[0] - traced_before
     tracemalloc.stop()
     rss_growth = resident_mb() - rss_before
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + SAFETY_SEC
     while len(profilers) and time.monotonic() < deadline:
         time.sleep(0.01)
     assert len(profilers) == 0  # every profiler's reference was released
@@ -393,7 +393,7 @@ def test_thousands_of_monitors_leak_nothing():
 def test_max_samples_keeps_memory_flat_at_1khz():
     with ResourceMonitor(sample_interval_sec=0.001, max_samples=500) as mon:
         # Counted in samples, not timed: the store is full, then 1000 more.
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + SAFETY_SEC
         while mon.summary.num_samples < 800 and time.monotonic() < deadline:
             time.sleep(0.01)
         rss_early = resident_mb()

@@ -12,6 +12,8 @@ import resmon
 from resmon import PhaseSummary, ResourceMonitor, ResourceSummary
 from resmon import _resmon
 
+from helpers import SAFETY_SEC
+
 
 def cpu() -> float:
     return time.clock_gettime(time.CLOCK_PROCESS_CPUTIME_ID)
@@ -25,7 +27,7 @@ def spin_cpu(seconds: float) -> None:
 
 def wait_phase(mon: ResourceMonitor, name: str) -> None:
     """The mark's sample is taken microseconds after the call."""
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + SAFETY_SEC
     while mon._monitor.phase() != name and time.monotonic() < deadline:
         time.sleep(0.0005)
     assert mon._monitor.phase() == name
