@@ -57,6 +57,7 @@ typedef struct rm__tree_totals {
     int engaged;          /* the samples' CPU is the cgroup's (from the switch on) */
     int left;             /* a process left the leaf: the probe's CPU again, for good */
     int left_suspected;   /* the latest walk's probe count was ahead of the total: the next walk decides */
+    uint64_t last_lead_ns; /* how far the probe's count since the switch was ahead of the total's rise, at the latest walk compared */
     uint64_t window_base_ns; /* the total at the window's first sample ... */
     int window_based;        /* ... when it could be read */
     uint64_t probe_base_ns, total_base_ns; /* at the switch: the probe's count, the total */
