@@ -40,7 +40,6 @@ class Place:
     def __init__(self, path: str | bytes) -> None:
         self.path = path
         self.in_place: os.stat_result | None = None  # a device or FIFO, as it was checked
-        self.dangling = False  # a dangling symbolic link: its target is created, in place
         self.dir_fd = -1       # the directory of the file replaced, held open (O_PATH)
         self.final: str | bytes = path  # the file replaced (links resolved)
 
@@ -71,8 +70,10 @@ def hold(path: PathArg) -> Place:
     except FileNotFoundError:
         st = None
         if os.path.islink(path):
-            place.dangling = True
-            return place
+            # A dangling link: its target (the chain followed to the name
+            # that does not exist yet) is the file made, in its directory
+            # held as any new file's; the link stays.
+            place.final = os.path.realpath(path)
     if st is not None:
         _refuse(path, st)
         if not stat.S_ISREG(st.st_mode):
@@ -119,9 +120,6 @@ def write_held(place: Place, data: str | bytes) -> None:
     The entry is read again, never followed: a link, a device or a FIFO put
     there since the check is refused, as is a file made read-only."""
     payload = data.encode("utf-8") if isinstance(data, str) else bytes(data)
-    if place.dangling:
-        _write_in_place(place.path, payload, os.O_CREAT, is_fifo=False, checked=None)
-        return
     if place.in_place is not None:
         _write_in_place(place.path, payload, 0, is_fifo=stat.S_ISFIFO(place.in_place.st_mode),
                         checked=place.in_place)

@@ -191,6 +191,43 @@ def test_the_report_goes_where_its_path_led_when_the_session_started(shared_dir)
     assert stat.S_IMODE(os.stat(victim).st_mode) == 0o640
 
 
+def test_a_dangling_link_as_the_report_is_resolved_when_the_session_starts(shared_dir):
+    # Review: a dangling link was followed again by name at the end; a
+    # directory on the path swapped mid-session sent root's report to a
+    # name another user chose (created in root's private directory).
+    if os.getuid() != 0:
+        pytest.skip("becoming a second user (nobody) needs root")
+    require_nobody_reaches(["ln", "-s", "/nonexistent", os.path.join(shared_dir, "probe")])
+    os.unlink(os.path.join(shared_dir, "probe"))
+    mine = tempfile.mkdtemp(prefix="resmon-mine-")
+    try:
+        race, evil = os.path.join(shared_dir, "race"), os.path.join(shared_dir, "evil")
+        os.mkdir(race)
+        os.symlink(os.path.join(mine, "out.json"), os.path.join(race, "r.json"))  # dangling
+        os.mkdir(evil)
+        os.chown(evil, NOBODY, -1)
+        os.symlink(os.path.join(mine, "planted.json"), os.path.join(evil, "r.json"))
+        session = f"""
+            import os, subprocess
+
+            def become_nobody():
+                os.setgroups([]); os.setgid({NOBODY}); os.setuid({NOBODY})
+
+            def test_swapped():
+                subprocess.run(["/bin/sh", "-c", 'mv "$1" "$1.old" && ln -s "$2" "$1"', "swap", {race!r}, {evil!r}],
+                               preexec_fn=become_nobody, check=True, cwd="/")
+        """
+        from pathlib import Path
+        result = run_pytest(Path(shared_dir), session, f"--resmon-json={race}/r.json")
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert listing(mine) == ["out.json"]  # the link's target when pytest started; nothing planted
+        with open(os.path.join(mine, "out.json")) as f:
+            assert list(json.load(f)["tests"]) == ["test_generated.py::test_swapped"]
+        assert os.path.islink(os.path.join(race + ".old", "r.json"))
+    finally:
+        subprocess.run(["rm", "-rf", mine])
+
+
 def test_a_null_device_as_the_report_stays_a_character_device(tmp_path):
     # A node of its own (major 1, minor 3: what /dev/null is), so that a
     # failure of this test cannot turn the system's /dev/null into a file.

@@ -556,6 +556,20 @@ class TextfileIsAnOutputFile(Tmp):
             self.assertIn("resmon_samples_total{", f.read())
         self.assertEqual(sorted(os.listdir(self.dir.name)), ["link.prom", "target.prom"])
 
+    def test_a_dangling_symbolic_link_gets_its_target_made_and_is_kept(self):
+        # Review: holding the textfile's place at the start refused a
+        # dangling link ("Invalid argument", 125, the command never ran)
+        # and left its target created empty.
+        os.mkdir(self.path("d"))
+        link = self.path("link.prom")
+        os.symlink(os.path.join("d", "target.prom"), link)
+        r = resmon_run("-q", "--textfile", link, "--", "true", text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(os.path.islink(link))
+        with open(self.path("d/target.prom")) as f:
+            self.assertIn("resmon_samples_total{", f.read())
+        self.assertEqual(os.listdir(self.path("d")), ["target.prom"])
+
     def test_a_read_only_file_is_refused_and_kept(self):
         prom = self.path("ro.prom")
         with open(prom, "w") as f:
