@@ -390,9 +390,30 @@ static int in_own_fd_directory(const char *path)
  * /dev/fd/1, /proc/self/fd/1, any spelling of fd 1's link), followed link
  * by link: with stdout closed at start they lead to the /dev/null holding
  * its place. */
+int path_follow_link(char *path, size_t cap)
+{
+    char target[PATH_MAX];
+    ssize_t n = readlink(path, target, sizeof target - 1);
+    if (n < 0)
+        return -errno;
+    target[n] = '\0';
+    const char *slash = strrchr(path, '/');
+    if (target[0] == '/' || !slash) {
+        if ((size_t)n >= cap)
+            return -ENAMETOOLONG;
+        memcpy(path, target, (size_t)n + 1);
+        return 0;
+    }
+    size_t dir = (size_t)(slash - path) + 1; /* relative to the link's directory */
+    if (dir + (size_t)n >= cap)
+        return -ENAMETOOLONG;
+    memcpy(path + dir, target, (size_t)n + 1);
+    return 0;
+}
+
 static int names_stdout(const char *path)
 {
-    char current[PATH_MAX], target[PATH_MAX], own[64];
+    char current[PATH_MAX], own[64];
     snprintf(own, sizeof own, "/proc/%ld/fd/1", (long)getpid());
     snprintf(current, sizeof current, "%s", path);
     for (int hops = 0; hops < 40; hops++) {
@@ -400,24 +421,14 @@ static int names_stdout(const char *path)
             strcmp(current, "/proc/self/fd/1") == 0 || strcmp(current, "/proc/thread-self/fd/1") == 0 ||
             strcmp(current, own) == 0 || in_own_fd_directory(current))
             return 1;
-        ssize_t n = readlink(current, target, sizeof target - 1);
-        if (n < 0)
+        if (path_follow_link(current, sizeof current) < 0)
             return 0;
-        target[n] = '\0';
-        const char *slash = strrchr(current, '/');
-        if (target[0] == '/' || !slash) {
-            snprintf(current, sizeof current, "%s", target);
-        } else { /* relative to the link's directory */
-            size_t dir = (size_t)(slash - current) + 1, len = strlen(target);
-            if (dir + len >= sizeof current)
-                return 0;
-            memcpy(current + dir, target, len + 1);
-        }
     }
     return 0;
 }
 
-int output_file_open(output_file *f, const char *path, const char *what)
+/* The fields every open starts from, the caller's silent and who kept. */
+static void output_file_init(output_file *f, const char *path, const char *what)
 {
     int silent = f->silent;
     const char *who = f->who;
@@ -428,6 +439,11 @@ int output_file_open(output_file *f, const char *path, const char *what)
     f->dir_fd = -1;
     f->path = path;
     f->what = what;
+}
+
+int output_file_open(output_file *f, const char *path, const char *what)
+{
+    output_file_init(f, path, what);
     if (strcmp(path, "-") == 0) {
         /* Written into the /dev/null holding fd 1's place, it would be lost
          * with status 0 (">&-", a closed stdout of a service). */
@@ -530,15 +546,7 @@ int output_file_hold_place(output_file *f, int *dir_fd, char **final_path)
 
 int output_file_open_in(output_file *f, int dir_fd, const char *final_path, const char *path, const char *what)
 {
-    int silent = f->silent;
-    const char *who = f->who;
-    memset(f, 0, sizeof *f);
-    f->silent = silent;
-    f->who = who;
-    f->fd = -1;
-    f->dir_fd = -1;
-    f->path = path;
-    f->what = what;
+    output_file_init(f, path, what);
     /* The entry itself, never followed: a link or anything but a regular
      * file put there since the first open was put by someone else. */
     struct stat st;

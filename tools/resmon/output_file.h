@@ -36,6 +36,10 @@ int stdout_closed_when_started(void);
 /* Opens path for writing, close-on-exec, leaving an existing file untouched
  * (see output_file.c).  Returns 0, or prints one line and returns -1. */
 int output_file_open(output_file *f, const char *path, const char *what);
+/* Replaces path (a symbolic link, cap bytes) by what the link points to,
+ * relative to the link's directory when relative: one hop.  0 or -errno
+ * (readlink's: EINVAL when path is no link). */
+int path_follow_link(char *path, size_t cap);
 /* Keeps what an open output file (a regular one, or a new one) will replace
  * for later writes (output_file_open_in): its directory, a descriptor of
  * its own (O_PATH), and the resolved path.  0, or -errno (-EINVAL: written

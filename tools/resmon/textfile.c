@@ -33,7 +33,7 @@
  * one, made there, and the link stays.  0 or -errno. */
 static int dangling_target(const char *path, char *out, size_t cap)
 {
-    char current[PATH_MAX], target[PATH_MAX];
+    char current[PATH_MAX];
     snprintf(current, sizeof current, "%s", path);
     for (int hops = 0; hops < 40; hops++) {
         struct stat st;
@@ -41,19 +41,9 @@ static int dangling_target(const char *path, char *out, size_t cap)
             snprintf(out, cap, "%s", current); /* not there (or there since: output_file_open decides) */
             return 0;
         }
-        ssize_t n = readlink(current, target, sizeof target - 1);
-        if (n < 0)
-            return -errno;
-        target[n] = '\0';
-        const char *slash = strrchr(current, '/');
-        if (target[0] == '/' || !slash) {
-            snprintf(current, sizeof current, "%s", target);
-        } else { /* relative to the link's directory */
-            size_t dir = (size_t)(slash - current) + 1, len = strlen(target);
-            if (dir + len >= sizeof current)
-                return -ENAMETOOLONG;
-            memcpy(current + dir, target, len + 1);
-        }
+        int rc = path_follow_link(current, sizeof current);
+        if (rc < 0)
+            return rc;
     }
     return -ELOOP;
 }
