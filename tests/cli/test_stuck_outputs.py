@@ -189,7 +189,11 @@ class StuckOutputs(unittest.TestCase):
     @unittest.skipUnless(shutil.which("rsvg-convert"), "no rsvg-convert for a PNG chart")
     def test_a_stuck_png_plot_fifo_is_given_up_too(self):
         # Before: rsvg-convert wrote into the FIFO and resmon waited for it
-        # (waitpid) for ever.
+        # (waitpid) for ever.  Not under deliberate load: a real converter
+        # starting up there can pass the end's fixed 5 s itself (test_plot's
+        # require_real_converter says more), and the message is then its.
+        if TIME_FACTOR > 1:
+            self.skipTest("a real converter under deliberate load can pass the end's fixed 5 s")
         self.stuck_plot("plot.png")
 
     def hung_converter(self):
