@@ -155,11 +155,18 @@ static int make_unique(output_file *f, int (*try)(output_file *f, const char *na
     return -EEXIST;
 }
 
-static int link_unnamed(output_file *f, const char *name)
+/* Gives the file open as fd (unnamed, O_TMPFILE) the name in dir_fd, never
+ * replacing an entry: 0 or -errno (EEXIST where something is there). */
+static int link_fd_at(int fd, int dir_fd, const char *name)
 {
     char link[64];
-    snprintf(link, sizeof link, "/proc/self/fd/%d", f->fd);
-    return linkat(AT_FDCWD, link, f->dir_fd, name, AT_SYMLINK_FOLLOW) == 0 ? 0 : -errno;
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    return linkat(AT_FDCWD, link, dir_fd, name, AT_SYMLINK_FOLLOW) == 0 ? 0 : -errno;
+}
+
+static int link_unnamed(output_file *f, const char *name)
+{
+    return link_fd_at(f->fd, f->dir_fd, name);
 }
 
 static int create_named(output_file *f, const char *name)
@@ -179,9 +186,7 @@ static int create_named(output_file *f, const char *name)
  * EEXIST and the usual naming and checked rename follow.  1 when placed. */
 static int link_into_place(output_file *f, int fd)
 {
-    char link[64];
-    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-    return linkat(AT_FDCWD, link, f->dir_fd, base_name(f->final_path), AT_SYMLINK_FOLLOW) == 0;
+    return link_fd_at(fd, f->dir_fd, base_name(f->final_path)) == 0;
 }
 
 /* Gives the unnamed temporary file its name: 0 or -errno. */
