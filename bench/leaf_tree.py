@@ -2,15 +2,16 @@
 """resmon's own CPU per sample on a flat tree of N sleeping processes run as
 its command, in the leaf cgroup resmon makes (issue 33, item 1).
 
-    bench/leaf_tree.py [--window S] NAME=RESMON ... -- N...
+    bench/leaf_tree.py [--window S] [--metrics GROUPS] NAME=RESMON ... -- N...
 
 For each N, each resmon given (alternated) runs `resmon -q -i 0.1 -- sh -c
-'start N sleep children; say ready; wait'` (the default groups; as root the
+'start N sleep children; say ready; wait'` (the default groups, or
+--metrics GROUPS; as root the
 command gets its own leaf).  Once the tree is ready and after a 1 s
 warm-up, resmon's own CPU is read from its threads' schedstat (run time,
 ns) at the start and end of a window of S seconds (default 3) and divided by
 the window's samples (S / 0.1; the summary's skipped slots are reported).
-The sampler thread (resmon-sampler) is shown apart from the whole process
+The sampler thread (resmon-sampler) and the walker (resmon-walk) are shown apart from the whole process
 (whose other threads are the walker, resmon-walk, which walks a wide tree's
 processes off the sampler since issue 33's walker change, and the command's:
 the taskstats listener reads every exit on the machine, the marks socket).  Then the sleepers are killed by pid and resmon ends with its command.
@@ -22,19 +23,20 @@ INTERVAL = 0.1
 
 
 def threads_cpu_ns(pid):
-    """(the sampler thread's run time, all threads'), ns."""
-    sampler = total = 0
+    """(the sampler thread's run time, the walker's, all threads'), ns."""
+    sampler = walker = total = 0
     for tid in os.listdir(f"/proc/{pid}/task"):
         try:
             with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
                 ns = int(f.read().split()[0])
             with open(f"/proc/{pid}/task/{tid}/comm") as f:
-                if f.read().strip() == "resmon-sampler":
-                    sampler += ns
+                comm = f.read().strip()
+            sampler += ns if comm == "resmon-sampler" else 0
+            walker += ns if comm == "resmon-walk" else 0
             total += ns
         except (FileNotFoundError, ProcessLookupError):
             pass
-    return sampler, total
+    return sampler, walker, total
 
 
 def children_of(pid):
@@ -45,12 +47,13 @@ def children_of(pid):
     return kids
 
 
-def run(binary, n, window):
+def run(binary, n, window, metrics):
     with tempfile.TemporaryDirectory() as d:
         fifo, out = os.path.join(d, "ready"), os.path.join(d, "s.json")
         os.mkfifo(fifo)
         script = f"i=0; while [ $i -lt {n} ]; do sleep 100000 & i=$((i+1)); done; echo $$ > {fifo}; wait"
-        proc = subprocess.Popen([binary, "-q", "-i", str(INTERVAL), "-o", out, "--", "sh", "-c", script])
+        proc = subprocess.Popen([binary, "-q", "-i", str(INTERVAL), "-o", out] + (["--metrics", metrics] if metrics else []) +
+                                ["--", "sh", "-c", script])
         with open(fifo) as f:
             sh = int(f.read())
         time.sleep(1.0)
@@ -67,18 +70,19 @@ def run(binary, n, window):
 
 def main(argv):
     window = float(argv[argv.index("--window") + 1]) if "--window" in argv else 3.0
+    metrics = argv[argv.index("--metrics") + 1] if "--metrics" in argv else None
     sep = argv.index("--")
     bins = [a.split("=", 1) for a in argv[1:sep] if "=" in a]
     sizes = [int(a) for a in argv[sep + 1:]]
     print(f"load average (1 min) before: {os.getloadavg()[0]:.2f}")
-    print("| N | " + " | ".join(f"{name}: sampler thread / whole resmon, ms/sample" for name, _ in bins) +
+    print("| N | " + " | ".join(f"{name}: sampler / walker / whole resmon, ms/sample" for name, _ in bins) +
           " | walk_interval_sec |")
     print("|---|" + "---|" * (len(bins) + 1))
     for n in sizes:
         cells, walk = [], "-"
         for name, binary in bins:
-            cost, summary = run(binary, n, window)
-            cells.append(f"{cost[0] / 1e6:.3f} / {cost[1] / 1e6:.3f}" +
+            cost, summary = run(binary, n, window, metrics)
+            cells.append(f"{cost[0] / 1e6:.3f} / {cost[1] / 1e6:.3f} / {cost[2] / 1e6:.3f}" +
                          (f" (skipped {summary['skipped_slots']})" if summary["skipped_slots"] else ""))
             if "walk_interval_sec" in summary:
                 walk = f"{summary['walk_interval_sec']:.2f}"
