@@ -203,6 +203,39 @@ class LiveChart(Tmp):
         self.assertFalse(os.path.exists(marker))
         self.assertEqual(os.listdir(self.dir.name), ["bin"])  # no p.png, no temporary file
 
+    def test_a_directory_named_rsvg_convert_is_not_the_converter(self):
+        # Eighth review of issue 28: a directory of that name earlier on
+        # PATH was taken (access(X_OK) is true of a directory) and the end
+        # failed with EACCES; execvp skips it, and so does resmon now.
+        shadow = self.path("shadow")
+        os.makedirs(os.path.join(shadow, "rsvg-convert"))
+        empty = self.path("empty")
+        os.mkdir(empty)
+        r = resmon("-q", "--plot", self.path("p.png"), "--", "true", env=dict(os.environ, PATH=f"{shadow}:{empty}"))
+        self.assertEqual(r.returncode, 125, r.stderr)  # before: accepted, then "cannot run .../rsvg-convert"
+        self.assertIn("rsvg-convert", r.stderr)
+        self.assertNotIn("cannot run", r.stderr)
+        self.assertFalse(os.path.exists(self.path("p.png")))
+
+    def test_a_converter_that_writes_no_png_leaves_no_chart(self):
+        # Eighth review of issue 28: a converter exiting 0 having written
+        # nothing left a 0-byte p.png and exit 0.  The same for one that
+        # writes something that is not a PNG.
+        for body in ("exit 0", "echo not a png; exit 0"):
+            with self.subTest(body=body):
+                bin_dir = self.path("bin")
+                os.makedirs(bin_dir, exist_ok=True)
+                with open(os.path.join(bin_dir, "rsvg-convert"), "w") as f:
+                    f.write(f"#!/bin/sh\n{body}\n")
+                os.chmod(os.path.join(bin_dir, "rsvg-convert"), 0o755)
+                env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ.get("PATH", ""))
+                r = resmon("-q", "--plot", self.path("p.png"), "-o", self.path("s.json"), "--", "true", env=env)
+                self.assertEqual(r.returncode, 125, r.stderr)
+                self.assertRegex(r.stderr, r"rsvg-convert exited 0 but wrote no PNG")
+                self.assertFalse(os.path.exists(self.path("p.png")))
+                with open(self.path("s.json")) as f:
+                    self.assertEqual(json.load(f)["exit_status"], 0)
+
     def test_raster_names_it_cannot_write_are_refused(self):
         r = resmon("-q", "--plot", self.path("p.jpg"), "--", "true")
         self.assertEqual(r.returncode, 125)

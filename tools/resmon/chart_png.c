@@ -18,6 +18,7 @@
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <strings.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -26,7 +27,9 @@
 
 extern char **environ;
 
-/* Looks for an executable rsvg-convert in each PATH directory, as execvp would. */
+/* Looks for an executable rsvg-convert in each PATH directory, as execvp
+ * would: a regular file (a directory of that name is searchable, so
+ * access(X_OK) alone took it, and the spawn then failed with EACCES). */
 static int find_converter(char *out, size_t cap)
 {
     const char *path = getenv("PATH");
@@ -35,7 +38,8 @@ static int find_converter(char *out, size_t cap)
     while (*path) {
         size_t len = strcspn(path, ":");
         int n = snprintf(out, cap, "%.*s%srsvg-convert", (int)len, len ? path : ".", len ? "/" : "");
-        if (n > 0 && (size_t)n < cap && access(out, X_OK) == 0)
+        struct stat st;
+        if (n > 0 && (size_t)n < cap && access(out, X_OK) == 0 && stat(out, &st) == 0 && S_ISREG(st.st_mode))
             return 0;
         path += len + (path[len] == ':');
     }
@@ -89,16 +93,30 @@ static void first_line(int fd, char *why, size_t cap, size_t used)
 }
 
 /* The converter's PNG into out. */
-static int copy_png(int png_fd, FILE *out, char *why, size_t cap)
+static int copy_png(int png_fd, FILE *out, const char *converter, char *why, size_t cap)
 {
+    static const unsigned char signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
     char chunk[65536];
     ssize_t n;
     if (lseek(png_fd, 0, SEEK_SET) != 0) {
         snprintf(why, cap, "cannot read the converted chart: %s", strerror(errno));
         return -1;
     }
-    while ((n = read(png_fd, chunk, sizeof chunk)) > 0)
+    /* A converter that exits 0 having written nothing (or not a PNG) does
+     * not make a chart: the output is not kept as if it were one. */
+    int first = 1;
+    while ((n = read(png_fd, chunk, sizeof chunk)) > 0) {
+        if (first && ((size_t)n < sizeof signature || memcmp(chunk, signature, sizeof signature) != 0)) {
+            snprintf(why, cap, "%s exited 0 but wrote no PNG", converter);
+            return -1;
+        }
+        first = 0;
         fwrite(chunk, 1, (size_t)n, out);
+    }
+    if (n == 0 && first) {
+        snprintf(why, cap, "%s exited 0 but wrote no PNG", converter);
+        return -1;
+    }
     if (n < 0) {
         snprintf(why, cap, "cannot read the converted chart: %s", strerror(errno));
         return -1;
@@ -169,7 +187,7 @@ int chart_png_finish(FILE *svg, const char *converter, FILE *out, reader_wait *w
         if (!exited) {
             /* why names the hang */
         } else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-            rc = copy_png(png_fd, out, why, cap);
+            rc = copy_png(png_fd, out, converter, why, cap);
         } else {
             int n = WIFEXITED(status) ? snprintf(why, cap, "%s exited with status %d", converter, WEXITSTATUS(status))
                                       : snprintf(why, cap, "%s was killed by signal %d", converter, WTERMSIG(status));
