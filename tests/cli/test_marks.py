@@ -61,6 +61,24 @@ class Marks(unittest.TestCase):
         self.assertRegex(socket, r"^/dev/shm/resmon-marks-[^/]+/socket$")
         self.assertFalse(os.path.exists(os.path.dirname(socket)))
 
+    def test_a_stale_tmpdir_gives_way_to_the_default_and_no_mark_is_lost(self):
+        # Eighth review of issue 28: a TMPDIR that is gone, a file, or not
+        # usable disabled the channel ("no marks from the command") and
+        # both marks vanished uncounted; the default takes the channel.
+        afile = self.path("file")
+        open(afile, "w").close()
+        for tmp in (self.path("gone"), afile, "/proc"):
+            with self.subTest(tmpdir=tmp):
+                env = dict(self.env, TMPDIR=tmp)
+                out = self.path("s.json")
+                r = subprocess.run([RESMON, "-q", "-o", out, "--", "sh", "-c", '"$0" mark a; "$0" mark b', RESMON],
+                                   capture_output=True, text=True, timeout=SAFETY_NET_SEC, env=env)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                with open(out) as f:
+                    s = json.load(f)
+                self.assertEqual([p["name"] for p in s.get("phases", [])], ["", "a", "b"], r.stderr)
+                self.assertEqual(s["marks_dropped"], 0)
+
     def test_a_script_marks_load_then_compute(self):
         # The script's steps run one after the other: the load phase holds
         # 64 MiB, compute burns 0.3 CPU seconds; the workload tells the test

@@ -318,7 +318,10 @@ marks_channel *marks_open(char *why, size_t cap)
      * meet the journal, up to 40 ms (measured on ext4), on every run. */
     int rc = -1;
     if (tmp && tmp[0] == '/' && strlen(tmp) <= sizeof(((struct sockaddr_un *)0)->sun_path) - 68 &&
-        (rc = make_dir(c, tmp)) == -EXDEV) { /* a TMPDIR others may write, not sticky: the default */
+        (rc = make_dir(c, tmp)) < 0) {
+        /* A TMPDIR others may write and not sticky (EXDEV), or one that
+         * cannot hold the channel (gone, not a directory, not writable):
+         * the default, so that marks are never lost for a stale TMPDIR. */
         if (c->dir_fd >= 0)
             close(c->dir_fd);
         c->dir_fd = -1;
