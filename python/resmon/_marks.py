@@ -6,6 +6,7 @@ import errno
 import os
 import socket
 import stat
+import warnings
 
 _ENV = "RESMON_MARK_SOCKET"
 _DROPPED_ENV = "RESMON_MARK_DROPPED"  # the drop counter, dropped-<secret>
@@ -37,15 +38,22 @@ def mark(name: str) -> bool:
     one this user may not send to (the program dropped privileges), drops
     the mark (resmon counts it in the summary's marks_dropped).
 
+    A name resmon refuses (not 1 to 63 bytes of UTF-8, or a control
+    character) never fails the program either: as ``resmon mark`` does, it
+    is one warning (RuntimeWarning) and, under resmon, counted dropped.
+
     Returns:
         True when the mark was sent, False when not running under resmon or
         the mark was dropped.
-
-    Raises:
-        ValueError: A bad name (1 to 63 bytes of UTF-8, no control characters).
     """
-    data = check_name(name)
     path = os.environ.get(_ENV)
+    try:
+        data = check_name(name)
+    except ValueError as e:
+        warnings.warn(f"resmon.mark: {e}; the mark is dropped", RuntimeWarning, stacklevel=2)
+        if path:
+            _count_dropped(os.environ.get(_DROPPED_ENV))
+        return False
     if not path:
         return False
     try:

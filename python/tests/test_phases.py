@@ -233,8 +233,11 @@ def test_module_mark_outside_resmon_is_a_no_op(monkeypatch: pytest.MonkeyPatch) 
     assert resmon.mark("load") is False
     monkeypatch.setenv("RESMON_MARK_SOCKET", "/nonexistent/socket")
     assert resmon.mark("load") is False  # resmon gone: dropped, never raised
-    with pytest.raises(ValueError):
-        resmon.mark("bad\nname")
+    # Eighth review of issue 28: a refused name raised ValueError and failed
+    # the workload; as `resmon mark` it is a warning and False.
+    for bad in ("bad\nname", "x" * 64, "", 7):
+        with pytest.warns(RuntimeWarning, match="the mark is dropped"):
+            assert resmon.mark(bad) is False
 
 
 def test_module_mark_sends_a_datagram(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -265,6 +268,12 @@ def test_module_mark_sends_a_datagram(tmp_path, monkeypatch: pytest.MonkeyPatch)
         assert False in sent
         assert os.path.getsize(counter) == sent.count(False)
         assert os.path.getsize(tmp_path / "dropped") == 0
+        # A refused name is counted too, as `resmon mark` counts it (eighth
+        # review of issue 28: it raised, and was not counted).
+        before = os.path.getsize(counter)
+        with pytest.warns(RuntimeWarning):
+            assert resmon.mark("y" * 64) is False
+        assert os.path.getsize(counter) == before + 1
         # Another user's file in its place (a swapped directory) gets nothing.
         os.unlink(counter)
         os.symlink(tmp_path / "victim", counter)
