@@ -1460,6 +1460,17 @@ class FilesAreNeverDamaged(Tmp):
         self.assertEqual(r.returncode, 127)
         self.assertTrue(os.path.islink(self.path("link.json")))
         self.assertEqual(self.read("target.json"), "target\n")
+        # Eighth review of issue 28: a dangling link's target was created in
+        # place at the start, so a failed start left it empty (0 bytes, no
+        # JSON); it is made at the end, as any new file, the link kept.
+        os.symlink("made.json", self.path("dangling.json"))
+        r = resmon("-q", "-o", self.path("dangling.json"), "--", "resmon-no-such-command-xyz")
+        self.assertEqual(r.returncode, 127)
+        self.assertFalse(os.path.exists(self.path("made.json")))
+        r = resmon("-q", "-o", self.path("dangling.json"), "--", "true")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(os.path.islink(self.path("dangling.json")))
+        self.assertEqual(json.loads(self.read("made.json"))["exit_status"], 0)
         r = resmon("-q", "-o", self.path("link.json"), "--", "true")  # replaces the target, keeps the link
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertTrue(os.path.islink(self.path("link.json")))
@@ -1468,6 +1479,32 @@ class FilesAreNeverDamaged(Tmp):
         self.assertEqual(r.returncode, 127)
         self.assertTrue(stat.S_ISCHR(os.stat("/dev/null").st_mode))
         self.assert_no_temporary_files()
+
+    def test_another_users_dangling_link_in_a_sticky_directory_is_not_followed(self):
+        # A dangling link's target is now resolved by resmon (readlink), not
+        # by the kernel's open, so the kernel's fs.protected_symlinks rule is
+        # resmon's to keep: another user's link in a sticky directory others
+        # may write (/tmp) would send root's file where they chose.
+        if os.geteuid() != 0:
+            self.skipTest("needs root, to give the link to a second user (nobody)")
+        sticky = self.path("sticky")
+        os.mkdir(sticky)
+        os.chmod(sticky, 0o1777)
+        victim = self.path("victim.json")
+        for name in ("s.json", "c.svg"):
+            link = os.path.join(sticky, name)
+            os.symlink(victim, link)
+            os.lchown(link, 65534, 65534)
+        for args in (("-o", os.path.join(sticky, "s.json")), ("--plot", os.path.join(sticky, "c.svg"))):
+            with self.subTest(args=args):
+                r = resmon("-q", *args, "--", "true")
+                self.assertEqual(r.returncode, 125, r.stderr)
+                self.assertIn("Permission denied", r.stderr)
+                self.assertFalse(os.path.exists(victim))
+        os.lchown(os.path.join(sticky, "s.json"), 0, 0)  # root's own link: followed
+        r = resmon("-q", "-o", os.path.join(sticky, "s.json"), "--", "true")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(json.loads(self.read("victim.json"))["exit_status"], 0)
 
     def test_a_symbolic_link_loop_is_refused_for_every_output_and_kept(self):
         # Review of issue 34: a link loop at an output path was replaced by a
@@ -1717,9 +1754,14 @@ class OutputChecks(Tmp):
             f.write("kept\n")
         os.link(self.path("existing.json"), self.path("hard.json"))
         os.symlink("existing.json", self.path("soft.svg"))
+        os.symlink("tgt.json", self.path("dang.json"))  # eighth review of issue 28: a dangling link
+        os.symlink("dang.json", self.path("dang2.json"))  # ... and a chain of two
         sub = self.path("sub")
         os.mkdir(sub)
         cases = [
+            ("-o", self.path("dang.json"), "--plot", self.path("tgt.json")),
+            ("-o", self.path("dang.json"), "--trace", self.path("tgt.json")),
+            ("-o", self.path("tgt.json"), "--trace", self.path("dang2.json")),
             ("-o", self.path("same.csv"), "-s", self.path("same.csv")),
             ("-o", self.path("x.svg"), "--plot", self.path("x.svg")),
             ("-o", "-", "--plot", "-"),

@@ -350,14 +350,6 @@ static int same_file(int fd, const struct stat *checked)
            now.st_dev == checked->st_dev && now.st_ino == checked->st_ino;
 }
 
-/* A dangling link's target was created by this open -- or, if it appeared
- * in between, must at least be empty and regular, so nothing is overwritten. */
-static int fresh_file(int fd)
-{
-    struct stat now;
-    return fstat(fd, &now) == 0 && S_ISREG(now.st_mode) && now.st_size == 0;
-}
-
 static int changed(output_file *f, int fd)
 {
     close(fd);
@@ -416,6 +408,48 @@ int path_follow_link(char *path, size_t cap)
     return 0;
 }
 
+/* Whether the kernel's fs.protected_symlinks rule lets this process follow
+ * the link at path (lstat'd into link): resolved here by readlink, the
+ * kernel's check is not made, so it is made here, whatever the sysctl says.
+ * A link in a sticky directory others may write (/tmp) is followed only
+ * when it is this user's or the directory owner's: another user's planted
+ * there would send root's output where they chose. */
+static int may_follow_link(const char *path, const struct stat *link)
+{
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + 1 : 1, slash ? path : ".");
+    struct stat parent;
+    if (stat(dir, &parent) != 0)
+        return 0;
+    if (!(parent.st_mode & S_ISVTX) || !(parent.st_mode & S_IWOTH))
+        return 1;
+    return link->st_uid == geteuid() || link->st_uid == parent.st_uid;
+}
+
+/* A dangling symbolic link's target, followed link by link to the name
+ * that does not exist yet (into out): the file each write replaces is that
+ * one, made there, and the link stays.  0 or -errno (EACCES: a link the
+ * kernel's protected_symlinks rule would not follow, may_follow_link). */
+int path_dangling_target(const char *path, char *out, size_t cap)
+{
+    char current[PATH_MAX];
+    snprintf(current, sizeof current, "%s", path);
+    for (int hops = 0; hops < 40; hops++) {
+        struct stat st;
+        if (lstat(current, &st) != 0 || !S_ISLNK(st.st_mode)) {
+            snprintf(out, cap, "%s", current); /* not there (or there since: output_file_open decides) */
+            return 0;
+        }
+        if (!may_follow_link(current, &st))
+            return -EACCES;
+        int rc = path_follow_link(current, sizeof current);
+        if (rc < 0)
+            return rc;
+    }
+    return -ELOOP;
+}
+
 static int names_stdout(const char *path)
 {
     char current[PATH_MAX], own[64];
@@ -472,16 +506,22 @@ int output_file_open(output_file *f, const char *path, const char *what)
     if (!exists && errno != ENOENT)
         return fail(f, errno, NULL); /* a link loop (ELOOP), a link the kernel will not follow for us
                                         (EACCES): refused, never replaced by a file of ours */
+    char target[PATH_MAX];
+    if (!exists && lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+        /* A dangling symbolic link: its target's name, made as any new file
+         * is (a temporary beside it, linked into place at the end; created
+         * in place, a failed start or a kill left it empty).  The link
+         * stays. */
+        int rc = path_dangling_target(path, target, sizeof target);
+        if (rc < 0)
+            return fail(f, -rc, NULL);
+        path = target;
+    }
     if (exists && S_ISDIR(st.st_mode))
         return fail(f, EISDIR, NULL);
     if (exists && !S_ISREG(st.st_mode)) {
         fd = open_in_place(f, S_ISFIFO(st.st_mode));
         if (fd >= 0 && !same_file(fd, &st))
-            return changed(f, fd);
-    } else if (!exists && errno == ENOENT && lstat(path, &st) == 0) {
-        /* a dangling symbolic link: create its target in place */
-        fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0666);
-        if (fd >= 0 && !fresh_file(fd))
             return changed(f, fd);
     } else {
         /* A read-only file stays read-only, for root too: access(2) lets

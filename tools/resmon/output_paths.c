@@ -18,6 +18,7 @@
  */
 #include "output_paths.h"
 #include "cli.h"
+#include "output_file.h"
 #include "text_output.h"
 
 #include <fcntl.h>
@@ -78,6 +79,13 @@ static void identify(const char *path, output_identity *id)
             id->inode = 0;
         }
     }
+    /* A name that does not exist may be a dangling link: the file an
+     * output makes through it is its target's (output_file_open), so that
+     * is the name compared (-o d.json --plot t.json with d.json -> t.json
+     * wrote both into t.json). */
+    char target[PATH_MAX];
+    if (!id->exists && strcmp(path, "-") != 0 && path_dangling_target(path, target, sizeof target) == 0)
+        path = target;
     const char *slash = strrchr(path, '/');
     const char *base = slash ? slash + 1 : path;
     char dir[PATH_MAX], real_dir[PATH_MAX];
@@ -85,7 +93,7 @@ static void identify(const char *path, output_identity *id)
     if (strcmp(path, "-") == 0 || !realpath(dir, real_dir))
         snprintf(id->name, sizeof id->name, "%s", path); /* compared as written */
     else
-        snprintf(id->name, sizeof id->name, "%s/%s", real_dir, base);
+        snprintf(id->name, sizeof id->name, "%s/%.255s", real_dir, base);
 }
 
 int path_has_extension(const char *path, const char *ext)

@@ -28,26 +28,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* A dangling symbolic link's target, followed link by link to the name
- * that does not exist yet (into out): the file each write replaces is that
- * one, made there, and the link stays.  0 or -errno. */
-static int dangling_target(const char *path, char *out, size_t cap)
-{
-    char current[PATH_MAX];
-    snprintf(current, sizeof current, "%s", path);
-    for (int hops = 0; hops < 40; hops++) {
-        struct stat st;
-        if (lstat(current, &st) != 0 || !S_ISLNK(st.st_mode)) {
-            snprintf(out, cap, "%s", current); /* not there (or there since: output_file_open decides) */
-            return 0;
-        }
-        int rc = path_follow_link(current, sizeof current);
-        if (rc < 0)
-            return rc;
-    }
-    return -ELOOP;
-}
-
 int textfile_open(textfile *t, const char *path, char *err, size_t errcap)
 {
     t->path = path;
@@ -64,21 +44,12 @@ int textfile_open(textfile *t, const char *path, char *err, size_t errcap)
     /* The same checks as a write makes (a read-only file, a missing
      * directory, no room for the temporary file), leaving the path as it
      * was; what they resolved is the place of every write of the run. */
-    /* A dangling link: its target's name, so that the file is made there
-     * by the writes as any new file is (written in place by the first
-     * write, it had no place to hold: the start refused it, and left the
-     * target it had created empty). */
-    char target[PATH_MAX];
-    const char *open_path = path;
-    struct stat link;
+    /* A dangling link: output_file_open takes its target's name, so that
+     * the file is made there by the writes as any new file is. */
     int rc = 0;
-    if (stat(path, &st) != 0 && errno == ENOENT && lstat(path, &link) == 0 && S_ISLNK(link.st_mode)) {
-        rc = dangling_target(path, target, sizeof target);
-        open_path = target;
-    }
     output_file f = {.silent = 1};
     if (rc == 0)
-        rc = output_file_open(&f, open_path, "textfile") < 0 ? -f.error : output_file_hold_place(&f, &t->dir_fd, &t->final_path);
+        rc = output_file_open(&f, path, "textfile") < 0 ? -f.error : output_file_hold_place(&f, &t->dir_fd, &t->final_path);
     if (rc < 0) {
         char shown[256];
         printable_copy(shown, sizeof shown, path);
