@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import errno
 import os
+import select
 import stat
 import sys
+import time
 from typing import Union
 
 PathArg = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
@@ -73,6 +75,7 @@ def hold(path: PathArg) -> Place:
             # A dangling link: its target (the chain followed to the name
             # that does not exist yet) is the file made, in its directory
             # held as any new file's; the link stays.
+            _check_dangling_chain(path)
             place.final = os.path.realpath(path)
     if st is not None:
         _refuse(path, st)
@@ -97,6 +100,31 @@ def hold(path: PathArg) -> Place:
             place.close()
             raise BlockingIOError(errno.EAGAIN, "it changed while it was being opened; nothing was written", path)
     return place
+
+
+def _check_dangling_chain(path: str | bytes) -> None:
+    """Raises PermissionError when a link of path's chain is one the
+    kernel's fs.protected_symlinks rule would not follow: realpath() reads
+    links itself, so the rule is kept here, whatever the sysctl says -- in
+    a sticky directory others may write (/tmp) a link is followed only when
+    it is this user's or the directory owner's (another user's planted
+    there would send the file where they chose).  The command's rule too
+    (output_file.c, may_follow_link)."""
+    current = path
+    for _ in range(40):
+        try:
+            link = os.lstat(current)
+        except OSError:
+            return
+        if not stat.S_ISLNK(link.st_mode):
+            return
+        parent = os.stat(os.path.dirname(current) or ("." if isinstance(current, str) else b"."))
+        if (parent.st_mode & stat.S_ISVTX and parent.st_mode & stat.S_IWOTH and
+                link.st_uid not in (os.geteuid(), parent.st_uid)):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
+        target = os.readlink(current)
+        current = os.path.join(os.path.dirname(current), target)
+    raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), path)
 
 
 def check_writable(path: PathArg) -> None:
@@ -167,6 +195,33 @@ def _opened_as_checked(fd: int, checked: os.stat_result | None) -> bool:
             and (now.st_dev, now.st_ino) == (checked.st_dev, checked.st_ino))
 
 
+# A FIFO's reader that stops reading gives the write up after this long
+# without progress, as the command's outputs do (README, "the reader
+# stopped reading"): blocking, pytest hung for ever at its end.
+_READER_STUCK_SEC = 5.0
+
+
+def _write_to_reader(fd: int, payload: bytes) -> None:
+    """Writes payload to a FIFO while its reader reads; raises TimeoutError
+    after _READER_STUCK_SEC without progress."""
+    os.set_blocking(fd, False)
+    view = memoryview(payload)
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    deadline = time.monotonic() + _READER_STUCK_SEC
+    while view:
+        try:
+            view = view[os.write(fd, view):]
+            deadline = time.monotonic() + _READER_STUCK_SEC
+            continue
+        except BlockingIOError:
+            pass
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError(errno.ETIMEDOUT, f"the reader stopped reading; {len(view)} bytes not written")
+        poller.poll(left * 1000)
+
+
 def _write_in_place(path: str | bytes, payload: bytes, create: int, is_fifo: bool,
                     checked: os.stat_result | None) -> None:
     flags = os.O_WRONLY | os.O_CLOEXEC | os.O_NOCTTY | create
@@ -183,8 +238,9 @@ def _write_in_place(path: str | bytes, payload: bytes, create: int, is_fifo: boo
             raise BlockingIOError(errno.EAGAIN, "it changed while it was being opened; nothing was written",
                                   path)
         if is_fifo:
-            os.set_blocking(fd, True)  # later writes wait for the reader
-        _write_all(fd, payload)
+            _write_to_reader(fd, payload)
+        else:
+            _write_all(fd, payload)
     except OSError as error:
         error.filename = path
         raise

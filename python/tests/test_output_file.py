@@ -13,6 +13,7 @@ import threading
 import pytest
 
 from resmon import _output
+from helpers import SAFETY_SEC
 from test_pytest_plugin import run_pytest
 
 NOBODY = 65534
@@ -388,3 +389,54 @@ def test_a_fifo_swapped_for_a_regular_file_before_the_open_is_not_written_over(t
     _output.write_file(fifo, "data")
     reader.join(timeout=60)
     assert got == [b"data"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root, to give the link to a second user (nobody)")
+def test_another_users_dangling_link_in_a_sticky_directory_is_not_followed():
+    # Eighth review of issue 28: a dangling link's target is resolved by
+    # realpath(), not by the kernel's open, so the kernel's
+    # fs.protected_symlinks rule is kept here, as the command keeps it.
+    with tempfile.TemporaryDirectory() as top:
+        sticky = os.path.join(top, "sticky")
+        os.mkdir(sticky)
+        os.chmod(sticky, 0o1777)
+        victim = os.path.join(top, "victim.json")
+        link = os.path.join(sticky, "r.json")
+        os.symlink(victim, link)
+        os.lchown(link, NOBODY, NOBODY)
+        with pytest.raises(PermissionError):
+            _output.write_file(link, "report")
+        assert not os.path.exists(victim)
+        os.lchown(link, 0, 0)  # root's own link: followed, the link kept
+        _output.write_file(link, "report")
+        assert os.path.islink(link)
+        with open(victim) as f:
+            assert f.read() == "report"
+
+
+def test_a_fifo_whose_reader_stops_reading_is_given_up(tmp_path):
+    # Eighth review of issue 28: a report larger than the pipe's buffer, to a
+    # FIFO whose reader opened it and stopped reading, hung pytest for ever;
+    # it is given up after the command's 5 s without progress.
+    fifo = tmp_path / "r.json"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # there, never reading
+    try:
+        done = []
+        writer = threading.Thread(target=lambda: done.append(_write_or_error(fifo, "x" * 400_000)))
+        writer.start()
+        writer.join(timeout=SAFETY_SEC)
+        assert not writer.is_alive(), "the write to a FIFO nobody reads hung"
+        assert isinstance(done[0], TimeoutError), done
+        assert "the reader stopped reading" in str(done[0])
+        assert done[0].filename == os.fspath(fifo)
+    finally:
+        os.close(reader)
+
+
+def _write_or_error(path, text):
+    try:
+        _output.write_file(path, text)
+    except OSError as error:
+        return error
+    return None
