@@ -214,7 +214,7 @@ print("exiting", flush=True)
 sys.exit(0)
 """
     for _ in range(3):
-        done = run_python(code, timeout=60)
+        done = run_python(code, timeout=SAFETY_SEC)
         assert done.returncode == 0, done.stderr
         assert done.stdout == "exiting\n"
         assert "Fatal" not in done.stderr

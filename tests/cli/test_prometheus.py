@@ -55,7 +55,7 @@ def free_port():
         return s.getsockname()[1]
 
 
-def http_get(url, headers=None, method="GET", timeout=10):
+def http_get(url, headers=None, method="GET", timeout=10 * TIME_FACTOR):
     req = urllib.request.Request(url, headers=headers or {}, method=method)
     try:
         with urllib.request.urlopen(req, timeout=timeout) as r:
@@ -306,7 +306,7 @@ class Endpoint(Tmp):
 
     def test_head_other_paths_and_methods(self):
         run = self.serve()
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10 * TIME_FACTOR)
         conn.request("HEAD", "/metrics")
         r = conn.getresponse()
         self.assertEqual(r.status, 200)
@@ -371,7 +371,7 @@ class Endpoint(Tmp):
         silent = socket.create_connection(("127.0.0.1", self.port))  # connects and says nothing
         self.addCleanup(silent.close)
         # a 1 MB request line is refused without being buffered
-        huge = socket.create_connection(("127.0.0.1", self.port), timeout=10)
+        huge = socket.create_connection(("127.0.0.1", self.port), timeout=10 * TIME_FACTOR)
         try:
             huge.sendall(b"GET /" + b"a" * (1 << 20) + b" HTTP/1.1\r\nHost: x\r\n\r\n")
             reply = huge.recv(100)
