@@ -2,13 +2,14 @@
 """resmon's own CPU per sample on a flat tree of N sleeping processes run as
 its command, in the leaf cgroup resmon makes (issue 33, item 1).
 
-    bench/leaf_tree.py [--window S] [--metrics GROUPS] NAME=RESMON ... -- N...
+    bench/leaf_tree.py [--window S] [--warmup S] [--metrics GROUPS] NAME=RESMON ... -- N...
 
 For each N, each resmon given (alternated) runs `resmon -q -i 0.1 -- sh -c
 'start N sleep children; say ready; wait'` (the default groups, or
 --metrics GROUPS; as root the
 command gets its own leaf).  Once the tree is ready and after a 1 s
-warm-up, resmon's own CPU is read from its threads' schedstat (run time,
+warm-up (--warmup, default 1 s; the start's readings -- every process
+young, then ageing out -- end within ~15 s), resmon's own CPU is read from its threads' schedstat (run time,
 ns) at the start and end of a window of S seconds (default 3) and divided by
 the window's samples (S / 0.1; the summary's skipped slots are reported).
 The sampler thread (resmon-sampler) and the walker (resmon-walk) are shown apart from the whole process
@@ -47,7 +48,7 @@ def children_of(pid):
     return kids
 
 
-def run(binary, n, window, metrics):
+def run(binary, n, window, metrics, warmup):
     with tempfile.TemporaryDirectory() as d:
         fifo, out = os.path.join(d, "ready"), os.path.join(d, "s.json")
         os.mkfifo(fifo)
@@ -56,7 +57,7 @@ def run(binary, n, window, metrics):
                                 ["--", "sh", "-c", script])
         with open(fifo) as f:
             sh = int(f.read())
-        time.sleep(1.0)
+        time.sleep(warmup)
         before = threads_cpu_ns(proc.pid)
         time.sleep(window)
         after = threads_cpu_ns(proc.pid)
@@ -71,6 +72,7 @@ def run(binary, n, window, metrics):
 def main(argv):
     window = float(argv[argv.index("--window") + 1]) if "--window" in argv else 3.0
     metrics = argv[argv.index("--metrics") + 1] if "--metrics" in argv else None
+    warmup = float(argv[argv.index("--warmup") + 1]) if "--warmup" in argv else 1.0
     sep = argv.index("--")
     bins = [a.split("=", 1) for a in argv[1:sep] if "=" in a]
     sizes = [int(a) for a in argv[sep + 1:]]
@@ -79,14 +81,13 @@ def main(argv):
           " | walk_interval_sec |")
     print("|---|" + "---|" * (len(bins) + 1))
     for n in sizes:
-        cells, walk = [], "-"
+        cells, walks = [], []
         for name, binary in bins:
-            cost, summary = run(binary, n, window, metrics)
+            cost, summary = run(binary, n, window, metrics, warmup)
             cells.append(f"{cost[0] / 1e6:.3f} / {cost[1] / 1e6:.3f} / {cost[2] / 1e6:.3f}" +
                          (f" (skipped {summary['skipped_slots']})" if summary["skipped_slots"] else ""))
-            if "walk_interval_sec" in summary:
-                walk = f"{summary['walk_interval_sec']:.2f}"
-        print(f"| {n} | " + " | ".join(cells) + f" | {walk} |", flush=True)
+            walks.append(f"{summary['walk_interval_sec']:.2f}" if "walk_interval_sec" in summary else "-")
+        print(f"| {n} | " + " | ".join(cells) + f" | {' / '.join(walks)} |", flush=True)
     print(f"load average (1 min) after: {os.getloadavg()[0]:.2f}")
 
 

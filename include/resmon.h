@@ -401,7 +401,9 @@ RESMON_API const char *resmon_energy_source_name(resmon_energy_source source);
  *     reaches it at the kernel's ticks) and the per-process walk runs only
  *     as often as keeps it at 0.1 % of a CPU (at least every 10 s): the
  *     walks' mean interval.  Between walks a sample holds the latest walk's
- *     RSS and metric-group figures, and its nprocs and nthreads are what
+ *     RSS and metric-group figures (a process whose CPU clock stood still
+ *     keeps its statm figure for up to 30 s; PSS as "Options: memory
+ *     detail" says of a wide tree), and its nprocs and nthreads are what
  *     the leaf lists (re-read once a second when the tree ran since, every
  *     5 s when its CPU total stood still; a count that moved by more
  *     than a quarter walks at the next sample).  Those walks run on a
@@ -838,6 +840,13 @@ typedef void (*resmon_sample_cb)(const resmon_sample *sample, void *user);
  *   through these processes: it is high by at most the pages they share
  *   while they are tracked, and low by at most that for up to this interval
  *   after they left.  0 means 0.5; else >= 1e-6.
+ *   In a tree of more than 64 processes (since 0.4) the tree-wide readings
+ *   that come by age (the interval passed, a young process aged past it)
+ *   wait as long as keeps them at 0.05 % of a CPU, from the latest one's
+ *   measured cost, and at most 60 s: 1000 sleeping processes cost ~25 ms a
+ *   reading, so one comes every ~50 s, and the samples between carry it.
+ *   A walked process joining or leaving still reads the tree at the next
+ *   reading.
  *
  * Options: the peak mark
  *   With both keep_peak_mark and reset_peak_mark 0 (the default), a monitor

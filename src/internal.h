@@ -16,6 +16,11 @@
 
 #define RM__BYTES_PER_MIB 1048576.0
 
+/* A tree of more than this many processes is wide: its walk (tree_totals.c,
+ * in a leaf), its tree-wide PSS readings (metrics.c) and a sleeping
+ * process's statm (probe.c) are paced by their cost, not by the samples. */
+#define RM__WIDE_TREE_PROCESSES 64
+
 static inline uint64_t rm__timespec_ns(const struct timespec *ts)
 {
     return (uint64_t)ts->tv_sec * 1000000000u + (uint64_t)ts->tv_nsec;

@@ -585,17 +585,40 @@ void rm__metrics_settle_reaped(rm__metrics *m, const rm__process_metrics *pm)
  * is walked: by age, at a tree-wide reading (pss_exempt_until_ns); by
  * growing past the floor, alone (its RSS moved), and the next reading is
  * tree-wide. */
-void rm__metrics_plan_pss(rm__metrics *m, unsigned generation, uint64_t boot_ns)
+/* A wide tree's tree-wide PSS readings take at most this share of a CPU
+ * (a reading of 1000 sleeping processes costs ~25 ms: one every ~50 s) ...
+ * and come at least this often, whatever they cost. */
+#define PSS_TREE_CPU_SHARE 0.0005
+#define PSS_TREE_INTERVAL_MAX_NS 60000000000ULL
+
+void rm__metrics_plan_pss(rm__metrics *m, unsigned generation, uint64_t boot_ns, size_t processes)
 {
+    uint64_t interval = m->detail_interval_ns;
+    if (processes > RM__WIDE_TREE_PROCESSES && m->pss_tree_cost_ns) {
+        double paced = (double)m->pss_tree_cost_ns / PSS_TREE_CPU_SHARE;
+        if (paced > (double)PSS_TREE_INTERVAL_MAX_NS)
+            paced = (double)PSS_TREE_INTERVAL_MAX_NS;
+        if (paced > (double)interval)
+            interval = (uint64_t)paced;
+    }
+    m->pss_tree_interval_ns = interval;
+    uint64_t since = boot_ns - m->pss_tree_read_ns;
     int untold = generation - m->pss_generation != m->pss_changes_noted; /* a change not told: taken as walked */
-    m->pss_tree_due = m->pss_sharing_changed || untold || boot_ns >= m->pss_exempt_until_ns ||
-                      boot_ns - m->pss_tree_read_ns >= m->detail_interval_ns;
+    /* A young process's age-out waits for the paced interval too in a wide
+     * tree: its RSS stands in for its PSS that much longer. */
+    int aged_out = boot_ns >= m->pss_exempt_until_ns && since >= interval - m->detail_interval_ns;
+    m->pss_tree_due = m->pss_sharing_changed || untold || aged_out || since >= interval;
     m->pss_generation = generation;
     m->pss_changes_noted = 0;
     if (m->pss_tree_due) {
         m->pss_tree_read_ns = boot_ns;
         m->pss_sharing_changed = 0;
     }
+}
+
+void rm__metrics_tree_read_cost(rm__metrics *m, uint64_t cost_ns)
+{
+    m->pss_tree_cost_ns = cost_ns ? cost_ns : 1;
 }
 
 void rm__metrics_joined(rm__metrics *m, rm__process_metrics *pm, const rm__proc_stat *st, uint64_t rss_pages,

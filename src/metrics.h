@@ -127,6 +127,10 @@ typedef struct rm__metrics {
     int pss_tree_due;             /* this reading reads every smaps_rollup */
     unsigned pss_generation;      /* the tracked set they were last all read for */
     uint64_t pss_tree_read_ns;    /* when (CLOCK_BOOTTIME) */
+    uint64_t pss_tree_cost_ns;    /* the CPU time of the latest tree-wide reading of a wide
+                                     tree (0: none measured) */
+    uint64_t pss_tree_interval_ns; /* the age at which a tree-wide reading is due now:
+                                     detail_interval_ns, or longer for a wide tree */
     unsigned pss_changes_noted;   /* joins and leaves told since (rm__metrics_joined/left) */
     int pss_sharing_changed;      /* one of them was walked, or a process began to be
                                      walked outside a tree-wide reading */
@@ -179,8 +183,15 @@ void rm__metrics_read_process(rm__metrics *m, rm__process_metrics *pm, int dir_f
  * the RSS-for-PSS bound already.  generation: the probe's, bumped at every
  * change of the set; a change not told through rm__metrics_joined/left
  * counts as a walked one.  Between, a process is read again alone only when
- * its RSS moved. */
-void rm__metrics_plan_pss(rm__metrics *m, unsigned generation, uint64_t boot_ns);
+ * its RSS moved.  processes: the tree's size now; in a wide tree (more than
+ * RM__WIDE_TREE_PROCESSES) the interval and the age-outs wait as long as
+ * keeps these readings at PSS_TREE_CPU_SHARE of a CPU (from the cost told by
+ * rm__metrics_tree_read_cost), at most PSS_TREE_INTERVAL_MAX_NS. */
+void rm__metrics_plan_pss(rm__metrics *m, unsigned generation, uint64_t boot_ns, size_t processes);
+
+/* Tells what a tree-wide reading of a wide tree cost (the reading thread's
+ * CPU time, ns), which paces the next (rm__metrics_plan_pss). */
+void rm__metrics_tree_read_cost(rm__metrics *m, uint64_t cost_ns);
 /* The probe tells each change of the tracked set as it makes it: pm has
  * just been tracked (st: its stat, NULL when not read; rss_pages: its RSS
  * then; parent: its parent's, NULL when the parent is not tracked), or is

@@ -140,15 +140,17 @@ static int is_idle(const rm__probe *p, const rm__tracked *t, const rm__process_r
 
 /* Whether a process's latest statm stands for this reading: it did not run
  * since (its CPU clock stood still), so only reclaim or swap could have
- * changed its resident set, and it was read within IDLE_STATM_REFRESH_NS.
+ * changed its resident set, and it was read within IDLE_STATM_REFRESH_NS
+ * (IDLE_STATM_REFRESH_WIDE_NS in a wide tree).
  * The root (its zombie is the target's end) and the window's first and
  * last readings always read it.  A sleeping process then costs its CPU
  * clock alone here. */
 static int statm_stands(const rm__probe *p, const rm__tracked *t, uint64_t cpu_ns, size_t i, uint64_t boot_ns,
                         int baseline)
 {
+    uint64_t refresh_ns = p->count > RM__WIDE_TREE_PROCESSES ? IDLE_STATM_REFRESH_WIDE_NS : IDLE_STATM_REFRESH_NS;
     return i != 0 && !baseline && !p->last_reading && cpu_ns == t->last_cpu_ns && t->statm_read_ns != 0 &&
-           boot_ns - t->statm_read_ns < IDLE_STATM_REFRESH_NS;
+           boot_ns - t->statm_read_ns < refresh_ns;
 }
 
 /* Whether the clock read before this reading's walk stands for the reading
@@ -202,8 +204,15 @@ static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
         p->metrics.final_reading = p->last_reading;
         rm__metrics_start_reading(&p->metrics, baseline);
         rm__metrics_count_unreadable(&p->metrics, p->untrackable);
-        rm__metrics_plan_pss(&p->metrics, p->generation, boot_ns);
+        rm__metrics_plan_pss(&p->metrics, p->generation, boot_ns, p->count);
     }
+    /* A wide tree's tree-wide PSS reading is paced by what it costs: timed
+     * (the page walks are nearly all of it; the clocks and statm reads
+     * timed with them make the pace err on the slow side). */
+    int timed = groups && p->metrics.pss_tree_due && p->count > RM__WIDE_TREE_PROCESSES;
+    struct timespec cost_start;
+    if (timed)
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cost_start);
     rm__probe_reading r = {0};
     uint64_t rss_pages = 0;
     int root_exited = 0;
@@ -297,6 +306,11 @@ static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
     }
     if (groups)
         rm__metrics_finish_reading(&p->metrics, baseline);
+    if (timed) {
+        struct timespec cost_end;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cost_end);
+        rm__metrics_tree_read_cost(&p->metrics, rm__timespec_ns(&cost_end) - rm__timespec_ns(&cost_start));
+    }
     r.rss_bytes = rss_pages * p->page_size;
     int ended = root_exited || root_reaped;
     r.cpu_ns = baseline ? 0 : rm__probe_cpu_hand_out(p, boot_ns, ended || p->last_reading);

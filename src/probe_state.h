@@ -139,6 +139,10 @@ typedef struct rm__process_reading {
  * second).  The root and every process in the window's first and last
  * readings are read each time. */
 #define IDLE_STATM_REFRESH_NS 1000000000u
+/* ... and in a wide tree (more than RM__WIDE_TREE_PROCESSES), every 30 s:
+ * 1000 sleeping processes then cost their CPU clocks alone at most walks
+ * (a statm read each was ~40 % of such a walk). */
+#define IDLE_STATM_REFRESH_WIDE_NS 30000000000ULL
 
 /* The probe: the fields every file reads first, then each concern's own
  * state.  probe.c sets a part up (at open, and the peak modes when asked)

@@ -38,12 +38,13 @@
 #define RESMON_TREE_TOTALS_H
 
 #include "cgroup.h"
+#include "internal.h"
 
 #include <stdint.h>
 #include <sys/types.h>
 
 /* Up to this many processes the walk runs every sample (as it always did). */
-#define WALK_EVERY_SAMPLE_MAX 64
+#define WALK_EVERY_SAMPLE_MAX RM__WIDE_TREE_PROCESSES
 
 typedef struct rm__tree_totals {
     rm__cgroup_cpu cpu;   /* fd -1: no CPU total for this tree (the walk serves) */

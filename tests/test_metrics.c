@@ -435,11 +435,11 @@ static void fixture_close(fixture_process *f)
 }
 
 /* One reading of the processes given, at boot_ns; returns the sum's PSS in kB. */
-static double fixture_read(rm__metrics *m, unsigned generation, uint64_t boot_ns, int baseline,
-                           fixture_process **procs, size_t count)
+static double fixture_read_tree(rm__metrics *m, unsigned generation, uint64_t boot_ns, int baseline,
+                                fixture_process **procs, size_t count, size_t tree_size)
 {
     rm__metrics_start_reading(m, baseline);
-    rm__metrics_plan_pss(m, generation, boot_ns);
+    rm__metrics_plan_pss(m, generation, boot_ns, tree_size);
     for (size_t i = 0; i < count; i++)
         rm__metrics_read_process(m, &procs[i]->pm, procs[i]->dir_fd, &procs[i]->st, 0, procs[i]->rss_pages, boot_ns,
                                  baseline);
@@ -448,6 +448,13 @@ static double fixture_read(rm__metrics *m, unsigned generation, uint64_t boot_ns
     memset(&s, 0, sizeof s);
     rm__metrics_fill_sample(m, &s);
     return s.pss_mb * 1024.0;
+}
+
+/* The same, for a tree of just the processes given. */
+static double fixture_read(rm__metrics *m, unsigned generation, uint64_t boot_ns, int baseline,
+                           fixture_process **procs, size_t count)
+{
+    return fixture_read_tree(m, generation, boot_ns, baseline, procs, count, count);
 }
 
 /* A fixture tree's start: its directory made from root's template, m set up
@@ -538,6 +545,63 @@ static void young_small_joins_and_leaves_re_read_no_other_process(void **state)
     fixture_close(&young);
     fixture_close(&other);
     fixture_close(&late);
+    rm__metrics_free(&m);
+    assert_int_equal(rmdir(root), 0);
+}
+
+/* A wide tree's tree-wide PSS readings are paced by their cost (issue 33):
+ * 1000 sleeping processes' smaps_rollup cost ~25 ms, read every detail
+ * interval that was 88 % of the walker's time.  With a reading told to cost
+ * 25 ms, the next by age comes 50 s later (0.05 % of a CPU), not at the
+ * interval (5 s here), and never later than 60 s however costly; a walked
+ * process joining still reads the tree at once (a fork changes every
+ * sharer's PSS); a tree of 64 keeps the interval. */
+static void a_wide_trees_pss_readings_are_paced_by_their_cost(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/resmon-pss-paced-XXXXXX";
+    rm__metrics m;
+    uint64_t t0 = fixture_begin(root, &m), ms = 1000000, s = 1000 * ms;
+    fixture_process a, b;
+    fixture_open(&a, root, "a", 100, 1000, t0, 3000);
+    fixture_open(&b, root, "b", 100, 1000, t0, 4000);
+    fixture_process *set[2] = {&a};
+    unsigned generation = 1;
+    rm__metrics_joined(&m, &a.pm, &a.st, a.rss_pages, NULL);
+    ASSERT_DOUBLE_EQ(fixture_read_tree(&m, generation, t0, 1, set, 1, 1000), 3000);
+    assert_int_equal(m.smaps_reads, 1);
+    rm__metrics_tree_read_cost(&m, 25 * ms);
+
+    fixture_write_pss(&a, 3100);
+    ASSERT_DOUBLE_EQ(fixture_read_tree(&m, generation, t0 + 6 * s, 0, set, 1, 1000), 3000);
+    ASSERT_DOUBLE_EQ(fixture_read_tree(&m, generation, t0 + 49 * s, 0, set, 1, 1000), 3000);
+    assert_int_equal(m.smaps_reads, 1);
+    assert_true(m.pss_tree_interval_ns == 50 * s);
+    ASSERT_DOUBLE_EQ(fixture_read_tree(&m, generation, t0 + 50 * s, 0, set, 1, 1000), 3100);
+    assert_int_equal(m.smaps_reads, 2);
+
+    /* A walked process joins: the tree is read at once. */
+    fixture_write_pss(&a, 3200);
+    rm__metrics_joined(&m, &b.pm, &b.st, b.rss_pages, NULL);
+    generation++;
+    set[1] = &b;
+    ASSERT_DOUBLE_EQ(fixture_read_tree(&m, generation, t0 + 51 * s, 0, set, 2, 1000), 3200 + 4000);
+    assert_int_equal(m.smaps_reads, 4);
+
+    /* However costly, at least every 60 s. */
+    rm__metrics_tree_read_cost(&m, 10 * s);
+    fixture_write_pss(&a, 3300);
+    ASSERT_DOUBLE_EQ(fixture_read_tree(&m, generation, t0 + 110 * s, 0, set, 2, 1000), 3200 + 4000);
+    ASSERT_DOUBLE_EQ(fixture_read_tree(&m, generation, t0 + 111 * s, 0, set, 2, 1000), 3300 + 4000);
+    assert_int_equal(m.smaps_reads, 6);
+
+    /* A tree of 64 keeps the detail interval (5 s), whatever a reading cost. */
+    fixture_write_pss(&a, 3400);
+    ASSERT_DOUBLE_EQ(fixture_read_tree(&m, generation, t0 + 116 * s, 0, set, 2, 64), 3400 + 4000);
+    assert_int_equal(m.smaps_reads, 8);
+
+    fixture_close(&a);
+    fixture_close(&b);
     rm__metrics_free(&m);
     assert_int_equal(rmdir(root), 0);
 }
@@ -1252,6 +1316,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(pss_of_a_fork_in_the_window_is_read_as_a_whole),
         cmocka_unit_test(young_small_forks_have_their_shared_pages_split),
         cmocka_unit_test(young_small_joins_and_leaves_re_read_no_other_process),
+        cmocka_unit_test(a_wide_trees_pss_readings_are_paced_by_their_cost),
         cmocka_unit_test(counts_match_a_known_tree),
         cmocka_unit_test(a_tree_process_has_one_stat_descriptor),
         cmocka_unit_test(an_unreadable_process_blanks_only_its_own_share),
