@@ -74,9 +74,11 @@ def hold(path: PathArg) -> Place:
         if os.path.islink(path):
             # A dangling link: its target (the chain followed to the name
             # that does not exist yet) is the file made, in its directory
-            # held as any new file's; the link stays.
-            _check_dangling_chain(path)
-            place.final = os.path.realpath(path)
+            # held as any new file's; the link stays.  The name is the one
+            # the checked chain led to, never resolved again (realpath read
+            # the chain afresh: a link planted at its end meanwhile, by
+            # another user in /tmp, was followed).
+            place.final = _dangling_target(path)
     if st is not None:
         _refuse(path, st)
         if not stat.S_ISREG(st.st_mode):
@@ -102,29 +104,37 @@ def hold(path: PathArg) -> Place:
     return place
 
 
-def _check_dangling_chain(path: str | bytes) -> None:
-    """Raises PermissionError when a link of path's chain is one the
-    kernel's fs.protected_symlinks rule would not follow: realpath() reads
-    links itself, so the rule is kept here, whatever the sysctl says -- in
-    a sticky directory others may write (/tmp) a link is followed only when
-    it is this user's or the directory owner's (another user's planted
-    there would send the file where they chose).  The command's rule too
-    (output_file.c, may_follow_link)."""
+def _dangling_target(path: str | bytes) -> str | bytes:
+    """The name a dangling link's chain leads to (the file an output through
+    it makes), followed link by link as the kernel would (40 at most; its
+    directories are resolved by the kernel when held, so a missing one on
+    the way is an error, not skipped as text).  Raises PermissionError when
+    a link of the chain is one the kernel's fs.protected_symlinks rule would
+    not follow: resmon reads the links itself, so the rule is kept here,
+    whatever the sysctl says -- in a sticky directory others may write
+    (/tmp) a link is followed only when it is this user's or the directory
+    owner's (another user's planted there would send the file where they
+    chose).  The command's rule too (output_file.c, path_dangling_target)."""
     current = path
-    for _ in range(40):
+    dot = "." if isinstance(current, str) else b"."
+    for hops in range(41):
         try:
             link = os.lstat(current)
-        except OSError:
-            return
+        except FileNotFoundError:
+            break
         if not stat.S_ISLNK(link.st_mode):
-            return
-        parent = os.stat(os.path.dirname(current) or ("." if isinstance(current, str) else b"."))
+            break  # there since: write_held's check refuses what is not a new file
+        if hops == 40:
+            raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), path)
+        parent = os.stat(os.path.dirname(current) or dot)
         if (parent.st_mode & stat.S_ISVTX and parent.st_mode & stat.S_IWOTH and
                 link.st_uid not in (os.geteuid(), parent.st_uid)):
             raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
-        target = os.readlink(current)
-        current = os.path.join(os.path.dirname(current), target)
-    raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), path)
+        current = os.path.join(os.path.dirname(current), os.readlink(current))
+    if not os.path.basename(current):
+        # "dir/": open(O_CREAT) through such a link makes nothing.
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+    return current
 
 
 def check_writable(path: PathArg) -> None:
@@ -195,14 +205,16 @@ def _opened_as_checked(fd: int, checked: os.stat_result | None) -> bool:
             and (now.st_dev, now.st_ino) == (checked.st_dev, checked.st_ino))
 
 
-# A FIFO's reader that stops reading gives the write up after this long
-# without progress, as the command's outputs do (README, "the reader
-# stopped reading"): blocking, pytest hung for ever at its end.
+# A FIFO's or terminal's reader that stops reading gives the write up after
+# this long without progress, as the command's outputs do (README, "the
+# reader stopped reading"): blocking, pytest hung for ever at its end (a
+# FIFO held open, a terminal stopped with Ctrl-S or a stalled ssh).
 _READER_STUCK_SEC = 5.0
 
 
 def _write_to_reader(fd: int, payload: bytes) -> None:
-    """Writes payload to a FIFO while its reader reads; raises TimeoutError
+    """Writes payload to a device or FIFO (opened here, so its own open
+    file, made non-blocking) while its reader reads; raises TimeoutError
     after _READER_STUCK_SEC without progress."""
     os.set_blocking(fd, False)
     view = memoryview(payload)
@@ -237,10 +249,7 @@ def _write_in_place(path: str | bytes, payload: bytes, create: int, is_fifo: boo
         if not _opened_as_checked(fd, checked):
             raise BlockingIOError(errno.EAGAIN, "it changed while it was being opened; nothing was written",
                                   path)
-        if is_fifo:
-            _write_to_reader(fd, payload)
-        else:
-            _write_all(fd, payload)
+        _write_to_reader(fd, payload)
     except OSError as error:
         error.filename = path
         raise

@@ -2,6 +2,7 @@
 "Guarantees: Your files"): resmon._output.write_file, and the pytest
 plugin's --resmon-json through it."""
 
+import errno
 import json
 import os
 import stat
@@ -39,7 +40,7 @@ def nobody_runs(argv, **kwargs):
     if os.getuid() != 0:
         pytest.skip("becoming a second user (nobody) needs root")
     kwargs.setdefault("cwd", "/")
-    return subprocess.run(argv, preexec_fn=become_nobody, capture_output=True, text=True, timeout=120, **kwargs)
+    return subprocess.run(argv, preexec_fn=become_nobody, capture_output=True, text=True, timeout=2 * SAFETY_SEC, **kwargs)
 
 
 def require_nobody_reaches(argv):
@@ -257,7 +258,7 @@ def test_a_fifo_is_written_in_place_for_its_reader(tmp_path):
     reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
     reader.start()
     _output.write_file(fifo, '{"x": 1}\n')
-    reader.join(timeout=60)
+    reader.join(timeout=SAFETY_SEC)
     assert received == [b'{"x": 1}\n']
     assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
     assert listing(tmp_path) == ["pipe.json"]
@@ -337,7 +338,7 @@ try:
 except OSError as e:
     print(e.errno, e.filename)
 """
-    result = subprocess.run([sys.executable, "-c", code], cwd="/", capture_output=True, text=True, timeout=60)
+    result = subprocess.run([sys.executable, "-c", code], cwd="/", capture_output=True, text=True, timeout=SAFETY_SEC)
     import errno
     assert result.stdout.split() == [str(errno.EFBIG), str(target)], result.stderr
     assert target.read_text() == "old report\n"
@@ -387,7 +388,7 @@ def test_a_fifo_swapped_for_a_regular_file_before_the_open_is_not_written_over(t
     reader = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()))
     reader.start()
     _output.write_file(fifo, "data")
-    reader.join(timeout=60)
+    reader.join(timeout=SAFETY_SEC)
     assert got == [b"data"]
 
 
@@ -440,3 +441,84 @@ def _write_or_error(path, text):
     except OSError as error:
         return error
     return None
+
+
+def test_a_link_planted_at_the_end_of_a_checked_dangling_chain_is_not_followed(tmp_path, monkeypatch):
+    # Ninth review of issue 28: the chain was checked, then resolved again
+    # by realpath(); a link another user planted at its end in between (in
+    # /tmp, 1 run in ~8000) was followed, and root's report went where it
+    # pointed.  The race is made certain here: the link is planted as soon
+    # as the check found the chain's end missing.  The name the checked
+    # chain led to is the one used: a link found there at the write is
+    # refused, its target untouched.
+    end = tmp_path / "new.json"
+    victim = tmp_path / "victim.json"
+    link = tmp_path / "out.json"
+    os.symlink(end, link)
+    real_lstat = os.lstat
+
+    def lstat_then_plant(path, *args, **kwargs):
+        try:
+            return real_lstat(path, *args, **kwargs)
+        except FileNotFoundError:
+            if os.fspath(path) == os.fspath(end):
+                os.symlink(victim, end)
+            raise
+
+    monkeypatch.setattr(os, "lstat", lstat_then_plant)
+    try:
+        with pytest.raises(FileExistsError):
+            _output.write_file(link, "report")
+    finally:
+        monkeypatch.undo()
+    assert not os.path.exists(victim)
+    assert os.readlink(end) == os.fspath(victim)
+    assert os.path.islink(link)
+
+
+def test_a_dangling_chain_is_resolved_as_the_kernel_resolves_it(tmp_path):
+    # Ninth review of issue 28: realpath() resolved the chain as text, so a
+    # link to "missing/../t.json" made t.json (the kernel, and the command,
+    # say ENOENT) and one to "nodir/" made a file named nodir; a chain of
+    # exactly 40 links, which the kernel follows, was accepted (the command
+    # refused it: fixed there).
+    os.symlink("missing/../t.json", tmp_path / "d.json")
+    with pytest.raises(FileNotFoundError):
+        _output.write_file(tmp_path / "d.json", "x")
+    assert not os.path.exists(tmp_path / "t.json")
+    os.symlink("nodir/", tmp_path / "slash.json")
+    with pytest.raises(OSError):
+        _output.write_file(tmp_path / "slash.json", "x")
+    assert not os.path.exists(tmp_path / "nodir")
+    previous = "end.json"
+    for i in range(40):
+        os.symlink(previous, tmp_path / f"c{i}")
+        previous = f"c{i}"
+    _output.write_file(tmp_path / "c39", "forty")  # 40 links: followed
+    assert (tmp_path / "end.json").read_text() == "forty"
+    os.unlink(tmp_path / "end.json")
+    os.symlink("c39", tmp_path / "c40")  # 41: refused, as the kernel does
+    with pytest.raises(OSError) as caught:
+        _output.write_file(tmp_path / "c40", "x")
+    assert caught.value.errno == errno.ELOOP
+    assert not os.path.exists(tmp_path / "end.json")
+
+
+def test_a_terminal_whose_reader_stops_reading_is_given_up():
+    # Ninth review of issue 28: only a FIFO's write was bounded; a terminal
+    # nobody reads (Ctrl-S, a stalled ssh) hung pytest --resmon-json
+    # /dev/stdout for ever.  Every in-place write gives up after 5 s.
+    import pty
+    master, slave = pty.openpty()
+    try:
+        done = []
+        name = os.ttyname(slave)
+        writer = threading.Thread(target=lambda: done.append(_write_or_error(name, "y" * 1_000_000)))
+        writer.start()
+        writer.join(timeout=SAFETY_SEC)
+        assert not writer.is_alive(), "the write to a terminal nobody reads hung"
+        assert isinstance(done[0], TimeoutError), done
+        assert "the reader stopped reading" in str(done[0])
+    finally:
+        os.close(master)
+        os.close(slave)
