@@ -888,7 +888,7 @@ class Terminal(Tmp):
 
     def read_until(self, master, text, timeout=20):
         seen = b""
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + timeout * TIME_FACTOR
         import select
         while text not in seen and time.monotonic() < deadline:
             if select.select([master], [], [], 0.5)[0]:
@@ -1471,6 +1471,20 @@ class FilesAreNeverDamaged(Tmp):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertTrue(os.path.islink(self.path("dangling.json")))
         self.assertEqual(json.loads(self.read("made.json"))["exit_status"], 0)
+        # Ninth review: a chain of exactly 40 links, which the kernel
+        # follows, was refused (ELOOP); a 41st is.
+        previous = "end40.json"
+        for i in range(41):
+            os.symlink(previous, self.path(f"c{i}"))
+            previous = f"c{i}"
+        r = resmon("-q", "-o", self.path("c39"), "--", "true")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(json.loads(self.read("end40.json"))["exit_status"], 0)
+        os.unlink(self.path("end40.json"))
+        r = resmon("-q", "-o", self.path("c40"), "--", "true")
+        self.assertEqual(r.returncode, 125, r.stderr)
+        self.assertIn("Too many levels of symbolic links", r.stderr)
+        self.assertFalse(os.path.exists(self.path("end40.json")))
         r = resmon("-q", "-o", self.path("link.json"), "--", "true")  # replaces the target, keeps the link
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertTrue(os.path.islink(self.path("link.json")))
@@ -1777,6 +1791,14 @@ class OutputChecks(Tmp):
             self.assertFalse(os.path.exists(marker))
         r = resmon("-q", "-o", "new.json", "--plot", "./new.json", "--", "true", cwd=self.dir.name)
         self.assertEqual(r.returncode, 125, r.stderr)
+        # Ninth review of issue 28: a dangling link to a file named "-" was
+        # taken for stdout in the comparison, and both outputs went into ./-.
+        os.symlink("-", self.path("dash.json"))
+        for args in (("-o", "dash.json", "--textfile", "./-"), ("-o", "./-", "--textfile", "dash.json")):
+            r = resmon("-q", *args, "--", "true", cwd=self.dir.name)
+            self.assertEqual(r.returncode, 125, (args, r.stderr))
+            self.assertIn("name the same file", r.stderr)
+            self.assertFalse(os.path.exists(self.path("-")))
         with open(self.path("existing.json")) as f:
             self.assertEqual(f.read(), "kept\n")
         self.assertFalse(os.path.exists(self.path("new.json")))

@@ -435,19 +435,20 @@ int path_dangling_target(const char *path, char *out, size_t cap)
 {
     char current[PATH_MAX];
     snprintf(current, sizeof current, "%s", path);
-    for (int hops = 0; hops < 40; hops++) {
+    for (int hops = 0;; hops++) {
         struct stat st;
         if (lstat(current, &st) != 0 || !S_ISLNK(st.st_mode)) {
             snprintf(out, cap, "%s", current); /* not there (or there since: output_file_open decides) */
             return 0;
         }
+        if (hops == 40)
+            return -ELOOP; /* the kernel follows 40 links, and refuses a 41st */
         if (!may_follow_link(current, &st))
             return -EACCES;
         int rc = path_follow_link(current, sizeof current);
         if (rc < 0)
             return rc;
     }
-    return -ELOOP;
 }
 
 static int names_stdout(const char *path)

@@ -84,13 +84,14 @@ static void identify(const char *path, output_identity *id)
      * is the name compared (-o d.json --plot t.json with d.json -> t.json
      * wrote both into t.json). */
     char target[PATH_MAX];
-    if (!id->exists && strcmp(path, "-") != 0 && path_dangling_target(path, target, sizeof target) == 0)
+    int is_stdout = strcmp(path, "-") == 0; /* as given: a link's target named "-" is a file */
+    if (!id->exists && !is_stdout && path_dangling_target(path, target, sizeof target) == 0)
         path = target;
     const char *slash = strrchr(path, '/');
     const char *base = slash ? slash + 1 : path;
     char dir[PATH_MAX], real_dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + 1 : 1, slash ? path : ".");
-    if (strcmp(path, "-") == 0 || !realpath(dir, real_dir))
+    if (is_stdout || !realpath(dir, real_dir))
         snprintf(id->name, sizeof id->name, "%s", path); /* compared as written */
     else
         snprintf(id->name, sizeof id->name, "%s/%.255s", real_dir, base);
