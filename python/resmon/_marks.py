@@ -40,7 +40,8 @@ def mark(name: str) -> bool:
 
     A name resmon refuses (not 1 to 63 bytes of UTF-8, or a control
     character) never fails the program either: as ``resmon mark`` does, it
-    is one warning (RuntimeWarning) and, under resmon, counted dropped.
+    is one warning (RuntimeWarning) and, under resmon, counted dropped
+    (before the warning, which warnings-as-errors raises as any other).
 
     Returns:
         True when the mark was sent, False when not running under resmon or
@@ -50,9 +51,12 @@ def mark(name: str) -> bool:
     try:
         data = check_name(name)
     except ValueError as e:
-        warnings.warn(f"resmon.mark: {e}; the mark is dropped", RuntimeWarning, stacklevel=2)
+        # Counted first: a program run with warnings as errors (-W error,
+        # pytest's filterwarnings = error) gets the warning raised, and
+        # the mark must still be counted.
         if path:
             _count_dropped(os.environ.get(_DROPPED_ENV))
+        warnings.warn(f"resmon.mark: {e}; the mark is dropped", RuntimeWarning, stacklevel=2)
         return False
     if not path:
         return False

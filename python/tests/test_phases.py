@@ -274,6 +274,15 @@ def test_module_mark_sends_a_datagram(tmp_path, monkeypatch: pytest.MonkeyPatch)
         with pytest.warns(RuntimeWarning):
             assert resmon.mark("y" * 64) is False
         assert os.path.getsize(counter) == before + 1
+        # ... also when warnings are errors (-W error, pytest's
+        # filterwarnings = error): counted before the warning is raised
+        # (ninth review of issue 28: it raised uncounted).
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with pytest.raises(RuntimeWarning):
+                resmon.mark("z" * 64)
+        assert os.path.getsize(counter) == before + 2
         # Another user's file in its place (a swapped directory) gets nothing.
         os.unlink(counter)
         os.symlink(tmp_path / "victim", counter)

@@ -26,6 +26,7 @@ SVG = "{http://www.w3.org/2000/svg}"
 class Marks(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.TemporaryDirectory(prefix="resmon-marks-test-")
+        os.chmod(self.dir.name, 0o755)  # a TMPDIR for the channel must be reachable by every user
         self.env = dict(os.environ, TMPDIR=self.dir.name, ASAN_OPTIONS="detect_leaks=0")
         self.env.pop("RESMON_MARK_SOCKET", None)
 
@@ -431,7 +432,7 @@ class Marks(unittest.TestCase):
         tmp = self.path("t")
         os.mkdir(tmp)
         self.env["TMPDIR"] = tmp
-        for mode, used in ((0o777, False), (0o770, False), (0o1777, True), (0o755, True)):
+        for mode, used in ((0o777, False), (0o770, False), (0o1777, True), (0o755, True), (0o700, False)):
             os.chmod(tmp, mode)
             r = self.run_resmon("-q", "--", "sh", "-c", 'echo "$RESMON_MARK_SOCKET"')
             self.assertEqual(r.returncode, 0, r.stderr)
@@ -516,6 +517,33 @@ class Marks(unittest.TestCase):
             s = json.load(f)
         self.assertEqual([p["name"] for p in s["phases"]], ["", "mine"])
         self.assertEqual(s["marks_dropped"], 2)
+
+    def test_a_private_tmpdir_gives_way_so_that_dropped_privileges_still_count(self):
+        # Ninth review of issue 28: a TMPDIR others cannot reach (0700, or
+        # under a 0700 directory) held the drop counter out of reach of a
+        # command that dropped privileges: its marks were lost uncounted.
+        # The channel goes to the default, where they are counted.
+        nobody, tmp = self.attacker()
+        probe = subprocess.run([*nobody, RESMON, "mark", "--help"], capture_output=True, timeout=SAFETY_NET_SEC)
+        if probe.returncode != 0:
+            self.skipTest(f"nobody cannot run {RESMON} (a parent directory is not searchable): {probe.stderr!r}")
+        private = self.path("p")
+        inner = os.path.join(private, "t")
+        os.makedirs(inner)
+        for mode_private, mode_inner, tmpdir in ((0o700, 0o700, private), (0o700, 0o1777, inner)):
+            with self.subTest(tmpdir=tmpdir, private=oct(mode_private)):
+                os.chmod(private, mode_private)
+                os.chmod(inner, mode_inner)
+                self.env["TMPDIR"] = tmpdir
+                r = self.run_resmon("-q", "-o", self.path("s.json"), "--", "sh", "-c",
+                                    f'echo "$RESMON_MARK_SOCKET"; "{RESMON}" mark mine; '
+                                    f'{" ".join(nobody)} "{RESMON}" mark theirs')
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertFalse(r.stdout.startswith(private + "/"), r.stdout)
+                with open(self.path("s.json")) as f:
+                    s = json.load(f)
+                self.assertEqual([p["name"] for p in s["phases"]], ["", "mine"])
+                self.assertEqual(s["marks_dropped"], 1)
 
     def test_the_directory_of_a_killed_resmon_is_swept_by_the_next(self):
         # kill -9 leaves the channel's directory; the next resmon in the same

@@ -138,6 +138,7 @@ def check_trace(test, events, complete=True):
 class Trace(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.TemporaryDirectory(prefix="resmon-trace-test-")
+        os.chmod(self.dir.name, 0o755)  # every user's to reach: the marks channel is made here
         self.env = dict(os.environ, TMPDIR=self.dir.name)
         self.env.pop("RESMON_MARK_SOCKET", None)
 

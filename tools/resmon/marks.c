@@ -227,6 +227,28 @@ static int random_bytes(unsigned char *buf, size_t n)
     return got == (ssize_t)n ? 0 : -1;
 }
 
+/* Whether every user can reach dir's entries: it and each directory above
+ * it grant search to others.  A private TMPDIR (0700, or under /root) would
+ * hide the drop counter from a command that dropped privileges: its marks
+ * lost uncounted. */
+static int others_can_reach(const char *dir)
+{
+    char prefix[PATH_MAX];
+    size_t n = strlen(dir);
+    if (n >= sizeof prefix)
+        return 0;
+    for (size_t end = 1; end <= n; end++) {
+        if (end < n && dir[end] != '/')
+            continue;
+        memcpy(prefix, dir, end);
+        prefix[end] = '\0';
+        struct stat st;
+        if (stat(prefix, &st) != 0 || !(st.st_mode & S_IXOTH))
+            return 0;
+    }
+    return 1;
+}
+
 /* Makes the channel's directory in tmp: 0711 (the socket stays 0600, the
  * drop counter is writable by every user: see marks_open), named for this
  * process so that a later resmon can tell when it is stale. */
@@ -258,6 +280,8 @@ static int make_dir(marks_channel *c, const char *tmp)
      * their own where the channel was -- the marks would go to them, lost
      * uncounted.  Only this user's or root's. */
     if (parent.st_uid != geteuid() && parent.st_uid != 0)
+        return -EXDEV;
+    if (!others_can_reach(tmp))
         return -EXDEV;
     unsigned long long pidns = own_pidns(), start = start_time_of(getpid());
     if (start == ULLONG_MAX)
@@ -319,8 +343,9 @@ marks_channel *marks_open(char *why, size_t cap)
     int rc = -1;
     if (tmp && tmp[0] == '/' && strlen(tmp) <= sizeof(((struct sockaddr_un *)0)->sun_path) - 68 &&
         (rc = make_dir(c, tmp)) < 0) {
-        /* A TMPDIR others may write and not sticky (EXDEV), or one that
-         * cannot hold the channel (gone, not a directory, not writable):
+        /* A TMPDIR others may write and not sticky, or others cannot
+         * reach (EXDEV), or one that cannot hold the channel (gone, not a
+         * directory, not writable):
          * the default, so that marks are never lost for a stale TMPDIR. */
         if (c->dir_fd >= 0)
             close(c->dir_fd);
