@@ -13,6 +13,8 @@ import uuid
 
 import pytest
 
+from helpers import SAFETY_SEC
+
 from resmon import ResourceMonitor, ResourceSummary, _resmon
 from resmon._records import CGROUP_KEYS
 
@@ -82,7 +84,7 @@ def holder_in(cgroup):
         yield proc
     finally:
         proc.stdin.close()
-        proc.wait(timeout=60)
+        proc.wait(timeout=SAFETY_SEC)
         proc.stdout.close()
 
 
@@ -212,7 +214,7 @@ print(inside == [os.getpid()], version in (1, 2), 32 <= peak_mb < 40, os.path.ex
 
 def test_the_binding_makes_joins_and_removes_a_leaf_cgroup():
     # In a child of its own, so that this process never changes cgroup.
-    result = subprocess.run([sys.executable, "-c", LEAF_CHILD], capture_output=True, text=True, timeout=60)
+    result = subprocess.run([sys.executable, "-c", LEAF_CHILD], capture_output=True, text=True, timeout=SAFETY_SEC)
     assert result.returncode == 0, result.stderr
     if result.stdout.startswith("skip"):
         pytest.skip(f"no leaf cgroup can be made here: {result.stdout.strip()}")

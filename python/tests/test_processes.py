@@ -9,6 +9,8 @@ import time
 
 import pytest
 
+from helpers import SAFETY_SEC
+
 from resmon import ProcessRecord, ResourceMonitor
 
 ALLOC_MB = 100
@@ -72,7 +74,7 @@ def tree():
         yield proc, children
     finally:
         proc.stdin.close()
-        proc.wait(timeout=30)
+        proc.wait(timeout=SAFETY_SEC)
         proc.stdout.close()
 
 

@@ -11,6 +11,8 @@ import textwrap
 
 import pytest
 
+from helpers import SAFETY_SEC
+
 MIB = 1 << 20
 # Under ASan (scripts/test-python's second run) every allocated byte has an
 # eighth of a byte of shadow, and its quarantine keeps freed blocks resident.
@@ -27,7 +29,7 @@ ALLOCATE_100 = """
 """
 
 
-def run_pytest(directory, source, *args, ini=None, timeout=120):
+def run_pytest(directory, source, *args, ini=None, timeout=None):
     """Runs pytest on test_generated.py (source) in directory; returns the
     CompletedProcess.  ini: the [pytest] section's lines."""
     (directory / "test_generated.py").write_text(textwrap.dedent(source))
@@ -35,7 +37,8 @@ def run_pytest(directory, source, *args, ini=None, timeout=120):
     env = {k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}
     env.pop("PYTEST_PLUGINS", None)
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rA", *args],
-                          cwd=directory, capture_output=True, text=True, timeout=timeout, env=env)
+                          cwd=directory, capture_output=True, text=True,
+                          timeout=2 * SAFETY_SEC if timeout is None else timeout, env=env)
 
 
 def outcomes(result):
@@ -392,7 +395,7 @@ def test_the_readmes_pytest_example(tmp_path):
     (tmp_path / "test_index.py").write_text(blocks["python"])
     result = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--resmon",
                              "--resmon-json=resmon-tests.json"], cwd=tmp_path, capture_output=True, text=True,
-                            timeout=120)
+                            timeout=2 * SAFETY_SEC)
     assert re.search(r"\b1 failed, 1 passed\b", result.stdout), result.stdout
     assert "FAILED test_index.py::test_big_index" in result.stdout
     line = re.search(r"^resmon_limit: rss_growth_mb = ([0-9.]+) exceeds the limit of 50$", result.stdout, re.M)
@@ -818,7 +821,7 @@ def test_the_baseline_is_checked_once_as_a_pytest_report_never_against_itself(tm
     status, _, err = _resmon.compare(["--", str(tmp_path / "broken.json"), big])
     assert status == 125 and ": not JSON (line 1:" in err and "memory" not in err, err
     result = run_pytest(tmp_path, compared_source(8), "--resmon-compare=big.json",
-                        "--resmon-compare-fail=rss_growth_mb=50%,8", timeout=300)
+                        "--resmon-compare-fail=rss_growth_mb=50%,8", timeout=5 * SAFETY_SEC)
     assert result.returncode == 0, result.stdout + result.stderr
     assert re.search(r"^(\u2713|ok:) 1 limit holds in 2 keys", result.stdout, re.M), result.stdout
     # (b) a command's summary judged nothing (exit 0 without limits).
@@ -978,7 +981,7 @@ def test_the_check_mark_is_chosen_by_the_output_streams_encoding_not_the_locale(
     env.pop("PYTEST_PLUGINS", None)
     result = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--resmon-compare=base.json",
                              "--resmon-compare-fail=rss_growth_mb=50%,8"], cwd=tmp_path, capture_output=True,
-                            timeout=120, env=env)
+                            timeout=2 * SAFETY_SEC, env=env)
     stdout = result.stdout.decode(encoding)
     assert result.returncode == 0, stdout + result.stderr.decode(errors="replace")
     assert re.search(rf"^{mark} 1 limit holds in 2 keys", stdout, re.M), stdout

@@ -918,7 +918,7 @@ class FifoInACgroupDirectory(unittest.TestCase):
         except subprocess.TimeoutExpired:
             p.send_signal(signal.SIGTERM)  # what timeout(1) does; before the fix it did nothing
             try:
-                p.communicate(timeout=10)
+                p.communicate(timeout=10 * TIME_FACTOR)
                 self.fail("resmon hung on a FIFO and ended only at SIGTERM")
             except subprocess.TimeoutExpired:
                 p.kill()
