@@ -369,6 +369,7 @@ static void stop_walker(resmon_monitor *m)
  * kept first, for the samples taken meanwhile. */
 static void ask_walk(resmon_monitor *m)
 {
+    rm__tree_totals_walk_starts(&m->totals);
     rm__probe_fill_metrics(m->probe, &m->held_groups);
     m->walk_in_flight = 1;
     atomic_store_explicit(&m->walk_state, WALK_ASKED, memory_order_release);
@@ -481,6 +482,7 @@ static int take_sample(resmon_monitor *m, int first, taken_sample *t)
             m->walk_hook(m->walk_hook_arg);
         if (measure)
             clock_gettime(CLOCK_THREAD_CPUTIME_ID, &before);
+        rm__tree_totals_walk_starts(&m->totals);
         rc = first ? rm__probe_begin(m->probe, &r) : rm__probe_read(m->probe, &r);
         if (rc < 0)
             return rc; /* gone: no reading */

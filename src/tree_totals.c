@@ -86,7 +86,11 @@ int rm__tree_totals_process_count(rm__tree_totals *t, uint64_t now_ns, unsigned 
     /* The samples read the total (rm__tree_totals_cpu) before the count:
      * one that stands since then says that nothing in the leaf ran since
      * the lists were read. */
-    int ran = !t->count_read_ns || t->cpu_unread || t->last_cpu_ns != t->count_cpu_ns;
+    /* After a walk, the total read before it began: a sleeping tree's
+     * count then stands from walk to walk (a count a second after each
+     * walk was most of the sampler's time at 1000 sleepers: the kernel
+     * builds and sorts the whole list for each read). */
+    int ran = (!t->count_read_ns && !t->walk_cpu_known) || t->cpu_unread || t->last_cpu_ns != t->count_cpu_ns;
     if (now_ns - since < PROCESS_COUNT_REFRESH_NS || (!ran && now_ns - since < PROCESS_COUNT_STANDS_MAX_NS)) {
         *processes = t->count;
         *threads = t->threads;
@@ -102,6 +106,7 @@ int rm__tree_totals_process_count(rm__tree_totals *t, uint64_t now_ns, unsigned 
     t->threads = *threads = tasks > procs ? tasks : procs; /* a process exited between the two reads */
     t->count_read_ns = now_ns;
     t->count_cpu_ns = t->last_cpu_ns;
+    t->walk_cpu_known = 0;
     unsigned moved = procs > t->walked_count ? procs - t->walked_count : t->walked_count - procs;
     if (4 * (uint64_t)moved > t->walked_count)
         t->next_walk_ns = 0; /* changed by more than a quarter: the next sample walks */
@@ -120,6 +125,12 @@ void rm__tree_totals_close(rm__tree_totals *t)
 void rm__tree_totals_begin(rm__tree_totals *t)
 {
     t->window_based = t->cpu.fd >= 0 && rm__cgroup_cpu_read(&t->cpu, &t->window_base_ns) == 0;
+}
+
+void rm__tree_totals_walk_starts(rm__tree_totals *t)
+{
+    t->walk_start_cpu_ns = t->last_cpu_ns;
+    t->walk_start_known = t->engaged && !t->cpu_unread;
 }
 
 int rm__tree_totals_walk_due(const rm__tree_totals *t, uint64_t now_ns)
@@ -221,6 +232,9 @@ void rm__tree_totals_walked(rm__tree_totals *t, uint64_t now_ns, unsigned proces
         return;
     t->last_walk_ns = now_ns;
     t->count_read_ns = 0; /* the walk's count is the latest */
+    t->count_cpu_ns = t->walk_start_cpu_ns;
+    t->walk_cpu_known = t->walk_start_known;
+    t->walk_start_known = 0;
     t->walked_count = process_count;
     t->walks++;
     t->walk_cost_ns = cost_ns;

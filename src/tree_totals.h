@@ -52,7 +52,11 @@ typedef struct rm__tree_totals {
     const char *threads_file; /* the leaf's list of threads: v1 "tasks", v2 "cgroup.threads" */
     uint64_t count_read_ns; /* when the leaf's lists were last counted (0: not since the latest walk) */
     unsigned count, threads; /* ... and what they counted */
-    uint64_t count_cpu_ns;   /* ... and the CPU total read before they were */
+    uint64_t count_cpu_ns;   /* ... and the CPU total read before they were (after a walk:
+                                the total read before the walk began, walk_cpu_known) */
+    uint64_t walk_start_cpu_ns; /* the total read before the walk in flight began */
+    int walk_start_known;    /* ... read, engaged (rm__tree_totals_walk_starts) */
+    int walk_cpu_known;      /* count_cpu_ns holds the latest walk's start */
     int cpu_unread;          /* the latest sample's read of the total failed */
     unsigned walked_count;   /* the processes the latest walk found */
     int engaged;          /* the samples' CPU is the cgroup's (from the switch on) */
@@ -88,6 +92,11 @@ void rm__tree_totals_begin(rm__tree_totals *t);
 
 /* Whether this sample walks (the probe's full reading). */
 int rm__tree_totals_walk_due(const rm__tree_totals *t, uint64_t now_ns);
+
+/* Before a walk begins (on the sampler, before this sample reads the
+ * total): the total as it stood, which the walk's process count is then
+ * taken to hold for (rm__tree_totals_process_count) while it stands. */
+void rm__tree_totals_walk_starts(rm__tree_totals *t);
 
 /* Whether the coming walk's cost is worth measuring (two thread-clock
  * reads): only for a tree that may engage. */

@@ -433,6 +433,28 @@ static void tree_totals_count_again_only_after_the_tree_ran(void **state)
     rm__tree_totals_cpu(&t, 100 * ms, 2, 0);
     assert_int_equal(rm__tree_totals_process_count(&t, 10300 * ms, &processes, &threads), 0);
     assert_int_equal(processes, 60);
+    /* After a walk, the total read before the walk began stands for its
+     * count: a sleeping tree walked every ~2 s was counted again a second
+     * after each walk (issue 33: most of the sampler's time at 1000
+     * sleepers).  One that ran since is counted a second after the walk. */
+    put_file(dir, "cpu.stat", "usage_usec 2000\n");
+    rm__tree_totals_cpu(&t, 100 * ms, 2, 0);
+    rm__tree_totals_walk_starts(&t);
+    rm__tree_totals_walked(&t, 11000 * ms, 60, 5 * ms, 0, 0, 0, 0);
+    put_members(dir, 50); /* behind the total's back */
+    rm__tree_totals_cpu(&t, 100 * ms, 2, 0);
+    assert_int_equal(rm__tree_totals_process_count(&t, 12500 * ms, &processes, &threads), -ENOENT);
+    assert_int_equal(rm__tree_totals_process_count(&t, 15900 * ms, &processes, &threads), -ENOENT); /* the walk's */
+    assert_int_equal(rm__tree_totals_process_count(&t, 16000 * ms, &processes, &threads), 0); /* 5 s at most */
+    assert_int_equal(processes, 50);
+    rm__tree_totals_walk_starts(&t);
+    rm__tree_totals_walked(&t, 17000 * ms, 50, 5 * ms, 0, 0, 0, 0);
+    put_members(dir, 40);
+    put_file(dir, "cpu.stat", "usage_usec 2001\n"); /* ran after the walk began */
+    rm__tree_totals_cpu(&t, 100 * ms, 2, 0);
+    assert_int_equal(rm__tree_totals_process_count(&t, 17500 * ms, &processes, &threads), -ENOENT);
+    assert_int_equal(rm__tree_totals_process_count(&t, 18000 * ms, &processes, &threads), 0);
+    assert_int_equal(processes, 40);
     rm__tree_totals_close(&t);
     const char *names[] = {"cpu.stat", "cgroup.procs", "cgroup.threads"};
     for (size_t i = 0; i < 3; i++) {
