@@ -522,3 +522,64 @@ def test_a_terminal_whose_reader_stops_reading_is_given_up():
     finally:
         os.close(master)
         os.close(slave)
+
+
+def test_a_file_another_user_made_at_the_name_since_the_check_does_not_get_the_report(shared_dir):
+    if os.geteuid() != 0:
+        pytest.skip("giving a file to a second user (nobody) needs root")
+    # Tenth review of issue 28: a name free at the session's start, made by
+    # another user before its end (0666, theirs), had its owner and mode
+    # copied onto root's report: theirs to rewrite.  Only the file there
+    # when checked keeps its owner and mode.
+    target = os.path.join(shared_dir, "r.json")
+    place = _output.hold(target)
+    try:
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        os.fchmod(fd, 0o666)
+        os.fchown(fd, NOBODY, NOBODY)
+        os.close(fd)
+        _output.write_held(place, "report")
+    finally:
+        place.close()
+    st = os.stat(target)
+    assert (st.st_uid, st.st_gid) == (os.geteuid(), os.getegid())
+    assert stat.S_IMODE(st.st_mode) == 0o666 & ~_umask()
+    with open(target) as f:
+        assert f.read() == "report"
+    # The file that was there when checked keeps its owner and mode.
+    os.chown(target, NOBODY, NOBODY)
+    os.chmod(target, 0o640)
+    _output.write_file(target, "again")
+    st = os.stat(target)
+    assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (NOBODY, 0o640)
+
+
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def test_a_fifo_nobody_opens_is_given_up(tmp_path):
+    # Tenth review of issue 28: with no reader, the open blocked for ever
+    # (pytest hung at its end); it gives up after 5 s.
+    fifo = tmp_path / "r.json"
+    os.mkfifo(fifo)
+    done = []
+    writer = threading.Thread(target=lambda: done.append(_write_or_error(fifo, "x")))
+    writer.start()
+    writer.join(timeout=SAFETY_SEC)
+    assert not writer.is_alive(), "the write to a FIFO nobody opens hung"
+    assert isinstance(done[0], TimeoutError), done
+    assert "no reader opened it" in str(done[0])
+
+
+def test_dev_stdout_on_a_regular_file_is_written_where_stdout_stands(tmp_path):
+    # Tenth review of issue 28: /dev/stdout naming a regular file was
+    # replaced as a file: what it held before the report was lost.
+    out = tmp_path / "o.txt"
+    code = ("import sys; from resmon import _output; print('before', flush=True); "
+            "_output.write_file('/dev/stdout', 'REPORT\\n'); print('after')")
+    with open(out, "w") as f:
+        subprocess.run([sys.executable, "-c", code], stdout=f, check=True, timeout=SAFETY_SEC)
+    assert out.read_text() == "before\nREPORT\nafter\n"

@@ -1803,6 +1803,21 @@ class OutputChecks(Tmp):
             self.assertEqual(f.read(), "kept\n")
         self.assertFalse(os.path.exists(self.path("new.json")))
 
+    def test_dev_stdout_on_a_regular_file_is_written_where_stdout_stands(self):
+        # Tenth review of issue 28: /dev/stdout naming a regular file was
+        # replaced as a file (its link followed): what the file held before
+        # and what came after went with the old inode.
+        out = self.path("o.txt")
+        with open(out, "w") as f:
+            r = subprocess.run(["sh", "-c", f'echo before; "{RESMON}" -q -o /dev/stdout -- echo CMD; echo after'],
+                               stdout=f, stderr=subprocess.PIPE, text=True, timeout=SAFETY_NET_SEC)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            lines = f.read().splitlines()
+        self.assertEqual(lines[:2], ["before", "CMD"])
+        self.assertEqual(json.loads(lines[2])["exit_status"], 0)
+        self.assertEqual(lines[3:], ["after"])
+
     def test_dash_and_a_path_to_the_pipe_stdout_is_are_refused_as_one_file(self):
         # Review: "-" was one file with what stdout is only for a regular
         # file, so "-o - -s /dev/stdout | jq" (or the FIFO stdout is) wrote

@@ -530,7 +530,10 @@ class Marks(unittest.TestCase):
         private = self.path("p")
         inner = os.path.join(private, "t")
         os.makedirs(inner)
-        for mode_private, mode_inner, tmpdir in ((0o700, 0o700, private), (0o700, 0o1777, inner)):
+        link = self.path("l")  # tenth review: a link into the private directory
+        os.symlink(inner, link)
+        for mode_private, mode_inner, tmpdir in ((0o700, 0o700, private), (0o700, 0o1777, inner),
+                                                 (0o700, 0o1777, link), (0o700, 0o1777, link + "/")):
             with self.subTest(tmpdir=tmpdir, private=oct(mode_private)):
                 os.chmod(private, mode_private)
                 os.chmod(inner, mode_inner)
@@ -539,7 +542,7 @@ class Marks(unittest.TestCase):
                                     f'echo "$RESMON_MARK_SOCKET"; "{RESMON}" mark mine; '
                                     f'{" ".join(nobody)} "{RESMON}" mark theirs')
                 self.assertEqual(r.returncode, 0, r.stderr)
-                self.assertFalse(r.stdout.startswith(private + "/"), r.stdout)
+                self.assertFalse(r.stdout.startswith((private + "/", link + "/")), r.stdout)
                 with open(self.path("s.json")) as f:
                     s = json.load(f)
                 self.assertEqual([p["name"] for p in s["phases"]], ["", "mine"])

@@ -231,7 +231,7 @@ static int random_bytes(unsigned char *buf, size_t n)
  * it grant search to others.  A private TMPDIR (0700, or under /root) would
  * hide the drop counter from a command that dropped privileges: its marks
  * lost uncounted. */
-static int others_can_reach(const char *dir)
+static int components_searchable(const char *dir)
 {
     char prefix[PATH_MAX];
     size_t n = strlen(dir);
@@ -247,6 +247,14 @@ static int others_can_reach(const char *dir)
             return 0;
     }
     return 1;
+}
+
+/* ... as written and as resolved: a link in the path leads into
+ * directories its text does not name (/tmp/l -> /root/private/t). */
+static int others_can_reach(const char *dir)
+{
+    char resolved[PATH_MAX];
+    return components_searchable(dir) && realpath(dir, resolved) && components_searchable(resolved);
 }
 
 /* Makes the channel's directory in tmp: 0711 (the socket stays 0600, the

@@ -481,28 +481,41 @@ static void output_file_init(output_file *f, const char *path, const char *what)
     f->what = what;
 }
 
+/* "-": written where standard output stands. */
+static int open_stdout(output_file *f)
+{
+    /* Written into the /dev/null holding fd 1's place, it would be lost
+     * with status 0 (">&-", a closed stdout of a service). */
+    if (stdout_closed_at_start)
+        return fail(f, EBADF, "standard output was closed when resmon started");
+    /* Not stdout's own FILE: stdio forgets why a write failed when it
+     * was a buffer flushed inside fprintf (">/dev/full" said EIO or
+     * ENOSPC by the output's length); the sink keeps it. */
+    fflush(stdout);
+    if (!(f->stream = sink_open(f, STDOUT_FILENO, 1)))
+        return fail(f, errno ? errno : ENOMEM, NULL);
+    f->fd = STDOUT_FILENO;
+    f->is_stdout = 1;
+    return 0;
+}
+
 int output_file_open(output_file *f, const char *path, const char *what)
 {
     output_file_init(f, path, what);
-    if (strcmp(path, "-") == 0) {
-        /* Written into the /dev/null holding fd 1's place, it would be lost
-         * with status 0 (">&-", a closed stdout of a service). */
-        if (stdout_closed_at_start)
-            return fail(f, EBADF, "standard output was closed when resmon started");
-        /* Not stdout's own FILE: stdio forgets why a write failed when it
-         * was a buffer flushed inside fprintf (">/dev/full" said EIO or
-         * ENOSPC by the output's length); the sink keeps it. */
-        fflush(stdout);
-        if (!(f->stream = sink_open(f, STDOUT_FILENO, 1)))
-            return fail(f, errno ? errno : ENOMEM, NULL);
-        f->fd = STDOUT_FILENO;
-        f->is_stdout = 1;
-        return 0;
-    }
+    if (strcmp(path, "-") == 0)
+        return open_stdout(f);
     if (stdout_closed_at_start && names_stdout(path)) /* -o /dev/stdout >&-: as "-" */
         return fail(f, EBADF, "standard output was closed when resmon started");
-    struct stat st;
+    struct stat st, out;
     int exists = stat(path, &st) == 0;
+    /* /dev/stdout on a regular file is standard output, written where it
+     * stands, as "-": replaced as a file (its link followed), it lost
+     * everything the file held before and after (tenth review of issue 28:
+     * "(echo before; resmon -o /dev/stdout -- echo CMD) > log" kept the JSON
+     * alone). */
+    if (exists && S_ISREG(st.st_mode) && names_stdout(path) && fstat(STDOUT_FILENO, &out) == 0 &&
+        out.st_dev == st.st_dev && out.st_ino == st.st_ino)
+        return open_stdout(f);
     int fd;
     if (!exists && errno != ENOENT)
         return fail(f, errno, NULL); /* a link loop (ELOOP), a link the kernel will not follow for us
