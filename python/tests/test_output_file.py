@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 
 import pytest
 
@@ -583,3 +584,39 @@ def test_dev_stdout_on_a_regular_file_is_written_where_stdout_stands(tmp_path):
     with open(out, "w") as f:
         subprocess.run([sys.executable, "-c", code], stdout=f, check=True, timeout=SAFETY_SEC)
     assert out.read_text() == "before\nREPORT\nafter\n"
+
+
+def test_a_steady_reader_slower_than_a_page_in_the_bound_is_not_given_up(tmp_path):
+    # Tenth review of issue 28: a pipe frees room a page at a time, so a
+    # reader taking 100 bytes every 0.2 s (a page in 8 s) let no write
+    # through in 5 s and was given up as stopped.  What it takes counts.
+    import fcntl
+    import select as select_module
+    fifo = tmp_path / "r.json"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    fcntl.fcntl(reader, 1031, 4096)  # F_SETPIPE_SZ: one page
+    got = []
+
+    def read_steadily_then_fast():
+        slow_until = time.monotonic() + 9
+        while True:
+            select_module.select([reader], [], [])
+            try:
+                chunk = os.read(reader, 100 if time.monotonic() < slow_until else 65536)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                return
+            got.append(chunk)
+            if time.monotonic() < slow_until:
+                time.sleep(0.2)  # the reader's pace, not a synchronisation
+
+    thread = threading.Thread(target=read_steadily_then_fast)
+    thread.start()
+    try:
+        assert _write_or_error(fifo, "x" * 20_000) is None
+    finally:
+        thread.join(timeout=SAFETY_SEC)
+        os.close(reader)
+    assert b"".join(got) == b"x" * 20_000

@@ -405,6 +405,41 @@ class StuckOutputs(unittest.TestCase):
         self.assertEqual(len(cpu), summary["num_samples"])
         self.assertGreater(len(text), 4 * PIPE_BYTES)
 
+    def test_a_steady_reader_slower_than_a_page_in_the_bound_is_not_given_up(self):
+        # Tenth review of issue 28: a pipe frees room a page at a time, so a
+        # reader taking 100 bytes every 0.2 s (a page in 8 s, more than the
+        # end's 5 s) let no write through and was given up as stopped: 125,
+        # "the reader stopped reading".  What it takes now counts.
+        fifo = self.path("rows.csv")
+        fd = self.reader_end(fifo)
+        p = self.start(["-s", fifo, "-i", "0.001"], ["sleep", "0.5"])
+        got = []
+
+        def read_steadily_then_fast():
+            slow_until = time.monotonic() + 9 * READER_STUCK_SEC / 5
+            while True:
+                select.select([fd], [], [])
+                try:
+                    chunk = os.read(fd, 100 if time.monotonic() < slow_until else 65536)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    return
+                got.append(chunk)
+                if time.monotonic() < slow_until:
+                    time.sleep(0.2)  # the reader's pace, not a synchronisation
+
+        reader = threading.Thread(target=read_steadily_then_fast)
+        reader.start()
+        _, err = p.communicate(timeout=SAFETY_NET_SEC)
+        reader.join(SAFETY_NET_SEC)
+        self.assertEqual(p.returncode, 0, err)
+        self.assertNotIn("not written", err)
+        with open(self.path("s.json")) as f:
+            summary = json.load(f)
+        lines = b"".join(got).decode().split("\n")
+        self.assertEqual(len(lines) - 2, summary["num_samples"])
+
     def test_an_output_to_a_stdout_closed_at_start_is_refused(self):
         # resmon holds a closed fd 1 with /dev/null, and "-" wrote into it:
         # the output lost, status 0.

@@ -13,7 +13,22 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <sys/ioctl.h>
+#include <termios.h>
 #include <unistd.h>
+
+/* How often a wait for room looks at what the reader took meanwhile. */
+#define QUEUE_LOOK_SEC 0.2
+
+/* The bytes written to fd and not yet read: a pipe's or FIFO's contents
+ * (FIONREAD), a terminal's output queue (TIOCOUTQ); -1 when not known. */
+static int queued(int fd)
+{
+    int n;
+    if (ioctl(fd, isatty(fd) ? TIOCOUTQ : FIONREAD, &n) != 0)
+        return -1;
+    return n;
+}
 
 void reader_wait_init(reader_wait *w, int stop_fd, int stopped)
 {
@@ -36,9 +51,14 @@ static void stop(reader_wait *w, double now)
         w->deadline = grace;
 }
 
-/* Waits for events on fd, for a stop, or for the deadline. */
+/* Waits for events on fd, for a stop, or for the deadline.  Waiting for
+ * room, a reader that takes bytes moves the deadline too: a pipe frees room
+ * for a write a page at a time, so a steady reader slower than a page in
+ * READER_STUCK_SEC (~820 B/s: a shell's read loop, pv -L) let no write
+ * through and was given up as stopped (tenth review of issue 28). */
 static int wait_for(reader_wait *w, int fd, short events)
 {
+    int before = events == POLLOUT ? queued(fd) : -1;
     for (;;) {
         double now = clock_monotonic_sec();
         if (w->deadline == 0)
@@ -48,8 +68,16 @@ static int wait_for(reader_wait *w, int fd, short events)
             w->gave_up = 1;
             return 0;
         }
+        double look = before >= 0 && left > QUEUE_LOOK_SEC ? QUEUE_LOOK_SEC : left;
         struct pollfd p[2] = {{.fd = fd, .events = events}, {.fd = w->stopped ? -1 : w->stop_fd, .events = POLLIN}};
-        int ready = poll(p, 2, (int)(left * 1000) + 1);
+        int ready = poll(p, 2, (int)(look * 1000) + 1);
+        if (ready == 0 && before >= 0) {
+            int now_queued = queued(fd);
+            if (now_queued >= 0 && now_queued < before && !w->stopped)
+                w->deadline = clock_monotonic_sec() + READER_STUCK_SEC; /* the reader took some */
+            before = now_queued;
+            continue;
+        }
         if (ready < 0 && errno == EINTR)
             continue; /* a signal: its byte is in the stop pipe by now */
         if (ready < 0)
