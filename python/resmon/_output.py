@@ -114,8 +114,19 @@ def hold(path: PathArg) -> Place:
 
 
 def _names_stdout(path: str | bytes) -> bool:
-    name = os.fsdecode(path)
-    return name in ("/dev/stdout", "/dev/fd/1", "/proc/self/fd/1", "/proc/thread-self/fd/1", f"/proc/{os.getpid()}/fd/1")
+    """Whether path names standard output, itself or through links (as
+    the command's names_stdout: /dev/stdout, /dev/fd/1, /proc/self/fd/1)."""
+    names = ("/dev/stdout", "/dev/fd/1", "/proc/self/fd/1", "/proc/thread-self/fd/1", f"/proc/{os.getpid()}/fd/1")
+    current = os.fsdecode(path)
+    for _ in range(40):
+        if current in names:
+            return True
+        try:
+            target = os.readlink(current)
+        except OSError:
+            return False
+        current = os.path.join(os.path.dirname(current), target)
+    return False
 
 
 def _dangling_target(path: str | bytes) -> str | bytes:
@@ -198,13 +209,12 @@ def write_held(place: Place, data: str | bytes) -> None:
     if st is not None and not st.st_mode & stat.S_IWUSR:
         raise PermissionError(errno.EACCES, "it was made read-only since it was checked; it was not replaced",
                               place.path)
-    # Its owner and mode are kept only for the file that was there when
-    # checked: one that appeared since (another user's, 0666, in /tmp) is
-    # replaced by a new file of this user's (tenth review of issue 28:
-    # root's report was handed to whoever made the name first).
-    kept = place.existing
-    same = st is not None and kept is not None and (st.st_dev, st.st_ino) == (kept.st_dev, kept.st_ino)
-    _write_replacing(place.dir_fd, place.final, payload, st if same else None)
+    # The owner and mode kept are those of the file there when checked, as
+    # the command takes them at its start: a file that appeared since
+    # (another user's, 0666, in /tmp, even under a reused inode number) got
+    # root's report (tenth and eleventh reviews of issue 28); none there
+    # then: a new file of this user's.
+    _write_replacing(place.dir_fd, place.final, payload, place.existing)
 
 
 def write_file(path: PathArg, data: str | bytes) -> None:
@@ -245,11 +255,17 @@ _QUEUE_LOOK_SEC = 0.2
 
 def _queued(fd: int) -> int:
     """The bytes written to fd and not yet read (a pipe's FIONREAD, a
-    terminal's TIOCOUTQ); -1 when not known (a device)."""
+    socket's or terminal's TIOCOUTQ); -1 when not known (a device)."""
     import fcntl
     import termios
     try:
-        request = termios.TIOCOUTQ if os.isatty(fd) else termios.FIONREAD
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISFIFO(mode):
+            request = termios.FIONREAD
+        elif stat.S_ISSOCK(mode) or os.isatty(fd):
+            request = termios.TIOCOUTQ  # SIOCOUTQ for a socket (FIONREAD: what it received)
+        else:
+            return -1
         return int.from_bytes(fcntl.ioctl(fd, request, b"\0\0\0\0"), sys.byteorder, signed=True)
     except OSError:
         return -1

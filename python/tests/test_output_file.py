@@ -553,6 +553,24 @@ def test_a_file_another_user_made_at_the_name_since_the_check_does_not_get_the_r
     _output.write_file(target, "again")
     st = os.stat(target)
     assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (NOBODY, 0o640)
+    # Eleventh review: removed after the check and made again by another
+    # user (ext4 gave it the same inode number: the check by inode passed),
+    # or replaced by an editor's save: the owner and mode taken at the
+    # check, as the command takes them at its start.
+    os.chown(target, 0, 0)
+    os.chmod(target, 0o600)
+    place = _output.hold(target)
+    try:
+        os.unlink(target)
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        os.fchmod(fd, 0o666)
+        os.fchown(fd, NOBODY, NOBODY)
+        os.close(fd)
+        _output.write_held(place, "third")
+    finally:
+        place.close()
+    st = os.stat(target)
+    assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (0, 0, 0o600)
 
 
 def _umask():
@@ -581,6 +599,13 @@ def test_dev_stdout_on_a_regular_file_is_written_where_stdout_stands(tmp_path):
     out = tmp_path / "o.txt"
     code = ("import sys; from resmon import _output; print('before', flush=True); "
             "_output.write_file('/dev/stdout', 'REPORT\\n'); print('after')")
+    with open(out, "w") as f:
+        subprocess.run([sys.executable, "-c", code], stdout=f, check=True, timeout=SAFETY_SEC)
+    assert out.read_text() == "before\nREPORT\nafter\n"
+    # ... and through a link to it (eleventh review), as the command does.
+    link = tmp_path / "link.json"
+    os.symlink("/dev/stdout", link)
+    code = code.replace("'/dev/stdout'", repr(os.fspath(link)))
     with open(out, "w") as f:
         subprocess.run([sys.executable, "-c", code], stdout=f, check=True, timeout=SAFETY_SEC)
     assert out.read_text() == "before\nREPORT\nafter\n"

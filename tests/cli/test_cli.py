@@ -1817,6 +1817,22 @@ class OutputChecks(Tmp):
         self.assertEqual(lines[:2], ["before", "CMD"])
         self.assertEqual(json.loads(lines[2])["exit_status"], 0)
         self.assertEqual(lines[3:], ["after"])
+        # Eleventh review: stdout open for reading only failed after the
+        # run (the summary lost); refused before the command starts.  A
+        # textfile there is refused as "-" is, by name.
+        marker = self.path("ran")
+        with open(out) as f:
+            for option in ("/dev/stdout", "-"):
+                r = subprocess.run([RESMON, "-q", "-o", option, "--", "touch", marker], stdout=f,
+                                   stderr=subprocess.PIPE, text=True, timeout=SAFETY_NET_SEC)
+                self.assertEqual(r.returncode, 125, r.stderr)
+                self.assertIn("standard output is open for reading only", r.stderr)
+                self.assertFalse(os.path.exists(marker))
+        with open(out, "w") as f:
+            r = subprocess.run([RESMON, "-q", "--textfile", "/dev/stdout", "--", "true"], stdout=f,
+                               stderr=subprocess.PIPE, text=True, timeout=SAFETY_NET_SEC)
+        self.assertEqual(r.returncode, 125, r.stderr)
+        self.assertIn("is standard output: give the path of a file", r.stderr)
 
     def test_dash_and_a_path_to_the_pipe_stdout_is_are_refused_as_one_file(self):
         # Review: "-" was one file with what stdout is only for a regular

@@ -488,6 +488,10 @@ static int open_stdout(output_file *f)
      * with status 0 (">&-", a closed stdout of a service). */
     if (stdout_closed_at_start)
         return fail(f, EBADF, "standard output was closed when resmon started");
+    /* Open for reading only (1<file): refused now, not after the run. */
+    int mode = fcntl(STDOUT_FILENO, F_GETFL);
+    if (mode >= 0 && (mode & O_ACCMODE) == O_RDONLY)
+        return fail(f, EBADF, "standard output is open for reading only");
     /* Not stdout's own FILE: stdio forgets why a write failed when it
      * was a buffer flushed inside fprintf (">/dev/full" said EIO or
      * ENOSPC by the output's length); the sink keeps it. */

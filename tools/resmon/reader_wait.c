@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -21,11 +22,19 @@
 #define QUEUE_LOOK_SEC 0.2
 
 /* The bytes written to fd and not yet read: a pipe's or FIFO's contents
- * (FIONREAD), a terminal's output queue (TIOCOUTQ); -1 when not known. */
+ * (FIONREAD), a socket's or terminal's output queue (TIOCOUTQ, the same
+ * request as SIOCOUTQ; a socket's FIONREAD is what it received); -1 when
+ * not known.  A Unix socket's queue falls only when its reader has taken a
+ * whole buffer (the memory charged to the writer), a pty's reads 0: there
+ * a steady slow reader still shows no progress (eleventh review). */
 static int queued(int fd)
 {
+    struct stat st;
     int n;
-    if (ioctl(fd, isatty(fd) ? TIOCOUTQ : FIONREAD, &n) != 0)
+    if (fstat(fd, &st) != 0)
+        return -1;
+    unsigned long request = S_ISFIFO(st.st_mode) ? FIONREAD : S_ISSOCK(st.st_mode) || isatty(fd) ? TIOCOUTQ : 0;
+    if (!request || ioctl(fd, request, &n) != 0)
         return -1;
     return n;
 }

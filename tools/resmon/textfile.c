@@ -48,8 +48,18 @@ int textfile_open(textfile *t, const char *path, char *err, size_t errcap)
      * the file is made there by the writes as any new file is. */
     int rc = 0;
     output_file f = {.silent = 1};
+    rc = output_file_open(&f, path, "textfile") < 0 ? -f.error : 0;
+    if (rc == 0 && f.is_stdout) {
+        /* /dev/stdout on a regular file is stdout, as "-" (output_file_open) */
+        output_file_discard(&f);
+        char shown[256];
+        printable_copy(shown, sizeof shown, path);
+        snprintf(err, errcap, "--textfile '%s' is standard output: give the path of a file for the textfile "
+                 "collector, which resmon replaces every interval", shown);
+        return -EINVAL;
+    }
     if (rc == 0)
-        rc = output_file_open(&f, path, "textfile") < 0 ? -f.error : output_file_hold_place(&f, &t->dir_fd, &t->final_path);
+        rc = output_file_hold_place(&f, &t->dir_fd, &t->final_path);
     if (rc < 0) {
         char shown[256];
         printable_copy(shown, sizeof shown, path);
