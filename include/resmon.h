@@ -399,7 +399,7 @@ RESMON_API const char *resmon_energy_source_name(resmon_energy_source source);
  *     processes, the samples' CPU is the leaf's CPU total (one read a
  *     sample, the tree's every CPU second once; a running process's time
  *     reaches it at the kernel's ticks) and the per-process walk runs only
- *     as often as keeps it at 0.1 % of a CPU (at least every 10 s): the
+ *     as often as keeps it at 0.05 % of a CPU (at least every 10 s): the
  *     walks' mean interval.  Between walks a sample holds the latest walk's
  *     RSS and metric-group figures (a process whose CPU clock stood still
  *     keeps its statm figure for up to 30 s; PSS as "Options: memory

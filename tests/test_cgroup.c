@@ -228,7 +228,7 @@ static void tree_totals_leave_after_two_walks_ahead(void **state)
     rm__tree_totals_walked(&t, 2100 * ms, 100, 5 * ms, 0, 500 * ms, 0, 0);
     assert_true(t.engaged);
     assert_false(t.left_suspected);
-    assert_false(rm__tree_totals_walk_due(&t, 2101 * ms)); /* the walk's own cadence again (5 ms / 0.1 %) */
+    assert_false(rm__tree_totals_walk_due(&t, 2101 * ms)); /* the walk's own cadence again (5 ms / 0.05 %) */
     rm__tree_totals_walked(&t, 8000 * ms, 100, 5 * ms, 0, 1500 * ms, 0, 0); /* a leaver: ahead ... */
     assert_true(t.engaged);
     rm__tree_totals_walked(&t, 8100 * ms, 100, 5 * ms, 0, 1600 * ms, 0, 0); /* ... and ahead again */
@@ -1369,7 +1369,7 @@ static void real_leaf_slow_walk_delays_no_sample(void **state)
     rm__monitor_walk_hook(m, hold_first_walk, &w);
     assert_int_equal(resmon_monitor_start(m), 0);
     /* Engaged at the second sample; the first walk at its own cadence
-     * after (the walk's cost / 0.1 %: a few seconds at most). */
+     * after (the walk's cost / 0.05 %: a few seconds at most). */
     size_t held = read_within(w.started[0], test_scaled(60));
     while (read_within(samples[0], 0) > 0) /* the samples before the walk was held */
         ;
