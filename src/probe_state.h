@@ -133,16 +133,18 @@ typedef struct rm__process_reading {
  * increase then land in the same reading. */
 #define CHILDREN_CPU_REFRESH_NS 10000000u
 
-/* A process whose CPU clock stood still since its previous reading cannot
- * have touched its memory: its resident set changes only by the kernel's
- * reclaim or swap, and statm is re-read at most this often for it (once a
- * second).  The root and every process in the window's first and last
+/* A process whose CPU clock stood still since its previous reading did not
+ * touch its memory: its resident set changes only by the kernel's reclaim
+ * or swap, or by another process writing into it (process_vm_writev,
+ * /proc/PID/mem, ptrace, userfaultfd: a 300 MiB write into a sleeping
+ * child stood unseen until the refresh, twelfth review of issue 28), and
+ * statm is re-read at most this often for it (once a second).  The root and every process in the window's first and last
  * readings are read each time. */
 #define IDLE_STATM_REFRESH_NS 1000000000u
-/* ... and in a wide tree (more than RM__WIDE_TREE_PROCESSES), every 30 s:
+/* ... and in a wide tree (more than RM__WIDE_TREE_PROCESSES), every 10 s:
  * 1000 sleeping processes then cost their CPU clocks alone at most walks
- * (a statm read each was ~40 % of such a walk). */
-#define IDLE_STATM_REFRESH_WIDE_NS 30000000000ULL
+ * (a statm read each was ~40 % of such a walk; walks come every ~3 s). */
+#define IDLE_STATM_REFRESH_WIDE_NS 10000000000ULL
 
 /* The probe: the fields every file reads first, then each concern's own
  * state.  probe.c sets a part up (at open, and the peak modes when asked)

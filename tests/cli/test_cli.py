@@ -1822,8 +1822,8 @@ class OutputChecks(Tmp):
         # textfile there is refused as "-" is, by name.
         marker = self.path("ran")
         with open(out) as f:
-            for option in ("/dev/stdout", "-"):
-                r = subprocess.run([RESMON, "-q", "-o", option, "--", "touch", marker], stdout=f,
+            for args in (("-o", "/dev/stdout"), ("-o", "-"), ("--textfile", "/dev/stdout")):
+                r = subprocess.run([RESMON, "-q", *args, "--", "touch", marker], stdout=f,
                                    stderr=subprocess.PIPE, text=True, timeout=SAFETY_NET_SEC)
                 self.assertEqual(r.returncode, 125, r.stderr)
                 self.assertIn("standard output is open for reading only", r.stderr)

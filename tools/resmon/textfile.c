@@ -63,7 +63,7 @@ int textfile_open(textfile *t, const char *path, char *err, size_t errcap)
     if (rc < 0) {
         char shown[256];
         printable_copy(shown, sizeof shown, path);
-        snprintf(err, errcap, "cannot write textfile '%s': %s", shown, strerror(-rc));
+        snprintf(err, errcap, "cannot write textfile '%s': %s", shown, f.reason[0] ? f.reason : strerror(-rc));
     }
     output_file_discard(&f);
     return rc;
