@@ -474,10 +474,13 @@ static void derive_from_readers(rm__metrics *m)
 /* The last PSS of a process that ended stands for the reading only when no
  * live process gave one (a command that ended alone: the window ends on
  * what it used, as its RSS does); beside live ones, whose readings hold its
- * shared pages now, it would count them twice. */
+ * shared pages now, it would count them twice.  The root's alone, as for
+ * the RSS: a tree whose processes all ended at once (an interrupted run)
+ * summed every zombie's last PSS beside the root's RSS (PSS 23 MiB beside
+ * an RSS of 1.7, twelfth review of issue 28). */
 static void note_ended_pss(rm__metrics *m, const rm__process_metrics *pm)
 {
-    if (!pm->smaps_known)
+    if (!pm->smaps_known || !pm->stands_when_ended)
         return;
     for (size_t l = RM__COUNTER_COUNT; l < RM__LEVEL_END; l++)
         if (slot_source[l] == RM__SOURCE_SMAPS)

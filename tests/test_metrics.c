@@ -606,6 +606,31 @@ static void a_wide_trees_pss_readings_are_paced_by_their_cost(void **state)
     assert_int_equal(rmdir(root), 0);
 }
 
+/* A tree whose processes all ended together (an interrupted run: every
+ * one a zombie at the last reading) ends on the root's last PSS, as on its
+ * RSS: every zombie's last PSS was summed (twelfth review of issue 28). */
+static void an_ended_tree_ends_on_its_roots_last_pss_as_on_its_rss(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/resmon-pss-ended-XXXXXX";
+    rm__metrics m;
+    uint64_t t0 = fixture_begin(root, &m), ms = 1000000;
+    fixture_process cmd, child;
+    fixture_open(&cmd, root, "cmd", 100, 1000, t0, 1000);
+    fixture_open(&child, root, "child", 100, 1000, t0, 3000);
+    cmd.pm.stands_when_ended = 1;
+    fixture_process *set[2] = {&cmd, &child};
+    rm__metrics_joined(&m, &cmd.pm, &cmd.st, cmd.rss_pages, NULL);
+    rm__metrics_joined(&m, &child.pm, &child.st, child.rss_pages, &cmd.pm);
+    ASSERT_DOUBLE_EQ(fixture_read(&m, 2, t0 + 10 * ms, 1, set, 2), 4000);
+    cmd.st.state = child.st.state = 'Z';
+    ASSERT_DOUBLE_EQ(fixture_read(&m, 2, t0 + 20 * ms, 0, set, 2), 1000);
+    fixture_close(&cmd);
+    fixture_close(&child);
+    rm__metrics_free(&m);
+    assert_int_equal(rmdir(root), 0);
+}
+
 /* A young small fork that has not exec'd (its stat's startstack is its
  * parent's) shares its parent's pages: its PSS is read, never its RSS (3
  * such children of a 50 MB parent made a peak PSS of 201 MB), and so is its
@@ -1317,6 +1342,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(young_small_forks_have_their_shared_pages_split),
         cmocka_unit_test(young_small_joins_and_leaves_re_read_no_other_process),
         cmocka_unit_test(a_wide_trees_pss_readings_are_paced_by_their_cost),
+        cmocka_unit_test(an_ended_tree_ends_on_its_roots_last_pss_as_on_its_rss),
         cmocka_unit_test(counts_match_a_known_tree),
         cmocka_unit_test(a_tree_process_has_one_stat_descriptor),
         cmocka_unit_test(an_unreadable_process_blanks_only_its_own_share),
