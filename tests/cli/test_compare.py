@@ -738,7 +738,8 @@ class EndToEnd(Tmp):
             for base, _ in self.splits():
                 with self.subTest(kind=kind):
                     r = resmon("compare", "--format", "json", *self.LIMITS, self.repeat("base.json", base), new)
-                    self.assertEqual(r.returncode, 1, r.stderr)
+                    pools = {k: [round(run[key], 3) for run in self.pool[k]] for k in ("same", kind)}
+                    self.assertEqual(r.returncode, 1, (r.stderr, pools))
                     row = json.loads(r.stdout)["metrics"][key]
                     self.assertEqual((row["verdict"], row["exceeded"]), ("regression", True), row)
                     self.assertIn(f"resmon compare: {key} rose from ", r.stderr)
