@@ -1042,6 +1042,34 @@ class CommandSeries(Tmp):
 FORWARDED = (signal.SIGHUP, signal.SIGINT, signal.SIGQUIT, signal.SIGTERM)
 
 
+def where_they_wait(pid):
+    """Every thread of pid and of its children: name, state, wchan, and the
+    kernel stack where it can be read (root) -- a hang's diagnosis."""
+    lines = []
+    pids = [pid]
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                pids += [int(c) for c in f.read().split()]
+    except OSError:
+        pass
+    for p in pids:
+        try:
+            tids = os.listdir(f"/proc/{p}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            fields = []
+            for name in ("comm", "wchan", "stat", "stack"):
+                try:
+                    with open(f"/proc/{p}/task/{tid}/{name}") as f:
+                        fields.append(f.read().strip().replace("\n", " | "))
+                except OSError:
+                    fields.append("?")
+            lines.append(f"{p}/{tid}: " + " ; ".join(fields))
+    return "\n".join(lines)
+
+
 def blocked_signals(pid, tid):
     with open(f"/proc/{pid}/task/{tid}/status") as f:
         mask = int(next(l for l in f if l.startswith("SigBlk:")).split()[1], 16)
@@ -1076,7 +1104,13 @@ class ForwardedSignalsReachTheMainThread(Tmp):
                 self.assertEqual(blocked_signals(pid, tid), set(FORWARDED), name)
             self.assertEqual(blocked_signals(pid, pid), set(), "the main thread takes them")
             run.proc.send_signal(signal.SIGQUIT)
-            self.assertEqual(run.proc.wait(timeout=SAFETY_NET_SEC), 42)  # the command got it, its status stands
+            try:
+                status = run.proc.wait(timeout=SAFETY_NET_SEC)
+            except subprocess.TimeoutExpired:
+                # Seen once (CI23 of stop 49, six busy loops beside it), not
+                # reproduced in 72 runs: say where every thread waits.
+                self.fail(f"resmon did not end after SIGQUIT:\n{where_they_wait(pid)}")
+            self.assertEqual(status, 42)  # the command got it, its status stands
             run.finish()
         self.assertTrue(run.summary["interrupted"])
         self.assertEqual(run.summary["exit_status"], 42)
