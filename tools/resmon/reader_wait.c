@@ -82,8 +82,8 @@ static int wait_for(reader_wait *w, int fd, short events)
         int ready = poll(p, 2, (int)(look * 1000) + 1);
         if (ready == 0 && before >= 0) {
             int now_queued = queued(fd);
-            if (now_queued >= 0 && now_queued < before && !w->stopped)
-                w->deadline = clock_monotonic_sec() + READER_STUCK_SEC; /* the reader took some */
+            if (now_queued >= 0 && now_queued < before)
+                reader_wait_progress(w); /* the reader took some */
             before = now_queued;
             continue;
         }
