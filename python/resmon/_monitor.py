@@ -91,7 +91,8 @@ class ResourceMonitor:
             as keeps it at 0.05 % of a CPU (at most 60 s).
 
     Raises:
-        ValueError: A bad interval, pid, max_samples, metric group or GPU spec, both
+        ValueError: A bad interval, pid, max_samples, metric group or GPU spec, a
+            flag that is not True or False (``include_children="no"``), both
             gpu_profiler and gpu, or cgroup_members without cgroup_path or with pid.
         OSError: The library failed (errno and resmon's message), e.g. the
             GPU named by ``gpu`` cannot be opened.
@@ -124,6 +125,10 @@ class ResourceMonitor:
             gpu = None
         if gpu_profiler is not None and gpu is not None:
             raise ValueError("give either gpu_profiler or gpu, not both")
+        for flag, value in (("include_children", include_children), ("reset_peak_mark", reset_peak_mark),
+                            ("cgroup_members", cgroup_members)):
+            if not isinstance(value, bool):  # "no" and "false" are truthy: a typo must not turn it on
+                raise ValueError(f"{flag} must be True or False, got {value!r}")
         if pid is not None and (isinstance(pid, bool) or not isinstance(pid, int) or not 0 < pid <= _MAX_PID):
             raise ValueError(f"pid must be a positive integer up to {_MAX_PID}, got {pid!r}")
         if cgroup_path is not None:
@@ -141,9 +146,9 @@ class ResourceMonitor:
         # phase() made the current phase at a block's end: (its index, when, whether "(after NAME)")
         self._gap: tuple[int, float, bool] | None = None
         self._adjacent_gaps: list[int] = []  # phase()'s gaps that no code filled: folded in summary
-        self._monitor = _resmon.Monitor(self._interval, gpu_profiler, gpu, pid or 0, bool(include_children),
-                                        max_samples or 0, _metric_bits(metrics), bool(reset_peak_mark), cgroup_path,
-                                        bool(cgroup_members), memory_detail_interval)
+        self._monitor = _resmon.Monitor(self._interval, gpu_profiler, gpu, pid or 0, include_children,
+                                        max_samples or 0, _metric_bits(metrics), reset_peak_mark, cgroup_path,
+                                        cgroup_members, memory_detail_interval)
 
     def __enter__(self) -> ResourceMonitor:
         """Start background sampling; the first sample is taken before this returns.

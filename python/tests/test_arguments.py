@@ -27,6 +27,14 @@ def test_the_monitors_numbers_out_of_range_are_value_errors_naming_them(kwargs, 
         resmon.ResourceMonitor(**kwargs)
 
 
+@pytest.mark.parametrize("flag", ["include_children", "reset_peak_mark", "cgroup_members"])
+@pytest.mark.parametrize("value", ["no", "false", 0, 1, None])
+def test_a_flag_that_is_not_true_or_false_is_a_value_error(flag, value):
+    # include_children="no" was truthy: it turned on what the caller meant off.
+    with pytest.raises(ValueError, match=f"{flag} must be True or False, got {value!r}"):
+        resmon.ResourceMonitor(**{flag: value})
+
+
 def test_a_gpu_or_metrics_of_the_wrong_kind_is_named_as_given():
     # Review of issue 28: gpu="\udcff" raised UnicodeEncodeError from inside;
     # metrics=b"all" named the groups [97, 108, 108].
