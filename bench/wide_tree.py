@@ -2,7 +2,7 @@
 """resmon's own CPU per sample on wide trees (issue 33, item 4).
 
     python3 bench/wide_tree.py [--resmon build/resmon] [--prmon PATH]
-                               [--sizes 10,100,1000,10000] [--samples 40]
+                               [--sizes 10,100,1000,10000] [--samples 40] [--warmup 1]
                                [--build-files 240] [--build-jobs 32]
 
 The tree is one small C program (compiled with cc into a temporary
@@ -366,15 +366,20 @@ def build_table(args, scratch):
 
 
 def main():
+    global WARMUP
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--resmon", default="build/resmon")
     ap.add_argument("--prmon", default=os.environ.get("PRMON") or shutil.which("prmon"))
     ap.add_argument("--sizes", default="10,100,1000,10000")
     ap.add_argument("--samples", type=int, default=40)
+    ap.add_argument("--warmup", type=float, default=WARMUP,
+                    help="seconds before the window: the start's readings (every process young, then "
+                         "ageing into the slower refreshes) end within ~20 s in a wide tree")
     ap.add_argument("--build-files", type=int, default=240)
     ap.add_argument("--build-jobs", type=int, default=32)
     ap.add_argument("--no-build", action="store_true")
     args = ap.parse_args()
+    WARMUP = args.warmup
     args.resmon = os.path.abspath(args.resmon)
     args.sizes = [int(v) for v in args.sizes.split(",")]
     if args.prmon and not os.access(args.prmon, os.X_OK):
