@@ -5,6 +5,8 @@
 #include "regular_file.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <stdatomic.h>
 #include <sys/resource.h>
 #include <pthread.h>
 #include <fcntl.h>
@@ -59,6 +61,39 @@ static void raise_open_file_limit(void)
 }
 
 static pthread_once_t open_file_limit_raised = PTHREAD_ONCE_INIT;
+
+/* Per-process files kept open by every probe of this process, and how
+ * many may be: an eighth of the hard limit. */
+static atomic_long kept_files;
+static atomic_long kept_budget = LONG_MAX / 2;
+
+void rm__keep_open_limit_refresh(void)
+{
+    /* The hard limit, which rm__openat raises the soft one to. */
+    struct rlimit limit;
+    long budget = LONG_MAX / 2;
+    if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_max != RLIM_INFINITY && limit.rlim_max / 8 < LONG_MAX / 2)
+        budget = (long)(limit.rlim_max / 8);
+    atomic_store_explicit(&kept_budget, budget, memory_order_relaxed);
+}
+
+int rm__keep_open(int fd)
+{
+    (void)fd;
+    long budget = atomic_load_explicit(&kept_budget, memory_order_relaxed);
+    if (atomic_fetch_add_explicit(&kept_files, 1, memory_order_relaxed) < budget)
+        return 1;
+    atomic_fetch_sub_explicit(&kept_files, 1, memory_order_relaxed);
+    return 0;
+}
+
+void rm__close_kept(int fd)
+{
+    if (fd < 0)
+        return;
+    close(fd);
+    atomic_fetch_sub_explicit(&kept_files, 1, memory_order_relaxed);
+}
 
 int rm__openat(int dirfd, const char *path, int flags)
 {

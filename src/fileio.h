@@ -37,6 +37,26 @@ ssize_t rm__read_kernel_file_at(int dirfd, const char *path, char *buf, size_t c
  * openat's. */
 int rm__openat(int dirfd, const char *path, int flags);
 
+/* Whether fd, a per-process file just opened (statm, stat, a group's
+ * file), may stay open for the next readings (1: it is counted, and closed
+ * with rm__close_kept) or must be read and closed now (0).  Kept open, a
+ * re-read costs one pread; but each process's directory must stay open (it
+ * pins the process: a reused pid is never read for it), and in a wide tree
+ * the files kept beside the directories took the descriptors: 10 000
+ * sleepers under a hard limit of 20 000 left 5 000 processes untracked,
+ * counted unreadable.  So at most an eighth of the hard limit is kept (the
+ * walker keeps its own quarter, proc_tree.c; the directories and the files
+ * read once need the rest: a quarter left 7 500 of 10 000 sleepers
+ * unreadable, each read once needing a free descriptor); past it a file is opened
+ * through the process's directory at each reading (openat + read + close;
+ * for a sleeping process, once a refresh). */
+int rm__keep_open(int fd);
+void rm__close_kept(int fd);
+
+/* Reads the hard limit that rm__keep_open goes by: at each probe's start
+ * (a limit lowered since is heeded). */
+void rm__keep_open_limit_refresh(void);
+
 /* pread from offset 0 of an already open file (the cheap way to re-read
  * /proc/PID/statm every sample).  Returns the length read or a negative
  * errno. */

@@ -93,8 +93,7 @@ void rm__process_metrics_close(rm__process_metrics *pm)
 {
     int *fds[] = {&pm->io_fd, &pm->smaps_fd, &pm->status_fd, &pm->fd_dir_fd};
     for (size_t i = 0; i < sizeof fds / sizeof *fds; i++) {
-        if (*fds[i] >= 0)
-            close(*fds[i]);
+        rm__close_kept(*fds[i]); /* each kept through rm__keep_open */
         *fds[i] = -1;
     }
 }
@@ -122,9 +121,15 @@ void rm__metrics_start_reading(rm__metrics *m, int baseline)
 static ssize_t read_kept_open(int dir_fd, int *fd, const char *name, char *buf, size_t cap)
 {
     if (*fd < 0) {
-        *fd = rm__openat(dir_fd, name, RM__READ_FLAGS);
-        if (*fd < 0)
+        int opened = rm__openat(dir_fd, name, RM__READ_FLAGS);
+        if (opened < 0)
             return errno == ENOENT ? -ESRCH : -errno;
+        if (!rm__keep_open(opened)) { /* read once: no descriptor to spare */
+            ssize_t n = rm__pread_file(opened, buf, cap);
+            close(opened);
+            return n;
+        }
+        *fd = opened;
     }
     return rm__pread_file(*fd, buf, cap);
 }
@@ -136,7 +141,7 @@ static ssize_t read_smaps_rollup(int dir_fd, int *fd, char *buf, size_t cap)
 {
     ssize_t n = read_kept_open(dir_fd, fd, "smaps_rollup", buf, cap);
     if (n < 0 && *fd >= 0) {
-        close(*fd);
+        rm__close_kept(*fd);
         *fd = -1;
         n = read_kept_open(dir_fd, fd, "smaps_rollup", buf, cap);
     }
@@ -348,10 +353,18 @@ static unsigned read_smaps_source(rm__metrics *m, rm__process_metrics *pm, proce
             m->pss_exempt_until_next_ns = pm->born_ns + m->detail_interval_ns;
         /* Opening checks the access a read needs (and walks nothing): a
          * process whose smaps_rollup is refused stays unreadable. */
-        if (pm->smaps_fd < 0 && (pm->smaps_fd = rm__openat(r->dir_fd, "smaps_rollup", RM__READ_FLAGS)) < 0 &&
-            rm__read_refused(-errno))
-            r->refused |= RM__SOURCE_SMAPS;
-        pm->smaps_known = pm->pss_from_rss = pm->smaps_fd >= 0;
+        int readable = pm->smaps_fd >= 0;
+        if (!readable) {
+            int fd = rm__openat(r->dir_fd, "smaps_rollup", RM__READ_FLAGS);
+            if (fd < 0 && rm__read_refused(-errno))
+                r->refused |= RM__SOURCE_SMAPS;
+            readable = fd >= 0;
+            if (readable && rm__keep_open(fd))
+                pm->smaps_fd = fd;
+            else if (readable)
+                close(fd); /* no descriptor to spare: opened again at the next reading */
+        }
+        pm->smaps_known = pm->pss_from_rss = readable;
         pm->last[RM__PSS_KB] = pm->last[RM__USS_KB] = rss_pages * ((uint64_t)sysconf(_SC_PAGESIZE) / 1024);
         pm->last[RM__SWAP_KB] = 0;
         pm->smaps_read_ns = r->boot_ns;
@@ -409,6 +422,7 @@ static unsigned read_io_source(rm__metrics *m, rm__process_metrics *pm, process_
 static unsigned read_fds_source(rm__metrics *m, rm__process_metrics *pm, process_reading *r)
 {
     (void)m;
+    int transient = 0; /* opened for this listing alone: no descriptor to spare */
     if (pm->fd_dir_fd < 0) {
         pm->fd_dir_fd = rm__openat(r->dir_fd, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (pm->fd_dir_fd < 0) {
@@ -416,6 +430,7 @@ static unsigned read_fds_source(rm__metrics *m, rm__process_metrics *pm, process
                 r->refused |= RM__SOURCE_FDS;
             return 0;
         }
+        transient = !rm__keep_open(pm->fd_dir_fd);
     } else if (lseek(pm->fd_dir_fd, 0, SEEK_SET) < 0) {
         return 0;
     }
@@ -426,6 +441,10 @@ static unsigned read_fds_source(rm__metrics *m, rm__process_metrics *pm, process
         if (n < 0) {
             if (rm__read_refused(-errno))
                 r->refused |= RM__SOURCE_FDS;
+            if (transient) {
+                close(pm->fd_dir_fd);
+                pm->fd_dir_fd = -1;
+            }
             return 0; /* ended (ENOENT), or refused after an exec into a non-dumpable image */
         }
         /* Each entry: d_ino (8 bytes), d_off (8), d_reclen (2), d_type (1), d_name. */
@@ -437,6 +456,10 @@ static unsigned read_fds_source(rm__metrics *m, rm__process_metrics *pm, process
         }
         if (n == 0 || (size_t)n + 64 <= sizeof buf) /* room for another entry was left: the end */
             break;
+    }
+    if (transient) {
+        close(pm->fd_dir_fd);
+        pm->fd_dir_fd = -1;
     }
     pm->last[RM__OPEN_FDS] = count;
     return RM__SOURCE_FDS;

@@ -10,6 +10,7 @@
 #include "probe.h"
 #include "probe_state.h"
 #include "internal.h"
+#include "fileio.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -35,6 +36,7 @@ int rm__probe_open(rm__probe **out, pid_t pid, int include_children, const char 
     int rc = p->proc_fd < 0 ? -errno : 0;
     if (rc == 0)
         rc = rm__check_proc_namespace(p->proc_fd, !proc_root || strcmp(proc_root, "/proc") == 0);
+    rm__keep_open_limit_refresh(); /* before the root is tracked: its files too */
     if (rc == 0 && include_children)
         rm__tree_walker_init(&p->walker, p->proc_fd,
                              secure_getenv("RESMON_FORCE_PROC_SCAN") ? RM__TREE_SCAN : RM__TREE_AUTO);

@@ -90,7 +90,10 @@ static int has_other_threads(const rm__tracked *t)
 int rm__probe_read_statm(const rm__tracked *t, rm__process_reading *out)
 {
     char text[128];
-    ssize_t n = rm__pread_file(t->statm_fd, text, sizeof text);
+    ssize_t n = t->statm_fd >= 0 ? rm__pread_file(t->statm_fd, text, sizeof text)
+                                 : rm__read_kernel_file_at(t->dir_fd, "statm", text, sizeof text); /* not kept: rm__keep_open */
+    if (n == -ENOENT)
+        n = -ESRCH;
     if (n < 0)
         return (int)n;
     uint64_t size_pages;
@@ -131,13 +134,18 @@ int rm__probe_read_process(const rm__tracked *t, rm__process_reading *out)
  * (161 of 932 000 stat reads of children being reaped read X, whole). */
 int rm__probe_read_stat(rm__tracked *t, rm__process_reading *out)
 {
-    if (t->stat_fd < 0) {
-        t->stat_fd = rm__openat(t->dir_fd, "stat", RM__READ_FLAGS);
-        if (t->stat_fd < 0)
+    int fd = t->stat_fd;
+    if (fd < 0) {
+        fd = rm__openat(t->dir_fd, "stat", RM__READ_FLAGS);
+        if (fd < 0)
             return errno == ENOENT ? -ESRCH : -errno;
+        if (rm__keep_open(fd))
+            t->stat_fd = fd;
     }
     char text[1024];
-    ssize_t n = rm__pread_file(t->stat_fd, text, sizeof text);
+    ssize_t n = rm__pread_file(fd, text, sizeof text);
+    if (fd != t->stat_fd)
+        close(fd); /* read once: no descriptor to spare (rm__keep_open) */
     if (n < 0)
         return (int)n;
     int rc = rm__parse_stat(text, (size_t)n, &out->st);

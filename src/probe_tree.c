@@ -25,7 +25,10 @@ static int reads_stat_at_birth(const rm__probe *p)
 
 void rm__probe_release(rm__tracked *t)
 {
-    int *fds[] = {&t->statm_fd, &t->stat_fd, &t->status_fd, &t->dir_fd};
+    rm__close_kept(t->statm_fd); /* counted by rm__keep_open */
+    rm__close_kept(t->stat_fd);
+    t->statm_fd = t->stat_fd = -1;
+    int *fds[] = {&t->status_fd, &t->dir_fd};
     rm__process_metrics_close(&t->metrics);
     for (size_t i = 0; i < sizeof fds / sizeof *fds; i++) {
         if (*fds[i] >= 0)
@@ -102,6 +105,10 @@ int rm__probe_track(rm__probe *p, pid_t pid, rm__tracked **out)
     if (t.dir_fd < 0)
         return errno == ENOENT ? -ESRCH : -errno;
     int rc = open_in(t.dir_fd, "statm", &t.statm_fd);
+    if (rc == 0 && !rm__keep_open(t.statm_fd)) {
+        close(t.statm_fd); /* read through the directory each time */
+        t.statm_fd = -1;
+    }
     if (rc == 0) {
         if (t.is_self)
             t.cpu_clock = CLOCK_PROCESS_CPUTIME_ID; /* skips the kernel's pid lookup */
@@ -124,8 +131,10 @@ int rm__probe_track(rm__probe *p, pid_t pid, rm__tracked **out)
     /* The root's stat is kept open from the start whatever the mode: with
      * no descriptor left later, it still tells a zombie from a process
      * whose main thread exited (rm__probe_read_statm). */
-    if (p->count == 0 && t.stat_fd < 0 && open_in(t.dir_fd, "stat", &t.stat_fd) < 0)
+    if (p->count == 0 && t.stat_fd < 0 && open_in(t.dir_fd, "stat", &t.stat_fd) == 0 && !rm__keep_open(t.stat_fd)) {
+        close(t.stat_fd); /* the budget is spent (by another monitor's probe) */
         t.stat_fd = -1;
+    }
     /* Unknown birth (statm only: the root, tracked before any reading)
      * counts as "before": never an absurd spike. */
     int born_since = now.stat_read && p->previous_boottime_ns &&

@@ -938,6 +938,67 @@ static void tree_tracks_every_child_of_a_large_family(void **state)
     ASSERT_BETWEEN(s.peak_rss_mb, expected_mb * 0.97, expected_mb * 1.03);
 }
 
+/* A process's own files (statm, stat, the groups') were kept open beside
+ * its /proc directory with no bound: 10 000 sleepers under a hard limit of
+ * 20 000 descriptors left 5 000 untracked (unreadable_procs 12 507,
+ * peak_nprocs 4 999).  Now such a file is kept open only within an eighth of
+ * the hard limit and is read through the directory past it: the family
+ * of 1200 under a limit of ~2400 descriptors is counted whole, none
+ * unreadable. */
+static void a_wide_family_under_a_low_open_file_limit_is_read_whole(void **state)
+{
+    (void)state;
+    test_child target = test_spawn(run_large_family, NULL, 0);
+    pid_t pids[LARGE_FAMILY];
+    test_child_receive(&target, pids, sizeof pids);
+    int report[2];
+    assert_int_equal(pipe(report), 0);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        close(report[0]);
+        int highest = report[1];
+        DIR *fds = opendir("/proc/self/fd");
+        for (struct dirent *d; fds && (d = readdir(fds));)
+            if (atoi(d->d_name) > highest && atoi(d->d_name) != dirfd(fds))
+                highest = atoi(d->d_name);
+        if (fds)
+            closedir(fds);
+        /* Room for every directory and the walker's quarter; not for a
+         * second and third file a process. */
+        struct rlimit limit = {(rlim_t)(highest + 1 + 2400), (rlim_t)(highest + 1 + 2400)};
+        double got[3] = {-1, -1, -1};
+        resmon_options opts = {.struct_size = sizeof(resmon_options), .sample_interval_sec = 0.02, .pid = target.pid,
+                               .include_children = 1, .metrics = RESMON_METRIC_ALL}; /* every group's files */
+        resmon_monitor *m = NULL;
+        if (setrlimit(RLIMIT_NOFILE, &limit) == 0 && resmon_monitor_new(&m, &opts) == 0 &&
+            resmon_monitor_start(m) == 0) {
+            struct timespec pause = {0, 200000000};
+            nanosleep(&pause, NULL); /* the first sample, taken before start returned, suffices */
+            resmon_summary s;
+            if (resmon_monitor_stop(m) == 0 && resmon_monitor_get_summary(m, &s, sizeof s) == 0) {
+                got[0] = s.peak_nprocs;
+                got[1] = s.peak_unreadable_procs;
+                got[2] = s.num_samples;
+            }
+        }
+        resmon_monitor_free(m);
+        _exit(write(report[1], got, sizeof got) == (ssize_t)sizeof got ? 0 : 1);
+    }
+    close(report[1]);
+    double got[3];
+    assert_int_equal(read(report[0], got, sizeof got), sizeof got);
+    close(report[0]);
+    int status;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    test_child_release(&target);
+    test_child_kill(&target);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_true(got[2] >= 1);
+    assert_int_equal((int)got[0], LARGE_FAMILY + 1);
+    assert_int_equal((int)got[1], 0);
+}
+
 /* A chain: each process the only child of the one before, so a process
  * whose children are not listed cuts off everything below it. */
 enum { CHAIN_DEPTH = 150 };
@@ -1874,6 +1935,7 @@ int main(void)
         cmocka_unit_test_setup(sleeper_that_woke_is_read_at_its_new_rss_and_peak, use_proc_scan),
         /* last: it leaves ~400 killed processes to the reaper of the test's orphans */
         cmocka_unit_test(walk_past_the_open_file_limit_finds_or_counts_every_process),
+        cmocka_unit_test(a_wide_family_under_a_low_open_file_limit_is_read_whole),
     };
     if (getenv("RESMON_TEST_FILTER")) /* one test by name, e.g. while proving it */
         cmocka_set_test_filter(getenv("RESMON_TEST_FILTER"));
