@@ -87,6 +87,17 @@ int rm__keep_open(int fd)
     return 0;
 }
 
+void rm__count_kept(int fd)
+{
+    (void)fd;
+    atomic_fetch_add_explicit(&kept_files, 1, memory_order_relaxed);
+}
+
+int rm__starved(long rc)
+{
+    return rc == -EMFILE || rc == -ENFILE;
+}
+
 void rm__close_kept(int fd)
 {
     if (fd < 0)

@@ -52,6 +52,12 @@ int rm__openat(int dirfd, const char *path, int flags);
  * for a sleeping process, once a refresh). */
 int rm__keep_open(int fd);
 void rm__close_kept(int fd);
+/* Counts fd as kept whatever the budget (the root's stat: one a probe). */
+void rm__count_kept(int fd);
+/* Whether a read failed for want of a descriptor (-EMFILE, -ENFILE): a
+ * file past the budget, opened at each reading, may find none -- the
+ * process is not gone, its last reading stands. */
+int rm__starved(long rc);
 
 /* Reads the hard limit that rm__keep_open goes by: at each probe's start
  * (a limit lowered since is heeded). */

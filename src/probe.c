@@ -112,9 +112,9 @@ void rm__probe_close(rm__probe *p)
 /* Whether this reading reads a process's stat: every reading when a metric
  * group needs it; in a tree, at the baseline, when a tracked child of it
  * was reaped, and else on the CHILDREN_CPU_REFRESH_NS schedule.  Either way
- * once.  *tree_due: the tree's schedule asked (a failure then means gone:
- * a tracked process's stat is open from its tracking on, so no shortage of
- * descriptors can fail it). */
+ * once.  *tree_due: the tree's schedule asked (a failure then means gone,
+ * but for -EMFILE / -ENFILE: a stat past the budget of kept files,
+ * rm__keep_open, is opened at each reading and may find no descriptor). */
 static int stat_wanted(const rm__probe *p, const rm__tracked *t, const rm__process_reading *now, uint64_t boot_ns,
                        int baseline, int idle, int *tree_due)
 {
@@ -239,19 +239,25 @@ static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
             now.rss_pages = t->rss_pages;
             now.has_memory = t->has_memory;
         } else if (!gone) {
-            gone = rm__probe_read_statm(t, &now) < 0;
-            t->statm_read_ns = boot_ns;
-            t->has_memory = now.has_memory;
-            if (!now.has_memory && !gone && !t->exited_seen_ns)
-                t->exited_seen_ns = boot_ns;
+            int rc = rm__probe_read_statm(t, &now);
+            if (rm__starved(rc)) { /* not kept open, and no descriptor to read it with: its last reading stands */
+                now.rss_pages = t->rss_pages;
+                now.has_memory = t->has_memory;
+            } else {
+                gone = rc < 0;
+                t->statm_read_ns = boot_ns;
+                t->has_memory = now.has_memory;
+                if (!now.has_memory && !gone && !t->exited_seen_ns)
+                    t->exited_seen_ns = boot_ns;
+            }
         }
         int idle = !gone && groups && is_idle(p, t, &now, baseline);
         tree_due = 0;
         if (!gone && (groups || p->include_children) &&
             stat_wanted(p, t, &now, boot_ns, baseline, idle, &tree_due)) {
             int rc = rm__probe_read_stat(t, &now);
-            gone = rc == -ESRCH || (rc < 0 && tree_due);
-            if (tree_due) {
+            gone = rc == -ESRCH || (rc < 0 && tree_due && !rm__starved(rc));
+            if (tree_due && !rm__starved(rc)) { /* starved: asked again at the next reading */
                 t->stat_read_ns = boot_ns;
                 t->stat_cpu_ns = now.cpu_ns;
             }

@@ -131,10 +131,8 @@ int rm__probe_track(rm__probe *p, pid_t pid, rm__tracked **out)
     /* The root's stat is kept open from the start whatever the mode: with
      * no descriptor left later, it still tells a zombie from a process
      * whose main thread exited (rm__probe_read_statm). */
-    if (p->count == 0 && t.stat_fd < 0 && open_in(t.dir_fd, "stat", &t.stat_fd) == 0 && !rm__keep_open(t.stat_fd)) {
-        close(t.stat_fd); /* the budget is spent (by another monitor's probe) */
-        t.stat_fd = -1;
-    }
+    if (p->count == 0 && t.stat_fd < 0 && open_in(t.dir_fd, "stat", &t.stat_fd) == 0)
+        rm__count_kept(t.stat_fd); /* whatever the budget: one file a probe */
     /* Unknown birth (statm only: the root, tracked before any reading)
      * counts as "before": never an absurd spike. */
     int born_since = now.stat_read && p->previous_boottime_ns &&
@@ -191,9 +189,15 @@ static int still_alive(rm__tracked *t, pid_t *ppid)
      * reads (statm as zeros, like a zombie), but its stat reads gone once it
      * is released: reaped, so its parent's counters now hold it (a reaped
      * child taken for a live one was counted twice). */
-    int alive = rm__probe_read_process(t, &now) == 0 && rm__probe_read_stat(t, &now) == 0;
+    int rc = rm__probe_read_process(t, &now);
+    if (rc == 0)
+        rc = rm__probe_read_stat(t, &now);
+    if (rm__starved(rc)) { /* no descriptor to look with (files past the budget): unknown, so it stays */
+        *ppid = t->ppid;
+        return 1;
+    }
     *ppid = now.st.ppid;
-    return alive;
+    return rc == 0;
 }
 
 /* A process the cgroup no longer lists: alive and not a zombie, so it moved
@@ -205,7 +209,10 @@ static int left_cgroup(rm__tracked *t)
     pid_t ppid;
     rm__process_reading now;
     now.stat_read = 0;
-    return still_alive(t, &ppid) && rm__probe_read_process(t, &now) == 0 && now.has_memory;
+    if (!still_alive(t, &ppid))
+        return 0;
+    int rc = rm__probe_read_process(t, &now);
+    return rc == 0 ? now.has_memory : rm__starved(rc) && t->has_memory;
 }
 
 int rm__probe_tree_use_cgroup(rm__probe *p, const char *dir)
