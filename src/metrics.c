@@ -284,7 +284,19 @@ typedef struct process_reading {
     int zombie;              /* its latest stat showed a zombie */
     uint64_t *now;           /* its counters' lifetime values, by slot */
     unsigned refused;        /* sources refused (another user's, not dumpable) */
+    unsigned starved;        /* sources not read for want of a descriptor (EMFILE, ENFILE) */
 } process_reading;
+
+/* A source's read failed with rc: refused (counted unreadable), or starved
+ * (no descriptor to open its file with: the process is alive and its
+ * latest figures stand, rm__metrics_read_process), or gone. */
+static void note_failure(process_reading *r, unsigned source, long rc)
+{
+    if (rm__read_refused(rc))
+        r->refused |= source;
+    else if (rm__starved(rc))
+        r->starved |= source;
+}
 
 /* A source's reader: fills r->now[] (its counters) and pm->last[] (its
  * levels), returns its source bit when read, else 0 (adding the bit to
@@ -296,7 +308,7 @@ static unsigned read_stat_source(rm__metrics *m, rm__process_metrics *pm, proces
 {
     const rm__proc_stat *st = r->st;
     if (!st)
-        return 0;
+        return 0; /* not read: idle, or starved (r->starved set by the caller) */
     r->now[RM__USER_TICKS] = st->utime + (m->tree ? st->cutime : 0);
     r->now[RM__SYSTEM_TICKS] = st->stime + (m->tree ? st->cstime : 0);
     r->now[RM__MINOR_FAULTS] = st->minflt + (m->tree ? st->cminflt : 0);
@@ -331,8 +343,7 @@ static unsigned read_switches_source(rm__metrics *m, rm__process_metrics *pm, pr
                            &r->now[RM__INVOLUNTARY_SWITCHES]);
     if (rc == 0)
         return RM__SOURCE_SWITCHES;
-    if (rm__read_refused(rc))
-        r->refused |= RM__SOURCE_SWITCHES;
+    note_failure(r, RM__SOURCE_SWITCHES, rc);
     return 0;
 }
 
@@ -356,9 +367,11 @@ static unsigned read_smaps_source(rm__metrics *m, rm__process_metrics *pm, proce
         int readable = pm->smaps_fd >= 0;
         if (!readable) {
             int fd = rm__openat(r->dir_fd, "smaps_rollup", RM__READ_FLAGS);
-            if (fd < 0 && rm__read_refused(-errno))
-                r->refused |= RM__SOURCE_SMAPS;
-            readable = fd >= 0;
+            int failure = fd < 0 ? -errno : 0;
+            if (fd < 0)
+                note_failure(r, RM__SOURCE_SMAPS, failure);
+            /* No descriptor to check it with: what the last check found stands. */
+            readable = fd >= 0 || (rm__starved(failure) && pm->smaps_known);
             if (readable && rm__keep_open(fd))
                 pm->smaps_fd = fd;
             else if (readable)
@@ -372,11 +385,12 @@ static unsigned read_smaps_source(rm__metrics *m, rm__process_metrics *pm, proce
     } else if (r->baseline || m->final_reading || m->pss_tree_due || !pm->smaps_known || pm->pss_from_rss ||
                rss_moved(pm, rss_pages)) {
         char text[4096];
-        pm->pss_from_rss = 0;
         m->smaps_reads++;
         ssize_t n = read_smaps_rollup(r->dir_fd, &pm->smaps_fd, text, sizeof text);
-        if (rm__read_refused(n))
-            r->refused |= RM__SOURCE_SMAPS;
+        note_failure(r, RM__SOURCE_SMAPS, n);
+        if (rm__starved(n)) /* no descriptor to read it with: the last reading stands, read again next time */
+            return pm->smaps_known ? RM__SOURCE_SMAPS : 0;
+        pm->pss_from_rss = 0;
         /* A refused read leaves no earlier figure standing: after an exec
          * into a non-dumpable image, the old image's PSS is not this one's. */
         pm->smaps_known = n >= 0 && rm__parse_status_kb(text, (size_t)n, "Pss", &pm->last[RM__PSS_KB]) == 0 &&
@@ -402,8 +416,7 @@ static unsigned read_io_source(rm__metrics *m, rm__process_metrics *pm, process_
     char text[4096];
     ssize_t n = read_kept_open(r->dir_fd, &pm->io_fd, "io", text, sizeof text);
     rm__proc_io io;
-    if (rm__read_refused(n))
-        r->refused |= RM__SOURCE_IO;
+    note_failure(r, RM__SOURCE_IO, n);
     if (n < 0 || rm__parse_io(text, (size_t)n, &io) != 0)
         return 0;
     r->now[RM__IO_RCHAR] = io.rchar;
@@ -426,8 +439,7 @@ static unsigned read_fds_source(rm__metrics *m, rm__process_metrics *pm, process
     if (pm->fd_dir_fd < 0) {
         pm->fd_dir_fd = rm__openat(r->dir_fd, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (pm->fd_dir_fd < 0) {
-            if (rm__read_refused(-errno))
-                r->refused |= RM__SOURCE_FDS;
+            note_failure(r, RM__SOURCE_FDS, -errno);
             return 0;
         }
         transient = !rm__keep_open(pm->fd_dir_fd);
@@ -439,8 +451,7 @@ static unsigned read_fds_source(rm__metrics *m, rm__process_metrics *pm, process
     for (;;) {
         long n = syscall(SYS_getdents64, pm->fd_dir_fd, buf, sizeof buf);
         if (n < 0) {
-            if (rm__read_refused(-errno))
-                r->refused |= RM__SOURCE_FDS;
+            note_failure(r, RM__SOURCE_FDS, -errno);
             if (transient) {
                 close(pm->fd_dir_fd);
                 pm->fd_dir_fd = -1;
@@ -525,8 +536,8 @@ int rm__metrics_need_stat(const rm__metrics *m)
     return (m->wanted & RM__SOURCE_STAT) != 0;
 }
 
-void rm__metrics_read_process(rm__metrics *m, rm__process_metrics *pm, int dir_fd, const rm__proc_stat *st, int idle,
-                              uint64_t rss_pages, uint64_t boot_ns, int baseline)
+void rm__metrics_read_process(rm__metrics *m, rm__process_metrics *pm, int dir_fd, const rm__proc_stat *st,
+                              int stat_starved, int idle, uint64_t rss_pages, uint64_t boot_ns, int baseline)
 {
     if (!m->groups)
         return; /* the default: a sample costs what it did before the groups */
@@ -545,6 +556,7 @@ void rm__metrics_read_process(rm__metrics *m, rm__process_metrics *pm, int dir_f
         .age_ns = pm->born_known && boot_ns >= pm->born_ns ? boot_ns - pm->born_ns : UINT64_MAX, /* unknown: read */
         .baseline = baseline,
         .now = now,
+        .starved = stat_starved ? RM__SOURCE_STAT : 0u,
     };
     unsigned got = 0;
     if (idle) {
@@ -559,6 +571,18 @@ void rm__metrics_read_process(rm__metrics *m, rm__process_metrics *pm, int dir_f
     for (size_t i = 0; i < READER_COUNT; i++)
         if (m->wanted & readers[i].source & ~got)
             got |= readers[i].read(m, pm, &r);
+    /* A source that found no descriptor to read with stands as it was last
+     * read, as an idle process's do: the process is alive (its clock was
+     * read), so its counts, threads and sizes are late, not gone -- taking
+     * them out made a tree under its open-file limit lose its busy
+     * processes from nprocs for as long as the descriptors were short.
+     * Its counters then count nothing now and the whole rise at the next
+     * reading that finds one. */
+    unsigned stand = pm->primed & r.starved & ~got;
+    for (size_t c = 0; c < RM__COUNTER_COUNT; c++)
+        if (stand & slot_source[c])
+            now[c] = pm->last[c];
+    got |= stand;
     if (r.zombie)
         note_ended_pss(m, pm);
     /* A zombie has no memory map to ask for. */

@@ -164,14 +164,15 @@ int rm__metrics_need_stat(const rm__metrics *m);
 
 /* One reading: start, then read each live process (dir_fd: its /proc
  * directory; st: its stat of this reading, NULL when it could not be read;
+ * stat_starved: st is NULL for want of a descriptor (its latest stands);
  * idle: it has not run since its previous reading (its CPU clock stood
  * still), so its stat, status and io figures cannot have moved and the
  * latest stand, unread; rss_pages: its resident pages now; baseline: the
  * window's first reading, which counts nothing), settle each reaped one
  * whose parent is tracked, then finish. */
 void rm__metrics_start_reading(rm__metrics *m, int baseline);
-void rm__metrics_read_process(rm__metrics *m, rm__process_metrics *pm, int dir_fd, const rm__proc_stat *st, int idle,
-                              uint64_t rss_pages, uint64_t boot_ns, int baseline);
+void rm__metrics_read_process(rm__metrics *m, rm__process_metrics *pm, int dir_fd, const rm__proc_stat *st,
+                              int stat_starved, int idle, uint64_t rss_pages, uint64_t boot_ns, int baseline);
 /* Call after start: decides whether this reading reads every process's
  * smaps_rollup, which a tree's PSS needs at one moment -- when a walked
  * process joined or left the tracked set, since a fork or an exit changes

@@ -252,11 +252,13 @@ static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
             }
         }
         int idle = !gone && groups && is_idle(p, t, &now, baseline);
+        int stat_starved = 0;
         tree_due = 0;
         if (!gone && (groups || p->include_children) &&
             stat_wanted(p, t, &now, boot_ns, baseline, idle, &tree_due)) {
             int rc = rm__probe_read_stat(t, &now);
-            gone = rc == -ESRCH || (rc < 0 && tree_due && !rm__starved(rc));
+            stat_starved = rm__starved(rc);
+            gone = rc == -ESRCH || (rc < 0 && tree_due && !stat_starved);
             if (tree_due && !rm__starved(rc)) { /* starved: asked again at the next reading */
                 t->stat_read_ns = boot_ns;
                 t->stat_cpu_ns = now.cpu_ns;
@@ -282,8 +284,8 @@ static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
         rss_pages += now.rss_pages;
         r.process_count++;
         if (groups) {
-            rm__metrics_read_process(&p->metrics, &t->metrics, t->dir_fd, now.stat_read ? &now.st : NULL, idle,
-                                     now.rss_pages, boot_ns, baseline);
+            rm__metrics_read_process(&p->metrics, &t->metrics, t->dir_fd, now.stat_read ? &now.st : NULL,
+                                     stat_starved, idle, now.rss_pages, boot_ns, baseline);
             t->read_once = 1;
         }
         uint64_t rss_bytes = now.rss_pages * p->page_size;

@@ -203,15 +203,7 @@ static void a_proc_root_that_is_a_file_is_not_a_directory(void **state)
  * once lowered, may not come back.  0, or 1 when it could not. */
 static int leave_free_descriptors(int free_count)
 {
-    int highest = 2;
-    DIR *dir = opendir("/proc/self/fd");
-    if (!dir)
-        return 1;
-    struct dirent *e;
-    while ((e = readdir(dir)))
-        if (atoi(e->d_name) > highest)
-            highest = atoi(e->d_name);
-    closedir(dir);
+    int highest = test_highest_descriptor(2);
     struct rlimit lowered;
     if (getrlimit(RLIMIT_NOFILE, &lowered) != 0)
         return 1;

@@ -441,7 +441,7 @@ static double fixture_read_tree(rm__metrics *m, unsigned generation, uint64_t bo
     rm__metrics_start_reading(m, baseline);
     rm__metrics_plan_pss(m, generation, boot_ns, tree_size);
     for (size_t i = 0; i < count; i++)
-        rm__metrics_read_process(m, &procs[i]->pm, procs[i]->dir_fd, &procs[i]->st, 0, procs[i]->rss_pages, boot_ns,
+        rm__metrics_read_process(m, &procs[i]->pm, procs[i]->dir_fd, &procs[i]->st, 0, 0, procs[i]->rss_pages, boot_ns,
                                  baseline);
     rm__metrics_finish_reading(m, baseline);
     resmon_sample s;

@@ -957,13 +957,7 @@ static void a_wide_family_under_a_low_open_file_limit_is_read_whole(void **state
     assert_true(child >= 0);
     if (child == 0) {
         close(report[0]);
-        int highest = report[1];
-        DIR *fds = opendir("/proc/self/fd");
-        for (struct dirent *d; fds && (d = readdir(fds));)
-            if (atoi(d->d_name) > highest && atoi(d->d_name) != dirfd(fds))
-                highest = atoi(d->d_name);
-        if (fds)
-            closedir(fds);
+        int highest = test_highest_descriptor(report[1]);
         /* Room for every directory and the walker's quarter; not for a
          * second and third file a process. */
         struct rlimit limit = {(rlim_t)(highest + 1 + 2400), (rlim_t)(highest + 1 + 2400)};
@@ -997,6 +991,137 @@ static void a_wide_family_under_a_low_open_file_limit_is_read_whole(void **state
     assert_true(got[2] >= 1);
     assert_int_equal((int)got[0], LARGE_FAMILY + 1);
     assert_int_equal((int)got[1], 0);
+}
+
+/* A family whose last STARVED_BUSY children spin while *go is 1: forked
+ * after STARVED_SLEEPERS sleepers, they are tracked after them, past the
+ * budget of files kept open under a low limit. */
+enum { STARVED_SLEEPERS = 48, STARVED_BUSY = 4, STARVED_FAMILY = STARVED_SLEEPERS + STARVED_BUSY };
+
+static int run_starved_family(const test_child *self, const void *arg)
+{
+    atomic_int *go = (atomic_int *)arg;
+    pid_t pids[STARVED_FAMILY];
+    for (int i = 0; i < STARVED_FAMILY; i++) {
+        pids[i] = fork();
+        if (pids[i] == 0) {
+            if (i >= STARVED_SLEEPERS) {
+                struct timespec poll_pause = {0, 1000000};
+                while (atomic_load(go) == 0)
+                    nanosleep(&poll_pause, NULL);
+                while (atomic_load(go) == 1)
+                    ;
+            }
+            test_child_await(self);
+            _exit(0);
+        }
+        if (pids[i] < 0)
+            _exit(2);
+    }
+    test_child_send(self, pids, sizeof pids);
+    for (int i = 0; i < STARVED_FAMILY; i++)
+        waitpid(pids[i], NULL, 0);
+    test_child_idle();
+}
+
+static double schedstat_sec(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/schedstat", (int)pid);
+    FILE *f = fopen(path, "r");
+    unsigned long long ns = 0;
+    if (!f || fscanf(f, "%llu", &ns) != 1)
+        ns = 0;
+    if (f)
+        fclose(f);
+    return (double)ns / 1e9;
+}
+
+/* A process past the budget of kept files has its statm and stat opened at
+ * each reading; with every descriptor taken (another thread of the program
+ * holding them all for a while) that open fails with EMFILE.  Such a
+ * process was settled as reaped and tracked again as a new one once the
+ * descriptors came back: the CPU its busy children used in between was
+ * lost.  Its last reading now stands, and the window's CPU is what the
+ * kernel counted (schedstat) over it. */
+static void a_process_read_without_a_free_descriptor_is_not_taken_for_ended(void **state)
+{
+    (void)state;
+    atomic_int *go = mmap(NULL, sizeof *go, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    assert_true(go != MAP_FAILED);
+    atomic_store(go, 0);
+    test_child target = test_spawn(run_starved_family, go, 0);
+    pid_t pids[STARVED_FAMILY];
+    test_child_receive(&target, pids, sizeof pids);
+    int report[2];
+    assert_int_equal(pipe(report), 0);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        close(report[0]);
+        int highest = test_highest_descriptor(report[1]);
+        /* Every directory, the walker's quarter and an eighth kept open:
+         * room for the sleepers' files, not the busy ones'. */
+        struct rlimit limit = {(rlim_t)(highest + 1 + 240), (rlim_t)(highest + 1 + 240)};
+        double got[5] = {-1, -1, -1, -1, -1}; /* CPU, processes, samples, descriptors held, kernel's CPU */
+        resmon_options opts = {.struct_size = sizeof(resmon_options), .sample_interval_sec = 0.02, .pid = target.pid,
+                               .include_children = 1, .metrics = RESMON_METRIC_COUNTS};
+        resmon_monitor *m = NULL;
+        static int held[4096];
+        int count = 0;
+        double before = 0, after = 0;
+        for (int i = STARVED_SLEEPERS; i < STARVED_FAMILY; i++)
+            before += schedstat_sec(pids[i]);
+        if (setrlimit(RLIMIT_NOFILE, &limit) == 0 && resmon_monitor_new(&m, &opts) == 0 &&
+            resmon_monitor_start(m) == 0) {
+            atomic_store(go, 1);
+            test_sleep(0.2);
+            for (int fd; count < 4096 && (fd = dup(report[1])) >= 0;)
+                held[count++] = fd; /* until EMFILE: the sampler finds none */
+            test_sleep(0.5);
+            for (int i = 0; i < count; i++)
+                close(held[i]);
+            test_sleep(0.2);
+            atomic_store(go, 2);
+            resmon_summary s;
+            if (resmon_monitor_stop(m) == 0 && resmon_monitor_get_summary(m, &s, sizeof s) == 0) {
+                got[0] = s.cpu_time_sec;
+                got[2] = s.num_samples;
+                /* The fewest processes a sample counted: a process taken for
+                 * ended was missing until the walk found it again. */
+                static resmon_sample samples[4096];
+                size_t n = (size_t)s.num_samples < 4096 ? (size_t)s.num_samples : 4096;
+                if (resmon_monitor_get_samples(m, samples, n, sizeof *samples) >= 0)
+                    for (size_t i = 0; i < n; i++)
+                        if (got[1] < 0 || samples[i].nprocs < got[1])
+                            got[1] = samples[i].nprocs;
+            }
+        }
+        for (int i = STARVED_SLEEPERS; i < STARVED_FAMILY; i++)
+            after += schedstat_sec(pids[i]);
+        got[3] = count;
+        got[4] = after - before;
+        resmon_monitor_free(m);
+        _exit(write(report[1], got, sizeof got) == (ssize_t)sizeof got ? 0 : 1);
+    }
+    close(report[1]);
+    double got[5];
+    assert_int_equal(read(report[0], got, sizeof got), sizeof got);
+    close(report[0]);
+    int status;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    atomic_store(go, 2);
+    test_child_release(&target);
+    test_child_kill(&target);
+    munmap(go, sizeof *go);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    print_message("window CPU %.3f s, the busy children's (schedstat) %.3f s; %g processes at the fewest, %g samples, "
+                  "%g descriptors held\n", got[0], got[4], got[1], got[2], got[3]);
+    assert_true(got[2] >= 3);
+    assert_true(got[3] >= 1);
+    assert_int_equal((int)got[1], STARVED_FAMILY + 1);
+    /* The busy children spun only inside the window (the others sleep). */
+    ASSERT_BETWEEN(got[0], got[4] * 0.85, got[4] * 1.1 + 0.02);
 }
 
 /* A chain: each process the only child of the one before, so a process
@@ -1070,13 +1195,7 @@ static limited_walk walk_with_spare_descriptors(pid_t root, rm__tree_method meth
     if (child == 0) {
         close(report[0]);
         int proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        int highest = proc_fd;
-        DIR *fds = opendir("/proc/self/fd");
-        for (struct dirent *d; fds && (d = readdir(fds));)
-            if (atoi(d->d_name) > highest && atoi(d->d_name) != dirfd(fds))
-                highest = atoi(d->d_name);
-        if (fds)
-            closedir(fds);
+        int highest = test_highest_descriptor(proc_fd);
         for (int hole; (hole = open("/dev/null", O_RDONLY | O_CLOEXEC)) >= 0;)
             if (hole > highest) { /* the free numbers below the highest are filled: spare is exact */
                 close(hole);
@@ -1936,6 +2055,7 @@ int main(void)
         /* last: it leaves ~400 killed processes to the reaper of the test's orphans */
         cmocka_unit_test(walk_past_the_open_file_limit_finds_or_counts_every_process),
         cmocka_unit_test(a_wide_family_under_a_low_open_file_limit_is_read_whole),
+        cmocka_unit_test(a_process_read_without_a_free_descriptor_is_not_taken_for_ended),
     };
     if (getenv("RESMON_TEST_FILTER")) /* one test by name, e.g. while proving it */
         cmocka_set_test_filter(getenv("RESMON_TEST_FILTER"));

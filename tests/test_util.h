@@ -4,6 +4,7 @@
 #ifndef RESMON_TEST_UTIL_H
 #define RESMON_TEST_UTIL_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -233,6 +234,20 @@ static inline double test_time_factor(void)
 static inline double test_scaled(double seconds)
 {
     return seconds * test_time_factor();
+}
+
+/* The highest descriptor open in this process (at least `floor`): a test
+ * that lowers RLIMIT_NOFILE to leave a known number free counts from it. */
+static inline int test_highest_descriptor(int floor)
+{
+    int highest = floor;
+    DIR *fds = opendir("/proc/self/fd");
+    for (struct dirent *d; fds && (d = readdir(fds));)
+        if (atoi(d->d_name) > highest && atoi(d->d_name) != dirfd(fds))
+            highest = atoi(d->d_name);
+    if (fds)
+        closedir(fds);
+    return highest;
 }
 
 /* ---- workloads that say when they are ready --------------------------------
