@@ -381,6 +381,80 @@ static void a_pending_record_is_not_placed_by_a_later_holder_of_its_parents_pid(
     }
 }
 
+/* A foreign process D, a child of a keeper M that init adopted (so D's
+ * chain never passes this test, the run's root), and M reaps D when it is
+ * killed: *keeper and *foreign receive their pids. */
+static void spawn_foreign(pid_t *keeper, pid_t *foreign)
+{
+    int pids[2];
+    assert_int_equal(pipe(pids), 0);
+    pid_t first = fork();
+    assert_true(first >= 0);
+    if (first == 0) {
+        int null = open("/dev/null", O_RDWR); /* M and D outlive this test's output: not its pipes */
+        for (int fd = 0; fd <= 2; fd++)
+            dup2(null, fd);
+        if (fork() == 0) { /* M */
+            pid_t d = fork();
+            if (d == 0)
+                for (;;)
+                    pause();
+            pid_t both[2] = {getpid(), d};
+            if (write(pids[1], both, sizeof both) != (ssize_t)sizeof both)
+                _exit(1);
+            waitpid(d, NULL, 0);
+            for (;;)
+                pause();
+        }
+        _exit(0); /* M is orphaned: adopted by init (or a subreaper above this test) */
+    }
+    assert_int_equal(waitpid(first, NULL, 0), first);
+    pid_t both[2];
+    assert_int_equal(read(pids[0], both, sizeof both), sizeof both);
+    close(pids[0]);
+    close(pids[1]);
+    *keeper = both[0];
+    *foreign = both[1];
+}
+
+/* A process found foreign is remembered until a record of its own arrives
+ * (or records were lost), so another build's exits cost no read of /proc:
+ * a second child of a foreign parent that has since ended is still
+ * foreign, not pending (the parent's pid names nobody).  Once the parent's
+ * record came, or an overrun, it is forgotten: its pid is read again and,
+ * gone, the child waits as pending (counted unattributed at an end with
+ * overruns). */
+static void a_foreign_parent_is_known_until_its_own_record(void **state)
+{
+    (void)state;
+    for (int forgotten = 0; forgotten <= 2; forgotten++) {
+        pid_t keeper, foreign;
+        spawn_foreign(&keeper, &foreign);
+        process_records *p = started();
+        struct taskstats first = record(GONE_BASE + 30, GONE_BASE + 30, foreign, "cc1", 1, 1.0, 1024);
+        process_records_taskstats(&first, p);
+        assert_int_equal(kill(foreign, SIGKILL), 0);
+        while (kill(foreign, 0) == 0) /* until its keeper reaped it */
+            test_sleep(0.001);
+        struct taskstats ended = record(foreign, foreign, keeper, "make", 1, 1.0, 1024);
+        if (forgotten == 1)
+            process_records_taskstats(&ended, p); /* its own record */
+        if (forgotten == 2)
+            process_records_taskstats(NULL, p); /* an overrun */
+        struct taskstats second = record(GONE_BASE + 31, GONE_BASE + 31, foreign, "as", 1, 1.0, 1024);
+        process_records_taskstats(&second, p);
+        /* Finished with an overrun, so that a pending record is counted (without one it
+         * is foreign: every record of the run came). */
+        process_records_finish(p, 1);
+        process_totals t;
+        process_records_totals(p, &t);
+        process_records_free(p);
+        kill(keeper, SIGKILL);
+        assert_int_equal(t.count, 0);
+        assert_int_equal(t.unattributed, forgotten ? 1 : 0);
+    }
+}
+
 /* Review (rev34 F6): a record's end was when it was read, however late.
  * Its begin time and elapsed time say in which wall-clock second the kernel
  * made it: a record read 98 s after that second ends there. */
@@ -418,6 +492,7 @@ int main(void)
         cmocka_unit_test(threads_fold_for_many_processes_at_once_and_past_the_bound_are_counted),
         cmocka_unit_test(a_pending_record_is_not_placed_by_a_later_holder_of_its_parents_pid),
         cmocka_unit_test(a_record_read_late_ends_within_the_second_the_kernel_made_it),
+        cmocka_unit_test(a_foreign_parent_is_known_until_its_own_record),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

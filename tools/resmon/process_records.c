@@ -12,6 +12,9 @@
  *      before, or one the walk of rule 3 passed through);
  *   3. the live /proc/PPID/stat chain, read now, reaches resmon or a known
  *      pid (the parent still runs: a child usually ends before its parent);
+ *      a chain that reaches init instead is foreign, and its live members
+ *      are remembered as such until a record of theirs arrives (see
+ *      foreign_known: the exits of another build cost no read);
  *   4. the parent is gone from /proc (it ended and was reaped between the
  *      child's exit and this read): the record waits, bounded, until a
  *      record of that parent arrives and places it; at finish the rest
@@ -36,7 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PROCESS_FOREIGN_CACHE 256
+#define PROCESS_FOREIGN_CACHE 1024
 
 /* A record's source, by these very pointers (a record read back from the
  * --processes all file is checked against them). */
@@ -58,10 +61,7 @@ struct process_records {
     } ended[PROCESS_ENDED_RING];     /* the members that ended last */
     double boot_minus_monotonic_sec; /* CLOCK_BOOTTIME - CLOCK_MONOTONIC at the start */
     double real_minus_monotonic_sec; /* CLOCK_REALTIME - CLOCK_MONOTONIC at the start */
-    struct foreign_parent {
-        pid_t pid;
-        unsigned long long start; /* (22) starttime: a reused pid differs */
-    } foreign[PROCESS_FOREIGN_CACHE];
+    pid_t foreign[PROCESS_FOREIGN_CACHE]; /* live processes known not to be the run's, by pid % size; 0: none */
     size_t ended_next;
     process_record *open; /* multi-threaded processes being folded, room for open_capacity */
     size_t open_count, open_capacity;
@@ -203,35 +203,56 @@ struct proc_stat {
     unsigned long long start; /* (22) starttime, clock ticks since boot: a reused pid differs */
 };
 
-/* 0, or -1 when the pid is gone. */
-static int read_proc_stat(pid_t pid, struct proc_stat *st)
+/* The number at *at (after spaces; a '-' sign is skipped), *at moved past it. */
+static unsigned long long next_number(const char **at, const char *end)
 {
-    char path[64], buf[512];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return -1;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    char *close = strrchr(buf, ')');
-    int ppid;
-    /* (5)-(8) and (10)-(21) skipped */
-    if (!close || sscanf(close + 1, " %c %d %*d %*d %*d %*d %u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
-                         &st->state, &ppid, &st->flags, &st->start) != 4)
-        return -1;
-    st->ppid = (pid_t)ppid;
-    return 0;
+    const char *c = *at;
+    while (c < end && *c == ' ')
+        c++;
+    if (c < end && *c == '-')
+        c++;
+    unsigned long long value = 0;
+    for (; c < end && *c >= '0' && *c <= '9'; c++)
+        value = value * 10 + (unsigned long long)(*c - '0');
+    *at = c;
+    return value;
 }
 
-/* The parent of a live pid and its start time; 0 when it is gone. */
-static pid_t live_parent(pid_t pid, unsigned long long *start)
+/* 0, or -1 when the pid is gone.  Read with open, read and close and
+ * parsed by hand: this runs for exits all over the machine (fopen, two
+ * reads and sscanf made it half again as dear). */
+static int read_proc_stat(pid_t pid, struct proc_stat *st)
 {
-    struct proc_stat st;
-    if (read_proc_stat(pid, &st) != 0)
-        return 0;
-    *start = st.start;
-    return st.ppid;
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n;
+    do
+        n = read(fd, buf, sizeof buf - 1);
+    while (n < 0 && errno == EINTR);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    const char *close_paren = strrchr(buf, ')'), *end = buf + n;
+    if (!close_paren || close_paren + 3 >= end)
+        return -1;
+    st->state = close_paren[2];
+    const char *at = close_paren + 3;
+    for (int field = 4; field <= 22; field++) {
+        unsigned long long value = next_number(&at, end);
+        if (at >= end || *at != ' ')
+            return -1;
+        if (field == 4)
+            st->ppid = (pid_t)value;
+        else if (field == 9)
+            st->flags = (unsigned)value;
+        else if (field == 22)
+            st->start = value;
+    }
+    return 0;
 }
 
 #define PF_EXITING_FLAG 0x4 /* include/linux/sched.h PF_EXITING */
@@ -253,18 +274,45 @@ static int ended_pid_reused(const struct ended_member *e)
     return ticks > 0 && (double)st.start / (double)ticks > e->latest_start_boot_sec;
 }
 
+/* The foreign set.  Whether a live process is the run's cannot change while
+ * it lives (it is reparented only when its parent ends, to init or to its
+ * nearest subreaper ancestor -- resmon, if it was the run's), and its pid
+ * is free again only after it ended, which sends its record first: so an
+ * entry stands until a record of that pid arrives (foreign_forget), or
+ * until records were lost (an overrun: all are forgotten).  A process seen
+ * in its exit (a zombie, PF_EXITING) is not entered: its record may have
+ * been read already.  The exits of another build on the machine then cost
+ * no read of /proc once its make and shells are known, where each exit
+ * read its parent's stat (and each new parent's chain up to init): most of
+ * resmon's CPU beside a parallel build, 81 % of it at 1000 sleepers. */
+static int foreign_known(const process_records *p, pid_t pid)
+{
+    return p->foreign[(size_t)pid % PROCESS_FOREIGN_CACHE] == pid;
+}
+
+static void foreign_forget(process_records *p, pid_t pid)
+{
+    if (pid > 0 && foreign_known(p, pid))
+        p->foreign[(size_t)pid % PROCESS_FOREIGN_CACHE] = 0;
+}
+
+static int seen_live(const struct proc_stat *st)
+{
+    return st->state != 'Z' && st->state != 'X' && !(st->flags & PF_EXITING_FLAG);
+}
+
 /* 1: parent belongs to the run (rules 1-3); 0: it does not; -1: parent is
  * gone, undecided (rule 4); -2: the chain of live ancestors is deeper than
  * PROCESS_CHAIN_MAX (a process that deep is counted unattributed, never
- * dropped as foreign: a recursive script 90 levels deep lost 55 records).  Live ancestors found on the way are added.  A
- * parent found foreign is remembered with its start time, so that the next
- * exits of a busy foreign parent (another build's make) cost one read of
- * /proc, not a walk to init. */
+ * dropped as foreign: a recursive script 90 levels deep lost 55 records).
+ * Live ancestors found on the way are added to the members; a chain that
+ * reaches init, or a process known foreign, enters its live members in the
+ * foreign set. */
 static int parent_in_run(process_records *p, pid_t parent)
 {
     pid_t chain[PROCESS_CHAIN_MAX];
+    int live[PROCESS_CHAIN_MAX];
     size_t depth = 0;
-    unsigned long long parent_start = 0, start = 0;
     const struct ended_member *ended = ended_recently(p, parent);
     if (ended && !ended_pid_reused(ended))
         return 1; /* else the walk below tells whose child it is */
@@ -274,23 +322,20 @@ static int parent_in_run(process_records *p, pid_t parent)
                 member_add(p, chain[i]);
             return 1;
         }
-        if (at <= 1)
+        if (at <= 1 || foreign_known(p, at))
             break;
         chain[depth] = at;
-        pid_t up = live_parent(at, &start);
-        if (up == 0)
+        struct proc_stat st;
+        if (read_proc_stat(at, &st) != 0)
             return depth == 0 ? -1 : 0; /* a gone grandparent: its child was reparented, not ours */
-        if (depth == 0) {
-            parent_start = start;
-            const struct foreign_parent *f = &p->foreign[(size_t)parent % PROCESS_FOREIGN_CACHE];
-            if (f->pid == parent && f->start == start)
-                return 0;
-        }
-        at = up;
+        live[depth] = seen_live(&st);
+        at = st.ppid;
     }
     if (depth == PROCESS_CHAIN_MAX)
         return -2;
-    p->foreign[(size_t)parent % PROCESS_FOREIGN_CACHE] = (struct foreign_parent){parent, parent_start};
+    for (size_t i = 0; i < depth; i++)
+        if (live[i])
+            p->foreign[(size_t)chain[i] % PROCESS_FOREIGN_CACHE] = chain[i];
     return 0;
 }
 
@@ -588,11 +633,18 @@ static void place_pending(process_records *p, const struct taskstats *parent)
 void process_records_taskstats(const struct taskstats *ts, void *user)
 {
     process_records *p = user;
+    if (!ts) { /* records were lost: an exit of a process known foreign may be among them */
+        pthread_mutex_lock(&p->lock);
+        memset(p->foreign, 0, sizeof p->foreign);
+        pthread_mutex_unlock(&p->lock);
+        return;
+    }
     pid_t tgid = (pid_t)(ts->version >= 12 ? ts->ac_tgid : ts->ac_pid);
     if (tgid == p->resmon_pid)
         return; /* resmon's own threads */
     double now = clock_monotonic_sec();
     pthread_mutex_lock(&p->lock); /* the start is set while the listener runs */
+    foreign_forget(p, (pid_t)ts->ac_pid); /* it ended: its pid may name another process next */
     double end_sec = now - p->start_monotonic_sec;
     int in = member_known(p, tgid) ? 1 : parent_in_run(p, (pid_t)ts->ac_ppid);
     if (in > 0) {

@@ -107,7 +107,8 @@ void process_records_on_record(process_records *p, void (*fn)(const process_reco
 int process_records_keep_all(process_records *p);
 
 /* A taskstats_callback (user: the records): keeps the record when the task
- * belongs to the run, folding threads into their process. */
+ * belongs to the run, folding threads into their process; NULL (records were
+ * lost) forgets which processes were known foreign. */
 void process_records_taskstats(const struct taskstats *ts, void *user);
 
 /* A process resmon reaped (wait4): its status and accounting, kept when

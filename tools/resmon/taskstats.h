@@ -18,7 +18,9 @@ typedef struct taskstats_listener taskstats_listener;
 
 /* Called on the listener's thread for each exited task's record (a thread's
  * or a single-threaded process's: TASKSTATS_TYPE_AGGR_PID).  version is the
- * record's own (ts->version): fields newer than it read as zero. */
+ * record's own (ts->version): fields newer than it read as zero.  ts NULL:
+ * the kernel dropped records here (an overrun), so what was concluded from
+ * records not seen -- that a process has not ended -- no longer holds. */
 typedef void (*taskstats_callback)(const struct taskstats *ts, void *user);
 
 /* Opens the socket, resolves the family and registers for every online CPU,
