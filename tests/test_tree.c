@@ -1124,6 +1124,74 @@ static void a_process_read_without_a_free_descriptor_is_not_taken_for_ended(void
     ASSERT_BETWEEN(got[0], got[4] * 0.85, got[4] * 1.1 + 0.02);
 }
 
+/* A pool of POOL sleepers forked at once. */
+enum { POOL = 200 };
+
+static int run_pool(const test_child *self, const void *arg)
+{
+    (void)arg;
+    pid_t pids[POOL];
+    for (int i = 0; i < POOL; i++) {
+        pids[i] = fork();
+        if (pids[i] == 0) {
+            test_child_await(self);
+            _exit(0);
+        }
+        if (pids[i] < 0)
+            _exit(2);
+    }
+    test_child_send(self, pids, sizeof pids);
+    for (int i = 0; i < POOL; i++)
+        waitpid(pids[i], NULL, 0);
+    test_child_idle();
+}
+
+/* A sleeping process's statm is refreshed every 10 s in a wide tree; a pool
+ * found together was refreshed all in one reading (10 000 sleepers' reads
+ * in one sample of a --pid run, none in the 99 others).  Each one's first
+ * refresh now comes early by a share of the interval drawn from its pid:
+ * over the first 3 s about 3 in 10 are refreshed, spread over the readings
+ * (before: none). */
+static void a_pool_found_together_is_refreshed_apart(void **state)
+{
+    (void)state;
+    test_child target = test_spawn(run_pool, NULL, 0);
+    pid_t pids[POOL];
+    test_child_receive(&target, pids, sizeof pids);
+    rm__probe *probe;
+    rm__probe_reading r;
+    assert_int_equal(rm__probe_open(&probe, target.pid, 1, NULL), 0);
+    assert_int_equal(rm__probe_begin(probe, &r), 0);
+    assert_int_equal((int)probe->count, POOL + 1);
+    static uint64_t read_at[POOL + 1];
+    for (size_t i = 0; i < probe->count; i++)
+        read_at[i] = probe->procs[i].statm_read_ns;
+    size_t refreshed = 0, readings_refreshing = 0, most = 0;
+    double start = test_now();
+    while (test_now() - start < 3.0) {
+        test_sleep(0.1);
+        assert_int_equal(rm__probe_read(probe, &r), 0);
+        assert_int_equal((int)probe->count, POOL + 1);
+        size_t now = 0;
+        for (size_t i = 1; i < probe->count; i++) /* the root is read every time */
+            if (probe->procs[i].statm_read_ns != read_at[i]) {
+                now++;
+                read_at[i] = probe->procs[i].statm_read_ns;
+            }
+        refreshed += now;
+        readings_refreshing += now > 0;
+        most = now > most ? now : most;
+    }
+    double elapsed = test_now() - start; /* a busy machine may sleep past 3 s */
+    rm__probe_close(probe);
+    test_child_release(&target);
+    test_child_kill(&target);
+    print_message("%zu of %d refreshed in %.1f s, by %zu readings, at most %zu in one\n", refreshed, POOL, elapsed,
+                  readings_refreshing, most);
+    ASSERT_BETWEEN((double)refreshed, POOL / 10.0, POOL * fmin(1.0, elapsed / 10.0 * 2.0));
+    assert_true(readings_refreshing >= 3);
+}
+
 /* A chain: each process the only child of the one before, so a process
  * whose children are not listed cuts off everything below it. */
 enum { CHAIN_DEPTH = 150 };
@@ -2056,6 +2124,7 @@ int main(void)
         cmocka_unit_test(walk_past_the_open_file_limit_finds_or_counts_every_process),
         cmocka_unit_test(a_wide_family_under_a_low_open_file_limit_is_read_whole),
         cmocka_unit_test(a_process_read_without_a_free_descriptor_is_not_taken_for_ended),
+        cmocka_unit_test(a_pool_found_together_is_refreshed_apart),
     };
     if (getenv("RESMON_TEST_FILTER")) /* one test by name, e.g. while proving it */
         cmocka_set_test_filter(getenv("RESMON_TEST_FILTER"));
