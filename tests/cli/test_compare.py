@@ -721,7 +721,7 @@ class EndToEnd(Tmp):
             runs = rng.sample(self.pool["same"], 10)
             yield runs[:5], runs[5:]
 
-    def test_an_unchanged_workload_passes_at_least_19_of_20_comparisons(self):
+    def compare_splits(self):
         passed, verdicts = 0, []
         for base, new in self.splits():
             r = resmon("compare", "--format", "json", *self.LIMITS, self.repeat("base.json", base),
@@ -730,6 +730,20 @@ class EndToEnd(Tmp):
             passed += r.returncode == 0
             verdicts.append({k: v["verdict"] for k, v in json.loads(r.stdout)["metrics"].items()
                              if k in ("exact_peak_rss_mb", "cpu_sec")})
+        return passed, verdicts
+
+    def test_an_unchanged_workload_passes_at_least_19_of_20_comparisons(self):
+        # Load that comes or goes while the pool is made (a test starting
+        # beside this one) lifts the CPU of the runs it meets together; a
+        # split that puts three of them on one side is a difference in what
+        # was measured, which compare rightly reports (a TSan CI run under a
+        # fork storm that began midway: 18 of 20).  So a pool that fails is
+        # made again once, its runs back to back: compare's own error (noise
+        # called a regression) fails both.
+        passed, verdicts = self.compare_splits()
+        if passed < 19:
+            type(self).pool["same"] = [self.pool_run(100 + i, "same", 20, 0.3) for i in range(10)]
+            passed, verdicts = self.compare_splits()
         self.assertGreaterEqual(passed, 19, verdicts)
 
     def test_a_2x_memory_and_a_30_percent_cpu_regression_fail_every_comparison(self):
