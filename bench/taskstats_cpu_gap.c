@@ -46,6 +46,8 @@ static pthread_mutex_t records_lock = PTHREAD_MUTEX_INITIALIZER;
 static void on_record(const struct taskstats *ts, void *user)
 {
     (void)user;
+    if (!ts)
+        return; /* records were lost (an overrun): the listener counts them */
     pthread_mutex_lock(&records_lock);
     if (record_count < RECORDS_MAX)
         records[record_count++] = (record){

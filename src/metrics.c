@@ -144,6 +144,8 @@ static ssize_t read_smaps_rollup(int dir_fd, int *fd, char *buf, size_t cap)
         rm__close_kept(*fd);
         *fd = -1;
         n = read_kept_open(dir_fd, fd, "smaps_rollup", buf, cap);
+        if (rm__starved(n))
+            n = -EAGAIN; /* a new image with no descriptor to read it: the old one's figure must not stand */
     }
     return n;
 }
@@ -182,7 +184,7 @@ static int read_context_switches(int dir_fd, uint64_t *voluntary, uint64_t *invo
         return -ENOMEM;
     }
     uint64_t v = 0, iv = 0;
-    int threads = 0;
+    int threads = 0, starved = 0;
     struct dirent *entry;
     while ((entry = readdir(dir))) {
         if (entry->d_name[0] < '0' || entry->d_name[0] > '9')
@@ -196,8 +198,13 @@ static int read_context_switches(int dir_fd, uint64_t *voluntary, uint64_t *invo
             iv += tiv;
             threads++;
         }
+        starved |= rm__starved(n);
     }
     closedir(dir);
+    /* A thread left out for want of a descriptor would lower the sum, and
+     * the next whole scan count its switches again: none of it counts. */
+    if (starved)
+        return -EMFILE;
     if (threads == 0)
         return -ESRCH;
     *voluntary = v;
@@ -372,9 +379,9 @@ static unsigned read_smaps_source(rm__metrics *m, rm__process_metrics *pm, proce
                 note_failure(r, RM__SOURCE_SMAPS, failure);
             /* No descriptor to check it with: what the last check found stands. */
             readable = fd >= 0 || (rm__starved(failure) && pm->smaps_known);
-            if (readable && rm__keep_open(fd))
+            if (fd >= 0 && rm__keep_open(fd))
                 pm->smaps_fd = fd;
-            else if (readable)
+            else if (fd >= 0)
                 close(fd); /* no descriptor to spare: opened again at the next reading */
         }
         pm->smaps_known = pm->pss_from_rss = readable;
@@ -595,13 +602,16 @@ void rm__metrics_read_process(rm__metrics *m, rm__process_metrics *pm, int dir_f
         /* A source read for the first time counts from now, unless the
          * process was born in this interval (then all of it is the window's). */
         uint64_t from = pm->primed & source ? pm->last[c]
-                                            : (pm->count_from_zero && !pm->primed && !baseline ? 0 : now[c]);
+                                            : (pm->count_from_zero && !baseline ? 0 : now[c]);
         if (now[c] > from)
             m->counted[c] += (int64_t)(now[c] - from);
         pm->last[c] = now[c]; /* a sum over threads may shrink: count from here */
     }
     pm->primed |= got & ~RM__SOURCE_SMAPS;
-    pm->count_from_zero = 0;
+    /* Born in the window: each source counts from zero at its first read,
+     * which a source starved now has not had yet. */
+    if (!(m->wanted & r.starved & ~pm->primed))
+        pm->count_from_zero = 0;
     add_levels(m, pm, got);
 }
 

@@ -450,6 +450,50 @@ static double fixture_read_tree(rm__metrics *m, unsigned generation, uint64_t bo
     return s.pss_mb * 1024.0;
 }
 
+/* One reading of f alone: its stat given (st NULL: not read, for want of a
+ * descriptor when starved); returns the sample's user CPU. */
+static double read_user_sec(rm__metrics *m, fixture_process *f, const rm__proc_stat *st, int starved, uint64_t boot_ns)
+{
+    rm__metrics_start_reading(m, 0);
+    rm__metrics_read_process(m, &f->pm, f->dir_fd, st, starved, 0, f->rss_pages, boot_ns, 0);
+    rm__metrics_finish_reading(m, 0);
+    resmon_sample s;
+    memset(&s, 0, sizeof s);
+    rm__metrics_fill_sample(m, &s);
+    return s.cpu_user_sec;
+}
+
+/* A process born in the window counts its whole life from its first read.
+ * When that first read found no descriptor for its stat, the next reading
+ * counted from itself (the life before it lost); it counts from zero now,
+ * and a source that stood since it was read counts its rise later, once. */
+static void a_source_starved_at_its_first_read_still_counts_from_birth(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/resmon-starved-XXXXXX";
+    assert_non_null(mkdtemp(root));
+    rm__metrics m;
+    rm__metrics_init(&m, RESMON_METRIC_CPU_SPLIT, 5.0, 1, 100);
+    struct timespec now;
+    clock_gettime(CLOCK_BOOTTIME, &now);
+    uint64_t boot_ns = rm__timespec_ns(&now);
+    fixture_process f;
+    fixture_open(&f, root, "born", 0.1, 100, boot_ns, 400);
+    rm__process_metrics_init(&f.pm, 1); /* born since the previous reading */
+    rm__metrics_start_reading(&m, 1);    /* the window's first reading, before it was born */
+    rm__metrics_finish_reading(&m, 1);
+    double first = read_user_sec(&m, &f, NULL, 1, boot_ns); /* found, its stat starved: nothing known yet */
+    assert_true(isnan(first) || first == 0);
+    f.st.utime = 150;
+    ASSERT_DOUBLE_EQ(read_user_sec(&m, &f, &f.st, 0, boot_ns), 1.5); /* all of its life */
+    ASSERT_DOUBLE_EQ(read_user_sec(&m, &f, NULL, 1, boot_ns), 1.5); /* starved again: it stands */
+    f.st.utime = 200;
+    ASSERT_DOUBLE_EQ(read_user_sec(&m, &f, &f.st, 0, boot_ns), 2.0); /* the rise, once */
+    fixture_close(&f);
+    rm__metrics_free(&m);
+    rmdir(root);
+}
+
 /* The same, for a tree of just the processes given. */
 static double fixture_read(rm__metrics *m, unsigned generation, uint64_t boot_ns, int baseline,
                            fixture_process **procs, size_t count)
@@ -1354,6 +1398,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(network_counts_the_namespace_traffic),
         cmocka_unit_test(groups_are_off_by_default_and_checked),
         cmocka_unit_test(open_fds_counts_the_descriptors),
+        cmocka_unit_test(a_source_starved_at_its_first_read_still_counts_from_birth),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

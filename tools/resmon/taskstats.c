@@ -168,12 +168,19 @@ static void deliver(taskstats_listener *l, struct nlmsghdr *h)
 }
 
 /* Reads every message the socket holds now, TASKSTATS_BATCH to a system
- * call.  Returns 0 when it is empty, or -errno of a failure other than an
- * overrun. */
+ * call, until it says it is empty (recvmmsg may return fewer than asked
+ * with more queued, keeping an error for the next call).  Returns 0 when
+ * it is empty, or -errno of a failure other than an overrun.
+ *
+ * An overrun (ENOBUFS) is said once, and the kernel then drops every record
+ * until the queue has been read empty: the callback hears of it (ts NULL)
+ * at the overrun and again once the queue is empty, so that nothing
+ * concluded from the records in between -- some of them were lost -- stands. */
 static int drain(taskstats_listener *l)
 {
     struct mmsghdr msgs[TASKSTATS_BATCH];
     struct iovec iov[TASKSTATS_BATCH];
+    int overrun = 0;
     for (;;) {
         memset(msgs, 0, sizeof msgs);
         for (int i = 0; i < TASKSTATS_BATCH; i++) {
@@ -188,17 +195,19 @@ static int drain(taskstats_listener *l)
             if (errno == ENOBUFS) { /* the kernel dropped records: counted, said, reading goes on */
                 atomic_fetch_add(&l->overruns, 1);
                 l->callback(NULL, l->user);
+                overrun = 1;
                 continue;
             }
-            return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
+            int empty = errno == EAGAIN || errno == EWOULDBLOCK;
+            if (empty && overrun)
+                l->callback(NULL, l->user); /* the drops end here */
+            return empty ? 0 : -errno;
         }
         for (int i = 0; i < got; i++) {
             size_t n = msgs[i].msg_len;
             for (struct nlmsghdr *h = (struct nlmsghdr *)l->buffers[i]; NLMSG_OK(h, n); h = NLMSG_NEXT(h, n))
                 deliver(l, h);
         }
-        if (got < TASKSTATS_BATCH)
-            return 0; /* fewer than asked: the queue is empty now */
     }
 }
 
