@@ -140,34 +140,28 @@ static int is_idle(const rm__probe *p, const rm__tracked *t, const rm__process_r
     return !baseline && !p->last_reading && !t->stat_due && t->read_once && now->cpu_ns == t->last_cpu_ns;
 }
 
-static uint64_t statm_refresh_ns(const rm__probe *p)
-{
-    return p->count > RM__WIDE_TREE_PROCESSES ? IDLE_STATM_REFRESH_WIDE_NS : IDLE_STATM_REFRESH_NS;
-}
-
 /* Whether a process's latest statm stands for this reading: it did not run
  * since (its CPU clock stood still), so only reclaim or swap could have
- * changed its resident set, and it was read within IDLE_STATM_REFRESH_NS
- * (IDLE_STATM_REFRESH_WIDE_NS in a wide tree).
+ * changed its resident set, and no refresh came due since it was read.
+ * Each process is refreshed on a grid of its own: every
+ * IDLE_STATM_REFRESH_NS (IDLE_STATM_REFRESH_WIDE_NS in a wide tree),
+ * offset by a share of the interval drawn from its pid.  Counted from
+ * each one's latest read, the processes of a pool forked together, or
+ * that ran together and then slept, were refreshed all in one reading
+ * (10 000 sleepers' statm reads in one sample of a --pid run every 10 s,
+ * none in the 99 others); on their own grids each reading refreshes about
+ * the same share, and a reading is still never older than the interval.
  * The root (its zombie is the target's end) and the window's first and
  * last readings always read it.  A sleeping process then costs its CPU
  * clock alone here. */
 static int statm_stands(const rm__probe *p, const rm__tracked *t, uint64_t cpu_ns, size_t i, uint64_t boot_ns,
                         int baseline)
 {
-    return i != 0 && !baseline && !p->last_reading && cpu_ns == t->last_cpu_ns && t->statm_read_ns != 0 &&
-           boot_ns - t->statm_read_ns + t->statm_early_ns < statm_refresh_ns(p);
-}
-
-/* How early a process's first statm refresh comes: a share of the refresh
- * interval drawn from its pid.  Processes found together (a pool forked at
- * once, the tree at the window's start) were all refreshed in one reading,
- * every 10 s -- 10 000 sleepers' statm reads, ~20 ms, in one sample of a
- * --pid run, the rest reading none; spread, each reading refreshes about
- * the same share.  Only the first refresh is early: the interval stays. */
-static uint64_t statm_first_early_ns(const rm__probe *p, const rm__tracked *t)
-{
-    return ((uint64_t)(uint32_t)t->pid * 2654435761u) % statm_refresh_ns(p);
+    if (i == 0 || baseline || p->last_reading || cpu_ns != t->last_cpu_ns || t->statm_read_ns == 0)
+        return 0;
+    uint64_t refresh_ns = p->count > RM__WIDE_TREE_PROCESSES ? IDLE_STATM_REFRESH_WIDE_NS : IDLE_STATM_REFRESH_NS;
+    uint64_t phase_ns = ((uint64_t)(uint32_t)t->pid * 2654435761u) % refresh_ns;
+    return (boot_ns + phase_ns) / refresh_ns == (t->statm_read_ns + phase_ns) / refresh_ns;
 }
 
 /* Whether the clock read before this reading's walk stands for the reading
@@ -260,7 +254,6 @@ static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
                 now.has_memory = t->has_memory;
             } else {
                 gone = rc < 0;
-                t->statm_early_ns = t->statm_read_ns ? 0 : statm_first_early_ns(p, t);
                 t->statm_read_ns = boot_ns;
                 t->has_memory = now.has_memory;
                 if (!now.has_memory && !gone && !t->exited_seen_ns)

@@ -71,7 +71,6 @@ typedef struct rm__tracked {
     /* memory and peak marks (probe_peak.c) */
     uint64_t rss_pages;      /* the latest reading while it had memory */
     uint64_t statm_read_ns;  /* when (CLOCK_BOOTTIME) statm was last read */
-    uint64_t statm_early_ns; /* its first refresh comes this much early (statm_stands) */
     int has_memory;          /* statm then showed any (0: a zombie) */
     uint64_t exited_seen_ns; /* the first reading whose statm showed it a zombie
                                 (0: none): its end, however late its reap */
