@@ -28,6 +28,8 @@ import sys
 import tempfile
 import time
 
+from wide_tree import task_cpu_ns  # the sum of a process's threads' schedstat run time
+
 STORM = r"""
 n=0
 while :; do
@@ -37,20 +39,6 @@ while :; do
   [ $((n % 50)) -eq 0 ] && echo $n > "$1.tmp" && mv "$1.tmp" "$1"
 done
 """
-
-
-def task_cpu_ns(pid):
-    total = 0
-    try:
-        for tid in os.listdir("/proc/%d/task" % pid):
-            try:
-                with open("/proc/%d/task/%s/schedstat" % (pid, tid)) as f:
-                    total += int(f.read().split()[0])
-            except (FileNotFoundError, ProcessLookupError):
-                pass
-    except (FileNotFoundError, ProcessLookupError):
-        return None
-    return total
 
 
 def storm_count(path):

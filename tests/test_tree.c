@@ -945,49 +945,77 @@ static void tree_tracks_every_child_of_a_large_family(void **state)
  * the hard limit and is read through the directory past it: the family
  * of 1200 under a limit of ~2400 descriptors is counted whole, none
  * unreadable. */
+/* Runs work(arg, got) in a forked child whose limit on open files (soft
+ * and hard: a lowered hard limit cannot be raised again) is `spare` above
+ * its highest open descriptor, and brings got[0..count) back (-1 where the
+ * child gave nothing).  Returns 1 when the child reported in full and
+ * exited 0.  Nothing is asserted between the fork and the report, so that
+ * a test stops its workload before it asserts. */
+typedef void limited_work(void *arg, double *got);
+
+static int run_under_open_file_limit(int spare, limited_work *work, void *arg, double *got, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        got[i] = -1;
+    int report[2];
+    if (pipe(report) != 0)
+        return 0;
+    pid_t child = fork();
+    if (child < 0) {
+        close(report[0]);
+        close(report[1]);
+        return 0;
+    }
+    if (child == 0) {
+        close(report[0]);
+        int highest = test_highest_descriptor(report[1]);
+        struct rlimit limit = {(rlim_t)(highest + 1 + spare), (rlim_t)(highest + 1 + spare)};
+        if (setrlimit(RLIMIT_NOFILE, &limit) == 0)
+            work(arg, got);
+        ssize_t size = (ssize_t)(count * sizeof *got);
+        _exit(write(report[1], got, (size_t)size) == size ? 0 : 1);
+    }
+    close(report[1]);
+    ssize_t n = read(report[0], got, count * sizeof *got);
+    close(report[0]);
+    int status;
+    pid_t reaped = waitpid(child, &status, 0);
+    return n == (ssize_t)(count * sizeof *got) && reaped == child && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/* got: peak processes, peak unreadable, samples. */
+static void monitor_wide_family(void *arg, double *got)
+{
+    resmon_options opts = {.struct_size = sizeof(resmon_options), .sample_interval_sec = 0.02,
+                           .pid = *(pid_t *)arg, .include_children = 1,
+                           .metrics = RESMON_METRIC_ALL}; /* every group's files */
+    resmon_monitor *m = NULL;
+    if (resmon_monitor_new(&m, &opts) == 0 && resmon_monitor_start(m) == 0) {
+        struct timespec pause = {0, 200000000};
+        nanosleep(&pause, NULL); /* the first sample, taken before start returned, suffices */
+        resmon_summary s;
+        if (resmon_monitor_stop(m) == 0 && resmon_monitor_get_summary(m, &s, sizeof s) == 0) {
+            got[0] = s.peak_nprocs;
+            got[1] = s.peak_unreadable_procs;
+            got[2] = s.num_samples;
+        }
+    }
+    resmon_monitor_free(m);
+}
+
 static void a_wide_family_under_a_low_open_file_limit_is_read_whole(void **state)
 {
     (void)state;
     test_child target = test_spawn(run_large_family, NULL, 0);
     pid_t pids[LARGE_FAMILY];
     test_child_receive(&target, pids, sizeof pids);
-    int report[2];
-    assert_int_equal(pipe(report), 0);
-    pid_t child = fork();
-    assert_true(child >= 0);
-    if (child == 0) {
-        close(report[0]);
-        int highest = test_highest_descriptor(report[1]);
-        /* Room for every directory and the walker's quarter; not for a
-         * second and third file a process. */
-        struct rlimit limit = {(rlim_t)(highest + 1 + 2400), (rlim_t)(highest + 1 + 2400)};
-        double got[3] = {-1, -1, -1};
-        resmon_options opts = {.struct_size = sizeof(resmon_options), .sample_interval_sec = 0.02, .pid = target.pid,
-                               .include_children = 1, .metrics = RESMON_METRIC_ALL}; /* every group's files */
-        resmon_monitor *m = NULL;
-        if (setrlimit(RLIMIT_NOFILE, &limit) == 0 && resmon_monitor_new(&m, &opts) == 0 &&
-            resmon_monitor_start(m) == 0) {
-            struct timespec pause = {0, 200000000};
-            nanosleep(&pause, NULL); /* the first sample, taken before start returned, suffices */
-            resmon_summary s;
-            if (resmon_monitor_stop(m) == 0 && resmon_monitor_get_summary(m, &s, sizeof s) == 0) {
-                got[0] = s.peak_nprocs;
-                got[1] = s.peak_unreadable_procs;
-                got[2] = s.num_samples;
-            }
-        }
-        resmon_monitor_free(m);
-        _exit(write(report[1], got, sizeof got) == (ssize_t)sizeof got ? 0 : 1);
-    }
-    close(report[1]);
+    /* Room for every directory and the walker's quarter; not for a second
+     * and third file a process. */
     double got[3];
-    assert_int_equal(read(report[0], got, sizeof got), sizeof got);
-    close(report[0]);
-    int status;
-    assert_int_equal(waitpid(child, &status, 0), child);
+    int reported = run_under_open_file_limit(2400, monitor_wide_family, &target.pid, got, 3);
     test_child_release(&target);
     test_child_kill(&target);
-    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_true(reported);
     assert_true(got[2] >= 1);
     assert_int_equal((int)got[0], LARGE_FAMILY + 1);
     assert_int_equal((int)got[1], 0);
@@ -1044,6 +1072,57 @@ static double schedstat_sec(pid_t pid)
  * descriptors came back: the CPU its busy children used in between was
  * lost.  Its last reading now stands, and the window's CPU is what the
  * kernel counted (schedstat) over it. */
+typedef struct starved_run {
+    atomic_int *go;
+    pid_t target;
+    const pid_t *pids;
+} starved_run;
+
+/* got: the window's CPU, the fewest processes a sample counted, samples,
+ * descriptors held, the busy children's own CPU (schedstat) meanwhile. */
+static void monitor_starved_family(void *arg, double *got)
+{
+    const starved_run *run = arg;
+    resmon_options opts = {.struct_size = sizeof(resmon_options), .sample_interval_sec = 0.02, .pid = run->target,
+                           .include_children = 1, .metrics = RESMON_METRIC_COUNTS};
+    resmon_monitor *m = NULL;
+    static int held[4096];
+    int count = 0;
+    double before = 0, after = 0;
+    for (int i = STARVED_SLEEPERS; i < STARVED_FAMILY; i++)
+        before += schedstat_sec(run->pids[i]);
+    int spare = open("/dev/null", O_RDONLY | O_CLOEXEC); /* what the held descriptors copy */
+    if (spare >= 0 && resmon_monitor_new(&m, &opts) == 0 && resmon_monitor_start(m) == 0) {
+        atomic_store(run->go, 1);
+        test_sleep(0.2);
+        for (int fd; count < 4096 && (fd = dup(spare)) >= 0;)
+            held[count++] = fd; /* until EMFILE: the sampler finds none */
+        test_sleep(0.5);
+        for (int i = 0; i < count; i++)
+            close(held[i]);
+        test_sleep(0.2);
+        atomic_store(run->go, 2);
+        resmon_summary s;
+        if (resmon_monitor_stop(m) == 0 && resmon_monitor_get_summary(m, &s, sizeof s) == 0) {
+            got[0] = s.cpu_time_sec;
+            got[2] = s.num_samples;
+            /* The fewest processes a sample counted: a process taken for
+             * ended was missing until the walk found it again. */
+            static resmon_sample samples[4096];
+            size_t n = (size_t)s.num_samples < 4096 ? (size_t)s.num_samples : 4096;
+            if (resmon_monitor_get_samples(m, samples, n, sizeof *samples) >= 0)
+                for (size_t i = 0; i < n; i++)
+                    if (got[1] < 0 || samples[i].nprocs < got[1])
+                        got[1] = samples[i].nprocs;
+        }
+    }
+    for (int i = STARVED_SLEEPERS; i < STARVED_FAMILY; i++)
+        after += schedstat_sec(run->pids[i]);
+    got[3] = count;
+    got[4] = after - before;
+    resmon_monitor_free(m);
+}
+
 static void a_process_read_without_a_free_descriptor_is_not_taken_for_ended(void **state)
 {
     (void)state;
@@ -1053,70 +1132,16 @@ static void a_process_read_without_a_free_descriptor_is_not_taken_for_ended(void
     test_child target = test_spawn(run_starved_family, go, 0);
     pid_t pids[STARVED_FAMILY];
     test_child_receive(&target, pids, sizeof pids);
-    int report[2];
-    assert_int_equal(pipe(report), 0);
-    pid_t child = fork();
-    assert_true(child >= 0);
-    if (child == 0) {
-        close(report[0]);
-        int highest = test_highest_descriptor(report[1]);
-        /* Every directory, the walker's quarter and an eighth kept open:
-         * room for the sleepers' files, not the busy ones'. */
-        struct rlimit limit = {(rlim_t)(highest + 1 + 240), (rlim_t)(highest + 1 + 240)};
-        double got[5] = {-1, -1, -1, -1, -1}; /* CPU, processes, samples, descriptors held, kernel's CPU */
-        resmon_options opts = {.struct_size = sizeof(resmon_options), .sample_interval_sec = 0.02, .pid = target.pid,
-                               .include_children = 1, .metrics = RESMON_METRIC_COUNTS};
-        resmon_monitor *m = NULL;
-        static int held[4096];
-        int count = 0;
-        double before = 0, after = 0;
-        for (int i = STARVED_SLEEPERS; i < STARVED_FAMILY; i++)
-            before += schedstat_sec(pids[i]);
-        if (setrlimit(RLIMIT_NOFILE, &limit) == 0 && resmon_monitor_new(&m, &opts) == 0 &&
-            resmon_monitor_start(m) == 0) {
-            atomic_store(go, 1);
-            test_sleep(0.2);
-            for (int fd; count < 4096 && (fd = dup(report[1])) >= 0;)
-                held[count++] = fd; /* until EMFILE: the sampler finds none */
-            test_sleep(0.5);
-            for (int i = 0; i < count; i++)
-                close(held[i]);
-            test_sleep(0.2);
-            atomic_store(go, 2);
-            resmon_summary s;
-            if (resmon_monitor_stop(m) == 0 && resmon_monitor_get_summary(m, &s, sizeof s) == 0) {
-                got[0] = s.cpu_time_sec;
-                got[2] = s.num_samples;
-                /* The fewest processes a sample counted: a process taken for
-                 * ended was missing until the walk found it again. */
-                static resmon_sample samples[4096];
-                size_t n = (size_t)s.num_samples < 4096 ? (size_t)s.num_samples : 4096;
-                if (resmon_monitor_get_samples(m, samples, n, sizeof *samples) >= 0)
-                    for (size_t i = 0; i < n; i++)
-                        if (got[1] < 0 || samples[i].nprocs < got[1])
-                            got[1] = samples[i].nprocs;
-            }
-        }
-        for (int i = STARVED_SLEEPERS; i < STARVED_FAMILY; i++)
-            after += schedstat_sec(pids[i]);
-        got[3] = count;
-        got[4] = after - before;
-        resmon_monitor_free(m);
-        _exit(write(report[1], got, sizeof got) == (ssize_t)sizeof got ? 0 : 1);
-    }
-    close(report[1]);
-    double got[5] = {-1, -1, -1, -1, -1};
-    ssize_t n = read(report[0], got, sizeof got);
-    close(report[0]);
-    int status;
-    pid_t reaped = waitpid(child, &status, 0);
+    /* Every directory, the walker's quarter and an eighth kept open: room
+     * for the sleepers' files, not the busy ones'. */
+    starved_run run = {go, target.pid, pids};
+    double got[5];
+    int reported = run_under_open_file_limit(240, monitor_starved_family, &run, got, 5);
     atomic_store(go, 2); /* whatever came back: no busy child is left spinning */
     test_child_release(&target);
     test_child_kill(&target);
     munmap(go, sizeof *go);
-    assert_int_equal(n, sizeof got);
-    assert_int_equal(reaped, child);
-    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_true(reported);
     print_message("window CPU %.3f s, the busy children's (schedstat) %.3f s; %g processes at the fewest, %g samples, "
                   "%g descriptors held\n", got[0], got[4], got[1], got[2], got[3]);
     assert_true(got[2] >= 3);
