@@ -14,7 +14,10 @@
 #include <unistd.h>
 
 /* Reads fd whole into buf and closes it. */
-static ssize_t read_and_close(int fd, char *buf, size_t cap)
+/* one_record: the file is a kernel one that shows itself whole at its first
+ * read when it fits (rm__read_kernel_file_at): a read shorter than asked is
+ * then the end, and the read that would return 0 is not made. */
+static ssize_t read_and_close(int fd, char *buf, size_t cap, int one_record)
 {
     size_t used = 0;
     ssize_t result;
@@ -35,6 +38,10 @@ static ssize_t read_and_close(int fd, char *buf, size_t cap)
             break;
         }
         used += (size_t)n;
+        if (one_record && used < cap - 1) {
+            result = (ssize_t)used;
+            break;
+        }
     }
     close(fd);
     buf[result >= 0 ? (size_t)result : 0] = '\0';
@@ -47,7 +54,7 @@ ssize_t rm__read_file_at(int dirfd, const char *path, char *buf, size_t cap)
         return -EINVAL;
     buf[0] = '\0';
     int fd = rm__open_regular_at(dirfd, path, NULL);
-    return fd < 0 ? fd : read_and_close(fd, buf, cap);
+    return fd < 0 ? fd : read_and_close(fd, buf, cap, 0);
 }
 
 /* Raises the soft limit on open files to the hard one (see rm__openat). */
@@ -122,7 +129,7 @@ ssize_t rm__read_kernel_file_at(int dirfd, const char *path, char *buf, size_t c
         return -EINVAL;
     buf[0] = '\0';
     int fd = rm__openat(dirfd, path, RM__READ_FLAGS);
-    return fd < 0 ? -errno : read_and_close(fd, buf, cap);
+    return fd < 0 ? -errno : read_and_close(fd, buf, cap, 1);
 }
 
 ssize_t rm__pread_file(int fd, char *buf, size_t cap)

@@ -24,7 +24,15 @@ ssize_t rm__read_file_at(int dirfd, const char *path, char *buf, size_t cap);
 /* rm__read_file_at without the type check, for a kernel file re-read every
  * sample (a thread's /proc status, a GPU's sysfs counter): still opened
  * non-blocking, so a FIFO or device where a fixture put one reads empty or
- * fails at once, but without the fstat a sample would pay for each file. */
+ * fails at once, but without the fstat a sample would pay for each file.
+ * Only for files the kernel shows as one record (/proc/PID/stat, statm,
+ * status; a sysfs attribute): the first read returns such a file whole
+ * when it fits, so a read shorter than asked is its end and the read that
+ * would return 0 is not made -- a quarter of the system calls of a wide
+ * tree's statm refreshes past the kept-open budget.  (A regular file, a
+ * test's fixture, reads short only at its end too.)  Not for a file of
+ * many records (a children list, cgroup.procs, smaps): there a short read
+ * is one record's end. */
 ssize_t rm__read_kernel_file_at(int dirfd, const char *path, char *buf, size_t cap);
 
 /* openat(2), for the files the probe and the walker keep open (a few a

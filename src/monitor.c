@@ -385,6 +385,7 @@ static void totals_walked(resmon_monitor *m, uint64_t at_ns, unsigned process_co
 {
     int was_engaged = m->totals.engaged;
     rm__tree_totals_walked(&m->totals, at_ns, process_count, cost_ns, pending_ns, counted_ns, discovered_ns, final);
+    rm__probe_set_leaf_refresh(m->probe, m->totals.engaged); /* the leaf's memory, walks of their own cadence */
     if (!was_engaged && m->totals.engaged) {
         struct timespec boot;
         clock_gettime(CLOCK_BOOTTIME, &boot);
@@ -511,6 +512,7 @@ static int take_sample(resmon_monitor *m, int first, taken_sample *t)
             handed = counted;
         }
         rm__probe_cpu_rebase(m->probe, handed);
+        rm__probe_set_leaf_refresh(m->probe, 0);
     }
     resmon_sample *s = &t->sample;
     t->at_mark = 0;

@@ -27,6 +27,7 @@ int rm__probe_open(rm__probe **out, pid_t pid, int include_children, const char 
         return -ENOMEM;
     p->root = pid ? pid : getpid();
     p->include_children = include_children;
+    p->wide_refresh_ns = IDLE_STATM_REFRESH_WIDE_NS;
     p->page_size = (uint64_t)sysconf(_SC_PAGESIZE);
     p->ticks_per_sec = sysconf(_SC_CLK_TCK);
     p->tick_ns = p->ticks_per_sec > 0 ? 1000000000u / (uint64_t)p->ticks_per_sec : 0;
@@ -144,7 +145,8 @@ static int is_idle(const rm__probe *p, const rm__tracked *t, const rm__process_r
  * since (its CPU clock stood still), so only reclaim or swap could have
  * changed its resident set, and no refresh came due since it was read.
  * Each process is refreshed on a grid of its own: every
- * IDLE_STATM_REFRESH_NS (IDLE_STATM_REFRESH_WIDE_NS in a wide tree),
+ * IDLE_STATM_REFRESH_NS (in a wide tree IDLE_STATM_REFRESH_WIDE_NS, or
+ * IDLE_STATM_REFRESH_LEAF_NS once its totals are its leaf's),
  * offset by a share of the interval drawn from its pid.  Counted from
  * each one's latest read, the processes of a pool forked together, or
  * that ran together and then slept, were refreshed all in one reading
@@ -159,7 +161,7 @@ static int statm_stands(const rm__probe *p, const rm__tracked *t, uint64_t cpu_n
 {
     if (i == 0 || baseline || p->last_reading || cpu_ns != t->last_cpu_ns || t->statm_read_ns == 0)
         return 0;
-    uint64_t refresh_ns = p->count > RM__WIDE_TREE_PROCESSES ? IDLE_STATM_REFRESH_WIDE_NS : IDLE_STATM_REFRESH_NS;
+    uint64_t refresh_ns = p->count > RM__WIDE_TREE_PROCESSES ? p->wide_refresh_ns : IDLE_STATM_REFRESH_NS;
     uint64_t phase_ns = ((uint64_t)(uint32_t)t->pid * 2654435761u) % refresh_ns;
     return (boot_ns + phase_ns) / refresh_ns == (t->statm_read_ns + phase_ns) / refresh_ns;
 }
@@ -405,6 +407,11 @@ uint64_t rm__probe_cpu_discovered(const rm__probe *p)
 void rm__probe_cpu_discovery_from(rm__probe *p, uint64_t boottime_ns)
 {
     p->cpu.discovery_from_ns = boottime_ns;
+}
+
+void rm__probe_set_leaf_refresh(rm__probe *p, int leaf)
+{
+    p->wide_refresh_ns = leaf ? IDLE_STATM_REFRESH_LEAF_NS : IDLE_STATM_REFRESH_WIDE_NS;
 }
 
 void rm__probe_cpu_rebase(rm__probe *p, uint64_t handed_ns)

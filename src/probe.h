@@ -149,6 +149,12 @@ uint64_t rm__probe_cpu_counted(const rm__probe *p);
 uint64_t rm__probe_cpu_discovered(const rm__probe *p);
 void rm__probe_cpu_discovery_from(rm__probe *p, uint64_t boottime_ns);
 
+/* How often a sleeping process of a wide tree has its statm re-read: 1
+ * while the tree's memory is its leaf cgroup's and it is walked at its own
+ * cadence (IDLE_STATM_REFRESH_LEAF_NS), 0 otherwise (_WIDE_NS).  By the
+ * probe's owner between readings. */
+void rm__probe_set_leaf_refresh(rm__probe *p, int leaf);
+
 /* The samples handed out handed_ns of the window's CPU from another source
  * (a leaf cgroup's total): what the probe counted beyond that is carried,
  * to be handed out by the next readings, and nothing below it (never more

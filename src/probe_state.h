@@ -145,6 +145,13 @@ typedef struct rm__process_reading {
  * 1000 sleeping processes then cost their CPU clocks alone at most walks
  * (a statm read each was ~40 % of such a walk; walks come every ~3 s). */
 #define IDLE_STATM_REFRESH_WIDE_NS 10000000000ULL
+/* ... or, in a wide tree whose totals come from its leaf cgroup (the walk at
+ * its own cadence, every ~15-20 s at 1000 processes: tree_totals.h), every
+ * 60 s (rm__probe_set_wide_refresh): a refresh shorter than the walks' own
+ * interval re-read every sleeper's statm at every walk -- 1769 of a 1000-
+ * process walk's 2780 system calls -- for a figure that is not the run's
+ * memory there (the leaf's is). */
+#define IDLE_STATM_REFRESH_LEAF_NS 60000000000ULL
 
 /* The probe: the fields every file reads first, then each concern's own
  * state.  probe.c sets a part up (at open, and the peak modes when asked)
@@ -175,6 +182,7 @@ struct rm__probe {
 
     /* Membership (probe_tree.c). */
     unsigned walk;
+    uint64_t wide_refresh_ns; /* a sleeper's statm in a wide tree: IDLE_STATM_REFRESH_WIDE_NS or _LEAF_NS */
     rm__tree_walker walker;
     /* pid -> index + 1 in procs (0: empty), open addressing, rebuilt when
      * the set changed otherwise than by a track (rm__probe_find). */

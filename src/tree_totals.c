@@ -15,13 +15,16 @@
 
 /* The walk's share of one CPU once the tree is wide: the issue's goal is
  * resmon at <= 0.2 ms a sample at 10 Hz for 1000 processes (0.2 % of a
- * CPU), so the walk gets a quarter of that (a walk of 1000 sleepers,
- * ~1.5 ms of clock reads, every ~3 s), the O(1) samples the rest (~0.11 ms
- * a sample measured, most of it the kernel's own work for the reads). */
-#define WALK_CPU_SHARE 0.0005
+ * CPU), and the O(1) samples take most of that (0.13-0.17 ms a sample
+ * measured on a 2-core VM: a thread's wake-up alone costs 50-70 us of CPU
+ * there), so the walk gets an eighth (a walk of 1000 sleepers, its 1000
+ * clock reads and a quarter of their statm refreshes, ~5 ms measured by its
+ * thread clock, every ~20 s; stop 52 measured 0.06 ms a sample for it, from
+ * 0.14 with twice this share, a 10 s cap and every statm re-read). */
+#define WALK_CPU_SHARE 0.00025
 /* ... but a tree's RSS, threads and groups are never older than this: a
- * 10 000-process walk (~0.2 s) then costs 2 % of a CPU, not less. */
-#define WALK_INTERVAL_MAX_NS 10000000000ULL
+ * 10 000-process walk (~0.2 s) then costs 1 % of a CPU, not less. */
+#define WALK_INTERVAL_MAX_NS 20000000000ULL
 
 /* What the probe may count beyond the total's increase before the tree is
  * taken to have left the leaf: the two are read at different instants

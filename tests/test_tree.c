@@ -1187,16 +1187,17 @@ static int runs_sleep(pid_t pid)
     return strcmp(comm, "sleep\n") == 0;
 }
 
-/* A sleeping process's statm is refreshed every 10 s in a wide tree.
- * Counted from each one's latest read, a pool found together was refreshed
- * all in one reading (10 000 sleepers' reads in one sample of a --pid run,
- * none in the 99 others).  Each process now has a refresh grid of its own,
- * offset by a share of the interval drawn from its pid: over 3 s about 3 in
- * 10 are refreshed, spread over the readings (before: none).  Only the
- * processes that did not run are counted. */
-static void a_pool_found_together_is_refreshed_apart(void **state)
+/* How a pool of POOL sleepers found together has its statm refreshed over
+ * 3 s of readings at 10 Hz (leaf: as in a leaf whose totals serve,
+ * rm__probe_set_leaf_refresh).  Only the processes that did not run are
+ * counted; returns the refresh interval in force, s. */
+typedef struct pool_refreshes {
+    size_t refreshed, readings_refreshing, most, ran;
+    double elapsed;
+} pool_refreshes;
+
+static double refresh_pool(int leaf, pool_refreshes *got)
 {
-    (void)state;
     test_child target = test_spawn(run_pool, NULL, TEST_SPAWN_GROUP);
     pid_t pids[POOL];
     test_child_receive(&target, pids, sizeof pids);
@@ -1208,12 +1209,13 @@ static void a_pool_found_together_is_refreshed_apart(void **state)
     assert_int_equal(rm__probe_open(&probe, target.pid, 1, NULL), 0);
     assert_int_equal(rm__probe_begin(probe, &r), 0);
     assert_int_equal((int)probe->count, POOL + 1);
+    rm__probe_set_leaf_refresh(probe, leaf);
     static uint64_t read_at[POOL + 1], cpu_at[POOL + 1];
     for (size_t i = 0; i < probe->count; i++) {
         read_at[i] = probe->procs[i].statm_read_ns;
         cpu_at[i] = probe->procs[i].last_cpu_ns;
     }
-    size_t refreshed = 0, readings_refreshing = 0, most = 0, ran = 0;
+    memset(got, 0, sizeof *got);
     double start = test_now();
     while (test_now() - start < 3.0) {
         test_sleep(0.1);
@@ -1223,23 +1225,50 @@ static void a_pool_found_together_is_refreshed_apart(void **state)
         for (size_t i = 1; i < probe->count; i++) { /* the root is read every time */
             const rm__tracked *t = &probe->procs[i];
             if (t->last_cpu_ns != cpu_at[i])
-                ran++; /* read because it ran: not a refresh */
+                got->ran++; /* read because it ran: not a refresh */
             else if (t->statm_read_ns != read_at[i])
                 now++;
             read_at[i] = t->statm_read_ns;
             cpu_at[i] = t->last_cpu_ns;
         }
-        refreshed += now;
-        readings_refreshing += now > 0;
-        most = now > most ? now : most;
+        got->refreshed += now;
+        got->readings_refreshing += now > 0;
+        got->most = now > got->most ? now : got->most;
     }
-    double elapsed = test_now() - start; /* a busy machine may sleep past 3 s */
+    got->elapsed = test_now() - start; /* a busy machine may sleep past 3 s */
     rm__probe_close(probe);
     test_child_kill(&target);
     print_message("%zu of %d refreshed in %.1f s, by %zu readings, at most %zu in one (%zu readings of one that ran)\n",
-                  refreshed, POOL, elapsed, readings_refreshing, most, ran);
-    ASSERT_BETWEEN((double)refreshed, POOL / 10.0, POOL * fmin(1.0, elapsed / 10.0 * 2.0));
-    assert_true(readings_refreshing >= 3);
+                  got->refreshed, POOL, got->elapsed, got->readings_refreshing, got->most, got->ran);
+    return (double)(leaf ? IDLE_STATM_REFRESH_LEAF_NS : IDLE_STATM_REFRESH_WIDE_NS) * 1e-9;
+}
+
+/* A sleeping process's statm is refreshed every 10 s in a wide tree.
+ * Counted from each one's latest read, a pool found together was refreshed
+ * all in one reading (10 000 sleepers' reads in one sample of a --pid run,
+ * none in the 99 others).  Each process now has a refresh grid of its own,
+ * offset by a share of the interval drawn from its pid: over 3 s about 3 in
+ * 10 are refreshed, spread over the readings (before: none). */
+static void a_pool_found_together_is_refreshed_apart(void **state)
+{
+    (void)state;
+    pool_refreshes got;
+    double refresh = refresh_pool(0, &got);
+    ASSERT_BETWEEN((double)got.refreshed, POOL / 10.0, POOL * fmin(1.0, got.elapsed / refresh * 2.0));
+    assert_true(got.readings_refreshing >= 3);
+}
+
+/* In a wide tree whose totals are its leaf's, walked every ~20 s, a 10 s
+ * refresh re-read every sleeper's statm at every walk (1769 of a 1000-
+ * process walk's 2780 system calls): there it is 60 s, so 3 s of readings
+ * refresh about one in twenty (the 10 s grid: three in ten). */
+static void a_wide_tree_in_its_leaf_refreshes_sleepers_every_minute(void **state)
+{
+    (void)state;
+    pool_refreshes got;
+    double refresh = refresh_pool(1, &got);
+    assert_true(refresh >= 60.0);
+    ASSERT_BETWEEN((double)got.refreshed, 1.0, POOL * fmin(1.0, got.elapsed / refresh * 2.0));
 }
 
 /* A chain: each process the only child of the one before, so a process
@@ -2175,6 +2204,7 @@ int main(void)
         cmocka_unit_test(a_wide_family_under_a_low_open_file_limit_is_read_whole),
         cmocka_unit_test(a_process_read_without_a_free_descriptor_is_not_taken_for_ended),
         cmocka_unit_test(a_pool_found_together_is_refreshed_apart),
+        cmocka_unit_test(a_wide_tree_in_its_leaf_refreshes_sleepers_every_minute),
     };
     if (getenv("RESMON_TEST_FILTER")) /* one test by name, e.g. while proving it */
         cmocka_set_test_filter(getenv("RESMON_TEST_FILTER"));
