@@ -399,10 +399,11 @@ RESMON_API const char *resmon_energy_source_name(resmon_energy_source source);
  *     processes, the samples' CPU is the leaf's CPU total (one read a
  *     sample, the tree's every CPU second once; a running process's time
  *     reaches it at the kernel's ticks) and the per-process walk runs only
- *     as often as keeps it at 0.05 % of a CPU (at least every 10 s): the
+ *     as often as keeps it at 0.025 % of a CPU (at least every 20 s): the
  *     walks' mean interval.  Between walks a sample holds the latest walk's
  *     RSS and metric-group figures (a process whose CPU clock stood still
- *     keeps its statm figure for up to 10 s; PSS as "Options: memory
+ *     keeps its statm figure for up to 60 s, then shown at the next walk:
+ *     the run's memory is the leaf's; PSS as "Options: memory
  *     detail" says of a wide tree), and its nprocs and nthreads are what
  *     the leaf lists (re-read once a second when the tree ran since, every
  *     5 s when its CPU total stood still; a count that moved by more

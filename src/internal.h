@@ -84,4 +84,9 @@ void rm__monitor_walk_hook(resmon_monitor *m, void (*hook)(void *), void *arg);
  * samples of start.  Call it while the monitor is stopped. */
 void rm__monitor_walk_every_sample(resmon_monitor *m, int on);
 
+/* For tests only: how often the probe re-reads a sleeper's statm in a wide
+ * tree (rm__probe_set_leaf_refresh), ns.  Called by whoever holds the probe
+ * (the walk hook, on the walker). */
+uint64_t rm__monitor_wide_refresh_ns(const resmon_monitor *m);
+
 #endif

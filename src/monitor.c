@@ -981,6 +981,11 @@ void rm__monitor_walk_every_sample(resmon_monitor *m, int on)
     m->walk_every_sample = on;
 }
 
+uint64_t rm__monitor_wide_refresh_ns(const resmon_monitor *m)
+{
+    return m->probe ? rm__probe_wide_refresh_ns(m->probe) : 0;
+}
+
 int rm__monitor_snapshot(const resmon_monitor *m, resmon_summary *summary, resmon_sample *last)
 {
     rm__summary_acc acc;

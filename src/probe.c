@@ -414,6 +414,11 @@ void rm__probe_set_leaf_refresh(rm__probe *p, int leaf)
     p->wide_refresh_ns = leaf ? IDLE_STATM_REFRESH_LEAF_NS : IDLE_STATM_REFRESH_WIDE_NS;
 }
 
+uint64_t rm__probe_wide_refresh_ns(const rm__probe *p)
+{
+    return p->wide_refresh_ns;
+}
+
 void rm__probe_cpu_rebase(rm__probe *p, uint64_t handed_ns)
 {
     uint64_t counted = rm__probe_cpu_counted(p);

@@ -154,6 +154,7 @@ void rm__probe_cpu_discovery_from(rm__probe *p, uint64_t boottime_ns);
  * cadence (IDLE_STATM_REFRESH_LEAF_NS), 0 otherwise (_WIDE_NS).  By the
  * probe's owner between readings. */
 void rm__probe_set_leaf_refresh(rm__probe *p, int leaf);
+uint64_t rm__probe_wide_refresh_ns(const rm__probe *p);
 
 /* The samples handed out handed_ns of the window's CPU from another source
  * (a leaf cgroup's total): what the probe counted beyond that is carried,

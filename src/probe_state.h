@@ -142,12 +142,12 @@ typedef struct rm__process_reading {
  * readings are read each time. */
 #define IDLE_STATM_REFRESH_NS 1000000000u
 /* ... and in a wide tree (more than RM__WIDE_TREE_PROCESSES), every 10 s:
- * 1000 sleeping processes then cost their CPU clocks alone at most walks
- * (a statm read each was ~40 % of such a walk; walks come every ~3 s). */
+ * 1000 sleeping processes then cost their CPU clocks alone at most
+ * readings (a statm read each was ~40 % of such a walk). */
 #define IDLE_STATM_REFRESH_WIDE_NS 10000000000ULL
 /* ... or, in a wide tree whose totals come from its leaf cgroup (the walk at
- * its own cadence, every ~15-20 s at 1000 processes: tree_totals.h), every
- * 60 s (rm__probe_set_wide_refresh): a refresh shorter than the walks' own
+ * its own cadence, every ~15-20 s at 1000 processes: tree_totals.c), every
+ * 60 s (rm__probe_set_leaf_refresh): a refresh shorter than the walks' own
  * interval re-read every sleeper's statm at every walk -- 1769 of a 1000-
  * process walk's 2780 system calls -- for a figure that is not the run's
  * memory there (the leaf's is). */

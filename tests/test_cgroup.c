@@ -228,7 +228,7 @@ static void tree_totals_leave_after_two_walks_ahead(void **state)
     rm__tree_totals_walked(&t, 2100 * ms, 100, 5 * ms, 0, 500 * ms, 0, 0);
     assert_true(t.engaged);
     assert_false(t.left_suspected);
-    assert_false(rm__tree_totals_walk_due(&t, 2101 * ms)); /* the walk's own cadence again (5 ms / 0.05 %) */
+    assert_false(rm__tree_totals_walk_due(&t, 2101 * ms)); /* the walk's own cadence again (5 ms / 0.025 %) */
     rm__tree_totals_walked(&t, 8000 * ms, 100, 5 * ms, 0, 1500 * ms, 0, 0); /* a leaver: ahead ... */
     assert_true(t.engaged);
     rm__tree_totals_walked(&t, 8100 * ms, 100, 5 * ms, 0, 1600 * ms, 0, 0); /* ... and ahead again */
@@ -1293,6 +1293,8 @@ typedef struct slow_walk {
     int started[2]; /* the hook -> the test: the walk is held */
     int release[2]; /* the test -> the hook: go on */
     atomic_int calls;
+    resmon_monitor *m;            /* set: the hook notes ... */
+    uint64_t wide_refresh_ns;     /* ... the probe's statm refresh at the held walk */
 } slow_walk;
 
 /* rm__monitor_walk_hook: holds the first engaged walk until released. */
@@ -1301,6 +1303,8 @@ static void hold_first_walk(void *arg)
     slow_walk *w = arg;
     if (atomic_fetch_add(&w->calls, 1) != 0)
         return;
+    if (w->m)
+        w->wide_refresh_ns = rm__monitor_wide_refresh_ns(w->m); /* the walker holds the probe */
     if (write(w->started[1], "s", 1) != 1)
         return;
     char byte;
@@ -1366,10 +1370,11 @@ static void real_leaf_slow_walk_delays_no_sample(void **state)
                         .on_sample = note_sample,
                         .on_sample_user = &samples[1]};
     resmon_monitor *m = test_monitor_new(&o);
+    w.m = m;
     rm__monitor_walk_hook(m, hold_first_walk, &w);
     assert_int_equal(resmon_monitor_start(m), 0);
     /* Engaged at the second sample; the first walk at its own cadence
-     * after (the walk's cost / 0.05 %: a few seconds at most). */
+     * after (the walk's cost / 0.025 %: 20 s at most). */
     size_t held = read_within(w.started[0], test_scaled(60));
     while (read_within(samples[0], 0) > 0) /* the samples before the walk was held */
         ;
@@ -1390,6 +1395,9 @@ static void real_leaf_slow_walk_delays_no_sample(void **state)
     }
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     assert_true(held > 0);     /* a walk was held: the tree was engaged */
+    /* ... and its sleepers' statm refreshed at the leaf's pace (60 s), not
+     * the 10 s that re-read every one at each walk */
+    assert_true(w.wide_refresh_ns >= 60000000000ULL);
     assert_true(during >= 5);  /* ... and samples came meanwhile */
     assert_true(s.peak_nprocs > SLOW_WALK_CHILDREN);
     assert_true(s.cpu_time_sec >= 0);
