@@ -204,9 +204,8 @@ static void wait_for_sample_after(resmon_monitor *m, double time)
 {
     double safety_net = test_now() + 60;
     for (;;) {
-        size_t n = test_samples(m, NULL, 0);
-        resmon_sample *all = calloc(n + 1, sizeof *all);
-        n = test_samples(m, all, n);
+        resmon_sample *all;
+        size_t n = test_copy_samples(m, &all); /* running: the count grows */
         double last = n > 0 ? all[n - 1].timestamp : 0;
         free(all);
         if (last > time)

@@ -148,6 +148,25 @@ static inline size_t test_samples(const resmon_monitor *m, resmon_sample *out, s
     return (size_t)n;
 }
 
+/* Copies every kept sample into *out (calloc'd, one spare; the caller frees)
+ * and returns how many were copied.  The monitor may be running: its count
+ * can grow between the count and the copy (resmon_monitor_get_samples
+ * returns the number kept, copying at most cap), so the copy is made again
+ * until it held them all (CI30's TSan stage: 32 kept where 31 were counted). */
+static inline size_t test_copy_samples(const resmon_monitor *m, resmon_sample **out)
+{
+    size_t cap = test_samples(m, NULL, 0);
+    for (;;) {
+        *out = calloc(cap + 1, sizeof **out);
+        assert_non_null(*out);
+        size_t kept = test_samples(m, *out, cap);
+        if (kept <= cap)
+            return kept;
+        free(*out);
+        cap = kept + 16;
+    }
+}
+
 /* ---- fixture trees (a fake /proc or /sys under a temporary directory) ---- */
 
 /* Creates directory path and any missing parents (mode 0755), as mkdir -p
