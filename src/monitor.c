@@ -511,8 +511,7 @@ static int take_sample(resmon_monitor *m, int first, taken_sample *t)
             r.cpu_ns += counted - handed; /* the window's last: no reading after to carry it */
             handed = counted;
         }
-        rm__probe_cpu_rebase(m->probe, handed);
-        rm__probe_set_leaf_refresh(m->probe, 0);
+        rm__probe_cpu_rebase(m->probe, handed); /* the refresh went back to 10 s in totals_walked */
     }
     resmon_sample *s = &t->sample;
     t->at_mark = 0;

@@ -27,11 +27,6 @@ static resmon_monitor *new_monitor(double interval, const resmon_gpu_profiler *g
     return m;
 }
 
-static size_t copy_samples(resmon_monitor *m, resmon_sample **out)
-{
-    return test_copy_samples(m, out); /* some callers copy while it runs */
-}
-
 static void new_rejects_bad_options(void **state)
 {
     (void)state;
@@ -86,7 +81,7 @@ static void every_window_has_two_edge_samples(void **state)
     double after = test_now();
     assert_int_equal(resmon_monitor_running(m), 0);
     resmon_sample *samples;
-    assert_int_equal(copy_samples(m, &samples), 2);
+    assert_int_equal(test_copy_samples(m, &samples), 2);
     ASSERT_DOUBLE_EQ(samples[0].cpu_percent, 0);
     ASSERT_BETWEEN(samples[0].timestamp, before, after);
     ASSERT_BETWEEN(samples[1].timestamp, samples[0].timestamp, after);
@@ -127,7 +122,7 @@ static void schedule_is_absolute_and_does_not_drift(void **state)
     test_sleep(2.0);
     assert_int_equal(resmon_monitor_stop(m), 0);
     resmon_sample *samples;
-    size_t n = copy_samples(m, &samples);
+    size_t n = test_copy_samples(m, &samples);
     resmon_summary s = test_summary(m);
     /* Slot k is due at t0 + k*interval.  Every slot up to the stop was either
      * sampled or counted as skipped; then comes the stop's own sample. */
@@ -231,7 +226,7 @@ static void rss_follows_touched_memory(void **state)
     assert_int_equal(resmon_monitor_stop(m), 0);
     resmon_summary s = test_summary(m);
     resmon_sample *samples;
-    size_t n = copy_samples(m, &samples);
+    size_t n = test_copy_samples(m, &samples);
     ASSERT_BETWEEN(samples[n - 1].rss_mb - samples[0].rss_mb, 195, 215 * SANITIZER_MEMORY_FACTOR);
     ASSERT_BETWEEN(s.memory_growth_mb, 195, 215 * SANITIZER_MEMORY_FACTOR);
     ASSERT_BETWEEN(s.peak_rss_mb, samples[0].rss_mb + 195, samples[0].rss_mb + 215 * SANITIZER_MEMORY_FACTOR);
@@ -436,7 +431,7 @@ static resmon_summary run_with_gpu(const resmon_gpu_profiler *gpu, resmon_sample
         test_sleep(0.005);
     assert_int_equal(resmon_monitor_stop(m), 0);
     resmon_summary s = test_summary(m);
-    *n = copy_samples(m, samples);
+    *n = test_copy_samples(m, samples);
     resmon_monitor_free(m);
     return s;
 }
@@ -638,7 +633,7 @@ static size_t wait_for_samples(resmon_monitor *m, size_t count)
 static int some_sample_has_gpu_util(resmon_monitor *m)
 {
     resmon_sample *samples;
-    size_t n = copy_samples(m, &samples);
+    size_t n = test_copy_samples(m, &samples);
     int found = 0;
     for (size_t i = 0; i < n; i++)
         found |= !isnan(samples[i].gpu_util);
@@ -682,7 +677,7 @@ static void hanging_gpu_call_does_not_stall_cpu_and_rss_sampling(void **state)
     double stop_latency = test_now() - t0;
     resmon_summary s = test_summary(m);
     resmon_sample *samples;
-    size_t n = copy_samples(m, &samples);
+    size_t n = test_copy_samples(m, &samples);
     atomic_store(&gpu_hangs, 0); /* free waits for the call in flight */
     resmon_monitor_free(m);
     /* The edges waited for the GPU only a bounded time, not for the call
@@ -731,7 +726,7 @@ static void fifty_windows_each_start_afresh(void **state)
         /* The previous window was cleared: every sample is this window's
          * (by its time, not by a count a busy machine's delays can raise). */
         resmon_sample *samples;
-        size_t n = copy_samples(m, &samples);
+        size_t n = test_copy_samples(m, &samples);
         assert_int_equal(n, s.num_samples);
         for (size_t i = 0; i < n; i++)
             assert_true(samples[i].timestamp >= before);
@@ -878,7 +873,7 @@ static void slow_callback_skips_slots_instead_of_bursting(void **state)
     test_sleep(0.3);
     assert_int_equal(resmon_monitor_stop(st.monitor), 0);
     resmon_sample *samples;
-    size_t n = copy_samples(st.monitor, &samples);
+    size_t n = test_copy_samples(st.monitor, &samples);
     resmon_summary s = test_summary(st.monitor);
     assert_true(s.skipped_slots >= 10);
     for (size_t i = 1; i < n; i++) /* no burst: samples stay at least a callback apart */
@@ -1104,7 +1099,7 @@ static void samples_without_groups_are_whole_with_a_nan_tail(void **state)
     }
     assert_int_equal(resmon_monitor_stop(m), 0);
     resmon_sample *kept;
-    size_t n = copy_samples(m, &kept);
+    size_t n = test_copy_samples(m, &kept);
     resmon_monitor_free(m);
     assert_true(n >= BASE_SAMPLES);
     const size_t tail = offsetof(resmon_sample, gpu_util);
