@@ -248,19 +248,22 @@ static rm__walked_process *make_room(rm__tree_walker *w, rm__walked_process *cur
     return moved;
 }
 
-/* pid's entry, made (its task directory opened) when it has none: NULL
- * when gone, unreadable, out of memory, or past the budget of kept
- * descriptors (*starved then, or when no descriptor was left). */
+/* pid's entry, made when it has none: its task directory opened and kept
+ * within the budget of kept descriptors, else none kept (task_fd -1: its
+ * lists are read with files opened and closed at once, and reused like any
+ * entry's while it sleeps -- without an entry, each of 7500 of 10 000
+ * sleepers past a hard limit of 20 000 was read afresh at every walk, 70 %
+ * of a --pid run's CPU).  NULL when gone, unreadable or out of memory;
+ * *starved then tells the caller to read it uncached (no descriptor was
+ * left, or none was to be kept). */
 static rm__walked_process *walked_entry(rm__tree_walker *w, pid_t pid, int *starved)
 {
     *starved = 0;
     rm__walked_process *known = walked_find(w, pid);
     if (known)
         return known;
-    if (w->kept_fds + 1 + RM__CACHED_THREADS > w->kept_budget) {
-        *starved = 1;
-        return NULL;
-    }
+    int keep = w->kept_fds + 1 + RM__CACHED_THREADS <= w->kept_budget;
+    *starved = !keep; /* out of memory below: read uncached, as before entries without descriptors */
     if (w->walked_count == w->walked_cap) {
         size_t cap = w->walked_cap ? w->walked_cap * 2 : 16;
         rm__walked_process *grown = realloc(w->walked, cap * sizeof *grown);
@@ -271,16 +274,19 @@ static rm__walked_process *walked_entry(rm__tree_walker *w, pid_t pid, int *star
     }
     if (!rm__pid_index_fits(&w->walked_index, w->walked_cap) && walked_index_rebuild(w) < 0)
         return NULL; /* no room to find it again: not walked this time */
-    char path[32];
-    snprintf(path, sizeof path, "%d/task", (int)pid);
-    int task_fd = rm__openat(w->proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (task_fd < 0) {
-        *starved = errno == EMFILE || errno == ENFILE;
-        if (*starved)
-            make_room(w, NULL);
-        return NULL; /* gone, not ours to read, or no descriptor left */
+    int task_fd = -1;
+    if (keep) {
+        char path[32];
+        snprintf(path, sizeof path, "%d/task", (int)pid);
+        task_fd = rm__openat(w->proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (task_fd < 0) {
+            *starved = errno == EMFILE || errno == ENFILE;
+            if (*starved)
+                make_room(w, NULL);
+            return NULL; /* gone, not ours to read, or no descriptor left */
+        }
+        w->kept_fds++;
     }
-    w->kept_fds++;
     rm__walked_process *e = &w->walked[w->walked_count++];
     memset(e, 0, sizeof *e);
     e->pid = pid;
@@ -291,10 +297,11 @@ static rm__walked_process *walked_entry(rm__tree_walker *w, pid_t pid, int *star
 
 static void close_walked(rm__tree_walker *w, rm__walked_process *e)
 {
-    w->kept_fds -= e->thread_count + 1;
+    w->kept_fds -= e->thread_count + (e->task_fd >= 0);
     for (size_t i = 0; i < e->thread_count; i++)
         close(e->children_fd[i]);
-    close(e->task_fd);
+    if (e->task_fd >= 0)
+        close(e->task_fd);
     free(e->listed);
 }
 
@@ -481,17 +488,22 @@ static int reopen_reused(rm__tree_walker *w, rm__walked_process *e)
 
 /* The children of every thread of pid, read with files opened and closed at
  * once: a process past the budget of kept descriptors.  One that cannot be
- * read for want of a descriptor is counted in w->unwalked. */
-static int add_children_uncached(rm__tree_walker *w, pid_t pid)
+ * read for want of a descriptor is counted in w->unwalked.  listing: its
+ * entry (without descriptors), which keeps what is listed for reuse when
+ * the reading is whole; NULL: none. */
+static int add_children_uncached(rm__tree_walker *w, pid_t pid, rm__walked_process *listing)
 {
     char path[32];
     snprintf(path, sizeof path, "%d/task", (int)pid);
     int task_fd = rm__openat(w->proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (task_fd < 0) {
         w->unwalked += errno == EMFILE || errno == ENFILE;
+        if (listing)
+            listing->listed_valid = 0;
         return 0; /* gone, or not ours to read */
     }
-    struct children_visit visit = {w, NULL, pid, 0};
+    struct children_visit visit = {w, listing, pid, 0};
+    int whole = 1;
     char dirents[16384];
     int starved = 0;
     ssize_t len;
@@ -506,18 +518,25 @@ static int add_children_uncached(rm__tree_walker *w, pid_t pid)
             int fd = rm__openat(task_fd, path, O_RDONLY | O_CLOEXEC);
             if (fd < 0) {
                 starved |= errno == EMFILE || errno == ENFILE; /* else the thread ended */
+                whole = 0;
                 continue;
             }
             ssize_t n = read_children_file(w, fd);
             close(fd);
             if (n > 0)
                 rm__parse_pid_list(w->children_text, (size_t)n, visit_child, &visit);
+            if (n < 0)
+                whole = 0;
             if (n == -ENOMEM)
                 visit.error = -ENOMEM;
         }
     }
+    if (len < 0)
+        whole = 0;
     close(task_fd);
     w->unwalked += starved;
+    if (listing) /* keep_listed clears listed_valid when out of memory */
+        listing->listed_valid = whole && listing->listed_valid && !visit.error;
     return visit.error;
 }
 
@@ -530,7 +549,7 @@ static int add_children_of(rm__tree_walker *w, pid_t pid, pid_t parent)
     int no_room;
     rm__walked_process *e = walked_entry(w, pid, &no_room);
     if (!e)
-        return no_room ? add_children_uncached(w, pid) : 0;
+        return no_room ? add_children_uncached(w, pid, NULL) : 0;
     e->seen_walk = w->walk_number;
     e->parent = parent;
     if (reuses_listed(w, e)) {
@@ -544,6 +563,8 @@ static int add_children_of(rm__tree_walker *w, pid_t pid, pid_t parent)
     e->listed_len = 0;
     e->listed_valid = e->clock_walk == w->walk_number;
     e->listed_clock_ns = e->clock_ns;
+    if (e->task_fd < 0) /* past the budget: nothing kept open */
+        return add_children_uncached(w, pid, e);
     struct children_visit visit = {w, e, pid, 0};
     int reaper_fd = pid == w->reaper ? reaper_main_thread_fd(w, e) : -1;
     if (reaper_fd >= 0) {

@@ -405,6 +405,67 @@ static void children_files_include_worker_threads(void **state)
     assert_int_equal(test_remove_tree(dir), 0);
 }
 
+/* A process past the walker's budget of kept descriptors had no entry, so
+ * its children list was read afresh at every walk however long it slept:
+ * 7500 of 10 000 sleepers under a hard limit of 20 000, 70 % of a --pid
+ * run's CPU (openat, getdents, close).  Now such a process has an entry
+ * without descriptors, and its list is reused while its clock stands.
+ * Here only the root's files fit the budget: 105's list changes on disk
+ * while its clock stands (reused: 205 still found, not 206), then its
+ * clock moves (read afresh: 206). */
+static void a_sleeper_past_the_budget_has_its_list_reused(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/resmon-proc-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    int root_fd = open(dir, O_RDONLY | O_DIRECTORY);
+    char path[64], list[128] = "";
+    for (int pid = 100; pid <= 110; pid++) {
+        if (pid > 100) {
+            size_t used = strlen(list);
+            snprintf(list + used, sizeof list - used, "%d ", pid);
+        }
+        snprintf(path, sizeof path, "%d", pid);
+        mkdirat(root_fd, path, 0755);
+        snprintf(path, sizeof path, "%d/task", pid);
+        mkdirat(root_fd, path, 0755);
+        snprintf(path, sizeof path, "%d/task/%d", pid, pid);
+        mkdirat(root_fd, path, 0755);
+        snprintf(path, sizeof path, "%d/task/%d/children", pid, pid);
+        write_file(root_fd, path, pid == 105 ? "205 " : "");
+    }
+    write_file(root_fd, "100/task/100/children", list);
+    const char *dirs[] = {"205", "205/task", "205/task/205", "206", "206/task", "206/task/206"};
+    for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++)
+        mkdirat(root_fd, dirs[i], 0755);
+    write_file(root_fd, "205/task/205/children", "");
+    write_file(root_fd, "206/task/206/children", "");
+
+    rm__tree_walker w;
+    rm__tree_walker_init(&w, root_fd, RM__TREE_CHILDREN_FILES);
+    w.kept_budget = 1 + RM__CACHED_THREADS; /* the root's files, no one else's */
+    const pid_t all[] = {101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 205};
+    for (int walk = 1; walk <= 4; walk++) {
+        if (walk == 3)
+            write_file(root_fd, "105/task/105/children", "206 "); /* while its clock stands */
+        for (size_t i = 0; i < sizeof all / sizeof *all; i++) /* noted for the next walk */
+            rm__tree_walker_note_clock(&w, all[i], 1, all[i] == 105 && walk == 4 ? 2000 : 1000);
+        assert_int_equal(rm__tree_walk(&w, 100), 0);
+        assert_int_equal(w.found_len, 11);
+        assert_true(w.kept_fds <= w.kept_budget);
+        if (walk == 3) { /* reused: no descriptor kept for it, and no read */
+            assert_true(has_pid(&w, 205));
+            assert_false(has_pid(&w, 206));
+        }
+    }
+    assert_true(has_pid(&w, 206)); /* its clock moved: read afresh */
+    assert_false(has_pid(&w, 205));
+    assert_true(w.walked_count >= 11); /* an entry each, past the budget too */
+    rm__tree_walker_free(&w);
+    close(root_fd);
+    assert_int_equal(test_remove_tree(dir), 0);
+}
+
 /* The root's threads in the fixture: 100 and 101..100+count-1, each with an
  * empty children list (a task directory's link count is 2 + its threads, as
  * in /proc, so the walker's one-thread shortcut sees them). */
@@ -588,6 +649,7 @@ int main(void)
         cmocka_unit_test(children_file_longer_than_a_page_is_read_whole),
         cmocka_unit_test(parent_links_of_an_earlier_walk_are_not_kept),
         cmocka_unit_test(a_reused_pid_has_its_new_children_found),
+        cmocka_unit_test(a_sleeper_past_the_budget_has_its_list_reused),
         cmocka_unit_test(reads_real_proc_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
