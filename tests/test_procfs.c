@@ -531,9 +531,8 @@ static void parent_links_of_an_earlier_walk_are_not_kept(void **state)
  * old one read nothing, and the new one's children were never found while
  * it lived.  Here 200 ends (its directory removed) and 200 comes back, a
  * new process with child 400. */
-static void a_reused_pid_has_its_new_children_found(void **state)
+static void find_reused_pids_children(size_t kept_budget)
 {
-    (void)state;
     char dir[] = "/tmp/resmon-proc-XXXXXX";
     assert_non_null(mkdtemp(dir));
     int root_fd = open(dir, O_RDONLY | O_DIRECTORY);
@@ -545,6 +544,8 @@ static void a_reused_pid_has_its_new_children_found(void **state)
     write_file(root_fd, "200/task/200/children", "300 ");
     rm__tree_walker w;
     rm__tree_walker_init(&w, root_fd, RM__TREE_CHILDREN_FILES);
+    if (kept_budget)
+        w.kept_budget = kept_budget;
     assert_int_equal(rm__tree_walk(&w, 100), 0);
     assert_true(has_pid(&w, 200) && has_pid(&w, 300));
 
@@ -562,6 +563,20 @@ static void a_reused_pid_has_its_new_children_found(void **state)
     rm__tree_walker_free(&w);
     close(root_fd);
     assert_int_equal(test_remove_tree(dir), 0);
+}
+
+static void a_reused_pid_has_its_new_children_found(void **state)
+{
+    (void)state;
+    find_reused_pids_children(0);
+}
+
+/* The same past the budget of kept descriptors: 200's entry holds none
+ * (its lists read by pid each time it is not reused). */
+static void a_reused_pid_past_the_budget_has_its_new_children_found(void **state)
+{
+    (void)state;
+    find_reused_pids_children(1 + RM__CACHED_THREADS);
 }
 
 /* A children list longer than any single read (1200 pids, ~6 KiB) is read to
@@ -649,6 +664,7 @@ int main(void)
         cmocka_unit_test(children_file_longer_than_a_page_is_read_whole),
         cmocka_unit_test(parent_links_of_an_earlier_walk_are_not_kept),
         cmocka_unit_test(a_reused_pid_has_its_new_children_found),
+        cmocka_unit_test(a_reused_pid_past_the_budget_has_its_new_children_found),
         cmocka_unit_test(a_sleeper_past_the_budget_has_its_list_reused),
         cmocka_unit_test(reads_real_proc_files),
     };
