@@ -220,32 +220,44 @@ static rm__walked_process *walked_find(rm__tree_walker *w, pid_t pid)
     return NULL;
 }
 
+/* Lets e's kept files go: it stays walked, its lists read by pid from now
+ * on and its latest one still reused while it sleeps. */
+static void release_descriptors(rm__tree_walker *w, rm__walked_process *e)
+{
+    if (e->task_fd < 0)
+        return;
+    for (size_t i = 0; i < e->thread_count; i++)
+        close(e->children_fd[i]);
+    close(e->task_fd);
+    w->kept_fds -= e->thread_count + 1;
+    e->thread_count = 0;
+    e->listed_threads = 0;
+    e->task_fd = -1;
+}
+
 /* No descriptor was left (the hard limit on open files reached, by the
- * walker or by whatever else the process holds open): closes the kept files
- * of half the walked processes, except current's, and keeps no more from
- * now on, so the processes still to list are read with files opened and
- * closed at once.  Where current is now (entries move down). */
+ * walker or by whatever else the process holds open): lets go the kept
+ * files of half the walked processes that hold any, except current's, and
+ * keeps no more from now on, so the processes still to list are read with
+ * files opened and closed at once.  The entries stay, with their lists
+ * (dropping whole entries closed nothing once most of them held no
+ * descriptor).  Returns current. */
 static rm__walked_process *make_room(rm__tree_walker *w, rm__walked_process *current)
 {
-    size_t keep = w->walked_count / 2, kept = 0;
-    rm__walked_process *moved = NULL;
+    size_t holding = 0, kept = 0;
+    for (size_t i = 0; i < w->walked_count; i++)
+        holding += w->walked[i].task_fd >= 0 && &w->walked[i] != current;
     for (size_t i = 0; i < w->walked_count; i++) {
         rm__walked_process *e = &w->walked[i];
-        if (i >= keep && e != current) {
-            close_walked(w, e);
+        if (e->task_fd < 0 || e == current)
             continue;
-        }
-        if (e == current)
-            moved = &w->walked[kept];
-        if (kept != i)
-            w->walked[kept] = *e;
-        kept++;
+        if (kept < holding / 2)
+            kept++;
+        else
+            release_descriptors(w, e);
     }
-    w->walked_count = kept;
     w->kept_budget = w->kept_fds; /* no new kept files */
-    if (walked_index_rebuild(w) < 0)
-        rm__pid_index_free(&w->walked_index); /* stale; without one, walked_find scans */
-    return moved;
+    return current;
 }
 
 /* pid's entry, made when it has none: its task directory opened and kept
@@ -253,9 +265,12 @@ static rm__walked_process *make_room(rm__tree_walker *w, rm__walked_process *cur
  * lists are read with files opened and closed at once, and reused like any
  * entry's while it sleeps -- without an entry, each of 7500 of 10 000
  * sleepers past a hard limit of 20 000 was read afresh at every walk, 70 %
- * of a --pid run's CPU).  NULL when gone, unreadable or out of memory;
- * *starved then tells the caller to read it uncached (no descriptor was
- * left, or none was to be kept). */
+ * of a --pid run's CPU).  NULL when out of memory, or, when its directory
+ * was to be kept, gone or unreadable; *starved then tells the caller to
+ * read it uncached (no descriptor was left, or none was to be kept).  An
+ * entry without descriptors may be made for a process already gone: its
+ * reading fails, is never reused, and the walk that no longer lists it
+ * forgets it. */
 static rm__walked_process *walked_entry(rm__tree_walker *w, pid_t pid, int *starved)
 {
     *starved = 0;
@@ -563,6 +578,16 @@ static int add_children_of(rm__tree_walker *w, pid_t pid, pid_t parent)
     e->listed_len = 0;
     e->listed_valid = e->clock_walk == w->walk_number;
     e->listed_clock_ns = e->clock_ns;
+    if (e->task_fd < 0 && w->kept_fds + 1 + RM__CACHED_THREADS <= w->kept_budget) {
+        /* Room again (processes that held files ended): it may keep its own. */
+        char path[32];
+        snprintf(path, sizeof path, "%d/task", (int)pid);
+        e->task_fd = rm__openat(w->proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (e->task_fd >= 0)
+            w->kept_fds++;
+        else if (errno == EMFILE || errno == ENFILE)
+            make_room(w, NULL); /* none left: half the kept files go, for the reads by pid */
+    }
     if (e->task_fd < 0) /* past the budget: nothing kept open */
         return add_children_uncached(w, pid, e);
     struct children_visit visit = {w, e, pid, 0};

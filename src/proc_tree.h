@@ -37,7 +37,9 @@ typedef struct rm__parent_link {
 } rm__parent_link;
 
 /* A process the children walk visits: its task directory and the children
- * files of its first threads, kept open between walks. */
+ * files of its first threads, kept open between walks within the walker's
+ * budget of descriptors (past it, none: task_fd -1, its lists read by pid
+ * when they cannot be reused). */
 #define RM__CACHED_THREADS 8
 /* Above this many threads (or a third of the processes /proc listed last,
  * if more), a process's children are found from a listing of /proc (its
@@ -45,7 +47,7 @@ typedef struct rm__parent_link {
 #define RM__WALK_SCAN_THREADS 64
 typedef struct rm__walked_process {
     pid_t pid;
-    int task_fd;
+    int task_fd;           /* -1: no descriptor kept (past the budget) */
     unsigned seen_walk;
     size_t thread_count;   /* threads whose children file is cached */
     size_t listed_threads; /* threads its latest task listing found (0: none yet) */

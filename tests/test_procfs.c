@@ -13,7 +13,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* A stat line with the given comm and otherwise plausible fields: ppid 1,
@@ -466,6 +468,101 @@ static void a_sleeper_past_the_budget_has_its_list_reused(void **state)
     assert_int_equal(test_remove_tree(dir), 0);
 }
 
+/* A fixture of root 100 whose children are 101..100+count, each with a
+ * task directory and an empty children file (105: "205 "). */
+static void make_flat_fixture(int root_fd, int count)
+{
+    char path[64], list[1024] = "";
+    for (int pid = 100; pid <= 100 + count; pid++) {
+        if (pid > 100) {
+            size_t used = strlen(list);
+            snprintf(list + used, sizeof list - used, "%d ", pid);
+        }
+        snprintf(path, sizeof path, "%d", pid);
+        mkdirat(root_fd, path, 0755);
+        snprintf(path, sizeof path, "%d/task", pid);
+        mkdirat(root_fd, path, 0755);
+        snprintf(path, sizeof path, "%d/task/%d", pid, pid);
+        mkdirat(root_fd, path, 0755);
+        snprintf(path, sizeof path, "%d/task/%d/children", pid, pid);
+        write_file(root_fd, path, pid == 105 ? "205 " : "");
+    }
+    write_file(root_fd, "100/task/100/children", list);
+}
+
+/* With most entries past the budget (no descriptor), a process that finds
+ * no descriptor free (EMFILE) has the walker let go half of the kept files:
+ * dropping the upper half of the entries instead closed nothing (they held
+ * none), and the processes still to read went unread.  In a child whose
+ * limit on open files leaves none free after the first walk, and a budget
+ * raised as if processes that held files had ended; exit 0: every process
+ * was read (a new one too) and descriptors were let go. */
+static int walk_out_of_descriptors(int root_fd)
+{
+    rm__tree_walker w;
+    rm__tree_walker_init(&w, root_fd, RM__TREE_CHILDREN_FILES);
+    w.kept_budget = 5 * (1 + RM__CACHED_THREADS); /* the first few keep theirs */
+    if (rm__tree_walk(&w, 100) != 0 || w.found_len != 41)
+        return 2;
+    size_t kept_before = w.kept_fds;
+    if (kept_before < 6)
+        return 3;
+    char list[1024];
+    ssize_t n = rm__read_file_at(root_fd, "100/task/100/children", list, sizeof list - 8);
+    if (n <= 0)
+        return 4;
+    strcat(list, "150 "); /* a new child: its directory made before the limit */
+    int fd = openat(root_fd, "100/task/100/children", O_WRONLY | O_TRUNC);
+    if (fd < 0 || write(fd, list, strlen(list)) != (ssize_t)strlen(list) || close(fd) != 0)
+        return 5;
+    w.kept_budget = 1 << 20; /* room by the budget: only the limit stops it */
+    int highest = test_highest_descriptor(-1);
+    for (;;) { /* every lower number taken too: none free under the limit */
+        int filler = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (filler < 0)
+            return 11;
+        if (filler > highest) {
+            close(filler);
+            break;
+        }
+    }
+    struct rlimit limit = {(rlim_t)highest + 1, (rlim_t)highest + 1};
+    if (setrlimit(RLIMIT_NOFILE, &limit) != 0)
+        return 6;
+    if (rm__tree_walk(&w, 100) != 0)
+        return 7;
+    int found = 0;
+    for (size_t i = 0; i < w.found_len; i++)
+        found |= w.found[i] == 150;
+    int rc = !found ? 8 : w.unwalked ? 9 : w.kept_fds >= kept_before ? 10 : 0;
+    rm__tree_walker_free(&w);
+    return rc;
+}
+
+static void a_walker_out_of_descriptors_lets_kept_files_go(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/resmon-proc-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    int root_fd = open(dir, O_RDONLY | O_DIRECTORY);
+    make_flat_fixture(root_fd, 40);
+    const char *dirs[] = {"205", "205/task", "205/task/205", "150", "150/task", "150/task/150"};
+    for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++)
+        mkdirat(root_fd, dirs[i], 0755);
+    write_file(root_fd, "205/task/205/children", "");
+    write_file(root_fd, "150/task/150/children", "");
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0)
+        _exit(walk_out_of_descriptors(root_fd));
+    int status;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    close(root_fd);
+    assert_int_equal(test_remove_tree(dir), 0);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 /* The root's threads in the fixture: 100 and 101..100+count-1, each with an
  * empty children list (a task directory's link count is 2 + its threads, as
  * in /proc, so the walker's one-thread shortcut sees them). */
@@ -548,6 +645,9 @@ static void find_reused_pids_children(size_t kept_budget)
         w.kept_budget = kept_budget;
     assert_int_equal(rm__tree_walk(&w, 100), 0);
     assert_true(has_pid(&w, 200) && has_pid(&w, 300));
+    rm__tree_walker_note_clock(&w, 200, 1, 1000); /* a sleeper: its list kept for reuse ... */
+    assert_int_equal(rm__tree_walk(&w, 100), 0);
+    assert_true(has_pid(&w, 300));
 
     char old[600];
     snprintf(old, sizeof old, "%s/200", dir);
@@ -556,6 +656,8 @@ static void find_reused_pids_children(size_t kept_budget)
         mkdirat(root_fd, dirs[i], 0755);
     write_file(root_fd, "200/task/200/children", "400 ");
     for (int walk = 0; walk < 2; walk++) {
+        /* ... the new 200's clock is its own (50), or unread: not reused */
+        rm__tree_walker_note_clock(&w, 200, walk == 0, 50);
         assert_int_equal(rm__tree_walk(&w, 100), 0);
         assert_int_equal(w.found_len, 2);
         assert_true(has_pid(&w, 200) && has_pid(&w, 400));
@@ -666,6 +768,7 @@ int main(void)
         cmocka_unit_test(a_reused_pid_has_its_new_children_found),
         cmocka_unit_test(a_reused_pid_past_the_budget_has_its_new_children_found),
         cmocka_unit_test(a_sleeper_past_the_budget_has_its_list_reused),
+        cmocka_unit_test(a_walker_out_of_descriptors_lets_kept_files_go),
         cmocka_unit_test(reads_real_proc_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
