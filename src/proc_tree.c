@@ -506,11 +506,25 @@ static int reopen_reused(rm__tree_walker *w, rm__walked_process *e)
  * read for want of a descriptor is counted in w->unwalked.  listing: its
  * entry (without descriptors), which keeps what is listed for reuse when
  * the reading is whole; NULL: none. */
+/* openat for a read by pid: when no descriptor is left and entries hold
+ * kept files, half of those go (make_room; listing, the entry being read,
+ * holds none) and the open is tried once more -- else, past a spent budget,
+ * every read by pid failed at every walk while the kept files stayed. */
+static int open_for_read(rm__tree_walker *w, rm__walked_process *listing, int dir_fd, const char *path, int flags)
+{
+    int fd = rm__openat(dir_fd, path, flags);
+    if (fd < 0 && (errno == EMFILE || errno == ENFILE) && w->kept_fds > 0) {
+        make_room(w, listing);
+        fd = rm__openat(dir_fd, path, flags);
+    }
+    return fd;
+}
+
 static int add_children_uncached(rm__tree_walker *w, pid_t pid, rm__walked_process *listing)
 {
     char path[32];
     snprintf(path, sizeof path, "%d/task", (int)pid);
-    int task_fd = rm__openat(w->proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int task_fd = open_for_read(w, listing, w->proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (task_fd < 0) {
         w->unwalked += errno == EMFILE || errno == ENFILE;
         if (listing)
@@ -530,7 +544,7 @@ static int add_children_uncached(rm__tree_walker *w, pid_t pid, rm__walked_proce
             if (!tid)
                 continue;
             snprintf(path, sizeof path, "%d/children", (int)tid);
-            int fd = rm__openat(task_fd, path, O_RDONLY | O_CLOEXEC);
+            int fd = open_for_read(w, listing, task_fd, path, O_RDONLY | O_CLOEXEC);
             if (fd < 0) {
                 starved |= errno == EMFILE || errno == ENFILE; /* else the thread ended */
                 whole = 0;
@@ -587,6 +601,8 @@ static int add_children_of(rm__tree_walker *w, pid_t pid, pid_t parent)
             w->kept_fds++;
         else if (errno == EMFILE || errno == ENFILE)
             make_room(w, NULL); /* none left: half the kept files go, for the reads by pid */
+        else
+            return e->listed_valid = 0, 0; /* gone, or not ours to read: no second try by pid */
     }
     if (e->task_fd < 0) /* past the budget: nothing kept open */
         return add_children_uncached(w, pid, e);

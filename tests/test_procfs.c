@@ -497,11 +497,11 @@ static void make_flat_fixture(int root_fd, int count)
  * limit on open files leaves none free after the first walk, and a budget
  * raised as if processes that held files had ended; exit 0: every process
  * was read (a new one too) and descriptors were let go. */
-static int walk_out_of_descriptors(int root_fd)
+static int walk_out_of_descriptors(int root_fd, int room_in_budget)
 {
     rm__tree_walker w;
     rm__tree_walker_init(&w, root_fd, RM__TREE_CHILDREN_FILES);
-    w.kept_budget = 5 * (1 + RM__CACHED_THREADS); /* the first few keep theirs */
+    w.kept_budget = 5 * (1 + RM__CACHED_THREADS); /* the first 19 keep theirs (2 each; 9 asked) */
     if (rm__tree_walk(&w, 100) != 0 || w.found_len != 41)
         return 2;
     size_t kept_before = w.kept_fds;
@@ -515,7 +515,8 @@ static int walk_out_of_descriptors(int root_fd)
     int fd = openat(root_fd, "100/task/100/children", O_WRONLY | O_TRUNC);
     if (fd < 0 || write(fd, list, strlen(list)) != (ssize_t)strlen(list) || close(fd) != 0)
         return 5;
-    w.kept_budget = 1 << 20; /* room by the budget: only the limit stops it */
+    if (room_in_budget)
+        w.kept_budget = 1 << 20; /* as if processes that held files ended: they take their own again */
     int highest = test_highest_descriptor(-1);
     for (;;) { /* every lower number taken too: none free under the limit */
         int filler = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -534,14 +535,13 @@ static int walk_out_of_descriptors(int root_fd)
     int found = 0;
     for (size_t i = 0; i < w.found_len; i++)
         found |= w.found[i] == 150;
-    int rc = !found ? 8 : w.unwalked ? 9 : w.kept_fds >= kept_before ? 10 : 0;
+    int rc = !found ? 8 : w.unwalked ? 9 : w.kept_fds >= kept_before ? 10 : w.found_len != 42 ? 12 : 0;
     rm__tree_walker_free(&w);
     return rc;
 }
 
-static void a_walker_out_of_descriptors_lets_kept_files_go(void **state)
+static void walk_out_of_descriptors_in_child(int room_in_budget)
 {
-    (void)state;
     char dir[] = "/tmp/resmon-proc-XXXXXX";
     assert_non_null(mkdtemp(dir));
     int root_fd = open(dir, O_RDONLY | O_DIRECTORY);
@@ -554,13 +554,27 @@ static void a_walker_out_of_descriptors_lets_kept_files_go(void **state)
     pid_t child = fork();
     assert_true(child >= 0);
     if (child == 0)
-        _exit(walk_out_of_descriptors(root_fd));
+        _exit(walk_out_of_descriptors(root_fd, room_in_budget));
     int status;
     assert_int_equal(waitpid(child, &status, 0), child);
     close(root_fd);
     assert_int_equal(test_remove_tree(dir), 0);
     assert_true(WIFEXITED(status));
     assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/* The budget spent: the failing open is a read by pid's. */
+static void a_walker_out_of_descriptors_lets_kept_files_go(void **state)
+{
+    (void)state;
+    walk_out_of_descriptors_in_child(0);
+}
+
+/* Room in the budget again: the failing open is an entry's taking its own. */
+static void a_walker_out_of_descriptors_taking_its_own_lets_kept_files_go(void **state)
+{
+    (void)state;
+    walk_out_of_descriptors_in_child(1);
 }
 
 /* The root's threads in the fixture: 100 and 101..100+count-1, each with an
@@ -769,6 +783,7 @@ int main(void)
         cmocka_unit_test(a_reused_pid_past_the_budget_has_its_new_children_found),
         cmocka_unit_test(a_sleeper_past_the_budget_has_its_list_reused),
         cmocka_unit_test(a_walker_out_of_descriptors_lets_kept_files_go),
+        cmocka_unit_test(a_walker_out_of_descriptors_taking_its_own_lets_kept_files_go),
         cmocka_unit_test(reads_real_proc_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
