@@ -45,7 +45,7 @@ class Place:
         self.dir_fd = -1       # the directory of the file replaced, held open (O_PATH)
         self.final: str | bytes = path  # the file replaced (links resolved)
         self.existing: os.stat_result | None = None  # the regular file there when checked
-        self.stdout = False    # /dev/stdout on a regular file: written where stdout stands
+        self.stream_fd = -1    # 1 or 2: the regular file behind stdout or stderr, written where that stream stands
 
     def close(self) -> None:
         if self.dir_fd >= 0:
@@ -83,11 +83,14 @@ def hold(path: PathArg) -> Place:
             place.final = _dangling_target(path)
     if st is not None:
         _refuse(path, st)
-        if stat.S_ISREG(st.st_mode) and _names_stdout(path) and os.path.samestat(st, os.fstat(1)):
-            # Standard output, as the command's "-": replaced as a file (its
-            # link followed), everything the file held before was lost
-            # (tenth review of issue 28).
-            place.stdout = True
+        stream = _standard_stream_of(st)
+        if stream >= 0:
+            # Standard output or error, by any name (/dev/stdout,
+            # /dev/stderr, the file's own path), as the command's "-":
+            # replaced as a file, everything the file held before was lost
+            # (tenth review of issue 28; stop 53's attack: a report given
+            # /dev/stderr under "pytest > log 2>&1" left the JSON alone).
+            place.stream_fd = stream
             return place
         if not stat.S_ISREG(st.st_mode):
             place.in_place = st
@@ -113,20 +116,18 @@ def hold(path: PathArg) -> Place:
     return place
 
 
-def _names_stdout(path: str | bytes) -> bool:
-    """Whether path names standard output, itself or through links (as
-    the command's names_stdout: /dev/stdout, /dev/fd/1, /proc/self/fd/1)."""
-    names = ("/dev/stdout", "/dev/fd/1", "/proc/self/fd/1", "/proc/thread-self/fd/1", f"/proc/{os.getpid()}/fd/1")
-    current = os.fsdecode(path)
-    for _ in range(40):
-        if current in names:
-            return True
+def _standard_stream_of(st: os.stat_result) -> int:
+    """1 or 2 when st is the regular file standard output or error is open
+    on (stdout first: under "> log 2>&1" both are), else -1."""
+    if not stat.S_ISREG(st.st_mode):
+        return -1
+    for fd in (1, 2):
         try:
-            target = os.readlink(current)
+            if os.path.samestat(st, os.fstat(fd)):
+                return fd
         except OSError:
-            return False
-        current = os.path.join(os.path.dirname(current), target)
-    return False
+            continue  # closed
+    return -1
 
 
 def _dangling_target(path: str | bytes) -> str | bytes:
@@ -183,10 +184,10 @@ def write_held(place: Place, data: str | bytes) -> None:
     The entry is read again, never followed: a link, a device or a FIFO put
     there since the check is refused, as is a file made read-only."""
     payload = data.encode("utf-8") if isinstance(data, str) else bytes(data)
-    if place.stdout:
-        sys.stdout.flush()
+    if place.stream_fd >= 0:
+        (sys.stdout if place.stream_fd == 1 else sys.stderr).flush()
         try:
-            _write_all(1, payload)
+            _write_all(place.stream_fd, payload)
         except OSError as error:
             error.filename = place.path
             raise

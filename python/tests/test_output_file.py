@@ -611,6 +611,26 @@ def test_dev_stdout_on_a_regular_file_is_written_where_stdout_stands(tmp_path):
     assert out.read_text() == "before\nREPORT\nafter\n"
 
 
+def test_the_file_behind_stderr_or_stdout_by_any_name_is_written_where_it_stands(tmp_path):
+    # Stop 53's attack on issue 28: "pytest --resmon-json=/dev/stderr > log
+    # 2>&1" replaced log with the report alone (pytest's whole output gone);
+    # so did the file behind stdout named by its own path.
+    out = tmp_path / "o.txt"
+    for name, streams in (("/dev/stderr", {"stderr": None}), ("/proc/self/fd/2", {"stderr": None}),
+                          (os.fspath(out), {"stderr": None}), (os.fspath(out), {"stderr": subprocess.DEVNULL})):
+        code = ("import sys; from resmon import _output; print('before', flush=True); "
+                f"print('err', file=sys.stderr); _output.write_file({name!r}, 'REPORT\\n'); print('after')")
+        with open(out, "w") as f:
+            streams = dict(streams)
+            if streams["stderr"] is None:
+                streams["stderr"] = subprocess.STDOUT
+            subprocess.run([sys.executable, "-c", code], stdout=f, check=True, timeout=SAFETY_SEC, **streams)
+        text = out.read_text()
+        expected = ["before", "REPORT", "after"] if streams["stderr"] == subprocess.DEVNULL else \
+            ["before", "err", "REPORT", "after"]
+        assert text.splitlines() == expected, (name, text)
+
+
 def test_a_steady_reader_slower_than_a_page_in_the_bound_is_not_given_up(tmp_path):
     # Tenth review of issue 28: a pipe frees room a page at a time, so a
     # reader taking 100 bytes every 0.2 s (a page in 8 s) let no write

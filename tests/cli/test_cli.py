@@ -1834,6 +1834,44 @@ class OutputChecks(Tmp):
         self.assertEqual(r.returncode, 125, r.stderr)
         self.assertIn("is standard output: give the path of a file", r.stderr)
 
+    def test_the_file_behind_stderr_or_stdout_by_any_name_is_written_where_it_stands(self):
+        # Stop 53's attack on issue 28: "-o /dev/stderr 2>err.txt" replaced
+        # err.txt (the command's errors gone), and under ">log 2>&1" the
+        # command's output and the table went too; the file behind stdout
+        # named by its own path was replaced as well.
+        out = self.path("err.txt")
+        with open(out, "w") as f:
+            r = subprocess.run(["sh", "-c", f'echo before >&2; "{RESMON}" -q -o /dev/stderr -- sh -c "echo CMD >&2";'
+                                'echo after >&2'], stdout=subprocess.PIPE, stderr=f, text=True,
+                               timeout=SAFETY_NET_SEC)
+        self.assertEqual(r.returncode, 0)
+        with open(out) as f:
+            lines = f.read().splitlines()
+        self.assertEqual(lines[:2], ["before", "CMD"])
+        self.assertEqual(json.loads(lines[2])["exit_status"], 0)
+        self.assertEqual(lines[3:], ["after"])
+        log = self.path("log.txt")
+        for option in ("/dev/stderr", "/proc/self/fd/2", log):
+            with self.subTest(option=option), open(log, "w") as f:
+                r = subprocess.run([RESMON, "-o", option, "--", "sh", "-c", "echo OUT; echo ERR >&2"], stdout=f,
+                                   stderr=subprocess.STDOUT, text=True, timeout=SAFETY_NET_SEC)
+                self.assertEqual(r.returncode, 0)
+                with open(log) as g:
+                    text = g.read()
+                self.assertEqual(text.splitlines()[:2], ["OUT", "ERR"], text)
+                summary = [line for line in text.splitlines() if line.startswith("{")]
+                self.assertEqual(len(summary), 1, text)
+                self.assertEqual(json.loads(summary[0])["exit_status"], 0)
+                self.assertIn("peak", text.split(summary[0])[1].lower())  # the table, after it
+        marker = self.path("ran")
+        with open(out, "w") as f:
+            r = subprocess.run([RESMON, "-q", "--textfile", "/dev/stderr", "--", "touch", marker],
+                               stdout=subprocess.PIPE, stderr=f, text=True, timeout=SAFETY_NET_SEC)
+        self.assertEqual(r.returncode, 125)
+        with open(out) as f:
+            self.assertIn("is standard error: give the path of a file", f.read())
+        self.assertFalse(os.path.exists(marker))
+
     def test_dash_and_a_path_to_the_pipe_stdout_is_are_refused_as_one_file(self):
         # Review: "-" was one file with what stdout is only for a regular
         # file, so "-o - -s /dev/stdout | jq" (or the FIFO stdout is) wrote

@@ -481,25 +481,31 @@ static void output_file_init(output_file *f, const char *path, const char *what)
     f->what = what;
 }
 
-/* "-": written where standard output stands. */
-static int open_stdout(output_file *f)
+/* "-" (fd 1), or the regular file behind fd 1 or 2 by any name: written
+ * where that stream stands. */
+static int open_standard(output_file *f, int fd)
 {
+    const char *name = fd == STDOUT_FILENO ? "standard output" : "standard error";
+    char why[96];
     /* Written into the /dev/null holding fd 1's place, it would be lost
      * with status 0 (">&-", a closed stdout of a service). */
-    if (stdout_closed_at_start)
+    if (fd == STDOUT_FILENO && stdout_closed_at_start)
         return fail(f, EBADF, "standard output was closed when resmon started");
     /* Open for reading only (1<file): refused now, not after the run. */
-    int mode = fcntl(STDOUT_FILENO, F_GETFL);
-    if (mode >= 0 && (mode & O_ACCMODE) == O_RDONLY)
-        return fail(f, EBADF, "standard output is open for reading only");
+    int mode = fcntl(fd, F_GETFL);
+    if (mode >= 0 && (mode & O_ACCMODE) == O_RDONLY) {
+        snprintf(why, sizeof why, "%s is open for reading only", name);
+        return fail(f, EBADF, why);
+    }
     /* Not stdout's own FILE: stdio forgets why a write failed when it
      * was a buffer flushed inside fprintf (">/dev/full" said EIO or
      * ENOSPC by the output's length); the sink keeps it. */
-    fflush(stdout);
-    if (!(f->stream = sink_open(f, STDOUT_FILENO, 1)))
+    fflush(fd == STDOUT_FILENO ? stdout : stderr);
+    if (!(f->stream = sink_open(f, fd, 1)))
         return fail(f, errno ? errno : ENOMEM, NULL);
-    f->fd = STDOUT_FILENO;
-    f->is_stdout = 1;
+    f->fd = fd;
+    f->is_stdout = fd == STDOUT_FILENO;
+    f->is_stderr = fd == STDERR_FILENO;
     return 0;
 }
 
@@ -507,19 +513,22 @@ int output_file_open(output_file *f, const char *path, const char *what)
 {
     output_file_init(f, path, what);
     if (strcmp(path, "-") == 0)
-        return open_stdout(f);
+        return open_standard(f, STDOUT_FILENO);
     if (stdout_closed_at_start && names_stdout(path)) /* -o /dev/stdout >&-: as "-" */
         return fail(f, EBADF, "standard output was closed when resmon started");
     struct stat st, out;
     int exists = stat(path, &st) == 0;
-    /* /dev/stdout on a regular file is standard output, written where it
-     * stands, as "-": replaced as a file (its link followed), it lost
+    /* The regular file behind standard output or error, by any name
+     * (/dev/stdout, /dev/stderr, /proc/self/fd/2, its own path), is that
+     * stream, written where it stands, as "-": replaced as a file, it lost
      * everything the file held before and after (tenth review of issue 28:
      * "(echo before; resmon -o /dev/stdout -- echo CMD) > log" kept the JSON
-     * alone). */
-    if (exists && S_ISREG(st.st_mode) && names_stdout(path) && fstat(STDOUT_FILENO, &out) == 0 &&
-        out.st_dev == st.st_dev && out.st_ino == st.st_ino)
-        return open_stdout(f);
+     * alone; stop 53's attack: "-o /dev/stderr 2>err.txt" the command's
+     * errors, and under ">log 2>&1" its output and the table too).  Standard
+     * output first: under ">log 2>&1" both are the file. */
+    for (int fd = STDOUT_FILENO; exists && S_ISREG(st.st_mode) && fd <= STDERR_FILENO; fd++)
+        if (fstat(fd, &out) == 0 && out.st_dev == st.st_dev && out.st_ino == st.st_ino)
+            return open_standard(f, fd);
     int fd;
     if (!exists && errno != ENOENT)
         return fail(f, errno, NULL); /* a link loop (ELOOP), a link the kernel will not follow for us
@@ -723,8 +732,8 @@ int output_file_publish(output_file *f)
     int err = flush_error(f);
     char reader_reason[128];
     const char *reason = err ? reader_failure(f, err, reader_reason, sizeof reader_reason) : NULL;
-    if (f->is_stdout) {
-        fclose(f->stream); /* the sink's: standard output stays open */
+    if (f->is_stdout || f->is_stderr) {
+        fclose(f->stream); /* the sink's: the standard stream stays open */
         f->stream = NULL;
         f->sink = NULL; /* freed by the close */
         f->fd = -1;

@@ -24,7 +24,8 @@ typedef struct output_file {
     char reason[160];  /* ... and the sentence that says why, where strerror(error) does not ("": it does) */
     int fd;            /* the stream's descriptor (fileno() has none for it); -1 when closed */
     struct output_sink *sink; /* where the stream's failed write(2) keeps its errno */
-    int is_stdout;     /* "-": the stream writes fd 1, which it never closes */
+    int is_stdout;     /* "-", or the regular file behind fd 1 by any name: the stream writes fd 1, never closed */
+    int is_stderr;     /* the regular file behind fd 2 by any name: the stream writes fd 2, never closed */
 } output_file;
 /* Occupies closed descriptors 0, 1 and 2 with /dev/null, so no file resmon
  * opens later takes their place.  Call before opening anything: an output

@@ -276,7 +276,7 @@ void output_start_on_own_line(FILE *stdout_stream)
     struct stat st;
     fflush(stdout_stream);
     int fd = fileno(stdout_stream);
-    if (fd != STDOUT_FILENO || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+    if ((fd != STDOUT_FILENO && fd != STDERR_FILENO) || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
         return;
     int flags = fcntl(fd, F_GETFL);
     off_t end = flags >= 0 && (flags & O_APPEND) ? st.st_size : lseek(fd, 0, SEEK_CUR);
@@ -385,8 +385,8 @@ int outputs_finish(const cli_options *o, outputs *out, const run_result *run)
     if (out->marks)
         counted.marks_dropped = marks_dropped(out->marks);
     if (out->summary.stream) {
-        if (out->summary.is_stdout)
-            output_start_on_own_line(stdout);
+        if (out->summary.is_stdout || out->summary.is_stderr)
+            output_start_on_own_line(out->summary.is_stdout ? stdout : stderr);
         summary_write_json(out->summary.stream, o, r);
         rc |= output_file_publish(&out->summary);
     }

@@ -62,8 +62,9 @@ void outputs_collect_phases(outputs *out, const resmon_monitor *m, run_result *r
 int outputs_command_started(outputs *out);
 /* Nothing ran: closes everything and leaves every path as it was. */
 void outputs_discard(outputs *out);
-/* "-o -": stdout is shared with the command, whose output may not end with a
- * newline; where stdout is a regular file, starts the JSON on a line of its own. */
+/* "-o -" (or the file behind stdout or stderr): the stream is shared with the
+ * command, whose output may not end with a newline; where it is a regular
+ * file, starts the JSON on a line of its own. */
 void output_start_on_own_line(FILE *stdout_stream);
 /* Writes every output for what was seen, and the table unless quiet.
  * Returns 0, or -1 when an output could not be written (each printed). */

@@ -544,8 +544,8 @@ int repeat_main(const cli_options *o, resmon_gpu *gpu)
     }
     find_warnings(&st, o, values);
     if (summary.stream) {
-        if (summary.is_stdout)
-            output_start_on_own_line(stdout);
+        if (summary.is_stdout || summary.is_stderr)
+            output_start_on_own_line(summary.is_stdout ? stdout : stderr);
         reader_wait wait; /* a FIFO's stuck reader: given up on after the bound, or soon after a signal */
         reader_wait_init(&wait, signals_stop_fd(), signals_received() != 0);
         output_file_wait_with(&summary, &wait);

@@ -49,13 +49,14 @@ int textfile_open(textfile *t, const char *path, char *err, size_t errcap)
     int rc = 0;
     output_file f = {.silent = 1};
     rc = output_file_open(&f, path, "textfile") < 0 ? -f.error : 0;
-    if (rc == 0 && f.is_stdout) {
-        /* /dev/stdout on a regular file is stdout, as "-" (output_file_open) */
+    if (rc == 0 && (f.is_stdout || f.is_stderr)) {
+        /* the file behind fd 1 or 2 is that stream, as "-" (output_file_open) */
+        const char *stream = f.is_stdout ? "standard output" : "standard error";
         output_file_discard(&f);
         char shown[256];
         printable_copy(shown, sizeof shown, path);
-        snprintf(err, errcap, "--textfile '%s' is standard output: give the path of a file for the textfile "
-                 "collector, which resmon replaces every interval", shown);
+        snprintf(err, errcap, "--textfile '%s' is %s: give the path of a file for the textfile "
+                 "collector, which resmon replaces every interval", shown, stream);
         return -EINVAL;
     }
     if (rc == 0)
