@@ -446,6 +446,12 @@ class _Session:
         self.baseline_tests = compare[2] if compare is not None else frozenset()
         self.compared: tuple[int, str, str] | None = None  # its (exit status, report, messages)
         self.compare_shown = False  # whether the terminal summary showed it
+        # A test that forks and whose child returns into pytest leaves a copy
+        # of the session running the rest in that child: the copy measures
+        # nothing and writes no report (it replaced the session's with an
+        # empty one, and its monitor, forked while sampling, failed every
+        # later test).
+        self.session_pid = os.getpid()
         self.monitor: Any = None  # one ResourceMonitor, a new window per test
         self.records: dict[str, dict[str, Any]] = {}  # node id -> record (from the reports)
         self.exceeded: dict[str, Any] = {}  # node id -> the failure's message (and short line), until its report
@@ -503,8 +509,15 @@ class _Session:
             return None
         return handle, os.fsdecode(path), version
 
+    def in_fork(self) -> bool:
+        """Whether this is a forked copy of the session (see session_pid)."""
+        return os.getpid() != self.session_pid
+
     @pytest.hookimpl(hookwrapper=True, trylast=True)
     def pytest_runtest_call(self, item: pytest.Item):
+        if self.in_fork():
+            yield
+            return
         try:
             limits = self.limits_of(item)
         except pytest.UsageError as error:  # a bad marker fails its test, with the reason
@@ -548,24 +561,29 @@ class _Session:
             yield
             return
         wall_start = time.perf_counter()
+        forked = False
         try:
             outcome = yield
         finally:
-            wall = time.perf_counter() - wall_start
-            monitor.__exit__(None, None, None)
-            hwm = _status_mb("VmHWM") if exact else None
-            if hwm is not None and hwm_before is not None and hwm <= hwm_before and rss_start is not None:
-                hwm = rss_start  # the mark did not rise: the process's own new pages are the leaf's charge
-            rss_end = _status_mb("VmRSS")
-            leaf_figures = None
-            left = {}
-            if leaf:
-                leaf_figures = _leaf_figures(leaf)
-                for pid in (leaf_figures or {}).pop("pids", []):
-                    start = _start_time(pid)
-                    if pid != os.getpid() and start is not None:  # a zombie is done
-                        left[("process", pid, start)] = f"process {pid} ({_comm(pid)})"
-                _remove_leaf(leaf)  # this process and anything left running go back to the parent cgroup
+            forked = self.in_fork()  # the test forked and its child returned here: the session's to measure
+            if not forked:
+                wall = time.perf_counter() - wall_start
+                monitor.__exit__(None, None, None)
+                hwm = _status_mb("VmHWM") if exact else None
+                if hwm is not None and hwm_before is not None and hwm <= hwm_before and rss_start is not None:
+                    hwm = rss_start  # the mark did not rise: the process's own new pages are the leaf's charge
+                rss_end = _status_mb("VmRSS")
+                leaf_figures = None
+                left = {}
+                if leaf:
+                    leaf_figures = _leaf_figures(leaf)
+                    for pid in (leaf_figures or {}).pop("pids", []):
+                        start = _start_time(pid)
+                        if pid != os.getpid() and start is not None:  # a zombie is done
+                            left[("process", pid, start)] = f"process {pid} ({_comm(pid)})"
+                    _remove_leaf(leaf)  # this process and anything left running go back to the parent cgroup
+        if forked:
+            return
         cpu = _cpu_sec(resource.RUSAGE_SELF) + _cpu_sec(resource.RUSAGE_CHILDREN) - cpu_before
         for key, name in _threads().items():
             if key not in threads_before:
@@ -630,7 +648,7 @@ class _Session:
                     self.records[report.nodeid] = json.loads(value)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if _is_worker(self.config):
+        if _is_worker(self.config) or self.in_fork():
             return
         path = self.config.getoption("resmon_json")
         if not path and self.compare is None:
@@ -760,7 +778,7 @@ class _Session:
         return "".join(lines)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if _is_worker(self.config):
+        if _is_worker(self.config) or self.in_fork():
             return
         if self.compared is not None:
             self.compare_shown = True
@@ -787,6 +805,8 @@ class _Session:
 
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
+        if self.in_fork():
+            return
         # Without pytest's terminal summary (--no-summary, -p no:terminal) the
         # reason a gate failed the session still reaches the user.
         if self.compared is not None and not self.compare_shown and self.compared[2]:

@@ -1048,3 +1048,30 @@ def test_a_baseline_from_resmon_0_3_or_too_deep_is_a_usage_error_that_says_so(tm
     assert result.returncode == 4, result.stdout + result.stderr
     assert "INTERNALERROR" not in result.stdout + result.stderr
     assert "deep.json" in result.stderr and outcomes(result) == {}, result.stderr
+
+
+def test_a_forked_child_returning_into_pytest_neither_measures_nor_writes_the_report(tmp_path):
+    # Stop 53's attack on issue 28: a test's fork whose child returned into
+    # pytest ran the rest of the session in the child, where the plugin's
+    # monitor (forked while sampling) failed every later test and the
+    # child's empty report replaced the session's.  Here the child returns
+    # only once the parent has ended (its report written); run() waits for
+    # the child too (it holds the output pipes).
+    result = run_pytest(tmp_path, """
+        import os, time
+
+        def test_fork():
+            parent = os.getpid()
+            if os.fork() == 0:
+                while os.getppid() == parent:  # until the session's process has ended
+                    time.sleep(0.01)
+                return
+
+        def test_after():
+            pass
+    """, "--resmon", "--resmon-json=report.json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    tests = report(tmp_path)["tests"]
+    assert sorted(name.split("::")[-1] for name in tests) == ["test_after", "test_fork"], tests
+    # The child ran test_after again, unmeasured: no plugin error in it.
+    assert "when it forked" not in result.stdout + result.stderr
