@@ -449,6 +449,36 @@ class Marks(unittest.TestCase):
                 self.assertFalse(r.stdout.startswith(tmp + "/"), (oct(mode), r.stdout))
                 self.assertEqual(os.listdir(tmp), [])
 
+    def test_a_tmpdir_inside_another_users_directory_is_not_used(self):
+        # Stop 53's attack on issue 28: a TMPDIR of root's (01777) inside a
+        # directory nobody owns passed every check of TMPDIR itself; nobody
+        # renamed it away, made one of the same name and bound a socket
+        # there, and the marks (sent by path) went to nobody, uncounted.
+        # Every directory above TMPDIR must be root's or this user's, and
+        # one that others may write sticky over an entry of root's or ours.
+        if os.geteuid() != 0:
+            self.skipTest("needs root, to give a directory to a second user (nobody)")
+        os.chmod(self.dir.name, 0o755)
+        outer = self.path("n")
+        os.mkdir(outer)
+        tmp = os.path.join(outer, "t")
+        os.mkdir(tmp)
+        os.chmod(tmp, 0o1777)
+        self.env["TMPDIR"] = tmp
+        for owner, mode, used in ((0, 0o755, True), (65534, 0o755, False), (0, 0o777, False), (0, 0o1777, True)):
+            os.chown(outer, owner, owner)
+            os.chmod(outer, mode)
+            r = self.run_resmon("-q", "--", "sh", "-c", 'echo "$RESMON_MARK_SOCKET"')
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(r.stdout.startswith(tmp + "/"), used, (owner, oct(mode), r.stdout))
+            self.assertEqual(os.listdir(tmp), [])
+        # A sticky directory others may write holds an entry of nobody's: its
+        # owner may rename it.
+        os.chown(outer, 0, 0)
+        os.chown(tmp, 65534, 65534)
+        r = self.run_resmon("-q", "--", "sh", "-c", 'echo "$RESMON_MARK_SOCKET"')
+        self.assertFalse(r.stdout.startswith(tmp + "/"), r.stdout)
+
     def test_a_tmpdir_that_is_another_users_link_is_not_followed(self):
         # TMPDIR names a symbolic link that nobody owns (planted in /tmp,
         # which fs.protected_symlinks=0 lets root follow; here in a private

@@ -249,12 +249,54 @@ static int components_searchable(const char *dir)
     return 1;
 }
 
+/* Whether no other user can move dir's components: each directory above
+ * it is root's or this user's, and one others may write is sticky with the
+ * next component root's or this user's.  A TMPDIR of root's in a directory
+ * another user owns (/home/them/tmp) passed every check of dir itself, and
+ * its owner renamed it away, made one of the same name and bound a socket
+ * there: the marks, sent by path, went to them, lost uncounted (stop 53's
+ * attack on issue 28). */
+static int components_held(const char *dir)
+{
+    char prefix[PATH_MAX];
+    size_t n = strlen(dir);
+    if (n >= sizeof prefix)
+        return 0;
+    uid_t me = geteuid();
+    struct stat above;
+    if (stat("/", &above) != 0 || (above.st_uid != 0 && above.st_uid != me))
+        return 0;
+    for (size_t end = 1; end <= n; end++) {
+        if (end < n && dir[end] != '/')
+            continue;
+        if (dir[end - 1] == '/')
+            continue; /* "//" */
+        memcpy(prefix, dir, end);
+        prefix[end] = '\0';
+        struct stat st;
+        if (lstat(prefix, &st) != 0 || (st.st_uid != 0 && st.st_uid != me))
+            return 0;
+        /* above holds st's entry: others who may write it may rename the
+         * entry unless it is sticky (then only the entry's owner, checked). */
+        if ((above.st_mode & (S_IWGRP | S_IWOTH)) && !(above.st_mode & S_ISVTX))
+            return 0;
+        if (S_ISLNK(st.st_mode)) {
+            if (stat(prefix, &above) != 0) /* the link's target: the next entries are its */
+                return 0;
+        } else {
+            above = st;
+        }
+    }
+    return 1;
+}
+
 /* ... as written and as resolved: a link in the path leads into
  * directories its text does not name (/tmp/l -> /root/private/t). */
 static int others_can_reach(const char *dir)
 {
     char resolved[PATH_MAX];
-    return components_searchable(dir) && realpath(dir, resolved) && components_searchable(resolved);
+    return components_searchable(dir) && realpath(dir, resolved) && components_searchable(resolved) &&
+           components_held(dir) && components_held(resolved);
 }
 
 /* Makes the channel's directory in tmp: 0711 (the socket stays 0600, the
