@@ -273,9 +273,9 @@ def _check_baseline(baseline: str, args: list[str]) -> tuple[list[str], frozense
         # The engine reads BASELINE once (beside an empty report): its words
         # for a file it cannot read, and its memory bound.
         status, _, err = _compare_run(["--allow-different-commands"], baseline, empty)
-        if status not in (0, 1):
+        if status not in (0, 1) and "compare runs of one kind" not in err:
             raise pytest.UsageError(_usage_words(err))
-        rows, tests = _baseline_rows(baseline)
+        rows, tests = _baseline_rows(baseline)  # a command's summary: refused here, in a session's words
         _check_renamed_keys(baseline, args, rows)
         # The limits, on a report of one test holding every key BASELINE
         # has, and every row a NODEID::KEY limit names as the engine matches
@@ -646,6 +646,11 @@ class _Session:
             for name, value in report.user_properties:
                 if name == _PROPERTY:
                     self.records[report.nodeid] = json.loads(value)
+                    # How it ended, for `resmon compare`: a test that failed
+                    # early is quick and lean, not an improvement.
+                    self.records[report.nodeid]["outcome"] = report.outcome
+        elif report.failed and report.nodeid in self.records:  # its teardown failed
+            self.records[report.nodeid]["outcome"] = "error"
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if _is_worker(self.config) or self.in_fork():
@@ -658,6 +663,10 @@ class _Session:
             "resmon_version": library_version,
             "machine": _machine(),
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            # How the session ended: an interrupted one (Ctrl-C, a CI's
+            # timeout) holds some tests' records and must not pass a gate.
+            "exit_status": int(session.exitstatus),
+            "interrupted": session.exitstatus == pytest.ExitCode.INTERRUPTED,
             "tests": self.records,
         }, indent=1) + "\n"
         if path:

@@ -1075,3 +1075,43 @@ def test_a_forked_child_returning_into_pytest_neither_measures_nor_writes_the_re
     assert sorted(name.split("::")[-1] for name in tests) == ["test_after", "test_fork"], tests
     # The child ran test_after again, unmeasured: no plugin error in it.
     assert "when it forked" not in result.stdout + result.stderr
+
+
+def test_the_report_says_how_each_test_and_the_session_ended(tmp_path):
+    # Stop 53's attack on issue 28: the report said nothing of outcomes, so
+    # `resmon compare` passed a test that failed early (quick and lean) and
+    # a session interrupted halfway as improvements.
+    run_pytest(tmp_path, """
+        import pytest
+
+        @pytest.fixture
+        def broken():
+            yield
+            raise RuntimeError("in teardown")
+
+        def test_pass():
+            pass
+
+        def test_fail():
+            assert False
+
+        def test_teardown(broken):
+            pass
+    """, "--resmon-json=report.json")
+    written = report(tmp_path)
+    ended = {node.split("::")[-1]: record["outcome"] for node, record in written["tests"].items()}
+    assert ended == {"test_pass": "passed", "test_fail": "failed", "test_teardown": "error"}, written
+    assert (written["exit_status"], written["interrupted"]) == (1, False)
+    run_pytest(tmp_path, """
+        def test_pass():
+            pass
+
+        def test_stop():
+            raise KeyboardInterrupt
+
+        def test_never():
+            pass
+    """, "--resmon-json=report.json")
+    written = report(tmp_path)
+    assert (written["exit_status"], written["interrupted"]) == (2, True), written
+    assert not any(node.endswith("test_never") for node in written["tests"])

@@ -19,9 +19,12 @@ from helpers import RESMON, SAFETY_NET_SEC, WORKLOAD, resmon
 
 
 def summary(**figures):
-    """A summary as resmon_summary_to_json writes its required keys, with figures over them."""
+    """A summary as resmon_summary_to_json writes its required keys, with figures over them; a
+    command's (figures name its command) says whether it was interrupted, as the command's does."""
     base = {"peak_rss_mb": 10.0, "mean_rss_mb": 5.0, "peak_gpu_mem_mb": None, "mean_gpu_util": None,
             "memory_growth_mb": 0.0, "num_samples": 10, "duration_sec": 1.0}
+    if "command" in figures:
+        base["interrupted"] = False
     base.update(figures)
     return base
 
@@ -844,7 +847,12 @@ class BadUsage(Tmp):
         stopped_repeat = {"resmon_repeat": 1, "command": ["prog"], "repeat": 5, "warmup": 0, "completed": 1,
                           "interrupted": True, "runs": [summary(exit_status=0, cpu_sec=0.01, **command)]}
         cut_repeat = dict(stopped_repeat, interrupted=False)  # completed < repeat alone
+        # Stop 53's attack: a command's summary without "interrupted", and a
+        # --repeat file whose runs are fewer than its "completed" says, passed.
+        no_interrupted = {"exit_status": 0, **command}
+        short_repeat = dict(stopped_repeat, interrupted=False, repeat=2, completed=2)
         for name, figures in (("exit3.json", {"exit_status": 3}), ("killed.json", {"exit_status": 137}),
+                              ("no-interrupted.json", no_interrupted), ("repeat-short.json", short_repeat),
                               ("stopped.json", {"exit_status": 0, "interrupted": True}),
                               ("null.json", {"exit_status": None, **command}), ("missing.json", command),
                               ("string.json", {"exit_status": "1"}), ("list.json", {"exit_status": [0]}),
@@ -852,6 +860,11 @@ class BadUsage(Tmp):
                               ("one.json", {"exit_status": 0, "interrupted": 1}),
                               ("repeat-stopped.json", stopped_repeat), ("repeat-cut.json", cut_repeat)):
             failed = self.write(name, figures if "resmon_repeat" in figures else summary(cpu_sec=0.01, **figures))
+            if name == "no-interrupted.json":
+                with open(failed) as f:
+                    doc = json.load(f)
+                del doc["interrupted"]
+                failed = self.write(name, doc)
             for base, new, side in ((ok, failed, "NEW"), (failed, ok, "BASE")):
                 with self.subTest(run=name, side=side):
                     r = resmon("compare", "--max-increase", "cpu_sec=10%", base, new)
@@ -873,6 +886,48 @@ class BadUsage(Tmp):
         attached = self.write("attached.json", summary(exit_status=None, pid=123, cpu_sec=1.0))
         r = resmon("compare", ok, attached)
         self.assertEqual(r.returncode, 0, r.stderr)
+
+    def test_a_pytest_session_that_did_not_succeed_never_passes_a_gate(self):
+        # Stop 53's attack on issue 28: a report of a session interrupted
+        # after half its tests, or with a test that failed early (quick and
+        # lean), passed as an improvement.  The plugin writes the session's
+        # "interrupted" and "exit_status" and each test's "outcome"; a report
+        # from before has none of them and is not known to have failed.
+        tests = {"t.py::test_a": {"rss_growth_mb": 100.0, "cpu_sec": 1.0, "outcome": "passed"},
+                 "t.py::test_b": {"rss_growth_mb": 1.0, "cpu_sec": 0.1, "outcome": "passed"}}
+        full = {"resmon_version": "0.4.0", "exit_status": 0, "interrupted": False, "tests": tests}
+        ok = self.write("ok.json", full)
+        early = json.loads(json.dumps(full))
+        early["exit_status"] = 1
+        early["tests"]["t.py::test_a"].update(rss_growth_mb=0.1, cpu_sec=0.01, outcome="failed")
+        half = dict(full, exit_status=2, interrupted=True, tests={"t.py::test_a": tests["t.py::test_a"]})
+        teardown = json.loads(json.dumps(full))
+        teardown["tests"]["t.py::test_b"]["outcome"] = "error"
+        teardown["exit_status"] = 0  # only the outcome says it
+        for name, doc, said in (("early.json", early, "exited 1"), ("half.json", half, "interrupted pytest session"),
+                                ("teardown.json", teardown, "t.py::test_b error")):
+            failed = self.write(name, doc)
+            with self.subTest(name=name):
+                r = resmon("compare", "--max-increase", "rss_growth_mb=10%", ok, failed)
+                self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+                self.assertIn(f"NEW run failed: {failed}", r.stderr)
+                self.assertIn(said, r.stderr)
+        old = self.write("old.json", {"resmon_version": "0.3.0", "tests": {k: {m: v for m, v in t.items()
+                                                                              if m != "outcome"}
+                                                                          for k, t in tests.items()}})
+        skipped = json.loads(json.dumps(full))
+        skipped["tests"]["t.py::test_b"]["outcome"] = "skipped"
+        skipped = self.write("skipped.json", skipped)
+        for base, new in ((old, ok), (ok, old), (ok, skipped)):
+            r = resmon("compare", "--max-increase", "rss_growth_mb=10%", base, new)
+            self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        # A command's summary against a pytest report: no key in common,
+        # nothing judged, and it passed; refused as runs of two kinds.
+        command = self.write("command.json", summary(command=["prog"], exit_status=0))
+        for base, new in ((command, ok), (ok, command)):
+            r = resmon("compare", base, new)
+            self.assertEqual(r.returncode, 125, r.stdout + r.stderr)
+            self.assertIn("compare runs of one kind", r.stderr)
 
     def test_a_change_beyond_a_double_is_a_failure_never_a_pass(self):
         # issue 28: cpu_sec=10% on 1e308 -> 1.7e308 computed |base| x 10 = +inf and passed.

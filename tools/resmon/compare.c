@@ -428,6 +428,8 @@ static int side_add_summary(side *s, json_t *summary, const char *path, size_t r
         why = "was interrupted, exit_status";
     else if (interrupted && !json_is_false(interrupted))
         why = "has an \"interrupted\" that is not false, exit_status";
+    else if (!interrupted && has_command) /* every command's summary has it: one without may hide a stopped run */
+        why = "is a command's run that does not say whether it was interrupted (no \"interrupted\"), exit_status";
     else if (json_is_number(status) && jansson.number_value(status) != 0)
         why = "exited with status";
     else if (status && !json_is_number(status) && !json_is_null(status))
@@ -469,6 +471,14 @@ static int side_add_repeat(side *s, json_t *root, const char *path, int in_direc
      * completed, each a success: the file itself says it is not whole. */
     json_t *interrupted = jansson.object_get(root, "interrupted"), *asked = jansson.object_get(root, "repeat");
     json_t *completed = jansson.object_get(root, "completed");
+    /* ... and one whose "runs" are fewer than it says completed (or that
+     * does not say) is no whole record either: its runs are what is judged. */
+    if (!s->failed && (!json_is_number(completed) || jansson.number_value(completed) != (double)count) &&
+        asprintf(&s->failed, "%s holds %zu runs where its \"completed\" says %s", path, count,
+                 json_is_number(completed) ? "otherwise" : "nothing") < 0) {
+        s->failed = NULL;
+        return compare_error(path, ": out of memory");
+    }
     if (!s->failed && ((interrupted && !json_is_false(interrupted)) ||
                        (json_is_number(asked) && json_is_number(completed) &&
                         jansson.number_value(completed) < jansson.number_value(asked))) &&
@@ -492,6 +502,39 @@ static int side_add_repeat(side *s, json_t *root, const char *path, int in_direc
         s->run_names[i] = named;
         if (rc < 0)
             return rc == -EINTR ? COMPARE_INTERRUPTED : compare_error(path, ": out of memory");
+    }
+    return 0;
+}
+
+/* A pytest report of a session that did not succeed is a failed run, as a
+ * summary's exit status other than 0 is: a test that failed early is quick
+ * and lean, not an improvement, and a session interrupted after half its
+ * tests passed as "2 keys not judged" (stop 53's attack on issue 28).  The
+ * session's "interrupted" and "exit_status", and each test's "outcome" (a
+ * report from before 0.4.1 has none of them: not known to have failed).
+ * Returns 0 or -ENOMEM. */
+static int report_failure(side *s, json_t *root, json_t *tests, const char *path)
+{
+    if (s->failed)
+        return 0;
+    json_t *interrupted = jansson.object_get(root, "interrupted"), *status = jansson.object_get(root, "exit_status");
+    int rc = 0;
+    if (interrupted && !json_is_false(interrupted))
+        rc = asprintf(&s->failed, "%s is the report of an interrupted pytest session", path);
+    else if (status && (!json_is_number(status) || jansson.number_value(status) != 0))
+        rc = json_is_number(status) ? asprintf(&s->failed, "%s is the report of a pytest session that exited %g", path,
+                                               jansson.number_value(status))
+                                    : asprintf(&s->failed, "%s has an exit_status that is not a number", path);
+    for (void *at = jansson.object_iter(tests); at && !s->failed; at = jansson.object_iter_next(tests, at)) {
+        json_t *outcome = jansson.object_get(jansson.object_iter_value(at), "outcome");
+        const char *said = json_is_string(outcome) ? jansson.string_value(outcome) : NULL;
+        if (outcome && (!said || (strcmp(said, "passed") != 0 && strcmp(said, "skipped") != 0)))
+            rc = asprintf(&s->failed, "%s: %s %s", path, jansson.object_iter_key(at),
+                          said && strlen(said) < 32 ? said : "did not pass");
+    }
+    if (rc < 0) {
+        s->failed = NULL;
+        return -ENOMEM;
     }
     return 0;
 }
@@ -547,7 +590,9 @@ static int side_read_file(side *s, const char *path, size_t run, int in_director
     json_t *tests = jansson.object_get(root, "tests");
     /* A directory's runs are of one kind: a summary's keys and a report's
      * NODEID::KEY never meet, so a mix compared nothing and passed. */
-    const char *kind = is_summary(root) ? "summaries" : json_is_object(tests) ? "pytest reports" : NULL;
+    const char *kind = is_summary(root) || json_is_number(jansson.object_get(root, "resmon_repeat")) ? "summaries"
+                       : json_is_object(tests)                                                    ? "pytest reports"
+                                                                                                  : NULL;
     if (in_directory && kind && s->kind && strcmp(kind, s->kind) != 0) {
         /* Both named: the first file read is not the odd one more often than
          * the one that differs from it. */
@@ -584,6 +629,8 @@ static int side_read_file(side *s, const char *path, size_t run, int in_director
             if (json_is_object(record))
                 rc = side_add_members(s, record, jansson.object_iter_key(at), run);
         }
+        if (rc == 0)
+            rc = report_failure(s, root, tests, path);
     } else {
         jansson_release(root);
         return compare_error(path, ": not a resmon summary (no numeric peak_rss_mb and num_samples), "
@@ -1764,6 +1811,13 @@ static int compare_streams(int argc, char **argv, FILE *out, FILE *err, const co
         rc = side_read(&base, o.base_path);
     if (rc == 0)
         rc = side_read(&next, o.new_path);
+    if (rc == 0 && base.kind && next.kind && strcmp(base.kind, next.kind) != 0) {
+        /* A summary's keys and a report's NODEID::KEY never meet: compared,
+         * nothing was judged and it passed (stop 53's attack on issue 28). */
+        fprintf(compare_err, "resmon compare: BASE holds %s and NEW %s: compare runs of one kind\n", base.kind,
+                next.kind);
+        rc = EXIT_USAGE;
+    }
     if (rc == 0 && !o.allow_different_commands)
         rc = check_commands(&base, &next);
     if (rc == 0 && !(rows = build_rows(&base, &next, &count, o.alpha)))
