@@ -11,6 +11,7 @@ import sys
 _ENV = "RESMON_MARK_SOCKET"
 _DROPPED_ENV = "RESMON_MARK_DROPPED"  # the drop counter, dropped-<secret>
 _NAME_MAX_BYTES = 63
+_said: set[str] = set()  # the kinds of refusal printed
 
 
 def check_name(name: object) -> bytes:
@@ -56,11 +57,15 @@ def mark(name: str) -> bool:
         # attack on issue 28).
         if path:
             _count_dropped(os.environ.get(_DROPPED_ENV))
-        try:
-            if sys.stderr is not None:
-                sys.stderr.write(f"resmon.mark: {e}; the mark is dropped\n")
-        except (OSError, ValueError):
-            pass  # stderr closed or gone: the count above is the record
+        line = f"resmon.mark: {e}; the mark is dropped\n"
+        kind = str(e).partition(", got")[0]
+        if kind not in _said:  # each kind once, as a warning was: a loop's refusals are counted, not printed
+            _said.add(kind)
+            try:
+                if sys.stderr is not None:
+                    sys.stderr.write(line)
+            except Exception:  # stderr closed, gone or replaced: the count above is the record
+                pass
         return False
     if not path:
         return False

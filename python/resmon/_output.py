@@ -187,6 +187,8 @@ def write_held(place: Place, data: str | bytes) -> None:
     if place.stream_fd >= 0:
         (sys.stdout if place.stream_fd == 1 else sys.stderr).flush()
         try:
+            if not _ends_a_line(place.stream_fd):
+                payload = b"\n" + payload  # on a line of its own, as the command's output_start_on_own_line
             _write_all(place.stream_fd, payload)
         except OSError as error:
             error.filename = place.path
@@ -223,6 +225,27 @@ def write_file(path: PathArg, data: str | bytes) -> None:
     write_held).  Raises OSError naming the path."""
     with hold(path) as place:
         write_held(place, data)
+
+
+def _ends_a_line(fd: int) -> bool:
+    """Whether what a regular file at fd holds before its offset ends a line
+    (or is empty); False where that cannot be read."""
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return True
+        import fcntl
+        end = st.st_size if fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_APPEND else os.lseek(fd, 0, os.SEEK_CUR)
+        if end <= 0 or end > st.st_size:
+            return True
+        try:
+            return os.pread(fd, 1, end - 1) == b"\n"
+        except OSError:  # opened for writing only (">> log"): read through its own link
+            with open(f"/proc/self/fd/{fd}", "rb") as f:
+                f.seek(end - 1)
+                return f.read(1) == b"\n"
+    except OSError:
+        return False  # not readable: a blank line is harmless to a reader of lines, a glued one is not
 
 
 def _write_all(fd: int, payload: bytes) -> None:

@@ -629,6 +629,15 @@ def test_the_file_behind_stderr_or_stdout_by_any_name_is_written_where_it_stands
         expected = ["before", "REPORT", "after"] if streams["stderr"] == subprocess.DEVNULL else \
             ["before", "err", "REPORT", "after"]
         assert text.splitlines() == expected, (name, text)
+    # On a line of its own, as the command starts its JSON (a review of stop
+    # 53: glued to pytest's last "[100%]"), also where the file is open for
+    # writing only (">> log").
+    out.write_text("no newline")
+    code = ("import sys; from resmon import _output; sys.stdout.write('cmd'); sys.stdout.flush(); "
+            "_output.write_file('/dev/stdout', 'REPORT\\n')")
+    with open(out, "a") as f:
+        subprocess.run([sys.executable, "-c", code], stdout=f, check=True, timeout=SAFETY_SEC)
+    assert out.read_text() == "no newlinecmd\nREPORT\n"
 
 
 def test_a_steady_reader_slower_than_a_page_in_the_bound_is_not_given_up(tmp_path):

@@ -235,9 +235,16 @@ def test_module_mark_outside_resmon_is_a_no_op(monkeypatch: pytest.MonkeyPatch, 
     assert resmon.mark("load") is False  # resmon gone: dropped, never raised
     # Eighth review of issue 28: a refused name raised ValueError and failed
     # the workload; as `resmon mark` it is one line on stderr and False.
+    from resmon import _marks
     for bad in ("bad\nname", "x" * 64, "", 7):
+        monkeypatch.setattr(_marks, "_said", set())
         assert resmon.mark(bad) is False
         assert "the mark is dropped" in capsys.readouterr().err
+    # Each kind of refusal is printed once (as a warning was): a loop marking
+    # refused names fills no log (review of stop 53).
+    for i in range(3):
+        assert resmon.mark(f"epoch {i}\n") is False
+    assert capsys.readouterr().err.count("the mark is dropped") == 1
 
 
 def test_module_mark_sends_a_datagram(tmp_path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
@@ -271,6 +278,8 @@ def test_module_mark_sends_a_datagram(tmp_path, monkeypatch: pytest.MonkeyPatch,
         # A refused name is counted too, as `resmon mark` counts it (eighth
         # review of issue 28: it raised, and was not counted).
         before = os.path.getsize(counter)
+        from resmon import _marks
+        monkeypatch.setattr(_marks, "_said", set())
         assert resmon.mark("y" * 64) is False
         assert "the mark is dropped" in capsys.readouterr().err
         assert os.path.getsize(counter) == before + 1

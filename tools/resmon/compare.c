@@ -110,6 +110,7 @@ typedef struct side {
     char *failed;  /* the first run that failed (a summary whose command exited other
                       than 0, or was interrupted), as one line's words; NULL: none */
     double status; /* the first run's exit_status; NAN: none (a pytest report) */
+    int reports;   /* its runs are pytest reports: a failed BASE does not fail the comparison (status_failure) */
     json_t *first; /* the first summary read (a --repeat file: the whole file), kept
                       for its command; NULL for a pytest report */
     json_t *command;           /* first's "command" array, or NULL */
@@ -521,7 +522,8 @@ static int report_failure(side *s, json_t *root, json_t *tests, const char *path
     int rc = 0;
     if (interrupted && !json_is_false(interrupted))
         rc = asprintf(&s->failed, "%s is the report of an interrupted pytest session", path);
-    else if (status && (!json_is_number(status) || jansson.number_value(status) != 0))
+    else if (status && (!json_is_number(status) || (jansson.number_value(status) != 0 &&
+                                                    jansson.number_value(status) != 5))) /* 5: none collected (-k) */
         rc = json_is_number(status) ? asprintf(&s->failed, "%s is the report of a pytest session that exited %g", path,
                                                jansson.number_value(status))
                                     : asprintf(&s->failed, "%s has an exit_status that is not a number", path);
@@ -629,6 +631,7 @@ static int side_read_file(side *s, const char *path, size_t run, int in_director
             if (json_is_object(record))
                 rc = side_add_members(s, record, jansson.object_iter_key(at), run);
         }
+        s->reports = 1;
         if (rc == 0)
             rc = report_failure(s, root, tests, path);
     } else {
@@ -1705,7 +1708,7 @@ static char *status_failure(const side *base, const side *next)
     int rc = 0;
     if (next->failed)
         rc = asprintf(&line, "NEW run failed: %s: a failed run fails the comparison, limits or not", next->failed);
-    else if (base->failed)
+    else if (base->failed && !base->reports) /* a baseline report's failed test: its rows, not every gate */
         rc = asprintf(&line, "BASE run failed: %s, and NEW's did not: runs whose exit statuses differ fail the "
                              "comparison, limits or not", base->failed);
     else if (!isnan(base->status) && !isnan(next->status) && base->status != next->status)

@@ -334,7 +334,11 @@ static int finish_stream(const stream_outcome *outcome, const char *what, const 
     if (outcome->error < 0 || outcome->reader_stuck) {
         fprintf(stderr, "resmon: error writing %s '", what);
         print_printable(stderr, path);
-        if (outcome->error < 0)
+        if (outcome->error < 0 && file && (file->is_stdout || file->is_stderr))
+            fprintf(stderr, "': %s (written where standard %s stands, which the command writes too: not cut "
+                    "back, its last %s may be partial)\n", strerror(-outcome->error),
+                    file->is_stdout ? "output" : "error", unit);
+        else if (outcome->error < 0)
             fprintf(stderr, "': %s (the file ends with the last whole %s written)\n", strerror(-outcome->error),
                     unit);
         else

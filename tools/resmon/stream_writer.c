@@ -34,6 +34,7 @@
 struct stream_writer {
     int fd;
     int regular;           /* a regular file: written at once, never waits on a reader */
+    int shared;            /* fd 1 or 2 (an output written where stdout or stderr stands): the command's file too */
     char *buffer;
     size_t capacity;
     size_t written;        /* buffer[0, written) is out; [written, used) waits */
@@ -58,6 +59,7 @@ stream_writer *stream_writer_new(int fd)
     struct stat st;
     w->fd = fd;
     w->regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    w->shared = fd == STDOUT_FILENO || fd == STDERR_FILENO;
     w->capacity = STREAM_BUFFER_BYTES;
     w->last_write = -1;
     return w;
@@ -146,6 +148,12 @@ void stream_writer_append_last(stream_writer *w, const char *text, size_t n)
  * of the last whole line written. */
 static void keep_whole_lines(stream_writer *w, size_t done)
 {
+    if (w->shared) {
+        /* The file behind stdout or stderr holds the command's output too:
+         * cut back to our whole lines, it lost theirs (a review of stop 53). */
+        w->whole_bytes += (off_t)done;
+        return;
+    }
     while (done > 0 && w->buffer[w->written + done - 1] != '\n')
         done--;
     w->whole_bytes += (off_t)done;
