@@ -407,22 +407,12 @@ static void children_files_include_worker_threads(void **state)
     assert_int_equal(test_remove_tree(dir), 0);
 }
 
-/* A process past the walker's budget of kept descriptors had no entry, so
- * its children list was read afresh at every walk however long it slept:
- * 7500 of 10 000 sleepers under a hard limit of 20 000, 70 % of a --pid
- * run's CPU (openat, getdents, close).  Now such a process has an entry
- * without descriptors, and its list is reused while its clock stands.
- * Here only the root's files fit the budget: 105's list changes on disk
- * while its clock stands (reused: 205 still found, not 206), then its
- * clock moves (read afresh: 206). */
-static void a_sleeper_past_the_budget_has_its_list_reused(void **state)
+/* A fixture of root 100 whose children are 101..100+count, each with a
+ * task directory and an empty children file (105: "205 "). */
+static void make_flat_fixture(int root_fd, int count)
 {
-    (void)state;
-    char dir[] = "/tmp/resmon-proc-XXXXXX";
-    assert_non_null(mkdtemp(dir));
-    int root_fd = open(dir, O_RDONLY | O_DIRECTORY);
-    char path[64], list[128] = "";
-    for (int pid = 100; pid <= 110; pid++) {
+    char path[64], list[1024] = "";
+    for (int pid = 100; pid <= 100 + count; pid++) {
         if (pid > 100) {
             size_t used = strlen(list);
             snprintf(list + used, sizeof list - used, "%d ", pid);
@@ -437,6 +427,23 @@ static void a_sleeper_past_the_budget_has_its_list_reused(void **state)
         write_file(root_fd, path, pid == 105 ? "205 " : "");
     }
     write_file(root_fd, "100/task/100/children", list);
+}
+
+/* A process past the walker's budget of kept descriptors had no entry, so
+ * its children list was read afresh at every walk however long it slept:
+ * 7500 of 10 000 sleepers under a hard limit of 20 000, 70 % of a --pid
+ * run's CPU (openat, getdents, close).  Now such a process has an entry
+ * without descriptors, and its list is reused while its clock stands.
+ * Here only the root's files fit the budget: 105's list changes on disk
+ * while its clock stands (reused: 205 still found, not 206), then its
+ * clock moves (read afresh: 206). */
+static void a_sleeper_past_the_budget_has_its_list_reused(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/resmon-proc-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    int root_fd = open(dir, O_RDONLY | O_DIRECTORY);
+    make_flat_fixture(root_fd, 10);
     const char *dirs[] = {"205", "205/task", "205/task/205", "206", "206/task", "206/task/206"};
     for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++)
         mkdirat(root_fd, dirs[i], 0755);
@@ -466,28 +473,6 @@ static void a_sleeper_past_the_budget_has_its_list_reused(void **state)
     rm__tree_walker_free(&w);
     close(root_fd);
     assert_int_equal(test_remove_tree(dir), 0);
-}
-
-/* A fixture of root 100 whose children are 101..100+count, each with a
- * task directory and an empty children file (105: "205 "). */
-static void make_flat_fixture(int root_fd, int count)
-{
-    char path[64], list[1024] = "";
-    for (int pid = 100; pid <= 100 + count; pid++) {
-        if (pid > 100) {
-            size_t used = strlen(list);
-            snprintf(list + used, sizeof list - used, "%d ", pid);
-        }
-        snprintf(path, sizeof path, "%d", pid);
-        mkdirat(root_fd, path, 0755);
-        snprintf(path, sizeof path, "%d/task", pid);
-        mkdirat(root_fd, path, 0755);
-        snprintf(path, sizeof path, "%d/task/%d", pid, pid);
-        mkdirat(root_fd, path, 0755);
-        snprintf(path, sizeof path, "%d/task/%d/children", pid, pid);
-        write_file(root_fd, path, pid == 105 ? "205 " : "");
-    }
-    write_file(root_fd, "100/task/100/children", list);
 }
 
 /* With most entries past the budget (no descriptor), a process that finds
