@@ -227,36 +227,17 @@ static int random_bytes(unsigned char *buf, size_t n)
     return got == (ssize_t)n ? 0 : -1;
 }
 
-/* Whether every user can reach dir's entries: it and each directory above
- * it grant search to others.  A private TMPDIR (0700, or under /root) would
- * hide the drop counter from a command that dropped privileges: its marks
- * lost uncounted. */
-static int components_searchable(const char *dir)
-{
-    char prefix[PATH_MAX];
-    size_t n = strlen(dir);
-    if (n >= sizeof prefix)
-        return 0;
-    for (size_t end = 1; end <= n; end++) {
-        if (end < n && dir[end] != '/')
-            continue;
-        memcpy(prefix, dir, end);
-        prefix[end] = '\0';
-        struct stat st;
-        if (stat(prefix, &st) != 0 || !(st.st_mode & S_IXOTH))
-            return 0;
-    }
-    return 1;
-}
-
-/* Whether no other user can move dir's components: each directory above
- * it is root's or this user's, and one others may write is sticky with the
- * next component root's or this user's.  A TMPDIR of root's in a directory
- * another user owns (/home/them/tmp) passed every check of dir itself, and
- * its owner renamed it away, made one of the same name and bound a socket
- * there: the marks, sent by path, went to them, lost uncounted (stop 53's
- * attack on issue 28). */
-static int components_held(const char *dir)
+/* Whether dir is safe for the channel: every user can reach its entries
+ * (it and each directory above grant search to others: a private TMPDIR,
+ * 0700 or under /root, would hide the drop counter from a command that
+ * dropped privileges, its marks lost uncounted), and no other user can move
+ * its components (each is root's or this user's, and one others may write
+ * is sticky over an entry of root's or ours: a TMPDIR of root's in a
+ * directory another user owns, /home/them/tmp, passed every check of dir
+ * itself, and its owner renamed it away, made one of the same name and
+ * bound a socket there -- the marks, sent by path, went to them, lost
+ * uncounted: stop 53's attack on issue 28).  One walk does both. */
+static int components_safe(const char *dir)
 {
     char prefix[PATH_MAX];
     size_t n = strlen(dir);
@@ -264,7 +245,7 @@ static int components_held(const char *dir)
         return 0;
     uid_t me = geteuid();
     struct stat above;
-    if (stat("/", &above) != 0 || (above.st_uid != 0 && above.st_uid != me))
+    if (stat("/", &above) != 0 || (above.st_uid != 0 && above.st_uid != me) || !(above.st_mode & S_IXOTH))
         return 0;
     for (size_t end = 1; end <= n; end++) {
         if (end < n && dir[end] != '/')
@@ -273,19 +254,16 @@ static int components_held(const char *dir)
             continue; /* "//" */
         memcpy(prefix, dir, end);
         prefix[end] = '\0';
-        struct stat st;
+        struct stat st, reached;
         if (lstat(prefix, &st) != 0 || (st.st_uid != 0 && st.st_uid != me))
             return 0;
         /* above holds st's entry: others who may write it may rename the
          * entry unless it is sticky (then only the entry's owner, checked). */
         if ((above.st_mode & (S_IWGRP | S_IWOTH)) && !(above.st_mode & S_ISVTX))
             return 0;
-        if (S_ISLNK(st.st_mode)) {
-            if (stat(prefix, &above) != 0) /* the link's target: the next entries are its */
-                return 0;
-        } else {
-            above = st;
-        }
+        if (stat(prefix, &reached) != 0 || !(reached.st_mode & S_IXOTH))
+            return 0;
+        above = reached; /* a link's target: the next entries are its */
     }
     return 1;
 }
@@ -295,8 +273,7 @@ static int components_held(const char *dir)
 static int others_can_reach(const char *dir)
 {
     char resolved[PATH_MAX];
-    return components_searchable(dir) && realpath(dir, resolved) && components_searchable(resolved) &&
-           components_held(dir) && components_held(resolved);
+    return components_safe(dir) && realpath(dir, resolved) && components_safe(resolved);
 }
 
 /* Makes the channel's directory in tmp: 0711 (the socket stays 0600, the
