@@ -1050,6 +1050,13 @@ def test_a_baseline_from_resmon_0_3_or_too_deep_is_a_usage_error_that_says_so(tm
     assert "deep.json" in result.stderr and outcomes(result) == {}, result.stderr
 
 
+# The child returns into pytest and allocates at once, forked as the test
+# began -- just as the plugin's sampler thread set itself up, inside
+# malloc.  GCC 12's AddressSanitizer does not hold its allocator's locks
+# across fork() (see test_lifecycle.py): under ASan 26 of 60 such children
+# hung in their first free at exit (stop 53's landing timed out here);
+# glibc's malloc is fork-safe: the plain build runs this test.
+@pytest.mark.skipif("ASAN_OPTIONS" in os.environ, reason="ASan's allocator is not fork-safe with other threads")
 def test_a_forked_child_returning_into_pytest_neither_measures_nor_writes_the_report(tmp_path):
     # Stop 53's attack on issue 28: a test's fork whose child returned into
     # pytest ran the rest of the session in the child, where the plugin's
