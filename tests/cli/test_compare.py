@@ -544,8 +544,32 @@ class Verdicts(Tmp):
         r = resmon("compare", self.path("runs"), b)
         self.assertEqual(r.returncode, 125)
         self.assertIn(f"BASE's runs ran different commands ({self.path('runs', '2.json')} is not", r.stderr)
-        # a summary without a command (the library's, resmon --pid) is not checked
+        # a summary that says nothing of what it watched (the library's) is not checked
         self.assertEqual(resmon("compare", self.write("lib.json", summary()), b).returncode, 0)
+
+    def test_a_command_an_attached_tree_and_a_cgroup_are_not_compared_unless_allowed(self):
+        # Stop 54: `resmon --pid` (no command, no exact peak, the start
+        # missed) against `resmon -- CMD` compared their common keys and passed.
+        ran = self.write("ran.json", summary(command=["./server"], exit_status=0))
+        attached = self.write("attached.json", summary(pid=4242, exit_status=None, interrupted=False))
+        cgroup = self.write("cgroup.json", summary(cgroup_path="/sys/fs/cgroup/svc", exit_status=None,
+                                                   interrupted=False))
+        for base, new, words in ((ran, attached, "BASE ran a command and NEW attached to a process tree (--pid)"),
+                                 (attached, cgroup, "BASE attached to a process tree (--pid) and NEW read a "
+                                                    "cgroup (--cgroup)"),
+                                 (cgroup, ran, "BASE read a cgroup (--cgroup) and NEW ran a command")):
+            r = resmon("compare", base, new)
+            self.assertEqual((r.returncode, r.stdout), (125, ""), r.stderr)
+            self.assertEqual(r.stderr, f"resmon compare: {words}: their figures cover different things; "
+                                       "--allow-different-commands compares them anyway\n")
+            self.assertEqual(resmon("compare", "--allow-different-commands", base, new).returncode, 0)
+        self.assertEqual(resmon("compare", attached, attached).returncode, 0)
+        # one side's runs, too
+        self.write("runs/1.json", summary(command=["./server"], exit_status=0))
+        self.write("runs/2.json", summary(pid=4242, exit_status=None, interrupted=False))
+        r = resmon("compare", self.path("runs"), ran)
+        self.assertEqual(r.returncode, 125)
+        self.assertIn(f"BASE's runs ran different commands ({self.path('runs', '2.json')} is not", r.stderr)
 
     def test_exit_statuses_that_differ_fail(self):
         a = self.write("a.json", summary(exit_status=0))

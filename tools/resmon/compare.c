@@ -114,6 +114,7 @@ typedef struct side {
     json_t *first; /* the first summary read (a --repeat file: the whole file), kept
                       for its command; NULL for a pytest report */
     json_t *command;           /* first's "command" array, or NULL */
+    const char *watched;       /* what first's run watched: run_watched's words, or NULL */
     const char *command_differs; /* the first run whose command is not first's */
     char *command_differs_owned;
     size_t only_here;          /* keys of this side that the other lacks */
@@ -407,6 +408,22 @@ static int is_summary(json_t *root)
 
 /* Adds one summary as run number run of s: its numbers, whether it failed,
  * its exit status and command.  Returns 0 or -ENOMEM. */
+/* What a summary's run watched, as check_commands words it: a command it
+ * ran, a tree it attached to (--pid) or a cgroup it read (--cgroup alone).
+ * Their figures cover different spans and processes (an attached run misses
+ * the start and has no exact peak), so they are not compared unasked.  NULL:
+ * the summary does not say. */
+static const char *run_watched(json_t *summary)
+{
+    if (jansson.object_get(summary, "command"))
+        return "ran a command";
+    if (jansson.object_get(summary, "pid"))
+        return "attached to a process tree (--pid)";
+    if (jansson.object_get(summary, "cgroup_path"))
+        return "read a cgroup (--cgroup)";
+    return NULL;
+}
+
 static int side_add_summary(side *s, json_t *summary, const char *path, size_t run)
 {
     int rc = side_add_members(s, summary, NULL, run);
@@ -444,9 +461,12 @@ static int side_add_summary(side *s, json_t *summary, const char *path, size_t r
     if (run == 0)
         s->status = json_is_number(status) ? jansson.number_value(status) : NAN;
     json_t *command = jansson.object_get(summary, "command");
+    const char *watched = run_watched(summary);
     if (run == 0) {
         s->command = command;
-    } else if (!s->command_differs && (!command != !s->command || (command && !jansson.equal(command, s->command)))) {
+        s->watched = watched;
+    } else if (!s->command_differs && (!command != !s->command || (command && !jansson.equal(command, s->command)) ||
+                                       !watched != !s->watched || (watched && strcmp(watched, s->watched) != 0))) {
         if (!(s->command_differs_owned = strdup(path)))
             return -ENOMEM;
         s->command_differs = s->command_differs_owned;
@@ -1687,6 +1707,11 @@ static int check_commands(const side *base, const side *next)
         fprintf(compare_err, "resmon compare: %s's runs ran different commands (", i ? "NEW" : "BASE");
         print_printable(compare_err, sides[i]->command_differs);
         fputs(" is not its first run's); --allow-different-commands compares them anyway\n", compare_err);
+        return EXIT_USAGE;
+    }
+    if (base->watched && next->watched && strcmp(base->watched, next->watched) != 0) {
+        fprintf(compare_err, "resmon compare: BASE %s and NEW %s: their figures cover different things; "
+                             "--allow-different-commands compares them anyway\n", base->watched, next->watched);
         return EXIT_USAGE;
     }
     if (base->command && next->command && !jansson.equal(base->command, next->command)) {
