@@ -336,6 +336,18 @@ static nvmlReturn_t by_uuid_locked(const char *uuid, nvmlDevice_t *handle)
     return nrc;
 }
 
+/* How a selector names an NVIDIA device. */
+typedef enum selector_form { BY_INDEX, BY_UUID, BY_PCI_BUS_ID, NOT_A_SELECTOR } selector_form;
+
+static selector_form form_of(const char *selector, unsigned *index)
+{
+    if (rm__parse_index(selector, index) == 0)
+        return BY_INDEX;
+    if (strncmp(selector, "GPU-", 4) == 0 || strncmp(selector, "MIG-", 4) == 0)
+        return BY_UUID;
+    return strchr(selector, ':') ? BY_PCI_BUS_ID : NOT_A_SELECTOR;
+}
+
 /* Finds the device a selector names; 0, or a negative errno with a sentence
  * in err.  Called with nvml.lock held and the library acquired. */
 static int find_device_locked(const char *selector, nvmlDevice_t *handle, unsigned *index, char *err, size_t errcap)
@@ -343,17 +355,14 @@ static int find_device_locked(const char *selector, nvmlDevice_t *handle, unsign
     unsigned count = 0;
     nvml.count(&count);
     nvmlReturn_t nrc;
-    int by_index = rm__parse_index(selector, index) == 0;
-    if (by_index) {
+    selector_form form = form_of(selector, index);
+    int by_index = form == BY_INDEX;
+    if (by_index)
         nrc = *index < count ? nvml.by_index(*index, handle) : NVML_ERROR_NOT_FOUND;
-    } else if (strncmp(selector, "GPU-", 4) == 0 || strncmp(selector, "MIG-", 4) == 0) {
+    else if (form == BY_UUID)
         nrc = by_uuid_locked(selector, handle);
-    } else if (strchr(selector, ':')) {
+    else
         nrc = nvml.by_pci ? nvml.by_pci(selector, handle) : NVML_ERROR_FUNCTION_NOT_FOUND;
-    } else {
-        snprintf(err, errcap, "NVIDIA GPUs are chosen by index, UUID (GPU-...) or PCI bus id, not '%s'", selector);
-        return -EINVAL;
-    }
     if (nrc != NVML_SUCCESS) {
         if (count == 0)
             return snprintf(err, errcap, "no NVIDIA GPU found"), -ENODEV;
@@ -370,6 +379,14 @@ static int find_device_locked(const char *selector, nvmlDevice_t *handle, unsign
 static int nvml_open(const rm__gpu_env *env, const char *selector, void **ctx, resmon_gpu_info *info, char *err,
                      size_t errcap)
 {
+    /* A selector that names nothing is bad input whether or not a driver is
+     * here: said as such (EINVAL, a ValueError in Python), not as a missing
+     * library (stop 53's attack: nvml:-1 was FileNotFoundError). */
+    unsigned unused;
+    if (form_of(selector, &unused) == NOT_A_SELECTOR) {
+        snprintf(err, errcap, "NVIDIA GPUs are chosen by index, UUID (GPU-...) or PCI bus id, not '%s'", selector);
+        return -EINVAL;
+    }
     nvml_device *d = calloc(1, sizeof *d);
     if (!d)
         return -ENOMEM;

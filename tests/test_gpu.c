@@ -239,6 +239,10 @@ static void nvml_failures_say_why(void **state)
     assert_int_equal(open_fails("nvml:0", "no NVIDIA GPU found"), -ENODEV);
     setenv("RESMON_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
     assert_int_equal(open_fails("nvml:0", "not found"), -ENOENT);
+    /* A selector that names nothing is bad input, driver or none (stop 54:
+     * nvml:-1 said the library was missing, FileNotFoundError in Python). */
+    assert_int_equal(open_fails("nvml:-1", "chosen by index, UUID (GPU-...) or PCI bus id, not '-1'"), -EINVAL);
+    assert_int_equal(open_fails("nvml:", "chosen by index, UUID (GPU-...) or PCI bus id, not ''"), -EINVAL);
     setenv("RESMON_NVML_LIBRARY", "libc.so.6", 1); /* loads, but is not NVML */
     assert_int_equal(open_fails("nvml:0", "lacks the NVML functions"), -EIO);
     setenv("RESMON_NVML_LIBRARY", FAKE_NVML_PATH, 1);

@@ -308,6 +308,10 @@ def test_no_gpu_is_an_os_error_naming_the_problem(tmp_path, monkeypatch):
     assert caught.value.strerror
     with pytest.raises(ValueError):
         ResourceMonitor(gpu="no-such-backend:0")
+    # a selector that names nothing is bad input, with a driver or without
+    for spec in ("nvml:-1", "nvml:", "amd:-1"):
+        with pytest.raises(ValueError, match="chosen by index"):
+            ResourceMonitor(gpu=spec)
 
 
 def test_monitoring_another_process_tree_matches_the_kernel():
