@@ -92,8 +92,10 @@ class ResourceMonitor:
 
     Raises:
         ValueError: A bad interval, pid, max_samples, metric group or GPU spec, a
-            flag that is not True or False (``include_children="no"``), both
-            gpu_profiler and gpu, or cgroup_members without cgroup_path or with pid.
+            flag that is not True or False (``include_children="no"``), a
+            cgroup_path that is not a path, a gpu_profiler without
+            get_utilization() and get_memory_usage(), both gpu_profiler and
+            gpu, or cgroup_members without cgroup_path or with pid.
         OSError: The library failed (errno and resmon's message), e.g. the
             GPU named by ``gpu`` cannot be opened.
     """
@@ -125,6 +127,13 @@ class ResourceMonitor:
             gpu = None
         if gpu_profiler is not None and gpu is not None:
             raise ValueError("give either gpu_profiler or gpu, not both")
+        # A method that raises gives None for its field in that sample (the
+        # protocol); an object with neither method -- a typo, a class for an
+        # instance -- would give None in every sample, said nowhere.
+        if gpu_profiler is not None and not all(callable(getattr(gpu_profiler, name, None))
+                                                for name in ("get_utilization", "get_memory_usage")):
+            raise ValueError("gpu_profiler must have get_utilization() and get_memory_usage() "
+                             f"(GPUProfilerProtocol), got {gpu_profiler!r}")
         for flag, value in (("include_children", include_children), ("reset_peak_mark", reset_peak_mark),
                             ("cgroup_members", cgroup_members)):
             if not isinstance(value, bool):  # "no" and "false" are truthy: a typo must not turn it on
@@ -132,7 +141,11 @@ class ResourceMonitor:
         if pid is not None and (isinstance(pid, bool) or not isinstance(pid, int) or not 0 < pid <= _MAX_PID):
             raise ValueError(f"pid must be a positive integer up to {_MAX_PID}, got {pid!r}")
         if cgroup_path is not None:
-            cgroup_path = os.fspath(cgroup_path)  # str or bytes: any name the file system has
+            try:
+                cgroup_path = os.fspath(cgroup_path)  # str or bytes: any name the file system has
+            except TypeError:  # a ValueError, as every other argument's wrong type is
+                raise ValueError(f"cgroup_path must be a path (str, bytes or os.PathLike) or None, "
+                                 f"got {cgroup_path!r}") from None
         if cgroup_members and (cgroup_path is None or pid is not None or include_children):
             raise ValueError("cgroup_members needs cgroup_path, and no pid or include_children")
         if include_children and pid is None:

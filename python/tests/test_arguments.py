@@ -83,7 +83,7 @@ def test_a_cgroup_path_may_be_bytes_that_are_not_utf8_or_path_like(tmp_path):
         errors.append(mon.summary.cgroup_error)
     assert errors[0] == errors[1] == errors[2] != errors[3], errors
     assert errors[3] == -2  # ENOENT: the missing one is missing, the others were found
-    with pytest.raises(TypeError):
+    with pytest.raises(ValueError, match=r"^cgroup_path must be a path \(str, bytes or os.PathLike\) or None, got 12$"):
         resmon.ResourceMonitor(0.01, cgroup_path=12)
 
 
@@ -98,3 +98,14 @@ def test_a_limit_beyond_any_number_fails_its_test_with_one_line(tmp_path):
     assert outcomes(result) == {"test_huge": "FAILED"}, result.stdout + result.stderr
     assert "is not a number >= 0" in result.stdout
     assert "INTERNALERROR" not in result.stdout + result.stderr and "OverflowError" not in result.stdout
+
+
+def test_a_gpu_profiler_without_the_protocols_methods_is_refused():
+    # It gave None in every sample, said nowhere (stop 54).
+    class OnlyUtilization:
+        def get_utilization(self):
+            return 1.0
+
+    for wrong in (5, "nvml:0", OnlyUtilization()):
+        with pytest.raises(ValueError, match=r"^gpu_profiler must have get_utilization\(\) and get_memory_usage\(\)"):
+            resmon.ResourceMonitor(0.01, gpu_profiler=wrong)
