@@ -634,13 +634,23 @@ class CommandCgroup(unittest.TestCase):
         # Review of issue 28: strtod took "0x10M" and "1e3M" while "64m" was
         # refused.  Refused before anything runs (125, one line): the command
         # would have run without the limit asked.
-        for bad in ("0x10M", "1e3M", " 64M", "inf", "nan", "1..2M", "64Mi", "-64M", "4095", ""):
+        for bad in ("0x10M", "1e3M", " 64M", "inf", "nan", "1..2M", "64Mi", "-64M", "0", ""):
             with self.subTest(limit=bad):
                 r = subprocess.run([RESMON, "--memory-limit", bad, "--", "sh", "-c", "echo ran"], capture_output=True,
                                    text=True, timeout=SAFETY_NET_SEC)
                 self.assertEqual((r.returncode, r.stdout), (125, ""), r.stderr)
                 self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
                 self.assertIn("invalid memory limit", r.stderr)
+        # A size out of bounds says the bounds (stop 54: 2^63 bytes was
+        # "give bytes (at least 4096)", which it was).
+        for bad in ("4095", "9223372036854775808", "8388608T", "99999999999999999999999",
+                    "1" + "0" * 400 + "K", "0." + "0" * 400 + "1G"):
+            with self.subTest(limit=bad):
+                r = subprocess.run([RESMON, "--memory-limit", bad, "--", "sh", "-c", "echo ran"], capture_output=True,
+                                   text=True, timeout=SAFETY_NET_SEC)
+                self.assertEqual((r.returncode, r.stdout), (125, ""), r.stderr)
+                self.assertEqual(r.stderr, f"resmon: memory limit '{bad}' out of range: give at least 4096 bytes "
+                                           "(4K) and less than 8 EiB (8388608T) (see resmon --help)\n")
 
     def test_memory_limit_refused_without_a_cgroup(self):
         r = subprocess.run([RESMON, "--no-cgroup", "--memory-limit", "1G", "--", "true"], capture_output=True,

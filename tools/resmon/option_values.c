@@ -33,7 +33,8 @@ int parse_size(const char *text, uint64_t *bytes)
     if (digits == 0 || points > 1)
         return -EINVAL;
     double value = strtod(text, &end);
-    if (end != text + i || errno == ERANGE || !isfinite(value) || value <= 0)
+    int beyond_double = errno == ERANGE; /* 400 digits: out of range, once the unit is known good */
+    if (end != text + i || (!beyond_double && value <= 0))
         return -EINVAL;
     double unit = 1;
     const char *units = "KMGT";
@@ -50,9 +51,11 @@ int parse_size(const char *text, uint64_t *bytes)
     }
     if (*end)
         return -EINVAL;
+    if (beyond_double)
+        return -ERANGE;
     double total = value * unit;
-    if (total < 4096 || total > 9.2e18) /* below a page, or beyond what the files hold */
-        return -EINVAL;
+    if (total < 4096 || total >= 0x1p63) /* below a page, or beyond what the files hold (int64) */
+        return -ERANGE;
     *bytes = (uint64_t)total;
     return 0;
 }

@@ -11,7 +11,8 @@
  * zero_allowed.  0, or -EINVAL (*out untouched). */
 int parse_seconds(const char *text, double *out, int zero_allowed);
 /* A --memory-limit SIZE: bytes, or a number with K, M, G or T (powers of
- * 1024, optionally followed by "iB" or "B"), at least a page.  0 or -EINVAL. */
+ * 1024, optionally followed by "iB" or "B"), at least a page and below 2^63.
+ * 0, -EINVAL (not a size) or -ERANGE (out of those bounds). */
 int parse_size(const char *text, uint64_t *bytes);
 
 #endif
