@@ -1863,6 +1863,21 @@ class OutputChecks(Tmp):
                 self.assertEqual(len(summary), 1, text)
                 self.assertEqual(json.loads(summary[0])["exit_status"], 0)
                 self.assertIn("peak", text.split(summary[0])[1].lower())  # the table, after it
+        # The file behind both, read-only at stdout ("1<f 2>f"): stderr's
+        # file, written there (stop 54: "standard output is open for
+        # reading only", exit 125, for -o /dev/stderr).
+        for option in ("/dev/stderr", "/proc/self/fd/2", log):
+            with self.subTest(read_only_stdout=option):
+                with open(log, "w") as f:
+                    f.write("before\n")
+                with open(log) as reading, open(log, "a") as f:
+                    r = subprocess.run([RESMON, "-o", option, "--", "true"], stdin=subprocess.DEVNULL,
+                                       stdout=reading, stderr=f, text=True, timeout=SAFETY_NET_SEC)
+                self.assertEqual(r.returncode, 0)
+                with open(log) as g:
+                    lines = g.read().splitlines()
+                self.assertEqual(lines[0], "before")
+                self.assertEqual(json.loads(lines[1])["exit_status"], 0)
         marker = self.path("ran")
         with open(out, "w") as f:
             r = subprocess.run([RESMON, "-q", "--textfile", "/dev/stderr", "--", "touch", marker],

@@ -525,10 +525,21 @@ int output_file_open(output_file *f, const char *path, const char *what)
      * "(echo before; resmon -o /dev/stdout -- echo CMD) > log" kept the JSON
      * alone; stop 53's attack: "-o /dev/stderr 2>err.txt" the command's
      * errors, and under ">log 2>&1" its output and the table too).  Standard
-     * output first: under ">log 2>&1" both are the file. */
-    for (int fd = STDOUT_FILENO; exists && S_ISREG(st.st_mode) && fd <= STDERR_FILENO; fd++)
-        if (fstat(fd, &out) == 0 && out.st_dev == st.st_dev && out.st_ino == st.st_ino)
-            return open_standard(f, fd);
+     * output first: under ">log 2>&1" both are the file; but the stream that
+     * can write it before one that cannot ("1<f 2>f" is standard error's
+     * file, not a refused read-only standard output). */
+    int behind = -1; /* the stream the file is behind: fd 1, fd 2 or none */
+    for (int fd = STDOUT_FILENO; exists && S_ISREG(st.st_mode) && fd <= STDERR_FILENO; fd++) {
+        if (fstat(fd, &out) != 0 || out.st_dev != st.st_dev || out.st_ino != st.st_ino)
+            continue;
+        int mode = fcntl(fd, F_GETFL);
+        if (behind < 0 || (mode >= 0 && (mode & O_ACCMODE) != O_RDONLY))
+            behind = fd;
+        if (mode >= 0 && (mode & O_ACCMODE) != O_RDONLY)
+            break;
+    }
+    if (behind >= 0)
+        return open_standard(f, behind);
     int fd;
     if (!exists && errno != ENOENT)
         return fail(f, errno, NULL); /* a link loop (ELOOP), a link the kernel will not follow for us
