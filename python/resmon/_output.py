@@ -20,6 +20,7 @@ A directory is refused.
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
 import select
 import stat
@@ -118,16 +119,23 @@ def hold(path: PathArg) -> Place:
 
 def _standard_stream_of(st: os.stat_result) -> int:
     """1 or 2 when st is the regular file standard output or error is open
-    on (stdout first: under "> log 2>&1" both are), else -1."""
+    on (stdout first: under "> log 2>&1" both are; but the one that can
+    write it first: "1<log 2>log" is stderr's), else -1."""
     if not stat.S_ISREG(st.st_mode):
         return -1
+    behind = -1
     for fd in (1, 2):
         try:
-            if os.path.samestat(st, os.fstat(fd)):
-                return fd
+            if not os.path.samestat(st, os.fstat(fd)):
+                continue
+            writable = (fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE) != os.O_RDONLY
         except OSError:
             continue  # closed
-    return -1
+        if behind < 0 or writable:
+            behind = fd
+        if writable:
+            break
+    return behind
 
 
 def _dangling_target(path: str | bytes) -> str | bytes:
@@ -234,7 +242,6 @@ def _ends_a_line(fd: int) -> bool:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             return True
-        import fcntl
         end = st.st_size if fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_APPEND else os.lseek(fd, 0, os.SEEK_CUR)
         if end <= 0 or end > st.st_size:
             return True
@@ -280,7 +287,6 @@ _QUEUE_LOOK_SEC = 0.2
 def _queued(fd: int) -> int:
     """The bytes written to fd and not yet read (a pipe's FIONREAD, a
     socket's or terminal's TIOCOUTQ); -1 when not known (a device)."""
-    import fcntl
     import termios
     try:
         mode = os.fstat(fd).st_mode

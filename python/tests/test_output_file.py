@@ -638,6 +638,14 @@ def test_the_file_behind_stderr_or_stdout_by_any_name_is_written_where_it_stands
     with open(out, "a") as f:
         subprocess.run([sys.executable, "-c", code], stdout=f, check=True, timeout=SAFETY_SEC)
     assert out.read_text() == "no newlinecmd\nREPORT\n"
+    # Behind both streams, read-only at stdout ("1<log 2>log"): stderr's
+    # file (stop 54: the write went to stdout and failed with EBADF).
+    for name in ("/dev/stderr", os.fspath(out)):
+        out.write_text("before\n")
+        code = f"from resmon import _output; _output.write_file({name!r}, 'REPORT\\n')"
+        with open(out) as reading, open(out, "a") as f:
+            subprocess.run([sys.executable, "-c", code], stdout=reading, stderr=f, check=True, timeout=SAFETY_SEC)
+        assert out.read_text() == "before\nREPORT\n", name
 
 
 def test_a_steady_reader_slower_than_a_page_in_the_bound_is_not_given_up(tmp_path):
