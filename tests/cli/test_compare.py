@@ -345,6 +345,16 @@ class PytestReports(Tmp):
         _, out = self.compare_json("--max-increase", "cpu_sec=10%", a, b)  # what no limit names is no matter
         self.assertEqual(out["limited_keys_unjudged"], 0)
 
+    def test_a_negative_zero_reads_as_zero(self):
+        # Stop 54: a summary's -0.0 (a growth of nothing, computed as 0 - 0
+        # the other way round) was "-0" in the table.
+        a = self.write("a.json", summary(memory_growth_mb=-0.0))
+        b = self.write("b.json", summary(memory_growth_mb=0.0))
+        r = resmon("compare", "--all", a, b)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(r.stdout, r"\nmemory_growth_mb +0 +0 +0 ")
+        self.assertNotIn("-0 ", r.stdout)
+
     def test_a_zero_base_never_fails_on_a_percentage_alone(self):
         # issue 30: rss_growth_mb=20% failed two runs of one suite: "rose from
         # 0 to 0.0078125, above the limit of +20%" -- 8 KiB over a zero base.

@@ -1148,7 +1148,7 @@ typedef struct report {
 
 static void format_number(double value, char *buf, size_t cap)
 {
-    snprintf(buf, cap, "%.6g", value);
+    snprintf(buf, cap, "%.6g", value == 0 ? 0.0 : value); /* a summary's -0.0 reads "0", not "-0" */
 }
 
 static void format_percent(double value, char *buf, size_t cap)
