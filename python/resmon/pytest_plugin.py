@@ -81,7 +81,9 @@ the last measured test began, not the session's.
 Work left running when a test returns (threads, processes) is named in its
 record (``left_running``) and a warning, and not charged to a later test: a
 child leaves the leaf with its test, and a later test that runs beside such
-work names it (``overlapped_by``, a warning) and gets no memory limit.
+work names it (``overlapped_by``, a warning) and gets no limit on the figures
+that work can enter: ``cpu_sec`` and, in a leaf, ``tree_peak_rss_mb`` (the
+sampled tree); outside a leaf, or beside a thread, every memory figure too.
 
 Under pytest-xdist each worker measures its own tests (its own process and
 its children); the records travel with the test reports, so the controller's
@@ -535,13 +537,21 @@ class _Session:
         else:
             leaf, self.leaf_error = None, self.leaf_error or "off (resmon_cgroup = no)"
         # Work an earlier test left running, still running now, whose use
-        # from here on lands in this test's figures: a thread always (it
-        # shares this process's memory), a process only outside a leaf (a
-        # leaf holds only what this test starts).
+        # from here on lands in some of this test's figures (tainted): a
+        # thread in all of them (it shares this process's memory and CPU
+        # clock); a process outside a leaf in all of them, and in a leaf in
+        # the figures not the leaf's: the sampled tree's peak (pytest's
+        # descendants, the earlier test's child among them -- stop 54's
+        # attack: its 150 MiB failed a later test's tree_peak_rss_mb limit)
+        # and cpu_sec (a child's CPU joins pytest's when it is reaped,
+        # whichever test is running then).
         for key in [key for key in self.lingering if not _still_running(key)]:
             del self.lingering[key]
-        overlapped = [f"{what} (left by {node})" for key, (node, what) in self.lingering.items()
-                      if key[0] == "thread" or leaf is None]
+        overlapped, tainted = [], set()
+        for key, (node, what) in self.lingering.items():
+            overlapped.append(f"{what} (left by {node})")
+            tainted |= set(MEMORY_KEYS) if key[0] == "thread" or leaf is None else {"tree_peak_rss_mb"}
+            tainted.add("cpu_sec")
         # In a leaf, the peak mark is left alone (faults.md 24: a reset makes
         # an outer resmon or /usr/bin/time lose the session's peak): the leaf
         # is charged with every page the test newly touches, and a mark that
@@ -604,12 +614,13 @@ class _Session:
                 "what they use later is charged to no test"))
         if overlapped:
             record["overlapped_by"] = overlapped
+            named = [key for key in LIMIT_KEYS if key in tainted]
             item.warn(pytest.PytestWarning(
                 f"resmon: {item.nodeid} ran beside work an earlier test left running: {', '.join(overlapped)}; "
-                "its memory figures include that work's, so no memory limit is applied to it"))
+                f"its {', '.join(named)} may include that work's, so no limit on them is applied to it"))
         item.user_properties.append((_PROPERTY, json.dumps(record)))
         if outcome.excinfo is None:  # a test that failed by itself keeps its own failure
-            checked = {k: v for k, v in limits.items() if not (overlapped and k in MEMORY_KEYS)}
+            checked = {k: v for k, v in limits.items() if k not in tainted}
             failures = _over_limits(record, checked)
             if failures:
                 self.exceeded[item.nodeid] = failures
@@ -998,9 +1009,10 @@ def _threads() -> dict[Any, str]:
         return found
     for tid in tids:
         comm = _comm(tid)
-        if tid == os.getpid() or comm.startswith("resmon-"):
+        start = _start_time(tid)
+        if tid == os.getpid() or comm.startswith("resmon-") or start is None:  # None: ending
             continue
-        found[("thread", tid, _start_time(tid))] = f"thread {names.get(tid, comm)!r}"
+        found[("thread", tid, start)] = f"thread {names.get(tid, comm)!r}"
     return found
 
 
@@ -1020,7 +1032,10 @@ def _descendants() -> dict[Any, str]:
             except OSError:
                 continue
             for child in children:
-                found[("process", child, _start_time(child))] = f"process {child} ({_comm(child)})"
+                start = _start_time(child)
+                if start is None:  # a zombie is done (and has no children): not running, whoever's it was
+                    continue
+                found[("process", child, start)] = f"process {child} ({_comm(child)})"
                 queue.append(child)
     return found
 

@@ -593,6 +593,67 @@ def test_a_thread_left_running_is_named_and_not_charged_to_the_next_test(tmp_pat
     assert "resmon: test_generated.py::test_next_one ran beside work an earlier test left running" in result.stdout
 
 
+@pytest.mark.parametrize("cgroup", ["auto", "no"])
+def test_a_process_left_running_is_not_charged_to_the_next_tests_tree_or_cpu(tmp_path, cgroup):
+    # Stop 54's attack on issue 28: in a leaf, a process an earlier test
+    # left running was outside the leaf but inside the sampled tree, and its
+    # 150 MiB failed the next test's tree_peak_rss_mb limit, without a word
+    # of overlap.  The child allocates when test_next_one says go and holds
+    # it until pytest ends, so the window's last sample sees it.
+    result = run_pytest(tmp_path, ALLOCATE_100 + """
+        import os, subprocess, sys, pytest
+
+        go_r, go_w = os.pipe()
+        done_r, done_w = os.pipe()
+        CHILD = ("import os\\n"
+                 "block = bytearray(150 << 20)\\n"
+                 f"os.read({go_r}, 1)\\n"
+                 "block[::4096] = b'x' * len(range(0, len(block), 4096))\\n"
+                 f"os.write({done_w}, b'x')\\n"
+                 f"os.read({go_r}, 1)\\n")  # EOF: pytest ended
+
+        def test_leaves():
+            subprocess.Popen([sys.executable, "-c", CHILD], pass_fds=(go_r, done_w))
+
+        @pytest.mark.resmon_limit(tree_peak_rss_mb=100, cpu_sec=0.001)
+        def test_next_one():
+            os.write(go_w, b"x")
+            assert os.read(done_r, 1) == b"x"
+    """, "--resmon-json=report.json", ini=f"resmon_cgroup = {cgroup}\n")
+    assert outcomes(result) == {"test_leaves": "PASSED", "test_next_one": "PASSED"}, result.stdout
+    tests = report(tmp_path)["tests"]
+    left = tests["test_generated.py::test_leaves"]["left_running"]
+    assert len(left) == 1 and left[0].startswith("process "), left
+    nxt = tests["test_generated.py::test_next_one"]
+    assert nxt["tree_peak_rss_mb"] > 100, nxt  # the child's pages, seen
+    assert nxt["overlapped_by"] == [f"{left[0]} (left by test_generated.py::test_leaves)"], nxt
+    assert "resmon: test_generated.py::test_next_one ran beside work an earlier test left running" in result.stdout
+    assert "no limit on them is applied" in result.stdout
+
+
+def test_a_zombie_is_left_running_by_no_test(tmp_path):
+    # Stop 54's attack: without a leaf, test_one's child, ended but not yet
+    # reaped, was named "left running" by test_two (a zombie's key differs).
+    result = run_pytest(tmp_path, """
+        import os, subprocess
+
+        go_r, go_w = os.pipe()
+        children = []
+
+        def test_one():
+            children.append(subprocess.Popen(["sh", "-c", f"read x <&{go_r}"], pass_fds=(go_r,)))
+
+        def test_two():
+            os.write(go_w, b"\\n")
+            os.waitid(os.P_PID, children[0].pid, os.WEXITED | os.WNOWAIT)  # ended, not reaped: a zombie
+    """, "--resmon-json=report.json", ini="resmon_cgroup = no\n")
+    assert outcomes(result) == {"test_one": "PASSED", "test_two": "PASSED"}, result.stdout
+    tests = report(tmp_path)["tests"]
+    assert "left_running" in tests["test_generated.py::test_one"], tests
+    assert "left_running" not in tests["test_generated.py::test_two"], tests
+    assert "test_two left running" not in result.stdout
+
+
 def test_a_test_that_writes_a_big_file_is_not_charged_with_its_page_cache(tmp_path):
     # The leaf is charged with the page cache of a file the test writes; no
     # RSS ever holds it: 200 MiB written through an 1 MiB buffer failed a
