@@ -207,6 +207,8 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError("resmon: --resmon-top must be 0 or more")
     json_path = config.getoption("resmon_json")
     json_place = None
+    if json_path == "":  # "--resmon-json=$OUT" with OUT unset: no report, and a CI gate reading a stale one
+        raise pytest.UsageError("resmon: --resmon-json needs a PATH (it was empty)")
     if json_path and not _is_worker(config):
         try:  # refused before any test runs, as the command refuses before the command starts
             json_place = _output.hold(json_path)  # and written at the end where it led now
@@ -238,7 +240,8 @@ def _compare_setup(config: pytest.Config) -> tuple[list[str], frozenset[str], fr
             raise pytest.UsageError("resmon: --resmon-compare-fail needs --resmon-compare BASELINE")
         return None
     if baseline in ("", "-"):
-        raise pytest.UsageError("resmon: --resmon-compare needs a BASELINE file or directory (not standard input)")
+        raise pytest.UsageError("resmon: --resmon-compare needs a BASELINE file or directory "
+                                f"({'it was empty' if baseline == '' else 'not standard input'})")
     # A KEY given on the command line replaces the ini's limit of it; the
     # engine refuses a KEY given two different limits (the last would win
     # without a word: "rss_growth_mb=10%" then "=900%" loosened the gate).
@@ -415,7 +418,10 @@ def _usage_words(err: str) -> str:
     """The engine's refusal as a usage error: a limit's in the plugin's own
     words, the rest naming the option whose input it refused."""
     err = err.strip()
-    return err if err.startswith("resmon: ") else f"--resmon-compare: {err}"
+    if err.startswith("resmon: "):
+        return err
+    # "--resmon-compare: resmon compare: base.json: ..." said both names (stop 54's attack).
+    return f"resmon: --resmon-compare: {err.removeprefix('resmon compare: ')}"
 
 
 def _in_pytest_words(text: str, new: str) -> str:
@@ -693,7 +699,7 @@ class _Session:
                 else:
                     _output.write_file(path, text)
             except OSError as error:
-                sys.stderr.write(f"resmon: cannot write --resmon-json {error.filename!r}: {error.strerror}\n")
+                _say(self.config, f"resmon: cannot write --resmon-json {error.filename!r}: {error.strerror}\n")
                 if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
                     session.exitstatus = pytest.ExitCode.USAGE_ERROR
         if self.compare is not None and session.exitstatus != pytest.ExitCode.INTERRUPTED:
@@ -831,6 +837,20 @@ class _Session:
         # reason a gate failed the session still reaches the user.
         if self.compared is not None and not self.compare_shown and self.compared[2]:
             sys.stderr.write(self.compared[2])
+
+
+def _say(config: pytest.Config, line: str) -> None:
+    """line on stderr, on a line of its own: where stdout is the same
+    terminal or file, the progress line ("....  [100%]") is ended first
+    (stop 54's attack: the report's write error was glued to it)."""
+    terminal = config.pluginmanager.get_plugin("terminalreporter")
+    if terminal is not None:
+        terminal.ensure_newline()  # after a file's results (-v and plain)
+        writer = getattr(terminal, "_tw", None)  # -q's dots and "[100%]" leave no mark ensure_newline sees
+        if writer is not None and getattr(writer, "width_of_current_line", 0) > 0:
+            writer.line()
+    sys.stdout.flush()  # the terminal writer's file
+    sys.stderr.write(line)
 
 
 def _is_worker(config: pytest.Config) -> bool:

@@ -798,15 +798,22 @@ def test_a_missing_or_invalid_baseline_is_a_usage_error_before_any_test_runs(tmp
     (tmp_path / "notjson.json").write_text("{not json")
     (tmp_path / "other.json").write_text(json.dumps({"tests": "no"}))
     (tmp_path / "empty").mkdir()
-    for baseline, words in (("missing.json", "resmon compare: missing.json: no such file or directory"),
-                            ("notjson.json", "resmon compare: notjson.json: not JSON (line 1:"),
-                            ("other.json", "resmon compare: other.json: not a resmon summary"),
-                            ("empty", "resmon compare: empty: "),
-                            ("-", "resmon: --resmon-compare needs a BASELINE file or directory")):
+    for baseline, words in (("missing.json", "ERROR: resmon: --resmon-compare: missing.json: no such file or directory"),
+                            ("notjson.json", "ERROR: resmon: --resmon-compare: notjson.json: not JSON (line 1:"),
+                            ("other.json", "ERROR: resmon: --resmon-compare: other.json: not a resmon summary"),
+                            ("empty", "ERROR: resmon: --resmon-compare: empty: "),
+                            ("-", "resmon: --resmon-compare needs a BASELINE file or directory (not standard input)"),
+                            ("", "resmon: --resmon-compare needs a BASELINE file or directory (it was empty)")):
         result = run_pytest(tmp_path, "def test_x():\n    pass\n", f"--resmon-compare={baseline}")
         assert result.returncode == 4, (baseline, result.stdout + result.stderr)
         assert "test_x" not in outcomes(result)
         assert words in result.stderr, (baseline, result.stderr)
+        assert "resmon compare: " not in result.stderr, result.stderr  # one name for the refusal, the option's
+    # An empty --resmon-json (OUT unset in "--resmon-json=$OUT") wrote no
+    # report, exit 0: a gate then read a stale one (stop 54's attack).
+    result = run_pytest(tmp_path, "def test_x():\n    pass\n", "--resmon-json=")
+    assert result.returncode == 4, result.stdout + result.stderr
+    assert "resmon: --resmon-json needs a PATH (it was empty)" in result.stderr, result.stderr
     # --resmon-json is written before the comparison: into BASELINE it would
     # be compared with itself (a file) or join its runs (a directory).
     result = run_pytest(tmp_path, "def test_x():\n    pass\n", "--resmon-json=base.json")
@@ -1183,3 +1190,18 @@ def test_the_report_says_how_each_test_and_the_session_ended(tmp_path):
     written = report(tmp_path)
     assert (written["exit_status"], written["interrupted"]) == (2, True), written
     assert not any(node.endswith("test_never") for node in written["tests"])
+
+
+@pytest.mark.parametrize("verbosity", ["-q", "-v", None])
+def test_a_report_that_cannot_be_written_says_so_on_a_line_of_its_own(tmp_path, verbosity):
+    # Stop 54's attack: "....  [100%]resmon: cannot write --resmon-json
+    # '/dev/full': ..." -- glued to pytest's progress line under -q.
+    args = [verbosity] if verbosity else []
+    (tmp_path / "test_generated.py").write_text("def test_x():\n    pass\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS")}
+    result = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args,
+                             "--resmon-json=/dev/full"], cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, timeout=2 * SAFETY_SEC, env=env)
+    assert result.returncode == 4, result.stdout  # stdout and stderr, as a terminal shows them
+    assert "\nresmon: cannot write --resmon-json '/dev/full': No space left on device\n" in result.stdout, \
+        result.stdout
