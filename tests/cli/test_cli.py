@@ -1520,6 +1520,38 @@ class FilesAreNeverDamaged(Tmp):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(json.loads(self.read("victim.json"))["exit_status"], 0)
 
+    def test_another_users_link_to_an_existing_file_in_a_sticky_directory_is_not_followed(self):
+        # Stop 54's attack on issue 28: the rule above was kept for dangling
+        # links only; a link to an existing file was resolved by stat() and
+        # realpath(), which follow it with fs.protected_symlinks=0 (the
+        # kernel's default), and root's output replaced the victim.  Also a
+        # link as a directory on the way, and one to a device.
+        if os.geteuid() != 0:
+            self.skipTest("needs root, to give the link to a second user (nobody)")
+        sticky = self.path("sticky")
+        os.mkdir(sticky)
+        os.chmod(sticky, 0o1777)
+        self.write("victim.json", "ORIGINAL\n")
+        victim = self.path("victim.json")
+        planted = {"s.json": victim, "c.svg": victim, "dir": self.dir.name, "null.json": "/dev/null"}
+        for name, target in planted.items():
+            os.symlink(target, os.path.join(sticky, name))
+            os.lchown(os.path.join(sticky, name), 65534, 65534)
+        for args in (("-o", os.path.join(sticky, "s.json")), ("--plot", os.path.join(sticky, "c.svg")),
+                     ("-s", os.path.join(sticky, "dir", "victim.json.csv")),
+                     ("-o", os.path.join(sticky, "dir", "victim.json")), ("-o", os.path.join(sticky, "null.json"))):
+            with self.subTest(args=args):
+                r = resmon("-q", *args, "--", "true")
+                self.assertEqual((r.returncode, r.stdout), (125, ""), r.stderr)
+                self.assertRegex(r.stderr, r"Permission denied|another user's symbolic link in a sticky directory")
+                self.assertEqual(self.read("victim.json"), "ORIGINAL\n")
+                self.assertFalse(os.path.exists(self.path("victim.json.csv")))
+        os.lchown(os.path.join(sticky, "s.json"), 0, 0)  # root's own link: followed
+        r = resmon("-q", "-o", os.path.join(sticky, "s.json"), "--", "true")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(json.loads(self.read("victim.json"))["exit_status"], 0)
+        self.assertTrue(os.path.islink(os.path.join(sticky, "s.json")))
+
     def test_a_symbolic_link_loop_is_refused_for_every_output_and_kept(self):
         # Review of issue 34: a link loop at an output path was replaced by a
         # regular file (exit 0), for -o, -s, --plot, --trace and

@@ -84,6 +84,13 @@ static int fail(output_file *f, int err, const char *reason)
     return -1;
 }
 
+/* A path whose links path_resolve_checked refused (rc: -EACCES or -ELOOP). */
+static int fail_link(output_file *f, int rc)
+{
+    return fail(f, -rc, rc == -EACCES ? "another user's symbolic link in a sticky directory others can write "
+                                        "(as fs.protected_symlinks refuses)" : NULL);
+}
+
 /* A FIFO without a reader would block open() with no word of why: try
  * without blocking first, and say what resmon waits for before it does. */
 static int open_in_place(output_file *f, int is_fifo)
@@ -451,6 +458,95 @@ int path_dangling_target(const char *path, char *out, size_t cap)
     }
 }
 
+/* path's real path (into out), resolved component by component as the
+ * kernel resolves it, with the protected_symlinks rule applied to every
+ * link on the way (may_follow_link), whatever the sysctl says: with it off
+ * (the kernel's own default, common in containers), stat() and realpath()
+ * followed another user's link in /tmp to any existing file, and root's
+ * output replaced it (stop 54's attack).  Every component must exist.
+ * 0 or -errno (EACCES: a link the rule would not follow; ELOOP: over 40). */
+int path_resolve_checked(const char *path, char *out, size_t cap)
+{
+    char done[PATH_MAX], rest[2 * PATH_MAX], link[PATH_MAX];
+    if (path[0] == '/')
+        done[0] = '\0';
+    else if (!getcwd(done, sizeof done))
+        return -errno;
+    if (strcmp(done, "/") == 0)
+        done[0] = '\0';
+    if (snprintf(rest, sizeof rest, "%s", path) >= (int)sizeof rest)
+        return -ENAMETOOLONG;
+    int links = 0;
+    char *at = rest;
+    while (*at) {
+        while (*at == '/')
+            at++;
+        if (!*at)
+            break;
+        char *end = strchr(at, '/');
+        size_t len = end ? (size_t)(end - at) : strlen(at);
+        if (len == 1 && at[0] == '.') {
+            at += len;
+            continue;
+        }
+        if (len == 2 && at[0] == '.' && at[1] == '.') {
+            char *slash = strrchr(done, '/');
+            if (slash)
+                *slash = '\0';
+            at += len;
+            continue;
+        }
+        size_t have = strlen(done);
+        if (have + 1 + len >= sizeof done)
+            return -ENAMETOOLONG;
+        char candidate[PATH_MAX];
+        memcpy(candidate, done, have);
+        candidate[have] = '/';
+        memcpy(candidate + have + 1, at, len);
+        candidate[have + 1 + len] = '\0';
+        at += len;
+        struct stat st;
+        if (lstat(candidate, &st) != 0)
+            return -errno;
+        if (!S_ISLNK(st.st_mode)) {
+            memcpy(done, candidate, strlen(candidate) + 1);
+            continue;
+        }
+        if (++links > 40)
+            return -ELOOP;
+        if (!may_follow_link(candidate, &st))
+            return -EACCES;
+        ssize_t n = readlink(candidate, link, sizeof link - 1);
+        if (n < 0)
+            return -errno;
+        link[n] = '\0';
+        char joined[2 * PATH_MAX];
+        if (snprintf(joined, sizeof joined, "%s%s%s", link, *at ? "/" : "", at) >= (int)sizeof joined)
+            return -ENAMETOOLONG;
+        memcpy(rest, joined, strlen(joined) + 1);
+        at = rest;
+        if (link[0] == '/')
+            done[0] = '\0';
+    }
+    if (snprintf(out, cap, "%s", done[0] ? done : "/") >= (int)cap)
+        return -ENAMETOOLONG;
+    return 0;
+}
+
+/* The directory a new file at path would be made in, checked as
+ * path_resolve_checked checks: 0, or -EACCES or -ELOOP (a directory that is
+ * missing or unreadable is the open's to report). */
+static int directory_links_checked(const char *path)
+{
+    char dir[PATH_MAX], resolved[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return 0; /* the working directory: no link on the way */
+    snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
+    int rc = path_resolve_checked(dir, resolved, sizeof resolved);
+    return rc == -EACCES || rc == -ELOOP ? rc : 0;
+}
+
 static int names_stdout(const char *path)
 {
     char current[PATH_MAX], own[64];
@@ -544,6 +640,14 @@ int output_file_open(output_file *f, const char *path, const char *what)
     if (!exists && errno != ENOENT)
         return fail(f, errno, NULL); /* a link loop (ELOOP), a link the kernel will not follow for us
                                         (EACCES): refused, never replaced by a file of ours */
+    char resolved[PATH_MAX];
+    int have_resolved = 0;
+    if (exists) {
+        int rc = path_resolve_checked(path, resolved, sizeof resolved);
+        if (rc == -EACCES || rc == -ELOOP)
+            return fail_link(f, rc);
+        have_resolved = rc == 0; /* else (a working directory since removed): written by its name */
+    }
     char target[PATH_MAX];
     if (!exists && lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
         /* A dangling symbolic link: its target's name, made as any new file
@@ -554,6 +658,11 @@ int output_file_open(output_file *f, const char *path, const char *what)
         if (rc < 0)
             return fail(f, -rc, NULL);
         path = target;
+    }
+    if (!exists) { /* a new file: the links of the directories it is made in, checked as well */
+        int rc = directory_links_checked(path);
+        if (rc < 0)
+            return fail_link(f, rc);
     }
     if (exists && S_ISDIR(st.st_mode))
         return fail(f, EISDIR, NULL);
@@ -568,13 +677,11 @@ int output_file_open(output_file *f, const char *path, const char *what)
             return fail(f, EACCES, NULL);
         if (exists && access(path, W_OK) != 0)
             return fail(f, errno, NULL);
-        char resolved[PATH_MAX];
         const char *final_path = path;
-        if (exists && realpath(path, resolved)) {
-            /* realpath() reads links itself (readlink), outside the rule
-             * (fs.protected_symlinks) that the kernel applied when stat()
-             * followed them: a link swapped in since -- by another user, in
-             * /tmp -- would send the file to where it points.  The
+        if (have_resolved) {
+            /* Resolved link by link, with the rule (fs.protected_symlinks)
+             * applied to each, above: a link swapped in since -- by another
+             * user, in /tmp -- would send the file to where it points.  The
              * resolution stands only when it names the file stat() saw. */
             struct stat again;
             if (lstat(resolved, &again) != 0 || again.st_dev != st.st_dev || again.st_ino != st.st_ino)
