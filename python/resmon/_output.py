@@ -83,7 +83,6 @@ def hold(path: PathArg) -> Place:
             # another user in /tmp, was followed).
             place.final = _dangling_target(path)
     if st is not None:
-        _refuse(path, st)
         stream = _standard_stream_of(st)
         if stream >= 0:
             # Standard output or error, by any name (/dev/stdout,
@@ -91,13 +90,22 @@ def hold(path: PathArg) -> Place:
             # replaced as a file, everything the file held before was lost
             # (tenth review of issue 28; stop 53's attack: a report given
             # /dev/stderr under "pytest > log 2>&1" left the JSON alone).
+            # Before the file's own checks, as the command: its mode is not
+            # what writes it (stop 54's attack: a 0444 file behind a
+            # writable stdout was refused).
             place.stream_fd = stream
             return place
+        resolved = _resolve_checked(path)
+        _refuse(path, st)
         if not stat.S_ISREG(st.st_mode):
             place.in_place = st
             return place
-        place.final = os.path.realpath(path)
+        place.final = resolved if resolved is not None else path
         place.existing = st
+    else:
+        # A new file: the links of the directories it is made in, checked too.
+        _resolve_checked(os.path.dirname(place.final) or (b"." if isinstance(place.final, bytes) else "."),
+                         report=path)
     text = isinstance(place.final, str)
     directory = os.path.dirname(place.final) or ("." if text else b".")
     try:
@@ -105,8 +113,8 @@ def hold(path: PathArg) -> Place:
     except OSError as error:
         raise type(error)(error.errno, os.strerror(error.errno), path) from None
     if st is not None:
-        # realpath() read the links itself: the resolution stands only when
-        # its entry is the file os.stat() saw.
+        # _resolve_checked read the links itself: the resolution stands only
+        # when its entry is the file os.stat() saw.
         try:
             again = os.stat(os.path.basename(place.final), dir_fd=place.dir_fd, follow_symlinks=False)
         except OSError:
@@ -169,6 +177,65 @@ def _dangling_target(path: str | bytes) -> str | bytes:
         # "dir/": open(O_CREAT) through such a link makes nothing.
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
     return current
+
+
+def _resolve_checked(path: str | bytes, report: str | bytes | None = None) -> str | bytes | None:
+    """path's real path, resolved component by component as the kernel
+    resolves it, with the protected_symlinks rule (_dangling_target's)
+    applied to every link on the way, whatever the sysctl says: with it off
+    (the kernel's own default), os.stat() and realpath() followed another
+    user's link in /tmp to any existing file, and root's report replaced it
+    (stop 54's attack).  The command's rule too (output_file.c,
+    path_resolve_checked).  Raises PermissionError (a link the rule would
+    not follow) or ELOOP naming report (default path); None when a
+    component is missing or unreadable (the open's to report)."""
+    report = path if report is None else report
+    text = isinstance(path, str)
+    sep, dot, dotdot = ("/", ".", "..") if text else (b"/", b".", b"..")
+    if path.startswith(sep):
+        done = ""[:0] if text else b""
+    else:
+        try:
+            done = os.getcwd() if text else os.getcwdb()
+        except OSError:
+            return None
+        if done == sep:
+            done = done[:0]
+    rest = [part for part in path.split(sep) if part]
+    rest.reverse()  # a stack: the next component last
+    links = 0
+    while rest:
+        part = rest.pop()
+        if part == dot:
+            continue
+        if part == dotdot:
+            done = done[:done.rfind(sep)] if sep in done else done[:0]
+            continue
+        candidate = done + sep + part
+        try:
+            link = os.lstat(candidate)
+        except OSError:
+            return None
+        if not stat.S_ISLNK(link.st_mode):
+            done = candidate
+            continue
+        links += 1
+        if links > 40:
+            raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), report)
+        try:
+            parent = os.stat(done or sep)
+        except OSError:
+            return None
+        if (parent.st_mode & stat.S_ISVTX and parent.st_mode & stat.S_IWOTH and
+                link.st_uid not in (os.geteuid(), parent.st_uid)):
+            raise PermissionError(errno.EACCES, "another user's symbolic link in a sticky directory others can "
+                                  "write (as fs.protected_symlinks refuses)", report)
+        target = os.readlink(candidate)
+        parts = [p for p in target.split(sep) if p]
+        rest.extend(reversed(parts))
+        if target.startswith(sep):
+            done = done[:0]
+    return done or sep
 
 
 def check_writable(path: PathArg) -> None:

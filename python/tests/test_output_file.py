@@ -82,15 +82,15 @@ def test_a_directory_swapped_by_another_user_after_the_check_sends_nothing_elsew
         with open(secret, "w") as f:
             f.write("secret\n")
         os.chmod(secret, 0o600)
-        resolve = os.path.realpath
+        resolve = _output._resolve_checked
 
-        def resolve_then_swap(path):
-            resolved = resolve(path)
+        def resolve_then_swap(path, **kwargs):
+            resolved = resolve(path, **kwargs)
             swap = nobody_runs(["/bin/sh", "-c", 'mv "$1" "$1.old" && ln -s "$2" "$1"', "swap", race, victim])
             assert swap.returncode == 0, swap.stderr
             return resolved
 
-        monkeypatch.setattr(_output.os.path, "realpath", resolve_then_swap)
+        monkeypatch.setattr(_output, "_resolve_checked", resolve_then_swap)
         with pytest.raises(BlockingIOError):
             _output.write_file(theirs, "new\n")
         monkeypatch.undo()
@@ -416,6 +416,38 @@ def test_another_users_dangling_link_in_a_sticky_directory_is_not_followed():
             assert f.read() == "report"
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root, to give the link to a second user (nobody)")
+def test_another_users_link_to_an_existing_file_in_a_sticky_directory_is_not_followed():
+    # Stop 54's attack on issue 28: the rule above held for dangling links
+    # only; os.stat() and realpath() followed a link to an existing file
+    # (with fs.protected_symlinks=0, the kernel's default), and root's report
+    # replaced the victim.  Also a link as a directory on the way (to an
+    # existing file or a new one), and one to a device; bytes paths too.
+    with tempfile.TemporaryDirectory() as top:
+        sticky = os.path.join(top, "sticky")
+        os.mkdir(sticky)
+        os.chmod(sticky, 0o1777)
+        victim = os.path.join(top, "victim.json")
+        with open(victim, "w") as f:
+            f.write("ORIGINAL")
+        for name, target in (("r.json", victim), ("dir", top), ("null.json", "/dev/null")):
+            os.symlink(target, os.path.join(sticky, name))
+            os.lchown(os.path.join(sticky, name), NOBODY, NOBODY)
+        for path in (os.path.join(sticky, "r.json"), os.path.join(sticky, "dir", "victim.json"),
+                     os.path.join(sticky, "dir", "new.json"), os.path.join(sticky, "null.json"),
+                     os.fsencode(os.path.join(sticky, "r.json"))):
+            with pytest.raises(PermissionError, match="another user's symbolic link"):
+                _output.write_file(path, "report")
+            with open(victim) as f:
+                assert f.read() == "ORIGINAL", path
+            assert not os.path.exists(os.path.join(top, "new.json"))
+        os.lchown(os.path.join(sticky, "r.json"), 0, 0)  # root's own link: followed, the link kept
+        _output.write_file(os.path.join(sticky, "r.json"), "report")
+        assert os.path.islink(os.path.join(sticky, "r.json"))
+        with open(victim) as f:
+            assert f.read() == "report"
+
+
 def test_a_fifo_whose_reader_stops_reading_is_given_up(tmp_path):
     # Eighth review of issue 28: a report larger than the pipe's buffer, to a
     # FIFO whose reader opened it and stopped reading, hung pytest for ever;
@@ -646,6 +678,16 @@ def test_the_file_behind_stderr_or_stdout_by_any_name_is_written_where_it_stands
         with open(out) as reading, open(out, "a") as f:
             subprocess.run([sys.executable, "-c", code], stdout=reading, stderr=f, check=True, timeout=SAFETY_SEC)
         assert out.read_text() == "before\nREPORT\n", name
+    # A read-only file behind a stdout open for writing (root opened it):
+    # the stream writes it, as the command's does (stop 54: refused, its
+    # mode checked before the stream).
+    if os.geteuid() == 0:
+        out.write_text("before\n")
+        os.chmod(out, 0o444)
+        code = "from resmon import _output; _output.write_file('/dev/stdout', 'REPORT\\n')"
+        with open(out, "a") as f:
+            subprocess.run([sys.executable, "-c", code], stdout=f, check=True, timeout=SAFETY_SEC)
+        assert out.read_text() == "before\nREPORT\n"
 
 
 def test_a_steady_reader_slower_than_a_page_in_the_bound_is_not_given_up(tmp_path):
