@@ -394,6 +394,17 @@ static unsigned read_smaps_source(rm__metrics *m, rm__process_metrics *pm, proce
         char text[4096];
         m->smaps_reads++;
         ssize_t n = read_smaps_rollup(r->dir_fd, &pm->smaps_fd, text, sizeof text);
+        /* smaps_rollup reads the memory map it was opened on.  A child that
+         * has not exec'd yet may share its parent's (vfork, as Python's
+         * subprocess and posix_spawn start one): kept open, it went on
+         * reading the parent's after the exec -- a child that grew to 88
+         * MiB read 6.5 MiB, the parent's PSS, for the rest of its life
+         * whenever a reading caught it before its exec (under load).  Kept
+         * only once it has an image of its own. */
+        if (shares_parent_image(pm) && pm->smaps_fd >= 0) {
+            rm__close_kept(pm->smaps_fd);
+            pm->smaps_fd = -1;
+        }
         note_failure(r, RM__SOURCE_SMAPS, n);
         if (rm__starved(n)) /* no descriptor to read it with: the last reading stands, read again next time */
             return pm->smaps_known ? RM__SOURCE_SMAPS : 0;

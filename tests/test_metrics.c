@@ -17,6 +17,8 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -337,6 +339,80 @@ static void pss_follows_the_image_after_exec(void **state)
     ASSERT_BETWEEN(s.peak_pss_mb, EXEC_HOLD_MB, s.peak_rss_mb);
     /* The image's own pages are private: all of them are its unique set. */
     ASSERT_BETWEEN(s.peak_uss_mb, EXEC_HOLD_MB, s.peak_pss_mb);
+}
+
+/* The pipes of a child that shares this process's memory until its exec
+ * (clone(CLONE_VM), as vfork and posix_spawn start one, without the
+ * suspended parent). */
+typedef struct shared_vm_child {
+    int go[2], ready[2];
+} shared_vm_child;
+
+static int exec_on_go_sharing_memory(void *arg)
+{
+    shared_vm_child *c = arg;
+    char byte, fd_text[16];
+    if (read(c->go[0], &byte, 1) != 1)
+        _exit(1);
+    snprintf(fd_text, sizeof fd_text, "%d", c->ready[1]);
+    execl("/proc/self/exe", "test_metrics", "--hold-memory", fd_text, (char *)NULL);
+    _exit(127);
+}
+
+/* Stop 54: smaps_rollup reads the memory map it was opened on, and a child
+ * that shares its parent's until the exec (Python's subprocess, posix_spawn)
+ * had it kept open from a reading before the exec: it read the parent's PSS
+ * for the rest of its life (an 88 MiB child counted 6.5 MiB) whenever a
+ * reading caught it before the exec -- one run in two under load.  Here the
+ * first sample catches it there every time. */
+static void pss_of_a_child_that_shared_its_parents_memory_follows_its_exec(void **state)
+{
+    (void)state;
+    if (TEST_UNDER_TSAN) { /* a thread it was not told of, in its memory: every access a race */
+        print_message("skipped: ThreadSanitizer cannot follow a clone(CLONE_VM) child\n");
+        return;
+    }
+    shared_vm_child c;
+    assert_int_equal(pipe2(c.go, O_CLOEXEC), 0);
+    assert_int_equal(pipe(c.ready), 0); /* the write end crosses the exec */
+    size_t stack_size = 256 << 10;
+    char *stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    assert_true(stack != MAP_FAILED);
+    pid_t pid = clone(exec_on_go_sharing_memory, stack + stack_size, CLONE_VM | SIGCHLD, &c);
+    assert_true(pid > 0);
+    resmon_options o = RESMON_OPTIONS_INIT;
+    o.include_children = 1;
+    o.metrics = RESMON_METRIC_MEMORY_DETAIL;
+    o.sample_interval_sec = 0.005;
+    o.memory_detail_interval_sec = 0.005;
+    resmon_monitor *m;
+    assert_int_equal(resmon_monitor_new(&m, &o), 0);
+    assert_int_equal(resmon_monitor_start(m), 0); /* the first sample: the child before its exec */
+    assert_int_equal(write(c.go[1], "g", 1), 1);
+    char byte;
+    assert_int_equal(read(c.ready[0], &byte, 1), 1);
+    resmon_summary s;
+    assert_int_equal(resmon_monitor_get_summary(m, &s, sizeof s), 0);
+    uint64_t after_exec = s.num_samples + 3;
+    while (s.num_samples < after_exec) {
+        struct timespec nap = {0, 2000000};
+        nanosleep(&nap, NULL); /* waiting for a count, not for a time */
+        assert_int_equal(resmon_monitor_get_summary(m, &s, sizeof s), 0);
+    }
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    assert_int_equal(resmon_monitor_get_summary(m, &s, sizeof s), 0);
+    resmon_monitor_free(m);
+    kill(pid, SIGKILL);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    munmap(stack, stack_size);
+    for (int i = 0; i < 2; i++) {
+        close(c.go[i]);
+        close(c.ready[i]);
+    }
+    if (getenv("RESMON_TEST_SANITIZED"))
+        return; /* ASan's shadow memory makes this process's own PSS hundreds of MiB: no bound holds */
+    ASSERT_BETWEEN(s.peak_pss_mb, EXEC_HOLD_MB, s.peak_rss_mb);
 }
 
 #define YOUNG_SHARED_MB 16
@@ -1382,6 +1458,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(io_of_reaped_children_is_counted_once),
         cmocka_unit_test(pss_splits_pages_shared_by_forked_children),
         cmocka_unit_test(pss_follows_the_image_after_exec),
+        cmocka_unit_test(pss_of_a_child_that_shared_its_parents_memory_follows_its_exec),
         cmocka_unit_test(pss_of_a_fork_in_the_window_is_read_as_a_whole),
         cmocka_unit_test(young_small_forks_have_their_shared_pages_split),
         cmocka_unit_test(young_small_joins_and_leaves_re_read_no_other_process),
