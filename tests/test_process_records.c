@@ -381,6 +381,32 @@ static void a_pending_record_is_not_placed_by_a_later_holder_of_its_parents_pid(
     }
 }
 
+/* Stop 54: a member's pid came round again within the ended ring's span
+ * (pid_max 32768, another build beside the run), and a child of its later
+ * holder -- gone from /proc by the time the child's record was read -- was
+ * taken into the run: 303 records of 301.  A child whose begin time is
+ * after the member's end is the later holder's; one that began before it
+ * (two CPUs' exits crossing) is the member's. */
+static void a_child_that_began_after_a_members_end_is_a_later_holders(void **state)
+{
+    (void)state;
+    for (int reused = 0; reused <= 1; reused++) {
+        process_records *p = started();
+        struct taskstats member = record(GONE_BASE + 30, GONE_BASE + 30, getpid(), "true", 1, 0.001, 1024);
+        process_records_taskstats(&member, p); /* read now: it had ended by now */
+        struct taskstats child = record(GONE_BASE + 31, GONE_BASE + 31, GONE_BASE + 30, "foreign", 1, 0.001, 1024);
+        double now = (double)time(NULL);
+        child.ac_btime64 = (unsigned long long)(reused ? now + 5 : now - 5);
+        process_records_taskstats(&child, p);
+        process_records_finish(p, 0);
+        process_totals t;
+        process_records_totals(p, &t);
+        assert_int_equal(t.count, reused ? 1 : 2);
+        assert_int_equal(t.unattributed, 0); /* its parent's record never comes: another tree's */
+        process_records_free(p);
+    }
+}
+
 /* A foreign process D, a child of a keeper M that init adopted (so D's
  * chain never passes this test, the run's root), and M reaps D when it is
  * killed: *keeper and *foreign receive their pids. */
@@ -496,6 +522,7 @@ int main(void)
         cmocka_unit_test(keep_all_gives_back_every_record_or_counts_the_missing),
         cmocka_unit_test(threads_fold_for_many_processes_at_once_and_past_the_bound_are_counted),
         cmocka_unit_test(a_pending_record_is_not_placed_by_a_later_holder_of_its_parents_pid),
+        cmocka_unit_test(a_child_that_began_after_a_members_end_is_a_later_holders),
         cmocka_unit_test(a_record_read_late_ends_within_the_second_the_kernel_made_it),
         cmocka_unit_test(a_foreign_parent_is_known_until_its_own_record),
     };

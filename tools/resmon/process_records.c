@@ -58,6 +58,7 @@ struct process_records {
     struct ended_member {
         pid_t pid;
         double latest_start_boot_sec; /* its start, at the latest (CLOCK_BOOTTIME): tells a reused pid apart */
+        double ended_by_epoch_sec;    /* when it had ended, at the latest (its record read): ditto */
     } ended[PROCESS_ENDED_RING];     /* the members that ended last */
     double boot_minus_monotonic_sec; /* CLOCK_BOOTTIME - CLOCK_MONOTONIC at the start */
     double real_minus_monotonic_sec; /* CLOCK_REALTIME - CLOCK_MONOTONIC at the start */
@@ -155,17 +156,19 @@ static int member_known(const process_records *p, pid_t pid)
 /* A member's last record came: its pid leaves the set, so that a process
  * of another tree that is given the same pid later (pid_max may be 32768)
  * is not taken for it.  The last PROCESS_ENDED_RING ended pids stay
- * recognised, with their start, for a child whose record is read after its
- * parent's (two CPUs' exits crossing).  latest_start_sec: the member's
- * start relative to the run, at the latest (the record's elapsed time
- * counted back from when it was read, which is after the exit). */
-static void member_ended(process_records *p, pid_t pid, double latest_start_sec)
+ * recognised, with their start and end, for a child whose record is read
+ * after its parent's (two CPUs' exits crossing).  latest_start_sec and
+ * end_sec: the member's start relative to the run, at the latest (the
+ * record's elapsed time counted back from when it was read, which is after
+ * the exit), and when it was read. */
+static void member_ended(process_records *p, pid_t pid, double latest_start_sec, double end_sec)
 {
     pid_t *slot = member_find(p, pid);
     if (slot)
         *slot = -1;
     p->ended[p->ended_next] = (struct ended_member){
-        pid, p->start_monotonic_sec + p->boot_minus_monotonic_sec + latest_start_sec};
+        pid, p->start_monotonic_sec + p->boot_minus_monotonic_sec + latest_start_sec,
+        p->start_monotonic_sec + p->real_minus_monotonic_sec + end_sec};
     p->ended_next = (p->ended_next + 1) % PROCESS_ENDED_RING;
 }
 
@@ -301,6 +304,16 @@ static int seen_live(const struct proc_stat *st)
     return st->state != 'Z' && st->state != 'X' && !(st->flags & PF_EXITING_FLAG);
 }
 
+/* When a process started, at the earliest, in seconds since the epoch: its
+ * begin time, whole seconds (floored) -- from a thread group leader's
+ * record only (another thread started later than its process); 0 unknown. */
+static double earliest_start_epoch_sec(const struct taskstats *ts)
+{
+    if (ts->version >= 12 && ts->ac_pid != ts->ac_tgid)
+        return 0;
+    return (double)(ts->version >= 10 && ts->ac_btime64 ? ts->ac_btime64 : ts->ac_btime);
+}
+
 /* 1: parent belongs to the run (rules 1-3); 0: it does not; -1: parent is
  * gone, undecided (rule 4); -2: the chain of live ancestors is deeper than
  * PROCESS_CHAIN_MAX (a process that deep is counted unattributed, never
@@ -308,13 +321,22 @@ static int seen_live(const struct proc_stat *st)
  * Live ancestors found on the way are added to the members; a chain that
  * reaches init, or a process known foreign, enters its live members in the
  * foreign set. */
-static int parent_in_run(process_records *p, pid_t parent)
+static int parent_in_run(process_records *p, const struct taskstats *child)
 {
+    pid_t parent = (pid_t)child->ac_ppid;
     pid_t chain[PROCESS_CHAIN_MAX];
     int live[PROCESS_CHAIN_MAX];
     size_t depth = 0;
+    /* A child that started after the member of its parent's pid had ended
+     * is a later holder's (faults.md #9): with pid_max 32768 and another
+     * build on the machine, a pid of the run came round again within the
+     * ring's span, and its holder -- gone from /proc by now, so
+     * ended_pid_reused could not tell -- had two children's records taken
+     * into the run (303 of 301, under two CI runs and six busy loops).  The
+     * child's begin time is whole seconds: a reuse within the same second
+     * as the end still passes. */
     const struct ended_member *ended = ended_recently(p, parent);
-    if (ended && !ended_pid_reused(ended))
+    if (ended && !ended_pid_reused(ended) && earliest_start_epoch_sec(child) <= ended->ended_by_epoch_sec)
         return 1; /* else the walk below tells whose child it is */
     for (pid_t at = parent; depth < sizeof chain / sizeof chain[0]; depth++) {
         if (at == p->resmon_pid || member_known(p, at)) {
@@ -576,27 +598,17 @@ static void take_member(process_records *p, const struct taskstats *ts, double e
             process_record done = p->open[i];
             p->open[i] = p->open[--p->open_count];
             keep(p, &done);
-            member_ended(p, r.pid, done.start_sec);
+            member_ended(p, r.pid, done.start_sec, done.end_sec);
         }
     } else if (last) {
         keep(p, &r);
-        member_ended(p, r.pid, r.start_sec);
+        member_ended(p, r.pid, r.start_sec, r.end_sec);
     } else if (open_room(p)) {
         p->open[p->open_count++] = r;
     } else { /* more processes with threads ending at once than the bound (or memory): kept unfolded, said */
         p->totals.unfolded++;
         keep(p, &r);
     }
-}
-
-/* When a process started, at the earliest, in seconds since the epoch: its
- * begin time, whole seconds (floored) -- from a thread group leader's
- * record only (another thread started later than its process); 0 unknown. */
-static double earliest_start_epoch_sec(const struct taskstats *ts)
-{
-    if (ts->version >= 12 && ts->ac_pid != ts->ac_tgid)
-        return 0;
-    return (double)(ts->version >= 10 && ts->ac_btime64 ? ts->ac_btime64 : ts->ac_btime);
 }
 
 /* When a pending record's process started, at the latest (its elapsed
@@ -646,7 +658,7 @@ void process_records_taskstats(const struct taskstats *ts, void *user)
     pthread_mutex_lock(&p->lock); /* the start is set while the listener runs */
     foreign_forget(p, (pid_t)ts->ac_pid); /* it ended: its pid may name another process next */
     double end_sec = now - p->start_monotonic_sec;
-    int in = member_known(p, tgid) ? 1 : parent_in_run(p, (pid_t)ts->ac_ppid);
+    int in = member_known(p, tgid) ? 1 : parent_in_run(p, ts);
     if (in > 0) {
         take_member(p, ts, end_sec);
         if (p->pending_count)
