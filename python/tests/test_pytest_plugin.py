@@ -641,7 +641,7 @@ def test_a_zombie_is_left_running_by_no_test(tmp_path):
         children = []
 
         def test_one():
-            children.append(subprocess.Popen(["sh", "-c", f"read x <&{go_r}"], pass_fds=(go_r,)))
+            children.append(subprocess.Popen(["sh", "-c", "read x"], stdin=go_r))  # dash takes one-digit fds only
 
         def test_two():
             os.write(go_w, b"\\n")
