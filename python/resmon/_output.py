@@ -172,6 +172,10 @@ def _dangling_target(path: str | bytes) -> str | bytes:
         if (parent.st_mode & stat.S_ISVTX and parent.st_mode & stat.S_IWOTH and
                 link.st_uid not in (os.geteuid(), parent.st_uid)):
             raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
+        # The directories on the way to the link, too (stop 54's second
+        # attack: another user's link to a directory holding root's dangling
+        # link sent the report where that link pointed).
+        _resolve_checked(os.path.dirname(current) or dot, report=path)
         current = os.path.join(os.path.dirname(current), os.readlink(current))
     if not os.path.basename(current):
         # "dir/": open(O_CREAT) through such a link makes nothing.

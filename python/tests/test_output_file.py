@@ -441,6 +441,12 @@ def test_another_users_link_to_an_existing_file_in_a_sticky_directory_is_not_fol
             with open(victim) as f:
                 assert f.read() == "ORIGINAL", path
             assert not os.path.exists(os.path.join(top, "new.json"))
+        # Root's dangling link reached through nobody's link to its directory
+        # (stop 54's second attack: the report was made where it led).
+        os.symlink(os.path.join(top, "made.json"), os.path.join(top, "dangling.json"))
+        with pytest.raises(PermissionError, match="another user's symbolic link"):
+            _output.write_file(os.path.join(sticky, "dir", "dangling.json"), "report")
+        assert not os.path.exists(os.path.join(top, "made.json"))
         os.lchown(os.path.join(sticky, "r.json"), 0, 0)  # root's own link: followed, the link kept
         _output.write_file(os.path.join(sticky, "r.json"), "report")
         assert os.path.islink(os.path.join(sticky, "r.json"))

@@ -1546,6 +1546,12 @@ class FilesAreNeverDamaged(Tmp):
                 self.assertRegex(r.stderr, r"Permission denied|another user's symbolic link in a sticky directory")
                 self.assertEqual(self.read("victim.json"), "ORIGINAL\n")
                 self.assertFalse(os.path.exists(self.path("victim.json.csv")))
+        # A dangling link of root's reached through nobody's link to its
+        # directory (stop 54's second attack: made root's file where it led).
+        os.symlink(self.path("made.json"), self.path("dangling.json"))
+        r = resmon("-q", "-o", os.path.join(sticky, "dir", "dangling.json"), "--", "true")
+        self.assertEqual((r.returncode, r.stdout), (125, ""), r.stderr)
+        self.assertFalse(os.path.exists(self.path("made.json")))
         os.lchown(os.path.join(sticky, "s.json"), 0, 0)  # root's own link: followed
         r = resmon("-q", "-o", os.path.join(sticky, "s.json"), "--", "true")
         self.assertEqual(r.returncode, 0, r.stderr)

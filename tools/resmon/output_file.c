@@ -438,6 +438,8 @@ static int may_follow_link(const char *path, const struct stat *link)
  * that does not exist yet (into out): the file each write replaces is that
  * one, made there, and the link stays.  0 or -errno (EACCES: a link the
  * kernel's protected_symlinks rule would not follow, may_follow_link). */
+static int directory_links_checked(const char *path);
+
 int path_dangling_target(const char *path, char *out, size_t cap)
 {
     char current[PATH_MAX];
@@ -452,7 +454,13 @@ int path_dangling_target(const char *path, char *out, size_t cap)
             return -ELOOP; /* the kernel follows 40 links, and refuses a 41st */
         if (!may_follow_link(current, &st))
             return -EACCES;
-        int rc = path_follow_link(current, sizeof current);
+        /* The directories on the way to the link, too: another user's link
+         * to a directory holding a dangling link of root's sent root's file
+         * where that link pointed (stop 54's second attack). */
+        int rc = directory_links_checked(current);
+        if (rc < 0)
+            return rc;
+        rc = path_follow_link(current, sizeof current);
         if (rc < 0)
             return rc;
     }
