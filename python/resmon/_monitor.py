@@ -130,8 +130,9 @@ class ResourceMonitor:
         # A method that raises gives None for its field in that sample (the
         # protocol); an object with neither method -- a typo, a class for an
         # instance -- would give None in every sample, said nowhere.
-        if gpu_profiler is not None and not all(callable(getattr(gpu_profiler, name, None))
-                                                for name in ("get_utilization", "get_memory_usage")):
+        if gpu_profiler is not None and (isinstance(gpu_profiler, type) or  # the class: its methods want self
+                                         not all(callable(getattr(gpu_profiler, name, None))
+                                                 for name in ("get_utilization", "get_memory_usage"))):
             raise ValueError("gpu_profiler must have get_utilization() and get_memory_usage() "
                              f"(GPUProfilerProtocol), got {gpu_profiler!r}")
         for flag, value in (("include_children", include_children), ("reset_peak_mark", reset_peak_mark),

@@ -106,6 +106,11 @@ def test_a_gpu_profiler_without_the_protocols_methods_is_refused():
         def get_utilization(self):
             return 1.0
 
-    for wrong in (5, "nvml:0", OnlyUtilization()):
+    class Profiler(OnlyUtilization):
+        def get_memory_usage(self):
+            return {"gpu_memory_used_mb": 1.0}
+
+    resmon.ResourceMonitor(0.01, gpu_profiler=Profiler())  # an instance: taken
+    for wrong in (5, "nvml:0", OnlyUtilization(), Profiler):  # Profiler: the class, not an instance
         with pytest.raises(ValueError, match=r"^gpu_profiler must have get_utilization\(\) and get_memory_usage\(\)"):
             resmon.ResourceMonitor(0.01, gpu_profiler=wrong)

@@ -651,6 +651,10 @@ class CommandCgroup(unittest.TestCase):
                 self.assertEqual((r.returncode, r.stdout), (125, ""), r.stderr)
                 self.assertEqual(r.stderr, f"resmon: memory limit '{bad}' out of range: give at least 4096 bytes "
                                            "(4K) and less than 8 EiB (8388608T) (see resmon --help)\n")
+        # The largest a cgroup file holds is taken, exactly (a double made it 2^63: refused).
+        r = subprocess.run([RESMON, "-q", "--memory-limit", "9223372036854775807", "--", "true"],
+                           capture_output=True, text=True, timeout=SAFETY_NET_SEC)
+        self.assertNotIn("out of range", r.stderr)
 
     def test_memory_limit_refused_without_a_cgroup(self):
         r = subprocess.run([RESMON, "--no-cgroup", "--memory-limit", "1G", "--", "true"], capture_output=True,

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -53,6 +54,16 @@ int parse_size(const char *text, uint64_t *bytes)
         return -EINVAL;
     if (beyond_double)
         return -ERANGE;
+    if (!u && points == 0) {
+        /* Plain bytes, exactly: as a double, 9223372036854775807 (under
+         * 8 EiB, as the message asks) rounded up to 2^63 and was refused. */
+        errno = 0;
+        unsigned long long whole = strtoull(text, NULL, 10);
+        if (errno == ERANGE || whole < 4096 || whole > (unsigned long long)INT64_MAX)
+            return -ERANGE;
+        *bytes = whole;
+        return 0;
+    }
     double total = value * unit;
     if (total < 4096 || total >= 0x1p63) /* below a page, or beyond what the files hold (int64) */
         return -ERANGE;
