@@ -574,6 +574,14 @@ class Verdicts(Tmp):
                                        "--allow-different-commands compares them anyway\n")
             self.assertEqual(resmon("compare", "--allow-different-commands", base, new).returncode, 0)
         self.assertEqual(resmon("compare", attached, attached).returncode, 0)
+        # a command run in a cgroup it was given: its cgroup figures are that cgroup's (a service's, the
+        # root's), not the command's own leaf's (stop 54's second attack)
+        given = self.write("given.json", summary(command=["./server"], exit_status=0,
+                                                 cgroup_path="/sys/fs/cgroup/svc"))
+        r = resmon("compare", ran, given)
+        self.assertEqual(r.returncode, 125, r.stderr)
+        self.assertIn("BASE ran a command and NEW ran a command in a cgroup it was given (--cgroup)", r.stderr)
+        self.assertEqual(resmon("compare", given, given).returncode, 0)
         # one side's runs, too
         self.write("runs/1.json", summary(command=["./server"], exit_status=0))
         self.write("runs/2.json", summary(pid=4242, exit_status=None, interrupted=False))

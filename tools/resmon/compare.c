@@ -416,7 +416,8 @@ static int is_summary(json_t *root)
 static const char *run_watched(json_t *summary)
 {
     if (jansson.object_get(summary, "command"))
-        return "ran a command";
+        return jansson.object_get(summary, "cgroup_path") ? "ran a command in a cgroup it was given (--cgroup)"
+                                                          : "ran a command";
     if (jansson.object_get(summary, "pid"))
         return "attached to a process tree (--pid)";
     if (jansson.object_get(summary, "cgroup_path"))
