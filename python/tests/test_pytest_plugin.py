@@ -631,6 +631,36 @@ def test_a_process_left_running_is_not_charged_to_the_next_tests_tree_or_cpu(tmp
     assert "no limit on them is applied" in result.stdout
 
 
+@pytest.mark.parametrize("cgroup", ["auto", "no"])
+def test_a_process_an_unmeasured_test_left_running_is_not_charged_to_a_measured_one(tmp_path, cgroup):
+    # Stop 54's second attack: without --resmon only marked tests are
+    # measured, so a process an unmarked test left was never named, and its
+    # 150 MiB failed the next test's tree_peak_rss_mb limit, unsaid.
+    result = run_pytest(tmp_path, """
+        import os, subprocess, sys, pytest
+
+        go_r, go_w = os.pipe()
+        done_r, done_w = os.pipe()
+        CHILD = ("import os\\n"
+                 "block = bytearray(150 << 20)\\n"
+                 f"os.read({go_r}, 1)\\n"
+                 "block[::4096] = b'x' * len(range(0, len(block), 4096))\\n"
+                 f"os.write({done_w}, b'x')\\n"
+                 f"os.read({go_r}, 1)\\n")  # EOF: pytest ended
+
+        def test_leaves():
+            subprocess.Popen([sys.executable, "-c", CHILD], pass_fds=(go_r, done_w))
+
+        @pytest.mark.resmon_limit(tree_peak_rss_mb=100)
+        def test_measured():
+            os.write(go_w, b"x")
+            assert os.read(done_r, 1) == b"x"
+    """, ini=f"resmon_cgroup = {cgroup}\n")
+    assert outcomes(result) == {"test_leaves": "PASSED", "test_measured": "PASSED"}, result.stdout
+    assert re.search(r"resmon: test_generated.py::test_measured ran beside work an earlier test left running: "
+                     r"process \d+ \(python3?[^)]*\) \(running when the test began\)", result.stdout), result.stdout
+
+
 def test_a_zombie_is_left_running_by_no_test(tmp_path):
     # Stop 54's attack: without a leaf, test_one's child, ended but not yet
     # reaped, was named "left running" by test_two (a zombie's key differs).
