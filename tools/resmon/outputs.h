@@ -51,6 +51,9 @@ int outputs_monitor_new(outputs *out, const resmon_options *opts, resmon_monitor
  * run, against the samples file's 50 ms check).  The wall clock now when
  * no sample is kept. */
 double outputs_start_wall_epoch(const resmon_monitor *m);
+/* CLOCK_REALTIME - CLOCK_MONOTONIC, measured once per process: every wall
+ * time written of a sample (start_time, the samples file's unix_time). */
+double outputs_wall_offset(void);
 void outputs_monitor_free(outputs *out, resmon_monitor *m);
 /* The monitor's on_sample callback (user: the outputs). */
 void outputs_on_sample(const resmon_sample *s, void *user);

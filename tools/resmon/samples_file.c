@@ -90,7 +90,7 @@ static void append(samples_file *f, const char *text, size_t n)
     stream_writer_append(f->out, text, n);
 }
 
-samples_file *samples_file_open(int fd, const char *path, size_t gpu_devices)
+samples_file *samples_file_open(int fd, const char *path, size_t gpu_devices, double wall_offset)
 {
     samples_file *f = calloc(1, sizeof *f);
     if (!f)
@@ -105,7 +105,7 @@ samples_file *samples_file_open(int fd, const char *path, size_t gpu_devices)
     f->column_count += samples_metric_columns(f->columns + f->column_count);
     if (gpu_devices)
         f->column_count += samples_figure_columns(f->columns + f->column_count, 1);
-    f->wall_offset = clock_minus_monotonic_sec(CLOCK_REALTIME);
+    f->wall_offset = wall_offset;
     if (!f->jsonl) {
         const char *header = "timestamp,unix_time,elapsed_sec";
         append(f, header, strlen(header));

@@ -34,8 +34,10 @@ size_t samples_metric_columns(samples_column *columns);
 size_t samples_figure_columns(samples_column *columns, int gpu);
 /* Writes rows to fd (which stays the caller's); the format comes from path's
  * extension.  gpu_devices: 0 no GPU columns; 1 the GPU columns; N > 1 also
- * per-device columns gpuI_*.  NULL when out of memory. */
-samples_file *samples_file_open(int fd, const char *path, size_t gpu_devices);
+ * per-device columns gpuI_*.  wall_offset: CLOCK_REALTIME - CLOCK_MONOTONIC,
+ * a row's unix_time (outputs_wall_offset: the run's one).  NULL when out of
+ * memory. */
+samples_file *samples_file_open(int fd, const char *path, size_t gpu_devices, double wall_offset);
 void samples_file_write(samples_file *f, const resmon_sample *s, double elapsed_sec,
                         const resmon_gpu_reading *devices, size_t device_count, const char *phase);
 /* Writes what is buffered (waiting for a FIFO's reader while the end's
