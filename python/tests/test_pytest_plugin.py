@@ -593,14 +593,9 @@ def test_a_thread_left_running_is_named_and_not_charged_to_the_next_test(tmp_pat
     assert "resmon: test_generated.py::test_next_one ran beside work an earlier test left running" in result.stdout
 
 
-@pytest.mark.parametrize("cgroup", ["auto", "no"])
-def test_a_process_left_running_is_not_charged_to_the_next_tests_tree_or_cpu(tmp_path, cgroup):
-    # Stop 54's attack on issue 28: in a leaf, a process an earlier test
-    # left running was outside the leaf but inside the sampled tree, and its
-    # 150 MiB failed the next test's tree_peak_rss_mb limit, without a word
-    # of overlap.  The child allocates when test_next_one says go and holds
-    # it until pytest ends, so the window's last sample sees it.
-    result = run_pytest(tmp_path, ALLOCATE_100 + """
+# test_leaves starts a child that touches 150 MiB when the next test writes
+# go_w, says so on done_r, and holds them until pytest ends (EOF on go_r).
+LEAVES_A_150_MIB_CHILD = """
         import os, subprocess, sys, pytest
 
         go_r, go_w = os.pipe()
@@ -614,6 +609,17 @@ def test_a_process_left_running_is_not_charged_to_the_next_tests_tree_or_cpu(tmp
 
         def test_leaves():
             subprocess.Popen([sys.executable, "-c", CHILD], pass_fds=(go_r, done_w))
+"""
+
+
+@pytest.mark.parametrize("cgroup", ["auto", "no"])
+def test_a_process_left_running_is_not_charged_to_the_next_tests_tree_or_cpu(tmp_path, cgroup):
+    # Stop 54's attack on issue 28: in a leaf, a process an earlier test
+    # left running was outside the leaf but inside the sampled tree, and its
+    # 150 MiB failed the next test's tree_peak_rss_mb limit, without a word
+    # of overlap.  The child allocates when test_next_one says go and holds
+    # it until pytest ends, so the window's last sample sees it.
+    result = run_pytest(tmp_path, LEAVES_A_150_MIB_CHILD + """
 
         @pytest.mark.resmon_limit(tree_peak_rss_mb=100, cpu_sec=0.001)
         def test_next_one():
@@ -636,20 +642,7 @@ def test_a_process_an_unmeasured_test_left_running_is_not_charged_to_a_measured_
     # Stop 54's second attack: without --resmon only marked tests are
     # measured, so a process an unmarked test left was never named, and its
     # 150 MiB failed the next test's tree_peak_rss_mb limit, unsaid.
-    result = run_pytest(tmp_path, """
-        import os, subprocess, sys, pytest
-
-        go_r, go_w = os.pipe()
-        done_r, done_w = os.pipe()
-        CHILD = ("import os\\n"
-                 "block = bytearray(150 << 20)\\n"
-                 f"os.read({go_r}, 1)\\n"
-                 "block[::4096] = b'x' * len(range(0, len(block), 4096))\\n"
-                 f"os.write({done_w}, b'x')\\n"
-                 f"os.read({go_r}, 1)\\n")  # EOF: pytest ended
-
-        def test_leaves():
-            subprocess.Popen([sys.executable, "-c", CHILD], pass_fds=(go_r, done_w))
+    result = run_pytest(tmp_path, LEAVES_A_150_MIB_CHILD + """
 
         @pytest.mark.resmon_limit(tree_peak_rss_mb=100)
         def test_measured():
