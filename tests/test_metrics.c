@@ -292,6 +292,24 @@ static int hold_memory_after_exec(int ready_fd)
         pause();
 }
 
+/* Waits until m has taken `more` samples beyond those it has now, then
+ * stops and frees it; its summary. */
+static resmon_summary summary_after_more_samples(resmon_monitor *m, uint64_t more)
+{
+    resmon_summary s;
+    assert_int_equal(resmon_monitor_get_summary(m, &s, sizeof s), 0);
+    uint64_t wanted = s.num_samples + more;
+    while (s.num_samples < wanted) {
+        struct timespec nap = {0, 2000000};
+        nanosleep(&nap, NULL); /* waiting for a count, not for a time */
+        assert_int_equal(resmon_monitor_get_summary(m, &s, sizeof s), 0);
+    }
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    assert_int_equal(resmon_monitor_get_summary(m, &s, sizeof s), 0);
+    resmon_monitor_free(m);
+    return s;
+}
+
 /* The command starts monitoring its child before the exec: smaps_rollup
  * opened then belongs to the old image (it read the pre-exec 1 MiB for the
  * whole run). */
@@ -324,17 +342,7 @@ static void pss_follows_the_image_after_exec(void **state)
     test_child_go(&child);
     char byte;
     test_child_receive(&child, &byte, 1);
-    resmon_summary s;
-    assert_int_equal(resmon_monitor_get_summary(m, &s, sizeof s), 0);
-    uint64_t after_exec = s.num_samples + 3; /* each a detail read: the interval is the sampler's */
-    while (s.num_samples < after_exec) {
-        struct timespec nap = {0, 2000000};
-        nanosleep(&nap, NULL); /* waiting for a count, not for a time */
-        assert_int_equal(resmon_monitor_get_summary(m, &s, sizeof s), 0);
-    }
-    assert_int_equal(resmon_monitor_stop(m), 0);
-    assert_int_equal(resmon_monitor_get_summary(m, &s, sizeof s), 0);
-    resmon_monitor_free(m);
+    resmon_summary s = summary_after_more_samples(m, 3); /* each a detail read: the interval is the sampler's */
     test_child_kill(&child);
     ASSERT_BETWEEN(s.peak_pss_mb, EXEC_HOLD_MB, s.peak_rss_mb);
     /* The image's own pages are private: all of them are its unique set. */
@@ -391,17 +399,7 @@ static void pss_of_a_child_that_shared_its_parents_memory_follows_its_exec(void 
     assert_int_equal(write(c.go[1], "g", 1), 1);
     char byte;
     assert_int_equal(read(c.ready[0], &byte, 1), 1);
-    resmon_summary s;
-    assert_int_equal(resmon_monitor_get_summary(m, &s, sizeof s), 0);
-    uint64_t after_exec = s.num_samples + 3;
-    while (s.num_samples < after_exec) {
-        struct timespec nap = {0, 2000000};
-        nanosleep(&nap, NULL); /* waiting for a count, not for a time */
-        assert_int_equal(resmon_monitor_get_summary(m, &s, sizeof s), 0);
-    }
-    assert_int_equal(resmon_monitor_stop(m), 0);
-    assert_int_equal(resmon_monitor_get_summary(m, &s, sizeof s), 0);
-    resmon_monitor_free(m);
+    resmon_summary s = summary_after_more_samples(m, 3); /* each a detail read: the interval is the sampler's */
     kill(pid, SIGKILL);
     int status;
     assert_int_equal(waitpid(pid, &status, 0), pid);
