@@ -1513,7 +1513,7 @@ class FilesAreNeverDamaged(Tmp):
             with self.subTest(args=args):
                 r = resmon("-q", *args, "--", "true")
                 self.assertEqual(r.returncode, 125, r.stderr)
-                self.assertIn("Permission denied", r.stderr)
+                self.assertIn("another user's symbolic link in a sticky directory", r.stderr)
                 self.assertFalse(os.path.exists(victim))
         os.lchown(os.path.join(sticky, "s.json"), 0, 0)  # root's own link: followed
         r = resmon("-q", "-o", os.path.join(sticky, "s.json"), "--", "true")
@@ -1557,6 +1557,57 @@ class FilesAreNeverDamaged(Tmp):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(json.loads(self.read("victim.json"))["exit_status"], 0)
         self.assertTrue(os.path.islink(os.path.join(sticky, "s.json")))
+
+    @unittest.skipUnless(os.environ.get("SWAP_ON_LOOKUP_LIB"),
+                         "SWAP_ON_LOOKUP_LIB (tests/cli/swap_on_lookup.c, built as libcli_swap_on_lookup.so) not set")
+    def test_a_directory_swapped_for_a_link_between_lookups_sends_no_output_elsewhere(self):
+        # Stop 54's attack, left open then: the checked walk and the later
+        # open of the directory looked the path up twice; another user
+        # exchanging their directory with a link to root's (renameat2 in a
+        # loop) got root's file made there at the 22nd try.  The swap is
+        # made here right after resmon's first lookup of the directory
+        # (swap_on_lookup.c), not by luck: what resmon reached is where the
+        # output goes, whatever the name means a moment later.
+        if os.geteuid() != 0:
+            self.skipTest("needs root, to give the directory and the link to a second user (nobody)")
+        for option, existing, at in (("-o", False, 1), ("-o", False, 2), ("-o", True, 1), ("-s", False, 1),
+                                     ("-s", False, 2)):
+            with self.subTest(option=option, existing=existing, at=at):
+                top = tempfile.mkdtemp(dir=self.path("."))
+                sticky, victim_dir = os.path.join(top, "sticky"), os.path.join(top, "root-only")
+                os.mkdir(sticky)
+                os.chmod(sticky, 0o1777)
+                os.mkdir(victim_dir, 0o700)
+                theirs, link = os.path.join(sticky, "d"), os.path.join(sticky, "l")
+                os.mkdir(theirs)
+                os.chown(theirs, 65534, 65534)
+                os.symlink(victim_dir, link)
+                os.lchown(link, 65534, 65534)
+                name = "out.json" if option == "-o" else "out.csv"
+                victim = os.path.join(victim_dir, name)
+                if existing:
+                    with open(victim, "w") as f:
+                        f.write("precious\n")
+                    with open(os.path.join(theirs, name), "w") as f:
+                        f.write("theirs\n")
+                env = dict(os.environ, LD_PRELOAD=os.environ["SWAP_ON_LOOKUP_LIB"], SWAP_AFTER_LOOKUP_OF="d",
+                           SWAP_AT=str(at), SWAP_A=theirs, SWAP_B=link)
+                r = resmon("-q", option, os.path.join(theirs, name), "--", "true", env=env)
+                if at == 1:  # a later lookup of the name is only where resmon makes one
+                    self.assertTrue(os.path.islink(theirs), "the swap did not happen")
+                self.assertEqual(os.listdir(victim_dir), [name] if existing else [], r.stderr)
+                if existing:
+                    with open(victim) as f:
+                        self.assertEqual(f.read(), "precious\n")
+                # Written where resmon's walk was when the name changed (the
+                # other user's directory, now at "l"), or refused, where the
+                # swap came before the walk and it met the link.
+                if r.returncode == 0:
+                    self.assertIn(name, os.listdir(link))
+                else:
+                    self.assertEqual(r.returncode, 125, r.stderr)
+                    self.assertRegex(r.stderr, "another user's symbolic link in a sticky directory|"
+                                               "it changed while it was being opened")
 
     def test_a_symbolic_link_loop_is_refused_for_every_output_and_kept(self):
         # Review of issue 34: a link loop at an output path was replaced by a

@@ -20,6 +20,7 @@
  */
 #include "output_file.h"
 #include "cli.h"
+#include "path_checked.h"
 #include "text_output.h"
 
 #include <errno.h>
@@ -84,24 +85,33 @@ static int fail(output_file *f, int err, const char *reason)
     return -1;
 }
 
-/* A path whose links path_resolve_checked refused (rc: -EACCES or -ELOOP). */
-static int fail_link(output_file *f, int rc)
+/* A path the checked walk refused (path_place_checked): a link the
+ * protected_symlinks rule refuses is said as such. */
+static int fail_walk(output_file *f, const path_place *place, int rc)
 {
-    return fail(f, -rc, rc == -EACCES ? "another user's symbolic link in a sticky directory others can write "
-                                        "(as fs.protected_symlinks refuses)" : NULL);
+    if (rc == -EACCES && place->refused_link)
+        return fail(f, EACCES, "another user's symbolic link in a sticky directory others can write "
+                               "(as fs.protected_symlinks refuses)");
+    if (rc == -EAGAIN)
+        return fail(f, EAGAIN, "it changed while it was being opened; nothing was written");
+    return fail(f, -rc, NULL);
 }
 
-/* A FIFO without a reader would block open() with no word of why: try
- * without blocking first, and say what resmon waits for before it does. */
-static int open_in_place(output_file *f, int is_fifo)
+/* Opens the device or FIFO the walk reached, by its entry in the directory
+ * held (never the path again; a /proc link is followed as the kernel
+ * follows it).  A FIFO without a reader would block open() with no word of
+ * why: try without blocking first, and say what resmon waits for before it
+ * does. */
+static int open_in_place(output_file *f, const path_place *place)
 {
-    int flags = O_WRONLY | O_CLOEXEC | O_NOCTTY;
-    int fd = open(f->path, flags | (is_fifo ? O_NONBLOCK : 0));
+    int is_fifo = S_ISFIFO(place->st.st_mode);
+    int flags = O_WRONLY | O_CLOEXEC | O_NOCTTY | (place->proc_link ? 0 : O_NOFOLLOW);
+    int fd = openat(place->dir_fd, place->name, flags | (is_fifo ? O_NONBLOCK : 0));
     if (fd < 0 && is_fifo && errno == ENXIO) {
         fprintf(stderr, "%s: waiting for a reader on FIFO '", f->who ? f->who : "resmon");
         print_printable(stderr, f->path);
         fprintf(stderr, "' (%s)\n", f->what);
-        fd = open(f->path, flags);
+        fd = openat(place->dir_fd, place->name, flags);
     }
     /* Written without blocking (see sink_write): the open file description
      * is resmon's own, no one else's flags change. */
@@ -241,36 +251,6 @@ static int open_temporary(output_file *f, const struct stat *existing)
         fchmod(fd, creation_mode());
     }
     return fd;
-}
-
-/* Holds the directory of f->final_path open; where the file exists (st),
- * the entry there must be the file stat() saw -- a directory on the path
- * swapped for a link since (by another user who can write its parent)
- * would otherwise send the file, with the checked file's owner and mode,
- * into a directory of the other user's choosing.  0, or -errno. */
-static int hold_directory(output_file *f, const struct stat *st)
-{
-    const char *base = base_name(f->final_path);
-    size_t dir_len = (size_t)(base - f->final_path);
-    char dir[PATH_MAX];
-    if (dir_len >= sizeof dir)
-        return -ENAMETOOLONG;
-    if (dir_len)
-        memcpy(dir, f->final_path, dir_len);
-    else
-        dir[dir_len++] = '.';
-    dir[dir_len] = '\0';
-    f->dir_fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (f->dir_fd < 0)
-        return -errno;
-    struct stat again;
-    if (st && (fstatat(f->dir_fd, base, &again, AT_SYMLINK_NOFOLLOW) != 0 || again.st_dev != st->st_dev ||
-               again.st_ino != st->st_ino)) {
-        close(f->dir_fd);
-        f->dir_fd = -1;
-        return -EAGAIN;
-    }
-    return 0;
 }
 
 /* The stream's own write function: stdio forgets why a write failed (a
@@ -415,146 +395,6 @@ int path_follow_link(char *path, size_t cap)
     return 0;
 }
 
-/* Whether the kernel's fs.protected_symlinks rule lets this process follow
- * the link at path (lstat'd into link): resolved here by readlink, the
- * kernel's check is not made, so it is made here, whatever the sysctl says.
- * A link in a sticky directory others may write (/tmp) is followed only
- * when it is this user's or the directory owner's: another user's planted
- * there would send root's output where they chose. */
-static int may_follow_link(const char *path, const struct stat *link)
-{
-    char dir[PATH_MAX];
-    const char *slash = strrchr(path, '/');
-    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + 1 : 1, slash ? path : ".");
-    struct stat parent;
-    if (stat(dir, &parent) != 0)
-        return 0;
-    if (!(parent.st_mode & S_ISVTX) || !(parent.st_mode & S_IWOTH))
-        return 1;
-    return link->st_uid == geteuid() || link->st_uid == parent.st_uid;
-}
-
-/* A dangling symbolic link's target, followed link by link to the name
- * that does not exist yet (into out): the file each write replaces is that
- * one, made there, and the link stays.  0 or -errno (EACCES: a link the
- * kernel's protected_symlinks rule would not follow, may_follow_link). */
-static int directory_links_checked(const char *path);
-
-int path_dangling_target(const char *path, char *out, size_t cap)
-{
-    char current[PATH_MAX];
-    snprintf(current, sizeof current, "%s", path);
-    for (int hops = 0;; hops++) {
-        struct stat st;
-        if (lstat(current, &st) != 0 || !S_ISLNK(st.st_mode)) {
-            snprintf(out, cap, "%s", current); /* not there (or there since: output_file_open decides) */
-            return 0;
-        }
-        if (hops == 40)
-            return -ELOOP; /* the kernel follows 40 links, and refuses a 41st */
-        if (!may_follow_link(current, &st))
-            return -EACCES;
-        /* The directories on the way to the link, too: another user's link
-         * to a directory holding a dangling link of root's sent root's file
-         * where that link pointed (stop 54's second attack). */
-        int rc = directory_links_checked(current);
-        if (rc < 0)
-            return rc;
-        rc = path_follow_link(current, sizeof current);
-        if (rc < 0)
-            return rc;
-    }
-}
-
-/* path's real path (into out), resolved component by component as the
- * kernel resolves it, with the protected_symlinks rule applied to every
- * link on the way (may_follow_link), whatever the sysctl says: with it off
- * (the kernel's own default, common in containers), stat() and realpath()
- * followed another user's link in /tmp to any existing file, and root's
- * output replaced it (stop 54's attack).  Every component must exist.
- * 0 or -errno (EACCES: a link the rule would not follow; ELOOP: over 40). */
-int path_resolve_checked(const char *path, char *out, size_t cap)
-{
-    char done[PATH_MAX], rest[2 * PATH_MAX], link[PATH_MAX];
-    if (path[0] == '/')
-        done[0] = '\0';
-    else if (!getcwd(done, sizeof done))
-        return -errno;
-    if (strcmp(done, "/") == 0)
-        done[0] = '\0';
-    if (snprintf(rest, sizeof rest, "%s", path) >= (int)sizeof rest)
-        return -ENAMETOOLONG;
-    int links = 0;
-    char *at = rest;
-    while (*at) {
-        while (*at == '/')
-            at++;
-        if (!*at)
-            break;
-        char *end = strchr(at, '/');
-        size_t len = end ? (size_t)(end - at) : strlen(at);
-        if (len == 1 && at[0] == '.') {
-            at += len;
-            continue;
-        }
-        if (len == 2 && at[0] == '.' && at[1] == '.') {
-            char *slash = strrchr(done, '/');
-            if (slash)
-                *slash = '\0';
-            at += len;
-            continue;
-        }
-        size_t have = strlen(done);
-        if (have + 1 + len >= sizeof done)
-            return -ENAMETOOLONG;
-        char candidate[PATH_MAX];
-        memcpy(candidate, done, have);
-        candidate[have] = '/';
-        memcpy(candidate + have + 1, at, len);
-        candidate[have + 1 + len] = '\0';
-        at += len;
-        struct stat st;
-        if (lstat(candidate, &st) != 0)
-            return -errno;
-        if (!S_ISLNK(st.st_mode)) {
-            memcpy(done, candidate, strlen(candidate) + 1);
-            continue;
-        }
-        if (++links > 40)
-            return -ELOOP;
-        if (!may_follow_link(candidate, &st))
-            return -EACCES;
-        ssize_t n = readlink(candidate, link, sizeof link - 1);
-        if (n < 0)
-            return -errno;
-        link[n] = '\0';
-        char joined[2 * PATH_MAX];
-        if (snprintf(joined, sizeof joined, "%s%s%s", link, *at ? "/" : "", at) >= (int)sizeof joined)
-            return -ENAMETOOLONG;
-        memcpy(rest, joined, strlen(joined) + 1);
-        at = rest;
-        if (link[0] == '/')
-            done[0] = '\0';
-    }
-    if (snprintf(out, cap, "%s", done[0] ? done : "/") >= (int)cap)
-        return -ENAMETOOLONG;
-    return 0;
-}
-
-/* The directory a new file at path would be made in, checked as
- * path_resolve_checked checks: 0, or -EACCES or -ELOOP (a directory that is
- * missing or unreadable is the open's to report). */
-static int directory_links_checked(const char *path)
-{
-    char dir[PATH_MAX], resolved[PATH_MAX];
-    const char *slash = strrchr(path, '/');
-    if (!slash)
-        return 0; /* the working directory: no link on the way */
-    snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path), path);
-    int rc = path_resolve_checked(dir, resolved, sizeof resolved);
-    return rc == -EACCES || rc == -ELOOP ? rc : 0;
-}
-
 static int names_stdout(const char *path)
 {
     char current[PATH_MAX], own[64];
@@ -644,68 +484,49 @@ int output_file_open(output_file *f, const char *path, const char *what)
     }
     if (behind >= 0)
         return open_standard(f, behind);
+    /* Everything else by resmon's own walk (path_checked.c): the link
+     * rule kept for every link whatever the sysctl says, and the directory
+     * reached held, so nothing later looks the path up again. */
+    path_place place;
+    int rc = path_place_checked(path, &place);
+    if (rc < 0)
+        return fail_walk(f, &place, rc);
     int fd;
-    if (!exists && errno != ENOENT)
-        return fail(f, errno, NULL); /* a link loop (ELOOP), a link the kernel will not follow for us
-                                        (EACCES): refused, never replaced by a file of ours */
-    char resolved[PATH_MAX];
-    int have_resolved = 0;
-    if (exists) {
-        int rc = path_resolve_checked(path, resolved, sizeof resolved);
-        if (rc == -EACCES || rc == -ELOOP)
-            return fail_link(f, rc);
-        have_resolved = rc == 0; /* else (a working directory since removed): written by its name */
-    }
-    char target[PATH_MAX];
-    if (!exists && lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
-        /* A dangling symbolic link: its target's name, made as any new file
-         * is (a temporary beside it, linked into place at the end; created
-         * in place, a failed start or a kill left it empty).  The link
-         * stays. */
-        int rc = path_dangling_target(path, target, sizeof target);
-        if (rc < 0)
-            return fail(f, -rc, NULL);
-        path = target;
-    }
-    if (!exists) { /* a new file: the links of the directories it is made in, checked as well */
-        int rc = directory_links_checked(path);
-        if (rc < 0)
-            return fail_link(f, rc);
-    }
-    if (exists && S_ISDIR(st.st_mode))
+    if (place.exists && S_ISDIR(place.st.st_mode)) {
+        path_place_release(&place);
         return fail(f, EISDIR, NULL);
-    if (exists && !S_ISREG(st.st_mode)) {
-        fd = open_in_place(f, S_ISFIFO(st.st_mode));
-        if (fd >= 0 && !same_file(fd, &st))
+    }
+    if (place.exists && !S_ISREG(place.st.st_mode)) {
+        fd = open_in_place(f, &place);
+        int err = errno;
+        path_place_release(&place);
+        if (fd >= 0 && !same_file(fd, &place.st))
             return changed(f, fd);
+        if (fd < 0)
+            return fail(f, err, NULL);
     } else {
         /* A read-only file stays read-only, for root too: access(2) lets
          * root write any file, the owner's write bit does not. */
-        if (exists && !(st.st_mode & S_IWUSR))
-            return fail(f, EACCES, NULL);
-        if (exists && access(path, W_OK) != 0)
-            return fail(f, errno, NULL);
-        const char *final_path = path;
-        if (have_resolved) {
-            /* Resolved link by link, with the rule (fs.protected_symlinks)
-             * applied to each, above: a link swapped in since -- by another
-             * user, in /tmp -- would send the file to where it points.  The
-             * resolution stands only when it names the file stat() saw. */
-            struct stat again;
-            if (lstat(resolved, &again) != 0 || again.st_dev != st.st_dev || again.st_ino != st.st_ino)
-                return fail(f, EAGAIN, "it changed while it was being opened; nothing was written");
-            final_path = resolved;
+        if (place.exists && (!(place.st.st_mode & S_IWUSR) || faccessat(place.dir_fd, place.name, W_OK, 0) != 0)) {
+            int err = place.st.st_mode & S_IWUSR ? errno : EACCES;
+            path_place_release(&place);
+            return fail(f, err, NULL);
         }
-        f->final_path = strdup(final_path);
-        if (!f->final_path)
+        /* Every later step (the temporary file, its rename, the checks at
+         * the end) is relative to the directory held, by the entry's name:
+         * the resolved path must end in it (a path cut at PATH_MAX would
+         * not). */
+        if (strcmp(base_name(place.path), place.name) != 0) {
+            path_place_release(&place);
+            return fail(f, ENAMETOOLONG, NULL);
+        }
+        if (!(f->final_path = strdup(place.path))) {
+            path_place_release(&place);
             return fail(f, ENOMEM, NULL);
-        int held = hold_directory(f, exists ? &st : NULL);
-        if (held < 0) {
-            free(f->final_path);
-            f->final_path = NULL;
-            return fail(f, -held, held == -EAGAIN ? "it changed while it was being opened; nothing was written" : NULL);
         }
-        fd = open_temporary(f, exists ? &st : NULL);
+        f->dir_fd = place.dir_fd; /* the output's now */
+        place.dir_fd = -1;
+        fd = open_temporary(f, place.exists ? &place.st : NULL);
         if (fd < 0) {
             char reason[160];
             snprintf(reason, sizeof reason, "%s%s", -fd == ENOENT || -fd == ENOTDIR ? "" :
@@ -714,8 +535,6 @@ int output_file_open(output_file *f, const char *path, const char *what)
             return fail(f, -fd, reason);
         }
     }
-    if (fd < 0)
-        return fail(f, errno, NULL);
     if (!(f->stream = sink_open(f, fd, 0))) {
         int err = errno ? errno : ENOMEM;
         output_file_discard(f);

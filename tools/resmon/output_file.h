@@ -42,13 +42,6 @@ int output_file_open(output_file *f, const char *path, const char *what);
  * (readlink's: EINVAL when path is no link). */
 int path_follow_link(char *path, size_t cap);
 
-/* A dangling symbolic link's target, followed link by link to the name that
- * does not exist yet (into out; a path that is no link is copied as it is):
- * the file an output through the link makes.  0 or -errno (ELOOP). */
-int path_dangling_target(const char *path, char *out, size_t cap);
-/* path's real path, every link on the way checked by the protected_symlinks
- * rule whatever the sysctl says; 0 or -errno (EACCES: refused). */
-int path_resolve_checked(const char *path, char *out, size_t cap);
 /* Keeps what an open output file (a regular one, or a new one) will replace
  * for later writes (output_file_open_in): its directory, a descriptor of
  * its own (O_PATH), and the resolved path.  0, or -errno (-EINVAL: written

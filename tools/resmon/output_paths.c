@@ -19,6 +19,7 @@
 #include "output_paths.h"
 #include "cli.h"
 #include "output_file.h"
+#include "path_checked.h"
 #include "text_output.h"
 
 #include <fcntl.h>
@@ -83,10 +84,15 @@ static void identify(const char *path, output_identity *id)
      * output makes through it is its target's (output_file_open), so that
      * is the name compared (-o d.json --plot t.json with d.json -> t.json
      * wrote both into t.json). */
-    char target[PATH_MAX];
+    path_place place;
     int is_stdout = strcmp(path, "-") == 0; /* as given: a link's target named "-" is a file */
-    if (!id->exists && !is_stdout && path_dangling_target(path, target, sizeof target) == 0)
-        path = target;
+    if (!id->exists && !is_stdout && path_place_checked(path, &place) == 0) {
+        path_place_release(&place);
+        if (!place.exists) {
+            snprintf(id->name, sizeof id->name, "%s", place.path); /* resolved already */
+            return;
+        }
+    }
     const char *slash = strrchr(path, '/');
     const char *base = slash ? slash + 1 : path;
     char dir[PATH_MAX], real_dir[PATH_MAX];
