@@ -43,7 +43,9 @@ class Place:
     def __init__(self, path: str | bytes) -> None:
         self.path = path
         self.in_place: os.stat_result | None = None  # a device or FIFO, as it was checked
-        self.dir_fd = -1       # the directory of the file replaced, held open (O_PATH)
+        self.dir_fd = -1       # the directory of the file replaced (or of the device), held open (O_PATH)
+        self.name: str | bytes = ""  # the entry in it (never a link: followed when checked)
+        self.proc_link = False  # the entry is a /proc link to a pipe or socket: opened following it
         self.final: str | bytes = path  # the file replaced (links resolved)
         self.existing: os.stat_result | None = None  # the regular file there when checked
         self.stream_fd = -1    # 1 or 2: the regular file behind stdout or stderr, written where that stream stands
@@ -66,22 +68,15 @@ class Place:
 def hold(path: PathArg) -> Place:
     """Checks path as write_file would and holds what it resolved to.
     Raises OSError (with the path) when it would be refused for what it is
-    now: a directory, a read-only file, a missing directory, a path that
-    changed while it was resolved."""
+    now: a directory, a read-only file, a missing directory, a link the
+    protected_symlinks rule refuses, a path that changed while it was
+    resolved."""
     path = os.fspath(path)
     place = Place(path)
     try:
-        st = os.stat(path)
-    except FileNotFoundError:
+        st: os.stat_result | None = os.stat(path)
+    except OSError:
         st = None
-        if os.path.islink(path):
-            # A dangling link: its target (the chain followed to the name
-            # that does not exist yet) is the file made, in its directory
-            # held as any new file's; the link stays.  The name is the one
-            # the checked chain led to, never resolved again (realpath read
-            # the chain afresh: a link planted at its end meanwhile, by
-            # another user in /tmp, was followed).
-            place.final = _dangling_target(path)
     if st is not None:
         stream = _standard_stream_of(st)
         if stream >= 0:
@@ -95,33 +90,22 @@ def hold(path: PathArg) -> Place:
             # writable stdout was refused).
             place.stream_fd = stream
             return place
-        resolved = _resolve_checked(path)
-        _refuse(path, st)
-        if not stat.S_ISREG(st.st_mode):
-            place.in_place = st
-            return place
-        place.final = resolved if resolved is not None else path
-        place.existing = st
-    else:
-        # A new file: the links of the directories it is made in, checked too.
-        _resolve_checked(os.path.dirname(place.final) or (b"." if isinstance(place.final, bytes) else "."),
-                         report=path)
-    text = isinstance(place.final, str)
-    directory = os.path.dirname(place.final) or ("." if text else b".")
+    # Everything else by the checked walk: the directory it reached is held
+    # and every later step is relative to it, never the path again.
+    walked = _walk_checked(path)
+    place.dir_fd, place.name, place.final, st, place.proc_link = walked
     try:
-        place.dir_fd = os.open(directory, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
-    except OSError as error:
-        raise type(error)(error.errno, os.strerror(error.errno), path) from None
-    if st is not None:
-        # _resolve_checked read the links itself: the resolution stands only
-        # when its entry is the file os.stat() saw.
-        try:
-            again = os.stat(os.path.basename(place.final), dir_fd=place.dir_fd, follow_symlinks=False)
-        except OSError:
-            again = None
-        if again is None or (again.st_dev, again.st_ino) != (st.st_dev, st.st_ino):
-            place.close()
-            raise BlockingIOError(errno.EAGAIN, "it changed while it was being opened; nothing was written", path)
+        if st is not None:
+            _refuse(path, st, place.dir_fd, place.name)
+            if not stat.S_ISREG(st.st_mode):
+                place.in_place = st
+                return place
+        place.existing = st
+        if os.path.basename(place.final) != place.name:  # a resolved path cut short would name another entry
+            raise OSError(errno.ENAMETOOLONG, os.strerror(errno.ENAMETOOLONG), path)
+    except BaseException:
+        place.close()
+        raise
     return place
 
 
@@ -146,100 +130,150 @@ def _standard_stream_of(st: os.stat_result) -> int:
     return behind
 
 
-def _dangling_target(path: str | bytes) -> str | bytes:
-    """The name a dangling link's chain leads to (the file an output through
-    it makes), followed link by link as the kernel would (40 at most; its
-    directories are resolved by the kernel when held, so a missing one on
-    the way is an error, not skipped as text).  Raises PermissionError when
-    a link of the chain is one the kernel's fs.protected_symlinks rule would
-    not follow: resmon reads the links itself, so the rule is kept here,
-    whatever the sysctl says -- in a sticky directory others may write
-    (/tmp) a link is followed only when it is this user's or the directory
-    owner's (another user's planted there would send the file where they
-    chose).  The command's rule too (output_file.c, path_dangling_target)."""
-    current = path
-    dot = "." if isinstance(current, str) else b"."
-    for hops in range(41):
-        try:
-            link = os.lstat(current)
-        except FileNotFoundError:
-            break
-        if not stat.S_ISLNK(link.st_mode):
-            break  # there since: write_held's check refuses what is not a new file
-        if hops == 40:
-            raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), path)
-        parent = os.stat(os.path.dirname(current) or dot)
-        if (parent.st_mode & stat.S_ISVTX and parent.st_mode & stat.S_IWOTH and
-                link.st_uid not in (os.geteuid(), parent.st_uid)):
-            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
-        # The directories on the way to the link, too (stop 54's second
-        # attack: another user's link to a directory holding root's dangling
-        # link sent the report where that link pointed).
-        _resolve_checked(os.path.dirname(current) or dot, report=path)
-        current = os.path.join(os.path.dirname(current), os.readlink(current))
-    if not os.path.basename(current):
-        # "dir/": open(O_CREAT) through such a link makes nothing.
-        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
-    return current
+_MAX_LINKS = 40  # the kernel follows 40 links in one lookup and refuses a 41st
 
 
-def _resolve_checked(path: str | bytes, report: str | bytes | None = None) -> str | bytes | None:
-    """path's real path, resolved component by component as the kernel
-    resolves it, with the protected_symlinks rule (_dangling_target's)
-    applied to every link on the way, whatever the sysctl says: with it off
-    (the kernel's own default), os.stat() and realpath() followed another
-    user's link in /tmp to any existing file, and root's report replaced it
-    (stop 54's attack).  The command's rule too (output_file.c,
-    path_resolve_checked).  Raises PermissionError (a link the rule would
-    not follow) or ELOOP naming report (default path); None when a
-    component is missing or unreadable (the open's to report)."""
-    report = path if report is None else report
+def _is_proc_link(dir_fd: int, target: str | bytes) -> bool:
+    """A link in /proc (/proc/PID/fd/N): an open file the kernel reaches
+    whatever the text says ("pipe:[12]", "/tmp/x (deleted)"); /proc/self
+    ("1234") is a name."""
+    text = os.fsdecode(target)
+    if text.isdigit() or not (text.startswith("/") or ":" in text):
+        return False
+    try:
+        return os.fstat(dir_fd).st_dev == os.stat("/proc").st_dev
+    except OSError:
+        return False
+
+
+def _may_follow(dir_fd: int, link: os.stat_result) -> bool:
+    """The kernel's fs.protected_symlinks rule: in a sticky directory others
+    may write (/tmp), a link is followed only when it is this user's or the
+    directory owner's."""
+    parent = os.fstat(dir_fd)
+    if not (parent.st_mode & stat.S_ISVTX and parent.st_mode & stat.S_IWOTH):
+        return True
+    return link.st_uid in (os.geteuid(), parent.st_uid)
+
+
+def _open_component(name: str | bytes, dir_fd: int, directory: bool = False) -> int:
+    """One component, from the directory held before it, never following."""
+    return os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC | (os.O_DIRECTORY if directory else 0),
+                   dir_fd=dir_fd)
+
+
+def _walk_checked(path: str | bytes) -> tuple[int, str | bytes, str | bytes, os.stat_result | None, bool]:
+    """Where path leads, resolved as the kernel would but by resmon, one
+    component at a time, each directory held (O_PATH) and each link read
+    through its own descriptor, checked by the protected_symlinks rule
+    (_may_follow) whatever the sysctl says, and followed from where it sits:
+    nothing is looked up from the start twice, so another user who swaps a
+    directory on the path for a link between two lookups (renameat2 in a
+    loop: stop 54's attack won at the 2415th try) sends nothing elsewhere.
+    A dangling link is followed to the name that does not exist yet.  The
+    command's walk too (tools/resmon/path_checked.c).  Returns (dir_fd, the
+    entry's name, the resolved path, the entry's stat or None when new,
+    whether it is a /proc link to a pipe or socket); the caller closes
+    dir_fd.  Raises OSError naming path."""
     text = isinstance(path, str)
     sep, dot, dotdot = ("/", ".", "..") if text else (b"/", b".", b"..")
+    if not path:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), path)
     if path.startswith(sep):
-        done = ""[:0] if text else b""
+        done = sep
     else:
         try:
             done = os.getcwd() if text else os.getcwdb()
-        except OSError:
-            return None
-        if done == sep:
-            done = done[:0]
-    rest = [part for part in path.split(sep) if part]
+        except OSError:  # a working directory longer than PATH_MAX: named "." here, walked the same
+            done = dot
+    cur = os.open(sep if path.startswith(sep) else dot, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+
+    def joined(base: str | bytes, name: str | bytes) -> str | bytes:
+        return (base if base != sep else base[:0]) + sep + name
+
+    def fail(err: int, reason: str | None = None) -> OSError:
+        os.close(cur)
+        return OSError(err, reason or os.strerror(err), path) if err not in _ERRORS else \
+            _ERRORS[err](err, reason or os.strerror(err), path)
+
+    rest = [p for p in path.split(sep) if p]
     rest.reverse()  # a stack: the next component last
+    trailing_slash = path.endswith(sep)
     links = 0
-    while rest:
-        part = rest.pop()
-        if part == dot:
+    expected: os.stat_result | None = None  # a /proc link's file: the walk of its text must reach it
+    while True:
+        if not rest:  # the path names a directory ("/", ".", "dir/")
+            return cur, dot, done, os.fstat(cur), False
+        name = rest.pop()
+        last = not rest
+        if name == dot:
             continue
-        if part == dotdot:
-            done = done[:done.rfind(sep)] if sep in done else done[:0]
+        if name == dotdot:
+            up = os.open(dotdot, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=cur)
+            os.close(cur)
+            cur = up
+            done = done[:done.rfind(sep)] or sep if sep in done and done != sep else done
             continue
-        candidate = done + sep + part
         try:
-            link = os.lstat(candidate)
-        except OSError:
-            return None
-        if not stat.S_ISLNK(link.st_mode):
-            done = candidate
-            continue
-        links += 1
-        if links > 40:
-            raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), report)
+            fd = _open_component(name, cur)
+        except FileNotFoundError:
+            if not last:
+                raise fail(errno.ENOENT)
+            if trailing_slash:  # "new/": open(O_CREAT) makes nothing there
+                raise fail(errno.EISDIR)
+            if expected is not None:
+                raise fail(errno.EAGAIN, "it changed while it was being opened; nothing was written")
+            return cur, name, joined(done, name), None, False
+        except OSError as error:
+            raise fail(error.errno)
         try:
-            parent = os.stat(done or sep)
-        except OSError:
-            return None
-        if (parent.st_mode & stat.S_ISVTX and parent.st_mode & stat.S_IWOTH and
-                link.st_uid not in (os.geteuid(), parent.st_uid)):
-            raise PermissionError(errno.EACCES, "another user's symbolic link in a sticky directory others can "
-                                  "write (as fs.protected_symlinks refuses)", report)
-        target = os.readlink(candidate)
-        parts = [p for p in target.split(sep) if p]
-        rest.extend(reversed(parts))
-        if target.startswith(sep):
-            done = done[:0]
-    return done or sep
+            st = os.fstat(fd)
+            if stat.S_ISLNK(st.st_mode):
+                links += 1
+                if links > _MAX_LINKS:
+                    raise fail(errno.ELOOP)
+                if not _may_follow(cur, st):
+                    raise fail(errno.EACCES, "another user's symbolic link in a sticky directory others can "
+                                             "write (as fs.protected_symlinks refuses)")
+                target = os.readlink(sep[:0], dir_fd=fd)  # the link's own descriptor: readlinkat(fd, "")
+                if not target:
+                    raise fail(errno.ENOENT)
+                if _is_proc_link(cur, target):
+                    obj = os.stat(name, dir_fd=cur)
+                    if not last or trailing_slash:  # /proc/self/cwd/out.json: the kernel's jump
+                        nxt = os.open(name, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=cur)
+                        os.close(cur)
+                        cur = nxt
+                        done = target if target.startswith(sep) else joined(done, name)
+                        continue
+                    if not target.startswith(sep) or not stat.S_ISREG(obj.st_mode):
+                        return cur, name, joined(done, name), obj, True
+                    expected = obj  # a regular file: replaced in the directory its text names
+                parts = [p for p in target.split(sep) if p]
+                rest.extend(reversed(parts))
+                if last:
+                    trailing_slash = trailing_slash or target.endswith(sep)
+                if target.startswith(sep):
+                    os.close(cur)
+                    cur = os.open(sep, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+                    done = sep
+                continue
+            if last and not trailing_slash:
+                if expected is not None and (st.st_dev, st.st_ino) != (expected.st_dev, expected.st_ino):
+                    raise fail(errno.EAGAIN, "it changed while it was being opened; nothing was written")
+                return cur, name, joined(done, name), st, False
+            if not stat.S_ISDIR(st.st_mode):
+                raise fail(errno.ENOTDIR)
+            os.close(cur)
+            cur, fd = fd, -1
+            done = joined(done, name)
+        finally:
+            if fd >= 0:
+                os.close(fd)
+
+
+_ERRORS = {errno.ENOENT: FileNotFoundError, errno.EACCES: PermissionError, errno.EISDIR: IsADirectoryError,
+           errno.ENOTDIR: NotADirectoryError, errno.EAGAIN: BlockingIOError}
 
 
 def check_writable(path: PathArg) -> None:
@@ -248,10 +282,10 @@ def check_writable(path: PathArg) -> None:
     hold(path).close()
 
 
-def _refuse(path: str | bytes, st: os.stat_result) -> None:
+def _refuse(path: str | bytes, st: os.stat_result, dir_fd: int, name: str | bytes) -> None:
     if stat.S_ISDIR(st.st_mode):
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
-    if stat.S_ISREG(st.st_mode) and (not st.st_mode & stat.S_IWUSR or not os.access(path, os.W_OK)):
+    if stat.S_ISREG(st.st_mode) and (not st.st_mode & stat.S_IWUSR or not os.access(name, os.W_OK, dir_fd=dir_fd)):
         # A read-only file stays read-only, for root too (access(2) lets root write any file).
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
 
@@ -274,8 +308,8 @@ def write_held(place: Place, data: str | bytes) -> None:
             raise
         return
     if place.in_place is not None:
-        _write_in_place(place.path, payload, 0, is_fifo=stat.S_ISFIFO(place.in_place.st_mode),
-                        checked=place.in_place)
+        _write_in_place(place.dir_fd, place.name, place.path, payload, checked=place.in_place,
+                        follow=place.proc_link)
         return
     base = os.path.basename(place.final)
     try:
@@ -332,15 +366,11 @@ def _write_all(fd: int, payload: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def _opened_as_checked(fd: int, checked: os.stat_result | None) -> bool:
-    """The path was checked, then opened by name: another user may have
-    swapped it in between (a link now pointing at a regular file), and writing
-    in place, untruncated, would put the data over the start of that file.
-    With checked, what was opened must be that file; without (a dangling
-    link's target, created by the open), it must be an empty regular file."""
+def _opened_as_checked(fd: int, checked: os.stat_result) -> bool:
+    """The entry was checked, then opened again at the end: what was opened
+    must be that file (a regular file swapped in since would get the data
+    over its start, untruncated)."""
     now = os.fstat(fd)
-    if checked is None:
-        return stat.S_ISREG(now.st_mode) and now.st_size == 0
     return (stat.S_IFMT(now.st_mode) == stat.S_IFMT(checked.st_mode)
             and (now.st_dev, now.st_ino) == (checked.st_dev, checked.st_ino))
 
@@ -403,14 +433,14 @@ def _write_to_reader(fd: int, payload: bytes) -> None:
             before = now_queued
 
 
-def _open_when_read(path: str | bytes, flags: int) -> int:
+def _open_when_read(dir_fd: int, name: str | bytes, flags: int, path: str | bytes) -> int:
     """Opens a FIFO for writing once a reader has it open, polled, for
     _READER_STUCK_SEC at most: a FIFO nobody opens hung pytest at its end
     for ever (tenth review of issue 28)."""
     deadline = time.monotonic() + _READER_STUCK_SEC
     while True:
         try:
-            return os.open(path, flags, 0o666)
+            return os.open(name, flags, dir_fd=dir_fd)
         except OSError as error:
             if error.errno != errno.ENXIO:
                 raise
@@ -420,17 +450,26 @@ def _open_when_read(path: str | bytes, flags: int) -> int:
         time.sleep(0.02)
 
 
-def _write_in_place(path: str | bytes, payload: bytes, create: int, is_fifo: bool,
-                    checked: os.stat_result | None) -> None:
-    flags = os.O_WRONLY | os.O_CLOEXEC | os.O_NOCTTY | create
+def _write_in_place(dir_fd: int, name: str | bytes, path: str | bytes, payload: bytes, checked: os.stat_result,
+                    follow: bool = False) -> None:
+    """Writes a device or FIFO where the checked walk found it: its entry
+    in the directory held, never followed (a link put there since is
+    refused), but for a /proc link to a pipe (follow), which only the
+    kernel can follow."""
+    is_fifo = stat.S_ISFIFO(checked.st_mode)
+    flags = os.O_WRONLY | os.O_CLOEXEC | os.O_NOCTTY | (0 if follow else os.O_NOFOLLOW)
     try:
         # A FIFO without a reader would block open() with no word of why.
-        fd = os.open(path, flags | (os.O_NONBLOCK if is_fifo else 0), 0o666)
+        fd = os.open(name, flags | (os.O_NONBLOCK if is_fifo else 0), dir_fd=dir_fd)
     except OSError as error:
-        if not (is_fifo and error.errno == errno.ENXIO):
-            raise
-        print(f"resmon: waiting for a reader on FIFO {os.fsdecode(path)!r}", file=sys.stderr, flush=True)
-        fd = _open_when_read(path, flags | os.O_NONBLOCK)
+        if is_fifo and error.errno == errno.ENXIO:
+            print(f"resmon: waiting for a reader on FIFO {os.fsdecode(path)!r}", file=sys.stderr, flush=True)
+            fd = _open_when_read(dir_fd, name, flags | os.O_NONBLOCK, path)
+        elif error.errno == errno.ELOOP and not follow:
+            raise FileExistsError(errno.EEXIST, "a symbolic link was put in its place since it was checked; "
+                                  "not followed", path) from None
+        else:
+            raise type(error)(error.errno, os.strerror(error.errno), path) from None
     try:
         if not _opened_as_checked(fd, checked):
             raise BlockingIOError(errno.EAGAIN, "it changed while it was being opened; nothing was written",

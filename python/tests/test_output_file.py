@@ -59,13 +59,17 @@ def listing(directory):
     return sorted(os.listdir(directory))
 
 
-def test_a_directory_swapped_by_another_user_after_the_check_sends_nothing_elsewhere(shared_dir, monkeypatch):
+@pytest.mark.parametrize("moment", ["after the walk", "after the directory's lookup"])
+def test_a_directory_swapped_by_another_user_after_the_check_sends_nothing_elsewhere(shared_dir, monkeypatch, moment):
     # Review of issue 28: write_file checked the path (os.stat), resolved it
     # and wrote by name: nobody, swapping a directory of the path for a link
     # to one of root's in between, had root's 0600 file replaced by one owned
-    # by nobody, 0666 (4 writes of a swapping loop).  The swap is made here
-    # at the worst moment, by nobody: the write is refused and root's file
-    # is untouched.
+    # by nobody, 0666 (4 writes of a swapping loop); stop 54's attack won the
+    # same race between the checked walk and the directory's open (2415
+    # tries).  The swap is made here at the worst moments, by nobody: after
+    # the whole walk, and right after the walk looked the directory up.  The
+    # report goes where the walk was (the directory now named race.old), and
+    # root's file is untouched.
     if os.getuid() != 0:
         pytest.skip("becoming a second user (nobody) needs root")
     race = os.path.join(shared_dir, "race")
@@ -82,23 +86,42 @@ def test_a_directory_swapped_by_another_user_after_the_check_sends_nothing_elsew
         with open(secret, "w") as f:
             f.write("secret\n")
         os.chmod(secret, 0o600)
-        resolve = _output._resolve_checked
+        swapped = []
 
-        def resolve_then_swap(path, **kwargs):
-            resolved = resolve(path, **kwargs)
-            swap = nobody_runs(["/bin/sh", "-c", 'mv "$1" "$1.old" && ln -s "$2" "$1"', "swap", race, victim])
-            assert swap.returncode == 0, swap.stderr
-            return resolved
+        def swap():
+            result = nobody_runs(["/bin/sh", "-c", 'mv "$1" "$1.old" && ln -s "$2" "$1"', "swap", race, victim])
+            assert result.returncode == 0, result.stderr
+            swapped.append(True)
 
-        monkeypatch.setattr(_output, "_resolve_checked", resolve_then_swap)
-        with pytest.raises(BlockingIOError):
-            _output.write_file(theirs, "new\n")
+        if moment == "after the walk":
+            walk = _output._walk_checked
+
+            def walk_then_swap(path):
+                walked = walk(path)
+                swap()
+                return walked
+
+            monkeypatch.setattr(_output, "_walk_checked", walk_then_swap)
+        else:
+            open_component = _output._open_component
+
+            def open_then_swap(name, dir_fd, directory=False):
+                fd = open_component(name, dir_fd, directory)
+                if name == "race" and not swapped:
+                    swap()
+                return fd
+
+            monkeypatch.setattr(_output, "_open_component", open_then_swap)
+        _output.write_file(theirs, "new\n")
         monkeypatch.undo()
+        assert swapped
         st = os.stat(secret)
         assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (0, 0o600)
         with open(secret) as f:
             assert f.read() == "secret\n"
         assert listing(victim) == ["out.json"]
+        with open(os.path.join(race + ".old", "out.json")) as f:
+            assert f.read() == "new\n"
         assert [n for n in listing(race + ".old") if ".resmon-" in n] == []
     finally:
         subprocess.run(["rm", "-rf", victim])
@@ -366,22 +389,27 @@ def test_a_read_only_file_is_refused_for_root_too(tmp_path):
 
 
 def test_a_fifo_swapped_for_a_regular_file_before_the_open_is_not_written_over(tmp_path):
-    # write_file checks the path, then opens it by name to write in place: a FIFO (or device)
+    # write_file checks the path, then opens its entry to write in place: a FIFO (or device)
     # swapped in between for a regular file would get the data over its start, old tail kept.
-    # The writer is called as write_file calls it, with the FIFO's stat, on the path now regular.
+    # The writer is called as write_held calls it, with the FIFO's stat, on the entry now regular.
     target = tmp_path / "out"
     os.mkfifo(target)
     checked = os.stat(target)
     os.unlink(target)
     target.write_text("old text, longer than the new\n")
-    with pytest.raises(BlockingIOError, match="changed while it was being opened") as error:
-        _output._write_in_place(os.fspath(target), b"new", 0, is_fifo=True, checked=checked)
-    assert error.value.filename == os.fspath(target)
-    assert target.read_text() == "old text, longer than the new\n"
-    # A dangling link's target that appeared, with content, before the open: not written over.
-    with pytest.raises(BlockingIOError):
-        _output._write_in_place(os.fspath(target), b"new", os.O_CREAT, is_fifo=False, checked=None)
-    assert target.read_text() == "old text, longer than the new\n"
+    dir_fd = os.open(tmp_path, os.O_PATH | os.O_DIRECTORY)
+    try:
+        with pytest.raises(BlockingIOError, match="changed while it was being opened") as error:
+            _output._write_in_place(dir_fd, "out", os.fspath(target), b"new", checked=checked)
+        assert error.value.filename == os.fspath(target)
+        assert target.read_text() == "old text, longer than the new\n"
+        # A link put at the entry since: refused, not followed.
+        os.unlink(target)
+        os.symlink("/dev/null", target)
+        with pytest.raises(FileExistsError, match="symbolic link"):
+            _output._write_in_place(dir_fd, "out", os.fspath(target), b"new", checked=os.stat("/dev/null"))
+    finally:
+        os.close(dir_fd)
     # And what was checked is still written in place: a FIFO with a reader.
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
@@ -494,17 +522,17 @@ def test_a_link_planted_at_the_end_of_a_checked_dangling_chain_is_not_followed(t
     victim = tmp_path / "victim.json"
     link = tmp_path / "out.json"
     os.symlink(end, link)
-    real_lstat = os.lstat
+    open_component = _output._open_component
 
-    def lstat_then_plant(path, *args, **kwargs):
+    def open_then_plant(name, dir_fd, directory=False):
         try:
-            return real_lstat(path, *args, **kwargs)
+            return open_component(name, dir_fd, directory)
         except FileNotFoundError:
-            if os.fspath(path) == os.fspath(end):
+            if name == end.name:
                 os.symlink(victim, end)
             raise
 
-    monkeypatch.setattr(os, "lstat", lstat_then_plant)
+    monkeypatch.setattr(_output, "_open_component", open_then_plant)
     try:
         with pytest.raises(FileExistsError):
             _output.write_file(link, "report")
