@@ -83,7 +83,7 @@ static inline int rm__parse_index(const char *selector, unsigned *index)
     char *end;
     errno = 0;
     unsigned long value = strtoul(selector, &end, 10);
-    if (!*selector || *end || errno || value > UINT_MAX || selector[0] == '-')
+    if (*selector < '0' || *selector > '9' || *end || errno || value > UINT_MAX) /* no sign, no space: "+0", " 0" */
         return -EINVAL;
     *index = (unsigned)value;
     return 0;

@@ -243,6 +243,9 @@ static void nvml_failures_say_why(void **state)
      * nvml:-1 said the library was missing, FileNotFoundError in Python). */
     assert_int_equal(open_fails("nvml:-1", "chosen by index, UUID (GPU-...) or PCI bus id, not '-1'"), -EINVAL);
     assert_int_equal(open_fails("nvml:", "chosen by index, UUID (GPU-...) or PCI bus id, not ''"), -EINVAL);
+    /* strtoul's sign and spaces are no index (stop 54: "nvml:+0", "nvml: 0" were GPU 0). */
+    assert_int_equal(open_fails("nvml:+0", "chosen by index, UUID (GPU-...) or PCI bus id, not '+0'"), -EINVAL);
+    assert_int_equal(open_fails("nvml: 0", "chosen by index, UUID (GPU-...) or PCI bus id, not ' 0'"), -EINVAL);
     setenv("RESMON_NVML_LIBRARY", "libc.so.6", 1); /* loads, but is not NVML */
     assert_int_equal(open_fails("nvml:0", "lacks the NVML functions"), -EIO);
     setenv("RESMON_NVML_LIBRARY", FAKE_NVML_PATH, 1);
