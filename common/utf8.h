@@ -45,6 +45,17 @@ static inline size_t rm__utf8_sequence_length(const unsigned char *s, uint32_t *
     return length;
 }
 
+/* Whether cp is a control character (C0, DEL, C1) or one of Unicode's
+ * bidirectional formatting characters (U+061C, U+200E/F, U+202A-U+202E,
+ * U+2066-U+2069): shown on a terminal, those reorder the text around them,
+ * so a name with U+202E reads backwards (stop 54's attack).  Refused in
+ * names, escaped in messages. */
+static inline int rm__utf8_is_control(uint32_t cp)
+{
+    return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || cp == 0x061C || cp == 0x200E || cp == 0x200F ||
+           (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
 /* U+FFFD, the replacement character, which stands for each byte that
  * starts no well-formed sequence (as Python's errors="replace"). */
 #define RM__UTF8_REPLACEMENT "\xef\xbf\xbd"

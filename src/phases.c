@@ -83,7 +83,7 @@ int rm__phase_name_check(const char *name)
         uint32_t cp;
         if ((n = rm__utf8_sequence_length(s, &cp)) == 0)
             return -EINVAL;
-        if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f)) /* C0, DEL and C1 controls */
+        if (rm__utf8_is_control(cp)) /* C0, DEL, C1 and bidirectional controls */
             return -EINVAL;
     }
     return 0;

@@ -224,7 +224,7 @@ class ResourceMonitor:
         phase named "".  ``summary.phases`` gives each phase's figures.
 
         Args:
-            name: 1 to 63 bytes of UTF-8 without control characters.
+            name: 1 to 63 bytes of UTF-8 without control characters (bidirectional ones included).
 
         Returns:
             True, or False when the mark was refused: the window already

@@ -2276,11 +2276,14 @@ class InvalidText(Tmp):
 
     def test_messages_carry_no_control_bytes(self):
         for args in (["--quiet=yes"], ["--no-children=1"], ["--list-gpus=x"], ["--help=1"], ["-\x01"],
-                     ["-i", "1\x1b[2J"], ["--samples", "\x07.txt"], ["--bogus\x1b=1"]):
+                     ["-i", "1\x1b[2J"], ["--samples", "\x07.txt"], ["--bogus\x1b=1"],
+                     ["--samples", "evil\u202etxt.v"], ["-i", "1\u2066"]):
             r = resmon(*args, "--", "true")
             self.assertEqual(r.returncode, 125, (args, r.stderr))
             self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
             self.assertFalse(any(ord(c) < 0x20 for c in r.stderr.rstrip("\n")), repr(r.stderr))
+            # nor the bidirectional controls, which reorder the line on a terminal (stop 54's attack)
+            self.assertFalse(any(c in "\u202e\u2066" for c in r.stderr), repr(r.stderr))
         r = resmon("--quiet=yes", "--", "true")
         self.assertIn("option '--quiet' takes no value", r.stderr)
         r = resmon("-qx", "--", "true")

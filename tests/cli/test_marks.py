@@ -307,7 +307,7 @@ class Marks(unittest.TestCase):
     def test_a_refused_name_never_fails_the_script_and_is_counted(self):
         # set -e: every name resmon refuses is one line on stderr, exit 0,
         # and counted in marks_dropped; the good marks around them are kept.
-        bad = [b"", b"x" * 64, b"tab\there", b"\xff\xfe", b"a\x7fb", "\u0085".encode()]
+        bad = [b"", b"x" * 64, b"tab\there", b"\xff\xfe", b"a\x7fb", "\u0085".encode(), "evil\u202eexe.txt".encode()]
         script = self.path("w.sh")
         with open(script, "wb") as f:  # the names' bytes as they are, not UTF-8 of latin-1
             f.write(f'set -e\n"{RESMON}" mark first\n'.encode())

@@ -76,7 +76,7 @@ int mark_name_valid(const char *name)
     const unsigned char *s = (const unsigned char *)name;
     for (size_t n; *s; s += n) {
         uint32_t cp;
-        if ((n = rm__utf8_sequence_length(s, &cp)) == 0 || cp < 0x20 || (cp >= 0x7f && cp <= 0x9f))
+        if ((n = rm__utf8_sequence_length(s, &cp)) == 0 || rm__utf8_is_control(cp))
             return 0;
     }
     return 1;
@@ -610,9 +610,9 @@ static const char mark_usage_text[] =
     "\n"
     "For scripts and Makefiles run under `resmon -- COMMAND`: the phase begins at the\n"
     "mark and lasts until the next one or the end.  NAME is 1 to 63 bytes of UTF-8 without\n"
-    "control characters.  Never blocks and never fails the workload: outside resmon it\n"
-    "does nothing; a NAME resmon refuses (empty, too long, not UTF-8, control\n"
-    "characters) is one line on stderr, a full channel or one this user cannot reach\n"
+    "control characters (bidirectional ones, such as U+202E, included).  Never blocks and\n"
+    "never fails the workload: outside resmon it does nothing; a NAME resmon refuses (empty,\n"
+    "too long, not UTF-8, control characters) is one line on stderr, a full channel or one this user cannot reach\n"
     "drops the mark, and each is counted in the summary's marks_dropped; the status is\n"
     "0.  A single argument is the NAME whatever it starts with (\"-O2 build\"), except\n"
     "exactly -h or --help.  Only a call that is not a mark at all (no NAME, two) is 125.\n";
@@ -668,7 +668,7 @@ int mark_main(int argc, char **argv)
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
     int channel = path && *path && strlen(path) < sizeof addr.sun_path;
     if (!mark_name_valid(name)) {
-        fputs("resmon mark: dropped: NAME must be 1 to 63 bytes of UTF-8 without control characters: '", stderr);
+        fputs("resmon mark: dropped: NAME must be 1 to 63 bytes of UTF-8 without control characters (bidirectional ones included): '", stderr);
         print_printable(stderr, name);
         fputs("'\n", stderr);
     }

@@ -141,7 +141,7 @@ void xml_write_text(FILE *out, const char *text)
 /* Whether printable_character writes the character as \xNN escapes. */
 static int escaped(size_t length, uint32_t cp)
 {
-    return length == 0 || cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp < 0xA0);
+    return length == 0 || rm__utf8_is_control(cp);
 }
 
 /* Invalid bytes and C0/C1 control characters as \xNN, one per byte. */
