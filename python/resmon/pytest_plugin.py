@@ -209,6 +209,9 @@ def pytest_configure(config: pytest.Config) -> None:
     json_place = None
     if json_path == "":  # "--resmon-json=$OUT" with OUT unset: no report, and a CI gate reading a stale one
         raise pytest.UsageError("resmon: --resmon-json needs a PATH (it was empty)")
+    if json_path == "-":  # the command's "-o -"; here the report would be glued into pytest's own output
+        raise pytest.UsageError("resmon: --resmon-json needs a file: '-' (standard output) would mix the report "
+                                "with pytest's output; give /dev/stdout to write it there anyway")
     if json_path and not _is_worker(config):
         try:  # refused before any test runs, as the command refuses before the command starts
             json_place = _output.hold(json_path)  # and written at the end where it led now

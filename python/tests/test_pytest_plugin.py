@@ -837,6 +837,12 @@ def test_a_missing_or_invalid_baseline_is_a_usage_error_before_any_test_runs(tmp
     result = run_pytest(tmp_path, "def test_x():\n    pass\n", "--resmon-json=")
     assert result.returncode == 4, result.stdout + result.stderr
     assert "resmon: --resmon-json needs a PATH (it was empty)" in result.stderr, result.stderr
+    # "-" is the command's standard output; here it made a file named "-"
+    # (stop 54's attack): refused, with where to write instead.
+    result = run_pytest(tmp_path, "def test_x():\n    pass\n", "--resmon-json=-")
+    assert result.returncode == 4, result.stdout + result.stderr
+    assert "give /dev/stdout to write it there anyway" in result.stderr, result.stderr
+    assert not (tmp_path / "-").exists()
     # --resmon-json is written before the comparison: into BASELINE it would
     # be compared with itself (a file) or join its runs (a directory).
     result = run_pytest(tmp_path, "def test_x():\n    pass\n", "--resmon-json=base.json")
