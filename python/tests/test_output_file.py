@@ -422,18 +422,25 @@ def test_a_fifo_swapped_for_a_regular_file_before_the_open_is_not_written_over(t
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root, to give the link to a second user (nobody)")
+def _sticky_with_links(sticky, links):
+    """A directory every user may write (1777, as /tmp) holding nobody's
+    links (name -> target): another user's, which the protected_symlinks
+    rule refuses to follow."""
+    os.mkdir(sticky)
+    os.chmod(sticky, 0o1777)
+    for name, target in links.items():
+        os.symlink(target, os.path.join(sticky, name))
+        os.lchown(os.path.join(sticky, name), NOBODY, NOBODY)
+    return sticky
+
+
 def test_another_users_dangling_link_in_a_sticky_directory_is_not_followed():
     # Eighth review of issue 28: a dangling link's target is resolved by
     # realpath(), not by the kernel's open, so the kernel's
     # fs.protected_symlinks rule is kept here, as the command keeps it.
     with tempfile.TemporaryDirectory() as top:
-        sticky = os.path.join(top, "sticky")
-        os.mkdir(sticky)
-        os.chmod(sticky, 0o1777)
         victim = os.path.join(top, "victim.json")
-        link = os.path.join(sticky, "r.json")
-        os.symlink(victim, link)
-        os.lchown(link, NOBODY, NOBODY)
+        link = os.path.join(_sticky_with_links(os.path.join(top, "sticky"), {"r.json": victim}), "r.json")
         with pytest.raises(PermissionError):
             _output.write_file(link, "report")
         assert not os.path.exists(victim)
@@ -452,15 +459,11 @@ def test_another_users_link_to_an_existing_file_in_a_sticky_directory_is_not_fol
     # replaced the victim.  Also a link as a directory on the way (to an
     # existing file or a new one), and one to a device; bytes paths too.
     with tempfile.TemporaryDirectory() as top:
-        sticky = os.path.join(top, "sticky")
-        os.mkdir(sticky)
-        os.chmod(sticky, 0o1777)
         victim = os.path.join(top, "victim.json")
         with open(victim, "w") as f:
             f.write("ORIGINAL")
-        for name, target in (("r.json", victim), ("dir", top), ("null.json", "/dev/null")):
-            os.symlink(target, os.path.join(sticky, name))
-            os.lchown(os.path.join(sticky, name), NOBODY, NOBODY)
+        sticky = _sticky_with_links(os.path.join(top, "sticky"), {"r.json": victim, "dir": top,
+                                                                   "null.json": "/dev/null"})
         for path in (os.path.join(sticky, "r.json"), os.path.join(sticky, "dir", "victim.json"),
                      os.path.join(sticky, "dir", "new.json"), os.path.join(sticky, "null.json"),
                      os.fsencode(os.path.join(sticky, "r.json"))):

@@ -121,3 +121,15 @@ class Ready:
         os.close(self.read_fd)
         if len(got) < count:
             raise AssertionError(f"only {len(got)} of {count} workload processes became ready")
+
+
+def sticky_with_links(sticky, links, owner=65534):
+    """Makes sticky a directory every user may write (mode 1777, as /tmp)
+    holding links (name -> target) owned by owner (nobody): another user's
+    links there, which the protected_symlinks rule refuses to follow."""
+    os.mkdir(sticky)
+    os.chmod(sticky, 0o1777)
+    for name, target in links.items():
+        os.symlink(target, os.path.join(sticky, name))
+        os.lchown(os.path.join(sticky, name), owner, owner)
+    return sticky

@@ -24,7 +24,8 @@ import xml.etree.ElementTree as ET
 
 # tests/cli/helpers.py: the signal dispositions, the environment, the time
 # factor, resmon(), Ready and program_for() (a binary another user can run).
-from helpers import NOBODY, RESMON, SAFETY_NET_SEC, SANITIZED, TIME_FACTOR, WORKLOAD, Ready, fill_pipe, program_for, resmon
+from helpers import (NOBODY, RESMON, SAFETY_NET_SEC, SANITIZED, TIME_FACTOR, WORKLOAD, Ready, fill_pipe, program_for,
+                     resmon, sticky_with_links)
 
 JSON_CHECK = os.environ["JSON_CHECK"]
 FAKE_NVML_LIB = os.environ["FAKE_NVML_LIB"]
@@ -1501,14 +1502,8 @@ class FilesAreNeverDamaged(Tmp):
         # may write (/tmp) would send root's file where they chose.
         if os.geteuid() != 0:
             self.skipTest("needs root, to give the link to a second user (nobody)")
-        sticky = self.path("sticky")
-        os.mkdir(sticky)
-        os.chmod(sticky, 0o1777)
         victim = self.path("victim.json")
-        for name in ("s.json", "c.svg"):
-            link = os.path.join(sticky, name)
-            os.symlink(victim, link)
-            os.lchown(link, 65534, 65534)
+        sticky = sticky_with_links(self.path("sticky"), {"s.json": victim, "c.svg": victim})
         for args in (("-o", os.path.join(sticky, "s.json")), ("--plot", os.path.join(sticky, "c.svg"))):
             with self.subTest(args=args):
                 r = resmon("-q", *args, "--", "true")
@@ -1528,15 +1523,10 @@ class FilesAreNeverDamaged(Tmp):
         # link as a directory on the way, and one to a device.
         if os.geteuid() != 0:
             self.skipTest("needs root, to give the link to a second user (nobody)")
-        sticky = self.path("sticky")
-        os.mkdir(sticky)
-        os.chmod(sticky, 0o1777)
         self.write("victim.json", "ORIGINAL\n")
         victim = self.path("victim.json")
-        planted = {"s.json": victim, "c.svg": victim, "dir": self.dir.name, "null.json": "/dev/null"}
-        for name, target in planted.items():
-            os.symlink(target, os.path.join(sticky, name))
-            os.lchown(os.path.join(sticky, name), 65534, 65534)
+        sticky = sticky_with_links(self.path("sticky"), {"s.json": victim, "c.svg": victim, "dir": self.dir.name,
+                                                         "null.json": "/dev/null"})
         for args in (("-o", os.path.join(sticky, "s.json")), ("--plot", os.path.join(sticky, "c.svg")),
                      ("-s", os.path.join(sticky, "dir", "victim.json.csv")),
                      ("-o", os.path.join(sticky, "dir", "victim.json")), ("-o", os.path.join(sticky, "null.json"))):
@@ -1574,15 +1564,12 @@ class FilesAreNeverDamaged(Tmp):
                                      ("-s", False, 2)):
             with self.subTest(option=option, existing=existing, at=at):
                 top = tempfile.mkdtemp(dir=self.path("."))
-                sticky, victim_dir = os.path.join(top, "sticky"), os.path.join(top, "root-only")
-                os.mkdir(sticky)
-                os.chmod(sticky, 0o1777)
+                victim_dir = os.path.join(top, "root-only")
                 os.mkdir(victim_dir, 0o700)
+                sticky = sticky_with_links(os.path.join(top, "sticky"), {"l": victim_dir})
                 theirs, link = os.path.join(sticky, "d"), os.path.join(sticky, "l")
                 os.mkdir(theirs)
                 os.chown(theirs, 65534, 65534)
-                os.symlink(victim_dir, link)
-                os.lchown(link, 65534, 65534)
                 name = "out.json" if option == "-o" else "out.csv"
                 victim = os.path.join(victim_dir, name)
                 if existing:
