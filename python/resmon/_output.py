@@ -192,7 +192,6 @@ def _walk_checked(path: str | bytes) -> tuple[int, str | bytes, str | bytes, os.
         return (base if base != sep else base[:0]) + sep + name
 
     def fail(err: int, reason: str | None = None) -> OSError:
-        os.close(cur)
         return OSError(err, reason or os.strerror(err), path) if err not in _ERRORS else \
             _ERRORS[err](err, reason or os.strerror(err), path)
 
@@ -201,75 +200,80 @@ def _walk_checked(path: str | bytes) -> tuple[int, str | bytes, str | bytes, os.
     trailing_slash = path.endswith(sep)
     links = 0
     expected: os.stat_result | None = None  # a /proc link's file: the walk of its text must reach it
-    while True:
-        if not rest:  # the path names a directory ("/", ".", "dir/")
-            return cur, dot, done, os.fstat(cur), False
-        name = rest.pop()
-        last = not rest
-        if name == dot:
-            continue
-        if name == dotdot:
-            up = os.open(dotdot, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=cur)
-            os.close(cur)
-            cur = up
-            done = done[:done.rfind(sep)] or sep if sep in done and done != sep else done
-            continue
-        try:
-            fd = _open_component(name, cur)
-        except FileNotFoundError:
-            if not last:
-                raise fail(errno.ENOENT)
-            if trailing_slash:  # "new/": open(O_CREAT) makes nothing there
-                raise fail(errno.EISDIR)
-            if expected is not None:
-                raise fail(errno.EAGAIN, "it changed while it was being opened; nothing was written")
-            return cur, name, joined(done, name), None, False
-        except OSError as error:
-            raise fail(error.errno)
-        try:
-            st = os.fstat(fd)
-            if stat.S_ISLNK(st.st_mode):
-                links += 1
-                if links > _MAX_LINKS:
-                    raise fail(errno.ELOOP)
-                if not _may_follow(cur, st):
-                    raise fail(errno.EACCES, "another user's symbolic link in a sticky directory others can "
-                                             "write (as fs.protected_symlinks refuses)")
-                target = os.readlink(sep[:0], dir_fd=fd)  # the link's own descriptor: readlinkat(fd, "")
-                if not target:
-                    raise fail(errno.ENOENT)
-                if _is_proc_link(cur, target):
-                    obj = os.stat(name, dir_fd=cur)
-                    if not last or trailing_slash:  # /proc/self/cwd/out.json: the kernel's jump
-                        nxt = os.open(name, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=cur)
-                        os.close(cur)
-                        cur = nxt
-                        done = target if target.startswith(sep) else joined(done, name)
-                        continue
-                    if not target.startswith(sep) or not stat.S_ISREG(obj.st_mode):
-                        return cur, name, joined(done, name), obj, True
-                    expected = obj  # a regular file: replaced in the directory its text names
-                parts = [p for p in target.split(sep) if p]
-                rest.extend(reversed(parts))
-                if last:
-                    trailing_slash = trailing_slash or target.endswith(sep)
-                if target.startswith(sep):
-                    os.close(cur)
-                    cur = os.open(sep, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
-                    done = sep
+    try:
+        while True:
+            if not rest:  # the path names a directory ("/", ".", "dir/")
+                return cur, dot, done, os.fstat(cur), False
+            name = rest.pop()
+            last = not rest
+            if name == dot:
                 continue
-            if last and not trailing_slash:
-                if expected is not None and (st.st_dev, st.st_ino) != (expected.st_dev, expected.st_ino):
+            if name == dotdot:
+                up = os.open(dotdot, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=cur)
+                os.close(cur)
+                cur = up
+                done = done[:done.rfind(sep)] or sep if sep in done and done != sep else done
+                continue
+            try:
+                fd = _open_component(name, cur)
+            except FileNotFoundError:
+                if not last:
+                    raise fail(errno.ENOENT)
+                if trailing_slash:  # "new/": open(O_CREAT) makes nothing there
+                    raise fail(errno.EISDIR)
+                if expected is not None:
                     raise fail(errno.EAGAIN, "it changed while it was being opened; nothing was written")
-                return cur, name, joined(done, name), st, False
-            if not stat.S_ISDIR(st.st_mode):
-                raise fail(errno.ENOTDIR)
-            os.close(cur)
-            cur, fd = fd, -1
-            done = joined(done, name)
-        finally:
-            if fd >= 0:
-                os.close(fd)
+                return cur, name, joined(done, name), None, False
+            except OSError as error:
+                raise fail(error.errno)
+            try:
+                st = os.fstat(fd)
+                if stat.S_ISLNK(st.st_mode):
+                    links += 1
+                    if links > _MAX_LINKS:
+                        raise fail(errno.ELOOP)
+                    if not _may_follow(cur, st):
+                        raise fail(errno.EACCES, "another user's symbolic link in a sticky directory others can "
+                                                 "write (as fs.protected_symlinks refuses)")
+                    target = os.readlink(sep[:0], dir_fd=fd)  # the link's own descriptor: readlinkat(fd, "")
+                    if not target:
+                        raise fail(errno.ENOENT)
+                    if _is_proc_link(cur, target):
+                        obj = os.stat(name, dir_fd=cur)
+                        if not last or trailing_slash:  # /proc/self/cwd/out.json: the kernel's jump
+                            nxt = os.open(name, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=cur)
+                            os.close(cur)
+                            cur = nxt
+                            done = target if target.startswith(sep) else joined(done, name)
+                            continue
+                        if not target.startswith(sep) or not stat.S_ISREG(obj.st_mode):
+                            return cur, name, joined(done, name), obj, True
+                        expected = obj  # a regular file: replaced in the directory its text names
+                    parts = [p for p in target.split(sep) if p]
+                    rest.extend(reversed(parts))
+                    if last:
+                        trailing_slash = trailing_slash or target.endswith(sep)
+                    if target.startswith(sep):
+                        root = os.open(sep, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+                        os.close(cur)
+                        cur = root
+                        done = sep
+                    continue
+                if last and not trailing_slash:
+                    if expected is not None and (st.st_dev, st.st_ino) != (expected.st_dev, expected.st_ino):
+                        raise fail(errno.EAGAIN, "it changed while it was being opened; nothing was written")
+                    return cur, name, joined(done, name), st, False
+                if not stat.S_ISDIR(st.st_mode):
+                    raise fail(errno.ENOTDIR)
+                os.close(cur)
+                cur, fd = fd, -1
+                done = joined(done, name)
+            finally:
+                if fd >= 0:
+                    os.close(fd)
+    except BaseException:
+        os.close(cur)  # the directory held when it failed (a success returns it to the caller)
+        raise
 
 
 _ERRORS = {errno.ENOENT: FileNotFoundError, errno.EACCES: PermissionError, errno.EISDIR: IsADirectoryError,
