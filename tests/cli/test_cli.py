@@ -1596,6 +1596,33 @@ class FilesAreNeverDamaged(Tmp):
                     self.assertRegex(r.stderr, "another user's symbolic link in a sticky directory|"
                                                "it changed while it was being opened")
 
+    def test_another_users_link_to_the_file_behind_stdout_or_stderr_is_not_followed(self):
+        # Stop 55's attack: the file behind standard output or error was
+        # looked for by stat() before the checked walk, so nobody's link in
+        # /tmp to root's log (the one root's stdout appends to) sent the
+        # summary into it.  The walk comes first: refused, the log as it was.
+        if os.geteuid() != 0:
+            self.skipTest("needs root, to give the link to a second user (nobody)")
+        log = self.path("root.log")
+        self.write("root.log", "root's log\n")
+        sticky = sticky_with_links(self.path("sticky"), {"out.json": log, "s.csv": log})
+        for args, stream in ((("-o", os.path.join(sticky, "out.json")), "stdout"),
+                             (("-s", os.path.join(sticky, "s.csv")), "stderr")):
+            with self.subTest(args=args, stream=stream):
+                with open(log, "a") as f:
+                    r = subprocess.run([RESMON, "-q", *args, "--", "true"], stdout=f if stream == "stdout" else None,
+                                       stderr=f if stream == "stderr" else subprocess.PIPE, timeout=SAFETY_NET_SEC)
+                self.assertEqual(r.returncode, 125)
+                with open(log) as f:
+                    text = f.read()
+                self.assertTrue(text.startswith("root's log\n"), text)
+                self.assertNotIn("{", text)
+        # A closed standard error named as an output: refused as a closed stdout is, not written into
+        # the /dev/null that holds its place.
+        r = subprocess.run([RESMON, "-q", "-o", "/dev/stderr", "--", "true"], stderr=subprocess.DEVNULL,
+                           stdout=subprocess.PIPE, timeout=SAFETY_NET_SEC, preexec_fn=lambda: os.close(2))
+        self.assertEqual(r.returncode, 125)
+
     def test_a_symbolic_link_loop_is_refused_for_every_output_and_kept(self):
         # Review of issue 34: a link loop at an output path was replaced by a
         # regular file (exit 0), for -o, -s, --plot, --trace and

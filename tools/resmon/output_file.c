@@ -34,6 +34,8 @@
 
 /* "-" then names /dev/null, not where the user meant the output to go. */
 static int stdout_closed_at_start;
+/* And for standard error: "-o /dev/stderr 2>&-" was written into /dev/null, exit 0. */
+static int stderr_closed_at_start;
 
 void standard_fds_occupy(void)
 {
@@ -42,6 +44,7 @@ void standard_fds_occupy(void)
     for (int fd = 0; fd <= 2; fd++)
         if (fcntl(fd, F_GETFD) < 0 && errno == EBADF) {
             stdout_closed_at_start |= fd == STDOUT_FILENO;
+            stderr_closed_at_start |= fd == STDERR_FILENO;
             int null_fd = open("/dev/null", O_RDWR); /* the lowest free number: fd itself */
             if (null_fd > 2)
                 close(null_fd); /* cannot happen: fd was free */
@@ -104,10 +107,12 @@ static int fail_walk(output_file *f, const path_place *place, int rc)
  * does. */
 static int open_in_place(output_file *f, const path_place *place)
 {
-    int is_fifo = S_ISFIFO(place->st.st_mode);
+    /* Without blocking whatever the walk saw: a FIFO put there since (a
+     * socket and a FIFO swapped in a loop by another user) hung the open
+     * with no word (stop 55's attack); same_file refuses it after. */
     int flags = O_WRONLY | O_CLOEXEC | O_NOCTTY | (place->proc_link ? 0 : O_NOFOLLOW);
-    int fd = openat(place->dir_fd, place->name, flags | (is_fifo ? O_NONBLOCK : 0));
-    if (fd < 0 && is_fifo && errno == ENXIO) {
+    int fd = openat(place->dir_fd, place->name, flags | O_NONBLOCK);
+    if (fd < 0 && errno == ENXIO && S_ISFIFO(place->st.st_mode)) {
         fprintf(stderr, "%s: waiting for a reader on FIFO '", f->who ? f->who : "resmon");
         print_printable(stderr, f->path);
         fprintf(stderr, "' (%s)\n", f->what);
@@ -343,13 +348,13 @@ static int changed(output_file *f, int fd)
     return fail(f, EAGAIN, "it changed while it was being opened; nothing was written");
 }
 
-/* Whether path is "1" in resmon's own fd directory, however the directory
- * is spelled ("/dev/fd/./1", "/proc/self/fd/../fd/1", a link to
+/* Whether path is fd (1 or 2) in resmon's own fd directory, however the
+ * directory is spelled ("/dev/fd/./1", "/proc/self/fd/../fd/1", a link to
  * /proc/self/fd): its real path is /proc/PID/fd or /proc/PID/task/TID/fd. */
-static int in_own_fd_directory(const char *path)
+static int in_own_fd_directory(const char *path, int fd)
 {
     const char *slash = strrchr(path, '/');
-    if (!slash || strcmp(slash + 1, "1") != 0)
+    if (!slash || slash[1] != (char)('0' + fd) || slash[2])
         return 0;
     char dir[PATH_MAX], real[PATH_MAX], own[64];
     snprintf(dir, sizeof dir, "%.*s", (int)(slash - path) + 1, path);
@@ -370,10 +375,6 @@ static int in_own_fd_directory(const char *path)
     return rest > digits && strcmp(rest, "/fd") == 0;
 }
 
-/* Whether path names standard output through its aliases (/dev/stdout,
- * /dev/fd/1, /proc/self/fd/1, any spelling of fd 1's link), followed link
- * by link: with stdout closed at start they lead to the /dev/null holding
- * its place. */
 int path_follow_link(char *path, size_t cap)
 {
     char target[PATH_MAX];
@@ -395,15 +396,22 @@ int path_follow_link(char *path, size_t cap)
     return 0;
 }
 
-static int names_stdout(const char *path)
+/* Whether path names standard output (fd 1) or error (fd 2) through their
+ * aliases (/dev/stdout, /dev/fd/1, /proc/self/fd/1, any spelling of the
+ * fd's link), followed link by link: with the stream closed at start they
+ * lead to the /dev/null holding its place. */
+static int names_stream(const char *path, int fd)
 {
-    char current[PATH_MAX], own[64];
-    snprintf(own, sizeof own, "/proc/%ld/fd/1", (long)getpid());
+    char current[PATH_MAX], own[64], dev_fd[16], self_fd[32], thread_fd[40];
+    snprintf(own, sizeof own, "/proc/%ld/fd/%d", (long)getpid(), fd);
+    snprintf(dev_fd, sizeof dev_fd, "/dev/fd/%d", fd);
+    snprintf(self_fd, sizeof self_fd, "/proc/self/fd/%d", fd);
+    snprintf(thread_fd, sizeof thread_fd, "/proc/thread-self/fd/%d", fd);
     snprintf(current, sizeof current, "%s", path);
     for (int hops = 0; hops < 40; hops++) {
-        if (strcmp(current, "/dev/stdout") == 0 || strcmp(current, "/dev/fd/1") == 0 ||
-            strcmp(current, "/proc/self/fd/1") == 0 || strcmp(current, "/proc/thread-self/fd/1") == 0 ||
-            strcmp(current, own) == 0 || in_own_fd_directory(current))
+        if (strcmp(current, fd == STDOUT_FILENO ? "/dev/stdout" : "/dev/stderr") == 0 ||
+            strcmp(current, dev_fd) == 0 || strcmp(current, self_fd) == 0 || strcmp(current, thread_fd) == 0 ||
+            strcmp(current, own) == 0 || in_own_fd_directory(current, fd))
             return 1;
         if (path_follow_link(current, sizeof current) < 0)
             return 0;
@@ -458,10 +466,20 @@ int output_file_open(output_file *f, const char *path, const char *what)
     output_file_init(f, path, what);
     if (strcmp(path, "-") == 0)
         return open_standard(f, STDOUT_FILENO);
-    if (stdout_closed_at_start && names_stdout(path)) /* -o /dev/stdout >&-: as "-" */
+    if (stdout_closed_at_start && names_stream(path, STDOUT_FILENO)) /* -o /dev/stdout >&-: as "-" */
         return fail(f, EBADF, "standard output was closed when resmon started");
-    struct stat st, out;
-    int exists = stat(path, &st) == 0;
+    if (stderr_closed_at_start && names_stream(path, STDERR_FILENO)) /* -o /dev/stderr 2>&- */
+        return fail(f, EBADF, "standard error was closed when resmon started");
+    /* Everything by resmon's own walk (path_checked.c): the link rule kept
+     * for every link whatever the sysctl says, and the directory reached
+     * held, so nothing later looks the path up again.  First, before the
+     * streams below: looked up by stat(), another user's link in /tmp to
+     * root's log led root's summary into the log behind its stdout (stop
+     * 55's attack). */
+    path_place place;
+    int rc = path_place_checked(path, &place);
+    if (rc < 0)
+        return fail_walk(f, &place, rc);
     /* The regular file behind standard output or error, by any name
      * (/dev/stdout, /dev/stderr, /proc/self/fd/2, its own path), is that
      * stream, written where it stands, as "-": replaced as a file, it lost
@@ -473,8 +491,9 @@ int output_file_open(output_file *f, const char *path, const char *what)
      * can write it before one that cannot ("1<f 2>f" is standard error's
      * file, not a refused read-only standard output). */
     int behind = -1; /* the stream the file is behind: fd 1, fd 2 or none */
-    for (int fd = STDOUT_FILENO; exists && S_ISREG(st.st_mode) && fd <= STDERR_FILENO; fd++) {
-        if (fstat(fd, &out) != 0 || out.st_dev != st.st_dev || out.st_ino != st.st_ino)
+    struct stat out;
+    for (int fd = STDOUT_FILENO; place.exists && S_ISREG(place.st.st_mode) && fd <= STDERR_FILENO; fd++) {
+        if (fstat(fd, &out) != 0 || out.st_dev != place.st.st_dev || out.st_ino != place.st.st_ino)
             continue;
         int mode = fcntl(fd, F_GETFL);
         if (behind < 0 || (mode >= 0 && (mode & O_ACCMODE) != O_RDONLY))
@@ -482,15 +501,10 @@ int output_file_open(output_file *f, const char *path, const char *what)
         if (mode >= 0 && (mode & O_ACCMODE) != O_RDONLY)
             break;
     }
-    if (behind >= 0)
+    if (behind >= 0) {
+        path_place_release(&place);
         return open_standard(f, behind);
-    /* Everything else by resmon's own walk (path_checked.c): the link
-     * rule kept for every link whatever the sysctl says, and the directory
-     * reached held, so nothing later looks the path up again. */
-    path_place place;
-    int rc = path_place_checked(path, &place);
-    if (rc < 0)
-        return fail_walk(f, &place, rc);
+    }
     int fd;
     if (place.exists && S_ISDIR(place.st.st_mode)) {
         path_place_release(&place);
@@ -514,13 +528,10 @@ int output_file_open(output_file *f, const char *path, const char *what)
         }
         /* Every later step (the temporary file, its rename, the checks at
          * the end) is relative to the directory held, by the entry's name:
-         * the resolved path must end in it (a path cut at PATH_MAX would
-         * not). */
-        if (strcmp(base_name(place.path), place.name) != 0) {
-            path_place_release(&place);
-            return fail(f, ENAMETOOLONG, NULL);
-        }
-        if (!(f->final_path = strdup(place.path))) {
+         * a resolved path cut at PATH_MAX (a short link to a deep
+         * directory) ends in another, so the name alone is kept then. */
+        const char *final_path = strcmp(base_name(place.path), place.name) == 0 ? place.path : place.name;
+        if (!(f->final_path = strdup(final_path))) {
             path_place_release(&place);
             return fail(f, ENOMEM, NULL);
         }

@@ -67,6 +67,16 @@ static int is_proc_link(int dir_fd, const char *target)
     return 0; /* /proc/self: a directory's name */
 }
 
+/* Whether st is the file standard output or error is open on. */
+static int behind_standard_stream(const struct stat *st)
+{
+    struct stat stream;
+    for (int fd = STDOUT_FILENO; fd <= STDERR_FILENO; fd++)
+        if (fstat(fd, &stream) == 0 && stream.st_dev == st->st_dev && stream.st_ino == st->st_ino)
+            return 1;
+    return 0;
+}
+
 /* done += "/" name (the resolved path, for messages); cut where too long. */
 static void path_append(char *done, size_t cap, const char *name)
 {
@@ -210,8 +220,10 @@ int path_place_checked(const char *path, path_place *place)
                         path_append(done, sizeof done, name);
                     continue;
                 }
-                if (target[0] != '/' || !S_ISREG(object.st_mode)) {
-                    /* a pipe, a socket, a terminal: written where it is */
+                if (target[0] != '/' || !S_ISREG(object.st_mode) || behind_standard_stream(&object)) {
+                    /* a pipe, a socket, a terminal, or the file standard
+                     * output or error writes (deleted, or by a name of its
+                     * own): written where it is, or through the stream */
                     place->dir_fd = cur;
                     place->exists = 1;
                     place->proc_link = 1;
