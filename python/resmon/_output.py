@@ -73,27 +73,25 @@ def hold(path: PathArg) -> Place:
     resolved."""
     path = os.fspath(path)
     place = Place(path)
-    try:
-        st: os.stat_result | None = os.stat(path)
-    except OSError:
-        st = None
-    if st is not None:
-        stream = _standard_stream_of(st)
-        if stream >= 0:
-            # Standard output or error, by any name (/dev/stdout,
-            # /dev/stderr, the file's own path), as the command's "-":
-            # replaced as a file, everything the file held before was lost
-            # (tenth review of issue 28; stop 53's attack: a report given
-            # /dev/stderr under "pytest > log 2>&1" left the JSON alone).
-            # Before the file's own checks, as the command: its mode is not
-            # what writes it (stop 54's attack: a 0444 file behind a
-            # writable stdout was refused).
-            place.stream_fd = stream
-            return place
-    # Everything else by the checked walk: the directory it reached is held
-    # and every later step is relative to it, never the path again.
+    # Everything by the checked walk: the directory it reached is held and
+    # every later step is relative to it, never the path again.  First,
+    # before the streams below: looked up by os.stat(), another user's link
+    # in /tmp to root's log led the report into the log behind pytest's
+    # stdout (stop 55's attack).
     walked = _walk_checked(path)
     place.dir_fd, place.name, place.final, st, place.proc_link = walked
+    stream = _standard_stream_of(st) if st is not None else -1
+    if stream >= 0:
+        # Standard output or error, by any name (/dev/stdout, /dev/stderr,
+        # the file's own path), as the command's "-": replaced as a file,
+        # everything the file held before was lost (tenth review of issue
+        # 28; stop 53's attack: a report given /dev/stderr under "pytest >
+        # log 2>&1" left the JSON alone).  Before the file's own checks, as
+        # the command: its mode is not what writes it (stop 54's attack: a
+        # 0444 file behind a writable stdout was refused).
+        place.close()
+        place.stream_fd = stream
+        return place
     try:
         if st is not None:
             _refuse(path, st, place.dir_fd, place.name)
@@ -133,6 +131,26 @@ def _standard_stream_of(st: os.stat_result) -> int:
 _MAX_LINKS = 40  # the kernel follows 40 links in one lookup and refuses a 41st
 
 
+_PROC_SUPER_MAGIC = 0x9FA0
+_libc = None
+
+
+def _is_proc(fd: int) -> bool:
+    """Whether fd is in a procfs, any mount of it: by the file system's
+    type (fstatfs), as the command tells it.  By st_dev against /proc's, a
+    second procfs mount (/host/proc) was not one, and a link in it was
+    walked as text to another file (stop 55's attack)."""
+    global _libc
+    import ctypes
+    if _libc is None:
+        _libc = ctypes.CDLL(None, use_errno=True)
+    buf = ctypes.create_string_buffer(512)  # struct statfs (120 bytes on 64-bit Linux); f_type is its first word
+    if _libc.fstatfs(fd, buf) != 0:
+        return False
+    word = ctypes.sizeof(ctypes.c_long)
+    return int.from_bytes(buf.raw[:word], sys.byteorder, signed=True) == _PROC_SUPER_MAGIC
+
+
 def _is_proc_link(dir_fd: int, target: str | bytes) -> bool:
     """A link in /proc (/proc/PID/fd/N): an open file the kernel reaches
     whatever the text says ("pipe:[12]", "/tmp/x (deleted)"); /proc/self
@@ -140,10 +158,17 @@ def _is_proc_link(dir_fd: int, target: str | bytes) -> bool:
     text = os.fsdecode(target)
     if text.isdigit() or not (text.startswith("/") or ":" in text):
         return False
-    try:
-        return os.fstat(dir_fd).st_dev == os.stat("/proc").st_dev
-    except OSError:
-        return False
+    return _is_proc(dir_fd)
+
+
+def _behind_standard_stream(st: os.stat_result) -> bool:
+    for fd in (1, 2):
+        try:
+            if os.path.samestat(st, os.fstat(fd)):
+                return True
+        except OSError:
+            continue
+    return False
 
 
 def _may_follow(dir_fd: int, link: os.stat_result) -> bool:
@@ -246,7 +271,8 @@ def _walk_checked(path: str | bytes) -> tuple[int, str | bytes, str | bytes, os.
                             cur = nxt
                             done = target if target.startswith(sep) else joined(done, name)
                             continue
-                        if not target.startswith(sep) or not stat.S_ISREG(obj.st_mode):
+                        if not target.startswith(sep) or not stat.S_ISREG(obj.st_mode) or _behind_standard_stream(obj):
+                            # a pipe, a terminal, or the file stdout or stderr writes: there, or through the stream
                             return cur, name, joined(done, name), obj, True
                         expected = obj  # a regular file: replaced in the directory its text names
                     parts = [p for p in target.split(sep) if p]
@@ -463,8 +489,10 @@ def _write_in_place(dir_fd: int, name: str | bytes, path: str | bytes, payload: 
     is_fifo = stat.S_ISFIFO(checked.st_mode)
     flags = os.O_WRONLY | os.O_CLOEXEC | os.O_NOCTTY | (0 if follow else os.O_NOFOLLOW)
     try:
-        # A FIFO without a reader would block open() with no word of why.
-        fd = os.open(name, flags | (os.O_NONBLOCK if is_fifo else 0), dir_fd=dir_fd)
+        # A FIFO without a reader would block open() with no word of why;
+        # without blocking whatever was checked: a FIFO swapped in since
+        # (stop 55's attack) is refused below, not waited on for ever.
+        fd = os.open(name, flags | os.O_NONBLOCK, dir_fd=dir_fd)
     except OSError as error:
         if is_fifo and error.errno == errno.ENXIO:
             print(f"resmon: waiting for a reader on FIFO {os.fsdecode(path)!r}", file=sys.stderr, flush=True)

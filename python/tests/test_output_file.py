@@ -761,3 +761,49 @@ def test_a_steady_reader_slower_than_a_page_in_the_bound_is_not_given_up(tmp_pat
         thread.join(timeout=SAFETY_SEC)
         os.close(reader)
     assert b"".join(got) == b"x" * 20_000
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root, to give the link to a second user (nobody)")
+def test_another_users_link_to_the_file_behind_stdout_is_not_followed(tmp_path):
+    # Stop 55's attack: hold() looked for the file behind stdout or stderr
+    # with os.stat() before the checked walk, so nobody's link in /tmp to
+    # root's log (pytest's stdout appending to it) sent the report into it.
+    log = tmp_path / "root.log"
+    log.write_text("root's log\n")
+    sticky = _sticky_with_links(os.fspath(tmp_path / "sticky"), {"r.json": os.fspath(log)})
+    child = subprocess.run([sys.executable, "-c", "import sys\nfrom resmon import _output\n"
+                            "try:\n    _output.write_file(sys.argv[1], 'REPORT')\nexcept PermissionError as e:\n"
+                            "    sys.exit(str(e))\n", os.path.join(sticky, "r.json")],
+                           stdout=open(log, "a"), stderr=subprocess.PIPE, text=True, timeout=SAFETY_SEC)
+    assert "another user's symbolic link" in child.stderr, child.stderr
+    assert log.read_text() == "root's log\n"
+
+
+def test_procfs_is_told_by_its_type_on_any_mount(tmp_path):
+    # Stop 55's attack: a link in a second procfs mount (/host/proc) was not
+    # taken for one (st_dev against /proc's), and its text was walked to
+    # another file.  fstatfs's type tells any mount.
+    fd = os.open("/proc/self", os.O_PATH | os.O_DIRECTORY)
+    try:
+        assert _output._is_proc(fd)
+    finally:
+        os.close(fd)
+    fd = os.open(tmp_path, os.O_PATH | os.O_DIRECTORY)
+    try:
+        assert not _output._is_proc(fd)
+    finally:
+        os.close(fd)
+    if os.geteuid() != 0:
+        return
+    second = tmp_path / "proc2"
+    second.mkdir()
+    if subprocess.run(["mount", "-t", "proc", "proc", os.fspath(second)], capture_output=True).returncode != 0:
+        pytest.skip("cannot mount a second procfs here")
+    try:
+        fd = os.open(second, os.O_PATH | os.O_DIRECTORY)
+        try:
+            assert _output._is_proc(fd)
+        finally:
+            os.close(fd)
+    finally:
+        subprocess.run(["umount", os.fspath(second)])
