@@ -45,15 +45,19 @@ static inline size_t rm__utf8_sequence_length(const unsigned char *s, uint32_t *
     return length;
 }
 
-/* Whether cp is a control character (C0, DEL, C1) or one of Unicode's
+/* Whether cp is a control character (C0, DEL, C1), one of Unicode's
  * bidirectional formatting characters (U+061C, U+200E/F, U+202A-U+202E,
- * U+2066-U+2069): shown on a terminal, those reorder the text around them,
- * so a name with U+202E reads backwards (stop 54's attack).  Refused in
- * names, escaped in messages. */
+ * U+2066-U+2069), or one that shows nothing (zero-width spaces and joiners
+ * U+200B-U+200D, word joiners U+2060-U+2064 and the deprecated U+206A-F,
+ * U+FEFF, the line and paragraph separators U+2028/9, tags U+E0000-E007F).
+ * On a terminal the first reorder the text around them, so a name with
+ * U+202E reads backwards; the others make "bu\u200bild" look like "build"
+ * (stop 54's and 55's attacks).  Refused in names, escaped in messages. */
 static inline int rm__utf8_is_control(uint32_t cp)
 {
-    return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || cp == 0x061C || cp == 0x200E || cp == 0x200F ||
-           (cp >= 0x202A && cp <= 0x202E) || (cp >= 0x2066 && cp <= 0x2069);
+    return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || cp == 0x061C || (cp >= 0x200B && cp <= 0x200F) ||
+           (cp >= 0x2028 && cp <= 0x202E) || (cp >= 0x2060 && cp <= 0x206F) || cp == 0xFEFF ||
+           (cp >= 0xE0000 && cp <= 0xE007F);
 }
 
 /* U+FFFD, the replacement character, which stands for each byte that

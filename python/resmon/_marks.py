@@ -14,14 +14,19 @@ _NAME_MAX_BYTES = 63
 _said: set[str] = set()  # the kinds of refusal printed
 
 
-# U+061C, U+200E/F, U+202A-U+202E, U+2066-U+2069 (common/utf8.h).
-_BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+def _is_control(c: str) -> bool:
+    """common/utf8.h's rm__utf8_is_control: C0, DEL, C1, the bidirectional
+    controls and the characters that show nothing."""
+    cp = ord(c)
+    return (cp < 0x20 or 0x7F <= cp <= 0x9F or cp == 0x061C or 0x200B <= cp <= 0x200F or 0x2028 <= cp <= 0x202E
+            or 0x2060 <= cp <= 0x206F or cp == 0xFEFF or 0xE0000 <= cp <= 0xE007F)
 
 
 def check_name(name: object) -> bytes:
     """The name's UTF-8 bytes; ValueError when it is no phase name (1 to 63
     bytes of UTF-8 without control characters, nor the bidirectional ones
-    that reorder a line on a terminal: common/utf8.h's rm__utf8_is_control)."""
+    that reorder a line on a terminal or those that show nothing:
+    _is_control)."""
     if not isinstance(name, str):
         raise ValueError(f"a phase name must be a str, got {name!r}")
     try:
@@ -30,8 +35,9 @@ def check_name(name: object) -> bytes:
         raise ValueError(f"a phase name must be valid UTF-8, got {name!r}") from None
     if not 1 <= len(data) <= _NAME_MAX_BYTES:
         raise ValueError(f"a phase name is 1 to {_NAME_MAX_BYTES} bytes of UTF-8, got {len(data)}")
-    if any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F or c in _BIDI_CONTROLS for c in name):
-        raise ValueError(f"a phase name has no control characters (bidirectional ones included), got {name!r}")
+    if any(_is_control(c) for c in name):
+        raise ValueError(f"a phase name has no control characters (bidirectional and invisible ones included), "
+                         f"got {name!r}")
     return data
 
 

@@ -2291,7 +2291,7 @@ class InvalidText(Tmp):
     def test_messages_carry_no_control_bytes(self):
         for args in (["--quiet=yes"], ["--no-children=1"], ["--list-gpus=x"], ["--help=1"], ["-\x01"],
                      ["-i", "1\x1b[2J"], ["--samples", "\x07.txt"], ["--bogus\x1b=1"],
-                     ["--samples", "evil\u202etxt.v"], ["-i", "1\u2066"]):
+                     ["--samples", "evil\u202etxt.v"], ["-i", "1\u2066"], ["--gpu", "nvml:\u202e\x1b[2J"]):
             r = resmon(*args, "--", "true")
             self.assertEqual(r.returncode, 125, (args, r.stderr))
             self.assertEqual(r.stderr.count("\n"), 1, r.stderr)

@@ -12,6 +12,7 @@
 #include "outputs.h"
 #include "plot_command.h"
 #include "repeat.h"
+#include "text_output.h"
 #include "run_result.h"
 #include "signals.h"
 #include "process_records.h"
@@ -96,16 +97,22 @@ int main(int argc, char **argv)
         char err[RESMON_ERR_MAX];
         rc = resmon_gpu_open(&gpu, o.gpu, err, sizeof err);
         if (rc < 0 && strcmp(o.gpu, "auto") != 0) {
-            fprintf(stderr, "resmon: --gpu %s: %s\n", o.gpu, err);
+            fputs("resmon: --gpu ", stderr); /* both as given: a selector may hold anything */
+            print_printable(stderr, o.gpu);
+            fputs(": ", stderr);
+            print_printable(stderr, err);
+            fputc('\n', stderr);
             return EXIT_USAGE;
         }
-        if (rc < 0 && rc != -ENODEV) /* a GPU is there, but which one a CUDA job uses is unclear */
-            fprintf(stderr, "resmon: no GPU measured: %s\n", err);
-        else if (rc == -ENODEV && getenv("CUDA_VISIBLE_DEVICES") && !o.quiet)
-            /* A CUDA job expects a GPU, and none was picked: say what was looked for.  (On a
-             * machine without GPUs and without CUDA_VISIBLE_DEVICES, "auto" stays quiet.) */
-            fprintf(stderr, "resmon: no GPU measured: %s\n", err);
-        else if (rc == 0 && *resmon_gpu_selection(gpu) && !o.quiet) /* what "auto"/"all" picked, and why */
+        /* A GPU is there, but which one a CUDA job uses is unclear; or a CUDA
+         * job expects a GPU, and none was picked: say what was looked for.  (On
+         * a machine without GPUs and without CUDA_VISIBLE_DEVICES, "auto" stays
+         * quiet.)  The reason may quote CUDA_VISIBLE_DEVICES: shown printable. */
+        if ((rc < 0 && rc != -ENODEV) || (rc == -ENODEV && getenv("CUDA_VISIBLE_DEVICES") && !o.quiet)) {
+            fputs("resmon: no GPU measured: ", stderr);
+            print_printable(stderr, err);
+            fputc('\n', stderr);
+        } else if (rc == 0 && *resmon_gpu_selection(gpu) && !o.quiet) /* what "auto"/"all" picked, and why */
             fprintf(stderr, "resmon: GPU %s\n", resmon_gpu_selection(gpu));
     }
     if (o.repeat) { /* --repeat: the runs, their outputs and the table are repeat.c's */

@@ -610,7 +610,7 @@ static const char mark_usage_text[] =
     "\n"
     "For scripts and Makefiles run under `resmon -- COMMAND`: the phase begins at the\n"
     "mark and lasts until the next one or the end.  NAME is 1 to 63 bytes of UTF-8 without\n"
-    "control characters (bidirectional ones, such as U+202E, included).  Never blocks and\n"
+    "control characters (bidirectional and invisible ones included).  Never blocks and\n"
     "never fails the workload: outside resmon it does nothing; a NAME resmon refuses (empty,\n"
     "too long, not UTF-8, control characters) is one line on stderr, a full channel or one this user cannot reach\n"
     "drops the mark, and each is counted in the summary's marks_dropped; the status is\n"

@@ -51,6 +51,6 @@ void phases_print_table(FILE *out, const run_result *r)
         fputc('\n', out);
     }
     if (r->marks_dropped)
-        fprintf(out, "  %-16s %10llu      (a full channel, or more than %d phases)\n", "marks dropped",
+        fprintf(out, "  %-16s %10llu      (names refused, a full channel, or more than %d phases)\n", "marks dropped",
                 r->marks_dropped, RESMON_MAX_PHASES);
 }
