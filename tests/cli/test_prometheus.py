@@ -678,6 +678,33 @@ class TextfileIsAnOutputFile(Tmp):
         st = os.stat(victim)
         self.assertEqual((st.st_uid, stat.S_IMODE(st.st_mode)), (0, 0o640))
 
+    def test_a_file_another_user_made_at_the_textfile_name_does_not_make_it_theirs(self):
+        # Stop 55's attack: each write copied the owner and mode of whatever
+        # file was at the name then: nobody's 0666 file, made there after
+        # the start (before the first write, in a directory they can write),
+        # made root's textfile nobody's for the rest of the run.  The owner
+        # and mode kept are those of the file there at the start (none here:
+        # root's, 0666 minus the umask).
+        if os.getuid() != 0:
+            self.skipTest("needs root and another user to make the file")
+        os.chmod(self.dir.name, 0o1777)
+        prom = self.path("m.prom")
+
+        def plant():
+            os.unlink(prom)  # as if root's first write had not come yet
+            fd = os.open(prom, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            os.fchmod(fd, 0o666)
+            os.fchown(fd, NOBODY, NOBODY)
+            os.close(fd)
+        rc, err = self.run_while(prom, plant)
+        self.assertEqual(rc, 0, err)
+        umask = os.umask(0)
+        os.umask(umask)
+        st = os.stat(prom)
+        self.assertEqual((st.st_uid, stat.S_IMODE(st.st_mode)), (0, 0o666 & ~umask))
+        with open(prom) as f:
+            self.assertIn("resmon_samples_total{", f.read())
+
     def test_a_textfile_made_read_only_while_resmon_runs_is_125(self):
         # Sixth review: a write that failed after the start was one line on
         # stderr and the status stayed 0, the last write (the one with the

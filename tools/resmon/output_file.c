@@ -537,6 +537,9 @@ int output_file_open(output_file *f, const char *path, const char *what)
         }
         f->dir_fd = place.dir_fd; /* the output's now */
         place.dir_fd = -1;
+        f->replaces = place.exists;
+        if (place.exists)
+            f->replaced = place.st;
         fd = open_temporary(f, place.exists ? &place.st : NULL);
         if (fd < 0) {
             char reason[160];
@@ -556,10 +559,13 @@ int output_file_open(output_file *f, const char *path, const char *what)
     return 0;
 }
 
-int output_file_hold_place(output_file *f, int *dir_fd, char **final_path)
+int output_file_hold_place(output_file *f, int *dir_fd, char **final_path, int *replaces, struct stat *replaced)
 {
     *dir_fd = -1;
     *final_path = NULL;
+    *replaces = f->replaces;
+    if (f->replaces)
+        *replaced = f->replaced;
     if (!f->temp_path || f->dir_fd < 0 || !f->final_path)
         return -EINVAL; /* written in place, or stdout: no place to hold */
     if ((*dir_fd = fcntl(f->dir_fd, F_DUPFD_CLOEXEC, 0)) < 0)
@@ -572,7 +578,8 @@ int output_file_hold_place(output_file *f, int *dir_fd, char **final_path)
     return 0;
 }
 
-int output_file_open_in(output_file *f, int dir_fd, const char *final_path, const char *path, const char *what)
+int output_file_open_in(output_file *f, int dir_fd, const char *final_path, const struct stat *replaced,
+                        const char *path, const char *what)
 {
     output_file_init(f, path, what);
     /* The entry itself, never followed: a link or anything but a regular
@@ -595,7 +602,7 @@ int output_file_open_in(output_file *f, int dir_fd, const char *final_path, cons
         forget_temporary(f);
         return fail(f, err, NULL);
     }
-    int fd = open_temporary(f, exists ? &st : NULL);
+    int fd = open_temporary(f, replaced);
     if (fd < 0) {
         forget_temporary(f);
         return fail(f, -fd, NULL);

@@ -8,6 +8,7 @@
 #include "reader_wait.h"
 
 #include <stdio.h>
+#include <sys/stat.h>
 
 typedef struct output_file {
     const char *path;  /* as given; "-" is stdout */
@@ -26,6 +27,8 @@ typedef struct output_file {
     struct output_sink *sink; /* where the stream's failed write(2) keeps its errno */
     int is_stdout;     /* "-", or the regular file behind fd 1 by any name: the stream writes fd 1, never closed */
     int is_stderr;     /* the regular file behind fd 2 by any name: the stream writes fd 2, never closed */
+    int replaces;      /* a regular file was there when opened: replaced is it (its owner and mode are kept) */
+    struct stat replaced;
 } output_file;
 /* Occupies closed descriptors 0, 1 and 2 with /dev/null, so no file resmon
  * opens later takes their place.  Call before opening anything: an output
@@ -44,16 +47,22 @@ int path_follow_link(char *path, size_t cap);
 
 /* Keeps what an open output file (a regular one, or a new one) will replace
  * for later writes (output_file_open_in): its directory, a descriptor of
- * its own (O_PATH), and the resolved path.  0, or -errno (-EINVAL: written
- * in place, or stdout). */
-int output_file_hold_place(output_file *f, int *dir_fd, char **final_path);
+ * its own (O_PATH), the resolved path, and the file there when it was
+ * opened (*replaces 0: none).  0, or -errno (-EINVAL: written in place, or
+ * stdout). */
+int output_file_hold_place(output_file *f, int *dir_fd, char **final_path, int *replaces, struct stat *replaced);
 /* Opens for another write the place held (output_file_hold_place): the
  * same directory and the same entry in it, never the path resolved again --
  * a directory on the path swapped for a link, or a link put at the entry,
  * by another user who can write there, sends nothing elsewhere: such an
- * entry is refused, not followed.  path and what are for messages.
+ * entry is refused, not followed.  The new file takes the owner and mode of
+ * replaced (the file there at the first open; NULL: none, a new file's),
+ * not of whatever is there now: a 0666 file another user made at the name
+ * since would have made root's file theirs for the rest of the run (stop
+ * 55's attack).  path and what are for messages.
  * Returns 0, or prints one line (unless silent) and returns -1. */
-int output_file_open_in(output_file *f, int dir_fd, const char *final_path, const char *path, const char *what);
+int output_file_open_in(output_file *f, int dir_fd, const char *final_path, const struct stat *replaced,
+                        const char *path, const char *what);
 /* Gives a temporary file its final name now (the samples file, once the
  * command runs).  Returns 0, or prints one line and returns -1. */
 int output_file_publish_early(output_file *f);

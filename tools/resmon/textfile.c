@@ -60,7 +60,7 @@ int textfile_open(textfile *t, const char *path, char *err, size_t errcap)
         return -EINVAL;
     }
     if (rc == 0)
-        rc = output_file_hold_place(&f, &t->dir_fd, &t->final_path);
+        rc = output_file_hold_place(&f, &t->dir_fd, &t->final_path, &t->replaces, &t->replaced);
     if (rc < 0) {
         char shown[256];
         printable_copy(shown, sizeof shown, path);
@@ -78,7 +78,7 @@ int textfile_write(textfile *t, const char *text, size_t len, char *reason, size
      * would otherwise send root's file where they chose. */
     output_file f = {.silent = 1};
     int rc = 0;
-    if (output_file_open_in(&f, t->dir_fd, t->final_path, t->path, "textfile") < 0)
+    if (output_file_open_in(&f, t->dir_fd, t->final_path, t->replaces ? &t->replaced : NULL, t->path, "textfile") < 0)
         rc = -f.error;
     else if (fwrite(text, 1, len, f.stream), output_file_publish(&f) < 0)
         rc = -f.error;

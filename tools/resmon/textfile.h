@@ -6,11 +6,14 @@
 #define RESMON_TEXTFILE_H
 
 #include <stddef.h>
+#include <sys/stat.h>
 
 typedef struct textfile {
     const char *path;  /* as given, for messages */
     int dir_fd;        /* the directory of what it resolved to, held from the start (O_PATH); -1 */
     char *final_path;  /* what it resolved to: the entry every write replaces */
+    int replaces;      /* a file was there at the start: each write keeps its owner and mode (replaced) */
+    struct stat replaced;
 } textfile;
 
 /* Before the command starts: 0, or -errno with a sentence in err when the
