@@ -80,7 +80,16 @@ def hold(path: PathArg) -> Place:
     # stdout (stop 55's attack).
     walked = _walk_checked(path)
     place.dir_fd, place.name, place.final, st, place.proc_link = walked
-    stream = _standard_stream_of(st) if st is not None else -1
+    # Only where the name is the user's: another user's hard link to root's
+    # log in /tmp (fs.protected_hardlinks=0) would send the report into the
+    # log; replaced by name instead, the log keeps its own (stop 55's second
+    # attack).  A socket behind /dev/stdout (the journal's) is that stream
+    # too: it cannot be opened again.  A pipe or terminal is opened again,
+    # its own file whose writes give up when the reader stops reading.
+    may_be_stream = st is not None and (
+        (place.proc_link and stat.S_ISSOCK(st.st_mode)) or
+        (stat.S_ISREG(st.st_mode) and (st.st_nlink <= 1 or not _in_shared_directory(place.dir_fd))))
+    stream = _standard_stream_of(st) if may_be_stream else -1
     if stream >= 0:
         # Standard output or error, by any name (/dev/stdout, /dev/stderr,
         # the file's own path), as the command's "-": replaced as a file,
@@ -107,12 +116,16 @@ def hold(path: PathArg) -> Place:
     return place
 
 
+def _in_shared_directory(dir_fd: int) -> bool:
+    """Whether dir_fd is a sticky directory others may write (/tmp)."""
+    mode = os.fstat(dir_fd).st_mode
+    return bool(mode & stat.S_ISVTX and mode & stat.S_IWOTH)
+
+
 def _standard_stream_of(st: os.stat_result) -> int:
-    """1 or 2 when st is the regular file standard output or error is open
-    on (stdout first: under "> log 2>&1" both are; but the one that can
-    write it first: "1<log 2>log" is stderr's), else -1."""
-    if not stat.S_ISREG(st.st_mode):
-        return -1
+    """1 or 2 when st is the file standard output or error is open on
+    (stdout first: under "> log 2>&1" both are; but the one that can write
+    it first: "1<log 2>log" is stderr's), else -1."""
     behind = -1
     for fd in (1, 2):
         try:
@@ -147,7 +160,8 @@ def _is_proc(fd: int) -> bool:
     buf = ctypes.create_string_buffer(512)  # struct statfs (120 bytes on 64-bit Linux); f_type is its first word
     if _libc.fstatfs(fd, buf) != 0:
         return False
-    word = ctypes.sizeof(ctypes.c_long)
+    # f_type is a long (__fsword_t), but an unsigned int on s390x
+    word = 4 if os.uname().machine == "s390x" else ctypes.sizeof(ctypes.c_long)
     return int.from_bytes(buf.raw[:word], sys.byteorder, signed=True) == _PROC_SUPER_MAGIC
 
 
@@ -535,8 +549,12 @@ def _write_replacing(dir_fd: int, final: str | bytes, payload: bytes, existing: 
     its parent sends nothing elsewhere."""
     base = os.path.basename(final)
     text = isinstance(final, str)
-    # The name is cut so that a target near NAME_MAX still gets a temporary file.
-    prefix = (("." if text else b".") + base[:200] + (".resmon-" if text else b".resmon-"))
+    # The name is cut so that a target near NAME_MAX still gets a temporary
+    # file: at 200 bytes, not characters (120 "é" are 240 bytes).
+    cut = os.fsencode(base)[:200]
+    prefix = b"." + cut + b".resmon-"
+    if text:
+        prefix = os.fsdecode(prefix)
     try:
         fd, temporary = _create_temporary(dir_fd, prefix)
     except OSError as error:  # named by the path given, not by the temporary's

@@ -777,6 +777,26 @@ def test_another_users_link_to_the_file_behind_stdout_is_not_followed(tmp_path):
                            stdout=open(log, "a"), stderr=subprocess.PIPE, text=True, timeout=SAFETY_SEC)
     assert "another user's symbolic link" in child.stderr, child.stderr
     assert log.read_text() == "root's log\n"
+    # nobody's hard link to the log (fs.protected_hardlinks=0; made by root here): replaced by its name.
+    hard = os.path.join(sticky, "hard.json")
+    os.link(log, hard)
+    child = subprocess.run([sys.executable, "-c", "import sys\nfrom resmon import _output\n"
+                            "_output.write_file(sys.argv[1], 'REPORT')\n", hard],
+                           stdout=open(log, "a"), stderr=subprocess.PIPE, text=True, timeout=SAFETY_SEC)
+    assert child.returncode == 0, child.stderr
+    assert log.read_text() == "root's log\n"
+    with open(hard) as f:
+        assert f.read() == "REPORT"
+
+
+def test_a_name_of_long_characters_gets_its_temporary_file(tmp_path):
+    # Stop 55's second attack: the temporary file's name was cut at 200
+    # characters, not bytes: 120 "é" (240 bytes) and ".json" made a name
+    # over NAME_MAX ("File name too long") that the command writes.
+    target = tmp_path / ("é" * 120 + ".json")
+    _output.write_file(target, "x")
+    assert target.read_text() == "x"
+    assert [n for n in os.listdir(tmp_path) if ".resmon-" in n] == []
 
 
 def test_procfs_is_told_by_its_type_on_any_mount(tmp_path):

@@ -1617,6 +1617,29 @@ class FilesAreNeverDamaged(Tmp):
                     text = f.read()
                 self.assertTrue(text.startswith("root's log\n"), text)
                 self.assertNotIn("{", text)
+        # nobody's hard link to root's log in /tmp (possible where fs.protected_hardlinks=0; made by
+        # root here): replaced by its name, not written into the log behind stdout.
+        hard = os.path.join(sticky, "hard.json")
+        os.link(log, hard)
+        with open(log, "a") as f:
+            r = subprocess.run([RESMON, "-q", "-o", hard, "--", "true"], stdout=f, stderr=subprocess.PIPE,
+                               timeout=SAFETY_NET_SEC)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(log) as f:
+            self.assertNotIn("{", f.read())
+        with open(hard) as f:
+            self.assertEqual(json.load(f)["exit_status"], 0)
+        # Standard output a socket (the journal's): /dev/stdout is that stream (it cannot be opened again).
+        ours, theirs = socket.socketpair()
+        with ours, theirs:
+            r = subprocess.run([RESMON, "-q", "-o", "/dev/stdout", "--", "true"], stdout=ours,
+                               stderr=subprocess.PIPE, timeout=SAFETY_NET_SEC)
+            ours.close()
+            self.assertEqual(r.returncode, 0, r.stderr)
+            got = b""
+            while chunk := theirs.recv(65536):
+                got += chunk
+            self.assertEqual(json.loads(got)["exit_status"], 0)
         # A closed standard error named as an output: refused as a closed stdout is, not written into
         # the /dev/null that holds its place.
         r = subprocess.run([RESMON, "-q", "-o", "/dev/stderr", "--", "true"], stderr=subprocess.DEVNULL,

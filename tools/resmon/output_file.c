@@ -419,6 +419,14 @@ static int names_stream(const char *path, int fd)
     return 0;
 }
 
+/* Whether dir_fd is a sticky directory others may write (/tmp), where
+ * another user can put names of their own. */
+static int in_shared_directory(int dir_fd)
+{
+    struct stat dir;
+    return fstat(dir_fd, &dir) == 0 && (dir.st_mode & S_ISVTX) && (dir.st_mode & S_IWOTH);
+}
+
 /* The fields every open starts from, the caller's silent and who kept. */
 static void output_file_init(output_file *f, const char *path, const char *what)
 {
@@ -492,7 +500,17 @@ int output_file_open(output_file *f, const char *path, const char *what)
      * file, not a refused read-only standard output). */
     int behind = -1; /* the stream the file is behind: fd 1, fd 2 or none */
     struct stat out;
-    for (int fd = STDOUT_FILENO; place.exists && S_ISREG(place.st.st_mode) && fd <= STDERR_FILENO; fd++) {
+    /* Only where the name is the user's: another user's hard link to root's
+     * log, in a sticky directory they can write (fs.protected_hardlinks=0),
+     * would send the output into the log; replaced by name instead, the log
+     * keeps its own (stop 55's second attack).  A socket behind
+     * /dev/stdout (the journal's) is that stream too: it cannot be opened
+     * again.  A pipe or terminal is opened again, its own open file whose
+     * writes wait through reader_wait and give up. */
+    int may_be_stream = place.exists && ((place.proc_link && S_ISSOCK(place.st.st_mode)) ||
+                                         (S_ISREG(place.st.st_mode) &&
+                                          (place.st.st_nlink <= 1 || !in_shared_directory(place.dir_fd))));
+    for (int fd = STDOUT_FILENO; may_be_stream && fd <= STDERR_FILENO; fd++) {
         if (fstat(fd, &out) != 0 || out.st_dev != place.st.st_dev || out.st_ino != place.st.st_ino)
             continue;
         int mode = fcntl(fd, F_GETFL);
