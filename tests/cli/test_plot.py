@@ -15,7 +15,7 @@ import unittest
 import xml.etree.ElementTree as ET
 
 # tests/cli/helpers.py: the signal dispositions, the environment and resmon().
-from helpers import SAFETY_NET_SEC, TIME_FACTOR, WORKLOAD, resmon
+from helpers import SAFETY_NET_SEC, TIME_FACTOR, WORKLOAD, resmon, sticky_with_links
 SVG = "{http://www.w3.org/2000/svg}"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -554,6 +554,23 @@ class PlotCommand(Tmp):
                 self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
                 self.assertIn(f"'{self.path(name)}': {kind}, not a regular file", r.stderr)
                 self.assertFalse(os.path.exists(self.path("o.svg")))
+
+    def test_another_users_link_to_a_run_in_a_sticky_directory_is_not_read(self):
+        # Stop 55's second attack: inputs were opened by name, so nobody's
+        # link in /tmp to a root-only run had root's plot draw its phases
+        # into a chart nobody could read.  Inputs keep the kernel's
+        # protected_symlinks rule, as outputs do; compare reads the same way.
+        if os.geteuid() != 0:
+            self.skipTest("needs root, to give the link to a second user (nobody)")
+        secret = samples(self.path("secret.csv"), [(1, 0, 0, 5), (1.1, 0.1, 40, 8)])
+        os.chmod(secret, 0o600)
+        sticky = sticky_with_links(self.path("sticky"), {"run.csv": secret})
+        r = resmon("plot", os.path.join(sticky, "run.csv"), "-o", self.path("o.svg"), timeout=SAFETY_NET_SEC)
+        self.assertEqual(r.returncode, 125, r.stderr)
+        self.assertIn("another user's symbolic link in a sticky directory", r.stderr)
+        self.assertFalse(os.path.exists(self.path("o.svg")))
+        os.lchown(os.path.join(sticky, "run.csv"), 0, 0)  # root's own link: read
+        self.run_ok("plot", os.path.join(sticky, "run.csv"), "-o", self.path("o.svg"))
 
     def test_usage_errors(self):
         good = samples(self.path("good.csv"), [(1, 0, 0, 5)])

@@ -8,9 +8,13 @@
  * FIFO, not a regular file".
  */
 #include "input_file.h"
+#include "path_checked.h"
 #include "regular_file.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,14 +26,51 @@ static void say_why(int err, mode_t mode, char *why, size_t cap)
         snprintf(why, cap, "a directory, not a regular file");
     else if (err == -ENOENT)
         snprintf(why, cap, "no such file or directory");
+    else if (err == -EAGAIN)
+        snprintf(why, cap, "it changed while it was being opened");
     else
         snprintf(why, cap, "cannot be read (%s)", strerror(-err));
 }
 
+/* Opens the entry the checked walk reached, never a link put there since
+ * (but a /proc link, which only the kernel follows): a regular file, or
+ * -errno as rm__open_regular_at says it. */
+static int open_entry(const path_place *place, mode_t *mode)
+{
+    int fd = openat(place->dir_fd, place->name, RM__READ_FLAGS | (place->proc_link ? 0 : O_NOFOLLOW));
+    if (fd < 0)
+        return errno == ELOOP ? -EAGAIN : -errno;
+    struct stat st;
+    if (fstat(fd, &st) < 0) {
+        int err = errno;
+        close(fd);
+        return -err;
+    }
+    *mode = st.st_mode;
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return S_ISDIR(st.st_mode) ? -EISDIR : -ESPIPE;
+    }
+    return fd;
+}
+
 FILE *input_file_open(const char *path, char *why, size_t cap)
 {
+    /* By the walk the outputs take (path_checked.c), the kernel's
+     * protected_symlinks rule kept whatever the sysctl says: read through
+     * another user's link in /tmp, root's plot or compare put a root-only
+     * file's figures into an output that user could read (stop 55's second
+     * attack). */
+    path_place place;
+    int rc = path_place_checked(path, &place);
+    if (rc == -EACCES && place.refused_link) {
+        snprintf(why, cap, "another user's symbolic link in a sticky directory others can write "
+                           "(as fs.protected_symlinks refuses)");
+        return NULL;
+    }
     mode_t mode = 0;
-    int fd = rm__open_regular_at(AT_FDCWD, path, &mode);
+    int fd = rc < 0 ? rc : !place.exists ? -ENOENT : open_entry(&place, &mode);
+    path_place_release(&place);
     if (fd < 0) {
         say_why(fd, mode, why, cap);
         return NULL;
