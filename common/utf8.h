@@ -45,19 +45,30 @@ static inline size_t rm__utf8_sequence_length(const unsigned char *s, uint32_t *
     return length;
 }
 
-/* Whether cp is a control character (C0, DEL, C1), one of Unicode's
- * bidirectional formatting characters (U+061C, U+200E/F, U+202A-U+202E,
- * U+2066-U+2069), or one that shows nothing (zero-width spaces and joiners
- * U+200B-U+200D, word joiners U+2060-U+2064 and the deprecated U+206A-F,
- * U+FEFF, the line and paragraph separators U+2028/9, tags U+E0000-E007F).
- * On a terminal the first reorder the text around them, so a name with
- * U+202E reads backwards; the others make "bu\u200bild" look like "build"
- * (stop 54's and 55's attacks).  Refused in names, escaped in messages. */
+/* Whether cp is a control character (C0, DEL, C1), the line and paragraph
+ * separators U+2028/9, the interlinear annotation marks U+FFF9-B, or one of
+ * Unicode's Default_Ignorable_Code_Points (DerivedCoreProperties.txt): the
+ * bidirectional controls (U+061C, U+200E/F, U+202A-E, U+2066-9), which
+ * reorder the text around them on a terminal, so a name with U+202E reads
+ * backwards, and the characters that show nothing (U+00AD, U+200B-D,
+ * U+2060-4, U+FEFF, variation selectors, tags...), which make "bu\u200bild"
+ * look like "build" (stop 54's and 55's attacks).  Refused in names,
+ * escaped in messages. */
 static inline int rm__utf8_is_control(uint32_t cp)
 {
-    return cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || cp == 0x061C || (cp >= 0x200B && cp <= 0x200F) ||
-           (cp >= 0x2028 && cp <= 0x202E) || (cp >= 0x2060 && cp <= 0x206F) || cp == 0xFEFF ||
-           (cp >= 0xE0000 && cp <= 0xE007F);
+    static const uint32_t hidden[][2] = {
+        {0x00AD, 0x00AD},   {0x034F, 0x034F},   {0x061C, 0x061C},   {0x115F, 0x1160},
+        {0x17B4, 0x17B5},   {0x180B, 0x180F},   {0x200B, 0x200F},   {0x2028, 0x202E},
+        {0x2060, 0x206F},   {0x3164, 0x3164},   {0xFE00, 0xFE0F},   {0xFEFF, 0xFEFF},
+        {0xFFA0, 0xFFA0},   {0xFFF0, 0xFFFB},   {0x1BCA0, 0x1BCA3}, {0x1D173, 0x1D17A},
+        {0xE0000, 0xE0FFF},
+    };
+    if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F))
+        return 1;
+    for (size_t i = 0; i < sizeof hidden / sizeof hidden[0] && cp >= hidden[i][0]; i++)
+        if (cp <= hidden[i][1])
+            return 1;
+    return 0;
 }
 
 /* U+FFFD, the replacement character, which stands for each byte that

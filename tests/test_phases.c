@@ -49,7 +49,8 @@ static void names_are_checked(void **state)
     const char *bad[] = {NULL, "", "tab\there", "new\nline", "del\x7f", "\xc2\x85" /* C1 NEL */, "\xff",
                          "\xc0\xaf" /* overlong */, "\xed\xa0\x80" /* surrogate */, "cut\xe2\x82", long_name,
                          "evil\xe2\x80\xae" "exe.txt" /* U+202E: shown reversed */, "\xe2\x81\xa6isolate" /* U+2066 */,
-                         "bu\xe2\x80\x8b" "ild" /* U+200B: shows as "build" */};
+                         "bu\xe2\x80\x8b" "ild" /* U+200B: shows as "build" */,
+                         "bu\xc2\xad" "ild" /* U+00AD */, "x\xf3\xa0\x81\x81" /* U+E0041, a tag */};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
         assert_int_equal(resmon_monitor_mark(m, bad[i]), -EINVAL);
     long_name[63] = '\0'; /* 63 bytes: the longest */

@@ -14,12 +14,20 @@ _NAME_MAX_BYTES = 63
 _said: set[str] = set()  # the kinds of refusal printed
 
 
+# common/utf8.h's list: Unicode's Default_Ignorable_Code_Points (bidirectional
+# controls, characters that show nothing), the line and paragraph separators
+# and the interlinear annotation marks.
+_HIDDEN = ((0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5),
+           (0x180B, 0x180F), (0x200B, 0x200F), (0x2028, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164),
+           (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFFB), (0x1BCA0, 0x1BCA3),
+           (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF))
+
+
 def _is_control(c: str) -> bool:
-    """common/utf8.h's rm__utf8_is_control: C0, DEL, C1, the bidirectional
-    controls and the characters that show nothing."""
+    """common/utf8.h's rm__utf8_is_control: C0, DEL, C1, and the characters
+    that reorder a line or show nothing (_HIDDEN)."""
     cp = ord(c)
-    return (cp < 0x20 or 0x7F <= cp <= 0x9F or cp == 0x061C or 0x200B <= cp <= 0x200F or 0x2028 <= cp <= 0x202E
-            or 0x2060 <= cp <= 0x206F or cp == 0xFEFF or 0xE0000 <= cp <= 0xE007F)
+    return cp < 0x20 or 0x7F <= cp <= 0x9F or any(low <= cp <= high for low, high in _HIDDEN)
 
 
 def check_name(name: object) -> bytes:

@@ -214,7 +214,7 @@ def test_bad_names_and_a_stopped_monitor() -> None:
         mon.mark("load")
     with mon:
         for bad in ["", "x" * 64, "tab\there", "\x85", "\ud800", 7, "evil\u202eexe.txt", "\u2066isolate", "bu\u200bild",
-                    "\ufeffbom"]:
+                    "\ufeffbom", "bu\u00adild", "x\U000e0041", "\u3164"]:
             with pytest.raises(ValueError):
                 mon.mark(bad)  # type: ignore[arg-type]
         assert mon.mark("é" * 31)  # 62 bytes
