@@ -95,6 +95,23 @@ static void path_up(char *done)
         done[1] = '\0'; /* "/.." is "/" */
 }
 
+/* The walk ends at name in the directory cur, which place holds from now
+ * (done: cur's resolved path); st is the entry's, NULL where it is not
+ * there (a new file's name). */
+static int place_entry(path_place *place, int cur, const char *done, const char *name, const struct stat *st,
+                       int proc_link)
+{
+    place->dir_fd = cur;
+    place->exists = st != NULL;
+    if (st)
+        place->st = *st;
+    place->proc_link = proc_link;
+    snprintf(place->name, sizeof place->name, "%s", name);
+    snprintf(place->path, sizeof place->path, "%s", done);
+    path_append(place->path, sizeof place->path, name);
+    return 0;
+}
+
 static int walk_fail(path_place *place, int cur, int fd, int err)
 {
     if (cur >= 0)
@@ -180,11 +197,7 @@ int path_place_checked(const char *path, path_place *place)
                 return walk_fail(place, cur, -1, EISDIR);
             if (expect) /* the /proc link's file is gone: its text named another */
                 return walk_fail(place, cur, -1, EAGAIN);
-            place->dir_fd = cur;
-            snprintf(place->name, sizeof place->name, "%s", name);
-            snprintf(place->path, sizeof place->path, "%s", done);
-            path_append(place->path, sizeof place->path, name);
-            return 0;
+            return place_entry(place, cur, done, name, NULL, 0);
         }
         struct stat st;
         if (fstat(fd, &st) != 0)
@@ -224,14 +237,7 @@ int path_place_checked(const char *path, path_place *place)
                     /* a pipe, a socket, a terminal, or the file standard
                      * output or error writes (deleted, or by a name of its
                      * own): written where it is, or through the stream */
-                    place->dir_fd = cur;
-                    place->exists = 1;
-                    place->proc_link = 1;
-                    place->st = object;
-                    snprintf(place->name, sizeof place->name, "%s", name);
-                    snprintf(place->path, sizeof place->path, "%s", done);
-                    path_append(place->path, sizeof place->path, name);
-                    return 0;
+                    return place_entry(place, cur, done, name, &object, 1);
                 }
                 /* A regular file: replaced in its own directory, which its
                  * text names; walked like any link, it must lead back to
@@ -256,13 +262,7 @@ int path_place_checked(const char *path, path_place *place)
             close(fd);
             if (expect && (st.st_dev != expected.st_dev || st.st_ino != expected.st_ino))
                 return walk_fail(place, cur, -1, EAGAIN);
-            place->dir_fd = cur;
-            place->exists = 1;
-            place->st = st;
-            snprintf(place->name, sizeof place->name, "%s", name);
-            snprintf(place->path, sizeof place->path, "%s", done);
-            path_append(place->path, sizeof place->path, name);
-            return 0;
+            return place_entry(place, cur, done, name, &st, 0);
         }
         if (!S_ISDIR(st.st_mode))
             return walk_fail(place, cur, fd, ENOTDIR);
