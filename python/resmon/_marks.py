@@ -45,7 +45,7 @@ def check_name(name: object) -> bytes:
         raise ValueError(f"a phase name is 1 to {_NAME_MAX_BYTES} bytes of UTF-8, got {len(data)}")
     if any(_is_control(c) for c in name):
         raise ValueError(f"a phase name has no control characters (bidirectional and invisible ones included), "
-                         f"got {name!r}")
+                         f"got {ascii(name)}")  # ascii(): what it refuses shown as escapes
     return data
 
 

@@ -324,24 +324,43 @@ def _check_renamed_keys(baseline: str, args: list[str], rows: frozenset[str]) ->
                                        "(pytest --resmon-json) and limit cpu_sec" if old and not new else ""))
 
 
+_COMPARE_INPUT_MAX = 32 << 20  # tools/resmon/compare.c COMPARE_INPUT_MAX
+
+
 def _baseline_rows(baseline: str) -> tuple[frozenset[str], frozenset[str]]:
     """BASELINE's rows (NODEID::KEY with a numeric value in any report it
     holds: the engine judges a key over the reports that hold it, so a
     partial report of a `-k` session ungates nothing) and tests (in any
     report), or a usage error when a report is not a pytest report (a
     command's summary has no "tests": it would judge nothing)."""
-    if os.path.isdir(baseline):
-        paths = [os.path.join(baseline, name) for name in sorted(os.listdir(baseline))
-                 if not name.startswith(".") and name.endswith(".json")]
-    else:
-        paths = [baseline]
+    # Read as the engine reads (_output.open_input): the link rule kept, a
+    # FIFO put among the reports refused (it hung pytest for ever), the
+    # engine's 32 MiB bound.
+    try:
+        if os.path.isdir(baseline):
+            fd = _output.open_input(baseline, directory=True)
+            try:
+                names = os.listdir(fd)
+            finally:
+                os.close(fd)
+            paths = [os.path.join(baseline, name) for name in sorted(names)
+                     if not name.startswith(".") and name.endswith(".json")]
+        else:
+            paths = [baseline]
+    except OSError as error:
+        raise pytest.UsageError(f"resmon: --resmon-compare {baseline!r}: {error.strerror}") from None
     rows: set[str] = set()
     tests_in_any: set[str] = set()
     for path in paths:
         try:
-            with open(path, "rb") as f:
-                root = json.load(f)
-        except (OSError, ValueError) as error:  # the engine read it a moment ago
+            with os.fdopen(_output.open_input(path), "rb") as f:
+                data = f.read(_COMPARE_INPUT_MAX + 1)
+            if len(data) > _COMPARE_INPUT_MAX:
+                raise ValueError(f"larger than the {_COMPARE_INPUT_MAX >> 20} MiB compare reads")
+            root = json.loads(data)
+        except OSError as error:
+            raise pytest.UsageError(f"resmon: --resmon-compare {path!r}: {error.strerror}") from None
+        except ValueError as error:  # the engine read it a moment ago
             raise pytest.UsageError(f"resmon: --resmon-compare {path!r}: {error}") from None
         except RecursionError:  # valid JSON nested deeper than Python's parser goes
             raise pytest.UsageError(f"resmon: --resmon-compare {path!r}: nested too deeply to read (a "

@@ -827,3 +827,20 @@ def test_procfs_is_told_by_its_type_on_any_mount(tmp_path):
             os.close(fd)
     finally:
         subprocess.run(["umount", os.fspath(second)])
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root, to give the files to a second user (nobody)")
+def test_another_users_fifo_or_file_in_a_sticky_directory_is_refused(tmp_path):
+    # Stop 55's third attack: nobody's FIFO at the report's name in /tmp got
+    # the report; nobody's 0666 file there had its owner and mode kept on it.
+    sticky = _sticky_with_links(os.fspath(tmp_path / "sticky"), {})
+    fifo, plain = os.path.join(sticky, "f.json"), os.path.join(sticky, "r.json")
+    os.mkfifo(fifo)
+    os.chown(fifo, NOBODY, NOBODY)
+    with open(plain, "w"):
+        pass
+    os.chown(plain, NOBODY, NOBODY)
+    for path, rule in ((fifo, "protected_fifos"), (plain, "protected_regular")):
+        with pytest.raises(PermissionError, match=f"as fs.{rule} refuses"):
+            _output.hold(path)
+    assert os.stat(plain).st_size == 0

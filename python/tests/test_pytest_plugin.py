@@ -1234,3 +1234,18 @@ def test_a_report_that_cannot_be_written_says_so_on_a_line_of_its_own(tmp_path, 
     assert result.returncode == 4, result.stdout  # stdout and stderr, as a terminal shows them
     assert "\nresmon: cannot write --resmon-json '/dev/full': No space left on device\n" in result.stdout, \
         result.stdout
+
+
+def test_a_fifo_put_among_the_baseline_reports_during_the_session_is_refused_not_waited_on(tmp_path):
+    # Stop 55's third attack: BASELINE was read again at the session's end
+    # with a plain open(), so a FIFO another user put among its reports
+    # while the tests ran hung pytest for ever.  It is refused, by name.
+    result = run_pytest(tmp_path, "def test_x():\n    pass\n", "--resmon-json=base.json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    os.rename(tmp_path / "base.json", runs / "a.json")
+    source = f"import os\n\ndef test_x():\n    os.mkfifo({os.fspath(runs / 'zz.json')!r})\n"
+    result = run_pytest(tmp_path, source, f"--resmon-compare={runs}")
+    assert result.returncode != 0, result.stdout + result.stderr
+    assert "a FIFO, not a regular file" in result.stdout + result.stderr, result.stdout + result.stderr

@@ -1646,6 +1646,31 @@ class FilesAreNeverDamaged(Tmp):
                            stdout=subprocess.PIPE, timeout=SAFETY_NET_SEC, preexec_fn=lambda: os.close(2))
         self.assertEqual(r.returncode, 125)
 
+    def test_another_users_fifo_or_file_in_a_sticky_directory_is_refused(self):
+        # Stop 55's third attack: nobody's FIFO at the name in /tmp (with
+        # its reader) got root's summary, command line included; nobody's
+        # 0666 file there had its owner and mode kept on root's output.  The
+        # kernel's protected_fifos / protected_regular rules, kept whatever
+        # the sysctls say.
+        if os.geteuid() != 0:
+            self.skipTest("needs root, to give the files to a second user (nobody)")
+        sticky = sticky_with_links(self.path("sticky"), {})
+        fifo, plain = os.path.join(sticky, "f.json"), os.path.join(sticky, "r.json")
+        os.mkfifo(fifo)
+        os.chown(fifo, NOBODY, NOBODY)
+        with open(plain, "w"):
+            pass
+        os.chown(plain, NOBODY, NOBODY)
+        os.chmod(plain, 0o666)
+        for path, rule in ((fifo, "protected_fifos"), (plain, "protected_regular")):
+            for option in ("-o", "--textfile") if path == plain else ("-o",):  # a FIFO is no --textfile anyway
+                with self.subTest(path=path, option=option):
+                    r = resmon("-q", option, path, "--", "true")
+                    self.assertEqual(r.returncode, 125, r.stderr)
+                    self.assertIn(f"in a sticky directory others can write (as fs.{rule} refuses)", r.stderr)
+        self.assertEqual(os.stat(plain).st_size, 0)
+        self.assertEqual(os.stat(plain).st_uid, NOBODY)
+
     def test_a_symbolic_link_loop_is_refused_for_every_output_and_kept(self):
         # Review of issue 34: a link loop at an output path was replaced by a
         # regular file (exit 0), for -o, -s, --plot, --trace and

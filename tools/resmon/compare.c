@@ -21,6 +21,7 @@
 #include "compare.h"
 #include "cli.h"
 #include "input_file.h"
+#include "path_checked.h"
 #include "jansson_loader.h"
 #include "json_number.h"
 #include "option_once.h"
@@ -32,6 +33,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <langinfo.h>
 #include <limits.h>
@@ -677,14 +679,27 @@ static int compare_names(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The *.json files of directory, sorted, as paths; NULL-terminated. */
+/* The *.json files of directory, sorted, as paths; NULL-terminated.  The
+ * directory is the one the checked walk reached (path_checked.c): listed
+ * through another user's link in /tmp, root's compare named the files of
+ * a directory only root can read (stop 55's third attack). */
 static char **directory_files(const char *directory, size_t *count, int *error)
 {
-    DIR *dir = opendir(directory);
     *count = 0;
     *error = 0;
+    path_place place;
+    int rc = path_place_checked(directory, &place);
+    int fd = rc < 0 ? rc : openat(place.dir_fd, place.name, O_RDONLY | O_DIRECTORY | O_CLOEXEC |
+                                  (place.proc_link ? 0 : O_NOFOLLOW));
+    if (fd < 0 && rc == 0)
+        fd = -errno;
+    if (rc == 0)
+        path_place_release(&place);
+    DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
     if (!dir) {
-        *error = errno;
+        *error = fd >= 0 ? errno : -fd;
+        if (fd >= 0)
+            close(fd);
         return NULL;
     }
     char **paths = NULL;
@@ -731,8 +746,11 @@ static int side_read(side *s, const char *path)
     if (!s->index)
         return compare_error(path, ": out of memory");
     struct stat st;
-    if (strcmp(path, "-") != 0 && stat(path, &st) < 0)
-        return compare_error(path, errno == ENOENT ? ": no such file or directory" : ": cannot be read");
+    if (strcmp(path, "-") != 0 && stat(path, &st) < 0) {
+        char why[128];
+        snprintf(why, sizeof why, ": %s", errno == ENOENT ? "no such file or directory" : strerror(errno));
+        return compare_error(path, why);
+    }
     if (strcmp(path, "-") == 0 || !S_ISDIR(st.st_mode)) {
         if (side_set_runs(s, 1) < 0 || !(s->run_names[0] = strdup(path)))
             return compare_error(path, ": out of memory");
@@ -743,7 +761,11 @@ static int side_read(side *s, const char *path)
     char **paths = directory_files(path, &count, &error);
     if (error) {
         free_paths(paths, count);
-        return compare_error(path, error == ENOMEM ? ": out of memory" : ": the directory cannot be read");
+        char why[200];
+        snprintf(why, sizeof why, ": the directory cannot be read (%s)",
+                 error == EACCES ? "another user's symbolic link in a sticky directory others can write, as "
+                                   "fs.protected_symlinks refuses, or no permission" : strerror(error));
+        return compare_error(path, error == ENOMEM ? ": out of memory" : why);
     }
     if (count == 0) {
         free_paths(paths, count);

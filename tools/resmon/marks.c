@@ -668,7 +668,8 @@ int mark_main(int argc, char **argv)
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
     int channel = path && *path && strlen(path) < sizeof addr.sun_path;
     if (!mark_name_valid(name)) {
-        fputs("resmon mark: dropped: NAME must be 1 to 63 bytes of UTF-8 without control characters (bidirectional ones included): '", stderr);
+        fputs("resmon mark: dropped: NAME must be 1 to 63 bytes of UTF-8 without control, bidirectional or "
+              "invisible characters (U+202E, U+200B, U+FE0F...): '", stderr);
         print_printable(stderr, name);
         fputs("'\n", stderr);
     }

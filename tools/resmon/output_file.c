@@ -523,6 +523,26 @@ int output_file_open(output_file *f, const char *path, const char *what)
         path_place_release(&place);
         return open_standard(f, behind);
     }
+    if (place.exists && place.proc_link && S_ISREG(place.st.st_mode)) {
+        /* a deleted file behind /proc/PID/fd/N: no directory to replace it in */
+        path_place_release(&place);
+        return fail(f, ENOENT, "the file it names was deleted; nothing was written");
+    }
+    /* The kernel's fs.protected_regular and protected_fifos rules, kept
+     * whatever the sysctls say, as the link rule is: a file or FIFO another
+     * user put at the name in a sticky directory others can write is
+     * refused -- written, the FIFO handed root's summary to its reader; a
+     * file's owner and mode were kept on the replacement, and the other
+     * user read it, command line included (stop 55's third attack). */
+    struct stat dir;
+    if (place.exists && !place.proc_link && (S_ISREG(place.st.st_mode) || S_ISFIFO(place.st.st_mode)) &&
+        place.st.st_uid != geteuid() && fstat(place.dir_fd, &dir) == 0 && (dir.st_mode & S_ISVTX) &&
+        (dir.st_mode & S_IWOTH) && place.st.st_uid != dir.st_uid) {
+        path_place_release(&place);
+        return fail(f, EACCES, S_ISFIFO(place.st.st_mode) ?
+                    "another user's FIFO in a sticky directory others can write (as fs.protected_fifos refuses)" :
+                    "another user's file in a sticky directory others can write (as fs.protected_regular refuses)");
+    }
     int fd;
     if (place.exists && S_ISDIR(place.st.st_mode)) {
         path_place_release(&place);

@@ -233,10 +233,12 @@ int path_place_checked(const char *path, path_place *place)
                         path_append(done, sizeof done, name);
                     continue;
                 }
-                if (target[0] != '/' || !S_ISREG(object.st_mode) || behind_standard_stream(&object)) {
-                    /* a pipe, a socket, a terminal, or the file standard
-                     * output or error writes (deleted, or by a name of its
-                     * own): written where it is, or through the stream */
+                if (target[0] != '/' || !S_ISREG(object.st_mode) || object.st_nlink == 0 ||
+                    behind_standard_stream(&object)) {
+                    /* a pipe, a socket, a terminal, a deleted file (read
+                     * through the link: "exec 7<f; rm f"), or the file
+                     * standard output or error writes: written where it
+                     * is, or through the stream */
                     return place_entry(place, cur, done, name, &object, 1);
                 }
                 /* A regular file: replaced in its own directory, which its
