@@ -130,9 +130,9 @@ def hold(path: PathArg) -> Place:
 
 
 def _in_shared_directory(dir_fd: int) -> bool:
-    """Whether dir_fd is a sticky directory others may write (/tmp)."""
+    """Whether dir_fd is a sticky directory others (or a group) may write (/tmp)."""
     mode = os.fstat(dir_fd).st_mode
-    return bool(mode & stat.S_ISVTX and mode & stat.S_IWOTH)
+    return bool(mode & stat.S_ISVTX and mode & (stat.S_IWOTH | stat.S_IWGRP))  # a group's too: the rules' level 2
 
 
 def _standard_stream_of(st: os.stat_result) -> int:

@@ -844,3 +844,7 @@ def test_another_users_fifo_or_file_in_a_sticky_directory_is_refused(tmp_path):
         with pytest.raises(PermissionError, match=f"as fs.{rule} refuses"):
             _output.hold(path)
     assert os.stat(plain).st_size == 0
+    os.chmod(sticky, 0o1770)  # only a group may write it (the rules' level 2): the same
+    os.chown(sticky, 0, NOBODY)
+    with pytest.raises(PermissionError, match="as fs.protected_regular refuses"):
+        _output.hold(plain)

@@ -1670,6 +1670,12 @@ class FilesAreNeverDamaged(Tmp):
                     self.assertIn(f"in a sticky directory others can write (as fs.{rule} refuses)", r.stderr)
         self.assertEqual(os.stat(plain).st_size, 0)
         self.assertEqual(os.stat(plain).st_uid, NOBODY)
+        # A sticky directory only a group may write (the rules' level 2): the same (stop 55's fourth attack).
+        os.chmod(sticky, 0o1770)
+        os.chown(sticky, 0, NOBODY)
+        r = resmon("-q", "-o", plain, "--", "true")
+        self.assertEqual(r.returncode, 125, r.stderr)
+        self.assertIn("as fs.protected_regular refuses", r.stderr)
 
     def test_a_symbolic_link_loop_is_refused_for_every_output_and_kept(self):
         # Review of issue 34: a link loop at an output path was replaced by a

@@ -419,12 +419,12 @@ static int names_stream(const char *path, int fd)
     return 0;
 }
 
-/* Whether dir_fd is a sticky directory others may write (/tmp), where
- * another user can put names of their own. */
+/* Whether dir_fd is a sticky directory others (or a group) may write
+ * (/tmp), where another user can put names of their own. */
 static int in_shared_directory(int dir_fd)
 {
     struct stat dir;
-    return fstat(dir_fd, &dir) == 0 && (dir.st_mode & S_ISVTX) && (dir.st_mode & S_IWOTH);
+    return fstat(dir_fd, &dir) == 0 && (dir.st_mode & S_ISVTX) && (dir.st_mode & (S_IWOTH | S_IWGRP));
 }
 
 /* The fields every open starts from, the caller's silent and who kept. */
@@ -534,10 +534,10 @@ int output_file_open(output_file *f, const char *path, const char *what)
      * refused -- written, the FIFO handed root's summary to its reader; a
      * file's owner and mode were kept on the replacement, and the other
      * user read it, command line included (stop 55's third attack). */
-    struct stat dir;
+    struct stat dir; /* the rules' level 2: a sticky directory a group may write too */
     if (place.exists && !place.proc_link && (S_ISREG(place.st.st_mode) || S_ISFIFO(place.st.st_mode)) &&
-        place.st.st_uid != geteuid() && fstat(place.dir_fd, &dir) == 0 && (dir.st_mode & S_ISVTX) &&
-        (dir.st_mode & S_IWOTH) && place.st.st_uid != dir.st_uid) {
+        place.st.st_uid != geteuid() && in_shared_directory(place.dir_fd) && fstat(place.dir_fd, &dir) == 0 &&
+        place.st.st_uid != dir.st_uid) {
         path_place_release(&place);
         return fail(f, EACCES, S_ISFIFO(place.st.st_mode) ?
                     "another user's FIFO in a sticky directory others can write (as fs.protected_fifos refuses)" :
