@@ -88,7 +88,7 @@ def hold(path: PathArg) -> Place:
     # its own file whose writes give up when the reader stops reading.
     may_be_stream = st is not None and (
         (place.proc_link and stat.S_ISSOCK(st.st_mode)) or
-        (stat.S_ISREG(st.st_mode) and (st.st_nlink <= 1 or not _in_shared_directory(place.dir_fd))))
+        (stat.S_ISREG(st.st_mode) and (st.st_nlink <= 1 or _shared_directory_owner(place.dir_fd) is None)))
     stream = _standard_stream_of(st) if may_be_stream else -1
     if stream >= 0:
         # Standard output or error, by any name (/dev/stdout, /dev/stderr,
@@ -105,8 +105,8 @@ def hold(path: PathArg) -> Place:
         if st is not None and place.proc_link and stat.S_ISREG(st.st_mode):  # a deleted file behind /proc/PID/fd/N
             raise FileNotFoundError(errno.ENOENT, "the file it names was deleted; nothing was written", path)
         if (st is not None and not place.proc_link and (stat.S_ISREG(st.st_mode) or stat.S_ISFIFO(st.st_mode))
-                and st.st_uid != os.geteuid() and _in_shared_directory(place.dir_fd)
-                and st.st_uid != os.fstat(place.dir_fd).st_uid):
+                and st.st_uid != os.geteuid()
+                and _shared_directory_owner(place.dir_fd) not in (None, st.st_uid)):
             # The kernel's fs.protected_regular and protected_fifos rules,
             # kept whatever the sysctls say (the command's too): another
             # user's FIFO at the name got the report; their file's owner
@@ -129,10 +129,11 @@ def hold(path: PathArg) -> Place:
     return place
 
 
-def _in_shared_directory(dir_fd: int) -> bool:
-    """Whether dir_fd is a sticky directory others (or a group) may write (/tmp)."""
-    mode = os.fstat(dir_fd).st_mode
-    return bool(mode & stat.S_ISVTX and mode & (stat.S_IWOTH | stat.S_IWGRP))  # a group's too: the rules' level 2
+def _shared_directory_owner(dir_fd: int) -> int | None:
+    """The owner of dir_fd when it is a sticky directory others (or a group:
+    the rules' level 2) may write, such as /tmp; else None."""
+    st = os.fstat(dir_fd)
+    return st.st_uid if st.st_mode & stat.S_ISVTX and st.st_mode & (stat.S_IWOTH | stat.S_IWGRP) else None
 
 
 def _standard_stream_of(st: os.stat_result) -> int:

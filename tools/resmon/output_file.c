@@ -420,11 +420,15 @@ static int names_stream(const char *path, int fd)
 }
 
 /* Whether dir_fd is a sticky directory others (or a group) may write
- * (/tmp), where another user can put names of their own. */
-static int in_shared_directory(int dir_fd)
+ * (/tmp), where another user can put names of their own; its owner in
+ * *owner when it is. */
+static int in_shared_directory(int dir_fd, uid_t *owner)
 {
     struct stat dir;
-    return fstat(dir_fd, &dir) == 0 && (dir.st_mode & S_ISVTX) && (dir.st_mode & (S_IWOTH | S_IWGRP));
+    if (fstat(dir_fd, &dir) != 0 || !(dir.st_mode & S_ISVTX) || !(dir.st_mode & (S_IWOTH | S_IWGRP)))
+        return 0;
+    *owner = dir.st_uid;
+    return 1;
 }
 
 /* The fields every open starts from, the caller's silent and who kept. */
@@ -507,9 +511,10 @@ int output_file_open(output_file *f, const char *path, const char *what)
      * /dev/stdout (the journal's) is that stream too: it cannot be opened
      * again.  A pipe or terminal is opened again, its own open file whose
      * writes wait through reader_wait and give up. */
+    uid_t dir_owner; /* in_shared_directory's, when it is one */
     int may_be_stream = place.exists && ((place.proc_link && S_ISSOCK(place.st.st_mode)) ||
                                          (S_ISREG(place.st.st_mode) &&
-                                          (place.st.st_nlink <= 1 || !in_shared_directory(place.dir_fd))));
+                                          (place.st.st_nlink <= 1 || !in_shared_directory(place.dir_fd, &dir_owner))));
     for (int fd = STDOUT_FILENO; may_be_stream && fd <= STDERR_FILENO; fd++) {
         if (fstat(fd, &out) != 0 || out.st_dev != place.st.st_dev || out.st_ino != place.st.st_ino)
             continue;
@@ -534,10 +539,10 @@ int output_file_open(output_file *f, const char *path, const char *what)
      * refused -- written, the FIFO handed root's summary to its reader; a
      * file's owner and mode were kept on the replacement, and the other
      * user read it, command line included (stop 55's third attack). */
-    struct stat dir; /* the rules' level 2: a sticky directory a group may write too */
+    /* (the rules' level 2: a sticky directory a group may write too) */
     if (place.exists && !place.proc_link && (S_ISREG(place.st.st_mode) || S_ISFIFO(place.st.st_mode)) &&
-        place.st.st_uid != geteuid() && in_shared_directory(place.dir_fd) && fstat(place.dir_fd, &dir) == 0 &&
-        place.st.st_uid != dir.st_uid) {
+        place.st.st_uid != geteuid() && in_shared_directory(place.dir_fd, &dir_owner) &&
+        place.st.st_uid != dir_owner) {
         path_place_release(&place);
         return fail(f, EACCES, S_ISFIFO(place.st.st_mode) ?
                     "another user's FIFO in a sticky directory others can write (as fs.protected_fifos refuses)" :
