@@ -900,7 +900,19 @@ class BadUsage(Tmp):
                               ("string.json", {"exit_status": "1"}), ("list.json", {"exit_status": [0]}),
                               ("yes.json", {"exit_status": 0, "interrupted": "yes"}),
                               ("one.json", {"exit_status": 0, "interrupted": 1}),
-                              ("repeat-stopped.json", stopped_repeat), ("repeat-cut.json", cut_repeat)):
+                              ("repeat-stopped.json", stopped_repeat), ("repeat-cut.json", cut_repeat),
+                              # Stop 56's attack: a script whose child the OOM
+                              # killer took exits 0, cheaper and faster; "2
+                              # limits hold" over five such runs, and the
+                              # kills 0 -> 1 "unchanged" under their floor.
+                              ("oom-descendant.json", {"exit_status": 0, "oom_killed": "descendant",
+                                                       "cgroup_oom_kills": 1, **command}),
+                              ("oom-kills.json", {"exit_status": 0, "cgroup_oom_kills": 2, **command}),
+                              ("oom-named.json", {"exit_status": 0, "oom_killed": "command_or_descendant",
+                                                  **command}),
+                              ("repeat-oom.json", dict(stopped_repeat, interrupted=False, repeat=1, runs=[
+                                  summary(exit_status=0, cpu_sec=0.01, oom_killed="descendant",
+                                          cgroup_oom_kills=1, **command)]))):
             failed = self.write(name, figures if "resmon_repeat" in figures else summary(cpu_sec=0.01, **figures))
             if name == "no-interrupted.json":
                 with open(failed) as f:
@@ -927,6 +939,11 @@ class BadUsage(Tmp):
         # A --pid or --cgroup run has no command and no status to know: null passes.
         attached = self.write("attached.json", summary(exit_status=None, pid=123, cpu_sec=1.0))
         r = resmon("compare", ok, attached)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        # ... nor a run of its own: a --cgroup run's kills are the cgroup's, of its lifetime.
+        watched = self.write("watched.json", summary(exit_status=None, cgroup_path="/sys/fs/cgroup/x",
+                                                     cgroup_oom_kills=3, cpu_sec=1.0))
+        r = resmon("compare", watched, watched)
         self.assertEqual(r.returncode, 0, r.stderr)
 
     def test_a_pytest_session_that_did_not_succeed_never_passes_a_gate(self):

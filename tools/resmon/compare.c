@@ -88,8 +88,9 @@ static const char compare_usage_text[] =
     "  -h, --help                    this help (the manual: man resmon)\n"
     "\n"
     "Exit status: 0 when every limit holds, 1 when one is exceeded (each named on stderr)\n"
-    "or, limits or not, when a run of NEW failed (exit_status not 0, or interrupted) or\n"
-    "BASE's exit status differs from NEW's; 125 for bad usage, an unreadable input or one\n"
+    "or, limits or not, when a run of NEW failed (exit_status not 0, interrupted, or a\n"
+    "process OOM-killed) or BASE's exit status differs from NEW's; 125 for bad usage, an\n"
+    "unreadable input or one\n"
     "that is not a summary, a KEY that is not a numeric key on both sides, or summaries\n"
     "of different commands.\n";
 
@@ -427,6 +428,19 @@ static const char *run_watched(json_t *summary)
     return NULL;
 }
 
+/* Whether the OOM killer struck a command's run: its summary names a
+ * victim (oom_killed) or its leaf counted a kill.  A script that goes on
+ * after its child was killed exits 0 -- and, its work cut short, looks
+ * cheaper and faster: such a run is a failed one, whatever its status
+ * (a gate passed "2 limits hold" over five such runs). */
+static int oom_struck(json_t *summary)
+{
+    json_t *victim = jansson.object_get(summary, "oom_killed");
+    json_t *kills = jansson.object_get(summary, "cgroup_oom_kills");
+    return (victim && !json_is_null(victim) && !json_is_false(victim)) ||
+           (json_is_number(kills) && jansson.number_value(kills) > 0);
+}
+
 static int side_add_summary(side *s, json_t *summary, const char *path, size_t run)
 {
     int rc = side_add_members(s, summary, NULL, run);
@@ -457,6 +471,8 @@ static int side_add_summary(side *s, json_t *summary, const char *path, size_t r
         why = "has an exit_status that says nothing of how it ended:";
     else if (!json_is_number(status) && has_command)
         why = "is a command's run that does not say how it ended: exit_status";
+    else if (has_command && oom_struck(summary))
+        why = "had a process killed by the OOM killer (oom_killed, cgroup_oom_kills), exit_status";
     if (rc == 0 && !s->failed && why && asprintf(&s->failed, "%s %s %s", path, why, status_text) < 0) {
         s->failed = NULL;
         return -ENOMEM;
