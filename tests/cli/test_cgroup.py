@@ -389,6 +389,20 @@ class CommandCgroup(unittest.TestCase):
         self.assertIn("OOM kills", r.stderr)
         self.assertIn("memory limit", r.stderr)
 
+    def test_a_command_that_kills_itself_after_a_childs_oom_kill_is_not_named_the_victim(self):
+        # Stop 56's attack: the OOM killer took the child; the script then
+        # ended by a SIGKILL of its own.  The kernel counts kills and names no
+        # victim, so the summary must not say "command": it cannot tell.
+        r, summary = run_json("--memory-limit", "64M", "--", "sh", "-c", f"{WORKLOAD} mem 200 0; kill -9 $$")
+        self.assertEqual(r.returncode, 137, r.stderr)
+        self.assertGreaterEqual(summary["cgroup_oom_kills"], 1)
+        self.assertEqual(summary["oom_killed"], "command_or_descendant")
+        self.assertIn("the command too, or it ended by a SIGKILL of its own", r.stderr)
+        # ... and a child killed while the script exits 0: a descendant.
+        r, summary = run_json("--memory-limit", "64M", "--", "sh", "-c", f"{WORKLOAD} mem 200 0; exit 0")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(summary["oom_killed"], "descendant")
+
     def test_a_limit_below_what_exec_needs_kills_the_command_not_resmon(self):
         # 64 KiB: the command is killed at once (its exec alone needs more);
         # resmon, whose own memory never goes to the leaf, lives to report it.

@@ -454,6 +454,8 @@ static void keep(process_records *p, const process_record *r)
         p->totals.cpu_sec += cpu;
         if (r->signal)
             p->totals.signaled++;
+        if (r->signal == SIGKILL)
+            p->totals.killed++;
         else if (r->exit_code > 0)
             p->totals.exited_nonzero++;
     }

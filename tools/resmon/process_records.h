@@ -141,6 +141,7 @@ typedef struct process_totals {
     unsigned long unattributed; /* parent unknown and never placed, with records lost (overruns) */
     unsigned long exited_nonzero; /* processes that exited with a code other than 0 */
     unsigned long signaled;     /* processes a signal ended */
+    unsigned long killed;       /* ... of them SIGKILL (the OOM killer's signal, and kill -9's) */
     unsigned long long overruns;
     int source_error;           /* 0, or why taskstats did not listen (-EPERM ...) */
     int keep_all;               /* process_records_keep_all was asked */

@@ -15,6 +15,7 @@
 #include "json_number.h"
 #include "options.h"
 #include "phases_output.h"
+#include "process_records.h"
 #include "processes_output.h"
 #include "run_result.h"
 #include "text_output.h"
@@ -24,6 +25,28 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/* Whom the leaf's OOM kills took, as far as the run can tell: the kernel
+ * counts the kills but names no victim.  A command that did not die of
+ * SIGKILL was not one.  One that did was, when no other process of the run
+ * died of SIGKILL, or when the kills were as many as the SIGKILLed
+ * processes; otherwise its SIGKILL may have been its own (`kill -9 $$`, a
+ * supervisor's timeout after a child's OOM kill): "command_or_descendant",
+ * never a guess (stop 56's attack: "command" for a script that killed
+ * itself after its child was OOM-killed). */
+static const char *oom_victim(const run_result *r)
+{
+    if (r->term_signal != SIGKILL)
+        return "descendant";
+    if (!r->processes)
+        return "command_or_descendant";
+    process_totals t;
+    process_records_totals(r->processes, &t);
+    if (t.overruns || t.unattributed)
+        return "command_or_descendant"; /* records lost: a SIGKILLed descendant may be among them */
+    unsigned long others = t.killed > 0 ? t.killed - 1 : 0; /* the command's own record is one */
+    return others == 0 || r->summary.cgroup_oom_kills >= (double)t.killed ? "command" : "command_or_descendant";
+}
 
 static void put_number(FILE *out, const char *key, double value)
 {
@@ -111,8 +134,10 @@ static void print_cgroup_peak(FILE *out, const cli_options *o, const run_result 
             fprintf(out, "  %-16s %10.0f      process%s killed by the kernel's OOM killer%s\n", "OOM kills",
                     s->cgroup_oom_kills, s->cgroup_oom_kills == 1 ? "" : "es",
                     o->pid || o->watch_cgroup ? ""
-                    : r->term_signal == SIGKILL ? ", the command among them"
-                                                : ", in the command's tree");
+                    : strcmp(oom_victim(r), "command") == 0 ? ", the command among them"
+                    : strcmp(oom_victim(r), "descendant") == 0
+                        ? ", in the command's tree"
+                        : ", in the command's tree (the command too, or it ended by a SIGKILL of its own)");
         if (!isnan(s->cgroup_throttled_sec))
             fprintf(out, "  %-16s %10.3f s    CPU throttled (cgroup cpu.stat), %.0f period%s\n", "throttled",
                     s->cgroup_throttled_sec, s->cgroup_nr_throttled, s->cgroup_nr_throttled == 1 ? "" : "s");
@@ -210,7 +235,7 @@ int summary_write_json(FILE *out, const cli_options *o, const run_result *r)
     if (o->memory_limit_bytes) /* --memory-limit: the limit the run ran under (memory.max), MiB */
         put_number(out, "memory_limit_mb", (double)o->memory_limit_bytes / 1048576.0);
     if (r->summary.cgroup_oom_kills > 0 && !o->pid && !o->watch_cgroup) /* the command itself, or one of its tree */
-        fprintf(out, ", \"oom_killed\": \"%s\"", r->term_signal == SIGKILL ? "command" : "descendant");
+        fprintf(out, ", \"oom_killed\": \"%s\"", oom_victim(r));
     fprintf(out, ", \"interrupted\": %s", r->interrupted ? "true" : "false");
     if (!o->pid && !o->watch_cgroup) /* adopted descendants still running when resmon stopped */
         fprintf(out, ", \"orphans_left\": %d", r->orphans_left);
