@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
 import socket
 import stat
@@ -75,7 +76,9 @@ def mark(name: str) -> bool:
         # pytest's filterwarnings = error), which then failed (stop 53's
         # attack on issue 28).
         if path:
-            _count_dropped(os.environ.get(_DROPPED_ENV))
+            counter = _open_counter(os.environ.get(_DROPPED_ENV))
+            _count_dropped(counter)
+            _close_counter(counter)
         line = f"resmon.mark: {e}; the mark is dropped\n"
         kind = str(e).partition(", got")[0]
         if kind not in _said:  # each kind once, as a warning was: a loop's refusals are counted, not printed
@@ -88,6 +91,13 @@ def mark(name: str) -> bool:
         return False
     if not path:
         return False
+    # The counter is held, shared-locked, from before the send until the
+    # drop is counted: resmon's last read of the count waits for it (the
+    # command's marks.c, stop 56's attack: an orphan's drops counted after
+    # that read were in no summary).
+    counter = _open_counter(os.environ.get(_DROPPED_ENV))
+    if counter == _SEALED:
+        return False  # the run's count is taken: the mark comes after its end
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
             s.sendto(data, socket.MSG_DONTWAIT, path)
@@ -97,35 +107,63 @@ def mark(name: str) -> bool:
         # the program dropped privileges): counted.  A channel that is gone
         # has no count to add to.
         if e.errno not in (errno.ENOENT, errno.ECONNREFUSED, errno.ENOTDIR):
-            _count_dropped(os.environ.get(_DROPPED_ENV))
+            _count_dropped(counter)
         return False
+    finally:
+        _close_counter(counter)
 
 
-def _count_dropped(path: str | None) -> None:
-    """One byte appended to the drop counter resmon names in RESMON_MARK_DROPPED
-    (dropped-<secret> beside the socket, a name others cannot list), which resmon
-    made for every user to append to: through the directory, opened without
-    following a link, and only into a regular file of one link owned by the
-    directory's owner (never created here)."""
+_SEALED = -2  # _open_counter: resmon has taken the count for the summary
+
+
+def _open_counter(path: str | None) -> int | None:
+    """The drop counter resmon names in RESMON_MARK_DROPPED (dropped-<secret>
+    beside the socket, a name others cannot list), which resmon made for every
+    user to append to, opened and shared-locked: None when there is none to
+    count into, _SEALED when resmon holds it for its last read.  Through the
+    directory, opened without following a link, and only a regular file of one
+    link owned by the directory's owner (never created here)."""
     base = os.path.basename(path) if path else ""
     if not base.startswith("dropped-"):
-        return
+        return None
     try:
         dfd = os.open(os.path.dirname(path), os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
-        return
+        return None
     try:
         owner = os.fstat(dfd).st_uid
         fd = os.open(base, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dfd)
     except OSError:
-        return
+        return None
     finally:
         os.close(dfd)
     try:
         st = os.fstat(fd)
-        if stat.S_ISREG(st.st_mode) and st.st_nlink == 1 and st.st_uid == owner:
-            os.write(fd, b"x")
+    except OSError:
+        st = None
+    if st is None or not (stat.S_ISREG(st.st_mode) and st.st_nlink == 1 and st.st_uid == owner):
+        os.close(fd)
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return _SEALED
+    except OSError:
+        pass  # no locks here: counted unlocked
+    return fd
+
+
+def _count_dropped(counter: int | None) -> None:
+    """One byte appended to the counter _open_counter gave."""
+    if counter is None or counter < 0:
+        return
+    try:
+        os.write(counter, b"x")
     except OSError:
         pass
-    finally:
-        os.close(fd)
+
+
+def _close_counter(counter: int | None) -> None:
+    if counter is not None and counter >= 0:
+        os.close(counter)

@@ -293,6 +293,27 @@ def test_module_mark_sends_a_datagram(tmp_path, monkeypatch: pytest.MonkeyPatch,
             warnings.simplefilter("error")
             assert resmon.mark("z" * 64) is False
         assert os.path.getsize(counter) == before + 2
+        # Sealed -- resmon holds the counter exclusively for its last read
+        # (stop 56's attack: drops counted after it were in no summary) --
+        # the run is over: a mark is neither sent nor counted.
+        import fcntl
+        while True:
+            try:
+                s.recv(100, socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                break
+        with open(counter, "rb") as held:
+            fcntl.flock(held, fcntl.LOCK_EX)
+            size = os.path.getsize(counter)
+            assert resmon.mark("late") is False
+            assert resmon.mark("y" * 64) is False
+            assert os.path.getsize(counter) == size
+            with pytest.raises(BlockingIOError):
+                s.recv(100, socket.MSG_DONTWAIT)
+        assert resmon.mark("after") is True  # unlocked again: sent
+        assert s.recv(100) == b"after"
+        sent = [resmon.mark("x") for _ in range(5000)]  # full again, for the swap below
+        assert False in sent
         # Another user's file in its place (a swapped directory) gets nothing.
         os.unlink(counter)
         os.symlink(tmp_path / "victim", counter)

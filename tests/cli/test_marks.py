@@ -12,6 +12,7 @@ import fcntl
 import json
 import os
 import subprocess
+import sys
 import tempfile
 import termios
 import time
@@ -577,6 +578,51 @@ class Marks(unittest.TestCase):
                     s = json.load(f)
                 self.assertEqual([p["name"] for p in s["phases"]], ["", "mine"])
                 self.assertEqual(s["marks_dropped"], 1)
+
+    def test_a_drop_counted_while_resmon_ends_is_in_the_summary(self):
+        # Stop 56's attack: an orphan's marks dropped at the end were counted
+        # in the counter after resmon's last read of it (16 counted, 1 in the
+        # summary).  A sender holds the counter, shared-locked, from before it
+        # sends until it has counted (resmon mark, resmon.mark); resmon removes
+        # the socket and waits for the lock before its last read.  Here an
+        # orphan holds it as such a sender between its failed send and its
+        # count, and counts only once resmon has begun to seal.
+        holder = self.path("holder.py")
+        with open(holder, "w") as f:
+            f.write("import fcntl, os, sys\n"
+                    "ready, go = int(sys.argv[1]), int(sys.argv[2])\n"
+                    "fd = os.open(os.environ['RESMON_MARK_DROPPED'], os.O_WRONLY | os.O_APPEND)\n"
+                    "fcntl.flock(fd, fcntl.LOCK_SH)\n"
+                    "if os.fork() == 0:\n"
+                    "    os.write(ready, (os.environ['RESMON_MARK_SOCKET'] + '\\n').encode())\n"
+                    "    os.read(go, 1)\n"
+                    "    os.write(fd, b'x')\n"
+                    "    os._exit(0)\n")
+        ready_r, ready_w = os.pipe()
+        go_r, go_w = os.pipe()
+        out = self.path("s.json")
+        p = subprocess.Popen([RESMON, "-q", "-o", out, "--", sys.executable, holder, str(ready_w), str(go_r)],
+                             env=self.env, pass_fds=(ready_w, go_r), stderr=subprocess.PIPE, text=True)
+        os.close(ready_w)
+        os.close(go_r)
+        try:
+            with os.fdopen(ready_r) as f:
+                socket = f.readline().strip()
+            self.assertTrue(socket.endswith("/socket"), socket)
+            # The command has exited; resmon's seal removes the socket first,
+            # then waits for the sender, before it writes the summary.
+            deadline = time.monotonic() + SAFETY_NET_SEC
+            while os.path.exists(socket) and time.monotonic() < deadline and p.poll() is None:
+                time.sleep(0.005)
+            self.assertFalse(os.path.exists(out), "the summary was written before the count was final")
+        finally:
+            os.write(go_w, b"g")
+            os.close(go_w)
+        err = p.communicate(timeout=SAFETY_NET_SEC)[1]
+        self.assertEqual(p.returncode, 0, err)
+        with open(out) as f:
+            summary = json.load(f)
+        self.assertEqual(summary.get("marks_dropped"), 1, err)
 
     def test_the_directory_of_a_killed_resmon_is_swept_by_the_next(self):
         # kill -9 leaves the channel's directory; the next resmon in the same

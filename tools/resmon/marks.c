@@ -12,8 +12,19 @@
  * mark, and the sender appends one byte to the drop counter beside the
  * socket (0622: any user may count), which resmon counts.  The counter's
  * name, dropped-<16 random hex>, is a secret (the 0711 directory cannot be
- * listed by others) named to the command by RESMON_MARK_DROPPED: another
- * user who sees the directory's name cannot truncate or grow the count.  A name resmon
+ * listed by others) named to the command by RESMON_MARK_DROPPED; a
+ * command that dropped privileges hands it to the other user, who can then
+ * add to the count, or truncate it: resmon reads the count through its own
+ * descriptor and never lets it go down, so a truncation between two reads
+ * can hide at most the drops counted since the last read (an append-only
+ * attribute would forbid it, but would also make a killed resmon's
+ * directory one that `rm -rf` as root cannot remove).  A sender holds the counter open, shared-locked (flock), from
+ * before it sends until it has counted; at the end resmon removes the
+ * socket and takes the lock exclusively before it reads the count for the
+ * last time (marks_seal), so a mark is a phase, or in the count the
+ * summary gives, or -- sent after that -- finds the channel gone: never
+ * counted where no summary reads it (stop 56's attack: an orphan's drops
+ * added after the last read).  A name resmon
  * refuses is sent as an empty datagram.  A thread of resmon's receives the
  * marks and hands them to the monitor (resmon_monitor_mark); marks the
  * library refuses (a bad name, more than RESMON_MAX_PHASES phases, a
@@ -38,6 +49,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -53,6 +65,9 @@ struct marks_channel {
     char path[PATH_MAX];
     char dropped[32]; /* the drop counter's name in dir_fd: dropped-<16 random hex> */
     char dropped_path[PATH_MAX];
+    int dropped_fd;   /* the drop counter, held open: its size is the count */
+    unsigned long long dropped_seen; /* the largest size read: the count never goes down */
+    int sealed;       /* marks_seal: the count is final, senders are shut out */
     resmon_monitor *monitor;
     pthread_t thread;
     int thread_alive;
@@ -345,8 +360,9 @@ static int make_dir(marks_channel *c, const char *tmp)
 /* The channel: a socket only this user may send to, and beside it the drop
  * counter, a file every user may append to (O_APPEND, a byte a mark), so
  * that a command that dropped privileges (setpriv, su) and so cannot send
- * still counts its marks as dropped.  Another user who finds the random
- * name can only add to the count. */
+ * still counts its marks as dropped.  Whoever holds the random name can
+ * add to the count; a truncation is not taken back by resmon's reading
+ * (marks_dropped). */
 marks_channel *marks_open(char *why, size_t cap)
 {
     marks_channel *c = calloc(1, sizeof *c);
@@ -354,7 +370,7 @@ marks_channel *marks_open(char *why, size_t cap)
         snprintf(why, cap, "out of memory");
         return NULL;
     }
-    c->fd = c->stop_pipe[0] = c->stop_pipe[1] = c->parent_fd = c->dir_fd = -1;
+    c->fd = c->stop_pipe[0] = c->stop_pipe[1] = c->parent_fd = c->dir_fd = c->dropped_fd = -1;
     c->held_len = -1;
     if (pthread_mutex_init(&c->lock, NULL) != 0) {
         snprintf(why, cap, "out of memory");
@@ -414,12 +430,11 @@ marks_channel *marks_open(char *why, size_t cap)
     for (size_t i = 0; i < sizeof secret; i++)
         snprintf(c->dropped + 8 + 2 * i, 3, "%02x", secret[i]);
     snprintf(c->dropped_path, sizeof c->dropped_path, "%.100s/%s/%s", tmp, c->name, c->dropped);
-    int dropped = openat(c->dir_fd, c->dropped, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (dropped >= 0) {
-        if (fchmod(dropped, 0622) != 0) {
+    c->dropped_fd = openat(c->dir_fd, c->dropped, O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (c->dropped_fd >= 0) {
+        if (fchmod(c->dropped_fd, 0622) != 0) {
             /* the count of senders that cannot send stays this user's */
         }
-        close(dropped);
     }
     c->fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     int bound = c->fd >= 0 && bind(c->fd, (struct sockaddr *)&addr, sizeof addr) == 0;
@@ -551,14 +566,37 @@ void marks_drain(marks_channel *c)
     read_queued(c);
 }
 
-unsigned long long marks_dropped(const marks_channel *c)
+unsigned long long marks_dropped(marks_channel *c)
 {
     if (!c)
         return 0;
     struct stat st;
-    unsigned long long senders =
-        c->dropped[0] && fstatat(c->dir_fd, c->dropped, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) ? (unsigned long long)st.st_size : 0;
-    return senders + atomic_load(&c->refused);
+    if (c->dropped_fd >= 0 && fstat(c->dropped_fd, &st) == 0 && (unsigned long long)st.st_size > c->dropped_seen)
+        c->dropped_seen = (unsigned long long)st.st_size; /* a count truncated by a writer is not taken back */
+    return c->dropped_seen + atomic_load(&c->refused);
+}
+
+/* How long the seal waits for senders that hold the counter (each holds it
+ * for a send and a write: microseconds).  One stopped while holding it
+ * (SIGSTOP, a debugger) is not waited for past this. */
+#define SEAL_WAIT_MS 5000
+
+void marks_seal(marks_channel *c)
+{
+    if (!c || c->sealed)
+        return;
+    marks_drain(c);
+    c->sealed = 1;
+    if (c->dir_fd >= 0)
+        unlinkat(c->dir_fd, "socket", 0); /* a sender from now on finds the channel gone */
+    if (c->dropped_fd < 0)
+        return;
+    for (int waited = 0; flock(c->dropped_fd, LOCK_EX | LOCK_NB) != 0 && errno != EINTR; waited++) {
+        if (errno != EWOULDBLOCK || waited >= SEAL_WAIT_MS)
+            break; /* no locks here, or a sender that does not finish: the count as it is */
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL);
+    }
 }
 
 unsigned long long marks_taken(const marks_channel *c)
@@ -582,6 +620,8 @@ void marks_close(marks_channel *c)
     for (int i = 0; i < 2; i++)
         if (c->stop_pipe[i] >= 0)
             close(c->stop_pipe[i]);
+    if (c->dropped_fd >= 0)
+        close(c->dropped_fd);
     if (c->dir_fd >= 0) { /* through the directory held open: never what its name now points to */
         unlinkat(c->dir_fd, "socket", 0);
         if (c->dropped[0])
@@ -617,34 +657,51 @@ static const char mark_usage_text[] =
     "0.  A single argument is the NAME whatever it starts with (\"-O2 build\"), except\n"
     "exactly -h or --help.  Only a call that is not a mark at all (no NAME, two) is 125.\n";
 
-/* Counts a mark that did not reach resmon: a byte appended to the drop
- * counter RESMON_MARK_DROPPED names (dropped-<secret> beside the socket), which resmon made for every user to append
- * to.  Through the directory, opened without following a link, and only
- * into a regular file of one link owned by the directory's owner: a
- * channel directory swapped for another user's gets nothing written. */
-static void count_dropped(const char *dropped_path)
+/* The drop counter RESMON_MARK_DROPPED names (dropped-<secret> beside the
+ * socket), which resmon made for every user to append to, opened and
+ * shared-locked before the mark is sent (resmon's seal waits for it): -1
+ * when there is none to count into, COUNTER_SEALED when resmon has taken
+ * the count for the summary (the run is over: the mark is not sent).
+ * Through the directory, opened without following a link, and only a
+ * regular file of one link owned by the directory's owner: a channel
+ * directory swapped for another user's gets nothing written. */
+#define COUNTER_SEALED (-2)
+static int open_counter(const char *dropped_path)
 {
     char dir[PATH_MAX];
     const char *slash = dropped_path ? strrchr(dropped_path, '/') : NULL;
     if (!slash || slash == dropped_path || (size_t)(slash - dropped_path) >= sizeof dir ||
         strncmp(slash + 1, "dropped-", 8) != 0 || strchr(slash + 1, '/'))
-        return;
+        return -1;
     memcpy(dir, dropped_path, (size_t)(slash - dropped_path));
     dir[slash - dropped_path] = '\0';
     int dfd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC); /* 0711: searchable, not readable */
     if (dfd < 0)
-        return;
+        return -1;
     struct stat dst, fst;
     int fd = fstat(dfd, &dst) == 0 ? openat(dfd, slash + 1, O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
                                    : -1;
     close(dfd);
     if (fd < 0)
-        return;
-    if (fstat(fd, &fst) == 0 && S_ISREG(fst.st_mode) && fst.st_nlink == 1 && fst.st_uid == dst.st_uid &&
-        write(fd, "x", 1) != 1) {
+        return -1;
+    if (fstat(fd, &fst) != 0 || !S_ISREG(fst.st_mode) || fst.st_nlink != 1 || fst.st_uid != dst.st_uid) {
+        close(fd);
+        return -1;
+    }
+    if (flock(fd, LOCK_SH | LOCK_NB) != 0) {
+        int sealed = errno == EWOULDBLOCK;
+        close(fd);
+        return sealed ? COUNTER_SEALED : -1; /* no locks here: counted unlocked, as before the seal */
+    }
+    return fd;
+}
+
+/* Counts a mark that did not reach resmon: a byte appended to the counter. */
+static void count_dropped(int counter)
+{
+    if (counter >= 0 && write(counter, "x", 1) != 1) {
         /* nothing more to do for a mark */
     }
-    close(fd);
 }
 
 int mark_main(int argc, char **argv)
@@ -675,6 +732,9 @@ int mark_main(int argc, char **argv)
     }
     if (!channel)
         return 0; /* not under resmon: nothing to mark */
+    int counter = open_counter(getenv(RESMON_MARK_DROPPED_ENV));
+    if (counter == COUNTER_SEALED)
+        return 0; /* the run's count is taken: the mark comes after its end */
     memcpy(addr.sun_path, path, strlen(path) + 1);
     int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     /* A refused name is sent empty: resmon counts a datagram it refuses. */
@@ -689,6 +749,8 @@ int mark_main(int argc, char **argv)
      * the command dropped privileges): counted.  A channel that is gone
      * (ENOENT, ECONNREFUSED) has no count to add to. */
     if (sent < 0 && err != ENOENT && err != ECONNREFUSED && err != ENOTDIR)
-        count_dropped(getenv(RESMON_MARK_DROPPED_ENV));
+        count_dropped(counter);
+    if (counter >= 0)
+        close(counter); /* the lock with it: resmon's seal may go on */
     return 0;
 }

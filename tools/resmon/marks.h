@@ -24,8 +24,11 @@ int marks_start(marks_channel *c, resmon_monitor *m);
 void marks_take_queued(marks_channel *c);
 /* Takes what was sent so far and stops receiving (before the monitor stops). */
 void marks_drain(marks_channel *c);
+/* Drains, removes the socket and waits (boundedly) for every sender that
+ * may still count a drop: marks_dropped is final from here. */
+void marks_seal(marks_channel *c);
 /* Marks dropped (by a full channel or refused by the library), and taken. */
-unsigned long long marks_dropped(const marks_channel *c);
+unsigned long long marks_dropped(marks_channel *c);
 unsigned long long marks_taken(const marks_channel *c);
 /* Removes the channel and its directory; accepts NULL. */
 void marks_close(marks_channel *c);

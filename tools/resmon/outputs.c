@@ -401,8 +401,10 @@ int outputs_finish(const cli_options *o, outputs *out, const run_result *run)
     out->chart = NULL;
     /* The files above may have taken seconds (a reader that reads slowly):
      * a mark refused meanwhile is counted in the summary and the table. */
-    if (out->marks)
+    if (out->marks) {
+        marks_seal(out->marks); /* no sender counts after this read: its drop would be in no summary */
         counted.marks_dropped = marks_dropped(out->marks);
+    }
     if (out->summary.stream) {
         if (out->summary.is_stdout || out->summary.is_stderr)
             output_start_on_own_line(out->summary.is_stdout ? stdout : stderr);

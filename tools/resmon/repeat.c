@@ -131,8 +131,10 @@ static int run_once(const cli_options *run_options, resmon_gpu *gpu, run_result 
     }
     if (json) {
         run_result counted = *r;
-        if (out.marks) /* as outputs_finish counts them for -o */
+        if (out.marks) { /* as outputs_finish counts them for -o: sealed, final */
+            marks_seal(out.marks);
             counted.marks_dropped = marks_dropped(out.marks);
+        }
         size_t size = 0;
         FILE *text = open_memstream(json, &size);
         int written = text && summary_write_json(text, run_options, &counted) == 0;
