@@ -60,8 +60,15 @@ up:
 ``cpu_sec``
     User + system CPU seconds from the kernel (getrusage): the pytest
     process (all its threads, resmon's sampler thread included) and every
-    child reaped during the call; children still running at the end are not
-    in it.  Exact: the name the command gives the kernel's CPU seconds
+    child that ended in the call: reaped in it, or left unreaped (a zombie,
+    whose CPU is read from /proc/PID/stat, to the clock tick); children
+    still running at the end are not in it.  A child reaped in the call
+    that ended before it (an earlier test's zombie) is taken out: each
+    test is charged with what its own children used, whichever test reaps
+    them.  A child reaped just as the call's CPU clock is read may be in it
+    or not: then ``cpu_sec_exact`` is false, ``cpu_sec_unsure`` names the
+    child, a warning says so and no limit on ``cpu_sec`` is applied.
+    Exact: the name the command gives the kernel's CPU seconds
     (``cpu_sec``), where ``cpu_time_sec`` is the sampled figure; a limit
     still named ``cpu_time_sec`` is refused with a word on the new name.
 ``wall_sec``
@@ -131,6 +138,7 @@ LIMIT_KEYS = ("rss_growth_mb", "peak_rss_mb", "retained_mb", "tree_peak_rss_mb",
 MEMORY_KEYS = ("rss_growth_mb", "peak_rss_mb", "retained_mb", "tree_peak_rss_mb")
 _PROPERTY = "resmon"  # the name of the record among a report's user_properties
 _DEFAULT_INTERVAL_SEC = 0.01
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100  # /proc/PID/stat's time unit
 # resmon_cgroup's words (case and spaces aside); anything else is refused.
 _CGROUP_ON = ("auto", "yes", "on", "true", "1")
 _CGROUP_OFF = ("no", "off", "false", "0", "none")
@@ -491,6 +499,12 @@ class _Session:
         self.leaf_error: str | None = None
         # Threads and processes a test left running: key -> (node id, name).
         self.lingering: dict[Any, tuple[str, str]] = {}
+        # Children of this process that ended and are not yet reaped
+        # (zombies), seen at a measured call's start or end: (pid, start
+        # time) -> their CPU seconds.  Each is charged once, to the test it
+        # ran in (or to none), and taken out of the RUSAGE_CHILDREN rise of
+        # whichever test reaps it.
+        self.zombies: dict[tuple[int, int], float] = {}
 
     def limits_of(self, item: pytest.Item) -> dict[str, float]:
         limits = dict(self.default_limits)
@@ -539,6 +553,40 @@ class _Session:
             return None
         return handle, os.fsdecode(path), version
 
+    def settle_zombies(self, cpu: float, at_start: dict[tuple[int, int], float],
+                       before_end: dict[tuple[int, int], float], at_end: dict[tuple[int, int], float],
+                       procs_before: dict[Any, str]) -> tuple[float, list[str]]:
+        """cpu_sec of a call from its RUSAGE_CHILDREN (and SELF) rise cpu,
+        and the children that make it unsure.  at_start: the zombies just
+        after the rise's start; before_end and at_end: just before and
+        after its end.
+
+        A zombie of at_start gone before the end was reaped in the call:
+        its CPU, charged already (to the test it ran in, or to none), is
+        taken out.  A zombie at the end that was not running when the call
+        began ended in it unreaped: the test's own child, whose CPU is in no
+        rise yet, is charged here, read from /proc/PID/stat (to the clock
+        tick), and remembered for the test that reaps it; one an earlier
+        test left running is remembered only (that test's CPU is charged to
+        no test).  A zombie seen just before the end and gone just after
+        was reaped as the rise was read: in it or not, no one can say."""
+        unsure = []
+        for key in at_start:
+            if key not in before_end:
+                cpu -= self.zombies.pop(key, 0.0)
+            elif key not in at_end:
+                self.zombies.pop(key, None)
+                unsure.append(f"process {key[0]} (ended before the test, reaped as it ended)")
+        for key, sec in at_end.items():
+            if key in at_start:
+                continue
+            if ("process", *key) not in procs_before:
+                cpu += sec
+            self.zombies[key] = sec
+        unsure += [f"process {key[0]} (ended in the test, reaped as it ended)"
+                   for key in before_end if key not in at_start and key not in at_end]
+        return max(cpu, 0.0), unsure
+
     def in_fork(self) -> bool:
         """Whether this is a forked copy of the session (see session_pid)."""
         return os.getpid() != self.session_pid
@@ -559,7 +607,21 @@ class _Session:
             return
         threads_before = _threads()
         procs_before = _descendants()
+        # cpu_sec is the rise of getrusage's SELF + CHILDREN, and a child's
+        # CPU joins CHILDREN when it is reaped, whoever started it: a zombie
+        # an earlier test left is reaped in some later test (stop 56's
+        # attack: an earlier test's 0.84 s failed a test that ran 0.05 s).
+        # The zombies now, read before and after the rise's start: one seen
+        # before and gone after may be in the rise or not.
+        zombies_before = _zombie_children()
         cpu_before = _cpu_sec(resource.RUSAGE_SELF) + _cpu_sec(resource.RUSAGE_CHILDREN)
+        zombies_at_start = _zombie_children()
+        cpu_unsure = [f"process {pid} (ended before the test, reaped as it began)"
+                      for pid, start in zombies_before if (pid, start) not in zombies_at_start]
+        for key in [key for key in self.zombies if key not in zombies_at_start]:
+            del self.zombies[key]  # reaped outside any measured call
+        for key, sec in zombies_at_start.items():
+            self.zombies.setdefault(key, sec)  # ended outside a measured call: charged to no test
         if self.use_cgroup:
             leaf = self.make_leaf()
         else:
@@ -627,7 +689,14 @@ class _Session:
                     _remove_leaf(leaf)  # this process and anything left running go back to the parent cgroup
         if forked:
             return
+        zombies_before_end = _zombie_children()
         cpu = _cpu_sec(resource.RUSAGE_SELF) + _cpu_sec(resource.RUSAGE_CHILDREN) - cpu_before
+        zombies_at_end = _zombie_children()
+        cpu, unsure = self.settle_zombies(cpu, zombies_at_start, zombies_before_end, zombies_at_end,
+                                          procs_before)
+        cpu_unsure += unsure
+        if cpu_unsure:
+            tainted.add("cpu_sec")
         for key, name in _threads().items():
             if key not in threads_before:
                 left[key] = name
@@ -645,6 +714,13 @@ class _Session:
             item.warn(pytest.PytestWarning(
                 f"resmon: {item.nodeid} left running after it returned: {', '.join(sorted(left.values()))}; "
                 "what they use later is charged to no test"))
+        record["cpu_sec_exact"] = not cpu_unsure
+        if cpu_unsure:
+            record["cpu_sec_unsure"] = cpu_unsure
+            item.warn(pytest.PytestWarning(
+                f"resmon: {item.nodeid}: a child was reaped just as the call's CPU was read: "
+                f"{', '.join(cpu_unsure)}; its cpu_sec may be off by that child's CPU, so no limit on it is "
+                "applied"))
         if overlapped:
             record["overlapped_by"] = overlapped
             named = [key for key in LIMIT_KEYS if key in tainted]
@@ -1084,6 +1160,45 @@ def _descendants() -> dict[Any, str]:
                     continue
                 found[("process", child, start)] = f"process {child} ({_comm(child)})"
                 queue.append(child)
+    return found
+
+
+def _zombie_children() -> dict[tuple[int, int], float]:
+    """This process's children that ended and are not yet reaped
+    (zombies): (pid, start time) -> the CPU seconds the kernel adds to
+    RUSAGE_CHILDREN when one is reaped (its user + system time and its own
+    reaped children's: utime + stime + cutime + cstime of /proc/PID/stat,
+    in clock ticks)."""
+    me = os.getpid()
+    children: set[int] = set()
+    try:
+        tids = os.listdir("/proc/self/task")
+    except OSError:
+        tids = []
+    listed = False
+    for tid in tids:
+        try:
+            with open(f"/proc/self/task/{tid}/children") as f:
+                children.update(int(c) for c in f.read().split())
+            listed = True
+        except (OSError, ValueError):
+            continue
+    if not listed:  # a kernel without CONFIG_PROC_CHILDREN: every process's parent
+        try:
+            children = {int(name) for name in os.listdir("/proc") if name.isdigit()}
+        except OSError:
+            children = set()
+    found = {}
+    for pid in children:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                stat = f.read()
+            fields = stat[stat.rindex(b")") + 2:].split()
+            if fields[0] != b"Z" or int(fields[1]) != me:  # running, or the id of another process now
+                continue
+            found[(pid, int(fields[19]))] = sum(int(t) for t in fields[11:15]) / _CLOCK_TICKS
+        except (OSError, ValueError, IndexError):  # reaped meanwhile
+            continue
     return found
 
 

@@ -677,6 +677,118 @@ def test_a_zombie_is_left_running_by_no_test(tmp_path):
     assert "test_two left running" not in result.stdout
 
 
+# A child that burns 0.5 s of CPU once it reads a byte from stdin; the test
+# that starts it waits for its end without reaping it (a zombie).
+BURNS_WHEN_TOLD = """
+        import os, subprocess, sys, pytest
+
+        BURN = ("import os, time\\n"
+                "os.read(0, 1)\\n"
+                "start = time.process_time()\\n"
+                "while time.process_time() - start < 0.5:\\n"
+                "    pass\\n")
+        children = []
+
+        def start_child():
+            go_r, go_w = os.pipe()
+            children.append((subprocess.Popen([sys.executable, "-c", BURN], stdin=go_r), go_w))
+            os.close(go_r)
+
+        def let_it_burn_and_end():
+            child, go_w = children[0]
+            os.write(go_w, b"x")
+            os.waitid(os.P_PID, child.pid, os.WEXITED | os.WNOWAIT)  # ended, not reaped: a zombie
+"""
+
+
+@pytest.mark.parametrize("cgroup", ["auto", "no"])
+def test_a_zombie_is_charged_to_the_test_it_ran_in_not_the_one_that_reaps_it(tmp_path, cgroup):
+    # Stop 56's attack: test_a's child ended unreaped; test_b reaped it and
+    # its CPU joined RUSAGE_CHILDREN there: test_b, 0.05 s of wall time,
+    # failed a cpu_sec limit of 0.3 with 0.84 s, and test_a said 0.03.
+    result = run_pytest(tmp_path, BURNS_WHEN_TOLD + """
+
+        def test_a():
+            start_child()
+            let_it_burn_and_end()
+
+        @pytest.mark.resmon_limit(cpu_sec=0.3)
+        def test_b():
+            assert children[0][0].wait() == 0
+    """, "--resmon-json=report.json", ini=f"resmon_cgroup = {cgroup}\n")
+    assert outcomes(result) == {"test_a": "PASSED", "test_b": "PASSED"}, result.stdout
+    tests = report(tmp_path)["tests"]
+    a, b = tests["test_generated.py::test_a"], tests["test_generated.py::test_b"]
+    assert a["cpu_sec"] >= 0.46 and a["cpu_sec_exact"] is True, a  # 0.5 s, read to the clock tick
+    assert b["cpu_sec"] < 0.3 and b["cpu_sec_exact"] is True, b
+    for record in (a, b):
+        assert "left_running" not in record and "overlapped_by" not in record, record
+
+
+def test_a_child_left_running_that_ends_in_a_later_test_is_charged_to_no_later_test(tmp_path):
+    # test_leaves leaves its child running: test_ends runs beside it (no
+    # limit on cpu_sec) and it ends there unreaped; test_reaps reaps it and
+    # is charged none of it.
+    result = run_pytest(tmp_path, BURNS_WHEN_TOLD + """
+
+        def test_leaves():
+            start_child()
+
+        def test_ends():
+            let_it_burn_and_end()
+
+        @pytest.mark.resmon_limit(cpu_sec=0.3)
+        def test_reaps():
+            assert children[0][0].wait() == 0
+    """, "--resmon-json=report.json")
+    assert outcomes(result) == {"test_leaves": "PASSED", "test_ends": "PASSED", "test_reaps": "PASSED"}, \
+        result.stdout
+    tests = report(tmp_path)["tests"]
+    assert "left_running" in tests["test_generated.py::test_leaves"], tests
+    assert "overlapped_by" in tests["test_generated.py::test_ends"], tests
+    reaps = tests["test_generated.py::test_reaps"]
+    assert reaps["cpu_sec"] < 0.3 and reaps["cpu_sec_exact"] is True, reaps
+    assert "overlapped_by" not in reaps, reaps
+
+
+def test_a_zombie_reaped_as_the_calls_cpu_is_read_makes_cpu_sec_unsure(tmp_path):
+    # Whether a child reaped between the plugin's look at the zombies and
+    # its read of the CPU clock is in the call's CPU, no one can say: a
+    # conftest reaps test_a's child right after the plugin's look at the
+    # call's end.  cpu_sec says it is not exact, and its limit is lifted.
+    (tmp_path / "conftest.py").write_text(textwrap.dedent("""
+        import os
+        import resmon.pytest_plugin as plugin
+
+        look = plugin._zombie_children
+        armed = []
+
+        def look_then_reap():
+            found = look()
+            for pid, _ in found:
+                if pid in armed:
+                    armed.remove(pid)
+                    os.waitpid(pid, 0)
+            return found
+
+        plugin._zombie_children = look_then_reap
+    """))
+    result = run_pytest(tmp_path, BURNS_WHEN_TOLD + """
+        import conftest
+
+        @pytest.mark.resmon_limit(cpu_sec=0.1)
+        def test_a():
+            start_child()
+            conftest.armed.append(children[0][0].pid)
+            let_it_burn_and_end()
+    """, "--resmon-json=report.json")
+    assert outcomes(result) == {"test_a": "PASSED"}, result.stdout
+    a = report(tmp_path)["tests"]["test_generated.py::test_a"]
+    assert a["cpu_sec_exact"] is False, a
+    assert re.fullmatch(r"process \d+ \(ended in the test, reaped as it ended\)", a["cpu_sec_unsure"][0]), a
+    assert "its cpu_sec may be off by that child's CPU, so no limit on it is applied" in result.stdout
+
+
 def test_a_test_that_writes_a_big_file_is_not_charged_with_its_page_cache(tmp_path):
     # The leaf is charged with the page cache of a file the test writes; no
     # RSS ever holds it: 200 MiB written through an 1 MiB buffer failed a
