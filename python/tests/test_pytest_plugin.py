@@ -809,6 +809,69 @@ def test_a_test_that_writes_a_big_file_is_not_charged_with_its_page_cache(tmp_pa
     assert record["cgroup_peak_mb"] >= record["rss_growth_mb"], record
     if record["cgroup_file_mb"] >= 1:  # the kernel kept some of it cached
         assert record["exact"] is False, record
+
+
+def test_a_test_that_writes_and_deletes_a_big_file_is_not_exact(tmp_path):
+    # Stop 56's attack: the page cache of a file written and deleted stayed
+    # in the leaf's peak, and nothing was cached at the end to take out:
+    # rss_growth_mb 206.5 with exact true, where RSS never rose above 33.
+    # 3 MiB is below what the peak may hold unseen: the pages dirtied
+    # (file_io_mb) tell.  An allocation that raises pytest's peak mark, and
+    # no file, stays exact.
+    result = run_pytest(tmp_path, ALLOCATE_100 + """
+        import os, pytest
+
+        def test_allocate():
+            allocate(100)
+
+        @pytest.mark.parametrize("mib", [200, 3])
+        def test_write_and_delete(tmp_path, mib):
+            chunk = b"x" * (1 << 20)
+            with open(tmp_path / "big", "wb") as f:
+                for _ in range(mib):
+                    f.write(chunk)
+            os.unlink(tmp_path / "big")
+    """, "--resmon-json=report.json")
+    tests = cgroup_records(tmp_path, result)
+    assert outcomes(result) == {"test_allocate": "PASSED", "test_write_and_delete[200]": "PASSED",
+                                "test_write_and_delete[3]": "PASSED"}, result.stdout
+    allocated = tests["test_generated.py::test_allocate"]
+    assert allocated["exact"] is True and allocated["rss_growth_mb"] >= 100, allocated
+    for mib in (200, 3):
+        record = tests[f"test_generated.py::test_write_and_delete[{mib}]"]
+        assert record["exact"] is False, record
+        if "file_io_mb" in record:  # the kernel counts the pages it dirtied
+            assert record["file_io_mb"] >= mib - 0.1, record
+
+
+def test_a_grandchild_that_writes_and_deletes_a_big_file_is_not_exact(tmp_path):
+    # /proc/self/io does not count a double-forked grandchild's file pages:
+    # its page cache, freed before the end, is what no RSS was seen to hold
+    # (cgroup_unseen_mb).
+    result = run_pytest(tmp_path, """
+        import os
+
+        def test_grandchild(tmp_path):
+            done_r, done_w = os.pipe()
+            child = os.fork()
+            if child == 0:
+                if os.fork() == 0:
+                    chunk = b"x" * (1 << 20)
+                    with open(tmp_path / "big", "wb") as f:
+                        for _ in range(100):
+                            f.write(chunk)
+                    os.unlink(tmp_path / "big")
+                    os.write(done_w, b"x")
+                os._exit(0)
+            os.close(done_w)
+            os.waitpid(child, 0)
+            assert os.read(done_r, 1) == b"x"
+    """, "--resmon-json=report.json")
+    record = cgroup_records(tmp_path, result)["test_generated.py::test_grandchild"]
+    assert outcomes(result) == {"test_grandchild": "PASSED"}, result.stdout
+    assert record["exact"] is False, record
+    assert record["cgroup_unseen_mb"] > 50, record
+    assert record.get("file_io_mb", 0) < 1, record
 # ---- --resmon-compare: the session against a baseline, by resmon compare's engine
 
 COMPARED = """
