@@ -2321,6 +2321,81 @@ class OutputChecks(Tmp):
         self.assertEqual(json.loads(lines[1])["command"], ["true"])
 
 
+class NewOutputsKnownByTheirDirectory(Tmp):
+    """A new output is one file with another when it will be made in the
+    same directory (by device and inode) under the same name: never by the
+    text of a resolved path (attack 56a B1, B9)."""
+
+    def setUp(self):
+        super().setUp()
+        self.mounts = []
+
+    def tearDown(self):
+        for target in reversed(self.mounts):  # before the directory goes (cleanups run after tearDown)
+            if subprocess.run(["umount", target], capture_output=True).returncode != 0:
+                subprocess.run(["umount", "-l", target], capture_output=True)
+
+    def bind(self, source, target):
+        """Binds source over target, or skips saying why it cannot here."""
+        if os.getuid() != 0:
+            self.skipTest("a bind mount needs root")
+        try:
+            r = subprocess.run(["mount", "--bind", source, target], capture_output=True, text=True,
+                               timeout=SAFETY_NET_SEC)
+        except FileNotFoundError:
+            self.skipTest("no mount(8) here")
+        if r.returncode != 0:
+            self.skipTest(f"mount --bind is not permitted here: {r.stderr.strip()}")
+        self.mounts.append(target)
+
+    def test_outputs_in_one_directory_reached_through_a_bind_mount_are_refused(self):
+        # Attack 56a B1: "-o A/x.csv -s B/x.csv" with B a bind mount of A
+        # ran with exit 0, and the summary replaced the samples.
+        os.mkdir(self.path("A"))
+        os.mkdir(self.path("B"))
+        self.bind(self.path("A"), self.path("B"))
+        marker = self.path("started")
+        cases = [("-o", self.path("A/x.csv"), "-s", self.path("B/x.csv")),
+                 ("-o", self.path("A/z.json"), "--textfile", self.path("B/z.json")),
+                 ("--trace", self.path("A/t.json"), "-o", self.path("B/t.json"))]
+        for args in cases:
+            with self.subTest(args=args):
+                r = resmon("-q", *args, "--", "touch", marker)
+                self.assertEqual(r.returncode, 125, r.stderr)
+                self.assertIn("name the same file", r.stderr)
+                self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+                self.assertFalse(os.path.exists(marker))
+        self.assertEqual(os.listdir(self.path("A")), [])
+        # Two names in that directory stay two files.
+        r = resmon("-q", "-o", self.path("A/x.json"), "-s", self.path("B/x.csv"), "--", "true")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(sorted(os.listdir(self.path("A"))), ["x.csv", "x.json"])
+
+    def test_two_new_outputs_deeper_than_path_max_are_two_files(self):
+        # Attack 56a B9: the resolved paths, cut at PATH_MAX, were the same
+        # 4095 bytes for a.json and b.csv, so the run was refused as "the
+        # same file"; resmon writes such paths well.
+        component = "d" * 250
+        fd = os.open(self.dir.name, os.O_RDONLY | os.O_DIRECTORY)
+        for _ in range(17):  # 4267 bytes
+            os.mkdir(component, dir_fd=fd)
+            deeper = os.open(component, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = deeper
+        self.addCleanup(os.close, fd)
+        deep = "/".join([component] * 17)
+        r = resmon("-q", "-o", deep + "/a.json", "-s", deep + "/b.csv", "--", "true", cwd=self.dir.name)
+        self.assertEqual(r.returncode, 0, r.stderr[-300:])  # the paths alone are 9 KB
+        self.assertEqual(sorted(os.listdir(fd)), ["a.json", "b.csv"])
+        # One file there by two spellings is still one.
+        marker = self.path("started")
+        r = resmon("-q", "-o", deep + "/c.json", "--trace", f"{deep}/../{component}/c.json", "--", "touch", marker,
+                   cwd=self.dir.name)
+        self.assertEqual(r.returncode, 125, r.stderr[-300:])
+        self.assertIn("name the same file", r.stderr)
+        self.assertFalse(os.path.exists(marker))
+
+
 class InvalidText(Tmp):
     def test_invalid_utf8_in_the_command_line_gives_valid_outputs(self):
         arg = b"bad\xff\xfe\xc0\x80\xed\xa0\x80 ctl\x01\x1b end"
