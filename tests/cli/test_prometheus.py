@@ -601,12 +601,13 @@ class TextfileIsAnOutputFile(Tmp):
         self.assertEqual(os.path.islink("/dev/stdout"), stdout_was_link)
         self.assertTrue(stat.S_ISFIFO(os.stat(fifo).st_mode))
 
-    def run_while(self, prom, during):
-        """Runs resmon --textfile prom around a command that waits; once
-        the first textfile is there, calls during() and lets the command
-        end.  Returns (returncode, stderr)."""
+    def run_while(self, prom, during, umask=None):
+        """Runs resmon --textfile prom around a command that waits (under
+        umask, when given); once the first textfile is there, calls
+        during() and lets the command end.  Returns (returncode, stderr)."""
         p = subprocess.Popen([RESMON, "-q", "-i", "0.05", "--textfile", prom, "--", "sh", "-c", "echo $$; read x"],
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             preexec_fn=None if umask is None else lambda: os.umask(umask))
         try:
             p.stdout.readline()  # the command runs
             wait_until("the first textfile", lambda: os.path.exists(prom))
@@ -715,6 +716,26 @@ class TextfileIsAnOutputFile(Tmp):
         self.assertIn("made read-only while resmon ran", err)
         self.assertEqual(err.count("\n"), 1, err)
         self.assertEqual(stat.S_IMODE(os.stat(prom).st_mode), 0o444)
+
+    def test_a_textfile_the_umask_made_read_only_is_still_rewritten(self):
+        # Attack 56a B3: under umask 0222 the first write made the file
+        # 0444 (0666 minus the umask), and the next write refused it as
+        # "made read-only while resmon ran", exit 125.  No one made it
+        # read-only: resmon's own file, with the mode resmon gave it, is
+        # rewritten; a chmod of it is still a user's (the test above).
+        prom = self.path("t.prom")
+        first = []
+
+        def rewritten():
+            first.append(os.stat(prom).st_ino)
+            # a periodic write after the first, then the final one at the end
+            wait_until("a second textfile", lambda: os.stat(prom).st_ino != first[0])
+        rc, err = self.run_while(prom, rewritten, umask=0o222)
+        self.assertEqual((rc, err), (0, ""))
+        self.assertEqual(stat.S_IMODE(os.stat(prom).st_mode), 0o444)
+        with open(prom) as f:
+            self.assertIn("resmon_command_exit_status", f.read())  # the last write's, at the end
+        self.assertEqual(os.listdir(self.dir.name), ["t.prom"])
 
     def test_an_output_and_the_textfile_naming_one_file_are_refused(self):
         for option, name in (("-o", "x.prom"), ("-s", "x.csv"), ("--plot", "x.svg")):

@@ -255,6 +255,8 @@ static int open_temporary(output_file *f, const struct stat *existing)
     } else {
         fchmod(fd, creation_mode());
     }
+    if (fstat(fd, &f->made) != 0)
+        memset(&f->made, 0, sizeof f->made); /* inode 0: no file is known as it */
     return fd;
 }
 
@@ -621,10 +623,23 @@ int output_file_hold_place(output_file *f, int *dir_fd, char **final_path, int *
     return 0;
 }
 
+/* Whether st (the entry at the final name) is the file the previous write
+ * of this place put there, with the mode resmon gave it: its read-only mode
+ * is the umask's, not a user's chmod. */
+static int is_own(const output_file *f, const struct stat *st)
+{
+    return f->has_own && f->own.st_ino != 0 && st->st_dev == f->own.st_dev && st->st_ino == f->own.st_ino &&
+           (st->st_mode & 07777) == (f->own.st_mode & 07777);
+}
+
 int output_file_open_in(output_file *f, int dir_fd, const char *final_path, const struct stat *replaced,
-                        const char *path, const char *what)
+                        const struct stat *own, const char *path, const char *what)
 {
     output_file_init(f, path, what);
+    if (own) {
+        f->has_own = 1;
+        f->own = *own;
+    }
     /* The entry itself, never followed: a link or anything but a regular
      * file put there since the first open was put by someone else. */
     struct stat st;
@@ -636,7 +651,7 @@ int output_file_open_in(output_file *f, int dir_fd, const char *final_path, cons
                                                      "not followed, not replaced"
                                                    : "something other than a regular file was put in its place "
                                                      "while resmon ran; not replaced");
-    if (exists && !(st.st_mode & S_IWUSR))
+    if (exists && !(st.st_mode & S_IWUSR) && !is_own(f, &st))
         return fail(f, EACCES, "it was made read-only while resmon ran; it was not replaced");
     if (!(f->final_path = strdup(final_path)))
         return fail(f, ENOMEM, NULL);
@@ -705,12 +720,13 @@ static int flush_error(output_file *f)
 }
 
 /* The rule of output_file_open, at the rename: a file made read-only while
- * resmon ran (chmod a-w to keep it) is not replaced either. */
+ * resmon ran (chmod a-w to keep it) is not replaced either; resmon's own
+ * from the previous write (is_own) was not made so. */
 static int became_read_only(const output_file *f)
 {
     struct stat st;
     return f->final_path && fstatat(f->dir_fd, base_name(f->final_path), &st, 0) == 0 && S_ISREG(st.st_mode) &&
-           !(st.st_mode & S_IWUSR);
+           !(st.st_mode & S_IWUSR) && !is_own(f, &st);
 }
 
 /* The rule of output_file_open, at the rename: a FIFO or a device put where

@@ -29,6 +29,10 @@ typedef struct output_file {
     int is_stderr;     /* the regular file behind fd 2 by any name: the stream writes fd 2, never closed */
     int replaces;      /* a regular file was there when opened: replaced is it (its owner and mode are kept) */
     struct stat replaced;
+    struct stat made;  /* the temporary file as resmon made it (owner and mode set): what the publish puts at
+                          the name, the same inode */
+    int has_own;       /* output_file_open_in was told the file its previous write put there: own */
+    struct stat own;
 } output_file;
 /* Occupies closed descriptors 0, 1 and 2 with /dev/null, so no file resmon
  * opens later takes their place.  Call before opening anything: an output
@@ -59,10 +63,14 @@ int output_file_hold_place(output_file *f, int *dir_fd, char **final_path, int *
  * replaced (the file there at the first open; NULL: none, a new file's),
  * not of whatever is there now: a 0666 file another user made at the name
  * since would have made root's file theirs for the rest of the run (stop
- * 55's attack).  path and what are for messages.
+ * 55's attack).  own is the file the previous write put there (its made,
+ * after a publish that succeeded; NULL: none): found there with the mode
+ * resmon gave it, it is not refused as read-only, whatever the umask took
+ * from that mode (umask 0222 makes a new file 0444, and the second write
+ * refused resmon's own file).  path and what are for messages.
  * Returns 0, or prints one line (unless silent) and returns -1. */
 int output_file_open_in(output_file *f, int dir_fd, const char *final_path, const struct stat *replaced,
-                        const char *path, const char *what);
+                        const struct stat *own, const char *path, const char *what);
 /* Gives a temporary file its final name now (the samples file, once the
  * command runs).  Returns 0, or prints one line and returns -1. */
 int output_file_publish_early(output_file *f);

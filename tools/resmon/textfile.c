@@ -33,6 +33,7 @@ int textfile_open(textfile *t, const char *path, char *err, size_t errcap)
     t->path = path;
     t->dir_fd = -1;
     t->final_path = NULL;
+    t->wrote = 0;
     struct stat st;
     if (strcmp(path, "-") == 0 || (stat(path, &st) == 0 && !S_ISREG(st.st_mode))) {
         char shown[256];
@@ -76,12 +77,19 @@ int textfile_write(textfile *t, const char *text, size_t len, char *reason, size
      * once a second for the whole run, a directory on it swapped for a link
      * or a link put at its entry (another user's, where they can write)
      * would otherwise send root's file where they chose. */
+    /* The file the last write put there is resmon's own: read-only by the
+     * umask (0222), it is no file a user made read-only. */
     output_file f = {.silent = 1};
     int rc = 0;
-    if (output_file_open_in(&f, t->dir_fd, t->final_path, t->replaces ? &t->replaced : NULL, t->path, "textfile") < 0)
+    if (output_file_open_in(&f, t->dir_fd, t->final_path, t->replaces ? &t->replaced : NULL,
+                            t->wrote ? &t->written : NULL, t->path, "textfile") < 0)
         rc = -f.error;
     else if (fwrite(text, 1, len, f.stream), output_file_publish(&f) < 0)
         rc = -f.error;
+    if (rc == 0) {
+        t->written = f.made;
+        t->wrote = 1;
+    }
     snprintf(reason, reason_cap, "%s", rc < 0 && f.reason[0] ? f.reason : rc < 0 ? strerror(-rc) : "");
     return rc;
 }

@@ -14,6 +14,8 @@ typedef struct textfile {
     char *final_path;  /* what it resolved to: the entry every write replaces */
     int replaces;      /* a file was there at the start: each write keeps its owner and mode (replaced) */
     struct stat replaced;
+    int wrote;         /* a write was published: written is the file it put at the entry */
+    struct stat written;
 } textfile;
 
 /* Before the command starts: 0, or -errno with a sentence in err when the
