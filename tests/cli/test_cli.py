@@ -2396,6 +2396,45 @@ class NewOutputsKnownByTheirDirectory(Tmp):
         self.assertFalse(os.path.exists(marker))
 
 
+class EarlyNamesSaidOnce(Tmp):
+    def test_a_streamed_output_whose_name_cannot_be_taken_is_said_once(self):
+        # Attack 56a B8: the samples file (and --trace, --processes-file)
+        # takes its name as the command starts; where that rename failed
+        # (EBUSY: a file bind-mounted at the name) the line came twice, from
+        # the early publication and again from the end's.  It is said once,
+        # nothing is left beside the file, the old file is kept, and the
+        # other outputs are still written; the command runs already then
+        # (the name is taken only once it runs: a command that cannot start
+        # leaves the old file as it was), so the status is 125 as for any
+        # output that cannot be written.  strace fails each rename, as the
+        # mount point did, at the one moment it is tried.
+        inject = ["strace", "-qq", "-o", "/dev/null", "-e", "trace=renameat,renameat2",
+                  "-e", "inject=renameat,renameat2:error=EBUSY"]
+        try:
+            probe = subprocess.run([*inject, "true"], capture_output=True, text=True, timeout=SAFETY_NET_SEC)
+        except FileNotFoundError:
+            self.skipTest("strace is not installed")
+        if probe.returncode != 0:
+            self.skipTest(f"strace cannot inject faults here: {probe.stderr.strip()}")
+        for option, name in (("-s", "s.csv"), ("--trace", "t.json"), ("--processes-file", "p.csv")):
+            with self.subTest(option=option):
+                path, summary, marker = self.path(name), self.path(f"{name}.summary.json"), self.path("ran")
+                with open(path, "w") as f:
+                    f.write("old\n")
+                r = subprocess.run([*inject, RESMON, "-q", "-o", summary, option, path, "--", "touch", marker],
+                                   capture_output=True, text=True, timeout=SAFETY_NET_SEC)
+                self.assertEqual(r.returncode, 125, r.stderr)
+                self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+                self.assertIn(f"'{path}': Device or resource busy", r.stderr)
+                self.assertTrue(os.path.exists(marker))
+                os.unlink(marker)
+                with open(path) as f:
+                    self.assertEqual(f.read(), "old\n")
+                with open(summary) as f:
+                    self.assertEqual(json.load(f)["exit_status"], 0)
+                self.assertEqual([n for n in os.listdir(self.dir.name) if ".resmon-" in n], [])
+
+
 class InvalidText(Tmp):
     def test_invalid_utf8_in_the_command_line_gives_valid_outputs(self):
         arg = b"bad\xff\xfe\xc0\x80\xed\xa0\x80 ctl\x01\x1b end"

@@ -630,6 +630,8 @@ int run_command(const cli_options *o, outputs *out, run_result *r)
         goto done;
     }
     held = -1; /* COMMAND runs: from here it is reaped by reap_command, never killed */
+    /* A name that cannot be taken now is said once and fails the outputs
+     * at the end (125 unless the command failed): the command runs already. */
     outputs_command_started(out);
 
     rc = wait_for_exit(child, &tty, r);

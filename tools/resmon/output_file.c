@@ -749,6 +749,10 @@ static const char *became_special(const output_file *f, char *reason, size_t cap
 
 int output_file_publish(output_file *f)
 {
+    if (f->given_up) { /* said when it happened: one line per output */
+        output_file_discard(f);
+        return -1;
+    }
     if (!f->stream)
         return 0;
     int err = flush_error(f);
@@ -803,6 +807,28 @@ int output_file_publish(output_file *f)
     return 0;
 }
 
+/* The early publication failed: said now, once, and the output is given
+ * up.  Its writers (the sampler's thread, the records') still hold the
+ * descriptor and may write on: it is made the null device's (dup3, never a
+ * close under them), so the temporary file goes with its last descriptor,
+ * or by its name where it had one; the end's publish then fails without a
+ * word (output_file_publish), and tried again there it printed the same
+ * line a second time (attack 56a B8). */
+static int give_up(output_file *f, int err, const char *reason)
+{
+    int null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (null_fd >= 0 && f->fd >= 0 && dup3(null_fd, f->fd, O_CLOEXEC) < 0) {
+        /* the file keeps what comes; removed by name below, or at exit */
+    }
+    if (null_fd >= 0)
+        close(null_fd);
+    if (f->temp_path && !f->temp_unnamed)
+        unlinkat(f->dir_fd, base_name(f->temp_path), 0); /* resmon's own temporary file, never the path given */
+    forget_temporary(f);
+    f->given_up = 1;
+    return fail(f, err, reason);
+}
+
 int output_file_publish_early(output_file *f)
 {
     if (!f->temp_path)
@@ -813,14 +839,14 @@ int output_file_publish_early(output_file *f)
     }
     int err = f->temp_unnamed ? -name_temporary(f) : 0;
     if (err)
-        return fail(f, err, NULL);
+        return give_up(f, err, NULL);
     if (became_read_only(f))
-        return fail(f, EACCES, "it was made read-only since resmon started; it was not replaced");
+        return give_up(f, EACCES, "it was made read-only since resmon started; it was not replaced");
     char reason[128];
     if (became_special(f, reason, sizeof reason))
-        return fail(f, EEXIST, reason);
+        return give_up(f, EEXIST, reason);
     if (renameat(f->dir_fd, base_name(f->temp_path), f->dir_fd, base_name(f->final_path)) != 0)
-        return fail(f, errno, NULL); /* named now: output_file_discard removes it */
+        return give_up(f, errno, NULL);
     forget_temporary(f);
     return 0;
 }

@@ -33,6 +33,8 @@ typedef struct output_file {
                           the name, the same inode */
     int has_own;       /* output_file_open_in was told the file its previous write put there: own */
     struct stat own;
+    int given_up;      /* output_file_publish_early failed and said so: the writers' descriptor now leads to the
+                          null device, the temporary file is gone, and output_file_publish fails without a word */
 } output_file;
 /* Occupies closed descriptors 0, 1 and 2 with /dev/null, so no file resmon
  * opens later takes their place.  Call before opening anything: an output
@@ -72,7 +74,9 @@ int output_file_hold_place(output_file *f, int *dir_fd, char **final_path, int *
 int output_file_open_in(output_file *f, int dir_fd, const char *final_path, const struct stat *replaced,
                         const struct stat *own, const char *path, const char *what);
 /* Gives a temporary file its final name now (the samples file, once the
- * command runs).  Returns 0, or prints one line and returns -1. */
+ * command runs).  Returns 0, or prints one line and returns -1: the output
+ * is then given up (given_up), its writers may go on writing (into the null
+ * device), and output_file_publish returns -1 without a second line. */
 int output_file_publish_early(output_file *f);
 /* A FIFO, pipe or device (anything but a regular file) is written without
  * blocking: where its reader has no room, the writes wait through wait
@@ -82,7 +86,8 @@ int output_file_publish_early(output_file *f);
  * no signal ends.  Call after opening. */
 void output_file_wait_with(output_file *f, reader_wait *wait);
 /* Flushes, closes and renames into place.  Returns 0, or prints one line
- * naming the error, removes the temporary file and returns -1. */
+ * naming the error, removes the temporary file and returns -1 (without a
+ * line where the early publication failed and said so). */
 int output_file_publish(output_file *f);
 /* Closes and removes resmon's temporary file; the path given is untouched. */
 void output_file_discard(output_file *f);

@@ -200,13 +200,18 @@ void outputs_on_sample(const resmon_sample *s, void *user)
         chart_series_add(out->chart, s, elapsed);
 }
 
-int outputs_command_started(outputs *out)
+void outputs_command_started(outputs *out)
 {
     /* The samples file is read while the run goes on (tail -f), so it takes
-     * its name as soon as the command runs, not at the end. */
-    int rc = output_file_publish_early(&out->samples_output);
-    rc |= output_file_publish_early(&out->processes_output);
-    return rc | output_file_publish_early(&out->trace_output); /* the same for the timeline */
+     * its name as soon as the command runs, not at the end.  Not before: a
+     * command that cannot be started (127) leaves an existing file as it
+     * was.  A name that cannot be taken is said now, once, and that
+     * output's end fails (output_file_publish): the status is 125 unless
+     * the command failed, and the other outputs are still written, as for
+     * any output that cannot be written. */
+    output_file_publish_early(&out->samples_output);
+    output_file_publish_early(&out->processes_output);
+    output_file_publish_early(&out->trace_output); /* the same for the timeline */
 }
 
 void outputs_discard(outputs *out)
@@ -346,6 +351,8 @@ static int finish_stream(const stream_outcome *outcome, const char *what, const 
                          output_file *file)
 {
     int rc = 0;
+    if (file && file->given_up)
+        return output_file_publish(file); /* its one line was said when its name could not be taken */
     if (outcome->error < 0 || outcome->reader_stuck) {
         fprintf(stderr, "resmon: error writing %s '", what);
         print_printable(stderr, path);

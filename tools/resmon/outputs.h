@@ -61,8 +61,10 @@ void outputs_on_sample(const resmon_sample *s, void *user);
 void outputs_marks_drain(outputs *out);
 /* After it stopped: the phases (and marks dropped) into r. */
 void outputs_collect_phases(outputs *out, const resmon_monitor *m, run_result *r);
-/* The command runs: the samples file takes its name.  0 or -1 (printed). */
-int outputs_command_started(outputs *out);
+/* The command runs: the samples, trace and processes files take their
+ * names.  One that cannot is said at once (one line) and fails at
+ * outputs_finish without another. */
+void outputs_command_started(outputs *out);
 /* Nothing ran: closes everything and leaves every path as it was. */
 void outputs_discard(outputs *out);
 /* "-o -" (or the file behind stdout or stderr): the stream is shared with the
