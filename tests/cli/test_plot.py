@@ -6,6 +6,7 @@ Environment: RESMON (the command), WORKLOAD (tests/cli/workload.c).
 """
 import csv
 import json
+import math
 import os
 import resource
 import shutil
@@ -336,6 +337,45 @@ class PlotCommand(Tmp):
                 root = self.svg("huge.svg")
                 ticks = [e for e in root.iter() if "tick" in (e.get("class") or "")]
                 self.assertLess(len(ticks), 200)
+
+    def test_every_coordinate_is_finite_for_values_near_the_largest_double(self):
+        # Attack 56a B10: 1.79e308 is finite, but the axis's last round
+        # tick past it (4 x 5e307) was infinite, and `resmon plot` wrote
+        # y="-inf"; a mean of two such values (a point of two samples, two
+        # points merged on a long run) summed to infinity too, and
+        # -1.79e308 on an axis of 100 scaled to an infinite coordinate.
+        # Every number the chart writes is finite; the ticks stay within
+        # the axis.
+        columns = ("timestamp", "elapsed_sec", "cpu_percent", "rss_mb", "gpu_util", "nprocs", "read_bytes")
+        huge = "1.79e308"
+        cases = {
+            "a few rows": [(1, 0.1, huge, huge, huge, huge, huge), (2, 0.2, 1, 1, 1, 1, 1),
+                           (3, 0.3, f"-{huge}", f"-{huge}", f"-{huge}", 5, 5), (4, huge, 5, 5, 5, 5, 5)],
+            # past CHART_MAX_POINTS (2048): points of two samples, then merged
+            "a long run": [(t, t / 10, huge, huge, huge, 1, t) for t in range(1, 4200)],
+        }
+        for case, rows in cases.items():
+            with self.subTest(case=case):
+                run = samples(self.path("huge.csv"), rows, columns)
+                r = resmon("plot", run, "-o", self.path("huge.svg"), timeout=SAFETY_NET_SEC)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                root = self.svg("huge.svg")
+                for e in root.iter():
+                    for name in ("x", "y", "x1", "x2", "y1", "y2", "width", "height", "points"):
+                        text = e.get(name)
+                        if text is None:
+                            continue
+                        for number in text.replace(",", " ").split():
+                            self.assertTrue(math.isfinite(float(number)), (case, e.tag, name, text))
+                ticks = [float(t.text) for t in root.iter(SVG + "text") if "y-tick" in (t.get("class") or "")]
+                self.assertTrue(ticks and all(math.isfinite(v) for v in ticks), ticks)
+                run_line = next(t for t in root.iter(SVG + "text") if t.get("class") == "subtitle")
+                self.assertNotIn("inf", "".join(run_line.itertext()))
+                if case == "a long run":  # every mean is 1.79e308 itself: the top of its panel
+                    for name, series in (("cpu", "series-cpu"), ("cpu", "series-gpu-util")):
+                        area = next(e for e in panel(root, name).iter(SVG + "rect") if e.get("class") == "plot-area")
+                        ys = {y for _, y in points(by_id(root, series))}
+                        self.assertEqual(ys, {float(area.get("y"))}, series)
 
     def test_cgroup_column_draws_the_cgroup_line(self):
         columns = ("timestamp", "elapsed_sec", "cpu_percent", "rss_mb", "cgroup_mem_mb")

@@ -130,9 +130,21 @@ typedef struct canvas {
     int multi; /* several runs: a colour per run, a line style per series */
 } canvas;
 
+/* Where value falls along an axis ending at max, length pixels long: the
+ * fraction is held within a billion lengths either way, so every
+ * coordinate written is finite (-1.79e308 on an axis of 100 made y="inf").
+ * A point that far off its panel draws the same line, to the tenth of a
+ * pixel written. */
+static double along(double value, double max, int length)
+{
+    double fraction = value / max;
+    fraction = fraction > 1e9 ? 1e9 : fraction < -1e9 ? -1e9 : fraction; /* NAN stays NAN */
+    return fraction * length;
+}
+
 static double px_of(const canvas *cv, double t)
 {
-    return LEFT + t / cv->x.max * PLOT_W;
+    return LEFT + along(t, cv->x.max, PLOT_W);
 }
 
 static const char *run_color(const canvas *cv, size_t run, const char *single)
@@ -146,17 +158,22 @@ static void draw_panel_frame(const canvas *cv, int top, int height, axis y, cons
     fprintf(out, "<rect class=\"plot-area\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#ffffff\" "
                  "stroke=\"#cbd5e1\"/>\n",
             LEFT, top, PLOT_W, height);
+    /* A tick past the axis's top is not drawn: where the top is the data's
+     * own (axis_top, near the largest double) the last round tick is past
+     * it, and was infinite (y="-inf", attack 56a B10). */
     for (int i = 0, steps = tick_steps(y.max, y.step); i <= steps; i++) {
         double v = i * y.step;
-        double py = top + height - v / y.max * height;
+        if (!isfinite(v) || v / y.max > 1 + 1e-9)
+            break;
+        double py = top + height - along(v, y.max, height);
         fprintf(out, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#e2e8f0\"/>\n", LEFT, LEFT + PLOT_W, py, py);
         fprintf(out, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\" class=\"tick y-tick\">%.10g</text>\n", LEFT - 8,
                 py + 4, v);
     }
     for (int i = 0, steps = tick_steps(cv->x.max * (1 - 1e-9), cv->x.step); i <= steps; i++) {
         double v = i * cv->x.step;
-        if (v > cv->x.max * (1 + 1e-9))
-            break; /* the time axis ends where the run ends, not on a tick */
+        if (!isfinite(v) || v / cv->x.max > 1 + 1e-9)
+            break; /* the time axis ends where the run ends, not on a tick (divided: x.max * (1 + 1e-9) overflows) */
         double px = px_of(cv, v);
         fprintf(out, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"#f1f5f9\"/>\n", px, px, top, top + height);
         if (show_x_labels)
@@ -227,7 +244,7 @@ static void draw_series(const canvas *cv, size_t run, const series_style *st, in
         double v = st->field(&c->points[i]);
         if (isnan(v))
             continue;
-        double px = px_of(cv, c->points[i].t), py = top + height - v / y.max * height;
+        double px = px_of(cv, c->points[i].t), py = top + height - along(v, y.max, height);
         if (steps && !isnan(last_y))
             fprintf(out, "%.1f,%.1f ", px, last_y);
         fprintf(out, "%.1f,%.1f ", px, py);
@@ -243,7 +260,7 @@ static void draw_series(const canvas *cv, size_t run, const series_style *st, in
         for (size_t i = 0; i < c->count; i++) {
             double v = st->field(&c->points[i]);
             if (!isnan(v))
-                fprintf(out, "%.1f,%.1f ", px_of(cv, c->points[i].t), top + height - v / y.max * height);
+                fprintf(out, "%.1f,%.1f ", px_of(cv, c->points[i].t), top + height - along(v, y.max, height));
         }
         fprintf(out, "%.1f,%d\"/>\n", last_x, top + height);
     }
@@ -297,7 +314,7 @@ static int any_run(const canvas *cv, size_t flag_offset)
  * the curve breaks through. */
 static double level_y(double value, axis y, int top, int height)
 {
-    return top + height - value / y.max * height;
+    return top + height - along(value, y.max, height);
 }
 
 /* Where a level's label goes by itself: above its line, or below it near the
@@ -355,7 +372,8 @@ static int draw_run_lines(const canvas *cv, int y)
         xml_write_text(out, cv->runs[r].label);
         fprintf(out, "</tspan> \xc2\xb7 %.2f s \xc2\xb7 mean CPU %.0f %% \xc2\xb7 peak RSS %.1f MiB sampled \xc2\xb7 "
                      "%zu sample%s</text>\n</g>\n",
-                cv->runs[r].end_sec, c->samples ? c->cpu_sum / (double)c->samples : 0.0, c->rss_max, c->samples,
+                cv->runs[r].end_sec, c->samples ? c->cpu_sum / (double)c->samples / CHART_SUM_SCALE : 0.0, c->rss_max,
+                c->samples,
                 c->samples == 1 ? "" : "s");
     }
     return y;

@@ -31,13 +31,22 @@ void chart_series_free(chart_series *c)
     free(c);
 }
 
+/* The mean of two values, halved before the sum: two values near the
+ * largest double summed to infinity, drawn at y="-inf" (attack 56a B10).
+ * Halving is exact, so the mean is the same as (a + b) / 2 wherever that
+ * is finite (above the subnormals). */
+static double mean_of(double a, double b)
+{
+    return a / 2 + b / 2;
+}
+
 static double mean_known(double a, double b)
 {
     if (isnan(a))
         return b;
     if (isnan(b))
         return a;
-    return (a + b) / 2;
+    return mean_of(a, b);
 }
 
 static void halve(chart_series *c)
@@ -46,7 +55,7 @@ static void halve(chart_series *c)
     for (size_t i = 0; i + 1 < c->count; i += 2) {
         chart_point a = c->points[i], b = c->points[i + 1];
         c->points[out++] = (chart_point){a.t,
-                                         (a.cpu + b.cpu) / 2,
+                                         mean_of(a.cpu, b.cpu),
                                          chart_max_known(a.rss, b.rss),
                                          mean_known(a.gpu_util, b.gpu_util),
                                          chart_max_known(a.gpu_mem, b.gpu_mem),
@@ -66,13 +75,16 @@ static void flush_pending(chart_series *c)
 {
     if (c->pending_samples == 0)
         return;
-    if (c->count == CHART_MAX_POINTS)
-        halve(c);
+    /* The sums were of each value / stride (chart_series_add): the mean is
+     * scaled back by the stride they were added with, before halve()
+     * doubles it. */
     chart_point p = c->pending;
-    p.cpu /= (double)c->pending_samples;
-    p.gpu_util = c->gpu_util_samples ? p.gpu_util / (double)c->gpu_util_samples : NAN;
+    p.cpu = p.cpu / (double)c->pending_samples * (double)c->stride;
+    p.gpu_util = c->gpu_util_samples ? p.gpu_util / (double)c->gpu_util_samples * (double)c->stride : NAN;
     if (!c->gpu_mem_samples)
         p.gpu_mem = NAN;
+    if (c->count == CHART_MAX_POINTS)
+        halve(c);
     c->points[c->count++] = p;
     c->pending_samples = c->gpu_util_samples = c->gpu_mem_samples = 0;
 }
@@ -97,7 +109,11 @@ void chart_series_add(chart_series *c, const resmon_sample *s, double elapsed_se
            io_written = drawn_value(c, s, DRAWN_IO_WRITTEN), nprocs = drawn_value(c, s, DRAWN_NPROCS);
     if (c->pending_samples == 0)
         *p = (chart_point){elapsed_sec, 0, NAN, 0, 0, NAN, NAN, NAN, NAN, NAN};
-    p->cpu += s->cpu_percent;
+    /* Summed as value / stride (a power of two: exact), so no sum of up to
+     * stride values goes past the largest double; flush_pending scales
+     * the mean back. */
+    double per_point = (double)c->stride;
+    p->cpu += s->cpu_percent / per_point;
     p->rss = chart_max_known(p->rss, s->rss_mb);
     p->pss = chart_max_known(p->pss, pss);
     p->io_read = chart_max_known(p->io_read, io_read / BYTES_PER_MIB);
@@ -109,7 +125,7 @@ void chart_series_add(chart_series *c, const resmon_sample *s, double elapsed_se
     c->any_io |= !isnan(io_read) || !isnan(io_written);
     c->any_nprocs |= !isnan(nprocs);
     if (!isnan(s->gpu_util)) {
-        p->gpu_util += s->gpu_util;
+        p->gpu_util += s->gpu_util / per_point;
         c->gpu_util_samples++;
         c->any_gpu_util = 1;
     }
@@ -119,7 +135,7 @@ void chart_series_add(chart_series *c, const resmon_sample *s, double elapsed_se
         c->any_gpu_mem = 1;
     }
     c->samples++;
-    c->cpu_sum += s->cpu_percent;
+    c->cpu_sum += s->cpu_percent * CHART_SUM_SCALE;
     c->rss_max = c->samples == 1 ? s->rss_mb : chart_max_known(c->rss_max, s->rss_mb);
     c->t_last = elapsed_sec > c->t_last ? elapsed_sec : c->t_last;
     if (++c->pending_samples >= c->stride)

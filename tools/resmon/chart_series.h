@@ -20,6 +20,10 @@
 #include <stddef.h>
 
 #define CHART_MAX_POINTS 2048
+/* cpu_sum holds each value times this (2^-64: exact, for values above the
+ * subnormals), so 2^64 samples near the largest double do not sum to
+ * infinity; divide the mean by it. */
+#define CHART_SUM_SCALE 0x1p-64
 /* A phase named name starts at elapsed_sec (the previous one ends there);
  * the same name again goes on with it.  "" is time outside any named phase
  * (not drawn).  A name is kept to CHART_PHASE_NAME_MAX - 1 bytes; after
@@ -57,7 +61,8 @@ struct chart_series {
     int any_cgroup;
     /* the whole run, unthinned, for its legend line */
     size_t samples;
-    double cpu_sum, rss_max, t_last;
+    double cpu_sum; /* each sample's CPU x CHART_SUM_SCALE */
+    double rss_max, t_last;
     chart_phase phases[CHART_MAX_PHASES];
     size_t phase_count, phases_dropped;
     size_t drawn[DRAWN_COUNT]; /* each drawn metric's offset in resmon_sample; SIZE_MAX: not in the list */
