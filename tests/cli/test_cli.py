@@ -2435,6 +2435,41 @@ class EarlyNamesSaidOnce(Tmp):
                 self.assertEqual([n for n in os.listdir(self.dir.name) if ".resmon-" in n], [])
 
 
+class TemporaryNamedJustBeforeTheRename(Tmp):
+    def test_nothing_but_the_rename_comes_after_the_temporary_gets_its_name(self):
+        # Attack 56a B7: two fstatat checks came between the linkat that
+        # names the temporary file and the renameat over the output, and a
+        # kill there left .NAME.resmon-XXXXXX beside it.  The checks come
+        # first: the rename is the next system call after the naming (the
+        # one window no order can close).  strace, without -f, follows the
+        # main thread, where the files are published.
+        for option, name in (("-o", "k.json"), ("-s", "k.csv")):
+            with self.subTest(option=option):
+                path, log = self.path(name), self.path("strace.log")
+                with open(path, "w") as f:
+                    f.write("old\n")
+                try:
+                    r = subprocess.run(["strace", "-qq", "-o", log, RESMON, "-q", option, path, "--", "true"],
+                                       capture_output=True, text=True, timeout=SAFETY_NET_SEC)
+                except FileNotFoundError:
+                    self.skipTest("strace is not installed")
+                if r.returncode != 0 and not os.path.exists(log):
+                    self.skipTest(f"strace cannot trace here: {r.stderr.strip()}")
+                self.assertEqual(r.returncode, 0, r.stderr)
+                with open(log) as f:
+                    calls = [line for line in f.read().splitlines() if not line.startswith(("+++", "---"))]
+                named = [i for i, line in enumerate(calls)
+                         if line.startswith("linkat(") and f'".{name}.resmon-' in line and line.endswith("= 0")]
+                if not named:
+                    self.skipTest("the temporary file is named from the start here (no O_TMPFILE)")
+                self.assertEqual(len(named), 1, named)
+                after = calls[named[0] + 1]
+                self.assertRegex(after, rf'^renameat2?\(\d+, "\.{re.escape(name)}\.resmon-\w+", \d+, "{re.escape(name)}"',
+                                 calls[named[0] - 3:named[0] + 3])
+                self.assertEqual([n for n in os.listdir(self.dir.name) if ".resmon-" in n], [])
+                os.unlink(log)
+
+
 class InvalidText(Tmp):
     def test_invalid_utf8_in_the_command_line_gives_valid_outputs(self):
         arg = b"bad\xff\xfe\xc0\x80\xed\xa0\x80 ctl\x01\x1b end"

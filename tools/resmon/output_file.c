@@ -8,10 +8,12 @@
  * and if anything fails only the temporary file -- which resmon created --
  * is removed.  Where the file system allows it the temporary file has no
  * name (O_TMPFILE) until it is renamed: it is linked as ".NAME.resmon-XXXXXX"
- * just before the rename, so a resmon killed (SIGKILL, the OOM killer) while
- * it runs leaves nothing beside the output; elsewhere it has that name from
- * the start, and a kill leaves it (README, Guarantees).  A symbolic link is followed, so the file it points to is
- * replaced and the link stays.  Anything else (a device such as /dev/null,
+ * just before the rename, every check made already (the rename is the next
+ * system call), so a resmon killed (SIGKILL, the OOM killer) while it runs
+ * leaves nothing beside the output but in that one gap; elsewhere it has
+ * that name from the start, and a kill leaves it (README, Guarantees).  A
+ * symbolic link is followed, so the file it points to is replaced and the
+ * link stays.  Anything else (a device such as /dev/null,
  * a FIFO) is written in place and never removed, without blocking: a FIFO
  * whose reader stopped reading held a blocking write(2) for ever, SIGTERM
  * included, and the outputs after it were never written; its writes wait
@@ -747,6 +749,26 @@ static const char *became_special(const output_file *f, char *reason, size_t cap
     return reason;
 }
 
+/* The checks at the rename (became_read_only, became_special), made before
+ * the temporary file gets its name: a kill between that name and the
+ * rename leaves .NAME.resmon-XXXXXX beside the output (attack 56a B7), so
+ * nothing but the rename comes after the naming.  0, or the errno with the
+ * reason in *reason (read_only's, or one written in buf). */
+static int still_replaceable(const output_file *f, const char *read_only, char *buf, size_t cap,
+                             const char **reason)
+{
+    if (became_read_only(f)) {
+        *reason = read_only;
+        return EACCES;
+    }
+    const char *special = became_special(f, buf, cap);
+    if (special) {
+        *reason = special;
+        return EEXIST;
+    }
+    return 0;
+}
+
 int output_file_publish(output_file *f)
 {
     if (f->given_up) { /* said when it happened: one line per output */
@@ -769,36 +791,43 @@ int output_file_publish(output_file *f)
         err = errno; /* the data must be on disk before the name points at it */
     /* An unnamed file is placed after its close succeeded (close(2)'s error
      * is the last word on the data), through a descriptor kept for that. */
+    static const char read_only[] = "it was made read-only while resmon ran; it was not replaced";
+    char special_reason[128];
+    int checked = 0;
     int unnamed_fd = !err && f->temp_unnamed ? fcntl(f->fd, F_DUPFD_CLOEXEC, 0) : -1;
-    if (!err && f->temp_unnamed && unnamed_fd < 0) /* no descriptor: named while the stream's is open */
-        err = -name_temporary(f);
+    if (!err && f->temp_unnamed && unnamed_fd < 0) { /* no descriptor: named while the stream's is open */
+        err = still_replaceable(f, read_only, special_reason, sizeof special_reason, &reason);
+        checked = 1;
+        if (!err)
+            err = -name_temporary(f);
+    }
     if (fclose(f->stream) != 0 && !err)
         err = errno; /* close(2)'s own: NFS reports a failed write here */
     f->stream = NULL;
     f->sink = NULL; /* freed by the close */
     f->fd = -1;
     if (unnamed_fd >= 0) {
-        int placed = !err && link_into_place(f, unnamed_fd);
-        if (!err && !placed) { /* something is there: named, checked and renamed below */
+        if (!err && link_into_place(f, unnamed_fd)) {
+            close(unnamed_fd);
+            forget_temporary(f);
+            return 0;
+        }
+        if (!err) { /* something is there: checked, then named, then renamed over it */
+            err = still_replaceable(f, read_only, special_reason, sizeof special_reason, &reason);
+            checked = 1;
+        }
+        if (!err) {
             f->fd = unnamed_fd;
             err = -name_temporary(f);
             f->fd = -1;
         }
-        close(unnamed_fd); /* still unnamed (an error): it goes with its last descriptor */
-        if (placed) {
-            forget_temporary(f);
-            return 0;
-        }
     }
-    char special_reason[128];
-    if (!err && f->temp_path && became_read_only(f)) {
-        err = EACCES;
-        reason = "it was made read-only while resmon ran; it was not replaced";
-    } else if (!err && f->temp_path && (reason = became_special(f, special_reason, sizeof special_reason))) {
-        err = EEXIST;
-    }
+    if (!err && f->temp_path && !checked) /* named from the start (no O_TMPFILE) */
+        err = still_replaceable(f, read_only, special_reason, sizeof special_reason, &reason);
     if (!err && f->temp_path && renameat(f->dir_fd, base_name(f->temp_path), f->dir_fd, base_name(f->final_path)) != 0)
         err = errno;
+    if (unnamed_fd >= 0)
+        close(unnamed_fd); /* after the rename, not between; still unnamed (an error): it goes with it */
     if (err) {
         output_file_discard(f);
         return fail(f, err, reason);
@@ -837,14 +866,16 @@ int output_file_publish_early(output_file *f)
         forget_temporary(f);
         return 0;
     }
-    int err = f->temp_unnamed ? -name_temporary(f) : 0;
+    /* Checked before the naming, so that only the rename comes after it
+     * (still_replaceable). */
+    char buf[128];
+    const char *reason = NULL;
+    int err = still_replaceable(f, "it was made read-only since resmon started; it was not replaced", buf,
+                                sizeof buf, &reason);
+    if (!err && f->temp_unnamed)
+        err = -name_temporary(f);
     if (err)
-        return give_up(f, err, NULL);
-    if (became_read_only(f))
-        return give_up(f, EACCES, "it was made read-only since resmon started; it was not replaced");
-    char reason[128];
-    if (became_special(f, reason, sizeof reason))
-        return give_up(f, EEXIST, reason);
+        return give_up(f, err, reason);
     if (renameat(f->dir_fd, base_name(f->temp_path), f->dir_fd, base_name(f->final_path)) != 0)
         return give_up(f, errno, NULL);
     forget_temporary(f);
