@@ -138,6 +138,7 @@ import sys
 import tempfile
 import threading
 import time
+from stat import S_ISDIR
 from typing import Any
 
 import pytest
@@ -415,10 +416,40 @@ def _limit_names(limit: str, row: str) -> bool:
 
 def _replaces_input(output: str, baseline: str) -> bool:
     """Whether writing output changes BASELINE: the same file, or a file of
-    BASELINE's directory."""
-    real = os.path.realpath(output)
-    base = os.path.realpath(baseline)
-    return real == base or (os.path.isdir(base) and os.path.dirname(real) == base)
+    BASELINE's directory.  Told by what the kernel says the files are, never
+    by their names: the output as hold() resolves it for writing (a file by
+    (st_dev, st_ino), a new one by its directory's and its name) against
+    BASELINE as the engine reads it.  By os.path.realpath strings, a bind
+    mount (or any other second mount) of BASELINE's directory gave one
+    directory two names: the report replaced BASELINE, or joined its
+    directory, and the gate then judged the session against itself (attack
+    56a, B2)."""
+    try:
+        place = _output.hold(output)
+    except OSError:
+        return False  # refused as an output already, in the controller
+    with place:
+        if place.stream_fd >= 0:  # written where stdout or stderr stands: that file
+            written = _identity(os.fstat(place.stream_fd))
+            directory = None
+        else:
+            held = os.fstat(place.dir_fd)
+            there = place.existing or place.in_place
+            written = _identity(there) if there is not None else _identity(held, place.name)
+            directory = _identity(held)
+    try:
+        base = os.stat(baseline)
+    except OSError:
+        return False  # no BASELINE to replace: _check_baseline says so
+    if written == _identity(base):
+        return True
+    return S_ISDIR(base.st_mode) and directory == _identity(base)
+
+
+def _identity(st: os.stat_result, name: str | bytes | None = None) -> tuple[Any, ...]:
+    """A file as the kernel tells it, whatever its name: (st_dev, st_ino);
+    an entry not there yet, by its directory's and its name."""
+    return (st.st_dev, st.st_ino) if name is None else (st.st_dev, st.st_ino, os.fsencode(name))
 
 
 def _compare_run(args: list[str], base: str, new: str, utf8: bool = True) -> tuple[int, str, str]:

@@ -49,3 +49,28 @@ def run_python(code: str, timeout: float = SAFETY_SEC, **kwargs) -> "subprocess.
     installed resmon is imported, not the source tree next to the tests."""
     return subprocess.run([sys.executable, "-c", code], cwd="/", timeout=timeout, text=True,
                           capture_output=True, **kwargs)
+
+
+def bind_mount(request, source, target) -> None:
+    """Bind-mounts source over target (a directory or a single file, as
+    Docker's -v does) for the test that asked (request: its pytest request),
+    unmounted in its teardown; skips, saying why, where mounting is not
+    permitted (not root, no CAP_SYS_ADMIN, a seccomp filter, no mount(8))."""
+    import pytest
+    try:
+        done = subprocess.run(["mount", "--bind", str(source), str(target)], capture_output=True, text=True,
+                              timeout=SAFETY_SEC, stdin=subprocess.DEVNULL)
+    except OSError as error:
+        pytest.skip(f"cannot run mount(8): {error}")
+    if done.returncode != 0:
+        pytest.skip(f"a bind mount is not permitted here (needs root): {done.stderr.strip()[-200:]}")
+
+    def unmount():
+        done = subprocess.run(["umount", str(target)], capture_output=True, text=True, timeout=SAFETY_SEC,
+                              stdin=subprocess.DEVNULL)
+        if done.returncode != 0:  # busy: detached now, and the teardown says so
+            subprocess.run(["umount", "-l", str(target)], capture_output=True, timeout=SAFETY_SEC,
+                           stdin=subprocess.DEVNULL)
+            raise AssertionError(f"umount {target}: {done.stderr.strip()}")
+
+    request.addfinalizer(unmount)

@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from helpers import SAFETY_SEC
+from helpers import SAFETY_SEC, bind_mount
 
 MIB = 1 << 20
 # Under ASan (scripts/test-python's second run) every allocated byte has an
@@ -1031,6 +1031,36 @@ def test_a_missing_or_invalid_baseline_is_a_usage_error_before_any_test_runs(tmp
         assert "test_x" not in outcomes(result)
         assert "an output never replaces an input" in result.stderr
         assert sorted(os.listdir(tmp_path / "runs")) == ["1.json"]
+
+
+def test_a_report_into_baseline_through_a_bind_mount_is_refused(tmp_path, request):
+    # Attack 56a, B2: the plugin compared os.path.realpath strings, and a
+    # bind mount gives BASELINE's directory a second name: the report
+    # replaced BASELINE (or joined its directory), and the gate judged the
+    # session against itself, exit 0.  Files are told by (st_dev, st_ino).
+    base, alias = tmp_path / "base", tmp_path / "alias"
+    base.mkdir()
+    alias.mkdir()
+    result = run_pytest(tmp_path, "def test_x():\n    pass\n", "--resmon-json=base/base.json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    before = (base / "base.json").read_bytes()
+    bind_mount(request, base, alias)
+    for baseline, output in (("base/base.json", "alias/base.json"), ("base", "alias/new.json"),
+                             ("base", "alias/base.json"), ("alias", "base/new.json")):
+        result = run_pytest(tmp_path, "def test_x():\n    pass\n", f"--resmon-compare={baseline}",
+                            f"--resmon-json={output}")
+        assert result.returncode == 4, (baseline, output, result.stdout + result.stderr)
+        assert "test_x" not in outcomes(result)
+        assert "an output never replaces an input" in result.stderr
+        assert os.listdir(base) == ["base.json"]
+        assert (base / "base.json").read_bytes() == before
+    # A file of another directory is still written, under either name of BASELINE.
+    for baseline in ("base", "alias/base.json"):
+        result = run_pytest(tmp_path, "def test_x():\n    pass\n", f"--resmon-compare={baseline}",
+                            "--resmon-json=elsewhere.json")
+        assert result.returncode == 0, (baseline, result.stdout + result.stderr)
+        assert (tmp_path / "elsewhere.json").exists()
+        os.unlink(tmp_path / "elsewhere.json")
 
 
 def test_a_session_sharing_no_measured_test_with_its_baseline_says_nothing_was_judged(tmp_path):
