@@ -426,7 +426,7 @@ def write_held(place: Place, data: str | bytes) -> None:
     # (another user's, 0666, in /tmp, even under a reused inode number) got
     # root's report (tenth and eleventh reviews of issue 28); none there
     # then: a new file of this user's.
-    _write_replacing(place.dir_fd, place.final, payload, place.existing)
+    _write_replacing(place.dir_fd, place.final, payload, place.existing, place.path)
 
 
 def write_file(path: PathArg, data: str | bytes) -> None:
@@ -594,11 +594,16 @@ def _create_temporary(dir_fd: int, prefix: str | bytes) -> tuple[int, str | byte
     raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST))
 
 
-def _write_replacing(dir_fd: int, final: str | bytes, payload: bytes, existing: os.stat_result | None) -> None:
+def _write_replacing(dir_fd: int, final: str | bytes, payload: bytes, existing: os.stat_result | None,
+                     path: str | bytes | None = None) -> None:
     """Writes a temporary file in the directory held open (dir_fd) and
     renames it over final's entry there: everything relative to it, so a
     directory on the path swapped for a link by another user who can write
-    its parent sends nothing elsewhere."""
+    its parent sends nothing elsewhere.  Every OSError names path (the path
+    given; final when None), never the temporary file: that one is removed
+    by then."""
+    if path is None:
+        path = final
     base = os.path.basename(final)
     text = isinstance(final, str)
     # The name is cut so that a target near NAME_MAX still gets a temporary
@@ -612,7 +617,7 @@ def _write_replacing(dir_fd: int, final: str | bytes, payload: bytes, existing: 
     except OSError as error:  # named by the path given, not by the temporary's
         reason = os.strerror(error.errno) if error.errno in (errno.ENOENT, errno.ENOTDIR) else \
             f"cannot create a temporary file beside it: {os.strerror(error.errno)}"
-        raise type(error)(error.errno, reason, final) from None
+        raise type(error)(error.errno, reason, path) from None
     try:
         try:
             if existing is not None:
@@ -635,6 +640,10 @@ def _write_replacing(dir_fd: int, final: str | bytes, payload: bytes, existing: 
             os.unlink(temporary, dir_fd=dir_fd)  # resmon's own temporary file, never the path given
         except OSError:
             pass
-        if isinstance(error, OSError) and error.filename is None:
-            error.filename = final
+        if isinstance(error, OSError):
+            # os.rename's names the temporary (and the entry, as filename2):
+            # "cannot write --resmon-json '.r.json.resmon-1f2e3d4c5b'", a
+            # file already removed (attack 56a, B5).
+            error.filename = path
+            error.filename2 = None
         raise

@@ -371,6 +371,54 @@ except OSError as e:
     assert listing(tmp_path) == ["r.json"]  # the temporary file is gone
 
 
+def _set_append_only(path, on):
+    """chattr +a / -a; skips where that cannot be done (not root, a file
+    system without the flag, no chattr(1))."""
+    try:
+        done = subprocess.run(["chattr", "+a" if on else "-a", str(path)], capture_output=True, text=True,
+                              timeout=SAFETY_SEC)
+    except OSError as error:
+        pytest.skip(f"cannot run chattr(1): {error}")
+    if done.returncode != 0:
+        pytest.skip(f"cannot make a file append-only here (needs root and a file system with the flag): "
+                    f"{done.stderr.strip()[-200:]}")
+
+
+def test_a_failed_rename_names_the_path_given_not_the_removed_temporary(tmp_path, monkeypatch):
+    # Attack 56a, B5: "resmon: cannot write --resmon-json
+    # '.pa.json.resmon-a48ee8ad94': Operation not permitted" -- os.rename's
+    # error named the temporary file, already removed; the path given (here
+    # a link, kept) is named, and nothing is left beside it.
+    target = tmp_path / "r.json"
+    target.write_text("old\n")
+    link = tmp_path / "link.json"
+    os.symlink("r.json", link)
+    real_rename = os.rename
+
+    def failing_rename(src, dst, **kwargs):
+        raise OSError(errno.EPERM, os.strerror(errno.EPERM), src, None, dst)  # as os.rename names both
+
+    monkeypatch.setattr(os, "rename", failing_rename)
+    for given in (str(link), os.fsencode(link)):
+        with pytest.raises(PermissionError) as error:
+            _output.write_file(given, "new")
+        assert (error.value.filename, error.value.filename2) == (given, None)
+        assert listing(tmp_path) == ["link.json", "r.json"]
+    monkeypatch.setattr(os, "rename", real_rename)
+    # The kernel's own refusal: made append-only after the check (when
+    # checked, it is refused before anything runs).
+    with _output.hold(link) as place:
+        _set_append_only(target, True)
+        try:
+            with pytest.raises(PermissionError) as error:
+                _output.write_held(place, "new")
+        finally:
+            _set_append_only(target, False)
+    assert (error.value.filename, error.value.filename2) == (str(link), None)
+    assert target.read_text() == "old\n"
+    assert listing(tmp_path) == ["link.json", "r.json"]
+
+
 def test_a_read_only_file_is_refused_for_root_too(tmp_path):
     # os.access lets root write any file: the owner's write bit decides (review, issue 28).
     if os.getuid() != 0:
