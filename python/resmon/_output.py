@@ -13,7 +13,9 @@ removed and the old file is exactly as it was.  A symbolic link is followed
 and kept (the file it points to is replaced).  A device or FIFO
 (``/dev/null``, a named pipe) is written in place and never removed.  A
 read-only file (no write bit for its owner, root too) is refused, not
-replaced.  A device or FIFO must still be what was checked once opened.
+replaced, as is one the rename could not replace (append-only or immutable,
+mounted over, another user's in a sticky directory) and a directory that
+cannot take the temporary file.  A device or FIFO must still be what was checked once opened.
 A directory is refused.
 """
 
@@ -24,6 +26,7 @@ import fcntl
 import os
 import select
 import stat
+import struct
 import sys
 import time
 from typing import Union
@@ -68,9 +71,10 @@ class Place:
 def hold(path: PathArg) -> Place:
     """Checks path as write_file would and holds what it resolved to.
     Raises OSError (with the path) when it would be refused for what it is
-    now: a directory, a read-only file, a missing directory, a link the
-    protected_symlinks rule refuses, a path that changed while it was
-    resolved."""
+    now: a directory, a read-only file, one the rename at the end could not
+    replace, a missing directory or one that cannot take the temporary file,
+    a link the protected_symlinks rule refuses, a path that changed while it
+    was resolved."""
     path = os.fspath(path)
     place = Place(path)
     # Everything by the checked walk: the directory it reached is held and
@@ -115,6 +119,8 @@ def hold(path: PathArg) -> Place:
             rule = "protected_fifos" if stat.S_ISFIFO(st.st_mode) else "protected_regular"
             raise PermissionError(errno.EACCES, f"another user's {what} in a sticky directory others can write "
                                   f"(as fs.{rule} refuses)", path)
+        if st is None or stat.S_ISREG(st.st_mode):
+            _refuse_unreplaceable(path, st, place.dir_fd, place.name)
         if st is not None:
             _refuse(path, st, place.dir_fd, place.name)
             if not stat.S_ISREG(st.st_mode):
@@ -384,6 +390,114 @@ def _refuse(path: str | bytes, st: os.stat_result, dir_fd: int, name: str | byte
     if stat.S_ISREG(st.st_mode) and (not st.st_mode & stat.S_IWUSR or not os.access(name, os.W_OK, dir_fd=dir_fd)):
         # A read-only file stays read-only, for root too (access(2) lets root write any file).
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
+
+
+def _refuse_unreplaceable(path: str | bytes, st: os.stat_result | None, dir_fd: int, name: str | bytes) -> None:
+    """Refuses, when checked, a regular file (st; None: a new one) that the
+    rename at the end could not replace although it may be written, as the
+    command does (tools/resmon/output_file.c, cannot_replace): access(2)
+    asks whether a file may be written, not whether it may be replaced, and
+    these were found only at the session's end, its report lost (attack
+    56a, B4).  The directory first: it must take the temporary file, and
+    let a file in it be renamed."""
+    def refused(err: int, reason: str) -> OSError:
+        return (PermissionError if err in (errno.EACCES, errno.EPERM) else OSError)(err, reason, path)
+
+    flags = _inode_flags(".", dir_fd)
+    if flags & _FS_IMMUTABLE_FL:
+        raise refused(errno.EPERM, "its directory is immutable (chattr +i): no file can be made or replaced in it")
+    if flags & _FS_APPEND_FL:
+        raise refused(errno.EPERM, "its directory is append-only (chattr +a): no file in it can be replaced")
+    try:  # the temporary file, made now without a name (nothing is left if this process is killed)
+        os.close(os.open(".", os.O_TMPFILE | os.O_WRONLY | os.O_CLOEXEC, 0o600, dir_fd=dir_fd))
+    except OSError as error:
+        if error.errno not in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL):  # O_TMPFILE not supported there
+            raise refused(error.errno, f"cannot create a temporary file beside it: {os.strerror(error.errno)}") \
+                from None
+        if not os.access(".", os.W_OK | os.X_OK, dir_fd=dir_fd):
+            raise refused(errno.EACCES, "cannot create a temporary file beside it: "
+                          f"{os.strerror(errno.EACCES)}") from None
+    if st is None:
+        return
+    flags = _inode_flags(name, dir_fd)
+    if flags & _FS_IMMUTABLE_FL:
+        raise refused(errno.EPERM, "it is immutable (chattr +i): it cannot be replaced")
+    if flags & _FS_APPEND_FL:
+        raise refused(errno.EPERM, "it is append-only (chattr +a): it cannot be replaced")
+    try:
+        fd = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+    except OSError:
+        fd = -1
+    try:
+        mount = _mount_id(fd) if fd >= 0 else None
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    directory_mount = _mount_id(dir_fd)
+    if mount is not None and directory_mount is not None and mount != directory_mount:
+        raise refused(errno.EBUSY, "it is a mount point (a file mounted over it, as a container's single-file "
+                      "volume): it cannot be replaced")
+    # The sticky rule of rename(2) and unlink(2), in any sticky directory.
+    directory = os.fstat(dir_fd)
+    if (directory.st_mode & stat.S_ISVTX and st.st_uid != os.geteuid() and directory.st_uid != os.geteuid()
+            and not _has_cap_fowner()):
+        raise refused(errno.EPERM, "another user's file in a sticky directory: only its owner or the directory's "
+                      "can replace it")
+
+
+_FS_IMMUTABLE_FL = 0x10
+_FS_APPEND_FL = 0x20
+
+
+def _fs_ioc_getflags() -> int:
+    """FS_IOC_GETFLAGS, _IOR('f', 1, long), as this machine's kernel numbers it."""
+    size = struct.calcsize("l")
+    machine = os.uname().machine
+    shift = 29 if machine.startswith(("ppc", "powerpc", "mips", "sparc", "alpha")) else 30
+    return (2 << shift) | (size << 16) | (ord("f") << 8) | 1
+
+
+def _inode_flags(name: str | bytes, dir_fd: int) -> int:
+    """The entry's inode flags (chattr's: FS_IOC_GETFLAGS), never following
+    it; 0 where they cannot be read (a file this user may not read, a file
+    system without them)."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_NOCTTY | os.O_CLOEXEC, dir_fd=dir_fd)
+    except OSError:
+        return 0
+    try:
+        got = fcntl.ioctl(fd, _fs_ioc_getflags(), bytes(8))  # the kernel writes an int there
+        return int.from_bytes(got[:4], sys.byteorder)
+    except OSError:
+        return 0
+    finally:
+        os.close(fd)
+
+
+def _mount_id(fd: int) -> int | None:
+    """The id of the mount fd is on (/proc/self/fdinfo's mnt_id), or None."""
+    try:
+        with open(f"/proc/self/fdinfo/{fd}") as f:
+            for line in f:
+                if line.startswith("mnt_id:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _has_cap_fowner() -> bool:
+    """Whether this process may replace another user's file in another
+    user's sticky directory: CAP_FOWNER (3) among its effective
+    capabilities; root's euid where /proc cannot tell."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("CapEff:"):
+                    return bool(int(line.split()[1], 16) >> 3 & 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    return os.geteuid() == 0
 
 
 def write_held(place: Place, data: str | bytes) -> None:

@@ -15,7 +15,7 @@ import time
 import pytest
 
 from resmon import _output
-from helpers import SAFETY_SEC
+from helpers import SAFETY_SEC, bind_mount
 from test_pytest_plugin import run_pytest
 
 NOBODY = 65534
@@ -371,17 +371,20 @@ except OSError as e:
     assert listing(tmp_path) == ["r.json"]  # the temporary file is gone
 
 
-def _set_append_only(path, on):
-    """chattr +a / -a; skips where that cannot be done (not root, a file
-    system without the flag, no chattr(1))."""
+def _chattr(path, change, request=None):
+    """chattr CHANGE PATH (+a, -a, +i, ...); skips where that cannot be done
+    (not root, a file system without the flag, no chattr(1)).  With
+    request (the test's), undone when the test ends."""
     try:
-        done = subprocess.run(["chattr", "+a" if on else "-a", str(path)], capture_output=True, text=True,
-                              timeout=SAFETY_SEC)
+        done = subprocess.run(["chattr", change, str(path)], capture_output=True, text=True, timeout=SAFETY_SEC)
     except OSError as error:
         pytest.skip(f"cannot run chattr(1): {error}")
     if done.returncode != 0:
-        pytest.skip(f"cannot make a file append-only here (needs root and a file system with the flag): "
+        pytest.skip(f"cannot chattr {change} here (needs root and a file system with the flag): "
                     f"{done.stderr.strip()[-200:]}")
+    if request is not None:
+        request.addfinalizer(lambda: subprocess.run(["chattr", "-" + change[1:], str(path)], capture_output=True,
+                                                    timeout=SAFETY_SEC))
 
 
 def test_a_failed_rename_names_the_path_given_not_the_removed_temporary(tmp_path, monkeypatch):
@@ -408,15 +411,104 @@ def test_a_failed_rename_names_the_path_given_not_the_removed_temporary(tmp_path
     # The kernel's own refusal: made append-only after the check (when
     # checked, it is refused before anything runs).
     with _output.hold(link) as place:
-        _set_append_only(target, True)
+        _chattr(target, "+a")
         try:
             with pytest.raises(PermissionError) as error:
                 _output.write_held(place, "new")
         finally:
-            _set_append_only(target, False)
+            _chattr(target, "-a")
     assert (error.value.filename, error.value.filename2) == (str(link), None)
     assert target.read_text() == "old\n"
     assert listing(tmp_path) == ["link.json", "r.json"]
+
+
+def _refused_when_checked(path, error_type, reason):
+    """write_file's check (hold) refuses path, naming it, for reason."""
+    with pytest.raises(error_type) as error:
+        _output.check_writable(path)
+    assert (error.value.filename, error.value.strerror) == (str(path), reason)
+
+
+def test_an_output_that_cannot_be_replaced_is_refused_when_checked(tmp_path, request):
+    # Attack 56a, B4: os.access says whether a file may be written, not
+    # whether the rename at the end may replace it: an append-only or
+    # immutable file, an append-only directory, were found only at the
+    # session's end (exit 4, the report lost).  As the command's check.
+    for change, words in (("+a", "append-only (chattr +a)"), ("+i", "immutable (chattr +i)")):
+        target = tmp_path / f"{change[1]}.json"
+        target.write_text("old\n")
+        _chattr(target, change, request)
+        _refused_when_checked(target, PermissionError, f"it is {words}: it cannot be replaced")
+        assert target.read_text() == "old\n"
+    directory = tmp_path / "d"
+    directory.mkdir()
+    _chattr(directory, "+a", request)
+    _refused_when_checked(directory / "new.json", PermissionError,
+                          "its directory is append-only (chattr +a): no file in it can be replaced")
+    # pytest: a usage error before any test runs.
+    target = tmp_path / "a.json"
+    result = run_pytest(tmp_path, f"def test_x():\n    open({str(tmp_path / 'ran')!r}, 'w').close()\n",
+                        f"--resmon-json={target}")
+    assert result.returncode == pytest.ExitCode.USAGE_ERROR, result.stdout + result.stderr
+    assert f"resmon: cannot write --resmon-json '{target}': it is append-only (chattr +a): it cannot be replaced" \
+        in result.stderr
+    assert not (tmp_path / "ran").exists()
+    assert target.read_text() == "old\n"
+    assert not [name for name in os.listdir(tmp_path) if ".resmon-" in name]
+
+
+def test_a_file_mounted_over_the_output_or_a_read_only_directory_is_refused_when_checked(tmp_path, request):
+    # Attack 56a, B4: a single file bind-mounted over the output (a
+    # container's -v FILE:FILE) cannot be renamed over (EBUSY), told by the
+    # mount ids of the file and its directory; a directory that cannot take
+    # the temporary file (a read-only mount) was found only at the end.
+    source, target = tmp_path / "src.json", tmp_path / "r.json"
+    source.write_text("source\n")
+    target.write_text("old\n")
+    bind_mount(request, source, target)
+    with pytest.raises(OSError) as error:
+        _output.check_writable(target)
+    assert (error.value.errno, error.value.filename) == (errno.EBUSY, str(target))
+    assert error.value.strerror == "it is a mount point (a file mounted over it, as a container's single-file " \
+        "volume): it cannot be replaced"
+    assert source.read_text() == "source\n"
+    read_only = tmp_path / "ro"
+    read_only.mkdir()
+    bind_mount(request, read_only, read_only)
+    done = subprocess.run(["mount", "-o", "remount,bind,ro", str(read_only)], capture_output=True, text=True,
+                          timeout=SAFETY_SEC)
+    if done.returncode != 0:
+        pytest.skip(f"cannot make a read-only bind mount here: {done.stderr.strip()[-200:]}")
+    _refused_when_checked(read_only / "new.json", OSError,
+                          f"cannot create a temporary file beside it: {os.strerror(errno.EROFS)}")
+
+
+def test_another_users_file_in_a_sticky_directory_is_refused_before_any_test_runs(tmp_path):
+    # Attack 56a, B4: pytest as nobody, root's 0666 file in a sticky
+    # /tmp-like directory: writable, but rename(2) over it is refused (only
+    # its owner or the directory's may): the session ran, then exit 4.
+    with tempfile.TemporaryDirectory(prefix="resmon-sticky-") as sticky:
+        os.chmod(sticky, 0o1777)
+        target = os.path.join(sticky, "r.json")
+        with open(target, "w") as f:
+            f.write("root's\n")
+        os.chmod(target, 0o666)
+        with open(os.path.join(sticky, "test_one.py"), "w") as f:
+            f.write(f"def test_one():\n    open({os.path.join(sticky, 'ran')!r}, 'w').close()\n")
+        require_nobody_reaches([sys.executable, "-c", "import resmon._output, pytest"])
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS")}
+        result = nobody_runs([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", f"--resmon-json={target}",
+                              "test_one.py"], cwd=sticky, env=env)
+        assert result.returncode == pytest.ExitCode.USAGE_ERROR, result.stdout + result.stderr
+        assert f"resmon: cannot write --resmon-json '{target}': another user's file in a sticky directory: only " \
+            "its owner or the directory's can replace it" in result.stderr
+        assert not os.path.exists(os.path.join(sticky, "ran"))
+        with open(target) as f:
+            assert f.read() == "root's\n"
+        # Root (CAP_FOWNER) replaces it.
+        _output.write_file(target, "new\n")
+        with open(target) as f:
+            assert f.read() == "new\n"
 
 
 def test_a_read_only_file_is_refused_for_root_too(tmp_path):

@@ -1764,6 +1764,88 @@ class FilesAreNeverDamaged(Tmp):
         self.assertIn("Permission denied", r.stderr)
         self.assertEqual(self.read("r.json"), "data\n")
 
+    def chattr(self, flag, name):
+        """chattr +FLAG NAME, taken off again when the test ends; skips where
+        that cannot be done (not root, a file system without the flag)."""
+        try:
+            r = subprocess.run(["chattr", f"+{flag}", self.path(name)], capture_output=True, text=True,
+                               timeout=SAFETY_NET_SEC)
+        except OSError as error:
+            self.skipTest(f"cannot run chattr(1): {error}")
+        if r.returncode != 0:
+            self.skipTest(f"cannot chattr +{flag} here (needs root and a file system with the flag): "
+                          f"{r.stderr.strip()[-200:]}")
+        self.addCleanup(subprocess.run, ["chattr", f"-{flag}", self.path(name)], capture_output=True,
+                        timeout=SAFETY_NET_SEC)
+
+    def assert_refused_before_the_command(self, name, option, reason, program=RESMON, **kw):
+        """resmon OPTION NAME -- (a command that leaves a mark): 125 with one
+        line giving reason, the command never started, the file as it was."""
+        before = self.read(name) if os.path.isfile(self.path(name)) else None
+        mark = self.path("command-ran")
+        r = subprocess.run([program, "-q", option, self.path(name), "--", "sh", "-c", f"echo > {mark}"],
+                           capture_output=True, text=True, timeout=SAFETY_NET_SEC, **kw)
+        self.assertEqual(r.returncode, 125, r.stderr)
+        what = {"-o": "summary file", "-s": "samples file", "--textfile": "textfile"}[option]
+        self.assertEqual(r.stderr, f"resmon: cannot write {what} '{self.path(name)}': {reason}\n")
+        self.assertFalse(os.path.exists(mark), "the command ran although its output could not be replaced")
+        if before is not None:
+            self.assertEqual(self.read(name), before)
+        self.assert_no_temporary_files()
+
+    def test_an_append_only_or_immutable_file_is_refused_before_the_command_runs(self):
+        # Attack 56a, B4: access(2) says whether a file may be written, not
+        # whether it may be replaced; the rename over an append-only file
+        # failed (EPERM) only after the command had run, its summary lost.
+        for flag, words in (("a", "append-only (chattr +a)"), ("i", "immutable (chattr +i)")):
+            for option, name in (("-o", f"{flag}.json"), ("-s", f"{flag}.csv"), ("--textfile", f"{flag}.prom")):
+                with self.subTest(flag=flag, option=option):
+                    self.write(name, "old\n")
+                    self.chattr(flag, name)
+                    self.assert_refused_before_the_command(name, option, f"it is {words}: it cannot be replaced")
+        # An append-only directory: no file in it can be renamed, a new one included.
+        os.mkdir(self.path("d"))
+        self.chattr("a", "d")
+        self.assert_refused_before_the_command(os.path.join("d", "new.json"), "-o",
+                                               "its directory is append-only (chattr +a): no file in it can "
+                                               "be replaced")
+
+    def test_a_file_mounted_over_the_output_is_refused_before_the_command_runs(self):
+        # Attack 56a, B4: a single file bind-mounted over the output (a
+        # container's -v FILE:FILE) cannot be renamed over (EBUSY), found
+        # only after the command had run.  Told by statx's mount id.
+        self.write("src.json", "source\n")
+        self.write("s.json", "old\n")
+        r = subprocess.run(["mount", "--bind", self.path("src.json"), self.path("s.json")], capture_output=True,
+                           text=True, timeout=SAFETY_NET_SEC)
+        if r.returncode != 0:
+            self.skipTest(f"a bind mount is not permitted here (needs root): {r.stderr.strip()[-200:]}")
+        self.addCleanup(subprocess.run, ["umount", self.path("s.json")], timeout=SAFETY_NET_SEC)
+        self.assert_refused_before_the_command("s.json", "-o", "it is a mount point (a file mounted over it, as a "
+                                               "container's single-file volume): it cannot be replaced")
+        self.assertEqual(self.read("src.json"), "source\n")
+
+    def test_another_users_file_in_a_sticky_directory_is_refused_before_the_command_runs(self):
+        # Attack 56a, B4: unprivileged resmon, root's 0666 file in a sticky
+        # /tmp-like directory: writable, but rename(2) over it is refused
+        # (EPERM: only its owner or the directory's may), found only after
+        # the command had run.  Root (CAP_FOWNER) is not refused.
+        if os.geteuid() != 0:
+            self.skipTest("needs root, to run resmon as a second user (nobody)")
+        program = program_for(self, NOBODY, RESMON)
+        os.chmod(self.dir.name, 0o1777)
+        self.write("s.json", "root's\n", mode=0o666)
+        self.assert_refused_before_the_command("s.json", "-o", "another user's file in a sticky directory: only "
+                                               "its owner or the directory's can replace it", program=program,
+                                               preexec_fn=lambda: os.setuid(NOBODY))
+        # Root replaces the directory owner's file there (CAP_FOWNER; the
+        # protected_regular rule allows the owner's files).
+        os.chown(self.dir.name, NOBODY, NOBODY)
+        os.chown(self.path("s.json"), NOBODY, NOBODY)
+        r = resmon("-q", "-o", self.path("s.json"), "--", "true")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(self.summary()["exit_status"], 0)
+
     def test_read_only_file_is_refused_as_root_too(self):
         # access(2) lets root write any file: the owner's write bit decides (review, issue 28).
         if os.getuid() != 0:

@@ -28,9 +28,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/capability.h>
+#include <linux/fs.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -477,6 +482,123 @@ static int open_standard(output_file *f, int fd)
     return 0;
 }
 
+/* The kernel's facts about an entry that decide a rename over it, read
+ * without following it: append-only and immutable (chattr +a, +i), and the
+ * mount it is on.  From statx, which needs no open; the flags by
+ * FS_IOC_GETFLAGS where statx does not report them (older kernels and file
+ * systems), when the entry can be opened for reading. */
+typedef struct replace_facts {
+    int flags_known, append_only, immutable;
+    int mount_known;
+    uint64_t mount_id;
+} replace_facts;
+
+/* struct statx as the kernel lays it out (linux/stat.h): the C library's
+ * may lack stx_mnt_id, or statx itself. */
+struct statx_layout {
+    uint32_t mask, blksize;
+    uint64_t attributes;
+    uint32_t nlink, uid, gid;
+    uint16_t mode, pad;
+    uint64_t ino, size, blocks, attributes_mask;
+    struct {
+        int64_t sec;
+        uint32_t nsec;
+        int32_t pad;
+    } times[4];
+    uint32_t rdev_major, rdev_minor, dev_major, dev_minor;
+    uint64_t mnt_id;
+    uint64_t spare[13];
+};
+_Static_assert(sizeof(struct statx_layout) == 256, "struct statx is 256 bytes");
+enum {
+    STATX_WANT_MNT_ID = 0x1000,    /* STATX_MNT_ID (Linux 5.8) */
+    STATX_HAS_IMMUTABLE = 0x10,    /* STATX_ATTR_IMMUTABLE */
+    STATX_HAS_APPEND = 0x20,       /* STATX_ATTR_APPEND */
+};
+
+/* name "." is the directory itself (dir_fd). */
+static void read_replace_facts(int dir_fd, const char *name, replace_facts *facts)
+{
+    int self = strcmp(name, ".") == 0;
+    memset(facts, 0, sizeof *facts);
+#ifdef SYS_statx
+    struct statx_layout sx;
+    memset(&sx, 0, sizeof sx);
+    if (syscall(SYS_statx, dir_fd, self ? "" : name, AT_SYMLINK_NOFOLLOW | (self ? AT_EMPTY_PATH : 0),
+                (unsigned)STATX_WANT_MNT_ID, &sx) == 0) {
+        unsigned both = STATX_HAS_IMMUTABLE | STATX_HAS_APPEND;
+        if ((sx.attributes_mask & both) == both) {
+            facts->flags_known = 1;
+            facts->immutable = !!(sx.attributes & STATX_HAS_IMMUTABLE);
+            facts->append_only = !!(sx.attributes & STATX_HAS_APPEND);
+        }
+        if (sx.mask & STATX_WANT_MNT_ID) {
+            facts->mount_known = 1;
+            facts->mount_id = sx.mnt_id;
+        }
+    }
+#endif
+    if (!facts->flags_known) {
+        int fd = openat(dir_fd, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC |
+                                          (self ? O_DIRECTORY : 0));
+        unsigned int flags = 0; /* the kernel writes an int whatever the ioctl's number says */
+        if (fd >= 0 && ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0) {
+            facts->flags_known = 1;
+            facts->immutable = !!(flags & FS_IMMUTABLE_FL);
+            facts->append_only = !!(flags & FS_APPEND_FL);
+        }
+        if (fd >= 0)
+            close(fd);
+    }
+}
+
+/* Whether this process may replace another user's file in a sticky
+ * directory that is not its own: CAP_FOWNER (root has it). */
+static int has_cap_fowner(void)
+{
+    struct __user_cap_header_struct head = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+    struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+    memset(data, 0, sizeof data);
+    if (syscall(SYS_capget, &head, data) != 0)
+        return geteuid() == 0;
+    return (data[CAP_TO_INDEX(CAP_FOWNER)].effective & CAP_TO_MASK(CAP_FOWNER)) != 0;
+}
+
+/* Why the rename at the end would fail over the regular file at place (or,
+ * for a new one, in its directory) although the file may be written: the
+ * reason, with *err, or NULL.  access(2) asks whether the file may be
+ * written, not whether it may be replaced; these were found only after the
+ * command had run, its summary lost (attack 56a, B4). */
+static const char *cannot_replace(const path_place *place, int *err)
+{
+    replace_facts dir, file;
+    read_replace_facts(place->dir_fd, ".", &dir);
+    *err = EPERM;
+    if (dir.flags_known && dir.immutable)
+        return "its directory is immutable (chattr +i): no file can be made or replaced in it";
+    if (dir.flags_known && dir.append_only)
+        return "its directory is append-only (chattr +a): no file in it can be replaced";
+    if (!place->exists)
+        return NULL;
+    read_replace_facts(place->dir_fd, place->name, &file);
+    if (file.flags_known && file.immutable)
+        return "it is immutable (chattr +i): it cannot be replaced";
+    if (file.flags_known && file.append_only)
+        return "it is append-only (chattr +a): it cannot be replaced";
+    if (file.mount_known && dir.mount_known && file.mount_id != dir.mount_id) {
+        *err = EBUSY;
+        return "it is a mount point (a file mounted over it, as a container's single-file volume): "
+               "it cannot be replaced";
+    }
+    /* The sticky rule of rename(2) and unlink(2), in any sticky directory. */
+    struct stat d;
+    if (fstat(place->dir_fd, &d) == 0 && (d.st_mode & S_ISVTX) && place->st.st_uid != geteuid() &&
+        d.st_uid != geteuid() && !has_cap_fowner())
+        return "another user's file in a sticky directory: only its owner or the directory's can replace it";
+    return NULL;
+}
+
 int output_file_open(output_file *f, const char *path, const char *what)
 {
     output_file_init(f, path, what);
@@ -566,6 +688,13 @@ int output_file_open(output_file *f, const char *path, const char *what)
         if (fd < 0)
             return fail(f, err, NULL);
     } else {
+        /* Refused before anything starts, as an unwritable file is. */
+        int replace_err;
+        const char *why = cannot_replace(&place, &replace_err);
+        if (why) {
+            path_place_release(&place);
+            return fail(f, replace_err, why);
+        }
         /* A read-only file stays read-only, for root too: access(2) lets
          * root write any file, the owner's write bit does not. */
         if (place.exists && (!(place.st.st_mode & S_IWUSR) || faccessat(place.dir_fd, place.name, W_OK, 0) != 0)) {
