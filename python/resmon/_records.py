@@ -264,8 +264,10 @@ class _SummaryFields:
             Reconstructed ResourceSummary instance.
 
         Raises:
+            TypeError: data is not a mapping (a dict).
             ValueError: A required key is missing, or a value has the wrong type.
         """
+        _require_mapping("ResourceSummary.from_dict", data)
         missing = [key for key in _SEED_REQUIRED if key not in data]
         if missing:
             raise ValueError(f"ResourceSummary.from_dict: missing required key(s) {', '.join(missing)}")
@@ -326,7 +328,13 @@ class PhaseSummary:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PhaseSummary:
-        """Reads what to_dict writes (and resmon's summary JSON holds under "phases")."""
+        """Reads what to_dict writes (and resmon's summary JSON holds under "phases").
+
+        Raises:
+            TypeError: data is not a mapping (a dict).
+            ValueError: A required key is missing, or a value has the wrong type.
+        """
+        _require_mapping("PhaseSummary.from_dict", data)
         name, start = data.get("name"), data.get("start_sec")
         if not isinstance(name, str):
             raise ValueError(f"PhaseSummary.from_dict: name must be a string, got {name!r}")
@@ -335,6 +343,14 @@ class PhaseSummary:
         rest = {k: v for k, v in data.items() if k not in ("name", "start_sec", "phases")}
         return cls(name=name, start_sec=_as_double("PhaseSummary.from_dict", "start_sec", start),
                    summary=ResourceSummary.from_dict(rest))
+
+
+def _require_mapping(where: str, data: Any) -> None:
+    """Every from_dict's first check: a string, None or a list is no record
+    ("x".get was an AttributeError, None a TypeError about iteration, and a
+    string passed the key check by substring: attack 56b, B7)."""
+    if not isinstance(data, Mapping):
+        raise TypeError(f"{where}: expected a mapping (a dict such as to_dict returns), got {type(data).__name__}")
 
 
 _TEXT_FIELDS = {"hwm_scope": ("window", "lifetime"), "gpu_energy_source": ("counter", "integrated")}

@@ -138,6 +138,25 @@ def test_seed_keys_first_extras_only_when_known() -> None:
     assert list(richer.to_dict()) == SEED_KEYS + ["mean_gpu_power_w", "mean_cpu_percent", "cpu_energy_j"]
 
 
+def test_every_from_dict_refuses_what_is_not_a_mapping_with_a_type_error() -> None:
+    # Attack 56b, B7: PhaseSummary.from_dict("x") was an AttributeError
+    # ("'str' object has no attribute 'get'"), ResourceSummary.from_dict(None)
+    # a TypeError about iteration, and a string holding every required key
+    # passed the key check by substring.  A TypeError naming the method.
+    from types import MappingProxyType
+    from resmon._records import PhaseSummary
+    good = ResourceSummary(peak_rss_mb=1.0, mean_rss_mb=1.0, peak_gpu_mem_mb=None, mean_gpu_util=None,
+                           memory_growth_mb=0.0, num_samples=1, duration_sec=0.0).to_dict()
+    every_key = " ".join(good)
+    for method, name in ((ResourceSummary.from_dict, "ResourceSummary"), (PhaseSummary.from_dict, "PhaseSummary")):
+        for bad in ("x", every_key, None, [1, 2], list(good), 5, b"peak_rss_mb", good.items()):
+            with pytest.raises(TypeError, match=rf"^{name}\.from_dict: expected a mapping .*got {type(bad).__name__}$"):
+                method(bad)
+    # A mapping that is not a dict is read.
+    assert ResourceSummary.from_dict(MappingProxyType(good)).num_samples == 1
+    assert PhaseSummary.from_dict(MappingProxyType({"name": "a", "start_sec": 0.0, **good})).name == "a"
+
+
 def test_from_dict_round_trip() -> None:
     with ResourceMonitor(sample_interval_sec=0.01) as mon:
         time.sleep(0.05)
