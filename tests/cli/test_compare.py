@@ -945,6 +945,13 @@ class BadUsage(Tmp):
                                                      cgroup_oom_kills=3, cpu_sec=1.0))
         r = resmon("compare", watched, watched)
         self.assertEqual(r.returncode, 0, r.stderr)
+        # A command run in a given cgroup (--cgroup PATH COMMAND): its count is
+        # the cgroup's whole life too, a kill before the run is none of its
+        # (stop 56's last attack: every later run failed).
+        service = self.write("service.json", summary(exit_status=0, cgroup_path="/sys/fs/cgroup/x",
+                                                     cgroup_oom_kills=1, cpu_sec=1.0, command=["true"]))
+        r = resmon("compare", service, service)
+        self.assertEqual(r.returncode, 0, r.stderr)
 
     def test_a_pytest_session_that_did_not_succeed_never_passes_a_gate(self):
         # Stop 53's attack on issue 28: a report of a session interrupted

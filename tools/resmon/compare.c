@@ -437,8 +437,11 @@ static int oom_struck(json_t *summary)
 {
     json_t *victim = jansson.object_get(summary, "oom_killed");
     json_t *kills = jansson.object_get(summary, "cgroup_oom_kills");
+    /* A given cgroup's (--cgroup PATH COMMAND) count is of its whole life:
+     * a kill before the run failed every later run of the service. */
+    int own_leaf = !jansson.object_get(summary, "cgroup_path");
     return (victim && !json_is_null(victim) && !json_is_false(victim)) ||
-           (json_is_number(kills) && jansson.number_value(kills) > 0);
+           (own_leaf && json_is_number(kills) && jansson.number_value(kills) > 0);
 }
 
 static int side_add_summary(side *s, json_t *summary, const char *path, size_t run)

@@ -42,8 +42,9 @@ static const char *oom_victim(const run_result *r)
         return "command_or_descendant";
     process_totals t;
     process_records_totals(r->processes, &t);
-    if (t.overruns || t.unattributed)
-        return "command_or_descendant"; /* records lost: a SIGKILLed descendant may be among them */
+    if (t.source_error || t.overruns || t.unattributed)
+        return "command_or_descendant"; /* no kernel records (no taskstats: a network namespace), or some
+                                          * lost: a SIGKILLed descendant may be among the processes unseen */
     unsigned long others = t.killed > 0 ? t.killed - 1 : 0; /* the command's own record is one */
     return others == 0 || r->summary.cgroup_oom_kills >= (double)t.killed ? "command" : "command_or_descendant";
 }
@@ -133,7 +134,7 @@ static void print_cgroup_peak(FILE *out, const cli_options *o, const run_result 
         if (s->cgroup_oom_kills > 0)
             fprintf(out, "  %-16s %10.0f      process%s killed by the kernel's OOM killer%s\n", "OOM kills",
                     s->cgroup_oom_kills, s->cgroup_oom_kills == 1 ? "" : "es",
-                    o->pid || o->watch_cgroup ? ""
+                    o->pid || o->cgroup_path ? " (over the cgroup's life)"
                     : strcmp(oom_victim(r), "command") == 0 ? ", the command among them"
                     : strcmp(oom_victim(r), "descendant") == 0
                         ? ", in the command's tree"
@@ -234,7 +235,9 @@ int summary_write_json(FILE *out, const cli_options *o, const run_result *r)
     }
     if (o->memory_limit_bytes) /* --memory-limit: the limit the run ran under (memory.max), MiB */
         put_number(out, "memory_limit_mb", (double)o->memory_limit_bytes / 1048576.0);
-    if (r->summary.cgroup_oom_kills > 0 && !o->pid && !o->watch_cgroup) /* the command itself, or one of its tree */
+    /* The command itself, or one of its tree -- in a leaf of the run's own:
+     * a given cgroup's count (--cgroup PATH COMMAND) is of its whole life. */
+    if (r->summary.cgroup_oom_kills > 0 && !o->pid && !o->cgroup_path)
         fprintf(out, ", \"oom_killed\": \"%s\"", oom_victim(r));
     fprintf(out, ", \"interrupted\": %s", r->interrupted ? "true" : "false");
     if (!o->pid && !o->watch_cgroup) /* adopted descendants still running when resmon stopped */
