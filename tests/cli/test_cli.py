@@ -1809,12 +1809,22 @@ class FilesAreNeverDamaged(Tmp):
                     self.write(name, "old\n")
                     self.chattr(flag, name)
                     self.assert_refused_before_the_command(name, option, f"it is {words}: it cannot be replaced")
-        # An append-only directory: no file in it can be renamed, a new one included.
+        # An append-only directory: no file in it can be replaced ...
         os.mkdir(self.path("d"))
+        self.write(os.path.join("d", "old.json"), "old\n")
         self.chattr("a", "d")
-        self.assert_refused_before_the_command(os.path.join("d", "new.json"), "-o",
+        self.assert_refused_before_the_command(os.path.join("d", "old.json"), "-o",
                                                "its directory is append-only (chattr +a): no file in it can "
                                                "be replaced")
+        # ... but it takes a new one, linked once under its name (the last
+        # attack of stop 56: refused, where 0.4.0 wrote it).
+        r = subprocess.run([RESMON, "-q", "-o", self.path(os.path.join("d", "new.json")), "--", "true"],
+                           capture_output=True, text=True, timeout=SAFETY_NET_SEC)
+        if r.returncode == 0:
+            with open(self.path(os.path.join("d", "new.json"))) as f:
+                self.assertIn('"exit_status": 0', f.read())
+        else:  # a file system without O_TMPFILE: the temporary's rename cannot leave the directory
+            self.assertEqual(r.returncode, 125, r.stderr)
 
     def test_a_file_mounted_over_the_output_is_refused_before_the_command_runs(self):
         # Attack 56a, B4: a single file bind-mounted over the output (a

@@ -577,10 +577,10 @@ static const char *cannot_replace(const path_place *place, int *err)
     *err = EPERM;
     if (dir.flags_known && dir.immutable)
         return "its directory is immutable (chattr +i): no file can be made or replaced in it";
+    if (!place->exists)
+        return NULL; /* a new name, linked once (O_TMPFILE): an append-only directory takes it (stop 56) */
     if (dir.flags_known && dir.append_only)
         return "its directory is append-only (chattr +a): no file in it can be replaced";
-    if (!place->exists)
-        return NULL;
     read_replace_facts(place->dir_fd, place->name, &file);
     if (file.flags_known && file.immutable)
         return "it is immutable (chattr +i): it cannot be replaced";
