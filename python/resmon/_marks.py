@@ -96,8 +96,6 @@ def mark(name: str) -> bool:
     # command's marks.c, stop 56's attack: an orphan's drops counted after
     # that read were in no summary).
     counter = _open_counter(os.environ.get(_DROPPED_ENV))
-    if counter == _SEALED:
-        return False  # the run's count is taken: the mark comes after its end
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
             s.sendto(data, socket.MSG_DONTWAIT, path)
@@ -113,14 +111,33 @@ def mark(name: str) -> bool:
         _close_counter(counter)
 
 
-_SEALED = -2  # _open_counter: resmon has taken the count for the summary
+# Counters held by a mark in progress: a child forked meanwhile (by another
+# thread) closes its copies, or it would hold the lock resmon's end waits for
+# for as long as it lives (stop 56's last attack: a daemon forked beside a
+# mark cost every run the whole wait).
+_held: set[int] = set()
+
+
+def _forget_held_in_child() -> None:
+    for fd in list(_held):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    _held.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_held_in_child)
 
 
 def _open_counter(path: str | None) -> int | None:
     """The drop counter resmon names in RESMON_MARK_DROPPED (dropped-<secret>
     beside the socket, a name others cannot list), which resmon made for every
     user to append to, opened and shared-locked: None when there is none to
-    count into, _SEALED when resmon holds it for its last read.  Through the
+    count into.  A lock another holds (resmon sealing, or anyone who has the
+    name) is not waited for: the mark goes on unlocked -- after resmon's seal
+    its socket is gone, so it is neither sent nor counted.  Through the
     directory, opened without following a link, and only a regular file of one
     link owned by the directory's owner (never created here)."""
     base = os.path.basename(path) if path else ""
@@ -144,13 +161,11 @@ def _open_counter(path: str | None) -> int | None:
     if st is None or not (stat.S_ISREG(st.st_mode) and st.st_nlink == 1 and st.st_uid == owner):
         os.close(fd)
         return None
+    _held.add(fd)
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        return _SEALED
     except OSError:
-        pass  # no locks here: counted unlocked
+        pass  # held by another, or no locks here: counted unlocked
     return fd
 
 
@@ -166,4 +181,5 @@ def _count_dropped(counter: int | None) -> None:
 
 def _close_counter(counter: int | None) -> None:
     if counter is not None and counter >= 0:
+        _held.discard(counter)
         os.close(counter)

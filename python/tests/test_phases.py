@@ -248,6 +248,14 @@ def test_module_mark_outside_resmon_is_a_no_op(monkeypatch: pytest.MonkeyPatch, 
     assert capsys.readouterr().err.count("the mark is dropped") == 1
 
 
+def _fd_closed(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return True
+    return False
+
+
 def test_module_mark_sends_a_datagram(tmp_path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     import socket
     path = str(tmp_path / "socket")
@@ -293,9 +301,10 @@ def test_module_mark_sends_a_datagram(tmp_path, monkeypatch: pytest.MonkeyPatch,
             warnings.simplefilter("error")
             assert resmon.mark("z" * 64) is False
         assert os.path.getsize(counter) == before + 2
-        # Sealed -- resmon holds the counter exclusively for its last read
-        # (stop 56's attack: drops counted after it were in no summary) --
-        # the run is over: a mark is neither sent nor counted.
+        # The counter locked by another (resmon sealing it, or anyone who
+        # has its name): not waited for, and no reason to drop the mark --
+        # taken as "sealed", another user's lock dropped every mark (stop
+        # 56's last attack).  After resmon's seal its socket is gone.
         import fcntl
         while True:
             try:
@@ -305,13 +314,37 @@ def test_module_mark_sends_a_datagram(tmp_path, monkeypatch: pytest.MonkeyPatch,
         with open(counter, "rb") as held:
             fcntl.flock(held, fcntl.LOCK_EX)
             size = os.path.getsize(counter)
-            assert resmon.mark("late") is False
-            assert resmon.mark("y" * 64) is False
-            assert os.path.getsize(counter) == size
-            with pytest.raises(BlockingIOError):
-                s.recv(100, socket.MSG_DONTWAIT)
-        assert resmon.mark("after") is True  # unlocked again: sent
-        assert s.recv(100) == b"after"
+            assert resmon.mark("locked") is True
+            assert s.recv(100) == b"locked"
+            assert resmon.mark("y" * 64) is False  # refused: counted, unlocked
+            assert os.path.getsize(counter) == size + 1
+        # A child forked while a mark holds the counter (another thread's
+        # fork) closes its copy: it would hold the lock resmon's end waits
+        # for as long as it lives.
+        real_socket = _marks.socket.socket
+        seen = []
+
+        class ForkingSocket(real_socket):
+            def sendto(self, *args):
+                held = sorted(_marks._held)
+                r, w = os.pipe()
+                pid = os.fork()
+                if pid == 0:
+                    closed = all(_fd_closed(fd) for fd in held)
+                    os.write(w, b"1" if closed and held else b"0")
+                    os._exit(0)
+                os.close(w)
+                seen.append(os.read(r, 1))
+                os.close(r)
+                os.waitpid(pid, 0)
+                return super().sendto(*args)
+
+        monkeypatch.setattr(_marks.socket, "socket", ForkingSocket)
+        assert resmon.mark("forked") is True
+        monkeypatch.setattr(_marks.socket, "socket", real_socket)
+        assert seen == [b"1"]
+        assert s.recv(100) == b"forked"
+        assert not _marks._held
         sent = [resmon.mark("x") for _ in range(5000)]  # full again, for the swap below
         assert False in sent
         # Another user's file in its place (a swapped directory) gets nothing.

@@ -595,6 +595,7 @@ class Marks(unittest.TestCase):
                     "fcntl.flock(fd, fcntl.LOCK_SH)\n"
                     "if os.fork() == 0:\n"
                     "    os.write(ready, (os.environ['RESMON_MARK_SOCKET'] + '\\n').encode())\n"
+                    "    os.write(ready, (os.environ['RESMON_MARK_DROPPED'] + '\\n').encode())\n"
                     "    os.read(go, 1)\n"
                     "    os.write(fd, b'x')\n"
                     "    os._exit(0)\n")
@@ -608,12 +609,17 @@ class Marks(unittest.TestCase):
         try:
             with os.fdopen(ready_r) as f:
                 socket = f.readline().strip()
+                counter = f.readline().strip()
             self.assertTrue(socket.endswith("/socket"), socket)
-            # The command has exited; resmon's seal removes the socket first,
-            # then waits for the sender, before it writes the summary.
+            # The command has exited; resmon's seal removes the socket and the
+            # counter's name first (no new sender can take the lock: 32
+            # marking in loops kept resmon waiting), then waits for this
+            # sender, before it writes the summary.
             deadline = time.monotonic() + SAFETY_NET_SEC
-            while os.path.exists(socket) and time.monotonic() < deadline and p.poll() is None:
+            while ((os.path.exists(socket) or os.path.exists(counter)) and time.monotonic() < deadline
+                   and p.poll() is None):
                 time.sleep(0.005)
+            self.assertFalse(os.path.exists(counter))
             self.assertFalse(os.path.exists(out), "the summary was written before the count was final")
         finally:
             os.write(go_w, b"g")
@@ -623,6 +629,23 @@ class Marks(unittest.TestCase):
         with open(out) as f:
             summary = json.load(f)
         self.assertEqual(summary.get("marks_dropped"), 1, err)
+
+    def test_a_lock_on_the_drop_counter_by_another_drops_no_mark(self):
+        # Stop 56's last attack: whoever holds the counter's name could lock
+        # it, and every sender took the lock for resmon's seal and dropped
+        # its mark uncounted.  A lock another holds is not waited for: the
+        # mark goes on.
+        out = self.path("s.json")
+        script = ("import fcntl, os, subprocess, sys\n"
+                  "fd = os.open(os.environ['RESMON_MARK_DROPPED'], os.O_WRONLY | os.O_APPEND)\n"
+                  "fcntl.flock(fd, fcntl.LOCK_EX)\n"
+                  "subprocess.run([sys.argv[1], 'mark', 'locked'], check=True)\n")
+        r = self.run_resmon("-q", "-o", out, "--", sys.executable, "-c", script, RESMON)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            summary = json.load(f)
+        self.assertIn("locked", [phase["name"] for phase in summary.get("phases", [])], r.stderr)
+        self.assertNotIn("marks_dropped", {k: v for k, v in summary.items() if v})
 
     def test_the_directory_of_a_killed_resmon_is_swept_by_the_next(self):
         # kill -9 leaves the channel's directory; the next resmon in the same

@@ -20,8 +20,9 @@
  * attribute would forbid it, but would also make a killed resmon's
  * directory one that `rm -rf` as root cannot remove).  A sender holds the counter open, shared-locked (flock), from
  * before it sends until it has counted; at the end resmon removes the
- * socket and takes the lock exclusively before it reads the count for the
- * last time (marks_seal), so a mark is a phase, or in the count the
+ * socket and the counter's name and takes the lock exclusively (waiting
+ * two seconds at most) before it reads the count for the last time
+ * (marks_seal), so a mark is a phase, or in the count the
  * summary gives, or -- sent after that -- finds the channel gone: never
  * counted where no summary reads it (stop 56's attack: an orphan's drops
  * added after the last read).  A name resmon
@@ -576,10 +577,18 @@ unsigned long long marks_dropped(marks_channel *c)
     return c->dropped_seen + atomic_load(&c->refused);
 }
 
-/* How long the seal waits for senders that hold the counter (each holds it
- * for a send and a write: microseconds).  One stopped while holding it
- * (SIGSTOP, a debugger) is not waited for past this. */
-#define SEAL_WAIT_MS 5000
+/* How long, in wall time, the seal waits for senders that hold the
+ * counter (each holds it for a send and a write: microseconds).  One
+ * stopped while holding it (SIGSTOP, a debugger), or another user who holds
+ * its name and locks it, is not waited for past this. */
+#define SEAL_WAIT_NS 2000000000LL
+
+static long long monotonic_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
 
 void marks_seal(marks_channel *c)
 {
@@ -587,13 +596,21 @@ void marks_seal(marks_channel *c)
         return;
     marks_drain(c);
     c->sealed = 1;
-    if (c->dir_fd >= 0)
-        unlinkat(c->dir_fd, "socket", 0); /* a sender from now on finds the channel gone */
+    /* Both names first: a sender from now on finds the channel gone (no
+     * socket: not sent, nothing to count) and cannot open the counter, so
+     * no new holder comes -- 32 processes marking in loops took the lock
+     * in turn and kept resmon's end waiting (stop 56's last attack). */
+    if (c->dir_fd >= 0) {
+        unlinkat(c->dir_fd, "socket", 0);
+        if (c->dropped[0])
+            unlinkat(c->dir_fd, c->dropped, 0);
+    }
     if (c->dropped_fd < 0)
         return;
-    for (int waited = 0; flock(c->dropped_fd, LOCK_EX | LOCK_NB) != 0 && errno != EINTR; waited++) {
-        if (errno != EWOULDBLOCK || waited >= SEAL_WAIT_MS)
-            break; /* no locks here, or a sender that does not finish: the count as it is */
+    long long deadline = monotonic_ns() + SEAL_WAIT_NS;
+    while (flock(c->dropped_fd, LOCK_EX | LOCK_NB) != 0) {
+        if ((errno != EWOULDBLOCK && errno != EINTR) || monotonic_ns() >= deadline)
+            break; /* no locks here, or a holder that does not let go: the count as it is */
         struct timespec ms = {0, 1000000};
         nanosleep(&ms, NULL);
     }
@@ -659,13 +676,15 @@ static const char mark_usage_text[] =
 
 /* The drop counter RESMON_MARK_DROPPED names (dropped-<secret> beside the
  * socket), which resmon made for every user to append to, opened and
- * shared-locked before the mark is sent (resmon's seal waits for it): -1
- * when there is none to count into, COUNTER_SEALED when resmon has taken
- * the count for the summary (the run is over: the mark is not sent).
- * Through the directory, opened without following a link, and only a
- * regular file of one link owned by the directory's owner: a channel
- * directory swapped for another user's gets nothing written. */
-#define COUNTER_SEALED (-2)
+ * shared-locked before the mark is sent (resmon's seal waits for it); -1
+ * when there is none to count into.  A lock another holds (resmon sealing,
+ * or anyone who has the name) is not waited for: the mark goes on unlocked
+ * -- after resmon's seal its socket is gone, so it is neither sent nor
+ * counted; taken as "sealed", a lock by another user dropped every mark
+ * (stop 56's last attack).  Through the directory, opened without
+ * following a link, and only a regular file of one link owned by the
+ * directory's owner: a channel directory swapped for another user's gets
+ * nothing written. */
 static int open_counter(const char *dropped_path)
 {
     char dir[PATH_MAX];
@@ -688,11 +707,7 @@ static int open_counter(const char *dropped_path)
         close(fd);
         return -1;
     }
-    if (flock(fd, LOCK_SH | LOCK_NB) != 0) {
-        int sealed = errno == EWOULDBLOCK;
-        close(fd);
-        return sealed ? COUNTER_SEALED : -1; /* no locks here: counted unlocked, as before the seal */
-    }
+    (void)flock(fd, LOCK_SH | LOCK_NB); /* failing: counted unlocked (above) */
     return fd;
 }
 
@@ -733,8 +748,6 @@ int mark_main(int argc, char **argv)
     if (!channel)
         return 0; /* not under resmon: nothing to mark */
     int counter = open_counter(getenv(RESMON_MARK_DROPPED_ENV));
-    if (counter == COUNTER_SEALED)
-        return 0; /* the run's count is taken: the mark comes after its end */
     memcpy(addr.sun_path, path, strlen(path) + 1);
     int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     /* A refused name is sent empty: resmon counts a datagram it refuses. */
