@@ -414,9 +414,21 @@ def _refuse_unreplaceable(path: str | bytes, st: os.stat_result | None, dir_fd: 
         if error.errno not in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL):  # O_TMPFILE not supported there
             raise refused(error.errno, f"cannot create a temporary file beside it: {os.strerror(error.errno)}") \
                 from None
-        if not os.access(".", os.W_OK | os.X_OK, dir_fd=dir_fd):
-            raise refused(errno.EACCES, "cannot create a temporary file beside it: "
-                          f"{os.strerror(errno.EACCES)}") from None
+        # No O_TMPFILE there (sysfs, NFS, FUSE): a named probe, made and
+        # removed at once -- access(2) says yes to root where nothing can
+        # be made (stop 56's last attack: --resmon-json under /sys ran the
+        # whole session, then failed).
+        probe = f".resmon-probe-{os.getpid()}-{os.urandom(4).hex()}"
+        try:
+            os.close(os.open(probe, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                             dir_fd=dir_fd))
+        except OSError as probe_error:
+            raise refused(probe_error.errno, "cannot create a temporary file beside it: "
+                          f"{os.strerror(probe_error.errno)}") from None
+        try:
+            os.unlink(probe, dir_fd=dir_fd)
+        except OSError:
+            pass
     if st is None:
         return
     flags = _inode_flags(name, dir_fd)

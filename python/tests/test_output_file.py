@@ -483,6 +483,26 @@ def test_a_file_mounted_over_the_output_or_a_read_only_directory_is_refused_when
                           f"cannot create a temporary file beside it: {os.strerror(errno.EROFS)}")
 
 
+def test_a_directory_without_o_tmpfile_that_takes_no_file_is_refused_when_checked():
+    # Stop 56's last attack: where O_TMPFILE is not supported (sysfs, NFS,
+    # FUSE) the check fell back to access(2), which says yes to root:
+    # --resmon-json under /sys ran the whole session, then failed.  A named
+    # probe, made and removed at once, tells.
+    if not os.path.isdir("/sys/kernel") or os.statvfs("/sys/kernel").f_flag & os.ST_RDONLY:
+        pytest.skip("no writable sysfs here")
+    try:
+        os.close(os.open("/sys/kernel", os.O_TMPFILE | os.O_WRONLY, 0o600))
+        pytest.skip("this sysfs takes O_TMPFILE")
+    except OSError as error:
+        if error.errno not in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL):
+            pytest.skip(f"O_TMPFILE there fails otherwise: {error}")
+    name = f"resmon-test-{os.getpid()}.json"
+    with pytest.raises(OSError) as error:
+        _output.check_writable(os.path.join("/sys/kernel", name))
+    assert "cannot create a temporary file beside it" in error.value.strerror
+    assert not [n for n in os.listdir("/sys/kernel") if n.startswith((".resmon-probe-", name))]
+
+
 def test_another_users_file_in_a_sticky_directory_is_refused_before_any_test_runs(tmp_path):
     # Attack 56a, B4: pytest as nobody, root's 0666 file in a sticky
     # /tmp-like directory: writable, but rename(2) over it is refused (only
