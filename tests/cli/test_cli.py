@@ -1820,11 +1820,23 @@ class FilesAreNeverDamaged(Tmp):
         # attack of stop 56: refused, where 0.4.0 wrote it).
         r = subprocess.run([RESMON, "-q", "-o", self.path(os.path.join("d", "new.json")), "--", "true"],
                            capture_output=True, text=True, timeout=SAFETY_NET_SEC)
-        if r.returncode == 0:
-            with open(self.path(os.path.join("d", "new.json"))) as f:
-                self.assertIn('"exit_status": 0', f.read())
-        else:  # a file system without O_TMPFILE: the temporary's rename cannot leave the directory
+        if r.returncode != 0:  # a file system without O_TMPFILE: the temporary's rename cannot leave it
             self.assertEqual(r.returncode, 125, r.stderr)
+            return
+        with open(self.path(os.path.join("d", "new.json"))) as f:
+            self.assertIn('"exit_status": 0', f.read())
+        # A file made at the name while resmon ran: refused before the
+        # temporary is named (its rename, and its removal, would fail there:
+        # .late.json.resmon-XXXXXX was left until chattr -a).
+        late = self.path(os.path.join("d", "late.json"))
+        r = subprocess.run([RESMON, "-q", "-o", late, "--", "sh", "-c", 'echo mine > "$0"', late],
+                           capture_output=True, text=True, timeout=SAFETY_NET_SEC)
+        self.assertEqual(r.returncode, 125, r.stderr)
+        self.assertIn("a file was made at its name while resmon ran, in an append-only or immutable directory",
+                      r.stderr)
+        with open(late) as f:
+            self.assertEqual(f.read(), "mine\n")
+        self.assertEqual([n for n in os.listdir(self.path("d")) if "resmon" in n], [])
 
     def test_a_file_mounted_over_the_output_is_refused_before_the_command_runs(self):
         # Attack 56a, B4: a single file bind-mounted over the output (a

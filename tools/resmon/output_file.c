@@ -895,6 +895,22 @@ static int still_replaceable(const output_file *f, const char *read_only, char *
         *reason = special;
         return EEXIST;
     }
+    /* A file made at the name while resmon ran, in an append-only or
+     * immutable directory (which takes a new name, cannot_replace), or one
+     * made so since: the rename would fail, and its temporary could not be
+     * removed there (stop 56's last attack: .late.json.resmon-XXXXXX left
+     * until chattr -a). */
+    replace_facts dir, file;
+    read_replace_facts(f->dir_fd, ".", &dir);
+    read_replace_facts(f->dir_fd, base_name(f->final_path), &file);
+    if ((dir.flags_known && (dir.append_only || dir.immutable)) ||
+        (file.flags_known && (file.append_only || file.immutable))) {
+        *reason = dir.flags_known && (dir.append_only || dir.immutable)
+                      ? "a file was made at its name while resmon ran, in an append-only or immutable directory: "
+                        "it cannot be replaced"
+                      : "it was made append-only or immutable while resmon ran: it cannot be replaced";
+        return EPERM;
+    }
     return 0;
 }
 
