@@ -952,6 +952,14 @@ class BadUsage(Tmp):
                                                      cgroup_oom_kills=1, cpu_sec=1.0, command=["true"]))
         r = resmon("compare", service, service)
         self.assertEqual(r.returncode, 0, r.stderr)
+        # ... also as summaries written before wrote it: with an oom_killed
+        # taken from that count (the final attack: an old baseline failed).
+        old = self.write("service-old.json", summary(exit_status=0, cgroup_path="/sys/fs/cgroup/x",
+                                                     cgroup_oom_kills=1, oom_killed="descendant", cpu_sec=1.0,
+                                                     command=["true"]))
+        for base, new in ((old, service), (service, old)):
+            r = resmon("compare", base, new)
+            self.assertEqual(r.returncode, 0, r.stderr)
 
     def test_a_pytest_session_that_did_not_succeed_never_passes_a_gate(self):
         # Stop 53's attack on issue 28: a report of a session interrupted

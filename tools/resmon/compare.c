@@ -438,10 +438,13 @@ static int oom_struck(json_t *summary)
     json_t *victim = jansson.object_get(summary, "oom_killed");
     json_t *kills = jansson.object_get(summary, "cgroup_oom_kills");
     /* A given cgroup's (--cgroup PATH COMMAND) count is of its whole life:
-     * a kill before the run failed every later run of the service. */
-    int own_leaf = !jansson.object_get(summary, "cgroup_path");
+     * a kill before the run failed every later run of the service -- by
+     * the count, and by the oom_killed that summaries before 0.4.0's last
+     * fixes wrote from it. */
+    if (jansson.object_get(summary, "cgroup_path"))
+        return 0;
     return (victim && !json_is_null(victim) && !json_is_false(victim)) ||
-           (own_leaf && json_is_number(kills) && jansson.number_value(kills) > 0);
+           (json_is_number(kills) && jansson.number_value(kills) > 0);
 }
 
 static int side_add_summary(side *s, json_t *summary, const char *path, size_t run)
