@@ -779,6 +779,30 @@ def test_a_test_that_reaps_many_zombies_is_not_failed_by_their_rounding(tmp_path
     assert b["cpu_sec_exact"] is False and abs(b["cpu_sec_error_sec"] - 0.4) < 1e-9, b
 
 
+def test_zombies_a_test_leaves_give_its_own_cpu_no_slack(tmp_path):
+    # The final attack of stop 56: the zombies a test leaves are charged to
+    # it rounded down (its figure low, not high), yet their ticks were taken
+    # off before its limit was judged: 0.8 s of its own CPU and 100 zombies
+    # passed a limit of 0.3.
+    result = run_pytest(tmp_path, """
+        import os, subprocess, time, pytest
+        children = []
+
+        @pytest.mark.resmon_limit(cpu_sec=0.3)
+        def test_a():
+            start = time.process_time()
+            while time.process_time() - start < 0.5:
+                pass
+            for _ in range(40):
+                children.append(subprocess.Popen(["true"]))
+            for child in children:
+                os.waitid(os.P_PID, child.pid, os.WEXITED | os.WNOWAIT)  # ended, not reaped
+    """, "--resmon-json=report.json")
+    assert outcomes(result) == {"test_a": "FAILED"}, result.stdout
+    a = report(tmp_path)["tests"]["test_generated.py::test_a"]
+    assert a["cpu_sec"] >= 0.5 and a["cpu_sec_exact"] is False, a
+
+
 def test_a_zombie_reaped_as_the_calls_cpu_is_read_makes_cpu_sec_unsure(tmp_path):
     # Whether a child reaped between the plugin's look at the zombies and
     # its read of the CPU clock is in the call's CPU, no one can say: a
