@@ -8,6 +8,7 @@ import os
 import socket
 import stat
 import sys
+import threading
 
 _ENV = "RESMON_MARK_SOCKET"
 _DROPPED_ENV = "RESMON_MARK_DROPPED"  # the drop counter, dropped-<secret>
@@ -76,9 +77,10 @@ def mark(name: str) -> bool:
         # pytest's filterwarnings = error), which then failed (stop 53's
         # attack on issue 28).
         if path:
-            counter = _open_counter(os.environ.get(_DROPPED_ENV))
-            _count_dropped(counter)
-            _close_counter(counter)
+            with _fork_guard:
+                counter = _open_counter(os.environ.get(_DROPPED_ENV))
+                _count_dropped(counter)
+                _close_counter(counter)
         line = f"resmon.mark: {e}; the mark is dropped\n"
         kind = str(e).partition(", got")[0]
         if kind not in _said:  # each kind once, as a warning was: a loop's refusals are counted, not printed
@@ -95,40 +97,57 @@ def mark(name: str) -> bool:
     # drop is counted: resmon's last read of the count waits for it (the
     # command's marks.c, stop 56's attack: an orphan's drops counted after
     # that read were in no summary).
-    counter = _open_counter(os.environ.get(_DROPPED_ENV))
-    try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
-            s.sendto(data, socket.MSG_DONTWAIT, path)
-        return True
-    except OSError as e:
-        # Full (EAGAIN, ENOBUFS), or this user may not send (EACCES, EPERM:
-        # the program dropped privileges): counted.  A channel that is gone
-        # has no count to add to.
-        if e.errno not in (errno.ENOENT, errno.ECONNREFUSED, errno.ENOTDIR):
-            _count_dropped(counter)
-        return False
-    finally:
-        _close_counter(counter)
+    with _fork_guard:
+        counter = _open_counter(os.environ.get(_DROPPED_ENV))
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
+                s.sendto(data, socket.MSG_DONTWAIT, path)
+            return True
+        except OSError as e:
+            # Full (EAGAIN, ENOBUFS), or this user may not send (EACCES,
+            # EPERM: the program dropped privileges): counted.  A channel
+            # that is gone has no count to add to.
+            if e.errno not in (errno.ENOENT, errno.ECONNREFUSED, errno.ENOTDIR):
+                _count_dropped(counter)
+            return False
+        finally:
+            _close_counter(counter)
 
 
-# Counters held by a mark in progress: a child forked meanwhile (by another
-# thread) closes its copies, or it would hold the lock resmon's end waits for
-# for as long as it lives (stop 56's last attack: a daemon forked beside a
-# mark cost every run the whole wait).
+# Counters held by a mark in progress.  A child forked meanwhile by another
+# thread would hold the lock resmon's end waits for as long as it lives
+# (stop 56's last attack: a daemon forked beside a mark cost every run the
+# whole wait): os.fork waits for the mark in progress (_fork_guard, held
+# from the counter's open to its close -- the open and the close release
+# the GIL, so a set of open descriptors alone left 31 of 199 children
+# holding one), and a fork from inside a mark (the same thread) closes the
+# child's copies.
 _held: set[int] = set()
+_fork_guard = threading.RLock()
 
 
-def _forget_held_in_child() -> None:
+def _before_fork() -> None:
+    _fork_guard.acquire()
+
+
+def _after_fork_in_parent() -> None:
+    _fork_guard.release()
+
+
+def _after_fork_in_child() -> None:
+    global _fork_guard
     for fd in list(_held):
         try:
             os.close(fd)
         except OSError:
             pass
     _held.clear()
+    _fork_guard = threading.RLock()  # the parent's, copied held: a new one
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_held_in_child)
+    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
+                        after_in_child=_after_fork_in_child)
 
 
 def _open_counter(path: str | None) -> int | None:

@@ -355,6 +355,61 @@ def test_module_mark_sends_a_datagram(tmp_path, monkeypatch: pytest.MonkeyPatch,
         assert os.path.getsize(tmp_path / "victim") == 0
 
 
+def test_a_child_forked_beside_marking_threads_holds_no_counter(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Stop 56's final attack: a thread marks in a loop while another forks;
+    # the counter's descriptor was added to the set closed at fork only
+    # after its open, and the open releases the GIL: 31 of 199 children
+    # held the lock resmon's end waits for.  os.fork now waits for the mark
+    # in progress.
+    import socket
+    import threading
+    path = str(tmp_path / "socket")
+    counter = tmp_path / "dropped-0123456789abcdef"
+    counter.write_bytes(b"")
+    monkeypatch.setenv("RESMON_MARK_SOCKET", path)
+    monkeypatch.setenv("RESMON_MARK_DROPPED", str(counter))
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
+        s.bind(path)
+        stop = threading.Event()
+
+        def marker() -> None:
+            while not stop.is_set():
+                resmon.mark("x")
+                try:
+                    s.recv(100, socket.MSG_DONTWAIT)
+                except BlockingIOError:
+                    pass
+
+        thread = threading.Thread(target=marker)
+        thread.start()
+        holders = 0
+        try:
+            for _ in range(150):
+                r, w = os.pipe()
+                pid = os.fork()
+                if pid == 0:
+                    held = any(os.readlink(f"/proc/self/fd/{fd}").endswith(counter.name)
+                               for fd in os.listdir("/proc/self/fd") if _readable_link(f"/proc/self/fd/{fd}"))
+                    os.write(w, b"1" if held else b"0")
+                    os._exit(0)
+                os.close(w)
+                holders += os.read(r, 1) == b"1"
+                os.close(r)
+                os.waitpid(pid, 0)
+        finally:
+            stop.set()
+            thread.join()
+        assert holders == 0
+
+
+def _readable_link(path: str) -> bool:
+    try:
+        os.readlink(path)
+    except OSError:
+        return False
+    return True
+
+
 def test_a_mark_that_returns_true_is_a_phase_even_as_the_window_closes() -> None:
     # Another thread marks as fast as it can while the window is stopped
     # under it: every True is a phase (faults.md 34), and a mark refused as
