@@ -371,10 +371,22 @@ static int finish_stream(const stream_outcome *outcome, const char *what, const 
     return rc | output_file_publish(file);
 }
 
+void outputs_settle_start(const outputs *out, run_result *r)
+{
+    /* The first sample's wall clock, as the samples file's first unix_time,
+     * taken now that the sampler is joined: read at the start, the
+     * one-sample ring of a command's run could already hold a later sample
+     * (start_time 85 ms after the first row on a loaded TSan run: four
+     * 20 ms intervals). */
+    if (out->have_first)
+        r->start_wall_epoch = out->first_timestamp + outputs_wall_offset();
+}
+
 int outputs_finish(const cli_options *o, outputs *out, const run_result *run)
 {
     int rc = 0;
     run_result counted = *run;
+    outputs_settle_start(out, &counted);
     if (out->marks) /* marks dropped after the window (an orphan's, --wait-orphans) count too */
         counted.marks_dropped = marks_dropped(out->marks);
     const run_result *r = &counted;

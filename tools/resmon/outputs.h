@@ -51,6 +51,10 @@ int outputs_monitor_new(outputs *out, const resmon_options *opts, resmon_monitor
  * run, against the samples file's 50 ms check).  The wall clock now when
  * no sample is kept. */
 double outputs_start_wall_epoch(const resmon_monitor *m);
+/* r's start_wall_epoch from the first sample the outputs saw, once the
+ * monitor has stopped (its sampler joined): exact where the start's
+ * reading could see a later sample. */
+void outputs_settle_start(const outputs *out, run_result *r);
 /* CLOCK_REALTIME - CLOCK_MONOTONIC, measured once per process: every wall
  * time written of a sample (start_time, the samples file's unix_time). */
 double outputs_wall_offset(void);

@@ -131,6 +131,7 @@ static int run_once(const cli_options *run_options, resmon_gpu *gpu, run_result 
     }
     if (json) {
         run_result counted = *r;
+        outputs_settle_start(&out, &counted);
         if (out.marks) { /* as outputs_finish counts them for -o: sealed, final */
             marks_seal(out.marks);
             counted.marks_dropped = marks_dropped(out.marks);
