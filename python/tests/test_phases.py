@@ -248,9 +248,10 @@ def test_module_mark_outside_resmon_is_a_no_op(monkeypatch: pytest.MonkeyPatch, 
     assert capsys.readouterr().err.count("the mark is dropped") == 1
 
 
-def _fd_closed(fd: int) -> bool:
+def _fails(call, *args) -> bool:
+    """Whether call(*args) raises OSError (a closed descriptor, a gone link)."""
     try:
-        os.fstat(fd)
+        call(*args)
     except OSError:
         return True
     return False
@@ -330,7 +331,7 @@ def test_module_mark_sends_a_datagram(tmp_path, monkeypatch: pytest.MonkeyPatch,
                 r, w = os.pipe()
                 pid = os.fork()
                 if pid == 0:
-                    closed = all(_fd_closed(fd) for fd in held)
+                    closed = all(_fails(os.fstat, fd) for fd in held)
                     os.write(w, b"1" if closed and held else b"0")
                     os._exit(0)
                 os.close(w)
@@ -389,7 +390,7 @@ def test_a_child_forked_beside_marking_threads_holds_no_counter(tmp_path, monkey
                 pid = os.fork()
                 if pid == 0:
                     held = any(os.readlink(f"/proc/self/fd/{fd}").endswith(counter.name)
-                               for fd in os.listdir("/proc/self/fd") if _readable_link(f"/proc/self/fd/{fd}"))
+                               for fd in os.listdir("/proc/self/fd") if not _fails(os.readlink, f"/proc/self/fd/{fd}"))
                     os.write(w, b"1" if held else b"0")
                     os._exit(0)
                 os.close(w)
@@ -401,13 +402,6 @@ def test_a_child_forked_beside_marking_threads_holds_no_counter(tmp_path, monkey
             thread.join()
         assert holders == 0
 
-
-def _readable_link(path: str) -> bool:
-    try:
-        os.readlink(path)
-    except OSError:
-        return False
-    return True
 
 
 def test_a_mark_that_returns_true_is_a_phase_even_as_the_window_closes() -> None:
