@@ -445,6 +445,41 @@ class PytestReports(Tmp):
         with open(path) as f:
             return json.load(f)
 
+    def test_noise_in_many_keys_a_limit_judges_does_not_fail_it_a_change_in_all_does(self):
+        # Attack 57a: 500 tests of pure noise (cpu_sec varying ~10 %), five
+        # runs a side, --max-increase cpu_sec=10%: each key tested alone at
+        # alpha 0.05 failed 4-7 of them at every seed -- the gate failed on
+        # noise.  Here six keys are as noise makes some: every NEW run above
+        # every BASE run (p 0.0079), by more than the limit.
+        def suite(side, run, factor, separated=()):
+            tests = {}
+            for t in range(500):
+                value = 1.0 + ((run * 7 + t * 3) % 5) * 0.02  # the same spread on both sides
+                if t in separated:
+                    value = (1.0 + run * 0.01) * (1.2 if side.startswith("new") else 1.0)
+                tests[f"t.py::test_{t}"] = {"cpu_sec": value * factor}
+            return self.write(f"{side}/{run}.json", {"resmon_version": "0.4.0", "tests": tests})
+        for run in range(5):
+            suite("base", run, 1.0, separated=(3, 50, 99, 200, 301, 444))
+            suite("new", run, 1.0, separated=(3, 50, 99, 200, 301, 444))
+            suite("new-all", run, 1.3)
+            suite("base-all", run, 1.0)
+        r, out = self.compare_json("--max-increase", "cpu_sec=10%", self.path("base"), self.path("new"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        row = out["metrics"]["t.py::test_50::cpu_sec"]
+        self.assertAlmostEqual(row["p_value"], 2 / 252)
+        self.assertGreater(row["p_adjusted"], 0.05)
+        self.assertEqual((row["significant"], row["verdict"]), (False, "noise"))
+        self.assertEqual((out["passed"], out["tested_with_limit"]), (True, 500))
+        text = resmon("compare", "--max-increase", "cpu_sec=10%", self.path("base"), self.path("new"))
+        self.assertEqual(text.returncode, 0, text.stderr)
+        self.assertIn("\np adjusted for the 500 keys the limits judge (Benjamini-Hochberg); a change in one "
+                      "limited key alone needs 9 runs a side\n", text.stdout)
+        # Every test 30 % slower: found with the same five runs.
+        r = resmon("compare", "--max-increase", "cpu_sec=10%", self.path("base-all"), self.path("new-all"))
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("limit exceeded, in 500 of 500 keys", r.stdout.splitlines()[0])
+
     def test_markdown_of_a_500_test_suite_fits_a_pull_request(self):
         # issue 30: 6 rows a test, ~3,000 rows pasted into a PR comment.
         keys = ("rss_growth_mb", "peak_rss_mb", "cpu_sec", "wall_sec", "children_peak_rss_mb", "exact_peak_rss_mb")
@@ -456,7 +491,9 @@ class PytestReports(Tmp):
                 if grow and t in (17, 42, 300):
                     tests[f"t.py::test_{t}"]["rss_growth_mb"] *= 3
             return self.write(f"{side}/{run}.json", {"resmon_version": "0.3.0", "tests": tests})
-        for run in range(5):
+        # Ten runs a side: with 500 keys a limit judges, five could not tell
+        # three changed keys from noise (test_noise_in_many_keys_...).
+        for run in range(10):
             suite("base", run, False)
             suite("new", run, True)
         r = resmon("compare", "--format", "markdown", "--max-increase", "rss_growth_mb=20%",

@@ -57,7 +57,8 @@ static const char compare_usage_text[] =
     "(a pytest report of some 10 MB).  A side's figure is its median, over the runs that\n"
     "hold the key (a run that lacks it, a partial pytest report, is said beside it).\n"
     "With enough runs a side (4 at --alpha 0.05, 5 at 0.01) a Mann-Whitney U test says\n"
-    "whether a key changed; each key gets one verdict: regression, improvement,\n"
+    "whether a key changed, its p adjusted for the keys tested alike (Benjamini-Hochberg\n"
+    "over the keys the limits judge, and over the others apart); each key gets one verdict: regression, improvement,\n"
     "unchanged, noise, or not enough runs.  A significant change no larger than the\n"
     "key's floor (its limit's M, else the floor N% alone carries) is unchanged, limit\n"
     "or not.  Shown: the keys with a limit and the keys that changed significantly,\n"
@@ -149,9 +150,10 @@ typedef struct row {
     double base, base_min, base_max, new_value, new_min, new_max;
     double change, change_pct; /* change_pct NAN when base is 0 */
     double p;                  /* the rank test's two-sided p; NAN: not enough runs */
+    double q;                  /* p adjusted over its family (adjust_family); NAN with p */
     size_t base_runs, new_runs; /* the runs of each side that hold the key */
     int exact;                 /* p from the exact distribution */
-    int significant;           /* p <= alpha */
+    int significant;           /* q <= alpha */
     enum verdict verdict;
     const limit *limit; /* the last --max-increase naming it, or NULL */
     int exceeded;
@@ -876,11 +878,12 @@ static int compare_rows(const void *a, const void *b)
     return (x->order > y->order) - (x->order < y->order);
 }
 
-/* The rank test of one row: p, and whether it is significant at alpha;
- * p is NAN when the runs are too few for any p to reach alpha. */
+/* The rank test of one row: p, NAN when the runs are too few for any p to
+ * reach alpha; whether it is significant is its family's to say
+ * (adjust_family). */
 static int test_row(row *r, const metric *b, const metric *n, double alpha)
 {
-    r->p = NAN;
+    r->p = r->q = NAN;
     if (rank_test_min_p(b->count, n->count) > alpha)
         return 0;
     rank_test_result t;
@@ -897,8 +900,62 @@ static int test_row(row *r, const metric *b, const metric *n, double alpha)
         return 0;
     r->p = t.p;
     r->exact = t.exact;
-    r->significant = t.p <= alpha;
     return 0;
+}
+
+static int compare_p(const void *a, const void *b)
+{
+    const row *x = *(row *const *)a, *y = *(row *const *)b;
+    return (x->p > y->p) - (x->p < y->p);
+}
+
+/* Whether every run of both sides gave a row's key one value: its p is 1
+ * whatever the runs' order, so it can never be a false change and is left
+ * out of its family's count (Tarone's rule for tests that cannot reject):
+ * a summary's many keys that never vary do not dilute the one that did. */
+static int constant(const row *r)
+{
+    return r->base_min == r->base_max && r->new_min == r->new_max && r->base_min == r->new_min;
+}
+
+/* Benjamini-Hochberg over one family of rows: those a limit judges, or those
+ * none does.  Each key tested alone at alpha, 500 keys of pure noise failed
+ * some 5 of them at every comparison (a limit naming cpu_sec in every test of
+ * a pytest report: the gate failed on noise, attack 57a); adjusted, pure noise
+ * fails a family at most alpha of the time, and a change in many of its keys
+ * is still found.  A key no run varied is not counted (constant).  q is p times the family's tested keys over p's rank, the
+ * smallest of it from the largest p down; significant: q <= alpha.  Returns
+ * the family's tested keys, or -ENOMEM. */
+static int in_family(const row *r, int limited)
+{
+    return (r->limit != NULL) == limited && !isnan(r->p) && !constant(r);
+}
+
+static long adjust_family(row *rows, size_t count, int limited, double alpha)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < count; i++)
+        m += in_family(&rows[i], limited);
+    row **family = malloc((m ? m : 1) * sizeof *family);
+    if (!family)
+        return -ENOMEM;
+    m = 0;
+    for (size_t i = 0; i < count; i++) {
+        if (in_family(&rows[i], limited))
+            family[m++] = &rows[i];
+        else if (!isnan(rows[i].p) && (rows[i].limit != NULL) == limited)
+            rows[i].q = 1; /* one value in every run: no p but 1 was possible */
+    }
+    qsort(family, m, sizeof *family, compare_p);
+    double smallest = 1;
+    for (size_t i = m; i-- > 0;) {
+        double q = family[i]->p * (double)m / (double)(i + 1);
+        smallest = q < smallest ? q : smallest;
+        family[i]->q = smallest;
+        family[i]->significant = smallest <= alpha;
+    }
+    free(family);
+    return (long)m;
 }
 
 static row *build_rows(side *base, side *next, size_t *count, double alpha)
@@ -1146,9 +1203,12 @@ static void judge(row *r)
         r->verdict = r->change != 0 ? VERDICT_NOISE : VERDICT_UNCHANGED;
 }
 
-/* Attaches each limit to its rows.  Returns 0, or prints one line and
- * returns EXIT_USAGE for a KEY that names no row or no cost. */
-static int apply_limits(limit *limits, size_t limit_count, row *rows, size_t row_count)
+/* Attaches each limit to its rows, adjusts p over the keys judged alike
+ * (tested[0]: those without a limit, tested[1]: with) and judges each row.
+ * Returns 0, -ENOMEM, or prints one line and returns EXIT_USAGE for a KEY
+ * that names no row or no cost. */
+static int apply_limits(limit *limits, size_t limit_count, row *rows, size_t row_count, double alpha,
+                        size_t tested[2])
 {
     for (size_t i = 0; i < limit_count; i++) {
         if (!is_cost(limits[i].key))
@@ -1161,6 +1221,12 @@ static int apply_limits(limit *limits, size_t limit_count, row *rows, size_t row
         }
         if (!limits[i].rows)
             return limit_error(&limits[i], " is not a numeric key of both BASE and NEW (see resmon compare without limits)");
+    }
+    for (int limited = 0; limited < 2; limited++) {
+        long m = adjust_family(rows, row_count, limited, alpha);
+        if (m < 0)
+            return (int)m;
+        tested[limited] = (size_t)m;
     }
     for (size_t j = 0; j < row_count; j++) {
         judge(&rows[j]);
@@ -1187,6 +1253,7 @@ typedef struct report {
     size_t given, given_exceeded; /* the limits given that judge a row, and those exceeded in one */
     size_t unjudged; /* keys on one side only that a limit names: never judged, so said */
     double alpha;
+    size_t tested[2]; /* keys with a p, without a limit and with: the families p is adjusted over */
     int utf8; /* the text report's stream takes UTF-8: check marks (compare_caller) */
     const char *failure; /* why the runs fail the comparison whatever the limits, or NULL */
 } report;
@@ -1204,12 +1271,13 @@ static void format_percent(double value, char *buf, size_t cap)
         snprintf(buf, cap, "%+.1f%%", value);
 }
 
+/* The tables show p adjusted over the row's family: the figure alpha judges. */
 static void format_p(const row *r, char *buf, size_t cap)
 {
-    if (isnan(r->p))
+    if (isnan(r->q))
         snprintf(buf, cap, "-");
     else
-        snprintf(buf, cap, "%.2g", r->p);
+        snprintf(buf, cap, "%.2g", r->q);
 }
 
 /* The line that leads every report: do the limits hold?  It counts the
@@ -1252,6 +1320,23 @@ static void runs_line(const report *rep, char *buf, size_t cap)
              "not enough runs: %zu a side needed to tell a change from noise at --alpha %g (BASE has %zu, NEW %zu); "
              "limits judge the medians alone",
              rank_test_runs_needed(rep->alpha), rep->alpha, rep->base->runs, rep->next->runs);
+}
+
+/* Where a limit judges several keys, that their p is adjusted for them;
+ * and where the runs are too few for a change in one of them alone to be
+ * told from noise, how many would be.  (The keys without a limit are
+ * adjusted over theirs alike: the JSON counts both.) */
+static void family_line(const report *rep, char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    size_t with = rep->tested[1];
+    if (with <= 1)
+        return;
+    int n = snprintf(buf, cap, "p adjusted for the %zu keys the limits judge (Benjamini-Hochberg)", with);
+    if (n > 0 && (size_t)n < cap && with > 1 &&
+        rank_test_min_p(rep->base->runs, rep->next->runs) > rep->alpha / (double)with)
+        snprintf(buf + n, cap - (size_t)n, "; a change in one limited key alone needs %zu runs a side",
+                 rank_test_runs_needed(rep->alpha / (double)with));
 }
 
 /* Keys on one side only (a test added or removed): said, not compared. */
@@ -1361,6 +1446,9 @@ static void print_notes(FILE *out, const report *rep, const char *prefix, int ma
 {
     char line[400]; /* as the reports' own */
     runs_line(rep, line, sizeof line);
+    if (line[0])
+        fprintf(out, "%s%s\n", prefix, line);
+    family_line(rep, line, sizeof line);
     if (line[0])
         fprintf(out, "%s%s\n", prefix, line);
     print_partial(out, "BASE", rep->base, prefix, markdown);
@@ -1556,6 +1644,7 @@ static void print_json_row(FILE *out, const row *r)
     put_json_number(out, "new_max", r->new_max);
     fprintf(out, ", \"base_runs\": %zu, \"new_runs\": %zu", r->base_runs, r->new_runs);
     put_json_number(out, "p_value", r->p);
+    put_json_number(out, "p_adjusted", r->q);
     fprintf(out, ", \"exact\": %s, \"significant\": %s, \"verdict\": \"%s\", \"noise\": %s",
             !isnan(r->p) && r->exact ? "true" : "false", r->significant ? "true" : "false", verdict_names[r->verdict],
             r->verdict == VERDICT_NOISE ? "true" : "false");
@@ -1590,8 +1679,10 @@ static void print_json(FILE *out, const report *rep, const char *status_failure)
      * command line gave, as the headline counts them. */
     fprintf(out, "}, \"limits\": %zu, \"limits_exceeded\": %zu, \"limits_given\": %zu, "
                  "\"limits_given_exceeded\": %zu, \"limited_keys_unjudged\": %zu, \"significant\": %zu, "
+                 "\"tested_with_limit\": %zu, \"tested_without_limit\": %zu, "
                  "\"run_failed\": ",
-            rep->limited, rep->exceeded, rep->given, rep->given_exceeded, rep->unjudged, rep->significant);
+            rep->limited, rep->exceeded, rep->given, rep->given_exceeded, rep->unjudged, rep->significant,
+            rep->tested[1], rep->tested[0]);
     if (status_failure)
         json_write_string(out, status_failure);
     else
@@ -1897,10 +1988,12 @@ static int compare_streams(int argc, char **argv, FILE *out, FILE *err, const co
         rc = compare_stopped ? COMPARE_INTERRUPTED : compare_error("", "out of memory");
     if (rc == 0 && caller_stopped())
         rc = COMPARE_INTERRUPTED;
-    if (rc == 0)
-        rc = apply_limits(o.limits, o.limit_count, rows, count);
+    size_t tested[2] = {0, 0};
+    if (rc == 0 && (rc = apply_limits(o.limits, o.limit_count, rows, count, o.alpha, tested)) == -ENOMEM)
+        rc = compare_error("", "out of memory");
     if (rc == 0) {
-        report rep = {.base = &base, .next = &next, .rows = rows, .count = count, .alpha = o.alpha};
+        report rep = {.base = &base, .next = &next, .rows = rows, .count = count, .alpha = o.alpha,
+                      .tested = {tested[0], tested[1]}};
         rep.utf8 = caller->utf8;
         tally(&rep, o.all, o.limits, o.limit_count);
         failure = status_failure(&base, &next);
