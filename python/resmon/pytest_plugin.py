@@ -368,8 +368,10 @@ def _baseline_rows(baseline: str) -> tuple[frozenset[str], frozenset[str]]:
                 names = os.listdir(fd)
             finally:
                 os.close(fd)
+            # The engine's *.json: any case (runs/R1.JSON), as resmon
+            # picks every format by its name (compare.c, directory_files).
             paths = [os.path.join(baseline, name) for name in sorted(names)
-                     if not name.startswith(".") and name.endswith(".json")]
+                     if not name.startswith(".") and name.lower().endswith(".json")]
         else:
             paths = [baseline]
     except OSError as error:

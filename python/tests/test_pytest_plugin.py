@@ -1366,6 +1366,20 @@ def test_a_partial_report_in_a_baseline_directory_never_ungates_its_missing_test
         assert "BASE has 1 of 2 runs" in result.stdout and "only in" not in result.stdout, result.stdout
 
 
+def test_a_baseline_directory_s_reports_are_its_json_files_in_any_case_as_the_engine_reads_them(tmp_path):
+    # Attack 57a: the engine reads runs/R1.JSON (a name's ending in any
+    # case), the plugin listed only *.json: "rss_growth_mb is not a numeric
+    # key of BASELINE's tests", exit 4, for a BASELINE the engine judges.
+    result = run_pytest(tmp_path, compared_source(16), "--resmon-json=base.json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "R1.JSON").write_text(json.dumps(report(tmp_path, "base.json")))
+    result = run_pytest(tmp_path, compared_source(64), "--resmon-compare=runs",
+                        "--resmon-compare-fail=rss_growth_mb=50%,8")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "test_generated.py::test_heavy::rss_growth_mb rose from" in result.stdout, result.stdout
+
+
 def test_a_baseline_changed_during_the_session_is_judged_as_the_engine_reads_it_at_the_end(tmp_path):
     # Review 4 of issue 30, finding 2: a test removed test_heavy from
     # BASELINE; the plugin's start-up read still listed it: "1 limit holds"
