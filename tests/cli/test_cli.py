@@ -2274,6 +2274,38 @@ class OutputChecks(Tmp):
                 self.assertEqual([n for n in os.listdir(self.dir.name) if "resmon-" in n], [])
                 os.unlink(path)
 
+    def test_a_symbolic_link_put_at_the_name_during_the_run_is_not_replaced(self):
+        # Attack 57a: `rm out.json; ln -s elsewhere out.json` while resmon
+        # ran: the check at the rename followed the link (to a file, or to
+        # nothing) and the rename replaced the link, which resmon did not
+        # make, status 0.  Refused as --textfile's rewrite and the pytest
+        # plugin refuse it; the link and its target stay as they were.
+        for option, name, what in (("-o", "link.json", "summary"), ("--plot", "link.svg", "plot")):
+            for target in ("target.txt", "missing.txt"):
+                with self.subTest(option=option, target=target):
+                    path, aim = self.path(name), self.path(target)
+                    with open(path, "w") as f:
+                        f.write("kept\n")
+                    if target == "target.txt":
+                        with open(aim, "w") as f:
+                            f.write("theirs\n")
+
+                    def swap():
+                        os.unlink(path)
+                        os.symlink(aim, path)
+                    p, err = self.run_changing_output(option, path, swap)
+                    self.assertEqual(p.returncode, 125, err)
+                    self.assertEqual(err, f"resmon: cannot write {what} file '{path}': a symbolic link was put in "
+                                          "its place while resmon ran; not followed, not replaced\n")
+                    self.assertEqual(os.readlink(path), aim)
+                    if target == "target.txt":
+                        with open(aim) as f:
+                            self.assertEqual(f.read(), "theirs\n")
+                    else:
+                        self.assertFalse(os.path.lexists(aim))
+                    self.assertEqual([n for n in os.listdir(self.dir.name) if "resmon-" in n], [])
+                    os.unlink(path)
+
     def test_command_inherits_no_output_descriptor(self):
         r = resmon("-q", "-o", self.path("s.json"), "--plot", self.path("p.svg"), "-s", self.path("s.csv"), "--",
                    sys.executable, "-c", "import os; print(sorted(int(fd) for fd in os.listdir('/proc/self/fd')))")

@@ -856,21 +856,28 @@ static int flush_error(output_file *f)
 static int became_read_only(const output_file *f)
 {
     struct stat st;
-    return f->final_path && fstatat(f->dir_fd, base_name(f->final_path), &st, 0) == 0 && S_ISREG(st.st_mode) &&
-           !(st.st_mode & S_IWUSR) && !is_own(f, &st);
+    return f->final_path && fstatat(f->dir_fd, base_name(f->final_path), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+           S_ISREG(st.st_mode) && !(st.st_mode & S_IWUSR) && !is_own(f, &st);
 }
 
 /* The rule of output_file_open, at the rename: a FIFO or a device put where
  * the file was while resmon ran (rm; mkfifo) is never replaced by a regular
  * file.  Its reader waits for the output there, which was written for a
- * file: it is refused, as a path that changes while it is opened is.  NULL,
+ * file: it is refused, as a path that changes while it is opened is.  So is
+ * a symbolic link put there (the entry, never followed: the link to a file
+ * read as that file, and the rename then replaced the link, which resmon
+ * did not make, as --textfile's rewrite and --resmon-json refuse it).  NULL,
  * or the reason, in reason (cap bytes). */
 static const char *became_special(const output_file *f, char *reason, size_t cap)
 {
     struct stat st;
-    if (!f->final_path || fstatat(f->dir_fd, base_name(f->final_path), &st, 0) != 0 || S_ISREG(st.st_mode) ||
-        S_ISDIR(st.st_mode))
+    if (!f->final_path || fstatat(f->dir_fd, base_name(f->final_path), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+        S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))
         return NULL; /* gone, a file, or a directory (rename fails on it, EISDIR) */
+    if (S_ISLNK(st.st_mode)) {
+        snprintf(reason, cap, "a symbolic link was put in its place while resmon ran; not followed, not replaced");
+        return reason;
+    }
     const char *kind = S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISCHR(st.st_mode) ? "a character device" :
                        S_ISBLK(st.st_mode) ? "a block device" : S_ISSOCK(st.st_mode) ? "a socket" :
                        "not a regular file";
