@@ -549,6 +549,20 @@ class PlotCommand(Tmp):
             "one-long-line.jsonl": "{" + " " * (2 << 20) + "}\n",
             "nul.csv": "timestamp,elapsed_sec,cpu_percent,rss_mb\n1,0,0,5\x00\n",
         }
+        # Attack 57a: a sparse file of zeros (or a line of them) was read
+        # to its end for the NUL's line, 31 s for 8 GB, then "empty file":
+        # it is a line longer than 1 MiB, said after that MiB (read whole,
+        # the 1 TiB here takes an hour: the safety net ends it).
+        for name, head in (("sparse.csv", b""), ("sparse-header.csv", b"timestamp,elapsed_sec\0")):
+            with open(self.path(name), "wb") as f:
+                f.write(head)
+                f.truncate(1 << 40)  # 1 TiB, no block of it on disk
+            with self.subTest(name=name):
+                r = resmon("plot", self.path(name), "-o", self.path("o.svg"), timeout=SAFETY_NET_SEC)
+                self.assertEqual(r.returncode, 125, r.stderr)
+                self.assertEqual(r.stderr, f"resmon plot: '{self.path(name)}': line 1 is longer than 1 MiB: "
+                                           "not a samples file\n")
+                self.assertFalse(os.path.exists(self.path("o.svg")))
         for name, text in cases.items():
             path = self.path(name) if text is None else self.write(name, text)
             for argv in ([path], [good, path]):
