@@ -299,6 +299,26 @@ def test_a_symbolic_link_is_followed_and_kept(tmp_path):
     assert listing(tmp_path) == ["link.json", "target.json"]
 
 
+def test_writing_never_changes_the_process_umask(tmp_path, monkeypatch):
+    # Attack 57a: the umask was read by setting it to 0 and back; a file
+    # another thread made in between (3000 reports beside a thread making
+    # files, sys.setswitchinterval(1e-6)) was 0666.  Read, never set.
+    old = os.umask(0o027)
+    set_to = []
+    real = os.umask
+
+    def watched(mask):
+        set_to.append(mask)
+        return real(mask)
+    monkeypatch.setattr(os, "umask", watched)
+    try:
+        _output.write_file(str(tmp_path / "new.json"), "data\n")
+    finally:
+        real(old)
+    assert set_to == []
+    assert stat.S_IMODE(os.stat(tmp_path / "new.json").st_mode) == 0o640
+
+
 def test_a_new_file_gets_0666_minus_the_umask_and_bytes_paths_work(tmp_path):
     old = os.umask(0o027)
     try:
