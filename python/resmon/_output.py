@@ -108,6 +108,13 @@ def hold(path: PathArg) -> Place:
     try:
         if st is not None and place.proc_link and stat.S_ISREG(st.st_mode):  # a deleted file behind /proc/PID/fd/N
             raise FileNotFoundError(errno.ENOENT, "the file it names was deleted; nothing was written", path)
+        if st is not None and stat.S_ISSOCK(st.st_mode):
+            # open(2) never opens a socket (ENXIO), by its name or its /proc
+            # link: refused now, as the command refuses it before COMMAND
+            # starts -- found at the end, the session had run for nothing
+            # (attack 57a).  Standard output on one (the journal's) is a
+            # stream, above.
+            raise OSError(errno.ENXIO, os.strerror(errno.ENXIO), path)
         if (st is not None and not place.proc_link and (stat.S_ISREG(st.st_mode) or stat.S_ISFIFO(st.st_mode))
                 and st.st_uid != os.geteuid()
                 and _shared_directory_owner(place.dir_fd) not in (None, st.st_uid)):

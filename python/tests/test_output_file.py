@@ -828,6 +828,27 @@ def _umask():
     return mask
 
 
+def test_a_socket_is_refused_when_checked_not_after_the_session(tmp_path):
+    # Attack 57a: a socket file at --resmon-json's name passed the check
+    # at the start; the open at the end failed (ENXIO: a socket is never
+    # opened), the whole session run for a report it could not write.  The
+    # command refuses it before COMMAND starts; the plugin now before the
+    # tests do.
+    import socket
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as bound:
+        bound.bind(str(tmp_path / "sock.json"))
+        with pytest.raises(OSError) as refused:
+            _output.check_writable(str(tmp_path / "sock.json"))
+        assert refused.value.errno == errno.ENXIO
+        result = run_pytest(tmp_path, """
+            def test_runs():
+                open("ran", "w").close()
+        """, "--resmon-json=sock.json")
+    assert result.returncode == 4, result.stdout + result.stderr
+    assert "resmon: cannot write --resmon-json 'sock.json': No such device or address" in result.stderr, result.stderr
+    assert not (tmp_path / "ran").exists()
+
+
 def test_a_fifo_nobody_opens_is_given_up(tmp_path):
     # Tenth review of issue 28: with no reader, the open blocked for ever
     # (pytest hung at its end); it gives up after 5 s.
