@@ -397,6 +397,11 @@ def _refuse(path: str | bytes, st: os.stat_result, dir_fd: int, name: str | byte
     if stat.S_ISREG(st.st_mode) and (not st.st_mode & stat.S_IWUSR or not os.access(name, os.W_OK, dir_fd=dir_fd)):
         # A read-only file stays read-only, for root too (access(2) lets root write any file).
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
+    if not stat.S_ISREG(st.st_mode) and not os.access(name, os.W_OK, dir_fd=dir_fd):
+        # A device or FIFO this user may not open for writing, refused now
+        # as the command refuses it (its open at the start): found at the
+        # end, after the whole session (attack 57a: /dev/vda as a user).
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
 
 
 def _refuse_unreplaceable(path: str | bytes, st: os.stat_result | None, dir_fd: int, name: str | bytes) -> None:

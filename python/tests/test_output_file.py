@@ -849,6 +849,20 @@ def test_a_socket_is_refused_when_checked_not_after_the_session(tmp_path):
     assert not (tmp_path / "ran").exists()
 
 
+def test_a_device_or_fifo_this_user_may_not_write_is_refused_when_checked(shared_dir):
+    # Attack 57a: as a user who may not write it, --resmon-json /dev/vda
+    # passed the check at the start and failed at the end ("Permission
+    # denied", the whole session run); the command refuses it before
+    # COMMAND starts.  A FIFO of root's, 0644, the same.
+    fifo = os.path.join(shared_dir, "root.fifo")
+    os.mkfifo(fifo, 0o644)
+    require_nobody_reaches([sys.executable, "-c", "import resmon"])
+    probe = "import sys\nfrom resmon import _output\ntry:\n    _output.check_writable(sys.argv[1])\n" \
+            "except PermissionError as e:\n    print('refused', e.errno)\nelse:\n    print('accepted')\n"
+    result = nobody_runs([sys.executable, "-c", probe, fifo])
+    assert result.stdout.strip() == f"refused {errno.EACCES}", result.stdout + result.stderr
+
+
 def test_a_fifo_nobody_opens_is_given_up(tmp_path):
     # Tenth review of issue 28: with no reader, the open blocked for ever
     # (pytest hung at its end); it gives up after 5 s.
