@@ -115,6 +115,15 @@ def hold(path: PathArg) -> Place:
             # (attack 57a).  Standard output on one (the journal's) is a
             # stream, above.
             raise OSError(errno.ENXIO, os.strerror(errno.ENXIO), path)
+        if st is not None and stat.S_ISCHR(st.st_mode) and os.major(st.st_rdev) == 5 and os.minor(st.st_rdev) <= 1:
+            # /dev/tty (or /dev/console): the terminal behind it, none in a
+            # session without one (CI, setsid) -- opened now as the command
+            # opens it at its start, never making it this process's.
+            flags = os.O_WRONLY | os.O_NOCTTY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if place.proc_link else os.O_NOFOLLOW)
+            try:
+                os.close(os.open(place.name, flags, dir_fd=place.dir_fd))
+            except OSError as error:
+                raise type(error)(error.errno, os.strerror(error.errno), path) from None
         if (st is not None and not place.proc_link and (stat.S_ISREG(st.st_mode) or stat.S_ISFIFO(st.st_mode))
                 and st.st_uid != os.geteuid()
                 and _shared_directory_owner(place.dir_fd) not in (None, st.st_uid)):

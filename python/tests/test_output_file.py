@@ -863,6 +863,18 @@ def test_a_device_or_fifo_this_user_may_not_write_is_refused_when_checked(shared
     assert result.stdout.strip() == f"refused {errno.EACCES}", result.stdout + result.stderr
 
 
+def test_dev_tty_without_a_controlling_terminal_is_refused_when_checked():
+    # Attack 57a: in a session with no controlling terminal (CI, setsid),
+    # --resmon-json /dev/tty passed the check and failed at the end ("No
+    # such device or address", after the whole session); the command's
+    # open at its start refuses it.
+    probe = "from resmon import _output\ntry:\n    _output.check_writable('/dev/tty')\n" \
+            "except OSError as e:\n    print('refused', e.errno)\nelse:\n    print('accepted')\n"
+    result = subprocess.run([sys.executable, "-c", probe], start_new_session=True, stdin=subprocess.DEVNULL,
+                            capture_output=True, text=True, timeout=2 * SAFETY_SEC)
+    assert result.stdout.strip() == f"refused {errno.ENXIO}", result.stdout + result.stderr
+
+
 def test_a_fifo_nobody_opens_is_given_up(tmp_path):
     # Tenth review of issue 28: with no reader, the open blocked for ever
     # (pytest hung at its end); it gives up after 5 s.
