@@ -106,8 +106,12 @@ def mark(name: str) -> bool:
         except OSError as e:
             # Full (EAGAIN, ENOBUFS), or this user may not send (EACCES,
             # EPERM: the program dropped privileges): counted.  A channel
-            # that is gone has no count to add to.
-            if e.errno not in (errno.ENOENT, errno.ECONNREFUSED, errno.ENOTDIR):
+            # that is gone has no count to add to -- unless the counter was
+            # locked before resmon's seal removed the socket: the seal waits
+            # for the lock before its last read (a mark that opened the
+            # counter just before the seal and sent just after it returned
+            # False and was in neither the phases nor the count).
+            if counter in _locked or e.errno not in (errno.ENOENT, errno.ECONNREFUSED, errno.ENOTDIR):
                 _count_dropped(counter)
             return False
         finally:
@@ -123,6 +127,7 @@ def mark(name: str) -> bool:
 # holding one), and a fork from inside a mark (the same thread) closes the
 # child's copies.
 _held: set[int] = set()
+_locked: set[int] = set()  # those of _held this process holds shared-locked
 _fork_guard = threading.RLock()
 
 
@@ -142,6 +147,7 @@ def _after_fork_in_child() -> None:
         except OSError:
             pass
     _held.clear()
+    _locked.clear()
     _fork_guard = threading.RLock()  # the parent's, copied held: a new one
 
 
@@ -183,6 +189,7 @@ def _open_counter(path: str | None) -> int | None:
     _held.add(fd)
     try:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        _locked.add(fd)
     except OSError:
         pass  # held by another, or no locks here: counted unlocked
     return fd
@@ -201,4 +208,5 @@ def _count_dropped(counter: int | None) -> None:
 def _close_counter(counter: int | None) -> None:
     if counter is not None and counter >= 0:
         _held.discard(counter)
+        _locked.discard(counter)
         os.close(counter)

@@ -356,6 +356,37 @@ def test_module_mark_sends_a_datagram(tmp_path, monkeypatch: pytest.MonkeyPatch,
         assert os.path.getsize(tmp_path / "victim") == 0
 
 
+def test_a_mark_that_locked_the_counter_before_the_seal_is_counted(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A mark that opened and locked the counter just before resmon's seal
+    # removed the socket, and sent just after: ENOENT.  resmon's last read
+    # of the count waits for that lock, so the drop counts; it returned
+    # False and was in neither the phases nor marks_dropped (attack 57b).
+    # The seal happens here between the counter's open and the send.
+    import socket
+    from resmon import _marks
+    path = tmp_path / "socket"
+    counter = tmp_path / "dropped-0123456789abcdef"
+    counter.write_bytes(b"")
+    monkeypatch.setenv("RESMON_MARK_SOCKET", str(path))
+    monkeypatch.setenv("RESMON_MARK_DROPPED", str(counter))
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as s:
+        s.bind(str(path))
+        real_socket = _marks.socket.socket
+
+        class SealedMeanwhile(real_socket):
+            def sendto(self, *args):
+                os.unlink(path)  # resmon's seal: the socket's name goes first
+                return super().sendto(*args)
+
+        monkeypatch.setattr(_marks.socket, "socket", SealedMeanwhile)
+        assert resmon.mark("late") is False
+    assert os.path.getsize(counter) == 1
+    # A channel gone before the mark (no counter to lock) counts nothing.
+    counter.unlink()
+    assert resmon.mark("late") is False
+    assert not counter.exists()
+
+
 def test_a_child_forked_beside_marking_threads_holds_no_counter(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Stop 56's final attack: a thread marks in a loop while another forks;
     # the counter's descriptor was added to the set closed at fork only

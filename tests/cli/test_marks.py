@@ -630,6 +630,25 @@ class Marks(unittest.TestCase):
             summary = json.load(f)
         self.assertEqual(summary.get("marks_dropped"), 1, err)
 
+    def test_a_mark_whose_socket_is_gone_after_it_locked_the_counter_is_counted(self):
+        # Attack 57b: a sender that opened and locked the counter before
+        # resmon's seal removed the socket, and sent after it, got ENOENT
+        # and counted nothing -- resmon's last read waited for its lock and
+        # read 0: the mark was in neither the phases nor marks_dropped (the
+        # Python module's mark returned False).  The state that race leaves
+        # -- the counter open and locked, no socket at the send -- made
+        # certain: the socket's name points nowhere, the counter is the
+        # run's.  (test_phases.py makes the race itself, between the open
+        # and the send.)
+        out = self.path("s.json")
+        r = self.run_resmon("-q", "-o", out, "--", "sh", "-c",
+                            f'RESMON_MARK_SOCKET="$TMPDIR/gone" "{RESMON}" mark late; "{RESMON}" mark kept')
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            summary = json.load(f)
+        self.assertEqual([phase["name"] for phase in summary["phases"]], ["", "kept"])
+        self.assertEqual(summary.get("marks_dropped"), 1, r.stderr)
+
     def test_a_lock_on_the_drop_counter_by_another_drops_no_mark(self):
         # Stop 56's last attack: whoever holds the counter's name could lock
         # it, and every sender took the lock for resmon's seal and dropped

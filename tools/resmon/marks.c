@@ -685,8 +685,9 @@ static const char mark_usage_text[] =
  * following a link, and only a regular file of one link owned by the
  * directory's owner: a channel directory swapped for another user's gets
  * nothing written. */
-static int open_counter(const char *dropped_path)
+static int open_counter(const char *dropped_path, int *locked)
 {
+    *locked = 0;
     char dir[PATH_MAX];
     const char *slash = dropped_path ? strrchr(dropped_path, '/') : NULL;
     if (!slash || slash == dropped_path || (size_t)(slash - dropped_path) >= sizeof dir ||
@@ -707,7 +708,7 @@ static int open_counter(const char *dropped_path)
         close(fd);
         return -1;
     }
-    (void)flock(fd, LOCK_SH | LOCK_NB); /* failing: counted unlocked (above) */
+    *locked = flock(fd, LOCK_SH | LOCK_NB) == 0; /* failing: counted unlocked (above) */
     return fd;
 }
 
@@ -747,7 +748,8 @@ int mark_main(int argc, char **argv)
     }
     if (!channel)
         return 0; /* not under resmon: nothing to mark */
-    int counter = open_counter(getenv(RESMON_MARK_DROPPED_ENV));
+    int locked;
+    int counter = open_counter(getenv(RESMON_MARK_DROPPED_ENV), &locked);
     memcpy(addr.sun_path, path, strlen(path) + 1);
     int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     /* A refused name is sent empty: resmon counts a datagram it refuses. */
@@ -760,8 +762,12 @@ int mark_main(int argc, char **argv)
         close(fd);
     /* Full (EAGAIN, ENOBUFS), or this user may not send (EACCES, EPERM:
      * the command dropped privileges): counted.  A channel that is gone
-     * (ENOENT, ECONNREFUSED) has no count to add to. */
-    if (sent < 0 && err != ENOENT && err != ECONNREFUSED && err != ENOTDIR)
+     * (ENOENT, ECONNREFUSED) has no count to add to -- unless the counter
+     * was locked before resmon's seal removed the socket: the seal waits
+     * for this lock before its last read, so the drop is in the summary
+     * (a sender that opened the counter just before the seal and sent just
+     * after it was in neither the phases nor the count). */
+    if (sent < 0 && (locked || (err != ENOENT && err != ECONNREFUSED && err != ENOTDIR)))
         count_dropped(counter);
     if (counter >= 0)
         close(counter); /* the lock with it: resmon's seal may go on */
