@@ -1078,7 +1078,8 @@ typedef struct resmon_phase {
  * window closes (from stop's last sample callback, or while the target's
  * end is noticed: a phase of 0 s at the last sample).  Returns 0, -EINVAL
  * (bad name, m NULL, or no window open -- nor one that is closing, whose
- * phases are final), -ENOSPC (the window holds
+ * phases are final, nor in a forked child: its copy of the monitor has no
+ * sampler), -ENOSPC (the window holds
  * RESMON_MAX_PHASES phases: the mark is refused), -EAGAIN (16 marks already
  * wait for the sampler: refused; try again) or -ENOMEM (the first mark could
  * not allocate the table). */

@@ -95,6 +95,10 @@ struct resmon_monitor {
      * MARK_WAKE and wakes it too (the sampler takes the mark's sample). */
     atomic_int stop_word;
     rm__phases phases; /* resmon_monitor_mark (phases.h) */
+    /* The fork generation of the process the open window samples in (set
+     * by start before window_open): a forked child's copy of the monitor
+     * has no sampler, and a mark there would be accepted into no window. */
+    atomic_uint window_fork_generation;
     /* Tree mode: the window's per-process records, written by the sampler
      * (through the probe) and read once window_open is 0: a reader's
      * acquire of it sees them complete.  -ENOTSUP: one process, none kept. */
@@ -871,6 +875,7 @@ int resmon_monitor_start(resmon_monitor *m)
     rm__phases_reset(&m->phases);
     rm__seqlock_write_end(&m->published);
     atomic_store(&m->stop_word, 0);
+    atomic_store_explicit(&m->window_fork_generation, rm__fork_generation(), memory_order_relaxed);
     atomic_store_explicit(&m->window_open, 1, memory_order_release);
     rm__process_list_reset(&m->processes); /* after window_open: readers are told -EBUSY */
 
@@ -1002,6 +1007,13 @@ int rm__monitor_snapshot(const resmon_monitor *m, resmon_summary *summary, resmo
 int resmon_monitor_mark(resmon_monitor *m, const char *name)
 {
     if (!m || !atomic_load_explicit(&m->window_open, memory_order_acquire))
+        return -EINVAL;
+    /* A forked child's copy: its window samples in the parent, which never
+     * sees this mark -- refused, not accepted into nothing.  By the fork
+     * generation alone: a getpid() here made a refused mark 70 times dearer
+     * (1.6 us against 22 ns on this VM); a raw clone(2) or _Fork() that
+     * skips the atfork handlers is not told apart. */
+    if (atomic_load_explicit(&m->window_fork_generation, memory_order_relaxed) != rm__fork_generation())
         return -EINVAL;
     int rc = rm__phases_request(&m->phases, name); /* checks the name */
     if (rc == 0) {

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static resmon_monitor *started(double interval)
@@ -441,6 +442,37 @@ static void a_mark_from_the_stop_samples_callback_is_kept(void **state)
     resmon_monitor_free(sm.m);
 }
 
+/* A forked child has a copy of the monitor and none of its threads: a mark
+ * there is in no window (the parent's phases never see it, and nothing in
+ * the child samples), so it is refused, never 0 (attack 57b: it returned 0
+ * and was a phase of nothing).  The parent's window goes on. */
+static void a_mark_from_a_forked_child_is_refused(void **state)
+{
+    (void)state;
+    resmon_monitor *m = started(10.0);
+    int result[2];
+    assert_int_equal(pipe(result), 0);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        int rc = resmon_monitor_mark(m, "child");
+        _exit(write(result[1], &rc, sizeof rc) == (ssize_t)sizeof rc ? 0 : 1);
+    }
+    close(result[1]);
+    int rc = 1;
+    assert_int_equal(read(result[0], &rc, sizeof rc), (ssize_t)sizeof rc);
+    close(result[0]);
+    int status;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    assert_int_equal(rc, -EINVAL);
+    assert_int_equal(resmon_monitor_mark(m, "parent"), 0);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    resmon_phase ph[3];
+    assert_int_equal(resmon_monitor_get_phases(m, ph, 3, sizeof *ph), 2);
+    assert_string_equal(ph[1].name, "parent");
+    resmon_monitor_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -452,6 +484,7 @@ int main(void)
         cmocka_unit_test(mark_then_stop_keeps_the_phase),
         cmocka_unit_test(accepted_marks_are_phases_in_every_window),
         cmocka_unit_test(a_mark_from_the_stop_samples_callback_is_kept),
+        cmocka_unit_test(a_mark_from_a_forked_child_is_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
