@@ -84,6 +84,12 @@ up:
     less it.  A child reaped just as the call's CPU clock is read may be in it
     or not: then ``cpu_sec_exact`` is false, ``cpu_sec_unsure`` names the
     child, a warning says so and no limit on ``cpu_sec`` is applied.
+    In a leaf, ``cgroup_cpu_sec`` is the leaf's own CPU clock: every process
+    that ran in it during the call, a double-forked grandchild too (no
+    getrusage of this process counts it) and children still running at the
+    end (their CPU so far).  Where it exceeds ``cpu_sec`` by more than a
+    clock tick (and one for each zombie charged), ``cpu_sec_exact`` is false
+    and a limit on ``cpu_sec`` judges ``cgroup_cpu_sec``.
     Exact: the name the command gives the kernel's CPU seconds
     (``cpu_sec``), where ``cpu_time_sec`` is the sampled figure; a limit
     still named ``cpu_time_sec`` is refused with a word on the new name.
@@ -740,10 +746,12 @@ class _Session:
                     hwm = rss_start  # the mark did not rise: the process's own new pages are the leaf's charge
                 rss_end = _status_mb("VmRSS")
                 leaf_figures = None
+                leaf_cpu = None
                 left = {}
                 if leaf:
                     io_end = _file_io_mb()
                     leaf_figures = _leaf_figures(leaf)
+                    leaf_cpu = _leaf_cpu_sec(leaf)
                     if leaf_figures is not None and io_start is not None and io_end is not None:
                         leaf_figures["file_io_mb"] = max(io_end - io_start, 0.0)
                     for pid in (leaf_figures or {}).pop("pids", []):
@@ -779,6 +787,18 @@ class _Session:
                 f"resmon: {item.nodeid} left running after it returned: {', '.join(sorted(left.values()))}; "
                 "what they use later is charged to no test"))
         record["cpu_sec_exact"] = not cpu_unsure and not (taken_out or charged)
+        # The leaf's own CPU clock counts every process that ran in it, a
+        # double-forked grandchild too (reparented to init and reaped there:
+        # in no getrusage of this process): attack 57b's grandchild burned
+        # 1 s in a test of cpu_sec 0.04, "exact".  Above cpu_sec by more than
+        # a tick for each zombie charged to the tick (and one), cpu_sec is no
+        # longer exact and a limit judges the leaf's figure.
+        judged = record
+        if leaf_cpu is not None:
+            record["cgroup_cpu_sec"] = leaf_cpu
+            if leaf_cpu - cpu > (charged + 1) / _CLOCK_TICKS:
+                record["cpu_sec_exact"] = False
+                judged = {**record, "cpu_sec": leaf_cpu}
         # The clock ticks of the zombies' CPU: cpu_sec within this of the
         # truth.  A limit judges cpu_sec less what it may be high by (the
         # zombies taken out), never failed on rounding -- and never given
@@ -802,7 +822,7 @@ class _Session:
         item.user_properties.append((_PROPERTY, json.dumps(record)))
         if outcome.excinfo is None:  # a test that failed by itself keeps its own failure
             checked = {k: v for k, v in limits.items() if k not in tainted}
-            failures = _over_limits(record, checked, slack)
+            failures = _over_limits(judged, checked, slack)
             if failures:
                 self.exceeded[item.nodeid] = failures
 
@@ -1223,6 +1243,43 @@ def _leaf_figures(leaf: Any) -> dict[str, Any]:
         return figures
     except (OSError, ValueError, IndexError):  # the leaf was removed under us: measured as without one
         return None
+
+
+def _leaf_cpu_sec(leaf: Any) -> float | None:
+    """The CPU seconds of everything that ran in the leaf while it was there
+    (its grandchildren too, which no getrusage of this process counts):
+    v2's cpu.stat usage_usec, v1's cpuacct.usage of the cpuacct leaf of the
+    same name this process joined with it.  None where it cannot be read.
+    Read while this process is still in the leaf."""
+    _, path, version = leaf
+    try:
+        if version == 2:
+            with open(os.path.join(path, "cpu.stat"), "rb") as f:
+                for line in f:
+                    key, _, value = line.partition(b" ")
+                    if key == b"usage_usec":
+                        return int(value) / 1e6
+            return None
+        with open("/proc/self/cgroup") as f:
+            places = [line.rstrip("\n").split(":", 2) for line in f]
+        where = next((p[2] for p in places if len(p) == 3 and "cpuacct" in p[1].split(",")), None)
+        if where is None or os.path.basename(where) != os.path.basename(path):
+            return None  # not in a cpuacct leaf of the leaf's name
+        with open("/proc/self/mountinfo") as f:
+            for line in f:
+                fields = line.split()
+                dash = fields.index("-") if "-" in fields else -1
+                if dash < 0 or fields[dash + 1] != "cgroup" or "cpuacct" not in fields[dash + 3].split(","):
+                    continue
+                root, mountpoint = fields[3], fields[4]
+                inside = where if root == "/" else where[len(root):] if where.startswith(root + "/") else None
+                if inside is None:
+                    continue
+                with open(mountpoint.rstrip("/") + inside + "/cpuacct.usage") as usage:
+                    return int(usage.read()) / 1e9
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
 
 
 def _remove_leaf(leaf: Any) -> None:

@@ -544,6 +544,48 @@ def test_a_double_forked_grandchild_is_caught_with_the_reason_in_the_short_summa
                      result.stdout, re.M), result.stdout
 
 
+def test_a_double_forked_grandchilds_cpu_is_the_leafs_and_not_exact(tmp_path):
+    # Attack 57b: a grandchild (double-forked, reparented to init and reaped
+    # there) burned 0.5 s that no getrusage of pytest counts: cpu_sec 0.04,
+    # cpu_sec_exact true, and a limit of 0.3 passed.  The leaf's CPU clock
+    # counts it.  The test waits for the grandchild's last act on a pipe.
+    result = run_pytest(tmp_path, """
+        import os, time, pytest
+
+        @pytest.mark.resmon_limit(cpu_sec=0.3)
+        def test_grandchild():
+            done_r, done_w = os.pipe()
+            child = os.fork()
+            if child == 0:
+                if os.fork() == 0:
+                    start = time.process_time()
+                    while time.process_time() - start < 0.5:
+                        pass
+                    os.write(done_w, b"x")
+                os._exit(0)
+            os.close(done_w)
+            os.waitpid(child, 0)
+            assert os.read(done_r, 1) == b"x"
+            assert os.read(done_r, 1) == b""  # the grandchild has exited (its end of the pipe closed)
+
+        def test_plain():
+            pass
+    """, "--resmon-json=report.json")
+    tests = cgroup_records(tmp_path, result)
+    record = tests["test_generated.py::test_grandchild"]
+    with open("/proc/self/mountinfo") as f:  # v2's leaf has cpu.stat; v1's needs a cpuacct hierarchy
+        clock = any(" - cgroup2 " in line or (" - cgroup " in line and "cpuacct" in line.split()[-1].split(","))
+                    for line in f)
+    if not clock:
+        pytest.skip("no CPU clock of a leaf here (cgroup v1 without cpuacct)")
+    assert outcomes(result) == {"test_grandchild": "FAILED", "test_plain": "PASSED"}, result.stdout
+    assert record["cpu_sec"] < 0.3 and record["cgroup_cpu_sec"] >= 0.5, record
+    assert record["cpu_sec_exact"] is False, record
+    assert "resmon_limit: cpu_sec" in result.stdout, result.stdout
+    plain = tests["test_generated.py::test_plain"]
+    assert plain["cpu_sec_exact"] is True and plain["cgroup_cpu_sec"] <= plain["cpu_sec"] + 0.01, plain
+
+
 def test_the_short_summary_line_carries_the_limits_reason(tmp_path, monkeypatch):
     monkeypatch.setenv("COLUMNS", "200")
     result = run_pytest(tmp_path, ALLOCATE_100 + """
