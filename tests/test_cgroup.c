@@ -637,6 +637,22 @@ static void end_figures_read_each_file_or_nan(void **state)
     assert_true(isnan(end.throttled_sec) && isnan(end.nr_throttled)); /* v2 only */
     assert_true(isnan(end.io_read_bytes) && isnan(end.io_write_bytes));
     rm__cgroup_close(&cg);
+    /* v1 counts a kill in the victim's own cgroup: those of the cgroups
+     * below (a command's own, at the leaf's limit) are the group's too
+     * (attack 57b: an OOM kill in a cgroup the command made in its leaf was
+     * in no count).  A link is not followed. */
+    char sub[700], deeper[800], link[800];
+    snprintf(sub, sizeof sub, "%s/job", f.group);
+    snprintf(deeper, sizeof deeper, "%s/step", sub);
+    make_dirs(deeper);
+    put_file(sub, "memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 2\n");
+    put_file(deeper, "memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 4\n");
+    snprintf(link, sizeof link, "%s/elsewhere", f.group);
+    assert_int_equal(symlink(sub, link), 0);
+    assert_int_equal(rm__cgroup_open(&cg, f.group), 0);
+    rm__cgroup_read_end(&cg, &end);
+    assert_true(end.oom_kills == 7.0);
+    rm__cgroup_close(&cg);
     remove_tree(f.root);
     make_fixture(&f, 2);
     assert_int_equal(rm__cgroup_open(&cg, f.group), 0);
