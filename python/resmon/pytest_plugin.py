@@ -856,11 +856,16 @@ class _Session:
         # Here in the controller too under xdist: the record came with the report.
         if report.when == "call":
             for name, value in report.user_properties:
-                if name == _PROPERTY:
-                    self.records[report.nodeid] = json.loads(value)
+                # The test's own record_property("resmon", ...) shares the
+                # name: not a record (it crashed every session, the plugin
+                # unused, with an INTERNALERROR: attack 57b).  The plugin's
+                # is a JSON object, appended last.
+                record = _own_record(value) if name == _PROPERTY else None
+                if record is not None:
+                    self.records[report.nodeid] = record
                     # How it ended, for `resmon compare`: a test that failed
                     # early is quick and lean, not an improvement.
-                    self.records[report.nodeid]["outcome"] = report.outcome
+                    record["outcome"] = report.outcome
         elif report.failed and report.nodeid in self.records:  # its teardown failed
             self.records[report.nodeid]["outcome"] = "error"
 
@@ -1046,6 +1051,16 @@ def _say(config: pytest.Config, line: str) -> None:
             writer.line()
     sys.stdout.flush()  # the terminal writer's file
     sys.stderr.write(line)
+
+
+def _own_record(value: Any) -> dict[str, Any] | None:
+    """A user property's value as a record this plugin wrote (a JSON object
+    with its measured_by), else None."""
+    try:
+        record = json.loads(value) if isinstance(value, (str, bytes)) else None
+    except (ValueError, RecursionError):
+        return None
+    return record if isinstance(record, dict) and "measured_by" in record else None
 
 
 def _is_worker(config: pytest.Config) -> bool:

@@ -74,6 +74,28 @@ def test_the_plugin_is_registered_by_its_entry_point_and_inert_until_used(tmp_pa
     assert "resmon: " not in result.stdout
 
 
+@pytest.mark.parametrize("measured", [False, True], ids=["unused", "json"])
+def test_a_tests_own_user_property_named_resmon_is_not_a_record(tmp_path, measured):
+    # Attack 57b: record_property("resmon", ...) in a test -- the name the
+    # plugin's record travels under -- was parsed as a record: INTERNALERROR
+    # in every session, the plugin unused.  The test's own value is its own.
+    result = run_pytest(tmp_path, """
+        def test_prop(record_property):
+            record_property("resmon", "fast")
+            record_property("resmon", 5)
+            record_property("resmon", "[1]")
+
+        def test_other():
+            pass
+    """, *(["--resmon-json=report.json"] if measured else []))
+    assert "INTERNALERROR" not in result.stdout + result.stderr, result.stdout + result.stderr
+    assert outcomes(result) == {"test_prop": "PASSED", "test_other": "PASSED"}, result.stdout
+    if measured:
+        tests = report(tmp_path)["tests"]
+        assert tests["test_generated.py::test_prop"]["measured_by"] in ("cgroup", "sampled-tree"), tests
+        assert tests["test_generated.py::test_prop"]["outcome"] == "passed", tests
+
+
 def test_a_marker_over_its_limit_fails_with_one_line_and_under_it_passes(tmp_path):
     result = run_pytest(tmp_path, ALLOCATE_100 + """
         import pytest
