@@ -113,6 +113,10 @@ child leaves the leaf with its test, and a later test that runs beside such
 work names it (``overlapped_by``, a warning) and gets no limit on the figures
 that work can enter: ``cpu_sec`` and, in a leaf, ``tree_peak_rss_mb`` (the
 sampled tree); outside a leaf, or beside a thread, every memory figure too.
+In a leaf, beside a process, every memory figure too (and ``exact`` is
+false) when the sampled tree rose more than the leaf was charged: such work
+may have done the test's outside the leaf (the pool workers of a forkserver
+an earlier test started).
 
 Under pytest-xdist each worker measures its own tests (its own process and
 its children); the records travel with the test reports, so the controller's
@@ -704,6 +708,7 @@ class _Session:
         for key in [key for key in self.lingering if not _still_running(key)]:
             del self.lingering[key]
         overlapped, tainted = [], set()
+        beside_processes = False  # a process running outside this test's leaf when it began
         # A process running as the test begins that no measured test left --
         # an unmeasured test's (stop 54's second attack: its 150 MiB failed
         # the next test's tree_peak_rss_mb limit, unsaid), a session
@@ -713,6 +718,7 @@ class _Session:
             overlapped.append(f"{what} (left by {node})" if node else f"{what} (running when the test began)")
             tainted |= set(MEMORY_KEYS) if key[0] == "thread" or leaf is None else {"tree_peak_rss_mb"}
             tainted.add("cpu_sec")
+            beside_processes |= key[0] == "process"
         # In a leaf, the peak mark is left alone (faults.md 24: a reset makes
         # an outer resmon or /usr/bin/time lose the session's peak): the leaf
         # is charged with every page the test newly touches, and a mark that
@@ -776,7 +782,21 @@ class _Session:
             for key, name in _descendants().items():
                 if key not in procs_before:
                     left[key] = name
-        record = _record(monitor.summary, first + monitor.samples, rss_start, hwm, rss_end, leaf_figures, cpu, wall)
+        samples = first + monitor.samples
+        record = _record(monitor.summary, samples, rss_start, hwm, rss_end, leaf_figures, cpu, wall)
+        if leaf_figures is not None and beside_processes and samples:
+            # A process running outside the leaf when the call began (a
+            # forkserver an earlier test started -- multiprocessing's default
+            # from Python 3.14 --, a fixture's server) may do this test's work
+            # there: the pool's workers it forks are in the sampled tree and
+            # never in the leaf (attack 57b: 400 MiB of workers, rss_growth_mb
+            # 0.8 "exact", and a limit of 50 passed).  Where the tree rose
+            # more than the leaf was charged, the leaf's figures may miss it.
+            rise = record["tree_peak_rss_mb"] - samples[0].rss_mb
+            leaf_charge = record["cgroup_peak_mb"] - record["cgroup_file_mb"]
+            if rise > leaf_charge + _UNSEEN_MB + leaf_charge * _UNSEEN_SHARE:
+                tainted |= set(MEMORY_KEYS)
+                record["exact"] = False
         if leaf is None and self.leaf_error:
             record["cgroup_error"] = self.leaf_error
         if left:
@@ -818,7 +838,8 @@ class _Session:
             named = [key for key in LIMIT_KEYS if key in tainted]
             item.warn(pytest.PytestWarning(
                 f"resmon: {item.nodeid} ran beside work an earlier test left running: {', '.join(overlapped)}; "
-                f"its {', '.join(named)} may include that work's, so no limit on them is applied to it"))
+                f"its {', '.join(named)} may include that work's (or miss what it did for this test), so no limit "
+                "on them is applied to it"))
         item.user_properties.append((_PROPERTY, json.dumps(record)))
         if outcome.excinfo is None:  # a test that failed by itself keeps its own failure
             checked = {k: v for k, v in limits.items() if k not in tainted}
