@@ -54,6 +54,8 @@ struct resmon_cgroup {
 #define NAME_ATTEMPTS 100
 /* How long removal waits for the kernel to let go of exiting processes. */
 #define REMOVE_WAIT_NS 2000000000LL
+/* How deep remove_below goes into the cgroups a command made in its leaf. */
+#define REMOVE_BELOW_DEPTH 16
 
 static int say(char *err, size_t errcap, int rc, const char *fmt, ...)
 {
@@ -224,6 +226,8 @@ static int holds_processes(const char *dir)
     return 0;
 }
 
+static int remove_below(const resmon_cgroup *cg, const char *dir, const char *to_parent, int depth);
+
 int rm__cgroup_sweep_stale(const char *parent, const char *proc_root, uint64_t own_pidns)
 {
     if (own_pidns == 0)
@@ -256,6 +260,7 @@ int rm__cgroup_sweep_stale(const char *parent, const char *proc_root, uint64_t o
         struct stat st;
         if (n < 0 || (size_t)n >= sizeof dir || lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || holds_processes(dir))
             continue;
+        remove_below(NULL, dir, NULL, REMOVE_BELOW_DEPTH); /* the empty cgroups its command made in it */
         removed += rmdir(dir) == 0;
     }
     closedir(d);
@@ -526,8 +531,40 @@ static int move_out(const resmon_cgroup *cg, const char *dir, const char *parent
     return count;
 }
 
-/* Empties (move_out) and removes one leaf, waiting up to REMOVE_WAIT_NS
- * for the kernel to let go of exiting processes. */
+/* Removes the cgroups a command made below its leaf (a container runtime,
+ * a test harness), deepest first: rmdir refuses a cgroup that has any, so
+ * one empty cgroup left there kept the leaf for ever (attack 57b).  With
+ * to_parent (and cg), each is first emptied into it as the leaf is
+ * (move_out: never under a limit); without, only empty ones go (a sweep).
+ * cgroupfs holds no links; an entry that is not a directory is skipped.
+ * Returns how many are left, each holding processes. */
+static int remove_below(const resmon_cgroup *cg, const char *dir, const char *to_parent, int depth)
+{
+    DIR *d = depth > 0 ? opendir(dir) : NULL;
+    if (!d)
+        return 0;
+    int left = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.' || (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN))
+            continue;
+        char sub[RM__CGROUP_PATH_MAX];
+        int n = snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name);
+        struct stat st;
+        if (n < 0 || (size_t)n >= sizeof sub || lstat(sub, &st) != 0 || !S_ISDIR(st.st_mode))
+            continue;
+        left += remove_below(cg, sub, to_parent, depth - 1);
+        if (cg && to_parent)
+            move_out(cg, sub, to_parent);
+        left += rmdir(sub) != 0 && errno != ENOENT;
+    }
+    closedir(d);
+    return left;
+}
+
+/* Empties (move_out) and removes one leaf with the cgroups below it,
+ * waiting up to REMOVE_WAIT_NS for the kernel to let go of exiting
+ * processes. */
 static int remove_leaf(const resmon_cgroup *cg, const char *dir, const char *parent)
 {
     struct timespec start, now;
@@ -535,6 +572,7 @@ static int remove_leaf(const resmon_cgroup *cg, const char *dir, const char *par
     int rc;
     for (;;) {
         move_out(cg, dir, parent);
+        int below = remove_below(cg, dir, parent, REMOVE_BELOW_DEPTH);
         if (rmdir(dir) == 0 || errno == ENOENT) {
             rc = 0;
             break;
@@ -544,7 +582,7 @@ static int remove_leaf(const resmon_cgroup *cg, const char *dir, const char *par
         long long waited = (now.tv_sec - start.tv_sec) * 1000000000LL + (now.tv_nsec - start.tv_nsec);
         /* A limited leaf that still lists processes keeps them, and itself,
          * under the limit until they end: a later create sweeps it. */
-        if (rc != -EBUSY || waited > REMOVE_WAIT_NS || (cg->limited && holds_processes(dir)))
+        if (rc != -EBUSY || waited > REMOVE_WAIT_NS || (cg->limited && (holds_processes(dir) || below)))
             break;
         /* An exiting process is still charged to the group for a moment. */
         struct timespec pause = {0, 5000000};

@@ -8,6 +8,7 @@ pipes (WORKLOAD_READY_FD), never by sleeping and hoping.
 
 Environment: RESMON (the command), WORKLOAD (tests/cli/workload.c).
 """
+import inspect
 import json
 import re
 import os
@@ -17,6 +18,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 import unittest
 
@@ -521,6 +523,38 @@ class CommandCgroup(unittest.TestCase):
                 self.assertEqual(f.read(), mine.read())
         finally:
             os.kill(orphans[0], signal.SIGKILL)
+
+    def test_cgroups_the_command_made_in_its_leaf_go_with_it(self):
+        # Attack 57b: an empty cgroup the command made below its leaf (a
+        # container runtime, a test harness) kept the leaf for ever: rmdir
+        # refuses a cgroup that has children, so no later run swept it
+        # either.  One holding a process the command left running is
+        # emptied into resmon's own cgroup, as the leaf itself is.
+        hold = f"{600 + os.getpid() % 1000 / 1000:.3f}"  # marks this run's orphan
+        code = inspect.getsource(own_memory_cgroup) + textwrap.dedent(f"""
+            import os, subprocess
+            leaf = own_memory_cgroup()
+            os.makedirs(os.path.join(leaf, "job", "step"))
+            os.mkdir(os.path.join(leaf, "empty"))
+            child = subprocess.Popen([{WORKLOAD!r}, "mem", "10", {hold!r}], stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)
+            with open(os.path.join(leaf, "job", "step", "cgroup.procs"), "w") as f:
+                f.write(str(child.pid))
+            print(child.pid, flush=True)
+            """)
+        proc = subprocess.Popen([RESMON, "-q", "--", sys.executable, "-c", code], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        out, err = proc.communicate(timeout=SAFETY_NET_SEC)
+        orphan = int(out.split()[0]) if out.split() else None
+        if orphan:
+            self.addCleanup(lambda: os.kill(orphan, signal.SIGKILL))
+        self.assertEqual(proc.returncode, 0, err)
+        self.assertNotIn("cannot remove", err)
+        self.assertEqual(leaves_of(proc.pid), [])
+        with open(f"/proc/{orphan}/cgroup") as f, open("/proc/self/cgroup") as mine:
+            theirs = [line for line in f if "memory" in line.split(":")[1].split(",") or line.startswith("0::")]
+            ours = [line for line in mine if "memory" in line.split(":")[1].split(",") or line.startswith("0::")]
+        self.assertEqual(theirs, ours)
 
     def start_gated_orphan(self, *args, ready=None):
         """Starts resmon -o - ARGS -- sh -c ..., whose command leaves one
