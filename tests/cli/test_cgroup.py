@@ -408,6 +408,23 @@ class CommandCgroup(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(summary["oom_killed"], "descendant")
 
+    def test_repeated_runs_the_oom_killer_struck_are_counted_and_said(self):
+        # Attack 57b: a script that goes on after its child's OOM kill exits
+        # 0; --repeat said "all exited with status 0" and put the cut-short
+        # runs' figures in the stats with no word.
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "r.json")
+            r = subprocess.run([RESMON, "--repeat", "2", "--memory-limit", "64M", "-o", out, "--", "sh", "-c",
+                                f"{WORKLOAD} mem 200 0; exit 0"], capture_output=True, text=True,
+                               timeout=SAFETY_NET_SEC)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(out) as f:
+                doc = json.load(f)
+        self.assertEqual((doc["completed"], doc["failed"], doc["oom_killed_runs"]), (2, 0, 2))
+        self.assertEqual([run["oom_killed"] for run in doc["runs"]], ["descendant", "descendant"])
+        self.assertEqual(len([w for w in doc["warnings"] if "killed by the OOM killer" in w]), 2, doc["warnings"])
+        self.assertIn(": all exited with status 0; 2 had a process killed by the OOM killer\n", r.stderr)
+
     def test_a_limit_below_what_exec_needs_kills_the_command_not_resmon(self):
         # 64 KiB: the command is killed at once (its exec alone needs more);
         # resmon, whose own memory never goes to the leaf, lives to report it.
