@@ -406,7 +406,9 @@ def _baseline_rows(baseline: str) -> tuple[frozenset[str], frozenset[str]]:
         if not isinstance(tests, dict):
             raise pytest.UsageError(f"resmon: --resmon-compare {path!r} is not a pytest report (no \"tests\" "
                                     "object): the baseline of a session is a --resmon-json report")
-        found = {f"{node}::{key}" for node, record in tests.items() if isinstance(record, dict)
+        # A skipped test's record is no run of it: the engine leaves it out.
+        found = {f"{node}::{key}" for node, record in tests.items()
+                 if isinstance(record, dict) and record.get("outcome") != "skipped"
                  for key, value in record.items() if _is_number(value)}
         rows |= found
         tests_in_any |= {node for node, record in tests.items() if isinstance(record, dict)}

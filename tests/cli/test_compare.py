@@ -345,6 +345,22 @@ class PytestReports(Tmp):
         _, out = self.compare_json("--max-increase", "cpu_sec=10%", a, b)  # what no limit names is no matter
         self.assertEqual(out["limited_keys_unjudged"], 0)
 
+    def test_a_skipped_test_is_not_a_run_of_it(self):
+        # Attack 57b: a test skipped in its body (or an xfail) has the
+        # figures of its work before the skip; compared, 100 -> 1 MiB read
+        # as an improvement.  Its keys are missing from that run instead.
+        def report(name, outcome, growth):
+            return self.write(name, {"resmon_version": "0.4.0", "exit_status": 0, "interrupted": False, "tests": {
+                "t.py::test_a": {"rss_growth_mb": growth, "outcome": outcome},
+                "t.py::test_b": {"rss_growth_mb": 50.0, "outcome": "passed"}}})
+        _, out = self.compare_json(report("a.json", "passed", 100.0), report("b.json", "skipped", 1.0))
+        self.assertEqual(list(out["metrics"]), ["t.py::test_b::rss_growth_mb"])
+        r = resmon("compare", "--max-increase", "rss_growth_mb=10%", self.path("a.json"), self.path("b.json"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("1 key a limit names not judged (on one side only)", r.stdout.splitlines()[0])
+        _, out = self.compare_json(self.path("b.json"), self.path("a.json"))
+        self.assertEqual(list(out["metrics"]), ["t.py::test_b::rss_growth_mb"])
+
     def test_a_negative_zero_reads_as_zero(self):
         # Stop 54: a summary's -0.0 (a growth of nothing, computed as 0 - 0
         # the other way round) was "-0" in the table.
