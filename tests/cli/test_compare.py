@@ -564,6 +564,29 @@ class Verdicts(Tmp):
         self.assertEqual([line.split()[0] for line in lines[2:]], ["key", "peak_rss_mb", "(5"])
         self.assertEqual(len(resmon("compare", "--all", base, worse).stdout.splitlines()), 2 + 1 + 6)
 
+    def test_each_limit_is_its_own_family_two_limits_on_two_keys_are_not_adjusted_for_each_other(self):
+        # Review 57c: one family of every limited key made two limits on a
+        # summary's two keys a family of 2: cpu_sec doubled in every one of
+        # 4 runs a side (p 2/70, the least 4 runs give) read as q 0.057,
+        # "noise", and "2 limits hold" -- cpu_sec's limit alone failed it.
+        base, new = [], []
+        for i in range(4):
+            base.append(self.write(f"base/run{i}.json", summary(peak_rss_mb=100 + i % 2, cpu_sec=1.0 + i / 100)))
+            new.append(self.write(f"new/run{i}.json", summary(peak_rss_mb=100 + (i + 1) % 2, cpu_sec=2.0 + i / 100)))
+        for limits in (["cpu_sec=10%"], ["cpu_sec=10%", "peak_rss_mb=10%"]):
+            with self.subTest(limits=limits):
+                args = [a for limit in limits for a in ("--max-increase", limit)]
+                r, out = self.compare_json(*args, self.path("base"), self.path("new"))
+                self.assertEqual(r.returncode, 1, r.stdout)
+                row = out["metrics"]["cpu_sec"]
+                self.assertAlmostEqual(row["p_value"], 2 / 70)
+                self.assertEqual((row["p_adjusted"], row["verdict"], row["exceeded"]),
+                                 (row["p_value"], "regression", True))
+                self.assertEqual(out["tested_with_limit"], len(limits))
+                text = resmon("compare", *args, self.path("base"), self.path("new"))
+                self.assertEqual(text.returncode, 1, text.stdout)
+                self.assertNotIn("p adjusted for", text.stdout)
+
     def test_a_significant_change_under_the_keys_floor_is_unchanged_limit_or_not(self):
         # Review of issue 30: 0.5 MiB more peak RSS in each of 5 runs is
         # significant (p = 2/252) but far under the key's 1 MiB floor; without
