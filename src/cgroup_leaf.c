@@ -226,7 +226,8 @@ static int holds_processes(const char *dir)
     return 0;
 }
 
-static int remove_below(const resmon_cgroup *cg, const char *dir, const char *to_parent, int depth);
+static int remove_below(const resmon_cgroup *cg, const char *dir, const char *to_parent, int depth, int held_above,
+                        int *held_left);
 
 int rm__cgroup_sweep_stale(const char *parent, const char *proc_root, uint64_t own_pidns)
 {
@@ -260,7 +261,8 @@ int rm__cgroup_sweep_stale(const char *parent, const char *proc_root, uint64_t o
         struct stat st;
         if (n < 0 || (size_t)n >= sizeof dir || lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || holds_processes(dir))
             continue;
-        remove_below(NULL, dir, NULL, REMOVE_BELOW_DEPTH); /* the empty cgroups its command made in it */
+        int held = 0;
+        remove_below(NULL, dir, NULL, REMOVE_BELOW_DEPTH, 0, &held); /* the empty cgroups its command made in it */
         removed += rmdir(dir) == 0;
     }
     closedir(d);
@@ -531,14 +533,45 @@ static int move_out(const resmon_cgroup *cg, const char *dir, const char *parent
     return count;
 }
 
+/* Whether a cgroup the command made sets a limit of its own: a memory,
+ * swap, pids or CPU bound in any file of them it has (v2: "max" is none;
+ * v1: -1, or a byte count past 2^62, the kernel's "unlimited", is none). */
+static int sets_a_limit(const char *dir)
+{
+    static const char *const files[] = {"memory.max", "memory.high", "memory.swap.max", "pids.max", "cpu.max",
+                                        "memory.limit_in_bytes", "memory.memsw.limit_in_bytes", "cpu.cfs_quota_us"};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        char path[RM__CGROUP_PATH_MAX + 32], text[64];
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        ssize_t n = rm__read_file_at(AT_FDCWD, path, text, sizeof text - 1);
+        if (n <= 0)
+            continue;
+        text[n] = '\0';
+        if (strncmp(text, "max", 3) == 0 || strncmp(text, "-1", 2) == 0)
+            continue;
+        char *end;
+        errno = 0;
+        unsigned long long value = strtoull(text, &end, 10);
+        if (end != text && errno == 0 && value >= (1ULL << 62))
+            continue;
+        return 1;
+    }
+    return 0;
+}
+
 /* Removes the cgroups a command made below its leaf (a container runtime,
  * a test harness), deepest first: rmdir refuses a cgroup that has any, so
  * one empty cgroup left there kept the leaf for ever (attack 57b).  With
  * to_parent (and cg), each is first emptied into it as the leaf is
- * (move_out: never under a limit); without, only empty ones go (a sweep).
- * cgroupfs holds no links; an entry that is not a directory is skipped.
- * Returns how many are left, each holding processes. */
-static int remove_below(const resmon_cgroup *cg, const char *dir, const char *to_parent, int depth)
+ * (move_out: never under a limit) -- unless it, or one between it and the
+ * leaf, sets a limit of its own (sets_a_limit: a process the command put
+ * under a 50 MiB bound ran on in resmon's cgroup without it, review 57c);
+ * without to_parent, only empty ones go (a sweep).  cgroupfs holds no
+ * links; an entry that is not a directory is skipped.  Returns how many
+ * are left, each holding processes; held_left counts those a limit of
+ * their own keeps. */
+static int remove_below(const resmon_cgroup *cg, const char *dir, const char *to_parent, int depth, int held_above,
+                        int *held_left)
 {
     DIR *d = depth > 0 ? opendir(dir) : NULL;
     if (!d)
@@ -553,10 +586,13 @@ static int remove_below(const resmon_cgroup *cg, const char *dir, const char *to
         struct stat st;
         if (n < 0 || (size_t)n >= sizeof sub || lstat(sub, &st) != 0 || !S_ISDIR(st.st_mode))
             continue;
-        left += remove_below(cg, sub, to_parent, depth - 1);
-        if (cg && to_parent)
+        int held = held_above || (cg && to_parent && sets_a_limit(sub));
+        left += remove_below(cg, sub, to_parent, depth - 1, held, held_left);
+        if (cg && to_parent && !held)
             move_out(cg, sub, to_parent);
-        left += rmdir(sub) != 0 && errno != ENOENT;
+        int stays = rmdir(sub) != 0 && errno != ENOENT;
+        left += stays;
+        *held_left += stays && held;
     }
     closedir(d);
     return left;
@@ -572,7 +608,8 @@ static int remove_leaf(const resmon_cgroup *cg, const char *dir, const char *par
     int rc;
     for (;;) {
         move_out(cg, dir, parent);
-        int below = remove_below(cg, dir, parent, REMOVE_BELOW_DEPTH);
+        int held = 0;
+        int below = remove_below(cg, dir, parent, REMOVE_BELOW_DEPTH, 0, &held);
         if (rmdir(dir) == 0 || errno == ENOENT) {
             rc = 0;
             break;
@@ -581,8 +618,9 @@ static int remove_leaf(const resmon_cgroup *cg, const char *dir, const char *par
         clock_gettime(CLOCK_MONOTONIC, &now);
         long long waited = (now.tv_sec - start.tv_sec) * 1000000000LL + (now.tv_nsec - start.tv_nsec);
         /* A limited leaf that still lists processes keeps them, and itself,
-         * under the limit until they end: a later create sweeps it. */
-        if (rc != -EBUSY || waited > REMOVE_WAIT_NS || (cg->limited && (holds_processes(dir) || below)))
+         * under the limit until they end: a later create sweeps it.  So
+         * does a cgroup below it with a limit of its own (held). */
+        if (rc != -EBUSY || waited > REMOVE_WAIT_NS || held || (cg->limited && (holds_processes(dir) || below)))
             break;
         /* An exiting process is still charged to the group for a moment. */
         struct timespec pause = {0, 5000000};

@@ -8,6 +8,7 @@ pipes (WORKLOAD_READY_FD), never by sleeping and hoping.
 
 Environment: RESMON (the command), WORKLOAD (tests/cli/workload.c).
 """
+import errno
 import inspect
 import json
 import re
@@ -572,6 +573,57 @@ class CommandCgroup(unittest.TestCase):
             theirs = [line for line in f if "memory" in line.split(":")[1].split(",") or line.startswith("0::")]
             ours = [line for line in mine if "memory" in line.split(":")[1].split(",") or line.startswith("0::")]
         self.assertEqual(theirs, ours)
+
+    def test_a_process_under_a_limit_the_command_set_below_its_leaf_stays_under_it(self):
+        # Review 57c: emptying the cgroups a command made in its leaf moved
+        # a process the command had put under a 64 MiB bound of its own into
+        # resmon's cgroup, where it ran on without it.  Such a cgroup is left
+        # with its processes (and the leaf with it), as a limited leaf is.
+        code = inspect.getsource(own_memory_cgroup) + textwrap.dedent("""
+            import os, subprocess
+            leaf = own_memory_cgroup()
+            v2 = os.path.exists(os.path.join(leaf, "cgroup.subtree_control"))
+            if v2:  # a cgroup that hands its memory controller down holds no process: this one moves below
+                os.mkdir(os.path.join(leaf, "self"))
+                with open(os.path.join(leaf, "self", "cgroup.procs"), "w") as f:
+                    f.write("0")
+                with open(os.path.join(leaf, "cgroup.subtree_control"), "w") as f:
+                    f.write("+memory")
+            job = os.path.join(leaf, "job")
+            os.mkdir(job)
+            with open(os.path.join(job, "memory.max" if v2 else "memory.limit_in_bytes"), "w") as f:
+                f.write(str(64 << 20))
+            child = subprocess.Popen(["sleep", "300"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            with open(os.path.join(job, "cgroup.procs"), "w") as f:
+                f.write(str(child.pid))
+            print(child.pid, leaf, flush=True)
+            """)
+        proc = subprocess.Popen([RESMON, "-q", "--", sys.executable, "-c", code], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        out, err = proc.communicate(timeout=SAFETY_NET_SEC)
+        self.assertEqual(proc.returncode, 0, err)
+        orphan, leaf = out.split()
+        orphan = int(orphan)
+
+        def clean_up():
+            os.kill(orphan, signal.SIGKILL)
+            deadline = time.monotonic() + SAFETY_NET_SEC
+            for d in (os.path.join(leaf, "job"), os.path.join(leaf, "self"), leaf):
+                while os.path.isdir(d):
+                    try:
+                        os.rmdir(d)
+                    except FileNotFoundError:  # swept by a resmon beside this test
+                        break
+                    except OSError as e:  # EBUSY while the killed orphan is leaving
+                        if e.errno != errno.EBUSY or time.monotonic() > deadline:
+                            raise
+                        time.sleep(0.01)
+        self.addCleanup(clean_up)
+        with open(f"/proc/{orphan}/cgroup") as f:
+            where = [line.rstrip("\n").split(":", 2)[2] for line in f
+                     if "memory" in line.split(":")[1].split(",") or line.startswith("0::")]
+        self.assertTrue(where and where[0].endswith("/job"), where)  # still under the command's limit
+        self.assertIn("cannot remove the command's cgroup", err)
 
     def start_gated_orphan(self, *args, ready=None):
         """Starts resmon -o - ARGS -- sh -c ..., whose command leaves one
