@@ -491,6 +491,9 @@ class PytestReports(Tmp):
         self.assertEqual(text.returncode, 0, text.stderr)
         self.assertIn("\np adjusted for the 500 keys the limits judge (Benjamini-Hochberg); a change in one "
                       "limited key alone needs 9 runs a side\n", text.stdout)
+        # ... and the headline says it, where the gate is read (review 57c).
+        self.assertTrue(text.stdout.splitlines()[0].endswith(" 1 limit holds in 500 keys (one key alone of 500 "
+                                                              "needs 9 runs a side)"), text.stdout)
         # Every test 30 % slower: found with the same five runs.
         r = resmon("compare", "--max-increase", "cpu_sec=10%", self.path("base-all"), self.path("new-all"))
         self.assertEqual(r.returncode, 1, r.stderr)

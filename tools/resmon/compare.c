@@ -1306,6 +1306,15 @@ static void headline(const report *rep, int utf8, char *buf, size_t cap)
     if (rep->unjudged) /* a limit that holds must not read as holding where it judged nothing */
         snprintf(keys + strlen(keys), sizeof keys - strlen(keys), "; %zu key%s a limit names not judged (on one side only)",
                  rep->unjudged, rep->unjudged == 1 ? "" : "s");
+    /* Limits that hold over many keys with runs too few to single one out:
+     * a regression in one key alone could not have failed them, however
+     * large -- said where it is read, not only in a note (review 57c). */
+    size_t widest = rep->tested[2];
+    double min_p = rank_test_min_p(rep->base->runs, rep->next->runs);
+    if (rep->limited && !rep->exceeded && !rep->failure && widest > 1 && min_p <= rep->alpha &&
+        min_p > rep->alpha / (double)widest)
+        snprintf(keys + strlen(keys), sizeof keys - strlen(keys), " (one key alone of %zu needs %zu runs a side)",
+                 widest, rank_test_runs_needed(rep->alpha / (double)widest));
     if (rep->failure && rep->limited) /* a failed run fails the comparison: no check mark, limits or not */
         snprintf(buf, cap, "%s a run failed (below), and %zu of %zu limit%s exceeded%s", utf8 ? "\u2717" : "FAIL:",
                  rep->given_exceeded, rep->given, rep->given == 1 ? "" : "s", keys);
