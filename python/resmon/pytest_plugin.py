@@ -114,9 +114,11 @@ work names it (``overlapped_by``, a warning) and gets no limit on the figures
 that work can enter: ``cpu_sec`` and, in a leaf, ``tree_peak_rss_mb`` (the
 sampled tree); outside a leaf, or beside a thread, every memory figure too.
 In a leaf, beside a process, every memory figure too (and ``exact`` is
-false) when the sampled tree rose more than the leaf was charged: such work
-may have done the test's outside the leaf (the pool workers of a forkserver
-an earlier test started).
+false) when that process started processes during the call (by the
+monitor's kept records) and the sampled tree rose more than the leaf was
+charged: such work may have done the test's outside the leaf (the pool
+workers of a forkserver an earlier test started).  An idle process beside
+(a session fixture's server) takes no more than the figures it can enter.
 
 Under pytest-xdist each worker measures its own tests (its own process and
 its children); the records travel with the test reports, so the controller's
@@ -710,7 +712,7 @@ class _Session:
         for key in [key for key in self.lingering if not _still_running(key)]:
             del self.lingering[key]
         overlapped, tainted = [], set()
-        beside_processes = False  # a process running outside this test's leaf when it began
+        beside_pids = set()  # processes running outside this test's leaf when it began
         # A process running as the test begins that no measured test left --
         # an unmeasured test's (stop 54's second attack: its 150 MiB failed
         # the next test's tree_peak_rss_mb limit, unsaid), a session
@@ -720,7 +722,8 @@ class _Session:
             overlapped.append(f"{what} (left by {node})" if node else f"{what} (running when the test began)")
             tainted |= set(MEMORY_KEYS) if key[0] == "thread" or leaf is None else {"tree_peak_rss_mb"}
             tainted.add("cpu_sec")
-            beside_processes |= key[0] == "process"
+            if key[0] == "process":
+                beside_pids.add(key[1])
         # In a leaf, the peak mark is left alone (faults.md 24: a reset makes
         # an outer resmon or /usr/bin/time lose the session's peak): the leaf
         # is charged with every page the test newly touches, and a mark that
@@ -786,14 +789,19 @@ class _Session:
                     left[key] = name
         samples = first + monitor.samples
         record = _record(monitor.summary, samples, rss_start, hwm, rss_end, leaf_figures, cpu, wall)
-        if leaf_figures is not None and beside_processes and samples:
+        if leaf_figures is not None and samples and _spawned_beside(monitor.summary.processes, beside_pids):
             # A process running outside the leaf when the call began (a
             # forkserver an earlier test started -- multiprocessing's default
             # from Python 3.14 --, a fixture's server) may do this test's work
             # there: the pool's workers it forks are in the sampled tree and
             # never in the leaf (attack 57b: 400 MiB of workers, rss_growth_mb
-            # 0.8 "exact", and a limit of 50 passed).  Where the tree rose
-            # more than the leaf was charged, the leaf's figures may miss it.
+            # 0.8 "exact", and a limit of 50 passed).  Where such a process
+            # started processes during the call and the tree rose more than
+            # the leaf was charged, the leaf's figures may miss it.  (Not
+            # where it started none: a fork Pool of the test's own, in the
+            # leaf, rises in the tree by the pages its workers share -- a
+            # session fixture's idle server beside it lost the test's limits,
+            # review 57c.)
             rise = record["tree_peak_rss_mb"] - samples[0].rss_mb
             leaf_charge = record["cgroup_peak_mb"] - record["cgroup_file_mb"]
             if rise > leaf_charge + _UNSEEN_MB + leaf_charge * _UNSEEN_SHARE:
@@ -1343,6 +1351,24 @@ def _threads() -> dict[Any, str]:
             continue
         found[("thread", tid, start)] = f"thread {names.get(tid, comm)!r}"
     return found
+
+
+def _spawned_beside(processes: Any, beside: set[int]) -> bool:
+    """Whether a process the monitor saw start during the window descends
+    from one of beside (processes running outside the leaf when the call
+    began), by the kept records' parents."""
+    if not beside:
+        return False
+    parents = {p.pid: p.ppid for p in processes}
+    for p in processes:
+        if p.start_sec < 0:
+            continue
+        at, hops = p.ppid, 0
+        while at and hops < 64:
+            if at in beside:
+                return True
+            at, hops = parents.get(at), hops + 1
+    return False
 
 
 def _descendants() -> dict[Any, str]:

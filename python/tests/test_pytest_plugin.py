@@ -601,6 +601,37 @@ def test_pool_workers_of_an_earlier_tests_forkserver_are_not_missed_as_exact(tmp
                      r"peak_rss_mb, retained_mb, tree_peak_rss_mb, cpu_sec may include", result.stdout), result.stdout
 
 
+def test_a_fork_pool_of_the_tests_own_beside_an_idle_fixture_server_keeps_its_limits(tmp_path):
+    # Review 57c: a session fixture's process (idle: it starts nothing) and
+    # a test's own fork Pool(4) that allocates nothing: the workers' shared
+    # pages made the sampled tree rise ~100 MiB against ~10 charged to the
+    # leaf, and the test lost its exactness and its rss_growth_mb limit.
+    # The pool's workers are the test's, in its leaf; the idle process
+    # beside it started nothing.
+    result = run_pytest(tmp_path, """
+        import multiprocessing, subprocess, pytest
+
+        @pytest.fixture(scope="session")
+        def server():
+            proc = subprocess.Popen(["sleep", "600"])
+            yield proc
+            proc.kill()
+            proc.wait()
+
+        @pytest.mark.resmon_limit(rss_growth_mb=50)
+        def test_pool(server):
+            with multiprocessing.get_context("fork").Pool(4) as pool:
+                assert pool.map(abs, range(-8, 0)) == list(range(8, 0, -1))
+    """, "--resmon-json=report.json")
+    tests = cgroup_records(tmp_path, result)
+    record = tests["test_generated.py::test_pool"]
+    assert record["exact"] is True, record
+    assert outcomes(result) == {"test_pool": "PASSED"}, result.stdout
+    # Beside the server, only the figures it can enter go unlimited.
+    assert re.search(r"test_pool ran beside work an earlier test left running: .*its tree_peak_rss_mb, cpu_sec "
+                     r"may include", result.stdout), result.stdout
+
+
 def test_a_double_forked_grandchilds_cpu_is_the_leafs_and_not_exact(tmp_path):
     # Attack 57b: a grandchild (double-forked, reparented to init and reaped
     # there) burned 0.5 s that no getrusage of pytest counts: cpu_sec 0.04,
