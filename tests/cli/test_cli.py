@@ -2692,7 +2692,11 @@ class MetricGroups(Tmp):
         # truth, 64 * 15/16 - 1 = 59 (59.8 seen under load, read at 61 MiB
         # of a 65.4 MiB peak).
         self.assertGreaterEqual(s["peak_pss_mb"], 59, s)
-        self.assertLessEqual(s["peak_pss_mb"], s["peak_rss_mb"] + 1, s)
+        # Never above the process's own peak mark: PSS is read after the
+        # sample's RSS, so while the pages are being touched it may pass the
+        # sampled peak_rss_mb (CI48's TSan stage: PSS 226.6, RSS 223.8 read a
+        # moment before, the mark 241.3) -- never what the kernel marked.
+        self.assertLessEqual(s["peak_pss_mb"], s["hwm_rss_mb"] + 1, s)
 
     def test_processes_that_end_or_exec_between_two_reads_are_not_unreadable(self):
         # 300 short children of one shell, read every 5 ms: each read of a
