@@ -958,7 +958,11 @@ class _Session:
             self.compared = 2, "", f"{error}\n"
             self.fail_session(session, 2, [])
             return
-        measured = {f"{node}::{key}" for node, record in self.records.items()
+        # A test skipped in its body (pytest.skip(), an xfail) is no run of
+        # it: the engine leaves its record out, as _baseline_rows does, and a
+        # limit naming it alone judges nothing here (a warning, not the
+        # engine's usage error that its key is in no NEW).
+        measured = {f"{node}::{key}" for node, record in self._ran()
                     for key, value in record.items() if _is_number(value)}
         rows = measured & self.baseline_rows
         limits = [limit for limit in self.compare if any(_limit_names(limit, row) for row in rows)]
@@ -1010,6 +1014,11 @@ class _Session:
             if session.exitstatus in failing:
                 session.exitstatus = pytest.ExitCode.TESTS_FAILED if status == 1 else pytest.ExitCode.USAGE_ERROR
 
+    def _ran(self) -> list[tuple[str, dict[str, Any]]]:
+        """This session's records of the tests that ran: a skipped test's
+        (outcome "skipped") is left out, as the engine leaves it out."""
+        return [(node, record) for node, record in self.records.items() if record.get("outcome") != "skipped"]
+
     def unjudged_tests(self, limits: list[str]) -> str:
         """A line per limit that some test measured here escaped, because
         BASELINE holds no number for the key there (missing, or a string),
@@ -1017,7 +1026,7 @@ class _Session:
         for the rest must not read as holding for those."""
         lines = []
         for limit in limits:
-            missed = [node for node, record in self.records.items() if node in self.baseline_tests
+            missed = [node for node, record in self._ran() if node in self.baseline_tests
                       for key, value in record.items()
                       if _is_number(value) and _limit_names(limit, f"{node}::{key}")
                       and f"{node}::{key}" not in self.baseline_rows]
@@ -1025,7 +1034,7 @@ class _Session:
                 lines.append(f"resmon compare: {limit.partition('=')[2]} not judged in {len(missed)} "
                              f"test{'s' if len(missed) != 1 else ''} where BASELINE has no number for it: "
                              f"{_some(missed)}\n")
-            absent = [node for node, record in self.records.items() if node not in self.baseline_tests
+            absent = [node for node, record in self._ran() if node not in self.baseline_tests
                       and any(_is_number(value) and _limit_names(limit, f"{node}::{key}")
                               for key, value in record.items())]
             if absent:

@@ -1291,6 +1291,23 @@ def test_a_session_sharing_no_measured_test_with_its_baseline_says_nothing_was_j
     assert "no limits" not in result.stdout and "limits judge the medians alone" not in result.stdout
 
 
+def test_a_limit_on_a_test_skipped_in_its_body_here_is_a_warning_not_the_engines_usage_error(tmp_path):
+    # Review 57d: d5112e2 left a skipped test's record out of the engine's
+    # NEW and of BASELINE's rows, but the session's own "measured" still
+    # held it: a limit naming it went to the engine, which refused it (125,
+    # "not a numeric key of BASELINE's tests") and the session exited 4.
+    result = run_pytest(tmp_path, compared_source(8), "--resmon-json=base.json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    skipping = "import pytest\n" + textwrap.dedent(compared_source(8)).replace(
+        "def test_heavy():\n", "def test_heavy():\n    pytest.skip('not here')\n")
+    heavy = "--resmon-compare-fail=test_generated.py::test_heavy::rss_growth_mb=50%,8"
+    result = run_pytest(tmp_path, skipping, "--resmon-compare=base.json", heavy)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert ("resmon compare: test_generated.py::test_heavy::rss_growth_mb=50%,8 names no test measured in this "
+            "session (deselected, skipped or not collected): not judged here, never a failure") in result.stdout
+    assert "not a numeric key" not in result.stdout + result.stderr
+
+
 def test_the_baseline_is_checked_once_as_a_pytest_report_never_against_itself(tmp_path):
     # Finding 2: BASELINE was compared with itself at start-up.
     from resmon import _resmon
