@@ -934,10 +934,10 @@ static int compare_p(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Benjamini-Hochberg step-up over family[0..m) by the p which names:
- * q is p times m over p's rank, the smallest of it from the largest p
- * down; each row's q is set in *q_of(row) and whether q <= alpha is
- * returned in its flag. */
+/* Benjamini-Hochberg step-up over family[0..m) by the p which names: q is
+ * p times m over p's rank, the smallest of it from the largest p down.
+ * Sets each row's flag for which (significant, rose or fell: q <= alpha)
+ * and, for the test in its change's direction, its q. */
 static void step_up(row **family, size_t m, enum tested which, double alpha)
 {
     sorting_by = which;
@@ -972,32 +972,29 @@ static int constant(const row *r)
     return r->base_min == r->base_max && r->new_min == r->new_max && r->base_min == r->new_min;
 }
 
-/* Benjamini-Hochberg over one family of rows: those one limit judges (the
- * rows' limit is which), or those none does (which NULL).  A family per
- * limit, never one of every limited key: two limits on a summary's one key
- * each (cpu_sec and peak_rss_mb) made a family of 2, and with 4 runs a side
- * a cpu_sec doubled in every run (p 0.029, the least 4 runs give) read as
- * q 0.057, "noise", and "2 limits hold" -- a gate that failed it before.  Each key tested alone at alpha, 500 keys of pure noise failed
- * some 5 of them at every comparison (a limit naming cpu_sec in every test of
- * a pytest report: the gate failed on noise, attack 57a); adjusted, pure noise
- * fails a family at most alpha of the time, and a change in many of its keys
- * is still found.  A key no run varied is not counted (constant).  q is p times the family's tested keys over p's rank, the
- * smallest of it from the largest p down; significant: q <= alpha.  Returns
- * the family's tested keys, or -ENOMEM. */
+/* Whether a row is in the family of the rows which limit judges (which
+ * NULL: those no limit does) and has a p that can vary. */
 static int in_family(const row *r, const limit *which)
 {
     return r->limit == which && !isnan(r->p) && !constant(r);
 }
 
+/* Benjamini-Hochberg over one family of rows: those one limit judges (the
+ * rows' limit is which), or those none does (which NULL).  Each key tested
+ * alone at alpha, 500 keys of pure noise failed some 5 of them at every
+ * comparison (a limit naming cpu_sec in every test of a pytest report:
+ * attack 57a); adjusted, pure noise fails a family at most alpha of the
+ * time, and a change in many of its keys is still found.  A family per
+ * limit, never one of every limited key: two limits on a summary's two keys
+ * made a family of 2, and a cpu_sec doubled in every one of 4 runs a side
+ * (p 0.029) read as "noise" (review 57c).  A key no run varied is not
+ * counted (constant).  Returns the family's tested keys, or -ENOMEM. */
 static long adjust_family(row *rows, size_t count, const limit *which, double alpha)
 {
-    size_t m = 0;
-    for (size_t i = 0; i < count; i++)
-        m += in_family(&rows[i], which);
-    row **family = malloc((m ? m : 1) * sizeof *family);
+    row **family = malloc((count ? count : 1) * sizeof *family);
     if (!family)
         return -ENOMEM;
-    m = 0;
+    size_t m = 0;
     for (size_t i = 0; i < count; i++) {
         if (in_family(&rows[i], which))
             family[m++] = &rows[i];
