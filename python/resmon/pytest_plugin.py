@@ -142,6 +142,8 @@ otherwise it fails the session (exit status 1).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import errno
 import json
 import math
 import os
@@ -310,11 +312,58 @@ def _temporary_problem(error: OSError) -> str:
     return f"{where}: {error.strerror or error}"
 
 
+class _PrivateDirectory:
+    """A temporary directory worked through a descriptor held open, never
+    by its name: in a TMPDIR others may write without the sticky bit,
+    another user renamed the plugin's directory away, put one of the same
+    name holding links, and root's session wrote its probe over a file
+    the links named and read another's first word into its error (attack
+    58) -- the marks channel refuses such a TMPDIR; here its name is not
+    needed.  Files are made with O_EXCL|O_NOFOLLOW in the directory the
+    descriptor holds (0700, this user's: checked), and the engine, in this
+    process, reads them as /proc/self/fd/N/NAME."""
+
+    def __init__(self, fd: int, name: str, identity: tuple[int, int]) -> None:
+        self.fd, self.name, self.identity = fd, name, identity
+
+    def write(self, name: str, text: str) -> str:
+        fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                     dir_fd=self.fd)
+        with open(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        return f"/proc/self/fd/{self.fd}/{name}"
+
+
+@contextlib.contextmanager
+def _private_directory(prefix: str) -> Any:
+    name = tempfile.mkdtemp(prefix=prefix)
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.rmdir(name)
+        raise
+    try:
+        st = os.fstat(fd)
+        if st.st_uid != os.geteuid() or st.st_mode & 0o077:  # swapped between its making and the open
+            raise OSError(errno.EPERM, "its temporary directory was replaced by another user's")
+        if not os.path.isdir(f"/proc/self/fd/{fd}"):
+            raise OSError(errno.ENOENT, "/proc is not mounted: the temporary files are reached through it")
+        yield _PrivateDirectory(fd, name, (st.st_dev, st.st_ino))
+    finally:
+        with contextlib.suppress(OSError):
+            for entry in os.listdir(fd):
+                os.unlink(entry, dir_fd=fd)
+        with contextlib.suppress(OSError):  # by name only while the name is still this directory
+            now = os.stat(name, follow_symlinks=False)
+            if (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino):
+                os.rmdir(name)
+        os.close(fd)
+
+
 def _check_baseline(baseline: str, args: list[str]) -> tuple[list[str], frozenset[str], frozenset[str]]:
-    with tempfile.TemporaryDirectory(prefix="resmon-compare-") as directory:
-        empty = os.path.join(directory, "empty.json")
-        with open(empty, "w") as f:
-            json.dump({"resmon_version": "0", "tests": {}}, f)
+    with _private_directory("resmon-compare-") as directory:
+        empty = directory.write("empty.json", json.dumps({"resmon_version": "0", "tests": {}}))
         # The engine reads BASELINE once (beside an empty report): its words
         # for a file it cannot read, and its memory bound.
         status, _, err = _compare_run(["--allow-different-commands"], baseline, empty)
@@ -335,9 +384,7 @@ def _check_baseline(baseline: str, args: list[str]) -> tuple[list[str], frozense
                 if _limit_names(limit, row):
                     node, _, key = row.rpartition("::")
                     probe.setdefault(node, {})[key] = 0
-        path = os.path.join(directory, "limits.json")
-        with open(path, "w") as f:
-            json.dump({"resmon_version": "0", "tests": probe}, f)
+        path = directory.write("limits.json", json.dumps({"resmon_version": "0", "tests": probe}))
         status, _, err = _compare_run(args, path, path)
         if status not in (0, 1):
             raise pytest.UsageError(_usage_words(err))
@@ -718,6 +765,15 @@ class _Session:
         # the next test's tree_peak_rss_mb limit, unsaid), a session
         # fixture's server -- is in the sampled tree all the same.
         running = {key: (None, what) for key, what in procs_before.items() if key not in self.lingering}
+        # So is a thread running as the test begins that no measured test
+        # left (a session fixture's, an unmeasured test's), where it runs
+        # during the call: it shares this process's memory and CPU clock
+        # (attack 58: a fixture's busy thread failed a test's cpu_sec limit
+        # of 0.3 with 0.69 s, "exact", unsaid).  Its CPU clock is read at
+        # both ends; one that stayed idle -- most session threads -- is in
+        # no figure.
+        threads_beside = {key: (what, _thread_cpu_ns(key[1])) for key, what in threads_before.items()
+                          if key not in self.lingering}
         for key, (node, what) in [*self.lingering.items(), *running.items()]:
             overlapped.append(f"{what} (left by {node})" if node else f"{what} (running when the test began)")
             tainted |= set(MEMORY_KEYS) if key[0] == "thread" or leaf is None else {"tree_peak_rss_mb"}
@@ -780,6 +836,13 @@ class _Session:
         cpu_unsure += unsure
         if cpu_unsure:
             tainted.add("cpu_sec")
+        thread_ran_beside = False
+        for key, (what, cpu_ns) in threads_beside.items():
+            now_ns = _thread_cpu_ns(key[1]) if _still_running(key) else None
+            if cpu_ns is None or now_ns is None or now_ns - cpu_ns > _BESIDE_THREAD_NS:  # ran, or ended: unknown
+                overlapped.append(f"{what} (running when the test began)")
+                tainted |= set(MEMORY_KEYS) | {"cpu_sec"}
+                thread_ran_beside = True
         for key, name in _threads().items():
             if key not in threads_before:
                 left[key] = name
@@ -816,7 +879,9 @@ class _Session:
             item.warn(pytest.PytestWarning(
                 f"resmon: {item.nodeid} left running after it returned: {', '.join(sorted(left.values()))}; "
                 "what they use later is charged to no test"))
-        record["cpu_sec_exact"] = not cpu_unsure and not (taken_out or charged)
+        record["cpu_sec_exact"] = not cpu_unsure and not (taken_out or charged) and not thread_ran_beside
+        if thread_ran_beside:  # its pages and CPU are this process's: no figure is the test's alone
+            record["exact"] = False
         # The leaf's own CPU clock counts every process that ran in it, a
         # double-forked grandchild too (reparented to init and reaped there:
         # in no getrusage of this process): attack 57b's grandchild burned
@@ -986,10 +1051,8 @@ class _Session:
             self.compared = (1 if failed else 0), "", "".join(unjudged) + why
         else:
             try:
-                with tempfile.TemporaryDirectory(prefix="resmon-compare-") as directory:
-                    new = os.path.join(directory, "this-session.json")
-                    with open(new, "w") as f:
-                        f.write(text)
+                with _private_directory("resmon-compare-") as directory:
+                    new = directory.write("this-session.json", text)
                     status, out, err = _compare_run(limits, baseline, new,
                                                     _takes_check_marks(_report_stream(self.config)))
             except KeyboardInterrupt:  # Ctrl-C stops the engine at once: nothing judged, pytest's exit 2
@@ -1345,6 +1408,22 @@ def _remove_leaf(leaf: Any) -> None:
         sys.stderr.write(f"resmon: cannot remove the cgroup {leaf[1]}: {error}\n")
 
 
+# A thread running beside a test with more CPU than this during the call
+# ran there (an idle one's clock stands still; a watchdog's wake-ups stay
+# under it).
+_BESIDE_THREAD_NS = 1_000_000
+
+
+def _thread_cpu_ns(tid: int) -> int | None:
+    """A thread of this process's CPU time in nanoseconds (schedstat's run
+    time: the clock getrusage sums), or None when it is gone."""
+    try:
+        with open(f"/proc/self/task/{tid}/schedstat", "rb") as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def _threads() -> dict[Any, str]:
     """This process's threads but the main one and resmon's own: key -> name."""
     names = {t.native_id: t.name for t in threading.enumerate()}
@@ -1370,7 +1449,7 @@ def _spawned_beside(processes: Any, beside: set[int]) -> bool:
         return False
     parents = {p.pid: p.ppid for p in processes}
     for p in processes:
-        if p.start_sec < 0:
+        if not p.start_sec >= 0:  # NaN: its start unknown, not "during the call" (review 58)
             continue
         at, hops = p.ppid, 0
         while at and hops < 64:

@@ -1075,3 +1075,55 @@ def test_another_users_fifo_or_file_in_a_sticky_directory_is_refused(tmp_path):
     os.chown(sticky, 0, NOBODY)
     with pytest.raises(PermissionError, match="as fs.protected_regular refuses"):
         _output.hold(plain)
+
+
+def test_the_compare_checks_temporary_files_go_nowhere_else_when_their_directory_is_swapped(shared_dir, monkeypatch):
+    # Attack 58: --resmon-compare wrote its check files (empty.json,
+    # limits.json, this-session.json) by name in a temporary directory; in
+    # a TMPDIR others may write without the sticky bit, nobody renamed the
+    # directory away and made one of the same name holding links to root's
+    # 0600 file, which the session's probe then replaced (and the engine
+    # read another's first word into its error).  The swap is made here by
+    # nobody between the check's two writes: the second goes to the
+    # session's own directory, read by the engine through its descriptor.
+    if os.getuid() != 0:
+        pytest.skip("becoming a second user (nobody) needs root")
+    require_nobody_reaches(["ls", shared_dir])
+    import resmon.pytest_plugin as plugin
+    victim = tempfile.mkdtemp(prefix="resmon-victim-")
+    try:
+        secret = os.path.join(victim, "secret")
+        with open(secret, "w") as f:
+            f.write("root secret\n")
+        os.chmod(secret, 0o600)
+        baseline = os.path.join(victim, "baseline.json")
+        with open(baseline, "w") as f:
+            json.dump({"resmon_version": "0.4.0", "tests": {"t.py::test_a": {"cpu_sec": 1.0}}}, f)
+        monkeypatch.setattr(tempfile, "tempdir", shared_dir)
+        real = plugin._compare_run
+        swapped = []
+
+        def swap_then_run(args, base, new, utf8=True):
+            if not swapped:
+                (made,) = [n for n in os.listdir(shared_dir) if n.startswith("resmon-compare-")]
+                links = " && ".join(f'ln -s "$2" "$1/{n}"' for n in ("empty.json", "limits.json", "this-session.json"))
+                result = nobody_runs(["/bin/sh", "-c", f'mv "$1" "$1.moved" && mkdir "$1" && {links}', "swap",
+                                      os.path.join(shared_dir, made), secret])
+                assert result.returncode == 0, result.stderr
+                swapped.append(made)
+            return real(args, base, new, utf8)
+
+        monkeypatch.setattr(plugin, "_compare_run", swap_then_run)
+        args, rows, tests = plugin._check_baseline(baseline, ["--max-increase=cpu_sec=10%"])
+        monkeypatch.undo()
+        assert swapped
+        assert rows == frozenset({"t.py::test_a::cpu_sec"})
+        st = os.stat(secret)
+        assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (0, 0o600)
+        with open(secret) as f:
+            assert f.read() == "root secret\n"
+        # the session's own directory (renamed away) was emptied; nobody's is left as nobody made it
+        assert listing(os.path.join(shared_dir, swapped[0] + ".moved")) == []
+        assert listing(os.path.join(shared_dir, swapped[0])) == ["empty.json", "limits.json", "this-session.json"]
+    finally:
+        subprocess.run(["rm", "-rf", victim])

@@ -784,6 +784,61 @@ def test_a_process_an_unmeasured_test_left_running_is_not_charged_to_a_measured_
                      r"process \d+ \(python3?[^)]*\) \(running when the test began\)", result.stdout), result.stdout
 
 
+def test_a_thread_running_beside_a_test_that_no_measured_test_left_is_named_when_it_ran(tmp_path):
+    # Attack 58: a session fixture's busy thread, started before the test,
+    # put its CPU in the test's cpu_sec (0.69 s against a limit of 0.3:
+    # FAILED), "exact", with no word of it -- stop 54's rule for processes
+    # did not cover threads.  A thread that ran during the call is named and
+    # its figures judge nothing; an idle one (most session threads) is in
+    # no figure and taints nothing.
+    result = run_pytest(tmp_path, """
+        import threading, time
+        import pytest
+
+        go, burned, stop, idle_stop = (threading.Event() for _ in range(4))
+
+        def burn():
+            go.wait()
+            start = time.thread_time()
+            while not stop.is_set():
+                sum(range(1000))
+                if time.thread_time() - start > 0.05:
+                    burned.set()
+
+        @pytest.fixture(scope="session")
+        def server():
+            busy = threading.Thread(target=burn, name="busy", daemon=True)
+            idle = threading.Thread(target=idle_stop.wait, name="idle", daemon=True)
+            busy.start()
+            idle.start()
+            yield
+            stop.set()
+            idle_stop.set()
+            busy.join()
+            idle.join()
+
+        @pytest.mark.resmon_limit(cpu_sec=10)
+        def test_quiet(server):
+            pass
+
+        @pytest.mark.resmon_limit(cpu_sec=0.01)
+        def test_beside(server):
+            go.set()
+            assert burned.wait(60)
+            stop.set()
+    """, "--resmon-json=report.json")
+    assert outcomes(result) == {"test_quiet": "PASSED", "test_beside": "PASSED"}, result.stdout
+    tests = report(tmp_path)["tests"]
+    quiet = tests["test_generated.py::test_quiet"]
+    assert "overlapped_by" not in quiet and quiet["cpu_sec_exact"], quiet
+    beside = tests["test_generated.py::test_beside"]
+    assert beside["overlapped_by"] == ["thread 'busy' (running when the test began)"], beside
+    assert (beside["cpu_sec_exact"], beside["exact"]) == (False, False), beside
+    assert beside["cpu_sec"] > 0.04, beside  # the thread's CPU is in it: the process's clock
+    assert "resmon: test_generated.py::test_beside ran beside work an earlier test left running: thread 'busy'" \
+        in result.stdout
+
+
 def test_a_zombie_is_left_running_by_no_test(tmp_path):
     # Stop 54's attack: without a leaf, test_one's child, ended but not yet
     # reaped, was named "left running" by test_two (a zombie's key differs).
