@@ -1305,6 +1305,21 @@ class BadUsage(Tmp):
         self.assertLess(os.path.getsize(big), 32 << 20)
         self.assertUsage([big, big], "big-report.json: needs more than the 256 MiB of memory compare allows")
 
+    def test_a_directory_of_many_partial_reports_stays_in_the_memory_bound(self):
+        # Attack 58: each key had a slot for every run of its side, outside
+        # the memory budget: 200 shards' reports of 250 tests (10 keys a
+        # test, 7.9 MB in all) took 910 MB -- keys times runs.  A key's
+        # values now grow with the runs that hold it, and count: 149 MB.
+        for i in range(200):
+            tests = {f"t{i}.py::test{j}": {f"k{k}": 1.0 for k in range(10)} for j in range(250)}
+            self.write(f"shards/{i:04d}.json", {"resmon_version": "0.4.0", "tests": tests})
+        child = subprocess.Popen([RESMON, "compare", "--format", "json", self.path("shards"),
+                                  self.path("shards/0000.json")], stdout=subprocess.DEVNULL)
+        _, status, usage = os.wait4(child.pid, 0)  # its peak RSS: the kernel's
+        child.returncode = os.waitstatus_to_exitcode(status)
+        self.assertEqual(os.waitstatus_to_exitcode(status), 0)
+        self.assertLess(usage.ru_maxrss, 300 << 10)  # KiB: the budget's 256 MiB and the program
+
     def test_without_jansson_compare_says_so_in_one_line(self):
         base = self.write("base.json", summary())
         env = dict(os.environ, RESMON_JANSSON_LIBRARY=self.path("no-such-library.so"))
