@@ -902,6 +902,10 @@ class _Session:
         slack = {"cpu_sec": taken_out / _CLOCK_TICKS} if taken_out else {}
         if taken_out or charged:
             record["cpu_sec_error_sec"] = (taken_out + charged) / _CLOCK_TICKS
+        if record.get("oom_kills"):
+            item.warn(pytest.PytestWarning(
+                f"resmon: {item.nodeid}: the OOM killer killed {record['oom_kills']} process(es) of the test "
+                "(oom_kills): its figures are of work cut short, and resmon compare takes the run for a failed one"))
         if cpu_unsure:
             record["cpu_sec_unsure"] = cpu_unsure
             item.warn(pytest.PytestWarning(
@@ -1308,6 +1312,8 @@ def _record(summary: Any, samples: list[Any], rss_start: float | None, hwm: floa
         record["cgroup_unseen_mb"] = unseen
         if file_io is not None:
             record["file_io_mb"] = file_io
+        if leaf.get("oom_kills"):
+            record["oom_kills"] = leaf["oom_kills"]
     if summary.peak_gpu_mem_mb is not None:
         record["peak_gpu_mem_mb"] = summary.peak_gpu_mem_mb
     if summary.gpu_energy_j is not None:
@@ -1358,9 +1364,28 @@ def _leaf_figures(leaf: Any) -> dict[str, Any]:
         figures["file_mb"] = max(stat.get(cache, 0) - stat.get(shmem, 0), 0) / (1 << 20)
         with open(os.path.join(path, "cgroup.procs")) as f:
             figures["pids"] = [int(line) for line in f if line.strip()]
+        figures["oom_kills"] = _leaf_oom_kills(path, version)
         return figures
     except (OSError, ValueError, IndexError):  # the leaf was removed under us: measured as without one
         return None
+
+
+def _leaf_oom_kills(path: str, version: int) -> int:
+    """The OOM killer's kills in the leaf (v1 memory.oom_control, v2
+    memory.events: "oom_kill N"), 0 where the kernel does not count them.
+    Read before the leaf is removed: on v1 the count is the victim's cgroup
+    alone, so an outer resmon's end read no longer finds it (attack 58:
+    `resmon --memory-limit -- pytest --resmon` said no kill, where the same
+    run unmeasured said "descendant")."""
+    try:
+        with open(os.path.join(path, "memory.oom_control" if version == 1 else "memory.events"), "rb") as f:
+            for line in f:
+                key, _, value = line.partition(b" ")
+                if key == b"oom_kill":
+                    return int(value)
+    except (OSError, ValueError):
+        pass
+    return 0
 
 
 def _leaf_cpu_sec(leaf: Any) -> float | None:

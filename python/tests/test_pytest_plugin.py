@@ -839,6 +839,40 @@ def test_a_thread_running_beside_a_test_that_no_measured_test_left_is_named_when
         in result.stdout
 
 
+def test_a_process_the_oom_killer_killed_in_a_tests_leaf_is_counted_in_its_record(tmp_path):
+    # Attack 58: the plugin removed the test's leaf, whose count is on
+    # cgroup v1 the only one (the victim's cgroup's), and its record said
+    # nothing: under `resmon --memory-limit -- pytest --resmon` a test's
+    # child killed for memory left no trace.  The leaf's count is read
+    # before its removal.  The test bounds its own leaf (root may) and
+    # starts a child that takes more.
+    result = run_pytest(tmp_path, """
+        import os, subprocess, sys
+
+        def own_memory_cgroup():
+            for line in open("/proc/self/cgroup"):
+                _, controllers, path = line.rstrip("\\n").split(":", 2)
+                if controllers == "":
+                    return "/sys/fs/cgroup" + path, "memory.max"
+                if "memory" in controllers.split(","):
+                    return "/sys/fs/cgroup/memory" + path, "memory.limit_in_bytes"
+
+        def test_child_killed():
+            where, bound = own_memory_cgroup()
+            with open(os.path.join(where, bound), "w") as f:
+                f.write(str(64 << 20))
+            child = subprocess.run([sys.executable, "-c",
+                                    "x = bytearray(300 << 20)\\nfor i in range(0, len(x), 4096): x[i] = 1"])
+            assert child.returncode == -9
+    """, "--resmon", "--resmon-json=report.json")
+    record = report(tmp_path)["tests"].get("test_generated.py::test_child_killed", {})
+    if "cgroup_peak_mb" not in record:
+        pytest.skip(f"no leaf cgroup for the test here: {record.get('cgroup_error')}")
+    assert outcomes(result) == {"test_child_killed": "PASSED"}, result.stdout
+    assert record["oom_kills"] == 1, record
+    assert "the OOM killer killed 1 process(es) of the test" in result.stdout
+
+
 def test_a_zombie_is_left_running_by_no_test(tmp_path):
     # Stop 54's attack: without a leaf, test_one's child, ended but not yet
     # reaped, was named "left running" by test_two (a zombie's key differs).

@@ -1154,8 +1154,13 @@ class BadUsage(Tmp):
         teardown = json.loads(json.dumps(full))
         teardown["tests"]["t.py::test_b"]["outcome"] = "error"
         teardown["exit_status"] = 0  # only the outcome says it
+        # Attack 58: a test whose child the OOM killer killed passed, its
+        # work cut short; the plugin records its leaf's count (oom_kills).
+        killed = json.loads(json.dumps(full))
+        killed["tests"]["t.py::test_a"].update(rss_growth_mb=0.1, oom_kills=1)
         for name, doc, said in (("early.json", early, "exited 1"), ("half.json", half, "interrupted pytest session"),
-                                ("teardown.json", teardown, "t.py::test_b error")):
+                                ("teardown.json", teardown, "t.py::test_b error"),
+                                ("killed.json", killed, "t.py::test_a had a process killed by the OOM killer")):
             failed = self.write(name, doc)
             with self.subTest(name=name):
                 r = resmon("compare", "--max-increase", "rss_growth_mb=10%", ok, failed)

@@ -597,8 +597,10 @@ static int side_add_repeat(side *s, json_t *root, const char *path, int in_direc
  * summary's exit status other than 0 is: a test that failed early is quick
  * and lean, not an improvement, and a session interrupted after half its
  * tests passed as "2 keys not judged" (stop 53's attack on issue 28).  The
- * session's "interrupted" and "exit_status", and each test's "outcome" (a
- * report from before 0.4.1 has none of them: not known to have failed).
+ * session's "interrupted" and "exit_status", each test's "outcome" (a
+ * report from before 0.4.1 has none of them: not known to have failed), and
+ * a test's "oom_kills" (its leaf's: a process of it killed, the test
+ * passed on a run cut short).
  * Returns 0 or -ENOMEM. */
 static int report_failure(side *s, json_t *root, json_t *tests, const char *path)
 {
@@ -615,10 +617,14 @@ static int report_failure(side *s, json_t *root, json_t *tests, const char *path
                                     : asprintf(&s->failed, "%s has an exit_status that is not a number", path);
     for (void *at = jansson.object_iter(tests); at && !s->failed; at = jansson.object_iter_next(tests, at)) {
         json_t *outcome = jansson.object_get(jansson.object_iter_value(at), "outcome");
+        json_t *kills = jansson.object_get(jansson.object_iter_value(at), "oom_kills");
         const char *said = json_is_string(outcome) ? jansson.string_value(outcome) : NULL;
         if (outcome && (!said || (strcmp(said, "passed") != 0 && strcmp(said, "skipped") != 0)))
             rc = asprintf(&s->failed, "%s: %s %s", path, jansson.object_iter_key(at),
                           said && strlen(said) < 32 ? said : "did not pass");
+        else if (json_is_number(kills) && jansson.number_value(kills) > 0) /* a test that passed with its work cut short */
+            rc = asprintf(&s->failed, "%s: %s had a process killed by the OOM killer (oom_kills)", path,
+                          jansson.object_iter_key(at));
     }
     if (rc < 0) {
         s->failed = NULL;
