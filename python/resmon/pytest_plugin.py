@@ -1364,6 +1364,12 @@ def _leaf_figures(leaf: Any) -> dict[str, Any]:
         figures["file_mb"] = max(stat.get(cache, 0) - stat.get(shmem, 0), 0) / (1 << 20)
         with open(os.path.join(path, "cgroup.procs")) as f:
             figures["pids"] = [int(line) for line in f if line.strip()]
+        # and those in cgroups the test made below it (a job's): left
+        # running all the same (attack 58: its sleep was named by the next
+        # test as running when it began, by no test as left)
+        for below, _, _ in list(os.walk(path))[1:]:
+            with contextlib.suppress(OSError, ValueError), open(os.path.join(below, "cgroup.procs")) as f:
+                figures["pids"] += [int(line) for line in f if line.strip()]
         figures["oom_kills"] = _leaf_oom_kills(path, version)
         return figures
     except (OSError, ValueError, IndexError):  # the leaf was removed under us: measured as without one
@@ -1376,16 +1382,19 @@ def _leaf_oom_kills(path: str, version: int) -> int:
     Read before the leaf is removed: on v1 the count is the victim's cgroup
     alone, so an outer resmon's end read no longer finds it (attack 58:
     `resmon --memory-limit -- pytest --resmon` said no kill, where the same
-    run unmeasured said "descendant")."""
-    try:
-        with open(os.path.join(path, "memory.oom_control" if version == 1 else "memory.events"), "rb") as f:
-            for line in f:
-                key, _, value = line.partition(b" ")
-                if key == b"oom_kill":
-                    return int(value)
-    except (OSError, ValueError):
-        pass
-    return 0
+    run unmeasured said "descendant").  v2's count holds the cgroups below;
+    v1's is summed over them (a test's job cgroup)."""
+    kills = 0
+    for where in [path] + ([below for below, _, _ in list(os.walk(path))[1:]] if version == 1 else []):
+        try:
+            with open(os.path.join(where, "memory.oom_control" if version == 1 else "memory.events"), "rb") as f:
+                for line in f:
+                    key, _, value = line.partition(b" ")
+                    if key == b"oom_kill":
+                        kills += int(value)
+        except (OSError, ValueError):
+            pass
+    return kills
 
 
 def _leaf_cpu_sec(leaf: Any) -> float | None:

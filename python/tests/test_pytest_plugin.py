@@ -873,6 +873,44 @@ def test_a_process_the_oom_killer_killed_in_a_tests_leaf_is_counted_in_its_recor
     assert "the OOM killer killed 1 process(es) of the test" in result.stdout
 
 
+def test_a_process_a_test_leaves_in_a_cgroup_below_its_leaf_is_left_by_that_test(tmp_path):
+    # Attack 58: the leaf's "left" processes were its own cgroup.procs: a
+    # child the test moved into a cgroup it made below (a job's) was named
+    # by the next test "running when the test began", by no test as left.
+    result = run_pytest(tmp_path, """
+        import os, subprocess
+
+        def own_memory_cgroup():
+            for line in open("/proc/self/cgroup"):
+                _, controllers, path = line.rstrip("\\n").split(":", 2)
+                if controllers == "":
+                    return "/sys/fs/cgroup" + path
+                if "memory" in controllers.split(","):
+                    return "/sys/fs/cgroup/memory" + path
+
+        go_r, go_w = os.pipe()
+
+        def test_leaves_a_job():
+            job = os.path.join(own_memory_cgroup(), "job")
+            os.mkdir(job)
+            child = subprocess.Popen(["sh", "-c", "read x"], stdin=go_r)
+            with open(os.path.join(job, "cgroup.procs"), "w") as f:
+                f.write(str(child.pid))
+
+        def test_next():
+            os.write(go_w, b"\\n")
+    """, "--resmon", "--resmon-json=report.json")
+    tests = report(tmp_path)["tests"]
+    first = tests.get("test_generated.py::test_leaves_a_job", {})
+    if "cgroup_peak_mb" not in first:
+        pytest.skip(f"no leaf cgroup for the test here: {first.get('cgroup_error')}")
+    assert outcomes(result) == {"test_leaves_a_job": "PASSED", "test_next": "PASSED"}, result.stdout
+    left = first["left_running"]
+    assert len(left) == 1 and left[0].startswith("process ") and "(sh)" in left[0], first
+    assert tests["test_generated.py::test_next"]["overlapped_by"] == [
+        f"{left[0]} (left by test_generated.py::test_leaves_a_job)"], tests
+
+
 def test_a_zombie_is_left_running_by_no_test(tmp_path):
     # Stop 54's attack: without a leaf, test_one's child, ended but not yet
     # reaped, was named "left running" by test_two (a zombie's key differs).
