@@ -229,6 +229,31 @@ static int holds_processes(const char *dir)
 static int remove_below(const resmon_cgroup *cg, const char *dir, const char *to_parent, int depth, int held_above,
                         int *held_left);
 
+/* Whether dir or a cgroup below it (depth levels down) lists a process:
+ * on v2 a leaf that hands controllers down holds none of its own (the
+ * no-internal-process rule), its processes are in its children. */
+static int subtree_holds_processes(const char *dir, int depth)
+{
+    if (holds_processes(dir))
+        return 1;
+    DIR *d = depth > 0 ? opendir(dir) : NULL;
+    if (!d)
+        return 0;
+    int found = 0;
+    struct dirent *e;
+    while (!found && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.' || (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN))
+            continue;
+        char sub[RM__CGROUP_PATH_MAX];
+        int n = snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name);
+        struct stat st;
+        if (n > 0 && (size_t)n < sizeof sub && lstat(sub, &st) == 0 && S_ISDIR(st.st_mode))
+            found = subtree_holds_processes(sub, depth - 1);
+    }
+    closedir(d);
+    return found;
+}
+
 int rm__cgroup_sweep_stale(const char *parent, const char *proc_root, uint64_t own_pidns)
 {
     if (own_pidns == 0)
@@ -259,7 +284,11 @@ int rm__cgroup_sweep_stale(const char *parent, const char *proc_root, uint64_t o
         char dir[RM__CGROUP_PATH_MAX];
         int n = snprintf(dir, sizeof dir, "%s/%s", parent, e->d_name);
         struct stat st;
-        if (n < 0 || (size_t)n >= sizeof dir || lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || holds_processes(dir))
+        /* A leaf whose command still runs in cgroups below it is no stale one
+         * (review 58: the sweep removed a running workload's empty job
+         * cgroups between their making and their use). */
+        if (n < 0 || (size_t)n >= sizeof dir || lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) ||
+            subtree_holds_processes(dir, REMOVE_BELOW_DEPTH))
             continue;
         int held = 0;
         remove_below(NULL, dir, NULL, REMOVE_BELOW_DEPTH, 0, &held); /* the empty cgroups its command made in it */
@@ -510,12 +539,12 @@ static int join_memory_leaf(const resmon_cgroup *cg, pid_t pid, int single)
 
 /* Moves every process still in the leaf to its parent (an orphan the
  * command left running, or one resmon was told not to wait for), so the
- * leaf can go.  Never for a leaf with a limit: that limit was asked for the
- * whole run, and the parent has none.  Returns how many were listed. */
-static int move_out(const resmon_cgroup *cg, const char *dir, const char *parent)
+ * leaf can go.  Under a limit (limited: resmon's, or one the command set on
+ * its own leaf) only the caller itself goes -- the pytest plugin's process,
+ * which joined the leaf; that limit was asked for the whole run, and the
+ * parent has none.  Returns how many were listed. */
+static int move_out(const char *dir, const char *parent, int limited)
 {
-    if (cg->limited)
-        return 0;
     char path[RM__CGROUP_PATH_MAX + 16];
     snprintf(path, sizeof path, "%s/cgroup.procs", dir);
     FILE *f = fopen(path, "re");
@@ -524,6 +553,10 @@ static int move_out(const resmon_cgroup *cg, const char *dir, const char *parent
     int count = 0;
     long pid;
     while (fscanf(f, "%ld", &pid) == 1) {
+        if (limited && pid != (long)getpid()) {
+            count++;
+            continue;
+        }
         char text[24];
         snprintf(text, sizeof text, "%ld", pid);
         write_text_at(parent, "cgroup.procs", text); /* ESRCH: it has just ended */
@@ -589,7 +622,7 @@ static int remove_below(const resmon_cgroup *cg, const char *dir, const char *to
         int held = held_above || (cg && to_parent && sets_a_limit(sub));
         left += remove_below(cg, sub, to_parent, depth - 1, held, held_left);
         if (cg && to_parent && !held)
-            move_out(cg, sub, to_parent);
+            move_out(sub, to_parent, cg->limited);
         int stays = rmdir(sub) != 0 && errno != ENOENT;
         left += stays;
         *held_left += stays && held;
@@ -601,15 +634,15 @@ static int remove_below(const resmon_cgroup *cg, const char *dir, const char *to
 /* Empties (move_out) and removes one leaf with the cgroups below it,
  * waiting up to REMOVE_WAIT_NS for the kernel to let go of exiting
  * processes. */
-static int remove_leaf(const resmon_cgroup *cg, const char *dir, const char *parent)
+static int remove_leaf(const resmon_cgroup *cg, const char *dir, const char *parent, int limited)
 {
     struct timespec start, now;
     clock_gettime(CLOCK_MONOTONIC, &start);
     int rc;
     for (;;) {
-        move_out(cg, dir, parent);
+        move_out(dir, parent, limited);
         int held = 0;
-        int below = remove_below(cg, dir, parent, REMOVE_BELOW_DEPTH, 0, &held);
+        int below = remove_below(cg, dir, parent, REMOVE_BELOW_DEPTH, limited, &held);
         if (rmdir(dir) == 0 || errno == ENOENT) {
             rc = 0;
             break;
@@ -620,7 +653,7 @@ static int remove_leaf(const resmon_cgroup *cg, const char *dir, const char *par
         /* A limited leaf that still lists processes keeps them, and itself,
          * under the limit until they end: a later create sweeps it.  So
          * does a cgroup below it with a limit of its own (held). */
-        if (rc != -EBUSY || waited > REMOVE_WAIT_NS || held || (cg->limited && (holds_processes(dir) || below)))
+        if (rc != -EBUSY || waited > REMOVE_WAIT_NS || held || (limited && (holds_processes(dir) || below)))
             break;
         /* An exiting process is still charged to the group for a moment. */
         struct timespec pause = {0, 5000000};
@@ -633,17 +666,21 @@ int resmon_cgroup_remove(resmon_cgroup *cg)
 {
     if (!cg)
         return 0;
+    /* A limit the command set on the leaf itself binds what it leaves as
+     * resmon's own does (review 58: a daemon left under a bound its command
+     * wrote to its own cgroup ran on without it). */
+    int limited = cg->limited || sets_a_limit(cg->dir) || (cg->cpu_tasks_fd >= 0 && sets_a_limit(cg->cpu_dir));
     if (cg->procs_fd >= 0)
         close(cg->procs_fd);
     if (cg->tasks_fd >= 0)
         close(cg->tasks_fd);
     if (cg->cpu_tasks_fd >= 0)
         close(cg->cpu_tasks_fd);
-    int rc = remove_leaf(cg, cg->dir, cg->parent);
+    int rc = remove_leaf(cg, cg->dir, cg->parent, limited);
     /* The cpuacct leaf is its memory leaf's shadow: what stays in one stays
      * in the other, and the next create sweeps both. */
     if (cg->cpu_tasks_fd >= 0)
-        remove_leaf(cg, cg->cpu_dir, cg->cpu_parent);
+        remove_leaf(cg, cg->cpu_dir, cg->cpu_parent, limited);
     free(cg);
     return rc;
 }

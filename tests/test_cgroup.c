@@ -1024,7 +1024,8 @@ static int exists(const char *dir, const char *name)
 /* The sweep removes exactly the empty leaves of a creator that is gone (no
  * such pid, or the pid reused by a process started later) in this pid
  * namespace; a live creator's leaf, another namespace's, one holding a
- * process, and every directory not named as resmon names its leaves stay. */
+ * process (or a cgroup below it holding one), and every directory not
+ * named as resmon names its leaves stay. */
 static void sweep_removes_only_stale_empty_leaves(void **state)
 {
     (void)state;
@@ -1056,6 +1057,15 @@ static void sweep_removes_only_stale_empty_leaves(void **state)
     snprintf(path, sizeof path, "%s/resmon-301-7-10-0", parent);
     put_file(path, "cgroup.procs", "4321\n");
     put_file(parent, "resmon-302-7-10-0", ""); /* a file, not a directory */
+    /* Review 58: on v2 a leaf that hands controllers down holds no process
+     * of its own -- its command runs in a cgroup below it (job); the sweep
+     * removed the empty ones beside it (pre-made) that the running workload
+     * was about to use.  A leaf with a process anywhere below stays whole. */
+    snprintf(path, sizeof path, "%s/resmon-304-7-10-0/job", parent);
+    make_dirs(path);
+    put_file(path, "cgroup.procs", "4322\n");
+    snprintf(path, sizeof path, "%s/resmon-304-7-10-0/pre-made", parent);
+    make_dirs(path);
     assert_int_equal(rm__cgroup_sweep_stale(parent, proc, 0), 0); /* own namespace unknown: nothing */
     assert_true(exists(parent, stale[0]));
     assert_int_equal(rm__cgroup_sweep_stale(parent, proc, 7), 0); /* pid 1 unseen (hidepid): nothing */
@@ -1067,6 +1077,7 @@ static void sweep_removes_only_stale_empty_leaves(void **state)
     for (size_t i = 0; i < 6; i++)
         assert_true(exists(parent, kept[i]));
     assert_true(exists(parent, "resmon-302-7-10-0"));
+    assert_true(exists(parent, "resmon-304-7-10-0/pre-made"));
     assert_int_equal(rm__cgroup_sweep_stale(parent, proc, 7), 0);
     remove_tree(root);
 }

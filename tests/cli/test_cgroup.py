@@ -625,6 +625,45 @@ class CommandCgroup(unittest.TestCase):
         self.assertTrue(where and where[0].endswith("/job"), where)  # still under the command's limit
         self.assertIn("cannot remove the command's cgroup", err)
 
+    def test_a_process_under_a_limit_the_command_set_on_its_own_leaf_stays_under_it(self):
+        # Review 58: the same one level up -- a command that bounded its own
+        # leaf (root's files: resmon made it) and left a process running had
+        # it moved into resmon's cgroup at the end, without the bound.  The
+        # leaf is kept with it, as a leaf resmon's own limit binds.
+        code = inspect.getsource(own_memory_cgroup) + textwrap.dedent("""
+            import os, subprocess
+            leaf = own_memory_cgroup()
+            v2 = os.path.exists(os.path.join(leaf, "cgroup.subtree_control"))
+            with open(os.path.join(leaf, "memory.max" if v2 else "memory.limit_in_bytes"), "w") as f:
+                f.write(str(256 << 20))
+            child = subprocess.Popen(["sleep", "300"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            print(child.pid, leaf, flush=True)
+            """)
+        proc = subprocess.Popen([RESMON, "-q", "--", sys.executable, "-c", code], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        out, err = proc.communicate(timeout=SAFETY_NET_SEC)
+        self.assertEqual(proc.returncode, 0, err)
+        orphan, leaf = out.split()
+        orphan = int(orphan)
+
+        def clean_up():
+            os.kill(orphan, signal.SIGKILL)
+            deadline = time.monotonic() + SAFETY_NET_SEC
+            while os.path.isdir(leaf):
+                try:
+                    os.rmdir(leaf)
+                except FileNotFoundError:  # swept by a resmon beside this test
+                    break
+                except OSError as e:  # EBUSY while the killed orphan is leaving
+                    if e.errno != errno.EBUSY or time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.01)
+        self.addCleanup(clean_up)
+        with open(f"/proc/{orphan}/cgroup") as f:
+            where = [line.rstrip("\n").split(":", 2)[2] for line in f
+                     if "memory" in line.split(":")[1].split(",") or line.startswith("0::")]
+        self.assertTrue(where and leaf.endswith(where[0]), (where, leaf))  # still in the leaf, under its bound
+
     def start_gated_orphan(self, *args, ready=None):
         """Starts resmon -o - ARGS -- sh -c ..., whose command leaves one
         process that waits for a line on a gate pipe, then becomes a 300 MiB
