@@ -514,6 +514,40 @@ static void a_record_read_late_ends_within_the_second_the_kernel_made_it(void **
     process_records_free(p);
 }
 
+/* A pending record whose parent turns out to be another tree's (its
+ * record's chain reaches init) is dropped with it.  Before, it waited to
+ * the end: on a busy machine another build's children whose parents were
+ * reaped before their records were read filled the bounded queue, and a
+ * record of the run's own that came later -- a grandchild read after its
+ * parent was reaped -- found no room and was counted unattributed, not
+ * placed.  Twice the bound of foreign chains (a pending child under a
+ * pending parent under another tree's process), then one of the run's. */
+static void another_trees_pending_records_leave_room_for_the_runs(void **state)
+{
+    (void)state;
+    process_records *p = started();
+    pid_t next = GONE_BASE + 100;
+    for (int i = 0; i < 2 * PROCESS_PENDING_MAX; i++) {
+        pid_t parent = next++, child = next++, grandchild = next++;
+        struct taskstats g = record(grandchild, grandchild, child, "as", 1, 0.001, 1024);
+        struct taskstats c = record(child, child, parent, "cc1", 1, 0.001, 1024);
+        struct taskstats f = record(parent, parent, 1, "make", 1, 0.001, 1024); /* a child of init */
+        process_records_taskstats(&g, p); /* parent gone: pending */
+        process_records_taskstats(&c, p); /* its parent gone too: pending */
+        process_records_taskstats(&f, p); /* another tree's: both go with it */
+    }
+    struct taskstats grandchild = record(next + 1, next + 1, next, "cc1", 1, 1.0, 400 * 1024);
+    struct taskstats parent = record(next, next, getpid(), "gcc", 1, 0.1, 2048);
+    process_records_taskstats(&grandchild, p);
+    process_records_taskstats(&parent, p);
+    process_records_finish(p, 1); /* with an overrun, what still waits is counted */
+    process_totals t;
+    process_records_totals(p, &t);
+    assert_int_equal(t.count, 2);
+    assert_int_equal(t.unattributed, 0);
+    process_records_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -531,6 +565,7 @@ int main(void)
         cmocka_unit_test(a_child_that_began_after_a_members_end_is_a_later_holders),
         cmocka_unit_test(a_record_read_late_ends_within_the_second_the_kernel_made_it),
         cmocka_unit_test(a_foreign_parent_is_known_until_its_own_record),
+        cmocka_unit_test(another_trees_pending_records_leave_room_for_the_runs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

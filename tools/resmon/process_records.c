@@ -630,12 +630,16 @@ static double latest_start_epoch_sec(const process_records *p, const struct pend
     return p->start_monotonic_sec + p->real_minus_monotonic_sec + q->end_sec - elapsed;
 }
 
-/* Places the pending records whose parent is the process of record parent
- * (now known to be in the run); each placed one may place others.  A
- * pending record names its parent by pid, and the parent was gone when it
+/* Settles the pending records whose parent is the process of record
+ * parent, now decided: in the run (verdict > 0) they are taken, each placed
+ * one placing its own; another tree's (0) they are dropped with theirs --
+ * left waiting, another build's records filled the bounded queue on a busy
+ * machine and a record of the run's that came later found no room and was
+ * counted unattributed; too deep to tell (-2) they are counted unattributed.
+ * A pending record names its parent by pid, and the parent was gone when it
  * came: a process that started after the child cannot be its parent, only
- * a later holder of the pid (faults.md #9), and does not place it. */
-static void place_pending(process_records *p, const struct taskstats *parent)
+ * a later holder of the pid (faults.md #9), and does not settle it. */
+static void settle_pending(process_records *p, const struct taskstats *parent, int verdict)
 {
     pid_t pid = (pid_t)(parent->version >= 12 ? parent->ac_tgid : parent->ac_pid);
     double parent_earliest = earliest_start_epoch_sec(parent);
@@ -643,8 +647,11 @@ static void place_pending(process_records *p, const struct taskstats *parent)
         if ((pid_t)p->pending[i].ts.ac_ppid == pid && latest_start_epoch_sec(p, &p->pending[i]) >= parent_earliest) {
             struct pending q = p->pending[i];
             p->pending[i] = p->pending[--p->pending_count];
-            take_member(p, &q.ts, q.end_sec);
-            place_pending(p, &q.ts);
+            if (verdict > 0)
+                take_member(p, &q.ts, q.end_sec);
+            else if (verdict == -2)
+                p->totals.unattributed++;
+            settle_pending(p, &q.ts, verdict);
             i = 0;
         } else {
             i++;
@@ -669,13 +676,13 @@ void process_records_taskstats(const struct taskstats *ts, void *user)
     foreign_forget(p, (pid_t)ts->ac_pid); /* it ended: its pid may name another process next */
     double end_sec = now - p->start_monotonic_sec;
     int in = member_known(p, tgid) ? 1 : parent_in_run(p, ts);
-    if (in > 0) {
+    if (in > 0)
         take_member(p, ts, end_sec);
-        if (p->pending_count)
-            place_pending(p, ts);
-    } else if (in == -2) {
+    else if (in == -2)
         p->totals.unattributed++;
-    } else if (in < 0) {
+    if (in != -1 && p->pending_count)
+        settle_pending(p, ts, in);
+    if (in == -1) {
         if (p->pending_count < PROCESS_PENDING_MAX) {
             p->pending[p->pending_count].ts = *ts;
             p->pending[p->pending_count].end_sec = end_sec;
