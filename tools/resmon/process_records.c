@@ -500,8 +500,8 @@ static void from_taskstats(const process_records *p, const struct taskstats *ts,
     double elapsed = (double)(ts->version >= 12 && ts->ac_tgetime ? ts->ac_tgetime : ts->ac_etime) / 1e6;
     /* The end is when the record was read: the kernel stamps no time on it
      * (its elapsed time counts to an instant it does not give), so the end
-     * is late by the listener's delay -- under a millisecond idle, tens on
-     * a busy machine -- and the start, the elapsed time before it, as late.
+     * is late by the listener's delay -- under a millisecond idle, up to
+     * its pass gap (100 ms, taskstats.c) and more on a busy machine -- and the start, the elapsed time before it, as late.
      * The begin time, whole seconds counted back from the instant by the
      * whole seconds of ac_etime, says in which wall-clock second the record
      * was made: a record read after that second (a listener held up by a

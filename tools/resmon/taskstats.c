@@ -35,8 +35,12 @@
  * before it looks again, so that the exits of a busy machine -- every exit
  * is reported, another build's too -- are read in passes, not one wake-up,
  * poll and recv per exit (that was most of resmon's own CPU beside a
- * parallel build).  The queue holds ~6000 records: 600 000 exits a second. */
-#define TASKSTATS_PASS_GAP_MS 10
+ * parallel build).  A wake-up is most of a pass's cost on a virtual
+ * machine (bench/foreign_exits.py: 14.8 ms of CPU a second at 10 ms,
+ * 4.2 at 100); a lone exit is still read at once, and a record read in a
+ * later pass ends that much late (process_records.c).  The queue holds
+ * ~6000 records: 60 000 exits a second. */
+#define TASKSTATS_PASS_GAP_MS 100
 
 struct taskstats_listener {
     int fd;
