@@ -647,11 +647,11 @@ static void settle_pending(process_records *p, const struct taskstats *parent, i
         if ((pid_t)p->pending[i].ts.ac_ppid == pid && latest_start_epoch_sec(p, &p->pending[i]) >= parent_earliest) {
             struct pending q = p->pending[i];
             p->pending[i] = p->pending[--p->pending_count];
+            settle_pending(p, &q.ts, verdict); /* its own children first: they ended before it */
             if (verdict > 0)
                 take_member(p, &q.ts, q.end_sec);
             else if (verdict == -2)
                 p->totals.unattributed++;
-            settle_pending(p, &q.ts, verdict);
             i = 0;
         } else {
             i++;
@@ -676,12 +676,16 @@ void process_records_taskstats(const struct taskstats *ts, void *user)
     foreign_forget(p, (pid_t)ts->ac_pid); /* it ended: its pid may name another process next */
     double end_sec = now - p->start_monotonic_sec;
     int in = member_known(p, tgid) ? 1 : parent_in_run(p, ts);
+    /* The children that waited for this record first: they ended before it,
+     * and the processes file lists records as they end (a child read after
+     * its parent was reaped waits, and the listener's passes are 100 ms
+     * apart: a shell's five children were written after it). */
+    if (in != -1 && p->pending_count)
+        settle_pending(p, ts, in);
     if (in > 0)
         take_member(p, ts, end_sec);
     else if (in == -2)
         p->totals.unattributed++;
-    if (in != -1 && p->pending_count)
-        settle_pending(p, ts, in);
     if (in == -1) {
         if (p->pending_count < PROCESS_PENDING_MAX) {
             p->pending[p->pending_count].ts = *ts;
