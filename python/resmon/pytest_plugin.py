@@ -765,14 +765,15 @@ class _Session:
         # the next test's tree_peak_rss_mb limit, unsaid), a session
         # fixture's server -- is in the sampled tree all the same.
         running = {key: (None, what) for key, what in procs_before.items() if key not in self.lingering}
-        # So is a thread running as the test begins that no measured test
-        # left (a session fixture's, an unmeasured test's), where it runs
-        # during the call: it shares this process's memory and CPU clock
-        # (attack 58: a fixture's busy thread failed a test's cpu_sec limit
-        # of 0.3 with 0.69 s, "exact", unsaid).  Its CPU clock is read at
-        # both ends; one that stayed idle -- most session threads -- is in
-        # no figure.
-        threads_beside = {key: (what, _thread_cpu_ns(key[1])) for key, what in threads_before.items()
+        # A thread running as the test begins that no measured test left (a
+        # session fixture's, an unmeasured test's, xdist's channel) shares
+        # this process's CPU clock and memory: a fixture's busy thread failed
+        # a test's cpu_sec limit of 0.3 with 0.69 s, "exact", unsaid (attack
+        # 58).  Its CPU clock and page faults are read at both ends: its CPU
+        # is taken out of cpu_sec (and of the leaf's clock), and one that
+        # faulted in pages during the call is named and taints the memory
+        # figures; an idle one -- most session threads -- is in no figure.
+        threads_beside = {key: (what, _thread_usage(key[1])) for key, what in threads_before.items()
                           if key not in self.lingering}
         for key, (node, what) in [*self.lingering.items(), *running.items()]:
             overlapped.append(f"{what} (left by {node})" if node else f"{what} (running when the test began)")
@@ -836,13 +837,23 @@ class _Session:
         cpu_unsure += unsure
         if cpu_unsure:
             tainted.add("cpu_sec")
-        thread_ran_beside = False
-        for key, (what, cpu_ns) in threads_beside.items():
-            now_ns = _thread_cpu_ns(key[1]) if _still_running(key) else None
-            if cpu_ns is None or now_ns is None or now_ns - cpu_ns > _BESIDE_THREAD_NS:  # ran, or ended: unknown
-                overlapped.append(f"{what} (running when the test began)")
-                tainted |= set(MEMORY_KEYS) | {"cpu_sec"}
-                thread_ran_beside = True
+        beside_cpu_ns, beside_unknown, beside_touched = 0, [], []
+        for key, (what, before) in threads_beside.items():
+            now = _thread_usage(key[1]) if _still_running(key) else None
+            if before is None or now is None:  # it ended during the call: what it did there is unknown
+                beside_unknown.append(what)
+                continue
+            beside_cpu_ns += max(now[0] - before[0], 0)
+            if now[1] - before[1] > _BESIDE_THREAD_FAULTS:
+                beside_touched.append(what)
+        for what in beside_unknown + beside_touched:
+            overlapped.append(f"{what} (running when the test began)")
+            tainted |= set(MEMORY_KEYS)
+        if beside_unknown:
+            tainted.add("cpu_sec")
+        cpu = max(cpu - beside_cpu_ns / 1e9, 0.0)
+        if leaf_cpu is not None:
+            leaf_cpu = max(leaf_cpu - beside_cpu_ns / 1e9, 0.0)
         for key, name in _threads().items():
             if key not in threads_before:
                 left[key] = name
@@ -879,9 +890,11 @@ class _Session:
             item.warn(pytest.PytestWarning(
                 f"resmon: {item.nodeid} left running after it returned: {', '.join(sorted(left.values()))}; "
                 "what they use later is charged to no test"))
-        record["cpu_sec_exact"] = not cpu_unsure and not (taken_out or charged) and not thread_ran_beside
-        if thread_ran_beside:  # its pages and CPU are this process's: no figure is the test's alone
+        record["cpu_sec_exact"] = not cpu_unsure and not (taken_out or charged) and not beside_unknown
+        if beside_unknown or beside_touched:  # its pages are this process's: no memory figure is the test's alone
             record["exact"] = False
+        if beside_cpu_ns > _BESIDE_THREAD_NS:
+            record["beside_threads_cpu_sec"] = beside_cpu_ns / 1e9
         # The leaf's own CPU clock counts every process that ran in it, a
         # double-forked grandchild too (reparented to init and reaped there:
         # in no getrusage of this process): attack 57b's grandchild burned
@@ -1442,18 +1455,24 @@ def _remove_leaf(leaf: Any) -> None:
         sys.stderr.write(f"resmon: cannot remove the cgroup {leaf[1]}: {error}\n")
 
 
-# A thread running beside a test with more CPU than this during the call
-# ran there (an idle one's clock stands still; a watchdog's wake-ups stay
-# under it).
+# The CPU of threads running beside a test that is said in its record
+# (taken out of cpu_sec whatever it is), and the page faults above which
+# such a thread touched memory in the call (1 MiB: xdist's channel thread
+# sends and receives with none).
 _BESIDE_THREAD_NS = 1_000_000
+_BESIDE_THREAD_FAULTS = 256
 
 
-def _thread_cpu_ns(tid: int) -> int | None:
+def _thread_usage(tid: int) -> tuple[int, int] | None:
     """A thread of this process's CPU time in nanoseconds (schedstat's run
-    time: the clock getrusage sums), or None when it is gone."""
+    time: the clock getrusage sums) and its page faults (minor and major,
+    /proc/self/task/TID/stat), or None when it is gone."""
     try:
         with open(f"/proc/self/task/{tid}/schedstat", "rb") as f:
-            return int(f.read().split()[0])
+            cpu_ns = int(f.read().split()[0])
+        with open(f"/proc/self/task/{tid}/stat", "rb") as f:
+            fields = f.read().rpartition(b")")[2].split()
+        return cpu_ns, int(fields[7]) + int(fields[9])  # minflt and majflt (stat fields 10 and 12)
     except (OSError, ValueError, IndexError):
         return None
 
