@@ -861,15 +861,10 @@ def test_a_thread_running_beside_a_test_that_no_measured_test_left_is_not_charge
         "running: thread 'grower'" in result.stdout
 
 
-def test_a_process_the_oom_killer_killed_in_a_tests_leaf_is_counted_in_its_record(tmp_path):
-    # Attack 58: the plugin removed the test's leaf, whose count is on
-    # cgroup v1 the only one (the victim's cgroup's), and its record said
-    # nothing: under `resmon --memory-limit -- pytest --resmon` a test's
-    # child killed for memory left no trace.  The leaf's count is read
-    # before its removal.  The test bounds its own leaf (root may) and
-    # starts a child that takes more.
-    result = run_pytest(tmp_path, """
-        import os, subprocess, sys
+# For a generated test: its own memory cgroup (a test's leaf, as root) and
+# the file that bounds it.
+OWN_MEMORY_CGROUP = """
+        import os
 
         def own_memory_cgroup():
             for line in open("/proc/self/cgroup"):
@@ -878,6 +873,18 @@ def test_a_process_the_oom_killer_killed_in_a_tests_leaf_is_counted_in_its_recor
                     return "/sys/fs/cgroup" + path, "memory.max"
                 if "memory" in controllers.split(","):
                     return "/sys/fs/cgroup/memory" + path, "memory.limit_in_bytes"
+"""
+
+
+def test_a_process_the_oom_killer_killed_in_a_tests_leaf_is_counted_in_its_record(tmp_path):
+    # Attack 58: the plugin removed the test's leaf, whose count is on
+    # cgroup v1 the only one (the victim's cgroup's), and its record said
+    # nothing: under `resmon --memory-limit -- pytest --resmon` a test's
+    # child killed for memory left no trace.  The leaf's count is read
+    # before its removal.  The test bounds its own leaf (root may) and
+    # starts a child that takes more.
+    result = run_pytest(tmp_path, OWN_MEMORY_CGROUP + """
+        import subprocess, sys
 
         def test_child_killed():
             where, bound = own_memory_cgroup()
@@ -899,21 +906,13 @@ def test_a_process_a_test_leaves_in_a_cgroup_below_its_leaf_is_left_by_that_test
     # Attack 58: the leaf's "left" processes were its own cgroup.procs: a
     # child the test moved into a cgroup it made below (a job's) was named
     # by the next test "running when the test began", by no test as left.
-    result = run_pytest(tmp_path, """
-        import os, subprocess
-
-        def own_memory_cgroup():
-            for line in open("/proc/self/cgroup"):
-                _, controllers, path = line.rstrip("\\n").split(":", 2)
-                if controllers == "":
-                    return "/sys/fs/cgroup" + path
-                if "memory" in controllers.split(","):
-                    return "/sys/fs/cgroup/memory" + path
+    result = run_pytest(tmp_path, OWN_MEMORY_CGROUP + """
+        import subprocess
 
         go_r, go_w = os.pipe()
 
         def test_leaves_a_job():
-            job = os.path.join(own_memory_cgroup(), "job")
+            job = os.path.join(own_memory_cgroup()[0], "job")
             os.mkdir(job)
             child = subprocess.Popen(["sh", "-c", "read x"], stdin=go_r)
             with open(os.path.join(job, "cgroup.procs"), "w") as f:

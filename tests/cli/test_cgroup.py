@@ -574,6 +574,33 @@ class CommandCgroup(unittest.TestCase):
             ours = [line for line in mine if "memory" in line.split(":")[1].split(",") or line.startswith("0::")]
         self.assertEqual(theirs, ours)
 
+    def run_leaving(self, code):
+        """Runs resmon -q -- python3 -c CODE, whose command prints the pid of
+        a process it leaves running and its leaf: (that pid, the leaf,
+        resmon's stderr)."""
+        proc = subprocess.Popen([RESMON, "-q", "--", sys.executable, "-c", code], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        out, err = proc.communicate(timeout=SAFETY_NET_SEC)
+        self.assertEqual(proc.returncode, 0, err)
+        orphan, leaf = out.split()
+        return int(orphan), leaf, err
+
+    def kill_and_remove(self, orphan, *cgroups):
+        """Kills the orphan a command left under its own limit and removes
+        the cgroups it kept, deepest first."""
+        os.kill(orphan, signal.SIGKILL)
+        deadline = time.monotonic() + SAFETY_NET_SEC
+        for d in cgroups:
+            while os.path.isdir(d):
+                try:
+                    os.rmdir(d)
+                except FileNotFoundError:  # swept by a resmon beside this test
+                    break
+                except OSError as e:  # EBUSY while the killed orphan is leaving
+                    if e.errno != errno.EBUSY or time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.01)
+
     def test_a_process_under_a_limit_the_command_set_below_its_leaf_stays_under_it(self):
         # Review 57c: emptying the cgroups a command made in its leaf moved
         # a process the command had put under a 64 MiB bound of its own into
@@ -598,27 +625,8 @@ class CommandCgroup(unittest.TestCase):
                 f.write(str(child.pid))
             print(child.pid, leaf, flush=True)
             """)
-        proc = subprocess.Popen([RESMON, "-q", "--", sys.executable, "-c", code], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
-        out, err = proc.communicate(timeout=SAFETY_NET_SEC)
-        self.assertEqual(proc.returncode, 0, err)
-        orphan, leaf = out.split()
-        orphan = int(orphan)
-
-        def clean_up():
-            os.kill(orphan, signal.SIGKILL)
-            deadline = time.monotonic() + SAFETY_NET_SEC
-            for d in (os.path.join(leaf, "job"), os.path.join(leaf, "self"), leaf):
-                while os.path.isdir(d):
-                    try:
-                        os.rmdir(d)
-                    except FileNotFoundError:  # swept by a resmon beside this test
-                        break
-                    except OSError as e:  # EBUSY while the killed orphan is leaving
-                        if e.errno != errno.EBUSY or time.monotonic() > deadline:
-                            raise
-                        time.sleep(0.01)
-        self.addCleanup(clean_up)
+        orphan, leaf, err = self.run_leaving(code)
+        self.addCleanup(self.kill_and_remove, orphan, os.path.join(leaf, "job"), os.path.join(leaf, "self"), leaf)
         with open(f"/proc/{orphan}/cgroup") as f:
             where = [line.rstrip("\n").split(":", 2)[2] for line in f
                      if "memory" in line.split(":")[1].split(",") or line.startswith("0::")]
@@ -639,26 +647,8 @@ class CommandCgroup(unittest.TestCase):
             child = subprocess.Popen(["sleep", "300"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             print(child.pid, leaf, flush=True)
             """)
-        proc = subprocess.Popen([RESMON, "-q", "--", sys.executable, "-c", code], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True)
-        out, err = proc.communicate(timeout=SAFETY_NET_SEC)
-        self.assertEqual(proc.returncode, 0, err)
-        orphan, leaf = out.split()
-        orphan = int(orphan)
-
-        def clean_up():
-            os.kill(orphan, signal.SIGKILL)
-            deadline = time.monotonic() + SAFETY_NET_SEC
-            while os.path.isdir(leaf):
-                try:
-                    os.rmdir(leaf)
-                except FileNotFoundError:  # swept by a resmon beside this test
-                    break
-                except OSError as e:  # EBUSY while the killed orphan is leaving
-                    if e.errno != errno.EBUSY or time.monotonic() > deadline:
-                        raise
-                    time.sleep(0.01)
-        self.addCleanup(clean_up)
+        orphan, leaf, err = self.run_leaving(code)
+        self.addCleanup(self.kill_and_remove, orphan, leaf)
         with open(f"/proc/{orphan}/cgroup") as f:
             where = [line.rstrip("\n").split(":", 2)[2] for line in f
                      if "memory" in line.split(":")[1].split(",") or line.startswith("0::")]
