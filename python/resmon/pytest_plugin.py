@@ -325,10 +325,12 @@ class _PrivateDirectory:
 
     def __init__(self, fd: int, name: str, identity: tuple[int, int]) -> None:
         self.fd, self.name, self.identity = fd, name, identity
+        self.written: list[str] = []
 
     def write(self, name: str, text: str) -> str:
         fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
                      dir_fd=self.fd)
+        self.written.append(name)  # made here (O_EXCL): the only names the clean-up removes
         with open(fd, "w", encoding="utf-8") as f:
             f.write(text)
         return f"/proc/self/fd/{self.fd}/{name}"
@@ -336,6 +338,15 @@ class _PrivateDirectory:
 
 @contextlib.contextmanager
 def _private_directory(prefix: str) -> Any:
+    # A TMPDIR others may write without the sticky bit lets them rename the
+    # directory between its making and its open -- even put another of this
+    # user's directories in its place, whose files a clean-up by listing
+    # removed (review 58b): refused, as the marks channel refuses it.
+    parent = tempfile.gettempdir()
+    st = os.stat(parent)
+    if st.st_mode & 0o022 and not st.st_mode & 0o1000:
+        raise OSError(errno.EPERM, "writable by others without the sticky bit: another user could swap the "
+                                   "temporary directory")
     name = tempfile.mkdtemp(prefix=prefix)
     try:
         fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
@@ -345,14 +356,19 @@ def _private_directory(prefix: str) -> Any:
         raise
     try:
         st = os.fstat(fd)
-        if st.st_uid != os.geteuid() or st.st_mode & 0o077:  # swapped between its making and the open
-            raise OSError(errno.EPERM, "its temporary directory was replaced by another user's")
+        if st.st_uid != os.geteuid() or st.st_mode & 0o077 or os.listdir(fd):  # not the one just made
+            raise OSError(errno.EPERM, "its temporary directory was replaced by another")
+    except BaseException:
+        os.close(fd)
+        raise
+    made = _PrivateDirectory(fd, name, (st.st_dev, st.st_ino))
+    try:
         if not os.path.isdir(f"/proc/self/fd/{fd}"):
             raise OSError(errno.ENOENT, "/proc is not mounted: the temporary files are reached through it")
-        yield _PrivateDirectory(fd, name, (st.st_dev, st.st_ino))
+        yield made
     finally:
-        with contextlib.suppress(OSError):
-            for entry in os.listdir(fd):
+        for entry in made.written:
+            with contextlib.suppress(OSError):
                 os.unlink(entry, dir_fd=fd)
         with contextlib.suppress(OSError):  # by name only while the name is still this directory
             now = os.stat(name, follow_symlinks=False)
@@ -837,19 +853,26 @@ class _Session:
         cpu_unsure += unsure
         if cpu_unsure:
             tainted.add("cpu_sec")
-        beside_cpu_ns, beside_unknown, beside_touched = 0, [], []
+        beside_cpu_ns, beside_unknown, beside_touched, beside_ran = 0, [], [], []
         for key, (what, before) in threads_beside.items():
             now = _thread_usage(key[1]) if _still_running(key) else None
             if before is None or now is None:  # it ended during the call: what it did there is unknown
                 beside_unknown.append(what)
                 continue
-            beside_cpu_ns += max(now[0] - before[0], 0)
+            ran_ns = max(now[0] - before[0], 0)
+            beside_cpu_ns += ran_ns
             if now[1] - before[1] > _BESIDE_THREAD_FAULTS:
                 beside_touched.append(what)
-        for what in beside_unknown + beside_touched:
+            elif ran_ns > _BESIDE_THREAD_RAN_NS:
+                beside_ran.append(what)
+        for what in beside_unknown + beside_touched + beside_ran:
             overlapped.append(f"{what} (running when the test began)")
+        if beside_unknown or beside_touched:
             tainted |= set(MEMORY_KEYS)
-        if beside_unknown:
+        if beside_unknown or beside_touched or beside_ran:
+            # It may have done the test's work (a session pool, a live
+            # server) or its own (review 58b): not known which, so no limit
+            # judges cpu_sec, which counts the test's own threads.
             tainted.add("cpu_sec")
         cpu = max(cpu - beside_cpu_ns / 1e9, 0.0)
         if leaf_cpu is not None:
@@ -890,7 +913,8 @@ class _Session:
             item.warn(pytest.PytestWarning(
                 f"resmon: {item.nodeid} left running after it returned: {', '.join(sorted(left.values()))}; "
                 "what they use later is charged to no test"))
-        record["cpu_sec_exact"] = not cpu_unsure and not (taken_out or charged) and not beside_unknown
+        record["cpu_sec_exact"] = (not cpu_unsure and not (taken_out or charged) and not beside_unknown
+                                   and not beside_touched and not beside_ran)
         if beside_unknown or beside_touched:  # its pages are this process's: no memory figure is the test's alone
             record["exact"] = False
         if beside_cpu_ns > _BESIDE_THREAD_NS:
@@ -1456,29 +1480,36 @@ def _remove_leaf(leaf: Any) -> None:
 
 
 # The CPU of threads running beside a test that is said in its record
-# (taken out of cpu_sec whatever it is), and the page faults above which
-# such a thread touched memory in the call (1 MiB: xdist's channel thread
-# sends and receives with none).
+# (taken out of cpu_sec whatever it is); the CPU above which such a thread
+# ran in the call, and the page faults above which it touched memory (1
+# MiB): then it is named and the figures it enters judge no limit.
+# xdist's channel thread stays under both (under 1 ms a call here).
 _BESIDE_THREAD_NS = 1_000_000
+_BESIDE_THREAD_RAN_NS = 10_000_000
 _BESIDE_THREAD_FAULTS = 256
 
 
 def _thread_usage(tid: int) -> tuple[int, int] | None:
     """A thread of this process's CPU time in nanoseconds (schedstat's run
-    time: the clock getrusage sums) and its page faults (minor and major,
-    /proc/self/task/TID/stat), or None when it is gone."""
+    time: the clock getrusage sums; utime + stime in clock ticks where the
+    kernel has no schedstat) and its page faults (minor and major), from
+    /proc/self/task/TID, or None when it is gone."""
     try:
-        with open(f"/proc/self/task/{tid}/schedstat", "rb") as f:
-            cpu_ns = int(f.read().split()[0])
         with open(f"/proc/self/task/{tid}/stat", "rb") as f:
             fields = f.read().rpartition(b")")[2].split()
-        return cpu_ns, int(fields[7]) + int(fields[9])  # minflt and majflt (stat fields 10 and 12)
+        faults = int(fields[7]) + int(fields[9])  # minflt and majflt (stat fields 10 and 12)
+        try:
+            with open(f"/proc/self/task/{tid}/schedstat", "rb") as f:
+                return int(f.read().split()[0]), faults
+        except (OSError, ValueError, IndexError):  # no schedstat (gVisor, a kernel without it): the ticks
+            return (int(fields[11]) + int(fields[12])) * 1_000_000_000 // _CLOCK_TICKS, faults
     except (OSError, ValueError, IndexError):
         return None
 
 
 def _threads() -> dict[Any, str]:
-    """This process's threads but the main one and resmon's own: key -> name."""
+    """This process's threads but the main one, the one asking (the test's:
+    pytest.main may run on another) and resmon's own: key -> name."""
     names = {t.native_id: t.name for t in threading.enumerate()}
     found = {}
     try:
@@ -1488,7 +1519,7 @@ def _threads() -> dict[Any, str]:
     for tid in tids:
         comm = _comm(tid)
         start = _start_time(tid)
-        if tid == os.getpid() or comm.startswith("resmon-") or start is None:  # None: ending
+        if tid in (os.getpid(), threading.get_native_id()) or comm.startswith("resmon-") or start is None:
             continue
         found[("thread", tid, start)] = f"thread {names.get(tid, comm)!r}"
     return found

@@ -1083,9 +1083,11 @@ def test_the_compare_checks_temporary_files_go_nowhere_else_when_their_directory
     # a TMPDIR others may write without the sticky bit, nobody renamed the
     # directory away and made one of the same name holding links to root's
     # 0600 file, which the session's probe then replaced (and the engine
-    # read another's first word into its error).  The swap is made here by
-    # nobody between the check's two writes: the second goes to the
-    # session's own directory, read by the engine through its descriptor.
+    # read another's first word into its error).  The files now go through
+    # the directory's descriptor; and such a TMPDIR is refused (review 58b:
+    # another of root's own directories swapped in had its files removed by
+    # the clean-up), as the marks channel refuses it.  Here nobody tries
+    # the swap between the check's two writes.
     if os.getuid() != 0:
         pytest.skip("becoming a second user (nobody) needs root")
     require_nobody_reaches(["ls", shared_dir])
@@ -1104,26 +1106,30 @@ def test_the_compare_checks_temporary_files_go_nowhere_else_when_their_directory
         swapped = []
 
         def swap_then_run(args, base, new, utf8=True):
-            if not swapped:
-                (made,) = [n for n in os.listdir(shared_dir) if n.startswith("resmon-compare-")]
+            made = [n for n in os.listdir(shared_dir) if n.startswith("resmon-compare-")]
+            if made and not swapped:
                 links = " && ".join(f'ln -s "$2" "$1/{n}"' for n in ("empty.json", "limits.json", "this-session.json"))
                 result = nobody_runs(["/bin/sh", "-c", f'mv "$1" "$1.moved" && mkdir "$1" && {links}', "swap",
-                                      os.path.join(shared_dir, made), secret])
+                                      os.path.join(shared_dir, made[0]), secret])
                 assert result.returncode == 0, result.stderr
-                swapped.append(made)
+                swapped.append(made[0])
             return real(args, base, new, utf8)
 
         monkeypatch.setattr(plugin, "_compare_run", swap_then_run)
-        args, rows, tests = plugin._check_baseline(baseline, ["--max-increase=cpu_sec=10%"])
+        with pytest.raises(OSError) as refused:
+            plugin._check_baseline(baseline, ["--max-increase=cpu_sec=10%"])
         monkeypatch.undo()
-        assert swapped
-        assert rows == frozenset({"t.py::test_a::cpu_sec"})
+        assert "without the sticky bit" in str(refused.value)
+        assert not swapped and listing(shared_dir) == []  # refused before anything was made
         st = os.stat(secret)
         assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (0, 0o600)
         with open(secret) as f:
             assert f.read() == "root secret\n"
-        # the session's own directory (renamed away) was emptied; nobody's is left as nobody made it
-        assert listing(os.path.join(shared_dir, swapped[0] + ".moved")) == []
-        assert listing(os.path.join(shared_dir, swapped[0])) == ["empty.json", "limits.json", "this-session.json"]
+        # With the sticky bit the directory is the session's: checked, nothing left behind.
+        os.chmod(shared_dir, 0o1777)
+        monkeypatch.setattr(tempfile, "tempdir", shared_dir)
+        _, rows, _ = plugin._check_baseline(baseline, ["--max-increase=cpu_sec=10%"])
+        assert rows == frozenset({"t.py::test_a::cpu_sec"})
+        assert listing(shared_dir) == []
     finally:
         subprocess.run(["rm", "-rf", victim])

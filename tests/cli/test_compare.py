@@ -206,10 +206,22 @@ class RepeatedRuns(Tmp):
         self.assertEqual(r.returncode, 1, r.stderr)
         self.assertIn("peak_rss_mb rose from 100 to 109 (+9.0%), above the limit of +1% and +0", r.stderr)
         self.assertRegex(r.stdout, r"\npeak_rss_mb .* 0\.0079 +regression; EXCEEDED limit \+1% and \+0\n")
-        # Significant but within the limit: the gate's verdict is unchanged.
+        # A real rise within the limit: the gate's verdict is unchanged, and
+        # no significant rise beyond it (review 58b: "significant" beside a
+        # p_adjusted of 0.996 told two stories).
         _, out = self.compare_json("--max-increase", "peak_rss_mb=20%", base, new)
         row = out["metrics"]["peak_rss_mb"]
-        self.assertEqual((row["verdict"], row["significant"], row["exceeded"]), ("unchanged", True, False))
+        self.assertEqual((row["verdict"], row["significant"], row["exceeded"]), ("unchanged", False, False))
+        self.assertGreater(row["p_adjusted"], 0.05)
+        # Review 58b: a NEW run tied with a BASE run raised by the limit (100
+        # + 1) took the approximation, which with 2 runs against 20 cannot
+        # reach --alpha 0.01: the medians alone failed a key the rank test
+        # called noise (p 0.78).  The test of any rise decides then.
+        tied = [v for v in range(93, 115) if v not in (100, 103)]  # 101 among them, no BASE value
+        r, out = self.compare_json("--alpha", "0.01", "--max-increase", "peak_rss_mb=1",
+                                   self.runs("b-tie", [100, 103]), self.runs("n-tie", tied))
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertEqual(out["metrics"]["peak_rss_mb"]["verdict"], "noise")
         # Fewer runs than the test needs: the limit judges the medians alone.
         r = resmon("compare", "--max-increase", "peak_rss_mb=1%,0", self.runs("b2", [100, 100]),
                    self.runs("n2", [103, 103]))
@@ -584,7 +596,9 @@ class PytestReports(Tmp):
         r, out = self.compare_json("--max-increase", "cpu_sec=10%", self.path("base1.05"), self.path("new1.05"))
         self.assertEqual(r.returncode, 0, r.stdout)
         slower = out["metrics"]["t.py::test_7::cpu_sec"]
-        self.assertEqual((slower["verdict"], slower["significant"], slower["exceeded"]), ("unchanged", True, False))
+        # real, but within the limit: "significant" and p_adjusted are the gate's, beyond the limit
+        self.assertEqual((slower["verdict"], slower["significant"], slower["exceeded"]), ("unchanged", False, False))
+        self.assertGreater(slower["p_adjusted"], 0.05)
         raised = out["metrics"]["t.py::test_350::cpu_sec"]
         self.assertEqual((raised["verdict"], raised["exceeded"]), ("noise", False))
         self.assertGreater(raised["p_adjusted"], 0.05)

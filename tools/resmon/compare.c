@@ -54,7 +54,7 @@ static const char compare_usage_text[] =
     "repeated runs (every run in it), the JSON report of resmon's pytest plugin (its keys\n"
     "are NODEID::KEY), or a directory of summaries or reports, one run each; - is standard\n"
     "input.  Inputs are regular files of at most 32 MiB, read in at most 256 MiB of memory\n"
-    "(a pytest report of some 10 MB).  A side's figure is its median, over the runs that\n"
+    "(a pytest report of some 5 MB a side).  A side's figure is its median, over the runs that\n"
     "hold the key (a run that lacks it, a partial pytest report, is said beside it).\n"
     "With enough runs a side (4 at --alpha 0.05, 5 at 0.01) a Mann-Whitney U test says\n"
     "whether a key changed, its p adjusted for the keys tested alike (Benjamini-Hochberg\n"
@@ -73,7 +73,8 @@ static const char compare_usage_text[] =
     "                                _sec key, 1 MiB for _bytes, io_rchar, io_wchar),\n"
     "                                so a zero or tiny BASE never fails on\n"
     "                                the percentage alone.  With enough runs the rise\n"
-    "                                must also be significant.  A KEY that names no\n"
+    "                                beyond the limit must also be significant (NEW\n"
+    "                                against BASE raised by it, one-sided).  A KEY that names no\n"
     "                                pytest report key as a whole names it in every\n"
     "                                test (rss_growth_mb).  Facts of the run\n"
     "                                (marks_dropped, exit_status, interval_sec,\n"
@@ -1355,7 +1356,11 @@ static void judge(row *r)
     int rise = (r->limit ? r->rose : r->significant) && r->change > 0;
     int fall = (r->limit ? r->fell : r->significant) && r->change < 0;
     if (r->limit) {
-        int shown = isnan(r->p_beyond) || r->shown_beyond;
+        /* Untestable beyond the limit (ties that keep the approximation
+         * from alpha): the one-sided test of any rise decides, as before
+         * the gate went beyond the limit -- never the medians alone, which
+         * failed noise (review 58b). */
+        int shown = isnan(r->p_beyond) ? rise : r->shown_beyond;
         r->exceeded = beyond && (shown || beyond_doubles(r));
         if (r->exceeded)
             r->verdict = VERDICT_REGRESSION;
@@ -1366,9 +1371,12 @@ static void judge(row *r)
         else
             r->verdict = r->change != 0 ? VERDICT_NOISE : VERDICT_UNCHANGED;
         /* The table's p is the one alpha judged the verdict by: beyond the
-         * limit for a rise, the fall's for a fall. */
-        if (r->change >= 0 && !isnan(r->q_beyond))
+         * limit for a rise, the fall's for a fall; "significant" says the
+         * same (a rise within the limit is real, but none the gate counts). */
+        if (r->change >= 0 && !isnan(r->q_beyond)) {
             r->q = r->q_beyond;
+            r->significant = r->shown_beyond;
+        }
         return;
     }
     r->exceeded = 0;
