@@ -881,6 +881,52 @@ OWN_MEMORY_CGROUP = """
 """
 
 
+def test_a_pool_a_test_left_is_judged_by_what_its_threads_did_in_all(tmp_path):
+    # Review 58c: a pool a measured test started and left idle took every
+    # limit from every later test (a thread left running tainted them all,
+    # whatever it did); and a pool's 16 threads at 8 ms each hid 0.13 s of a
+    # test's work under a bound of 10 ms a thread.  Left threads are judged
+    # by what they did in the call, and the bound is on all of them.
+    result = run_pytest(tmp_path, ALLOCATE_100 + """
+        import concurrent.futures, threading, time
+        import pytest
+
+        pool = concurrent.futures.ThreadPoolExecutor(16)
+        gate = threading.Barrier(17)
+
+        def spin(sec):
+            start = time.thread_time()
+            while time.thread_time() - start < sec:
+                pass
+
+        def test_starts_a_pool():
+            for _ in range(16):
+                pool.submit(gate.wait)
+            gate.wait()  # 16 threads started, idle again soon
+
+        @pytest.mark.resmon_limit(rss_growth_mb=10)
+        def test_grows_beside_the_idle_pool():
+            time.sleep(0.2)  # the pool's threads settle idle
+            block = allocate(100)
+
+        @pytest.mark.resmon_limit(cpu_sec=0.05)
+        def test_hands_work_to_the_pool():
+            for _ in range(16):
+                pool.submit(gate.wait)
+            gate.wait()  # each of the 16 threads takes one task
+            list(pool.map(spin, [0.008] * 16))
+    """, "--resmon", "--resmon-json=report.json")
+    assert outcomes(result) == {"test_starts_a_pool": "PASSED", "test_grows_beside_the_idle_pool": "FAILED",
+                                "test_hands_work_to_the_pool": "PASSED"}, result.stdout
+    assert "resmon_limit: rss_growth_mb" in result.stdout
+    tests = report(tmp_path)["tests"]
+    assert len(tests["test_generated.py::test_starts_a_pool"]["left_running"]) == 16
+    assert "overlapped_by" not in tests["test_generated.py::test_grows_beside_the_idle_pool"]
+    handed = tests["test_generated.py::test_hands_work_to_the_pool"]
+    assert handed["beside_threads_cpu_sec"] > 0.1 and handed["cpu_sec_exact"] is False, handed
+    assert all(w.endswith("(left by test_generated.py::test_starts_a_pool)") for w in handed["overlapped_by"])
+
+
 def test_a_session_run_on_another_thread_keeps_its_tests_own_cpu(tmp_path):
     # Review 58b: pytest.main run on a thread other than the main one (a
     # harness, pytest-run-parallel) had the test's own thread counted as one

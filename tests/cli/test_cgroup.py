@@ -568,6 +568,7 @@ class CommandCgroup(unittest.TestCase):
             self.addCleanup(lambda: os.kill(orphan, signal.SIGKILL))
         self.assertEqual(proc.returncode, 0, err)
         self.assertNotIn("cannot remove", err)
+        self.assertNotIn("still holds processes", err)
         self.assertEqual(leaves_of(proc.pid), [])
         with open(f"/proc/{orphan}/cgroup") as f, open("/proc/self/cgroup") as mine:
             theirs = [line for line in f if "memory" in line.split(":")[1].split(",") or line.startswith("0::")]
@@ -631,7 +632,7 @@ class CommandCgroup(unittest.TestCase):
             where = [line.rstrip("\n").split(":", 2)[2] for line in f
                      if "memory" in line.split(":")[1].split(",") or line.startswith("0::")]
         self.assertTrue(where and where[0].endswith("/job"), where)  # still under the command's limit
-        self.assertIn("cannot remove the command's cgroup", err)
+        self.assertIn("still holds processes it left running, kept there (under any limit it set)", err)
 
     def test_a_process_under_a_limit_the_command_set_on_its_own_leaf_stays_under_it(self):
         # Review 58: the same one level up -- a command that bounded its own

@@ -238,10 +238,12 @@ class RepeatedRuns(Tmp):
         self.assertEqual((out["alpha"], out["runs_needed"]), (0.1, 3))
         r = resmon("compare", "--alpha", "0.01", base, new)
         self.assertIn("not enough runs: 5 a side needed to tell a change from noise at --alpha 0.01", r.stdout)
-        for bad in ("0", "1", "-0.1", "x", "0.05x", "nan"):
+        # 0.5 and above: a one-sided p is at most 0.5, so a key that did not
+        # rise failed (review 58c: p 0.82, "regression" at --alpha 0.5)
+        for bad in ("0", "1", "0.5", "0.7", "-0.1", "x", "0.05x", "nan"):
             r = resmon("compare", "--alpha", bad, base, new)
             self.assertEqual(r.returncode, 125, bad)
-            self.assertIn(f"--alpha '{bad}': expected a number between 0 and 1", r.stderr)
+            self.assertIn(f"--alpha '{bad}': expected a number between 0 and 0.5", r.stderr)
 
     def test_a_repeat_file_is_one_side_of_its_runs(self):
         # What `resmon --repeat N -o FILE` writes (the agreed multi-run format).

@@ -98,6 +98,11 @@ void cgroup_done(const cli_options *o, resmon_cgroup *cg)
         fputs("resmon: what the command left running stays under the memory limit in ", stderr);
         print_printable(stderr, dir);
         fputs(" (a later resmon removes it once empty)\n", stderr);
+    } else if (rc == -EBUSY) { /* kept on purpose too: a limit the command set there binds what it left */
+        fputs("resmon: the command's cgroup ", stderr);
+        print_printable(stderr, dir);
+        fputs(" still holds processes it left running, kept there (under any limit it set) until they end "
+              "(a later resmon removes it once empty)\n", stderr);
     } else if (rc < 0) {
         fputs("resmon: cannot remove the command's cgroup ", stderr);
         print_printable(stderr, dir);
