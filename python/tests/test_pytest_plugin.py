@@ -968,6 +968,10 @@ def test_a_process_the_oom_killer_killed_in_a_tests_leaf_is_counted_in_its_recor
     # child killed for memory left no trace.  The leaf's count is read
     # before its removal.  The test bounds its own leaf (root may) and
     # starts a child that takes more.
+    if os.environ.get("RESMON_TEST_SANITIZED"):
+        # ASan in pytest and the child charges its shadow to the bounded
+        # leaf: the OOM killer took pytest itself (CI56's ASan stage)
+        pytest.skip("the OOM killer's choice in a 64 MiB leaf is a sanitizer's shadow's to make")
     result = run_pytest(tmp_path, OWN_MEMORY_CGROUP + """
         import subprocess, sys
 
