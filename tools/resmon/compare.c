@@ -929,6 +929,16 @@ static int compare_rows(const void *a, const void *b)
     return (x->order > y->order) - (x->order < y->order);
 }
 
+/* The one-sided p of NEW above BASE from the two-sided test of BASE (nb
+ * runs) against NEW (nn): U counts the (BASE, NEW) pairs where BASE is the
+ * larger, so below its mean NEW runs high.  The distribution is symmetric,
+ * so one side's p is half the two-sided one. */
+static double p_of_a_rise(const rank_test_result *t, size_t nb, size_t nn)
+{
+    int high = t->u < (double)nb * (double)nn / 2;
+    return high ? t->p / 2 : 1 - t->p / 2;
+}
+
 /* The rank test of one row: p, NAN when the runs are too few for any p to
  * reach alpha; whether it is significant is its family's to say
  * (adjust_family). */
@@ -953,12 +963,8 @@ static int test_row(row *r, const metric *b, const metric *n, double alpha)
         return 0;
     r->p = t.p;
     r->exact = t.exact;
-    /* U counts the (BASE, NEW) pairs where BASE is the larger: below its
-     * mean, NEW runs high.  The distribution is symmetric, so one side's p
-     * is half the two-sided one. */
-    int high = t.u < (double)b->count * (double)n->count / 2;
-    r->p_rise = high ? t.p / 2 : 1 - t.p / 2;
-    r->p_fall = high ? 1 - t.p / 2 : t.p / 2;
+    r->p_rise = p_of_a_rise(&t, b->count, n->count);
+    r->p_fall = 1 - r->p_rise;
     return 0;
 }
 
@@ -970,7 +976,8 @@ static int test_row(row *r, const metric *b, const metric *n, double alpha)
  * 500 tests made 5 % slower, under a limit of 10 %, failed the gate on
  * unchanged tests whose noise read above +10 %, 10 runs in 10 (review 58).
  * With ties too uneven for the approximation to reach alpha, p_beyond stays
- * NAN and the medians judge, as with too few runs.  Returns 0 or -ENOMEM. */
+ * NAN and the one-sided test of any rise decides (judge).  Returns 0 or
+ * -ENOMEM. */
 static int test_beyond(row *r, double alpha)
 {
     const limit *l = r->limit;
@@ -992,8 +999,7 @@ static int test_beyond(row *r, double alpha)
         return rc;
     if (!t.exact && rank_test_asymptotic_min_p(r->base_runs, r->new_runs) / 2 > alpha)
         return 0;
-    int high = t.u < (double)r->base_runs * (double)r->new_runs / 2; /* as in test_row */
-    r->p_beyond = high ? t.p / 2 : 1 - t.p / 2;
+    r->p_beyond = p_of_a_rise(&t, r->base_runs, r->new_runs);
     return 0;
 }
 
