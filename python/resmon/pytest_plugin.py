@@ -1416,25 +1416,26 @@ def _leaf_figures(leaf: Any) -> dict[str, Any]:
         # and those in cgroups the test made below it (a job's): left
         # running all the same (attack 58: its sleep was named by the next
         # test as running when it began, by no test as left)
-        for below, _, _ in list(os.walk(path))[1:]:
-            with contextlib.suppress(OSError, ValueError), open(os.path.join(below, "cgroup.procs")) as f:
+        below = [where for where, _, _ in os.walk(path)][1:]
+        for where in below:
+            with contextlib.suppress(OSError, ValueError), open(os.path.join(where, "cgroup.procs")) as f:
                 figures["pids"] += [int(line) for line in f if line.strip()]
-        figures["oom_kills"] = _leaf_oom_kills(path, version)
+        figures["oom_kills"] = _leaf_oom_kills(path, version, below)
         return figures
     except (OSError, ValueError, IndexError):  # the leaf was removed under us: measured as without one
         return None
 
 
-def _leaf_oom_kills(path: str, version: int) -> int:
+def _leaf_oom_kills(path: str, version: int, below: list[str]) -> int:
     """The OOM killer's kills in the leaf (v1 memory.oom_control, v2
     memory.events: "oom_kill N"), 0 where the kernel does not count them.
     Read before the leaf is removed: on v1 the count is the victim's cgroup
     alone, so an outer resmon's end read no longer finds it (attack 58:
     `resmon --memory-limit -- pytest --resmon` said no kill, where the same
     run unmeasured said "descendant").  v2's count holds the cgroups below;
-    v1's is summed over them (a test's job cgroup)."""
+    v1's is summed over them (below: a test's job cgroups)."""
     kills = 0
-    for where in [path] + ([below for below, _, _ in list(os.walk(path))[1:]] if version == 1 else []):
+    for where in [path] + (below if version == 1 else []):
         try:
             with open(os.path.join(where, "memory.oom_control" if version == 1 else "memory.events"), "rb") as f:
                 for line in f:
