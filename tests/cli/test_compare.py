@@ -863,20 +863,37 @@ class Verdicts(Tmp):
         # review of issue 30: 1 run against 51 passed the exact test's bound
         # (2/52 < 0.05), but the normal approximation then decides, and its p
         # never gets under 0.096: a 2x regression was "noise" and every
-        # limit held. The same with ties at any size (1 run against 40 in
-        # pairs: p 0.099).
-        def repeat(name, values):
-            runs = [summary(peak_rss_mb=v, command=["prog"], exit_status=0) for v in values]
-            return self.write(name, {"resmon_repeat": 1, "command": ["prog"], "repeat": len(runs), "warmup": 0,
-                                     "completed": len(runs), "runs": runs, "stats": {}, "warnings": []})
-        base = repeat("base.json", [100])
-        for name, values in (("untied.json", [200 + i / 100 for i in range(51)]),
-                             ("tied.json", [200 + i // 2 for i in range(40)])):
-            new = repeat(name, values)
+        # limit held. With ties the approximation had the same hole (1 run
+        # against 40 in pairs: p 0.099); ties are counted exactly now, and the
+        # one run below all 40 is p 2/41.
+        base = self.repeat_of_peaks("base.json", [100])
+        for name, values, verdict in (("untied.json", [200 + i / 100 for i in range(51)], "not enough runs"),
+                                      ("tied.json", [200 + i // 2 for i in range(40)], "regression")):
+            new = self.repeat_of_peaks(name, values)
             r, out = self.compare_json("--max-increase", "peak_rss_mb=10%", base, new)
             row = out["metrics"]["peak_rss_mb"]
             self.assertEqual(r.returncode, 1, (name, row))
-            self.assertEqual((row["verdict"], row["exceeded"]), ("not enough runs", True), name)
+            self.assertEqual((row["verdict"], row["exceeded"]), (verdict, True), name)
+
+    def test_a_run_tied_across_uneven_sides_is_tested_not_judged_by_the_medians(self):
+        # review 58c M2: 2 runs against 20, one NEW run equal to a BASE run.
+        # The tie sent the test to the normal approximation, which with sides
+        # this uneven never reaches --alpha 0.01: "not enough runs", and the
+        # medians alone failed the limit on noise (at 0.05 it passed -- a gate
+        # stricter alpha made fail). The exact count with ties tests it.
+        base = self.repeat_of_peaks("base.json", [100, 103])
+        new = self.repeat_of_peaks("new.json", [93 + i for i in range(8)] + [101.5, 102.2, 103.5]
+                                   + [104 + i for i in range(9)])  # 100 ties BASE's first run
+        for alpha in ("0.01", "0.05"):
+            r, out = self.compare_json("--alpha", alpha, "--max-increase", "peak_rss_mb=0.1", base, new)
+            row = out["metrics"]["peak_rss_mb"]
+            self.assertEqual(r.returncode, 0, (alpha, row))
+            self.assertEqual((row["verdict"], row["exact"], row["exceeded"]), ("noise", True, False), (alpha, row))
+
+    def repeat_of_peaks(self, name, values):
+        runs = [summary(peak_rss_mb=v, command=["prog"], exit_status=0) for v in values]
+        return self.write(name, {"resmon_repeat": 1, "command": ["prog"], "repeat": len(runs), "warmup": 0,
+                                 "completed": len(runs), "runs": runs, "stats": {}, "warnings": []})
 
     def test_a_failed_run_is_never_shown_under_a_check_mark(self):
         # review of issue 30: NEW failed, exit 1, yet the report (and the PR

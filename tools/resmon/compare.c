@@ -929,14 +929,12 @@ static int compare_rows(const void *a, const void *b)
     return (x->order > y->order) - (x->order < y->order);
 }
 
-/* The one-sided p of NEW above BASE from the two-sided test of BASE (nb
- * runs) against NEW (nn): U counts the (BASE, NEW) pairs where BASE is the
- * larger, so below its mean NEW runs high.  The distribution is symmetric,
- * so one side's p is half the two-sided one. */
-static double p_of_a_rise(const rank_test_result *t, size_t nb, size_t nn)
+/* The one-sided p of NEW above BASE from the test of BASE (the first
+ * sample) against NEW: U counts the (BASE, NEW) pairs where BASE is the
+ * larger, so a small U -- BASE running low -- is NEW running high. */
+static double p_of_a_rise(const rank_test_result *t)
 {
-    int high = t->u < (double)nb * (double)nn / 2;
-    return high ? t->p / 2 : 1 - t->p / 2;
+    return t->p_below;
 }
 
 /* The rank test of one row: p, NAN when the runs are too few for any p to
@@ -955,16 +953,16 @@ static int test_row(row *r, const metric *b, const metric *n, double alpha)
         return 0;
     if (rc < 0)
         return rc;
-    /* Tied runs take the approximation, which with sides this uneven (1 run
-     * against 39) may never reach alpha: then no verdict of noise, but the
-     * medians alone judge, as with too few runs -- or a limit could never
-     * fail. */
+    /* Tied runs past the exact count's bound (rank_test.h) take the
+     * approximation, which with sides this uneven (1 run against 60) may
+     * never reach alpha: then no verdict of noise, but the medians alone
+     * judge, as with too few runs -- or a limit could never fail. */
     if (!t.exact && rank_test_asymptotic_min_p(b->count, n->count) > alpha)
         return 0;
     r->p = t.p;
     r->exact = t.exact;
-    r->p_rise = p_of_a_rise(&t, b->count, n->count);
-    r->p_fall = 1 - r->p_rise;
+    r->p_rise = p_of_a_rise(&t);
+    r->p_fall = t.p_above;
     return 0;
 }
 
@@ -999,7 +997,7 @@ static int test_beyond(row *r, double alpha)
         return rc;
     if (!t.exact && rank_test_asymptotic_min_p(r->base_runs, r->new_runs) / 2 > alpha)
         return 0;
-    r->p_beyond = p_of_a_rise(&t, r->base_runs, r->new_runs);
+    r->p_beyond = p_of_a_rise(&t);
     return 0;
 }
 
