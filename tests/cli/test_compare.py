@@ -935,9 +935,13 @@ class EndToEnd(Tmp):
     @classmethod
     def setUpClass(cls):
         cls.pool_dir = tempfile.TemporaryDirectory()
+        cls.make_pools(0)
+
+    @classmethod
+    def make_pools(cls, first):
         kinds = {"same": (20, 0.3), "memory": (40, 0.3), "cpu": (20, 0.39)}
         cls.pool = {kind: [] for kind in kinds}
-        cls.pool["same"] = [cls.pool_run(0, "same", 20, 0.3), cls.pool_run(1, "same", 20, 0.3)]
+        cls.pool["same"] = [cls.pool_run(first, "same", 20, 0.3), cls.pool_run(first + 1, "same", 20, 0.3)]
         # +30 % of the whole run's CPU, not only of the spin: the shell, the
         # exec and 20 MiB of page faults cost 0.15 s here and far more
         # under a sanitizer (TSan: the +0.09 s vanished in 20 of 20).
@@ -948,7 +952,7 @@ class EndToEnd(Tmp):
         # in the busy "same" runs than in the quiet "cpu" ones, and the +30 %
         # of CPU vanished (14 of 20 comparisons passed).
         order = ["memory", "cpu", "same", "same"] * 4 + ["memory", "cpu"]
-        for i, kind in enumerate(order, 2):
+        for i, kind in enumerate(order, first + 2):
             cls.pool[kind].append(cls.pool_run(i, kind, *kinds[kind]))
 
     @classmethod
@@ -1000,17 +1004,38 @@ class EndToEnd(Tmp):
             passed, verdicts = self.compare_splits()
         self.assertGreaterEqual(passed, 19, verdicts)
 
-    def test_a_2x_memory_and_a_30_percent_cpu_regression_fail_every_comparison(self):
+    def regressions_passed(self):
+        """The comparisons of the 20 splits' BASE with each regression that
+        passed; every one that fails must fail on the regressed key."""
+        passed = []
         for kind, key in (("memory", "exact_peak_rss_mb"), ("cpu", "cpu_sec")):
             new = self.repeat("new.json", self.pool[kind])
             for base, _ in self.splits():
-                with self.subTest(kind=kind):
-                    r = resmon("compare", "--format", "json", *self.LIMITS, self.repeat("base.json", base), new)
-                    pools = {k: [round(run[key], 3) for run in self.pool[k]] for k in ("same", kind)}
-                    self.assertEqual(r.returncode, 1, (r.stderr, pools))
-                    row = json.loads(r.stdout)["metrics"][key]
-                    self.assertEqual((row["verdict"], row["exceeded"]), ("regression", True), row)
-                    self.assertIn(f"resmon compare: {key} rose from ", r.stderr)
+                r = resmon("compare", "--format", "json", *self.LIMITS, self.repeat("base.json", base), new)
+                self.assertIn(r.returncode, (0, 1), r.stderr)
+                row = json.loads(r.stdout)["metrics"][key]
+                if r.returncode == 0:
+                    passed.append((kind, [round(run[key], 3) for run in base], row))
+                    continue
+                self.assertEqual((row["verdict"], row["exceeded"]), ("regression", True), row)
+                self.assertIn(f"resmon compare: {key} rose from ", r.stderr)
+        return passed
+
+    def test_a_2x_memory_and_a_30_percent_cpu_regression_fail_every_comparison(self):
+        # Load that arrives while the pools are made (CI59: six busy loops a
+        # minute into the stage) can slow runs of one kind and spare another:
+        # two of the ten unchanged runs read 0.48 s of CPU against 0.38, the
+        # five +30 % runs 0.52; a BASE holding the 0.486 run, raised by the
+        # 10 % limit, is above every NEW run, and no rank test of 5 runs a
+        # side can then say the rise is beyond the limit (p 0.075): 9 of 20
+        # passed.  That is a difference in what was measured, so a pass makes
+        # the pools again once, back to back; a compare that cannot see the
+        # regression passes both.
+        passed = self.regressions_passed()
+        if passed:
+            type(self).make_pools(200)
+            passed = self.regressions_passed()
+        self.assertEqual(passed, [], {k: [round(run["cpu_sec"], 3) for run in v] for k, v in self.pool.items()})
 
     def test_a_zero_base_with_an_8_kib_change_passes(self):
         base = [dict(run, memory_growth_mb=0.0) for run in self.pool["same"][:5]]
