@@ -618,6 +618,13 @@ class _Session:
         # later test).
         self.session_pid = os.getpid()
         self.monitor: Any = None  # one ResourceMonitor, a new window per test
+        # Its threads (the walker and the GPU poller live as long as it; a
+        # sampler per window), by the keys _threads gives: seen appearing
+        # while it starts.  Only these are left out of the threads beside a
+        # test -- not every "resmon-" thread: a session fixture's own
+        # ResourceMonitor sampled beside every test, uncounted, and its CPU
+        # failed a test's limit "exact" (attack 59).
+        self.own_threads: set[Any] = set()
         self.records: dict[str, dict[str, Any]] = {}  # node id -> record (from the reports)
         self.exceeded: dict[str, Any] = {}  # node id -> the failure's message (and short line), until its report
         # A leaf cgroup per test unless the ini says no; the first refusal
@@ -743,7 +750,7 @@ class _Session:
         if not limits and not self.measure_all:
             yield
             return
-        threads_before = _threads()
+        threads_before = _threads(self.own_threads)
         procs_before = _descendants()
         # cpu_sec is the rise of getrusage's SELF + CHILDREN, and a child's
         # CPU joins CHILDREN when it is reaped, whoever started it: a zombie
@@ -815,8 +822,12 @@ class _Session:
         io_start = _file_io_mb() if leaf else None
         try:
             monitor = self.open_monitor()
+            threads_then = _threads()
             monitor.__enter__()
             first = monitor.samples[-1:]  # the first sample is taken before __enter__ returns
+            self.own_threads = {key for key in self.own_threads if _still_running(key)}
+            self.own_threads |= {key for key in _threads() if key not in threads_then
+                                 and _comm(key[1]).startswith("resmon-")}
         except (OSError, ValueError) as error:  # e.g. resmon_gpu names a GPU that is not there
             if leaf:
                 _remove_leaf(leaf)
@@ -889,7 +900,7 @@ class _Session:
         cpu = max(cpu - beside_cpu_ns / 1e9, 0.0)
         if leaf_cpu is not None:
             leaf_cpu = max(leaf_cpu - beside_cpu_ns / 1e9, 0.0)
-        for key, name in _threads().items():
+        for key, name in _threads(self.own_threads).items():
             if key not in threads_before:
                 left[key] = name
         if not leaf:
@@ -1525,9 +1536,10 @@ def _thread_usage(tid: int) -> tuple[int, int] | None:
         return None
 
 
-def _threads() -> dict[Any, str]:
+def _threads(own: "set[Any] | frozenset[Any]" = frozenset()) -> dict[Any, str]:
     """This process's threads but the main one, the one asking (the test's:
-    pytest.main may run on another) and resmon's own: key -> name."""
+    pytest.main may run on another) and those of own (the plugin's
+    monitor's): key -> name."""
     names = {t.native_id: t.name for t in threading.enumerate()}
     found = {}
     try:
@@ -1537,7 +1549,7 @@ def _threads() -> dict[Any, str]:
     for tid in tids:
         comm = _comm(tid)
         start = _start_time(tid)
-        if tid in (os.getpid(), threading.get_native_id()) or comm.startswith("resmon-") or start is None:
+        if tid in (os.getpid(), threading.get_native_id()) or start is None or ("thread", tid, start) in own:
             continue
         found[("thread", tid, start)] = f"thread {names.get(tid, comm)!r}"
     return found

@@ -866,6 +866,66 @@ def test_a_thread_running_beside_a_test_that_no_measured_test_left_is_not_charge
         "running: thread 'grower'" in result.stdout
 
 
+def test_a_session_fixtures_own_monitor_runs_beside_a_test_and_one_a_test_leaves_is_named(tmp_path):
+    # Attack 59: the plugin left out of the threads beside a test every
+    # thread named "resmon-", taking them for its own monitor's; a session
+    # fixture's ResourceMonitor sampled beside every test, its CPU in the
+    # test's cpu_sec, "exact" (0.072 s for a sleep, a limit of 0.02 failed),
+    # and a monitor a test left running was never named.  Only the plugin's
+    # own monitor's threads are left out now.
+    result = run_pytest(tmp_path, """
+        import os, time
+        import pytest
+        import resmon
+
+        fixture_threads, left = [], []
+
+        def resmon_threads():
+            found = set()
+            for tid in os.listdir("/proc/self/task"):
+                with open(f"/proc/self/task/{tid}/comm") as f:
+                    if f.read().startswith("resmon-"):
+                        found.add(tid)
+            return found
+
+        def cpu_ns(tids):
+            total = 0
+            for tid in tids:
+                with open(f"/proc/self/task/{tid}/schedstat") as f:
+                    total += int(f.read().split()[0])
+            return total
+
+        @pytest.fixture(scope="session")
+        def session_monitor():
+            before = resmon_threads()
+            with resmon.ResourceMonitor(0.001, pid=os.getpid(), include_children=True) as m:
+                fixture_threads.extend(resmon_threads() - before)
+                yield m
+            for monitor in left:
+                monitor.__exit__(None, None, None)
+
+        @pytest.mark.resmon_limit(cpu_sec=0.03)
+        def test_beside_a_fixtures_monitor(session_monitor):
+            start = cpu_ns(fixture_threads)
+            deadline = time.monotonic() + 60
+            while cpu_ns(fixture_threads) - start < 50_000_000 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert cpu_ns(fixture_threads) - start >= 50_000_000
+
+        def test_leaves_a_monitor_running(session_monitor):
+            left.append(resmon.ResourceMonitor(0.1).__enter__())
+    """, "--resmon-json=report.json")
+    assert outcomes(result) == {"test_beside_a_fixtures_monitor": "PASSED",
+                                "test_leaves_a_monitor_running": "PASSED"}, result.stdout
+    tests = report(tmp_path)["tests"]
+    beside = tests["test_generated.py::test_beside_a_fixtures_monitor"]
+    assert beside["beside_threads_cpu_sec"] >= 0.05, beside
+    assert beside["cpu_sec"] < 0.03 and beside["cpu_sec_exact"] is False, beside
+    assert "thread 'resmon-sampler' (running when the test began)" in beside["overlapped_by"], beside
+    leaves = tests["test_generated.py::test_leaves_a_monitor_running"]
+    assert "thread 'resmon-sampler'" in leaves["left_running"], leaves
+
+
 # For a generated test: its own memory cgroup (a test's leaf, as root) and
 # the file that bounds it.
 OWN_MEMORY_CGROUP = """
