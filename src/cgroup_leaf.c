@@ -598,7 +598,10 @@ static int sets_a_limit(const char *dir)
  * to_parent (and cg), each is first emptied into it as the leaf is
  * (move_out: never under a limit) -- unless it, or one between it and the
  * leaf, sets a limit of its own (sets_a_limit: a process the command put
- * under a 50 MiB bound ran on in resmon's cgroup without it, review 57c);
+ * under a 50 MiB bound ran on in resmon's cgroup without it, review 57c):
+ * then only the caller's own process leaves (a test that put pytest there
+ * kept the session under its bound, and the next test's leaf was made
+ * below it, attack 59);
  * without to_parent, only empty ones go (a sweep).  cgroupfs holds no
  * links; an entry that is not a directory is skipped.  Returns how many
  * are left, each holding processes; held_left counts those a limit of
@@ -621,8 +624,8 @@ static int remove_below(const resmon_cgroup *cg, const char *dir, const char *to
             continue;
         int held = held_above || (cg && to_parent && sets_a_limit(sub));
         left += remove_below(cg, sub, to_parent, depth - 1, held, held_left);
-        if (cg && to_parent && !held)
-            move_out(sub, to_parent, cg->limited);
+        if (cg && to_parent) /* under a limit, only this process (the pytest plugin's) leaves */
+            move_out(sub, to_parent, held || cg->limited);
         int stays = rmdir(sub) != 0 && errno != ENOENT;
         left += stays;
         *held_left += stays && held;

@@ -1081,6 +1081,36 @@ def test_a_process_a_test_leaves_in_a_cgroup_below_its_leaf_is_left_by_that_test
         f"{left[0]} (left by test_generated.py::test_leaves_a_job)"], tests
 
 
+def test_pytest_a_test_put_under_a_limit_below_its_leaf_leaves_it(tmp_path):
+    # Attack 59: a test moved the pytest process into a cgroup it made below
+    # its leaf with a limit of its own; the limit kept every process there,
+    # pytest too, so the rest of the session ran under the test's bound (the
+    # next test's leaf was made below it, and the OOM killer took pytest),
+    # and the plugin said the test left processes running.  Only the
+    # plugin's own process leaves a cgroup a limit keeps.
+    result = run_pytest(tmp_path, OWN_MEMORY_CGROUP + """
+        def test_moves_pytest_under_a_limit():
+            where, bound = own_memory_cgroup()
+            job = os.path.join(where, "job")
+            os.mkdir(job)
+            with open(os.path.join(job, bound), "w") as f:
+                f.write(str(1 << 30))
+            with open(os.path.join(job, "cgroup.procs"), "w") as f:
+                f.write(str(os.getpid()))
+            assert own_memory_cgroup()[0] == job
+
+        def test_next():
+            assert "/job" not in own_memory_cgroup()[0]
+    """, "--resmon", "--resmon-json=report.json")
+    tests = report(tmp_path)["tests"]
+    first = tests.get("test_generated.py::test_moves_pytest_under_a_limit", {})
+    if "cgroup_peak_mb" not in first:
+        pytest.skip(f"no leaf cgroup for the test here: {first.get('cgroup_error')}")
+    assert outcomes(result) == {"test_moves_pytest_under_a_limit": "PASSED", "test_next": "PASSED"}, result.stdout
+    assert "left_running" not in first, first
+    assert "still holds processes" not in result.stdout
+
+
 def test_a_zombie_is_left_running_by_no_test(tmp_path):
     # Stop 54's attack: without a leaf, test_one's child, ended but not yet
     # reaped, was named "left running" by test_two (a zombie's key differs).
