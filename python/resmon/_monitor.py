@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import numbers
 import os
 import sys
 import time
@@ -15,12 +14,10 @@ from types import TracebackType
 
 from . import _resmon
 from ._protocol import GPUProfilerProtocol
+from ._intervals import checked_interval as _checked_interval
 from ._marks import check_name
 from ._records import METRICS, SAMPLE_METRIC_KEYS, PhaseSummary, ProcessRecord, ResourceSample, ResourceSummary
 
-# The library's accepted range (resmon_options.sample_interval_sec).
-_MIN_INTERVAL_SEC = 1e-6
-_MAX_INTERVAL_SEC = 1e6
 _MAX_PID = 2**31 - 1  # pid_t
 # The metric groups' totals since the window began: a phase's add up.
 _LAST_FOLDED = frozenset(m["summary_field"] for m in METRICS if m["fold"] == "last")
@@ -358,23 +355,6 @@ def _metric_bits(metrics: str | Iterable[str] | None) -> int:
     for name in names:
         bits |= groups[name]
     return bits
-
-
-def _checked_interval(value: object, name: str = "sample_interval_sec") -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name} must be a number of seconds, got {value!r}")
-    try:
-        interval = float(value)
-    except OverflowError:  # an int beyond any double, such as 10**400
-        raise ValueError(f"{name} must be finite, got {value!r}") from None
-    if not math.isfinite(interval):
-        raise ValueError(f"{name} must be finite, got {interval}")
-    if interval <= 0:
-        raise ValueError(f"{name} must be positive, got {interval}")
-    if not _MIN_INTERVAL_SEC <= interval <= _MAX_INTERVAL_SEC:
-        raise ValueError(
-            f"{name} must be between {_MIN_INTERVAL_SEC} and {_MAX_INTERVAL_SEC}, got {interval}")
-    return interval
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -161,6 +161,7 @@ from typing import Any
 import pytest
 
 from . import _output
+from ._intervals import checked_interval
 
 # The keys of a record that a limit may name, in the record's order.
 LIMIT_KEYS = ("rss_growth_mb", "peak_rss_mb", "retained_mb", "tree_peak_rss_mb", "cpu_sec",
@@ -236,6 +237,8 @@ def pytest_configure(config: pytest.Config) -> None:
         interval = float(config.getini("resmon_interval"))
         if not math.isfinite(interval) or interval <= 0:
             raise ValueError
+        # the library's range, refused here once, not by every measured test
+        checked_interval(interval, "resmon_interval")
     except ValueError as error:
         raise pytest.UsageError(f"resmon: {error}" if str(error) else
                                 "resmon: resmon_interval must be a positive number of seconds") from None
@@ -610,6 +613,9 @@ class _Session:
         self.baseline_rows = compare[1] if compare is not None else frozenset()
         self.baseline_tests = compare[2] if compare is not None else frozenset()
         self.compared: tuple[int, str, str] | None = None  # its (exit status, report, messages)
+        # pytest.exit() or Ctrl-C stopped the session short, whatever exit
+        # status it chose (pytest_keyboard_interrupt is called for both).
+        self.stopped_short = False
         self.compare_shown = False  # whether the terminal summary showed it
         # A test that forks and whose child returns into pytest leaves a copy
         # of the session running the rest in that child: the copy measures
@@ -1029,6 +1035,12 @@ class _Session:
         elif report.failed and report.nodeid in self.records:  # its teardown failed
             self.records[report.nodeid]["outcome"] = "error"
 
+    def pytest_keyboard_interrupt(self, excinfo: Any) -> None:
+        # pytest.exit("no GPU here", returncode=0) ends the session after
+        # some tests with status 0: its report looked whole, and a gate
+        # passed it (attack 59).
+        self.stopped_short = True
+
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if _is_worker(self.config) or self.in_fork():
             return
@@ -1041,9 +1053,10 @@ class _Session:
             "machine": _machine(),
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             # How the session ended: an interrupted one (Ctrl-C, a CI's
-            # timeout) holds some tests' records and must not pass a gate.
+            # timeout, pytest.exit() whatever its status) holds some tests'
+            # records and must not pass a gate.
             "exit_status": int(session.exitstatus),
-            "interrupted": session.exitstatus == pytest.ExitCode.INTERRUPTED,
+            "interrupted": self.stopped_short or session.exitstatus == pytest.ExitCode.INTERRUPTED,
             "tests": self.records,
         }, indent=1) + "\n"
         if path:
@@ -1062,7 +1075,12 @@ class _Session:
                 _say(self.config, f"resmon: cannot write --resmon-json {error.filename!r}: {error.strerror}\n")
                 if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
                     session.exitstatus = pytest.ExitCode.USAGE_ERROR
-        if self.compare is not None and session.exitstatus != pytest.ExitCode.INTERRUPTED:
+        if self.compare is not None and session.exitstatus == pytest.ExitCode.INTERRUPTED:
+            pass  # Ctrl-C: pytest's exit 2 says it
+        elif self.compare is not None and self.stopped_short:  # pytest.exit(): its status is the caller's
+            self.compared = session.exitstatus, "", ("resmon: --resmon-compare: the session was stopped short "
+                                                     "(pytest.exit): nothing judged\n")
+        elif self.compare is not None:
             self.compare_session(session, text)
 
     def compare_session(self, session: pytest.Session, text: str) -> None:
