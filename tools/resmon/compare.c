@@ -1468,6 +1468,7 @@ typedef struct report {
     size_t limited, exceeded, significant, shown; /* rows */
     size_t given, given_exceeded; /* the limits given that judge a row, and those exceeded in one */
     size_t unjudged; /* keys on one side only that a limit names: never judged, so said */
+    size_t unproven; /* limited keys that rose, beyond their limit by the medians, not shown beyond it */
     double alpha;
     size_t tested[3]; /* keys with a p, without a limit and with; the largest limit's family (apply_limits) */
     int utf8; /* the text report's stream takes UTF-8: check marks (compare_caller) */
@@ -1518,7 +1519,7 @@ static size_t keys_to_fail(const report *rep)
  * of a pytest report) the keys are counted beside them. */
 static void headline(const report *rep, int utf8, char *buf, size_t cap)
 {
-    char keys[256] = "";
+    char keys[512] = "";
     if (rep->limited != rep->given && rep->exceeded)
         snprintf(keys, sizeof keys, ", in %zu of %zu keys", rep->exceeded, rep->limited);
     else if (rep->limited != rep->given)
@@ -1536,6 +1537,10 @@ static void headline(const report *rep, int utf8, char *buf, size_t cap)
         snprintf(keys + strlen(keys), sizeof keys - strlen(keys),
                  " (fewer than %zu of %zu keys rising together cannot fail it; one alone needs %zu runs a side)",
                  fewest, widest, rank_test_runs_needed(2 * rep->alpha / (double)widest));
+    if (rep->unproven)
+        snprintf(keys + strlen(keys), sizeof keys - strlen(keys),
+                 "; %zu key%s rose beyond %s limit by the medians, not shown by the runs (more runs a side would tell)",
+                 rep->unproven, rep->unproven == 1 ? "" : "s", rep->unproven == 1 ? "its" : "their");
     if (rep->failure && rep->limited) /* a failed run fails the comparison: no check mark, limits or not */
         snprintf(buf, cap, "%s a run failed (below), and %zu of %zu limit%s exceeded%s", utf8 ? "\u2717" : "FAIL:",
                  rep->given_exceeded, rep->given, rep->given == 1 ? "" : "s", keys);
@@ -1714,7 +1719,7 @@ static void print_side_heading(FILE *out, const char *what, const side *s)
 
 static void print_text(FILE *out, const report *rep)
 {
-    char line[400];
+    char line[640];
     headline(rep, rep->utf8, line, sizeof line);
     fprintf(out, "%s\n", line);
     if (rep->failure) {
@@ -1817,7 +1822,7 @@ static void print_markdown_row(FILE *out, const report *rep, const row *r)
 /* Sorts rep's rows for review (the text order is not needed after this). */
 static void print_markdown(FILE *out, report *rep)
 {
-    char line[400];
+    char line[640];
     headline(rep, 1, line, sizeof line);
     fputs("**resmon compare**: ", out);
     print_side_heading(out, "base", rep->base);
@@ -1925,11 +1930,11 @@ static void print_json(FILE *out, const report *rep, const char *status_failure)
     /* limits and limits_exceeded count rows (keys); limits_given those the
      * command line gave, as the headline counts them. */
     fprintf(out, "}, \"limits\": %zu, \"limits_exceeded\": %zu, \"limits_given\": %zu, "
-                 "\"limits_given_exceeded\": %zu, \"limited_keys_unjudged\": %zu, \"significant\": %zu, "
-                 "\"tested_with_limit\": %zu, \"tested_without_limit\": %zu, "
+                 "\"limits_given_exceeded\": %zu, \"limited_keys_unjudged\": %zu, \"limited_keys_unproven\": %zu, "
+                 "\"significant\": %zu, \"tested_with_limit\": %zu, \"tested_without_limit\": %zu, "
                  "\"run_failed\": ",
-            rep->limited, rep->exceeded, rep->given, rep->given_exceeded, rep->unjudged, rep->significant,
-            rep->tested[1], rep->tested[0]);
+            rep->limited, rep->exceeded, rep->given, rep->given_exceeded, rep->unjudged, rep->unproven,
+            rep->significant, rep->tested[1], rep->tested[0]);
     if (status_failure)
         json_write_string(out, status_failure);
     else
@@ -2164,6 +2169,11 @@ static void tally(report *rep, int all, const limit *limits, size_t limit_count)
         rep->limited += r->limit != NULL;
         rep->exceeded += (size_t)r->exceeded;
         rep->significant += (size_t)changed;
+        /* The rise is shown and the medians read beyond the limit, but the
+         * runs do not show it beyond: one BASE run as slow as NEW's (load)
+         * leaves 5 runs a side short of it (CI59: +37 % against 10 %, p
+         * 0.067).  It holds -- and the headline says why it might not. */
+        rep->unproven += r->limit && !r->exceeded && r->rose && r->change > 0 && r->verdict == VERDICT_NOISE;
     }
 }
 
