@@ -915,7 +915,8 @@ class _Session:
                     left[key] = name
         samples = first + monitor.samples
         record = _record(monitor.summary, samples, rss_start, hwm, rss_end, leaf_figures, cpu, wall)
-        if leaf_figures is not None and samples and _spawned_beside(monitor.summary.processes, beside_pids):
+        spawned_beside = bool(samples) and _spawned_beside(monitor.summary.processes, beside_pids)
+        if leaf_figures is not None and spawned_beside:
             # A process running outside the leaf when the call began (a
             # forkserver an earlier test started -- multiprocessing's default
             # from Python 3.14 --, a fixture's server) may do this test's work
@@ -942,8 +943,13 @@ class _Session:
             item.warn(pytest.PytestWarning(
                 f"resmon: {item.nodeid} left running after it returned: {', '.join(sorted(left.values()))}; "
                 "what they use later is charged to no test"))
+        # Processes a process beside the test started during the call (a
+        # forkserver's pool workers) ran outside this process's children and
+        # outside the leaf: their CPU is in no figure of the test -- and was
+        # called exact (57c).  cpu_sec judges no limit already (the process
+        # beside taints it); it is not exact either.
         record["cpu_sec_exact"] = (not cpu_unsure and not (taken_out or charged) and not beside_unknown
-                                   and not beside_touched and not beside_ran)
+                                   and not beside_touched and not beside_ran and not spawned_beside)
         if beside_unknown or beside_touched:  # its pages are this process's: no memory figure is the test's alone
             record["exact"] = False
         if beside_cpu_ns > _BESIDE_THREAD_NS:

@@ -620,6 +620,8 @@ def test_pool_workers_of_an_earlier_tests_forkserver_are_not_missed_as_exact(tmp
     assert second["tree_peak_rss_mb"] - second["cgroup_peak_mb"] > 150, second  # the workers, outside the leaf
     assert second["rss_growth_mb"] < 50, second  # the leaf's: none of them
     assert second["exact"] is False, second
+    # the workers' CPU is in no figure of the test's: not exact either (57c)
+    assert second["cpu_sec_exact"] is False, second
     assert outcomes(result) == {"test_first": "PASSED", "test_second": "PASSED"}, result.stdout
     assert re.search(r"test_second ran beside work an earlier test left running: .*its rss_growth_mb, "
                      r"peak_rss_mb, retained_mb, tree_peak_rss_mb, cpu_sec may include", result.stdout), result.stdout
