@@ -118,23 +118,37 @@ static void test_the_normal_approximation_matches_scipy(void **state)
  * which na of the na + nb values are the first sample's, U counted for each
  * (a pair apart counts 1, a tied pair 1/2).  Small random samples drawn
  * from five values, so most have ties. */
-static void count_every_relabelling(const double *all, size_t na, size_t nb, double u, double *below, double *above)
+typedef struct counted {
+    double below, above, lowest, highest;
+} counted;
+
+static counted count_every_relabelling(const double *all, size_t na, size_t nb, double u)
 {
-    size_t n = na + nb, ways = 0, low = 0, high = 0;
-    for (unsigned mask = 0; mask < 1u << n; mask++) {
-        if ((size_t)__builtin_popcount(mask) != na)
-            continue;
-        double twice = 0;
-        for (size_t i = 0; i < n; i++)
-            for (size_t j = 0; j < n; j++)
-                if ((mask >> i & 1) && !(mask >> j & 1))
-                    twice += all[i] > all[j] ? 2 : all[i] == all[j] ? 1 : 0;
-        ways++;
-        low += twice <= 2 * u;
-        high += twice >= 2 * u;
+    size_t n = na + nb, ways = 0, low = 0, high = 0, at_least = 0, at_most = 0;
+    double least = 1e300, most = -1;
+    for (int pass = 0; pass < 2; pass++) {
+        for (unsigned mask = 0; mask < 1u << n; mask++) {
+            if ((size_t)__builtin_popcount(mask) != na)
+                continue;
+            double twice = 0;
+            for (size_t i = 0; i < n; i++)
+                for (size_t j = 0; j < n; j++)
+                    if ((mask >> i & 1) && !(mask >> j & 1))
+                        twice += all[i] > all[j] ? 2 : all[i] == all[j] ? 1 : 0;
+            if (pass == 0) { /* the support's ends */
+                least = twice < least ? twice : least;
+                most = twice > most ? twice : most;
+                continue;
+            }
+            ways++;
+            low += twice <= 2 * u;
+            high += twice >= 2 * u;
+            at_least += twice == least;
+            at_most += twice == most;
+        }
     }
-    *below = (double)low / (double)ways;
-    *above = (double)high / (double)ways;
+    return (counted){(double)low / (double)ways, (double)high / (double)ways, (double)at_least / (double)ways,
+                     (double)at_most / (double)ways};
 }
 
 static void test_exact_with_ties_is_the_permutation_distribution(void **state)
@@ -154,11 +168,13 @@ static void test_exact_with_ties_is_the_permutation_distribution(void **state)
         }
         rank_test_result r = run(all, na, all + na, nb);
         assert_true(r.exact);
-        double below, above;
-        count_every_relabelling(all, na, nb, r.u, &below, &above);
-        assert_double_equal(r.p_below, below, 1e-12);
-        assert_double_equal(r.p_above, above, 1e-12);
-        assert_double_equal(r.p, fmin(1, 2 * fmin(below, above)), 1e-12);
+        counted c = count_every_relabelling(all, na, nb, r.u);
+        assert_double_equal(r.p_below, c.below, 1e-12);
+        assert_double_equal(r.p_above, c.above, 1e-12);
+        assert_double_equal(r.p, fmin(1, 2 * fmin(c.below, c.above)), 1e-12);
+        /* the least p any data with these ties could give, either way */
+        assert_double_equal(r.p_below_min, c.lowest, 1e-12);
+        assert_double_equal(r.p_above_min, c.highest, 1e-12);
         int tied = 0;
         for (size_t i = 0; i < na + nb; i++)
             for (size_t j = 0; j < i; j++)
@@ -190,6 +206,17 @@ static void test_uneven_sides_with_a_tie_are_tested_exactly(void **state)
     r = run(low, 2, next, 20);
     assert_true(r.exact);
     assert_double_equal(r.p_below, 2.0 / 231, 1e-12);
+    /* ... and no data with that tie gets lower: at --alpha 0.005 the
+     * caller knows the runs cannot tell (compare: the medians judge) */
+    assert_double_equal(r.p_below_min, 2.0 / 231, 1e-12);
+    r = run(next, 20, low, 2); /* the sides the other way round */
+    assert_double_equal(r.p_above, 2.0 / 231, 1e-12);
+    assert_double_equal(r.p_above_min, 2.0 / 231, 1e-12);
+    /* untied, the least is one ordering of C(22, 2) */
+    const double apart[] = {0.5, 1};
+    r = run(apart, 2, next, 20);
+    assert_double_equal(r.p_below_min, 1.0 / 231, 1e-12);
+    assert_double_equal(r.p_above_min, 1.0 / 231, 1e-12);
 }
 
 static void test_every_value_tied_is_no_evidence(void **state)
@@ -198,6 +225,7 @@ static void test_every_value_tied_is_no_evidence(void **state)
     const double a[] = {3, 3, 3}, b[] = {3, 3, 3, 3};
     rank_test_result r = run(a, N(a), b, N(b));
     assert_true(r.p == 1);
+    assert_true(r.p_below_min == 1 && r.p_above_min == 1); /* one value: nothing any data could show */
 }
 
 static void test_large_untied_samples_use_the_approximation(void **state)

@@ -889,6 +889,17 @@ class Verdicts(Tmp):
             row = out["metrics"]["peak_rss_mb"]
             self.assertEqual(r.returncode, 0, (alpha, row))
             self.assertEqual((row["verdict"], row["exact"], row["exceeded"]), ("noise", True, False), (alpha, row))
+        # Ties that keep every arrangement from --alpha: two NEW runs exactly
+        # at BASE plus the limit (+3), 18 doubled.  Untied, 2 runs against 20
+        # reach 1/231 one-sided; with the four tied no data gets under 6/231
+        # (0.026), so at 0.01 the test beyond the limit could never fail it:
+        # untestable, the test of any rise decides (p 1/231), and fails it.
+        base = self.repeat_of_peaks("base100.json", [100, 100])
+        new = self.repeat_of_peaks("doubled.json", [103, 103] + [200 + i for i in range(18)])
+        r, out = self.compare_json("--alpha", "0.01", "--max-increase", "peak_rss_mb=3", base, new)
+        row = out["metrics"]["peak_rss_mb"]
+        self.assertEqual(r.returncode, 1, row)
+        self.assertEqual((row["verdict"], row["exceeded"]), ("regression", True), row)
 
     def test_a_rise_beyond_the_limit_the_runs_cannot_show_is_said_in_the_headline(self):
         # CI59: one of five BASE runs slowed by load (0.486 s against 0.38)

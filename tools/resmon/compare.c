@@ -951,6 +951,13 @@ static double p_of_a_rise(const rank_test_result *t)
     return t->p_below;
 }
 
+/* Every run of both sides holds one value: p 1, there is no change to
+ * find -- not "too few runs". */
+static int one_value(const rank_test_result *t)
+{
+    return t->p_below_min >= 1 && t->p_above_min >= 1;
+}
+
 /* The rank test of one row: p, NAN when the runs are too few for any p to
  * reach alpha; whether it is significant is its family's to say
  * (adjust_family). */
@@ -967,11 +974,13 @@ static int test_row(row *r, const metric *b, const metric *n, double alpha)
         return 0;
     if (rc < 0)
         return rc;
-    /* Tied runs past the exact count's bound (rank_test.h) take the
-     * approximation, which with sides this uneven (1 run against 60) may
-     * never reach alpha: then no verdict of noise, but the medians alone
-     * judge, as with too few runs -- or a limit could never fail. */
-    if (!t.exact && rank_test_asymptotic_min_p(b->count, n->count) > alpha)
+    /* Where no data with these runs and ties could reach alpha -- tied runs
+     * past the exact count's bound take the approximation, which with sides
+     * this uneven (1 run against 60) never does; ties can keep the exact
+     * test from it too (2 runs against 20, one tied: 2/231 one-sided) --
+     * no verdict of noise, but the medians alone judge, as with too few
+     * runs: or a limit could never fail. */
+    if (!one_value(&t) && fmin(1.0, 2 * fmin(t.p_below_min, t.p_above_min)) > alpha)
         return 0;
     r->p = t.p;
     r->exact = t.exact;
@@ -987,8 +996,9 @@ static int test_row(row *r, const metric *b, const metric *n, double alpha)
  * discovery that loosened the Benjamini-Hochberg step for the rest: half of
  * 500 tests made 5 % slower, under a limit of 10 %, failed the gate on
  * unchanged tests whose noise read above +10 %, 10 runs in 10 (review 58).
- * With ties too uneven for the approximation to reach alpha, p_beyond stays
- * NAN and the one-sided test of any rise decides (judge).  Returns 0 or
+ * With ties that keep any data from alpha (too uneven for the
+ * approximation, or too many for the exact count), p_beyond stays NAN and
+ * the one-sided test of any rise decides (judge).  Returns 0 or
  * -ENOMEM. */
 static int test_beyond(row *r, double alpha)
 {
@@ -1009,7 +1019,7 @@ static int test_beyond(row *r, double alpha)
         return 0;
     if (rc < 0)
         return rc;
-    if (!t.exact && rank_test_asymptotic_min_p(r->base_runs, r->new_runs) / 2 > alpha)
+    if (!one_value(&t) && t.p_below_min > alpha) /* no data with these ties could show it: untested (judge) */
         return 0;
     r->p_beyond = p_of_a_rise(&t);
     return 0;

@@ -30,9 +30,38 @@ static int compare_ranked(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
-/* P(U <= u) and P(U >= u) from the exact distribution of U with na, nb
- * untied values; -ENOMEM. */
-static int exact_untied(size_t na, size_t nb, double u, double *below, double *above)
+/* The one-sided tails of an exact distribution: counts[i] ways to a value
+ * of i (U, or 2U with ties), at its value; and the least tail any data
+ * with these ties could give, the mass of the smallest and of the largest
+ * value the distribution holds. */
+typedef struct tails {
+    double below, above;   /* P(X <= at), P(X >= at) */
+    double lowest, highest; /* P(X = its least value), P(X = its greatest) */
+} tails;
+
+static void tails_of(const double *counts, size_t n, double at, tails *t)
+{
+    double total = 0, low = 0, high = 0, first = 0, last = 0;
+    for (size_t i = 0; i < n; i++) {
+        total += counts[i];
+        if ((double)i <= at + 1e-9)
+            low += counts[i];
+        if ((double)i >= at - 1e-9)
+            high += counts[i];
+        if (counts[i] > 0) {
+            first = first > 0 ? first : counts[i];
+            last = counts[i];
+        }
+    }
+    t->below = fmin(1.0, low / total);
+    t->above = fmin(1.0, high / total);
+    t->lowest = fmin(1.0, first / total);
+    t->highest = fmin(1.0, last / total);
+}
+
+/* The tails of U from its exact distribution with na, nb untied values;
+ * -ENOMEM. */
+static int exact_untied(size_t na, size_t nb, double u, tails *t)
 {
     size_t top = na * nb;
     double *c = calloc(top + 1, sizeof *c);
@@ -45,17 +74,9 @@ static int exact_untied(size_t na, size_t nb, double u, double *below, double *a
         for (size_t k = i; k <= top; k++) /* divided by (1 - q^i) */
             c[k] += c[k - i];
     }
-    double total = 0, low = 0, high = 0;
-    for (size_t k = 0; k <= top; k++) {
-        total += c[k];
-        if ((double)k <= u + 1e-9)
-            low += c[k];
-        if ((double)k >= u - 1e-9)
-            high += c[k];
-    }
+    tails_of(c, top + 1, u, t);
+    t->highest = t->lowest; /* symmetric: the top's count is 1 as the bottom's, where large ones round */
     free(c);
-    *below = fmin(1.0, low / total);
-    *above = fmin(1.0, high / total);
     return 0;
 }
 
@@ -66,7 +87,7 @@ static double tied_work(size_t n, size_t groups, size_t small, size_t large)
     return (double)(n + groups) * (double)(small + 1) * (double)(2 * small * large + 1);
 }
 
-/* P(U <= u) and P(U >= u) with tied values: the permutation distribution of
+/* The tails of U with tied values: the permutation distribution of
  * U given the tie groups (the sizes in group[], in the order of their
  * values), which is what the test means when runs tie.  Counted over the
  * groups in order: ways[j][s] is the number of ways the groups so far hold
@@ -74,7 +95,7 @@ static double tied_work(size_t n, size_t groups, size_t small, size_t large)
  * multiple of 1/2.  A group of t tied values, k of them the first sample's,
  * above `before` runs of the second sample, adds 2 k before + k (t - k) to
  * 2U in C(t, k) ways.  -ENOMEM. */
-static int exact_tied(const size_t *group, size_t groups, size_t na, size_t nb, double u, double *below, double *above)
+static int exact_tied(const size_t *group, size_t groups, size_t na, size_t nb, double u, tails *out)
 {
     size_t width = 2 * na * nb + 1, cells = (na + 1) * width;
     double *ways = calloc(cells, sizeof *ways), *next = calloc(cells, sizeof *next);
@@ -111,19 +132,9 @@ static int exact_tied(const size_t *group, size_t groups, size_t na, size_t nb, 
         next = swap;
         placed += t;
     }
-    const double *all = ways + na * width;
-    double total = 0, low = 0, high = 0, twice = 2 * u;
-    for (size_t s = 0; s < width; s++) {
-        total += all[s];
-        if ((double)s <= twice + 1e-9)
-            low += all[s];
-        if ((double)s >= twice - 1e-9)
-            high += all[s];
-    }
+    tails_of(ways + na * width, width, 2 * u, out);
     free(ways);
     free(next);
-    *below = fmin(1.0, low / total);
-    *above = fmin(1.0, high / total);
     return 0;
 }
 
@@ -170,22 +181,32 @@ int rank_test(const double *a, size_t na, const double *b, size_t nb, rank_test_
     out->exact = fits && (tie_term == 0 || tied_work(n, groups, small, large) <= RANK_TEST_TIED_WORK_MAX);
     if (out->exact) {
         int rc;
-        if (tie_term == 0)
-            rc = exact_untied(na, nb, out->u, &out->p_below, &out->p_above);
-        else if (na <= nb)
-            rc = exact_tied(group, groups, na, nb, out->u, &out->p_below, &out->p_above);
-        else /* count the smaller side: U of b is na nb - U of a */
-            rc = exact_tied(group, groups, nb, na, m * k - out->u, &out->p_above, &out->p_below);
+        tails t;
+        if (tie_term == 0) {
+            rc = exact_untied(na, nb, out->u, &t);
+        } else if (na <= nb) {
+            rc = exact_tied(group, groups, na, nb, out->u, &t);
+        } else { /* count the smaller side: U of b is na nb - U of a, its tails the other way round */
+            rc = exact_tied(group, groups, nb, na, m * k - out->u, &t);
+            t = (tails){.below = t.above, .above = t.below, .lowest = t.highest, .highest = t.lowest};
+        }
         free(group);
         if (rc < 0)
             return rc;
+        out->p_below = t.below;
+        out->p_above = t.above;
+        out->p_below_min = t.lowest;
+        out->p_above_min = t.highest;
         out->p = fmin(1.0, 2 * fmin(out->p_below, out->p_above));
         return 0;
     }
     free(group);
+    /* The approximation's least one-sided p, whatever the data: the sides
+     * apart without ties (ties only make it larger). */
+    out->p_below_min = out->p_above_min = rank_test_asymptotic_min_p(na, nb) / 2;
     double variance = m * k / 12 * ((total + 1) - tie_term / (total * (total - 1)));
     if (!(variance > 0)) { /* every value tied: nothing tells the sides apart */
-        out->p = out->p_below = out->p_above = 1;
+        out->p = out->p_below = out->p_above = out->p_below_min = out->p_above_min = 1;
         return 0;
     }
     double z = (fabs(out->u - m * k / 2) - 0.5) / sqrt(variance);

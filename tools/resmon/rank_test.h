@@ -25,6 +25,11 @@ typedef struct rank_test_result {
     double p;  /* two-sided p-value, in [0, 1] */
     double p_below; /* one-sided: P(U <= u), small when the first sample runs low */
     double p_above; /* one-sided: P(U >= u), small when it runs high */
+    /* The least p_below and p_above any data with these runs and ties could
+     * give (the first sample wholly below, wholly above): over alpha, no
+     * data could be significant that way -- the runs are too few for it,
+     * or the ties too many (2 runs against 20, one tied: 2/231). */
+    double p_below_min, p_above_min;
     int exact; /* 1: from the exact distribution; 0: the normal approximation */
 } rank_test_result;
 
