@@ -616,6 +616,8 @@ class _Session:
         # pytest.exit() or Ctrl-C stopped the session short, whatever exit
         # status it chose (pytest_keyboard_interrupt is called for both).
         self.stopped_short = False
+        self.session: pytest.Session | None = None  # from pytest_sessionstart
+        self.finished = False  # pytest_sessionfinish ran (not when sessionstart was stopped)
         self.compare_shown = False  # whether the terminal summary showed it
         # A test that forks and whose child returns into pytest leaves a copy
         # of the session running the rest in that child: the copy measures
@@ -1041,6 +1043,10 @@ class _Session:
         elif report.failed and report.nodeid in self.records:  # its teardown failed
             self.records[report.nodeid]["outcome"] = "error"
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.session = session  # before a conftest's sessionstart can stop the session
+
     def pytest_keyboard_interrupt(self, excinfo: Any) -> None:
         # pytest.exit("no GPU here", returncode=0) ends the session after
         # some tests with status 0: its report looked whole, and a gate
@@ -1050,6 +1056,7 @@ class _Session:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if _is_worker(self.config) or self.in_fork():
             return
+        self.finished = True
         path = self.config.getoption("resmon_json")
         if not path and self.compare is None:
             return
@@ -1083,9 +1090,8 @@ class _Session:
                     session.exitstatus = pytest.ExitCode.USAGE_ERROR
         if self.compare is not None and session.exitstatus == pytest.ExitCode.INTERRUPTED:
             pass  # Ctrl-C: pytest's exit 2 says it
-        elif self.compare is not None and self.stopped_short:  # pytest.exit(): its status is the caller's
-            self.compared = session.exitstatus, "", ("resmon: --resmon-compare: the session was stopped short "
-                                                     "(pytest.exit): nothing judged\n")
+        elif self.compare is not None and self.stopped_short:
+            self.fail_stopped_short(session)
         elif self.compare is not None:
             self.compare_session(session, text)
 
@@ -1158,6 +1164,16 @@ class _Session:
             self.compared = status, out, "".join(unjudged) + self.unjudged_tests(limits) + err
         self.fail_session(session, self.compared[0], limits)
 
+    def fail_stopped_short(self, session: pytest.Session) -> None:
+        """pytest.exit() ended the session before its tests were all run:
+        nothing is judged, and the gate fails it whatever status pytest.exit
+        chose -- a gate passes only what it judged (review 60: returncode=0
+        after one test of three passed the gate, exit 0)."""
+        self.compared = 1, "", ("resmon: --resmon-compare: the session was stopped short (pytest.exit): nothing "
+                                "judged, and a gate never passes what it did not judge\n")
+        if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
     def fail_session(self, session: pytest.Session, status: int, limits: list[str]) -> None:
         # Nothing judged keeps pytest's own "no tests ran" (5), and any failure.
         failing = (pytest.ExitCode.OK,) if not limits else (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED)
@@ -1224,6 +1240,11 @@ class _Session:
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         if self.in_fork():
             return
+        # pytest.exit() in a conftest's pytest_sessionstart: no sessionfinish,
+        # and pytest returns the session's status after this hook.
+        if (self.compare is not None and self.stopped_short and not self.finished and self.session is not None
+                and not _is_worker(config)):
+            self.fail_stopped_short(self.session)
         # Without pytest's terminal summary (--no-summary, -p no:terminal) the
         # reason a gate failed the session still reaches the user.
         if self.compared is not None and not self.compare_shown and self.compared[2]:

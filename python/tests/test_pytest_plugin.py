@@ -1859,10 +1859,19 @@ def test_a_session_pytest_exit_stopped_is_interrupted_whatever_its_status(tmp_pa
     new = report(tmp_path, "new.json")
     assert (new["exit_status"], new["interrupted"], list(new["tests"])) == (
         0, True, ["test_generated.py::test_a"]), new
+    # ... and the gate fails it, whatever status pytest.exit chose (review
+    # 60: "nothing judged", exit 0) -- also stopped in a conftest's
+    # pytest_sessionstart, where pytest runs no sessionfinish
     result = run_pytest(tmp_path, source, "--resmon-compare=base.json", "--resmon-compare-fail=rss_growth_mb=50%,8")
-    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.returncode == 1, result.stdout + result.stderr
     assert "resmon: --resmon-compare: the session was stopped short (pytest.exit): nothing judged" in \
         result.stdout, result.stdout
+    (tmp_path / "conftest.py").write_text("import pytest\n\ndef pytest_sessionstart(session):\n"
+                                          "    pytest.exit('no GPU here', returncode=0)\n")
+    result = run_pytest(tmp_path, source, "--resmon-compare=base.json", "--resmon-compare-fail=rss_growth_mb=50%,8")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "resmon: --resmon-compare: the session was stopped short (pytest.exit): nothing judged" in \
+        result.stderr, result.stdout + result.stderr
 
 
 @pytest.mark.parametrize("encoding, locale, mark", [("ascii", "C.UTF-8", "ok:"), ("utf-8", "C", "\u2713")])
