@@ -1071,7 +1071,8 @@ class EndToEnd(Tmp):
         if passed:
             type(self).make_pools(200)
             passed = self.regressions_passed()
-        self.assertEqual(passed, [], {k: [round(run["cpu_sec"], 3) for run in v] for k, v in self.pool.items()})
+        self.assertEqual(passed, [], {f"{k} {key}": [round(run[key], 3) for run in v] for k, v in self.pool.items()
+                                      for key in ("cpu_sec", "exact_peak_rss_mb")})
 
     def test_a_zero_base_with_an_8_kib_change_passes(self):
         base = [dict(run, memory_growth_mb=0.0) for run in self.pool["same"][:5]]
