@@ -900,6 +900,24 @@ class Verdicts(Tmp):
         row = out["metrics"]["peak_rss_mb"]
         self.assertEqual(r.returncode, 1, row)
         self.assertEqual((row["verdict"], row["exceeded"]), ("regression", True), row)
+        # Review 61: ties on both tests -- NEW's lowest run ties BASE (no rise
+        # under 3/231) and two more sit at BASE plus the limit -- left the
+        # row tested (a fall could reach alpha) and its limit unable to
+        # fail: +106 % held.  Neither test can reach alpha: the medians judge.
+        new = self.repeat_of_peaks("tied-twice.json", [100, 103, 103] + [200 + i for i in range(17)])
+        r, out = self.compare_json("--alpha", "0.01", "--max-increase", "peak_rss_mb=3", base, new)
+        row = out["metrics"]["peak_rss_mb"]
+        self.assertEqual(r.returncode, 1, row)
+        self.assertEqual((row["verdict"], row["exceeded"]), ("not enough runs", True), row)
+        # ... and a key one value in every run but one is unchanged, p 1,
+        # not "too few runs" (review 61: more runs could never change that)
+        base = self.repeat_of_peaks("flat.json", [100] * 5)
+        new = self.repeat_of_peaks("flat-but-one.json", [100] * 4 + [101])
+        for limit in ([], ["--max-increase", "peak_rss_mb=5%"]):
+            r, out = self.compare_json("--all", *limit, base, new)
+            row = out["metrics"]["peak_rss_mb"]
+            self.assertEqual(r.returncode, 0, row)
+            self.assertEqual((row["verdict"], bool(row["exceeded"]), row["p_value"]), ("unchanged", False, 1), row)
 
     def test_a_rise_beyond_the_limit_the_runs_cannot_show_is_said_in_the_headline(self):
         # CI59: one of five BASE runs slowed by load (0.486 s against 0.38)

@@ -161,6 +161,7 @@ typedef struct row {
     double p_beyond, q_beyond; /* a key with a limit: one-sided p of NEW above BASE raised by the
                                   limit (test_beyond), adjusted over the limit's keys; NAN: untested */
     int shown_beyond;          /* q_beyond <= alpha: the rise beyond the limit is no chance */
+    int rise_unreachable;      /* the runs' ties keep any rise's p over alpha, whatever the data */
     const double *base_values, *new_values; /* the runs' values (the sides' metrics) */
     size_t base_runs, new_runs; /* the runs of each side that hold the key */
     int exact;                 /* p from the exact distribution */
@@ -999,14 +1000,18 @@ static int test_row(row *r, const metric *b, const metric *n, double alpha)
         return 0;
     if (rc < 0)
         return rc;
-    /* Where no data with these runs and ties could reach alpha -- tied runs
-     * past the exact count's bound take the approximation, which with sides
-     * this uneven (1 run against 60) never does; ties can keep the exact
-     * test from it too (2 runs against 20, one tied: 2/231 one-sided) --
+    /* Tied runs past the exact count's bound take the approximation, which
+     * with sides this uneven (1 run against 60) may never reach alpha: then
      * no verdict of noise, but the medians alone judge, as with too few
-     * runs: or a limit could never fail. */
-    if (!one_value(&t) && fmin(1.0, 2 * fmin(t.p_below_min, t.p_above_min)) > alpha)
+     * runs -- or a limit could never fail. */
+    if (!t.exact && rank_test_asymptotic_min_p(b->count, n->count) > alpha)
         return 0;
+    /* Counted exactly, ties can keep one side from alpha whatever the data
+     * (BASE 100 100 against NEW 100 103 103 200..: no rise under 3/231):
+     * a limit, which only a rise fails, could then never fail (review 61).
+     * The row keeps its p (a key one value in all runs but one is
+     * "unchanged", not "too few runs"); judge lets the medians decide. */
+    r->rise_unreachable = !one_value(&t) && t.p_below_min > alpha;
     r->p = t.p;
     r->exact = t.exact;
     r->p_rise = p_of_a_rise(&t);
@@ -1401,7 +1406,9 @@ static int under_floor(const row *r)
 static void judge(row *r)
 {
     int beyond = r->limit && limit_exceeded(r->limit, r);
-    if (isnan(r->p)) {
+    /* No p, or for a limit neither test able to reach alpha with these
+     * ties: the medians judge, as with too few runs. */
+    if (isnan(r->p) || (r->limit && isnan(r->p_beyond) && r->rise_unreachable)) {
         r->verdict = VERDICT_NOT_ENOUGH;
         r->exceeded = beyond;
         return;
