@@ -268,6 +268,22 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(_Session(config, default_limits, interval, compare, json_place), "resmon-session")
 
 
+def pytest_unconfigure(config: pytest.Config) -> None:
+    # pytest.exit() in a conftest's pytest_configure, before this plugin's
+    # (the session's plugin was never made): nothing ran and nothing was
+    # judged, yet the session would exit with pytest.exit's status -- 0
+    # passed the gate (review 61).  A usage error or a crash already fails.
+    if not config.getoption("resmon_compare", None) or _is_worker(config):
+        return
+    if config.pluginmanager.get_plugin("resmon-session") is not None:
+        return  # the session's plugin judges, or says why not
+    session = config.pluginmanager.get_plugin("session")
+    if session is not None and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
+        sys.stderr.write("resmon: --resmon-compare: the session was stopped short (pytest.exit) before resmon "
+                         "started: nothing judged, and a gate never passes what it did not judge\n")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
 def _compare_setup(config: pytest.Config) -> tuple[list[str], frozenset[str], frozenset[str]] | None:
     """--resmon-compare's arguments for the engine, less the two inputs,
     BASELINE's rows (NODEID::KEY, numeric in each of its reports) and its
@@ -1240,11 +1256,14 @@ class _Session:
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         if self.in_fork():
             return
-        # pytest.exit() in a conftest's pytest_sessionstart: no sessionfinish,
-        # and pytest returns the session's status after this hook.
-        if (self.compare is not None and self.stopped_short and not self.finished and self.session is not None
+        # pytest.exit() in a conftest's pytest_sessionstart or pytest_configure:
+        # no sessionfinish, and pytest returns the session's status after this
+        # hook.  Stopped in pytest_configure there was no sessionstart either;
+        # the session is a plugin of pytest's from its start (review 61).
+        session = self.session or config.pluginmanager.get_plugin("session")
+        if (self.compare is not None and self.stopped_short and not self.finished and session is not None
                 and not _is_worker(config)):
-            self.fail_stopped_short(self.session)
+            self.fail_stopped_short(session)
         # Without pytest's terminal summary (--no-summary, -p no:terminal) the
         # reason a gate failed the session still reaches the user.
         if self.compared is not None and not self.compare_shown and self.compared[2]:

@@ -1866,12 +1866,14 @@ def test_a_session_pytest_exit_stopped_is_interrupted_whatever_its_status(tmp_pa
     assert result.returncode == 1, result.stdout + result.stderr
     assert "resmon: --resmon-compare: the session was stopped short (pytest.exit): nothing judged" in \
         result.stdout, result.stdout
-    (tmp_path / "conftest.py").write_text("import pytest\n\ndef pytest_sessionstart(session):\n"
-                                          "    pytest.exit('no GPU here', returncode=0)\n")
-    result = run_pytest(tmp_path, source, "--resmon-compare=base.json", "--resmon-compare-fail=rss_growth_mb=50%,8")
-    assert result.returncode == 1, result.stdout + result.stderr
-    assert "resmon: --resmon-compare: the session was stopped short (pytest.exit): nothing judged" in \
-        result.stderr, result.stdout + result.stderr
+    for hook in ("pytest_sessionstart(session)", "pytest_configure(config)"):  # the second: review 61
+        (tmp_path / "conftest.py").write_text(f"import pytest\n\ndef {hook}:\n"
+                                              "    pytest.exit('no GPU here', returncode=0)\n")
+        result = run_pytest(tmp_path, source, "--resmon-compare=base.json",
+                            "--resmon-compare-fail=rss_growth_mb=50%,8")
+        assert result.returncode == 1, (hook, result.stdout + result.stderr)
+        assert "resmon: --resmon-compare: the session was stopped short (pytest.exit)" in result.stderr and \
+            "nothing judged" in result.stderr, (hook, result.stdout + result.stderr)
 
 
 @pytest.mark.parametrize("encoding, locale, mark", [("ascii", "C.UTF-8", "ok:"), ("utf-8", "C", "\u2713")])
