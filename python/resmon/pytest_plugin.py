@@ -268,12 +268,23 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(_Session(config, default_limits, interval, compare, json_place), "resmon-session")
 
 
+_exit_seen = False  # pytest.exit() stopped the session (this module's hook below)
+
+
+def pytest_keyboard_interrupt(excinfo: Any) -> None:
+    global _exit_seen
+    _exit_seen = _exit_seen or isinstance(excinfo.value, pytest.exit.Exception)
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     # pytest.exit() in a conftest's pytest_configure, before this plugin's
     # (the session's plugin was never made): nothing ran and nothing was
     # judged, yet the session would exit with pytest.exit's status -- 0
-    # passed the gate (review 61).  A usage error or a crash already fails.
-    if not config.getoption("resmon_compare", None) or _is_worker(config):
+    # passed the gate (review 61).  A usage error or a crash already fails;
+    # Ctrl-C exits 2 (review 62: it was said to be pytest.exit).
+    global _exit_seen
+    stopped, _exit_seen = _exit_seen, False  # pytest.main may run again in this process
+    if not stopped or not config.getoption("resmon_compare", None) or _is_worker(config):
         return
     if config.pluginmanager.get_plugin("resmon-session") is not None:
         return  # the session's plugin judges, or says why not
@@ -1262,8 +1273,8 @@ class _Session:
         # the session is a plugin of pytest's from its start (review 61).
         session = self.session or config.pluginmanager.get_plugin("session")
         if (self.compare is not None and self.stopped_short and not self.finished and session is not None
-                and not _is_worker(config)):
-            self.fail_stopped_short(session)
+                and session.exitstatus != pytest.ExitCode.INTERRUPTED and not _is_worker(config)):
+            self.fail_stopped_short(session)  # (Ctrl-C: pytest's exit 2 says it)
         # Without pytest's terminal summary (--no-summary, -p no:terminal) the
         # reason a gate failed the session still reaches the user.
         if self.compared is not None and not self.compare_shown and self.compared[2]:

@@ -1874,6 +1874,12 @@ def test_a_session_pytest_exit_stopped_is_interrupted_whatever_its_status(tmp_pa
         assert result.returncode == 1, (hook, result.stdout + result.stderr)
         assert "resmon: --resmon-compare: the session was stopped short (pytest.exit)" in result.stderr and \
             "nothing judged" in result.stderr, (hook, result.stdout + result.stderr)
+    # Ctrl-C there is no pytest.exit: pytest's exit 2, and no such line (review 62)
+    (tmp_path / "conftest.py").write_text("import pytest\n\n@pytest.hookimpl(trylast=True)\n"
+                                          "def pytest_configure(config):\n    raise KeyboardInterrupt\n")
+    result = run_pytest(tmp_path, source, "--resmon-compare=base.json", "--resmon-compare-fail=rss_growth_mb=50%,8")
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "pytest.exit" not in result.stdout + result.stderr, result.stdout + result.stderr
 
 
 @pytest.mark.parametrize("encoding, locale, mark", [("ascii", "C.UTF-8", "ok:"), ("utf-8", "C", "\u2713")])

@@ -918,6 +918,17 @@ class Verdicts(Tmp):
             row = out["metrics"]["peak_rss_mb"]
             self.assertEqual(r.returncode, 0, row)
             self.assertEqual((row["verdict"], bool(row["exceeded"]), row["p_value"]), ("unchanged", False, 1), row)
+        # Review 62: the medians judge only a key beyond its limit -- a
+        # limited key that fell (BASE 100 x10, NEW 90 x25, p 5e-9) read "not
+        # enough runs", as did a key one value in all runs but one at 5
+        # against 25 runs.
+        new = self.repeat_of_peaks("fell.json", [90] * 25)
+        r, out = self.compare_json("--alpha", "0.01", "--max-increase", "peak_rss_mb=5%",
+                                   self.repeat_of_peaks("ten.json", [100] * 10), new)
+        self.assertEqual(out["metrics"]["peak_rss_mb"]["verdict"], "improvement", out["metrics"]["peak_rss_mb"])
+        r, out = self.compare_json("--all", "--max-increase", "peak_rss_mb=5%", base,
+                                   self.repeat_of_peaks("flat-but-one-of-25.json", [100] * 24 + [103]))
+        self.assertEqual(out["metrics"]["peak_rss_mb"]["verdict"], "unchanged", out["metrics"]["peak_rss_mb"])
 
     def test_a_rise_beyond_the_limit_the_runs_cannot_show_is_said_in_the_headline(self):
         # CI59: one of five BASE runs slowed by load (0.486 s against 0.38)

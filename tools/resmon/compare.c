@@ -1406,9 +1406,11 @@ static int under_floor(const row *r)
 static void judge(row *r)
 {
     int beyond = r->limit && limit_exceeded(r->limit, r);
-    /* No p, or for a limit neither test able to reach alpha with these
-     * ties: the medians judge, as with too few runs. */
-    if (isnan(r->p) || (r->limit && isnan(r->p_beyond) && r->rise_unreachable)) {
+    /* No p, or for a limit its medians beyond it and neither test able to
+     * reach alpha with these ties: the medians judge, as with too few runs
+     * (a fall, or a rise within the limit, keeps its tested verdict --
+     * review 62). */
+    if (isnan(r->p) || (r->limit && beyond && isnan(r->p_beyond) && r->rise_unreachable)) {
         r->verdict = VERDICT_NOT_ENOUGH;
         r->exceeded = beyond;
         return;
