@@ -1413,6 +1413,7 @@ static void judge(row *r)
     if (isnan(r->p) || (r->limit && beyond && isnan(r->p_beyond) && r->rise_unreachable)) {
         r->verdict = VERDICT_NOT_ENOUGH;
         r->exceeded = beyond;
+        r->p = r->q = NAN; /* shown "-" as too few runs are: not a p of 0.5 beside EXCEEDED (review 62) */
         return;
     }
     /* A key with a limit: its one-sided tests (adjust_family) -- it fails
