@@ -276,6 +276,13 @@ def pytest_keyboard_interrupt(excinfo: Any) -> None:
     _exit_seen = _exit_seen or isinstance(excinfo.value, pytest.exit.Exception)
 
 
+# pytest's options under which no test runs: --collect-only, --fixtures,
+# --fixtures-per-test, --setup-plan, --setup-only.  Nothing is judged then,
+# never a failure (--setup-plan failed the session, review 62; --fixtures
+# said "this fails the session" and exited 0: its exit is pytest's own).
+_NO_TEST_RUNS = ("collectonly", "showfixtures", "show_fixtures_per_test", "setupplan", "setuponly")
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     # pytest.exit() in a conftest's pytest_configure, before this plugin's
     # (the session's plugin was never made): nothing ran and nothing was
@@ -1135,7 +1142,7 @@ class _Session:
         BASELINE has no number for it fails the session (a gate that judged
         nothing is no pass).  BASELINE is read again here, as the engine
         reads it now: a start-up read may be stale."""
-        if self.config.getoption("collectonly"):
+        if any(self.config.getoption(name, False) for name in _NO_TEST_RUNS):
             return  # no test ran: nothing to judge
         baseline = self.config.getoption("resmon_compare")
         try:

@@ -1882,6 +1882,19 @@ def test_a_session_pytest_exit_stopped_is_interrupted_whatever_its_status(tmp_pa
     assert "pytest.exit" not in result.stdout + result.stderr, result.stdout + result.stderr
 
 
+@pytest.mark.parametrize("option", ["--collect-only", "--fixtures", "--fixtures-per-test", "--setup-plan",
+                                    "--setup-only"])
+def test_options_that_run_no_test_judge_nothing_and_fail_nothing(tmp_path, option):
+    # Review 62: --setup-plan failed the session ("judged nothing ... this
+    # fails the session"), and --fixtures printed that and exited 0.
+    result = run_pytest(tmp_path, compared_source(8), "--resmon-json=base.json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    result = run_pytest(tmp_path, compared_source(8), option, "--resmon-compare=base.json",
+                        "--resmon-compare-fail=rss_growth_mb=50%,8")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "fails the session" not in result.stdout + result.stderr, result.stdout + result.stderr
+
+
 @pytest.mark.parametrize("encoding, locale, mark", [("ascii", "C.UTF-8", "ok:"), ("utf-8", "C", "\u2713")])
 def test_the_check_mark_is_chosen_by_the_output_streams_encoding_not_the_locale(tmp_path, encoding, locale, mark):
     # Review of issue 30: the engine chose its check marks from the locale;
