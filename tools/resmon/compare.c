@@ -258,6 +258,16 @@ static char *budget_printf(const char *format, ...)
     return text;
 }
 
+/* count zeroed items of size bytes, the budget's; NULL when the budget or
+ * memory is out (or the product overflows). */
+static void *budget_calloc(size_t count, size_t size)
+{
+    void *block = size && count > SIZE_MAX / size ? NULL : budget_malloc(count * size);
+    if (block)
+        memset(block, 0, count * size);
+    return block;
+}
+
 /* A key is judged over the runs that hold it: a directory's reports from a
  * `pytest -k`, `-x` or interrupted session lack some tests, and a key kept
  * only when every run held it silently left those tests ungated.  The
@@ -402,9 +412,12 @@ static int budget_error(const char *path)
     return compare_error(path, line);
 }
 
-/* Out of memory while comparing: the budget's line when it was the reason. */
-static int memory_error(void)
+/* Out of memory reading path, or (NULL) while comparing the sides read:
+ * the budget's line when it was the reason. */
+static int out_of_memory(const char *path)
 {
+    if (path)
+        return budget_exceeded ? budget_error(path) : compare_error(path, ": out of memory");
     char line[160];
     snprintf(line, sizeof line, "BASE and NEW together need more than the %zu MiB of memory compare allows",
              COMPARE_MEMORY_MAX >> 20);
@@ -462,16 +475,13 @@ static int input_text(const char *path, char **text, size_t *length)
  * -ENOMEM. */
 static int side_set_runs(side *s, size_t runs)
 {
-    int fits = runs <= SIZE_MAX / sizeof(size_t) && runs <= SIZE_MAX / sizeof(char *);
-    size_t *keys = fits ? budget_malloc(runs * sizeof *keys) : NULL;
-    char **names = fits ? budget_malloc(runs * sizeof *names) : NULL;
+    size_t *keys = budget_calloc(runs, sizeof *keys);
+    char **names = budget_calloc(runs, sizeof *names);
     if (!keys || !names) {
         budget_free(keys);
         budget_free(names);
         return -ENOMEM;
     }
-    memset(keys, 0, runs * sizeof *keys);
-    memset(names, 0, runs * sizeof *names);
     for (size_t i = 0; i < s->runs && s->run_names; i++)
         budget_free(s->run_names[i]);
     budget_free(s->run_keys);
@@ -622,7 +632,7 @@ static int side_add_repeat(side *s, json_t *root, const char *path, int in_direc
         }
         char *named = budget_printf("%s run %zu", path, i + 1);
         if (!named)
-            return budget_exceeded ? budget_error(path) : compare_error(path, ": out of memory");
+            return out_of_memory(path);
         int rc = side_add_summary(s, run, named, i);
         s->run_names[i] = named;
         if (rc < 0)
@@ -782,7 +792,7 @@ static int side_read_file(side *s, const char *path, size_t run, int in_director
     if (rc == -EINTR)
         return COMPARE_INTERRUPTED;
     if (rc < 0)
-        return budget_exceeded ? budget_error(path) : compare_error(path, ": out of memory");
+        return out_of_memory(path);
     return 0;
 }
 
@@ -866,7 +876,7 @@ static int side_read(side *s, const char *path)
     }
     if (strcmp(path, "-") == 0 || !S_ISDIR(st.st_mode)) {
         if (side_set_runs(s, 1) < 0 || !(s->run_names[0] = budget_printf("%s", path)))
-            return budget_exceeded ? budget_error(path) : compare_error(path, ": out of memory");
+            return out_of_memory(path);
         return side_read_file(s, path, 0, 0);
     }
     size_t count;
@@ -878,9 +888,7 @@ static int side_read(side *s, const char *path)
         snprintf(why, sizeof why, ": the directory cannot be read (%s)",
                  error == EACCES ? "another user's symbolic link in a sticky directory others can write, as "
                                    "fs.protected_symlinks refuses, or no permission" : strerror(error));
-        if (error == ENOMEM && budget_exceeded)
-            return budget_error(path);
-        return compare_error(path, error == ENOMEM ? ": out of memory" : why);
+        return error == ENOMEM ? out_of_memory(path) : compare_error(path, why);
     }
     if (count == 0) {
         free_paths(paths, count);
@@ -888,7 +896,7 @@ static int side_read(side *s, const char *path)
     }
     if (side_set_runs(s, count) < 0) {
         free_paths(paths, count);
-        return budget_exceeded ? budget_error(path) : compare_error(path, ": out of memory");
+        return out_of_memory(path);
     }
     int rc = 0;
     for (size_t i = 0; i < count && rc == 0; i++) {
@@ -1176,11 +1184,10 @@ static row *build_rows(side *base, side *next, size_t *count, double alpha)
      * 298 MiB with the rows uncounted (attack 59). */
     size_t slots = base->metric_count < next->metric_count ? base->metric_count : next->metric_count;
     slots = slots ? slots : 1; /* a row is a key of both sides */
-    row *rows = slots <= SIZE_MAX / sizeof *rows ? budget_malloc(slots * sizeof *rows) : NULL;
+    row *rows = budget_calloc(slots, sizeof *rows);
     *count = 0;
     if (!rows)
         return NULL;
-    memset(rows, 0, slots * sizeof *rows);
     for (size_t i = 0; i < base->metric_count; i++) {
         if (caller_stopped()) {
             budget_free(rows);
@@ -2292,12 +2299,12 @@ static int compare_streams(int argc, char **argv, FILE *out, FILE *err, const co
     if (rc == 0 && !o.allow_different_commands)
         rc = check_commands(&base, &next);
     if (rc == 0 && !(rows = build_rows(&base, &next, &count, o.alpha)))
-        rc = compare_stopped ? COMPARE_INTERRUPTED : memory_error();
+        rc = compare_stopped ? COMPARE_INTERRUPTED : out_of_memory(NULL);
     if (rc == 0 && caller_stopped())
         rc = COMPARE_INTERRUPTED;
     size_t tested[3] = {0, 0, 0};
     if (rc == 0 && (rc = apply_limits(o.limits, o.limit_count, rows, count, o.alpha, tested)) == -ENOMEM)
-        rc = memory_error();
+        rc = out_of_memory(NULL);
     if (rc == 0) {
         report rep = {.base = &base, .next = &next, .rows = rows, .count = count, .alpha = o.alpha,
                       .tested = {tested[0], tested[1], tested[2]}};
