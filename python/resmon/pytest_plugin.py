@@ -297,9 +297,19 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         return  # the session's plugin judges, or says why not
     session = config.pluginmanager.get_plugin("session")
     if session is not None and session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
-        sys.stderr.write("resmon: --resmon-compare: the session was stopped short (pytest.exit) before resmon "
-                         "started: nothing judged, and a gate never passes what it did not judge\n")
+        sys.stderr.write(_fail_stopped_short(session, " before resmon started"))
+
+
+def _fail_stopped_short(session: pytest.Session, when: str = "") -> str:
+    """pytest.exit() ended the session before its tests were all run:
+    nothing is judged, and the gate fails it whatever status pytest.exit
+    chose -- a gate passes only what it judged (review 60: returncode=0
+    after one test of three passed the gate, exit 0).  Returns the line
+    that says so."""
+    if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    return (f"resmon: --resmon-compare: the session was stopped short (pytest.exit){when}: nothing judged, and a "
+            "gate never passes what it did not judge\n")
 
 
 def _compare_setup(config: pytest.Config) -> tuple[list[str], frozenset[str], frozenset[str]] | None:
@@ -1199,14 +1209,7 @@ class _Session:
         self.fail_session(session, self.compared[0], limits)
 
     def fail_stopped_short(self, session: pytest.Session) -> None:
-        """pytest.exit() ended the session before its tests were all run:
-        nothing is judged, and the gate fails it whatever status pytest.exit
-        chose -- a gate passes only what it judged (review 60: returncode=0
-        after one test of three passed the gate, exit 0)."""
-        self.compared = 1, "", ("resmon: --resmon-compare: the session was stopped short (pytest.exit): nothing "
-                                "judged, and a gate never passes what it did not judge\n")
-        if session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.NO_TESTS_COLLECTED):
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        self.compared = 1, "", _fail_stopped_short(session)  # said in the terminal summary, or at unconfigure
 
     def fail_session(self, session: pytest.Session, status: int, limits: list[str]) -> None:
         # Nothing judged keeps pytest's own "no tests ran" (5), and any failure.
