@@ -82,7 +82,7 @@ typedef struct rm__process_metrics {
                                       were last read (many threads) */
     unsigned primed;              /* sources (SOURCE_* of metrics.c) whose
                                      counters in last[] hold a reading */
-    int count_from_zero;          /* born since the previous reading: its whole
+    int count_from_zero;          /* born in the window (rm__probe_track): its whole
                                      count belongs to the window */
     uint64_t last[RM__LEVEL_END]; /* counters: lifetime values at the latest reading;
                                      levels: at the latest reading of their source

@@ -210,6 +210,8 @@ static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
     struct timespec boot;
     clock_gettime(CLOCK_BOOTTIME, &boot);
     uint64_t boot_ns = rm__timespec_ns(&boot);
+    if (baseline)
+        p->window_boottime_ns = boot_ns;
     if (p->include_children && rm__probe_refresh_tree(p) > 0)
         settle_ended(p);
     int groups = p->metrics.groups != 0; /* none by default: no call into metrics.c at all */

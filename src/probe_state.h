@@ -166,6 +166,7 @@ struct rm__probe {
     long ticks_per_sec;     /* stat's clock ticks */
     uint64_t tick_ns;
     uint64_t previous_boottime_ns; /* CLOCK_BOOTTIME of the previous reading */
+    uint64_t window_boottime_ns;   /* CLOCK_BOOTTIME of the window's first reading */
     unsigned generation;    /* bumped when the tracked set changes */
     rm__tracked *procs;     /* procs[0] is the root */
     size_t count, cap;

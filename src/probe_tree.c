@@ -81,11 +81,23 @@ static int open_in(int dir_fd, const char *name, int *fd)
     return *fd >= 0 ? 0 : errno == ENOENT ? -ESRCH : -errno;
 }
 
-/* Starts tracking pid.  A process born since the previous reading counts all
- * its CPU time (and its reaped children's) in this interval (baseline 0); one
- * that is older -- missed by an earlier walk, the kernel's children lists
- * being best effort -- starts from its current CPU time, so its past never
- * shows as a spike. */
+/* Starts tracking pid.  A descendant born in the window counts all its CPU
+ * time (and its reaped children's) and all its counters, however late it is
+ * found: its whole life is the window's, and its parent's counters take
+ * that whole life when they reap it (its whole life is what is settled
+ * then).  Born since the previous reading was the rule, and a child found
+ * later -- its parent's children list reused while the parent's CPU clock
+ * had not caught up (a process running on another CPU shows the clock of
+ * its last tick), or no descriptor left to track it -- counted only what it
+ * did once found: a child that wrote 512 KiB before it was found lost them
+ * from the window's I/O when it was reaped (CI of stop 59's landing).  The
+ * CPU a late find brings at once is handed out no faster than the tree
+ * could have run (rm__probe_cpu_hand_out).  One that is older (missed by an
+ * earlier walk, the kernel's children lists being best effort) starts from
+ * its current figures, so its past never counts.  A cgroup's member is a
+ * descendant of no one here: one that moved in brought a past that was not
+ * the cgroup's, so there born since the previous reading stays the rule
+ * (the cgroup's listing, unlike children lists, misses no one). */
 int rm__probe_track(rm__probe *p, pid_t pid, rm__tracked **out)
 {
     if (p->count == p->cap) {
@@ -135,8 +147,9 @@ int rm__probe_track(rm__probe *p, pid_t pid, rm__tracked **out)
         rm__count_kept(t.stat_fd); /* whatever the budget: one file a probe */
     /* Unknown birth (statm only: the root, tracked before any reading)
      * counts as "before": never an absurd spike. */
-    int born_since = now.stat_read && p->previous_boottime_ns &&
-                     rm__started_after(now.st.starttime, p->ticks_per_sec, p->previous_boottime_ns);
+    uint64_t born_after = p->members ? p->previous_boottime_ns : p->window_boottime_ns;
+    int born_since = now.stat_read && p->previous_boottime_ns && born_after &&
+                     rm__started_after(now.st.starttime, p->ticks_per_sec, born_after);
     t.metrics.count_from_zero = born_since;
     if (now.stat_read) {
         t.ppid = now.st.ppid;

@@ -944,44 +944,6 @@ static void tree_tracks_every_child_of_a_large_family(void **state)
  * the hard limit and is read through the directory past it: the family
  * of 1200 under a limit of ~2400 descriptors is counted whole, none
  * unreadable. */
-/* Runs work(arg, got) in a forked child whose limit on open files (soft
- * and hard: a lowered hard limit cannot be raised again) is `spare` above
- * its highest open descriptor, and brings got[0..count) back (-1 where the
- * child gave nothing).  Returns 1 when the child reported in full and
- * exited 0.  Nothing is asserted between the fork and the report, so that
- * a test stops its workload before it asserts. */
-typedef void limited_work(void *arg, double *got);
-
-static int run_under_open_file_limit(int spare, limited_work *work, void *arg, double *got, size_t count)
-{
-    for (size_t i = 0; i < count; i++)
-        got[i] = -1;
-    int report[2];
-    if (pipe(report) != 0)
-        return 0;
-    pid_t child = fork();
-    if (child < 0) {
-        close(report[0]);
-        close(report[1]);
-        return 0;
-    }
-    if (child == 0) {
-        close(report[0]);
-        int highest = test_highest_descriptor(report[1]);
-        struct rlimit limit = {(rlim_t)(highest + 1 + spare), (rlim_t)(highest + 1 + spare)};
-        if (setrlimit(RLIMIT_NOFILE, &limit) == 0)
-            work(arg, got);
-        ssize_t size = (ssize_t)(count * sizeof *got);
-        _exit(write(report[1], got, (size_t)size) == size ? 0 : 1);
-    }
-    close(report[1]);
-    ssize_t n = read(report[0], got, count * sizeof *got);
-    close(report[0]);
-    int status;
-    pid_t reaped = waitpid(child, &status, 0);
-    return n == (ssize_t)(count * sizeof *got) && reaped == child && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
 /* got: peak processes, peak unreadable, samples. */
 static void monitor_wide_family(void *arg, double *got)
 {
@@ -1011,7 +973,7 @@ static void a_wide_family_under_a_low_open_file_limit_is_read_whole(void **state
     /* Room for every directory and the walker's quarter; not for a second
      * and third file a process. */
     double got[3];
-    int reported = run_under_open_file_limit(2400, monitor_wide_family, &target.pid, got, 3);
+    int reported = test_run_under_open_file_limit(2400, monitor_wide_family, &target.pid, got, 3);
     test_child_release(&target);
     test_child_kill(&target);
     assert_true(reported);
@@ -1135,7 +1097,7 @@ static void a_process_read_without_a_free_descriptor_is_not_taken_for_ended(void
      * for the sleepers' files, not the busy ones'. */
     starved_run run = {go, target.pid, pids};
     double got[5];
-    int reported = run_under_open_file_limit(240, monitor_starved_family, &run, got, 5);
+    int reported = test_run_under_open_file_limit(240, monitor_starved_family, &run, got, 5);
     atomic_store(go, 2); /* whatever came back: no busy child is left spinning */
     test_child_release(&target);
     test_child_kill(&target);

@@ -269,6 +269,44 @@ static inline int test_highest_descriptor(int floor)
     return highest;
 }
 
+/* Runs work(arg, got) in a forked child whose limit on open files (soft
+ * and hard: a lowered hard limit cannot be raised again) is `spare` above
+ * its highest open descriptor, and brings got[0..count) back (-1 where the
+ * child gave nothing).  Returns 1 when the child reported in full and
+ * exited 0.  Nothing is asserted between the fork and the report, so that
+ * a test stops its workload before it asserts. */
+typedef void test_limited_work(void *arg, double *got);
+
+static inline int test_run_under_open_file_limit(int spare, test_limited_work *work, void *arg, double *got, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        got[i] = -1;
+    int report[2];
+    if (pipe(report) != 0)
+        return 0;
+    pid_t child = fork();
+    if (child < 0) {
+        close(report[0]);
+        close(report[1]);
+        return 0;
+    }
+    if (child == 0) {
+        close(report[0]);
+        int highest = test_highest_descriptor(report[1]);
+        struct rlimit limit = {(rlim_t)(highest + 1 + spare), (rlim_t)(highest + 1 + spare)};
+        if (setrlimit(RLIMIT_NOFILE, &limit) == 0)
+            work(arg, got);
+        ssize_t size = (ssize_t)(count * sizeof *got);
+        _exit(write(report[1], got, (size_t)size) == size ? 0 : 1);
+    }
+    close(report[1]);
+    ssize_t n = read(report[0], got, count * sizeof *got);
+    close(report[0]);
+    int status;
+    pid_t reaped = waitpid(child, &status, 0);
+    return n == (ssize_t)(count * sizeof *got) && reaped == child && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
 /* ---- workloads that say when they are ready --------------------------------
  * A child process writes its pid to a pipe once it is ready (its memory
  * touched, its work done); the parent blocks until every child has, instead of
