@@ -805,7 +805,10 @@ typedef void (*resmon_sample_cb)(const resmon_sample *sample, void *user);
  *   a sample costs what it did in 0.3).  Other bits: -EINVAL.  In a tree
  *   (include_children), counters stay continuous when a child is reaped: the
  *   kernel then adds the child's whole I/O, faults and CPU to its parent's,
- *   and resmon subtracts what it already counted of the child.  Context
+ *   and resmon subtracts what it already counted of the child.  A child born
+ *   in the window counts from its birth however late a walk finds it (a
+ *   parent running on another CPU shows its CPU clock as of its last tick,
+ *   so its children list may be read a sample late).  Context
  *   switches are the exception: the kernel keeps those of a process that
  *   ended only for whoever reaps it (wait4, RUSAGE_CHILDREN), never in
  *   /proc, so the samples lose a child's last interval and every child that
