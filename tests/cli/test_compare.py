@@ -339,6 +339,27 @@ class PytestReports(Tmp):
         self.assertIn("| t.py::test\\_big\\[a\\|b]::rss\\_growth\\_mb | 100 | 130 | +30 | +30.0% | - | not enough runs |  |",
                       r.stdout)
 
+    def test_a_tests_own_limit_wins_over_its_keys_whatever_their_order(self):
+        # Attack 63 F4: "t.py::test_a::cpu_sec=10%" before "cpu_sec=100%" was
+        # dropped for the later one (the last naming a row won): test_a's
+        # +50 % passed as "1 limit holds".
+        a = self.write("a.json", {"resmon_version": "0.4.0", "tests": {
+            "t.py::test_a": {"cpu_sec": 1.0}, "t.py::test_b": {"cpu_sec": 1.0}}})
+        b = self.write("b.json", {"resmon_version": "0.4.0", "tests": {
+            "t.py::test_a": {"cpu_sec": 1.5}, "t.py::test_b": {"cpu_sec": 1.0}}})
+        for order in (("t.py::test_a::cpu_sec=10%", "cpu_sec=100%"), ("cpu_sec=100%", "t.py::test_a::cpu_sec=10%")):
+            r = resmon("compare", "--max-increase", order[0], "--max-increase", order[1], a, b)
+            self.assertEqual(r.returncode, 1, f"{order}: {r.stdout}")
+            self.assertIn("1 of 2 limits exceeded", r.stdout.splitlines()[0])
+            self.assertIn("above the limit of +10%", r.stderr)
+        # A limit every key of which a more specific one judges is said.
+        c = self.write("c.json", {"resmon_version": "0.4.0", "tests": {"t.py::test_a": {"cpu_sec": 1.0}}})
+        d = self.write("d.json", {"resmon_version": "0.4.0", "tests": {"t.py::test_a": {"cpu_sec": 1.05}}})
+        r = resmon("compare", "--max-increase", "cpu_sec=100%", "--max-increase", "t.py::test_a::cpu_sec=10%", c, d)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("1 limit judges no key, a more specific one judging each key it names: cpu_sec=100%",
+                      r.stdout.splitlines())
+
     def test_keys_a_limit_names_on_one_side_only_are_counted_as_unjudged(self):
         # Review of issue 30: a BASE test whose key is a string or missing was
         # silently unjudged: "1 limit holds" read as holding there too.

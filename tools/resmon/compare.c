@@ -142,7 +142,7 @@ typedef struct limit {
     double floor;   /* the absolute part: given, or the key's default with N% alone */
     int floor_given;
     size_t rows; /* rows it applies to */
-    size_t judged, exceeded; /* rows it is the limit of (the last naming a row wins), rows it fails */
+    size_t judged, exceeded; /* rows it is the limit of (the most specific naming a row), rows it fails */
 } limit;
 
 enum verdict { VERDICT_NOT_ENOUGH, VERDICT_UNCHANGED, VERDICT_NOISE, VERDICT_REGRESSION, VERDICT_IMPROVEMENT };
@@ -1475,10 +1475,15 @@ static int apply_limits(limit *limits, size_t limit_count, row *rows, size_t row
         if (!is_cost(limits[i].key))
             return limit_error(&limits[i], " is a fact of the run, not a cost: compare shows it but gates nothing on it");
         for (size_t j = 0; j < row_count; j++) {
-            if (limit_names(&limits[i], rows[j].key)) {
+            if (!limit_names(&limits[i], rows[j].key))
+                continue;
+            limits[i].rows++;
+            /* The most specific limit naming a row is its limit, whatever
+             * their order: a test's own NODEID::KEY over KEY.  The last
+             * one won, so "t.py::test_a::cpu_sec=10%" before
+             * "cpu_sec=100%" let test_a rise 50 % (attack 63 F4). */
+            if (!rows[j].limit || strlen(limits[i].key) > strlen(rows[j].limit->key))
                 rows[j].limit = &limits[i];
-                limits[i].rows++;
-            }
         }
         if (!limits[i].rows)
             return limit_error(&limits[i], " is not a numeric key of both BASE and NEW (see resmon compare without limits)");
@@ -1521,6 +1526,8 @@ typedef struct report {
     size_t given, given_exceeded; /* the limits given that judge a row, and those exceeded in one */
     size_t unjudged; /* keys on one side only that a limit names: never judged, so said */
     size_t unproven; /* limited keys that rose, beyond their limit by the medians, not shown beyond it */
+    size_t overridden; /* limits that name keys, each judged by a more specific limit */
+    const char *overridden_arg; /* the first of them, as given */
     double alpha;
     size_t tested[3]; /* keys with a p, without a limit and with; the largest limit's family (apply_limits) */
     int utf8; /* the text report's stream takes UTF-8: check marks (compare_caller) */
@@ -1760,6 +1767,12 @@ static void print_notes(FILE *out, const report *rep, const char *prefix, int ma
     only_line(rep, line, sizeof line);
     if (line[0])
         fprintf(out, "%s%s\n", prefix, line);
+    if (rep->overridden) { /* counted in no headline: said here */
+        fprintf(out, "%s%zu limit%s judge%s no key, a more specific one judging each key it names: ", prefix,
+                rep->overridden, rep->overridden == 1 ? "" : "s", rep->overridden == 1 ? "s" : "");
+        print_note_text(out, rep->overridden_arg, markdown);
+        fputs(rep->overridden > 1 ? " and others\n" : "\n", out);
+    }
 }
 
 static void print_side_heading(FILE *out, const char *what, const side *s)
@@ -2210,6 +2223,8 @@ static void tally(report *rep, int all, const limit *limits, size_t limit_count)
     for (size_t i = 0; i < limit_count; i++) {
         rep->given += limits[i].judged > 0;
         rep->given_exceeded += limits[i].exceeded > 0;
+        if (limits[i].rows && !limits[i].judged && !rep->overridden++)
+            rep->overridden_arg = limits[i].arg;
     }
     for (size_t i = 0; i < rep->count; i++) {
         row *r = &rep->rows[i];
