@@ -87,9 +87,10 @@ up:
     In a leaf, ``cgroup_cpu_sec`` is the leaf's own CPU clock: every process
     that ran in it during the call, a double-forked grandchild too (no
     getrusage of this process counts it) and children still running at the
-    end (their CPU so far).  Where it exceeds ``cpu_sec`` by more than a
-    clock tick (and one for each zombie charged), ``cpu_sec_exact`` is false
-    and a limit on ``cpu_sec`` judges ``cgroup_cpu_sec``.
+    end (their CPU so far).  Where it exceeds getrusage's figure by more
+    than a clock tick (and one for each zombie charged), ``cpu_sec`` is
+    ``cgroup_cpu_sec``, the figure a limit and a gate judge
+    (``cpu_sec_exact`` false; getrusage's kept as ``cpu_sec_rusage``).
     Exact: the name the command gives the kernel's CPU seconds
     (``cpu_sec``), where ``cpu_time_sec`` is the sampled figure; a limit
     still named ``cpu_time_sec`` is refused with a word on the new name.
@@ -119,6 +120,8 @@ monitor's kept records) and the sampled tree rose more than the leaf was
 charged: such work may have done the test's outside the leaf (the pool
 workers of a forkserver an earlier test started).  An idle process beside
 (a session fixture's server) takes no more than the figures it can enter.
+The figures no limit judges are listed in the record (``unjudged``); a gate
+(``--resmon-compare``, ``resmon compare``) leaves them out of that run.
 
 Under pytest-xdist each worker measures its own tests (its own process and
 its children); the records travel with the test reports, so the controller's
@@ -520,12 +523,21 @@ def _baseline_rows(baseline: str) -> tuple[frozenset[str], frozenset[str]]:
             raise pytest.UsageError(f"resmon: --resmon-compare {path!r} is not a pytest report (no \"tests\" "
                                     "object): the baseline of a session is a --resmon-json report")
         # A skipped test's record is no run of it: the engine leaves it out.
-        found = {f"{node}::{key}" for node, record in tests.items()
-                 if isinstance(record, dict) and record.get("outcome") != "skipped"
-                 for key, value in record.items() if _is_number(value)}
+        found = {f"{node}::{key}" for node, record in tests.items() for key in _judged_numbers(record)}
         rows |= found
         tests_in_any |= {node for node, record in tests.items() if isinstance(record, dict)}
     return frozenset(rows), frozenset(tests_in_any)
+
+
+def _judged_numbers(record: Any) -> list[str]:
+    """A record's keys a gate judges, as the engine reads it: its numbers,
+    less those it says no limit judges (``unjudged``: the test ran beside
+    other work); none for a skipped test (no run of it)."""
+    if not isinstance(record, dict) or record.get("outcome") == "skipped":
+        return []
+    unjudged = record.get("unjudged")
+    unjudged = [key for key in unjudged if isinstance(key, str)] if isinstance(unjudged, list) else []
+    return [key for key, value in record.items() if _is_number(value) and key not in unjudged]
 
 
 def _some(names: list[str]) -> str:
@@ -1006,12 +1018,16 @@ class _Session:
         # 1 s in a test of cpu_sec 0.04, "exact".  Above cpu_sec by more than
         # a tick for each zombie charged to the tick (and one), cpu_sec is no
         # longer exact and a limit judges the leaf's figure.
-        judged = record
+        # cpu_sec is then the leaf's figure, the one a limit and a gate both
+        # judge (getrusage's kept as cpu_sec_rusage): the report kept
+        # getrusage's, and --resmon-compare passed as +10 % a grandchild's
+        # 0.6 s that resmon_limit failed (attack 63 F1).
         if leaf_cpu is not None:
             record["cgroup_cpu_sec"] = leaf_cpu
             if leaf_cpu - cpu > (charged + 1) / _CLOCK_TICKS:
                 record["cpu_sec_exact"] = False
-                judged = {**record, "cpu_sec": leaf_cpu}
+                record["cpu_sec_rusage"] = record["cpu_sec"]
+                record["cpu_sec"] = leaf_cpu
         # The clock ticks of the zombies' CPU: cpu_sec within this of the
         # truth.  A limit judges cpu_sec less what it may be high by (the
         # zombies taken out), never failed on rounding -- and never given
@@ -1030,6 +1046,12 @@ class _Session:
                 f"resmon: {item.nodeid}: a child was reaped just as the call's CPU was read: "
                 f"{', '.join(cpu_unsure)}; its cpu_sec may be off by that child's CPU, so no limit on it is "
                 "applied"))
+        # The keys no limit judges here are named in the record: a gate
+        # judged them all the same, and failed a test for the 100 MiB of a
+        # session fixture's thread beside it (attack 63 F2).
+        unjudged = sorted(key for key in tainted if _is_number(record.get(key)))
+        if unjudged:
+            record["unjudged"] = unjudged
         if overlapped:
             record["overlapped_by"] = overlapped
             named = [key for key in LIMIT_KEYS if key in tainted]
@@ -1040,7 +1062,7 @@ class _Session:
         item.user_properties.append((_PROPERTY, json.dumps(record)))
         if outcome.excinfo is None:  # a test that failed by itself keeps its own failure
             checked = {k: v for k, v in limits.items() if k not in tainted}
-            failures = _over_limits(judged, checked, slack)
+            failures = _over_limits(record, checked, slack)
             if failures:
                 self.exceeded[item.nodeid] = failures
 
@@ -1165,8 +1187,9 @@ class _Session:
         # it: the engine leaves its record out, as _baseline_rows does, and a
         # limit naming it alone judges nothing here (a warning, not the
         # engine's usage error that its key is in no NEW).
-        measured = {f"{node}::{key}" for node, record in self._ran()
-                    for key, value in record.items() if _is_number(value)}
+        measured = {f"{node}::{key}" for node, record in self._ran() for key in _judged_numbers(record)}
+        beside = {f"{node}::{key}" for node, record in self._ran()
+                  for key in record.get("unjudged", []) if isinstance(key, str)}
         rows = measured & self.baseline_rows
         limits = [limit for limit in self.compare if any(_limit_names(limit, row) for row in rows)]
         unjudged, failed = [], False
@@ -1176,9 +1199,14 @@ class _Session:
             words = limit.partition("=")[2]
             named = words.rpartition("=")[0]
             here = [row.rpartition("::")[0] for row in sorted(measured) if _limit_names(limit, row)]
-            if not here and "::" in named:
+            if not here and "::" in named and not any(_limit_names(limit, row) for row in beside):
                 unjudged.append(f"resmon compare: {words} names no test measured in this session (deselected, "
                                 "skipped or not collected): not judged here, never a failure\n")
+                continue
+            if not here and any(_limit_names(limit, row) for row in beside):
+                tests = sorted({row.rpartition("::")[0] for row in beside if _limit_names(limit, row)})
+                unjudged.append(f"resmon compare: {words} judged nothing: {_some(tests)} ran beside other work "
+                                "(unjudged in the record, as resmon_limit leaves it): never a failure\n")
                 continue
             failed = True
             where = (f"in {_some(here)}, measured here," if here else "in any test measured here")
@@ -1230,17 +1258,21 @@ class _Session:
         for the rest must not read as holding for those."""
         lines = []
         for limit in limits:
+            beside = [node for node, record in self._ran() for key in record.get("unjudged", [])
+                      if isinstance(key, str) and _limit_names(limit, f"{node}::{key}")]
+            if beside:
+                lines.append(f"resmon compare: {limit.partition('=')[2]} not judged in {len(beside)} "
+                             f"test{'s' if len(beside) != 1 else ''} that ran beside other work (unjudged in "
+                             f"the record, as resmon_limit leaves it): {_some(beside)}\n")
             missed = [node for node, record in self._ran() if node in self.baseline_tests
-                      for key, value in record.items()
-                      if _is_number(value) and _limit_names(limit, f"{node}::{key}")
-                      and f"{node}::{key}" not in self.baseline_rows]
+                      for key in _judged_numbers(record)
+                      if _limit_names(limit, f"{node}::{key}") and f"{node}::{key}" not in self.baseline_rows]
             if missed:
                 lines.append(f"resmon compare: {limit.partition('=')[2]} not judged in {len(missed)} "
                              f"test{'s' if len(missed) != 1 else ''} where BASELINE has no number for it: "
                              f"{_some(missed)}\n")
             absent = [node for node, record in self._ran() if node not in self.baseline_tests
-                      and any(_is_number(value) and _limit_names(limit, f"{node}::{key}")
-                              for key, value in record.items())]
+                      and any(_limit_names(limit, f"{node}::{key}") for key in _judged_numbers(record))]
             if absent:
                 lines.append(f"resmon compare: {limit.partition('=')[2]} not judged in {len(absent)} "
                              f"test{'s' if len(absent) != 1 else ''} that BASELINE lacks (new, or not in its "

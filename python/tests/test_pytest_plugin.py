@@ -658,33 +658,41 @@ def test_a_fork_pool_of_the_tests_own_beside_an_idle_fixture_server_keeps_its_li
                      r"may include", result.stdout), result.stdout
 
 
-def test_a_double_forked_grandchilds_cpu_is_the_leafs_and_not_exact(tmp_path):
+GRANDCHILD_BURNS = """
+    import os, time, pytest
+
+    BURN = float(os.environ.get("BURN", "0.5"))
+
+    @pytest.mark.resmon_limit(cpu_sec=float(os.environ.get("LIMIT", "0.3")))
+    def test_grandchild():
+        done_r, done_w = os.pipe()
+        child = os.fork()
+        if child == 0:
+            if os.fork() == 0:
+                start = time.process_time()
+                while time.process_time() - start < BURN:
+                    pass
+                os.write(done_w, b"x")
+            os._exit(0)
+        os.close(done_w)
+        os.waitpid(child, 0)
+        assert os.read(done_r, 1) == b"x"
+        assert os.read(done_r, 1) == b""  # the grandchild has exited (its end of the pipe closed)
+
+    def test_plain():
+        pass
+"""
+
+
+def test_a_double_forked_grandchilds_cpu_is_the_leafs_and_not_exact(tmp_path, monkeypatch):
     # Attack 57b: a grandchild (double-forked, reparented to init and reaped
     # there) burned 0.5 s that no getrusage of pytest counts: cpu_sec 0.04,
     # cpu_sec_exact true, and a limit of 0.3 passed.  The leaf's CPU clock
     # counts it.  The test waits for the grandchild's last act on a pipe.
-    result = run_pytest(tmp_path, """
-        import os, time, pytest
-
-        @pytest.mark.resmon_limit(cpu_sec=0.3)
-        def test_grandchild():
-            done_r, done_w = os.pipe()
-            child = os.fork()
-            if child == 0:
-                if os.fork() == 0:
-                    start = time.process_time()
-                    while time.process_time() - start < 0.5:
-                        pass
-                    os.write(done_w, b"x")
-                os._exit(0)
-            os.close(done_w)
-            os.waitpid(child, 0)
-            assert os.read(done_r, 1) == b"x"
-            assert os.read(done_r, 1) == b""  # the grandchild has exited (its end of the pipe closed)
-
-        def test_plain():
-            pass
-    """, "--resmon-json=report.json")
+    # Attack 63 F1: the report kept getrusage's 0.04 as cpu_sec, and
+    # --resmon-compare passed the 0.5 s that resmon_limit failed: cpu_sec
+    # is the leaf's figure now, getrusage's kept as cpu_sec_rusage.
+    result = run_pytest(tmp_path, GRANDCHILD_BURNS, "--resmon-json=report.json")
     tests = cgroup_records(tmp_path, result)
     record = tests["test_generated.py::test_grandchild"]
     with open("/proc/self/mountinfo") as f:  # v2's leaf has cpu.stat; v1's needs a cpuacct hierarchy
@@ -693,9 +701,21 @@ def test_a_double_forked_grandchilds_cpu_is_the_leafs_and_not_exact(tmp_path):
     if not clock:
         pytest.skip("no CPU clock of a leaf here (cgroup v1 without cpuacct)")
     assert outcomes(result) == {"test_grandchild": "FAILED", "test_plain": "PASSED"}, result.stdout
-    assert record["cpu_sec"] < 0.3 and record["cgroup_cpu_sec"] >= 0.5, record
+    assert record["cpu_sec_rusage"] < 0.3 and record["cgroup_cpu_sec"] >= 0.5, record
+    assert record["cpu_sec"] == record["cgroup_cpu_sec"], record
     assert record["cpu_sec_exact"] is False, record
     assert "resmon_limit: cpu_sec" in result.stdout, result.stdout
+    # The gate judges the figure the limit judged (the limit itself out of
+    # the way here: LIMIT).
+    monkeypatch.setenv("LIMIT", "100")
+    monkeypatch.setenv("BURN", "0")
+    base = run_pytest(tmp_path, GRANDCHILD_BURNS, "--resmon-json=base.json")
+    assert base.returncode == 0, base.stdout + base.stderr
+    monkeypatch.setenv("BURN", "0.5")
+    gate = run_pytest(tmp_path, GRANDCHILD_BURNS, "--resmon-compare=base.json",
+                      "--resmon-compare-fail=test_generated.py::test_grandchild::cpu_sec=100%,0.1")
+    assert gate.returncode == 1, gate.stdout + gate.stderr
+    assert re.search(r"test_grandchild::cpu_sec .*EXCEEDED", gate.stdout), gate.stdout
     plain = tests["test_generated.py::test_plain"]
     assert plain["cpu_sec_exact"] is True and plain["cgroup_cpu_sec"] <= plain["cpu_sec"] + 0.01, plain
 
@@ -890,6 +910,53 @@ def test_a_thread_running_beside_a_test_that_no_measured_test_left_is_not_charge
     assert grower["exact"] is False and grower["rss_growth_mb"] > 16, grower
     assert "resmon: test_generated.py::test_beside_a_growing_thread ran beside work an earlier test left " \
         "running: thread 'grower'" in result.stdout
+    # What no limit judged is said in the record, for a gate to leave alone.
+    assert busy["unjudged"] == ["cpu_sec"], busy
+    assert {"cpu_sec", "rss_growth_mb", "peak_rss_mb"} <= set(grower["unjudged"]), grower
+    assert "unjudged" not in quiet, quiet
+
+
+def test_a_gate_leaves_alone_what_the_plugins_limits_left_alone(tmp_path, monkeypatch):
+    # Attack 63 F2: a session fixture's thread faulted in 100 MiB while
+    # test_b ran; the plugin applied no limit to test_b's memory (a
+    # warning), yet --resmon-compare failed the session on it.
+    (tmp_path / "conftest.py").write_text(textwrap.dedent("""
+        import os, threading, pytest
+        held, done = [], threading.Event()
+
+        @pytest.fixture(scope="session")
+        def server():
+            go = threading.Event()
+            def run():
+                go.wait()
+                if os.environ.get("ALLOC"):
+                    held.append(bytearray(100 << 20))
+                    for i in range(0, 100 << 20, 4096):
+                        held[-1][i] = 1
+                done.set()
+            threading.Thread(target=run, name="server", daemon=True).start()
+            yield go
+    """))
+    source = """
+        import conftest
+
+        def test_a(server):
+            pass
+
+        def test_b(server):
+            server.set()
+            assert conftest.done.wait(60)
+    """
+    base = run_pytest(tmp_path, source, "--resmon-json=base.json")
+    assert base.returncode == 0, base.stdout + base.stderr
+    monkeypatch.setenv("ALLOC", "1")
+    gate = run_pytest(tmp_path, source, "--resmon-json=report.json", "--resmon-compare=base.json",
+                      "--resmon-compare-fail=rss_growth_mb=20%,8")
+    assert gate.returncode == 0, gate.stdout + gate.stderr
+    assert "test_b ran beside work" in gate.stdout, gate.stdout
+    assert "rss_growth_mb" in report(tmp_path)["tests"]["test_generated.py::test_b"]["unjudged"]
+    assert "rss_growth_mb=20%,8 not judged in 1 test that ran beside other work (unjudged in the record, as " \
+           "resmon_limit leaves it): test_generated.py::test_b" in gate.stdout, gate.stdout
 
 
 def test_a_session_fixtures_own_monitor_runs_beside_a_test_and_one_a_test_leaves_is_named(tmp_path):

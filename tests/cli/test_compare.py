@@ -360,6 +360,30 @@ class PytestReports(Tmp):
         self.assertIn("1 limit judges no key, a more specific one judging each key it names: cpu_sec=100%",
                       r.stdout.splitlines())
 
+    def test_keys_a_record_says_no_limit_judges_are_left_out_of_its_run(self):
+        # Attack 63 F2: a test beside a session fixture's thread, whose
+        # figures the plugin's own limits leave alone ("unjudged"), failed
+        # the gate for the thread's 100 MiB.  Its keys are no run of it.
+        a = self.write("a.json", {"resmon_version": "0.4.0", "tests": {
+            "t.py::test_a": {"rss_growth_mb": 0.3, "cpu_sec": 0.1},
+            "t.py::test_b": {"rss_growth_mb": 0.3, "cpu_sec": 0.1}}})
+        b = self.write("b.json", {"resmon_version": "0.4.0", "tests": {
+            "t.py::test_a": {"rss_growth_mb": 100.6, "cpu_sec": 0.1, "unjudged": ["rss_growth_mb", 7]},
+            "t.py::test_b": {"rss_growth_mb": 0.3, "cpu_sec": 0.1}}})
+        r = resmon("compare", "--max-increase", "rss_growth_mb=20%,8", "--max-increase", "cpu_sec=20%", a, b)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("1 key a limit names not judged (on one side only)", r.stdout.splitlines()[0])
+        _, out = self.compare_json("--max-increase", "rss_growth_mb=20%,8", "--max-increase", "cpu_sec=20%", a, b)
+        self.assertNotIn("t.py::test_a::rss_growth_mb", out["metrics"])
+        self.assertIn("t.py::test_a::cpu_sec", out["metrics"])
+        self.assertEqual(out["limited_keys_unjudged"], 1)
+        # Without the list the same figures fail.
+        c = self.write("c.json", {"resmon_version": "0.4.0", "tests": {
+            "t.py::test_a": {"rss_growth_mb": 100.6, "cpu_sec": 0.1},
+            "t.py::test_b": {"rss_growth_mb": 0.3, "cpu_sec": 0.1}}})
+        r = resmon("compare", "--max-increase", "rss_growth_mb=20%,8", a, c)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+
     def test_keys_a_limit_names_on_one_side_only_are_counted_as_unjudged(self):
         # Review of issue 30: a BASE test whose key is a string or missing was
         # silently unjudged: "1 limit holds" read as holding there too.

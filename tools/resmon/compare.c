@@ -324,14 +324,30 @@ static int side_add(side *s, const char *key, double value, size_t run)
 }
 
 /* The numeric members of object, each under prefix + its name. */
-static int side_add_members(side *s, json_t *object, const char *prefix, size_t run)
+/* Whether name is one of the strings of list (NULL: none). */
+static int listed(json_t *list, const char *name)
+{
+    size_t n = json_is_array(list) ? jansson.array_size(list) : 0;
+    for (size_t i = 0; i < n; i++) {
+        json_t *item = jansson.array_get(list, i);
+        if (json_is_string(item) && strcmp(jansson.string_value(item), name) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* The numeric members of object as keys of this run, but those named in
+ * skip (a pytest record's "unjudged": the test ran beside other work, and
+ * the plugin's own limits judge none of them -- judged here, a session
+ * fixture's 100 MiB failed a test, attack 63 F2). */
+static int side_add_members(side *s, json_t *object, const char *prefix, size_t run, json_t *skip)
 {
     if (caller_stopped())
         return -EINTR;
     for (void *at = jansson.object_iter(object); at; at = jansson.object_iter_next(object, at)) {
         const char *name = jansson.object_iter_key(at);
         json_t *value = jansson.object_iter_value(at);
-        if (!json_is_number(value))
+        if (!json_is_number(value) || listed(skip, name))
             continue;
         char *key;
         if (asprintf(&key, "%s%s%s", prefix ? prefix : "", prefix ? "::" : "", name) < 0)
@@ -538,7 +554,7 @@ static int oom_struck(json_t *summary)
 
 static int side_add_summary(side *s, json_t *summary, const char *path, size_t run)
 {
-    int rc = side_add_members(s, summary, NULL, run);
+    int rc = side_add_members(s, summary, NULL, run, NULL);
     /* A failed run is not a faster one: noted, whatever its figures.  So is
      * a run not known to have succeeded: a command's summary whose status is
      * null (the kernel gave none: resmon itself exited 125), missing or not
@@ -774,7 +790,8 @@ static int side_read_file(side *s, const char *path, size_t run, int in_director
              * keys are missing from this run, as a partial report's are. */
             json_t *outcome = json_is_object(record) ? jansson.object_get(record, "outcome") : NULL;
             if (json_is_object(record) && !(json_is_string(outcome) && strcmp(jansson.string_value(outcome), "skipped") == 0))
-                rc = side_add_members(s, record, jansson.object_iter_key(at), run);
+                rc = side_add_members(s, record, jansson.object_iter_key(at), run,
+                                      jansson.object_get(record, "unjudged"));
         }
         s->reports = 1;
         if (rc == 0)
