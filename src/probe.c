@@ -192,6 +192,14 @@ static void settle_ended(rm__probe *p)
         if (!t->ending)
             continue;
         rm__tracked *parent = t->ending == ENDED_REAPED ? rm__probe_find(p, t->ppid) : NULL;
+        /* A cgroup's member reaped by this process (procs[0] there stands
+         * for no one, and is never read) settles against no one: its
+         * counters fold into a parent no figure counts.  Settled, its I/O
+         * was taken off for good and another member's 512 KiB vanished,
+         * and the catch-up read of procs[0] added every child this process
+         * ever reaped, members or not (review 63 F2). */
+        if (parent && (size_t)(parent - p->procs) < p->members)
+            parent = NULL;
         if (parent)
             rm__probe_cpu_settle(p, t, parent);
         rm__probe_peak_settle(p, t);

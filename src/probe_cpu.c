@@ -29,7 +29,7 @@ void rm__probe_cpu_begin(rm__probe *p)
 void rm__probe_cpu_catch_up(rm__probe *p)
 {
     p->stat_due_pending = 0;
-    for (size_t i = 0; i < p->count; i++) {
+    for (size_t i = p->members; i < p->count; i++) { /* procs[0] stands for no one in a cgroup's members */
         rm__tracked *t = &p->procs[i];
         if (!t->stat_due)
             continue;

@@ -1112,6 +1112,150 @@ static void a_process_read_without_a_free_descriptor_is_not_taken_for_ended(void
     ASSERT_BETWEEN(got[0], got[4] * 0.85, got[4] * 1.1 + 0.02);
 }
 
+/* Review 63 F3: a subreaper root (tini, dumb-init, bazel) takes over a
+ * grandchild whose parent ended.  The grandchild then sleeps, so its stat
+ * is not read again and its ppid stayed the dead parent's: when the root
+ * reaped it nothing was settled, and its life counted twice (CPU 0.59 s
+ * against the kernel's 0.29, its 512 KiB of writes twice).  The walk lists
+ * it under the root: that is its parent now. */
+typedef struct handed_over {
+    int ready[2], end_parent[2], reaped[2];
+} handed_over;
+
+static int subreaper_root(const test_child *self, const void *arg)
+{
+    const handed_over *h = arg;
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    test_child_go_wait(self);
+    pid_t parent = fork();
+    if (parent == 0) {
+        if (fork() == 0) { /* the grandchild */
+            static char chunk[65536];
+            memset(chunk, 'x', sizeof chunk);
+            int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+            for (int i = 0; i < 8; i++)
+                if (fd < 0 || write(fd, chunk, sizeof chunk) != (ssize_t)sizeof chunk)
+                    _exit(2);
+            struct timespec cpu;
+            do
+                test_spin(0.001);
+            while (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu) == 0 && cpu.tv_sec == 0 && cpu.tv_nsec < 300000000);
+            pid_t me = getpid();
+            if (write(h->ready[1], &me, sizeof me) != (ssize_t)sizeof me)
+                _exit(3);
+            for (;;)
+                pause(); /* asleep until killed */
+        }
+        char byte;
+        _exit(read(h->end_parent[0], &byte, 1) == 1 ? 0 : 1); /* its child is handed to the root */
+    }
+    for (int reaped = 0; reaped < 2;)
+        if (waitpid(-1, NULL, 0) > 0)
+            reaped++;
+    if (write(h->reaped[1], "r", 1) != 1)
+        _exit(4);
+    test_child_idle();
+}
+
+static double io_wchar_of(pid_t pid)
+{
+    char path[64], text[512];
+    snprintf(path, sizeof path, "/proc/%d/io", (int)pid);
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    if (f)
+        fclose(f);
+    text[n] = '\0';
+    const char *at = strstr(text, "wchar: ");
+    return at ? strtod(at + 7, NULL) : -1;
+}
+
+/* The kernel's CPU of pid and of the children it reaped (stat), seconds. */
+static double cpu_with_reaped_of(pid_t pid)
+{
+    char path[64], text[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    if (f)
+        fclose(f);
+    text[n] = '\0';
+    const char *p = strrchr(text, ')');
+    unsigned long long utime, stime, cutime, cstime;
+    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu", &utime, &stime, &cutime,
+                     &cstime) != 4)
+        return -1;
+    return (double)(utime + stime + cutime + cstime) / (double)sysconf(_SC_CLK_TCK);
+}
+
+typedef struct sample_count {
+    atomic_int samples;
+} sample_count;
+
+static void count_sample(const resmon_sample *s, void *user)
+{
+    (void)s;
+    atomic_fetch_add(&((sample_count *)user)->samples, 1);
+}
+
+static void wait_for_more_samples(sample_count *c, int more)
+{
+    int until = atomic_load(&c->samples) + more;
+    double deadline = test_now() + test_scaled(30);
+    while (atomic_load(&c->samples) < until && test_now() < deadline)
+        test_sleep(0.002);
+    assert_true(atomic_load(&c->samples) >= until);
+}
+
+static void a_child_handed_to_a_subreaper_root_is_settled_against_it(void **state)
+{
+    (void)state;
+    handed_over h;
+    assert_int_equal(pipe2(h.ready, O_CLOEXEC), 0);
+    assert_int_equal(pipe2(h.end_parent, O_CLOEXEC), 0);
+    assert_int_equal(pipe2(h.reaped, O_CLOEXEC), 0);
+    test_child root = test_spawn(subreaper_root, &h, TEST_SPAWN_GROUP);
+    double wchar_before = io_wchar_of(root.pid), cpu_before = cpu_with_reaped_of(root.pid);
+    sample_count count = {0};
+    resmon_options o = RESMON_OPTIONS_INIT;
+    o.pid = root.pid;
+    o.include_children = 1;
+    o.metrics = RESMON_METRIC_IO;
+    o.sample_interval_sec = 0.01;
+    o.on_sample = count_sample;
+    o.on_sample_user = &count;
+    resmon_monitor *m;
+    assert_int_equal(resmon_monitor_new(&m, &o), 0);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    wait_for_more_samples(&count, 2);
+    test_child_go(&root);
+    pid_t grandchild;
+    assert_int_equal(read(h.ready[0], &grandchild, sizeof grandchild), (ssize_t)sizeof grandchild);
+    wait_for_more_samples(&count, 5); /* read with its parent's pid */
+    assert_int_equal(write(h.end_parent[1], "e", 1), 1);
+    wait_for_more_samples(&count, 5); /* the root's now, asleep */
+    kill(grandchild, SIGKILL);
+    char byte;
+    assert_int_equal(read(h.reaped[0], &byte, 1), 1); /* the root reaped both */
+    wait_for_more_samples(&count, 3);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    resmon_summary s = test_summary(m);
+    resmon_monitor_free(m);
+    double wchar = io_wchar_of(root.pid) - wchar_before, cpu = cpu_with_reaped_of(root.pid) - cpu_before;
+    test_child_kill(&root);
+    for (int i = 0; i < 2; i++) {
+        close(h.ready[i]);
+        close(h.end_parent[i]);
+        close(h.reaped[i]);
+    }
+    print_message("window CPU %.3f s, the kernel's %.3f s; window wchar %.0f, the kernel's %.0f\n", s.cpu_time_sec, cpu,
+                  s.io_wchar, wchar);
+    ASSERT_DOUBLE_EQ(s.io_wchar, wchar);
+    /* The kernel's figures are in ticks: two of them either way. */
+    ASSERT_BETWEEN(s.cpu_time_sec, cpu - 2.0 / (double)sysconf(_SC_CLK_TCK) - 0.001,
+                   cpu + 2.0 / (double)sysconf(_SC_CLK_TCK) + 0.001);
+}
+
 /* A pool of POOL sleepers forked at once: each execs sleep, so that it
  * does not run at all (a child of a sanitized test keeps a thread of the
  * sanitizer's, which wakes). */
@@ -2164,6 +2308,7 @@ int main(void)
         cmocka_unit_test(walk_past_the_open_file_limit_finds_or_counts_every_process),
         cmocka_unit_test(a_wide_family_under_a_low_open_file_limit_is_read_whole),
         cmocka_unit_test(a_process_read_without_a_free_descriptor_is_not_taken_for_ended),
+        cmocka_unit_test(a_child_handed_to_a_subreaper_root_is_settled_against_it),
         cmocka_unit_test(a_pool_found_together_is_refreshed_apart),
         cmocka_unit_test(a_wide_tree_in_its_leaf_refreshes_sleepers_every_minute),
     };
