@@ -1222,6 +1222,42 @@ class BadUsage(Tmp):
         r = resmon("compare", "--max-increase", "peak_rss_mb=0", base, new_ok)
         self.assertEqual(r.returncode, 0, r.stderr)
 
+    def test_work_left_running_in_new_alone_fails_the_gate(self):
+        # Attack 63 F3: a benchmark that backgrounds its work left 1 process
+        # running in every NEW run: cpu_sec -98.8 %, "2 limits hold", exit 0;
+        # and a test that returned while its child worked read -99 %.
+        command = {"command": ["prog"]}
+        base = self.write("base.json", summary(exit_status=0, cpu_sec=0.67, orphans_left=0, **command))
+        new = self.write("new.json", summary(exit_status=0, cpu_sec=0.008, orphans_left=1, **command))
+        r = resmon("compare", "--max-increase", "cpu_sec=10%", base, new)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertEqual(r.stderr, f"resmon compare: NEW run left work running: {new} left 1 process running "
+                                   "(orphans_left), and BASE's runs did not: its figures miss that work, so the "
+                                   "comparison fails, limits or not\n")
+        # Alike on both sides (a command that starts a daemon each time): compared.
+        base2 = self.write("base2.json", summary(exit_status=0, cpu_sec=0.67, orphans_left=2, **command))
+        r = resmon("compare", "--max-increase", "cpu_sec=10%", base2, new)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        # Left in BASE alone: NEW is whole.
+        r = resmon("compare", "--max-increase", "cpu_sec=10%", new, base)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)  # +8000 %: a rise, judged
+        self.assertNotIn("left work running", r.stderr)
+        # A pytest record's left_running, for a test BASE holds and did not leave running.
+        rb = self.write("rb.json", {"resmon_version": "0.4.0", "tests": {
+            "t.py::test_work": {"cpu_sec": 0.66, "rss_growth_mb": 63.1},
+            "t.py::test_new": {"cpu_sec": 0.1}}})
+        rn = self.write("rn.json", {"resmon_version": "0.4.0", "tests": {
+            "t.py::test_work": {"cpu_sec": 0.0046, "rss_growth_mb": 0.5, "left_running": ["process 7 (python3)"]},
+            "t.py::test_new": {"cpu_sec": 0.1}, "t.py::test_added": {"cpu_sec": 0.1, "left_running": ["x"]}}})
+        r = resmon("compare", "--max-increase", "cpu_sec=20%,0.05", rb, rn)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("resmon compare: NEW's t.py::test_work left work running when it returned (left_running), "
+                      "and BASE's did not", r.stderr)
+        rb2 = self.write("rb2.json", {"resmon_version": "0.4.0", "tests": {
+            "t.py::test_work": {"cpu_sec": 0.66, "left_running": ["thread 'pool'"]}, "t.py::test_new": {"cpu_sec": 0.1}}})
+        r = resmon("compare", "--max-increase", "cpu_sec=20%,0.05", rb2, rn)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)  # alike, and test_added is new: no BASE to differ from
+
     def test_a_failed_run_never_passes_a_gate(self):
         # issue 28 review: NEW was `sh -c 'exit 3'` (or killed by a signal):
         # every limit held, exit 0, the exit_status row buried in the table.

@@ -131,6 +131,8 @@ typedef struct side {
     size_t *run_keys;          /* per run: how many keys it holds (a run lacks metric_count - this) */
     char **run_names;          /* per run: its file (a --repeat file's "PATH run N") */
     size_t partial;            /* compared keys that some runs of this side lack */
+    char *left_running;        /* the first run that left work running (orphans_left), as words; NULL: none */
+    json_t *left_tests;        /* pytest reports: the tests whose records name work left running (a set) */
 } side;
 
 /* KEY=N%, KEY=N or KEY=N%,M: a rise fails when it is more than percent% of
@@ -555,6 +557,15 @@ static int oom_struck(json_t *summary)
 static int side_add_summary(side *s, json_t *summary, const char *path, size_t run)
 {
     int rc = side_add_members(s, summary, NULL, run, NULL);
+    /* What the command left running went on after the run was measured:
+     * its figures miss that work (status_failure). */
+    json_t *orphans = jansson.object_get(summary, "orphans_left");
+    if (rc == 0 && !s->left_running && json_is_number(orphans) && jansson.number_value(orphans) > 0 &&
+        asprintf(&s->left_running, "%s left %g process%s running (orphans_left)", path, jansson.number_value(orphans),
+                 jansson.number_value(orphans) == 1 ? "" : "es") < 0) {
+        s->left_running = NULL;
+        return -ENOMEM;
+    }
     /* A failed run is not a faster one: noted, whatever its figures.  So is
      * a run not known to have succeeded: a command's summary whose status is
      * null (the kernel gave none: resmon itself exited 125), missing or not
@@ -655,6 +666,16 @@ static int side_add_repeat(side *s, json_t *root, const char *path, int in_direc
             return rc == -EINTR ? COMPARE_INTERRUPTED : compare_error(path, ": out of memory");
     }
     return 0;
+}
+
+/* Notes that a test of this side left work running when it returned (its
+ * record's left_running).  0 or -ENOMEM. */
+static int note_left_test(side *s, const char *node)
+{
+    if (!s->left_tests && !(s->left_tests = jansson.object()))
+        return -ENOMEM;
+    json_t *one = jansson.integer(1);
+    return one && jansson.object_set_new(s->left_tests, node, one) == 0 ? 0 : -ENOMEM;
 }
 
 /* A pytest report of a session that did not succeed is a failed run, as a
@@ -789,9 +810,14 @@ static int side_read_file(side *s, const char *path, size_t run, int in_director
              * improvement (attack 57b).  It is not a run of that test: its
              * keys are missing from this run, as a partial report's are. */
             json_t *outcome = json_is_object(record) ? jansson.object_get(record, "outcome") : NULL;
-            if (json_is_object(record) && !(json_is_string(outcome) && strcmp(jansson.string_value(outcome), "skipped") == 0))
+            if (json_is_object(record) && !(json_is_string(outcome) && strcmp(jansson.string_value(outcome), "skipped") == 0)) {
                 rc = side_add_members(s, record, jansson.object_iter_key(at), run,
                                       jansson.object_get(record, "unjudged"));
+                json_t *left = jansson.object_get(record, "left_running");
+                if (rc == 0 && left && !(json_is_array(left) && jansson.array_size(left) == 0) && !json_is_false(left) &&
+                    !json_is_null(left))
+                    rc = note_left_test(s, jansson.object_iter_key(at));
+            }
         }
         s->reports = 1;
         if (rc == 0)
@@ -928,6 +954,8 @@ static int side_read(side *s, const char *path)
 static void side_free(side *s)
 {
     free(s->failed);
+    free(s->left_running);
+    jansson_release(s->left_tests);
     free(s->command_differs_owned);
     free(s->kind_path);
     for (size_t i = 0; i < s->runs && s->run_names; i++)
@@ -2199,12 +2227,46 @@ static int check_commands(const side *base, const side *next)
  * lean, not an improvement): a failed run of NEW, or a failed BASE where NEW
  * did not fail (their exit statuses differ).  NULL when neither; else the
  * line's text after "resmon compare: ", which the caller frees. */
+/* Whether s holds any key of test node (NODEID::...). */
+static int side_has_test(const side *s, const char *node)
+{
+    size_t n = strlen(node);
+    for (size_t i = 0; i < s->metric_count; i++)
+        if (strncmp(s->metrics[i].key, node, n) == 0 && strncmp(s->metrics[i].key + n, "::", 2) == 0)
+            return 1;
+    return 0;
+}
+
+/* The first test NEW and BASE both hold that left work running in NEW and
+ * in no run of BASE, or NULL. */
+static const char *newly_left_test(const side *base, const side *next)
+{
+    for (void *at = next->left_tests ? jansson.object_iter(next->left_tests) : NULL; at;
+         at = jansson.object_iter_next(next->left_tests, at)) {
+        const char *node = jansson.object_iter_key(at);
+        if (!(base->left_tests && jansson.object_get(base->left_tests, node)) && side_has_test(base, node))
+            return node;
+    }
+    return NULL;
+}
+
 static char *status_failure(const side *base, const side *next)
 {
     char *line = NULL;
     int rc = 0;
+    const char *left_test = NULL;
+    /* Work a run left running went on after it was measured: a benchmark
+     * that backgrounds its work read as -98.8 % CPU, an improvement, and a
+     * test that returned while its child worked as -99 % (attack 63 F3).
+     * Where BASE's runs left work running too, the sides are alike. */
     if (next->failed)
         rc = asprintf(&line, "NEW run failed: %s: a failed run fails the comparison, limits or not", next->failed);
+    else if (next->left_running && !base->left_running)
+        rc = asprintf(&line, "NEW run left work running: %s, and BASE's runs did not: its figures miss that work, "
+                             "so the comparison fails, limits or not", next->left_running);
+    else if ((left_test = newly_left_test(base, next)))
+        rc = asprintf(&line, "NEW's %s left work running when it returned (left_running), and BASE's did not: its "
+                             "figures miss that work, so the comparison fails, limits or not", left_test);
     else if (base->failed && !base->reports) /* a baseline report's failed test: its rows, not every gate */
         rc = asprintf(&line, "BASE run failed: %s, and NEW's did not: runs whose exit statuses differ fail the "
                              "comparison, limits or not", base->failed);
