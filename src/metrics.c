@@ -81,7 +81,7 @@ void rm__metrics_free(rm__metrics *m)
     m->net_fd = -1;
 }
 
-void rm__process_metrics_init(rm__process_metrics *pm, int count_from_zero)
+void rm__process_metrics_init(rm__process_metrics *pm, unsigned count_from_zero)
 {
     memset(pm, 0, sizeof *pm);
     pm->io_fd = pm->smaps_fd = pm->status_fd = pm->fd_dir_fd = -1;
@@ -613,16 +613,19 @@ void rm__metrics_read_process(rm__metrics *m, rm__process_metrics *pm, int dir_f
         /* A source read for the first time counts from now, unless the
          * process was born in this interval (then all of it is the window's). */
         uint64_t from = pm->primed & source ? pm->last[c]
-                                            : (pm->count_from_zero && !baseline ? 0 : now[c]);
+                                            : (pm->count_from_zero & source && !baseline ? 0 : now[c]);
         if (now[c] > from)
             m->counted[c] += (int64_t)(now[c] - from);
         pm->last[c] = now[c]; /* a sum over threads may shrink: count from here */
     }
     pm->primed |= got & ~RM__SOURCE_SMAPS;
     /* Born in the window: each source counts from zero at its first read,
-     * which a source starved now has not had yet. */
-    if (!(m->wanted & r.starved & ~pm->primed))
-        pm->count_from_zero = 0;
+     * which a source starved or refused now has not had yet.  Cleared for
+     * all at the first reading, one refused there (a process not dumpable
+     * for a while: sudo, setuid) counted from its figure when it became
+     * readable, and its parent's counters then settled its whole life:
+     * 512 KiB written meanwhile were lost (review 63 F4). */
+    pm->count_from_zero &= ~got;
     add_levels(m, pm, got);
 }
 

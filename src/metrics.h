@@ -82,8 +82,10 @@ typedef struct rm__process_metrics {
                                       were last read (many threads) */
     unsigned primed;              /* sources (SOURCE_* of metrics.c) whose
                                      counters in last[] hold a reading */
-    int count_from_zero;          /* born in the window (rm__probe_track): its whole
-                                     count belongs to the window */
+    unsigned count_from_zero;     /* sources whose first reading counts from zero:
+                                     born in the window (rm__probe_track), its
+                                     whole count is the window's; each cleared
+                                     once that source is read */
     uint64_t last[RM__LEVEL_END]; /* counters: lifetime values at the latest reading;
                                      levels: at the latest reading of their source
                                      (stat's while alive; smaps_rollup's: PSS, swap and
@@ -155,7 +157,7 @@ void rm__metrics_init(rm__metrics *m, unsigned groups, double detail_interval_se
 void rm__metrics_open_network(rm__metrics *m, int proc_fd, pid_t root);
 void rm__metrics_free(rm__metrics *m);
 
-void rm__process_metrics_init(rm__process_metrics *pm, int count_from_zero);
+void rm__process_metrics_init(rm__process_metrics *pm, unsigned count_from_zero);
 void rm__process_metrics_close(rm__process_metrics *pm);
 
 /* Whether the groups need every process's stat at every reading (the

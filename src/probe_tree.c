@@ -150,7 +150,7 @@ int rm__probe_track(rm__probe *p, pid_t pid, rm__tracked **out)
     uint64_t born_after = p->members ? p->previous_boottime_ns : p->window_boottime_ns;
     int born_since = now.stat_read && p->previous_boottime_ns && born_after &&
                      rm__started_after(now.st.starttime, p->ticks_per_sec, born_after);
-    t.metrics.count_from_zero = born_since;
+    t.metrics.count_from_zero = born_since ? ~0u : 0u;
     if (now.stat_read) {
         t.ppid = now.st.ppid;
         t.threads = now.st.num_threads;

@@ -19,6 +19,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -1044,6 +1045,114 @@ static void an_unreadable_process_blanks_only_its_own_share(void **state)
     ASSERT_BETWEEN(r.last.io_rchar, 0, 1e12);    /* the root's, not NAN */
 }
 
+/* Review 63 F4: a child born in the window whose I/O the observer may not
+ * read at first (not dumpable, as under sudo or a setuid program for a
+ * while) and may later.  Its from-zero start was dropped at the first
+ * reading, refused or not: once readable it counted from its 512 KiB, and
+ * when its parent reaped it that whole life was settled -- lost.  Observed
+ * as nobody (root reads everything); results: the peak unreadable while
+ * refused, the window's wchar, the kernel's (the root's, its child reaped). */
+static atomic_int refused_samples;
+
+static void count_refused_sample(const resmon_sample *s, void *user)
+{
+    (void)s;
+    (void)user;
+    atomic_fetch_add(&refused_samples, 1);
+}
+
+static int wait_refused_samples(int more)
+{
+    int until = atomic_load(&refused_samples) + more;
+    double safety_net = test_now() + 60;
+    while (atomic_load(&refused_samples) < until)
+        if (test_now() > safety_net)
+            return -1;
+        else
+            test_sleep(0.002);
+    return 0;
+}
+
+static int observe_a_child_refused_at_first(const test_child *self, const void *arg)
+{
+    (void)arg;
+    if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0))
+        return 10;
+    prctl(PR_SET_DUMPABLE, 1, 0, 0, 0); /* setuid cleared it: the root inherits this */
+    int go[2], step[2], ack[2], done[2];
+    if (pipe(go) || pipe(step) || pipe(ack) || pipe(done))
+        return 10;
+    pid_t root = fork();
+    if (root == 0) {
+        char b;
+        if (read(go[0], &b, 1) != 1)
+            _exit(1);
+        pid_t child = fork();
+        if (child == 0) {
+            prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+            if (write(ack[1], "a", 1) != 1 || read(step[0], &b, 1) != 1) /* seen, refused */
+                _exit(2);
+            static char chunk[65536];
+            memset(chunk, 'x', sizeof chunk);
+            int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+            for (int i = 0; i < 8; i++)
+                if (fd < 0 || write(fd, chunk, sizeof chunk) != (ssize_t)sizeof chunk)
+                    _exit(2);
+            prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+            if (write(ack[1], "a", 1) != 1 || read(step[0], &b, 1) != 1) /* readable now */
+                _exit(2);
+            _exit(0);
+        }
+        int status;
+        if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
+            write(done[1], "d", 1) != 1)
+            _exit(3);
+        for (;;)
+            pause();
+    }
+    if (root < 0)
+        return 10;
+    double result[3] = {-1, -1, -1};
+    double wchar_before = io_wchar_of(root);
+    resmon_options o = RESMON_OPTIONS_INIT;
+    o.pid = root;
+    o.include_children = 1;
+    o.metrics = RESMON_METRIC_IO;
+    o.sample_interval_sec = 0.01;
+    o.on_sample = count_refused_sample;
+    resmon_monitor *m = NULL;
+    resmon_summary during, s;
+    char b;
+    if (resmon_monitor_new(&m, &o) == 0 && resmon_monitor_start(m) == 0 && wait_refused_samples(2) == 0 &&
+        write(go[1], "g", 1) == 1 && read(ack[0], &b, 1) == 1 && wait_refused_samples(3) == 0 &&
+        resmon_monitor_get_summary(m, &during, sizeof during) == 0 && write(step[1], "s", 1) == 1 &&
+        read(ack[0], &b, 1) == 1 && wait_refused_samples(3) == 0 && write(step[1], "s", 1) == 1 &&
+        read(done[0], &b, 1) == 1 && wait_refused_samples(3) == 0 && resmon_monitor_stop(m) == 0 &&
+        resmon_monitor_get_summary(m, &s, sizeof s) == 0) {
+        result[0] = during.peak_unreadable_procs;
+        result[1] = s.io_wchar;
+        result[2] = io_wchar_of(root) - wchar_before;
+    }
+    resmon_monitor_free(m);
+    kill(root, SIGKILL);
+    waitpid(root, NULL, 0);
+    test_child_send(self, result, sizeof result);
+    return 0;
+}
+
+static void io_of_a_child_refused_at_first_counts_its_whole_life(void **state)
+{
+    (void)state;
+    test_child observer = test_spawn(observe_a_child_refused_at_first, NULL, 0);
+    double r[3];
+    ssize_t got = read(observer.ready.read_fd, r, sizeof r);
+    test_child_reap(&observer, NULL);
+    assert_int_equal(got, (ssize_t)sizeof r);
+    print_message("unreadable while refused %g; window wchar %.0f, the kernel's %.0f\n", r[0], r[1], r[2]);
+    assert_true(r[0] >= 1); /* it was refused then */
+    ASSERT_DOUBLE_EQ(r[1], r[2]);
+}
+
 /* ---- counts, faults, switches, CPU ------------------------------------------ */
 
 static void *wait_forever(void *arg)
@@ -1609,6 +1718,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(io_counts_what_a_writer_wrote),
         cmocka_unit_test(io_of_reaped_children_is_counted_once),
         cmocka_unit_test(io_of_a_child_found_late_counts_its_whole_life),
+        cmocka_unit_test(io_of_a_child_refused_at_first_counts_its_whole_life),
         cmocka_unit_test(pss_splits_pages_shared_by_forked_children),
         cmocka_unit_test(pss_follows_the_image_after_exec),
         cmocka_unit_test(pss_of_a_child_that_shared_its_parents_memory_follows_its_exec),
