@@ -94,10 +94,12 @@ static int open_in(int dir_fd, const char *name, int *fd)
  * CPU a late find brings at once is handed out no faster than the tree
  * could have run (rm__probe_cpu_hand_out).  One that is older (missed by an
  * earlier walk, the kernel's children lists being best effort) starts from
- * its current figures, so its past never counts.  A cgroup's member is a
- * descendant of no one here: one that moved in brought a past that was not
- * the cgroup's, so there born since the previous reading stays the rule
- * (the cgroup's listing, unlike children lists, misses no one). */
+ * its current figures, so its past never counts.  A cgroup's member whose
+ * parent is a member too was born in the cgroup, and counts so; one whose
+ * parent is not may have moved in with a past that was not the cgroup's:
+ * born since the previous reading stays its rule.  (The cgroup's listing
+ * misses no one, but a listing can fail for want of a descriptor: a member
+ * forked meanwhile was found late, review 63 F1.) */
 int rm__probe_track(rm__probe *p, pid_t pid, rm__tracked **out)
 {
     if (p->count == p->cap) {
@@ -147,7 +149,9 @@ int rm__probe_track(rm__probe *p, pid_t pid, rm__tracked **out)
         rm__count_kept(t.stat_fd); /* whatever the budget: one file a probe */
     /* Unknown birth (statm only: the root, tracked before any reading)
      * counts as "before": never an absurd spike. */
-    uint64_t born_after = p->members ? p->previous_boottime_ns : p->window_boottime_ns;
+    rm__tracked *parent = now.stat_read ? rm__probe_find(p, now.st.ppid) : NULL;
+    int parent_counted = parent && (size_t)(parent - p->procs) >= p->members; /* procs[0] stands for no one there */
+    uint64_t born_after = p->members && !parent_counted ? p->previous_boottime_ns : p->window_boottime_ns;
     int born_since = now.stat_read && p->previous_boottime_ns && born_after &&
                      rm__started_after(now.st.starttime, p->ticks_per_sec, born_after);
     t.metrics.count_from_zero = born_since ? ~0u : 0u;
@@ -160,7 +164,6 @@ int rm__probe_track(rm__probe *p, pid_t pid, rm__tracked **out)
         t.last_cpu_ns = now.cpu_ns;
         t.children_ns = now.stat_read ? (now.st.cutime + now.st.cstime) * p->tick_ns : 0;
     }
-    rm__tracked *parent = now.stat_read ? rm__probe_find(p, now.st.ppid) : NULL;
     p->procs[p->count] = t; /* room was made above: parent stays where it is */
     int index_current = p->index_generation == p->generation && rm__pid_index_fits(&p->index, p->cap);
     *out = &p->procs[p->count++];
@@ -269,8 +272,17 @@ static int collect_walk_roots(rm__probe *p, size_t *count)
 static int walk_and_track(rm__probe *p)
 {
     size_t root_count;
-    if (collect_walk_roots(p, &root_count) < 0 || rm__tree_walk_from(&p->walker, p->walk_roots, root_count) < 0)
+    int walk_rc = collect_walk_roots(p, &root_count);
+    if (walk_rc == 0)
+        walk_rc = rm__tree_walk_from(&p->walker, p->walk_roots, root_count);
+    if (walk_rc < 0) {
+        /* The set stays; what it may miss for want of a descriptor (a
+         * cgroup's listing that could not be opened) is said, as a walk's
+         * unlisted parents are: it was nowhere (review 63 F1). */
+        if (walk_rc == -EMFILE || walk_rc == -ENFILE)
+            p->untrackable = p->untrackable ? p->untrackable : 1;
         return -1;
+    }
     int walk_again = 0;
     p->walk++;
     p->procs[0].seen_walk = p->walk;

@@ -1032,6 +1032,158 @@ static void members_this_process_reaps_settle_against_no_one(void **state)
     ASSERT_BETWEEN(s.cpu_time_sec, burn / 2, burn + 0.1);
 }
 
+/* Review 63 F1: a member forked by a member while this process had no
+ * descriptor left (so the cgroup's listing could not even be opened: the
+ * walk kept its set, and said nothing) was found later and counted from
+ * its figures then; when its parent reaped it, its whole life was settled:
+ * 512 KiB and 0.1 s lost.  Born in the cgroup of a member, it counts from
+ * its birth, and the listing that failed is said (unreadable). */
+typedef struct late_member {
+    const char *group;
+    int written[2], release[2];
+} late_member;
+
+static int fork_a_late_member(const test_child *self, const void *arg)
+{
+    const late_member *late = arg;
+    test_child_go_wait(self);
+    pid_t member = fork();
+    if (member == 0) {
+        static char chunk[65536];
+        memset(chunk, 'x', sizeof chunk);
+        int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+        for (int i = 0; i < 8; i++)
+            if (fd < 0 || write(fd, chunk, sizeof chunk) != (ssize_t)sizeof chunk)
+                _exit(2);
+        struct timespec cpu;
+        do
+            test_spin(0.001);
+        while (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu) == 0 && cpu.tv_sec == 0 && cpu.tv_nsec < 100000000);
+        char byte;
+        if (write(late->written[1], &cpu, sizeof cpu) != (ssize_t)sizeof cpu || read(late->release[0], &byte, 1) != 1)
+            _exit(3);
+        _exit(0);
+    }
+    /* Listed at once, as the kernel lists a member's child. */
+    char path[600], text[64];
+    snprintf(path, sizeof path, "%s/cgroup.procs", late->group);
+    snprintf(text, sizeof text, "%d\n%d\n", (int)getpid(), (int)member);
+    int status;
+    if (member < 0 || test_write_file(path, text) != 0 || waitpid(member, &status, 0) != member ||
+        !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        _exit(4);
+    test_child_send(self, "d", 1);
+    test_child_idle();
+}
+
+static double wchar_of(pid_t pid)
+{
+    char path[64], text[512];
+    snprintf(path, sizeof path, "/proc/%d/io", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, text, sizeof text - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return -1;
+    text[n] = '\0';
+    const char *at = strstr(text, "wchar: ");
+    return at ? strtod(at + 7, NULL) : -1;
+}
+
+typedef struct late_member_run {
+    test_child *worker;
+    const late_member *late;
+} late_member_run;
+
+/* Under test_run_under_open_file_limit (nothing asserted): got, the peak
+ * unreadable while starved, the window's wchar and CPU, the member's CPU
+ * before it was found, the worker's wchar over the window (the kernel's). */
+static void monitor_a_late_member(void *arg, double *got)
+{
+    const late_member_run *run = arg;
+    double wchar_before = wchar_of(run->worker->pid);
+    latest_sample latest = {0};
+    resmon_options o = RESMON_OPTIONS_INIT;
+    o.sample_interval_sec = 0.005;
+    o.metrics = RESMON_METRIC_IO;
+    o.cgroup_path = run->late->group;
+    o.cgroup_members = 1;
+    o.on_sample = keep_latest;
+    o.on_sample_user = &latest;
+    resmon_monitor *m = NULL;
+    static int held[4096];
+    size_t count = 0;
+    int spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (spare < 0 || resmon_monitor_new(&m, &o) != 0 || resmon_monitor_start(m) != 0) {
+        resmon_monitor_free(m);
+        return;
+    }
+    int until = atomic_load(&latest.samples) + 2;
+    while (atomic_load(&latest.samples) < until)
+        test_sleep(0.002);
+    for (int fd; count < sizeof held / sizeof *held && (fd = dup(spare)) >= 0;)
+        held[count++] = fd;
+    struct timespec member_cpu;
+    resmon_summary during, s;
+    char byte;
+    int ok = errno == EMFILE && write(run->worker->go_write, "g", 1) == 1 &&
+             read(run->late->written[0], &member_cpu, sizeof member_cpu) == (ssize_t)sizeof member_cpu;
+    until = atomic_load(&latest.samples) + 8; /* no longer "born since the previous reading" when found */
+    while (ok && atomic_load(&latest.samples) < until)
+        test_sleep(0.002);
+    ok = ok && resmon_monitor_get_summary(m, &during, sizeof during) == 0;
+    for (size_t i = 0; i < count; i++)
+        close(held[i]);
+    close(spare);
+    until = atomic_load(&latest.samples) + 3; /* found now */
+    while (ok && atomic_load(&latest.samples) < until)
+        test_sleep(0.002);
+    ok = ok && write(run->late->release[1], "r", 1) == 1 && read(run->worker->ready.read_fd, &byte, 1) == 1;
+    until = atomic_load(&latest.samples) + 3;
+    while (ok && atomic_load(&latest.samples) < until)
+        test_sleep(0.002);
+    ok = ok && resmon_monitor_stop(m) == 0 && resmon_monitor_get_summary(m, &s, sizeof s) == 0;
+    resmon_monitor_free(m);
+    if (!ok)
+        return;
+    got[0] = during.peak_unreadable_procs;
+    got[1] = s.io_wchar;
+    got[2] = s.cpu_time_sec;
+    got[3] = (double)member_cpu.tv_sec + (double)member_cpu.tv_nsec * 1e-9;
+    got[4] = wchar_of(run->worker->pid) - wchar_before;
+}
+
+static void a_member_found_late_counts_its_whole_life(void **state)
+{
+    (void)state;
+    fixture f;
+    make_fixture(&f, 2);
+    late_member late = {.group = f.group};
+    assert_int_equal(pipe2(late.written, O_CLOEXEC), 0);
+    assert_int_equal(pipe2(late.release, O_CLOEXEC), 0);
+    test_child worker = test_spawn(fork_a_late_member, &late, TEST_SPAWN_GROUP);
+    char text[64];
+    snprintf(text, sizeof text, "%d\n", (int)worker.pid);
+    write_procs(f.group, text);
+    late_member_run run = {&worker, &late};
+    double got[5];
+    int reported = test_run_under_open_file_limit(64, monitor_a_late_member, &run, got, 5);
+    test_child_kill(&worker);
+    for (int i = 0; i < 2; i++) {
+        close(late.written[i]);
+        close(late.release[i]);
+    }
+    remove_tree(f.root);
+    assert_true(reported);
+    print_message("unreadable while starved %g; window wchar %.0f, the kernel's %.0f; window CPU %.3f s, the "
+                  "member's before it was found %.3f s\n",
+                  got[0], got[1], got[4], got[2], got[3]);
+    assert_true(got[0] >= 1); /* the listing that failed is said */
+    ASSERT_DOUBLE_EQ(got[1], got[4]);
+    assert_true(got[2] >= got[3] - 2.0 / (double)sysconf(_SC_CLK_TCK) - 0.001);
+}
+
 static void members_options_and_a_cgroup_without_memory_files(void **state)
 {
     (void)state;
@@ -2448,6 +2600,7 @@ int main(void)
         cmocka_unit_test(walker_lists_a_cgroups_processes),
         cmocka_unit_test(monitor_follows_a_cgroups_members),
         cmocka_unit_test(members_this_process_reaps_settle_against_no_one),
+        cmocka_unit_test(a_member_found_late_counts_its_whole_life),
         cmocka_unit_test(members_options_and_a_cgroup_without_memory_files),
         cmocka_unit_test(failed_leaf_leaves_nothing),
         cmocka_unit_test(leaf_names_round_trip_and_reject_lookalikes),
