@@ -959,10 +959,7 @@ static int write_and_burn(const test_child *self, const void *arg)
     for (int i = 0; i < 8; i++)
         if (fd < 0 || write(fd, chunk, sizeof chunk) != (ssize_t)sizeof chunk)
             _exit(2);
-    struct timespec cpu;
-    do
-        test_spin(0.001);
-    while (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu) == 0 && (double)cpu.tv_sec + cpu.tv_nsec * 1e-9 < *burn);
+    test_spin_cpu(*burn);
     test_child_ready(self);
     test_child_go_wait(self);
     return 0;
@@ -972,10 +969,7 @@ static int burn_cpu(const test_child *self, const void *arg)
 {
     (void)self;
     const double *burn = arg;
-    struct timespec cpu;
-    do
-        test_spin(0.001);
-    while (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu) == 0 && (double)cpu.tv_sec + cpu.tv_nsec * 1e-9 < *burn);
+    test_spin_cpu(*burn);
     return 0;
 }
 
@@ -1055,10 +1049,9 @@ static int fork_a_late_member(const test_child *self, const void *arg)
         for (int i = 0; i < 8; i++)
             if (fd < 0 || write(fd, chunk, sizeof chunk) != (ssize_t)sizeof chunk)
                 _exit(2);
+        test_spin_cpu(0.1);
         struct timespec cpu;
-        do
-            test_spin(0.001);
-        while (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu) == 0 && cpu.tv_sec == 0 && cpu.tv_nsec < 100000000);
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
         char byte;
         if (write(late->written[1], &cpu, sizeof cpu) != (ssize_t)sizeof cpu || read(late->release[0], &byte, 1) != 1)
             _exit(3);
@@ -1076,21 +1069,6 @@ static int fork_a_late_member(const test_child *self, const void *arg)
     test_child_idle();
 }
 
-static double wchar_of(pid_t pid)
-{
-    char path[64], text[512];
-    snprintf(path, sizeof path, "/proc/%d/io", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd >= 0 ? read(fd, text, sizeof text - 1) : -1;
-    if (fd >= 0)
-        close(fd);
-    if (n <= 0)
-        return -1;
-    text[n] = '\0';
-    const char *at = strstr(text, "wchar: ");
-    return at ? strtod(at + 7, NULL) : -1;
-}
-
 typedef struct late_member_run {
     test_child *worker;
     const late_member *late;
@@ -1102,7 +1080,7 @@ typedef struct late_member_run {
 static void monitor_a_late_member(void *arg, double *got)
 {
     const late_member_run *run = arg;
-    double wchar_before = wchar_of(run->worker->pid);
+    double wchar_before = test_io_wchar(run->worker->pid);
     latest_sample latest = {0};
     resmon_options o = RESMON_OPTIONS_INIT;
     o.sample_interval_sec = 0.005;
@@ -1151,7 +1129,7 @@ static void monitor_a_late_member(void *arg, double *got)
     got[1] = s.io_wchar;
     got[2] = s.cpu_time_sec;
     got[3] = (double)member_cpu.tv_sec + (double)member_cpu.tv_nsec * 1e-9;
-    got[4] = wchar_of(run->worker->pid) - wchar_before;
+    got[4] = test_io_wchar(run->worker->pid) - wchar_before;
 }
 
 static void a_member_found_late_counts_its_whole_life(void **state)

@@ -198,10 +198,9 @@ static void write_in_a_child_found_late(void *arg)
     pid_t child = fork();
     if (child == 0) {
         write_and_fsync(WRITE_TOTAL / 16);
+        test_spin_cpu(0.1);
         struct timespec cpu;
-        do /* 0.1 s of CPU, however busy the machine */
-            test_spin(0.001);
-        while (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu) == 0 && cpu.tv_nsec < 100000000 && cpu.tv_sec == 0);
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
         char byte;
         if (write(late->written[1], &cpu, sizeof cpu) != (ssize_t)sizeof cpu || read(late->release[0], &byte, 1) != 1)
             _exit(2);
@@ -210,23 +209,6 @@ static void write_in_a_child_found_late(void *arg)
     int status;
     if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
         _exit(3); /* no "done": the test fails on its wait */
-}
-
-/* The wchar /proc/<pid>/io shows, or -1. */
-static double io_wchar_of(pid_t pid)
-{
-    char path[64], text[512];
-    snprintf(path, sizeof path, "/proc/%d/io", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t n = read(fd, text, sizeof text - 1);
-    close(fd);
-    if (n <= 0)
-        return -1;
-    text[n] = '\0';
-    const char *at = strstr(text, "wchar: ");
-    return at ? (double)strtoull(at + 7, NULL, 10) : -1;
 }
 
 typedef struct late_run {
@@ -255,7 +237,7 @@ static int wait_for_more_samples(resmon_monitor *m, ssize_t more)
 static void monitor_child_found_late(void *arg, double *got)
 {
     const late_run *run = arg;
-    double wchar_before = io_wchar_of(run->w->pid);
+    double wchar_before = test_io_wchar(run->w->pid);
     resmon_options o = RESMON_OPTIONS_INIT;
     o.pid = run->w->pid;
     o.include_children = 1;
@@ -296,7 +278,7 @@ static void monitor_child_found_late(void *arg, double *got)
     got[1] = s.io_wchar;
     got[2] = s.cpu_time_sec;
     got[3] = (double)child_cpu.tv_sec + (double)child_cpu.tv_nsec * 1e-9;
-    got[4] = io_wchar_of(run->w->pid) - wchar_before;
+    got[4] = test_io_wchar(run->w->pid) - wchar_before;
 }
 
 static void io_of_a_child_found_late_counts_its_whole_life(void **state)
@@ -1052,27 +1034,6 @@ static void an_unreadable_process_blanks_only_its_own_share(void **state)
  * when its parent reaped it that whole life was settled -- lost.  Observed
  * as nobody (root reads everything); results: the peak unreadable while
  * refused, the window's wchar, the kernel's (the root's, its child reaped). */
-static atomic_int refused_samples;
-
-static void count_refused_sample(const resmon_sample *s, void *user)
-{
-    (void)s;
-    (void)user;
-    atomic_fetch_add(&refused_samples, 1);
-}
-
-static int wait_refused_samples(int more)
-{
-    int until = atomic_load(&refused_samples) + more;
-    double safety_net = test_now() + 60;
-    while (atomic_load(&refused_samples) < until)
-        if (test_now() > safety_net)
-            return -1;
-        else
-            test_sleep(0.002);
-    return 0;
-}
-
 static int observe_a_child_refused_at_first(const test_child *self, const void *arg)
 {
     (void)arg;
@@ -1113,25 +1074,27 @@ static int observe_a_child_refused_at_first(const test_child *self, const void *
     if (root < 0)
         return 10;
     double result[3] = {-1, -1, -1};
-    double wchar_before = io_wchar_of(root);
+    double wchar_before = test_io_wchar(root);
     resmon_options o = RESMON_OPTIONS_INIT;
     o.pid = root;
     o.include_children = 1;
     o.metrics = RESMON_METRIC_IO;
     o.sample_interval_sec = 0.01;
-    o.on_sample = count_refused_sample;
+    test_sample_counter counted = {0};
+    o.on_sample = test_count_sample;
+    o.on_sample_user = &counted;
     resmon_monitor *m = NULL;
     resmon_summary during, s;
     char b;
-    if (resmon_monitor_new(&m, &o) == 0 && resmon_monitor_start(m) == 0 && wait_refused_samples(2) == 0 &&
-        write(go[1], "g", 1) == 1 && read(ack[0], &b, 1) == 1 && wait_refused_samples(3) == 0 &&
+    if (resmon_monitor_new(&m, &o) == 0 && resmon_monitor_start(m) == 0 && test_wait_for_samples(&counted, 2) == 0 &&
+        write(go[1], "g", 1) == 1 && read(ack[0], &b, 1) == 1 && test_wait_for_samples(&counted, 3) == 0 &&
         resmon_monitor_get_summary(m, &during, sizeof during) == 0 && write(step[1], "s", 1) == 1 &&
-        read(ack[0], &b, 1) == 1 && wait_refused_samples(3) == 0 && write(step[1], "s", 1) == 1 &&
-        read(done[0], &b, 1) == 1 && wait_refused_samples(3) == 0 && resmon_monitor_stop(m) == 0 &&
+        read(ack[0], &b, 1) == 1 && test_wait_for_samples(&counted, 3) == 0 && write(step[1], "s", 1) == 1 &&
+        read(done[0], &b, 1) == 1 && test_wait_for_samples(&counted, 3) == 0 && resmon_monitor_stop(m) == 0 &&
         resmon_monitor_get_summary(m, &s, sizeof s) == 0) {
         result[0] = during.peak_unreadable_procs;
         result[1] = s.io_wchar;
-        result[2] = io_wchar_of(root) - wchar_before;
+        result[2] = test_io_wchar(root) - wchar_before;
     }
     resmon_monitor_free(m);
     kill(root, SIGKILL);

@@ -1136,10 +1136,7 @@ static int subreaper_root(const test_child *self, const void *arg)
             for (int i = 0; i < 8; i++)
                 if (fd < 0 || write(fd, chunk, sizeof chunk) != (ssize_t)sizeof chunk)
                     _exit(2);
-            struct timespec cpu;
-            do
-                test_spin(0.001);
-            while (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu) == 0 && cpu.tv_sec == 0 && cpu.tv_nsec < 300000000);
+            test_spin_cpu(0.3);
             pid_t me = getpid();
             if (write(h->ready[1], &me, sizeof me) != (ssize_t)sizeof me)
                 _exit(3);
@@ -1155,19 +1152,6 @@ static int subreaper_root(const test_child *self, const void *arg)
     if (write(h->reaped[1], "r", 1) != 1)
         _exit(4);
     test_child_idle();
-}
-
-static double io_wchar_of(pid_t pid)
-{
-    char path[64], text[512];
-    snprintf(path, sizeof path, "/proc/%d/io", (int)pid);
-    FILE *f = fopen(path, "r");
-    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
-    if (f)
-        fclose(f);
-    text[n] = '\0';
-    const char *at = strstr(text, "wchar: ");
-    return at ? strtod(at + 7, NULL) : -1;
 }
 
 /* The kernel's CPU of pid and of the children it reaped (stat), seconds. */
@@ -1188,25 +1172,6 @@ static double cpu_with_reaped_of(pid_t pid)
     return (double)(utime + stime + cutime + cstime) / (double)sysconf(_SC_CLK_TCK);
 }
 
-typedef struct sample_count {
-    atomic_int samples;
-} sample_count;
-
-static void count_sample(const resmon_sample *s, void *user)
-{
-    (void)s;
-    atomic_fetch_add(&((sample_count *)user)->samples, 1);
-}
-
-static void wait_for_more_samples(sample_count *c, int more)
-{
-    int until = atomic_load(&c->samples) + more;
-    double deadline = test_now() + test_scaled(30);
-    while (atomic_load(&c->samples) < until && test_now() < deadline)
-        test_sleep(0.002);
-    assert_true(atomic_load(&c->samples) >= until);
-}
-
 static void a_child_handed_to_a_subreaper_root_is_settled_against_it(void **state)
 {
     (void)state;
@@ -1215,33 +1180,33 @@ static void a_child_handed_to_a_subreaper_root_is_settled_against_it(void **stat
     assert_int_equal(pipe2(h.end_parent, O_CLOEXEC), 0);
     assert_int_equal(pipe2(h.reaped, O_CLOEXEC), 0);
     test_child root = test_spawn(subreaper_root, &h, TEST_SPAWN_GROUP);
-    double wchar_before = io_wchar_of(root.pid), cpu_before = cpu_with_reaped_of(root.pid);
-    sample_count count = {0};
+    double wchar_before = test_io_wchar(root.pid), cpu_before = cpu_with_reaped_of(root.pid);
+    test_sample_counter count = {0};
     resmon_options o = RESMON_OPTIONS_INIT;
     o.pid = root.pid;
     o.include_children = 1;
     o.metrics = RESMON_METRIC_IO;
     o.sample_interval_sec = 0.01;
-    o.on_sample = count_sample;
+    o.on_sample = test_count_sample;
     o.on_sample_user = &count;
     resmon_monitor *m;
     assert_int_equal(resmon_monitor_new(&m, &o), 0);
     assert_int_equal(resmon_monitor_start(m), 0);
-    wait_for_more_samples(&count, 2);
+    assert_int_equal(test_wait_for_samples(&count, 2), 0);
     test_child_go(&root);
     pid_t grandchild;
     assert_int_equal(read(h.ready[0], &grandchild, sizeof grandchild), (ssize_t)sizeof grandchild);
-    wait_for_more_samples(&count, 5); /* read with its parent's pid */
+    assert_int_equal(test_wait_for_samples(&count, 5), 0); /* read with its parent's pid */
     assert_int_equal(write(h.end_parent[1], "e", 1), 1);
-    wait_for_more_samples(&count, 5); /* the root's now, asleep */
+    assert_int_equal(test_wait_for_samples(&count, 5), 0); /* the root's now, asleep */
     kill(grandchild, SIGKILL);
     char byte;
     assert_int_equal(read(h.reaped[0], &byte, 1), 1); /* the root reaped both */
-    wait_for_more_samples(&count, 3);
+    assert_int_equal(test_wait_for_samples(&count, 3), 0);
     assert_int_equal(resmon_monitor_stop(m), 0);
     resmon_summary s = test_summary(m);
     resmon_monitor_free(m);
-    double wchar = io_wchar_of(root.pid) - wchar_before, cpu = cpu_with_reaped_of(root.pid) - cpu_before;
+    double wchar = test_io_wchar(root.pid) - wchar_before, cpu = cpu_with_reaped_of(root.pid) - cpu_before;
     test_child_kill(&root);
     for (int i = 0; i < 2; i++) {
         close(h.ready[i]);

@@ -11,6 +11,7 @@
 #include <math.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -102,6 +103,22 @@ static inline void test_spin(double seconds)
     while (test_now() < end)
         for (int i = 0; i < 1000; i++)
             busy_sink += (unsigned long)i;
+}
+
+/* The wchar /proc/PID/io shows (bytes written, the kernel's count), or -1. */
+static inline double test_io_wchar(pid_t pid)
+{
+    char path[64], text[512];
+    snprintf(path, sizeof path, "/proc/%d/io", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, text, sizeof text - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return -1;
+    text[n] = '\0';
+    const char *at = strstr(text, "wchar: ");
+    return at ? strtod(at + 7, NULL) : -1;
 }
 
 /* Writes every byte, in a way the compiler may not optimise away, so the
@@ -305,6 +322,32 @@ static inline int test_run_under_open_file_limit(int spare, test_limited_work *w
     int status;
     pid_t reaped = waitpid(child, &status, 0);
     return n == (ssize_t)(count * sizeof *got) && reaped == child && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/* Counts a monitor's samples: resmon_options.on_sample = test_count_sample,
+ * on_sample_user = a test_sample_counter. */
+typedef struct test_sample_counter {
+    atomic_int samples;
+} test_sample_counter;
+
+static inline void test_count_sample(const resmon_sample *s, void *user)
+{
+    (void)s;
+    atomic_fetch_add(&((test_sample_counter *)user)->samples, 1);
+}
+
+/* Waits until `more` samples beyond those counted now were taken: 0, or -1
+ * after a minute.  Asserts nothing: a forked child may wait too. */
+static inline int test_wait_for_samples(test_sample_counter *c, int more)
+{
+    int until = atomic_load(&c->samples) + more;
+    double safety_net = test_now() + 60 * test_time_factor();
+    while (atomic_load(&c->samples) < until)
+        if (test_now() > safety_net)
+            return -1;
+        else
+            test_sleep(0.002);
+    return 0;
 }
 
 /* ---- workloads that say when they are ready --------------------------------

@@ -112,7 +112,9 @@ Work left running when a test returns (threads, processes) is named in its
 record (``left_running``) and a warning, and not charged to a later test: a
 child leaves the leaf with its test, and a later test that runs beside such
 work names it (``overlapped_by``, a warning) and gets no limit on the figures
-that work can enter: ``cpu_sec`` and, in a leaf, ``tree_peak_rss_mb`` (the
+that work can enter: ``cpu_sec`` where such a process ended in the call or
+they ran over 10 ms in all (an idle one is in no CPU figure) and, in a leaf,
+``tree_peak_rss_mb`` (the
 sampled tree); outside a leaf, or beside a thread, every memory figure too.
 In a leaf, beside a process, every memory figure too (and ``exact`` is
 false) when that process started processes during the call (by the
@@ -120,7 +122,8 @@ monitor's kept records) and the sampled tree rose more than the leaf was
 charged: such work may have done the test's outside the leaf (the pool
 workers of a forkserver an earlier test started).  An idle process beside
 (a session fixture's server) takes no more than the figures it can enter.
-The figures no limit judges are listed in the record (``unjudged``); a gate
+The figures no limit judges are listed in the record (``unjudged``: with the
+memory figures every ``_mb`` key, with ``cpu_sec`` ``cgroup_cpu_sec``); a gate
 (``--resmon-compare``, ``resmon compare``) leaves them out of that run.
 
 Under pytest-xdist each worker measures its own tests (its own process and
@@ -436,8 +439,15 @@ def _check_baseline(baseline: str, args: list[str]) -> tuple[list[str], frozense
         status, _, err = _compare_run(["--allow-different-commands"], baseline, empty)
         if status not in (0, 1) and "compare runs of one kind" not in err:
             raise pytest.UsageError(_usage_words(err))
-        rows, tests = _baseline_rows(baseline)  # a command's summary: refused here, in a session's words
+        rows, tests, unjudged = _baseline_rows(baseline)  # a command's summary: refused here, in a session's words
         _check_renamed_keys(baseline, args, rows)
+        for limit in args:  # not "not a numeric key": BASELINE holds it, unjudged
+            if not any(_limit_names(limit, row) for row in rows) and any(_limit_names(limit, row) for row in unjudged):
+                named = limit.partition("=")[2]
+                raise pytest.UsageError(
+                    f"resmon: --resmon-compare-fail {named}: BASELINE leaves {named.rpartition('=')[0]} unjudged "
+                    "wherever it holds it (its tests ran beside other work: \"unjudged\" in their records): record "
+                    "a BASELINE without that work (pytest --resmon-json)")
         # The limits, on a report of one test holding every key BASELINE
         # has, and every row a NODEID::KEY limit names as the engine matches
         # it (the whole row or its tail after a "::": test_grow::KEY): a typo
@@ -478,12 +488,13 @@ def _check_renamed_keys(baseline: str, args: list[str], rows: frozenset[str]) ->
 _COMPARE_INPUT_MAX = 32 << 20  # tools/resmon/compare.c COMPARE_INPUT_MAX
 
 
-def _baseline_rows(baseline: str) -> tuple[frozenset[str], frozenset[str]]:
+def _baseline_rows(baseline: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
     """BASELINE's rows (NODEID::KEY with a numeric value in any report it
     holds: the engine judges a key over the reports that hold it, so a
-    partial report of a `-k` session ungates nothing) and tests (in any
-    report), or a usage error when a report is not a pytest report (a
-    command's summary has no "tests": it would judge nothing)."""
+    partial report of a `-k` session ungates nothing), tests (in any
+    report) and rows its records leave unjudged (in none of the rows), or a
+    usage error when a report is not a pytest report (a command's summary
+    has no "tests": it would judge nothing)."""
     # Read as the engine reads (_output.open_input): the link rule kept, a
     # FIFO put among the reports refused (it hung pytest for ever), the
     # engine's 32 MiB bound.
@@ -504,6 +515,7 @@ def _baseline_rows(baseline: str) -> tuple[frozenset[str], frozenset[str]]:
         raise pytest.UsageError(f"resmon: --resmon-compare {baseline!r}: {error.strerror}") from None
     rows: set[str] = set()
     tests_in_any: set[str] = set()
+    unjudged: set[str] = set()
     for path in paths:
         try:
             with os.fdopen(_output.open_input(path), "rb") as f:
@@ -526,7 +538,10 @@ def _baseline_rows(baseline: str) -> tuple[frozenset[str], frozenset[str]]:
         found = {f"{node}::{key}" for node, record in tests.items() for key in _judged_numbers(record)}
         rows |= found
         tests_in_any |= {node for node, record in tests.items() if isinstance(record, dict)}
-    return frozenset(rows), frozenset(tests_in_any)
+        unjudged |= {f"{node}::{key}" for node, record in tests.items() if isinstance(record, dict)
+                     and record.get("outcome") != "skipped" and isinstance(record.get("unjudged"), list)
+                     for key in record["unjudged"] if isinstance(key, str) and _is_number(record.get(key))}
+    return frozenset(rows), frozenset(tests_in_any), frozenset(unjudged - rows)
 
 
 def _judged_numbers(record: Any) -> list[str]:
@@ -668,6 +683,7 @@ class _Session:
         self.compare = compare[0] if compare is not None else None
         self.baseline_rows = compare[1] if compare is not None else frozenset()
         self.baseline_tests = compare[2] if compare is not None else frozenset()
+        self.baseline_unjudged: frozenset[str] = frozenset()  # rows BASELINE leaves unjudged (compare_session)
         self.compared: tuple[int, str, str] | None = None  # its (exit status, report, messages)
         # pytest.exit() or Ctrl-C stopped the session short, whatever exit
         # status it chose (pytest_keyboard_interrupt is called for both).
@@ -846,7 +862,7 @@ class _Session:
         # whichever test is running then).
         for key in [key for key in self.lingering if not _still_running(key)]:
             del self.lingering[key]
-        overlapped, tainted = [], set()
+        overlapped, tainted, processes_beside = [], set(), {}
         beside_pids = set()  # processes running outside this test's leaf when it began
         # A process running as the test begins that no measured test left --
         # an unmeasured test's (stop 54's second attack: its 150 MiB failed
@@ -872,7 +888,7 @@ class _Session:
                 continue  # in threads_beside
             overlapped.append(f"{what} (left by {node})" if node else f"{what} (running when the test began)")
             tainted |= set(MEMORY_KEYS) if leaf is None else {"tree_peak_rss_mb"}
-            tainted.add("cpu_sec")
+            processes_beside[key] = _process_cpu_ns(key[1])  # cpu_sec too if it ran or ended in the call (below)
             if key[0] == "process":
                 beside_pids.add(key[1])
         # In a leaf, the peak mark is left alone (faults.md 24: a reset makes
@@ -935,6 +951,22 @@ class _Session:
         cpu_unsure += unsure
         if cpu_unsure:
             tainted.add("cpu_sec")
+        # A process beside enters cpu_sec when pytest reaps it (its CPU joins
+        # RUSAGE_CHILDREN), and may have done the test's work when it ran
+        # (a server answering it): cpu_sec then judges nothing.  One that
+        # neither ended nor ran over 10 ms in all is in no figure of the
+        # test's: any one running beside took cpu_sec from every limit and
+        # gate -- a session fixture's sleeping server, from every test
+        # (review 64 F1).
+        ran_beside_ns, ended_beside = 0, False
+        for key, before in processes_beside.items():
+            now = _process_cpu_ns(key[1]) if _still_running(key) else None
+            if before is None or now is None:
+                ended_beside = True
+            else:
+                ran_beside_ns += max(now - before, 0)
+        if ended_beside or ran_beside_ns > _BESIDE_THREAD_RAN_NS:
+            tainted.add("cpu_sec")
         beside_cpu_ns, beside_unknown, beside_touched, beside_ran = 0, [], [], []
         for key, (what, before) in threads_beside.items():
             now = _thread_usage(key[1]) if _still_running(key) else None
@@ -974,6 +1006,8 @@ class _Session:
         samples = first + monitor.samples
         record = _record(monitor.summary, samples, rss_start, hwm, rss_end, leaf_figures, cpu, wall)
         spawned_beside = bool(samples) and _spawned_beside(monitor.summary.processes, beside_pids)
+        if spawned_beside:  # processes it started did work outside this process's children: maybe the test's
+            tainted.add("cpu_sec")
         if leaf_figures is not None and spawned_beside:
             # A process running outside the leaf when the call began (a
             # forkserver an earlier test started -- multiprocessing's default
@@ -1049,7 +1083,15 @@ class _Session:
         # The keys no limit judges here are named in the record: a gate
         # judged them all the same, and failed a test for the 100 MiB of a
         # session fixture's thread beside it (attack 63 F2).
-        unjudged = sorted(key for key in tainted if _is_number(record.get(key)))
+        # What taints the memory figures taints every memory figure of the
+        # record (the leaf's peak holds a thread's pages too: a gate on
+        # cgroup_peak_mb still failed the test, review 64 F3), and what
+        # taints cpu_sec the leaf's CPU clock.
+        also = {key for key in record if key.endswith("_mb")} if tainted & set(MEMORY_KEYS) - {"tree_peak_rss_mb"} \
+            else set()
+        if "cpu_sec" in tainted:
+            also |= {"cgroup_cpu_sec", "cpu_sec_rusage"}
+        unjudged = sorted(key for key in tainted | also if _is_number(record.get(key)))
         if unjudged:
             record["unjudged"] = unjudged
         if overlapped:
@@ -1178,7 +1220,7 @@ class _Session:
             return  # no test ran: nothing to judge
         baseline = self.config.getoption("resmon_compare")
         try:
-            self.baseline_rows, self.baseline_tests = _baseline_rows(baseline)
+            self.baseline_rows, self.baseline_tests, self.baseline_unjudged = _baseline_rows(baseline)
         except pytest.UsageError as error:  # changed or removed since start-up
             self.compared = 2, "", f"{error}\n"
             self.fail_session(session, 2, [])
@@ -1210,8 +1252,11 @@ class _Session:
                 continue
             failed = True
             where = (f"in {_some(here)}, measured here," if here else "in any test measured here")
-            unjudged.append(f"resmon compare: {words} judged nothing: BASELINE has no number for it {where} - "
-                            "this fails the session; record a BASELINE that holds them (pytest --resmon-json)\n")
+            held = [row for row in measured if _limit_names(limit, row) and row in self.baseline_unjudged]
+            what = ("BASELINE leaves it unjudged (its tests ran beside other work there)" if held
+                    else "BASELINE has no number for it")
+            unjudged.append(f"resmon compare: {words} judged nothing: {what} {where} - this fails the session; "
+                            "record a BASELINE that holds them (pytest --resmon-json)\n")
         if not rows:
             why = "resmon compare: no measured test in common with BASELINE: nothing judged\n"
             self.compared = (1 if failed else 0), "", "".join(unjudged) + why
@@ -1267,6 +1312,13 @@ class _Session:
             missed = [node for node, record in self._ran() if node in self.baseline_tests
                       for key in _judged_numbers(record)
                       if _limit_names(limit, f"{node}::{key}") and f"{node}::{key}" not in self.baseline_rows]
+            held = [node for node, record in self._ran() for key in _judged_numbers(record)
+                    if f"{node}::{key}" in self.baseline_unjudged and _limit_names(limit, f"{node}::{key}")]
+            missed = [node for node in missed if node not in held]
+            if held:
+                lines.append(f"resmon compare: {limit.partition('=')[2]} not judged in {len(held)} "
+                             f"test{'s' if len(held) != 1 else ''} that BASELINE leaves unjudged (they ran beside "
+                             f"other work there): {_some(held)}\n")
             if missed:
                 lines.append(f"resmon compare: {limit.partition('=')[2]} not judged in {len(missed)} "
                              f"test{'s' if len(missed) != 1 else ''} where BASELINE has no number for it: "
@@ -1633,6 +1685,27 @@ def _remove_leaf(leaf: Any) -> None:
 _BESIDE_THREAD_NS = 1_000_000
 _BESIDE_THREAD_RAN_NS = 10_000_000
 _BESIDE_THREAD_FAULTS = 256
+
+
+def _process_cpu_ns(pid: int) -> int | None:
+    """A process's CPU time in nanoseconds (its threads' schedstat run
+    times; utime + stime in clock ticks where the kernel has no schedstat),
+    or None when it is gone."""
+    try:
+        total = 0
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/schedstat", "rb") as f:
+                total += int(f.read().split()[0])
+        return total
+    except FileNotFoundError:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                fields = f.read().rpartition(b")")[2].split()
+            return (int(fields[11]) + int(fields[12])) * 1_000_000_000 // _CLOCK_TICKS
+        except (OSError, ValueError, IndexError):
+            return None
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def _thread_usage(tid: int) -> tuple[int, int] | None:

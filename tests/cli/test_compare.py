@@ -359,6 +359,10 @@ class PytestReports(Tmp):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("1 limit judges no key, a more specific one judging each key it names: cpu_sec=100%",
                       r.stdout.splitlines())
+        # The same limit twice is one limit: nothing to say (review 64 F6).
+        r = resmon("compare", "--max-increase", "cpu_sec=30%", "--max-increase", "cpu_sec=30.0%,0.01", c, d)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("judges no key", r.stdout)
 
     def test_keys_a_record_says_no_limit_judges_are_left_out_of_its_run(self):
         # Attack 63 F2: a test beside a session fixture's thread, whose
@@ -377,6 +381,15 @@ class PytestReports(Tmp):
         self.assertNotIn("t.py::test_a::rss_growth_mb", out["metrics"])
         self.assertIn("t.py::test_a::cpu_sec", out["metrics"])
         self.assertEqual(out["limited_keys_unjudged"], 1)
+        self.assertIn("NEW: 1 key left out, unjudged in its record (its test ran beside other work): "
+                      "t.py::test_a::rss_growth_mb", r.stdout.splitlines())
+        # Review 64: a limit that names only such keys is refused in those
+        # words, not "not a numeric key".
+        e = self.write("e.json", {"resmon_version": "0.4.0", "tests": {
+            "t.py::test_a": {"rss_growth_mb": 0.3, "cpu_sec": 0.1, "unjudged": ["cpu_sec"]}}})
+        r = resmon("compare", "--max-increase", "cpu_sec=20%", e, e)
+        self.assertEqual(r.returncode, 125, r.stdout + r.stderr)
+        self.assertIn("cpu_sec is left unjudged wherever both sides hold it", r.stderr)
         # Without the list the same figures fail.
         c = self.write("c.json", {"resmon_version": "0.4.0", "tests": {
             "t.py::test_a": {"rss_growth_mb": 100.6, "cpu_sec": 0.1},

@@ -133,6 +133,7 @@ typedef struct side {
     size_t partial;            /* compared keys that some runs of this side lack */
     char *left_running;        /* the first run that left work running (orphans_left), as words; NULL: none */
     json_t *left_tests;        /* pytest reports: the tests whose records name work left running (a set) */
+    json_t *unjudged;          /* pytest reports: the NODEID::KEYs left out as their records' "unjudged" (a set) */
 } side;
 
 /* KEY=N%, KEY=N or KEY=N%,M: a rise fails when it is more than percent% of
@@ -145,6 +146,7 @@ typedef struct limit {
     int floor_given;
     size_t rows; /* rows it applies to */
     size_t judged, exceeded; /* rows it is the limit of (the most specific naming a row), rows it fails */
+    int overridden; /* a row it names has a more specific limit (a longer KEY) */
 } limit;
 
 enum verdict { VERDICT_NOT_ENOUGH, VERDICT_UNCHANGED, VERDICT_NOISE, VERDICT_REGRESSION, VERDICT_IMPROVEMENT };
@@ -349,12 +351,18 @@ static int side_add_members(side *s, json_t *object, const char *prefix, size_t 
     for (void *at = jansson.object_iter(object); at; at = jansson.object_iter_next(object, at)) {
         const char *name = jansson.object_iter_key(at);
         json_t *value = jansson.object_iter_value(at);
-        if (!json_is_number(value) || listed(skip, name))
+        if (!json_is_number(value))
             continue;
         char *key;
         if (asprintf(&key, "%s%s%s", prefix ? prefix : "", prefix ? "::" : "", name) < 0)
             return -ENOMEM;
-        int rc = side_add(s, key, jansson.number_value(value), run);
+        int rc;
+        if (listed(skip, name)) { /* left out, and noted for the notes and a limit's error */
+            json_t *one = (s->unjudged || (s->unjudged = jansson.object())) ? jansson.integer(1) : NULL;
+            rc = one && jansson.object_set_new(s->unjudged, key, one) == 0 ? 0 : -ENOMEM;
+        } else {
+            rc = side_add(s, key, jansson.number_value(value), run);
+        }
         free(key);
         if (rc < 0)
             return rc;
@@ -956,6 +964,7 @@ static void side_free(side *s)
     free(s->failed);
     free(s->left_running);
     jansson_release(s->left_tests);
+    jansson_release(s->unjudged);
     free(s->command_differs_owned);
     free(s->kind_path);
     for (size_t i = 0; i < s->runs && s->run_names; i++)
@@ -1513,8 +1522,18 @@ static void judge(row *r)
  * tested[2]: the most keys one limit's family holds) and judges each row.
  * Returns 0, -ENOMEM, or prints one line and returns EXIT_USAGE for a KEY
  * that names no row or no cost. */
+/* Whether l names a key that s left out as its record's "unjudged". */
+static int names_unjudged(const side *s, const limit *l)
+{
+    for (void *at = s->unjudged ? jansson.object_iter(s->unjudged) : NULL; at;
+         at = jansson.object_iter_next(s->unjudged, at))
+        if (limit_names(l, jansson.object_iter_key(at)))
+            return 1;
+    return 0;
+}
+
 static int apply_limits(limit *limits, size_t limit_count, row *rows, size_t row_count, double alpha,
-                        size_t tested[3])
+                        size_t tested[3], const side *base, const side *next)
 {
     for (size_t i = 0; i < limit_count; i++) {
         if (!is_cost(limits[i].key))
@@ -1527,9 +1546,17 @@ static int apply_limits(limit *limits, size_t limit_count, row *rows, size_t row
              * their order: a test's own NODEID::KEY over KEY.  The last
              * one won, so "t.py::test_a::cpu_sec=10%" before
              * "cpu_sec=100%" let test_a rise 50 % (attack 63 F4). */
-            if (!rows[j].limit || strlen(limits[i].key) > strlen(rows[j].limit->key))
+            size_t mine = strlen(limits[i].key), theirs = rows[j].limit ? strlen(rows[j].limit->key) : 0;
+            if (rows[j].limit && mine > theirs)
+                limits[rows[j].limit - limits].overridden = 1;
+            else if (rows[j].limit && mine < theirs)
+                limits[i].overridden = 1;
+            if (!rows[j].limit || mine > theirs)
                 rows[j].limit = &limits[i];
         }
+        if (!limits[i].rows && (names_unjudged(base, &limits[i]) || names_unjudged(next, &limits[i])))
+            return limit_error(&limits[i], " is left unjudged wherever both sides hold it (\"unjudged\" in a "
+                                           "test's record: it ran beside other work)");
         if (!limits[i].rows)
             return limit_error(&limits[i], " is not a numeric key of both BASE and NEW (see resmon compare without limits)");
     }
@@ -1795,6 +1822,24 @@ static void print_partial(FILE *out, const char *name, const side *s, const char
     fputs("): each is judged over the runs that hold it\n", out);
 }
 
+/* How many keys of s its records left out as "unjudged" (the tests ran
+ * beside other work), and the first of them. */
+static void print_unjudged(FILE *out, const char *name, const side *s, const char *prefix, int markdown)
+{
+    size_t n = 0;
+    const char *first = NULL;
+    for (void *at = s->unjudged ? jansson.object_iter(s->unjudged) : NULL; at;
+         at = jansson.object_iter_next(s->unjudged, at), n++)
+        if (!first)
+            first = jansson.object_iter_key(at);
+    if (!n)
+        return;
+    fprintf(out, "%s%s: %zu key%s left out, unjudged in %s record%s (%s test ran beside other work): ", prefix, name,
+            n, n == 1 ? "" : "s", n == 1 ? "its" : "their", n == 1 ? "" : "s", n == 1 ? "its" : "each");
+    print_note_text(out, first, markdown);
+    fputs(n > 1 ? " and others\n" : "\n", out);
+}
+
 /* The lines on the runs (how many, whether enough), on keys some runs lack
  * and on keys of one side only, each after PREFIX: the text and the
  * markdown reports share them. */
@@ -1812,6 +1857,8 @@ static void print_notes(FILE *out, const report *rep, const char *prefix, int ma
     only_line(rep, line, sizeof line);
     if (line[0])
         fprintf(out, "%s%s\n", prefix, line);
+    print_unjudged(out, "BASE", rep->base, prefix, markdown);
+    print_unjudged(out, "NEW", rep->next, prefix, markdown);
     if (rep->overridden) { /* counted in no headline: said here */
         fprintf(out, "%s%zu limit%s judge%s no key, a more specific one judging each key it names: ", prefix,
                 rep->overridden, rep->overridden == 1 ? "" : "s", rep->overridden == 1 ? "s" : "");
@@ -2302,7 +2349,8 @@ static void tally(report *rep, int all, const limit *limits, size_t limit_count)
     for (size_t i = 0; i < limit_count; i++) {
         rep->given += limits[i].judged > 0;
         rep->given_exceeded += limits[i].exceeded > 0;
-        if (limits[i].rows && !limits[i].judged && !rep->overridden++)
+        /* (The same limit given twice judges through its first: no word.) */
+        if (limits[i].rows && !limits[i].judged && limits[i].overridden && !rep->overridden++)
             rep->overridden_arg = limits[i].arg;
     }
     for (size_t i = 0; i < rep->count; i++) {
@@ -2397,7 +2445,7 @@ static int compare_streams(int argc, char **argv, FILE *out, FILE *err, const co
     if (rc == 0 && caller_stopped())
         rc = COMPARE_INTERRUPTED;
     size_t tested[3] = {0, 0, 0};
-    if (rc == 0 && (rc = apply_limits(o.limits, o.limit_count, rows, count, o.alpha, tested)) == -ENOMEM)
+    if (rc == 0 && (rc = apply_limits(o.limits, o.limit_count, rows, count, o.alpha, tested, &base, &next)) == -ENOMEM)
         rc = out_of_memory(NULL);
     if (rc == 0) {
         report rep = {.base = &base, .next = &next, .rows = rows, .count = count, .alpha = o.alpha,
