@@ -123,7 +123,9 @@ charged: such work may have done the test's outside the leaf (the pool
 workers of a forkserver an earlier test started).  An idle process beside
 (a session fixture's server) takes no more than the figures it can enter.
 The figures no limit judges are listed in the record (``unjudged``: with the
-memory figures every ``_mb`` key, with ``cpu_sec`` ``cgroup_cpu_sec``); a gate
+memory figures every host memory key, the leaf's too, with ``cpu_sec``
+``cgroup_cpu_sec``; a forkserver beside that started processes takes
+``cpu_sec`` too); a gate
 (``--resmon-compare``, ``resmon compare``) leaves them out of that run.
 
 Under pytest-xdist each worker measures its own tests (its own process and
@@ -1087,8 +1089,8 @@ class _Session:
         # record (the leaf's peak holds a thread's pages too: a gate on
         # cgroup_peak_mb still failed the test, review 64 F3), and what
         # taints cpu_sec the leaf's CPU clock.
-        also = {key for key in record if key.endswith("_mb")} if tainted & set(MEMORY_KEYS) - {"tree_peak_rss_mb"} \
-            else set()
+        also = {key for key in record if key.endswith("_mb") and "gpu" not in key} \
+            if tainted & set(MEMORY_KEYS) - {"tree_peak_rss_mb"} else set()
         if "cpu_sec" in tainted:
             also |= {"cgroup_cpu_sec", "cpu_sec_rusage"}
         unjudged = sorted(key for key in tainted | also if _is_number(record.get(key)))
@@ -1688,22 +1690,20 @@ _BESIDE_THREAD_FAULTS = 256
 
 
 def _process_cpu_ns(pid: int) -> int | None:
-    """A process's CPU time in nanoseconds (its threads' schedstat run
-    times; utime + stime in clock ticks where the kernel has no schedstat),
-    or None when it is gone."""
+    """A process's CPU time in nanoseconds: its CPU clock, the kernel's sum
+    over all its threads, those that ended included (clock_getcpuclockid's
+    clock, CPUCLOCK_SCHED of the process: a sum over the live threads'
+    schedstat lost a threading server's request threads, and its work
+    passed as none, review 65); utime + stime in clock ticks where the clock
+    is refused; None when it is gone."""
     try:
-        total = 0
-        for tid in os.listdir(f"/proc/{pid}/task"):
-            with open(f"/proc/{pid}/task/{tid}/schedstat", "rb") as f:
-                total += int(f.read().split()[0])
-        return total
-    except FileNotFoundError:
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as f:
-                fields = f.read().rpartition(b")")[2].split()
-            return (int(fields[11]) + int(fields[12])) * 1_000_000_000 // _CLOCK_TICKS
-        except (OSError, ValueError, IndexError):
-            return None
+        return time.clock_gettime_ns(((~pid) << 3) | 2)
+    except OSError:
+        pass
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rpartition(b")")[2].split()
+        return (int(fields[11]) + int(fields[12])) * 1_000_000_000 // _CLOCK_TICKS
     except (OSError, ValueError, IndexError):
         return None
 

@@ -953,6 +953,52 @@ def test_an_idle_process_beside_leaves_cpu_sec_judged(tmp_path, monkeypatch):
     assert re.search(r"test_a::cpu_sec .*EXCEEDED", gate.stdout), gate.stdout
 
 
+def test_a_threading_server_beside_that_did_the_tests_work_takes_cpu_sec(tmp_path):
+    # Review 65: a session fixture's server answering on a new thread each
+    # time burned 0.4 s for the test in threads that had ended by the end
+    # of the call: a sum over the live threads saw none of it, and
+    # cpu_sec 0.02 passed a limit of 0.2, "exact".  The process's CPU clock
+    # counts ended threads too.
+    (tmp_path / "conftest.py").write_text(textwrap.dedent("""
+        import subprocess, sys, pytest
+
+        SERVER = '''
+        import sys, threading, time
+        def work():
+            start = time.process_time()
+            while time.process_time() - start < 0.4:
+                pass
+        print("ready", flush=True)
+        for line in sys.stdin:
+            thread = threading.Thread(target=work)
+            thread.start()
+            thread.join()  # ended before the answer: only the process's clock holds its work
+            print("done", flush=True)
+        '''
+
+        @pytest.fixture(scope="session")
+        def server():
+            p = subprocess.Popen([sys.executable, "-c", textwrap.dedent(SERVER)], stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, text=True)
+            assert p.stdout.readline() == "ready\\n"  # started: idle until asked
+            yield p
+            p.kill()
+            p.wait()
+    """).replace("import subprocess, sys, pytest", "import subprocess, sys, textwrap, pytest"))
+    result = run_pytest(tmp_path, """
+        import pytest
+
+        @pytest.mark.resmon_limit(cpu_sec=0.2)
+        def test_asks_the_server(server):
+            server.stdin.write("go\\n")
+            server.stdin.flush()
+            assert server.stdout.readline() == "done\\n"
+    """, "--resmon-json=report.json")
+    record = report(tmp_path)["tests"]["test_generated.py::test_asks_the_server"]
+    assert "cpu_sec" in record["unjudged"], record
+    assert outcomes(result) == {"test_asks_the_server": "PASSED"}, result.stdout
+
+
 def test_a_gate_leaves_alone_what_the_plugins_limits_left_alone(tmp_path, monkeypatch):
     # Attack 63 F2: a session fixture's thread faulted in 100 MiB while
     # test_b ran; the plugin applied no limit to test_b's memory (a
