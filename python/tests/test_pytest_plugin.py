@@ -635,11 +635,11 @@ def test_a_fork_pool_of_the_tests_own_beside_an_idle_fixture_server_keeps_its_li
     # The pool's workers are the test's, in its leaf; the idle process
     # beside it started nothing.
     result = run_pytest(tmp_path, """
-        import multiprocessing, subprocess, pytest
+        import multiprocessing, os, subprocess, pytest
 
         @pytest.fixture(scope="session")
-        def server():
-            proc = subprocess.Popen(["sleep", "600"])
+        def server():  # without a sanitizer's preload, whose start-up would run beside the test
+            proc = subprocess.Popen(["sleep", "600"], env={k: v for k, v in os.environ.items() if k != "LD_PRELOAD"})
             yield proc
             proc.kill()
             proc.wait()
@@ -923,11 +923,11 @@ def test_an_idle_process_beside_leaves_cpu_sec_judged(tmp_path, monkeypatch):
     # test's unjudged, and the gate judged cpu_sec nowhere (a 12x rise
     # passed).  A process beside enters cpu_sec only when pytest reaps it.
     (tmp_path / "conftest.py").write_text(textwrap.dedent("""
-        import subprocess, pytest
+        import os, subprocess, pytest
 
         @pytest.fixture(scope="session", autouse=True)
-        def server():
-            p = subprocess.Popen(["sleep", "1000"])
+        def server():  # without a sanitizer's preload, whose start-up would run beside the test
+            p = subprocess.Popen(["sleep", "1000"], env={k: v for k, v in os.environ.items() if k != "LD_PRELOAD"})
             yield
             p.kill()
             p.wait()
