@@ -953,12 +953,7 @@ static int write_and_burn(const test_child *self, const void *arg)
 {
     const double *burn = arg;
     test_child_go_wait(self);
-    static char chunk[65536];
-    memset(chunk, 'x', sizeof chunk);
-    int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
-    for (int i = 0; i < 8; i++)
-        if (fd < 0 || write(fd, chunk, sizeof chunk) != (ssize_t)sizeof chunk)
-            _exit(2);
+    test_write_512k();
     test_spin_cpu(*burn);
     test_child_ready(self);
     test_child_go_wait(self);
@@ -1043,12 +1038,7 @@ static int fork_a_late_member(const test_child *self, const void *arg)
     test_child_go_wait(self);
     pid_t member = fork();
     if (member == 0) {
-        static char chunk[65536];
-        memset(chunk, 'x', sizeof chunk);
-        int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
-        for (int i = 0; i < 8; i++)
-            if (fd < 0 || write(fd, chunk, sizeof chunk) != (ssize_t)sizeof chunk)
-                _exit(2);
+        test_write_512k();
         test_spin_cpu(0.1);
         struct timespec cpu;
         clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);

@@ -1053,12 +1053,7 @@ static int observe_a_child_refused_at_first(const test_child *self, const void *
             prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
             if (write(ack[1], "a", 1) != 1 || read(step[0], &b, 1) != 1) /* seen, refused */
                 _exit(2);
-            static char chunk[65536];
-            memset(chunk, 'x', sizeof chunk);
-            int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
-            for (int i = 0; i < 8; i++)
-                if (fd < 0 || write(fd, chunk, sizeof chunk) != (ssize_t)sizeof chunk)
-                    _exit(2);
+            test_write_512k();
             prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
             if (write(ack[1], "a", 1) != 1 || read(step[0], &b, 1) != 1) /* readable now */
                 _exit(2);

@@ -1130,12 +1130,7 @@ static int subreaper_root(const test_child *self, const void *arg)
     pid_t parent = fork();
     if (parent == 0) {
         if (fork() == 0) { /* the grandchild */
-            static char chunk[65536];
-            memset(chunk, 'x', sizeof chunk);
-            int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
-            for (int i = 0; i < 8; i++)
-                if (fd < 0 || write(fd, chunk, sizeof chunk) != (ssize_t)sizeof chunk)
-                    _exit(2);
+            test_write_512k();
             test_spin_cpu(0.3);
             pid_t me = getpid();
             if (write(h->ready[1], &me, sizeof me) != (ssize_t)sizeof me)

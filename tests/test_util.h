@@ -105,6 +105,19 @@ static inline void test_spin(double seconds)
             busy_sink += (unsigned long)i;
 }
 
+/* Child side: writes 512 KiB to /dev/null in 64 KiB writes (wchar 524288
+ * more), or _exits 2. */
+static inline void test_write_512k(void)
+{
+    static char chunk[65536];
+    memset(chunk, 'x', sizeof chunk);
+    int fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    for (int i = 0; i < 8; i++)
+        if (fd < 0 || write(fd, chunk, sizeof chunk) != (ssize_t)sizeof chunk)
+            _exit(2);
+    close(fd);
+}
+
 /* The wchar /proc/PID/io shows (bytes written, the kernel's count), or -1. */
 static inline double test_io_wchar(pid_t pid)
 {
