@@ -295,6 +295,18 @@ class WideTreeInItsLeaf(unittest.TestCase):
         self.assert_cpu_is_the_kernels(summary)
 
 
+# A script whose child the OOM killer takes, the script going on.  The kernel
+# may take the shell as well: once the OOM reaper has stripped the child
+# (MMF_OOM_SKIP) while some of its memory is still charged, the next charge in
+# the leaf picks the next victim (the landing of stop 60: "exit 0" ended by
+# SIGKILL, two OOM kills).  No shell can be kept from the OOM killer here
+# (oom_score_adj -1000 needs CAP_SYS_RESOURCE, which CI's root lacks), so a
+# test that needs the shell alive runs again when the kernel took it, and
+# checks what resmon said of that run too.
+CHILD_TO_OOM = f"{WORKLOAD} mem 200 0"
+TRIES_FOR_THE_SHELL = 4
+
+
 @unittest.skipUnless(CAN_MAKE, f"no cgroup can be made here: {REASON}")
 class CommandCgroup(unittest.TestCase):
     def start(self, *args, ready=None):
@@ -399,28 +411,52 @@ class CommandCgroup(unittest.TestCase):
         # Stop 56's attack: the OOM killer took the child; the script then
         # ended by a SIGKILL of its own.  The kernel counts kills and names no
         # victim, so the summary must not say "command": it cannot tell.
-        r, summary = run_json("--memory-limit", "64M", "--", "sh", "-c", f"{WORKLOAD} mem 200 0; kill -9 $$")
-        self.assertEqual(r.returncode, 137, r.stderr)
-        self.assertGreaterEqual(summary["cgroup_oom_kills"], 1)
+        for _ in range(TRIES_FOR_THE_SHELL):
+            r, summary = run_json("--memory-limit", "64M", "--", "sh", "-c", f"{CHILD_TO_OOM}; kill -9 $$")
+            self.assertEqual(r.returncode, 137, r.stderr)
+            if summary["cgroup_oom_kills"] == 1:
+                break
+            self.assert_the_kernel_took_the_shell_too(summary, r.stderr)
+        self.assertEqual(summary["cgroup_oom_kills"], 1, f"the kernel took the shell in {TRIES_FOR_THE_SHELL} runs")
         self.assertEqual(summary["oom_killed"], "command_or_descendant")
         self.assertIn("the command too, or it ended by a SIGKILL of its own", r.stderr)
         # ... and a child killed while the script exits 0: a descendant.
-        r, summary = run_json("--memory-limit", "64M", "--", "sh", "-c", f"{WORKLOAD} mem 200 0; exit 0")
-        self.assertEqual(r.returncode, 0, r.stderr)
+        for _ in range(TRIES_FOR_THE_SHELL):
+            r, summary = run_json("--memory-limit", "64M", "--", "sh", "-c", f"{CHILD_TO_OOM}; exit 0")
+            if r.returncode == 0:
+                break
+            self.assertEqual(r.returncode, 137, r.stderr)
+            self.assert_the_kernel_took_the_shell_too(summary, r.stderr)
+        self.assertEqual(r.returncode, 0, f"the kernel took the shell in {TRIES_FOR_THE_SHELL} runs: {r.stderr}")
         self.assertEqual(summary["oom_killed"], "descendant")
+
+    def assert_the_kernel_took_the_shell_too(self, summary, stderr):
+        # As many OOM kills as processes killed by SIGKILL, the command among
+        # them: resmon may, and must, name the command.
+        self.assertGreaterEqual(summary["cgroup_oom_kills"], 2, stderr)
+        self.assertEqual(summary["oom_killed"], "command", stderr)
+        self.assertIn(", the command among them", stderr)
 
     def test_repeated_runs_the_oom_killer_struck_are_counted_and_said(self):
         # Attack 57b: a script that goes on after its child's OOM kill exits
         # 0; --repeat said "all exited with status 0" and put the cut-short
         # runs' figures in the stats with no word.
-        with tempfile.TemporaryDirectory() as tmp:
-            out = os.path.join(tmp, "r.json")
-            r = subprocess.run([RESMON, "--repeat", "2", "--memory-limit", "64M", "-o", out, "--", "sh", "-c",
-                                f"{WORKLOAD} mem 200 0; exit 0"], capture_output=True, text=True,
-                               timeout=SAFETY_NET_SEC)
-            self.assertEqual(r.returncode, 0, r.stderr)
-            with open(out) as f:
-                doc = json.load(f)
+        for _ in range(TRIES_FOR_THE_SHELL):
+            with tempfile.TemporaryDirectory() as tmp:
+                out = os.path.join(tmp, "r.json")
+                r = subprocess.run([RESMON, "--repeat", "2", "--memory-limit", "64M", "-o", out, "--", "sh", "-c",
+                                    f"{CHILD_TO_OOM}; exit 0"], capture_output=True, text=True,
+                                   timeout=SAFETY_NET_SEC)
+                with open(out) as f:
+                    doc = json.load(f)
+            taken = [run for run in doc["runs"] if run["exit_status"] != 0]
+            if not taken:
+                break
+            for run in taken:  # the kernel took the shell too (above)
+                self.assertEqual(run["exit_status"], 137, r.stderr)
+                self.assertGreaterEqual(run["cgroup_oom_kills"], 2, r.stderr)
+                self.assertEqual(run["oom_killed"], "command", r.stderr)
+        self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual((doc["completed"], doc["failed"], doc["oom_killed_runs"]), (2, 0, 2))
         self.assertEqual([run["oom_killed"] for run in doc["runs"]], ["descendant", "descendant"])
         self.assertEqual(len([w for w in doc["warnings"] if "killed by the OOM killer" in w]), 2, doc["warnings"])
@@ -719,7 +755,7 @@ class CommandCgroup(unittest.TestCase):
         events = "memory.events" if os.path.exists(os.path.join(leaf_dir, "memory.events")) else "memory.oom_control"
         with open(os.path.join(leaf_dir, events)) as f:
             kills = dict(line.split() for line in f)["oom_kill"]
-        self.assertEqual(int(kills), 1)
+        self.assertGreaterEqual(int(kills), 1)  # 2 where the kernel took the keeper too (CHILD_TO_OOM above)
         keeper.kill()
         keeper.wait()
         deadline = time.monotonic() + SAFETY_NET_SEC  # the kernel empties the leaf once it has exited
