@@ -532,7 +532,7 @@ static void derive_from_readers(rm__metrics *m)
  * an RSS of 1.7, twelfth review of issue 28). */
 static void note_ended_pss(rm__metrics *m, const rm__process_metrics *pm)
 {
-    if (!pm->smaps_known || !pm->stands_when_ended)
+    if (!pm->smaps_known || !pm->stands_when_ended || pm->shares & RM__SHARES_MEMORY)
         return;
     for (size_t l = RM__COUNTER_COUNT; l < RM__LEVEL_END; l++)
         if (slot_source[l] == RM__SOURCE_SMAPS)
@@ -540,11 +540,34 @@ static void note_ended_pss(rm__metrics *m, const rm__process_metrics *pm)
     m->ended_smaps = 1;
 }
 
+/* Whether level l of a process that shares `shares` with its parent is
+ * the parent's, counted there (RM__SHARES_*). */
+static int shared_level(size_t l, unsigned shares)
+{
+    if (shares & RM__SHARES_MEMORY && (l == RM__VMEM_BYTES || slot_source[l] == RM__SOURCE_SMAPS))
+        return 1;
+    return shares & RM__SHARES_FILES && l == RM__OPEN_FDS;
+}
+
+void rm__metrics_sharing_ended(rm__process_metrics *pm, unsigned ended)
+{
+    for (size_t l = RM__COUNTER_COUNT; l < RM__LEVEL_END; l++)
+        if (shared_level(l, ended))
+            pm->last[l] = 0;
+    if (ended & RM__SHARES_MEMORY) {
+        pm->smaps_known = 0; /* read afresh, through a file opened on its own memory */
+        if (pm->smaps_fd >= 0) {
+            rm__close_kept(pm->smaps_fd);
+            pm->smaps_fd = -1;
+        }
+    }
+}
+
 /* Adds a process's levels from the sources in `from` to this reading's sums. */
 static void add_levels(rm__metrics *m, const rm__process_metrics *pm, unsigned from)
 {
     for (size_t l = RM__COUNTER_COUNT; l < RM__LEVEL_END; l++)
-        if (from & slot_source[l])
+        if (from & slot_source[l] && !shared_level(l, pm->shares))
             m->figure[l] += pm->last[l];
     m->known_sources |= from;
 }

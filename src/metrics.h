@@ -38,6 +38,16 @@ enum {
     RM__SOURCE_FDS = 64      /* the fd directory: open descriptors */
 };
 
+/* What a process shares with the tracked parent it was cloned from
+ * (rm__process_metrics.shares, probe_sharing.c): its address space
+ * (CLONE_VM: a vfork child before its exec, ASan's leak check, a
+ * runtime's helper) or its file table (CLONE_FILES).  Those levels are
+ * the parent's too, and counted there: once. */
+enum {
+    RM__SHARES_MEMORY = 1, /* vmem, PSS, swap, USS (and the probe's RSS) */
+    RM__SHARES_FILES = 2   /* open descriptors */
+};
+
 /* Where a reading keeps each metric (metric_list.h's SLOT), one enum for
  * all, from the list: the counters (lifetime counts per process) first, then
  * the levels (summed over the reading's processes), then the reading's own. */
@@ -100,6 +110,7 @@ typedef struct rm__process_metrics {
                                      exec'd, sharing its parent's pages */
     int has_sharing_fork;         /* a child was tracked that shared its image: its
                                      pages are shared (for the rest of its youth) */
+    unsigned shares;              /* RM__SHARES_*: levels its parent counts */
     int pss_exempt;               /* young and small when it joined or at its latest
                                      memory reading: its joining and leaving re-read
                                      no other process (metrics.c, rm__metrics_plan_pss) */
@@ -158,6 +169,12 @@ void rm__metrics_open_network(rm__metrics *m, int proc_fd, pid_t root);
 void rm__metrics_free(rm__metrics *m);
 
 void rm__process_metrics_init(rm__process_metrics *pm, unsigned count_from_zero);
+
+/* A process no longer shares `ended` (RM__SHARES_*) with its parent (an
+ * exec, its parent's end): the levels it showed were the parent's, and none
+ * stands for its own -- a stat read mid-exec shows no size, and the last
+ * one (its parent's 315 MiB) stood and was counted beside the parent's. */
+void rm__metrics_sharing_ended(rm__process_metrics *pm, unsigned ended);
 void rm__process_metrics_close(rm__process_metrics *pm);
 
 /* Whether the groups need every process's stat at every reading (the

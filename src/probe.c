@@ -256,7 +256,16 @@ static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
             now.cpu_ns = t->clock_ns;
         else
             gone = rm__probe_read_cpu(t, &now.cpu_ns) < 0;
-        if (!gone && statm_stands(p, t, now.cpu_ns, i, boot_ns, baseline)) {
+        /* Asked before its memory is read: a vfork child that execs
+         * between the two reads shows the shared pages in statm, then
+         * shares nothing -- asked after, they were counted twice (a 300
+         * MiB Python's 300 spawns: one run in three read 620). */
+        unsigned shared_before = t->metrics.shares;
+        int shares_memory = !gone && shared_before && rm__probe_still_shares(p, t) & RM__SHARES_MEMORY;
+        int sharing_ended = (shared_before & ~t->metrics.shares & RM__SHARES_MEMORY) != 0; /* read afresh */
+        if (shared_before & ~t->metrics.shares)
+            rm__metrics_sharing_ended(&t->metrics, shared_before & ~t->metrics.shares);
+        if (!gone && !sharing_ended && statm_stands(p, t, now.cpu_ns, i, boot_ns, baseline)) {
             now.rss_pages = t->rss_pages;
             now.has_memory = t->has_memory;
         } else if (!gone) {
@@ -302,7 +311,8 @@ static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
         rm__probe_cpu_account(p, t, &now, baseline);
         reaps_counted |= t->children_ns > children_ns || (groups && !idle);
         t->rss_pages = now.rss_pages;
-        rss_pages += now.rss_pages;
+        if (!shares_memory)
+            rss_pages += now.rss_pages; /* else its parent's pages: counted there */
         r.process_count++;
         if (groups) {
             rm__metrics_read_process(&p->metrics, &t->metrics, t->dir_fd, now.stat_read ? &now.st : NULL,

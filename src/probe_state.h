@@ -16,6 +16,8 @@
  *   probe_processes.c  the per-process records (process_list.h): a row's
  *                 figures handed over when it ends and at the window's end
  *   probe_read.c  the reads of one process (CPU clock, statm, stat): a leaf
+ *   probe_sharing.c  processes that share their parent's memory or file
+ *                 table (clone(CLONE_VM), a vfork child): counted once
  *
  * Calls point one way: probe.c calls the others; probe_tree.c and
  * probe_cpu.c call probe_read.c (and metrics.c); none calls probe.c, and
@@ -99,6 +101,8 @@ typedef struct rm__tracked {
     uint64_t start_ticks;    /* stat's starttime: clock ticks after boot */
     int adopted;         /* tree mode: its parent ended (it is an orphan), yet
                             it stays in the tree, and the walk starts from it */
+    pid_t sharer;        /* the parent it was tracked under, with whom it
+                            shares metrics.shares (probe_sharing.c) */
     /* the metric groups' counters and levels (metrics.c) */
     rm__process_metrics metrics;
 } rm__tracked;
@@ -273,6 +277,12 @@ size_t rm__probe_refresh_tree(rm__probe *p);
 void rm__probe_drop_ended(rm__probe *p);
 /* rm__probe_members_of_cgroup's work (probe.h). */
 int rm__probe_tree_use_cgroup(rm__probe *p, const char *dir);
+
+/* probe_sharing.c: at t's join under its tracked parent, what it shares
+ * with it (t->metrics.shares); at each reading of a process that shared,
+ * what it still shares (0: its levels count from now on). */
+void rm__probe_note_sharing(rm__tracked *t, const rm__tracked *parent);
+unsigned rm__probe_still_shares(rm__probe *p, rm__tracked *t);
 
 /* A process's name and start time, from a stat read of it (tree mode). */
 static inline void rm__probe_note_identity(rm__tracked *t, const rm__proc_stat *st)

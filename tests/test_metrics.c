@@ -548,6 +548,206 @@ static void pss_of_a_child_that_shared_its_parents_memory_follows_its_exec(void 
     ASSERT_BETWEEN(s.peak_pss_mb, EXEC_HOLD_MB, s.peak_rss_mb);
 }
 
+/* ---- processes sharing their parent's memory -------------------------------
+ * clone(CLONE_VM) makes a second process of the same pages (a vfork child
+ * before its exec, ASan's leak check at exit): its statm and smaps_rollup
+ * show them whole, as its parent's do.  Summed, a program of 86 MiB read
+ * 168 MiB of PSS and RSS while ASan's leak check ran (CI64). */
+#define SHARED_VM_MB 64
+#define SHARING_STACK_BYTES (256 << 10)
+
+static int exit_on_go(void *arg)
+{
+    const int *go = arg;
+    char byte;
+    _exit(read(go[0], &byte, 1) == 1 ? 0 : 1);
+}
+
+/* A clone of the calling process sharing its memory (and, with
+ * CLONE_FILES in flags, its descriptors) that exits when go[1] is written
+ * or closed.  *stack is its stack, to munmap after it is reaped. */
+static pid_t clone_sharing(int flags, int go[2], char **stack)
+{
+    *stack = mmap(NULL, SHARING_STACK_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (*stack == MAP_FAILED)
+        return -1;
+    return clone(exit_on_go, *stack + SHARING_STACK_BYTES, CLONE_VM | flags | SIGCHLD, go);
+}
+
+static double own_statm_mb(int field)
+{
+    unsigned long long v[2] = {0, 0};
+    FILE *f = fopen("/proc/self/statm", "r");
+    assert_non_null(f);
+    assert_int_equal(fscanf(f, "%llu %llu", &v[0], &v[1]), 2);
+    fclose(f);
+    return (double)v[field] * (double)sysconf(_SC_PAGESIZE) / (1 << 20);
+}
+
+static int own_open_fds(void)
+{
+    DIR *d = opendir("/proc/self/fd");
+    assert_non_null(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n - 1; /* the listing's own */
+}
+
+static void a_process_sharing_its_parents_memory_is_counted_once(void **state)
+{
+    (void)state;
+    if (TEST_UNDER_TSAN) { /* a thread it was not told of, in its memory: every access a race */
+        print_message("skipped: ThreadSanitizer cannot follow a clone(CLONE_VM) child\n");
+        return;
+    }
+    size_t bytes = (size_t)SHARED_VM_MB << 20;
+    char *buffer = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(buffer != MAP_FAILED);
+    memset(buffer, 1, bytes);
+    int go[2];
+    assert_int_equal(pipe2(go, O_CLOEXEC), 0);
+    char *stack;
+    pid_t pid = clone_sharing(CLONE_FILES, go, &stack);
+    assert_true(pid > 0);
+    test_sample_counter counter = {0};
+    resmon_options o = RESMON_OPTIONS_INIT;
+    o.include_children = 1;
+    o.metrics = RESMON_METRIC_MEMORY_DETAIL | RESMON_METRIC_COUNTS;
+    o.sample_interval_sec = 0.005;
+    o.memory_detail_interval_sec = 0.005;
+    o.on_sample = test_count_sample;
+    o.on_sample_user = &counter;
+    resmon_monitor *m;
+    assert_int_equal(resmon_monitor_new(&m, &o), 0);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    assert_int_equal(test_wait_for_samples(&counter, 3), 0);
+    double rss_mb = own_statm_mb(1), vmem_mb = own_statm_mb(0);
+    int fds = own_open_fds(); /* the monitor's kept files included */
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    resmon_summary s;
+    assert_int_equal(resmon_monitor_get_summary(m, &s, sizeof s), 0);
+    resmon_monitor_free(m);
+    close(go[1]);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    close(go[0]);
+    munmap(stack, SHARING_STACK_BYTES);
+    munmap(buffer, bytes);
+    ASSERT_DOUBLE_EQ(s.peak_nprocs, 2.0); /* the clone was tracked */
+    /* Once: this process's own figures (what it held at the end, give or
+     * take the window's growth); twice read 2x. */
+    ASSERT_BETWEEN(s.peak_rss_mb, SHARED_VM_MB, rss_mb * 1.5);
+    ASSERT_BETWEEN(s.peak_pss_mb, SHARED_VM_MB * 0.9, rss_mb * 1.5);
+    ASSERT_BETWEEN(s.peak_uss_mb, SHARED_VM_MB * 0.9, rss_mb * 1.5);
+    ASSERT_BETWEEN(s.peak_vmem_mb, SHARED_VM_MB, vmem_mb * 1.5);
+    ASSERT_BETWEEN(s.peak_open_fds, 3, fds * 1.5);
+}
+
+/* The latest sample's RSS and PSS (an on_sample callback's). */
+typedef struct latest_memory {
+    pthread_mutex_t lock;
+    double rss_mb, pss_mb;
+    test_sample_counter counter;
+} latest_memory;
+
+static void note_latest_memory(const resmon_sample *s, void *user)
+{
+    latest_memory *l = user;
+    pthread_mutex_lock(&l->lock);
+    l->rss_mb = s->rss_mb;
+    l->pss_mb = s->pss_mb;
+    pthread_mutex_unlock(&l->lock);
+    test_count_sample(s, &l->counter);
+}
+
+static void latest_after_more_samples(latest_memory *l, double *rss_mb, double *pss_mb)
+{
+    assert_int_equal(test_wait_for_samples(&l->counter, 3), 0);
+    pthread_mutex_lock(&l->lock);
+    *rss_mb = l->rss_mb;
+    *pss_mb = l->pss_mb;
+    pthread_mutex_unlock(&l->lock);
+}
+
+/* A child that holds SHARED_VM_MB, clones a process sharing it, says so on
+ * ready, and exits on go -- leaving the clone the pages' only holder. */
+static void hold_and_leave_a_sharing_clone(int ready_fd, int go_fd)
+{
+    size_t bytes = (size_t)SHARED_VM_MB << 20;
+    char *buffer = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (buffer == MAP_FAILED)
+        _exit(2);
+    memset(buffer, 1, bytes);
+    static int clone_go[2]; /* the clone's: never written, so it waits for its kill */
+    char *stack;
+    if (pipe(clone_go) != 0 || clone_sharing(0, clone_go, &stack) < 0)
+        _exit(3);
+    char byte = 'r';
+    if (write(ready_fd, &byte, 1) != 1 || read(go_fd, &byte, 1) != 1)
+        _exit(4);
+    _exit(0);
+}
+
+static void a_process_left_alone_with_a_shared_memory_counts_it(void **state)
+{
+    (void)state;
+    if (TEST_UNDER_TSAN) {
+        print_message("skipped: ThreadSanitizer cannot follow a clone(CLONE_VM) child\n");
+        return;
+    }
+    int ready[2], go[2];
+    assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
+    assert_int_equal(pipe2(go, O_CLOEXEC), 0);
+    pid_t holder = fork();
+    assert_true(holder >= 0);
+    if (holder == 0) {
+        setpgid(0, 0); /* its group: the clone is killed with it below */
+        hold_and_leave_a_sharing_clone(ready[1], go[0]);
+    }
+    setpgid(holder, holder);
+    char byte;
+    assert_int_equal(read(ready[0], &byte, 1), 1);
+    latest_memory latest = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    resmon_options o = RESMON_OPTIONS_INIT;
+    o.include_children = 1;
+    o.metrics = RESMON_METRIC_MEMORY_DETAIL;
+    o.sample_interval_sec = 0.005;
+    o.memory_detail_interval_sec = 0.005;
+    o.on_sample = note_latest_memory;
+    o.on_sample_user = &latest;
+    resmon_monitor *m;
+    assert_int_equal(resmon_monitor_new(&m, &o), 0);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    double own_mb = own_statm_mb(1), shared_rss, shared_pss, alone_rss, alone_pss;
+    latest_after_more_samples(&latest, &shared_rss, &shared_pss);
+    assert_int_equal(write(go[1], "g", 1), 1);
+    siginfo_t info;
+    assert_int_equal(waitid(P_PID, (id_t)holder, &info, WEXITED | WNOWAIT), 0); /* a zombie: its pages are the clone's */
+    latest_after_more_samples(&latest, &alone_rss, &alone_pss);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    resmon_monitor_free(m);
+    kill(-holder, SIGKILL);
+    int status;
+    assert_int_equal(waitpid(holder, &status, 0), holder);
+    while (waitpid(-holder, &status, __WALL) > 0)
+        ; /* the clone, adopted by init or by us: nothing to wait for then */
+    for (int i = 0; i < 2; i++) {
+        close(ready[i]);
+        close(go[i]);
+    }
+    /* The holder's pages once beside this process's (a fork: its RSS
+     * counts the pages it still shares with this one, its PSS a share of
+     * them), then the clone's: twice read 128 MiB and more. */
+    ASSERT_BETWEEN(shared_rss, own_mb + SHARED_VM_MB * 0.9, 2 * own_mb + SHARED_VM_MB * 1.5);
+    ASSERT_BETWEEN(alone_rss, own_mb + SHARED_VM_MB * 0.9, 2 * own_mb + SHARED_VM_MB * 1.5);
+    if (getenv("RESMON_TEST_SANITIZED"))
+        return; /* ASan's shadow memory makes this process's own PSS hundreds of MiB: no bound holds */
+    ASSERT_BETWEEN(shared_pss, SHARED_VM_MB * 0.9, own_mb + SHARED_VM_MB * 1.5);
+    ASSERT_BETWEEN(alone_pss, SHARED_VM_MB * 0.9, own_mb + SHARED_VM_MB * 1.5);
+}
+
 #define YOUNG_SHARED_MB 16
 
 /* A tree of YOUNG_SHARED_MB shared with one forked child (2 processes of ~16
@@ -1680,6 +1880,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(pss_splits_pages_shared_by_forked_children),
         cmocka_unit_test(pss_follows_the_image_after_exec),
         cmocka_unit_test(pss_of_a_child_that_shared_its_parents_memory_follows_its_exec),
+        cmocka_unit_test(a_process_sharing_its_parents_memory_is_counted_once),
+        cmocka_unit_test(a_process_left_alone_with_a_shared_memory_counts_it),
         cmocka_unit_test(pss_of_a_fork_in_the_window_is_read_as_a_whole),
         cmocka_unit_test(young_small_forks_have_their_shared_pages_split),
         cmocka_unit_test(young_small_joins_and_leaves_re_read_no_other_process),
