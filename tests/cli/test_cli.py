@@ -2683,14 +2683,7 @@ class MetricGroups(Tmp):
         # The first reading sees the child before exec (~1 MiB); PSS is read on
         # a 0.5 s schedule, so a 0.3 s run used to end on that first value.
         # A reading follows the RSS when it moves, and the last reads it anyway.
-        # Under ASan the workload's leak check at exit runs in a task that
-        # shares its memory (CLONE_VM, not a thread): a second process of
-        # the same pages, whose PSS and RSS the sums count again (CI64: PSS
-        # 168 of a 86 MiB process; CI48, CI50).  Not this test's matter: no
-        # leak check here.
-        asan = os.environ.get("ASAN_OPTIONS", "")
-        r = resmon("-q", "-o", self.path("s.json"), "--", WORKLOAD, "mem", "64", "0.3",
-                   env=dict(os.environ, ASAN_OPTIONS=f"{asan}:detect_leaks=0" if asan else "detect_leaks=0"))
+        r = resmon("-q", "-o", self.path("s.json"), "--", WORKLOAD, "mem", "64", "0.3")
         self.assertEqual(r.returncode, 0, r.stderr)
         s = self.summary()
         # A read taken while the 64 MiB are being touched is read again once
