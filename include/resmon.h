@@ -858,7 +858,8 @@ typedef void (*resmon_sample_cb)(const resmon_sample *sample, void *user);
  *   writes nothing to any process.  The kernel's peak-RSS mark (VmHWM) of
  *   each monitored process is read at its first sample of the window and at
  *   stop; the mark never falls, so when it rose during the window its value
- *   at stop is exactly the window's peak (hwm_scope RESMON_HWM_WINDOW).  When
+ *   at stop is exactly the window's peak (hwm_scope RESMON_HWM_WINDOW), as
+ *   is the mark of a process born in the window (all its life is).  When
  *   it did not rise, the mark holds an earlier peak, which may be above
  *   anything in the window: hwm_rss_mb is then that lifetime peak with
  *   RESMON_HWM_LIFETIME, and the sampled peak_rss_mb is the window's figure.

@@ -81,11 +81,17 @@ void rm__probe_peak_marks_after_read(rm__probe *p, rm__tracked *t, const rm__pro
         if (bytes > p->peak.lifetime_bytes)
             p->peak.lifetime_bytes = bytes;
     }
-    if (p->peak.watch_marks && !t->hwm_start_known && now->has_memory &&
-        rm__read_peak_rss(t->dir_fd, &t->hwm_start_bytes) == 0) {
+    if (p->peak.watch_marks && !t->hwm_start_known && now->has_memory && rm__read_peak_rss(t->dir_fd, &bytes) == 0) {
         t->hwm_start_known = 1;
-        if (t->hwm_start_bytes > t->hwm_bytes)
-            t->hwm_bytes = t->hwm_start_bytes;
+        /* Born in the window, its mark holds no peak from before it: the
+         * mark read now is the window's, exact (taken for its start, a
+         * child that peaked before its first reading and then freed its
+         * memory made the window's peak "lifetime", review 63 F5).  Not
+         * while it shares its parent's memory, whose mark is the parent's. */
+        int whole_life = t->born_in_window && !(t->metrics.shares & RM__SHARES_MEMORY);
+        t->hwm_start_bytes = whole_life ? 0 : bytes;
+        if (bytes > t->hwm_bytes)
+            t->hwm_bytes = bytes;
     }
 }
 

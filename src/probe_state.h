@@ -79,7 +79,8 @@ typedef struct rm__tracked {
     uint64_t peak_rss_bytes; /* the largest RSS sampled */
     uint64_t hwm_bytes;      /* the latest VmHWM read during the window (0: none) */
     uint64_t hwm_read_ns;    /* when (CLOCK_BOOTTIME) */
-    uint64_t hwm_start_bytes; /* watch_peak_marks: VmHWM at its first reading of the window */
+    uint64_t hwm_start_bytes; /* watch_peak_marks: VmHWM at its first reading of the window
+                                 (0 for one born in the window: its mark is the window's) */
     int hwm_start_known;
     uint64_t hwm_kept_cpu_ns; /* keep_peak_marks: its CPU clock at the latest mark read */
     int hwm_kept_read;        /* ... and there was one */
@@ -99,6 +100,7 @@ typedef struct rm__tracked {
     /* identity, from its latest stat read (tree mode: rm__probe_note_identity) */
     char comm[RM__COMM_MAX]; /* a name changes at exec: the latest read stands */
     uint64_t start_ticks;    /* stat's starttime: clock ticks after boot */
+    int born_in_window;  /* its whole life is the window's (rm__probe_track) */
     int adopted;         /* tree mode: its parent ended (it is an orphan), yet
                             it stays in the tree, and the walk starts from it */
     pid_t sharer;        /* the parent it was tracked under, with whom it

@@ -155,6 +155,7 @@ int rm__probe_track(rm__probe *p, pid_t pid, rm__tracked **out)
     int born_since = now.stat_read && p->previous_boottime_ns && born_after &&
                      rm__started_after(now.st.starttime, p->ticks_per_sec, born_after);
     t.metrics.count_from_zero = born_since ? ~0u : 0u;
+    t.born_in_window = born_since;
     if (parent_counted)
         rm__probe_note_sharing(&t, parent);
     if (now.stat_read) {

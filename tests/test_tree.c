@@ -884,6 +884,67 @@ static void probe_peak_keeps_a_descendant_that_ended(void **state)
     assert_true(peak >= (uint64_t)child_mb << 20);
 }
 
+/* On go, forks a child that touches `megabytes`, frees them, reports ready
+ * and waits (for its kill, with the target's group). */
+static int fork_a_child_that_peaks_and_frees_on_go(const test_child *self, const void *arg)
+{
+    size_t bytes = *(const size_t *)arg << 20;
+    test_child_ready(self);
+    test_child_go_wait(self);
+    pid_t child = fork();
+    if (child == 0) {
+        char *block = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (block == MAP_FAILED)
+            _exit(2);
+        test_touch(block, bytes);
+        munmap(block, bytes);
+        test_child_ready(self);
+        test_child_idle();
+    }
+    test_child_idle();
+}
+
+/* A child born in the window that peaked and freed its memory before its
+ * first reading: its mark, read then, holds nothing older than the window,
+ * so it is the window's exact peak (review 63 F5: taken for the child's
+ * start, it made the window's peak a "lifetime" one). */
+static void peak_of_a_child_born_in_the_window_is_the_windows(void **state)
+{
+    (void)state;
+    const size_t child_mb = 100;
+    test_child target = test_spawn(fork_a_child_that_peaks_and_frees_on_go, &child_mb, TEST_SPAWN_GROUP);
+    test_child_wait_ready(&target);
+    rm__probe *probe;
+    assert_int_equal(rm__probe_open(&probe, target.pid, 1, NULL), 0);
+    rm__probe_watch_peak_marks(probe);
+    rm__probe_reading r;
+    assert_int_equal(rm__probe_begin(probe, &r), 0); /* the window begins: no child yet */
+    test_child_go(&target);
+    test_child_wait_ready(&target); /* the child peaked and freed */
+    assert_int_equal(rm__probe_read(probe, &r), 0);
+    assert_int_equal(rm__probe_read(probe, &r), 0);
+    uint64_t peak;
+    resmon_hwm_scope scope;
+    int reset_error;
+    assert_int_equal(rm__probe_peak_rss(probe, &peak, &scope, &reset_error), 0);
+    uint64_t target_mark = 0;
+    char path[48];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)target.pid);
+    int status_fd = open(path, O_RDONLY | O_CLOEXEC);
+    assert_true(status_fd >= 0);
+    assert_int_equal(rm__pread_peak_rss(status_fd, &target_mark), 0);
+    close(status_fd);
+    rm__probe_close(probe);
+    test_child_kill(&target);
+    assert_true(peak >= (uint64_t)child_mb << 20);
+    if (target_mark >= (uint64_t)child_mb << 20) { /* an older peak of the target's that the window may not hold */
+        print_message("skipped: the target's own mark (%llu MiB, a sanitizer's) is above the child's\n",
+                      (unsigned long long)(target_mark >> 20));
+        return;
+    }
+    assert_int_equal(scope, RESMON_HWM_WINDOW);
+}
+
 /* One process with 1200 children (its children list runs over a page): the
  * tree's RSS is every child's, as the test reads each from statm itself. */
 enum { LARGE_FAMILY = 1200 };
@@ -2262,6 +2323,7 @@ int main(void)
         cmocka_unit_test(walk_from_a_reaper_whose_main_thread_exited_finds_orphans_at_once),
         cmocka_unit_test(target_reaped_before_stop_keeps_its_cpu_and_peak),
         cmocka_unit_test_setup(probe_peak_keeps_a_descendant_that_ended, use_children_lists),
+        cmocka_unit_test(peak_of_a_child_born_in_the_window_is_the_windows),
         cmocka_unit_test_setup(sleeper_that_woke_is_read_at_its_new_rss_and_peak, use_children_lists),
         cmocka_unit_test_setup(sleeper_that_woke_is_read_at_its_new_rss_and_peak, use_proc_scan),
         /* last: it leaves ~400 killed processes to the reaper of the test's orphans */
