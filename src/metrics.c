@@ -360,6 +360,8 @@ static unsigned read_smaps_source(rm__metrics *m, rm__process_metrics *pm, proce
 {
     if (r->zombie)
         return 0; /* no memory map (note_ended_pss keeps its last) */
+    if (pm->shares & RM__SHARES_MEMORY) /* another process's pages, held there: no walk of them */
+        return pm->smaps_known ? RM__SOURCE_SMAPS : 0;
     uint64_t rss_pages = r->rss_pages;
     int exempt = !pss_read_due(m, pm, r->age_ns, rss_pages);
     if (!exempt && pm->pss_exempt && !m->pss_tree_due)
@@ -453,6 +455,8 @@ static unsigned read_io_source(rm__metrics *m, rm__process_metrics *pm, process_
 static unsigned read_fds_source(rm__metrics *m, rm__process_metrics *pm, process_reading *r)
 {
     (void)m;
+    if (pm->shares & RM__SHARES_FILES) /* another process's table, held there */
+        return pm->primed & RM__SOURCE_FDS;
     int transient = 0; /* opened for this listing alone: no descriptor to spare */
     if (pm->fd_dir_fd < 0) {
         pm->fd_dir_fd = rm__openat(r->dir_fd, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -561,6 +565,7 @@ void rm__metrics_sharing_ended(rm__process_metrics *pm, unsigned ended)
             pm->smaps_fd = -1;
         }
     }
+    pm->reread = 1;
 }
 
 /* Adds a process's levels from the sources in `from` to this reading's sums. */
@@ -649,6 +654,7 @@ void rm__metrics_read_process(rm__metrics *m, rm__process_metrics *pm, int dir_f
      * readable, and its parent's counters then settled its whole life:
      * 512 KiB written meanwhile were lost (review 63 F4). */
     pm->count_from_zero &= ~got;
+    pm->reread = 0;
     add_levels(m, pm, got);
 }
 
@@ -719,11 +725,17 @@ void rm__metrics_tree_read_cost(rm__metrics *m, uint64_t cost_ns)
 }
 
 void rm__metrics_joined(rm__metrics *m, rm__process_metrics *pm, const rm__proc_stat *st, uint64_t rss_pages,
-                        rm__process_metrics *parent)
+                        rm__process_metrics *parent, int shares_memory)
 {
     m->pss_changes_noted++;
     pm->image = st ? st->startstack : 0;
     pm->parent_image = parent ? parent->image : 0;
+    if (shares_memory) {
+        /* Its parent's memory, not a copy: no page is shared by one more
+         * process, and no other's PSS moved -- the tree is not read again. */
+        pm->pss_exempt = 1;
+        return;
+    }
     if (parent && shares_parent_image(pm)) {
         if (!parent->has_sharing_fork && parent->pss_exempt)
             m->pss_sharing_changed = 1; /* its RSS stood in: the tree is read again */

@@ -110,7 +110,10 @@ typedef struct rm__process_metrics {
                                      exec'd, sharing its parent's pages */
     int has_sharing_fork;         /* a child was tracked that shared its image: its
                                      pages are shared (for the rest of its youth) */
-    unsigned shares;              /* RM__SHARES_*: levels its parent counts */
+    unsigned shares;              /* RM__SHARES_*: levels another process holds in this
+                                     reading (probe_sharing.c): left out of the sums, unread */
+    int reread;                   /* read every source at the next reading, idle or not:
+                                     its levels were dropped (rm__metrics_sharing_ended) */
     int pss_exempt;               /* young and small when it joined or at its latest
                                      memory reading: its joining and leaving re-read
                                      no other process (metrics.c, rm__metrics_plan_pss) */
@@ -170,10 +173,11 @@ void rm__metrics_free(rm__metrics *m);
 
 void rm__process_metrics_init(rm__process_metrics *pm, unsigned count_from_zero);
 
-/* A process no longer shares `ended` (RM__SHARES_*) with its parent (an
- * exec, its parent's end): the levels it showed were the parent's, and none
- * stands for its own -- a stat read mid-exec shows no size, and the last
- * one (its parent's 315 MiB) stood and was counted beside the parent's. */
+/* A process is no longer left out of the levels of `ended` (RM__SHARES_*):
+ * it left its group (an exec) or holds the group's levels now.  What it
+ * showed while left out stands for nothing: dropped, and read afresh at the
+ * next reading -- kept, a stat read mid-exec (no size: the last one stands)
+ * counted the parent's virtual size again. */
 void rm__metrics_sharing_ended(rm__process_metrics *pm, unsigned ended);
 void rm__process_metrics_close(rm__process_metrics *pm);
 
@@ -214,10 +218,11 @@ void rm__metrics_plan_pss(rm__metrics *m, unsigned generation, uint64_t boot_ns,
 void rm__metrics_tree_read_cost(rm__metrics *m, uint64_t cost_ns);
 /* The probe tells each change of the tracked set as it makes it: pm has
  * just been tracked (st: its stat, NULL when not read; rss_pages: its RSS
- * then; parent: its parent's, NULL when the parent is not tracked), or is
- * about to be forgotten. */
+ * then; parent: its parent's, NULL when the parent is not tracked;
+ * shares_memory: it shares its parent's address space, probe_sharing.c),
+ * or is about to be forgotten. */
 void rm__metrics_joined(rm__metrics *m, rm__process_metrics *pm, const rm__proc_stat *st, uint64_t rss_pages,
-                        rm__process_metrics *parent);
+                        rm__process_metrics *parent, int shares_memory);
 void rm__metrics_left(rm__metrics *m, const rm__process_metrics *pm);
 /* Whether a failed read (a negative errno) was refused: another user's
  * process, a non-dumpable one, /proc's hidepid.  A process that ended or

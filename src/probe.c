@@ -102,6 +102,7 @@ void rm__probe_close(rm__probe *p)
     rm__pid_index_free(&p->index);
     free(p->pid_list);
     free(p->walk_roots);
+    rm__probe_sharing_free(p);
     rm__metrics_free(&p->metrics);
     if (p->include_children)
         rm__tree_walker_free(&p->walker);
@@ -138,7 +139,8 @@ static int stat_wanted(const rm__probe *p, const rm__tracked *t, const rm__proce
  * (the counters are lifetime values). */
 static int is_idle(const rm__probe *p, const rm__tracked *t, const rm__process_reading *now, int baseline)
 {
-    return !baseline && !p->last_reading && !t->stat_due && t->read_once && now->cpu_ns == t->last_cpu_ns;
+    return !baseline && !p->last_reading && !t->stat_due && t->read_once && now->cpu_ns == t->last_cpu_ns &&
+           !t->metrics.reread;
 }
 
 /* Whether a process's latest statm stands for this reading: it did not run
@@ -211,6 +213,23 @@ static void settle_ended(rm__probe *p)
     rm__probe_drop_ended(p);
 }
 
+/* t's statm, into now (its last reading stands when no descriptor was
+ * left to read it with).  Returns whether t was found gone. */
+static int read_statm(rm__tracked *t, rm__process_reading *now, uint64_t boot_ns)
+{
+    int rc = rm__probe_read_statm(t, now);
+    if (rm__starved(rc)) { /* not kept open, and no descriptor to read it with: its last reading stands */
+        now->rss_pages = t->rss_pages;
+        now->has_memory = t->has_memory;
+        return 0;
+    }
+    t->statm_read_ns = boot_ns;
+    t->has_memory = now->has_memory;
+    if (!now->has_memory && rc == 0 && !t->exited_seen_ns)
+        t->exited_seen_ns = boot_ns;
+    return rc < 0;
+}
+
 static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
 {
     if (p->root_gone)
@@ -247,6 +266,7 @@ static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
      * a child's I/O and CPU twice when its parent reaped it mid-reading, and
      * the monotonic totals kept the double. */
     int reaps_counted = 0; /* a process read so far may have counted a reaped child's life */
+    rm__probe_sharing_begin(p);
     for (size_t i = p->members; i < p->count; i++) {
         rm__tracked *t = &p->procs[i];
         rm__process_reading now; /* read_process fills the rest; st only with stat_read */
@@ -256,31 +276,21 @@ static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
             now.cpu_ns = t->clock_ns;
         else
             gone = rm__probe_read_cpu(t, &now.cpu_ns) < 0;
-        /* Asked before its memory is read: a vfork child that execs
-         * between the two reads shows the shared pages in statm, then
-         * shares nothing -- asked after, they were counted twice (a 300
-         * MiB Python's 300 spawns: one run in three read 620). */
-        unsigned shared_before = t->metrics.shares;
-        int shares_memory = !gone && shared_before && rm__probe_still_shares(p, t) & RM__SHARES_MEMORY;
-        int sharing_ended = (shared_before & ~t->metrics.shares & RM__SHARES_MEMORY) != 0; /* read afresh */
-        if (shared_before & ~t->metrics.shares)
-            rm__metrics_sharing_ended(&t->metrics, shared_before & ~t->metrics.shares);
-        if (!gone && !sharing_ended && statm_stands(p, t, now.cpu_ns, i, boot_ns, baseline)) {
+        if (!gone && statm_stands(p, t, now.cpu_ns, i, boot_ns, baseline)) {
             now.rss_pages = t->rss_pages;
             now.has_memory = t->has_memory;
         } else if (!gone) {
-            int rc = rm__probe_read_statm(t, &now);
-            if (rm__starved(rc)) { /* not kept open, and no descriptor to read it with: its last reading stands */
-                now.rss_pages = t->rss_pages;
-                now.has_memory = t->has_memory;
-            } else {
-                gone = rc < 0;
-                t->statm_read_ns = boot_ns;
-                t->has_memory = now.has_memory;
-                if (!now.has_memory && !gone && !t->exited_seen_ns)
-                    t->exited_seen_ns = boot_ns;
-            }
+            gone = read_statm(t, &now, boot_ns);
         }
+        /* A zombie holds no memory: it never holds its group's (the first
+         * member read alive does).  A member no longer left out had its
+         * statm read before it was asked: a vfork child that exec'd between
+         * the two showed the shared pages there, and is read again (asked
+         * after, they were counted twice: a 300 MiB Python's 300 spawns
+         * read 620 MiB in one run of three). */
+        if (!gone && rm__probe_sharing_wanted(t) &&
+            rm__probe_sharing_read(p, t, now.has_memory) & RM__SHARES_MEMORY && now.has_memory)
+            gone = read_statm(t, &now, boot_ns);
         int idle = !gone && groups && is_idle(p, t, &now, baseline);
         int stat_starved = 0;
         tree_due = 0;
@@ -311,8 +321,8 @@ static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
         rm__probe_cpu_account(p, t, &now, baseline);
         reaps_counted |= t->children_ns > children_ns || (groups && !idle);
         t->rss_pages = now.rss_pages;
-        if (!shares_memory)
-            rss_pages += now.rss_pages; /* else its parent's pages: counted there */
+        if (!(t->metrics.shares & RM__SHARES_MEMORY))
+            rss_pages += now.rss_pages; /* else another member's pages: counted there */
         r.process_count++;
         if (groups) {
             rm__metrics_read_process(&p->metrics, &t->metrics, t->dir_fd, now.stat_read ? &now.st : NULL,
@@ -334,8 +344,11 @@ static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
         rm__probe_cpu_catch_up(p);
     if (root_reaped) {
         rm__probe_cpu_root_tail(p, boot_ns);
-        /* Its last values seen stand in for it in this final reading. */
-        rss_pages += p->procs[0].rss_pages;
+        /* Its last values seen stand in for it in this final reading, but
+         * for those a live member of its groups holds. */
+        rm__probe_sharing_stand_in(p, &p->procs[0]);
+        if (!(p->procs[0].metrics.shares & RM__SHARES_MEMORY))
+            rss_pages += p->procs[0].rss_pages;
         if (groups)
             rm__metrics_add_last_seen(&p->metrics, &p->procs[0].metrics);
         p->root_gone = 1;

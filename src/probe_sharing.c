@@ -1,6 +1,6 @@
 /*
- * probe_sharing.c -- processes that share their parent's address space or
- * file table (see probe_state.h).
+ * probe_sharing.c -- processes that share one address space or one file
+ * table (see probe_state.h).
  *
  * clone(CLONE_VM) makes a second process of the same memory: a vfork child
  * until its exec (posix_spawn, Python's subprocess), the helper task of
@@ -8,57 +8,157 @@
  * smaps_rollup and stat show that memory whole, as its parent's do: summed
  * over the tree, the pages counted twice (a program of 86 MiB read 168 MiB
  * of PSS while ASan's leak check ran, CI64).  CLONE_FILES does the same to
- * the open descriptors.  Such a process's shared levels are its parent's,
- * counted there: the reading leaves them out of its sums (probe.c,
- * metrics.c) for as long as it still shares -- an exec gives it a memory of
- * its own, and a parent's exit leaves it the sole holder.  Its CPU, I/O and
+ * the open descriptors.
+ *
+ * So the tracked processes found sharing one are a group, per kind, named by
+ * the pid of the first of them tracked (share_group).  In each reading the
+ * first member read alive (not a zombie) holds the group's levels --
+ * counted once, there -- and every other member that still shares with it
+ * (kcmp(2)) is left out of the sums (metrics.shares).  A member that no longer shares (an exec) leaves the
+ * group for good, and a member that becomes the holder (the one before it
+ * ended) has its levels dropped and read afresh, as one that left: what it
+ * showed while left out is not known to be current.  Its CPU, I/O and
  * counts are its own and count as ever.
  *
- * kcmp(2) tells whether two processes share the object: one call at a
- * child's join, and one a reading for each process found sharing.  Where
- * kcmp is refused (EPERM: a process we may not inspect; ENOSYS: a kernel
- * built without it) the process counts whole, as it did before.
+ * A process joins a group at its join, when it shares with its tracked
+ * parent (one kcmp per kind), or at the first reading that finds its parent
+ * tracked (a cgroup's members are tracked in pid order: a clone whose pid
+ * came before its parent's, after the pids wrapped).  Not found: a clone
+ * made with CLONE_PARENT (it shares with a sibling), and a sharer whose
+ * main thread exited (kcmp asks the leader, which holds no memory then).
+ * Where kcmp is refused -- a process we may not inspect (EPERM), a seccomp
+ * filter (Docker's default profile allows kcmp only with CAP_SYS_PTRACE), a
+ * kernel without it (ENOSYS) -- the process counts whole, as before.
  */
 #include "probe_state.h"
 
+#include <errno.h>
 #include <linux/kcmp.h>
+#include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 static const struct {
     int kcmp_type;
-    unsigned shares;
-} sharable[] = {
+    unsigned shares; /* RM__SHARES_* */
+} kinds[RM__SHARING_KINDS] = {
     {KCMP_VM, RM__SHARES_MEMORY},
     {KCMP_FILES, RM__SHARES_FILES},
 };
 
-/* The objects of `wanted` that a and b share, by kcmp (0: the same). */
-static unsigned shared_objects(pid_t a, pid_t b, unsigned wanted)
+static int share(pid_t a, pid_t b, size_t kind)
 {
-    unsigned shared = 0;
-    for (size_t i = 0; i < sizeof sharable / sizeof *sharable; i++)
-        if (wanted & sharable[i].shares && syscall(SYS_kcmp, a, b, sharable[i].kcmp_type, 0, 0) == 0)
-            shared |= sharable[i].shares;
-    return shared;
+    return syscall(SYS_kcmp, a, b, kinds[kind].kcmp_type, 0, 0) == 0;
 }
 
-void rm__probe_note_sharing(rm__tracked *t, const rm__tracked *parent)
+void rm__probe_sharing_join(rm__probe *p, rm__tracked *t, rm__tracked *parent)
 {
-    t->sharer = parent->pid;
-    t->metrics.shares = shared_objects(parent->pid, t->pid, RM__SHARES_MEMORY | RM__SHARES_FILES);
+    if (!parent) { /* not tracked yet: asked again once it is (rm__probe_sharing_read) */
+        t->sharing_unchecked = 1;
+        t->sharing_checked_generation = p->generation;
+        return;
+    }
+    t->sharing_unchecked = 0;
+    for (size_t k = 0; k < RM__SHARING_KINDS; k++) {
+        if (!share(parent->pid, t->pid, k))
+            continue;
+        if (!parent->share_group[k])
+            parent->share_group[k] = parent->pid;
+        t->share_group[k] = parent->share_group[k];
+    }
 }
 
-unsigned rm__probe_still_shares(rm__probe *p, rm__tracked *t)
+void rm__probe_sharing_begin(rm__probe *p)
 {
-    /* Its sharer counts the shared levels only while it is tracked and
-     * read in this reading: one found ended (a zombie holds no memory)
-     * leaves them to t.  Parents come first in the set, so the sharer's
-     * reading of this round is already made. */
-    const rm__tracked *sharer = rm__probe_find(p, t->sharer);
-    if (!sharer || sharer->ending || (size_t)(sharer - p->procs) < p->members)
-        t->metrics.shares = 0;
-    else
-        t->metrics.shares = shared_objects(t->sharer, t->pid, t->metrics.shares);
-    return t->metrics.shares; /* once cleared, for good: sharing begins only at a clone */
+    p->sharing.holder_count = 0;
+}
+
+static const rm__share_holder *holder_of(const rm__probe *p, size_t kind, pid_t group)
+{
+    for (size_t i = 0; i < p->sharing.holder_count; i++)
+        if (p->sharing.holders[i].kind == kind && p->sharing.holders[i].group == group)
+            return &p->sharing.holders[i];
+    return NULL;
+}
+
+/* t holds its group's levels in this reading.  Without room to note it, no
+ * one is left out for it: the others count whole, as before. */
+static void note_holder(rm__probe *p, size_t kind, pid_t group, pid_t pid)
+{
+    if (p->sharing.holder_count == p->sharing.holder_cap) {
+        size_t cap = p->sharing.holder_cap ? p->sharing.holder_cap * 2 : 4;
+        rm__share_holder *grown = realloc(p->sharing.holders, cap * sizeof *grown);
+        if (!grown)
+            return;
+        p->sharing.holders = grown;
+        p->sharing.holder_cap = cap;
+    }
+    p->sharing.holders[p->sharing.holder_count++] = (rm__share_holder){.group = group, .pid = pid, .kind = kind};
+}
+
+/* Whether a tracked process other than t is in t's group of kind (a root
+ * that stands in after its exit gives way to it). */
+static int has_other_member(const rm__probe *p, const rm__tracked *t, size_t kind)
+{
+    for (size_t i = p->members; i < p->count; i++)
+        if (&p->procs[i] != t && !p->procs[i].ending && p->procs[i].share_group[kind] == t->share_group[kind])
+            return 1;
+    return 0;
+}
+
+static void check_unchecked(rm__probe *p, rm__tracked *t)
+{
+    if (t->sharing_checked_generation == p->generation)
+        return; /* no process joined since it was last asked */
+    t->sharing_checked_generation = p->generation;
+    rm__tracked *parent = rm__probe_find(p, t->ppid);
+    if (parent && parent != t && (size_t)(parent - p->procs) >= p->members)
+        rm__probe_sharing_join(p, t, parent);
+}
+
+unsigned rm__probe_sharing_read(rm__probe *p, rm__tracked *t, int holds_now)
+{
+    if (t->sharing_unchecked)
+        check_unchecked(p, t);
+    unsigned left_out = 0;
+    for (size_t k = 0; k < RM__SHARING_KINDS; k++) {
+        pid_t group = t->share_group[k];
+        if (!group)
+            continue;
+        const rm__share_holder *holder = holder_of(p, k, group);
+        if (holder && holder->pid != t->pid) {
+            if (share(holder->pid, t->pid, k))
+                left_out |= kinds[k].shares;
+            else
+                t->share_group[k] = 0; /* its own now: an exec */
+        } else if (!holds_now) {
+            if (has_other_member(p, t, k)) /* a zombie: the root's last figures stand in, unless a member holds them */
+                left_out |= kinds[k].shares;
+        } else if (!holder) {
+            note_holder(p, k, group, t->pid);
+        }
+    }
+    unsigned ended = t->metrics.shares & ~left_out;
+    if (ended)
+        rm__metrics_sharing_ended(&t->metrics, ended);
+    t->metrics.shares = left_out;
+    return ended;
+}
+
+void rm__probe_sharing_stand_in(rm__probe *p, rm__tracked *root)
+{
+    unsigned left_out = 0;
+    for (size_t k = 0; k < RM__SHARING_KINDS; k++) {
+        const rm__share_holder *holder = root->share_group[k] ? holder_of(p, k, root->share_group[k]) : NULL;
+        if (holder && holder->pid != root->pid)
+            left_out |= kinds[k].shares;
+    }
+    root->metrics.shares = left_out;
+}
+
+void rm__probe_sharing_free(rm__probe *p)
+{
+    free(p->sharing.holders);
+    p->sharing.holders = NULL;
+    p->sharing.holder_count = p->sharing.holder_cap = 0;
 }

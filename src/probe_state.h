@@ -48,6 +48,16 @@
 
 typedef struct rm__probe rm__probe; /* as probe.h says: C11 allows the repeat */
 
+/* The kinds of sharing probe_sharing.c follows: an address space
+ * (RM__SHARES_MEMORY) and a file table (RM__SHARES_FILES). */
+#define RM__SHARING_KINDS 2
+
+/* A group's holder in the current reading (probe_sharing.c). */
+typedef struct rm__share_holder {
+    pid_t group, pid;
+    size_t kind;
+} rm__share_holder;
+
 /* One tracked process: the one row every concern reads and writes. */
 typedef struct rm__tracked {
     pid_t pid;
@@ -103,8 +113,12 @@ typedef struct rm__tracked {
     int born_in_window;  /* its whole life is the window's (rm__probe_track) */
     int adopted;         /* tree mode: its parent ended (it is an orphan), yet
                             it stays in the tree, and the walk starts from it */
-    pid_t sharer;        /* the parent it was tracked under, with whom it
-                            shares metrics.shares (probe_sharing.c) */
+    /* sharing (probe_sharing.c): per kind (memory, files), the group of
+     * tracked processes found sharing one, named by its first member's pid
+     * (0: none); metrics.shares says which it is left out of now */
+    pid_t share_group[RM__SHARING_KINDS];
+    int sharing_unchecked;   /* its parent was not tracked at its join */
+    unsigned sharing_checked_generation; /* the tracked set it was last asked against */
     /* the metric groups' counters and levels (metrics.c) */
     rm__process_metrics metrics;
 } rm__tracked;
@@ -250,6 +264,12 @@ struct rm__probe {
         int ended_known;
     } peak;
 
+    /* The groups' holders noted in the current reading (probe_sharing.c). */
+    struct {
+        rm__share_holder *holders;
+        size_t holder_count, holder_cap;
+    } sharing;
+
     /* The per-process records (probe_processes.c): where each goes (NULL:
      * none kept), and the window's first reading (CLOCK_BOOTTIME), which
      * the records' times count from. */
@@ -280,11 +300,27 @@ void rm__probe_drop_ended(rm__probe *p);
 /* rm__probe_members_of_cgroup's work (probe.h). */
 int rm__probe_tree_use_cgroup(rm__probe *p, const char *dir);
 
-/* probe_sharing.c: at t's join under its tracked parent, what it shares
- * with it (t->metrics.shares); at each reading of a process that shared,
- * what it still shares (0: its levels count from now on). */
-void rm__probe_note_sharing(rm__tracked *t, const rm__tracked *parent);
-unsigned rm__probe_still_shares(rm__probe *p, rm__tracked *t);
+/* probe_sharing.c.  At t's join: the groups it shares with its tracked
+ * parent (NULL: not tracked yet, asked again at later readings). */
+void rm__probe_sharing_join(rm__probe *p, rm__tracked *t, rm__tracked *parent);
+/* Before a reading's first process: no group has a holder yet. */
+void rm__probe_sharing_begin(rm__probe *p);
+/* At t's reading, after its statm, when rm__probe_sharing_wanted: sets
+ * t->metrics.shares to the levels another member holds in this reading
+ * (the first read alive holds them), and drops the levels it stops being
+ * left out of, to be read afresh; returns those (RM__SHARES_*).
+ * holds_now 0: a zombie, which holds nothing (the root's last figures stand
+ * in, unless another member holds them). */
+unsigned rm__probe_sharing_read(rm__probe *p, rm__tracked *t, int holds_now);
+/* A root reaped before this reading: the levels another member held in it
+ * (root->metrics.shares), which its last figures do not stand in for. */
+void rm__probe_sharing_stand_in(rm__probe *p, rm__tracked *root);
+void rm__probe_sharing_free(rm__probe *p);
+
+static inline int rm__probe_sharing_wanted(const rm__tracked *t)
+{
+    return t->share_group[0] | t->share_group[1] | t->sharing_unchecked;
+}
 
 /* A process's name and start time, from a stat read of it (tree mode). */
 static inline void rm__probe_note_identity(rm__tracked *t, const rm__proc_stat *st)

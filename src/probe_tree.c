@@ -156,8 +156,8 @@ int rm__probe_track(rm__probe *p, pid_t pid, rm__tracked **out)
                      rm__started_after(now.st.starttime, p->ticks_per_sec, born_after);
     t.metrics.count_from_zero = born_since ? ~0u : 0u;
     t.born_in_window = born_since;
-    if (parent_counted)
-        rm__probe_note_sharing(&t, parent);
+    if (p->include_children && p->count > 0)
+        rm__probe_sharing_join(p, &t, parent_counted ? parent : NULL);
     if (now.stat_read) {
         t.ppid = now.st.ppid;
         t.threads = now.st.num_threads;
@@ -176,7 +176,7 @@ int rm__probe_track(rm__probe *p, pid_t pid, rm__tracked **out)
         p->index_generation = p->generation;
     }
     rm__metrics_joined(&p->metrics, &(*out)->metrics, now.stat_read ? &now.st : NULL, now.rss_pages,
-                       parent ? &parent->metrics : NULL);
+                       parent ? &parent->metrics : NULL, (*out)->share_group[0] != 0);
     return 0;
 }
 

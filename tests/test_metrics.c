@@ -645,52 +645,69 @@ static void a_process_sharing_its_parents_memory_is_counted_once(void **state)
     ASSERT_BETWEEN(s.peak_open_fds, 3, fds * 1.5);
 }
 
-/* The latest sample's RSS and PSS (an on_sample callback's). */
-typedef struct latest_memory {
+/* The latest sample's memory and descriptors (an on_sample callback's). */
+typedef struct latest_sample {
     pthread_mutex_t lock;
-    double rss_mb, pss_mb;
+    double rss_mb, pss_mb, vmem_mb, open_fds;
     test_sample_counter counter;
-} latest_memory;
+} latest_sample;
 
-static void note_latest_memory(const resmon_sample *s, void *user)
+static void note_latest_sample(const resmon_sample *s, void *user)
 {
-    latest_memory *l = user;
+    latest_sample *l = user;
     pthread_mutex_lock(&l->lock);
     l->rss_mb = s->rss_mb;
     l->pss_mb = s->pss_mb;
+    l->vmem_mb = s->vmem_mb;
+    l->open_fds = s->open_fds;
     pthread_mutex_unlock(&l->lock);
     test_count_sample(s, &l->counter);
 }
 
-static void latest_after_more_samples(latest_memory *l, double *rss_mb, double *pss_mb)
+static latest_sample latest_after_more_samples(latest_sample *l)
 {
     assert_int_equal(test_wait_for_samples(&l->counter, 3), 0);
     pthread_mutex_lock(&l->lock);
-    *rss_mb = l->rss_mb;
-    *pss_mb = l->pss_mb;
+    latest_sample copy = *l;
     pthread_mutex_unlock(&l->lock);
+    return copy;
 }
 
-/* A child that holds SHARED_VM_MB, clones a process sharing it, says so on
- * ready, and exits on go -- leaving the clone the pages' only holder. */
-static void hold_and_leave_a_sharing_clone(int ready_fd, int go_fd)
+#define EXTRA_FDS 300
+
+/* A child that holds SHARED_VM_MB and EXTRA_FDS more descriptors, clones
+ * two processes sharing both (CLONE_VM | CLONE_FILES), says so on ready,
+ * and exits on go -- leaving the clones the only holders. */
+static void hold_and_leave_two_sharing_clones(int ready_fd, int go_fd)
 {
     size_t bytes = (size_t)SHARED_VM_MB << 20;
     char *buffer = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (buffer == MAP_FAILED)
         _exit(2);
     memset(buffer, 1, bytes);
-    static int clone_go[2]; /* the clone's: never written, so it waits for its kill */
-    char *stack;
-    if (pipe(clone_go) != 0 || clone_sharing(0, clone_go, &stack) < 0)
-        _exit(3);
+    for (int i = 0; i < EXTRA_FDS; i++)
+        if (dup(ready_fd) < 0)
+            _exit(3);
+    static int clone_go[2]; /* the clones': never written, so they wait for their kill */
+    char *stacks[2];
+    if (pipe(clone_go) != 0)
+        _exit(4);
+    for (int i = 0; i < 2; i++)
+        if (clone_sharing(CLONE_FILES, clone_go, &stacks[i]) < 0)
+            _exit(5);
     char byte = 'r';
     if (write(ready_fd, &byte, 1) != 1 || read(go_fd, &byte, 1) != 1)
-        _exit(4);
+        _exit(6);
     _exit(0);
 }
 
-static void a_process_left_alone_with_a_shared_memory_counts_it(void **state)
+/* The holder's two clones share its memory and descriptors with it, then
+ * with each other once it has exited: counted once all along (the second
+ * clone was counted again once the first's sharer had gone), and the
+ * levels the clones held from then on were read (their virtual size and
+ * descriptors, dropped when they took over, were never read again while
+ * they slept: 2.8 MiB and 5 descriptors). */
+static void processes_left_sharing_a_memory_count_it_once(void **state)
 {
     (void)state;
     if (TEST_UNDER_TSAN) {
@@ -703,49 +720,125 @@ static void a_process_left_alone_with_a_shared_memory_counts_it(void **state)
     pid_t holder = fork();
     assert_true(holder >= 0);
     if (holder == 0) {
-        setpgid(0, 0); /* its group: the clone is killed with it below */
-        hold_and_leave_a_sharing_clone(ready[1], go[0]);
+        setpgid(0, 0); /* its group: the clones are killed with it below */
+        hold_and_leave_two_sharing_clones(ready[1], go[0]);
     }
     setpgid(holder, holder);
     char byte;
     assert_int_equal(read(ready[0], &byte, 1), 1);
-    latest_memory latest = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    latest_sample latest = {.lock = PTHREAD_MUTEX_INITIALIZER};
     resmon_options o = RESMON_OPTIONS_INIT;
     o.include_children = 1;
-    o.metrics = RESMON_METRIC_MEMORY_DETAIL;
+    o.metrics = RESMON_METRIC_MEMORY_DETAIL | RESMON_METRIC_COUNTS;
     o.sample_interval_sec = 0.005;
     o.memory_detail_interval_sec = 0.005;
-    o.on_sample = note_latest_memory;
+    o.on_sample = note_latest_sample;
     o.on_sample_user = &latest;
     resmon_monitor *m;
     assert_int_equal(resmon_monitor_new(&m, &o), 0);
     assert_int_equal(resmon_monitor_start(m), 0);
-    double own_mb = own_statm_mb(1), shared_rss, shared_pss, alone_rss, alone_pss;
-    latest_after_more_samples(&latest, &shared_rss, &shared_pss);
+    double own_mb = own_statm_mb(1), own_vmem_mb = own_statm_mb(0);
+    latest_sample shared = latest_after_more_samples(&latest);
+    int own_fds = own_open_fds(); /* the monitor's kept files included */
     assert_int_equal(write(go[1], "g", 1), 1);
     siginfo_t info;
-    assert_int_equal(waitid(P_PID, (id_t)holder, &info, WEXITED | WNOWAIT), 0); /* a zombie: its pages are the clone's */
-    latest_after_more_samples(&latest, &alone_rss, &alone_pss);
+    assert_int_equal(waitid(P_PID, (id_t)holder, &info, WEXITED | WNOWAIT), 0); /* a zombie: its pages are the clones' */
+    latest_sample alone = latest_after_more_samples(&latest);
     assert_int_equal(resmon_monitor_stop(m), 0);
     resmon_monitor_free(m);
     kill(-holder, SIGKILL);
     int status;
     assert_int_equal(waitpid(holder, &status, 0), holder);
     while (waitpid(-holder, &status, __WALL) > 0)
-        ; /* the clone, adopted by init or by us: nothing to wait for then */
+        ; /* the clones, adopted by init or by us: nothing to wait for then */
     for (int i = 0; i < 2; i++) {
         close(ready[i]);
         close(go[i]);
     }
     /* The holder's pages once beside this process's (a fork: its RSS
      * counts the pages it still shares with this one, its PSS a share of
-     * them), then the clone's: twice read 128 MiB and more. */
-    ASSERT_BETWEEN(shared_rss, own_mb + SHARED_VM_MB * 0.9, 2 * own_mb + SHARED_VM_MB * 1.5);
-    ASSERT_BETWEEN(alone_rss, own_mb + SHARED_VM_MB * 0.9, 2 * own_mb + SHARED_VM_MB * 1.5);
+     * them), then the clones': twice read 128 MiB more, thrice 192. */
+    ASSERT_BETWEEN(shared.rss_mb, own_mb + SHARED_VM_MB * 0.9, 2 * own_mb + SHARED_VM_MB * 1.5);
+    ASSERT_BETWEEN(alone.rss_mb, own_mb + SHARED_VM_MB * 0.9, 2 * own_mb + SHARED_VM_MB * 1.5);
+    /* The same for the virtual size (the fork's is this process's and the
+     * buffer) and for the descriptor table (this process's, and the fork's
+     * copy of it with EXTRA_FDS more). */
+    ASSERT_BETWEEN(shared.vmem_mb, own_vmem_mb + SHARED_VM_MB, 2 * own_vmem_mb + SHARED_VM_MB * 1.5);
+    ASSERT_BETWEEN(alone.vmem_mb, own_vmem_mb + SHARED_VM_MB, 2 * own_vmem_mb + SHARED_VM_MB * 1.5);
+    ASSERT_BETWEEN(shared.open_fds, EXTRA_FDS, 2.0 * own_fds + EXTRA_FDS * 1.5);
+    ASSERT_BETWEEN(alone.open_fds, EXTRA_FDS, 2.0 * own_fds + EXTRA_FDS * 1.5);
     if (getenv("RESMON_TEST_SANITIZED"))
         return; /* ASan's shadow memory makes this process's own PSS hundreds of MiB: no bound holds */
-    ASSERT_BETWEEN(shared_pss, SHARED_VM_MB * 0.9, own_mb + SHARED_VM_MB * 1.5);
-    ASSERT_BETWEEN(alone_pss, SHARED_VM_MB * 0.9, own_mb + SHARED_VM_MB * 1.5);
+    ASSERT_BETWEEN(shared.pss_mb, SHARED_VM_MB * 0.9, own_mb + SHARED_VM_MB * 1.5);
+    ASSERT_BETWEEN(alone.pss_mb, SHARED_VM_MB * 0.9, own_mb + SHARED_VM_MB * 1.5);
+}
+
+/* A root that holds SHARED_VM_MB, clones a process sharing it, sends its
+ * pid and exits on go. */
+static int hold_clone_and_exit_on_go(const test_child *self, const void *arg)
+{
+    (void)arg;
+    size_t bytes = (size_t)SHARED_VM_MB << 20;
+    char *buffer = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (buffer == MAP_FAILED)
+        _exit(2);
+    memset(buffer, 1, bytes);
+    static int clone_go[2]; /* never written: the clone waits for its kill */
+    char *stack;
+    pid_t clone_pid;
+    if (pipe(clone_go) != 0 || (clone_pid = clone_sharing(0, clone_go, &stack)) < 0)
+        _exit(3);
+    test_child_send(self, &clone_pid, sizeof clone_pid);
+    test_child_go_wait(self);
+    _exit(0);
+}
+
+/* The root exits while its clone holds their memory: the window's last
+ * reading, where the root's last figures stand in for it, counted its
+ * memory beside the clone's (peak RSS 402 MiB of a 201 MiB tree). */
+static void a_root_that_ends_before_its_clone_is_counted_once(void **state)
+{
+    (void)state;
+    if (TEST_UNDER_TSAN) {
+        print_message("skipped: ThreadSanitizer cannot follow a clone(CLONE_VM) child\n");
+        return;
+    }
+    test_child root = test_spawn(hold_clone_and_exit_on_go, NULL, TEST_SPAWN_GROUP);
+    pid_t clone_pid;
+    test_child_receive(&root, &clone_pid, sizeof clone_pid);
+    resmon_options o = RESMON_OPTIONS_INIT;
+    o.pid = root.pid;
+    o.include_children = 1;
+    o.metrics = RESMON_METRIC_MEMORY_DETAIL;
+    o.sample_interval_sec = 0.005;
+    o.memory_detail_interval_sec = 0.005;
+    test_sample_counter counter = {0};
+    o.on_sample = test_count_sample;
+    o.on_sample_user = &counter;
+    resmon_monitor *m;
+    assert_int_equal(resmon_monitor_new(&m, &o), 0);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    assert_int_equal(test_wait_for_samples(&counter, 3), 0);
+    double rss_mb = 0;
+    char path[48];
+    snprintf(path, sizeof path, "/proc/%d/statm", (int)root.pid);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    unsigned long long size_pages, rss_pages;
+    assert_int_equal(fscanf(f, "%llu %llu", &size_pages, &rss_pages), 2);
+    fclose(f);
+    rss_mb = (double)rss_pages * (double)sysconf(_SC_PAGESIZE) / (1 << 20);
+    test_child_go(&root);
+    while (resmon_monitor_running(m) == 1) /* the root's end ends the window */
+        test_sleep(0.002);
+    resmon_summary s;
+    assert_int_equal(resmon_monitor_get_summary(m, &s, sizeof s), 0);
+    resmon_monitor_free(m);
+    kill(clone_pid, SIGKILL);
+    test_child_kill(&root);
+    ASSERT_BETWEEN(s.peak_rss_mb, SHARED_VM_MB, rss_mb * 1.5);
+    ASSERT_BETWEEN(s.peak_pss_mb, SHARED_VM_MB * 0.9, rss_mb * 1.5);
+    ASSERT_BETWEEN(s.peak_uss_mb, SHARED_VM_MB * 0.9, rss_mb * 1.5);
 }
 
 #define YOUNG_SHARED_MB 16
@@ -944,14 +1037,14 @@ static void young_small_joins_and_leaves_re_read_no_other_process(void **state)
     fixture_open(&late, root, "late", 0.1, 500, t0, 900);      /* young now, older than 5 s later */
     fixture_process *set[4] = {&old};
     unsigned generation = 1;
-    rm__metrics_joined(&m, &old.pm, &old.st, old.rss_pages, NULL);
+    rm__metrics_joined(&m, &old.pm, &old.st, old.rss_pages, NULL, 0);
 
     ASSERT_DOUBLE_EQ(fixture_read(&m, generation, t0 + 10 * ms, 1, set, 1), 3000);
     assert_int_equal(m.smaps_reads, 1);
     fixture_write_pss(&old, 3100); /* a later walk would read 3100 */
 
     /* The young process joins, and leaves: old is not walked again. */
-    rm__metrics_joined(&m, &young.pm, &young.st, young.rss_pages, NULL);
+    rm__metrics_joined(&m, &young.pm, &young.st, young.rss_pages, NULL, 0);
     generation++;
     set[1] = &young;
     ASSERT_DOUBLE_EQ(fixture_read(&m, generation, t0 + 20 * ms, 0, set, 2), 3000 + 500 * page_kb);
@@ -962,7 +1055,7 @@ static void young_small_joins_and_leaves_re_read_no_other_process(void **state)
     assert_int_equal(m.smaps_reads, 1);
 
     /* A walked process joins: every walked process is read, at one moment. */
-    rm__metrics_joined(&m, &other.pm, &other.st, other.rss_pages, NULL);
+    rm__metrics_joined(&m, &other.pm, &other.st, other.rss_pages, NULL, 0);
     generation++;
     set[1] = &other;
     ASSERT_DOUBLE_EQ(fixture_read(&m, generation, t0 + 40 * ms, 0, set, 2), 3100 + 5000);
@@ -985,7 +1078,7 @@ static void young_small_joins_and_leaves_re_read_no_other_process(void **state)
     /* A young process that ages past the interval makes a tree-wide reading
      * at the sample it is first walked (5 s after its birth, 4.8 s after the
      * last tree-wide reading: the interval alone would not). */
-    rm__metrics_joined(&m, &late.pm, &late.st, late.rss_pages, NULL);
+    rm__metrics_joined(&m, &late.pm, &late.st, late.rss_pages, NULL, 0);
     generation++;
     set[1] = &late;
     ASSERT_DOUBLE_EQ(fixture_read(&m, generation, t0 + 80 * ms, 0, set, 2), 3300 + 500 * page_kb);
@@ -1020,7 +1113,7 @@ static void a_wide_trees_pss_readings_are_paced_by_their_cost(void **state)
     fixture_open(&b, root, "b", 100, 1000, t0, 4000);
     fixture_process *set[2] = {&a};
     unsigned generation = 1;
-    rm__metrics_joined(&m, &a.pm, &a.st, a.rss_pages, NULL);
+    rm__metrics_joined(&m, &a.pm, &a.st, a.rss_pages, NULL, 0);
     ASSERT_DOUBLE_EQ(fixture_read_tree(&m, generation, t0, 1, set, 1, 1000), 3000);
     assert_int_equal(m.smaps_reads, 1);
     rm__metrics_tree_read_cost(&m, 25 * ms);
@@ -1035,7 +1128,7 @@ static void a_wide_trees_pss_readings_are_paced_by_their_cost(void **state)
 
     /* A walked process joins: the tree is read at once. */
     fixture_write_pss(&a, 3200);
-    rm__metrics_joined(&m, &b.pm, &b.st, b.rss_pages, NULL);
+    rm__metrics_joined(&m, &b.pm, &b.st, b.rss_pages, NULL, 0);
     generation++;
     set[1] = &b;
     ASSERT_DOUBLE_EQ(fixture_read_tree(&m, generation, t0 + 51 * s, 0, set, 2, 1000), 3200 + 4000);
@@ -1073,8 +1166,8 @@ static void an_ended_tree_ends_on_its_roots_last_pss_as_on_its_rss(void **state)
     fixture_open(&child, root, "child", 100, 1000, t0, 3000);
     cmd.pm.stands_when_ended = 1;
     fixture_process *set[2] = {&cmd, &child};
-    rm__metrics_joined(&m, &cmd.pm, &cmd.st, cmd.rss_pages, NULL);
-    rm__metrics_joined(&m, &child.pm, &child.st, child.rss_pages, &cmd.pm);
+    rm__metrics_joined(&m, &cmd.pm, &cmd.st, cmd.rss_pages, NULL, 0);
+    rm__metrics_joined(&m, &child.pm, &child.st, child.rss_pages, &cmd.pm, 0);
     ASSERT_DOUBLE_EQ(fixture_read(&m, 2, t0 + 10 * ms, 1, set, 2), 4000);
     cmd.st.state = child.st.state = 'Z';
     ASSERT_DOUBLE_EQ(fixture_read(&m, 2, t0 + 20 * ms, 0, set, 2), 1000);
@@ -1102,12 +1195,12 @@ static void a_fork_that_has_not_execd_has_its_pss_read(void **state)
     parent.st.startstack = fork.st.startstack = 0x7ffd1000;
     fixture_process *set[2] = {&parent, &fork};
     /* Alone, young and small: its RSS stands in. */
-    rm__metrics_joined(&m, &parent.pm, &parent.st, parent.rss_pages, NULL);
+    rm__metrics_joined(&m, &parent.pm, &parent.st, parent.rss_pages, NULL, 0);
     ASSERT_DOUBLE_EQ(fixture_read(&m, 1, t0 + 5 * ms, 1, set, 1), 12800 * page_kb);
     assert_int_equal(m.smaps_reads, 0);
     /* Its fork joins: both are read, the parent too (its RSS beside the
      * fork's quarter counted the pages once and a quarter). */
-    rm__metrics_joined(&m, &fork.pm, &fork.st, fork.rss_pages, &parent.pm);
+    rm__metrics_joined(&m, &fork.pm, &fork.st, fork.rss_pages, &parent.pm, 0);
     ASSERT_DOUBLE_EQ(fixture_read(&m, 2, t0 + 10 * ms, 0, set, 2), 12500 + 12500);
     assert_int_equal(m.smaps_reads, 2);
     /* It execs: a new address space, small and its own. */
@@ -1118,7 +1211,7 @@ static void a_fork_that_has_not_execd_has_its_pss_read(void **state)
     /* Not known (a hidden field reads 0): the young-and-small rule. */
     fixture_process hidden;
     fixture_open(&hidden, root, "hidden", 0.1, 12800, t0, 12500);
-    rm__metrics_joined(&m, &hidden.pm, &hidden.st, hidden.rss_pages, NULL);
+    rm__metrics_joined(&m, &hidden.pm, &hidden.st, hidden.rss_pages, NULL, 0);
     set[1] = &hidden;
     ASSERT_DOUBLE_EQ(fixture_read(&m, 3, t0 + 30 * ms, 0, set, 2), 12500 + 12800 * page_kb);
     fixture_close(&parent);
@@ -1881,7 +1974,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(pss_follows_the_image_after_exec),
         cmocka_unit_test(pss_of_a_child_that_shared_its_parents_memory_follows_its_exec),
         cmocka_unit_test(a_process_sharing_its_parents_memory_is_counted_once),
-        cmocka_unit_test(a_process_left_alone_with_a_shared_memory_counts_it),
+        cmocka_unit_test(processes_left_sharing_a_memory_count_it_once),
+        cmocka_unit_test(a_root_that_ends_before_its_clone_is_counted_once),
         cmocka_unit_test(pss_of_a_fork_in_the_window_is_read_as_a_whole),
         cmocka_unit_test(young_small_forks_have_their_shared_pages_split),
         cmocka_unit_test(young_small_joins_and_leaves_re_read_no_other_process),
