@@ -554,25 +554,6 @@ static void pss_of_a_child_that_shared_its_parents_memory_follows_its_exec(void 
  * show them whole, as its parent's do.  Summed, a program of 86 MiB read
  * 168 MiB of PSS and RSS while ASan's leak check ran (CI64). */
 #define SHARED_VM_MB 64
-#define SHARING_STACK_BYTES (256 << 10)
-
-static int exit_on_go(void *arg)
-{
-    const int *go = arg;
-    char byte;
-    _exit(read(go[0], &byte, 1) == 1 ? 0 : 1);
-}
-
-/* A clone of the calling process sharing its memory (and, with
- * CLONE_FILES in flags, its descriptors) that exits when go[1] is written
- * or closed.  *stack is its stack, to munmap after it is reaped. */
-static pid_t clone_sharing(int flags, int go[2], char **stack)
-{
-    *stack = mmap(NULL, SHARING_STACK_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-    if (*stack == MAP_FAILED)
-        return -1;
-    return clone(exit_on_go, *stack + SHARING_STACK_BYTES, CLONE_VM | flags | SIGCHLD, go);
-}
 
 static double own_statm_mb(int field)
 {
@@ -609,7 +590,7 @@ static void a_process_sharing_its_parents_memory_is_counted_once(void **state)
     int go[2];
     assert_int_equal(pipe2(go, O_CLOEXEC), 0);
     char *stack;
-    pid_t pid = clone_sharing(CLONE_FILES, go, &stack);
+    pid_t pid = test_clone_sharing(CLONE_FILES, go, &stack);
     assert_true(pid > 0);
     test_sample_counter counter = {0};
     resmon_options o = RESMON_OPTIONS_INIT;
@@ -633,7 +614,7 @@ static void a_process_sharing_its_parents_memory_is_counted_once(void **state)
     int status;
     assert_int_equal(waitpid(pid, &status, 0), pid);
     close(go[0]);
-    munmap(stack, SHARING_STACK_BYTES);
+    munmap(stack, TEST_CLONE_STACK_BYTES);
     munmap(buffer, bytes);
     ASSERT_DOUBLE_EQ(s.peak_nprocs, 2.0); /* the clone was tracked */
     /* Once: this process's own figures (what it held at the end, give or
@@ -693,7 +674,7 @@ static void hold_and_leave_two_sharing_clones(int ready_fd, int go_fd)
     if (pipe(clone_go) != 0)
         _exit(4);
     for (int i = 0; i < 2; i++)
-        if (clone_sharing(CLONE_FILES, clone_go, &stacks[i]) < 0)
+        if (test_clone_sharing(CLONE_FILES, clone_go, &stacks[i]) < 0)
             _exit(5);
     char byte = 'r';
     if (write(ready_fd, &byte, 1) != 1 || read(go_fd, &byte, 1) != 1)
@@ -786,7 +767,7 @@ static int hold_clone_and_exit_on_go(const test_child *self, const void *arg)
     static int clone_go[2]; /* never written: the clone waits for its kill */
     char *stack;
     pid_t clone_pid;
-    if (pipe(clone_go) != 0 || (clone_pid = clone_sharing(0, clone_go, &stack)) < 0)
+    if (pipe(clone_go) != 0 || (clone_pid = test_clone_sharing(0, clone_go, &stack)) < 0)
         _exit(3);
     test_child_send(self, &clone_pid, sizeof clone_pid);
     test_child_go_wait(self);

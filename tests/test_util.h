@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -361,6 +363,29 @@ static inline int test_wait_for_samples(test_sample_counter *c, int more)
         else
             test_sleep(0.002);
     return 0;
+}
+
+/* ---- processes that share their parent's memory ----------------------------
+ * clone(CLONE_VM) makes a second process of the same pages: the probe's
+ * sharing groups (probe_sharing.c) count them once. */
+#define TEST_CLONE_STACK_BYTES (256 << 10)
+
+static inline int test_exit_on_go(void *arg)
+{
+    const int *go = arg;
+    char byte;
+    _exit(read(go[0], &byte, 1) == 1 ? 0 : 1);
+}
+
+/* A clone of the calling process sharing its memory (and, with
+ * CLONE_FILES in flags, its descriptors) that exits when go[1] is written
+ * or closed.  *stack is its stack, to munmap after it is reaped. */
+static inline pid_t test_clone_sharing(int flags, int go[2], char **stack)
+{
+    *stack = mmap(NULL, TEST_CLONE_STACK_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    if (*stack == MAP_FAILED)
+        return -1;
+    return clone(test_exit_on_go, *stack + TEST_CLONE_STACK_BYTES, CLONE_VM | flags | SIGCHLD, go);
 }
 
 /* ---- workloads that say when they are ready --------------------------------
