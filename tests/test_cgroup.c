@@ -974,10 +974,8 @@ static int hold_with_a_clone(const test_child *self, const void *arg)
 static void a_clone_listed_before_its_parent_is_counted_once(void **state)
 {
     (void)state;
-    if (TEST_UNDER_TSAN) {
-        print_message("skipped: ThreadSanitizer cannot follow a clone(CLONE_VM) child\n");
+    if (test_clone_vm_unsupported())
         return;
-    }
     fixture f;
     make_fixture(&f, 2);
     int mib = 64;

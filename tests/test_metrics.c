@@ -511,10 +511,8 @@ static int exec_on_go_sharing_memory(void *arg)
 static void pss_of_a_child_that_shared_its_parents_memory_follows_its_exec(void **state)
 {
     (void)state;
-    if (TEST_UNDER_TSAN) { /* a thread it was not told of, in its memory: every access a race */
-        print_message("skipped: ThreadSanitizer cannot follow a clone(CLONE_VM) child\n");
+    if (test_clone_vm_unsupported())
         return;
-    }
     shared_vm_child c;
     assert_int_equal(pipe2(c.go, O_CLOEXEC), 0);
     assert_int_equal(pipe(c.ready), 0); /* the write end crosses the exec */
@@ -576,13 +574,31 @@ static int own_open_fds(void)
     return n - 1; /* the listing's own */
 }
 
+/* A started monitor of pid (0: this process) and its descendants with
+ * groups, sampling and reading PSS every 5 ms, each sample told to
+ * on_sample. */
+static resmon_monitor *start_fast_monitor(pid_t pid, unsigned groups, void (*on_sample)(const resmon_sample *, void *),
+                                          void *user)
+{
+    resmon_options o = RESMON_OPTIONS_INIT;
+    o.pid = pid;
+    o.include_children = 1;
+    o.metrics = groups;
+    o.sample_interval_sec = 0.005;
+    o.memory_detail_interval_sec = 0.005;
+    o.on_sample = on_sample;
+    o.on_sample_user = user;
+    resmon_monitor *m;
+    assert_int_equal(resmon_monitor_new(&m, &o), 0);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    return m;
+}
+
 static void a_process_sharing_its_parents_memory_is_counted_once(void **state)
 {
     (void)state;
-    if (TEST_UNDER_TSAN) { /* a thread it was not told of, in its memory: every access a race */
-        print_message("skipped: ThreadSanitizer cannot follow a clone(CLONE_VM) child\n");
+    if (test_clone_vm_unsupported())
         return;
-    }
     size_t bytes = (size_t)SHARED_VM_MB << 20;
     char *buffer = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     assert_true(buffer != MAP_FAILED);
@@ -593,16 +609,8 @@ static void a_process_sharing_its_parents_memory_is_counted_once(void **state)
     pid_t pid = test_clone_sharing(CLONE_FILES, go, &stack);
     assert_true(pid > 0);
     test_sample_counter counter = {0};
-    resmon_options o = RESMON_OPTIONS_INIT;
-    o.include_children = 1;
-    o.metrics = RESMON_METRIC_MEMORY_DETAIL | RESMON_METRIC_COUNTS;
-    o.sample_interval_sec = 0.005;
-    o.memory_detail_interval_sec = 0.005;
-    o.on_sample = test_count_sample;
-    o.on_sample_user = &counter;
-    resmon_monitor *m;
-    assert_int_equal(resmon_monitor_new(&m, &o), 0);
-    assert_int_equal(resmon_monitor_start(m), 0);
+    resmon_monitor *m = start_fast_monitor(0, RESMON_METRIC_MEMORY_DETAIL | RESMON_METRIC_COUNTS, test_count_sample,
+                                           &counter);
     assert_int_equal(test_wait_for_samples(&counter, 3), 0);
     double rss_mb = own_statm_mb(1), vmem_mb = own_statm_mb(0);
     int fds = own_open_fds(); /* the monitor's kept files included */
@@ -691,10 +699,8 @@ static void hold_and_leave_two_sharing_clones(int ready_fd, int go_fd)
 static void processes_left_sharing_a_memory_count_it_once(void **state)
 {
     (void)state;
-    if (TEST_UNDER_TSAN) {
-        print_message("skipped: ThreadSanitizer cannot follow a clone(CLONE_VM) child\n");
+    if (test_clone_vm_unsupported())
         return;
-    }
     int ready[2], go[2];
     assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
     assert_int_equal(pipe2(go, O_CLOEXEC), 0);
@@ -708,16 +714,8 @@ static void processes_left_sharing_a_memory_count_it_once(void **state)
     char byte;
     assert_int_equal(read(ready[0], &byte, 1), 1);
     latest_sample latest = {.lock = PTHREAD_MUTEX_INITIALIZER};
-    resmon_options o = RESMON_OPTIONS_INIT;
-    o.include_children = 1;
-    o.metrics = RESMON_METRIC_MEMORY_DETAIL | RESMON_METRIC_COUNTS;
-    o.sample_interval_sec = 0.005;
-    o.memory_detail_interval_sec = 0.005;
-    o.on_sample = note_latest_sample;
-    o.on_sample_user = &latest;
-    resmon_monitor *m;
-    assert_int_equal(resmon_monitor_new(&m, &o), 0);
-    assert_int_equal(resmon_monitor_start(m), 0);
+    resmon_monitor *m = start_fast_monitor(0, RESMON_METRIC_MEMORY_DETAIL | RESMON_METRIC_COUNTS, note_latest_sample,
+                                           &latest);
     double own_mb = own_statm_mb(1), own_vmem_mb = own_statm_mb(0);
     latest_sample shared = latest_after_more_samples(&latest);
     int own_fds = own_open_fds(); /* the monitor's kept files included */
@@ -780,25 +778,13 @@ static int hold_clone_and_exit_on_go(const test_child *self, const void *arg)
 static void a_root_that_ends_before_its_clone_is_counted_once(void **state)
 {
     (void)state;
-    if (TEST_UNDER_TSAN) {
-        print_message("skipped: ThreadSanitizer cannot follow a clone(CLONE_VM) child\n");
+    if (test_clone_vm_unsupported())
         return;
-    }
     test_child root = test_spawn(hold_clone_and_exit_on_go, NULL, TEST_SPAWN_GROUP);
     pid_t clone_pid;
     test_child_receive(&root, &clone_pid, sizeof clone_pid);
-    resmon_options o = RESMON_OPTIONS_INIT;
-    o.pid = root.pid;
-    o.include_children = 1;
-    o.metrics = RESMON_METRIC_MEMORY_DETAIL;
-    o.sample_interval_sec = 0.005;
-    o.memory_detail_interval_sec = 0.005;
     test_sample_counter counter = {0};
-    o.on_sample = test_count_sample;
-    o.on_sample_user = &counter;
-    resmon_monitor *m;
-    assert_int_equal(resmon_monitor_new(&m, &o), 0);
-    assert_int_equal(resmon_monitor_start(m), 0);
+    resmon_monitor *m = start_fast_monitor(root.pid, RESMON_METRIC_MEMORY_DETAIL, test_count_sample, &counter);
     assert_int_equal(test_wait_for_samples(&counter, 3), 0);
     double rss_mb = 0;
     char path[48];

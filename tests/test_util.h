@@ -370,6 +370,17 @@ static inline int test_wait_for_samples(test_sample_counter *c, int more)
  * sharing groups (probe_sharing.c) count them once. */
 #define TEST_CLONE_STACK_BYTES (256 << 10)
 
+/* ThreadSanitizer cannot follow a clone(CLONE_VM) child (a thread it was
+ * not told of, in its memory: every access a race): 1 when the test is to
+ * be skipped, said so. */
+static inline int test_clone_vm_unsupported(void)
+{
+    if (!TEST_UNDER_TSAN)
+        return 0;
+    print_message("skipped: ThreadSanitizer cannot follow a clone(CLONE_VM) child\n");
+    return 1;
+}
+
 static inline int test_exit_on_go(void *arg)
 {
     const int *go = arg;
