@@ -136,7 +136,9 @@ static ssize_t read_kept_open(int dir_fd, int *fd, const char *name, char *buf, 
 
 /* smaps_rollup is bound to the address space it was opened on: once the
  * process execs, a kept descriptor reads only an error, never the new
- * image's memory.  Such a read is retried once on a fresh descriptor. */
+ * image's memory -- or, while a clone keeps the old memory alive, the old
+ * memory (rm__metrics_read_process closes it at an exec).  A failed read is
+ * retried once on a fresh descriptor. */
 static ssize_t read_smaps_rollup(int dir_fd, int *fd, char *buf, size_t cap)
 {
     ssize_t n = read_kept_open(dir_fd, fd, "smaps_rollup", buf, cap);
@@ -592,8 +594,17 @@ void rm__metrics_read_process(rm__metrics *m, rm__process_metrics *pm, int dir_f
         pm->born_ns = st->starttime * m->tick_ns; /* kept: an idle process's stat is not read */
         pm->born_known = 1;
     }
-    if (st)
-        pm->image = st->startstack; /* an exec changes it: it ran, so its stat is read */
+    if (st) {
+        /* An exec changes it (it ran, so its stat is read).  A kept
+         * smaps_rollup goes on reading the old memory while a clone keeps
+         * it alive (read_smaps_rollup): a parent that exec'd read its
+         * clones' PSS as its own. */
+        if (pm->image && st->startstack && st->startstack != pm->image && pm->smaps_fd >= 0) {
+            rm__close_kept(pm->smaps_fd);
+            pm->smaps_fd = -1;
+        }
+        pm->image = st->startstack;
+    }
     process_reading r = {
         .dir_fd = dir_fd,
         .st = st,

@@ -140,7 +140,7 @@ static int stat_wanted(const rm__probe *p, const rm__tracked *t, const rm__proce
 static int is_idle(const rm__probe *p, const rm__tracked *t, const rm__process_reading *now, int baseline)
 {
     return !baseline && !p->last_reading && !t->stat_due && t->read_once && now->cpu_ns == t->last_cpu_ns &&
-           !t->metrics.reread;
+           !t->metrics.reread && !t->share_group[0] && !t->share_group[1]; /* a group's levels move with any member */
 }
 
 /* Whether a process's latest statm stands for this reading: it did not run
@@ -161,8 +161,9 @@ static int is_idle(const rm__probe *p, const rm__tracked *t, const rm__process_r
 static int statm_stands(const rm__probe *p, const rm__tracked *t, uint64_t cpu_ns, size_t i, uint64_t boot_ns,
                         int baseline)
 {
-    if (i == 0 || baseline || p->last_reading || cpu_ns != t->last_cpu_ns || t->statm_read_ns == 0)
-        return 0;
+    if (i == 0 || baseline || p->last_reading || cpu_ns != t->last_cpu_ns || t->statm_read_ns == 0 ||
+        t->share_group[0])
+        return 0; /* a sharing group's memory moves when any member runs: read */
     uint64_t refresh_ns = p->count > RM__WIDE_TREE_PROCESSES ? p->wide_refresh_ns : IDLE_STATM_REFRESH_NS;
     uint64_t phase_ns = ((uint64_t)(uint32_t)t->pid * 2654435761u) % refresh_ns;
     return (boot_ns + phase_ns) / refresh_ns == (t->statm_read_ns + phase_ns) / refresh_ns;

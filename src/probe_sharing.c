@@ -73,7 +73,7 @@ void rm__probe_sharing_begin(rm__probe *p)
     p->sharing.holder_count = 0;
 }
 
-static const rm__share_holder *holder_of(const rm__probe *p, size_t kind, pid_t group)
+static rm__share_holder *holder_of(const rm__probe *p, size_t kind, pid_t group)
 {
     for (size_t i = 0; i < p->sharing.holder_count; i++)
         if (p->sharing.holders[i].kind == kind && p->sharing.holders[i].group == group)
@@ -106,6 +106,27 @@ static int has_other_member(const rm__probe *p, const rm__tracked *t, size_t kin
     return 0;
 }
 
+/* t no longer shares with its group's holder: either t exec'd, or the
+ * holder did.  Whether t still shares with another member tells: then the
+ * holder left the group, and t holds it now -- the members after it ask t.
+ * (Taken for t's exec, a holder's exec counted each of its clones whole.) */
+static int holder_left(rm__probe *p, rm__tracked *t, size_t kind, rm__share_holder *holder)
+{
+    pid_t group = t->share_group[kind];
+    for (size_t i = p->members; i < p->count; i++) {
+        rm__tracked *other = &p->procs[i];
+        if (other == t || other->pid == holder->pid || other->ending || other->share_group[kind] != group ||
+            !share(other->pid, t->pid, kind))
+            continue;
+        rm__tracked *old = rm__probe_find(p, holder->pid);
+        if (old)
+            old->share_group[kind] = 0; /* its own memory now, counted as it was read */
+        holder->pid = t->pid;
+        return 1;
+    }
+    return 0;
+}
+
 static void check_unchecked(rm__probe *p, rm__tracked *t)
 {
     if (t->sharing_checked_generation == p->generation)
@@ -120,17 +141,19 @@ unsigned rm__probe_sharing_read(rm__probe *p, rm__tracked *t, int holds_now)
 {
     if (t->sharing_unchecked)
         check_unchecked(p, t);
-    unsigned left_out = 0;
+    unsigned left_out = 0, left = 0;
     for (size_t k = 0; k < RM__SHARING_KINDS; k++) {
         pid_t group = t->share_group[k];
         if (!group)
             continue;
-        const rm__share_holder *holder = holder_of(p, k, group);
+        rm__share_holder *holder = holder_of(p, k, group);
         if (holder && holder->pid != t->pid) {
             if (share(holder->pid, t->pid, k))
                 left_out |= kinds[k].shares;
-            else
+            else if (!holds_now || !holder_left(p, t, k, holder)) {
                 t->share_group[k] = 0; /* its own now: an exec */
+                left |= kinds[k].shares;
+            }
         } else if (!holds_now) {
             if (has_other_member(p, t, k)) /* a zombie: the root's last figures stand in, unless a member holds them */
                 left_out |= kinds[k].shares;
@@ -142,7 +165,10 @@ unsigned rm__probe_sharing_read(rm__probe *p, rm__tracked *t, int holds_now)
     if (ended)
         rm__metrics_sharing_ended(&t->metrics, ended);
     t->metrics.shares = left_out;
-    return ended;
+    /* Left, its statm may have been read before its exec: the caller reads
+     * it again (a vfork child caught so at its first reading counted the
+     * parent's 300 MiB whole). */
+    return ended | left;
 }
 
 void rm__probe_sharing_stand_in(rm__probe *p, rm__tracked *root)
