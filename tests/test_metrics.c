@@ -666,8 +666,10 @@ static latest_sample latest_after_more_samples(latest_sample *l)
 
 /* A child that holds SHARED_VM_MB and EXTRA_FDS more descriptors, clones
  * two processes sharing both (CLONE_VM | CLONE_FILES), says so on ready,
- * and exits on go -- leaving the clones the only holders. */
-static void hold_and_leave_two_sharing_clones(int ready_fd, int go_fd)
+ * and on go exits -- or, with exec_on_go, execs this program's
+ * --hold-memory image, which says so on ready again -- leaving the clones
+ * the only holders. */
+static void hold_and_leave_two_sharing_clones(int ready_fd, int go_fd, int exec_on_go)
 {
     size_t bytes = (size_t)SHARED_VM_MB << 20;
     char *buffer = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -687,7 +689,45 @@ static void hold_and_leave_two_sharing_clones(int ready_fd, int go_fd)
     char byte = 'r';
     if (write(ready_fd, &byte, 1) != 1 || read(go_fd, &byte, 1) != 1)
         _exit(6);
+    if (exec_on_go) {
+        char fd_text[16];
+        snprintf(fd_text, sizeof fd_text, "%d", ready_fd);
+        if (fcntl(ready_fd, F_SETFD, 0) == 0)
+            execl("/proc/self/exe", "test_metrics", "--hold-memory", fd_text, (char *)NULL);
+        _exit(127);
+    }
     _exit(0);
+}
+
+/* Forks a hold_and_leave_two_sharing_clones child in its own group, and
+ * waits for its ready. */
+static pid_t start_holder_of_two_clones(int ready[2], int go[2], int exec_on_go)
+{
+    assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
+    assert_int_equal(pipe2(go, O_CLOEXEC), 0);
+    pid_t holder = fork();
+    assert_true(holder >= 0);
+    if (holder == 0) {
+        setpgid(0, 0); /* its group: the clones are killed with it */
+        hold_and_leave_two_sharing_clones(ready[1], go[0], exec_on_go);
+    }
+    setpgid(holder, holder);
+    char byte;
+    assert_int_equal(read(ready[0], &byte, 1), 1);
+    return holder;
+}
+
+static void end_holder_of_two_clones(pid_t holder, int ready[2], int go[2])
+{
+    kill(-holder, SIGKILL);
+    int status;
+    assert_int_equal(waitpid(holder, &status, 0), holder);
+    while (waitpid(-holder, &status, __WALL) > 0)
+        ; /* the clones, adopted by init or by us: nothing to wait for then */
+    for (int i = 0; i < 2; i++) {
+        close(ready[i]);
+        close(go[i]);
+    }
 }
 
 /* The holder's two clones share its memory and descriptors with it, then
@@ -702,17 +742,7 @@ static void processes_left_sharing_a_memory_count_it_once(void **state)
     if (test_clone_vm_unsupported())
         return;
     int ready[2], go[2];
-    assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
-    assert_int_equal(pipe2(go, O_CLOEXEC), 0);
-    pid_t holder = fork();
-    assert_true(holder >= 0);
-    if (holder == 0) {
-        setpgid(0, 0); /* its group: the clones are killed with it below */
-        hold_and_leave_two_sharing_clones(ready[1], go[0]);
-    }
-    setpgid(holder, holder);
-    char byte;
-    assert_int_equal(read(ready[0], &byte, 1), 1);
+    pid_t holder = start_holder_of_two_clones(ready, go, 0);
     latest_sample latest = {.lock = PTHREAD_MUTEX_INITIALIZER};
     resmon_monitor *m = start_fast_monitor(0, RESMON_METRIC_MEMORY_DETAIL | RESMON_METRIC_COUNTS, note_latest_sample,
                                            &latest);
@@ -725,15 +755,7 @@ static void processes_left_sharing_a_memory_count_it_once(void **state)
     latest_sample alone = latest_after_more_samples(&latest);
     assert_int_equal(resmon_monitor_stop(m), 0);
     resmon_monitor_free(m);
-    kill(-holder, SIGKILL);
-    int status;
-    assert_int_equal(waitpid(holder, &status, 0), holder);
-    while (waitpid(-holder, &status, __WALL) > 0)
-        ; /* the clones, adopted by init or by us: nothing to wait for then */
-    for (int i = 0; i < 2; i++) {
-        close(ready[i]);
-        close(go[i]);
-    }
+    end_holder_of_two_clones(holder, ready, go);
     /* The holder's pages once beside this process's (a fork: its RSS
      * counts the pages it still shares with this one, its PSS a share of
      * them), then the clones': twice read 128 MiB more, thrice 192. */
@@ -750,6 +772,111 @@ static void processes_left_sharing_a_memory_count_it_once(void **state)
         return; /* ASan's shadow memory makes this process's own PSS hundreds of MiB: no bound holds */
     ASSERT_BETWEEN(shared.pss_mb, SHARED_VM_MB * 0.9, own_mb + SHARED_VM_MB * 1.5);
     ASSERT_BETWEEN(alone.pss_mb, SHARED_VM_MB * 0.9, own_mb + SHARED_VM_MB * 1.5);
+}
+
+/* The holder execs while its two clones keep their memory: the clones
+ * hold it on (each was counted whole, the holder's exec taken for theirs:
+ * 404.7 MiB of a 201 MiB memory), and the holder's new image is read
+ * through a new smaps_rollup (the kept one read the old memory, alive in
+ * the clones: PSS 400 of 200). */
+static void a_holder_that_execs_leaves_its_memory_to_its_clones(void **state)
+{
+    (void)state;
+    if (test_clone_vm_unsupported())
+        return;
+    int ready[2], go[2];
+    pid_t holder = start_holder_of_two_clones(ready, go, 1);
+    latest_sample latest = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    resmon_monitor *m = start_fast_monitor(0, RESMON_METRIC_MEMORY_DETAIL, note_latest_sample, &latest);
+    double own_mb = own_statm_mb(1);
+    latest_after_more_samples(&latest);
+    assert_int_equal(write(go[1], "g", 1), 1);
+    char byte;
+    assert_int_equal(read(ready[0], &byte, 1), 1); /* the new image holds EXEC_HOLD_MB */
+    latest_sample after = latest_after_more_samples(&latest);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    resmon_monitor_free(m);
+    end_holder_of_two_clones(holder, ready, go);
+    double truth_mb = SHARED_VM_MB + EXEC_HOLD_MB; /* the clones' memory and the new image's */
+    ASSERT_BETWEEN(after.rss_mb, own_mb + truth_mb * 0.9, 1e9);
+    ASSERT_BETWEEN(after.pss_mb, truth_mb * 0.9, 1e9);
+    if (getenv("RESMON_TEST_SANITIZED"))
+        return; /* ASan's shadow memory, in each image its own: no upper bound holds */
+    ASSERT_BETWEEN(after.rss_mb, own_mb + truth_mb * 0.9, 2 * own_mb + truth_mb + SHARED_VM_MB / 2.0);
+    ASSERT_BETWEEN(after.pss_mb, truth_mb * 0.9, own_mb + truth_mb + SHARED_VM_MB / 2.0);
+}
+
+/* A clone of a sleeping holder grows their memory: the holder, whose clock
+ * stood still, had its statm stand -- the clone's SHARED_VM_MB were in no
+ * sum (202.8 MiB of 302.8). */
+typedef struct growing_clone {
+    int go[2], ready[2];
+} growing_clone;
+
+static int grow_on_go(void *arg)
+{
+    growing_clone *c = arg;
+    char byte;
+    if (read(c->go[0], &byte, 1) != 1)
+        _exit(1);
+    size_t bytes = (size_t)SHARED_VM_MB << 20;
+    char *more = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (more == MAP_FAILED)
+        _exit(2);
+    for (size_t i = 0; i < bytes; i += 4096)
+        more[i] = 1;
+    if (write(c->ready[1], "r", 1) != 1)
+        _exit(3);
+    _exit(read(c->go[0], &byte, 1) < 0 ? 4 : 0); /* until go closes */
+}
+
+static void a_clone_that_grows_a_sleeping_holders_memory_is_counted(void **state)
+{
+    (void)state;
+    if (test_clone_vm_unsupported())
+        return;
+    growing_clone c;
+    assert_int_equal(pipe2(c.go, O_CLOEXEC), 0);
+    assert_int_equal(pipe2(c.ready, O_CLOEXEC), 0);
+    pid_t holder = fork();
+    assert_true(holder >= 0);
+    if (holder == 0) {
+        setpgid(0, 0);
+        size_t bytes = (size_t)SHARED_VM_MB << 20;
+        char *buffer = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        char *stack = mmap(NULL, TEST_CLONE_STACK_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
+                           -1, 0);
+        if (buffer == MAP_FAILED || stack == MAP_FAILED)
+            _exit(2);
+        memset(buffer, 1, bytes);
+        if (clone(grow_on_go, stack + TEST_CLONE_STACK_BYTES, CLONE_VM | SIGCHLD, &c) < 0 || write(c.ready[1], "r", 1) != 1)
+            _exit(3);
+        for (;;)
+            pause(); /* asleep: its CPU clock stands */
+    }
+    setpgid(holder, holder);
+    char byte;
+    assert_int_equal(read(c.ready[0], &byte, 1), 1);
+    latest_sample latest = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    resmon_monitor *m = start_fast_monitor(0, RESMON_METRIC_MEMORY_DETAIL, note_latest_sample, &latest);
+    double own_mb = own_statm_mb(1);
+    latest_sample before = latest_after_more_samples(&latest);
+    assert_int_equal(write(c.go[1], "g", 1), 1);
+    assert_int_equal(read(c.ready[0], &byte, 1), 1); /* the clone touched SHARED_VM_MB more */
+    latest_sample grown = latest_after_more_samples(&latest);
+    assert_int_equal(resmon_monitor_stop(m), 0);
+    resmon_monitor_free(m);
+    kill(-holder, SIGKILL);
+    int status;
+    assert_int_equal(waitpid(holder, &status, 0), holder);
+    while (waitpid(-holder, &status, __WALL) > 0)
+        ;
+    for (int i = 0; i < 2; i++) {
+        close(c.go[i]);
+        close(c.ready[i]);
+    }
+    ASSERT_BETWEEN(grown.rss_mb - before.rss_mb, SHARED_VM_MB * 0.9, SHARED_VM_MB * 1.5);
+    ASSERT_BETWEEN(grown.rss_mb, own_mb + 2 * SHARED_VM_MB * 0.9, 1e9);
 }
 
 /* A root that holds SHARED_VM_MB, clones a process sharing it, sends its
@@ -1943,6 +2070,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(a_process_sharing_its_parents_memory_is_counted_once),
         cmocka_unit_test(processes_left_sharing_a_memory_count_it_once),
         cmocka_unit_test(a_root_that_ends_before_its_clone_is_counted_once),
+        cmocka_unit_test(a_holder_that_execs_leaves_its_memory_to_its_clones),
+        cmocka_unit_test(a_clone_that_grows_a_sleeping_holders_memory_is_counted),
         cmocka_unit_test(pss_of_a_fork_in_the_window_is_read_as_a_whole),
         cmocka_unit_test(young_small_forks_have_their_shared_pages_split),
         cmocka_unit_test(young_small_joins_and_leaves_re_read_no_other_process),
