@@ -60,6 +60,8 @@ void rm__probe_sharing_join(rm__probe *p, rm__tracked *t, rm__tracked *parent)
     }
     t->sharing_unchecked = 0;
     for (size_t k = 0; k < RM__SHARING_KINDS; k++) {
+        if (kinds[k].shares == RM__SHARES_FILES && !(p->metrics.groups & RESMON_METRIC_COUNTS))
+            continue; /* no descriptors are counted: nothing to count once */
         if (!share(parent->pid, t->pid, k))
             continue;
         if (!parent->share_group[k])
