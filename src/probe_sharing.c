@@ -14,11 +14,13 @@
  * the pid of the first of them tracked (share_group).  In each reading the
  * first member read alive (not a zombie) holds the group's levels --
  * counted once, there -- and every other member that still shares with it
- * (kcmp(2)) is left out of the sums (metrics.shares).  A member that no longer shares (an exec) leaves the
- * group for good, and a member that becomes the holder (the one before it
- * ended) has its levels dropped and read afresh, as one that left: what it
- * showed while left out is not known to be current.  Its CPU, I/O and
- * counts are its own and count as ever.
+ * (kcmp(2)) is left out of the sums (metrics.shares).  A member that no
+ * longer shares (an exec: its own, or the holder's, when it still shares
+ * with another member) leaves the group for good, and a member that becomes
+ * the holder (the one before it ended) has its levels dropped and read
+ * afresh, as one that left: what it showed while left out is not known to
+ * be current.  A member is never idle: the group's memory moves when any
+ * of them runs.  Its CPU, I/O and counts are its own and count as ever.
  *
  * A process joins a group at its join, when it shares with its tracked
  * parent (one kcmp per kind), or at the first reading that finds its parent
@@ -32,7 +34,6 @@
  */
 #include "probe_state.h"
 
-#include <errno.h>
 #include <linux/kcmp.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
