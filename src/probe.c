@@ -359,6 +359,7 @@ static int read_all(rm__probe *p, rm__probe_reading *out, int baseline)
         if (baseline || p->cpu.root_is_our_child)
             rm__probe_cpu_note_children(p, baseline);
     }
+    rm__probe_sharing_end(p);
     if (groups)
         rm__metrics_finish_reading(&p->metrics, baseline);
     if (timed) {

@@ -151,9 +151,10 @@ unsigned rm__probe_sharing_read(rm__probe *p, rm__tracked *t, int holds_now)
             continue;
         rm__share_holder *holder = holder_of(p, k, group);
         if (holder && holder->pid != t->pid) {
-            if (share(holder->pid, t->pid, k))
+            if (share(holder->pid, t->pid, k)) {
                 left_out |= kinds[k].shares;
-            else if (!holds_now || !holder_left(p, t, k, holder)) {
+                holder->left_out++;
+            } else if (!holds_now || !holder_left(p, t, k, holder)) {
                 t->share_group[k] = 0; /* its own now: an exec */
                 left |= kinds[k].shares;
             }
@@ -183,6 +184,19 @@ void rm__probe_sharing_stand_in(rm__probe *p, rm__tracked *root)
             left_out |= kinds[k].shares;
     }
     root->metrics.shares = left_out;
+}
+
+void rm__probe_sharing_end(rm__probe *p)
+{
+    /* A vfork's parent whose child exec'd would otherwise stay in a group
+     * of one for the rest of the run, never idle: every process of a
+     * build that ever spawned one read in full at every sample. */
+    for (size_t i = 0; i < p->sharing.holder_count; i++) {
+        const rm__share_holder *h = &p->sharing.holders[i];
+        rm__tracked *t = h->left_out ? NULL : rm__probe_find(p, h->pid);
+        if (t && t->share_group[h->kind] == h->group && !has_other_member(p, t, h->kind))
+            t->share_group[h->kind] = 0;
+    }
 }
 
 void rm__probe_sharing_free(rm__probe *p)

@@ -56,6 +56,7 @@ typedef struct rm__probe rm__probe; /* as probe.h says: C11 allows the repeat */
 typedef struct rm__share_holder {
     pid_t group, pid;
     size_t kind;
+    unsigned left_out; /* members left out for it in the reading */
 } rm__share_holder;
 
 /* One tracked process: the one row every concern reads and writes. */
@@ -315,6 +316,9 @@ unsigned rm__probe_sharing_read(rm__probe *p, rm__tracked *t, int holds_now);
 /* A root reaped before this reading: the levels another member held in it
  * (root->metrics.shares), which its last figures do not stand in for. */
 void rm__probe_sharing_stand_in(rm__probe *p, rm__tracked *root);
+/* After a reading's last process: a holder no member was left out for is
+ * alone, its group over (idle again, read on its own schedule). */
+void rm__probe_sharing_end(rm__probe *p);
 void rm__probe_sharing_free(rm__probe *p);
 
 static inline int rm__probe_sharing_wanted(const rm__tracked *t)
