@@ -856,6 +856,23 @@ static void keep_latest(const resmon_sample *s, void *user)
     atomic_fetch_add(&l->samples, 1);
 }
 
+/* A started monitor of the members of the cgroup dir (cgroup_members),
+ * sampling every 10 ms with the counts group into *latest. */
+static resmon_monitor *start_members_monitor(const char *dir, latest_sample *latest)
+{
+    resmon_options o = RESMON_OPTIONS_INIT;
+    o.sample_interval_sec = 0.01;
+    o.metrics = RESMON_METRIC_COUNTS;
+    o.cgroup_path = dir;
+    o.cgroup_members = 1;
+    o.on_sample = keep_latest;
+    o.on_sample_user = latest;
+    resmon_monitor *m;
+    assert_int_equal(resmon_monitor_new(&m, &o), 0);
+    assert_int_equal(resmon_monitor_start(m), 0);
+    return m;
+}
+
 /* Waits (bounded) for a sample taken after this call with nprocs processes
  * (a sample of no process has no count: NAN). */
 static double wait_for_processes(latest_sample *l, double nprocs)
@@ -896,16 +913,7 @@ static void monitor_follows_a_cgroups_members(void **state)
     write_procs(f.group, text);
 
     latest_sample latest = {0};
-    resmon_options o = RESMON_OPTIONS_INIT;
-    o.sample_interval_sec = 0.01;
-    o.metrics = RESMON_METRIC_COUNTS;
-    o.cgroup_path = f.group;
-    o.cgroup_members = 1;
-    o.on_sample = keep_latest;
-    o.on_sample_user = &latest;
-    resmon_monitor *m;
-    assert_int_equal(resmon_monitor_new(&m, &o), 0);
-    assert_int_equal(resmon_monitor_start(m), 0);
+    resmon_monitor *m = start_members_monitor(f.group, &latest);
     double only_a = wait_for_processes(&latest, 1);
     snprintf(text, sizeof text, "%d\n%d\n", (int)b.pid, (int)a.pid);
     write_procs(f.group, text); /* b joins */
@@ -986,16 +994,7 @@ static void a_clone_listed_before_its_parent_is_counted_once(void **state)
     snprintf(text, sizeof text, "%d\n%d\n", (int)clone_pid, (int)holder.pid);
     write_procs(f.group, text);
     latest_sample latest = {0};
-    resmon_options o = RESMON_OPTIONS_INIT;
-    o.sample_interval_sec = 0.01;
-    o.metrics = RESMON_METRIC_COUNTS;
-    o.cgroup_path = f.group;
-    o.cgroup_members = 1;
-    o.on_sample = keep_latest;
-    o.on_sample_user = &latest;
-    resmon_monitor *m;
-    assert_int_equal(resmon_monitor_new(&m, &o), 0);
-    assert_int_equal(resmon_monitor_start(m), 0);
+    resmon_monitor *m = start_members_monitor(f.group, &latest);
     double both = wait_for_processes(&latest, 2);
     wait_for_more_samples(&latest, 2);
     double later = atomic_load(&latest.rss_mb);
