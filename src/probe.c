@@ -140,7 +140,7 @@ static int stat_wanted(const rm__probe *p, const rm__tracked *t, const rm__proce
 static int is_idle(const rm__probe *p, const rm__tracked *t, const rm__process_reading *now, int baseline)
 {
     return !baseline && !p->last_reading && !t->stat_due && t->read_once && now->cpu_ns == t->last_cpu_ns &&
-           !t->metrics.reread && !t->share_group[0] && !t->share_group[1]; /* a group's levels move with any member */
+           !t->metrics.reread && !rm__probe_in_sharing_group(t); /* a group's levels move with any member */
 }
 
 /* Whether a process's latest statm stands for this reading: it did not run

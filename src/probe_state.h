@@ -321,9 +321,18 @@ void rm__probe_sharing_stand_in(rm__probe *p, rm__tracked *root);
 void rm__probe_sharing_end(rm__probe *p);
 void rm__probe_sharing_free(rm__probe *p);
 
+/* t is in a sharing group of some kind. */
+static inline int rm__probe_in_sharing_group(const rm__tracked *t)
+{
+    for (size_t k = 0; k < RM__SHARING_KINDS; k++)
+        if (t->share_group[k])
+            return 1;
+    return 0;
+}
+
 static inline int rm__probe_sharing_wanted(const rm__tracked *t)
 {
-    return t->share_group[0] | t->share_group[1] | t->sharing_unchecked;
+    return t->sharing_unchecked || rm__probe_in_sharing_group(t);
 }
 
 /* A process's name and start time, from a stat read of it (tree mode). */
