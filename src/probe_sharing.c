@@ -130,6 +130,19 @@ static int holder_left(rm__probe *p, rm__tracked *t, size_t kind, rm__share_hold
     return 0;
 }
 
+/* Whether the holder let go of its memory since it was read in this
+ * reading: it is exiting (its statm reads no memory, or it is gone).  Its
+ * figures, read a moment before, stand for the group in this reading; the
+ * member takes over at the next.  (Taken for the member's exec, the member
+ * left the group and both were counted: a root that exited beside its
+ * clone read 156 MiB of 78, 10 runs in 30 under ASan, whose exit is slow.) */
+static int holder_let_go(rm__probe *p, const rm__share_holder *holder)
+{
+    rm__tracked *h = rm__probe_find(p, holder->pid);
+    rm__process_reading now;
+    return !h || rm__probe_read_statm(h, &now) < 0 || !now.has_memory;
+}
+
 static void check_unchecked(rm__probe *p, rm__tracked *t)
 {
     if (t->sharing_checked_generation == p->generation)
@@ -151,7 +164,7 @@ unsigned rm__probe_sharing_read(rm__probe *p, rm__tracked *t, int holds_now)
             continue;
         rm__share_holder *holder = holder_of(p, k, group);
         if (holder && holder->pid != t->pid) {
-            if (share(holder->pid, t->pid, k)) {
+            if (share(holder->pid, t->pid, k) || (kinds[k].shares == RM__SHARES_MEMORY && holder_let_go(p, holder))) {
                 left_out |= kinds[k].shares;
                 holder->left_out++;
             } else if (!holds_now || !holder_left(p, t, k, holder)) {
