@@ -390,8 +390,10 @@ RESMON_API const char *resmon_energy_source_name(resmon_energy_source source);
  *     program's own binary) is not counted again, so the figure can be below
  *     one process's RSS on a warm cache.
  *   - cgroup_oom_kills: processes the OOM killer ended there and in the
- *     cgroups below it (memory.events / memory.oom_control oom_kill; on v1,
- *     summed over those below that still exist at the end).
+ *     cgroups below it over the cgroup's life (memory.events /
+ *     memory.oom_control oom_kill; on v1, summed over those below that
+ *     still exist at the end).  The command takes a given cgroup's count
+ *     (and throttling and I/O) at the run's start from these.
  *   - v2 only, where the controllers are enabled: CPU throttling (cpu.stat
  *     throttled_usec, nr_throttled) and I/O totals over every device
  *     (io.stat), over the cgroup's life.

@@ -1196,6 +1196,73 @@ class FifoInACgroupDirectory(unittest.TestCase):
         bound_mib = 1536 if SANITIZED else 512
         self.assertLess(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, bound_mib * 1024)
 
+class GivenCgroupCounters(unittest.TestCase):
+    """A cgroup given as --cgroup PATH lived before the run: its counters
+    (OOM kills, CPU throttling, I/O) are the run's, not its whole life's --
+    a service killed by the OOM killer last week reported that kill in every
+    later run, and its lifetime I/O as the run's.  A fixture directory (v2
+    files) whose counters change during the run: no cgroup needed."""
+
+    BEFORE = {"memory.events": "low 0\nhigh 0\nmax 9\noom 3\noom_kill 3\n",
+              "cpu.stat": "usage_usec 900\nuser_usec 600\nsystem_usec 300\n"
+                          "nr_periods 50\nnr_throttled 10\nthrottled_usec 4000000\n",
+              "io.stat": "8:0 rbytes=1000000 wbytes=2000000 rios=1 wios=2 dbytes=0 dios=0\n"}
+    AFTER = {"memory.events": "low 0\nhigh 0\nmax 11\noom 5\noom_kill 5\n",
+             "cpu.stat": "usage_usec 1900\nuser_usec 1200\nsystem_usec 700\n"
+                         "nr_periods 60\nnr_throttled 14\nthrottled_usec 4500000\n",
+             "io.stat": "8:0 rbytes=1004096 wbytes=2008192 rios=2 wios=4 dbytes=0 dios=0\n"}
+
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory(prefix="resmon-given-cgroup-")
+        self.addCleanup(self.dir.cleanup)
+        ready = Ready()
+        self.held = subprocess.Popen([WORKLOAD, "sleep", "600"], **ready.popen_args())
+        self.addCleanup(lambda: (self.held.kill(), self.held.wait()))
+        ready.wait()
+        self.put({"cgroup.procs": f"{self.held.pid}\n", "memory.current": "1048576\n",
+                  "memory.peak": "2097152\n", **self.BEFORE})
+
+    def put(self, files):
+        for name, text in files.items():
+            with open(os.path.join(self.dir.name, name), "w") as f:
+                f.write(text)
+
+    def assert_the_runs_counters(self, summary):
+        self.assertEqual(summary["cgroup_version"], 2)
+        self.assertEqual(summary["cgroup_oom_kills"], 2)  # 5 before the fix: the cgroup's life
+        self.assertAlmostEqual(summary["cgroup_throttled_sec"], 0.5)
+        self.assertEqual(summary["cgroup_nr_throttled"], 4)
+        self.assertEqual(summary["cgroup_io_read_bytes"], 4096)
+        self.assertEqual(summary["cgroup_io_write_bytes"], 8192)
+        self.assertEqual(summary["cgroup_peak_mb"], 2)  # the peak stays the lifetime one, said so
+
+    def test_a_command_beside_a_given_cgroup_gets_the_runs_counters(self):
+        after = os.path.join(self.dir.name, "after")
+        os.mkdir(after)
+        for name, text in self.AFTER.items():
+            with open(os.path.join(after, name), "w") as f:
+                f.write(text)
+        script = f'for f in memory.events cpu.stat io.stat; do cat "{after}/$f" > "{self.dir.name}/$f"; done'
+        r, summary = run_json("--cgroup", self.dir.name, "--", "sh", "-c", script)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assert_the_runs_counters(summary)
+        self.assertNotIn("oom_killed", summary)  # any process of the cgroup's: no victim named
+        self.assertRegex(r.stderr, r"OOM kills +2 +processes killed by the kernel's OOM killer in the cgroup during the run")
+
+    def test_a_watched_cgroup_gets_the_runs_counters(self):
+        samples = os.path.join(self.dir.name, "s.csv")
+        p = subprocess.Popen([RESMON, "-q", "-i", "0.02", "-s", samples, "-o", "-", "--cgroup", self.dir.name],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.addCleanup(lambda: p.poll() is None and (p.kill(), p.communicate()))
+        deadline = time.monotonic() + SAFETY_NET_SEC  # a row: the start's counters were read before it
+        while time.monotonic() < deadline and p.poll() is None and not (os.path.exists(samples) and samples_rows(samples)):
+            time.sleep(0.01)
+        self.put(self.AFTER)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=SAFETY_NET_SEC)
+        self.assert_the_runs_counters(json.loads(out))
+
+
 class CgroupWithout(unittest.TestCase):
     @unittest.skipUnless(CAN_MAKE and os.geteuid() == 0, "needs root where a cgroup can be made")
     def test_unprivileged_run_goes_on_and_says_why_once(self):

@@ -1334,14 +1334,14 @@ class BadUsage(Tmp):
         attached = self.write("attached.json", summary(exit_status=None, pid=123, cpu_sec=1.0))
         r = resmon("compare", ok, attached)
         self.assertEqual(r.returncode, 0, r.stderr)
-        # ... nor a run of its own: a --cgroup run's kills are the cgroup's, of its lifetime.
+        # ... nor a run of its own: a --cgroup run's kills are the cgroup's, whoever's.
         watched = self.write("watched.json", summary(exit_status=None, cgroup_path="/sys/fs/cgroup/x",
                                                      cgroup_oom_kills=3, cpu_sec=1.0))
         r = resmon("compare", watched, watched)
         self.assertEqual(r.returncode, 0, r.stderr)
         # A command run in a given cgroup (--cgroup PATH COMMAND): its count is
-        # the cgroup's whole life too, a kill before the run is none of its
-        # (stop 56's last attack: every later run failed).
+        # the cgroup's, whoever's (and was of its whole life before 0.4.0's
+        # last fixes: stop 56's last attack, every later run failed).
         service = self.write("service.json", summary(exit_status=0, cgroup_path="/sys/fs/cgroup/x",
                                                      cgroup_oom_kills=1, cpu_sec=1.0, command=["true"]))
         r = resmon("compare", service, service)

@@ -11,6 +11,7 @@
  * the exact peak reported is the target's lifetime peak.
  */
 #include "attach.h"
+#include "cgroup_run.h"
 #include "cli.h"
 #include "clocks.h"
 #include "options.h"
@@ -85,6 +86,9 @@ int attach_process(const cli_options *o, outputs *out, run_result *r)
     monitor_opts.keep_peak_mark = !o->reset_peak;
     monitor_opts.reset_peak_mark = o->reset_peak;
     monitor_opts.cgroup_members = o->watch_cgroup; /* --cgroup alone: its processes are the tree */
+    cgroup_counters given_at_start = {0}; /* --cgroup PATH: its counters before the window */
+    if (o->cgroup_path)
+        cgroup_counters_at_start(o->cgroup_path, &given_at_start);
     resmon_monitor *m = NULL;
     int rc = outputs_monitor_new(out, &monitor_opts, &m);
     if (rc == 0)
@@ -108,6 +112,8 @@ int attach_process(const cli_options *o, outputs *out, run_result *r)
     r->wall_sec = clock_monotonic_sec() - start;
     r->interrupted = signals_received() != 0;
     resmon_monitor_get_summary(m, &r->summary, sizeof r->summary);
+    if (o->cgroup_path)
+        cgroup_counters_since(&given_at_start, &r->summary);
     outputs_monitor_free(out, m);
     return 0;
 }

@@ -55,27 +55,40 @@ int cgroup_enter(const cli_options *o, run_result *r, resmon_cgroup **cg, int jo
     return 0;
 }
 
-/* One more window, on the leaf's processes (cgroup_members), opened and
- * closed at once: the monitor's own end-of-window reading of the cgroup,
- * the one implementation of it, now that the orphans are done. */
-void cgroup_read_to_end(const resmon_cgroup *cg, run_result *r)
+/* One window opened and closed at once, for the monitor's own end-of-window
+ * reading of a cgroup (peak, OOM kills, throttling, I/O) -- the one
+ * implementation of it.  members: the cgroup's processes are the tree (the
+ * leaf's, after its orphans); else this process alone, so that reading a
+ * given cgroup's counters costs no walk of whoever is in it.  Returns 0, or
+ * -1 when the cgroup's figures could not be read (end untouched). */
+static int read_cgroup_figures(const char *path, int members, resmon_summary *end)
 {
     resmon_options opts = RESMON_OPTIONS_INIT;
-    opts.cgroup_path = resmon_cgroup_path(cg);
-    opts.cgroup_members = 1;
+    opts.cgroup_path = path;
+    opts.cgroup_members = members;
     opts.sample_interval_sec = 1e6; /* the window's two edges only */
     resmon_monitor *m = NULL;
-    resmon_summary end;
-    if (resmon_monitor_new(&m, &opts) < 0 || resmon_monitor_start(m) < 0) {
-        resmon_monitor_free(m);
-        return; /* the figures stay the command's exit's */
+    resmon_summary s;
+    int rc = resmon_monitor_new(&m, &opts);
+    if (rc == 0)
+        rc = resmon_monitor_start(m);
+    if (rc == 0) {
+        resmon_monitor_stop(m);
+        rc = resmon_monitor_get_summary(m, &s, sizeof s);
     }
-    resmon_monitor_stop(m);
-    resmon_monitor_get_summary(m, &end, sizeof end);
     resmon_monitor_free(m);
+    if (rc < 0 || s.cgroup_error || !s.cgroup_version)
+        return -1;
+    *end = s;
+    return 0;
+}
+
+void cgroup_read_to_end(const resmon_cgroup *cg, run_result *r)
+{
+    resmon_summary end;
     resmon_summary *s = &r->summary;
-    if (end.cgroup_error || end.cgroup_version != s->cgroup_version)
-        return;
+    if (read_cgroup_figures(resmon_cgroup_path(cg), 1, &end) < 0 || end.cgroup_version != s->cgroup_version)
+        return; /* the figures stay the command's exit's */
     if (!isnan(end.cgroup_peak_mb) && !(end.cgroup_peak_mb <= s->cgroup_peak_mb))
         s->cgroup_peak_mb = end.cgroup_peak_mb;
     double *now[] = {&end.cgroup_oom_kills, &end.cgroup_throttled_sec, &end.cgroup_nr_throttled,
@@ -85,6 +98,35 @@ void cgroup_read_to_end(const resmon_cgroup *cg, run_result *r)
     for (size_t i = 0; i < sizeof now / sizeof *now; i++)
         if (!isnan(*now[i])) /* counters over the leaf's life: the later reading holds the earlier */
             *kept[i] = *now[i];
+}
+
+void cgroup_counters_at_start(const char *path, cgroup_counters *start)
+{
+    resmon_summary s;
+    start->known = read_cgroup_figures(path, 0, &s) == 0;
+    if (!start->known)
+        return;
+    start->oom_kills = s.cgroup_oom_kills;
+    start->throttled_sec = s.cgroup_throttled_sec;
+    start->nr_throttled = s.cgroup_nr_throttled;
+    start->io_read_bytes = s.cgroup_io_read_bytes;
+    start->io_write_bytes = s.cgroup_io_write_bytes;
+}
+
+void cgroup_counters_since(const cgroup_counters *start, resmon_summary *s)
+{
+    if (!s->cgroup_version)
+        return; /* no figures at the end: nothing to take from */
+    double *end[] = {&s->cgroup_oom_kills, &s->cgroup_throttled_sec, &s->cgroup_nr_throttled,
+                     &s->cgroup_io_read_bytes, &s->cgroup_io_write_bytes};
+    const double before[] = {start->oom_kills, start->throttled_sec, start->nr_throttled, start->io_read_bytes,
+                             start->io_write_bytes};
+    for (size_t i = 0; i < sizeof end / sizeof *end; i++) {
+        if (!start->known || isnan(before[i]))
+            *end[i] = NAN; /* the run's share cannot be told from the cgroup's life */
+        else if (!isnan(*end[i])) /* a v1 sub-cgroup removed with its kills can take the sum down */
+            *end[i] = *end[i] > before[i] ? *end[i] - before[i] : 0;
+    }
 }
 
 void cgroup_done(const cli_options *o, resmon_cgroup *cg)

@@ -25,6 +25,19 @@ int cgroup_enter(const cli_options *o, run_result *r, resmon_cgroup **cg, int jo
  * waited for or counted, so that r->summary covers them too; the monitor
  * read them at the command's exit. */
 void cgroup_read_to_end(const resmon_cgroup *cg, run_result *r);
+/* A cgroup resmon was given (--cgroup PATH) lived before the run: its
+ * counters -- OOM kills, CPU throttling, I/O -- are read as the run starts
+ * and taken from the end's, so that the summary's are the run's (its peak
+ * stays the cgroup's lifetime peak: no kernel file gives one since a time). */
+typedef struct cgroup_counters {
+    int known; /* 0: the cgroup's figures could not be read at the start */
+    double oom_kills, throttled_sec, nr_throttled, io_read_bytes, io_write_bytes;
+} cgroup_counters;
+void cgroup_counters_at_start(const char *path, cgroup_counters *start);
+/* s's cgroup counters less start's (never below 0: on v1 a sub-cgroup
+ * removed during the run takes its kills out of the sum); NAN where the
+ * start's are unknown. */
+void cgroup_counters_since(const cgroup_counters *start, resmon_summary *s);
 /* Removes the leaf and frees cg.  What still runs in it moves to the parent,
  * except under --memory-limit: then it stays in the leaf, under the limit,
  * and the leaf stays until a later resmon finds it empty (said on stderr);

@@ -594,6 +594,9 @@ int run_command(const cli_options *o, outputs *out, run_result *r)
     monitor_opts.keep_peak_mark = !o->include_children;
     monitor_opts.reset_peak_mark = !monitor_opts.keep_peak_mark;
     monitor_opts.cgroup_path = cg ? resmon_cgroup_path(cg) : o->cgroup_path;
+    cgroup_counters given_at_start = {0}; /* a given cgroup's counters before the run (its own leaf's start at 0) */
+    if (!cg && o->cgroup_path)
+        cgroup_counters_at_start(o->cgroup_path, &given_at_start);
     int rc = outputs_monitor_new(out, &monitor_opts, &m);
     if (rc == 0)
         rc = resmon_monitor_start(m);
@@ -640,6 +643,8 @@ int run_command(const cli_options *o, outputs *out, run_result *r)
     outputs_marks_drain(out); /* marks sent before the exit belong to the window */
     resmon_monitor_stop(m);
     resmon_monitor_get_summary(m, &r->summary, sizeof r->summary);
+    if (!cg && o->cgroup_path)
+        cgroup_counters_since(&given_at_start, &r->summary);
     if (r->processes && listening < 0)
         take_sampled_records(r->processes, m, &r->summary);
     outputs_collect_phases(out, m, r);

@@ -552,10 +552,11 @@ static int oom_struck(json_t *summary)
 {
     json_t *victim = jansson.object_get(summary, "oom_killed");
     json_t *kills = jansson.object_get(summary, "cgroup_oom_kills");
-    /* A given cgroup's (--cgroup PATH COMMAND) count is of its whole life:
-     * a kill before the run failed every later run of the service -- by
-     * the count, and by the oom_killed that summaries before 0.4.0's last
-     * fixes wrote from it. */
+    /* A given cgroup's (--cgroup PATH COMMAND) kills are of whoever is in
+     * it, the command's or not -- and in summaries before 0.4.0's last
+     * fixes, of its whole life: a kill before the run failed every later
+     * run of the service (by the count, and by the oom_killed they wrote
+     * from it). */
     if (jansson.object_get(summary, "cgroup_path"))
         return 0;
     return (victim && !json_is_null(victim) && !json_is_false(victim)) ||

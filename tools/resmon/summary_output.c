@@ -134,7 +134,7 @@ static void print_cgroup_peak(FILE *out, const cli_options *o, const run_result 
         if (s->cgroup_oom_kills > 0)
             fprintf(out, "  %-16s %10.0f      process%s killed by the kernel's OOM killer%s\n", "OOM kills",
                     s->cgroup_oom_kills, s->cgroup_oom_kills == 1 ? "" : "es",
-                    o->pid || o->cgroup_path ? " (over the cgroup's life)"
+                    o->pid || o->cgroup_path ? " in the cgroup during the run"
                     : strcmp(oom_victim(r), "command") == 0 ? ", the command among them"
                     : strcmp(oom_victim(r), "descendant") == 0
                         ? ", in the command's tree"
@@ -236,7 +236,8 @@ int summary_write_json(FILE *out, const cli_options *o, const run_result *r)
     if (o->memory_limit_bytes) /* --memory-limit: the limit the run ran under (memory.max), MiB */
         put_number(out, "memory_limit_mb", (double)o->memory_limit_bytes / 1048576.0);
     /* The command itself, or one of its tree -- in a leaf of the run's own:
-     * a given cgroup's count (--cgroup PATH COMMAND) is of its whole life. */
+     * a given cgroup's kills (--cgroup PATH COMMAND) may be any of its
+     * processes', the command's or not. */
     if (r->summary.cgroup_oom_kills > 0 && !o->pid && !o->cgroup_path)
         fprintf(out, ", \"oom_killed\": \"%s\"", oom_victim(r));
     fprintf(out, ", \"interrupted\": %s", r->interrupted ? "true" : "false");
