@@ -462,6 +462,44 @@ class CommandCgroup(unittest.TestCase):
         self.assertEqual(len([w for w in doc["warnings"] if "killed by the OOM killer" in w]), 2, doc["warnings"])
         self.assertIn(": all exited with status 0; 2 had a process killed by the OOM killer\n", r.stderr)
 
+    def test_a_leftover_oom_killed_while_waited_for_between_runs_is_counted(self):
+        # Attack 67 F3: under --memory-limit what a run left stays in its
+        # leaf while --repeat waits for it before the next run; a kill there
+        # came after the run's summary was read: oom_killed_runs 0, no word.
+        # The leftover allocates when the wait's SIGTERM comes: after the
+        # summary, whatever the load.
+        with tempfile.TemporaryDirectory() as tmp:
+            out, flag = os.path.join(tmp, "r.json"), os.path.join(tmp, "left")
+            script = (f"[ -e {flag} ] || {{ touch {flag}; (trap '{WORKLOAD} mem 200 0; exit 0' TERM; "
+                      f"while :; do sleep 0.05; done) >/dev/null 2>&1 & }}; exit 0")  # the first run only
+            r = subprocess.run([RESMON, "--repeat", "2", "--memory-limit", "64M", "-o", out, "--", "sh", "-c", script],
+                               capture_output=True, text=True, timeout=SAFETY_NET_SEC)
+            with open(out) as f:
+                doc = json.load(f)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(doc["runs"][0].get("cgroup_oom_kills", 0), 0, r.stderr)  # after its summary
+        self.assertEqual(doc["oom_killed_runs"], 1, r.stderr)
+        said = [w for w in doc["warnings"] if w.startswith("run 1: what it left running had 1 process killed")]
+        self.assertEqual(len(said), 1, doc["warnings"])
+        self.assertIn("warning: " + said[0], r.stderr)
+
+    def test_a_warm_up_run_the_oom_killer_struck_is_said(self):
+        # Attack 67 F3: "warm-up run 1/1: status 0" and nothing else.
+        for _ in range(TRIES_FOR_THE_SHELL):
+            with tempfile.TemporaryDirectory() as tmp:
+                out, flag = os.path.join(tmp, "r.json"), os.path.join(tmp, "warm")
+                script = (f"if [ -e {flag} ]; then {WORKLOAD} mem 1 0; else touch {flag}; {CHILD_TO_OOM}; fi; exit 0")
+                r = subprocess.run([RESMON, "--repeat", "1", "--warmup", "1", "--memory-limit", "64M", "-o", out,
+                                    "--", "sh", "-c", script], capture_output=True, text=True, timeout=SAFETY_NET_SEC)
+                if r.returncode != 137:  # the kernel took the warm-up's shell too (above): again
+                    with open(out) as f:
+                        doc = json.load(f)
+                    break
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(doc["oom_killed_runs"], 0)  # the measured run was not struck
+        self.assertIn("warning: warm-up run 1 had a process killed by the OOM killer", r.stderr)
+        self.assertTrue(any(w.startswith("warm-up run 1 had a process killed") for w in doc["warnings"]))
+
     def test_a_limit_below_what_exec_needs_kills_the_command_not_resmon(self):
         # 64 KiB: the command is killed at once (its exec alone needs more);
         # resmon, whose own memory never goes to the leaf, lives to report it.

@@ -129,14 +129,22 @@ void cgroup_counters_since(const cgroup_counters *start, resmon_summary *s)
     }
 }
 
-void cgroup_done(const cli_options *o, resmon_cgroup *cg)
+double cgroup_oom_kills_now(const char *path)
 {
+    resmon_summary s;
+    return read_cgroup_figures(path, 0, &s) == 0 ? s.cgroup_oom_kills : NAN;
+}
+
+void cgroup_done(const cli_options *o, resmon_cgroup *cg, run_result *r)
+{
+    r->leaf_kept[0] = '\0';
     if (!cg)
         return;
     char dir[RESMON_ERR_MAX];
     snprintf(dir, sizeof dir, "%s", resmon_cgroup_path(cg));
     int rc = resmon_cgroup_remove(cg);
     if (rc == -EBUSY && o->memory_limit_bytes) {
+        snprintf(r->leaf_kept, sizeof r->leaf_kept, "%s", dir);
         fputs("resmon: what the command left running stays under the memory limit in ", stderr);
         print_printable(stderr, dir);
         fputs(" (a later resmon removes it once empty)\n", stderr);

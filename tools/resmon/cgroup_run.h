@@ -40,8 +40,12 @@ void cgroup_counters_at_start(const char *path, cgroup_counters *start);
 void cgroup_counters_since(const cgroup_counters *start, resmon_summary *s);
 /* Removes the leaf and frees cg.  What still runs in it moves to the parent,
  * except under --memory-limit: then it stays in the leaf, under the limit,
- * and the leaf stays until a later resmon finds it empty (said on stderr);
- * any other failure to remove it is said too.  Accepts NULL. */
-void cgroup_done(const cli_options *o, resmon_cgroup *cg);
+ * and the leaf stays until a later resmon finds it empty (said on stderr,
+ * its path in r->leaf_kept); any other failure to remove it is said too.
+ * Accepts NULL. */
+void cgroup_done(const cli_options *o, resmon_cgroup *cg, run_result *r);
+/* The OOM killer's count of a cgroup now (a leaf kept by cgroup_done: what
+ * the command left may be killed there after the run); NAN if unreadable. */
+double cgroup_oom_kills_now(const char *path);
 
 #endif

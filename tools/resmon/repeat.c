@@ -23,6 +23,7 @@
 #include "signals.h"
 #include "summary_output.h"
 #include "text_output.h"
+#include "cgroup_run.h"
 #include "process_records.h"
 #include "processes_output.h"
 
@@ -433,10 +434,14 @@ static int run_all(const cli_options *o, resmon_gpu *gpu, repeat_state *st)
         /* A script that goes on after its child's OOM kill exits 0, faster
          * for its lost work: "all exited with status 0" hid it and its
          * figures went into the stats unsaid (attack 57b).  Counted, said. */
-        if (measured && r.summary.cgroup_oom_kills > 0 && !o->cgroup_path) {
+        int oom_struck = r.summary.cgroup_oom_kills > 0 && !o->cgroup_path;
+        if (measured && oom_struck) {
             st->oom_killed++;
             warn(st, "run %ld had a process killed by the OOM killer (oom_killed in its summary): its figures, "
                      "in the stats, are of work cut short", i - o->warmup + 1);
+        } else if (oom_struck) { /* not in the stats, but the command did not do its work: said */
+            warn(st, "warm-up run %ld had a process killed by the OOM killer: the runs after it may not be "
+                     "warmed up", i + 1);
         }
         if (r.exit_status != 0 && measured) {
             st->failed++;
@@ -501,6 +506,19 @@ static int run_all(const cli_options *o, resmon_gpu *gpu, repeat_state *st)
                         LEFTOVER_GRACE_SEC, count, how, why);
             } else {
                 fprintf(stderr, "%s: waited for %s before the next run, %s\n", what, it, why);
+            }
+            /* Under --memory-limit what it left stayed in its leaf, under
+             * the limit, while it was waited for: a kill there is that
+             * run's (its summary was read at the command's exit). */
+            double kills = r.leaf_kept[0] ? cgroup_oom_kills_now(r.leaf_kept) : NAN;
+            double before = isnan(r.summary.cgroup_oom_kills) ? 0 : r.summary.cgroup_oom_kills;
+            if (kills > before) {
+                if (measured && !oom_struck)
+                    st->oom_killed++;
+                warn(st, "%s %ld: what it left running had %.0f process%s killed by the OOM killer while it was "
+                         "waited for (after its summary was read)%s", measured ? "run" : "warm-up run",
+                     measured ? i - o->warmup + 1 : i + 1, kills - before, kills - before == 1 ? "" : "es",
+                     measured ? "" : ": the runs after it may not be warmed up");
             }
         }
     }

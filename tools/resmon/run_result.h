@@ -29,6 +29,7 @@ typedef struct run_result {
     int orphans_unsaid;        /* they were not said (leftovers_said_after): the caller says them */
     resmon_gpu *gpu;           /* the GPU profiler, NULL without */
     char cgroup_note[RESMON_ERR_MAX]; /* why no cgroup was made for COMMAND; "" when one was, or not asked */
+    char leaf_kept[RESMON_ERR_MAX];   /* the leaf kept under --memory-limit for what COMMAND left running; "" if none */
     const resmon_phase *phases; /* the window's phases (owned by the outputs); NULL without marks */
     size_t phase_count;
     int have_marks;             /* the command had a marks channel */
