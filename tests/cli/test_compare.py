@@ -1245,8 +1245,8 @@ class BadUsage(Tmp):
         r = resmon("compare", "--max-increase", "cpu_sec=10%", base, new)
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         self.assertEqual(r.stderr, f"resmon compare: NEW run left work running: {new} left 1 process running "
-                                   "(orphans_left), and BASE's runs did not: its figures miss that work, so the "
-                                   "comparison fails, limits or not\n")
+                                   "(orphans_left) (1 of NEW's 1 runs, 0 of BASE's 1): its figures miss that work, so "
+                                   "the comparison fails, limits or not\n")
         # Alike on both sides (a command that starts a daemon each time): compared.
         base2 = self.write("base2.json", summary(exit_status=0, cpu_sec=0.67, orphans_left=2, **command))
         r = resmon("compare", "--max-increase", "cpu_sec=10%", base2, new)
@@ -1264,12 +1264,56 @@ class BadUsage(Tmp):
             "t.py::test_new": {"cpu_sec": 0.1}, "t.py::test_added": {"cpu_sec": 0.1, "left_running": ["x"]}}})
         r = resmon("compare", "--max-increase", "cpu_sec=20%,0.05", rb, rn)
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
-        self.assertIn("resmon compare: NEW's t.py::test_work left work running when it returned (left_running), "
-                      "and BASE's did not", r.stderr)
+        self.assertIn("resmon compare: NEW's t.py::test_work left work running when it returned (left_running) in "
+                      "1 of its 1 runs, BASE's in 0 of 1", r.stderr)
         rb2 = self.write("rb2.json", {"resmon_version": "0.4.0", "tests": {
             "t.py::test_work": {"cpu_sec": 0.66, "left_running": ["thread 'pool'"]}, "t.py::test_new": {"cpu_sec": 0.1}}})
         r = resmon("compare", "--max-increase", "cpu_sec=20%,0.05", rb2, rn)
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)  # alike, and test_added is new: no BASE to differ from
+
+    def test_one_base_run_that_left_work_does_not_open_the_gate_for_every_new_run(self):
+        # Attack 67 F9: one BASE run of five left a slow daemon; every NEW
+        # run backgrounded its work: -97.8 % "improvement", "1 limit holds",
+        # exit 0 -- a flag per side, not a count of the runs.
+        command = {"command": ["prog"]}
+        for i in range(5):
+            self.write(f"ob/{i}.json", summary(exit_status=0, cpu_sec=1.0 + i / 100, orphans_left=int(i == 0), **command))
+            self.write(f"on/{i}.json", summary(exit_status=0, cpu_sec=0.02 + i / 1000, orphans_left=1, **command))
+        base_dir, new_dir = self.path("ob"), self.path("on")
+        r = resmon("compare", "--max-increase", "cpu_sec=10%", base_dir, new_dir)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("(5 of NEW's 5 runs, 1 of BASE's 5)", r.stderr)
+        # As often on both sides: compared as before.
+        r = resmon("compare", "--max-increase", "cpu_sec=10%", new_dir, new_dir)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        # The same per test of pytest reports: one BASE report of five named work left running.
+        left = {"left_running": ["process 7 (python3)"]}
+        for i in range(5):
+            self.write(f"rb/{i}.json", {"resmon_version": "0.4.0", "tests": {
+                "t.py::test_work": {"cpu_sec": 0.66 + i / 100, **(left if i == 0 else {})}}})
+            self.write(f"rn/{i}.json", {"resmon_version": "0.4.0", "tests": {
+                "t.py::test_work": {"cpu_sec": 0.01 + i / 1000, **left}}})
+        base_reports, new_reports = self.path("rb"), self.path("rn")
+        r = resmon("compare", "--max-increase", "cpu_sec=20%,0.05", base_reports, new_reports)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("in 5 of its 5 runs, BASE's in 1 of 5", r.stderr)
+
+    def test_a_count_of_how_a_run_ended_that_is_not_one_fails_the_gate(self):
+        # Attack 67 F10: cgroup_oom_kills "1" or -1, orphans_left "3" or -1
+        # passed, where an exit_status "0" fails: a gate passes only what it
+        # can tell succeeded.
+        command = {"command": ["prog"]}
+        base = self.write("count-base.json", summary(exit_status=0, cpu_sec=1.0, orphans_left=0, **command))
+        for key, value in (("cgroup_oom_kills", "1"), ("cgroup_oom_kills", -1), ("orphans_left", "3"),
+                           ("orphans_left", -1), ("orphans_left", [1])):
+            new = self.write("count-new.json", summary(exit_status=0, cpu_sec=1.0, **command, **{key: value}))
+            r = resmon("compare", base, new)
+            self.assertEqual(r.returncode, 1, (key, value, r.stdout + r.stderr))
+            self.assertIn("has an orphans_left or cgroup_oom_kills that is not a count", r.stderr)
+        for key, value in (("cgroup_oom_kills", 0), ("orphans_left", None)):  # a count, or no figure: judged
+            new = self.write("count-new.json", summary(exit_status=0, cpu_sec=1.0, **command, **{key: value}))
+            r = resmon("compare", base, new)
+            self.assertEqual(r.returncode, 0, (key, value, r.stdout + r.stderr))
 
     def test_a_failed_run_never_passes_a_gate(self):
         # issue 28 review: NEW was `sh -c 'exit 3'` (or killed by a signal):
