@@ -1298,6 +1298,22 @@ class BadUsage(Tmp):
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         self.assertIn("in 5 of its 5 runs, BASE's in 1 of 5", r.stderr)
 
+    def test_a_run_linked_twice_in_a_directory_is_refused(self):
+        # Attack 67 F11: one summary and four links to it were "5 runs":
+        # p 0.004, a regression "EXCEEDED" from one measurement.
+        for i in range(5):
+            self.write(f"lb/{i}.json", summary(cpu_sec=1.0 + i / 100))
+        real = self.write("ln/real.json", summary(cpu_sec=2.0))
+        for make_link in (os.symlink, os.link):
+            link = self.path("ln", "link.json")
+            if os.path.lexists(link):
+                os.unlink(link)
+            make_link(real if make_link is os.link else "real.json", link)
+            r = resmon("compare", "--max-increase", "cpu_sec=10%", self.path("lb"), self.path("ln"))
+            self.assertEqual(r.returncode, 125, r.stdout + r.stderr)
+            self.assertEqual(r.stderr, f"resmon compare: {real}: the same file as {link} (a link): one run counted "
+                                       "twice would pass for two measurements\n")  # in the order read: sorted
+
     def test_a_count_of_how_a_run_ended_that_is_not_one_fails_the_gate(self):
         # Attack 67 F10: cgroup_oom_kills "1" or -1, orphans_left "3" or -1
         # passed, where an exit_status "0" fails: a gate passes only what it

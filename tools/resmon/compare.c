@@ -927,6 +927,33 @@ static void free_paths(char **paths, size_t count)
     budget_free(paths);
 }
 
+/* A directory's runs named twice (a symbolic or hard link to another of
+ * its files): one measurement counted as five made a significant change of
+ * one run (attack 67 F11).  Returns 0, or prints one line and returns
+ * EXIT_USAGE.  (Files that cannot be stat'ed are left to their read.) */
+static int same_file_twice(char **paths, size_t count)
+{
+    struct stat *seen = budget_grow(NULL, 0, (count ? count : 1) * sizeof *seen);
+    if (!seen)
+        return out_of_memory(paths[0]);
+    int rc = 0;
+    for (size_t i = 0; i < count && rc == 0; i++) {
+        if (stat(paths[i], &seen[i]) < 0) {
+            seen[i].st_ino = 0; /* matches none: inode 0 is never a file's */
+            continue;
+        }
+        for (size_t j = 0; j < i && rc == 0; j++)
+            if (seen[j].st_ino && seen[j].st_dev == seen[i].st_dev && seen[j].st_ino == seen[i].st_ino) {
+                char why[PATH_MAX + 160];
+                snprintf(why, sizeof why, ": the same file as %s (a link): one run counted twice would pass for "
+                                          "two measurements", paths[j]);
+                rc = compare_error(paths[i], why);
+            }
+    }
+    budget_free(seen);
+    return rc;
+}
+
 /* Reads BASE or NEW: a file, or a directory of runs.  Returns 0, or prints
  * one line and returns EXIT_USAGE. */
 static int side_read(side *s, const char *path)
@@ -966,7 +993,7 @@ static int side_read(side *s, const char *path)
         free_paths(paths, count);
         return out_of_memory(path);
     }
-    int rc = 0;
+    int rc = same_file_twice(paths, count);
     for (size_t i = 0; i < count && rc == 0; i++) {
         s->run_names[i] = paths[i];
         paths[i] = NULL; /* the side's now */
