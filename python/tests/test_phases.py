@@ -248,6 +248,31 @@ def test_module_mark_outside_resmon_is_a_no_op(monkeypatch: pytest.MonkeyPatch, 
     assert capsys.readouterr().err.count("the mark is dropped") == 1
 
 
+def test_a_refused_mark_never_blocks_on_a_full_stderr(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Attack 67 F7: the refusal's line went to stderr blocking: a pipe whose
+    # reader stalled held the workload for ever.  Lost instead.
+    import subprocess
+    import sys
+    read_end, write_end = os.pipe()
+    os.set_blocking(write_end, False)
+    for chunk in (b"x" * 4096, b"x"):  # full: nobody reads it
+        try:
+            while True:
+                os.write(write_end, chunk)
+        except BlockingIOError:
+            pass
+    os.set_blocking(write_end, True)
+    try:
+        r = subprocess.run([sys.executable, "-c", "import resmon; print(resmon.mark('bad\\x01name'))"],
+                           stdout=subprocess.PIPE, stderr=write_end, text=True, timeout=SAFETY_SEC)
+    except subprocess.TimeoutExpired:
+        pytest.fail("resmon.mark blocked on a full stderr")
+    finally:
+        os.close(write_end)
+        os.close(read_end)
+    assert (r.returncode, r.stdout) == (0, "False\n")
+
+
 def _fails(call, *args) -> bool:
     """Whether call(*args) raises OSError (a closed descriptor, a gone link)."""
     try:

@@ -24,6 +24,33 @@ from helpers import RESMON, SAFETY_NET_SEC, TIME_FACTOR, WORKLOAD
 SVG = "{http://www.w3.org/2000/svg}"
 
 
+
+def full_pipe():
+    """A pipe whose buffer is full (nobody reads it): (read end, write end)."""
+    read_end, write_end = os.pipe()
+    os.set_blocking(write_end, False)
+    for chunk in (b"x" * 4096, b"x"):
+        try:
+            while True:
+                os.write(write_end, chunk)
+        except BlockingIOError:
+            pass
+    os.set_blocking(write_end, True)
+    return read_end, write_end
+
+
+def drain(fd):
+    """What a non-blocking fd holds now."""
+    got = b""
+    try:
+        while True:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                return got
+            got += chunk
+    except BlockingIOError:
+        return got
+
 class Marks(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.TemporaryDirectory(prefix="resmon-marks-test-")
@@ -286,6 +313,23 @@ class Marks(unittest.TestCase):
         r = self.run_resmon("mark", "--help")
         self.assertEqual(r.returncode, 0)
         self.assertIn("usage: resmon mark NAME", r.stdout)
+
+    def test_a_refused_name_never_blocks_on_a_full_stderr(self):
+        # Attack 67 F7: the refusal's line was written to stderr blocking --
+        # a pipe whose reader stalled (a logger, a full CI pipe) held the
+        # workload for ever.  A mark never blocks: the line is lost instead.
+        read_end, write_end = full_pipe()
+        self.addCleanup(os.close, read_end)
+        try:
+            r = subprocess.run([RESMON, "mark", "bad\x01name"], stdout=subprocess.DEVNULL, stderr=write_end,
+                               env=self.env, timeout=SAFETY_NET_SEC)
+        except subprocess.TimeoutExpired:
+            self.fail("resmon mark blocked on a full stderr")
+        finally:
+            os.close(write_end)
+        self.assertEqual(r.returncode, 0)
+        os.set_blocking(read_end, False)
+        self.assertNotIn(b"resmon mark", drain(read_end))  # lost, not half-written
 
     def test_a_name_from_data_that_starts_with_a_dash_is_a_name(self):
         # resmon mark "$name" with a name such as "-O2 build": one argument is

@@ -659,6 +659,33 @@ void marks_close(marks_channel *c)
 
 /* ---- resmon mark NAME ---------------------------------------------------- */
 
+/* The refusal's one line, written only if standard error takes it now: a
+ * mark never blocks, and a stderr pipe whose reader stalled (a logger, a
+ * full CI pipe) held the workload for ever (attack 67 F7).  One write of
+ * under PIPE_BUF bytes to a pipe with room does not block; where there is
+ * none the line is lost -- marks_dropped is the record. */
+static void say_refused_without_blocking(const char *name)
+{
+    char *line = NULL;
+    size_t length = 0;
+    FILE *text = open_memstream(&line, &length);
+    if (!text)
+        return;
+    fputs("resmon mark: dropped: NAME must be 1 to 63 bytes of UTF-8 without control, bidirectional or "
+          "invisible characters (U+202E, U+200B, U+FE0F...): '", text);
+    print_printable(text, name);
+    fputs("'\n", text);
+    if (fclose(text) == 0) {
+        struct pollfd err = {.fd = STDERR_FILENO, .events = POLLOUT};
+        if (length > PIPE_BUF) /* the name is at most what argv holds: keep the line one write */
+            memcpy(line + PIPE_BUF - 5, "...'\n", 5), length = PIPE_BUF;
+        if (poll(&err, 1, 0) == 1 && (err.revents & POLLOUT) && write(STDERR_FILENO, line, length) < 0) {
+            /* gone or full: nothing else to tell it with */
+        }
+    }
+    free(line);
+}
+
 static const char mark_usage_text[] =
     "usage: resmon mark NAME   start the phase NAME of the run this program is monitored in\n"
     "       resmon mark -- NAME\n"
@@ -740,12 +767,8 @@ int mark_main(int argc, char **argv)
     const char *path = getenv(RESMON_MARK_ENV);
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
     int channel = path && *path && strlen(path) < sizeof addr.sun_path;
-    if (!mark_name_valid(name)) {
-        fputs("resmon mark: dropped: NAME must be 1 to 63 bytes of UTF-8 without control, bidirectional or "
-              "invisible characters (U+202E, U+200B, U+FE0F...): '", stderr);
-        print_printable(stderr, name);
-        fputs("'\n", stderr);
-    }
+    if (!mark_name_valid(name))
+        say_refused_without_blocking(name);
     if (!channel)
         return 0; /* not under resmon: nothing to mark */
     int locked;
