@@ -1481,7 +1481,10 @@ class BadUsage(Tmp):
                 r = resmon("compare", "--max-increase", limit, base, new)
                 self.assertEqual(r.returncode, status, r.stdout + r.stderr)
         r = resmon("compare", "--max-increase", "cpu_sec=1", larger, below)
-        self.assertIn("does not fit a double", r.stderr)
+        self.assertIn("a change that does not fit a double", r.stderr)
+        # A change that fits, whose percentage of a tiny BASE does not, says so (attack 67 F16).
+        r = resmon("compare", "--max-increase", "cpu_sec=10%", tiny, larger)
+        self.assertIn("a change whose percentage does not fit a double", r.stderr)
         # Medians of two runs near DBL_MAX: halves added, never +inf.
         self.write("runs/a.json", summary(cpu_sec=1.7e308))
         self.write("runs/b.json", summary(cpu_sec=1.7e308))

@@ -282,6 +282,23 @@ class PlotCommand(Tmp):
         texts = [e.text for e in self.svg("o.svg").iter() if e.get("class") == "run-label"]
         self.assertEqual(texts, ["base.csv", "new.jsonl"])
 
+    def test_huge_figures_in_a_legend_stay_short(self):
+        # Attack 67 F16: a file's 1.79e308 s and MiB were written out in full
+        # in the legend, 309 digits each.
+        samples = self.record("s.csv", "sleep", "0")
+        with open(samples, newline="") as f:
+            rows = list(csv.reader(f))
+        huge = rows[1][:]
+        for key in ("elapsed_sec", "rss_mb"):
+            huge[rows[0].index(key)] = "1.79e308"
+        with open(samples, "w", newline="") as f:
+            csv.writer(f).writerows([rows[0], rows[1], huge])
+        self.run_ok("plot", samples, "-o", self.path("o.svg"))
+        legend = "".join(by_id(self.svg("o.svg"), "run-legend-1").itertext())
+        self.assertIn("1.79e+308 s", legend)
+        self.assertIn("peak RSS 1.79e+308 MiB", legend)
+        self.assertLess(len(legend), 120, legend)
+
     def test_every_series_of_the_live_chart_reads_back_the_same(self):
         # The run's --plot and `resmon plot` of its samples file draw the
         # same points for every series (the CPU panel's height is the

@@ -1446,6 +1446,14 @@ static int beyond_doubles(const row *r)
     return !isfinite(r->change) || (r->base != 0 && !isfinite(r->change_pct));
 }
 
+/* What of the change a double cannot hold: the change itself, or only its
+ * percentage of a tiny BASE (attack 67 F16: "a change that does not fit"
+ * for a change of 1.7e308, which fits). */
+static const char *what_does_not_fit(const row *r)
+{
+    return !isfinite(r->change) ? "a change that does not fit a double" : "a change whose percentage does not fit a double";
+}
+
 /* +N%, +N, or +N% and +M (a relative-only limit's default floor unsaid). */
 static void format_limit(const limit *l, char *buf, size_t cap)
 {
@@ -1822,7 +1830,10 @@ static void row_cells(const row *r, const side *base, const side *next, const ch
         if (!r->exceeded && !r->limit->floor_given && passed_by_floor(r->limit, r))
             snprintf(floor, sizeof floor, ", under its floor of +%.6g", r->limit->floor);
         snprintf(c->note, sizeof c->note, "%s limit %s%s%s%s", r->exceeded ? "EXCEEDED" : "ok,", l, floor,
-                 beyond_doubles(r) ? " (the change does not fit a double)" : "", held);
+                 !beyond_doubles(r)      ? ""
+                 : isfinite(r->change) ? " (its percentage does not fit a double)"
+                                       : " (the change does not fit a double)",
+                 held);
     } else if (under_floor(r)) {
         snprintf(c->note, sizeof c->note, "significant, under the key's floor of %+.6g%s", row_floor(r), held);
     } else if (held[0]) {
@@ -2157,8 +2168,8 @@ static void report_exceeded(const row *rows, size_t count)
         fputs("resmon compare: ", compare_err);
         print_printable(compare_err, rows[i].key);
         if (beyond_doubles(&rows[i]))
-            fprintf(compare_err, " went from %s to %s, a change that does not fit a double: failed against the limit "
-                            "of %s, never passed\n", b, n, l);
+            fprintf(compare_err, " went from %s to %s, %s: failed against the limit of %s, never passed\n", b, n,
+                    what_does_not_fit(&rows[i]), l);
         else
             fprintf(compare_err, " rose from %s to %s (%s), above the limit of %s\n", b, n, pct, l);
     }
