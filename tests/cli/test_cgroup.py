@@ -500,6 +500,24 @@ class CommandCgroup(unittest.TestCase):
         self.assertIn("warning: warm-up run 1 had a process killed by the OOM killer", r.stderr)
         self.assertTrue(any(w.startswith("warm-up run 1 had a process killed") for w in doc["warnings"]))
 
+    def test_a_limit_the_command_lifted_is_said(self):
+        # Attack 67 F1: a command as root that lifts its own leaf's limit ran
+        # 300 MiB under "memory limit 100.0 MiB", with no word of it.
+        script = ('d=/sys/fs/cgroup/memory$(grep :memory: /proc/self/cgroup | cut -d: -f3); '
+                  'if [ -e "$d/memory.limit_in_bytes" ]; then '
+                  'echo -1 > "$d/memory.memsw.limit_in_bytes" 2>/dev/null; echo -1 > "$d/memory.limit_in_bytes"; '
+                  'else echo max > "/sys/fs/cgroup$(grep ^0:: /proc/self/cgroup | cut -d: -f3)/memory.max"; fi')
+        r, summary = run_json("--memory-limit", "100M", "--", "sh", "-c", script)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(summary["memory_limit_mb"], 100.0)
+        self.assertIn("memory_limit_at_end_mb", summary)
+        self.assertIsNone(summary["memory_limit_at_end_mb"])  # none: lifted
+        self.assertIn("(changed during the run, to none: the run was not bound as asked)", r.stderr)
+        # A limit left alone says nothing more.
+        r, summary = run_json("--memory-limit", "100M", "--", "true")
+        self.assertNotIn("memory_limit_at_end_mb", summary)
+        self.assertNotIn("changed during the run", r.stderr)
+
     def test_a_limit_below_what_exec_needs_kills_the_command_not_resmon(self):
         # 64 KiB: the command is killed at once (its exec alone needs more);
         # resmon, whose own memory never goes to the leaf, lives to report it.

@@ -16,7 +16,11 @@
 #include "text_output.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <math.h>
+#include <stdint.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -127,6 +131,32 @@ void cgroup_counters_since(const cgroup_counters *start, resmon_summary *s)
         else if (!isnan(*end[i])) /* a v1 sub-cgroup removed with its kills can take the sum down */
             *end[i] = *end[i] > before[i] ? *end[i] - before[i] : 0;
     }
+}
+
+void cgroup_check_limit(const cli_options *o, const resmon_cgroup *cg, run_result *r)
+{
+    r->memory_limit_at_end_mb = NAN;
+    if (!cg || !o->memory_limit_bytes)
+        return;
+    char path[PATH_MAX], text[64];
+    int v2 = r->summary.cgroup_version == 2;
+    snprintf(path, sizeof path, "%s/%s", resmon_cgroup_path(cg), v2 ? "memory.max" : "memory.limit_in_bytes");
+    /* resmon's own leaf: its files are the kernel's, but never wait on one */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
+    ssize_t n = fd < 0 ? -1 : read(fd, text, sizeof text - 1);
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return;
+    text[n] = '\0';
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    uint64_t set = o->memory_limit_bytes / page * page; /* the kernel keeps whole pages */
+    char *end;
+    errno = 0;
+    unsigned long long now = strncmp(text, "max", 3) == 0 ? UINT64_MAX : strtoull(text, &end, 10);
+    if (errno || now == set || now == o->memory_limit_bytes)
+        return;
+    r->memory_limit_at_end_mb = now >= (1ULL << 62) ? INFINITY : (double)now / 1048576.0; /* v1's "none" is ~2^63 */
 }
 
 double cgroup_oom_kills_now(const char *path)

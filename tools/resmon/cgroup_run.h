@@ -44,6 +44,11 @@ void cgroup_counters_since(const cgroup_counters *start, resmon_summary *s);
  * its path in r->leaf_kept); any other failure to remove it is said too.
  * Accepts NULL. */
 void cgroup_done(const cli_options *o, resmon_cgroup *cg, run_result *r);
+/* Under --memory-limit: the leaf's limit read back at the end, kept in
+ * r->memory_limit_at_end_mb where it is not the one set (a command as root
+ * may raise its own limit: the run was then not bound as asked); NAN
+ * otherwise. */
+void cgroup_check_limit(const cli_options *o, const resmon_cgroup *cg, run_result *r);
 /* The OOM killer's count of a cgroup now (a leaf kept by cgroup_done: what
  * the command left may be killed there after the run); NAN if unreadable. */
 double cgroup_oom_kills_now(const char *path);

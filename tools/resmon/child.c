@@ -698,6 +698,7 @@ done:
         reap_unstarted(held);
     }
     terminal_take_back(&tty);
+    cgroup_check_limit(o, cg, r);
     cgroup_done(o, cg, r); /* accepts NULL; what still runs in it stays under --memory-limit, else moves out */
     if (status == 0)
         r->interrupted = signals_received() != 0;

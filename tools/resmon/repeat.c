@@ -113,6 +113,7 @@ static int run_once(const cli_options *run_options, resmon_gpu *gpu, run_result 
      * running (orphans_unsaid) whatever this returns. */
     memset(r, 0, sizeof *r);
     r->wait4_maxrss_mb = NAN;
+    r->memory_limit_at_end_mb = NAN;
     outputs out;
     if (outputs_open(run_options, gpu, &out) < 0) {
         outputs_discard(&out);

@@ -29,6 +29,7 @@ typedef struct run_result {
     int orphans_unsaid;        /* they were not said (leftovers_said_after): the caller says them */
     resmon_gpu *gpu;           /* the GPU profiler, NULL without */
     char cgroup_note[RESMON_ERR_MAX]; /* why no cgroup was made for COMMAND; "" when one was, or not asked */
+    double memory_limit_at_end_mb; /* --memory-limit: the leaf's limit at the end where the run changed it; else NAN */
     char leaf_kept[RESMON_ERR_MAX];   /* the leaf kept under --memory-limit for what COMMAND left running; "" if none */
     const resmon_phase *phases; /* the window's phases (owned by the outputs); NULL without marks */
     size_t phase_count;
@@ -46,6 +47,7 @@ typedef struct run_result {
 /* Why the whole tree's exact peak (the cgroup's) can sit below the largest
  * process's RSS: the table and the chart say it where it happens. */
 #define TREE_BELOW_RSS_NOTE                                                                                             \
-    "below RSS: file pages already cached (libraries, binaries) are charged to the cgroup that first read them"
+    "below RSS: file pages already cached (libraries, binaries) are charged to the cgroup that first read them " \
+    "(or a process moved out of it)"
 
 #endif

@@ -131,6 +131,12 @@ static void print_cgroup_peak(FILE *out, const cli_options *o, const run_result 
             fprintf(out, "%35s(%s)\n", "", TREE_BELOW_RSS_NOTE); /* under the line's words */
         if (o->memory_limit_bytes)
             fprintf(out, "  %-16s %10.1f MiB\n", "memory limit", (double)o->memory_limit_bytes / 1048576.0);
+        if (o->memory_limit_bytes && !isnan(r->memory_limit_at_end_mb)) {
+            char now[48] = "none";
+            if (isfinite(r->memory_limit_at_end_mb))
+                snprintf(now, sizeof now, "%.1f MiB", r->memory_limit_at_end_mb);
+            fprintf(out, "%35s(changed during the run, to %s: the run was not bound as asked)\n", "", now);
+        }
         if (s->cgroup_oom_kills > 0)
             fprintf(out, "  %-16s %10.0f      process%s killed by the kernel's OOM killer%s\n", "OOM kills",
                     s->cgroup_oom_kills, s->cgroup_oom_kills == 1 ? "" : "es",
@@ -235,6 +241,10 @@ int summary_write_json(FILE *out, const cli_options *o, const run_result *r)
     }
     if (o->memory_limit_bytes) /* --memory-limit: the limit the run ran under (memory.max), MiB */
         put_number(out, "memory_limit_mb", (double)o->memory_limit_bytes / 1048576.0);
+    if (o->memory_limit_bytes && isinf(r->memory_limit_at_end_mb)) /* the run changed it: null is "none" */
+        fputs(", \"memory_limit_at_end_mb\": null", out);
+    else if (o->memory_limit_bytes && !isnan(r->memory_limit_at_end_mb))
+        put_number(out, "memory_limit_at_end_mb", r->memory_limit_at_end_mb);
     /* The command itself, or one of its tree -- in a leaf of the run's own:
      * a given cgroup's kills (--cgroup PATH COMMAND) may be any of its
      * processes', the command's or not. */
