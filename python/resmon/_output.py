@@ -52,11 +52,19 @@ class Place:
         self.final: str | bytes = path  # the file replaced (links resolved)
         self.existing: os.stat_result | None = None  # the regular file there when checked
         self.stream_fd = -1    # 1 or 2: the regular file behind stdout or stderr, written where that stream stands
+        # What dir_fd and stream_fd were when held, (st_dev, st_ino): a
+        # descriptor is a number, and the process's own code may close it
+        # (os.closerange in a test) and open another file under it -- the
+        # report went into whatever directory a test opened next (finding
+        # F6).  Checked before every use, and before dir_fd is closed.
+        self.dir_id: tuple[int, int] | None = None
+        self.stream_id: tuple[int, int] | None = None
 
     def close(self) -> None:
         if self.dir_fd >= 0:
-            os.close(self.dir_fd)
-            self.dir_fd = -1
+            if _still(self.dir_fd, self.dir_id):
+                os.close(self.dir_fd)
+            self.dir_fd = -1  # else its number is another's now: not closed
 
     def __enter__(self) -> "Place":
         return self
@@ -84,6 +92,8 @@ def hold(path: PathArg) -> Place:
     # stdout (stop 55's attack).
     walked = _walk_checked(path)
     place.dir_fd, place.name, place.final, st, place.proc_link = walked
+    held = os.fstat(place.dir_fd)
+    place.dir_id = (held.st_dev, held.st_ino)
     # Only where the name is the user's: another user's hard link to root's
     # log in /tmp (fs.protected_hardlinks=0) would send the report into the
     # log; replaced by name instead, the log keeps its own (stop 55's second
@@ -104,6 +114,7 @@ def hold(path: PathArg) -> Place:
         # 0444 file behind a writable stdout was refused).
         place.close()
         place.stream_fd = stream
+        place.stream_id = (st.st_dev, st.st_ino)
         return place
     try:
         if st is not None and place.proc_link and stat.S_ISREG(st.st_mode):  # a deleted file behind /proc/PID/fd/N
@@ -149,6 +160,35 @@ def hold(path: PathArg) -> Place:
         place.close()
         raise
     return place
+
+
+def _still(fd: int, identity: tuple[int, int] | None) -> bool:
+    """Whether fd is still open on the file identity names."""
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        return False
+    return identity is not None and (st.st_dev, st.st_ino) == identity
+
+
+def _reheld(place: Place) -> None:
+    """Makes sure place.dir_fd is still the directory held: where its
+    number was closed meanwhile (and maybe reused for another file, not
+    ours to close), the path is walked again by the same checked walk, and
+    taken only when it leads to that same directory and entry -- never
+    elsewhere: a report is refused rather than written where the path leads
+    now."""
+    if _still(place.dir_fd, place.dir_id):
+        return
+    place.dir_fd = -1
+    dir_fd, name, _, _, proc_link = _walk_checked(place.path)
+    st = os.fstat(dir_fd)
+    if (st.st_dev, st.st_ino) != place.dir_id or name != place.name or proc_link != place.proc_link:
+        os.close(dir_fd)
+        raise OSError(errno.ESTALE, "its directory's descriptor was closed during the session (a test closed "
+                      "descriptors it did not open) and the path now leads elsewhere; nothing was written",
+                      place.path)
+    place.dir_fd = dir_fd
 
 
 def _shared_directory_owner(dir_fd: int) -> int | None:
@@ -540,6 +580,15 @@ def write_held(place: Place, data: str | bytes) -> None:
     The entry is read again, never followed: a link, a device or a FIFO put
     there since the check is refused, as is a file made read-only."""
     payload = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+    if place.stream_fd >= 0 and not _still(place.stream_fd, place.stream_id):
+        # A test closed standard output or error, or put another file
+        # there (os.dup2) and left it: the file it was is not reachable
+        # from here, and the stream's new file is not the report's.
+        which = "output" if place.stream_fd == 1 else "error"
+        raise OSError(errno.ESTALE, f"standard {which} is no longer the file it was when pytest started (a test "
+                      "closed or redirected it); nothing was written", place.path)
+    if place.stream_fd < 0:
+        _reheld(place)
     if place.stream_fd >= 0:
         (sys.stdout if place.stream_fd == 1 else sys.stderr).flush()
         try:

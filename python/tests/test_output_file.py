@@ -828,6 +828,88 @@ def _umask():
     return mask
 
 
+def test_a_test_that_closes_descriptors_does_not_send_the_report_elsewhere(tmp_path):
+    # Finding F6: the report's directory was held as a descriptor number
+    # for the whole session; a test that closed descriptors it did not open
+    # (os.closerange) and then opened another directory gave that number to
+    # it, and the report was written there, silently -- the path given held
+    # nothing.  The directory's identity is kept with it: a number that is
+    # no longer it is walked again by the same checks, to that directory.
+    (tmp_path / "out").mkdir()
+    (tmp_path / "other").mkdir()
+    result = run_pytest(tmp_path, f"""
+        import os
+
+        def test_closes_descriptors():
+            os.closerange(3, 256)
+            for _ in range(60):
+                os.open({str(tmp_path / "other")!r}, os.O_RDONLY | os.O_DIRECTORY)
+
+        def test_next():
+            pass
+    """, "-s", f"--resmon-json={tmp_path}/out/report.json")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert os.listdir(tmp_path / "other") == []
+    with open(tmp_path / "out" / "report.json") as f:
+        assert len(json.load(f)["tests"]) == 2
+
+
+def test_a_held_directory_whose_descriptor_was_closed_is_found_again_or_refused(tmp_path):
+    # The same, by the module: the number closed and taken by another
+    # directory.  While the path leads to the directory held, the report
+    # goes there; once it leads to another (the held one renamed away), it
+    # is refused, never written where the path leads now.  The other
+    # directory's descriptor is not closed by the Place (not its own).
+    out, other = tmp_path / "out", tmp_path / "other"
+    out.mkdir()
+    other.mkdir()
+    for moved in (False, True):
+        place = _output.hold(str(out / "r.json"))
+        number = place.dir_fd
+        os.close(number)
+        taken = os.open(other, os.O_RDONLY | os.O_DIRECTORY)
+        os.dup2(taken, number)  # the number, another directory's now
+        os.close(taken)
+        try:
+            if moved:
+                os.rename(out, tmp_path / "away")
+                out.mkdir()
+                with pytest.raises(OSError) as caught:
+                    _output.write_held(place, "report")
+                assert caught.value.errno == errno.ESTALE and caught.value.filename == str(out / "r.json")
+                assert "the path now leads elsewhere" in caught.value.strerror
+                assert os.listdir(out) == [] and os.listdir(tmp_path / "away") == ["r.json"]
+            else:
+                _output.write_held(place, "report")
+                assert (out / "r.json").read_text() == "report"
+            place.close()
+            assert os.listdir(other) == []
+            os.fstat(number)  # still open: the other directory's
+        finally:
+            os.close(number)
+
+
+def test_a_report_behind_a_stream_a_test_redirected_is_refused(tmp_path):
+    # Standard output behind --resmon-json=/dev/stdout (a regular file)
+    # that a test redirects (os.dup2) and leaves so is no longer the file
+    # given: the report is refused in one line, not written into the
+    # test's file.
+    (tmp_path / "test_generated.py").write_text(
+        "import os\n\n"
+        "def test_redirects():\n"
+        f"    fd = os.open({str(tmp_path / 'other.log')!r}, os.O_WRONLY | os.O_CREAT, 0o644)\n"
+        "    os.dup2(fd, 1)\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS")}
+    with open(tmp_path / "log", "w") as log:
+        result = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-s",
+                                 "--resmon-json=/dev/stdout", "test_generated.py"], cwd=tmp_path, stdout=log,
+                                stderr=subprocess.PIPE, text=True, timeout=2 * SAFETY_SEC, env=env)
+    assert result.returncode == 4, result.stderr
+    assert "resmon: cannot write --resmon-json '/dev/stdout': standard output is no longer the file it was when " \
+           "pytest started (a test closed or redirected it); nothing was written" in result.stderr, result.stderr
+    assert "resmon_version" not in (tmp_path / "other.log").read_text()
+
+
 def test_a_socket_is_refused_when_checked_not_after_the_session(tmp_path):
     # Attack 57a: a socket file at --resmon-json's name passed the check
     # at the start; the open at the end failed (ENXIO: a socket is never
