@@ -3,6 +3,7 @@
 import os
 import subprocess
 import sys
+import tempfile
 
 
 # The bound of a wait for an event that normally comes at once: it must hold
@@ -74,3 +75,43 @@ def bind_mount(request, source, target) -> None:
             raise AssertionError(f"umount {target}: {done.stderr.strip()}")
 
     request.addfinalizer(unmount)
+
+
+def can_reach(uid: int, path) -> bool:
+    """Whether user uid may reach path: search rights on every directory
+    above it, and execute rights on path itself -- search, for a directory
+    (access(2) as that user, in a child; root only: another process cannot
+    become uid, and False is said)."""
+    if os.geteuid() != 0:
+        return False
+
+    def become():
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
+    return subprocess.run(["test", "-x", os.fspath(path)], preexec_fn=become, stdin=subprocess.DEVNULL,
+                          timeout=SAFETY_SEC).returncode == 0
+
+
+# Where a directory for another user goes when the temporary directory
+# (TMPDIR) is closed to that user: a private TMPDIR (0700, or under /root).
+SHARED_BASES = ("/tmp", "/var/tmp", "/dev/shm")
+
+
+def reachable_tempdir(uid: int, prefix: str = "resmon-") -> "tempfile.TemporaryDirectory[str]":
+    """A new temporary directory (mode 0755; use it as a context manager)
+    user uid can reach: in the temporary directory (TMPDIR) where that user
+    can reach it, else in the first of SHARED_BASES it can.  Skips the
+    test, saying why, where it can reach none: a test that needs another
+    user gets there or skips, it never fails on a directory closed to that
+    user."""
+    import pytest
+    tried = []
+    for base in dict.fromkeys((tempfile.gettempdir(), *SHARED_BASES)):
+        if os.path.isdir(base) and can_reach(uid, base):
+            directory = tempfile.TemporaryDirectory(prefix=prefix, dir=base)
+            os.chmod(directory.name, 0o755)
+            return directory
+        tried.append(base)
+    pytest.skip(f"user {uid} can reach none of {', '.join(tried)} (search rights on every directory above): "
+                "no directory to share with it")

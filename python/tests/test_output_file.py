@@ -15,7 +15,7 @@ import time
 import pytest
 
 from resmon import _output
-from helpers import SAFETY_SEC, bind_mount
+from helpers import SAFETY_SEC, bind_mount, reachable_tempdir
 from test_pytest_plugin import run_pytest
 
 NOBODY = 65534
@@ -30,8 +30,14 @@ def become_nobody():
 @pytest.fixture
 def shared_dir():
     """A directory another user can write (mode 0777, not sticky), under the
-    system's temporary directory (pytest's own tmp_path is 0700)."""
-    with tempfile.TemporaryDirectory(prefix="resmon-output-") as name:
+    system's temporary directory (pytest's own tmp_path is 0700) -- or, as
+    root, where nobody can reach it (reachable_tempdir: elsewhere where
+    TMPDIR is closed to nobody; skipped where nowhere is)."""
+    if os.getuid() == 0:
+        directory = reachable_tempdir(NOBODY, prefix="resmon-output-")
+    else:
+        directory = tempfile.TemporaryDirectory(prefix="resmon-output-")
+    with directory as name:
         os.chmod(name, 0o777)
         yield name
 
@@ -527,7 +533,9 @@ def test_another_users_file_in_a_sticky_directory_is_refused_before_any_test_run
     # Attack 56a, B4: pytest as nobody, root's 0666 file in a sticky
     # /tmp-like directory: writable, but rename(2) over it is refused (only
     # its owner or the directory's may): the session ran, then exit 4.
-    with tempfile.TemporaryDirectory(prefix="resmon-sticky-") as sticky:
+    if os.getuid() != 0:
+        pytest.skip("becoming a second user (nobody) needs root")
+    with reachable_tempdir(NOBODY, prefix="resmon-sticky-") as sticky:  # where nobody can reach it
         os.chmod(sticky, 0o1777)
         target = os.path.join(sticky, "r.json")
         with open(target, "w") as f:

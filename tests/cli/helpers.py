@@ -8,6 +8,7 @@ import os
 import select
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
 import time
@@ -50,30 +51,62 @@ SAFETY_NET_SEC = 60 * max(TIME_FACTOR, LOAD_MARGIN)
 NOBODY = 65534
 
 
-def can_run_as(uid, path):
-    """Whether user `uid` may execute `path`: search rights on every
-    directory above it included (access(2) as that user, in a child)."""
+def can_reach(uid, path):
+    """Whether user `uid` may reach `path`: search rights on every directory
+    above it, and execute rights on path itself -- search, for a directory
+    (access(2) as that user, in a child).  Not root, this process cannot
+    become `uid`: the rights of "others" on each of them then (the mode
+    bits, as resmon's marks channel reads them)."""
+    if os.geteuid() != 0:
+        path = os.path.realpath(path)
+        prefixes = [path[:i] or "/" for i in range(len(path)) if path[i] == "/"] + [path]
+        try:
+            return all(os.stat(prefix).st_mode & stat.S_IXOTH for prefix in prefixes)
+        except OSError:
+            return False
     return subprocess.run(["test", "-x", path], preexec_fn=lambda: os.setuid(uid), timeout=SAFETY_NET_SEC,
                           stdin=subprocess.DEVNULL).returncode == 0
+
+
+# Where a directory for another user goes when the temporary directory
+# (TMPDIR) is closed to that user: a private TMPDIR (0700, or under /root).
+SHARED_BASES = ("/tmp", "/var/tmp", "/dev/shm")
+
+
+def reachable_dir(test, uid, mode=0o755, prefix="resmon-as-user-"):
+    """A new temporary directory (a tempfile.TemporaryDirectory, removed
+    when `test` ends) with mode `mode`, that user `uid` can reach: in the
+    temporary directory (TMPDIR) where that user can reach it, else in the
+    first of SHARED_BASES it can.  Skips `test`, saying why, where it can
+    reach none: a test that needs another user gets there or skips, it
+    never fails or errors on a directory closed to that user."""
+    tried = []
+    for base in dict.fromkeys((tempfile.gettempdir(), *SHARED_BASES)):
+        if os.path.isdir(base) and can_reach(uid, base):
+            directory = tempfile.TemporaryDirectory(prefix=prefix, dir=base)
+            test.addCleanup(directory.cleanup)
+            os.chmod(directory.name, mode)
+            return directory
+        tried.append(base)
+    test.skipTest(f"user {uid} can reach none of {', '.join(tried)} (search rights on every directory above): "
+                  "no directory to share with it")
 
 
 def program_for(test, uid, path):
     """The path at which user `uid` runs the program at `path`: the path
     itself, or, where a directory above it keeps that user out (a checkout
-    under /root, mode 0700, built as the README says), a copy in a temporary
-    directory of its own that the test removes.  resmon and the workload link
-    resmon statically, so the copy runs alone.  Skips `test`, saying why,
-    where neither can be run: a test that needs another user gets there or
-    skips, it never errors."""
-    if can_run_as(uid, path):
+    under /root, mode 0700, built as the README says), a copy in a directory
+    that user can reach (reachable_dir), removed when the test ends.  resmon
+    and the workload link resmon statically, so the copy runs alone.  Skips
+    `test`, saying why, where neither can be run: a test that needs another
+    user gets there or skips, it never errors."""
+    if can_reach(uid, path):
         return path
-    directory = tempfile.mkdtemp(prefix="resmon-as-user-")
-    test.addCleanup(shutil.rmtree, directory, ignore_errors=True)
-    os.chmod(directory, 0o755)
+    directory = reachable_dir(test, uid).name
     copy = os.path.join(directory, os.path.basename(path))
     shutil.copy(path, copy)
     os.chmod(copy, 0o755)
-    if not can_run_as(uid, copy):
+    if not can_reach(uid, copy):
         test.skipTest(f"user {uid} can run neither {path} (a directory above it is closed to it) "
                       f"nor a copy in {directory}")
     return copy

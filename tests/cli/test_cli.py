@@ -23,9 +23,10 @@ import unittest
 import xml.etree.ElementTree as ET
 
 # tests/cli/helpers.py: the signal dispositions, the environment, the time
-# factor, resmon(), Ready and program_for() (a binary another user can run).
+# factor, resmon(), Ready, program_for() (a binary another user can run) and
+# reachable_dir() (a directory another user can reach).
 from helpers import (NOBODY, RESMON, SAFETY_NET_SEC, SANITIZED, TIME_FACTOR, WORKLOAD, Ready, fill_pipe, program_for,
-                     resmon, sticky_with_links)
+                     reachable_dir, resmon, sticky_with_links)
 
 JSON_CHECK = os.environ["JSON_CHECK"]
 FAKE_NVML_LIB = os.environ["FAKE_NVML_LIB"]
@@ -1717,7 +1718,7 @@ class FilesAreNeverDamaged(Tmp):
         # owner and mode of the file checked at the start).  The directory
         # is held open from the start now: the outputs end where they were
         # opened, and root's file is untouched.
-        os.chmod(self.dir.name, 0o777)
+        self.dir = reachable_dir(self, NOBODY, 0o777, "resmon-cli-")  # nobody's to write: it swaps there
         race, victim = self.path("race"), self.path("victim")
         os.mkdir(race)
         os.chown(race, NOBODY, -1)
@@ -1764,12 +1765,13 @@ class FilesAreNeverDamaged(Tmp):
         self.assertEqual(sorted(os.listdir(victim)), sorted(names))
 
     def test_read_only_file_is_refused_and_kept(self):
-        self.write("r.json", "data\n", mode=0o444)
         program, as_user = RESMON, {}
         if os.getuid() == 0:  # root may write anything: check as nobody, as the report did
             program = program_for(self, NOBODY, RESMON)
-            os.chmod(self.dir.name, 0o777)
+            # nobody's to write, so that the file's mode is what refuses
+            self.dir = reachable_dir(self, NOBODY, 0o777, "resmon-cli-")
             as_user = {"preexec_fn": lambda: os.setuid(NOBODY)}
+        self.write("r.json", "data\n", mode=0o444)
         r = subprocess.run([program, "-q", "-o", self.path("r.json"), "--", "true"], capture_output=True,
                            text=True, timeout=SAFETY_NET_SEC, **as_user)
         self.assertEqual(r.returncode, 125, r.stderr)
@@ -1867,7 +1869,7 @@ class FilesAreNeverDamaged(Tmp):
         if os.geteuid() != 0:
             self.skipTest("needs root, to run resmon as a second user (nobody)")
         program = program_for(self, NOBODY, RESMON)
-        os.chmod(self.dir.name, 0o1777)
+        self.dir = reachable_dir(self, NOBODY, 0o1777, "resmon-cli-")
         self.write("s.json", "root's\n", mode=0o666)
         self.assert_refused_before_the_command("s.json", "-o", "another user's file in a sticky directory: only "
                                                "its owner or the directory's can replace it", program=program,
@@ -2451,7 +2453,7 @@ class OutputChecks(Tmp):
         program, as_user = RESMON, {}
         if os.getuid() == 0:  # root reads anything: the case is another user's
             program = program_for(self, NOBODY, RESMON)
-            os.chmod(self.dir.name, 0o777)
+            self.dir = reachable_dir(self, NOBODY, 0o777, "resmon-cli-")
             as_user = {"preexec_fn": lambda: os.setuid(NOBODY)}
         unreadable = self.path("unreadable.log")
         with open(unreadable, "w") as f:

@@ -13,14 +13,13 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import termios
 import time
 import unittest
 import xml.etree.ElementTree as ET
 
 # tests/cli/helpers.py: the signal dispositions and the environment.
-from helpers import RESMON, SAFETY_NET_SEC, TIME_FACTOR, WORKLOAD
+from helpers import NOBODY, RESMON, SAFETY_NET_SEC, TIME_FACTOR, WORKLOAD, reachable_dir
 SVG = "{http://www.w3.org/2000/svg}"
 
 
@@ -53,8 +52,9 @@ def drain(fd):
 
 class Marks(unittest.TestCase):
     def setUp(self):
-        self.dir = tempfile.TemporaryDirectory(prefix="resmon-marks-test-")
-        os.chmod(self.dir.name, 0o755)  # a TMPDIR for the channel must be reachable by every user
+        # A TMPDIR for the channel must be reachable by every user: not under
+        # a private TMPDIR of the test run's (reachable_dir goes elsewhere).
+        self.dir = reachable_dir(self, NOBODY, 0o755, "resmon-marks-test-")
         self.env = dict(os.environ, TMPDIR=self.dir.name, ASAN_OPTIONS="detect_leaks=0")
         self.env.pop("RESMON_MARK_SOCKET", None)
 
@@ -464,7 +464,6 @@ class Marks(unittest.TestCase):
         another user owns, is refused for the channel)."""
         if os.geteuid() != 0:
             self.skipTest("needs root, to act as a second user (nobody)")
-        os.chmod(self.dir.name, 0o755)
         tmp = self.path("t")  # short: the socket path must fit sun_path
         os.mkdir(tmp)
         os.chmod(tmp, 0o1777)

@@ -29,7 +29,7 @@ import urllib.request
 import uuid
 
 # tests/cli/helpers.py: the signal dispositions, the environment, the time factor.
-from helpers import NOBODY, RESMON, SAFETY_NET_SEC, SANITIZED, TIME_FACTOR, WORKLOAD, program_for
+from helpers import NOBODY, RESMON, SAFETY_NET_SEC, SANITIZED, TIME_FACTOR, WORKLOAD, program_for, reachable_dir
 
 FAKE_NVML_LIB = os.environ.get("FAKE_NVML_LIB")  # tests/fake_nvml.c, loaded as NVML
 HAVE_SERVERS = all(shutil.which(p) for p in ("prometheus", "promtool", "prometheus-pushgateway"))
@@ -529,14 +529,17 @@ def resmon_run(*args, **kwargs):
     return subprocess.run([RESMON, *args], **kwargs)
 
 
-def as_nobody_if_root(test, directory):
+def as_nobody_if_root(test):
     """Root may write any file: check the read-only refusal as nobody, with
     a resmon nobody can run (program_for: a copy where the build tree is
-    closed to it).  Returns the program and subprocess's arguments."""
+    closed to it), in a test directory (test.dir) nobody may write
+    (reachable_dir: elsewhere where TMPDIR is closed to it).  Call it before
+    the test makes its files.  Returns the program and subprocess's
+    arguments."""
     if os.getuid() != 0:
         return RESMON, {}
     program = program_for(test, NOBODY, RESMON)
-    os.chmod(directory, 0o777)
+    test.dir = reachable_dir(test, NOBODY, 0o777, "resmon-prom-")
     return program, {"preexec_fn": lambda: os.setuid(NOBODY)}
 
 
@@ -571,12 +574,12 @@ class TextfileIsAnOutputFile(Tmp):
         self.assertEqual(os.listdir(self.path("d")), ["target.prom"])
 
     def test_a_read_only_file_is_refused_and_kept(self):
+        program, as_user = as_nobody_if_root(self)
         prom = self.path("ro.prom")
         with open(prom, "w") as f:
             f.write("old\n")
         os.chmod(prom, 0o444)
         marker = self.path("started")
-        program, as_user = as_nobody_if_root(self, self.dir.name)
         r = subprocess.run([program, "-q", "--textfile", prom, "--", "touch", marker], capture_output=True,
                            text=True, timeout=SAFETY_NET_SEC, **as_user)
         self.assertEqual(r.returncode, 125, r.stderr)
@@ -635,7 +638,7 @@ class TextfileIsAnOutputFile(Tmp):
         # entry; a link put there is refused, never followed.
         if os.getuid() != 0:
             self.skipTest("needs root and another user to swap the path")
-        os.chmod(self.dir.name, 0o777)
+        self.dir = reachable_dir(self, NOBODY, 0o777, "resmon-prom-")  # nobody's to write: it swaps there
         victim = self.path("victim")
         with open(victim, "w") as f:
             f.write("secret\n")

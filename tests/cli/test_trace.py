@@ -20,12 +20,11 @@ import signal
 import stat
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 
 # tests/cli/helpers.py: the signal dispositions and the environment.
-from helpers import RESMON, SAFETY_NET_SEC, SANITIZED, WORKLOAD
+from helpers import NOBODY, RESMON, SAFETY_NET_SEC, SANITIZED, WORKLOAD, reachable_dir
 
 # The fields the format defines for an event (Trace Event Format, "Event
 # Descriptions"); anything else in an event is a writer's mistake.
@@ -137,8 +136,9 @@ def check_trace(test, events, complete=True):
 
 class Trace(unittest.TestCase):
     def setUp(self):
-        self.dir = tempfile.TemporaryDirectory(prefix="resmon-trace-test-")
-        os.chmod(self.dir.name, 0o755)  # every user's to reach: the marks channel is made here
+        # Every user's to reach, the marks channel is made here: not under a
+        # private TMPDIR of the test run's (reachable_dir goes elsewhere).
+        self.dir = reachable_dir(self, NOBODY, 0o755, "resmon-trace-test-")
         self.env = dict(os.environ, TMPDIR=self.dir.name)
         self.env.pop("RESMON_MARK_SOCKET", None)
 
