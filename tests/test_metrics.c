@@ -1398,6 +1398,8 @@ static int observe_a_tree_with_an_unreadable_child(const test_child *self, const
 static void an_unreadable_process_blanks_only_its_own_share(void **state)
 {
     (void)state;
+    if (geteuid() == 0 && !test_can_become(65534)) /* the observer is nobody: root reads everything */
+        skip();
     test_child observer = test_spawn(observe_a_tree_with_an_unreadable_child, NULL, 0);
     unreadable_result r;
     ssize_t got = read(observer.ready.read_fd, &r, sizeof r);
@@ -1488,6 +1490,8 @@ static int observe_a_child_refused_at_first(const test_child *self, const void *
 static void io_of_a_child_refused_at_first_counts_its_whole_life(void **state)
 {
     (void)state;
+    if (geteuid() == 0 && !test_can_become(65534)) /* the observer is nobody: root reads everything */
+        skip();
     test_child observer = test_spawn(observe_a_child_refused_at_first, NULL, 0);
     double r[3];
     ssize_t got = read(observer.ready.read_fd, r, sizeof r);

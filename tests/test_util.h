@@ -381,6 +381,22 @@ static inline int test_clone_vm_unsupported(void)
     return 1;
 }
 
+/* Whether this process can become user uid (setgid and setuid, tried in a
+ * child): root can, but not in a user namespace that maps no such user.
+ * 0, said, where it cannot: a test that needs another user gets there or
+ * skips, it never fails for that. */
+static inline int test_can_become(uid_t uid)
+{
+    pid_t child = fork();
+    if (child == 0)
+        _exit(setgid(uid) == 0 && setuid(uid) == 0 ? 0 : 1);
+    int status;
+    if (child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return 1;
+    print_message("skipped: cannot become user %d here (a user namespace that maps none?)\n", (int)uid);
+    return 0;
+}
+
 static inline int test_exit_on_go(void *arg)
 {
     const int *go = arg;
