@@ -112,6 +112,18 @@ def program_for(test, uid, path):
     return copy
 
 
+def require_strace(test):
+    """Skips `test`, saying why, where strace cannot trace a command here:
+    not installed (scripts/deps installs it), or ptrace refused (a seccomp
+    filter, Yama).  Tests that count what resmon did use it."""
+    if not shutil.which("strace"):
+        test.skipTest("strace is not installed (scripts/deps installs it)")
+    probe = subprocess.run(["strace", "-qq", "-o", "/dev/null", "true"], capture_output=True, text=True,
+                           timeout=SAFETY_NET_SEC)
+    if probe.returncode != 0:
+        test.skipTest(f"strace cannot trace here: {probe.stderr.strip()[-200:]}")
+
+
 def fill_pipe(fd):
     """Writes to pipe fd, made non-blocking, until it is full (it stays
     non-blocking); returns how many bytes it took."""

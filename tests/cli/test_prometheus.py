@@ -30,7 +30,8 @@ import urllib.request
 import uuid
 
 # tests/cli/helpers.py: the signal dispositions, the environment, the time factor.
-from helpers import NOBODY, RESMON, SAFETY_NET_SEC, SANITIZED, TIME_FACTOR, WORKLOAD, program_for, reachable_dir
+from helpers import (NOBODY, RESMON, SAFETY_NET_SEC, SANITIZED, TIME_FACTOR, WORKLOAD, program_for, reachable_dir,
+                     require_strace)
 
 FAKE_NVML_LIB = os.environ.get("FAKE_NVML_LIB")  # tests/fake_nvml.c, loaded as NVML
 HAVE_SERVERS = all(shutil.which(p) for p in ("prometheus", "promtool", "prometheus-pushgateway"))
@@ -852,8 +853,7 @@ class ServerUnderIdleAndSlowClients(Tmp):
         return sockets
 
     def test_64_idle_connections_do_not_delay_the_exit(self):
-        if not shutil.which("strace"):
-            self.skipTest("strace is not installed, to see how the daemon's wait ended")
+        require_strace(self)
         # A thread a file (-ff), resmon's own: its epoll_wait calls whole.
         run = self.serve(tracer=["strace", "-ff", "-qq", "-e", "trace=epoll_wait", "-o", self.path("epoll")],
                          env=dict(os.environ, ASAN_OPTIONS="detect_leaks=0"))  # LeakSanitizer cannot run traced

@@ -19,7 +19,7 @@ import time
 import unittest
 
 # tests/cli/helpers.py: the signal dispositions, the environment and resmon().
-from helpers import RESMON, SAFETY_NET_SEC, SANITIZED, WORKLOAD, Ready, resmon
+from helpers import RESMON, SAFETY_NET_SEC, SANITIZED, WORKLOAD, Ready, require_strace, resmon
 
 # The workload never frees what it holds: LeakSanitizer (in the ASan suite)
 # would call that a leak and fail the run.
@@ -244,8 +244,7 @@ class Failures(Repeat):
         # way's 1.2 s past the 10 s bound it was held to.
         if os.geteuid() != 0 or not shutil.which("setpriv"):
             self.skipTest("needs root and setpriv, to make a leftover of another user that resmon cannot signal")
-        if not shutil.which("strace"):
-            self.skipTest("strace is not installed, to count resmon's tries")
+        require_strace(self)
         pids, kills = self.path("pids"), self.path("kills")
         as_nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups sleep 1000"
         command = ["sh", "-c", f"{as_nobody} </dev/null >/dev/null 2>&1 & echo $! >> {pids}; exit 0"]

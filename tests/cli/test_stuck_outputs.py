@@ -30,7 +30,7 @@ import threading
 import time
 import unittest
 
-from helpers import RESMON, SAFETY_NET_SEC, TIME_FACTOR, fill_pipe
+from helpers import RESMON, SAFETY_NET_SEC, TIME_FACTOR, fill_pipe, require_strace
 
 F_SETPIPE_SZ = 1031
 PIPE_BYTES = 4096
@@ -331,8 +331,7 @@ class StuckOutputs(unittest.TestCase):
         counted, not timed: load arriving after the time factor was chosen
         took a whole run past a bound on its time, never a look's count past
         the bound's."""
-        if not shutil.which("strace"):
-            self.skipTest("strace is not installed, to count resmon's waits for the readers")
+        require_strace(self)
         log = self.path("polls.log")
         p = self.run_to_the_end(args, command, tracer=["strace", "-f", "-qq", "-e", "trace=poll", "-o", log])
         err = self.finished(p, SAFETY_NET_SEC, "its FIFOs full and unread")
