@@ -57,6 +57,8 @@ typedef struct rm__share_holder {
     pid_t group, pid;
     size_t kind;
     unsigned left_out; /* members left out for it in the reading */
+    uint64_t image;    /* memory kind: its stat's startstack, read before the
+                          statm it holds the group's levels with (0: unknown) */
 } rm__share_holder;
 
 /* One tracked process: the one row every concern reads and writes. */
@@ -309,9 +311,11 @@ void rm__probe_sharing_begin(rm__probe *p);
 /* At t's reading, after its statm, when rm__probe_sharing_wanted: sets
  * t->metrics.shares to the levels another member holds in this reading
  * (the first read alive holds them), and drops the levels it stops being
- * left out of, to be read afresh; returns those (RM__SHARES_*).
- * holds_now 0: a zombie, which holds nothing (the root's last figures stand
- * in, unless another member holds them). */
+ * left out of, to be read afresh; returns those (RM__SHARES_*), and
+ * RM__SHARES_MEMORY when t becomes its memory group's holder (its statm is
+ * read again, after the image it is checked against).  holds_now 0: a
+ * zombie, which holds nothing (the root's last figures stand in, unless
+ * another member holds them). */
 unsigned rm__probe_sharing_read(rm__probe *p, rm__tracked *t, int holds_now);
 /* A root reaped before this reading: the levels another member held in it
  * (root->metrics.shares), which its last figures do not stand in for. */
