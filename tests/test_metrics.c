@@ -1045,6 +1045,11 @@ static int fork_table_holder(const test_child *self, const void *arg)
 static void a_file_table_holder_that_exits_is_counted_once(void **state)
 {
     (void)state;
+    /* Its clones run instrumented code on stacks ThreadSanitizer never
+     * saw made (no pthread_create): under it 2 runs of 8 read the table
+     * twice, whatever the probe does, as with the CLONE_VM tests. */
+    if (test_clone_vm_unsupported())
+        return;
     for (int round = 0; round < SHARING_RACE_ROUNDS; round++) {
         test_child root = test_spawn(fork_table_holder, NULL, TEST_SPAWN_GROUP);
         pid_t holder;
