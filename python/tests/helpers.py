@@ -89,8 +89,11 @@ def can_reach(uid: int, path) -> bool:
         os.setgroups([])
         os.setgid(uid)
         os.setuid(uid)
-    return subprocess.run(["test", "-x", os.fspath(path)], preexec_fn=become, stdin=subprocess.DEVNULL,
-                          timeout=SAFETY_SEC).returncode == 0
+    try:
+        return subprocess.run(["test", "-x", os.fspath(path)], preexec_fn=become, stdin=subprocess.DEVNULL,
+                              timeout=SAFETY_SEC).returncode == 0
+    except subprocess.SubprocessError:  # root that cannot become uid (a user namespace): said False, as not root
+        return False
 
 
 # Where a directory for another user goes when the temporary directory

@@ -57,15 +57,20 @@ def can_reach(uid, path):
     (access(2) as that user, in a child).  Not root, this process cannot
     become `uid`: the rights of "others" on each of them then (the mode
     bits, as resmon's marks channel reads them)."""
-    if os.geteuid() != 0:
-        path = os.path.realpath(path)
-        prefixes = [path[:i] or "/" for i in range(len(path)) if path[i] == "/"] + [path]
+    def by_mode_bits():
+        real = os.path.realpath(path)
+        prefixes = [real[:i] or "/" for i in range(len(real)) if real[i] == "/"] + [real]
         try:
             return all(os.stat(prefix).st_mode & stat.S_IXOTH for prefix in prefixes)
         except OSError:
             return False
-    return subprocess.run(["test", "-x", path], preexec_fn=lambda: os.setuid(uid), timeout=SAFETY_NET_SEC,
-                          stdin=subprocess.DEVNULL).returncode == 0
+    if os.geteuid() != 0:
+        return by_mode_bits()
+    try:
+        return subprocess.run(["test", "-x", path], preexec_fn=lambda: os.setuid(uid), timeout=SAFETY_NET_SEC,
+                              stdin=subprocess.DEVNULL).returncode == 0
+    except subprocess.SubprocessError:  # root that cannot become uid (a user namespace): the mode bits, as not root
+        return by_mode_bits()
 
 
 # Where a directory for another user goes when the temporary directory

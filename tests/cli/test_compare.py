@@ -1314,6 +1314,25 @@ class BadUsage(Tmp):
             self.assertEqual(r.stderr, f"resmon compare: {real}: the same file as {link} (a link): one run counted "
                                        "twice would pass for two measurements\n")  # in the order read: sorted
 
+    def test_a_repeat_whose_leftover_the_oom_killer_struck_fails_the_gate(self):
+        # Review 67 R4: a leftover OOM-killed while --repeat waited for it
+        # is in the file's oom_killed_runs, after its run's summary was
+        # read (its cgroup_oom_kills 0): the gate passed the file.
+        command = {"command": ["prog"]}
+        runs = [summary(exit_status=0, cpu_sec=1.0 + i / 100, cgroup_oom_kills=0, orphans_left=1, **command)
+                for i in range(3)]
+        whole = {"resmon_repeat": 1, "command": ["prog"], "repeat": 3, "warmup": 0, "completed": 3, "failed": 0,
+                 "interrupted": False, "runs": runs}
+        base = self.write("repeat-base.json", dict(whole, oom_killed_runs=0))
+        for struck, why in ((1, "a process killed by the OOM killer in some of its runs"),
+                            ("1", "an oom_killed_runs that is not a count")):
+            new = self.write("repeat-new.json", dict(whole, oom_killed_runs=struck))
+            r = resmon("compare", base, new)
+            self.assertEqual(r.returncode, 1, (struck, r.stdout + r.stderr))
+            self.assertIn(f"{new} had {why} (oom_killed_runs)", r.stderr)
+        r = resmon("compare", base, base)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
     def test_a_count_of_how_a_run_ended_that_is_not_one_fails_the_gate(self):
         # Attack 67 F10: cgroup_oom_kills "1" or -1, orphans_left "3" or -1
         # passed, where an exit_status "0" fails: a gate passes only what it
