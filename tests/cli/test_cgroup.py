@@ -466,23 +466,46 @@ class CommandCgroup(unittest.TestCase):
         # Attack 67 F3: under --memory-limit what a run left stays in its
         # leaf while --repeat waits for it before the next run; a kill there
         # came after the run's summary was read: oom_killed_runs 0, no word.
-        # The leftover allocates when the wait's SIGTERM comes: after the
-        # summary, whatever the load.
+        # The first run leaves a Python holding 40 MiB (the run ends once it
+        # says so), deaf to SIGTERM; it takes 40 MiB more when the gate opens,
+        # which the test opens when resmon says it keeps the leaf: after the
+        # summary, before the wait's SIGKILLs (2 s later).
+        gate_r, gate_w = os.pipe()
+        ready_r, ready_w = os.pipe()
+        leftover = ("import os, sys; x = bytearray(40 << 20); os.write(int(sys.argv[2]), b'r'); "
+                    "os.read(int(sys.argv[1]), 1); y = bytearray(40 << 20)")
         with tempfile.TemporaryDirectory() as tmp:
             out, flag = os.path.join(tmp, "r.json"), os.path.join(tmp, "left")
-            script = (f"[ -e {flag} ] || {{ touch {flag}; (trap '{WORKLOAD} mem 200 0; exit 0' TERM; "
-                      f"while :; do sleep 0.05; done) >/dev/null 2>&1 & }}; exit 0")  # the first run only
-            r = subprocess.run([RESMON, "--repeat", "2", "--memory-limit", "64M", "-o", out, "--", "sh", "-c", script],
-                               capture_output=True, text=True, timeout=SAFETY_NET_SEC)
+            script = (f"[ -e {flag} ] || {{ touch {flag}; (trap '' TERM; exec {sys.executable} -c \"{leftover}\" "
+                      f"{gate_r} {ready_w}) >/dev/null 2>&1 & head -c 1 <&{ready_r} >/dev/null; }}; exit 0")
+            p = subprocess.Popen([RESMON, "--repeat", "2", "--memory-limit", "64M", "-o", out, "--", "sh", "-c",
+                                  script], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                 pass_fds=(gate_r, ready_w, ready_r))
+            for fd in (gate_r, ready_w, ready_r):
+                os.close(fd)
+            said = []
+            try:
+                for line in p.stderr:  # the first run's leaf kept: its summary was read
+                    said.append(line)
+                    if "stays under the memory limit in" in line:
+                        os.write(gate_w, b"g")
+                        break
+                said.append(p.stderr.read())
+                p.wait(timeout=SAFETY_NET_SEC)
+            finally:
+                os.close(gate_w)
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+            stderr = "".join(said)
             with open(out) as f:
                 doc = json.load(f)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertEqual(doc["runs"][0].get("cgroup_oom_kills", 0), 0, r.stderr)  # after its summary
-        self.assertEqual(doc["oom_killed_runs"], 1, r.stderr)
-        # 1 process killed, or 2: the kernel may take the subshell too (above)
-        said = [w for w in doc["warnings"] if re.match(r"run 1: what it left running had [12] process(es)? killed", w)]
+        self.assertEqual(p.returncode, 0, stderr)
+        self.assertEqual(doc["runs"][0].get("cgroup_oom_kills", 0), 0, stderr)  # after its summary
+        self.assertEqual(doc["oom_killed_runs"], 1, stderr)
+        said = [w for w in doc["warnings"] if re.match(r"run 1: what it left running had 1 process killed", w)]
         self.assertEqual(len(said), 1, doc["warnings"])
-        self.assertIn("warning: " + said[0], r.stderr)
+        self.assertIn("warning: " + said[0], stderr)
 
     def test_a_warm_up_run_the_oom_killer_struck_is_said(self):
         # Attack 67 F3: "warm-up run 1/1: status 0" and nothing else.
