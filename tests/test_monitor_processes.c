@@ -417,6 +417,9 @@ static char state_of(pid_t pid)
     return paren && paren[1] == ' ' ? paren[2] : 0;
 }
 
+/* The most recent samples kept (max_samples): the last kept is the latest. */
+#define ZOMBIE_SAMPLES_KEPT 4096
+
 /* Review (rev2 F1): a child its parent reaps late ended when it exited --
  * at the first reading that saw it a zombie -- not at the reap: here the
  * parent reaps it some 0.3 s (60 intervals) after it exited. */
@@ -438,6 +441,8 @@ static void a_child_reaped_late_ends_when_it_exited(void **state)
     o.pid = root;
     o.include_children = 1;
     o.sample_interval_sec = 0.005;
+    o.metrics = RESMON_METRIC_COUNTS; /* nprocs: the child's end seen */
+    o.max_samples = ZOMBIE_SAMPLES_KEPT;
     o.on_sample = on_sample;
     o.on_sample_user = &samples[1];
     resmon_monitor *m = left.m = test_monitor_new(&o);
@@ -448,7 +453,16 @@ static void a_child_reaped_late_ends_when_it_exited(void **state)
     while (state_of(child) != 'Z' && test_now() < deadline)
         test_sleep(0.001);
     assert_int_equal(state_of(child), 'Z');
-    wait_sample_after(samples[0], test_now() + 0.3); /* at least 0.3 s a zombie, sampled throughout */
+    /* Its end seen (a sample of the tree without it: under load that can
+     * come well after its Z, a_zombie_child_counts_as_no_process), then
+     * 0.3 s more a zombie, sampled throughout, before its parent reaps it. */
+    static resmon_sample taken[ZOMBIE_SAMPLES_KEPT];
+    ssize_t kept;
+    do {
+        wait_sample_after(samples[0], test_now());
+        kept = resmon_monitor_get_samples(m, taken, ZOMBIE_SAMPLES_KEPT, sizeof *taken);
+    } while (kept >= 1 && taken[kept - 1].nprocs != 1 && test_now() < deadline);
+    wait_sample_after(samples[0], test_now() + 0.3);
     assert_int_equal(write(reap[1], "x", 1), 1);
     while (resmon_monitor_running(m) && test_now() < deadline)
         test_sleep(0.001); /* the root ends once it reaped */
@@ -476,8 +490,6 @@ static void a_child_reaped_late_ends_when_it_exited(void **state)
  * RSS (statm's zeros) already was.  It counted as a process with its last
  * threads and vmem before: a sample of the zombie read nprocs 2 and about
  * twice the root's vmem. */
-#define ZOMBIE_SAMPLES_KEPT 4096
-
 static void a_zombie_child_counts_as_no_process(void **state)
 {
     (void)state;
