@@ -420,6 +420,21 @@ static char state_of(pid_t pid)
 /* The most recent samples kept (max_samples): the last kept is the latest. */
 #define ZOMBIE_SAMPLES_KEPT 4096
 
+/* The first sample (of m, kept to ZOMBIE_SAMPLES_KEPT, each announced on
+ * samples_fd) that reads the tree as one process, or the latest at the
+ * deadline; NULL if none was kept.  Waits for an event, not a time: under
+ * load an exited child's end is seen well after its Z. */
+static const resmon_sample *await_one_process(resmon_monitor *m, int samples_fd, double deadline)
+{
+    static resmon_sample taken[ZOMBIE_SAMPLES_KEPT];
+    ssize_t n;
+    do {
+        wait_sample_after(samples_fd, test_now());
+        n = resmon_monitor_get_samples(m, taken, ZOMBIE_SAMPLES_KEPT, sizeof *taken);
+    } while (n >= 1 && taken[n - 1].nprocs != 1 && test_now() < deadline);
+    return n >= 1 ? &taken[n - 1] : NULL;
+}
+
 /* Review (rev2 F1): a child its parent reaps late ended when it exited --
  * at the first reading that saw it a zombie -- not at the reap: here the
  * parent reaps it some 0.3 s (60 intervals) after it exited. */
@@ -456,12 +471,7 @@ static void a_child_reaped_late_ends_when_it_exited(void **state)
     /* Its end seen (a sample of the tree without it: under load that can
      * come well after its Z, a_zombie_child_counts_as_no_process), then
      * 0.3 s more a zombie, sampled throughout, before its parent reaps it. */
-    static resmon_sample taken[ZOMBIE_SAMPLES_KEPT];
-    ssize_t kept;
-    do {
-        wait_sample_after(samples[0], test_now());
-        kept = resmon_monitor_get_samples(m, taken, ZOMBIE_SAMPLES_KEPT, sizeof *taken);
-    } while (kept >= 1 && taken[kept - 1].nprocs != 1 && test_now() < deadline);
+    await_one_process(m, samples[0], deadline);
     wait_sample_after(samples[0], test_now() + 0.3);
     assert_int_equal(write(reap[1], "x", 1), 1);
     while (resmon_monitor_running(m) && test_now() < deadline)
@@ -531,12 +541,7 @@ static void a_zombie_child_counts_as_no_process(void **state)
      * than 50 ms after the Z (CI68's TSan stage: nprocs 2 from a sample
      * begun 50 ms after it, where this waited a fixed 50 ms).  Before the
      * fix no sample of the zombie ever read it as none. */
-    static resmon_sample taken[ZOMBIE_SAMPLES_KEPT];
-    ssize_t n;
-    do {
-        wait_sample_after(samples[0], test_now());
-        n = resmon_monitor_get_samples(m, taken, ZOMBIE_SAMPLES_KEPT, sizeof *taken);
-    } while (n >= 1 && taken[n - 1].nprocs != 1 && test_now() < deadline);
+    const resmon_sample *last = await_one_process(m, samples[0], deadline);
     assert_int_equal(write(reap[1], "x", 1), 1);
     while (resmon_monitor_running(m) && test_now() < deadline)
         test_sleep(0.001); /* the root ends once it reaped */
@@ -547,8 +552,7 @@ static void a_zombie_child_counts_as_no_process(void **state)
     int fds[] = {go[0], go[1], reap[0], reap[1], forked[0], forked[1], samples[0], samples[1]};
     for (size_t i = 0; i < sizeof fds / sizeof *fds; i++)
         close(fds[i]);
-    assert_true(n >= 1);
-    const resmon_sample *last = &taken[n - 1];
+    assert_non_null(last);
     ASSERT_DOUBLE_EQ(first.nprocs, 2);
     ASSERT_DOUBLE_EQ(last->nprocs, 1);
     /* The root's threads alone (under TSan a forked child carries one more). */
