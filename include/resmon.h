@@ -1267,6 +1267,16 @@ RESMON_API int resmon_cgroup_version(const resmon_cgroup *cg);
  * leaf.  0 or a negative errno (-ESRCH: no such process). */
 RESMON_API int resmon_cgroup_join(const resmon_cgroup *cg, pid_t pid);
 
+/* Whether the process pid is in the leaf or in a cgroup below it (one its
+ * processes made there): 1, or 0 when it is elsewhere -- moved out by a
+ * write to another cgroup's cgroup.procs, which a process run as root may
+ * do, so that the leaf's limit no longer binds it and its figures no longer
+ * count it.  -ESRCH: no such process; -EINVAL: cg NULL or pid not above 0;
+ * another negative errno when /proc cannot say.  Reads /proc/PID/cgroup and
+ * mountinfo: for a check now and then (resmon's command asks it of what a
+ * run left running), not for every sample.  Since 0.4. */
+RESMON_API int resmon_cgroup_holds(const resmon_cgroup *cg, pid_t pid);
+
 /* Removes the leaf and frees cg: an exiting process the kernel still counts
  * is waited for up to 2 s.  Processes still running in it (orphans left
  * running) are moved to the parent cgroup first -- except from a leaf made

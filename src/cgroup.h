@@ -169,5 +169,8 @@ int rm__cgroup_leaf_cpu_dir(const char *memory_dir, int version, int root, char 
 struct resmon_cgroup;
 int rm__cgroup_leaf_create_at(struct resmon_cgroup **out, const char *proc_dir, const char *fs_prefix,
                               uint64_t memory_limit_bytes, char *err, size_t errcap);
+/* resmon_cgroup_holds for the process whose /proc directory is proc_dir,
+ * with fs_prefix before every mount point (fixtures in tests). */
+int rm__cgroup_leaf_holds_at(const struct resmon_cgroup *cg, const char *proc_dir, const char *fs_prefix);
 
 #endif

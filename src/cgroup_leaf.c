@@ -462,6 +462,33 @@ int resmon_cgroup_version(const resmon_cgroup *cg)
     return cg ? cg->version : 0;
 }
 
+int rm__cgroup_leaf_holds_at(const resmon_cgroup *cg, const char *proc_dir, const char *fs_prefix)
+{
+    if (!cg || !proc_dir)
+        return -EINVAL;
+    rm__cgroup_place place;
+    int rc = cg->version == 1 ? rm__cgroup_locate_v1(proc_dir, fs_prefix, "memory", &place)
+                              : rm__cgroup_locate(proc_dir, fs_prefix, &place);
+    if (rc == -ENOTSUP)
+        return 0; /* a v2 cgroup without the memory controller: the leaf has it */
+    if (rc < 0) {
+        struct stat st; /* gone, or /proc cannot say */
+        return stat(proc_dir, &st) < 0 && errno == ENOENT ? -ESRCH : rc;
+    }
+    size_t n = strlen(cg->dir);
+    return place.version == cg->version && strncmp(place.dir, cg->dir, n) == 0 &&
+           (place.dir[n] == '\0' || place.dir[n] == '/');
+}
+
+int resmon_cgroup_holds(const resmon_cgroup *cg, pid_t pid)
+{
+    if (pid <= 0)
+        return -EINVAL;
+    char proc_dir[32];
+    snprintf(proc_dir, sizeof proc_dir, "/proc/%d", (int)pid);
+    return rm__cgroup_leaf_holds_at(cg, proc_dir, "");
+}
+
 /* Whether the calling process has one thread: /proc/PID/task has 2 + the
  * number of threads as its link count.  0 when /proc cannot say.  One
  * stat(2): async-signal-safe.  (Only the caller could start a thread, and it

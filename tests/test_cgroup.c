@@ -1567,6 +1567,67 @@ static void real_limited_leaf_keeps_what_still_runs(void **state)
     assert_int_equal(gone, 0);
 }
 
+/* Writes pid to dir's cgroup.procs: 0 or -errno. */
+static int move_to(const char *dir, pid_t pid)
+{
+    char path[4400], text[32];
+    snprintf(path, sizeof path, "%s/cgroup.procs", dir);
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    int n = snprintf(text, sizeof text, "%d", (int)pid);
+    int rc = write(fd, text, (size_t)n) == n ? 0 : -errno;
+    close(fd);
+    return rc;
+}
+
+/* resmon_cgroup_holds: a process in the leaf, or in a cgroup made below it
+ * (the leaf's limit binds it there), is held; one moved out of it -- as a
+ * command run as root may move what it leaves running, escaping
+ * --memory-limit -- is not; one that ended is -ESRCH. */
+static void real_leaf_holds_what_is_in_it_or_below(void **state)
+{
+    (void)state;
+    resmon_cgroup *cg = NULL;
+    char err[RESMON_ERR_MAX];
+    if (resmon_cgroup_create(&cg, 0, err, sizeof err) < 0) {
+        print_message("skipped: no cgroup can be made here: %s\n", err);
+        skip();
+    }
+    char leaf[4200], below[4300], parent[4200];
+    snprintf(leaf, sizeof leaf, "%s", resmon_cgroup_path(cg));
+    snprintf(below, sizeof below, "%s/below", leaf);
+    snprintf(parent, sizeof parent, "%s", leaf);
+    *strrchr(parent, '/') = '\0'; /* the caller's own cgroup: the leaf is made in it */
+    int bad_cg = resmon_cgroup_holds(NULL, getpid()), bad_pid = resmon_cgroup_holds(cg, 0);
+    int caller = resmon_cgroup_holds(cg, getpid());
+    test_child child = test_spawn(join_and_wait, cg, 0);
+    test_child_wait_ready(&child);
+    int in_leaf = resmon_cgroup_holds(cg, child.pid);
+    int made = mkdir(below, 0755) == 0 ? 0 : -errno, in_below = -1, moved_below = -1;
+    if (made == 0 && (moved_below = move_to(below, child.pid)) == 0)
+        in_below = resmon_cgroup_holds(cg, child.pid);
+    int moved_out = move_to(parent, child.pid), outside = moved_out == 0 ? resmon_cgroup_holds(cg, child.pid) : -1;
+    test_child_go(&child);
+    int status = test_child_reap(&child, NULL);
+    int ended = resmon_cgroup_holds(cg, child.pid); /* reaped: no such process (its pid is not reused so soon) */
+    for (int i = 0; made == 0 && i < 12000 && rmdir(below) != 0 && errno == EBUSY; i++)
+        usleep(5000); /* an exited process is still charged for a moment; 60 s net */
+    int removed = resmon_cgroup_remove(cg);
+    print_message("made below %d, moved below %d, moved out %d\n", made, moved_below, moved_out);
+    assert_int_equal(bad_cg, -EINVAL);
+    assert_int_equal(bad_pid, -EINVAL);
+    assert_int_equal(caller, 0); /* it made the leaf, never joined it */
+    assert_int_equal(in_leaf, 1);
+    if (made == 0 && moved_below == 0)
+        assert_int_equal(in_below, 1);
+    if (moved_out == 0)
+        assert_int_equal(outside, 0);
+    assert_int_equal(ended, -ESRCH);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_int_equal(removed, 0);
+}
+
 /* A tree wider than WALK_EVERY_SAMPLE_MAX (tree_totals.h) in the leaf: the
  * root forks its children there, reports ready, and all end when the test
  * closes go. */
@@ -2636,6 +2697,7 @@ int main(void)
         cmocka_unit_test(real_leaf_joins_and_goes),
         cmocka_unit_test(real_leaf_join_moves_every_thread),
         cmocka_unit_test(real_limited_leaf_keeps_what_still_runs),
+        cmocka_unit_test(real_leaf_holds_what_is_in_it_or_below),
         cmocka_unit_test(real_leaf_slow_walk_delays_no_sample),
         cmocka_unit_test(real_leaf_stop_during_a_held_walk_loses_nothing),
         cmocka_unit_test(real_leaf_mark_during_a_held_walk_opens_its_phase),

@@ -851,6 +851,46 @@ class CommandCgroup(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(leaves_of(proc.pid), [])  # the next run swept the empty leaf
 
+    def test_an_orphan_moved_out_of_a_limited_leaf_is_said_unbound(self):
+        # Attack 67 F1: a command run as root that moved a process it left
+        # running out of its leaf (into the leaf's parent) had it run free of
+        # --memory-limit, unsaid.  Said now -- on stderr, in the table and as
+        # orphans_moved_out -- while one moved into a cgroup below the leaf,
+        # which the limit still binds, is not counted.
+        if os.geteuid() != 0:
+            self.skipTest("moving a process into another cgroup needs root")
+        code = inspect.getsource(own_memory_cgroup) + textwrap.dedent("""
+            import os, subprocess
+            leaf = own_memory_cgroup()
+            job = os.path.join(leaf, "job")
+            os.mkdir(job)
+            kw = dict(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            out, below = subprocess.Popen(["sleep", "300"], **kw), subprocess.Popen(["sleep", "300"], **kw)
+            for pid, where in ((out.pid, os.path.dirname(leaf)), (below.pid, job)):
+                with open(os.path.join(where, "cgroup.procs"), "w") as f:
+                    f.write(str(pid))
+            print(out.pid, below.pid, leaf, flush=True)
+            """)
+        proc = subprocess.run([RESMON, "-o", "-", "--memory-limit", "64M", "--", sys.executable, "-c", code],
+                              capture_output=True, text=True, timeout=SAFETY_NET_SEC)
+        words = [line.split() for line in proc.stdout.splitlines() if not line.startswith("{")]
+        self.assertTrue(words and len(words[0]) == 3, (proc.stdout, proc.stderr))
+        out, below, leaf = int(words[0][0]), int(words[0][1]), words[0][2]
+        self.addCleanup(self.kill_and_remove, below, os.path.join(leaf, "job"), leaf)
+        self.addCleanup(os.kill, out, signal.SIGKILL)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        summary = json.loads([line for line in proc.stdout.splitlines() if line.startswith("{")][-1])
+        self.assertEqual(summary["orphans_left"], 2)
+        self.assertEqual(summary["orphans_moved_out"], 1, proc.stderr)
+        self.assertIn(f"1 process the command left running was moved out of its cgroup (pid {out}): "
+                      "--memory-limit does not bind it", proc.stderr)
+        self.assertIn("1 process left running moved out of the run's cgroup: not bound", proc.stderr)
+        self.assertIn("stays under the memory limit", proc.stderr)  # the one below the leaf
+        # Without a limit nothing is bound, so nothing is checked or said.
+        r, plain = run_json("-q", "--", "true")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("orphans_moved_out", plain)
+
     def test_orphan_oom_killed_while_waited_for_is_reported(self):
         # --wait-orphans: the orphan allocates only after resmon has reaped
         # the command (so after the monitor's window ended) and is OOM-killed

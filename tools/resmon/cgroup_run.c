@@ -159,6 +159,15 @@ void cgroup_check_limit(const cli_options *o, const resmon_cgroup *cg, run_resul
     r->memory_limit_at_end_mb = now >= (1ULL << 62) ? INFINITY : (double)now / 1048576.0; /* v1's "none" is ~2^63 */
 }
 
+int cgroup_moved_out(const resmon_cgroup *cg, const pid_t *pids, int n, pid_t *first)
+{
+    int moved = 0;
+    for (int i = 0; i < n; i++)
+        if (resmon_cgroup_holds(cg, pids[i]) == 0 && moved++ == 0) /* < 0: ended meanwhile, or unknown */
+            *first = pids[i];
+    return moved;
+}
+
 double cgroup_oom_kills_now(const char *path)
 {
     resmon_summary s;

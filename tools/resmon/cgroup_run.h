@@ -49,6 +49,12 @@ void cgroup_done(const cli_options *o, resmon_cgroup *cg, run_result *r);
  * may raise its own limit: the run was then not bound as asked); NAN
  * otherwise. */
 void cgroup_check_limit(const cli_options *o, const resmon_cgroup *cg, run_result *r);
+/* How many of pids (what the command left running) are outside the leaf
+ * and the cgroups below it (resmon_cgroup_holds): moved out by the command,
+ * so not bound by --memory-limit nor in the leaf's figures.  The first
+ * one's pid goes to *first.  A process that ended meanwhile is not
+ * counted. */
+int cgroup_moved_out(const resmon_cgroup *cg, const pid_t *pids, int n, pid_t *first);
 /* The OOM killer's count of a cgroup now (a leaf kept by cgroup_done: what
  * the command left may be killed there after the run); NAN if unreadable. */
 double cgroup_oom_kills_now(const char *path);

@@ -457,14 +457,41 @@ static int orphans_after_signal(run_result *r)
     return count_children();
 }
 
+/* --memory-limit binds what the command leaves running only in its leaf:
+ * one the command moved into another cgroup (as root it may) runs unbound,
+ * which is said.  Checked when the command has exited, for those still
+ * running; one moved out that ended before is not seen. */
+static void check_moved_out(const resmon_cgroup *cg, int left, run_result *r)
+{
+    r->moved_out_known = 1;
+    r->orphans_moved_out = 0;
+    pid_t *pids = left > 0 ? malloc(((size_t)left + 64) * sizeof *pids) : NULL;
+    int n = pids ? list_children(pids, left + 64) : 0;
+    if (n > left + 64)
+        n = left + 64; /* more forked since: those are checked, the rest are as they were */
+    pid_t first = 0;
+    int moved = n > 0 ? cgroup_moved_out(cg, pids, n, &first) : 0;
+    free(pids);
+    if (moved <= 0)
+        return;
+    r->orphans_moved_out = moved;
+    fprintf(stderr,
+            "resmon: %d process%s the command left running %s moved out of its cgroup (%spid %d): "
+            "--memory-limit does not bind %s, nor do the cgroup's figures count %s\n",
+            moved, moved == 1 ? "" : "es", moved == 1 ? "was" : "were", moved == 1 ? "" : "the first: ", (int)first,
+            moved == 1 ? "it" : "them", moved == 1 ? "it" : "them");
+}
+
 /* After the command's exit: reaps the orphans that are done, waits for the
  * rest with --wait-orphans, and says how many are left running.  Returns
  * whether any process of the tree outlived the monitor's window (reaped
  * since, waited for, or still running). */
-static int settle_orphans(const cli_options *o, pid_t group, run_result *r)
+static int settle_orphans(const cli_options *o, const resmon_cgroup *cg, pid_t group, run_result *r)
 {
     int outlived = reap_exited_orphans(r);
     int left = count_children();
+    if (cg && o->memory_limit_bytes)
+        check_moved_out(cg, left, r);
     outlived += left != 0; /* -1, unknown: maybe */
     int cut_short = 0;
     if (left > 0 && o->wait_orphans) {
@@ -658,7 +685,7 @@ int run_command(const cli_options *o, outputs *out, run_result *r)
         fprintf(stderr, "resmon: cannot read the command's exit status: %s\n", strerror(-rc));
         goto done;
     }
-    if (settle_orphans(o, child, r) && cg) /* what they did in the leaf since the window's end */
+    if (settle_orphans(o, cg, child, r) && cg) /* what they did in the leaf since the window's end */
         cgroup_read_to_end(cg, r);
     if (o->wait_orphans)
         r->wall_sec = clock_monotonic_sec() - start;

@@ -27,6 +27,8 @@ typedef struct run_result {
     int interrupted;           /* resmon got SIGINT/SIGTERM/SIGHUP/SIGQUIT */
     int orphans_left;          /* adopted descendants still running at the end */
     int orphans_unsaid;        /* they were not said (leftovers_said_after): the caller says them */
+    int moved_out_known;       /* --memory-limit with a leaf: what the command left was checked ... */
+    int orphans_moved_out;     /* ... and this many of them ran outside the leaf (moved out: unbound) */
     resmon_gpu *gpu;           /* the GPU profiler, NULL without */
     char cgroup_note[RESMON_ERR_MAX]; /* why no cgroup was made for COMMAND; "" when one was, or not asked */
     double memory_limit_at_end_mb; /* --memory-limit: the leaf's limit at the end where the run changed it; else NAN */

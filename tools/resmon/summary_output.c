@@ -137,6 +137,9 @@ static void print_cgroup_peak(FILE *out, const cli_options *o, const run_result 
                 snprintf(now, sizeof now, "%.1f MiB", r->memory_limit_at_end_mb);
             fprintf(out, "%35s(changed during the run, to %s: the run was not bound as asked)\n", "", now);
         }
+        if (o->memory_limit_bytes && r->orphans_moved_out > 0)
+            fprintf(out, "%35s(%d process%s left running moved out of the run's cgroup: not bound)\n", "",
+                    r->orphans_moved_out, r->orphans_moved_out == 1 ? "" : "es");
         if (s->cgroup_oom_kills > 0)
             fprintf(out, "  %-16s %10.0f      process%s killed by the kernel's OOM killer%s\n", "OOM kills",
                     s->cgroup_oom_kills, s->cgroup_oom_kills == 1 ? "" : "es",
@@ -245,6 +248,8 @@ int summary_write_json(FILE *out, const cli_options *o, const run_result *r)
         fputs(", \"memory_limit_at_end_mb\": null", out);
     else if (o->memory_limit_bytes && !isnan(r->memory_limit_at_end_mb))
         put_number(out, "memory_limit_at_end_mb", r->memory_limit_at_end_mb);
+    if (o->memory_limit_bytes && r->moved_out_known) /* left running outside the limit's leaf */
+        fprintf(out, ", \"orphans_moved_out\": %d", r->orphans_moved_out);
     /* The command itself, or one of its tree -- in a leaf of the run's own:
      * a given cgroup's kills (--cgroup PATH COMMAND) may be any of its
      * processes', the command's or not. */
