@@ -86,14 +86,14 @@ def test_compare_runs_resmon_compare_in_process_and_leaves_the_process_as_it_was
     # call must not resume in the freed argv (glibc is reset with optind 0).
     status, out, err = _resmon.compare(["-xh", str(base), str(base)])
     assert (status, out) == (125, "") and err.startswith("resmon compare: unknown option"), err
-    status, out, err = _resmon.compare(["--max-increase=rss_growth_mb=10%,1", str(base), str(base)])
+    status, out, err = _resmon.compare(["--max-increase=rss_growth_mb=10%,1", str(base), _twin(base)])
     assert (status, err) == (0, ""), err
     assert "1 limit hold" in out
     status, out, _ = _resmon.compare(["--help"])
     assert status == 0 and out.startswith("usage: resmon compare")
     # The check marks are the caller's to choose, from the stream the text
     # goes to, never from the locale (which the engine leaves alone).
-    limit = ["--max-increase=rss_growth_mb=10%,1", str(base), str(base)]
+    limit = ["--max-increase=rss_growth_mb=10%,1", str(base), _twin(base)]
     assert _resmon.compare(limit)[1].startswith("\u2713 1 limit holds")
     assert _resmon.compare(limit, utf8=False)[1].startswith("ok: 1 limit holds")
     assert locale.setlocale(locale.LC_CTYPE) == ctype
@@ -125,6 +125,7 @@ def test_compare_runs_without_the_gil_and_a_signal_handler_stops_it(tmp_path):
         raise Stop
 
     go = threading.Event()
+    big_twin = _twin(big)
     sender = threading.Thread(target=lambda: go.wait() and os.kill(os.getpid(), signal.SIGUSR1))
     previous = signal.signal(signal.SIGUSR1, handler)
     result = None
@@ -132,7 +133,7 @@ def test_compare_runs_without_the_gil_and_a_signal_handler_stops_it(tmp_path):
         sender.start()
         with pytest.raises(Stop):
             go.set()
-            result = _resmon.compare(["--", str(big), str(big)])
+            result = _resmon.compare(["--", str(big), big_twin])
     finally:
         sender.join()
         signal.signal(signal.SIGUSR1, previous)
@@ -140,8 +141,20 @@ def test_compare_runs_without_the_gil_and_a_signal_handler_stops_it(tmp_path):
     # The engine is whole after it: the next call judges as before.
     small = tmp_path / "small.json"
     small.write_text(json.dumps({"resmon_version": "0.4.0", "tests": {"t.py::test_x": record}}))
-    status, out, err = _resmon.compare(["--max-increase=rss_growth_mb=10%,1", str(small), str(small)])
+    status, out, err = _resmon.compare(["--max-increase=rss_growth_mb=10%,1", str(small), _twin(small)])
     assert (status, err) == (0, "") and "1 limit holds" in out, err
+
+
+def _twin(path):
+    """Another run of the same figures beside path (compare refuses one run on
+    both sides): the same tests, its own file and bytes."""
+    import pathlib
+    path = pathlib.Path(path)
+    doc = json.loads(path.read_text())
+    doc["created"] = "the twin"
+    twin = path.with_name(path.stem + "-twin.json")
+    twin.write_text(json.dumps(doc))
+    return str(twin)
 
 
 def _big_report(path, tests=20000):
@@ -175,10 +188,11 @@ def test_a_signal_stops_a_compare_waiting_for_another_threads(tmp_path):
     import time
 
     big, small = _big_report(tmp_path / "big.json", 20000), _small_report(tmp_path / "small.json")
+    big_twin, small_twin = _twin(big), _twin(small)
     ended = {}
 
     def compare_big():
-        _resmon.compare(["--", big, big])
+        _resmon.compare(["--", big, big_twin])
         ended["big"] = time.monotonic()
 
     class Stop(Exception):
@@ -205,7 +219,7 @@ def test_a_signal_stops_a_compare_waiting_for_another_threads(tmp_path):
         sender = threading.Thread(target=send)
         sender.start()
         with pytest.raises(Stop):
-            _resmon.compare(["--max-increase=rss_growth_mb=10%,1", small, small])
+            _resmon.compare(["--max-increase=rss_growth_mb=10%,1", small, small_twin])
             time.sleep(SAFETY_SEC)  # the call returned before the signal: its handler raises here
         stopped = time.monotonic()
         sender.join()
@@ -214,7 +228,7 @@ def test_a_signal_stops_a_compare_waiting_for_another_threads(tmp_path):
         signal.signal(signal.SIGUSR1, previous)
     waited, rest = stopped - sent["at"], ended["big"] - sent["at"]
     assert waited < rest / 2, f"stopped {waited:.3f} s after the signal; the other compare ended {rest:.3f} s after it"
-    status, out, err = _resmon.compare(["--max-increase=rss_growth_mb=10%,1", small, small])
+    status, out, err = _resmon.compare(["--max-increase=rss_growth_mb=10%,1", small, small_twin])
     assert (status, err) == (0, "") and "1 limit holds" in out, err
 
 
@@ -229,13 +243,14 @@ def test_a_compare_from_a_signal_handler_during_a_compare_is_refused_not_hung(tm
     import textwrap
 
     big, small = _big_report(tmp_path / "big.json", 20000), _small_report(tmp_path / "small.json")
+    big_twin, small_twin = _twin(big), _twin(small)
     code = textwrap.dedent(f"""
         import os, signal, threading
         from resmon import _resmon
         nested, done = [], threading.Event()
         def handler(signum, frame):
             try:
-                _resmon.compare([{str(small)!r}, {str(small)!r}])
+                _resmon.compare([{small!r}, {small_twin!r}])
             except RuntimeError as e:
                 nested.append(str(e))
         signal.signal(signal.SIGUSR1, handler)
@@ -245,7 +260,7 @@ def test_a_compare_from_a_signal_handler_during_a_compare_is_refused_not_hung(tm
         sender = threading.Thread(target=send)
         sender.start()
         try:
-            status, out, err = _resmon.compare(["--", {str(big)!r}, {str(big)!r}])
+            status, out, err = _resmon.compare(["--", {big!r}, {big_twin!r}])
         finally:
             done.set()
             sender.join()
@@ -268,11 +283,12 @@ def test_a_child_forked_while_another_thread_compares_can_compare(tmp_path):
     import threading
 
     big, small = _big_report(tmp_path / "big.json", 5000), _small_report(tmp_path / "small.json")
+    big_twin, small_twin = _twin(big), _twin(small)
     started = threading.Event()
 
     def compare_big():
         started.set()
-        _resmon.compare(["--", big, big])
+        _resmon.compare(["--", big, big_twin])
 
     thread = threading.Thread(target=compare_big)
     thread.start()
@@ -284,7 +300,7 @@ def test_a_child_forked_while_another_thread_compares_can_compare(tmp_path):
             pid = os.fork()
             if pid == 0:
                 os.close(r)
-                status, _, _ = _resmon.compare(["--max-increase=rss_growth_mb=10%,1", small, small])
+                status, _, _ = _resmon.compare(["--max-increase=rss_growth_mb=10%,1", small, small_twin])
                 os.write(w, b"ok" if status == 0 else b"bad")
                 os._exit(0)
             os.close(w)

@@ -1715,11 +1715,13 @@ def test_a_bad_compare_limit_is_a_usage_error_in_resmon_compares_words(tmp_path)
     from resmon.pytest_plugin import _in_pytest_words
     (tmp_path / "base.json").write_text(json.dumps({"resmon_version": "0.4.0",
                                                     "tests": {"t.py::test_x": {"rss_growth_mb": 1.0}}}))
-    base = str(tmp_path / "base.json")
+    (tmp_path / "new.json").write_text(json.dumps({"resmon_version": "0.4.0", "created": "another run",
+                                                   "tests": {"t.py::test_x": {"rss_growth_mb": 1.0}}}))
+    base, new = str(tmp_path / "base.json"), str(tmp_path / "new.json")
     for limit in ("rss_growth_mb=ten%", "rss_growth_mb=-5%,1", "rss_growth_mb", "no_such_key=10%",
                   "exit_status=1"):
         # What `resmon compare --max-increase LIMIT` says, from the same engine.
-        status, _, words = _resmon.compare(["--max-increase", limit, base, base])
+        status, _, words = _resmon.compare(["--max-increase", limit, base, new])
         assert status == 125 and words.startswith("resmon compare: --max-increase "), words
         # ... in the plugin's words: its option, never a command it lacks
         words = _in_pytest_words(words, "/nonexistent/this-session.json")

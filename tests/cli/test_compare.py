@@ -6,8 +6,10 @@ holding a known amount of memory; repeated runs and noise use written
 summaries, whose figures the test chooses.
 Environment: RESMON (the command), WORKLOAD.
 """
+import itertools
 import json
 import os
+import shutil
 import random
 import stat
 import subprocess
@@ -18,10 +20,17 @@ import unittest
 from helpers import RESMON, SAFETY_NET_SEC, SANITIZED, WORKLOAD, resmon
 
 
+RUNS_MADE = itertools.count()
+
+
 def summary(**figures):
     """A summary as resmon_summary_to_json writes its required keys, with figures over them; a
-    command's (figures name its command) says whether it was interrupted, as the command's does."""
-    base = {"peak_rss_mb": 10.0, "mean_rss_mb": 5.0, "peak_gpu_mem_mb": None, "mean_gpu_util": None,
+    command's (figures name its command) says whether it was interrupted, as the command's does.
+    Each is a run of its own, as real runs are: its start time differs from every other's (compare
+    refuses a copy of one run counted as two)."""
+    n = next(RUNS_MADE)
+    base = {"start_time": f"2026-12-06T{n // 3600000 % 24:02d}:{n // 60000 % 60:02d}:{n // 1000 % 60:02d}.{n % 1000:03d}Z",
+            "peak_rss_mb": 10.0, "mean_rss_mb": 5.0, "peak_gpu_mem_mb": None, "mean_gpu_util": None,
             "memory_growth_mb": 0.0, "num_samples": 10, "duration_sec": 1.0}
     if "command" in figures:
         base["interrupted"] = False
@@ -45,6 +54,27 @@ class Tmp(unittest.TestCase):
         with open(path, "w") as f:
             f.write(content if isinstance(content, str) else json.dumps(content))
         return path
+
+    def twin(self, path):
+        """A copy of the run at path as another run of the same figures
+        would be: its own file, its bytes not the same (compare refuses one
+        run met twice).  In a directory of its own, not a run of path's."""
+        with open(path) as f:
+            doc = json.load(f)
+        doc["created" if "tests" in doc else "start_time"] = f"twin {next(RUNS_MADE)}"
+        return self.write(os.path.join(f"twins-{next(RUNS_MADE)}", os.path.basename(path)), doc)
+
+    def twin_dir(self, directory):
+        """twin() of every run of a directory, in a directory of their own."""
+        twins = None
+        for name in sorted(os.listdir(directory)):
+            if name.endswith(".json"):
+                made = self.twin(os.path.join(directory, name))
+                if twins is None:
+                    twins = os.path.dirname(made)
+                else:
+                    os.rename(made, os.path.join(twins, name))
+        return twins
 
     def compare_json(self, *args):
         r = resmon("compare", "--format", "json", *args)
@@ -387,7 +417,7 @@ class PytestReports(Tmp):
         # words, not "not a numeric key".
         e = self.write("e.json", {"resmon_version": "0.4.0", "tests": {
             "t.py::test_a": {"rss_growth_mb": 0.3, "cpu_sec": 0.1, "unjudged": ["cpu_sec"]}}})
-        r = resmon("compare", "--max-increase", "cpu_sec=20%", e, e)
+        r = resmon("compare", "--max-increase", "cpu_sec=20%", e, self.twin(e))
         self.assertEqual(r.returncode, 125, r.stdout + r.stderr)
         self.assertIn("cpu_sec is left unjudged wherever both sides hold it", r.stderr)
         # Without the list the same figures fail.
@@ -679,7 +709,8 @@ class PytestReports(Tmp):
                 tests[f"t.py::test_{t}"] = {k: 10.0 + t + jitter for k in keys}
                 if grow and t in (17, 42, 300):
                     tests[f"t.py::test_{t}"]["rss_growth_mb"] *= 3
-            return self.write(f"{side}/{run}.json", {"resmon_version": "0.3.0", "tests": tests})
+            return self.write(f"{side}/{run}.json", {"resmon_version": "0.3.0", "created": f"{side} {run}",
+                                                     "tests": tests})
         # Ten runs a side: with 500 keys a limit judges, five could not tell
         # three changed keys from noise (test_noise_in_many_keys_...).
         for run in range(10):
@@ -797,7 +828,7 @@ class Verdicts(Tmp):
         self.assertEqual(r.stdout, "")
         r = resmon("compare", "--allow-different-commands", a, b)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertEqual(resmon("compare", a, a).returncode, 0)
+        self.assertEqual(resmon("compare", a, self.twin(a)).returncode, 0)
         # the runs of one side, too
         self.write("runs/1.json", summary(command=["./bench"], exit_status=0))
         self.write("runs/2.json", summary(command=["./bench", "--fast"], exit_status=0))
@@ -823,7 +854,7 @@ class Verdicts(Tmp):
             self.assertEqual(r.stderr, f"resmon compare: {words}: their figures cover different things; "
                                        "--allow-different-commands compares them anyway\n")
             self.assertEqual(resmon("compare", "--allow-different-commands", base, new).returncode, 0)
-        self.assertEqual(resmon("compare", attached, attached).returncode, 0)
+        self.assertEqual(resmon("compare", attached, self.twin(attached)).returncode, 0)
         # a command run in a cgroup it was given: its cgroup figures are that cgroup's (a service's, the
         # root's), not the command's own leaf's (stop 54's second attack)
         given = self.write("given.json", summary(command=["./server"], exit_status=0,
@@ -831,7 +862,7 @@ class Verdicts(Tmp):
         r = resmon("compare", ran, given)
         self.assertEqual(r.returncode, 125, r.stderr)
         self.assertIn("BASE ran a command and NEW ran a command in a cgroup it was given (--cgroup)", r.stderr)
-        self.assertEqual(resmon("compare", given, given).returncode, 0)
+        self.assertEqual(resmon("compare", given, self.twin(given)).returncode, 0)
         # one side's runs, too
         self.write("runs/1.json", summary(command=["./server"], exit_status=0))
         self.write("runs/2.json", summary(pid=4242, exit_status=None, interrupted=False))
@@ -842,7 +873,7 @@ class Verdicts(Tmp):
     def test_exit_statuses_that_differ_fail(self):
         a = self.write("a.json", summary(exit_status=0))
         b = self.write("b.json", summary(exit_status=1))
-        r = resmon("compare", b, b)  # NEW failed
+        r = resmon("compare", b, self.twin(b))  # NEW failed
         self.assertEqual(r.returncode, 1)
         r = resmon("compare", b, a)  # BASE failed, NEW did not
         self.assertEqual(r.returncode, 1)
@@ -1037,7 +1068,7 @@ class Verdicts(Tmp):
             self.assertNotIn("\u2713", r.stdout)
             self.assertIn("\u2717 **a run failed (below)", r.stdout.splitlines()[0])
             self.assertIn("**NEW run failed: ", r.stdout)
-        r = resmon("compare", "--max-increase", "peak_rss_mb=10%", a, a, env=env)
+        r = resmon("compare", "--max-increase", "peak_rss_mb=10%", a, self.twin(a), env=env)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertTrue(r.stdout.startswith("\u2713 1 limit holds\n"), r.stdout)
 
@@ -1208,10 +1239,10 @@ class BadUsage(Tmp):
         return r
 
     def test_an_unknown_key_is_an_error_not_a_pass(self):
-        self.assertUsage(["--max-increase", "peak_rss=10%", self.good, self.good],
+        self.assertUsage(["--max-increase", "peak_rss=10%", self.good, self.twin(self.good)],
                          "--max-increase peak_rss=10%: peak_rss is not a numeric key of both BASE and NEW")
         # Known to resmon, but not measured in these summaries.
-        self.assertUsage(["--max-increase", "peak_gpu_mem_mb=10%", self.good, self.good], "peak_gpu_mem_mb is not")
+        self.assertUsage(["--max-increase", "peak_gpu_mem_mb=10%", self.good, self.twin(self.good)], "peak_gpu_mem_mb is not")
 
     def test_facts_of_the_run_are_rows_but_never_gated_on(self):
         # marks_dropped counts refused marks, not a cost; exit_status,
@@ -1284,7 +1315,7 @@ class BadUsage(Tmp):
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         self.assertIn("(5 of NEW's 5 runs, 1 of BASE's 5)", r.stderr)
         # As often on both sides: compared as before.
-        r = resmon("compare", "--max-increase", "cpu_sec=10%", new_dir, new_dir)
+        r = resmon("compare", "--max-increase", "cpu_sec=10%", new_dir, self.twin_dir(new_dir))
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         # The same per test of pytest reports: one BASE report of five named work left running.
         left = {"left_running": ["process 7 (python3)"]}
@@ -1314,6 +1345,33 @@ class BadUsage(Tmp):
             self.assertEqual(r.stderr, f"resmon compare: {real}: the same file as {link} (a link): one run counted "
                                        "twice would pass for two measurements\n")  # in the order read: sorted
 
+    def test_a_copy_of_a_run_or_a_run_on_both_sides_is_refused(self):
+        # Attack 70: a directory of one run and four copies of it was "5
+        # runs" (p 0.004, "regression"), and BASE and NEW naming one file or
+        # directory -- or sharing a run -- passed every gate on nothing.
+        for i in range(5):
+            self.write(f"cb/{i}.json", summary(cpu_sec=1.0 + i / 100))
+        one = self.write("cn/0.json", summary(cpu_sec=3.0))
+        for i in range(1, 5):
+            shutil.copyfile(one, self.path("cn", f"{i}.json"))
+        r = resmon("compare", "--max-increase", "cpu_sec=5%", self.path("cb"), self.path("cn"))
+        self.assertEqual(r.returncode, 125, r.stdout + r.stderr)
+        self.assertEqual(r.stderr, f"resmon compare: {self.path('cn', '1.json')}: the same run as {one} (a copy): one "
+                                   "run counted twice would pass for two measurements\n")
+        base_dir, base_run = self.path("cb"), self.path("cb", "0.json")
+        os.symlink(base_dir, self.path("cb-link"))
+        os.mkdir(self.path("shares"))
+        shutil.copyfile(base_run, self.path("shares", "copy.json"))
+        for base, new, what in ((base_run, base_run, "file"), (base_dir, base_dir, "file"),
+                                (base_dir, self.path("cb-link"), "file"),
+                                (base_dir, self.path("shares"), "run (a copy)")):
+            with self.subTest(base=base, new=new):
+                r = resmon("compare", "--max-increase", "cpu_sec=1%", base, new)
+                self.assertEqual(r.returncode, 125, r.stdout + r.stderr)
+                self.assertIn(f": the same {what} as {base_run}, on the other side: a run compared with itself "
+                              "holds every gate\n", r.stderr)
+                self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+
     def test_a_repeat_whose_leftover_the_oom_killer_struck_fails_the_gate(self):
         # Review 67 R4: a leftover OOM-killed while --repeat waited for it
         # is in the file's oom_killed_runs, after its run's summary was
@@ -1330,7 +1388,7 @@ class BadUsage(Tmp):
             r = resmon("compare", base, new)
             self.assertEqual(r.returncode, 1, (struck, r.stdout + r.stderr))
             self.assertIn(f"{new} had {why} (oom_killed_runs)", r.stderr)
-        r = resmon("compare", base, base)
+        r = resmon("compare", base, self.twin(base))
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
 
     def test_a_count_of_how_a_run_ended_that_is_not_one_fails_the_gate(self):
@@ -1407,7 +1465,7 @@ class BadUsage(Tmp):
                     _, report = self.compare_json(base, new)
                     self.assertIn(f"{side} run failed", report["run_failed"])
                     self.assertFalse(report["passed"])
-        r = resmon("compare", "--max-increase", "cpu_sec=10%", ok, ok)
+        r = resmon("compare", "--max-increase", "cpu_sec=10%", ok, self.twin(ok))
         self.assertEqual(r.returncode, 0, r.stderr)
         # A --pid or --cgroup run has no command and no status to know: null passes.
         attached = self.write("attached.json", summary(exit_status=None, pid=123, cpu_sec=1.0))
@@ -1416,14 +1474,14 @@ class BadUsage(Tmp):
         # ... nor a run of its own: a --cgroup run's kills are the cgroup's, whoever's.
         watched = self.write("watched.json", summary(exit_status=None, cgroup_path="/sys/fs/cgroup/x",
                                                      cgroup_oom_kills=3, cpu_sec=1.0))
-        r = resmon("compare", watched, watched)
+        r = resmon("compare", watched, self.twin(watched))
         self.assertEqual(r.returncode, 0, r.stderr)
         # A command run in a given cgroup (--cgroup PATH COMMAND): its count is
         # the cgroup's, whoever's (and was of its whole life before 0.4.0's
         # last fixes: stop 56's last attack, every later run failed).
         service = self.write("service.json", summary(exit_status=0, cgroup_path="/sys/fs/cgroup/x",
                                                      cgroup_oom_kills=1, cpu_sec=1.0, command=["true"]))
-        r = resmon("compare", service, service)
+        r = resmon("compare", service, self.twin(service))
         self.assertEqual(r.returncode, 0, r.stderr)
         # ... also as summaries written before wrote it: with an oom_killed
         # taken from that count (the final attack: an old baseline failed).
@@ -1495,7 +1553,8 @@ class BadUsage(Tmp):
         one = self.write("one.json", summary(cpu_sec=1.0))
         for base, new, limit, status in ((huge, larger, "cpu_sec=10%", 1), (huge, larger, "cpu_sec=100%", 0),
                                          (larger, below, "cpu_sec=10%", 1), (larger, below, "cpu_sec=1", 1),
-                                         (tiny, one, "cpu_sec=10%", 1), (huge, huge, "cpu_sec=0%", 0)):
+                                         (tiny, one, "cpu_sec=10%", 1),
+                                         (huge, self.twin(huge), "cpu_sec=0%", 0)):
             with self.subTest(base=base, new=new, limit=limit):
                 r = resmon("compare", "--max-increase", limit, base, new)
                 self.assertEqual(r.returncode, status, r.stdout + r.stderr)
@@ -1507,7 +1566,7 @@ class BadUsage(Tmp):
         # Medians of two runs near DBL_MAX: halves added, never +inf.
         self.write("runs/a.json", summary(cpu_sec=1.7e308))
         self.write("runs/b.json", summary(cpu_sec=1.7e308))
-        r, report = self.compare_json(self.path("runs"), self.path("runs"))
+        r, report = self.compare_json(self.path("runs"), self.twin_dir(self.path("runs")))
         self.assertEqual(report["metrics"]["cpu_sec"]["base"], 1.7e308)
 
     def test_malformed_limits(self):
@@ -1554,7 +1613,7 @@ class BadUsage(Tmp):
         self.assertUsage(["/dev/zero", self.good], "/dev/zero: a character device, not a regular file")
 
     def test_standard_input_may_be_a_pipe(self):
-        with open(self.good) as f:
+        with open(self.twin(self.good)) as f:
             text = f.read()
         r = subprocess.run([RESMON, "compare", self.good, "-"], input=text, capture_output=True, text=True,
                            timeout=SAFETY_NET_SEC)
@@ -1619,7 +1678,7 @@ class BadUsage(Tmp):
             tests = {f"t{i}.py::test{j}": {f"k{k}": 1.0 for k in range(10)} for j in range(250)}
             self.write(f"shards/{i:04d}.json", {"resmon_version": "0.4.0", "tests": tests})
         child = subprocess.Popen([RESMON, "compare", "--format", "json", self.path("shards"),
-                                  self.path("shards/0000.json")], stdout=subprocess.DEVNULL)
+                                  self.twin(self.path("shards/0000.json"))], stdout=subprocess.DEVNULL)
         _, status, usage = os.wait4(child.pid, 0)  # its peak RSS: the kernel's
         child.returncode = os.waitstatus_to_exitcode(status)
         self.assertEqual(os.waitstatus_to_exitcode(status), 0)
@@ -1660,7 +1719,7 @@ class BadUsage(Tmp):
         self.assertTrue(r.stderr.endswith("): install it\n"), r.stderr)
         r = resmon("compare", "--help", env=env)  # the help needs no JSON parser
         self.assertEqual((r.returncode, r.stderr), (0, ""))
-        r = resmon("compare", base, base)
+        r = resmon("compare", base, self.twin(base))
         self.assertEqual(r.returncode, 0, r.stderr)
 
     def test_help_is_on_stdout(self):
@@ -1680,7 +1739,7 @@ class BadUsage(Tmp):
         if not os.path.exists("/dev/full"):
             self.skipTest("no /dev/full")
         with open("/dev/full", "w") as full:
-            r = subprocess.run([RESMON, "compare", self.good, self.good], stdout=full, stderr=subprocess.PIPE,
+            r = subprocess.run([RESMON, "compare", self.good, self.twin(self.good)], stdout=full, stderr=subprocess.PIPE,
                                text=True, timeout=SAFETY_NET_SEC)
         self.assertEqual(r.returncode, 125)
         self.assertIn("standard output cannot be written: No space left on device", r.stderr)

@@ -475,8 +475,13 @@ class StuckOutputs(unittest.TestCase):
         r = subprocess.run([RESMON, "-q", "-o", summary, "-s", samples, "--", "true"], stdin=subprocess.DEVNULL,
                            capture_output=True, text=True, timeout=SAFETY_NET_SEC, env=self.env)
         self.assertEqual(r.returncode, 0, r.stderr)
-        return [("compare", summary, summary), ("compare", "--format", "json", summary, summary),
-                ("compare", "--format", "markdown", summary, summary),
+        with open(summary) as f:  # another run of the same (compare refuses one run on both sides)
+            doc = json.load(f)
+        other = self.path("b.json")
+        with open(other, "w") as f:
+            json.dump(dict(doc, start_time="another run"), f)
+        return [("compare", summary, other), ("compare", "--format", "json", summary, other),
+                ("compare", "--format", "markdown", summary, other),
                 ("plot", samples, "-o", "-"), ("-q", "-o", "-", "--", "true"),
                 ("-q", "--repeat", "2", "-o", "-", "--", "true")]
 
@@ -587,14 +592,14 @@ class StuckOutputs(unittest.TestCase):
                 return subprocess.run([RESMON, *args], stdin=subprocess.DEVNULL, stdout=full, stderr=subprocess.PIPE,
                                       text=True, timeout=SAFETY_NET_SEC, env=self.env)
 
-        def summary(pad):
-            name = self.path(f"pad{pad}.json")
+        def summary(pad, side):
+            name = self.path(f"pad{pad}-{side}.json")
             with open(name, "w") as f:
-                json.dump({"peak_rss_mb": 3.0, "num_samples": 4, "p" + "x" * pad: 2.0}, f)
+                json.dump({"start_time": side, "peak_rss_mb": 3.0, "num_samples": 4, "p" + "x" * pad: 2.0}, f)
             return name
 
         def compare_args(pad):
-            return ["compare", "--all", "--format", "json", summary(pad), summary(pad)]
+            return ["compare", "--all", "--format", "json", summary(pad, "base"), summary(pad, "new")]
 
         def run_args(pad):
             return ["-q", "-o", "-", "--", "true", "x" * pad]

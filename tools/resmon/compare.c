@@ -109,8 +109,26 @@ typedef struct metric {
     size_t last_run; /* the last run that gave it a value, plus 1 */
 } metric;
 
+/* A run read, on either side: one met again -- a link to it, a copy of it,
+ * or BASE's own run among NEW's -- is one measurement counted twice, and a
+ * run compared with itself holds every gate. */
+typedef struct run_seen {
+    dev_t dev;
+    ino_t ino;          /* 0: none stat could name (standard input) */
+    uint64_t hash;      /* FNV-1a of its bytes ... */
+    size_t length;      /* ... and how many */
+    const void *side;   /* the side that read it */
+    char *path;
+} run_seen;
+
+typedef struct runs_seen {
+    run_seen *at;
+    size_t count, cap;
+} runs_seen;
+
 typedef struct side {
     const char *path;
+    runs_seen *seen; /* every run read so far, both sides' */
     size_t runs;
     metric *metrics;
     size_t metric_count, metric_cap;
@@ -781,6 +799,60 @@ static size_t next_chunk(void *buffer, size_t cap, void *data)
     return n;
 }
 
+/* Whether the run of path (its bytes: text, length) was read before, by
+ * either side: the same file (a link, or the same name twice) or the same
+ * bytes (a copy: two real runs never agree on their start time, pid and
+ * clocks).  Records it when not.  Returns 0, or prints one line and returns
+ * EXIT_USAGE. */
+static int run_met_before(side *s, const char *path, const char *text, size_t length)
+{
+    runs_seen *seen = s->seen;
+    if (!seen)
+        return 0;
+    run_seen now = {.length = length, .side = s, .hash = 14695981039346656037ULL};
+    for (size_t i = 0; i < length; i++)
+        now.hash = (now.hash ^ (unsigned char)text[i]) * 1099511628211ULL;
+    struct stat st;
+    if (strcmp(path, "-") != 0 && stat(path, &st) == 0) {
+        now.dev = st.st_dev;
+        now.ino = st.st_ino;
+    }
+    for (size_t j = 0; j < seen->count; j++) {
+        const run_seen *was = &seen->at[j];
+        int same_file = now.ino && was->ino == now.ino && was->dev == now.dev;
+        if (!same_file && (was->hash != now.hash || was->length != now.length))
+            continue;
+        char why[PATH_MAX + 200];
+        if (was->side != s)
+            snprintf(why, sizeof why, ": the same %s as %s, on the other side: a run compared with itself holds "
+                                      "every gate", same_file ? "file" : "run (a copy)", was->path);
+        else
+            snprintf(why, sizeof why, ": the same %s as %s (%s): one run counted twice would pass for two "
+                                      "measurements", same_file ? "file" : "run", was->path,
+                     same_file ? "a link" : "a copy");
+        return compare_error(path, why);
+    }
+    if (seen->count == seen->cap) {
+        size_t cap = seen->cap ? 2 * seen->cap : 16;
+        run_seen *grown = budget_grow(seen->at, seen->count * sizeof *grown, cap * sizeof *grown);
+        if (!grown)
+            return out_of_memory(path);
+        seen->at = grown;
+        seen->cap = cap;
+    }
+    if (!(now.path = budget_printf("%s", path)))
+        return out_of_memory(path);
+    seen->at[seen->count++] = now;
+    return 0;
+}
+
+static void runs_seen_free(runs_seen *seen)
+{
+    for (size_t i = 0; i < seen->count; i++)
+        budget_free(seen->at[i].path);
+    budget_free(seen->at);
+}
+
 /* Reads one file as run number run of s (a --repeat file: every run of s,
  * unless in_directory).  Returns 0, or prints one line and returns
  * EXIT_USAGE. */
@@ -791,6 +863,10 @@ static int side_read_file(side *s, const char *path, size_t run, int in_director
     int text_rc = input_text(path, &text, &length);
     if (text_rc != 0)
         return text_rc;
+    if ((text_rc = run_met_before(s, path, text, length)) != 0) {
+        free(text);
+        return text_rc;
+    }
     json_error_t err;
     input_chunks chunks = {text, length, 0};
     json_t *root = jansson.load_callback(next_chunk, &chunks, JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, &err);
@@ -941,33 +1017,6 @@ static void free_paths(char **paths, size_t count)
     budget_free(paths);
 }
 
-/* A directory's runs named twice (a symbolic or hard link to another of
- * its files): one measurement counted as five made a significant change of
- * one run (attack 67 F11).  Returns 0, or prints one line and returns
- * EXIT_USAGE.  (Files that cannot be stat'ed are left to their read.) */
-static int same_file_twice(char **paths, size_t count)
-{
-    struct stat *seen = budget_grow(NULL, 0, (count ? count : 1) * sizeof *seen);
-    if (!seen)
-        return out_of_memory(paths[0]);
-    int rc = 0;
-    for (size_t i = 0; i < count && rc == 0; i++) {
-        if (stat(paths[i], &seen[i]) < 0) {
-            seen[i].st_ino = 0; /* matches none: inode 0 is never a file's */
-            continue;
-        }
-        for (size_t j = 0; j < i && rc == 0; j++)
-            if (seen[j].st_ino && seen[j].st_dev == seen[i].st_dev && seen[j].st_ino == seen[i].st_ino) {
-                char why[PATH_MAX + 160];
-                snprintf(why, sizeof why, ": the same file as %s (a link): one run counted twice would pass for "
-                                          "two measurements", paths[j]);
-                rc = compare_error(paths[i], why);
-            }
-    }
-    budget_free(seen);
-    return rc;
-}
-
 /* Reads BASE or NEW: a file, or a directory of runs.  Returns 0, or prints
  * one line and returns EXIT_USAGE. */
 static int side_read(side *s, const char *path)
@@ -1007,7 +1056,7 @@ static int side_read(side *s, const char *path)
         free_paths(paths, count);
         return out_of_memory(path);
     }
-    int rc = same_file_twice(paths, count);
+    int rc = 0;
     for (size_t i = 0; i < count && rc == 0; i++) {
         s->run_names[i] = paths[i];
         paths[i] = NULL; /* the side's now */
@@ -2508,7 +2557,8 @@ static int compare_streams(int argc, char **argv, FILE *out, FILE *err, const co
         compare_options_free(&o);
         return rc;
     }
-    side base = {0}, next = {0};
+    runs_seen seen = {0};
+    side base = {.seen = &seen}, next = {.seen = &seen};
     row *rows = NULL;
     size_t count = 0;
     char why[512], *failure = NULL;
@@ -2587,6 +2637,7 @@ static int compare_streams(int argc, char **argv, FILE *out, FILE *err, const co
     budget_free(rows);
     side_free(&base);
     side_free(&next);
+    runs_seen_free(&seen);
     compare_options_free(&o);
     return rc;
 }
