@@ -462,6 +462,29 @@ class CommandCgroup(unittest.TestCase):
         self.assertEqual(len([w for w in doc["warnings"] if "killed by the OOM killer" in w]), 2, doc["warnings"])
         self.assertIn(": all exited with status 0; 2 had a process killed by the OOM killer\n", r.stderr)
 
+    def test_a_repeat_removes_each_runs_leaf_once_it_ended_what_the_run_left(self):
+        # Attack 70: --repeat --memory-limit kept every run's leaf for what
+        # the run left running (the limit binds it) and, once the repeat had
+        # ended that before the next run, left it there, empty, for a later
+        # resmon: --repeat 10000 left 10000 memory cgroups.  Each goes once
+        # the repeat ended what it held; only the last run's stays, for what
+        # still runs in it.
+        proc = subprocess.Popen([RESMON, "-q", "--repeat", "3", "--memory-limit", "64M", "-o", os.devnull, "--",
+                                 "sh", "-c", "sleep 300 >/dev/null 2>&1 & exit 0"], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True)
+        _, err = proc.communicate(timeout=SAFETY_NET_SEC)
+        kept = leaves_of(proc.pid)
+        for name in kept:  # the last run's sleeper, and the leaf, are this test's to end
+            leaf = os.path.join(own_memory_cgroup(), name)
+            with open(os.path.join(leaf, "cgroup.procs")) as f:
+                pids = [int(line) for line in f if line.strip()]
+            self.addCleanup(self.kill_and_remove, pids[0], leaf) if pids else None
+        self.assertEqual(proc.returncode, 0, err)
+        self.assertEqual(err.count("(removed once the repeat has ended it)"), 2, err)
+        self.assertEqual(len(kept), 1, (kept, err))  # the last run's, which holds its sleeper
+        self.assertTrue(kept[0].endswith("-2"), kept)
+        self.assertIn("(a later resmon removes it once empty)", err)
+
     def test_a_leftover_oom_killed_while_waited_for_between_runs_is_counted(self):
         # Attack 67 F3: under --memory-limit what a run left stays in its
         # leaf while --repeat waits for it before the next run; a kill there

@@ -44,6 +44,12 @@ void cgroup_counters_since(const cgroup_counters *start, resmon_summary *s);
  * its path in r->leaf_kept); any other failure to remove it is said too.
  * Accepts NULL. */
 void cgroup_done(const cli_options *o, resmon_cgroup *cg, run_result *r);
+/* --repeat (o->leftovers_said_after): cgroup_done keeps a limited leaf that
+ * still holds what the run left open in r->kept_cg instead, for the repeat
+ * to remove once it has ended them (ended) or as it stops -- here, which
+ * frees cg; what still runs stays in the leaf, said.  0 or a negative
+ * errno.  Accepts NULL. */
+int cgroup_release_kept(resmon_cgroup *cg, int ended);
 /* Under --memory-limit: the leaf's limit read back at the end, kept in
  * r->memory_limit_at_end_mb where it is not the one set (a command as root
  * may raise its own limit: the run was then not bound as asked); NAN

@@ -71,6 +71,7 @@ typedef struct repeat_state {
     size_t stat_count;
     char warnings[MAX_WARNINGS][320];
     size_t warning_count;
+    resmon_cgroup *kept_cg; /* the latest run's leaf, kept under --memory-limit for what it left (cgroup_release_kept) */
 } repeat_state;
 
 /* The figures the table shows, in its order (each when every run has it). */
@@ -381,7 +382,7 @@ static void say_stopped(const repeat_state *st, const run_result *cut_short)
 }
 
 /* Runs them all; returns 0, or the status that stopped the repeat. */
-static int run_all(const cli_options *o, resmon_gpu *gpu, repeat_state *st)
+static int run_each(const cli_options *o, resmon_gpu *gpu, repeat_state *st)
 {
     cli_options run_options = *o;
     int last_failure = 0; /* the last failed measured run's status */
@@ -398,6 +399,7 @@ static int run_all(const cli_options *o, resmon_gpu *gpu, repeat_state *st)
         run_result r;
         char *json = NULL;
         int rc = run_once(&run_options, gpu, &r, measured ? &json : NULL);
+        st->kept_cg = r.kept_cg; /* released below once what it holds was ended, or as the repeat stops */
         if (rc != 0) {
             /* The command may have run (its summary then found no memory):
              * the repeat stops here, and says what it left as one run's. */
@@ -522,6 +524,8 @@ static int run_all(const cli_options *o, resmon_gpu *gpu, repeat_state *st)
                      measured ? "" : ": the runs after it may not be warmed up");
             }
         }
+        cgroup_release_kept(st->kept_cg, 1);
+        st->kept_cg = NULL;
     }
     /* --ignore-failure measures failed runs; it does not make a command that
      * never succeeded pass (a CI step would go green on it). */
@@ -531,6 +535,14 @@ static int run_all(const cli_options *o, resmon_gpu *gpu, repeat_state *st)
         return last_failure;
     }
     return 0;
+}
+
+static int run_all(const cli_options *o, resmon_gpu *gpu, repeat_state *st)
+{
+    int rc = run_each(o, gpu, st);
+    cgroup_release_kept(st->kept_cg, 0); /* the repeat stopped with it kept: what it holds stays, said */
+    st->kept_cg = NULL;
+    return rc;
 }
 
 static void state_free(repeat_state *st)
