@@ -1392,6 +1392,31 @@ class GivenCgroupCounters(unittest.TestCase):
         self.assertNotIn("oom_killed", summary)  # any process of the cgroup's: no victim named
         self.assertRegex(r.stderr, r"OOM kills +2 +processes killed by the kernel's OOM killer in the cgroup during the run")
 
+    def test_v1_kills_of_each_cgroup_count_whichever_are_removed_or_made(self):
+        # Attack 70: v1 counts a kill in the victim's own cgroup, so the
+        # cgroup's count is a sum over those below it; one removed during
+        # the run (systemd and container runtimes do) took its 3 kills out of
+        # the end's sum and hid the run's kill: 0 said.  Each cgroup's rise:
+        # the cgroup's own +1, "keep"'s +1, "new" (made in the run) its 1.
+        for name in ("memory.events", "cpu.stat", "io.stat", "memory.current", "memory.peak"):
+            os.unlink(os.path.join(self.dir.name, name))
+        v1 = "oom_kill_disable 0\nunder_oom 0\noom_kill {}\n"
+        self.put({"memory.usage_in_bytes": "1048576\n", "memory.max_usage_in_bytes": "2097152\n",
+                  "memory.oom_control": v1.format(2)})
+        for sub, kills in (("old", 3), ("keep", 1)):
+            os.mkdir(os.path.join(self.dir.name, sub))
+            self.put({f"{sub}/memory.oom_control": v1.format(kills)})
+        d = self.dir.name
+        # "new" made before "old" goes: a fixture's file system may give a
+        # removed directory's inode to the next (cgroupfs never reuses one).
+        script = (f'mkdir "{d}/new" && printf "{v1.format(1)}" > "{d}/new/memory.oom_control" && '
+                  f'rm -r "{d}/old" && printf "{v1.format(3)}" > "{d}/memory.oom_control" && '
+                  f'printf "{v1.format(2)}" > "{d}/keep/memory.oom_control"')
+        r, summary = run_json("--cgroup", d, "--", "sh", "-c", script)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(summary["cgroup_version"], 1, summary)
+        self.assertEqual(summary["cgroup_oom_kills"], 3, r.stderr)  # 0 before the fix
+
     def test_a_watched_cgroup_gets_the_runs_counters(self):
         samples = os.path.join(self.dir.name, "s.csv")
         p = subprocess.Popen([RESMON, "-q", "-i", "0.02", "-s", samples, "-o", "-", "--cgroup", self.dir.name],

@@ -14,12 +14,15 @@
 #include "options.h"
 #include "run_result.h"
 #include "text_output.h"
+#include "regular_file.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,12 +107,66 @@ void cgroup_read_to_end(const resmon_cgroup *cg, run_result *r)
             *kept[i] = *now[i];
 }
 
+/* The own OOM kill count (memory.oom_control's oom_kill) of the v1 cgroup
+ * open at dir and of every cgroup below it, at most depth levels down, into
+ * counts (at most CGROUP_V1_COUNTS_MAX).  Each opened without following a
+ * link, its file only if regular (never waited on).  Returns how many were
+ * stored, or -1 when there were more than fit. */
+static long v1_kill_counts(int dir, int depth, cgroup_kill_count *counts, size_t have)
+{
+    struct stat st;
+    int fd = rm__open_regular_at(dir, "memory.oom_control", NULL);
+    char text[512];
+    ssize_t n = fd < 0 ? -1 : read(fd, text, sizeof text - 1);
+    if (fd >= 0)
+        close(fd);
+    const char *at = n > 0 ? (text[n] = '\0', strstr(text, "oom_kill ")) : NULL;
+    if (at && fstat(dir, &st) == 0) {
+        if (have >= CGROUP_V1_COUNTS_MAX)
+            return -1;
+        counts[have++] = (cgroup_kill_count){st.st_dev, st.st_ino, strtod(at + 9, NULL)};
+    }
+    int listing = depth > 0 ? openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+    DIR *d = listing >= 0 ? fdopendir(listing) : NULL;
+    if (!d) {
+        if (listing >= 0)
+            close(listing);
+        return (long)have;
+    }
+    long got = (long)have;
+    for (struct dirent *e; got >= 0 && (e = readdir(d)) != NULL;) {
+        if (e->d_name[0] == '.' || (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN))
+            continue;
+        int sub = openat(dir, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sub < 0)
+            continue;
+        got = v1_kill_counts(sub, depth - 1, counts, (size_t)got);
+        close(sub);
+    }
+    closedir(d);
+    return got;
+}
+
+/* v1_kill_counts of the cgroup at path: how many, or 0 when it cannot say. */
+static size_t v1_kill_counts_of(const char *path, cgroup_kill_count *counts)
+{
+    int dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    long got = dir < 0 ? 0 : v1_kill_counts(dir, 16, counts, 0);
+    if (dir >= 0)
+        close(dir);
+    return got > 0 ? (size_t)got : 0;
+}
+
 void cgroup_counters_at_start(const char *path, cgroup_counters *start)
 {
     resmon_summary s;
+    start->path = path;
+    start->v1_count = 0;
     start->known = read_cgroup_figures(path, 0, &s) == 0;
     if (!start->known)
         return;
+    if (s.cgroup_version == 1)
+        start->v1_count = v1_kill_counts_of(path, start->v1);
     start->oom_kills = s.cgroup_oom_kills;
     start->throttled_sec = s.cgroup_throttled_sec;
     start->nr_throttled = s.cgroup_nr_throttled;
@@ -128,9 +185,26 @@ void cgroup_counters_since(const cgroup_counters *start, resmon_summary *s)
     for (size_t i = 0; i < sizeof end / sizeof *end; i++) {
         if (!start->known || isnan(before[i]))
             *end[i] = NAN; /* the run's share cannot be told from the cgroup's life */
-        else if (!isnan(*end[i])) /* a v1 sub-cgroup removed with its kills can take the sum down */
+        else if (!isnan(*end[i])) /* (v1's kills below, when each cgroup's were read) */
             *end[i] = *end[i] > before[i] ? *end[i] - before[i] : 0;
     }
+    if (s->cgroup_version != 1 || !start->known || !start->v1_count || isnan(s->cgroup_oom_kills))
+        return;
+    /* A sub-cgroup removed during the run took its kills out of the sum:
+     * 3 before it, 1 in the run, 0 said (attack 70).  Each cgroup's rise. */
+    static cgroup_kill_count now[CGROUP_V1_COUNTS_MAX]; /* the command's main thread only */
+    size_t count = v1_kill_counts_of(start->path, now);
+    if (!count)
+        return;
+    double kills = 0;
+    for (size_t i = 0; i < count; i++) {
+        double was = 0; /* made during the run: all of its count is the run's */
+        for (size_t j = 0; j < start->v1_count; j++)
+            if (start->v1[j].dev == now[i].dev && start->v1[j].ino == now[i].ino)
+                was = start->v1[j].kills;
+        kills += now[i].kills > was ? now[i].kills - was : 0;
+    }
+    s->cgroup_oom_kills = kills;
 }
 
 void cgroup_check_limit(const cli_options *o, const resmon_cgroup *cg, run_result *r)

@@ -29,14 +29,28 @@ void cgroup_read_to_end(const resmon_cgroup *cg, run_result *r);
  * counters -- OOM kills, CPU throttling, I/O -- are read as the run starts
  * and taken from the end's, so that the summary's are the run's (its peak
  * stays the cgroup's lifetime peak: no kernel file gives one since a time). */
+/* v1 counts an OOM kill in the victim's own cgroup only, and a sub-cgroup
+ * removed during the run takes its count out of the cgroup's sum: each
+ * cgroup's own count, by identity, so that the run's kills are what rose in
+ * those still there and the whole of those made since. */
+#define CGROUP_V1_COUNTS_MAX 1024
+typedef struct cgroup_kill_count {
+    dev_t dev;
+    ino_t ino;
+    double kills;
+} cgroup_kill_count;
 typedef struct cgroup_counters {
     int known; /* 0: the cgroup's figures could not be read at the start */
     double oom_kills, throttled_sec, nr_throttled, io_read_bytes, io_write_bytes;
+    const char *path;  /* the cgroup (v1: walked again at the end) */
+    size_t v1_count;   /* v1: the cgroups at and below path, each one's own count; 0: none read */
+    cgroup_kill_count v1[CGROUP_V1_COUNTS_MAX];
 } cgroup_counters;
 void cgroup_counters_at_start(const char *path, cgroup_counters *start);
-/* s's cgroup counters less start's (never below 0: on v1 a sub-cgroup
- * removed during the run takes its kills out of the sum); NAN where the
- * start's are unknown. */
+/* s's cgroup counters less start's; NAN where the start's are unknown.  On
+ * v1 the OOM kills are each cgroup's rise (of those at and below the path at
+ * both ends, matched by identity) plus the whole count of those made since:
+ * one removed during the run takes the kills it had in it. */
 void cgroup_counters_since(const cgroup_counters *start, resmon_summary *s);
 /* Removes the leaf and frees cg.  What still runs in it moves to the parent,
  * except under --memory-limit: then it stays in the leaf, under the limit,
