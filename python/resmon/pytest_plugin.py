@@ -740,12 +740,24 @@ class _Session:
 
     def limits_of(self, item: pytest.Item) -> dict[str, float]:
         limits = dict(self.default_limits)
-        # Closest marker last: a test's own marker overrides its class's and module's.
-        for marker in reversed(list(item.iter_markers("resmon_limit"))):
+        # Per node (the test, its class, its module), closest first; two
+        # markers of one node that name a key give it the stricter limit
+        # (attack 70: a tighter marker stacked above another was ignored
+        # unsaid), None only where neither gives one.
+        nodes: list[tuple[Any, dict[str, Any]]] = []
+        for node, marker in item.iter_markers_with_node("resmon_limit"):
             if marker.args:
                 raise pytest.UsageError("resmon_limit takes keywords only, e.g. rss_growth_mb=200")
+            if not nodes or nodes[-1][0] is not node:
+                nodes.append((node, {}))
+            merged = nodes[-1][1]
             for key, value in marker.kwargs.items():
                 _check_limit(key, value, "resmon_limit")
+                was = merged.get(key)
+                merged[key] = value if was is None else was if value is None else min(float(was), float(value))
+        # Closest node last: a test's own marker overrides its class's and module's.
+        for _, merged in reversed(nodes):
+            for key, value in merged.items():
                 if value is None:
                     limits.pop(key, None)
                 else:

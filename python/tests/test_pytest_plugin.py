@@ -247,6 +247,40 @@ def test_a_module_marker_applies_to_its_tests_and_a_tests_own_marker_overrides_i
     assert outcomes(result) == {"test_module_limit": "FAILED", "test_own_limit": "PASSED"}, result.stdout
 
 
+def test_two_markers_of_one_test_give_a_key_the_stricter_limit(tmp_path):
+    # Attack 70: of two markers stacked on one test the one nearest the
+    # function won, so a tighter limit added above an existing one was
+    # ignored, unsaid.  On one node the stricter of the two holds, in
+    # either order; a class's marker is still overridden by the test's own.
+    result = run_pytest(tmp_path, ALLOCATE_100 + """
+        import pytest
+
+        @pytest.mark.resmon_limit(rss_growth_mb=50)
+        @pytest.mark.resmon_limit(rss_growth_mb=400)
+        def test_tighter_above():
+            allocate(100)
+
+        @pytest.mark.resmon_limit(rss_growth_mb=400)
+        @pytest.mark.resmon_limit(rss_growth_mb=50)
+        def test_tighter_below():
+            allocate(100)
+
+        @pytest.mark.resmon_limit(rss_growth_mb=None)
+        @pytest.mark.resmon_limit(rss_growth_mb=50)
+        def test_a_limit_beside_none():
+            allocate(100)
+
+        @pytest.mark.resmon_limit(rss_growth_mb=50)
+        class TestClass:
+            @pytest.mark.resmon_limit(rss_growth_mb=400)
+            def test_own_overrides_class(self):
+                allocate(100)
+    """, "--strict-markers")
+    assert outcomes(result) == {"test_tighter_above": "FAILED", "test_tighter_below": "FAILED",
+                                "test_a_limit_beside_none": "FAILED",
+                                "TestClass::test_own_overrides_class": "PASSED"}, result.stdout
+
+
 def test_bad_limits(tmp_path):
     result = run_pytest(tmp_path, """
         import pytest
