@@ -563,7 +563,25 @@ class CommandCgroup(unittest.TestCase):
         # A limit left alone says nothing more.
         r, summary = run_json("--memory-limit", "100M", "--", "true")
         self.assertNotIn("memory_limit_at_end_mb", summary)
+        self.assertNotIn("swap_allowed_at_end_mb", summary)
         self.assertNotIn("changed during the run", r.stderr)
+
+    def test_swap_the_command_let_in_is_said(self):
+        # Attack 70 F8: lifting only the swap part (v1 memsw, v2 swap.max)
+        # let swap stretch the limit, unsaid: only memory.max was read back.
+        script = ('d=/sys/fs/cgroup/memory$(grep :memory: /proc/self/cgroup | cut -d: -f3); '
+                  'if [ -e "$d/memory.limit_in_bytes" ]; then f="$d/memory.memsw.limit_in_bytes"; v=-1; '
+                  'else f="/sys/fs/cgroup$(grep ^0:: /proc/self/cgroup | cut -d: -f3)/memory.swap.max"; v=max; fi; '
+                  'if [ -e "$f" ]; then echo $v > "$f" && echo lifted; fi')
+        r, summary = run_json("--memory-limit", "100M", "--", "sh", "-c", script)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        if "lifted" not in r.stdout:
+            self.skipTest("the kernel keeps no swap account here (no memsw or swap.max file)")
+        self.assertNotIn("memory_limit_at_end_mb", summary)  # the memory part stands
+        self.assertIn("swap_allowed_at_end_mb", summary)
+        self.assertIsNone(summary["swap_allowed_at_end_mb"])  # no bound
+        self.assertIn("(swap let in during the run, without a bound: the limit no longer bounds memory and swap)",
+                      r.stderr)
 
     def test_a_limit_below_what_exec_needs_kills_the_command_not_resmon(self):
         # 64 KiB: the command is killed at once (its exec alone needs more);

@@ -207,30 +207,52 @@ void cgroup_counters_since(const cgroup_counters *start, resmon_summary *s)
     s->cgroup_oom_kills = kills;
 }
 
-void cgroup_check_limit(const cli_options *o, const resmon_cgroup *cg, run_result *r)
+/* A limit file of the leaf, in bytes (UINT64_MAX for "max"); -1 when it
+ * cannot be read (absent: no swap accounting). */
+static int read_leaf_limit(const resmon_cgroup *cg, const char *name, unsigned long long *bytes)
 {
-    r->memory_limit_at_end_mb = NAN;
-    if (!cg || !o->memory_limit_bytes)
-        return;
     char path[PATH_MAX], text[64];
-    int v2 = r->summary.cgroup_version == 2;
-    snprintf(path, sizeof path, "%s/%s", resmon_cgroup_path(cg), v2 ? "memory.max" : "memory.limit_in_bytes");
+    snprintf(path, sizeof path, "%s/%s", resmon_cgroup_path(cg), name);
     /* resmon's own leaf: its files are the kernel's, but never wait on one */
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
     ssize_t n = fd < 0 ? -1 : read(fd, text, sizeof text - 1);
     if (fd >= 0)
         close(fd);
     if (n <= 0)
-        return;
+        return -1;
     text[n] = '\0';
-    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
-    uint64_t set = o->memory_limit_bytes / page * page; /* the kernel keeps whole pages */
     char *end;
     errno = 0;
-    unsigned long long now = strncmp(text, "max", 3) == 0 ? UINT64_MAX : strtoull(text, &end, 10);
-    if (errno || now == set || now == o->memory_limit_bytes)
+    *bytes = strncmp(text, "max", 3) == 0 ? UINT64_MAX : strtoull(text, &end, 10);
+    if (*bytes >= (1ULL << 62))
+        *bytes = UINT64_MAX; /* v1's "none" is ~2^63 */
+    return errno ? -1 : 0;
+}
+
+void cgroup_check_limit(const cli_options *o, const resmon_cgroup *cg, run_result *r)
+{
+    r->memory_limit_at_end_mb = r->swap_allowed_at_end_mb = NAN;
+    if (!cg || !o->memory_limit_bytes)
         return;
-    r->memory_limit_at_end_mb = now >= (1ULL << 62) ? INFINITY : (double)now / 1048576.0; /* v1's "none" is ~2^63 */
+    int v2 = r->summary.cgroup_version == 2;
+    unsigned long long now, swap;
+    if (read_leaf_limit(cg, v2 ? "memory.max" : "memory.limit_in_bytes", &now) < 0)
+        return;
+    uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+    uint64_t set = o->memory_limit_bytes / page * page; /* the kernel keeps whole pages */
+    if (now != set && now != o->memory_limit_bytes)
+        r->memory_limit_at_end_mb = now == UINT64_MAX ? INFINITY : (double)now / 1048576.0;
+    /* The leaf was made with no swap beside its memory (v2 memory.swap.max
+     * 0; v1 memory.memsw.limit_in_bytes, memory and swap together, equal to
+     * the memory limit): swap let in during the run stretches the limit
+     * (attack 70).  Absent where the kernel keeps no swap account. */
+    if (v2 ? read_leaf_limit(cg, "memory.swap.max", &swap) < 0
+           : read_leaf_limit(cg, "memory.memsw.limit_in_bytes", &swap) < 0)
+        return;
+    if (!v2 && swap != UINT64_MAX)
+        swap = now == UINT64_MAX ? 0 : swap > now ? swap - now : 0; /* beyond the memory limit */
+    if (swap != 0)
+        r->swap_allowed_at_end_mb = swap == UINT64_MAX ? INFINITY : (double)swap / 1048576.0;
 }
 
 int cgroup_moved_out(const resmon_cgroup *cg, const pid_t *pids, int n, pid_t *first)

@@ -132,6 +132,7 @@ int main(int argc, char **argv)
     memset(&r, 0, sizeof r);
     r.wait4_maxrss_mb = NAN; /* set by run_command when a sample saw more */
     r.memory_limit_at_end_mb = NAN;
+    r.swap_allowed_at_end_mb = NAN;
     r.gpu = gpu;
     int attached = o.pid || o.watch_cgroup; /* resmon did not start what it monitors */
     if (!attached && o.include_children) /* out of memory: the run goes on without them */

@@ -115,6 +115,7 @@ static int run_once(const cli_options *run_options, resmon_gpu *gpu, run_result 
     memset(r, 0, sizeof *r);
     r->wait4_maxrss_mb = NAN;
     r->memory_limit_at_end_mb = NAN;
+    r->swap_allowed_at_end_mb = NAN;
     outputs out;
     if (outputs_open(run_options, gpu, &out) < 0) {
         outputs_discard(&out);

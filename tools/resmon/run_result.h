@@ -32,6 +32,8 @@ typedef struct run_result {
     resmon_gpu *gpu;           /* the GPU profiler, NULL without */
     char cgroup_note[RESMON_ERR_MAX]; /* why no cgroup was made for COMMAND; "" when one was, or not asked */
     double memory_limit_at_end_mb; /* --memory-limit: the leaf's limit at the end where the run changed it; else NAN */
+    double swap_allowed_at_end_mb; /* --memory-limit: the swap the leaf allowed beyond it at the end where the run let
+                                      some in (INFINITY: no bound); else NAN */
     char leaf_kept[RESMON_ERR_MAX];   /* the leaf kept under --memory-limit for what COMMAND left running; "" if none */
     resmon_cgroup *kept_cg;    /* --repeat: that leaf, still open, for cgroup_release_kept once the repeat ended what it holds */
     const resmon_phase *phases; /* the window's phases (owned by the outputs); NULL without marks */

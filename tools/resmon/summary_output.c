@@ -137,6 +137,13 @@ static void print_cgroup_peak(FILE *out, const cli_options *o, const run_result 
                 snprintf(now, sizeof now, "%.1f MiB", r->memory_limit_at_end_mb);
             fprintf(out, "%35s(changed during the run, to %s: the run was not bound as asked)\n", "", now);
         }
+        if (o->memory_limit_bytes && !isnan(r->swap_allowed_at_end_mb)) {
+            char swap[64] = "without a bound";
+            if (isfinite(r->swap_allowed_at_end_mb))
+                snprintf(swap, sizeof swap, "up to %.1f MiB", r->swap_allowed_at_end_mb);
+            fprintf(out, "%35s(swap let in during the run, %s: the limit no longer bounds memory and swap)\n", "",
+                    swap);
+        }
         if (o->memory_limit_bytes && r->orphans_moved_out > 0)
             fprintf(out, "%35s(%d process%s left running moved out of the run's cgroup: not bound)\n", "",
                     r->orphans_moved_out, r->orphans_moved_out == 1 ? "" : "es");
@@ -248,6 +255,10 @@ int summary_write_json(FILE *out, const cli_options *o, const run_result *r)
         fputs(", \"memory_limit_at_end_mb\": null", out);
     else if (o->memory_limit_bytes && !isnan(r->memory_limit_at_end_mb))
         put_number(out, "memory_limit_at_end_mb", r->memory_limit_at_end_mb);
+    if (o->memory_limit_bytes && isinf(r->swap_allowed_at_end_mb)) /* swap let in: null is "no bound" */
+        fputs(", \"swap_allowed_at_end_mb\": null", out);
+    else if (o->memory_limit_bytes && !isnan(r->swap_allowed_at_end_mb))
+        put_number(out, "swap_allowed_at_end_mb", r->swap_allowed_at_end_mb);
     if (o->memory_limit_bytes && r->moved_out_known) /* left running outside the limit's leaf */
         fprintf(out, ", \"orphans_moved_out\": %d", r->orphans_moved_out);
     /* The command itself, or one of its tree -- in a leaf of the run's own:
