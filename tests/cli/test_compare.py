@@ -1383,7 +1383,8 @@ class BadUsage(Tmp):
                  "interrupted": False, "runs": runs}
         base = self.write("repeat-base.json", dict(whole, oom_killed_runs=0))
         for struck, why in ((1, "a process killed by the OOM killer in some of its runs"),
-                            ("1", "an oom_killed_runs that is not a count")):
+                            ("1", "an oom_killed_runs that is not a count"),
+                            (None, "an oom_killed_runs that is not a count")):  # attack 70: null passed
             new = self.write("repeat-new.json", dict(whole, oom_killed_runs=struck))
             r = resmon("compare", base, new)
             self.assertEqual(r.returncode, 1, (struck, r.stdout + r.stderr))
@@ -1397,13 +1398,14 @@ class BadUsage(Tmp):
         # can tell succeeded.
         command = {"command": ["prog"]}
         base = self.write("count-base.json", summary(exit_status=0, cpu_sec=1.0, orphans_left=0, **command))
+        # orphans_left null too (attack 70): resmon always writes the count.
         for key, value in (("cgroup_oom_kills", "1"), ("cgroup_oom_kills", -1), ("orphans_left", "3"),
-                           ("orphans_left", -1), ("orphans_left", [1])):
+                           ("orphans_left", -1), ("orphans_left", [1]), ("orphans_left", None)):
             new = self.write("count-new.json", summary(exit_status=0, cpu_sec=1.0, **command, **{key: value}))
             r = resmon("compare", base, new)
             self.assertEqual(r.returncode, 1, (key, value, r.stdout + r.stderr))
             self.assertIn("has an orphans_left or cgroup_oom_kills that is not a count", r.stderr)
-        for key, value in (("cgroup_oom_kills", 0), ("orphans_left", None)):  # a count, or no figure: judged
+        for key, value in (("cgroup_oom_kills", 0), ("cgroup_oom_kills", None)):  # a count, or "unknown": judged
             new = self.write("count-new.json", summary(exit_status=0, cpu_sec=1.0, **command, **{key: value}))
             r = resmon("compare", base, new)
             self.assertEqual(r.returncode, 0, (key, value, r.stdout + r.stderr))

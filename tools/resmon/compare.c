@@ -585,11 +585,15 @@ static int oom_struck(json_t *summary)
 /* Whether summary holds KEY (a figure of how the run ended) as something
  * other than a count: a gate passes only what it can tell succeeded, and a
  * "1" or -1 of OOM kills or of processes left running tells nothing (attack
- * 67 F10: each passed).  Absent or null is a run without that figure. */
-static int ending_unsaid(json_t *summary, const char *key)
+ * 67 F10: each passed).  Absent is a run without that figure; null too
+ * where resmon writes one for "unknown" (null_said: the cgroup's kills,
+ * which a cgroup may not tell), else it is no count (attack 70: a
+ * hand-edited null passed). */
+static int ending_unsaid(json_t *summary, const char *key, int null_said)
 {
     json_t *value = jansson.object_get(summary, key);
-    return value && !json_is_null(value) && !(json_is_number(value) && jansson.number_value(value) >= 0);
+    return value && !(null_said && json_is_null(value)) &&
+           !(json_is_number(value) && jansson.number_value(value) >= 0);
 }
 
 static int side_add_summary(side *s, json_t *summary, const char *path, size_t run)
@@ -635,7 +639,7 @@ static int side_add_summary(side *s, json_t *summary, const char *path, size_t r
         why = "is a command's run that does not say how it ended: exit_status";
     else if (has_command && oom_struck(summary))
         why = "had a process killed by the OOM killer (oom_killed, cgroup_oom_kills), exit_status";
-    else if (has_command && (ending_unsaid(summary, "orphans_left") || ending_unsaid(summary, "cgroup_oom_kills")))
+    else if (has_command && (ending_unsaid(summary, "orphans_left", 0) || ending_unsaid(summary, "cgroup_oom_kills", 1)))
         why = "has an orphans_left or cgroup_oom_kills that is not a count (a number, 0 or more), exit_status";
     if (rc == 0 && !s->failed && why && asprintf(&s->failed, "%s %s %s", path, why, status_text) < 0) {
         s->failed = NULL;
@@ -695,10 +699,10 @@ static int side_add_repeat(side *s, json_t *root, const char *path, int in_direc
     /* A leftover OOM-killed while the repeat waited for it before the next
      * run is counted in the file's oom_killed_runs, after that run's summary
      * was read (review 67 R4: the gate passed such a file).  Not a count:
-     * says nothing of how the runs ended. */
+     * says nothing of how the runs ended (null neither: resmon always
+     * writes the count). */
     json_t *struck = jansson.object_get(root, "oom_killed_runs");
-    if (!s->failed && struck && !json_is_null(struck) &&
-        (!json_is_number(struck) || jansson.number_value(struck) != 0) &&
+    if (!s->failed && struck && (!json_is_number(struck) || jansson.number_value(struck) != 0) &&
         asprintf(&s->failed, "%s had %s (oom_killed_runs)", path,
                  json_is_number(struck) && jansson.number_value(struck) > 0
                      ? "a process killed by the OOM killer in some of its runs"
