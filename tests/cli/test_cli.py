@@ -227,6 +227,8 @@ class BadUsage(Tmp):
         self.assert_usage_error("-i", "0", message="invalid interval '0'")
         self.assert_usage_error("-i", "-1", message="invalid interval '-1'")
         self.assert_usage_error("-i", "nan", message="invalid interval 'nan'")
+        for text in ("0x1", " 1", "+1", "1e", "1.2.3"):  # attack 70: strtod read "0x1" as 1 s
+            self.assert_usage_error("-i", text, message=f"invalid interval '{text}'")
         self.assert_usage_error("-o", self.path("missing/dir/s.json"), message="cannot write summary file")
         self.assert_usage_error("-s", self.path("missing/s.csv"), message="cannot write samples file")
         self.assert_usage_error("-s", self.path("s.txt"), message="must end in .csv or .jsonl")

@@ -270,7 +270,7 @@ class RepeatedRuns(Tmp):
         self.assertIn("not enough runs: 5 a side needed to tell a change from noise at --alpha 0.01", r.stdout)
         # 0.5 and above: a one-sided p is at most 0.5, so a key that did not
         # rise failed (review 58c: p 0.82, "regression" at --alpha 0.5)
-        for bad in ("0", "1", "0.5", "0.7", "-0.1", "x", "0.05x", "nan"):
+        for bad in ("0", "1", "0.5", "0.7", "-0.1", "x", "0.05x", "nan", "0x0.1", " 0.1"):
             r = resmon("compare", "--alpha", bad, base, new)
             self.assertEqual(r.returncode, 125, bad)
             self.assertIn(f"--alpha '{bad}': expected a number between 0 and 0.5", r.stderr)
@@ -1575,7 +1575,8 @@ class BadUsage(Tmp):
         for arg in ("peak_rss_mb", "peak_rss_mb=", "=10%", "peak_rss_mb=ten", "peak_rss_mb=-1",
                     "peak_rss_mb=10%%", "peak_rss_mb=inf", "peak_rss_mb=nan%", "peak_rss_mb=10%,",
                     "peak_rss_mb=10,5", "peak_rss_mb=10%,5%", "peak_rss_mb=,5", "peak_rss_mb=10%,-1",
-                    "peak_rss_mb=10%,5,6", "peak_rss_mb=%,5"):
+                    "peak_rss_mb=10%,5,6", "peak_rss_mb=%,5", "peak_rss_mb=0x10", "peak_rss_mb=0x10%",
+                    "peak_rss_mb=10%,0x5", "peak_rss_mb= 10%"):  # decimal only (attack 70: 0x10 was 16)
             self.assertUsage(["--max-increase", arg, self.good, self.good], "expected KEY=N%, KEY=N or KEY=N%,M")
 
     def test_operands_and_options(self):

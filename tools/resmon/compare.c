@@ -20,6 +20,7 @@
  */
 #include "compare.h"
 #include "cli.h"
+#include "decimal_text.h"
 #include "input_file.h"
 #include "path_checked.h"
 #include "jansson_loader.h"
@@ -1411,8 +1412,8 @@ static int parse_amount(const char *text, const char *end_at, int percent, doubl
     char *end;
     errno = 0;
     double value = strtod(text, &end);
-    if (end == text || errno == ERANGE || !isfinite(value) || value < 0)
-        return -EINVAL;
+    if (end == text || errno == ERANGE || !isfinite(value) || value < 0 || !rm__decimal_text(text, end))
+        return -EINVAL; /* decimal only: "0x10" read as 16 (attack 70) */
     if (percent && *end++ != '%')
         return -EINVAL;
     if (end != end_at)
@@ -2268,7 +2269,7 @@ static int compare_option_number(int code, const char *text, double *value)
     if (code != OPT_ALPHA)
         return -1;
     *value = strtod(text, &end);
-    return end == text || *end ? -1 : 0;
+    return end == text || *end || !rm__decimal_text(text, end) ? -1 : 0;
 }
 
 /* Returns 0, -1 after --help, or EXIT_USAGE after one line. */
@@ -2313,7 +2314,8 @@ static int compare_parse(int argc, char **argv, compare_options *o)
             o->alpha = strtod(optarg, &end);
             /* Below 0.5: a one-sided p is at most 0.5 whatever the runs, so at
              * 0.5 or above a key that did not rise failed (review 58c). */
-            if (end == optarg || *end || errno == ERANGE || !(o->alpha > 0 && o->alpha < 0.5))
+            if (end == optarg || *end || errno == ERANGE || !rm__decimal_text(optarg, end) ||
+                !(o->alpha > 0 && o->alpha < 0.5))
                 return compare_usage_error("--alpha '%s': expected a number between 0 and 0.5 (0.05)", optarg);
             break;
         }

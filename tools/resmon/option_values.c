@@ -2,6 +2,7 @@
  * option_values.c -- values of the command's options (see option_values.h).
  */
 #include "option_values.h"
+#include "decimal_text.h"
 
 #include <errno.h>
 #include <math.h>
@@ -16,8 +17,8 @@ int parse_seconds(const char *text, double *out, int zero_allowed)
     errno = 0;
     double value = strtod(text, &end);
     if (end == text || *end != '\0' || errno == ERANGE || !isfinite(value) || value < 0 ||
-        (value == 0 && !zero_allowed))
-        return -EINVAL;
+        (value == 0 && !zero_allowed) || !rm__decimal_text(text, end))
+        return -EINVAL; /* decimal only: strtod also read "0x1" and " 1" */
     *out = value;
     return 0;
 }
