@@ -1370,6 +1370,19 @@ static int join_and_hold(const test_child *self, const void *arg)
     return 0;
 }
 
+/* A leaf of resmon_cgroup_create's (with limit_bytes), or the test is
+ * skipped saying why none can be made here. */
+static resmon_cgroup *real_leaf_or_skip(uint64_t limit_bytes)
+{
+    resmon_cgroup *cg = NULL;
+    char err[RESMON_ERR_MAX];
+    if (resmon_cgroup_create(&cg, limit_bytes, err, sizeof err) < 0) {
+        print_message("skipped: no cgroup can be made here: %s\n", err);
+        skip();
+    }
+    return cg;
+}
+
 /* On a machine where this process may make a cgroup (root, v1 memory
  * hierarchy or delegated v2), a child joins between fork and exec, the
  * leaf's memory counts it, and removal leaves no directory.  Skipped, with
@@ -1377,12 +1390,7 @@ static int join_and_hold(const test_child *self, const void *arg)
 static void real_leaf_joins_and_goes(void **state)
 {
     (void)state;
-    resmon_cgroup *cg = NULL;
-    char err[RESMON_ERR_MAX];
-    if (resmon_cgroup_create(&cg, 0, err, sizeof err) < 0) {
-        print_message("skipped: no cgroup can be made here: %s\n", err);
-        skip();
-    }
+    resmon_cgroup *cg = real_leaf_or_skip(0);
     char dir[4200];
     snprintf(dir, sizeof dir, "%s", resmon_cgroup_path(cg));
     struct stat st;
@@ -1474,12 +1482,7 @@ static int join_alone(const test_child *self, const void *arg)
 static void real_leaf_join_moves_every_thread(void **state)
 {
     (void)state;
-    resmon_cgroup *cg = NULL;
-    char err[RESMON_ERR_MAX];
-    if (resmon_cgroup_create(&cg, 0, err, sizeof err) < 0) {
-        print_message("skipped: no cgroup can be made here: %s\n", err);
-        skip();
-    }
+    resmon_cgroup *cg = real_leaf_or_skip(0);
     test_child alone = test_spawn(join_alone, cg, 0);
     int alone_status = test_child_reap(&alone, NULL);
     test_child two = test_spawn(join_with_two_threads, cg, 0);
@@ -1506,12 +1509,7 @@ static int join_and_wait(const test_child *self, const void *arg)
 static void real_limited_leaf_keeps_what_still_runs(void **state)
 {
     (void)state;
-    resmon_cgroup *cg = NULL;
-    char err[RESMON_ERR_MAX];
-    if (resmon_cgroup_create(&cg, 64 << 20, err, sizeof err) < 0) {
-        print_message("skipped: no cgroup can be made here: %s\n", err);
-        skip();
-    }
+    resmon_cgroup *cg = real_leaf_or_skip(64 << 20);
     char dir[4200], leaf[256];
     snprintf(dir, sizeof dir, "%s", resmon_cgroup_path(cg));
     snprintf(leaf, sizeof leaf, "%s", strrchr(dir, '/') + 1);
@@ -1588,12 +1586,7 @@ static int move_to(const char *dir, pid_t pid)
 static void real_leaf_holds_what_is_in_it_or_below(void **state)
 {
     (void)state;
-    resmon_cgroup *cg = NULL;
-    char err[RESMON_ERR_MAX];
-    if (resmon_cgroup_create(&cg, 0, err, sizeof err) < 0) {
-        print_message("skipped: no cgroup can be made here: %s\n", err);
-        skip();
-    }
+    resmon_cgroup *cg = real_leaf_or_skip(0);
     char leaf[4200], below[4300], parent[4200];
     snprintf(leaf, sizeof leaf, "%s", resmon_cgroup_path(cg));
     snprintf(below, sizeof below, "%s/below", leaf);
@@ -1700,12 +1693,7 @@ static size_t read_within(int fd, double timeout_sec)
 static void real_leaf_slow_walk_delays_no_sample(void **state)
 {
     (void)state;
-    resmon_cgroup *cg = NULL;
-    char err[RESMON_ERR_MAX];
-    if (resmon_cgroup_create(&cg, 0, err, sizeof err) < 0) {
-        print_message("skipped: no cgroup can be made here: %s\n", err);
-        skip();
-    }
+    resmon_cgroup *cg = real_leaf_or_skip(0);
     rm__tree_totals probe_totals;
     test_child root = test_spawn(wide_tree_in_leaf, cg, 0);
     test_child_wait_ready(&root);
