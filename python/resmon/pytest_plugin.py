@@ -740,10 +740,13 @@ class _Session:
 
     def limits_of(self, item: pytest.Item) -> dict[str, float]:
         limits = dict(self.default_limits)
-        # Per node (the test, its class, its module), closest first; two
-        # markers of one node that name a key give it the stricter limit
-        # (attack 70: a tighter marker stacked above another was ignored
-        # unsaid), None only where neither gives one.
+        # Per node (the test, its class, its module), closest first.  Two
+        # markers stacked on the test function that name a key give it the
+        # stricter limit (attack 70: a tighter one added above another was
+        # ignored unsaid), None only where neither gives one.  A class's
+        # markers are its own and its bases' in one list, closest first:
+        # there the closest wins, so that a subclass's overrides its base's
+        # (review 71).
         nodes: list[tuple[Any, dict[str, Any]]] = []
         for node, marker in item.iter_markers_with_node("resmon_limit"):
             if marker.args:
@@ -753,8 +756,11 @@ class _Session:
             merged = nodes[-1][1]
             for key, value in marker.kwargs.items():
                 _check_limit(key, value, "resmon_limit")
-                was = merged.get(key)
-                merged[key] = value if was is None else was if value is None else min(float(was), float(value))
+                if key not in merged:
+                    merged[key] = value
+                elif node is item:
+                    was = merged[key]
+                    merged[key] = value if was is None else was if value is None else min(float(was), float(value))
         # Closest node last: a test's own marker overrides its class's and module's.
         for _, merged in reversed(nodes):
             for key, value in merged.items():

@@ -275,10 +275,28 @@ def test_two_markers_of_one_test_give_a_key_the_stricter_limit(tmp_path):
             @pytest.mark.resmon_limit(rss_growth_mb=400)
             def test_own_overrides_class(self):
                 allocate(100)
+
+        # Review 71: a subclass's marker overrides its base's (one class
+        # node holds both), a limit or None.
+        @pytest.mark.resmon_limit(rss_growth_mb=50)
+        class TestBase:
+            pass
+
+        @pytest.mark.resmon_limit(rss_growth_mb=400)
+        class TestLooser(TestBase):
+            def test_subclass_overrides_base(self):
+                allocate(100)
+
+        @pytest.mark.resmon_limit(rss_growth_mb=None)
+        class TestLifted(TestBase):
+            def test_subclass_lifts_base(self):
+                allocate(100)
     """, "--strict-markers")
     assert outcomes(result) == {"test_tighter_above": "FAILED", "test_tighter_below": "FAILED",
                                 "test_a_limit_beside_none": "FAILED",
-                                "TestClass::test_own_overrides_class": "PASSED"}, result.stdout
+                                "TestClass::test_own_overrides_class": "PASSED",
+                                "TestLooser::test_subclass_overrides_base": "PASSED",
+                                "TestLifted::test_subclass_lifts_base": "PASSED"}, result.stdout
 
 
 def test_bad_limits(tmp_path):
