@@ -90,11 +90,13 @@ static int read_cgroup_figures(const char *path, int members, resmon_summary *en
     return 0;
 }
 
-void cgroup_read_to_end(const resmon_cgroup *cg, run_result *r)
+void cgroup_read_to_end(const char *path, int own_leaf, run_result *r)
 {
     resmon_summary end;
     resmon_summary *s = &r->summary;
-    if (read_cgroup_figures(resmon_cgroup_path(cg), 1, &end) < 0 || end.cgroup_version != s->cgroup_version)
+    if (!path || !s->cgroup_version)
+        return; /* no cgroup figures in the window: none to bring up to date */
+    if (read_cgroup_figures(path, own_leaf, &end) < 0 || end.cgroup_version != s->cgroup_version)
         return; /* the figures stay the command's exit's */
     if (!isnan(end.cgroup_peak_mb) && !(end.cgroup_peak_mb <= s->cgroup_peak_mb))
         s->cgroup_peak_mb = end.cgroup_peak_mb;
@@ -103,7 +105,7 @@ void cgroup_read_to_end(const resmon_cgroup *cg, run_result *r)
     double *kept[] = {&s->cgroup_oom_kills, &s->cgroup_throttled_sec, &s->cgroup_nr_throttled,
                       &s->cgroup_io_read_bytes, &s->cgroup_io_write_bytes};
     for (size_t i = 0; i < sizeof now / sizeof *now; i++)
-        if (!isnan(*now[i])) /* counters over the leaf's life: the later reading holds the earlier */
+        if (!isnan(*now[i])) /* counters over the cgroup's life: the later reading holds the earlier */
             *kept[i] = *now[i];
 }
 
@@ -147,14 +149,15 @@ static long v1_kill_counts(int dir, int depth, cgroup_kill_count *counts, size_t
     return got;
 }
 
-/* v1_kill_counts of the cgroup at path: how many, or 0 when it cannot say. */
-static size_t v1_kill_counts_of(const char *path, cgroup_kill_count *counts)
+/* v1_kill_counts of the cgroup at path: how many, 0 when it cannot say, -1
+ * when there are more than CGROUP_V1_COUNTS_MAX. */
+static long v1_kill_counts_of(const char *path, cgroup_kill_count *counts)
 {
     int dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     long got = dir < 0 ? 0 : v1_kill_counts(dir, 16, counts, 0);
     if (dir >= 0)
         close(dir);
-    return got > 0 ? (size_t)got : 0;
+    return got;
 }
 
 void cgroup_counters_at_start(const char *path, cgroup_counters *start)
@@ -165,8 +168,9 @@ void cgroup_counters_at_start(const char *path, cgroup_counters *start)
     start->known = read_cgroup_figures(path, 0, &s) == 0;
     if (!start->known)
         return;
-    if (s.cgroup_version == 1)
-        start->v1_count = v1_kill_counts_of(path, start->v1);
+    long got = s.cgroup_version == 1 ? v1_kill_counts_of(path, start->v1) : 0;
+    start->v1_count = got > 0 ? (size_t)got : 0;
+    start->v1_overflow = got < 0;
     start->oom_kills = s.cgroup_oom_kills;
     start->throttled_sec = s.cgroup_throttled_sec;
     start->nr_throttled = s.cgroup_nr_throttled;
@@ -188,23 +192,40 @@ void cgroup_counters_since(const cgroup_counters *start, resmon_summary *s)
         else if (!isnan(*end[i])) /* (v1's kills below, when each cgroup's were read) */
             *end[i] = *end[i] > before[i] ? *end[i] - before[i] : 0;
     }
-    if (s->cgroup_version != 1 || !start->known || !start->v1_count || isnan(s->cgroup_oom_kills))
+    if (s->cgroup_version != 1 || !start->known || isnan(s->cgroup_oom_kills))
         return;
     /* A sub-cgroup removed during the run took its kills out of the sum:
      * 3 before it, 1 in the run, 0 said (attack 70).  Each cgroup's rise. */
     static cgroup_kill_count now[CGROUP_V1_COUNTS_MAX]; /* the command's main thread only */
-    size_t count = v1_kill_counts_of(start->path, now);
-    if (!count)
-        return;
-    double kills = 0;
-    for (size_t i = 0; i < count; i++) {
-        double was = 0; /* made during the run: all of its count is the run's */
-        for (size_t j = 0; j < start->v1_count; j++)
-            if (start->v1[j].dev == now[i].dev && start->v1[j].ino == now[i].ino)
-                was = start->v1[j].kills;
-        kills += now[i].kills > was ? now[i].kills - was : 0;
+    long count = start->v1_overflow ? -1 : v1_kill_counts_of(start->path, now);
+    int some_unseen = count < 0; /* too many to follow: the sum above, a lower bound */
+    if (count > 0 && start->v1_count) {
+        double kills = 0;
+        for (long i = 0; i < count; i++) {
+            double was = 0; /* made during the run: all of its count is the run's */
+            for (size_t j = 0; j < start->v1_count; j++)
+                if (start->v1[j].dev == now[i].dev && start->v1[j].ino == now[i].ino)
+                    was = start->v1[j].kills;
+            kills += now[i].kills > was ? now[i].kills - was : 0;
+        }
+        for (size_t j = 0; j < start->v1_count && !some_unseen; j++) {
+            int there = 0; /* a cgroup removed during the run took the kills it had in it */
+            for (long i = 0; i < count && !there; i++)
+                there = start->v1[j].dev == now[i].dev && start->v1[j].ino == now[i].ino;
+            some_unseen = !there;
+        }
+        s->cgroup_oom_kills = kills;
     }
-    s->cgroup_oom_kills = kills;
+    /* None seen where some may have been (the systemd pattern: a scope
+     * OOM-killed, then removed): unknown, not 0 (review 71).  A count seen
+     * stands, as the least there were. */
+    if (some_unseen && s->cgroup_oom_kills == 0) {
+        s->cgroup_oom_kills = NAN;
+        fputs("resmon: the OOM kills in the cgroup during the run are unknown: cgroup v1 counts a kill in its "
+              "victim's cgroup only, and ", stderr);
+        fputs(count < 0 ? "more cgroups are below it than resmon follows\n"
+                        : "a cgroup below it was removed during the run, with its count\n", stderr);
+    }
 }
 
 /* A limit file of the leaf, in bytes (UINT64_MAX for "max"); -1 when it
@@ -290,18 +311,6 @@ double cgroup_oom_kills_now(const char *path)
     return read_cgroup_figures(path, 0, &s) == 0 ? s.cgroup_oom_kills : NAN;
 }
 
-/* Whether the leaf at dir lists a process (its cgroup.procs not empty). */
-static int leaf_holds_processes(const char *dir)
-{
-    char path[PATH_MAX], byte;
-    snprintf(path, sizeof path, "%s/cgroup.procs", dir);
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
-    ssize_t n = fd < 0 ? -1 : read(fd, &byte, 1);
-    if (fd >= 0)
-        close(fd);
-    return n == 1;
-}
-
 void cgroup_done(const cli_options *o, resmon_cgroup *cg, run_result *r)
 {
     r->leaf_kept[0] = '\0';
@@ -310,7 +319,7 @@ void cgroup_done(const cli_options *o, resmon_cgroup *cg, run_result *r)
         return;
     char dir[RESMON_ERR_MAX];
     snprintf(dir, sizeof dir, "%s", resmon_cgroup_path(cg));
-    if (o->leftovers_said_after && o->memory_limit_bytes && leaf_holds_processes(dir)) {
+    if (o->leftovers_said_after && o->memory_limit_bytes && r->orphans_left > 0) {
         /* --repeat ends what a run left before the next one: the leaf, still
          * open, goes then (cgroup_release_kept), not with some later resmon
          * (attack 70: a --repeat 10000 left 10000 empty memory cgroups). */

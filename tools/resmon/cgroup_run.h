@@ -20,11 +20,13 @@ int cgroup_for_command(const cli_options *o, run_result *r, resmon_cgroup **cg);
  * (*cg NULL) and the reason noted; returns EXIT_USAGE (printed) when
  * --memory-limit needs it, else 0. */
 int cgroup_enter(const cli_options *o, run_result *r, resmon_cgroup **cg, int join_rc);
-/* The leaf's own figures (peak, OOM kills, throttling, I/O: its lifetime,
- * which is the run's) read again after the orphans the command left were
- * waited for or counted, so that r->summary covers them too; the monitor
- * read them at the command's exit. */
-void cgroup_read_to_end(const resmon_cgroup *cg, run_result *r);
+/* The cgroup's figures (peak, OOM kills, throttling, I/O: over its life)
+ * read again after the orphans the command left were waited for or
+ * counted, so that r->summary covers them too; the monitor read them at the
+ * command's exit.  path: the run's own leaf (own_leaf: its processes are
+ * the tree) or a cgroup given with --cgroup PATH, whose counters are then
+ * taken from the start's by cgroup_counters_since, after this. */
+void cgroup_read_to_end(const char *path, int own_leaf, run_result *r);
 /* A cgroup resmon was given (--cgroup PATH) lived before the run: its
  * counters -- OOM kills, CPU throttling, I/O -- are read as the run starts
  * and taken from the end's, so that the summary's are the run's (its peak
@@ -44,13 +46,15 @@ typedef struct cgroup_counters {
     double oom_kills, throttled_sec, nr_throttled, io_read_bytes, io_write_bytes;
     const char *path;  /* the cgroup (v1: walked again at the end) */
     size_t v1_count;   /* v1: the cgroups at and below path, each one's own count; 0: none read */
+    int v1_overflow;   /* v1: more than CGROUP_V1_COUNTS_MAX of them */
     cgroup_kill_count v1[CGROUP_V1_COUNTS_MAX];
 } cgroup_counters;
 void cgroup_counters_at_start(const char *path, cgroup_counters *start);
 /* s's cgroup counters less start's; NAN where the start's are unknown.  On
  * v1 the OOM kills are each cgroup's rise (of those at and below the path at
  * both ends, matched by identity) plus the whole count of those made since:
- * one removed during the run takes the kills it had in it. */
+ * one removed during the run takes the kills it had in it, so none seen
+ * then is unknown (NAN, said on stderr), not 0. */
 void cgroup_counters_since(const cgroup_counters *start, resmon_summary *s);
 /* Removes the leaf and frees cg.  What still runs in it moves to the parent,
  * except under --memory-limit: then it stays in the leaf, under the limit,

@@ -29,8 +29,10 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -457,20 +459,73 @@ static int orphans_after_signal(run_result *r)
     return count_children();
 }
 
+/* Appends to *pids (count, cap: grown) the children of pid, read from each
+ * of its threads' children list.  -1 when out of memory. */
+static int append_children_of(pid_t pid, pid_t **pids, size_t *count, size_t *cap)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *tasks = opendir(path);
+    if (!tasks)
+        return 0; /* ended meanwhile */
+    int rc = 0;
+    for (struct dirent *e; rc == 0 && (e = readdir(tasks)) != NULL;) {
+        if (e->d_name[0] == '.')
+            continue;
+        char children[300];
+        snprintf(children, sizeof children, "/proc/%d/task/%s/children", (int)pid, e->d_name);
+        FILE *f = fopen(children, "re");
+        int child;
+        while (rc == 0 && f && fscanf(f, "%d", &child) == 1) {
+            if (*count == *cap) {
+                size_t grown = *cap ? 2 * *cap : 64;
+                pid_t *more = realloc(*pids, grown * sizeof *more);
+                if (!more) {
+                    rc = -1;
+                    break;
+                }
+                *pids = more;
+                *cap = grown;
+            }
+            (*pids)[(*count)++] = child;
+        }
+        if (f)
+            fclose(f);
+    }
+    closedir(tasks);
+    return rc;
+}
+
+/* Every process below resmon now (what the command left and what those
+ * started), at most DESCENDANTS_CHECKED; *count of them in the array
+ * returned (NULL when none, or out of memory). */
+#define DESCENDANTS_CHECKED 65536
+static pid_t *list_descendants(size_t *count)
+{
+    pid_t *pids = NULL;
+    size_t cap = 0;
+    *count = 0;
+    if (append_children_of(getpid(), &pids, count, &cap) < 0)
+        return pids;
+    for (size_t i = 0; i < *count && *count < DESCENDANTS_CHECKED; i++)
+        if (append_children_of(pids[i], &pids, count, &cap) < 0)
+            break;
+    return pids;
+}
+
 /* --memory-limit binds what the command leaves running only in its leaf:
- * one the command moved into another cgroup (as root it may) runs unbound,
- * which is said.  Checked when the command has exited, for those still
- * running; one moved out that ended before is not seen. */
-static void check_moved_out(const resmon_cgroup *cg, int left, run_result *r)
+ * one of them, or a process one of them started, that was moved into
+ * another cgroup (as root it may) runs unbound, which is said.  Checked
+ * when the command has exited, for those still running; one moved out that
+ * ended before, or that moves later (under --wait-orphans), is not seen. */
+static void check_moved_out(const resmon_cgroup *cg, run_result *r)
 {
     r->moved_out_known = 1;
     r->orphans_moved_out = 0;
-    pid_t *pids = left > 0 ? malloc(((size_t)left + 64) * sizeof *pids) : NULL;
-    int n = pids ? list_children(pids, left + 64) : 0;
-    if (n > left + 64)
-        n = left + 64; /* more forked since: those are checked, the rest are as they were */
+    size_t n = 0;
+    pid_t *pids = list_descendants(&n);
     pid_t first = 0;
-    int moved = n > 0 ? cgroup_moved_out(cg, pids, n, &first) : 0;
+    int moved = n > 0 ? cgroup_moved_out(cg, pids, n > INT_MAX ? INT_MAX : (int)n, &first) : 0;
     free(pids);
     if (moved <= 0)
         return;
@@ -491,7 +546,7 @@ static int settle_orphans(const cli_options *o, const resmon_cgroup *cg, pid_t g
     int outlived = reap_exited_orphans(r);
     int left = count_children();
     if (cg && o->memory_limit_bytes)
-        check_moved_out(cg, left, r);
+        check_moved_out(cg, r);
     outlived += left != 0; /* -1, unknown: maybe */
     int cut_short = 0;
     if (left > 0 && o->wait_orphans) {
@@ -670,8 +725,6 @@ int run_command(const cli_options *o, outputs *out, run_result *r)
     outputs_marks_drain(out); /* marks sent before the exit belong to the window */
     resmon_monitor_stop(m);
     resmon_monitor_get_summary(m, &r->summary, sizeof r->summary);
-    if (!cg && o->cgroup_path)
-        cgroup_counters_since(&given_at_start, &r->summary);
     if (r->processes && listening < 0)
         take_sampled_records(r->processes, m, &r->summary);
     outputs_collect_phases(out, m, r);
@@ -683,10 +736,18 @@ int run_command(const cli_options *o, outputs *out, run_result *r)
     terminal_take_back(&tty);
     if (rc < 0) { /* the outputs are still written, with the status unknown */
         fprintf(stderr, "resmon: cannot read the command's exit status: %s\n", strerror(-rc));
+        if (!cg && o->cgroup_path)
+            cgroup_counters_since(&given_at_start, &r->summary);
         goto done;
     }
-    if (settle_orphans(o, cg, child, r) && cg) /* what they did in the leaf since the window's end */
-        cgroup_read_to_end(cg, r);
+    int outlived = settle_orphans(o, cg, child, r);
+    /* What the orphans did in the cgroup since the window's end: the run's
+     * span covers their wait (a given cgroup's kills in it were lost:
+     * review 71). */
+    if (outlived)
+        cgroup_read_to_end(cg ? resmon_cgroup_path(cg) : o->cgroup_path, cg != NULL, r);
+    if (!cg && o->cgroup_path)
+        cgroup_counters_since(&given_at_start, &r->summary);
     if (o->wait_orphans)
         r->wall_sec = clock_monotonic_sec() - start;
 
