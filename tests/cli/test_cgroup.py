@@ -590,6 +590,15 @@ class CommandCgroup(unittest.TestCase):
         self.assertIsNone(summary["swap_allowed_at_end_mb"])  # no bound
         self.assertIn("(swap let in during the run, without a bound: the limit no longer bounds memory and swap)",
                       r.stderr)
+        # Review 71: on v1 a memory limit lowered under memory+swap's leaves
+        # both bound at the asked limit: no swap let in.
+        lower = ('d=/sys/fs/cgroup/memory$(grep :memory: /proc/self/cgroup | cut -d: -f3); '
+                 '[ -e "$d/memory.memsw.limit_in_bytes" ] && echo 50M > "$d/memory.limit_in_bytes" && echo lowered')
+        r, summary = run_json("--memory-limit", "100M", "--", "sh", "-c", lower)
+        if "lowered" in r.stdout:
+            self.assertEqual(summary["memory_limit_at_end_mb"], 50.0)
+            self.assertNotIn("swap_allowed_at_end_mb", summary)
+            self.assertNotIn("swap let in", r.stderr)
 
     def test_a_limit_below_what_exec_needs_kills_the_command_not_resmon(self):
         # 64 KiB: the command is killed at once (its exec alone needs more);

@@ -270,8 +270,12 @@ void cgroup_check_limit(const cli_options *o, const resmon_cgroup *cg, run_resul
     if (v2 ? read_leaf_limit(cg, "memory.swap.max", &swap) < 0
            : read_leaf_limit(cg, "memory.memsw.limit_in_bytes", &swap) < 0)
         return;
+    /* v1: memory and swap together beyond the larger of the limit asked and
+     * the limit now (a limit lowered leaves the asked bound on both: review
+     * 71 said swap let in there). */
+    unsigned long long bound = now == UINT64_MAX ? UINT64_MAX : now > set ? now : set;
     if (!v2 && swap != UINT64_MAX)
-        swap = now == UINT64_MAX ? 0 : swap > now ? swap - now : 0; /* beyond the memory limit */
+        swap = bound == UINT64_MAX ? 0 : swap > bound ? swap - bound : 0;
     if (swap != 0)
         r->swap_allowed_at_end_mb = swap == UINT64_MAX ? INFINITY : (double)swap / 1048576.0;
 }
