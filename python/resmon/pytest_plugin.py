@@ -256,7 +256,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(config.option.resmon_given_twice)
     try:
         default_limits = _parse_ini_limits(config.getini("resmon_limit"))
-        interval = float(config.getini("resmon_interval"))
+        interval = _decimal(str(config.getini("resmon_interval")))
         if not math.isfinite(interval) or interval <= 0:
             raise ValueError
         # the library's range, refused here once, not by every measured test
@@ -1524,12 +1524,23 @@ def _finite(value: float) -> bool:
         return False
 
 
+_DECIMAL = re.compile(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def _decimal(text: str) -> float:
+    """A number written in decimal, as the ini's help says: float() also
+    takes " 1 ", "1_0", "inf" and "nan" (review 71).  ValueError otherwise."""
+    if not _DECIMAL.fullmatch(text):
+        raise ValueError  # the caller says what the number is for
+    return float(text)
+
+
 def _parse_ini_limits(words: list[str]) -> dict[str, float]:
     limits = {}
     for word in (w for text in words for w in text.split(",") if w):
         key, sep, value = word.partition("=")
         try:
-            number = float(value) if sep else None
+            number = _decimal(value) if sep else None
         except ValueError:
             number = None
         if number is None:

@@ -338,6 +338,11 @@ def test_bad_limits(tmp_path):
     result = run_pytest(tmp_path, "def test_x():\n    pass\n", ini="resmon_limit = rss_growth_mb\n")
     assert result.returncode == 4, result.stdout + result.stderr  # pytest's usage error
     assert "resmon_limit: 'rss_growth_mb' is not KEY=VALUE" in result.stderr
+    # Review 71: decimal only -- float() took "1_0" as 10 and "inf".
+    for bad in ("rss_growth_mb=1_0", "rss_growth_mb=0x10", "rss_growth_mb=inf"):
+        result = run_pytest(tmp_path, "def test_x():\n    pass\n", ini=f"resmon_limit = {bad}\n")
+        assert result.returncode == 4, result.stdout + result.stderr
+        assert f"resmon_limit: '{bad}' is not KEY=VALUE" in result.stderr, result.stderr
 
 
 def test_a_resmon_interval_outside_the_librarys_range_is_refused_at_start(tmp_path):

@@ -281,6 +281,7 @@ class BadUsage(Tmp):
                                            ("--processes", "top", "some"), ("--pid", "1", "0"),
                                            ("--push-interval", "5", "x"), ("--push", "http://127.0.0.1:1/", "nope"))]
         cases += [(("plot", run, "--cpus", "4"), ("--cpus", "x"), ("-o", self.path("a.svg"))),
+                  (("plot", run, "--cpus", "4"), ("--cpus", " +4"), ("-o", self.path("a.svg"))),  # review 71
                   (("compare", "--format", "text"), ("--format", "yaml"), (run, run)),
                   (("compare", "--alpha", "0.1"), ("--alpha", "2"), (run, run))]
         for first, second, rest in cases:

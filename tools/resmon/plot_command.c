@@ -64,7 +64,7 @@ static int plot_option_number(int code, const char *text, double *value)
     if (code != OPT_CPUS)
         return -1;
     *value = (double)strtol(text, &end, 10);
-    return end == text || *end ? -1 : 0;
+    return end == text || *end || text[strspn(text, "0123456789")] ? -1 : 0;
 }
 
 /* 0, -1 after --help, or EXIT_USAGE (printed). */
@@ -100,7 +100,8 @@ static int plot_parse(int argc, char **argv, plot_options *o)
         case OPT_CPUS: {
             char *end;
             long n = strtol(optarg, &end, 10);
-            if (end == optarg || *end || n < 1 || n > 65536)
+            /* digits only: strtol also took " +4" (review 71) */
+            if (end == optarg || *end || n < 1 || n > 65536 || optarg[strspn(optarg, "0123456789")])
                 return plot_usage_error("--cpus takes a number of CPUs from 1 to 65536, not", optarg);
             o->cpus = (int)n;
             break;
