@@ -346,7 +346,7 @@ class PytestReports(Tmp):
 
     def report(self, name, growth):
         return self.write(name, {
-            "resmon_version": "0.3.0", "machine": {"hostname": "ci"},
+            "resmon_version": "0.3.0", "machine": {"hostname": "ci"}, "created": f"session {next(RUNS_MADE)}",
             "tests": {"t.py::test_small": {"rss_growth_mb": 1.0, "peak_rss_mb": 50.0, "cpu_sec": 0.1},
                       "t.py::test_big[a|b]": {"rss_growth_mb": growth, "peak_rss_mb": 150.0, "cpu_sec": 0.2}}})
 
@@ -1354,6 +1354,15 @@ class BadUsage(Tmp):
         one = self.write("cn/0.json", summary(cpu_sec=3.0))
         for i in range(1, 5):
             shutil.copyfile(one, self.path("cn", f"{i}.json"))
+        # Review 71: written again, its keys in another order and spaced
+        # otherwise, it is the same run.
+        with open(one) as f:
+            doc = json.load(f)
+        self.write("cr/0.json", json.dumps(doc, indent=2, sort_keys=True) + "\n")
+        self.write("cr/1.json", json.dumps(dict(reversed(list(doc.items())))))
+        r = resmon("compare", self.path("cb"), self.path("cr"))
+        self.assertEqual(r.returncode, 125, r.stdout + r.stderr)
+        self.assertIn(f"{self.path('cr', '1.json')}: the same run as {self.path('cr', '0.json')} (a copy)", r.stderr)
         r = resmon("compare", "--max-increase", "cpu_sec=5%", self.path("cb"), self.path("cn"))
         self.assertEqual(r.returncode, 125, r.stdout + r.stderr)
         self.assertEqual(r.stderr, f"resmon compare: {self.path('cn', '1.json')}: the same run as {one} (a copy): one "

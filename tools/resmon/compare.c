@@ -116,8 +116,7 @@ typedef struct metric {
 typedef struct run_seen {
     dev_t dev;
     ino_t ino;          /* 0: none stat could name (standard input) */
-    uint64_t hash;      /* FNV-1a of its bytes ... */
-    size_t length;      /* ... and how many */
+    uint64_t hash;      /* FNV-1a of its document, keys sorted, written compactly */
     const void *side;   /* the side that read it */
     char *path;
 } run_seen;
@@ -804,19 +803,29 @@ static size_t next_chunk(void *buffer, size_t cap, void *data)
     return n;
 }
 
-/* Whether the run of path (its bytes: text, length) was read before, by
- * either side: the same file (a link, or the same name twice) or the same
- * bytes (a copy: two real runs never agree on their start time, pid and
- * clocks).  Records it when not.  Returns 0, or prints one line and returns
- * EXIT_USAGE. */
-static int run_met_before(side *s, const char *path, const char *text, size_t length)
+/* FNV-1a over the text Jansson writes, in the dump's order. */
+static int hash_chunk(const char *buffer, size_t size, void *data)
+{
+    uint64_t *hash = data;
+    for (size_t i = 0; i < size; i++)
+        *hash = (*hash ^ (unsigned char)buffer[i]) * 1099511628211ULL;
+    return caller_stopped() ? -1 : 0;
+}
+
+/* Whether the run of path (root, as read) was read before, by either side:
+ * the same file (a link, or the same name twice) or the same document (a
+ * copy, also one written again with other spacing or key order: its keys
+ * sorted, written compactly, hashed -- two real runs never agree on their
+ * start time, pid and clocks).  Records it when not.  Returns 0, or prints
+ * one line and returns EXIT_USAGE (COMPARE_INTERRUPTED when stopped). */
+static int run_met_before(side *s, const char *path, json_t *root)
 {
     runs_seen *seen = s->seen;
     if (!seen)
         return 0;
-    run_seen now = {.length = length, .side = s, .hash = 14695981039346656037ULL};
-    for (size_t i = 0; i < length; i++)
-        now.hash = (now.hash ^ (unsigned char)text[i]) * 1099511628211ULL;
+    run_seen now = {.side = s, .hash = 14695981039346656037ULL};
+    if (jansson.dump_callback(root, hash_chunk, &now.hash, JSON_SORT_KEYS | JSON_COMPACT | JSON_ENCODE_ANY) != 0)
+        return compare_stopped ? COMPARE_INTERRUPTED : budget_exceeded ? budget_error(path) : out_of_memory(path);
     struct stat st;
     if (strcmp(path, "-") != 0 && stat(path, &st) == 0) {
         now.dev = st.st_dev;
@@ -825,7 +834,7 @@ static int run_met_before(side *s, const char *path, const char *text, size_t le
     for (size_t j = 0; j < seen->count; j++) {
         const run_seen *was = &seen->at[j];
         int same_file = now.ino && was->ino == now.ino && was->dev == now.dev;
-        if (!same_file && (was->hash != now.hash || was->length != now.length))
+        if (!same_file && was->hash != now.hash)
             continue;
         char why[PATH_MAX + 200];
         if (was->side != s)
@@ -868,10 +877,6 @@ static int side_read_file(side *s, const char *path, size_t run, int in_director
     int text_rc = input_text(path, &text, &length);
     if (text_rc != 0)
         return text_rc;
-    if ((text_rc = run_met_before(s, path, text, length)) != 0) {
-        free(text);
-        return text_rc;
-    }
     json_error_t err;
     input_chunks chunks = {text, length, 0};
     json_t *root = jansson.load_callback(next_chunk, &chunks, JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, &err);
@@ -885,7 +890,11 @@ static int side_read_file(side *s, const char *path, size_t run, int in_director
         snprintf(why, sizeof why, ": not JSON (line %d: %s)", err.line, err.text);
         return compare_error(path, why);
     }
-    int rc = 0, keep = 0;
+    int rc = run_met_before(s, path, root), keep = 0;
+    if (rc != 0) {
+        jansson_release(root);
+        return rc;
+    }
     json_t *tests = jansson.object_get(root, "tests");
     /* A directory's runs are of one kind: a summary's keys and a report's
      * NODEID::KEY never meet, so a mix compared nothing and passed. */

@@ -11,7 +11,7 @@ static const char *const jansson_names[] = {
     "json_object_set_new", "json_object_iter", "json_object_iter_next", "json_object_iter_key",
     "json_object_iter_value", "json_integer",  "json_integer_value",   "json_number_value",
     "json_string_value",   "json_delete",      "json_array_size",      "json_array_get",
-    "json_equal",          "json_set_alloc_funcs", "json_load_callback",
+    "json_equal",          "json_set_alloc_funcs", "json_load_callback", "json_dump_callback",
 };
 
 int jansson_load(const char *option, char *why, size_t cap)

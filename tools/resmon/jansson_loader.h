@@ -34,6 +34,7 @@ struct jansson_calls {
     __typeof__(json_equal) *equal;
     __typeof__(json_set_alloc_funcs) *set_alloc_funcs;
     __typeof__(json_load_callback) *load_callback;
+    __typeof__(json_dump_callback) *dump_callback;
 };
 
 /* Filled by jansson_load; empty until it succeeds. */
