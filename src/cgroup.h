@@ -57,6 +57,14 @@ int rm__cgroup_locate(const char *proc_dir, const char *fs_prefix, rm__cgroup_pl
  * out->version 1.  -ENOENT when no such hierarchy is mounted. */
 int rm__cgroup_locate_v1(const char *proc_dir, const char *fs_prefix, const char *controller, rm__cgroup_place *out);
 
+/* The same for another process, whose cgroup file (proc_dir) names paths
+ * of the reader's cgroup namespace: placed through the reader's own mounts
+ * (mounts_dir's mountinfo, e.g. "/proc/self"), never the process's -- one
+ * in a private mount namespace may have the hierarchy mounted elsewhere or
+ * not at all.  controller NULL: as rm__cgroup_locate, else as _v1. */
+int rm__cgroup_locate_seen_from(const char *proc_dir, const char *mounts_dir, const char *fs_prefix,
+                                const char *controller, rm__cgroup_place *out);
+
 /* The value of a "key N" line in a flat keyed file (memory.events,
  * memory.oom_control, memory.stat, cpu.stat).  -ENOENT when absent, -EINVAL
  * when garbled. */
@@ -170,7 +178,9 @@ struct resmon_cgroup;
 int rm__cgroup_leaf_create_at(struct resmon_cgroup **out, const char *proc_dir, const char *fs_prefix,
                               uint64_t memory_limit_bytes, char *err, size_t errcap);
 /* resmon_cgroup_holds for the process whose /proc directory is proc_dir,
+ * placed through mounts_dir's mountinfo (the caller's own: "/proc/self"),
  * with fs_prefix before every mount point (fixtures in tests). */
-int rm__cgroup_leaf_holds_at(const struct resmon_cgroup *cg, const char *proc_dir, const char *fs_prefix);
+int rm__cgroup_leaf_holds_at(const struct resmon_cgroup *cg, const char *proc_dir, const char *mounts_dir,
+                             const char *fs_prefix);
 
 #endif

@@ -462,13 +462,13 @@ int resmon_cgroup_version(const resmon_cgroup *cg)
     return cg ? cg->version : 0;
 }
 
-int rm__cgroup_leaf_holds_at(const resmon_cgroup *cg, const char *proc_dir, const char *fs_prefix)
+int rm__cgroup_leaf_holds_at(const resmon_cgroup *cg, const char *proc_dir, const char *mounts_dir,
+                             const char *fs_prefix)
 {
-    if (!cg || !proc_dir)
+    if (!cg || !proc_dir || !mounts_dir)
         return -EINVAL;
-    rm__cgroup_place place;
-    int rc = cg->version == 1 ? rm__cgroup_locate_v1(proc_dir, fs_prefix, "memory", &place)
-                              : rm__cgroup_locate(proc_dir, fs_prefix, &place);
+    rm__cgroup_place place; /* through the caller's mounts, where the leaf was made (review 71) */
+    int rc = rm__cgroup_locate_seen_from(proc_dir, mounts_dir, fs_prefix, cg->version == 1 ? "memory" : NULL, &place);
     if (rc == -ENOTSUP)
         return 0; /* a v2 cgroup without the memory controller: the leaf has it */
     if (rc < 0) {
@@ -486,7 +486,7 @@ int resmon_cgroup_holds(const resmon_cgroup *cg, pid_t pid)
         return -EINVAL;
     char proc_dir[32];
     snprintf(proc_dir, sizeof proc_dir, "/proc/%d", (int)pid);
-    return rm__cgroup_leaf_holds_at(cg, proc_dir, "");
+    return rm__cgroup_leaf_holds_at(cg, proc_dir, "/proc/self", "");
 }
 
 /* Whether the calling process has one thread: /proc/PID/task has 2 + the

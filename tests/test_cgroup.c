@@ -541,6 +541,30 @@ static void locate_finds_v1_memory_hierarchy(void **state)
     remove_tree(f.root);
 }
 
+/* Another process's cgroup names a path of the reader's view: placed
+ * through the reader's mounts, never its own -- a process in a private
+ * mount namespace, with no cgroup mounted there, was "not in the leaf"
+ * (review 71). */
+static void another_process_is_placed_through_the_readers_mounts(void **state)
+{
+    (void)state;
+    fixture f;
+    make_fixture(&f, 1);
+    char other[400];
+    snprintf(other, sizeof other, "%s/proc/4242", f.root);
+    make_dirs(other);
+    put_file(other, "cgroup", v1_self);
+    put_file(other, "mountinfo", "35 31 0:32 / / rw,relatime - ext4 /dev/vda rw\n"); /* its own view: no cgroups */
+    rm__cgroup_place place;
+    assert_int_equal(rm__cgroup_locate(other, f.root, &place), -ENOENT);
+    assert_int_equal(rm__cgroup_locate_seen_from(other, f.proc, f.root, "memory", &place), 0);
+    assert_int_equal(place.version, 1);
+    assert_string_equal(place.dir, f.group);
+    assert_int_equal(rm__cgroup_locate_seen_from(other, f.proc, f.root, NULL, &place), 0);
+    assert_string_equal(place.dir, f.group);
+    remove_tree(f.root);
+}
+
 static void locate_prefers_v2_with_memory_controller(void **state)
 {
     (void)state;
@@ -2666,6 +2690,7 @@ int main(void)
         cmocka_unit_test(io_stat_sums_devices),
         cmocka_unit_test(locate_finds_v1_memory_hierarchy),
         cmocka_unit_test(locate_prefers_v2_with_memory_controller),
+        cmocka_unit_test(another_process_is_placed_through_the_readers_mounts),
         cmocka_unit_test(reads_v1_files),
         cmocka_unit_test(reads_v2_files),
         cmocka_unit_test(end_figures_read_each_file_or_nan),
