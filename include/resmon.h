@@ -1273,7 +1273,8 @@ RESMON_API int resmon_cgroup_join(const resmon_cgroup *cg, pid_t pid);
  * do, so that the leaf's limit no longer binds it and its figures no longer
  * count it.  -ESRCH: no such process; -EINVAL: cg NULL or pid not above 0;
  * another negative errno when /proc cannot say.  Reads /proc/PID/cgroup and
- * mountinfo: for a check now and then (resmon's command asks it of what a
+ * the caller's own mountinfo (the process may see other mounts): for a
+ * check now and then (resmon's command asks it of what a
  * run left running), not for every sample.  Since 0.4. */
 RESMON_API int resmon_cgroup_holds(const resmon_cgroup *cg, pid_t pid);
 
