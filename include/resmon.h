@@ -1271,11 +1271,13 @@ RESMON_API int resmon_cgroup_join(const resmon_cgroup *cg, pid_t pid);
  * processes made there): 1, or 0 when it is elsewhere -- moved out by a
  * write to another cgroup's cgroup.procs, which a process run as root may
  * do, so that the leaf's limit no longer binds it and its figures no longer
- * count it.  -ESRCH: no such process; -EINVAL: cg NULL or pid not above 0;
- * another negative errno when /proc cannot say.  Reads /proc/PID/cgroup and
- * the caller's own mountinfo (the process may see other mounts): for a
- * check now and then (resmon's command asks it of what a
- * run left running), not for every sample.  Since 0.4. */
+ * count it.  -ESRCH: no such process, or one that has exited (a zombie);
+ * -EINVAL: cg NULL or pid not above 0; -ENOTSUP: the caller's own cgroup
+ * path was not readable when cg was made; another negative errno when /proc
+ * cannot say.  Reads /proc/PID/cgroup (its paths are the caller's view, as
+ * the leaf's), and /proc/PID/stat for one outside: one or two small reads,
+ * for a check now and then (resmon's command asks it of every process a run
+ * left running), not for every sample.  Since 0.4. */
 RESMON_API int resmon_cgroup_holds(const resmon_cgroup *cg, pid_t pid);
 
 /* Removes the leaf and frees cg: an exiting process the kernel still counts

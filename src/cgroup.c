@@ -342,11 +342,10 @@ static int locate_in(const char *self, size_t self_len, const char *mounts, size
     return rc;
 }
 
-/* Reads proc_dir's cgroup and mounts_dir's mountinfo, then finds the place:
- * in memory's hierarchy (controller NULL: v2 or v1, see locate_in) or in the
- * v1 hierarchy of controller. */
-static int locate(const char *proc_dir, const char *mounts_dir, const char *fs_prefix, const char *controller,
-                  rm__cgroup_place *out)
+/* Reads proc_dir's cgroup and mountinfo, then finds the place: in memory's
+ * hierarchy (controller NULL: v2 or v1, see locate_in) or in the v1
+ * hierarchy of controller. */
+static int locate(const char *proc_dir, const char *fs_prefix, const char *controller, rm__cgroup_place *out)
 {
     char self[8192];
     ssize_t self_len = read_whole(proc_dir, "cgroup", self, sizeof self);
@@ -355,7 +354,7 @@ static int locate(const char *proc_dir, const char *mounts_dir, const char *fs_p
     char *mounts = malloc(MOUNTINFO_MAX);
     if (!mounts)
         return -ENOMEM;
-    ssize_t mounts_len = read_whole(mounts_dir, "mountinfo", mounts, MOUNTINFO_MAX);
+    ssize_t mounts_len = read_whole(proc_dir, "mountinfo", mounts, MOUNTINFO_MAX);
     int rc = (int)mounts_len;
     if (mounts_len >= 0 && !controller)
         rc = locate_in(self, (size_t)self_len, mounts, (size_t)mounts_len, fs_prefix, out);
@@ -370,18 +369,25 @@ static int locate(const char *proc_dir, const char *mounts_dir, const char *fs_p
 
 int rm__cgroup_locate(const char *proc_dir, const char *fs_prefix, rm__cgroup_place *out)
 {
-    return locate(proc_dir, proc_dir, fs_prefix, NULL, out);
+    return locate(proc_dir, fs_prefix, NULL, out);
 }
 
 int rm__cgroup_locate_v1(const char *proc_dir, const char *fs_prefix, const char *controller, rm__cgroup_place *out)
 {
-    return locate(proc_dir, proc_dir, fs_prefix, controller, out);
+    return locate(proc_dir, fs_prefix, controller, out);
 }
 
-int rm__cgroup_locate_seen_from(const char *proc_dir, const char *mounts_dir, const char *fs_prefix,
-                                const char *controller, rm__cgroup_place *out)
+int rm__cgroup_path_of(const char *proc_dir, int version, char *path, size_t cap)
 {
-    return locate(proc_dir, mounts_dir, fs_prefix, controller, out);
+    char self[8192];
+    ssize_t n = read_whole(proc_dir, "cgroup", self, sizeof self);
+    if (n < 0)
+        return (int)n;
+    int found = version == 1 ? parse_self_for(self, (size_t)n, "memory", path, NULL, cap)
+                             : parse_self_for(self, (size_t)n, "memory", NULL, path, cap);
+    if (found < 0)
+        return found;
+    return found & (version == 1 ? 1 : 2) ? 0 : -ENOENT;
 }
 
 /* ---- reading an open cgroup ---------------------------------------------- */

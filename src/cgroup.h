@@ -57,13 +57,11 @@ int rm__cgroup_locate(const char *proc_dir, const char *fs_prefix, rm__cgroup_pl
  * out->version 1.  -ENOENT when no such hierarchy is mounted. */
 int rm__cgroup_locate_v1(const char *proc_dir, const char *fs_prefix, const char *controller, rm__cgroup_place *out);
 
-/* The same for another process, whose cgroup file (proc_dir) names paths
- * of the reader's cgroup namespace: placed through the reader's own mounts
- * (mounts_dir's mountinfo, e.g. "/proc/self"), never the process's -- one
- * in a private mount namespace may have the hierarchy mounted elsewhere or
- * not at all.  controller NULL: as rm__cgroup_locate, else as _v1. */
-int rm__cgroup_locate_seen_from(const char *proc_dir, const char *mounts_dir, const char *fs_prefix,
-                                const char *controller, rm__cgroup_place *out);
+/* The memory cgroup's path of the process whose /proc directory is
+ * proc_dir, as its cgroup file writes it -- relative to the reader's cgroup
+ * namespace, whatever mounts the process sees: the v1 memory hierarchy's
+ * line (version 1) or v2's "0::" line.  -ENOENT when there is none. */
+int rm__cgroup_path_of(const char *proc_dir, int version, char *path, size_t cap);
 
 /* The value of a "key N" line in a flat keyed file (memory.events,
  * memory.oom_control, memory.stat, cpu.stat).  -ENOENT when absent, -EINVAL
@@ -177,10 +175,7 @@ int rm__cgroup_leaf_cpu_dir(const char *memory_dir, int version, int root, char 
 struct resmon_cgroup;
 int rm__cgroup_leaf_create_at(struct resmon_cgroup **out, const char *proc_dir, const char *fs_prefix,
                               uint64_t memory_limit_bytes, char *err, size_t errcap);
-/* resmon_cgroup_holds for the process whose /proc directory is proc_dir,
- * placed through mounts_dir's mountinfo (the caller's own: "/proc/self"),
- * with fs_prefix before every mount point (fixtures in tests). */
-int rm__cgroup_leaf_holds_at(const struct resmon_cgroup *cg, const char *proc_dir, const char *mounts_dir,
-                             const char *fs_prefix);
+/* resmon_cgroup_holds for the process whose /proc directory is proc_dir. */
+int rm__cgroup_leaf_holds_at(const struct resmon_cgroup *cg, const char *proc_dir);
 
 #endif

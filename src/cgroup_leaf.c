@@ -39,6 +39,7 @@ struct resmon_cgroup {
     int limited; /* made with a memory limit: processes are never moved out of it */
     char parent[RM__CGROUP_PATH_MAX];
     char dir[RM__CGROUP_PATH_MAX];
+    char path[RM__CGROUP_PATH_MAX]; /* the leaf as /proc/PID/cgroup names it (resmon_cgroup_holds); "": unknown */
     /* v1: a leaf of the same name in the cpuacct hierarchy (below the
      * caller's cpuacct cgroup), joined with the memory leaf, so that the
      * tree's CPU is one read (cpuacct.usage) whatever its size; cpu_dir
@@ -416,6 +417,15 @@ int rm__cgroup_leaf_create_at(resmon_cgroup **out, const char *proc_dir, const c
     }
     if (cg->version == 1)
         make_cpu_leaf(cg, proc_dir, fs_prefix, proc_root);
+    /* The leaf as a process's cgroup file will name it: the creator's path
+     * (the leaf's parent) and the leaf's name. */
+    char own[RM__CGROUP_PATH_MAX];
+    const char *name = strrchr(cg->dir, '/');
+    if (name && rm__cgroup_path_of(proc_dir, cg->version, own, sizeof own) == 0) {
+        int n = snprintf(cg->path, sizeof cg->path, "%s%s", strcmp(own, "/") == 0 ? "" : own, name);
+        if (n < 0 || (size_t)n >= sizeof cg->path)
+            cg->path[0] = '\0';
+    }
     *out = cg;
     return 0;
 }
@@ -462,22 +472,42 @@ int resmon_cgroup_version(const resmon_cgroup *cg)
     return cg ? cg->version : 0;
 }
 
-int rm__cgroup_leaf_holds_at(const resmon_cgroup *cg, const char *proc_dir, const char *mounts_dir,
-                             const char *fs_prefix)
+int rm__cgroup_leaf_holds_at(const resmon_cgroup *cg, const char *proc_dir)
 {
-    if (!cg || !proc_dir || !mounts_dir)
+    if (!cg || !proc_dir)
         return -EINVAL;
-    rm__cgroup_place place; /* through the caller's mounts, where the leaf was made (review 71) */
-    int rc = rm__cgroup_locate_seen_from(proc_dir, mounts_dir, fs_prefix, cg->version == 1 ? "memory" : NULL, &place);
-    if (rc == -ENOTSUP)
-        return 0; /* a v2 cgroup without the memory controller: the leaf has it */
-    if (rc < 0) {
-        struct stat st; /* gone, or /proc cannot say */
-        return stat(proc_dir, &st) < 0 && errno == ENOENT ? -ESRCH : rc;
+    if (!cg->path[0])
+        return -ENOTSUP; /* the creator's own cgroup path could not be read */
+    /* Its cgroup file, by path: one read, no mount table (a process in a
+     * private mount namespace sees other mounts: review 71), and the path
+     * is the reader's view, as the leaf's was taken (review 72: a mount
+     * table read per process took 27 s for 2000 leftovers). */
+    char path[RM__CGROUP_PATH_MAX];
+    int rc = rm__cgroup_path_of(proc_dir, cg->version, path, sizeof path);
+    if (rc == -ENOENT) {
+        struct stat st; /* gone, or no memory line: elsewhere */
+        return stat(proc_dir, &st) < 0 && errno == ENOENT ? -ESRCH : 0;
     }
-    size_t n = strlen(cg->dir);
-    return place.version == cg->version && strncmp(place.dir, cg->dir, n) == 0 &&
-           (place.dir[n] == '\0' || place.dir[n] == '/');
+    if (rc < 0)
+        return rc == -ESRCH ? -ESRCH : rc;
+    size_t n = strlen(cg->path);
+    if (strncmp(path, cg->path, n) == 0 && (path[n] == '\0' || path[n] == '/'))
+        return 1;
+    /* An exited process (a zombie its parent has not reaped, or one caught
+     * exiting) is no longer in any cgroup's figures and v1 shows it in the
+     * root: ended, not moved out (review 72). */
+    char stat_path[RM__CGROUP_PATH_MAX + 8], text[512];
+    snprintf(stat_path, sizeof stat_path, "%s/stat", proc_dir);
+    int fd = open(stat_path, O_RDONLY | O_CLOEXEC);
+    ssize_t got = fd < 0 ? -1 : read(fd, text, sizeof text - 1);
+    if (fd >= 0)
+        close(fd);
+    if (got <= 0)
+        return -ESRCH;
+    text[got] = '\0';
+    const char *close_paren = strrchr(text, ')'); /* the name may hold anything, ')' too */
+    char state = close_paren && close_paren[1] == ' ' ? close_paren[2] : '?';
+    return state == 'Z' || state == 'X' || state == 'x' ? -ESRCH : 0;
 }
 
 int resmon_cgroup_holds(const resmon_cgroup *cg, pid_t pid)
@@ -486,7 +516,7 @@ int resmon_cgroup_holds(const resmon_cgroup *cg, pid_t pid)
         return -EINVAL;
     char proc_dir[32];
     snprintf(proc_dir, sizeof proc_dir, "/proc/%d", (int)pid);
-    return rm__cgroup_leaf_holds_at(cg, proc_dir, "/proc/self", "");
+    return rm__cgroup_leaf_holds_at(cg, proc_dir);
 }
 
 /* Whether the calling process has one thread: /proc/PID/task has 2 + the

@@ -541,11 +541,10 @@ static void locate_finds_v1_memory_hierarchy(void **state)
     remove_tree(f.root);
 }
 
-/* Another process's cgroup names a path of the reader's view: placed
- * through the reader's mounts, never its own -- a process in a private
- * mount namespace, with no cgroup mounted there, was "not in the leaf"
- * (review 71). */
-static void another_process_is_placed_through_the_readers_mounts(void **state)
+/* Another process's memory cgroup path, from its cgroup file alone: no
+ * mount table (one in a private mount namespace has none of the cgroups
+ * mounted, review 71; and one read a process, review 72). */
+static void a_processes_cgroup_path_needs_no_mounts(void **state)
 {
     (void)state;
     fixture f;
@@ -557,11 +556,15 @@ static void another_process_is_placed_through_the_readers_mounts(void **state)
     put_file(other, "mountinfo", "35 31 0:32 / / rw,relatime - ext4 /dev/vda rw\n"); /* its own view: no cgroups */
     rm__cgroup_place place;
     assert_int_equal(rm__cgroup_locate(other, f.root, &place), -ENOENT);
-    assert_int_equal(rm__cgroup_locate_seen_from(other, f.proc, f.root, "memory", &place), 0);
-    assert_int_equal(place.version, 1);
-    assert_string_equal(place.dir, f.group);
-    assert_int_equal(rm__cgroup_locate_seen_from(other, f.proc, f.root, NULL, &place), 0);
-    assert_string_equal(place.dir, f.group);
+    char path[256];
+    assert_int_equal(rm__cgroup_path_of(other, 1, path, sizeof path), 0);
+    assert_string_equal(path, "/process_api/abc");
+    put_file(other, "cgroup", "0::/user.slice/job.scope\n");
+    assert_int_equal(rm__cgroup_path_of(other, 2, path, sizeof path), 0);
+    assert_string_equal(path, "/user.slice/job.scope");
+    assert_int_equal(rm__cgroup_path_of(other, 1, path, sizeof path), -ENOENT); /* no v1 memory line */
+    snprintf(other, sizeof other, "%s/proc/4243", f.root);
+    assert_true(rm__cgroup_path_of(other, 1, path, sizeof path) < 0); /* no such process */
     remove_tree(f.root);
 }
 
@@ -2690,7 +2693,7 @@ int main(void)
         cmocka_unit_test(io_stat_sums_devices),
         cmocka_unit_test(locate_finds_v1_memory_hierarchy),
         cmocka_unit_test(locate_prefers_v2_with_memory_controller),
-        cmocka_unit_test(another_process_is_placed_through_the_readers_mounts),
+        cmocka_unit_test(a_processes_cgroup_path_needs_no_mounts),
         cmocka_unit_test(reads_v1_files),
         cmocka_unit_test(reads_v2_files),
         cmocka_unit_test(end_figures_read_each_file_or_nan),
