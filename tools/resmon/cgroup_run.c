@@ -160,6 +160,24 @@ static long v1_kill_counts_of(const char *path, cgroup_kill_count *counts)
     return got;
 }
 
+/* Both ends' counts: static, one run's at a time (the command's main
+ * thread), never on the stack (1.5 MiB each at most, touched as used). */
+static cgroup_kill_count v1_counts_at_start[CGROUP_V1_COUNTS_MAX], v1_counts_at_end[CGROUP_V1_COUNTS_MAX];
+
+static int by_identity(const void *a, const void *b)
+{
+    const cgroup_kill_count *x = a, *y = b;
+    if (x->dev != y->dev)
+        return x->dev < y->dev ? -1 : 1;
+    return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+/* The entry of counts (n, sorted by identity) for one, or NULL. */
+static const cgroup_kill_count *v1_find(const cgroup_kill_count *counts, size_t n, const cgroup_kill_count *one)
+{
+    return n ? bsearch(one, counts, n, sizeof *counts, by_identity) : NULL;
+}
+
 void cgroup_counters_at_start(const char *path, cgroup_counters *start)
 {
     resmon_summary s;
@@ -168,9 +186,11 @@ void cgroup_counters_at_start(const char *path, cgroup_counters *start)
     start->known = read_cgroup_figures(path, 0, &s) == 0;
     if (!start->known)
         return;
+    start->v1 = v1_counts_at_start;
     long got = s.cgroup_version == 1 ? v1_kill_counts_of(path, start->v1) : 0;
     start->v1_count = got > 0 ? (size_t)got : 0;
     start->v1_overflow = got < 0;
+    qsort(start->v1, start->v1_count, sizeof *start->v1, by_identity);
     start->oom_kills = s.cgroup_oom_kills;
     start->throttled_sec = s.cgroup_throttled_sec;
     start->nr_throttled = s.cgroup_nr_throttled;
@@ -196,24 +216,19 @@ void cgroup_counters_since(const cgroup_counters *start, resmon_summary *s)
         return;
     /* A sub-cgroup removed during the run took its kills out of the sum:
      * 3 before it, 1 in the run, 0 said (attack 70).  Each cgroup's rise. */
-    static cgroup_kill_count now[CGROUP_V1_COUNTS_MAX]; /* the command's main thread only */
-    long count = start->v1_overflow ? -1 : v1_kill_counts_of(start->path, now);
+    cgroup_kill_count *now = v1_counts_at_end;
+    long count = start->v1_overflow || !start->v1 ? -1 : v1_kill_counts_of(start->path, now);
     int some_unseen = count < 0; /* too many to follow: the sum above, a lower bound */
     if (count > 0 && start->v1_count) {
+        qsort(now, (size_t)count, sizeof *now, by_identity);
         double kills = 0;
         for (long i = 0; i < count; i++) {
-            double was = 0; /* made during the run: all of its count is the run's */
-            for (size_t j = 0; j < start->v1_count; j++)
-                if (start->v1[j].dev == now[i].dev && start->v1[j].ino == now[i].ino)
-                    was = start->v1[j].kills;
-            kills += now[i].kills > was ? now[i].kills - was : 0;
+            const cgroup_kill_count *was = v1_find(start->v1, start->v1_count, &now[i]);
+            double had = was ? was->kills : 0; /* made during the run: all of its count is the run's */
+            kills += now[i].kills > had ? now[i].kills - had : 0;
         }
-        for (size_t j = 0; j < start->v1_count && !some_unseen; j++) {
-            int there = 0; /* a cgroup removed during the run took the kills it had in it */
-            for (long i = 0; i < count && !there; i++)
-                there = start->v1[j].dev == now[i].dev && start->v1[j].ino == now[i].ino;
-            some_unseen = !there;
-        }
+        for (size_t j = 0; j < start->v1_count && !some_unseen; j++) /* one removed took the kills it had */
+            some_unseen = !v1_find(now, (size_t)count, &start->v1[j]);
         s->cgroup_oom_kills = kills;
     }
     /* None seen where some may have been (the systemd pattern: a scope
@@ -315,6 +330,38 @@ double cgroup_oom_kills_now(const char *path)
     return read_cgroup_figures(path, 0, &s) == 0 ? s.cgroup_oom_kills : NAN;
 }
 
+/* Whether the cgroup at dir, or one below it (depth levels down), lists a
+ * process. */
+static int holds_processes(int dir, int depth)
+{
+    char byte;
+    int fd = rm__open_regular_at(dir, "cgroup.procs", NULL);
+    ssize_t n = fd < 0 ? -1 : read(fd, &byte, 1);
+    if (fd >= 0)
+        close(fd);
+    if (n == 1)
+        return 1;
+    int listing = depth > 0 ? openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+    DIR *d = listing >= 0 ? fdopendir(listing) : NULL;
+    if (!d) {
+        if (listing >= 0)
+            close(listing);
+        return 0;
+    }
+    int found = 0;
+    for (struct dirent *e; !found && (e = readdir(d)) != NULL;) {
+        if (e->d_name[0] == '.' || (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN))
+            continue;
+        int sub = openat(dir, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sub >= 0) {
+            found = holds_processes(sub, depth - 1);
+            close(sub);
+        }
+    }
+    closedir(d);
+    return found;
+}
+
 void cgroup_done(const cli_options *o, resmon_cgroup *cg, run_result *r)
 {
     r->leaf_kept[0] = '\0';
@@ -329,9 +376,15 @@ void cgroup_done(const cli_options *o, resmon_cgroup *cg, run_result *r)
          * (attack 70: a --repeat 10000 left 10000 empty memory cgroups). */
         snprintf(r->leaf_kept, sizeof r->leaf_kept, "%s", dir);
         r->kept_cg = cg;
-        fputs("resmon: what the command left running stays under the memory limit in ", stderr);
-        print_printable(stderr, dir);
-        fputs(" (removed once the repeat has ended it)\n", stderr);
+        int at = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int held = at >= 0 && holds_processes(at, 16); /* all of it moved out: nothing stays (review 72) */
+        if (at >= 0)
+            close(at);
+        if (held) {
+            fputs("resmon: what the command left running stays under the memory limit in ", stderr);
+            print_printable(stderr, dir);
+            fputs(" (removed once the repeat has ended it)\n", stderr);
+        }
         return;
     }
     int rc = resmon_cgroup_remove(cg);

@@ -35,7 +35,7 @@ void cgroup_read_to_end(const char *path, int own_leaf, run_result *r);
  * removed during the run takes its count out of the cgroup's sum: each
  * cgroup's own count, by identity, so that the run's kills are what rose in
  * those still there and the whole of those made since. */
-#define CGROUP_V1_COUNTS_MAX 1024
+#define CGROUP_V1_COUNTS_MAX 65536 /* v1 has at most 65535 memory cgroups (its ids' space) */
 typedef struct cgroup_kill_count {
     dev_t dev;
     ino_t ino;
@@ -47,7 +47,7 @@ typedef struct cgroup_counters {
     const char *path;  /* the cgroup (v1: walked again at the end) */
     size_t v1_count;   /* v1: the cgroups at and below path, each one's own count; 0: none read */
     int v1_overflow;   /* v1: more than CGROUP_V1_COUNTS_MAX of them */
-    cgroup_kill_count v1[CGROUP_V1_COUNTS_MAX];
+    cgroup_kill_count *v1; /* ... sorted by identity (a buffer of cgroup_run.c's, one run at a time) */
 } cgroup_counters;
 void cgroup_counters_at_start(const char *path, cgroup_counters *start);
 /* s's cgroup counters less start's; NAN where the start's are unknown.  On
