@@ -740,27 +740,28 @@ class _Session:
 
     def limits_of(self, item: pytest.Item) -> dict[str, float]:
         limits = dict(self.default_limits)
-        # Per node (the test, its class, its module), closest first.  Two
-        # markers stacked on the test function that name a key give it the
-        # stricter limit (attack 70: a tighter one added above another was
-        # ignored unsaid), None only where neither gives one.  A class's
-        # markers are its own and its bases' in one list, closest first:
-        # there the closest wins, so that a subclass's overrides its base's
+        # Closest first.  Two markers stacked on one function, class or
+        # module that name a key give it the stricter limit (attack 70: a
+        # tighter one added above another was ignored unsaid), None only
+        # where neither gives one.  A class node lists its own markers and
+        # its bases' together: each class's are a group of their own, the
+        # closest winning, so that a subclass's overrides its base's
         # (review 71).
+        # Grouped by what they were written on: the test function, a class
+        # (each base class apart: review 72, stacked markers on a class or
+        # a module were ignored again), the module.
         nodes: list[tuple[Any, dict[str, Any]]] = []
         for node, marker in item.iter_markers_with_node("resmon_limit"):
             if marker.args:
                 raise pytest.UsageError("resmon_limit takes keywords only, e.g. rss_growth_mb=200")
-            if not nodes or nodes[-1][0] is not node:
-                nodes.append((node, {}))
+            written_on = (node, _marker_class(node, marker))
+            if not nodes or nodes[-1][0] != written_on:
+                nodes.append((written_on, {}))
             merged = nodes[-1][1]
             for key, value in marker.kwargs.items():
                 _check_limit(key, value, "resmon_limit")
-                if key not in merged:
-                    merged[key] = value
-                elif node is item:
-                    was = merged[key]
-                    merged[key] = value if was is None else was if value is None else min(float(was), float(value))
+                was = merged.get(key, value)
+                merged[key] = value if was is None else was if value is None else min(float(was), float(value))
         # Closest node last: a test's own marker overrides its class's and module's.
         for _, merged in reversed(nodes):
             for key, value in merged.items():
@@ -1533,6 +1534,21 @@ def _decimal(text: str) -> float:
     if not _DECIMAL.fullmatch(text):
         raise ValueError  # the caller says what the number is for
     return float(text)
+
+
+def _marker_class(node: Any, marker: Any) -> int:
+    """For a class node, the place in its MRO of the class that was marked
+    with marker (the farthest whose own pytestmark holds it: a subclass's
+    list copies its base's); 0 for any other node."""
+    cls = getattr(node, "obj", None)
+    if not isinstance(cls, type):
+        return 0
+    introduced = 0
+    for depth, klass in enumerate(cls.__mro__):
+        own = klass.__dict__.get("pytestmark", [])
+        if any(mark is marker for mark in (own if isinstance(own, list) else [own])):
+            introduced = depth
+    return introduced
 
 
 def _parse_ini_limits(words: list[str]) -> dict[str, float]:

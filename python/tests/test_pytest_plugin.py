@@ -291,12 +291,20 @@ def test_two_markers_of_one_test_give_a_key_the_stricter_limit(tmp_path):
         class TestLifted(TestBase):
             def test_subclass_lifts_base(self):
                 allocate(100)
+
+        # Review 72: stacked on a class, the stricter too.
+        @pytest.mark.resmon_limit(rss_growth_mb=50)
+        @pytest.mark.resmon_limit(rss_growth_mb=400)
+        class TestStackedOnAClass:
+            def test_class_stacked(self):
+                allocate(100)
     """, "--strict-markers")
     assert outcomes(result) == {"test_tighter_above": "FAILED", "test_tighter_below": "FAILED",
                                 "test_a_limit_beside_none": "FAILED",
                                 "TestClass::test_own_overrides_class": "PASSED",
                                 "TestLooser::test_subclass_overrides_base": "PASSED",
-                                "TestLifted::test_subclass_lifts_base": "PASSED"}, result.stdout
+                                "TestLifted::test_subclass_lifts_base": "PASSED",
+                                "TestStackedOnAClass::test_class_stacked": "FAILED"}, result.stdout
 
 
 def test_bad_limits(tmp_path):
