@@ -1424,6 +1424,16 @@ class GivenCgroupCounters(unittest.TestCase):
             with open(os.path.join(self.dir.name, name), "w") as f:
                 f.write(text)
 
+    def later_counters(self):
+        """A directory beside the fixture's files holding their later
+        counters (AFTER), for a command to copy over them."""
+        after = os.path.join(self.dir.name, "after")
+        os.mkdir(after)
+        for name, text in self.AFTER.items():
+            with open(os.path.join(after, name), "w") as f:
+                f.write(text)
+        return after
+
     def assert_the_runs_counters(self, summary):
         self.assertEqual(summary["cgroup_version"], 2)
         self.assertEqual(summary["cgroup_oom_kills"], 2)  # 5 before the fix: the cgroup's life
@@ -1434,11 +1444,7 @@ class GivenCgroupCounters(unittest.TestCase):
         self.assertEqual(summary["cgroup_peak_mb"], 2)  # the peak stays the lifetime one, said so
 
     def test_a_command_beside_a_given_cgroup_gets_the_runs_counters(self):
-        after = os.path.join(self.dir.name, "after")
-        os.mkdir(after)
-        for name, text in self.AFTER.items():
-            with open(os.path.join(after, name), "w") as f:
-                f.write(text)
+        after = self.later_counters()
         script = f'for f in memory.events cpu.stat io.stat; do cat "{after}/$f" > "{self.dir.name}/$f"; done'
         r, summary = run_json("--cgroup", self.dir.name, "--", "sh", "-c", script)
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -1452,11 +1458,7 @@ class GivenCgroupCounters(unittest.TestCase):
         # kill in the cgroup during the wait was lost (0).  The orphan
         # writes the later counters once the shell is reaped -- after the
         # window closed.
-        after = os.path.join(self.dir.name, "after")
-        os.mkdir(after)
-        for name, text in self.AFTER.items():
-            with open(os.path.join(after, name), "w") as f:
-                f.write(text)
+        after = self.later_counters()
         script = (f'shell=$$; (while [ -e /proc/$shell ]; do sleep 0.01; done; '
                   f'for f in memory.events cpu.stat io.stat; do cat "{after}/$f" > "{self.dir.name}/$f"; done) '
                   '>/dev/null 2>&1 & exit 0')
