@@ -67,6 +67,12 @@ def own_memory_cgroup():
     raise AssertionError("no memory cgroup")
 
 
+# Shell: d= the cgroup directory of the shell's memory cgroup (its leaf),
+# v1's memory hierarchy or else v2's, for a command that changes its own.
+OWN_LEAF_SH = ('d=/sys/fs/cgroup/memory$(grep :memory: /proc/self/cgroup | cut -d: -f3); '
+               '[ -e "$d/memory.limit_in_bytes" ] || d="/sys/fs/cgroup$(grep ^0:: /proc/self/cgroup | cut -d: -f3)"; ')
+
+
 def leaves_of(pid):
     """The leaf cgroups resmon (pid) has made and not yet removed."""
     parent = own_memory_cgroup()
@@ -470,10 +476,8 @@ class CommandCgroup(unittest.TestCase):
         # the repeat ended what it held; only the last run's stays, for what
         # still runs in it.
         # Review 71: also where the leftover is in a cgroup below the leaf.
-        leaf_dir = ('d=/sys/fs/cgroup/memory$(grep :memory: /proc/self/cgroup | cut -d: -f3); '
-                    '[ -e "$d/memory.limit_in_bytes" ] || d="/sys/fs/cgroup$(grep ^0:: /proc/self/cgroup | cut -d: -f3)"; ')
         for where, script in (("leaf", "sleep 300 >/dev/null 2>&1 & exit 0"),
-                              ("below", leaf_dir + 'sleep 300 >/dev/null 2>&1 & mkdir "$d/sub" && '
+                              ("below", OWN_LEAF_SH + 'sleep 300 >/dev/null 2>&1 & mkdir "$d/sub" && '
                                         'echo $! > "$d/sub/cgroup.procs"; exit 0')):
             with self.subTest(where=where):
                 proc = subprocess.Popen([RESMON, "-q", "--repeat", "3", "--memory-limit", "64M", "-o", os.devnull,
@@ -558,10 +562,9 @@ class CommandCgroup(unittest.TestCase):
     def test_a_limit_the_command_lifted_is_said(self):
         # Attack 67 F1: a command as root that lifts its own leaf's limit ran
         # 300 MiB under "memory limit 100.0 MiB", with no word of it.
-        script = ('d=/sys/fs/cgroup/memory$(grep :memory: /proc/self/cgroup | cut -d: -f3); '
-                  'if [ -e "$d/memory.limit_in_bytes" ]; then '
+        script = (OWN_LEAF_SH + 'if [ -e "$d/memory.limit_in_bytes" ]; then '
                   'echo -1 > "$d/memory.memsw.limit_in_bytes" 2>/dev/null; echo -1 > "$d/memory.limit_in_bytes"; '
-                  'else echo max > "/sys/fs/cgroup$(grep ^0:: /proc/self/cgroup | cut -d: -f3)/memory.max"; fi')
+                  'else echo max > "$d/memory.max"; fi')
         r, summary = run_json("--memory-limit", "100M", "--", "sh", "-c", script)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(summary["memory_limit_mb"], 100.0)
@@ -577,9 +580,8 @@ class CommandCgroup(unittest.TestCase):
     def test_swap_the_command_let_in_is_said(self):
         # Attack 70 F8: lifting only the swap part (v1 memsw, v2 swap.max)
         # let swap stretch the limit, unsaid: only memory.max was read back.
-        script = ('d=/sys/fs/cgroup/memory$(grep :memory: /proc/self/cgroup | cut -d: -f3); '
-                  'if [ -e "$d/memory.limit_in_bytes" ]; then f="$d/memory.memsw.limit_in_bytes"; v=-1; '
-                  'else f="/sys/fs/cgroup$(grep ^0:: /proc/self/cgroup | cut -d: -f3)/memory.swap.max"; v=max; fi; '
+        script = (OWN_LEAF_SH + 'if [ -e "$d/memory.limit_in_bytes" ]; then f="$d/memory.memsw.limit_in_bytes"; v=-1; '
+                  'else f="$d/memory.swap.max"; v=max; fi; '
                   'if [ -e "$f" ]; then echo $v > "$f" && echo lifted; fi')
         r, summary = run_json("--memory-limit", "100M", "--", "sh", "-c", script)
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -592,8 +594,8 @@ class CommandCgroup(unittest.TestCase):
                       r.stderr)
         # Review 71: on v1 a memory limit lowered under memory+swap's leaves
         # both bound at the asked limit: no swap let in.
-        lower = ('d=/sys/fs/cgroup/memory$(grep :memory: /proc/self/cgroup | cut -d: -f3); '
-                 '[ -e "$d/memory.memsw.limit_in_bytes" ] && echo 50M > "$d/memory.limit_in_bytes" && echo lowered')
+        lower = OWN_LEAF_SH + ('[ -e "$d/memory.memsw.limit_in_bytes" ] && echo 50M > "$d/memory.limit_in_bytes" '
+                               '&& echo lowered')
         r, summary = run_json("--memory-limit", "100M", "--", "sh", "-c", lower)
         if "lowered" in r.stdout:
             self.assertEqual(summary["memory_limit_at_end_mb"], 50.0)
