@@ -109,13 +109,43 @@ void cgroup_read_to_end(const char *path, int own_leaf, run_result *r)
             *kept[i] = *now[i];
 }
 
-/* The own OOM kill count (memory.oom_control's oom_kill) of the v1 cgroup
- * open at dir and of every cgroup below it, at most depth levels down, into
- * counts (at most CGROUP_V1_COUNTS_MAX).  Each opened without following a
- * link, its file only if regular (never waited on).  Returns how many were
- * stored, or -1 when there were more than fit. */
-static long v1_kill_counts(int dir, int depth, cgroup_kill_count *counts, size_t have)
+/* Calls visit on the cgroup open at dir and on every cgroup below it, at
+ * most depth levels down, each opened without following a link, until a
+ * visit returns other than 0; returns that, or 0. */
+static int each_cgroup(int dir, int depth, int (*visit)(int dir, void *context), void *context)
 {
+    int rc = visit(dir, context);
+    int listing = rc == 0 && depth > 0 ? openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+    DIR *d = listing >= 0 ? fdopendir(listing) : NULL;
+    if (!d) {
+        if (listing >= 0)
+            close(listing);
+        return rc;
+    }
+    for (struct dirent *e; rc == 0 && (e = readdir(d)) != NULL;) {
+        if (e->d_name[0] == '.' || (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN))
+            continue;
+        int sub = openat(dir, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sub >= 0) {
+            rc = each_cgroup(sub, depth - 1, visit, context);
+            close(sub);
+        }
+    }
+    closedir(d);
+    return rc;
+}
+
+typedef struct kill_counts {
+    cgroup_kill_count *at;
+    size_t have;
+} kill_counts;
+
+/* each_cgroup's visit: the v1 cgroup's own OOM kill count (memory.oom_control's
+ * oom_kill, read only if a regular file: never waited on), by identity; -1
+ * when there are more than CGROUP_V1_COUNTS_MAX. */
+static int add_kill_count(int dir, void *context)
+{
+    kill_counts *counts = context;
     struct stat st;
     int fd = rm__open_regular_at(dir, "memory.oom_control", NULL);
     char text[512];
@@ -123,38 +153,21 @@ static long v1_kill_counts(int dir, int depth, cgroup_kill_count *counts, size_t
     if (fd >= 0)
         close(fd);
     const char *at = n > 0 ? (text[n] = '\0', strstr(text, "oom_kill ")) : NULL;
-    if (at && fstat(dir, &st) == 0) {
-        if (have >= CGROUP_V1_COUNTS_MAX)
-            return -1;
-        counts[have++] = (cgroup_kill_count){st.st_dev, st.st_ino, strtod(at + 9, NULL)};
-    }
-    int listing = depth > 0 ? openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-    DIR *d = listing >= 0 ? fdopendir(listing) : NULL;
-    if (!d) {
-        if (listing >= 0)
-            close(listing);
-        return (long)have;
-    }
-    long got = (long)have;
-    for (struct dirent *e; got >= 0 && (e = readdir(d)) != NULL;) {
-        if (e->d_name[0] == '.' || (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN))
-            continue;
-        int sub = openat(dir, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (sub < 0)
-            continue;
-        got = v1_kill_counts(sub, depth - 1, counts, (size_t)got);
-        close(sub);
-    }
-    closedir(d);
-    return got;
+    if (!at || fstat(dir, &st) != 0)
+        return 0;
+    if (counts->have >= CGROUP_V1_COUNTS_MAX)
+        return -1;
+    counts->at[counts->have++] = (cgroup_kill_count){st.st_dev, st.st_ino, strtod(at + 9, NULL)};
+    return 0;
 }
 
-/* v1_kill_counts of the cgroup at path: how many, 0 when it cannot say, -1
+/* Each own OOM kill count (add_kill_count) at and below the v1 cgroup at path: how many, 0 when it cannot say, -1
  * when there are more than CGROUP_V1_COUNTS_MAX. */
 static long v1_kill_counts_of(const char *path, cgroup_kill_count *counts)
 {
     int dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    long got = dir < 0 ? 0 : v1_kill_counts(dir, 16, counts, 0);
+    kill_counts found = {counts, 0};
+    long got = dir < 0 ? 0 : each_cgroup(dir, 16, add_kill_count, &found) < 0 ? -1 : (long)found.have;
     if (dir >= 0)
         close(dir);
     return got;
@@ -330,36 +343,16 @@ double cgroup_oom_kills_now(const char *path)
     return read_cgroup_figures(path, 0, &s) == 0 ? s.cgroup_oom_kills : NAN;
 }
 
-/* Whether the cgroup at dir, or one below it (depth levels down), lists a
- * process. */
-static int holds_processes(int dir, int depth)
+/* each_cgroup's visit: 1 when the cgroup lists a process. */
+static int lists_a_process(int dir, void *context)
 {
+    (void)context;
     char byte;
     int fd = rm__open_regular_at(dir, "cgroup.procs", NULL);
     ssize_t n = fd < 0 ? -1 : read(fd, &byte, 1);
     if (fd >= 0)
         close(fd);
-    if (n == 1)
-        return 1;
-    int listing = depth > 0 ? openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-    DIR *d = listing >= 0 ? fdopendir(listing) : NULL;
-    if (!d) {
-        if (listing >= 0)
-            close(listing);
-        return 0;
-    }
-    int found = 0;
-    for (struct dirent *e; !found && (e = readdir(d)) != NULL;) {
-        if (e->d_name[0] == '.' || (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN))
-            continue;
-        int sub = openat(dir, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (sub >= 0) {
-            found = holds_processes(sub, depth - 1);
-            close(sub);
-        }
-    }
-    closedir(d);
-    return found;
+    return n == 1;
 }
 
 void cgroup_done(const cli_options *o, resmon_cgroup *cg, run_result *r)
@@ -377,7 +370,7 @@ void cgroup_done(const cli_options *o, resmon_cgroup *cg, run_result *r)
         snprintf(r->leaf_kept, sizeof r->leaf_kept, "%s", dir);
         r->kept_cg = cg;
         int at = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        int held = at >= 0 && holds_processes(at, 16); /* all of it moved out: nothing stays (review 72) */
+        int held = at >= 0 && each_cgroup(at, 16, lists_a_process, NULL); /* all moved out: nothing stays (review 72) */
         if (at >= 0)
             close(at);
         if (held) {
