@@ -1546,7 +1546,9 @@ def _marker_class(node: Any, marker: Any) -> int:
     introduced = 0
     for depth, klass in enumerate(cls.__mro__):
         own = klass.__dict__.get("pytestmark", [])
-        if any(mark is marker for mark in (own if isinstance(own, list) else [own])):
+        # A decorator stores Marks; a pytestmark written as a class attribute
+        # holds MarkDecorators, whose .mark is what pytest hands out (attack 73).
+        if any(getattr(mark, "mark", mark) is marker for mark in (own if isinstance(own, list) else [own])):
             introduced = depth
     return introduced
 

@@ -298,13 +298,31 @@ def test_two_markers_of_one_test_give_a_key_the_stricter_limit(tmp_path):
         class TestStackedOnAClass:
             def test_class_stacked(self):
                 allocate(100)
+
+        # Attack 73: the same with pytestmark class attributes (a list of
+        # MarkDecorators, not the Marks pytest hands out): the subclass's
+        # was merged with its base's, the stricter winning.
+        class TestAttrBase:
+            pytestmark = [pytest.mark.resmon_limit(rss_growth_mb=50)]
+
+        class TestAttrLooser(TestAttrBase):
+            pytestmark = [pytest.mark.resmon_limit(rss_growth_mb=400)]
+            def test_attribute_subclass_overrides_base(self):
+                allocate(100)
+
+        class TestAttrStacked:
+            pytestmark = [pytest.mark.resmon_limit(rss_growth_mb=50), pytest.mark.resmon_limit(rss_growth_mb=400)]
+            def test_attribute_stacked(self):
+                allocate(100)
     """, "--strict-markers")
     assert outcomes(result) == {"test_tighter_above": "FAILED", "test_tighter_below": "FAILED",
                                 "test_a_limit_beside_none": "FAILED",
                                 "TestClass::test_own_overrides_class": "PASSED",
                                 "TestLooser::test_subclass_overrides_base": "PASSED",
                                 "TestLifted::test_subclass_lifts_base": "PASSED",
-                                "TestStackedOnAClass::test_class_stacked": "FAILED"}, result.stdout
+                                "TestStackedOnAClass::test_class_stacked": "FAILED",
+                                "TestAttrLooser::test_attribute_subclass_overrides_base": "PASSED",
+                                "TestAttrStacked::test_attribute_stacked": "FAILED"}, result.stdout
 
 
 def test_bad_limits(tmp_path):

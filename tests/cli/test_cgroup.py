@@ -1028,18 +1028,23 @@ class CommandCgroup(unittest.TestCase):
                 self.assertIn("invalid memory limit", r.stderr)
         # A size out of bounds says the bounds (stop 54: 2^63 bytes was
         # "give bytes (at least 4096)", which it was).
-        for bad in ("4095", "9223372036854775808", "8388608T", "99999999999999999999999",
+        for bad in ("4095", "9223372036854775808", "8388608T", "4194304T", "4611686018427387904",
+                    "99999999999999999999999",
                     "1" + "0" * 400 + "K", "0." + "0" * 400 + "1G"):
             with self.subTest(limit=bad):
                 r = subprocess.run([RESMON, "--memory-limit", bad, "--", "sh", "-c", "echo ran"], capture_output=True,
                                    text=True, timeout=SAFETY_NET_SEC)
                 self.assertEqual((r.returncode, r.stdout), (125, ""), r.stderr)
                 self.assertEqual(r.stderr, f"resmon: memory limit '{bad}' out of range: give at least 4096 bytes "
-                                           "(4K) and less than 8 EiB (8388608T) (see resmon --help)\n")
-        # The largest a cgroup file holds is taken, exactly (a double made it 2^63: refused).
-        r = subprocess.run([RESMON, "-q", "--memory-limit", "9223372036854775807", "--", "true"],
-                           capture_output=True, text=True, timeout=SAFETY_NET_SEC)
-        self.assertNotIn("out of range", r.stderr)
+                                           "(4K) and less than 4 EiB (4194304T) (see resmon --help)\n")
+        # The largest limit taken is taken exactly (a double made 2^63 - 1 2^63: refused),
+        # and, bounding, is not read back as lifted: at 8 EiB v1 read it as none (attack 73 #4).
+        for largest in ("4611686018427387903", "4194303T"):
+            r = subprocess.run([RESMON, "--memory-limit", largest, "-o", os.devnull, "--", "true"],
+                               capture_output=True, text=True, timeout=SAFETY_NET_SEC)
+            self.assertNotIn("out of range", r.stderr)
+            self.assertNotIn("changed during the run", r.stderr)
+            self.assertNotIn("swap let in", r.stderr)
 
     def test_memory_limit_refused_without_a_cgroup(self):
         r = subprocess.run([RESMON, "--no-cgroup", "--memory-limit", "1G", "--", "true"], capture_output=True,

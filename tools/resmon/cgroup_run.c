@@ -11,6 +11,7 @@
  */
 #include "cgroup_run.h"
 #include "cli.h"
+#include "option_values.h"
 #include "options.h"
 #include "run_result.h"
 #include "text_output.h"
@@ -273,8 +274,8 @@ static int read_leaf_limit(const resmon_cgroup *cg, const char *name, unsigned l
     char *end;
     errno = 0;
     *bytes = strncmp(text, "max", 3) == 0 ? UINT64_MAX : strtoull(text, &end, 10);
-    if (*bytes >= (1ULL << 62))
-        *bytes = UINT64_MAX; /* v1's "none" is ~2^63 */
+    if (*bytes >= MEMORY_LIMIT_BOUND)
+        *bytes = UINT64_MAX; /* v1's "none" is ~2^63; no limit asked is this large */
     return errno ? -1 : 0;
 }
 

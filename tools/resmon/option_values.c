@@ -56,17 +56,17 @@ int parse_size(const char *text, uint64_t *bytes)
     if (beyond_double)
         return -ERANGE;
     if (!u && points == 0) {
-        /* Plain bytes, exactly: as a double, 9223372036854775807 (under
-         * 8 EiB, as the message asks) rounded up to 2^63 and was refused. */
+        /* Plain bytes, exactly: as a double, 4611686018427387903 (under
+         * 4 EiB, as the message asks) would round up to 2^62 and be refused. */
         errno = 0;
         unsigned long long whole = strtoull(text, NULL, 10);
-        if (errno == ERANGE || whole < 4096 || whole > (unsigned long long)INT64_MAX)
+        if (errno == ERANGE || whole < 4096 || whole >= MEMORY_LIMIT_BOUND)
             return -ERANGE;
         *bytes = whole;
         return 0;
     }
     double total = value * unit;
-    if (total < 4096 || total >= 0x1p63) /* below a page, or beyond what the files hold (int64) */
+    if (total < 4096 || total >= (double)MEMORY_LIMIT_BOUND) /* below a page, or none in effect */
         return -ERANGE;
     *bytes = (uint64_t)total;
     return 0;

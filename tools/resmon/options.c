@@ -497,7 +497,7 @@ int cli_parse(int argc, char **argv, cli_options *o)
             int rc = parse_size(optarg, &o->memory_limit_bytes);
             if (rc == -ERANGE)
                 return usage_error("memory limit '%s' out of range: give at least 4096 bytes (4K) and less than "
-                                   "8 EiB (8388608T)", optarg);
+                                   "4 EiB (4194304T)", optarg);
             if (rc < 0)
                 return usage_error("invalid memory limit '%s': give bytes (at least 4096) or a number with K, M, G "
                                    "or T, such as 4G", optarg);

@@ -129,8 +129,10 @@ static void print_cgroup_peak(FILE *out, const cli_options *o, const run_result 
         double rss = fmax(s->peak_rss_mb, r->have_rusage ? r->rusage_maxrss_mb : s->hwm_rss_mb);
         if (s->cgroup_peak_mb < rss) /* a warm page cache: why the exact figure is the lower one */
             fprintf(out, "%35s(%s)\n", "", TREE_BELOW_RSS_NOTE); /* under the line's words */
-        if (o->memory_limit_bytes)
+        if (o->memory_limit_bytes >= 104858) /* 0.1 MiB and more: MiB as the lines above */
             fprintf(out, "  %-16s %10.1f MiB\n", "memory limit", (double)o->memory_limit_bytes / 1048576.0);
+        else if (o->memory_limit_bytes) /* a few pages: not "0.0 MiB" (attack 73) */
+            fprintf(out, "  %-16s %10.1f KiB\n", "memory limit", (double)o->memory_limit_bytes / 1024.0);
         if (o->memory_limit_bytes && !isnan(r->memory_limit_at_end_mb)) {
             char now[48] = "none";
             if (isfinite(r->memory_limit_at_end_mb))
