@@ -1291,7 +1291,11 @@ RESMON_API int resmon_cgroup_holds(const resmon_cgroup *cg, pid_t pid);
  * goes with a later resmon_cgroup_create: before making its own, it removes
  * every leaf so named below the same parent whose creator was in the
  * caller's pid namespace and is gone (no such pid, or one started at another
- * time) and that holds no process.  Nothing else is removed. */
+ * time) and that holds no process.  Nothing else is removed.  The cgroups
+ * a command made in its leaf are emptied and removed with it down to 64
+ * levels below it; where they go deeper, the leaf is left and -ELOOP
+ * returned if nothing within those levels runs (-EBUSY if something does):
+ * neither this call nor a later create removes it (since 0.4). */
 RESMON_API int resmon_cgroup_remove(resmon_cgroup *cg);
 
 /* ------------------------------------------------------------------------ */

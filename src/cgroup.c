@@ -5,6 +5,7 @@
 #include "cgroup.h"
 #include "fileio.h"
 #include "internal.h"
+#include "cgroup_nesting.h"
 #include "regular_file.h"
 
 #include <dirent.h>
@@ -476,10 +477,15 @@ static int read_keyed_at(int dirfd, const char *name, const char *key, uint64_t 
 
 /* v1 counts an OOM kill in the victim's own cgroup only (v2's memory.events
  * counts its descendants' too): the kills in the cgroups below dir, each
- * opened without following a link, at most depth levels down. */
-static void add_v1_descendant_oom_kills(int dir, int depth, uint64_t *count)
+ * opened without following a link, at most depth levels down; *unseen set
+ * when cgroups go deeper (their kills are not in the count). */
+static void add_v1_descendant_oom_kills(int dir, int depth, uint64_t *count, int *unseen)
 {
-    int listing = depth > 0 ? openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+    if (depth == 0) {
+        *unseen |= rm_cgroup_has_child(dir);
+        return;
+    }
+    int listing = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     DIR *d = listing >= 0 ? fdopendir(listing) : NULL;
     if (!d) {
         if (listing >= 0)
@@ -487,7 +493,7 @@ static void add_v1_descendant_oom_kills(int dir, int depth, uint64_t *count)
         return;
     }
     for (struct dirent *e; (e = readdir(d)) != NULL;) {
-        if (e->d_name[0] == '.' || (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN))
+        if (!rm_cgroup_child_entry(e))
             continue;
         int sub = openat(dir, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (sub < 0)
@@ -495,7 +501,7 @@ static void add_v1_descendant_oom_kills(int dir, int depth, uint64_t *count)
         uint64_t kills;
         if (read_keyed_at(sub, "memory.oom_control", "oom_kill", &kills) == 0)
             *count += kills;
-        add_v1_descendant_oom_kills(sub, depth - 1, count);
+        add_v1_descendant_oom_kills(sub, depth - 1, count, unseen);
         close(sub);
     }
     closedir(d);
@@ -507,9 +513,14 @@ int rm__cgroup_read_oom_kills(const rm__cgroup *cg, uint64_t *count)
     /* A command that made cgroups of its own below its leaf (a container
      * runtime, a test harness): an OOM kill there, at the leaf's
      * --memory-limit, was in no count on v1 (attack 57b).  Those removed
-     * before this read take their count with them. */
+     * before this read take their count with them.  None seen where some
+     * were too deep to read is unknown, not 0 (attack 73); a count seen
+     * stands, as the least there were. */
+    int unseen = 0;
     if (rc == 0 && cg->version == 1)
-        add_v1_descendant_oom_kills(cg->dirfd, 16, count);
+        add_v1_descendant_oom_kills(cg->dirfd, RM_CGROUP_NESTING_MAX, count, &unseen);
+    if (rc == 0 && unseen && *count == 0)
+        return -ELOOP;
     return rc;
 }
 

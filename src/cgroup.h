@@ -98,7 +98,9 @@ int rm__cgroup_read_peak(const rm__cgroup *cg, uint64_t *bytes);
 
 /* Processes the kernel's OOM killer ended in the cgroup and below it (v2
  * memory.events "oom_kill"; v1 memory.oom_control "oom_kill", Linux >= 4.13,
- * summed over the cgroup and those below it, which v1 counts apart). */
+ * summed over the cgroup and those below it, which v1 counts apart, down to
+ * RM_CGROUP_NESTING_MAX levels: -ELOOP, unknown, when none was seen there
+ * and cgroups go deeper). */
 int rm__cgroup_read_oom_kills(const rm__cgroup *cg, uint64_t *count);
 
 /* v2 cpu.stat: microseconds throttled and throttled periods (-ENOENT where

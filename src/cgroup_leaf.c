@@ -15,6 +15,7 @@
  * rm__cgroup_sweep_stale).
  */
 #include "cgroup.h"
+#include "cgroup_nesting.h"
 #include "fileio.h"
 #include "procfs.h"
 #include "resmon.h"
@@ -55,8 +56,6 @@ struct resmon_cgroup {
 #define NAME_ATTEMPTS 100
 /* How long removal waits for the kernel to let go of exiting processes. */
 #define REMOVE_WAIT_NS 2000000000LL
-/* How deep remove_below goes into the cgroups a command made in its leaf. */
-#define REMOVE_BELOW_DEPTH 16
 
 static int say(char *err, size_t errcap, int rc, const char *fmt, ...)
 {
@@ -228,7 +227,7 @@ static int holds_processes(const char *dir)
 }
 
 static int remove_below(const resmon_cgroup *cg, const char *dir, const char *to_parent, int depth, int held_above,
-                        int *held_left);
+                        int *held_left, int *too_deep);
 
 /* Whether dir or a cgroup below it (depth levels down) lists a process:
  * on v2 a leaf that hands controllers down holds none of its own (the
@@ -243,7 +242,7 @@ static int subtree_holds_processes(const char *dir, int depth)
     int found = 0;
     struct dirent *e;
     while (!found && (e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.' || (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN))
+        if (!rm_cgroup_child_entry(e))
             continue;
         char sub[RM__CGROUP_PATH_MAX];
         int n = snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name);
@@ -289,10 +288,10 @@ int rm__cgroup_sweep_stale(const char *parent, const char *proc_root, uint64_t o
          * (review 58: the sweep removed a running workload's empty job
          * cgroups between their making and their use). */
         if (n < 0 || (size_t)n >= sizeof dir || lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) ||
-            subtree_holds_processes(dir, REMOVE_BELOW_DEPTH))
+            subtree_holds_processes(dir, RM_CGROUP_NESTING_MAX))
             continue;
-        int held = 0;
-        remove_below(NULL, dir, NULL, REMOVE_BELOW_DEPTH, 0, &held); /* the empty cgroups its command made in it */
+        int held = 0, too_deep = 0; /* a leaf too deep to empty stays, as one holding processes does */
+        remove_below(NULL, dir, NULL, RM_CGROUP_NESTING_MAX, 0, &held, &too_deep); /* the empty cgroups its command made */
         removed += rmdir(dir) == 0;
     }
     closedir(d);
@@ -662,17 +661,25 @@ static int sets_a_limit(const char *dir)
  * without to_parent, only empty ones go (a sweep).  cgroupfs holds no
  * links; an entry that is not a directory is skipped.  Returns how many
  * are left, each holding processes; held_left counts those a limit of
- * their own keeps. */
+ * their own keeps; too_deep is set when cgroups go on below depth levels
+ * (not followed: cgroup_nesting.h). */
 static int remove_below(const resmon_cgroup *cg, const char *dir, const char *to_parent, int depth, int held_above,
-                        int *held_left)
+                        int *held_left, int *too_deep)
 {
-    DIR *d = depth > 0 ? opendir(dir) : NULL;
+    if (depth == 0) {
+        int at = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        *too_deep |= at >= 0 && rm_cgroup_has_child(at);
+        if (at >= 0)
+            close(at);
+        return 0;
+    }
+    DIR *d = opendir(dir);
     if (!d)
         return 0;
     int left = 0;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.' || (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN))
+        if (!rm_cgroup_child_entry(e))
             continue;
         char sub[RM__CGROUP_PATH_MAX];
         int n = snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name);
@@ -680,7 +687,7 @@ static int remove_below(const resmon_cgroup *cg, const char *dir, const char *to
         if (n < 0 || (size_t)n >= sizeof sub || lstat(sub, &st) != 0 || !S_ISDIR(st.st_mode))
             continue;
         int held = held_above || (cg && to_parent && sets_a_limit(sub));
-        left += remove_below(cg, sub, to_parent, depth - 1, held, held_left);
+        left += remove_below(cg, sub, to_parent, depth - 1, held, held_left, too_deep);
         if (cg && to_parent) /* under a limit, only this process (the pytest plugin's) leaves */
             move_out(sub, to_parent, held || cg->limited);
         int stays = rmdir(sub) != 0 && errno != ENOENT;
@@ -701,8 +708,8 @@ static int remove_leaf(const resmon_cgroup *cg, const char *dir, const char *par
     int rc;
     for (;;) {
         move_out(dir, parent, limited);
-        int held = 0;
-        int below = remove_below(cg, dir, parent, REMOVE_BELOW_DEPTH, limited, &held);
+        int held = 0, too_deep = 0;
+        int below = remove_below(cg, dir, parent, RM_CGROUP_NESTING_MAX, limited, &held, &too_deep);
         if (rmdir(dir) == 0 || errno == ENOENT) {
             rc = 0;
             break;
@@ -713,6 +720,14 @@ static int remove_leaf(const resmon_cgroup *cg, const char *dir, const char *par
         /* A limited leaf that still lists processes keeps them, and itself,
          * under the limit until they end: a later create sweeps it.  So
          * does a cgroup below it with a limit of its own (held). */
+        /* Cgroups nested past what is followed keep the leaf, whatever
+         * runs there: -ELOOP where nothing within reach holds a process,
+         * so that the caller does not say processes still run (attack 73). */
+        if (rc == -EBUSY && too_deep) {
+            if (!subtree_holds_processes(dir, RM_CGROUP_NESTING_MAX))
+                rc = -ELOOP;
+            break;
+        }
         if (rc != -EBUSY || waited > REMOVE_WAIT_NS || held || (limited && (holds_processes(dir) || below)))
             break;
         /* An exiting process is still charged to the group for a moment. */

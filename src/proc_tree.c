@@ -3,6 +3,7 @@
  */
 #include "proc_tree.h"
 #include "fileio.h"
+#include "cgroup_nesting.h"
 #include "regular_file.h"
 #include "procfs.h"
 #include "internal.h"
@@ -941,9 +942,6 @@ static int visit_member(pid_t pid, void *user)
     return append_found(v->walker, pid, 0) < 0 ? -ENOMEM : 0;
 }
 
-/* Descendant cgroups deeper than this are not followed (a loop cannot
- * happen in cgroupfs; this bounds the stack and the work per sample). */
-#define CGROUP_MAX_DEPTH 16
 
 /* The processes of the cgroup at dir_fd and of every cgroup below it: each
  * cgroup.procs read whole (v1 may list a pid twice while it moves; each is
@@ -966,8 +964,13 @@ static int walk_cgroup_dir(rm__tree_walker *w, int dir_fd, const pid_t *roots, s
     struct members_visit visit = {w, roots, root_count};
     if (rm__parse_pid_list(w->children_text, (size_t)n, visit_member, &visit) == -ENOMEM)
         return -ENOMEM; /* a garbled list yields the pids before the garbage */
-    if (depth >= CGROUP_MAX_DEPTH)
+    /* Deeper cgroups are not followed (cgroup_nesting.h: the stack, the
+     * descriptors, the work per sample): counted as one unwalked, as a
+     * cgroup whose members could not be listed. */
+    if (depth >= RM_CGROUP_NESTING_MAX) {
+        w->unwalked += rm_cgroup_has_child(dir_fd);
         return 0;
+    }
     int list_fd = rm__openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     DIR *dir = list_fd >= 0 ? fdopendir(list_fd) : NULL;
     if (!dir) {
@@ -978,7 +981,7 @@ static int walk_cgroup_dir(rm__tree_walker *w, int dir_fd, const pid_t *roots, s
     }
     int rc = 0;
     for (struct dirent *e; rc != -ENOMEM && (e = readdir(dir));) {
-        if (e->d_name[0] == '.' || (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN))
+        if (!rm_cgroup_child_entry(e))
             continue;
         int child_fd = rm__openat(dirfd(dir), e->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (child_fd < 0) {

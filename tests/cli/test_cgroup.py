@@ -15,6 +15,7 @@ import re
 import os
 import select
 import resource
+import shutil
 import signal
 import subprocess
 import sys
@@ -558,6 +559,49 @@ class CommandCgroup(unittest.TestCase):
         self.assertEqual(doc["oom_killed_runs"], 0)  # the measured run was not struck
         self.assertIn("warning: warm-up run 1 had a process killed by the OOM killer", r.stderr)
         self.assertTrue(any(w.startswith("warm-up run 1 had a process killed") for w in doc["warnings"]))
+
+    def test_cgroups_the_command_nests_deep_or_hidden_in_its_leaf(self):
+        # Attack 73 #1: the walks below the leaf stopped 16 levels down and
+        # skipped names with a leading dot.  A command's `mkdir -p` of 17
+        # levels left its leaf for good, said to hold processes it had left
+        # running; an OOM kill there, at the run's own limit, read 0.
+        def nest(levels, then=""):
+            return (OWN_LEAF_SH + f'p="$d"; i=0; while [ $i -lt {levels} ]; do p="$p/n$i"; i=$((i+1)); done; '
+                    f'mkdir -p "$p/.hidden" && echo made && {{ {then or "true"}; }}')
+
+        def run(levels, then="", *args):
+            p = subprocess.Popen([RESMON, "-o", "-", *args, "--", "sh", "-c", nest(levels, then)],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            out, err = p.communicate(timeout=SAFETY_NET_SEC)
+            left = leaves_of(p.pid)
+            for name in left:  # deepest first
+                top = os.path.join(own_memory_cgroup(), name)
+                for root, dirs, _ in os.walk(top, topdown=False):
+                    for sub in dirs:
+                        os.rmdir(os.path.join(root, sub))
+                os.rmdir(top)
+            if "made" not in out:
+                self.skipTest(f"no cgroup could be made in the leaf: {err.strip()}")
+            docs = [line for line in out.splitlines() if line.startswith("{")]
+            return p.returncode, err, json.loads(docs[-1]), left
+
+        rc, err, summary, left = run(20)
+        self.assertEqual((rc, left), (0, []), err)  # the leaf and all below it removed: kept before the fix
+        self.assertNotIn("still holds processes", err)
+        # The command OOM-killed in .hidden, 20 levels down, by the run's limit.
+        rc, err, summary, left = run(20, f'echo $$ > "$p/.hidden/cgroup.procs" && exec {CHILD_TO_OOM}',
+                                     "--memory-limit", "64M")
+        self.assertEqual((rc, left), (137, []), err)
+        self.assertEqual(summary["cgroup_oom_kills"], 1, err)  # 0 before the fix
+        self.assertEqual(summary["oom_killed"], "command")
+        # Past 64 levels: the leaf is left and said, its kills unknown.
+        rc, err, summary, left = run(70, f'echo $$ > "$p/cgroup.procs" && exec {CHILD_TO_OOM}',
+                                     "--memory-limit", "64M")
+        self.assertEqual((rc, len(left)), (137, 1), err)
+        self.assertIn("nest more than 64 levels deep, past what resmon removes", err)
+        self.assertNotIn("still holds processes", err)
+        self.assertNotIn("stays under the memory limit", err)
+        self.assertIsNone(summary.get("cgroup_oom_kills"), err)  # unknown, not 0
 
     def test_a_limit_the_command_lifted_is_said(self):
         # Attack 67 F1: a command as root that lifts its own leaf's limit ran
@@ -1506,6 +1550,59 @@ class GivenCgroupCounters(unittest.TestCase):
         self.assertIn("resmon: the OOM kills in the cgroup during the run are unknown: cgroup v1 counts a kill in "
                       "its victim's cgroup only, and a cgroup below it was removed during the run, with its count",
                       r.stderr)
+
+    def test_v1_kills_deep_or_hidden_below_are_counted_or_unknown(self):
+        # Attack 73 #2: the walks below PATH stopped 16 levels down and
+        # skipped every name with a leading dot (a cgroup may be named
+        # ".hidden"): a kill 17 levels below, or in .hidden, read 0.  Down to
+        # 64 levels they count; deeper, none seen is unknown, not 0.
+        for name in ("memory.events", "cpu.stat", "io.stat", "memory.current", "memory.peak"):
+            os.unlink(os.path.join(self.dir.name, name))
+        v1 = "oom_kill_disable 0\nunder_oom 0\noom_kill {}\n"
+        d = self.dir.name
+        self.put({"memory.usage_in_bytes": "1048576\n", "memory.max_usage_in_bytes": "2097152\n",
+                  "memory.oom_control": v1.format(2)})
+        deep, hidden = os.path.join(*[f"n{i}" for i in range(20)]), ".hidden"
+        os.makedirs(os.path.join(d, deep))
+        os.mkdir(os.path.join(d, hidden))
+        self.put({f"{deep}/memory.oom_control": v1.format(0), f"{hidden}/memory.oom_control": v1.format(0)})
+        script = f'printf "{v1.format(2)}" > "{d}/{deep}/memory.oom_control"; ' \
+                 f'printf "{v1.format(1)}" > "{d}/{hidden}/memory.oom_control"'
+        r, summary = run_json("--cgroup", d, "--", "sh", "-c", script)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(summary["cgroup_oom_kills"], 3, r.stderr)  # 0 before the fix
+        shutil.rmtree(os.path.join(d, deep.split(os.sep)[0]))
+        too_deep = os.path.join(*[f"x{i}" for i in range(70)])
+        os.makedirs(os.path.join(d, too_deep))
+        self.put({f"{too_deep}/memory.oom_control": v1.format(0)})
+        r, summary = run_json("--cgroup", d, "--", "sh", "-c",
+                              f'printf "{v1.format(1)}" > "{d}/{too_deep}/memory.oom_control"')
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIsNone(summary.get("cgroup_oom_kills"), r.stderr)  # unknown (0 before the fix)
+
+    def test_a_watched_cgroups_members_deep_or_hidden_below(self):
+        # Attack 73 #2: resmon --cgroup PATH alone listed the cgroups below
+        # PATH 16 levels down and none named with a leading dot: the held
+        # process 20 levels down, below .hidden, was not in the tree.
+        # Deeper than 64 levels, such a cgroup is counted unreadable.
+        d = self.dir.name
+        self.put({"cgroup.procs": ""})
+
+        def nest(names, holder):
+            for depth in range(1, len(names) + 1):
+                os.mkdir(os.path.join(d, *names[:depth]))
+                self.put({os.path.join(*names[:depth], "cgroup.procs"): holder if depth == len(names) else ""})
+            return names[0]
+
+        top = nest([".hidden"] + [f"n{i}" for i in range(20)], f"{self.held.pid}\n")
+        r, summary = run_json("-i", "0.05", "--cgroup", d, "--duration", "0.3")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(summary.get("peak_nprocs"), 1, r.stderr)  # absent before the fix
+        shutil.rmtree(os.path.join(d, top))
+        nest([f"x{i}" for i in range(70)], f"{self.held.pid}\n")
+        r, summary = run_json("-i", "0.05", "--cgroup", d, "--duration", "0.3")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertGreaterEqual(summary.get("peak_unreadable_procs", 0), 1, r.stderr)
 
     def test_a_watched_cgroup_gets_the_runs_counters(self):
         samples = os.path.join(self.dir.name, "s.csv")

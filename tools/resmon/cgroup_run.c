@@ -15,6 +15,7 @@
 #include "options.h"
 #include "run_result.h"
 #include "text_output.h"
+#include "cgroup_nesting.h"
 #include "regular_file.h"
 
 #include <dirent.h>
@@ -112,11 +113,14 @@ void cgroup_read_to_end(const char *path, int own_leaf, run_result *r)
 
 /* Calls visit on the cgroup open at dir and on every cgroup below it, at
  * most depth levels down, each opened without following a link, until a
- * visit returns other than 0; returns that, or 0. */
+ * visit returns other than 0; returns that, -1 when cgroups go on deeper
+ * (not followed: cgroup_nesting.h), or 0. */
 static int each_cgroup(int dir, int depth, int (*visit)(int dir, void *context), void *context)
 {
     int rc = visit(dir, context);
-    int listing = rc == 0 && depth > 0 ? openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+    if (rc == 0 && depth == 0)
+        return rm_cgroup_has_child(dir) ? -1 : 0;
+    int listing = rc == 0 ? openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
     DIR *d = listing >= 0 ? fdopendir(listing) : NULL;
     if (!d) {
         if (listing >= 0)
@@ -124,7 +128,7 @@ static int each_cgroup(int dir, int depth, int (*visit)(int dir, void *context),
         return rc;
     }
     for (struct dirent *e; rc == 0 && (e = readdir(d)) != NULL;) {
-        if (e->d_name[0] == '.' || (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN))
+        if (!rm_cgroup_child_entry(e))
             continue;
         int sub = openat(dir, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (sub >= 0) {
@@ -143,7 +147,8 @@ typedef struct kill_counts {
 
 /* each_cgroup's visit: the v1 cgroup's own OOM kill count (memory.oom_control's
  * oom_kill, read only if a regular file: never waited on), by identity; -1
- * when there are more than CGROUP_V1_COUNTS_MAX. */
+ * when there are more than CGROUP_V1_COUNTS_MAX (as each_cgroup's for a
+ * tree too deep: either way not all are seen). */
 static int add_kill_count(int dir, void *context)
 {
     kill_counts *counts = context;
@@ -163,12 +168,12 @@ static int add_kill_count(int dir, void *context)
 }
 
 /* Each own OOM kill count (add_kill_count) at and below the v1 cgroup at path: how many, 0 when it cannot say, -1
- * when there are more than CGROUP_V1_COUNTS_MAX. */
+ * when there are more than CGROUP_V1_COUNTS_MAX or they nest deeper than RM_CGROUP_NESTING_MAX. */
 static long v1_kill_counts_of(const char *path, cgroup_kill_count *counts)
 {
     int dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     kill_counts found = {counts, 0};
-    long got = dir < 0 ? 0 : each_cgroup(dir, 16, add_kill_count, &found) < 0 ? -1 : (long)found.have;
+    long got = dir < 0 ? 0 : each_cgroup(dir, RM_CGROUP_NESTING_MAX, add_kill_count, &found) < 0 ? -1 : (long)found.have;
     if (dir >= 0)
         close(dir);
     return got;
@@ -232,7 +237,7 @@ void cgroup_counters_since(const cgroup_counters *start, resmon_summary *s)
      * 3 before it, 1 in the run, 0 said (attack 70).  Each cgroup's rise. */
     cgroup_kill_count *now = v1_counts_at_end;
     long count = start->v1_overflow || !start->v1 ? -1 : v1_kill_counts_of(start->path, now);
-    int some_unseen = count < 0; /* too many to follow: the sum above, a lower bound */
+    int some_unseen = count < 0; /* too many or too deep to follow: the sum above, a lower bound */
     if (count > 0 && start->v1_count) {
         qsort(now, (size_t)count, sizeof *now, by_identity);
         double kills = 0;
@@ -252,7 +257,7 @@ void cgroup_counters_since(const cgroup_counters *start, resmon_summary *s)
         s->cgroup_oom_kills = NAN;
         fputs("resmon: the OOM kills in the cgroup during the run are unknown: cgroup v1 counts a kill in its "
               "victim's cgroup only, and ", stderr);
-        fputs(count < 0 ? "more cgroups are below it than resmon follows\n"
+        fputs(count < 0 ? "more cgroups are below it, or nested deeper, than resmon follows\n"
                         : "a cgroup below it was removed during the run, with its count\n", stderr);
     }
 }
@@ -318,6 +323,17 @@ int cgroup_moved_out(const resmon_cgroup *cg, const pid_t *pids, int n, pid_t *f
     return moved;
 }
 
+/* The leaf left because its command nested cgroups in it deeper than
+ * removal follows (resmon_cgroup_remove's -ELOOP): nothing runs within
+ * reach, and no later resmon removes it either (attack 73). */
+static void say_nested_too_deep(const char *dir)
+{
+    fputs("resmon: the command's cgroup ", stderr);
+    print_printable(stderr, dir);
+    fprintf(stderr, " is left: the cgroups the command made in it nest more than %d levels deep, past what resmon "
+                    "removes (remove them, deepest first, with rmdir)\n", RM_CGROUP_NESTING_MAX);
+}
+
 int cgroup_release_kept(resmon_cgroup *cg, int ended)
 {
     if (!cg)
@@ -325,7 +341,9 @@ int cgroup_release_kept(resmon_cgroup *cg, int ended)
     char dir[RESMON_ERR_MAX];
     snprintf(dir, sizeof dir, "%s", resmon_cgroup_path(cg));
     int rc = resmon_cgroup_remove(cg);
-    if (rc == -EBUSY) { /* still holds what was not ended: kept, under the limit, for a later resmon */
+    if (rc == -ELOOP)
+        say_nested_too_deep(dir);
+    else if (rc == -EBUSY) { /* still holds what was not ended: kept, under the limit, for a later resmon */
         fputs("resmon: the cgroup ", stderr);
         print_printable(stderr, dir);
         fprintf(stderr, " still holds processes %s: kept under the memory limit (a later resmon removes it once "
@@ -371,7 +389,8 @@ void cgroup_done(const cli_options *o, resmon_cgroup *cg, run_result *r)
         snprintf(r->leaf_kept, sizeof r->leaf_kept, "%s", dir);
         r->kept_cg = cg;
         int at = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        int held = at >= 0 && each_cgroup(at, 16, lists_a_process, NULL); /* all moved out: nothing stays (review 72) */
+        /* all moved out: nothing stays (review 72); nested too deep to tell: it may */
+        int held = at >= 0 && each_cgroup(at, RM_CGROUP_NESTING_MAX, lists_a_process, NULL);
         if (at >= 0)
             close(at);
         if (held) {
@@ -382,7 +401,9 @@ void cgroup_done(const cli_options *o, resmon_cgroup *cg, run_result *r)
         return;
     }
     int rc = resmon_cgroup_remove(cg);
-    if (rc == -EBUSY && o->memory_limit_bytes) {
+    if (rc == -ELOOP)
+        say_nested_too_deep(dir);
+    else if (rc == -EBUSY && o->memory_limit_bytes) {
         snprintf(r->leaf_kept, sizeof r->leaf_kept, "%s", dir);
         fputs("resmon: what the command left running stays under the memory limit in ", stderr);
         print_printable(stderr, dir);
