@@ -213,46 +213,99 @@ static int creator_gone(const char *proc_root, const rm__cgroup_leaf_owner *owne
     return ps.starttime != owner->starttime;
 }
 
-/* Whether a leaf's cgroup.procs lists a process (a file that cannot be read
- * lists none: rmdir still refuses a cgroup in use). */
-static int holds_processes(const char *dir)
+/* Whether the cgroup open at dir lists a process in its cgroup.procs (a
+ * file that cannot be read lists none: rmdir still refuses a cgroup in
+ * use). */
+static int holds_processes_at(int dir)
 {
-    char path[RM__CGROUP_PATH_MAX + 16], text[64];
-    snprintf(path, sizeof path, "%s/cgroup.procs", dir);
-    ssize_t n = rm__read_file_at(AT_FDCWD, path, text, sizeof text);
+    char text[64];
+    ssize_t n = rm__read_file_at(dir, "cgroup.procs", text, sizeof text);
     for (ssize_t i = 0; i < n; i++)
         if (text[i] >= '0' && text[i] <= '9')
             return 1;
     return 0;
 }
 
-static int remove_below(const resmon_cgroup *cg, const char *dir, const char *to_parent, int depth, int held_above,
-                        int *held_left, int *too_deep);
-
-/* Whether dir or a cgroup below it (depth levels down) lists a process:
- * on v2 a leaf that hands controllers down holds none of its own (the
- * no-internal-process rule), its processes are in its children. */
-static int subtree_holds_processes(const char *dir, int depth)
+/* The walks below a leaf go by descriptor, each cgroup opened relative to
+ * its parent without following a link: a path built by name stops at
+ * PATH_MAX, and 17 levels of 250-byte names passed it well within the
+ * levels followed -- the cgroups past it were skipped, the leaf kept for
+ * good and said busy (attack 74). */
+static int open_below(int dir, const char *name)
 {
-    if (holds_processes(dir))
+    return openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+/* A listing of the cgroup open at dir (its own descriptor), or NULL. */
+static DIR *list_cgroup(int dir)
+{
+    int listing = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = listing >= 0 ? fdopendir(listing) : NULL;
+    if (!d && listing >= 0)
+        close(listing);
+    return d;
+}
+
+/* Whether the cgroup open at dir or one below it (depth levels down) lists
+ * a process: on v2 a leaf that hands controllers down holds none of its own
+ * (the no-internal-process rule), its processes are in its children.
+ * *unreached is set where cgroups below could not be followed (deeper, or
+ * not opened): nothing can be said of them. */
+static int subtree_holds_processes_at(int dir, int depth, int *unreached)
+{
+    if (holds_processes_at(dir))
         return 1;
-    DIR *d = depth > 0 ? opendir(dir) : NULL;
-    if (!d)
+    if (depth == 0) {
+        *unreached |= rm_cgroup_has_child(dir);
         return 0;
+    }
+    DIR *d = list_cgroup(dir);
+    if (!d) {
+        *unreached = 1;
+        return 0;
+    }
     int found = 0;
-    struct dirent *e;
-    while (!found && (e = readdir(d)) != NULL) {
+    for (struct dirent *e; !found && (e = readdir(d)) != NULL;) {
         if (!rm_cgroup_child_entry(e))
             continue;
-        char sub[RM__CGROUP_PATH_MAX];
-        int n = snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name);
-        struct stat st;
-        if (n > 0 && (size_t)n < sizeof sub && lstat(sub, &st) == 0 && S_ISDIR(st.st_mode))
-            found = subtree_holds_processes(sub, depth - 1);
+        int sub = open_below(dir, e->d_name);
+        if (sub < 0) {
+            *unreached |= errno != ENOENT && errno != ENOTDIR; /* not removed meanwhile, nor a file */
+            continue;
+        }
+        found = subtree_holds_processes_at(sub, depth - 1, unreached);
+        close(sub);
     }
     closedir(d);
     return found;
 }
+
+/* subtree_holds_processes_at for the cgroup at path, RM_CGROUP_NESTING_MAX
+ * levels down. */
+static int subtree_holds_processes(const char *path, int *unreached)
+{
+    int dir = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dir < 0) {
+        *unreached = 1;
+        return 0;
+    }
+    int found = subtree_holds_processes_at(dir, RM_CGROUP_NESTING_MAX, unreached);
+    close(dir);
+    return found;
+}
+
+/* holds_processes_at for the cgroup at path (the leaf's own). */
+static int holds_processes(const char *path)
+{
+    int dir = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int held = dir >= 0 && holds_processes_at(dir);
+    if (dir >= 0)
+        close(dir);
+    return held;
+}
+
+static int remove_below(const resmon_cgroup *cg, const char *path, const char *to_parent, int limited_above,
+                        int *held_left, int *too_deep);
 
 int rm__cgroup_sweep_stale(const char *parent, const char *proc_root, uint64_t own_pidns)
 {
@@ -287,11 +340,12 @@ int rm__cgroup_sweep_stale(const char *parent, const char *proc_root, uint64_t o
         /* A leaf whose command still runs in cgroups below it is no stale one
          * (review 58: the sweep removed a running workload's empty job
          * cgroups between their making and their use). */
+        int unreached = 0; /* nested past what is followed: what runs there cannot be told, so it stays */
         if (n < 0 || (size_t)n >= sizeof dir || lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) ||
-            subtree_holds_processes(dir, RM_CGROUP_NESTING_MAX))
+            subtree_holds_processes(dir, &unreached) || unreached)
             continue;
-        int held = 0, too_deep = 0; /* a leaf too deep to empty stays, as one holding processes does */
-        remove_below(NULL, dir, NULL, RM_CGROUP_NESTING_MAX, 0, &held, &too_deep); /* the empty cgroups its command made */
+        int held = 0, too_deep = 0;
+        remove_below(NULL, dir, NULL, 0, &held, &too_deep); /* the empty cgroups its command made in it */
         removed += rmdir(dir) == 0;
     }
     closedir(d);
@@ -599,13 +653,15 @@ static int join_memory_leaf(const resmon_cgroup *cg, pid_t pid, int single)
  * its own leaf) only the caller itself goes -- the pytest plugin's process,
  * which joined the leaf; that limit was asked for the whole run, and the
  * parent has none.  Returns how many were listed. */
-static int move_out(const char *dir, const char *parent, int limited)
+static int move_out_at(int dir, const char *parent, int limited)
 {
-    char path[RM__CGROUP_PATH_MAX + 16];
-    snprintf(path, sizeof path, "%s/cgroup.procs", dir);
-    FILE *f = fopen(path, "re");
-    if (!f)
+    int fd = openat(dir, "cgroup.procs", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+    if (!f) {
+        if (fd >= 0)
+            close(fd);
         return 0;
+    }
     int count = 0;
     long pid;
     while (fscanf(f, "%ld", &pid) == 1) {
@@ -622,17 +678,26 @@ static int move_out(const char *dir, const char *parent, int limited)
     return count;
 }
 
+/* move_out_at for the cgroup at path (the leaf's own). */
+static int move_out(const char *path, const char *parent, int limited)
+{
+    int dir = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int count = dir >= 0 ? move_out_at(dir, parent, limited) : 0;
+    if (dir >= 0)
+        close(dir);
+    return count;
+}
+
 /* Whether a cgroup the command made sets a limit of its own: a memory,
  * swap, pids or CPU bound in any file of them it has (v2: "max" is none;
  * v1: -1, or a byte count past 2^62, the kernel's "unlimited", is none). */
-static int sets_a_limit(const char *dir)
+static int sets_a_limit_at(int dir)
 {
     static const char *const files[] = {"memory.max", "memory.high", "memory.swap.max", "pids.max", "cpu.max",
                                         "memory.limit_in_bytes", "memory.memsw.limit_in_bytes", "cpu.cfs_quota_us"};
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
-        char path[RM__CGROUP_PATH_MAX + 32], text[64];
-        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
-        ssize_t n = rm__read_file_at(AT_FDCWD, path, text, sizeof text - 1);
+        char text[64];
+        ssize_t n = rm__read_file_at(dir, files[i], text, sizeof text - 1);
         if (n <= 0)
             continue;
         text[n] = '\0';
@@ -646,6 +711,16 @@ static int sets_a_limit(const char *dir)
         return 1;
     }
     return 0;
+}
+
+/* sets_a_limit_at for the cgroup at path (the leaf's own). */
+static int sets_a_limit(const char *path)
+{
+    int dir = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    int sets = dir >= 0 && sets_a_limit_at(dir);
+    if (dir >= 0)
+        close(dir);
+    return sets;
 }
 
 /* Removes the cgroups a command made below its leaf (a container runtime,
@@ -663,38 +738,46 @@ static int sets_a_limit(const char *dir)
  * are left, each holding processes; held_left counts those a limit of
  * their own keeps; too_deep is set when cgroups go on below depth levels
  * (not followed: cgroup_nesting.h). */
-static int remove_below(const resmon_cgroup *cg, const char *dir, const char *to_parent, int depth, int held_above,
-                        int *held_left, int *too_deep)
+static int remove_below_at(const resmon_cgroup *cg, int dir, const char *to_parent, int depth, int held_above,
+                           int *held_left, int *too_deep)
 {
     if (depth == 0) {
-        int at = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        *too_deep |= at >= 0 && rm_cgroup_has_child(at);
-        if (at >= 0)
-            close(at);
+        *too_deep |= rm_cgroup_has_child(dir);
         return 0;
     }
-    DIR *d = opendir(dir);
+    DIR *d = list_cgroup(dir);
     if (!d)
         return 0;
     int left = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
         if (!rm_cgroup_child_entry(e))
             continue;
-        char sub[RM__CGROUP_PATH_MAX];
-        int n = snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name);
-        struct stat st;
-        if (n < 0 || (size_t)n >= sizeof sub || lstat(sub, &st) != 0 || !S_ISDIR(st.st_mode))
-            continue;
-        int held = held_above || (cg && to_parent && sets_a_limit(sub));
-        left += remove_below(cg, sub, to_parent, depth - 1, held, held_left, too_deep);
+        int sub = open_below(dir, e->d_name);
+        if (sub < 0)
+            continue; /* removed meanwhile, or not a directory */
+        int held = held_above || (cg && to_parent && sets_a_limit_at(sub));
+        left += remove_below_at(cg, sub, to_parent, depth - 1, held, held_left, too_deep);
         if (cg && to_parent) /* under a limit, only this process (the pytest plugin's) leaves */
-            move_out(sub, to_parent, held || cg->limited);
-        int stays = rmdir(sub) != 0 && errno != ENOENT;
+            move_out_at(sub, to_parent, held || cg->limited);
+        close(sub);
+        int stays = unlinkat(dir, e->d_name, AT_REMOVEDIR) != 0 && errno != ENOENT;
         left += stays;
         *held_left += stays && held;
     }
     closedir(d);
+    return left;
+}
+
+/* remove_below_at for the cgroup at path (a leaf), RM_CGROUP_NESTING_MAX
+ * levels down; limited_above: the leaf's own limit binds what is below. */
+static int remove_below(const resmon_cgroup *cg, const char *path, const char *to_parent, int limited_above,
+                        int *held_left, int *too_deep)
+{
+    int dir = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dir < 0)
+        return 0;
+    int left = remove_below_at(cg, dir, to_parent, RM_CGROUP_NESTING_MAX, limited_above, held_left, too_deep);
+    close(dir);
     return left;
 }
 
@@ -709,7 +792,7 @@ static int remove_leaf(const resmon_cgroup *cg, const char *dir, const char *par
     for (;;) {
         move_out(dir, parent, limited);
         int held = 0, too_deep = 0;
-        int below = remove_below(cg, dir, parent, RM_CGROUP_NESTING_MAX, limited, &held, &too_deep);
+        int below = remove_below(cg, dir, parent, limited, &held, &too_deep);
         if (rmdir(dir) == 0 || errno == ENOENT) {
             rc = 0;
             break;
@@ -717,17 +800,18 @@ static int remove_leaf(const resmon_cgroup *cg, const char *dir, const char *par
         rc = -errno;
         clock_gettime(CLOCK_MONOTONIC, &now);
         long long waited = (now.tv_sec - start.tv_sec) * 1000000000LL + (now.tv_nsec - start.tv_nsec);
-        /* A limited leaf that still lists processes keeps them, and itself,
-         * under the limit until they end: a later create sweeps it.  So
-         * does a cgroup below it with a limit of its own (held). */
         /* Cgroups nested past what is followed keep the leaf, whatever
          * runs there: -ELOOP where nothing within reach holds a process,
          * so that the caller does not say processes still run (attack 73). */
+        int unreached = 0;
         if (rc == -EBUSY && too_deep) {
-            if (!subtree_holds_processes(dir, RM_CGROUP_NESTING_MAX))
+            if (!subtree_holds_processes(dir, &unreached))
                 rc = -ELOOP;
             break;
         }
+        /* A limited leaf that still lists processes keeps them, and itself,
+         * under the limit until they end: a later create sweeps it.  So
+         * does a cgroup below it with a limit of its own (held). */
         if (rc != -EBUSY || waited > REMOVE_WAIT_NS || held || (limited && (holds_processes(dir) || below)))
             break;
         /* An exiting process is still charged to the group for a moment. */

@@ -1314,6 +1314,49 @@ static void put_proc(const char *proc_root, long pid, unsigned long long startti
     put_file(dir, "stat", text);
 }
 
+/* Makes levels nested directories of name_length-byte names below dir, by
+ * descriptor (their path may pass PATH_MAX), the deepest holding a
+ * cgroup.procs of text. */
+static void make_nest(const char *dir, int levels, size_t name_length, const char *text)
+{
+    char name[256];
+    memset(name, 'n', name_length);
+    name[name_length] = '\0';
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    assert_true(fd >= 0);
+    for (int i = 0; i < levels; i++) {
+        assert_int_equal(mkdirat(fd, name, 0755), 0);
+        int sub = openat(fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(sub >= 0);
+        close(fd);
+        fd = sub;
+    }
+    int f = openat(fd, "cgroup.procs", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    assert_true(f >= 0);
+    assert_int_equal(write(f, text, strlen(text)), (ssize_t)strlen(text));
+    close(f);
+    close(fd);
+}
+
+/* Removes name below the directory open at dir with all it holds, by
+ * descriptor (nftw stops at PATH_MAX). */
+static void remove_at(int dir, const char *name)
+{
+    int fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        unlinkat(dir, name, 0);
+        return;
+    }
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            remove_at(dirfd(d), e->d_name);
+    closedir(d);
+    unlinkat(dir, name, AT_REMOVEDIR);
+}
+
 static int exists(const char *dir, const char *name)
 {
     char path[1200];
@@ -1367,6 +1410,16 @@ static void sweep_removes_only_stale_empty_leaves(void **state)
     put_file(path, "cgroup.procs", "4322\n");
     snprintf(path, sizeof path, "%s/resmon-304-7-10-0/pre-made", parent);
     make_dirs(path);
+    /* Attack 74: the same with the process 22 levels of 200-byte names
+     * down, past PATH_MAX (the walk by path skipped it), and with cgroups
+     * nested past the levels followed (what runs there is unknown). */
+    const char *far[] = {"resmon-305-7-10-0", "resmon-306-7-10-0"};
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%s/pre-made", parent, far[i]);
+        make_dirs(path);
+        snprintf(path, sizeof path, "%s/%s", parent, far[i]);
+        make_nest(path, i == 0 ? 22 : 70, i == 0 ? 200 : 1, i == 0 ? "4323\n" : "");
+    }
     assert_int_equal(rm__cgroup_sweep_stale(parent, proc, 0), 0); /* own namespace unknown: nothing */
     assert_true(exists(parent, stale[0]));
     assert_int_equal(rm__cgroup_sweep_stale(parent, proc, 7), 0); /* pid 1 unseen (hidepid): nothing */
@@ -1379,7 +1432,13 @@ static void sweep_removes_only_stale_empty_leaves(void **state)
         assert_true(exists(parent, kept[i]));
     assert_true(exists(parent, "resmon-302-7-10-0"));
     assert_true(exists(parent, "resmon-304-7-10-0/pre-made"));
+    assert_true(exists(parent, "resmon-305-7-10-0/pre-made")); /* removed before the fix */
+    assert_true(exists(parent, "resmon-306-7-10-0/pre-made"));
     assert_int_equal(rm__cgroup_sweep_stale(parent, proc, 7), 0);
+    int at = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    for (size_t i = 0; i < 2; i++)
+        remove_at(at, far[i]);
+    close(at);
     remove_tree(root);
 }
 

@@ -17,6 +17,7 @@ import select
 import resource
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -72,6 +73,20 @@ def own_memory_cgroup():
 # v1's memory hierarchy or else v2's, for a command that changes its own.
 OWN_LEAF_SH = ('d=/sys/fs/cgroup/memory$(grep :memory: /proc/self/cgroup | cut -d: -f3); '
                '[ -e "$d/memory.limit_in_bytes" ] || d="/sys/fs/cgroup$(grep ^0:: /proc/self/cgroup | cut -d: -f3)"; ')
+
+
+def remove_cgroup_tree(parent_fd, name):
+    """Removes the cgroup name below the directory open at parent_fd with
+    every cgroup below it, deepest first, by descriptor (a path may pass
+    PATH_MAX)."""
+    fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=parent_fd)
+    try:
+        for entry in os.listdir(fd):
+            if stat.S_ISDIR(os.stat(entry, dir_fd=fd, follow_symlinks=False).st_mode):
+                remove_cgroup_tree(fd, entry)
+    finally:
+        os.close(fd)
+    os.rmdir(name, dir_fd=parent_fd)
 
 
 def leaves_of(pid):
@@ -569,17 +584,17 @@ class CommandCgroup(unittest.TestCase):
             return (OWN_LEAF_SH + f'p="$d"; i=0; while [ $i -lt {levels} ]; do p="$p/n$i"; i=$((i+1)); done; '
                     f'mkdir -p "$p/.hidden" && echo made && {{ {then or "true"}; }}')
 
-        def run(levels, then="", *args):
-            p = subprocess.Popen([RESMON, "-o", "-", *args, "--", "sh", "-c", nest(levels, then)],
+        def run(levels, then="", *args, command=None):
+            p = subprocess.Popen([RESMON, "-o", "-", *args, "--", *(command or ["sh", "-c", nest(levels, then)])],
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             out, err = p.communicate(timeout=SAFETY_NET_SEC)
             left = leaves_of(p.pid)
-            for name in left:  # deepest first
-                top = os.path.join(own_memory_cgroup(), name)
-                for root, dirs, _ in os.walk(top, topdown=False):
-                    for sub in dirs:
-                        os.rmdir(os.path.join(root, sub))
-                os.rmdir(top)
+            parent = os.open(own_memory_cgroup(), os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                for name in left:
+                    remove_cgroup_tree(parent, name)
+            finally:
+                os.close(parent)
             if "made" not in out:
                 self.skipTest(f"no cgroup could be made in the leaf: {err.strip()}")
             docs = [line for line in out.splitlines() if line.startswith("{")]
@@ -602,6 +617,31 @@ class CommandCgroup(unittest.TestCase):
         self.assertNotIn("still holds processes", err)
         self.assertNotIn("stays under the memory limit", err)
         self.assertIsNone(summary.get("cgroup_oom_kills"), err)  # unknown, not 0
+        # Attack 74: 22 levels of 200-byte names, made by descriptor, pass
+        # PATH_MAX: the walks by path skipped them, and the leaf was kept
+        # for good, said to hold processes, also after an OOM kill there.
+        long_names = textwrap.dedent(f"""
+            import os, sys
+            d = [l.split(":", 2)[2].strip() for l in open("/proc/self/cgroup") if "memory" in l.split(":")[1].split(",")]
+            top = "/sys/fs/cgroup/memory" + d[0] if d else "/sys/fs/cgroup" + open("/proc/self/cgroup").read().split("::")[1].strip()
+            fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
+            for i in range(22):
+                os.mkdir(str(i % 10) * 200, dir_fd=fd)
+                fd = os.open(str(i % 10) * 200, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            print("made", flush=True)
+            if len(sys.argv) > 1:
+                procs = os.open("cgroup.procs", os.O_WRONLY, dir_fd=fd)
+                os.write(procs, str(os.getpid()).encode())
+                os.execv(sys.argv[1], sys.argv[1:])
+        """)
+        rc, err, summary, left = run(0, command=[sys.executable, "-c", long_names])
+        self.assertEqual((rc, left), (0, []), err)  # kept for good before the fix
+        self.assertNotIn("still holds processes", err)
+        rc, err, summary, left = run(0, "", "--memory-limit", "64M",
+                                     command=[sys.executable, "-c", long_names, *CHILD_TO_OOM.split()])
+        self.assertEqual((rc, left), (137, []), err)
+        self.assertEqual(summary["cgroup_oom_kills"], 1, err)
+        self.assertNotIn("stays under the memory limit", err)
 
     def test_a_limit_the_command_lifted_is_said(self):
         # Attack 67 F1: a command as root that lifts its own leaf's limit ran
