@@ -37,7 +37,11 @@ and is not seen; ``cgroup_error`` says why no leaf).  Its figures, which add
 up:
 
 ``rss_growth_mb``
-    What the test added at its peak: the larger of the pytest process's
+    What the test added at its peak (the C heap's free memory is handed back
+    to the kernel before each call, glibc's ``malloc_trim``, so that what an
+    earlier test freed is not reused unseen; memory the process still holds
+    and reuses -- a cache, another allocator's pool -- is not added): the
+    larger of the pytest process's
     exact rise (VmHWM minus ``rss_start_mb``: in a leaf when the mark rose in
     the call, else reset when the call begins by writing 5 to
     /proc/self/clear_refs) and the leaf's exact
@@ -165,6 +169,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import ctypes
 import errno
 import json
 import math
@@ -933,6 +938,7 @@ class _Session:
         # is charged with every page the test newly touches, and a mark that
         # rose during the call is this process's own exact peak.  Without a
         # leaf the mark is reset, the one exact figure there is.
+        _trim_heap()  # what earlier tests freed is no longer resident for this one to reuse unseen
         hwm_before = _status_mb("VmHWM") if leaf else None
         exact = hwm_before is not None if leaf else _reset_peak_mark()
         rss_start = _status_mb("VmRSS")
@@ -1580,6 +1586,29 @@ def _status_mb(field: str) -> float | None:
     except OSError:
         pass
     return None
+
+
+_TRIM_HEAP: list[Any] = []  # [glibc's malloc_trim, or None], looked up once
+
+
+def _trim_heap() -> None:
+    """Hands the C heap's free memory back to the kernel (glibc's
+    malloc_trim(0): the top of the heap, and the free pages within it), so
+    that a test's allocations fault in pages of their own.  Memory an
+    earlier test freed stayed resident in the heap (glibc raises its mmap
+    threshold after a large block is freed, up to 32 MiB), and a later test
+    that reused it rose by nothing: a 20 MiB test marked rss_growth_mb=5
+    passed at 0.2 MiB after two larger ones and failed alone (attack 74).
+    Another libc has no such call: nothing is done."""
+    if not _TRIM_HEAP:
+        try:
+            trim = ctypes.CDLL(None).malloc_trim
+            trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
+        except (OSError, AttributeError):
+            trim = None
+        _TRIM_HEAP.append(trim)
+    if _TRIM_HEAP[0] is not None:
+        _TRIM_HEAP[0](0)
 
 
 def _reset_peak_mark() -> bool:

@@ -247,6 +247,27 @@ def test_a_module_marker_applies_to_its_tests_and_a_tests_own_marker_overrides_i
     assert outcomes(result) == {"test_module_limit": "FAILED", "test_own_limit": "PASSED"}, result.stdout
 
 
+def test_a_limit_holds_whatever_ran_before(tmp_path):
+    # Attack 74: memory two earlier tests freed stayed resident in the C
+    # heap, and the limited test reused it: 0.2 MiB for 20 MiB touched, so
+    # its limit of 5 failed alone and passed after them.
+    result = run_pytest(tmp_path, ALLOCATE_100 + """
+        import pytest
+
+        def test_1_larger():
+            allocate(30)
+
+        def test_2_as_large():
+            allocate(20)
+
+        @pytest.mark.resmon_limit(rss_growth_mb=5)
+        def test_3_limited():
+            allocate(20)
+    """)
+    assert outcomes(result) == {"test_1_larger": "PASSED", "test_2_as_large": "PASSED",
+                                "test_3_limited": "FAILED"}, result.stdout
+
+
 def test_two_markers_of_one_test_give_a_key_the_stricter_limit(tmp_path):
     # Attack 70: of two markers stacked on one test the one nearest the
     # function won, so a tighter limit added above an existing one was
