@@ -420,6 +420,21 @@ class PytestReports(Tmp):
         r = resmon("compare", "--max-increase", "cpu_sec=20%", e, self.twin(e))
         self.assertEqual(r.returncode, 125, r.stdout + r.stderr)
         self.assertIn("cpu_sec is left unjudged wherever both sides hold it", r.stderr)
+        # Attack 74: left out of five NEW runs of six at 10x BASE's, the key
+        # was judged on the sixth, and the headline read "1 limit holds".
+        for i in range(6):
+            self.write(f"base6/r{i}.json", {"resmon_version": "0.4.0", "created": f"session {next(RUNS_MADE)}",
+                                            "tests": {"t.py::test_x": {"cpu_sec": 0.5 + i * 0.001}}})
+            self.write(f"new6/r{i}.json", {"resmon_version": "0.4.0", "created": f"session {next(RUNS_MADE)}",
+                                           "tests": {"t.py::test_x": {"cpu_sec": 0.4, "unjudged": ["cpu_sec"]}
+                                                     if i == 5 else {"cpu_sec": 5.0, "unjudged": ["cpu_sec"]}}})
+        self.write("new6/r5.json", {"resmon_version": "0.4.0", "created": f"session {next(RUNS_MADE)}",
+                                    "tests": {"t.py::test_x": {"cpu_sec": 0.4}}})
+        r = resmon("compare", "--max-increase", "t.py::test_x::cpu_sec=10%", self.path("base6"), self.path("new6"))
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertTrue(r.stdout.splitlines()[0].endswith(
+            "1 limit holds; 1 limited key judged on fewer runs than a side has (missing or unjudged in some: below)"),
+            r.stdout)
         # Without the list the same figures fail.
         c = self.write("c.json", {"resmon_version": "0.4.0", "tests": {
             "t.py::test_a": {"rss_growth_mb": 100.6, "cpu_sec": 0.1},
@@ -548,9 +563,11 @@ class PytestReports(Tmp):
         r = resmon("compare", "--max-increase", "t.py::test_big[a|b]::rss_growth_mb=10%", self.path("base"),
                    self.report("same.json", 10))
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        self.assertEqual(r.stdout.splitlines()[0].split(" ", 1)[1], "1 limit holds")
+        # Attack 74: a limit that holds over fewer runs than a side has says so first.
+        fewer = "; 1 limited key judged on fewer runs than a side has (missing or unjudged in some: below)"
+        self.assertEqual(r.stdout.splitlines()[0].split(" ", 1)[1], "1 limit holds" + fewer)
         r = resmon("compare", "--max-increase", "rss_growth_mb=10%", self.path("base"), self.report("same.json", 10))
-        self.assertEqual(r.stdout.splitlines()[0].split(" ", 1)[1], "1 limit holds in 2 keys")
+        self.assertEqual(r.stdout.splitlines()[0].split(" ", 1)[1], "1 limit holds in 2 keys" + fewer)
 
     def test_tests_in_one_report_only_are_counted_not_compared(self):
         a = self.report("a.json", 100)
