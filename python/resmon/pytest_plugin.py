@@ -960,7 +960,7 @@ class _Session:
                                  and _comm(key[1]).startswith("resmon-")}
         except (OSError, ValueError) as error:  # e.g. resmon_gpu names a GPU that is not there
             if leaf:
-                _remove_leaf(leaf)
+                _remove_leaf(item, leaf)
             self.exceeded[item.nodeid] = f"resmon: the test cannot be measured: {error}"
             yield
             return
@@ -1000,7 +1000,7 @@ class _Session:
                         start = _start_time(pid)
                         if pid != os.getpid() and start is not None:  # a zombie is done
                             left[("process", pid, start)] = f"process {pid} ({_comm(pid)})"
-                    _remove_leaf(leaf)  # this process and anything left running go back to the parent cgroup
+                    _remove_leaf(item, leaf)  # this process and anything left running go back to the parent cgroup
         if forked:
             return
         zombies_before_end = _zombie_children()
@@ -1852,17 +1852,23 @@ def _leaf_cpu_sec(leaf: Any) -> float | None:
     return None
 
 
-def _remove_leaf(leaf: Any) -> None:
+def _remove_leaf(item: pytest.Item, leaf: Any) -> None:
+    """Removes the test's leaf; one that stays is said as the test's
+    warning (written to stderr in the call, pytest's capture kept it unseen:
+    attack 74)."""
     from . import _resmon
     try:
         _resmon.cgroup_remove(leaf[0])
     except OSError as error:  # left for a later create's sweep
         if error.errno == errno.EBUSY:  # kept on purpose too: a limit the test set there binds what it left
-            sys.stderr.write(f"resmon: the cgroup {leaf[1]} still holds processes the test left running, kept "
-                             "there (under any limit it set) until they end (a later session removes it once "
-                             "empty)\n")
+            said = (f"resmon: the cgroup {leaf[1]} still holds processes the test left running, kept there (under "
+                    "any limit it set) until they end (a later session removes it once empty)")
+        elif error.errno == errno.ELOOP:  # nested past what is followed (cgroup_nesting.h): nothing runs within reach
+            said = (f"resmon: the cgroup {leaf[1]} is left: the cgroups the test made in it nest more than 64 "
+                    "levels deep, past what resmon removes (remove them, deepest first, with rmdir)")
         else:
-            sys.stderr.write(f"resmon: cannot remove the cgroup {leaf[1]}: {error.strerror or error}\n")
+            said = f"resmon: cannot remove the cgroup {leaf[1]}: {error.strerror or error}"
+        item.warn(pytest.PytestWarning(said))
 
 
 # The CPU of threads running beside a test that is said in its record

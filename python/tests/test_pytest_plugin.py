@@ -5,6 +5,7 @@ point as an installed package loads it."""
 import json
 import os
 import re
+import stat
 import subprocess
 import sys
 import textwrap
@@ -1361,6 +1362,55 @@ def test_a_process_a_test_leaves_in_a_cgroup_below_its_leaf_is_left_by_that_test
     assert len(left) == 1 and left[0].startswith("process ") and "(sh)" in left[0], first
     assert tests["test_generated.py::test_next"]["overlapped_by"] == [
         f"{left[0]} (left by test_generated.py::test_leaves_a_job)"], tests
+
+
+def test_cgroups_a_test_nests_in_its_leaf_are_removed_or_said(tmp_path):
+    # Attacks 73, 74: 20 levels (a .hidden one among them) and 22 of
+    # 200-byte names (past PATH_MAX) are removed with the leaf; past 64
+    # levels the leaf is left, and said in those words.
+    result = run_pytest(tmp_path, OWN_MEMORY_CGROUP + """
+        def nest(levels, length):
+            fd = os.open(own_memory_cgroup()[0], os.O_RDONLY | os.O_DIRECTORY)
+            for i in range(levels):
+                name = ".hidden" if i == 3 else str(i % 10) * length
+                os.mkdir(name, dir_fd=fd)
+                fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+
+        def test_twenty_levels():
+            nest(20, 1)
+
+        def test_past_path_max():
+            nest(22, 200)
+
+        def test_seventy_levels():
+            nest(70, 1)
+    """, "--resmon", "--resmon-json=report.json")
+    tests = report(tmp_path)["tests"]
+    if "cgroup_peak_mb" not in tests.get("test_generated.py::test_twenty_levels", {}):
+        pytest.skip("no leaf cgroup for the test here")
+    assert outcomes(result) == {"test_twenty_levels": "PASSED", "test_past_path_max": "PASSED",
+                                "test_seventy_levels": "PASSED"}, result.stdout
+    said = re.findall(r"PytestWarning: resmon: the cgroup (\S+) (.*)", result.stdout)
+    assert [why for _, why in said] == ["is left: the cgroups the test made in it nest more than 64 levels deep, "
+                                        "past what resmon removes (remove them, deepest first, with rmdir)"], \
+        result.stdout
+    leaf = said[0][0]
+    parent = os.open(os.path.dirname(leaf), os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        _remove_cgroup_tree(parent, os.path.basename(leaf))
+    finally:
+        os.close(parent)
+
+
+def _remove_cgroup_tree(parent_fd, name):
+    fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=parent_fd)
+    try:
+        for entry in os.listdir(fd):
+            if stat.S_ISDIR(os.stat(entry, dir_fd=fd, follow_symlinks=False).st_mode):
+                _remove_cgroup_tree(fd, entry)
+    finally:
+        os.close(fd)
+    os.rmdir(name, dir_fd=parent_fd)
 
 
 def test_pytest_a_test_put_under_a_limit_below_its_leaf_leaves_it(tmp_path):
