@@ -478,7 +478,8 @@ static int read_keyed_at(int dirfd, const char *name, const char *key, uint64_t 
 /* v1 counts an OOM kill in the victim's own cgroup only (v2's memory.events
  * counts its descendants' too): the kills in the cgroups below dir, each
  * opened without following a link, at most depth levels down; *unseen set
- * when cgroups go deeper (their kills are not in the count). */
+ * when cgroups go deeper, or one could not be opened for want of a
+ * descriptor (their kills are not in the count). */
 static void add_v1_descendant_oom_kills(int dir, int depth, uint64_t *count, int *unseen)
 {
     if (depth == 0) {
@@ -488,6 +489,7 @@ static void add_v1_descendant_oom_kills(int dir, int depth, uint64_t *count, int
     int listing = openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     DIR *d = listing >= 0 ? fdopendir(listing) : NULL;
     if (!d) {
+        *unseen |= errno == EMFILE || errno == ENFILE; /* no descriptor left: not none below (review 75) */
         if (listing >= 0)
             close(listing);
         return;
@@ -496,8 +498,10 @@ static void add_v1_descendant_oom_kills(int dir, int depth, uint64_t *count, int
         if (!rm_cgroup_child_entry(e))
             continue;
         int sub = openat(dir, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (sub < 0)
-            continue;
+        if (sub < 0) {
+            *unseen |= errno == EMFILE || errno == ENFILE;
+            continue; /* else removed meanwhile */
+        }
         uint64_t kills;
         if (read_keyed_at(sub, "memory.oom_control", "oom_kill", &kills) == 0)
             *count += kills;

@@ -305,7 +305,7 @@ static int holds_processes(const char *path)
 }
 
 static int remove_below(const resmon_cgroup *cg, const char *path, const char *to_parent, int limited_above,
-                        int *held_left, int *too_deep);
+                        int *held_left, int *unfollowed);
 
 int rm__cgroup_sweep_stale(const char *parent, const char *proc_root, uint64_t own_pidns)
 {
@@ -344,8 +344,8 @@ int rm__cgroup_sweep_stale(const char *parent, const char *proc_root, uint64_t o
         if (n < 0 || (size_t)n >= sizeof dir || lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) ||
             subtree_holds_processes(dir, &unreached) || unreached)
             continue;
-        int held = 0, too_deep = 0;
-        remove_below(NULL, dir, NULL, 0, &held, &too_deep); /* the empty cgroups its command made in it */
+        int held = 0, unfollowed = 0;
+        remove_below(NULL, dir, NULL, 0, &held, &unfollowed); /* the empty cgroups its command made in it */
         removed += rmdir(dir) == 0;
     }
     closedir(d);
@@ -736,27 +736,36 @@ static int sets_a_limit(const char *path)
  * without to_parent, only empty ones go (a sweep).  cgroupfs holds no
  * links; an entry that is not a directory is skipped.  Returns how many
  * are left, each holding processes; held_left counts those a limit of
- * their own keeps; too_deep is set when cgroups go on below depth levels
- * (not followed: cgroup_nesting.h). */
+ * their own keeps; *unfollowed is set to why cgroups below were not
+ * followed: ELOOP where they go on below depth levels (cgroup_nesting.h),
+ * EMFILE where no descriptor was left to open one (review 75: taken for
+ * none there, the leaf was said to hold processes, the kills below 0). */
 static int remove_below_at(const resmon_cgroup *cg, int dir, const char *to_parent, int depth, int held_above,
-                           int *held_left, int *too_deep)
+                           int *held_left, int *unfollowed)
 {
     if (depth == 0) {
-        *too_deep |= rm_cgroup_has_child(dir);
+        if (rm_cgroup_has_child(dir))
+            *unfollowed = ELOOP;
         return 0;
     }
     DIR *d = list_cgroup(dir);
-    if (!d)
+    if (!d) {
+        if (errno == EMFILE || errno == ENFILE)
+            *unfollowed = errno;
         return 0;
+    }
     int left = 0;
     for (struct dirent *e; (e = readdir(d)) != NULL;) {
         if (!rm_cgroup_child_entry(e))
             continue;
         int sub = open_below(dir, e->d_name);
-        if (sub < 0)
-            continue; /* removed meanwhile, or not a directory */
+        if (sub < 0) {
+            if (errno == EMFILE || errno == ENFILE)
+                *unfollowed = errno;
+            continue; /* else removed meanwhile, or not a directory */
+        }
         int held = held_above || (cg && to_parent && sets_a_limit_at(sub));
-        left += remove_below_at(cg, sub, to_parent, depth - 1, held, held_left, too_deep);
+        left += remove_below_at(cg, sub, to_parent, depth - 1, held, held_left, unfollowed);
         if (cg && to_parent) /* under a limit, only this process (the pytest plugin's) leaves */
             move_out_at(sub, to_parent, held || cg->limited);
         close(sub);
@@ -771,12 +780,12 @@ static int remove_below_at(const resmon_cgroup *cg, int dir, const char *to_pare
 /* remove_below_at for the cgroup at path (a leaf), RM_CGROUP_NESTING_MAX
  * levels down; limited_above: the leaf's own limit binds what is below. */
 static int remove_below(const resmon_cgroup *cg, const char *path, const char *to_parent, int limited_above,
-                        int *held_left, int *too_deep)
+                        int *held_left, int *unfollowed)
 {
     int dir = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (dir < 0)
         return 0;
-    int left = remove_below_at(cg, dir, to_parent, RM_CGROUP_NESTING_MAX, limited_above, held_left, too_deep);
+    int left = remove_below_at(cg, dir, to_parent, RM_CGROUP_NESTING_MAX, limited_above, held_left, unfollowed);
     close(dir);
     return left;
 }
@@ -791,8 +800,8 @@ static int remove_leaf(const resmon_cgroup *cg, const char *dir, const char *par
     int rc;
     for (;;) {
         move_out(dir, parent, limited);
-        int held = 0, too_deep = 0;
-        int below = remove_below(cg, dir, parent, limited, &held, &too_deep);
+        int held = 0, unfollowed = 0;
+        int below = remove_below(cg, dir, parent, limited, &held, &unfollowed);
         if (rmdir(dir) == 0 || errno == ENOENT) {
             rc = 0;
             break;
@@ -800,13 +809,14 @@ static int remove_leaf(const resmon_cgroup *cg, const char *dir, const char *par
         rc = -errno;
         clock_gettime(CLOCK_MONOTONIC, &now);
         long long waited = (now.tv_sec - start.tv_sec) * 1000000000LL + (now.tv_nsec - start.tv_nsec);
-        /* Cgroups nested past what is followed keep the leaf, whatever
-         * runs there: -ELOOP where nothing within reach holds a process,
-         * so that the caller does not say processes still run (attack 73). */
+        /* Cgroups not followed (nested past what is, or no descriptor left)
+         * keep the leaf, whatever runs there: that reason (-ELOOP,
+         * -EMFILE) where nothing within reach holds a process, so that the
+         * caller does not say processes still run (attack 73); else as
+         * below, an exiting one waited for. */
         int unreached = 0;
-        if (rc == -EBUSY && too_deep) {
-            if (!subtree_holds_processes(dir, &unreached))
-                rc = -ELOOP;
+        if (rc == -EBUSY && unfollowed && !subtree_holds_processes(dir, &unreached)) {
+            rc = -unfollowed;
             break;
         }
         /* A limited leaf that still lists processes keeps them, and itself,

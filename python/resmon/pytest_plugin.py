@@ -169,7 +169,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import ctypes
 import errno
 import json
 import math
@@ -872,6 +871,9 @@ class _Session:
         if not limits and not self.measure_all:
             yield
             return
+        # Before anything is read for the test: the trim's own CPU (270 ms
+        # over a fragmented 800 MiB heap) is no test's (review 75).
+        _trim_heap()  # what earlier tests freed is no longer resident for this one to reuse unseen
         threads_before = _threads(self.own_threads)
         procs_before = _descendants()
         # cpu_sec is the rise of getrusage's SELF + CHILDREN, and a child's
@@ -938,7 +940,6 @@ class _Session:
         # is charged with every page the test newly touches, and a mark that
         # rose during the call is this process's own exact peak.  Without a
         # leaf the mark is reset, the one exact figure there is.
-        _trim_heap()  # what earlier tests freed is no longer resident for this one to reuse unseen
         hwm_before = _status_mb("VmHWM") if leaf else None
         exact = hwm_before is not None if leaf else _reset_peak_mark()
         rss_start = _status_mb("VmRSS")
@@ -1588,7 +1589,10 @@ def _status_mb(field: str) -> float | None:
     return None
 
 
-_TRIM_HEAP: list[Any] = []  # [glibc's malloc_trim, or None], looked up once
+# glibc's malloc_trim and mallinfo2 (None where absent), and the heap's free
+# bytes since the last trim (their least: reused, then freed again, is new).
+_TRIM_HEAP: dict[str, Any] = {}
+_TRIM_WHEN_FREED = 1 << 20
 
 
 def _trim_heap() -> None:
@@ -1599,16 +1603,33 @@ def _trim_heap() -> None:
     threshold after a large block is freed, up to 32 MiB), and a later test
     that reused it rose by nothing: a 20 MiB test marked rss_growth_mb=5
     passed at 0.2 MiB after two larger ones and failed alone (attack 74).
-    Another libc has no such call: nothing is done."""
+    A trim walks every free chunk (270 ms over a fragmented 800 MiB heap,
+    review 75), so it is done only when the heap's free bytes (mallinfo2,
+    a count) rose by a MiB since the last: memory a test freed.  Another
+    libc, or a Python without ctypes, has no such call: nothing is done."""
     if not _TRIM_HEAP:
         try:
-            trim = ctypes.CDLL(None).malloc_trim
+            import ctypes  # here, not at import: the plugin loads in every pytest, ctypes or not
+
+            class MallInfo2(ctypes.Structure):
+                _fields_ = [(name, ctypes.c_size_t) for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd",
+                                                                 "usmblks", "fsmblks", "uordblks", "fordblks",
+                                                                 "keepcost")]
+            libc = ctypes.CDLL(None)
+            trim, info = libc.malloc_trim, libc.mallinfo2
             trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
-        except (OSError, AttributeError):
-            trim = None
-        _TRIM_HEAP.append(trim)
-    if _TRIM_HEAP[0] is not None:
-        _TRIM_HEAP[0](0)
+            info.argtypes, info.restype = [], MallInfo2
+        except (ImportError, OSError, AttributeError):
+            trim = info = None
+        _TRIM_HEAP.update(trim=trim, info=info, free=None)
+    if _TRIM_HEAP["trim"] is None:
+        return
+    free = _TRIM_HEAP["info"]().fordblks
+    if _TRIM_HEAP["free"] is not None and free < _TRIM_HEAP["free"] + _TRIM_WHEN_FREED:
+        _TRIM_HEAP["free"] = min(free, _TRIM_HEAP["free"])
+        return
+    _TRIM_HEAP["trim"](0)
+    _TRIM_HEAP["free"] = _TRIM_HEAP["info"]().fordblks
 
 
 def _reset_peak_mark() -> bool:
@@ -1865,7 +1886,8 @@ def _remove_leaf(item: pytest.Item, leaf: Any) -> None:
                     "any limit it set) until they end (a later session removes it once empty)")
         elif error.errno == errno.ELOOP:  # nested past what is followed (cgroup_nesting.h): nothing runs within reach
             said = (f"resmon: the cgroup {leaf[1]} is left: the cgroups the test made in it nest more than 64 "
-                    "levels deep, past what resmon removes (remove them, deepest first, with rmdir)")
+                    "levels deep, past what resmon follows; what runs there is not seen, and any limit still binds "
+                    "it (remove them, deepest first, with rmdir, once nothing runs there)")
         else:
             said = f"resmon: cannot remove the cgroup {leaf[1]}: {error.strerror or error}"
         item.warn(pytest.PytestWarning(said))

@@ -1392,7 +1392,9 @@ def test_cgroups_a_test_nests_in_its_leaf_are_removed_or_said(tmp_path):
                                 "test_seventy_levels": "PASSED"}, result.stdout
     said = re.findall(r"PytestWarning: resmon: the cgroup (\S+) (.*)", result.stdout)
     assert [why for _, why in said] == ["is left: the cgroups the test made in it nest more than 64 levels deep, "
-                                        "past what resmon removes (remove them, deepest first, with rmdir)"], \
+                                        "past what resmon follows; what runs there is not seen, and any limit "
+                                        "still binds it (remove them, deepest first, with rmdir, once nothing "
+                                        "runs there)"], \
         result.stdout
     leaf = said[0][0]
     parent = os.open(os.path.dirname(leaf), os.O_RDONLY | os.O_DIRECTORY)

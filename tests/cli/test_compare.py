@@ -435,6 +435,9 @@ class PytestReports(Tmp):
         self.assertTrue(r.stdout.splitlines()[0].endswith(
             "1 limit holds; 1 limited key judged on fewer runs than a side has (missing or unjudged in some: below)"),
             r.stdout)
+        _, out = self.compare_json("--max-increase", "t.py::test_x::cpu_sec=10%", self.path("base6"),
+                                   self.path("new6"))
+        self.assertEqual(out["limited_keys_on_fewer_runs"], 1)
         # Without the list the same figures fail.
         c = self.write("c.json", {"resmon_version": "0.4.0", "tests": {
             "t.py::test_a": {"rss_growth_mb": 100.6, "cpu_sec": 0.1},

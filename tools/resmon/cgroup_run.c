@@ -114,7 +114,8 @@ void cgroup_read_to_end(const char *path, int own_leaf, run_result *r)
 /* Calls visit on the cgroup open at dir and on every cgroup below it, at
  * most depth levels down, each opened without following a link, until a
  * visit returns other than 0; returns that, -1 when cgroups go on deeper
- * (not followed: cgroup_nesting.h), or 0. */
+ * (not followed: cgroup_nesting.h) or one could not be opened for want of
+ * a descriptor, or 0. */
 static int each_cgroup(int dir, int depth, int (*visit)(int dir, void *context), void *context)
 {
     int rc = visit(dir, context);
@@ -123,6 +124,8 @@ static int each_cgroup(int dir, int depth, int (*visit)(int dir, void *context),
     int listing = rc == 0 ? openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
     DIR *d = listing >= 0 ? fdopendir(listing) : NULL;
     if (!d) {
+        if (rc == 0 && (errno == EMFILE || errno == ENFILE))
+            rc = -1; /* no descriptor left: what is below is unseen, not none (review 75) */
         if (listing >= 0)
             close(listing);
         return rc;
@@ -134,6 +137,8 @@ static int each_cgroup(int dir, int depth, int (*visit)(int dir, void *context),
         if (sub >= 0) {
             rc = each_cgroup(sub, depth - 1, visit, context);
             close(sub);
+        } else if (errno == EMFILE || errno == ENFILE) {
+            rc = -1;
         }
     }
     closedir(d);
@@ -331,7 +336,8 @@ static void say_nested_too_deep(const char *dir)
     fputs("resmon: the command's cgroup ", stderr);
     print_printable(stderr, dir);
     fprintf(stderr, " is left: the cgroups the command made in it nest more than %d levels deep, past what resmon "
-                    "removes (remove them, deepest first, with rmdir)\n", RM_CGROUP_NESTING_MAX);
+                    "follows; what runs there is not seen, and any limit still binds it (remove them, deepest "
+                    "first, with rmdir, once nothing runs there)\n", RM_CGROUP_NESTING_MAX);
 }
 
 int cgroup_release_kept(resmon_cgroup *cg, int ended)

@@ -2228,9 +2228,10 @@ static void print_json(FILE *out, const report *rep, const char *status_failure)
      * command line gave, as the headline counts them. */
     fprintf(out, "}, \"limits\": %zu, \"limits_exceeded\": %zu, \"limits_given\": %zu, "
                  "\"limits_given_exceeded\": %zu, \"limited_keys_unjudged\": %zu, \"limited_keys_unproven\": %zu, "
+                 "\"limited_keys_on_fewer_runs\": %zu, "
                  "\"significant\": %zu, \"tested_with_limit\": %zu, \"tested_without_limit\": %zu, "
                  "\"run_failed\": ",
-            rep->limited, rep->exceeded, rep->given, rep->given_exceeded, rep->unjudged, rep->unproven,
+            rep->limited, rep->exceeded, rep->given, rep->given_exceeded, rep->unjudged, rep->unproven, rep->thinned,
             rep->significant, rep->tested[1], rep->tested[0]);
     if (status_failure)
         json_write_string(out, status_failure);
