@@ -1295,7 +1295,8 @@ RESMON_API int resmon_cgroup_holds(const resmon_cgroup *cg, pid_t pid);
  * a command made in its leaf are emptied and removed with it down to 64
  * levels below it; where they go deeper, the leaf is left and -ELOOP
  * returned if nothing within those levels runs (-EBUSY if something does;
- * -EMFILE where no descriptor was left to follow them, about two a level):
+ * -EMFILE or -ENFILE where no descriptor was left to follow them, about
+ * two a level):
  * neither this call nor a later create removes a leaf nested deeper (since
  * 0.4). */
 RESMON_API int resmon_cgroup_remove(resmon_cgroup *cg);

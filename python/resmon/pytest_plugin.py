@@ -38,9 +38,10 @@ up:
 
 ``rss_growth_mb``
     What the test added at its peak (the C heap's free memory is handed back
-    to the kernel before each call, glibc's ``malloc_trim``, so that what an
-    earlier test freed is not reused unseen; memory the process still holds
-    and reuses -- a cache, another allocator's pool -- is not added): the
+    to the kernel before a call when the process's RSS rose by a MiB since
+    the last time, glibc's ``malloc_trim``, so that what an earlier test
+    freed is not reused unseen; memory the process still holds and reuses --
+    a cache, another allocator's pool -- is not added): the
     larger of the pytest process's
     exact rise (VmHWM minus ``rss_start_mb``: in a leaf when the mark rose in
     the call, else reset when the call begins by writing 5 to
@@ -1589,10 +1590,10 @@ def _status_mb(field: str) -> float | None:
     return None
 
 
-# glibc's malloc_trim and mallinfo2 (None where absent), and the heap's free
-# bytes since the last trim (their least: reused, then freed again, is new).
+# glibc's malloc_trim (None where absent), and this process's RSS (MiB) right
+# after the last trim.
 _TRIM_HEAP: dict[str, Any] = {}
-_TRIM_WHEN_FREED = 1 << 20
+_TRIM_WHEN_RISEN_MB = 1.0
 
 
 def _trim_heap() -> None:
@@ -1604,32 +1605,29 @@ def _trim_heap() -> None:
     that reused it rose by nothing: a 20 MiB test marked rss_growth_mb=5
     passed at 0.2 MiB after two larger ones and failed alone (attack 74).
     A trim walks every free chunk (270 ms over a fragmented 800 MiB heap,
-    review 75), so it is done only when the heap's free bytes (mallinfo2,
-    a count) rose by a MiB since the last: memory a test freed.  Another
-    libc, or a Python without ctypes, has no such call: nothing is done."""
+    review 75), so it is done only when the process's RSS rose by a MiB
+    since the last: whatever an earlier test freed and left resident --
+    first touched then, or reused and freed again (review 76: the heap's
+    free bytes, read instead, stood still there) -- is in that rise.
+    Another libc, or a Python without ctypes, has no such call: nothing is
+    done."""
     if not _TRIM_HEAP:
         try:
             import ctypes  # here, not at import: the plugin loads in every pytest, ctypes or not
 
-            class MallInfo2(ctypes.Structure):
-                _fields_ = [(name, ctypes.c_size_t) for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd",
-                                                                 "usmblks", "fsmblks", "uordblks", "fordblks",
-                                                                 "keepcost")]
-            libc = ctypes.CDLL(None)
-            trim, info = libc.malloc_trim, libc.mallinfo2
+            trim = ctypes.CDLL(None).malloc_trim
             trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
-            info.argtypes, info.restype = [], MallInfo2
         except (ImportError, OSError, AttributeError):
-            trim = info = None
-        _TRIM_HEAP.update(trim=trim, info=info, free=None)
+            trim = None
+        _TRIM_HEAP.update(trim=trim, rss=None)
     if _TRIM_HEAP["trim"] is None:
         return
-    free = _TRIM_HEAP["info"]().fordblks
-    if _TRIM_HEAP["free"] is not None and free < _TRIM_HEAP["free"] + _TRIM_WHEN_FREED:
-        _TRIM_HEAP["free"] = min(free, _TRIM_HEAP["free"])
+    rss = _status_mb("VmRSS")
+    if rss is not None and _TRIM_HEAP["rss"] is not None and rss < _TRIM_HEAP["rss"] + _TRIM_WHEN_RISEN_MB:
+        _TRIM_HEAP["rss"] = min(rss, _TRIM_HEAP["rss"])
         return
     _TRIM_HEAP["trim"](0)
-    _TRIM_HEAP["free"] = _TRIM_HEAP["info"]().fordblks
+    _TRIM_HEAP["rss"] = _status_mb("VmRSS")
 
 
 def _reset_peak_mark() -> bool:

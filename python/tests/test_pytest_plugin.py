@@ -267,6 +267,33 @@ def test_a_limit_holds_whatever_ran_before(tmp_path):
     """)
     assert outcomes(result) == {"test_1_larger": "PASSED", "test_2_as_large": "PASSED",
                                 "test_3_limited": "FAILED"}, result.stdout
+    # Review 76: memory reused and freed again within one call, in 64 KiB
+    # blocks of the heap; a trim gated on the heap's free bytes missed it.
+    result = run_pytest(tmp_path, """
+        import pytest
+
+        KEEP = []
+
+        def churn(mib):
+            blocks = [bytearray(65536) for _ in range(mib * 16)]
+            for block in blocks:
+                block[::4096] = b"\\1" * 16
+            return blocks
+
+        def test_0_fragment():
+            blocks = churn(40)
+            KEEP.append(bytearray(65536))
+            del blocks
+
+        def test_1_uses_20():
+            churn(20)
+
+        @pytest.mark.resmon_limit(rss_growth_mb=5)
+        def test_2_uses_20():
+            churn(20)
+    """, "--resmon")
+    assert outcomes(result) == {"test_0_fragment": "PASSED", "test_1_uses_20": "PASSED",
+                                "test_2_uses_20": "FAILED"}, result.stdout
 
 
 def test_two_markers_of_one_test_give_a_key_the_stricter_limit(tmp_path):

@@ -407,6 +407,10 @@ void cgroup_done(const cli_options *o, resmon_cgroup *cg, run_result *r)
         return;
     }
     int rc = resmon_cgroup_remove(cg);
+    /* Cgroups not followed for want of descriptors, and what the command
+     * left running is somewhere there: it stays as below (review 76). */
+    if ((rc == -EMFILE || rc == -ENFILE) && o->memory_limit_bytes && r->orphans_left > 0)
+        rc = -EBUSY;
     if (rc == -ELOOP)
         say_nested_too_deep(dir);
     else if (rc == -EBUSY && o->memory_limit_bytes) {
